@@ -1,0 +1,136 @@
+/* internal.h - what the host modules share, listed in data-flow order:
+ * status -> mtx -> csr -> cmrs -> device -> params -> program -> context -> matrix -> spmv.
+ * Nothing here is public API; tests and fuzzers may use it through the static library. */
+#ifndef CMRSCL_INTERNAL_H
+#define CMRSCL_INTERNAL_H
+
+#include "cmrscl.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CMRSCL_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- status.c: errors, tracing, small utilities ---- */
+
+/* Records a formatted detail message for cmrscl_last_error() and returns `status`. */
+CMRSCL_HIDDEN cmrscl_status cmrscl_fail(cmrscl_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Like cmrscl_fail for a failed OpenCL call: maps allocation failures to the
+ * out-of-memory codes and keeps the OpenCL code and its name in the message. */
+CMRSCL_HIDDEN cmrscl_status cmrscl_fail_cl(cl_int err, const char *what);
+/* Appends text (e.g. a build log) to the current detail message. */
+CMRSCL_HIDDEN void cmrscl_fail_append(const char *text);
+CMRSCL_HIDDEN const char *cmrscl_cl_error_name(cl_int err);
+/* Writes one line to stderr when CMRSCL_TRACE is set; the library's only output. */
+CMRSCL_HIDDEN void cmrscl_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+CMRSCL_HIDDEN double cmrscl_seconds(void);
+/* malloc of n*size bytes with an overflow check; never returns NULL for n == 0. */
+CMRSCL_HIDDEN void *cmrscl_alloc(size_t n, size_t size);
+CMRSCL_HIDDEN size_t cmrscl_precision_size(cmrscl_precision p);
+CMRSCL_HIDDEN const char *cmrscl_precision_name(cmrscl_precision p);
+
+/* ---- mtx.c: Matrix Market -> CSR ---- */
+
+/* Parses a whole Matrix Market file held in memory (plain or gzip), naming it `name` in
+ * messages. The fuzz targets and tests use it; cmrscl_mtx_read streams from disk. */
+CMRSCL_HIDDEN cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name,
+                                            cmrscl_csr *out);
+
+/* ---- csr.c ---- */
+
+/* Stable counting sort of entry numbers `in` by key[entry] in 0..nkeys-1; starts (nkeys+1
+ * entries) receives the bucket offsets, i.e. a row pointer when the keys are rows. */
+CMRSCL_HIDDEN void counting_sort(const int32_t *key, int32_t nkeys, const int32_t *in, int32_t *out,
+                                 int32_t n, int32_t *starts);
+
+/* The checks of cmrscl_csr_validate on bare arrays (values are not looked at). */
+CMRSCL_HIDDEN cmrscl_status csr_validate_structure(int32_t rows, int32_t cols,
+                                                   const int32_t *row_ptr, const int32_t *col_ind);
+
+/* ---- cmrs.c: CSR -> CMRS ---- */
+
+/* Builds the CMRS structure (everything but values) of a valid CSR structure. *perm
+ * receives, for each CMRS position, the CSR position of its entry, or NULL when the two
+ * orders agree (no column ordering). out->values is left NULL. */
+CMRSCL_HIDDEN cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                                                 const int32_t *col_ind, int height, unsigned flags,
+                                                 cmrscl_cmrs *out, int32_t **perm);
+/* dst[k] = src[perm ? perm[k] : k] converted between float and double. */
+CMRSCL_HIDDEN void cmrs_gather_values(void *dst, cmrscl_precision dst_precision, const void *src,
+                                      cmrscl_precision src_precision, const int32_t *perm,
+                                      int32_t nnz);
+/* Does the matrix fit the packed layout with this height? */
+CMRSCL_HIDDEN bool cmrs_packing_fits(int32_t cols, int height);
+
+/* ---- device.c: platforms, devices, selection and facts ---- */
+
+typedef struct device_entry {
+    cl_platform_id platform;
+    cl_device_id device;
+    unsigned platform_index, device_index;
+} device_entry;
+
+/* All devices of all platforms in "P:D" order (free() the list). */
+CMRSCL_HIDDEN cmrscl_status device_enumerate(device_entry **list, size_t *count);
+/* Resolves a selector (see cmrscl_context_create) to one device. */
+CMRSCL_HIDDEN cmrscl_status device_select(const char *selector, device_entry *out);
+/* Fills the facts of a device; `context` (may be NULL) is used for the warp probe. */
+CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context context,
+                                         cmrscl_device_info *out);
+
+/* ---- params.c: device facts + options -> kernel parameters and -D string ---- */
+
+/* HEIGHT from local memory per compute unit, resident work-items and value size. */
+CMRSCL_HIDDEN int params_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
+/* Fills precision, height, warp, work_group_size, layout, order, reduce, height_source
+ * and build_options; fails with a message if an option cannot run on the device. */
+CMRSCL_HIDDEN cmrscl_status params_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                          int32_t cols, const cmrscl_options *opt,
+                                          cmrscl_params *out);
+
+/* ---- program.c: kernel sources, JIT build, cache ---- */
+
+/* The text of a kernel file: from $CMRSCL_KERNEL_DIR if set, else embedded at build
+ * time; *out is a malloc'ed NUL-terminated string. */
+CMRSCL_HIDDEN cmrscl_status program_source(const char *file_name, char **out);
+typedef struct program_cache_entry {
+    char *options;
+    cl_program program;
+    struct program_cache_entry *next;
+} program_cache_entry;
+/* Returns the program for `options` built for ctx's device (built once, then cached in
+ * the context). *build_seconds is 0 for a cached program. The program stays owned by
+ * the cache. */
+CMRSCL_HIDDEN cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *out,
+                                        double *build_seconds);
+/* Builds a one-off program (used by the warp probe); the caller releases it. */
+CMRSCL_HIDDEN cmrscl_status program_build(cl_context context, cl_device_id device,
+                                          const char *source, const char *options, cl_program *out);
+CMRSCL_HIDDEN void program_cache_free(program_cache_entry *head);
+
+/* ---- context.c ---- */
+
+struct cmrscl_context_s {
+    cl_context context;
+    cl_device_id device;
+    cl_command_queue queue;
+    cmrscl_device_info info;
+    uint64_t memory_limit; /* 0: none */
+    pthread_mutex_t lock;  /* guards the program cache */
+    program_cache_entry *programs;
+};
+
+/* ---- matrix.c / spmv.c ---- */
+
+struct cmrscl_matrix_s {
+    cmrscl_context ctx;
+    cmrscl_params params;
+    cl_mem strip_ptr, col_ind, row_in_strip, values; /* row_in_strip: unpacked only */
+    cl_kernel kernel;
+    pthread_mutex_t lock; /* serialises clSetKernelArg + enqueue */
+};
+
+#endif /* CMRSCL_INTERNAL_H */

@@ -1,0 +1,152 @@
+/* program.c - kernel sources (embedded at build time by cmake/embed_kernels.cmake, or read
+ * from $CMRSCL_KERNEL_DIR during development), JIT builds with the build log kept for the
+ * caller, and the per-context cache: one program per (context, device, options). */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct embedded_kernel {
+    const char *name;
+    const char *text;
+    size_t size;
+};
+extern const struct embedded_kernel cmrscl_embedded_kernels[];
+
+static cmrscl_status read_kernel_file(const char *dir, const char *name, char **out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot open kernel %s (CMRSCL_KERNEL_DIR): %s",
+                           path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    while (text) {
+        n += fread(text + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        char *grown = realloc(text, cap *= 2);
+        if (!grown)
+            free(text);
+        text = grown;
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (!text)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read kernel %s", path);
+    if (failed) {
+        free(text);
+        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot read kernel %s", path);
+    }
+    text[n] = '\0';
+    *out = text;
+    return CMRSCL_OK;
+}
+
+cmrscl_status program_source(const char *name, char **out)
+{
+    *out = NULL;
+    const char *dir = getenv("CMRSCL_KERNEL_DIR");
+    if (dir && *dir)
+        return read_kernel_file(dir, name, out);
+    for (const struct embedded_kernel *k = cmrscl_embedded_kernels; k->name; ++k) {
+        if (strcmp(k->name, name) != 0)
+            continue;
+        *out = malloc(k->size + 1);
+        if (!*out)
+            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for kernel %s", name);
+        memcpy(*out, k->text, k->size + 1);
+        return CMRSCL_OK;
+    }
+    return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "no embedded kernel named %s", name);
+}
+
+static void append_build_log(cl_program prog, cl_device_id device)
+{
+    size_t size = 0;
+    if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS)
+        return;
+    char *log = malloc(size + 1);
+    if (!log)
+        return;
+    if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS) {
+        log[size] = '\0';
+        cmrscl_fail_append("\nbuild log:\n");
+        cmrscl_fail_append(log);
+    }
+    free(log);
+}
+
+cmrscl_status program_build(cl_context context, cl_device_id device, const char *source,
+                            const char *options, cl_program *out)
+{
+    *out = NULL;
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+    if (!prog)
+        return cmrscl_fail_cl(err, "clCreateProgramWithSource");
+    err = clBuildProgram(prog, 1, &device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        cmrscl_fail(CMRSCL_ERROR_BUILD, "kernel build with options \"%s\" failed: %s (%d)", options,
+                    cmrscl_cl_error_name(err), (int)err);
+        append_build_log(prog, device);
+        clReleaseProgram(prog);
+        return CMRSCL_ERROR_BUILD;
+    }
+    *out = prog;
+    return CMRSCL_OK;
+}
+
+cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *out,
+                          double *build_seconds)
+{
+    *build_seconds = 0.0;
+    pthread_mutex_lock(&ctx->lock);
+    for (program_cache_entry *e = ctx->programs; e; e = e->next)
+        if (strcmp(e->options, options) == 0) {
+            *out = e->program;
+            pthread_mutex_unlock(&ctx->lock);
+            return CMRSCL_OK;
+        }
+    /* Build under the lock: two threads asking for the same program build it once. */
+    double t0 = cmrscl_seconds();
+    char *source = NULL;
+    cl_program prog = NULL;
+    program_cache_entry *entry = NULL;
+    cmrscl_status st = program_source("cmrs_spmv.cl", &source);
+    if (st == CMRSCL_OK)
+        st = program_build(ctx->context, ctx->device, source, options, &prog);
+    free(source);
+    if (st == CMRSCL_OK) {
+        entry = malloc(sizeof *entry);
+        char *key = strdup(options);
+        if (!entry || !key) {
+            free(entry), free(key);
+            clReleaseProgram(prog);
+            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the program cache");
+        } else {
+            *entry = (program_cache_entry){key, prog, ctx->programs};
+            ctx->programs = entry;
+            *out = prog;
+            *build_seconds = cmrscl_seconds() - t0;
+            cmrscl_trace("built cmrs_spmv.cl with \"%s\" in %.3f s", options, *build_seconds);
+        }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+void program_cache_free(program_cache_entry *head)
+{
+    while (head) {
+        program_cache_entry *next = head->next;
+        clReleaseProgram(head->program);
+        free(head->options);
+        free(head);
+        head = next;
+    }
+}

@@ -1,0 +1,319 @@
+/* cmrscl.h - the whole public API of libcmrscl: sparse matrix-vector products
+ * y = alpha*A*x + beta*y in the CMRS format (Koza et al., SIAM J. Sci. Comput. 2014)
+ * on any OpenCL 1.2 device, with kernels JIT-compiled for the device.
+ *
+ * Data flow: Matrix Market file -> CSR -> CMRS -> device parameters -> JIT -> launch.
+ *
+ * Conventions
+ * - Every function that can fail returns a cmrscl_status; CMRSCL_OK is 0 and errors are
+ *   negative. cmrscl_last_error() then describes the failure (file and line for parse
+ *   errors, the OpenCL code, the kernel build log).
+ * - Outputs come last. On failure outputs are left zeroed/NULL, never half-built.
+ * - Every *_free function accepts NULL (a no-op). Freeing the same handle twice is
+ *   undefined, as with free(); free functions for structs zero the struct, so freeing
+ *   the same struct twice is safe.
+ * - The library never prints. Setting CMRSCL_TRACE=1 in the environment makes it write
+ *   one line per failure (and per kernel build) to stderr, for debugging.
+ * - Thread safety: a context or matrix may be used from several threads at once (SpMV
+ *   calls on one matrix are serialised internally around argument setting and enqueue).
+ *   Host structs (cmrscl_csr, cmrscl_cmrs) are plain data: share them read-only.
+ * - Determinism: the same matrix, vectors, parameters and device give bit-identical y on
+ *   every run; the kernels use no atomics and a fixed summation order.
+ */
+#ifndef CMRSCL_H
+#define CMRSCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#if defined(CMRSCL_BUILDING) && defined(__GNUC__)
+#define CMRSCL_API __attribute__((visibility("default")))
+#else
+#define CMRSCL_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Version -------------------------------------------------------------------- */
+
+#define CMRSCL_VERSION_MAJOR 0
+#define CMRSCL_VERSION_MINOR 1
+#define CMRSCL_VERSION_PATCH 0
+#define CMRSCL_VERSION_NUMBER                                                                      \
+    (CMRSCL_VERSION_MAJOR * 10000 + CMRSCL_VERSION_MINOR * 100 + CMRSCL_VERSION_PATCH)
+
+/* The version of the library actually linked (compare with CMRSCL_VERSION_NUMBER). */
+CMRSCL_API unsigned cmrscl_version_number(void);
+CMRSCL_API const char *cmrscl_version_string(void);
+
+/* ---- Status codes ----------------------------------------------------------------- */
+
+/* X(name, value, message): one list generates the enum, the names and the messages. */
+#define CMRSCL_STATUS_LIST(X)                                                                      \
+    X(OK, 0, "success")                                                                            \
+    X(ERROR_INVALID_ARGUMENT, -1, "invalid argument")                                              \
+    X(ERROR_INVALID_MATRIX, -2, "invalid sparse matrix")                                           \
+    X(ERROR_FILE_IO, -3, "cannot read or write file")                                              \
+    X(ERROR_PARSE, -4, "malformed Matrix Market file")                                             \
+    X(ERROR_UNSUPPORTED, -5, "unsupported feature")                                                \
+    X(ERROR_TOO_LARGE, -6, "size exceeds the library's index range")                               \
+    X(ERROR_OUT_OF_HOST_MEMORY, -7, "out of host memory")                                          \
+    X(ERROR_OUT_OF_DEVICE_MEMORY, -8, "out of device memory")                                      \
+    X(ERROR_NO_DEVICE, -9, "no matching OpenCL device")                                            \
+    X(ERROR_OPENCL, -10, "OpenCL call failed")                                                     \
+    X(ERROR_BUILD, -11, "kernel build failed")                                                     \
+    X(ERROR_DEVICE_LIMIT, -12, "parameters exceed a device limit")                                 \
+    X(ERROR_CONTEXT_MISMATCH, -13, "objects belong to different contexts or devices")
+
+typedef enum cmrscl_status {
+#define CMRSCL_STATUS_ENUM_(name, value, message) CMRSCL_##name = value,
+    CMRSCL_STATUS_LIST(CMRSCL_STATUS_ENUM_)
+#undef CMRSCL_STATUS_ENUM_
+} cmrscl_status;
+
+/* "CMRSCL_ERROR_PARSE" etc.; "CMRSCL_UNKNOWN_STATUS" for values not in the list. */
+CMRSCL_API const char *cmrscl_status_name(cmrscl_status status);
+/* A short fixed message for the code. */
+CMRSCL_API const char *cmrscl_status_message(cmrscl_status status);
+/* The detailed description of the most recent failure in the calling thread (never
+ * NULL; empty before any failure). Valid until the next failing call in this thread. */
+CMRSCL_API const char *cmrscl_last_error(void);
+
+typedef enum cmrscl_precision { CMRSCL_FLOAT = 1, CMRSCL_DOUBLE = 2 } cmrscl_precision;
+
+/* ---- Host CSR (no OpenCL needed) --------------------------------------------------- */
+
+/* Compressed sparse rows with 0-based 32-bit indices: nnz <= INT32_MAX.
+ * Validity: rows, cols >= 0; row_ptr has rows+1 entries, row_ptr[0] = 0, non-decreasing,
+ * row_ptr[rows] = nnz; 0 <= col_ind[k] < cols. Columns within a row may be in any order
+ * and may repeat: a repeated (row, col) entry contributes its sum to A*x, exactly as the
+ * kernels compute it. Readers that build CSR (cmrscl_csr_from_coo, cmrscl_mtx_read)
+ * always produce canonical CSR: columns ascending within each row, duplicates summed. */
+typedef struct cmrscl_csr {
+    int32_t rows, cols, nnz;
+    int32_t *row_ptr; /* rows + 1 */
+    int32_t *col_ind; /* nnz */
+    double *values;   /* nnz */
+} cmrscl_csr;
+
+/* Checks the validity rules above; the message names the first offending entry. */
+CMRSCL_API cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr);
+/* Builds canonical CSR from coordinate triplets (0-based). values == NULL means every
+ * entry is 1 (pattern). Duplicates are summed (explicit zeros are kept). */
+CMRSCL_API cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz,
+                                             const int32_t *row_idx, const int32_t *col_idx,
+                                             const double *values, cmrscl_csr *out);
+/* y = alpha*A*x + beta*y on the CPU in double: the ground truth for every check. When
+ * beta == 0, y is not read (so it may hold NaN). */
+CMRSCL_API cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double *x,
+                                         double beta, double *y);
+/* Frees the arrays and zeroes the struct. */
+CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
+
+/* ---- Host CMRS (no OpenCL needed) -------------------------------------------------- */
+
+/* Rows are grouped into strips of `height` rows; entry k of strip s (strip_ptr[s] <= k <
+ * strip_ptr[s+1]) lies in row s*height + row_in_strip(k). Two layouts:
+ * - packed: col_ind[k] = column << CMRSCL_CMRS_BITS | row_in_strip, as in the paper;
+ *   needs height <= 16 and cols <= 2^28; row_in_strip is NULL.
+ * - unpacked: col_ind[k] = column and row_in_strip[k] holds the row in strip;
+ *   height <= CMRSCL_MAX_HEIGHT. Used whenever the packing does not fit. */
+#define CMRSCL_CMRS_BITS 4
+#define CMRSCL_MAX_PACKED_HEIGHT 16
+#define CMRSCL_MAX_PACKED_COLS (1 << (32 - CMRSCL_CMRS_BITS))
+#define CMRSCL_MAX_HEIGHT 256
+
+typedef struct cmrscl_cmrs {
+    int32_t rows, cols, nnz, height, strips;
+    int packed;            /* 1: row in strip packed into col_ind */
+    int column_ordered;    /* 1: entries of each strip sorted by column (paper, sec. 4) */
+    uint32_t *strip_ptr;   /* strips + 1 */
+    uint32_t *col_ind;     /* nnz */
+    uint8_t *row_in_strip; /* nnz when unpacked, else NULL */
+    double *values;        /* nnz */
+} cmrscl_cmrs;
+
+/* Flags for cmrscl_cmrs_from_csr. */
+#define CMRSCL_CMRS_ORDER_COLUMNS 1u /* sort each strip's entries by column (stable) */
+#define CMRSCL_CMRS_UNPACKED 2u      /* force the unpacked layout even where packing fits */
+
+/* CSR -> CMRS for 1 <= height <= CMRSCL_MAX_HEIGHT. Packed unless the flag forces the
+ * unpacked layout or the matrix does not fit the packing. Entries keep their CSR order
+ * unless CMRSCL_CMRS_ORDER_COLUMNS is set; column ordering is a stable sort by column. */
+CMRSCL_API cmrscl_status cmrscl_cmrs_from_csr(const cmrscl_csr *csr, int height, unsigned flags,
+                                              cmrscl_cmrs *out);
+/* CMRS -> CSR. Entries of a row keep their order within the strip, so the round trip
+ * CSR -> CMRS -> CSR is exact when the strips are not column-ordered, and also when they
+ * are and the CSR had ascending columns in every row (canonical CSR). Validates the
+ * input (ERROR_INVALID_MATRIX naming the offending entry). */
+CMRSCL_API cmrscl_status cmrscl_cmrs_to_csr(const cmrscl_cmrs *cmrs, cmrscl_csr *out);
+CMRSCL_API void cmrscl_cmrs_free(cmrscl_cmrs *cmrs);
+
+/* ---- Matrix Market input/output ---------------------------------------------------- */
+
+typedef struct cmrscl_mtx_options {
+    /* Called now and then while reading: bytes of the file consumed so far and the file
+     * size (compressed bytes for .gz). May be NULL. */
+    void (*progress)(void *user, uint64_t done_bytes, uint64_t total_bytes);
+    void *user;
+} cmrscl_mtx_options;
+
+/* Reads a Matrix Market `coordinate` file (real, integer or pattern; general, symmetric
+ * or skew-symmetric), plain or gzip-compressed (detected from the content), into
+ * canonical CSR. Symmetric and skew-symmetric files are expanded to both triangles.
+ * Errors name the file and line. opt may be NULL. */
+CMRSCL_API cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt,
+                                         cmrscl_csr *out);
+/* Writes `coordinate real general`, gzip-compressed when path ends in ".gz". */
+CMRSCL_API cmrscl_status cmrscl_mtx_write(const char *path, const cmrscl_csr *csr);
+
+/* ---- Devices ------------------------------------------------------------------------ */
+
+typedef enum cmrscl_warp_source {
+    CMRSCL_WARP_FROM_NV_ATTRIBUTE = 1,  /* CL_DEVICE_WARP_SIZE_NV */
+    CMRSCL_WARP_FROM_AMD_ATTRIBUTE = 2, /* CL_DEVICE_WAVEFRONT_WIDTH_AMD */
+    CMRSCL_WARP_FROM_PROBE = 3          /* a probe kernel's preferred work-group multiple */
+} cmrscl_warp_source;
+
+typedef struct cmrscl_device_info {
+    unsigned platform_index, device_index; /* the "P:D" selector */
+    char platform_name[128];
+    char device_name[128];
+    char device_version[96];
+    char driver_version[64];
+    cl_device_type type;
+    unsigned compute_units;
+    unsigned max_work_group_size;
+    uint64_t global_mem_bytes;
+    uint64_t max_alloc_bytes;
+    uint64_t local_mem_bytes;        /* CL_DEVICE_LOCAL_MEM_SIZE: per work-group */
+    uint64_t local_mem_per_cu_bytes; /* what the HEIGHT rule assumes per compute unit */
+    unsigned resident_items_per_cu;  /* what the HEIGHT rule assumes (occupancy target) */
+    unsigned warp_width;
+    cmrscl_warp_source warp_source;
+    int fp64;                  /* cl_khr_fp64 */
+    int subgroups;             /* cl_khr_subgroups */
+    int warp_shuffle;          /* a genuine warp shuffle is available (NVIDIA inline PTX) */
+    int nv_compute_capability; /* e.g. 90; 0 if not NVIDIA */
+    int height_float;          /* the HEIGHT the rule picks for float and double (0: no fp64) */
+    int height_double;
+} cmrscl_device_info;
+
+/* Every device of every platform, in "P:D" order. Free with free(). */
+CMRSCL_API cmrscl_status cmrscl_devices(cmrscl_device_info **devices, size_t *count);
+/* "textual" name of a device type: "gpu", "cpu", "accelerator", "other". */
+CMRSCL_API const char *cmrscl_device_type_name(cl_device_type type);
+CMRSCL_API const char *cmrscl_warp_source_name(cmrscl_warp_source source);
+
+/* ---- Context ------------------------------------------------------------------------- */
+
+typedef struct cmrscl_context_s *cmrscl_context;
+
+/* Creates an OpenCL context and an in-order, profiling-enabled queue on the device chosen
+ * by `selector`: "P:D" (platform and device index), a device type ("gpu", "cpu",
+ * "accelerator"), or a case-insensitive substring of the device or platform name.
+ * NULL or "" means the environment variable CMRSCL_DEVICE, and if that is unset too,
+ * the first GPU, else the first device. */
+CMRSCL_API cmrscl_status cmrscl_context_create(const char *selector, cmrscl_context *out);
+/* Wraps the caller's context and queue (interop). Both are retained, and released by
+ * cmrscl_context_free; the queue must belong to the context. */
+CMRSCL_API cmrscl_status cmrscl_context_create_from_cl(cl_context context, cl_command_queue queue,
+                                                       cmrscl_context *out);
+/* Frees the context; matrices created in it must be freed first. */
+CMRSCL_API void cmrscl_context_free(cmrscl_context ctx);
+CMRSCL_API cmrscl_status cmrscl_context_device_info(cmrscl_context ctx, cmrscl_device_info *out);
+/* Borrowed handles (not retained for the caller). */
+CMRSCL_API cmrscl_status cmrscl_context_cl(cmrscl_context ctx, cl_context *context,
+                                           cl_command_queue *queue);
+/* Caps the device memory one matrix may take (0: no cap beyond the device's own limits).
+ * Creating a matrix above the cap fails with ERROR_OUT_OF_DEVICE_MEMORY. */
+CMRSCL_API cmrscl_status cmrscl_context_set_memory_limit(cmrscl_context ctx, uint64_t bytes);
+
+/* ---- Device matrix ------------------------------------------------------------------- */
+
+typedef enum cmrscl_layout {
+    CMRSCL_LAYOUT_AUTO = 0,
+    CMRSCL_LAYOUT_PACKED = 1,
+    CMRSCL_LAYOUT_UNPACKED = 2
+} cmrscl_layout;
+typedef enum cmrscl_order {
+    CMRSCL_ORDER_AUTO = 0,
+    CMRSCL_ORDER_ROWS = 1,
+    CMRSCL_ORDER_COLUMNS = 2
+} cmrscl_order;
+/* How a warp sums its HEIGHT x WARP partial sums: in local memory with work-group
+ * barriers (any device), or with genuine warp shuffles (NVIDIA). */
+typedef enum cmrscl_reduce {
+    CMRSCL_REDUCE_AUTO = 0,
+    CMRSCL_REDUCE_LOCAL = 1,
+    CMRSCL_REDUCE_SHUFFLE = 2
+} cmrscl_reduce;
+
+/* Zero-initialised options mean "choose for me" everywhere; NULL is the same. */
+typedef struct cmrscl_options {
+    int height;          /* strip height, 1..CMRSCL_MAX_HEIGHT; 0: device rule */
+    int warp;            /* work-items per strip (power of two); 0: the device's warp */
+    int work_group_size; /* multiple of warp; 0: 128 (paper, sec. 6.3) */
+    cmrscl_layout layout;
+    cmrscl_order order;
+    cmrscl_reduce reduce;
+} cmrscl_options;
+
+/* Parameters a matrix was built with. */
+typedef struct cmrscl_params {
+    cmrscl_precision precision;
+    int height, warp, work_group_size;
+    cmrscl_layout layout;      /* never AUTO */
+    cmrscl_order order;        /* never AUTO */
+    cmrscl_reduce reduce;      /* never AUTO */
+    const char *height_source; /* "user", "tuned", "device rule" (static string) */
+    char build_options[256];   /* the -D string the kernel was compiled with */
+    int32_t rows, cols, nnz, strips;
+    uint64_t device_bytes;  /* device memory the matrix occupies */
+    double convert_seconds; /* host CSR -> CMRS time */
+    double build_seconds;   /* JIT compile time (0 when the program was cached) */
+} cmrscl_params;
+
+typedef struct cmrscl_matrix_s *cmrscl_matrix;
+
+/* Copies a host CSR matrix (validity rules of cmrscl_csr) to the device as CMRS.
+ * `values` points to float or double according to `precision`; nnz = row_ptr[rows].
+ * Double on a device without fp64 fails with ERROR_UNSUPPORTED. opt may be NULL. */
+CMRSCL_API cmrscl_status cmrscl_matrix_create(cmrscl_context ctx, cmrscl_precision precision,
+                                              int32_t rows, int32_t cols, const int32_t *row_ptr,
+                                              const int32_t *col_ind, const void *values,
+                                              const cmrscl_options *opt, cmrscl_matrix *out);
+/* The same from a cmrscl_csr (double values, rounded to float for CMRSCL_FLOAT). */
+CMRSCL_API cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx,
+                                                       cmrscl_precision precision,
+                                                       const cmrscl_csr *csr,
+                                                       const cmrscl_options *opt,
+                                                       cmrscl_matrix *out);
+CMRSCL_API void cmrscl_matrix_free(cmrscl_matrix m);
+CMRSCL_API cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out);
+/* Reads the device's CMRS arrays back into a new host struct (values as double). */
+CMRSCL_API cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out);
+
+/* y = alpha*A*x + beta*y on device buffers of the matrix's precision, with at least cols
+ * and rows elements. Enqueued on `queue` (NULL: the context's queue; another queue must
+ * belong to the same context and device) after the wait list; returns without waiting.
+ * `event` (may be NULL) receives an event for the product, retained for the caller.
+ * When beta == 0, y is not read. x and y must not overlap. */
+CMRSCL_API cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                                     cl_command_queue queue, cl_uint num_wait,
+                                     const cl_event *wait_list, cl_event *event);
+/* The same on host arrays (float or double as the matrix); blocks until y is written. */
+CMRSCL_API cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, double beta,
+                                          void *y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CMRSCL_H */

@@ -1,0 +1,266 @@
+/* test_format.c - host format tests: the paper's 5x5 example (section 3 and 4) reproduced
+ * exactly, CSR validation, COO -> CSR, CSR <-> CMRS round trips for heights 1..20 in both
+ * layouts and orders, and rejection of corrupted CMRS arrays. */
+#include "internal.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The paper's matrix M^ (rows 0..4): values 1..10 in row-major order. */
+static int32_t paper_row_ptr[] = {0, 2, 4, 6, 9, 10};
+static int32_t paper_col[] = {0, 3, 1, 4, 2, 4, 2, 3, 4, 4};
+static double paper_val[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+static const cmrscl_csr paper = {5, 5, 10, paper_row_ptr, paper_col, paper_val};
+
+static uint32_t entry_row_in_strip(const cmrscl_cmrs *m, int k)
+{
+    return m->packed ? m->col_ind[k] & 15u : m->row_in_strip[k];
+}
+static uint32_t entry_col(const cmrscl_cmrs *m, int k)
+{
+    return m->packed ? m->col_ind[k] >> CMRSCL_CMRS_BITS : m->col_ind[k];
+}
+
+static void expect_cmrs(const cmrscl_cmrs *m, const uint32_t *strip_ptr, int strips,
+                        const uint32_t *col, const uint32_t *ris, const double *val)
+{
+    CHECK(m->strips == strips);
+    for (int s = 0; s <= strips; ++s)
+        CHECK_MSG(m->strip_ptr[s] == strip_ptr[s], "StripPtr[%d] = %u, expected %u", s,
+                  m->strip_ptr[s], strip_ptr[s]);
+    for (int k = 0; k < m->nnz; ++k) {
+        CHECK_MSG(entry_col(m, k) == col[k], "ColInd[%d] = %u, expected %u", k, entry_col(m, k),
+                  col[k]);
+        CHECK_MSG(entry_row_in_strip(m, k) == ris[k], "RowInStrip[%d] = %u, expected %u", k,
+                  entry_row_in_strip(m, k), ris[k]);
+        CHECK_MSG(m->values[k] == val[k], "Val[%d] = %g, expected %g", k, m->values[k], val[k]);
+    }
+}
+
+static void test_paper_example(void)
+{
+    static const uint32_t strip_ptr[] = {0, 4, 9, 10};
+    static const uint32_t col[] = {0, 3, 1, 4, 2, 4, 2, 3, 4, 4};
+    static const uint32_t ris[] = {0, 0, 1, 1, 0, 0, 1, 1, 1, 0};
+    static const double val[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    static const uint32_t ord_col[] = {0, 1, 3, 4, 2, 2, 3, 4, 4, 4};
+    static const uint32_t ord_ris[] = {0, 1, 0, 1, 0, 1, 1, 0, 1, 0};
+    static const double ord_val[] = {1, 3, 2, 4, 5, 7, 8, 6, 9, 10};
+    for (unsigned layout = 0; layout <= CMRSCL_CMRS_UNPACKED; layout += CMRSCL_CMRS_UNPACKED) {
+        cmrscl_cmrs m;
+        CHECK_OK(cmrscl_cmrs_from_csr(&paper, 2, layout, &m));
+        CHECK(m.packed == (layout == 0));
+        CHECK(m.column_ordered == 0);
+        expect_cmrs(&m, strip_ptr, 3, col, ris, val);
+        if (m.packed) /* the packed word itself, as in the paper: column << 4 | row */
+            CHECK(m.col_ind[2] == (1u << 4 | 1u));
+        cmrscl_cmrs_free(&m);
+        CHECK_OK(cmrscl_cmrs_from_csr(&paper, 2, layout | CMRSCL_CMRS_ORDER_COLUMNS, &m));
+        CHECK(m.column_ordered == 1);
+        expect_cmrs(&m, strip_ptr, 3, ord_col, ord_ris, ord_val);
+        cmrscl_cmrs_free(&m);
+    }
+    double x[5] = {1, 2, 3, 4, 5}, y[5] = {1, 1, 1, 1, 1};
+    static const double expect[5] = {9, 26, 45, 98, 50};
+    CHECK_OK(cmrscl_csr_spmv(&paper, 1.0, x, 0.0, y));
+    for (int i = 0; i < 5; ++i)
+        CHECK(y[i] == expect[i]);
+    CHECK_OK(cmrscl_csr_spmv(&paper, 2.0, x, -1.0, y));
+    for (int i = 0; i < 5; ++i)
+        CHECK(y[i] == expect[i]);
+}
+
+static void expect_same_csr(const cmrscl_csr *a, const cmrscl_csr *b, const char *what)
+{
+    CHECK_MSG(a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz, "%s: sizes differ",
+              what);
+    if (a->rows != b->rows || a->nnz != b->nnz)
+        return;
+    CHECK_MSG(!memcmp(a->row_ptr, b->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)),
+              "%s: row_ptr differs", what);
+    CHECK_MSG(!memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz),
+              "%s: col_ind differs", what);
+    CHECK_MSG(!memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz), "%s: values differ",
+              what);
+}
+
+/* Random canonical CSR with empty rows and one long row, via the COO builder. */
+static cmrscl_csr random_csr(int32_t rows, int32_t cols, int32_t entries)
+{
+    int32_t *ri = malloc(sizeof(int32_t) * (size_t)(entries + cols + 1));
+    int32_t *ci = malloc(sizeof(int32_t) * (size_t)(entries + cols + 1));
+    double *v = malloc(sizeof(double) * (size_t)(entries + cols + 1));
+    int32_t n = 0;
+    for (int32_t k = 0; k < entries && rows > 0 && cols > 0; ++k, ++n) {
+        ri[n] = (int32_t)test_uniform(0, rows * 0.8); /* the last rows stay empty */
+        ci[n] = (int32_t)test_uniform(0, cols);
+        v[n] = test_uniform(-1, 1);
+    }
+    for (int32_t j = 0; rows > 2 && j < cols; ++j, ++n) { /* a dense row */
+        ri[n] = rows / 2, ci[n] = j, v[n] = j;
+    }
+    cmrscl_csr csr;
+    CHECK_OK(cmrscl_csr_from_coo(rows, cols, n, ri, ci, v, &csr));
+    free(ri), free(ci), free(v);
+    return csr;
+}
+
+static void test_round_trips(void)
+{
+    static const int32_t shapes[][3] = {{0, 0, 0},    {7, 0, 0},     {0, 7, 0},
+                                        {5, 5, 0},    {1, 1, 1},     {37, 37, 300},
+                                        {64, 9, 100}, {9, 300, 200}, {100, 100, 2000}};
+    test_seed(7);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        cmrscl_csr a = random_csr(shapes[s][0], shapes[s][1], shapes[s][2]);
+        for (int h = 1; h <= 20; ++h) {
+            for (unsigned flags = 0; flags < 4; ++flags) {
+                cmrscl_cmrs m;
+                cmrscl_csr back;
+                CHECK_OK(cmrscl_cmrs_from_csr(&a, h, flags, &m));
+                CHECK(m.packed == (h <= 16 && !(flags & CMRSCL_CMRS_UNPACKED)));
+                CHECK_OK(cmrscl_cmrs_to_csr(&m, &back));
+                char what[64];
+                snprintf(what, sizeof what, "shape %zu height %d flags %u", s, h, flags);
+                expect_same_csr(&a, &back, what);
+                cmrscl_csr_free(&back);
+                cmrscl_cmrs_free(&m);
+            }
+        }
+        cmrscl_csr_free(&a);
+    }
+}
+
+static void test_unsorted_rows_round_trip(void)
+{
+    /* Unsorted columns and a duplicate within a row: kept as given without ordering. */
+    int32_t rp[] = {0, 3, 5};
+    int32_t ci[] = {4, 1, 4, 3, 0};
+    double v[] = {1, 2, 3, 4, 5};
+    cmrscl_csr a = {2, 5, 5, rp, ci, v};
+    CHECK_OK(cmrscl_csr_validate(&a));
+    cmrscl_cmrs m;
+    cmrscl_csr back;
+    CHECK_OK(cmrscl_cmrs_from_csr(&a, 2, 0, &m));
+    CHECK_OK(cmrscl_cmrs_to_csr(&m, &back));
+    expect_same_csr(&a, &back, "unsorted rows");
+    cmrscl_csr_free(&back);
+    cmrscl_cmrs_free(&m);
+    /* With column ordering each row comes back sorted by column, duplicates adjacent. */
+    CHECK_OK(cmrscl_cmrs_from_csr(&a, 2, CMRSCL_CMRS_ORDER_COLUMNS, &m));
+    CHECK_OK(cmrscl_cmrs_to_csr(&m, &back));
+    static const int32_t sorted_col[] = {1, 4, 4, 0, 3};
+    static const double sorted_val[] = {2, 1, 3, 5, 4};
+    for (int k = 0; k < 5; ++k)
+        CHECK(back.col_ind[k] == sorted_col[k] && back.values[k] == sorted_val[k]);
+    cmrscl_csr_free(&back);
+    cmrscl_cmrs_free(&m);
+}
+
+static void test_wide_matrix_unpacked(void)
+{
+    /* 2^28 + 1 columns do not fit 28 bits: the unpacked layout is used, not an error. */
+    int32_t rp[] = {0, 1, 2};
+    int32_t ci[] = {0, (1 << 28)};
+    double v[] = {1, 2};
+    cmrscl_csr a = {2, (1 << 28) + 1, 2, rp, ci, v};
+    cmrscl_cmrs m;
+    CHECK_OK(cmrscl_cmrs_from_csr(&a, 4, 0, &m));
+    CHECK(!m.packed && m.row_in_strip && m.col_ind[1] == (1u << 28) && m.row_in_strip[1] == 1);
+    cmrscl_cmrs_free(&m);
+    CHECK_STATUS(cmrscl_cmrs_from_csr(&a, 0, 0, &m), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_cmrs_from_csr(&a, CMRSCL_MAX_HEIGHT + 1, 0, &m),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+}
+
+static void test_csr_validation(void)
+{
+    int32_t rp[] = {0, 2, 1};
+    int32_t ci[] = {0, 1};
+    double v[] = {1, 2};
+    cmrscl_csr a = {2, 2, 1, rp, ci, v};
+    CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK(test_contains(cmrscl_last_error(), "row_ptr decreases"));
+    rp[2] = 2, a.nnz = 2, ci[1] = 2;
+    CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK(test_contains(cmrscl_last_error(), "col_ind[1] = 2"));
+    ci[1] = -1;
+    CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_MATRIX);
+    ci[1] = 1, rp[0] = 1;
+    CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK(test_contains(cmrscl_last_error(), "row_ptr[0]"));
+    rp[0] = 0, a.nnz = 3;
+    CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_MATRIX);
+    a.nnz = 2, a.rows = -1;
+    CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK_STATUS(cmrscl_csr_validate(NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    a.rows = 2, a.row_ptr = NULL;
+    CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_ARGUMENT);
+    cmrscl_csr_free(NULL); /* no-op */
+}
+
+static void test_coo(void)
+{
+    int32_t ri[] = {1, 0, 1, 0, 1};
+    int32_t ci[] = {2, 1, 0, 1, 2};
+    double v[] = {1, 2, 3, 4, 0.5};
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_from_coo(2, 3, 5, ri, ci, v, &a));
+    static const int32_t rp[] = {0, 1, 3};
+    static const int32_t col[] = {1, 0, 2};
+    static const double val[] = {6, 3, 1.5};
+    CHECK(a.nnz == 3);
+    for (int i = 0; i < 3; ++i)
+        CHECK(a.row_ptr[i] == rp[i]);
+    for (int k = 0; k < a.nnz && k < 3; ++k)
+        CHECK(a.col_ind[k] == col[k] && a.values[k] == val[k]);
+    cmrscl_csr_free(&a);
+    CHECK(a.row_ptr == NULL && a.nnz == 0); /* free zeroes: a second free is harmless */
+    cmrscl_csr_free(&a);
+    CHECK_OK(cmrscl_csr_from_coo(2, 3, 5, ri, ci, NULL, &a)); /* pattern: duplicates count */
+    CHECK(a.nnz == 3 && a.values[0] == 2 && a.values[1] == 1);
+    cmrscl_csr_free(&a);
+    ri[3] = 2;
+    CHECK_STATUS(cmrscl_csr_from_coo(2, 3, 5, ri, ci, v, &a), CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK(test_contains(cmrscl_last_error(), "entry 3 at (2, 1)"));
+    CHECK_STATUS(cmrscl_csr_from_coo(2, 3, (int64_t)INT32_MAX + 1, ri, ci, v, &a),
+                 CMRSCL_ERROR_TOO_LARGE);
+    CHECK_OK(cmrscl_csr_from_coo(0, 0, 0, NULL, NULL, NULL, &a));
+    CHECK(a.rows == 0 && a.row_ptr && a.row_ptr[0] == 0);
+    cmrscl_csr_free(&a);
+}
+
+static void test_corrupt_cmrs(void)
+{
+    cmrscl_cmrs m;
+    cmrscl_csr back;
+    CHECK_OK(cmrscl_cmrs_from_csr(&paper, 2, CMRSCL_CMRS_UNPACKED, &m));
+    m.row_in_strip[9] = 1; /* row 5 of a 5-row matrix */
+    CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
+    m.row_in_strip[9] = 2; /* not below the height */
+    CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
+    m.row_in_strip[9] = 0, m.col_ind[0] = 5;
+    CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
+    m.col_ind[0] = 0, m.strip_ptr[1] = 10;
+    CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
+    m.strip_ptr[1] = 4, m.strips = 2;
+    CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
+    m.strips = 3;
+    CHECK_OK(cmrscl_cmrs_to_csr(&m, &back));
+    cmrscl_csr_free(&back);
+    cmrscl_cmrs_free(&m);
+}
+
+int main(void)
+{
+    test_paper_example();
+    test_round_trips();
+    test_unsorted_rows_round_trip();
+    test_wide_matrix_unpacked();
+    test_csr_validation();
+    test_coo();
+    test_corrupt_cmrs();
+    return test_finish("format");
+}

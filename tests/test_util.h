@@ -1,0 +1,55 @@
+/* test_util.h - a minimal harness: CHECK macros that report and count failures (tests
+ * go on after a failure so one run shows all of them), data paths, and helpers for
+ * comparing device results with the CPU double reference. */
+#ifndef CMRSCL_TEST_UTIL_H
+#define CMRSCL_TEST_UTIL_H
+
+#include "cmrscl.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+extern int test_failures;
+void test_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            test_fail(__FILE__, __LINE__, "CHECK(%s) failed", #cond);                              \
+    } while (0)
+#define CHECK_MSG(cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            test_fail(__FILE__, __LINE__, __VA_ARGS__);                                            \
+    } while (0)
+/* Expects `expr` to return `expected`; on a mismatch prints both names and the detail. */
+#define CHECK_STATUS(expr, expected)                                                               \
+    do {                                                                                           \
+        cmrscl_status got_ = (expr);                                                               \
+        if (got_ != (expected))                                                                    \
+            test_fail(__FILE__, __LINE__, "%s returned %s, expected %s (%s)", #expr,               \
+                      cmrscl_status_name(got_), cmrscl_status_name(expected),                      \
+                      cmrscl_last_error());                                                        \
+    } while (0)
+#define CHECK_OK(expr) CHECK_STATUS(expr, CMRSCL_OK)
+
+/* Returns the exit status: 0 when no CHECK failed. Prints a summary. */
+int test_finish(const char *name);
+
+/* Paths: $CMRSCL_TEST_DATA/rel and $CMRSCL_SHARED_MATRICES/name (static buffer). */
+const char *test_data(const char *rel);
+const char *test_shared_matrix(const char *name);
+bool test_contains(const char *haystack, const char *needle);
+
+/* Deterministic pseudo-random numbers (xorshift), seeded per test. */
+void test_seed(unsigned long long seed);
+double test_uniform(double lo, double hi);
+
+/* Largest violation of |y - ref| <= tol_i over rows, where tol_i bounds the rounding of
+ * row i: (len_i + 10) * eps * (|alpha| sum_j |a_ij x_j| + |beta y0_i|).
+ * Returns max |y - ref| / tol (<= 1 passes); NaN/inf or a mismatch in NaN-ness -> huge. */
+double test_error_ratio(const cmrscl_csr *a, double alpha, const double *x, double beta,
+                        const double *y0, const double *ref, const double *y, double eps);
+
+#endif
