@@ -105,28 +105,62 @@ inline real_t shuffle_xor(real_t v, uint lane_mask)
 }
 #endif
 
-/* Reduce-scatter: at each step a lane keeps the half of its rows selected by its lane bit
- * and receives the partner's copy of that half, so HEIGHT_POW2 - 1 shuffles leave each
- * lane one row; plain xor steps then sum the WARP / HEIGHT_POW2 lanes sharing that row.
- * Lane l ends with row l / (WARP / HEIGHT_POW2). */
+/* The butterfly below is straight-line code with literal indices into v[], so v[] is
+ * promoted to registers before any optimisation runs. Written as loops, the compiler
+ * folds `upper ? v[i] : v[i + N]` into a load from a selected address, and that dynamic
+ * index keeps v[] in (slow, per-thread) stack memory: seen in clang's PTX and measured as
+ * a 2-3x slower kernel on an H200 for HEIGHT 9..16.
+ *
+ * ELEM: rows i and i + N of a lane's half [0, 2N); the lane keeps the half selected by its
+ * lane bit O and adds the partner's copy of that half. */
+#define ELEM(i, N, O)                                                                  \
+    {                                                                                  \
+        const real_t lo_ = v[i], hi_ = v[(i) + (N)];                                   \
+        v[i] = (upper ? hi_ : lo_) + shuffle_xor(upper ? lo_ : hi_, (O));              \
+    }
+#define ELEMS1(N, O) ELEM(0, N, O)
+#define ELEMS2(N, O) ELEMS1(N, O) ELEM(1, N, O)
+#define ELEMS4(N, O) ELEMS2(N, O) ELEM(2, N, O) ELEM(3, N, O)
+#define ELEMS8(N, O) ELEMS4(N, O) ELEM(4, N, O) ELEM(5, N, O) ELEM(6, N, O) ELEM(7, N, O)
+#define ELEMS16(N, O)                                                                  \
+    ELEMS8(N, O) ELEM(8, N, O) ELEM(9, N, O) ELEM(10, N, O) ELEM(11, N, O) ELEM(12, N, O) \
+        ELEM(13, N, O) ELEM(14, N, O) ELEM(15, N, O)
+#define STEP(N, O)                                                                     \
+    {                                                                                  \
+        const bool upper = (lane & (O)) != 0;                                          \
+        ELEMS##N(N, O)                                                                 \
+    }
+#define LOAD(r) v[r] = (r) < HEIGHT ? mine[(r)*WARP] : (real_t)0;
+#define LOADS4(b) LOAD(b) LOAD((b) + 1) LOAD((b) + 2) LOAD((b) + 3)
+
+/* Reduce-scatter: HEIGHT_POW2 - 1 shuffles leave each lane one row; plain xor steps then
+ * sum the WARP / HEIGHT_POW2 lanes sharing that row. Lane l ends with row
+ * l / (WARP / HEIGHT_POW2). */
 inline void reduce_shuffle(__local const real_t *mine, uint lane, uint strip, uint strips,
                            uint rows, __global real_t *y, real_t alpha, real_t beta)
 {
-    real_t v[HEIGHT_POW2];
-#pragma unroll
-    for (uint r = 0; r < HEIGHT_POW2; ++r)
-        v[r] = r < HEIGHT ? mine[r * WARP] : (real_t)0;
-#pragma unroll
-    for (uint n = HEIGHT_POW2 / 2, o = WARP / 2; n > 0; n >>= 1, o >>= 1) {
-        const bool upper = (lane & o) != 0;
-#pragma unroll
-        for (uint i = 0; i < n; ++i) {
-            const real_t send = upper ? v[i] : v[i + n];
-            const real_t keep = upper ? v[i + n] : v[i];
-            v[i] = keep + shuffle_xor(send, o);
-        }
-    }
-#pragma unroll
+    real_t v[HEIGHT_POW2 < 4 ? 4 : HEIGHT_POW2];
+    LOADS4(0)
+#if HEIGHT_POW2 >= 8
+    LOADS4(4)
+#endif
+#if HEIGHT_POW2 >= 16
+    LOADS4(8) LOADS4(12)
+#endif
+#if HEIGHT_POW2 >= 32
+    LOADS4(16) LOADS4(20) LOADS4(24) LOADS4(28)
+#endif
+#if HEIGHT_POW2 == 32
+    STEP(16, WARP / 2) STEP(8, WARP / 4) STEP(4, WARP / 8) STEP(2, WARP / 16) STEP(1, WARP / 32)
+#elif HEIGHT_POW2 == 16
+    STEP(8, WARP / 2) STEP(4, WARP / 4) STEP(2, WARP / 8) STEP(1, WARP / 16)
+#elif HEIGHT_POW2 == 8
+    STEP(4, WARP / 2) STEP(2, WARP / 4) STEP(1, WARP / 8)
+#elif HEIGHT_POW2 == 4
+    STEP(2, WARP / 2) STEP(1, WARP / 4)
+#elif HEIGHT_POW2 == 2
+    STEP(1, WARP / 2)
+#endif
     for (uint o = WARP / (2 * HEIGHT_POW2); o > 0; o >>= 1)
         v[0] += shuffle_xor(v[0], o);
     const uint lanes_per_row = WARP / HEIGHT_POW2;

@@ -101,6 +101,36 @@ cmrscl_status program_build(cl_context context, cl_device_id device, const char 
     return CMRSCL_OK;
 }
 
+/* Development aid: with CMRSCL_DUMP_DIR set, each program built for the cache is written
+ * there (PTX on NVIDIA) as cmrs_spmv-<hash of options>.bin, its options in a .txt beside
+ * it, to check what the compiler made of the kernel. Failures are ignored. */
+static void dump_binary(cl_program prog, const char *options)
+{
+    const char *dir = getenv("CMRSCL_DUMP_DIR");
+    size_t size = 0;
+    if (!dir || !*dir ||
+        clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0)
+        return;
+    unsigned char *bin = malloc(size);
+    if (bin && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
+        uint64_t h = 1469598103934665603ull; /* FNV-1a */
+        for (const char *c = options; *c; ++c)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        char path[4096];
+        for (int text = 0; text < 2; ++text) {
+            snprintf(path, sizeof path, "%s/cmrs_spmv-%016llx.%s", dir, (unsigned long long)h,
+                     text ? "txt" : "bin");
+            FILE *f = fopen(path, "wb");
+            if (f) {
+                fwrite(text ? (const void *)options : bin, 1, text ? strlen(options) : size, f);
+                fclose(f);
+            }
+        }
+    }
+    free(bin);
+}
+
 cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *out,
                           double *build_seconds)
 {
@@ -134,6 +164,7 @@ cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *o
             *out = prog;
             *build_seconds = cmrscl_seconds() - t0;
             cmrscl_trace("built cmrs_spmv.cl with \"%s\" in %.3f s", options, *build_seconds);
+            dump_binary(prog, options);
         }
     }
     pthread_mutex_unlock(&ctx->lock);

@@ -114,6 +114,18 @@ CMRSCL_API cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t
  * beta == 0, y is not read (so it may hold NaN). */
 CMRSCL_API cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double *x,
                                          double beta, double *y);
+/* Checks y, computed by any means as alpha*A*x + beta*y0, against the reference above.
+ * *relative_error = ||y - ref||_2 / ||ref||_2 (the plain difference when ref = 0), and
+ * *bound_ratio = max over rows of |y_i - ref_i| / bound_i, where
+ *     bound_i = (len_i + 10) * unit_roundoff * (|alpha| sum_j |a_ij x_j| + |beta y0_i|)
+ * bounds the rounding of any summation order (len_i: entries in row i; unit_roundoff:
+ * 2^-24 for float, 2^-53 for double). bound_ratio <= 1 means y is right; a NaN or
+ * infinity where the reference has none (or the reverse) gives infinity. y0 is only read
+ * when beta != 0. Either output may be NULL. */
+CMRSCL_API cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *csr, double alpha, const double *x,
+                                               double beta, const double *y0, const double *y,
+                                               double unit_roundoff, double *relative_error,
+                                               double *bound_ratio);
 /* Frees the arrays and zeroes the struct. */
 CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
 

@@ -1,7 +1,6 @@
 /* test_util.c - see test_util.h. */
 #include "test_util.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,26 +58,4 @@ double test_uniform(double lo, double hi)
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return lo + (hi - lo) * (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
-
-double test_error_ratio(const cmrscl_csr *a, double alpha, const double *x, double beta,
-                        const double *y0, const double *ref, const double *y, double eps)
-{
-    double worst = 0.0;
-    for (int32_t i = 0; i < a->rows; ++i) {
-        if (isnan(ref[i]) != isnan(y[i]) || isinf(y[i]) != isinf(ref[i]))
-            return INFINITY;
-        if (isnan(ref[i]) || (isinf(ref[i]) && y[i] == ref[i]))
-            continue;
-        double mag = 0.0;
-        int32_t len = a->row_ptr[i + 1] - a->row_ptr[i];
-        for (int32_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            mag += fabs(a->values[k] * x[a->col_ind[k]]);
-        mag = fabs(alpha) * mag + (beta != 0.0 ? fabs(beta * y0[i]) : 0.0);
-        double tol = (len + 10) * eps * mag + 1e-300;
-        double r = fabs(y[i] - ref[i]) / tol;
-        if (!(r <= worst))
-            worst = r;
-    }
-    return worst;
 }

@@ -46,10 +46,4 @@ bool test_contains(const char *haystack, const char *needle);
 void test_seed(unsigned long long seed);
 double test_uniform(double lo, double hi);
 
-/* Largest violation of |y - ref| <= tol_i over rows, where tol_i bounds the rounding of
- * row i: (len_i + 10) * eps * (|alpha| sum_j |a_ij x_j| + |beta y0_i|).
- * Returns max |y - ref| / tol (<= 1 passes); NaN/inf or a mismatch in NaN-ness -> huge. */
-double test_error_ratio(const cmrscl_csr *a, double alpha, const double *x, double beta,
-                        const double *y0, const double *ref, const double *y, double eps);
-
 #endif

@@ -1,0 +1,35 @@
+/* bench.h - one verified, timed SpMV configuration: what `spmv` reports and `tune` sweeps. */
+#ifndef CMRSCL_BENCH_H
+#define CMRSCL_BENCH_H
+
+#include "cli.h"
+
+typedef struct bench_result {
+    cmrscl_params params;
+    int repetitions, warmup;
+    double median_ms, min_ms;
+    bool verified;         /* false with --no-verify */
+    double relative_error; /* ||y - ref|| / ||ref|| */
+    double bound_ratio;    /* <= 1: within the rounding bound (cmrscl_csr_spmv_check) */
+    double gflops;         /* 2 nnz / median time */
+    double beta_minus_gbs; /* paper eq. (6.1): x not cached, per nonzero */
+    double beta_plus_gbs;  /* x fully cached: matrix + x + y once */
+} bench_result;
+
+/* The test vectors of a run: x and y0 drawn once, stored in double after rounding to the
+ * precision, so the CPU reference sees exactly what the device sees. */
+typedef struct bench_vectors {
+    double *x, *y0;
+} bench_vectors;
+bool bench_vectors_make(const cmrscl_csr *a, const cli_options *opt, bench_vectors *v);
+void bench_vectors_free(bench_vectors *v);
+
+/* Rounds the matrix values to the precision in place (a no-op for double). */
+void bench_round_values(cmrscl_csr *a, cmrscl_precision precision);
+
+/* Builds the device matrix with `options`, verifies one product, times the rest.
+ * Returns 0 or an exit status, having printed the reason. */
+int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const bench_vectors *v,
+              const cli_options *opt, const cmrscl_options *options, bench_result *out);
+
+#endif

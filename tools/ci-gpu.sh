@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# ci-gpu.sh - what a GPU CI runner executes: make sure a GPU OpenCL platform is visible
+# (registering NVIDIA's ICD when the driver is installed but unregistered), build, run the
+# whole CTest suite on the GPU, then a short `cmrscl-run spmv` smoke run.
+# Exits non-zero on any failure. Environment:
+#   BUILD_DIR      build directory (default: build-gpu)
+#   CMRSCL_DEVICE  device selector for the tests (default: gpu)
+#   LOG_DIR        if set, logs are copied there
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$top/build-gpu}
+export CMRSCL_DEVICE=${CMRSCL_DEVICE:-gpu}
+
+register_nvidia_icd() {
+    [ -f /etc/OpenCL/vendors/nvidia.icd ] && return 0
+    local lib
+    lib=$(ls /usr/lib/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 \
+          /usr/lib64/libnvidia-opencl.so.1 2>/dev/null | head -n 1 || true)
+    [ -n "$lib" ] || return 0 # no NVIDIA driver: another GPU platform may still be there
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "ci-gpu: NVIDIA's OpenCL driver $lib is not registered; run as root to register it" >&2
+        return 1
+    fi
+    mkdir -p /etc/OpenCL/vendors
+    echo "$lib" > /etc/OpenCL/vendors/nvidia.icd
+    echo "ci-gpu: registered $lib in /etc/OpenCL/vendors/nvidia.icd"
+}
+
+register_nvidia_icd
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$(nproc)"
+"$build/bin/cmrscl-run" devices
+if ! "$build/bin/cmrscl-run" devices --json | grep -q '"type": "gpu"'; then
+    echo "ci-gpu: no GPU OpenCL device is visible" >&2
+    exit 1
+fi
+ctest --test-dir "$build" --output-on-failure -j 4
+"$build/bin/cmrscl-run" spmv --repetitions 20
+"$build/bin/cmrscl-run" spmv --precision double --repetitions 20
+echo "ci-gpu: all passed on $CMRSCL_DEVICE"
