@@ -96,7 +96,7 @@ cmrscl_status cmrscl_context_create_from_cl(cl_context context, cl_command_queue
         return cmrscl_fail_cl(err, "clGetCommandQueueInfo");
     if (queue_context != context)
         return cmrscl_fail(CMRSCL_ERROR_CONTEXT_MISMATCH, "the queue belongs to another context");
-    cmrscl_context ctx;
+    cmrscl_context ctx = NULL;
     cmrscl_status st = context_new(&ctx);
     if (st != CMRSCL_OK)
         return st;

@@ -30,32 +30,49 @@ typedef struct upload {
 } upload;
 static const char *const upload_names[4] = {"strip_ptr", "col_ind", "row_in_strip", "values"};
 
-/* Fails with the sizes when the matrix cannot fit: per buffer, in total, or the cap. */
-static cmrscl_status check_device_memory(cmrscl_context ctx, const upload *u)
+/* Device bytes of each array, known from the sizes alone, so the limits are checked
+ * before any conversion work. */
+static void device_sizes(const cmrscl_params *p, int32_t rows, int32_t nnz, size_t bytes[4])
 {
-    uint64_t total = 0, largest = 0;
+    size_t strips = (size_t)(((int64_t)rows + p->height - 1) / p->height);
+    bytes[0] = sizeof(uint32_t) * (strips + 1);
+    bytes[1] = sizeof(uint32_t) * (size_t)nnz;
+    bytes[2] = p->layout == CMRSCL_LAYOUT_UNPACKED ? (size_t)nnz : 0;
+    bytes[3] = cmrscl_precision_size(p->precision) * (size_t)nnz;
+}
+
+/* Fails with the sizes when the matrix cannot fit: one buffer above the largest single
+ * allocation, or all of them above the memory; the context's cap tightens both. */
+static cmrscl_status check_device_memory(cmrscl_context ctx, const size_t bytes[4])
+{
+    const cmrscl_device_info *d = &ctx->info;
+    uint64_t total = 0, largest = 0, alloc_cap = d->max_alloc_bytes,
+             total_cap = d->global_mem_bytes;
     int which = 0;
     for (int i = 0; i < 4; ++i) {
-        total += u->bytes[i];
-        if (u->bytes[i] > largest)
-            largest = u->bytes[i], which = i;
+        total += bytes[i];
+        if (bytes[i] > largest)
+            largest = bytes[i], which = i;
     }
-    const cmrscl_device_info *d = &ctx->info;
-    if (largest > d->max_alloc_bytes)
+    bool capped = ctx->memory_limit && ctx->memory_limit < alloc_cap;
+    if (ctx->memory_limit && ctx->memory_limit < total_cap)
+        total_cap = ctx->memory_limit;
+    if (capped)
+        alloc_cap = ctx->memory_limit;
+    if (largest > alloc_cap)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
-                           "the matrix needs a %llu-byte %s buffer but device \"%s\" allocates at "
-                           "most %llu bytes at once (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
-                           (unsigned long long)largest, upload_names[which], d->device_name,
-                           (unsigned long long)d->max_alloc_bytes);
-    if (total > d->global_mem_bytes)
+                           "the matrix needs a %llu-byte %s buffer but at most %llu bytes can be "
+                           "allocated at once on device \"%s\" (%s)",
+                           (unsigned long long)largest, upload_names[which],
+                           (unsigned long long)alloc_cap, d->device_name,
+                           capped ? "the context's memory limit" : "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    if (total > total_cap)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
-                           "the matrix needs %llu bytes but device \"%s\" has %llu bytes of memory",
-                           (unsigned long long)total, d->device_name,
-                           (unsigned long long)d->global_mem_bytes);
-    if (ctx->memory_limit && total > ctx->memory_limit)
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
-                           "the matrix needs %llu bytes, above the context's limit of %llu bytes",
-                           (unsigned long long)total, (unsigned long long)ctx->memory_limit);
+                           "the matrix needs %llu bytes of device memory but device \"%s\" "
+                           "offers %llu (%s)",
+                           (unsigned long long)total, d->device_name, (unsigned long long)total_cap,
+                           total_cap == d->global_mem_bytes ? "CL_DEVICE_GLOBAL_MEM_SIZE"
+                                                            : "the context's memory limit");
     return CMRSCL_OK;
 }
 
@@ -141,6 +158,14 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         return st;
     }
 
+    size_t bytes[4];
+    device_sizes(p, rows, row_ptr[rows], bytes);
+    st = check_device_memory(ctx, bytes);
+    if (st != CMRSCL_OK) {
+        cmrscl_matrix_free(m);
+        return st;
+    }
+
     double t0 = cmrscl_seconds();
     cmrscl_cmrs host;
     int32_t *perm = NULL;
@@ -156,12 +181,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         p->convert_seconds = cmrscl_seconds() - t0;
         p->rows = rows, p->cols = cols, p->nnz = host.nnz, p->strips = host.strips;
         upload u = {{host.strip_ptr, host.col_ind, host.row_in_strip, vals},
-                    {sizeof(uint32_t) * ((size_t)host.strips + 1),
-                     sizeof(uint32_t) * (size_t)host.nnz, host.row_in_strip ? (size_t)host.nnz : 0,
-                     vsize * (size_t)host.nnz}};
-        st = check_device_memory(ctx, &u);
-        if (st == CMRSCL_OK)
-            st = upload_buffers(m, &u);
+                    {bytes[0], bytes[1], bytes[2], bytes[3]}};
+        st = upload_buffers(m, &u);
     }
     free(perm);
     free(vals);

@@ -1,13 +1,11 @@
-/* mtx.c - Matrix Market reader: a .mtx or .mtx.gz file (streamed through zlib) or a
- * memory buffer -> COO -> canonical CSR. Text is read in large chunks and tokenized by
- * hand, because fgets+sscanf per entry is what makes most readers slow; every size,
- * index and count is checked, so a hostile file fails with a message naming its line
- * instead of crashing, hanging or allocating what its header claims. */
+/* mtx.c - Matrix Market reader: a .mtx or .mtx.gz file (streamed through zlib) or a memory
+ * buffer -> COO -> canonical CSR, read in large chunks and tokenized by mtx_scan.c. Every
+ * size, index and count is checked: a hostile file fails with a message naming its line. */
 #include "internal.h"
+#include "mtx_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <float.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -165,202 +163,6 @@ static cmrscl_status line_fail(const parser *ps, cmrscl_status status, const cha
     return cmrscl_fail(status, "%s:%lld: %s", ps->name, ps->line, what);
 }
 
-/* ---- tokens ---- */
-
-static inline bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-static inline bool is_digit(char c) { return (unsigned)(c - '0') < 10u; }
-static inline const char *skip_blanks(const char *p, const char *e)
-{
-    while (p < e && is_blank(*p))
-        ++p;
-    return p;
-}
-static inline const char *token_end(const char *p, const char *e)
-{
-    while (p < e && !is_blank(*p))
-        ++p;
-    return p;
-}
-
-/* A token for a message: at most 40 bytes, with bytes that are not printable as '?'
- * so binary garbage cannot garble the message. */
-static const char *show(const char *p, const char *e, char out[48])
-{
-    const char *end = token_end(p, e);
-    size_t n = 0;
-    for (; p < end && n < 40; ++p)
-        out[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
-    if (p < end)
-        out[n++] = '.', out[n++] = '.', out[n++] = '.';
-    out[n] = '\0';
-    return out;
-}
-
-/* A whole token that is an optionally signed decimal integer; magnitudes beyond 2^63
- * saturate, which is outside every range a caller accepts. NULL if not an integer. */
-static const char *scan_int(const char *p, const char *e, int64_t *out)
-{
-    bool neg = false;
-    if (p < e && (*p == '-' || *p == '+'))
-        neg = *p++ == '-';
-    const char *digits = p;
-    int64_t v = 0;
-    for (; p < e && is_digit(*p); ++p)
-        v = v <= (INT64_MAX - 9) / 10 ? v * 10 + (*p - '0') : INT64_MAX;
-    if (p == digits || (p < e && !is_blank(*p)))
-        return NULL;
-    *out = neg ? -v : v;
-    return p;
-}
-
-/* strtod for what the fast path does not take: long mantissas, large exponents, nan,
- * inf. The buffer always holds a '\n' or '\0' after the line, so strtod stops there. */
-static const char *scan_real_slow(const char *p, const char *e, double *out)
-{
-    const char *end = token_end(p, e);
-    char *stop;
-    /* strtod also reads C99 hexadecimal floats; Matrix Market values are decimal. */
-    for (const char *q = p; q < end; ++q)
-        if (*q == 'x' || *q == 'X')
-            return NULL;
-    *out = strtod(p, &stop);
-    return stop == end && end > p ? end : NULL;
-}
-
-/* Powers of ten that are exact doubles (5^22 < 2^53). */
-static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* x87 extended precision: a 64-bit mantissa, as on x86 Linux. */
-#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
-#define EXTENDED_PATH 1
-/* Exact in the 64-bit mantissa (5^27 < 2^64). */
-static const long double exact_pow10_ext[28] = {
-    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
-    1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
-    1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
-#endif
-
-/* mant * 10^exp10 correctly rounded without strtod, when that is cheap; false if not.
- * - Clinger's fast path: mant <= 2^53 and |exp10| <= 22 make both factors exact doubles,
- *   so one IEEE multiply or divide rounds correctly.
- * - Otherwise (typically the 17 digits that %.17g prints) with x87 extended precision:
- *   mant < 2^63 and 10^|exp10| <= 10^27 are exact there, so one extended operation is
- *   within half an extended ulp of the true value; rounding that to double is then
- *   correct unless it sits exactly on a midpoint between two doubles (the low 11 of its
- *   64 mantissa bits are 10000000000), which is left to strtod. */
-static bool fast_scale(uint64_t mant, int64_t exp10, double *out)
-{
-    if (FLT_EVAL_METHOD != 0)
-        return false; /* excess precision would round twice */
-    if (mant <= (UINT64_C(1) << 53) && exp10 >= -22 && exp10 <= 22) {
-        double m = (double)mant;
-        *out = exp10 < 0 ? m / exact_pow10[-exp10] : m * exact_pow10[exp10];
-        return true;
-    }
-#ifdef EXTENDED_PATH
-    if (mant < (UINT64_C(1) << 63) && exp10 >= -27 && exp10 <= 27) {
-        long double m = (long double)mant, x;
-        x = exp10 < 0 ? m / exact_pow10_ext[-exp10] : m * exact_pow10_ext[exp10];
-        uint64_t bits; /* the mantissa is the first 8 bytes of the x87 format */
-        memcpy(&bits, &x, sizeof bits);
-        if ((bits & 0x7ff) != 0x400) {
-            *out = (double)x;
-            return true;
-        }
-    }
-#endif
-    return false;
-}
-
-/* A decimal number token: up to 19 significant digits gathered into an integer and a
- * decimal exponent, scaled by fast_scale; everything else (more digits, huge exponents,
- * nan, inf) goes to strtod, so every result is correctly rounded. NULL if the token is
- * not a number. */
-static const char *scan_real(const char *p, const char *e, double *out)
-{
-    const char *start = p;
-    bool neg = false, seen = false, inexact = false;
-    uint64_t mant = 0;
-    int digits = 0;
-    int64_t exp10 = 0;
-    if (p < e && (*p == '-' || *p == '+'))
-        neg = *p++ == '-';
-    for (; p < e && is_digit(*p); ++p, seen = true) {
-        if (digits < 19 && (mant || *p != '0'))
-            mant = mant * 10 + (uint64_t)(*p - '0'), digits += 1;
-        else if (mant)
-            exp10 += 1, inexact |= *p != '0';
-    }
-    if (p < e && *p == '.')
-        for (++p; p < e && is_digit(*p); ++p, seen = true) {
-            if (digits < 19 && (mant || *p != '0'))
-                mant = mant * 10 + (uint64_t)(*p - '0'), digits += 1, exp10 -= 1;
-            else if (!mant)
-                exp10 -= 1;
-            else
-                inexact |= *p != '0';
-        }
-    if (seen && p < e && (*p | 0x20) == 'e') {
-        bool eneg = false;
-        int64_t x = 0;
-        if (++p < e && (*p == '-' || *p == '+'))
-            eneg = *p++ == '-';
-        if (p == e || !is_digit(*p))
-            return NULL;
-        for (; p < e && is_digit(*p); ++p)
-            x = x < 100000 ? x * 10 + (*p - '0') : x; /* beyond any double's range */
-        exp10 += eneg ? -x : x;
-    }
-    double d = 0.0;
-    if (!seen || inexact || (p < e && !is_blank(*p)) || (mant && !fast_scale(mant, exp10, &d)))
-        return scan_real_slow(start, e, out);
-    *out = neg ? -d : d;
-    return p;
-}
-
-/* Case-insensitive comparison of a token with a lower-case word. */
-static bool tok_is(const char *p, const char *end, const char *word)
-{
-    size_t n = strlen(word);
-    if ((size_t)(end - p) != n)
-        return false;
-    for (size_t i = 0; i < n; ++i)
-        if ((p[i] >= 'A' && p[i] <= 'Z' ? p[i] + ('a' - 'A') : p[i]) != word[i])
-            return false;
-    return true;
-}
-
-/* A whole integer token, for the `integer` field, converted exactly as a real. */
-static const char *scan_integer_value(const char *p, const char *e, double *out)
-{
-    int64_t ignored;
-    return scan_int(p, e, &ignored) ? scan_real(p, e, out) : NULL;
-}
-
-typedef struct token {
-    const char *p, *end;
-} token;
-
-/* Splits a line into at most `max` tokens; returns their number, or max + 1 if the line
- * holds more. */
-static int split(const char *p, const char *e, token *t, int max)
-{
-    int n = 0;
-    for (p = skip_blanks(p, e); p < e; p = skip_blanks(p, e)) {
-        if (n == max)
-            return max + 1;
-        t[n].p = p;
-        p = token_end(p, e);
-        t[n++].end = p;
-    }
-    return n;
-}
-
 /* ---- header: banner and size line ---- */
 
 /* The words allowed at each banner position; `unsupported` names a valid Matrix Market
@@ -386,11 +188,11 @@ static const struct banner_word {
 };
 static const char *const banner_what[] = {"banner", "object", "format", "field", "symmetry"};
 
-static cmrscl_status banner_word(const parser *ps, const token *t, int pos, int *value)
+static cmrscl_status banner_word(const parser *ps, const mtx_token *t, int pos, int *value)
 {
     for (size_t i = 0; i < sizeof banner_words / sizeof *banner_words; ++i) {
         const struct banner_word *w = &banner_words[i];
-        if (w->pos != pos || !tok_is(t->p, t->end, w->word))
+        if (w->pos != pos || !mtx_tok_is(t->p, t->end, w->word))
             continue;
         if (w->unsupported)
             return line_fail(ps, CMRSCL_ERROR_UNSUPPORTED, "%s", w->unsupported);
@@ -399,22 +201,22 @@ static cmrscl_status banner_word(const parser *ps, const token *t, int pos, int 
     }
     char shown[48];
     return line_fail(ps, CMRSCL_ERROR_PARSE, "unknown %s '%s' in the banner", banner_what[pos],
-                     show(t->p, t->end, shown));
+                     mtx_show(t->p, t->end, shown));
 }
 
 static cmrscl_status parse_banner(parser *ps, const char *p, const char *e)
 {
-    token t[5];
+    mtx_token t[5];
     char shown[48];
     if (e - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3; /* a UTF-8 byte order mark, as some Windows editors write */
-    int n = split(p, e, t, 5);
+    int n = mtx_split(p, e, t, 5);
     if (n == 0)
         return CMRSCL_OK;
-    if (!tok_is(t[0].p, t[0].end, "%%matrixmarket"))
+    if (!mtx_tok_is(t[0].p, t[0].end, "%%matrixmarket"))
         return line_fail(ps, CMRSCL_ERROR_PARSE,
                          "missing %%%%MatrixMarket banner (the file starts with '%s')",
-                         show(t[0].p, e, shown));
+                         mtx_show(t[0].p, e, shown));
     int values[5] = {0};
     for (int pos = 1; pos < n && pos <= 4; ++pos) {
         cmrscl_status st = banner_word(ps, &t[pos], pos, &values[pos]);
@@ -437,14 +239,14 @@ static cmrscl_status parse_banner(parser *ps, const char *p, const char *e)
 
 static cmrscl_status parse_size(parser *ps, const char *p, const char *e)
 {
-    token t[3];
+    mtx_token t[3];
     int64_t v[3];
     p = skip_blanks(p, e);
     if (p == e || *p == '%')
         return CMRSCL_OK;
-    int n = split(p, e, t, 3);
+    int n = mtx_split(p, e, t, 3);
     for (int i = 0; i < n && i < 3; ++i)
-        if (!scan_int(t[i].p, t[i].end, &v[i]))
+        if (!mtx_scan_int(t[i].p, t[i].end, &v[i]))
             n = -1;
     if (n != 3)
         return line_fail(ps, CMRSCL_ERROR_PARSE,
@@ -455,15 +257,15 @@ static cmrscl_status parse_size(parser *ps, const char *p, const char *e)
     if (v[0] > MAX_DIMENSION || v[1] > MAX_DIMENSION || v[2] > INT32_MAX) {
         char shown[3][48]; /* the text, since huge numbers saturated in v */
         for (int i = 0; i < 3; ++i)
-            show(t[i].p, t[i].end, shown[i]);
+            mtx_show(t[i].p, t[i].end, shown[i]);
         return line_fail(ps, CMRSCL_ERROR_TOO_LARGE,
-                         "size %s x %s with %s entries exceeds the limit of %d", shown[0],
-                         shown[1], shown[2], v[2] > INT32_MAX ? INT32_MAX : MAX_DIMENSION);
+                         "size %s x %s with %s entries exceeds the limit of %d", shown[0], shown[1],
+                         shown[2], v[2] > INT32_MAX ? INT32_MAX : MAX_DIMENSION);
     }
     if (ps->symmetry != SYM_GENERAL && v[0] != v[1])
         return line_fail(ps, CMRSCL_ERROR_PARSE,
-                         "a symmetric matrix must be square, not %lld x %lld",
-                         (long long)v[0], (long long)v[1]);
+                         "a symmetric matrix must be square, not %lld x %lld", (long long)v[0],
+                         (long long)v[1]);
     ps->rows = (int32_t)v[0];
     ps->cols = (int32_t)v[1];
     ps->declared = v[2];
@@ -540,10 +342,10 @@ static cmrscl_status bad_index(const parser *ps, const char *what, const char *p
 {
     char shown[48];
     int64_t ignored;
-    if (!scan_int(p, e, &ignored))
-        return line_fail(ps, CMRSCL_ERROR_PARSE, "bad %s index '%s'", what, show(p, e, shown));
+    if (!mtx_scan_int(p, e, &ignored))
+        return line_fail(ps, CMRSCL_ERROR_PARSE, "bad %s index '%s'", what, mtx_show(p, e, shown));
     return line_fail(ps, CMRSCL_ERROR_PARSE, "%s index %s out of range 1..%d", what,
-                     show(p, e, shown), limit);
+                     mtx_show(p, e, shown), limit);
 }
 
 static cmrscl_status bad_value(const parser *ps, const char *p, const char *e)
@@ -551,8 +353,8 @@ static cmrscl_status bad_value(const parser *ps, const char *p, const char *e)
     char shown[48];
     if (ps->field == FIELD_INTEGER)
         return line_fail(ps, CMRSCL_ERROR_PARSE, "non-integer value '%s' in an integer matrix",
-                         show(p, e, shown));
-    return line_fail(ps, CMRSCL_ERROR_PARSE, "bad value '%s'", show(p, e, shown));
+                         mtx_show(p, e, shown));
+    return line_fail(ps, CMRSCL_ERROR_PARSE, "bad value '%s'", mtx_show(p, e, shown));
 }
 
 static cmrscl_status parse_entry(parser *ps, const char *p, const char *e)
@@ -565,19 +367,19 @@ static cmrscl_status parse_entry(parser *ps, const char *p, const char *e)
     if (ps->seen == ps->declared)
         return line_fail(ps, CMRSCL_ERROR_PARSE, "more entries than the %lld declared",
                          (long long)ps->declared);
-    const char *q = scan_int(p, e, &r);
+    const char *q = mtx_scan_int(p, e, &r);
     if (!q || r < 1 || r > ps->rows)
         return bad_index(ps, "row", p, e, ps->rows);
     if ((p = skip_blanks(q, e)) == e)
         return line_fail(ps, CMRSCL_ERROR_PARSE, "missing column index");
-    q = scan_int(p, e, &c);
+    q = mtx_scan_int(p, e, &c);
     if (!q || c < 1 || c > ps->cols)
         return bad_index(ps, "column", p, e, ps->cols);
     p = skip_blanks(q, e);
     if (ps->field != FIELD_PATTERN) {
         if (p == e)
             return line_fail(ps, CMRSCL_ERROR_PARSE, "missing value");
-        q = ps->field == FIELD_REAL ? scan_real(p, e, &v) : scan_integer_value(p, e, &v);
+        q = ps->field == FIELD_REAL ? mtx_scan_real(p, e, &v) : mtx_scan_integer_value(p, e, &v);
         if (!q)
             return bad_value(ps, p, e);
         p = skip_blanks(q, e);
@@ -585,7 +387,7 @@ static cmrscl_status parse_entry(parser *ps, const char *p, const char *e)
     if (p != e) {
         char shown[48];
         return line_fail(ps, CMRSCL_ERROR_PARSE, "unexpected '%s' after the entry",
-                         show(p, e, shown));
+                         mtx_show(p, e, shown));
     }
     ps->seen++;
     return store(ps, (int32_t)(r - 1), (int32_t)(c - 1), v);
@@ -700,8 +502,7 @@ cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name, c
     if (size >= 2 && src.mem[0] == 0x1f && src.mem[1] == 0x8b) {
         /* 15 + 32: the largest window, and a gzip (or zlib) header detected. */
         if (inflateInit2(&src.zs, 15 + 32) != Z_OK)
-            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib",
-                               src.name);
+            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", src.name);
         src.gzip = true;
         cap = CHUNK / 16;
     }

@@ -73,7 +73,8 @@ cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, 
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "num_wait and wait_list disagree");
     const cmrscl_params *p = &m->params;
     size_t vsize = cmrscl_precision_size(p->precision);
-    cmrscl_status st = check_vector(m, x, vsize * (size_t)p->cols, "x");
+    /* With no rows the product is empty: nothing is read, so x may be NULL too. */
+    cmrscl_status st = check_vector(m, x, p->rows > 0 ? vsize * (size_t)p->cols : 0, "x");
     if (st == CMRSCL_OK)
         st = check_vector(m, y, vsize * (size_t)p->rows, "y");
     if (st == CMRSCL_OK && queue)

@@ -80,9 +80,8 @@ static bool same_csr(const cmrscl_csr *a, const cmrscl_csr *b)
 {
     return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
            memcmp(a->row_ptr, b->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)) == 0 &&
-           (a->nnz == 0 ||
-            (memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz) == 0 &&
-             memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz) == 0));
+           (a->nnz == 0 || (memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz) == 0 &&
+                            memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz) == 0));
 }
 
 typedef struct expected_csr {
@@ -111,8 +110,8 @@ static const expected_csr good_files[] = {
 
 static bool matches(const cmrscl_csr *a, const expected_csr *e)
 {
-    cmrscl_csr want = {e->rows, e->cols, e->nnz, (int32_t *)e->row_ptr, (int32_t *)e->col_ind,
-                       (double *)e->values};
+    int32_t *row_ptr = (int32_t *)e->row_ptr, *col_ind = (int32_t *)e->col_ind;
+    cmrscl_csr want = {e->rows, e->cols, e->nnz, row_ptr, col_ind, (double *)e->values};
     return same_csr(a, &want);
 }
 
@@ -402,6 +401,7 @@ static void test_hostile_header(void)
 
 /* ---- values: correctly rounded, like strtod ---- */
 
+/* clang-format off */ /* a table, packed by hand */
 static const char *const hard_values[] = {
     "0.1", "-0.0", "+5", "1e22", "1e23", "9007199254740992", "9007199254740993",
     "123456789012345678901234567890", "0.000000000000000000000000000001",
@@ -411,6 +411,7 @@ static const char *const hard_values[] = {
     "3.141592653589793238462643383279", "1.", ".5", "00012.50", "1E5", "1e+05", "1e-05",
     "0e999999999999", "12345678901234567e-22", "1234567890123456789e3", "4503599627370497.5",
 };
+/* clang-format on */
 
 /* Random numbers of four kinds: free-form decimals (1..25 digits, the point anywhere,
  * often an exponent), doubles printed with 17 digits as writers do, decimals within a
@@ -464,8 +465,8 @@ static void test_values(void)
     }
     size_t cap = (size_t)N * 64 + 128, len = 0;
     char *text = malloc(cap);
-    len += (size_t)sprintf(text, "%%%%MatrixMarket matrix coordinate real general\n1 %d %d\n", N,
-                           N);
+    len +=
+        (size_t)sprintf(text, "%%%%MatrixMarket matrix coordinate real general\n1 %d %d\n", N, N);
     for (size_t k = 0; k < N; ++k)
         len += (size_t)sprintf(text + len, "1 %zu %s\n", k + 1, words[k]);
     cmrscl_csr a;
@@ -531,10 +532,10 @@ static const struct {
     const char *file;
     int32_t rows, cols, entries;
 } shared[] = {
-    {"1138_bus.mtx", 1138, 1138, 2596},     {"west0479.mtx", 479, 479, 1910},
-    {"cage8.mtx", 1015, 1015, 11003},       {"lp_ship04l.mtx", 402, 2166, 6380},
-    {"illc1850.mtx", 1850, 712, 8758},      {"Trefethen_2000.mtx", 2000, 2000, 21953},
-    {"commanche.mtx", 7920, 7920, 19800},   {"rajat01.mtx", 6833, 6833, 43250},
+    {"1138_bus.mtx", 1138, 1138, 2596},   {"west0479.mtx", 479, 479, 1910},
+    {"cage8.mtx", 1015, 1015, 11003},     {"lp_ship04l.mtx", 402, 2166, 6380},
+    {"illc1850.mtx", 1850, 712, 8758},    {"Trefethen_2000.mtx", 2000, 2000, 21953},
+    {"commanche.mtx", 7920, 7920, 19800}, {"rajat01.mtx", 6833, 6833, 43250},
 };
 
 static bool canonical(const cmrscl_csr *a)
@@ -654,8 +655,8 @@ static void test_progress(void)
 static double random_double(void)
 {
     for (;;) { /* any bit pattern but NaN, so that memcmp can compare */
-        uint64_t bits = (uint64_t)test_uniform(0, 4294967296.0) << 32 |
-                        (uint64_t)test_uniform(0, 4294967296.0);
+        uint64_t bits =
+            (uint64_t)test_uniform(0, 4294967296.0) << 32 | (uint64_t)test_uniform(0, 4294967296.0);
         double d;
         memcpy(&d, &bits, sizeof d);
         if (!isnan(d))

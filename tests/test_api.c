@@ -1,0 +1,309 @@
+/* test_api.c - the public API on a real device (CMRSCL_DEVICE): version and status
+ * strings, device selection, NULL handles and misuse, device-buffer SpMV with events and
+ * queues, interop with the caller's OpenCL objects, device-memory limits (the context
+ * stays usable), and a kernel build failure reporting its build log. */
+#include "test_matrices.h"
+#include "test_util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static cmrscl_csr small_matrix(void)
+{
+    cmrscl_csr a;
+    test_matrix_build(9, &a); /* 1500 x 1500 random */
+    return a;
+}
+
+static void test_strings(void)
+{
+    CHECK(cmrscl_version_number() == CMRSCL_VERSION_NUMBER);
+    char expect[32];
+    snprintf(expect, sizeof expect, "%d.%d.%d", CMRSCL_VERSION_MAJOR, CMRSCL_VERSION_MINOR,
+             CMRSCL_VERSION_PATCH);
+    CHECK(!strcmp(cmrscl_version_string(), expect));
+    CHECK(!strcmp(cmrscl_status_name(CMRSCL_OK), "CMRSCL_OK"));
+    CHECK(!strcmp(cmrscl_status_name(CMRSCL_ERROR_BUILD), "CMRSCL_ERROR_BUILD"));
+    CHECK(!strcmp(cmrscl_status_name((cmrscl_status)-999), "CMRSCL_UNKNOWN_STATUS"));
+    CHECK(!strcmp(cmrscl_status_message(CMRSCL_ERROR_PARSE), "malformed Matrix Market file"));
+    for (int s = 0; s >= CMRSCL_ERROR_CONTEXT_MISMATCH; --s)
+        CHECK(strcmp(cmrscl_status_name((cmrscl_status)s), "CMRSCL_UNKNOWN_STATUS") != 0);
+}
+
+static void test_null_handles(void)
+{
+    cmrscl_context_free(NULL);
+    cmrscl_matrix_free(NULL);
+    cmrscl_cmrs_free(NULL);
+    cmrscl_csr_free(NULL);
+    cmrscl_matrix m = (cmrscl_matrix)1;
+    CHECK_STATUS(cmrscl_context_create(NULL, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_matrix_create(NULL, CMRSCL_FLOAT, 0, 0, NULL, NULL, NULL, NULL, &m),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(m == NULL); /* outputs are cleared on failure */
+    CHECK_STATUS(cmrscl_spmv(NULL, 1, NULL, 0, NULL, NULL, 0, NULL, NULL),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_spmv_host(NULL, 1, NULL, 0, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_matrix_params(NULL, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_context_device_info(NULL, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_devices(NULL, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(*cmrscl_last_error() != '\0');
+}
+
+static void test_selection(void)
+{
+    cmrscl_device_info *list;
+    size_t n;
+    CHECK_OK(cmrscl_devices(&list, &n));
+    CHECK(n >= 1);
+    cmrscl_context ctx = NULL;
+    char sel[64];
+    snprintf(sel, sizeof sel, "%u:%u", list[0].platform_index, list[0].device_index);
+    CHECK_OK(cmrscl_context_create(sel, &ctx));
+    cmrscl_device_info got;
+    CHECK_OK(cmrscl_context_device_info(ctx, &got));
+    CHECK(!strcmp(got.device_name, list[0].device_name));
+    cmrscl_context_free(ctx);
+    CHECK_OK(cmrscl_context_create(cmrscl_device_type_name(list[0].type), &ctx));
+    cmrscl_context_free(ctx);
+    /* A name substring, upper-cased: the match ignores case. */
+    char name[8] = {0};
+    for (int i = 0; i < 3 && list[0].device_name[i]; ++i)
+        name[i] = (char)toupper((unsigned char)list[0].device_name[i]);
+    CHECK_OK(cmrscl_context_create(name, &ctx));
+    cmrscl_context_free(ctx);
+    ctx = (cmrscl_context)1;
+    CHECK_STATUS(cmrscl_context_create("no such device, surely", &ctx), CMRSCL_ERROR_NO_DEVICE);
+    CHECK(ctx == NULL && test_contains(cmrscl_last_error(), list[0].device_name));
+    CHECK_STATUS(cmrscl_context_create("99:99", &ctx), CMRSCL_ERROR_NO_DEVICE);
+    free(list);
+}
+
+/* y = A x through device buffers, an own queue and events; returns max |y - ref|. */
+static void test_buffers(cmrscl_context ctx)
+{
+    cmrscl_csr a = small_matrix();
+    cmrscl_matrix m;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m));
+    cl_context cl;
+    cl_command_queue q;
+    CHECK_OK(cmrscl_context_cl(ctx, &cl, &q));
+    cl_device_id dev;
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    double *x = malloc(sizeof(double) * (size_t)a.cols),
+           *y = malloc(sizeof(double) * (size_t)a.rows);
+    for (int32_t j = 0; j < a.cols; ++j)
+        x[j] = test_uniform(-1, 1);
+    cl_int err;
+    cl_mem xb =
+        clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 8 * (size_t)a.cols, x, &err);
+    cl_mem yb = clCreateBuffer(cl, CL_MEM_READ_WRITE, 8 * (size_t)a.rows, NULL, &err);
+    cl_mem small = clCreateBuffer(cl, CL_MEM_READ_WRITE, 8 * (size_t)a.rows - 8, NULL, &err);
+    cl_command_queue own = clCreateCommandQueue(cl, dev, 0, &err);
+    cl_event ev = NULL, ev2 = NULL;
+    CHECK_OK(cmrscl_spmv(m, 1.0, xb, 0.0, yb, own, 0, NULL, &ev));
+    CHECK(ev != NULL);
+    CHECK_OK(cmrscl_spmv(m, 1.0, xb, 0.0, yb, own, 1, &ev, &ev2));
+    CHECK(clWaitForEvents(1, &ev2) == CL_SUCCESS);
+    clEnqueueReadBuffer(own, yb, CL_TRUE, 0, 8 * (size_t)a.rows, y, 0, NULL, NULL);
+    double ratio = INFINITY;
+    CHECK_OK(cmrscl_csr_spmv_check(&a, 1.0, x, 0.0, NULL, y, 0x1p-53, NULL, &ratio));
+    CHECK(ratio <= 1.0);
+    /* Misuse: too small, the same buffer twice, wait list mismatch. */
+    CHECK_STATUS(cmrscl_spmv(m, 1.0, xb, 0.0, small, NULL, 0, NULL, NULL),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "y holds"));
+    CHECK_STATUS(cmrscl_spmv(m, 1.0, small, 0.0, yb, NULL, 0, NULL, NULL),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_spmv(m, 1.0, yb, 0.0, yb, NULL, 0, NULL, NULL),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_spmv(m, 1.0, xb, 0.0, yb, NULL, 1, NULL, NULL),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_spmv(m, 1.0, NULL, 0.0, yb, NULL, 0, NULL, NULL),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    /* A buffer and a queue of another OpenCL context. */
+    cl_context other = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, 8 * (size_t)a.rows, NULL, &err);
+    cl_command_queue foreign_q = clCreateCommandQueue(other, dev, 0, &err);
+    CHECK_STATUS(cmrscl_spmv(m, 1.0, xb, 0.0, foreign, NULL, 0, NULL, NULL),
+                 CMRSCL_ERROR_CONTEXT_MISMATCH);
+    CHECK_STATUS(cmrscl_spmv(m, 1.0, xb, 0.0, yb, foreign_q, 0, NULL, NULL),
+                 CMRSCL_ERROR_CONTEXT_MISMATCH);
+    clReleaseCommandQueue(foreign_q);
+    clReleaseMemObject(foreign);
+    clReleaseContext(other);
+    clReleaseEvent(ev);
+    clReleaseEvent(ev2);
+    clReleaseCommandQueue(own);
+    clReleaseMemObject(xb), clReleaseMemObject(yb), clReleaseMemObject(small);
+    free(x), free(y);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+}
+
+static void test_interop(cmrscl_context ctx)
+{
+    cl_context cl;
+    cl_command_queue q;
+    CHECK_OK(cmrscl_context_cl(ctx, &cl, &q));
+    cl_device_id dev;
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_int err;
+    cl_context mine = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    cl_command_queue mine_q = clCreateCommandQueue(mine, dev, 0, &err);
+    cmrscl_context wrapped = NULL;
+    CHECK_STATUS(cmrscl_context_create_from_cl(cl, mine_q, &wrapped),
+                 CMRSCL_ERROR_CONTEXT_MISMATCH);
+    CHECK_OK(cmrscl_context_create_from_cl(mine, mine_q, &wrapped));
+    /* The caller may drop its references: the cmrscl context retained both. */
+    clReleaseCommandQueue(mine_q);
+    clReleaseContext(mine);
+    cmrscl_csr a = small_matrix();
+    cmrscl_matrix m = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(wrapped, CMRSCL_FLOAT, &a, NULL, &m));
+    float *x = malloc(4 * (size_t)a.cols), *y = malloc(4 * (size_t)a.rows);
+    double *xd = malloc(8 * (size_t)a.cols), *yd = malloc(8 * (size_t)a.rows);
+    for (int32_t j = 0; j < a.cols; ++j)
+        xd[j] = x[j] = (float)test_uniform(-1, 1);
+    CHECK_OK(cmrscl_spmv_host(m, 2.0, x, 0.0, y));
+    for (int32_t i = 0; i < a.rows; ++i)
+        yd[i] = y[i];
+    cmrscl_csr ref = test_csr_rounded(&a, CMRSCL_FLOAT);
+    double ratio = INFINITY;
+    CHECK_OK(cmrscl_csr_spmv_check(&ref, 2.0, xd, 0.0, NULL, yd, 0x1p-24, NULL, &ratio));
+    CHECK(ratio <= 1.0);
+    cmrscl_csr_free(&ref);
+    free(x), free(y), free(xd), free(yd);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+    cmrscl_context_free(wrapped);
+}
+
+static void test_matrix_misuse(cmrscl_context ctx)
+{
+    int32_t rp[] = {0, 2, 1};
+    int32_t ci[] = {0, 5};
+    float v[] = {1, 2};
+    cmrscl_matrix m = (cmrscl_matrix)1;
+    CHECK_STATUS(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 2, 2, rp, ci, v, NULL, &m),
+                 CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK(m == NULL);
+    rp[2] = 2;
+    CHECK_STATUS(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 2, 2, rp, ci, v, NULL, &m),
+                 CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK(test_contains(cmrscl_last_error(), "col_ind[1] = 5"));
+    ci[1] = 1;
+    CHECK_STATUS(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 2, 2, rp, ci, NULL, NULL, &m),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_matrix_create(ctx, (cmrscl_precision)0, 2, 2, rp, ci, v, NULL, &m),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    cmrscl_options o = {0};
+    o.height = 256, o.work_group_size = 1024; /* far more local memory than a group gets */
+    CHECK_STATUS(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 2, 2, rp, ci, v, &o, &m),
+                 CMRSCL_ERROR_DEVICE_LIMIT);
+    CHECK_OK(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 2, 2, rp, ci, v, NULL, &m));
+    float x[2] = {1, 1}, y[2] = {0, 0};
+    CHECK_OK(cmrscl_spmv_host(m, 1.0, x, 0.0, y));
+    CHECK(y[0] == 3 && y[1] == 0); /* row 0 holds both entries */
+    CHECK_STATUS(cmrscl_spmv_host(m, 1.0, NULL, 0.0, y), CMRSCL_ERROR_INVALID_ARGUMENT);
+    cmrscl_matrix_free(m);
+}
+
+static void test_memory_limit(cmrscl_context ctx)
+{
+    cmrscl_csr a = small_matrix();
+    cmrscl_matrix m = (cmrscl_matrix)1;
+    /* values (8 bytes x nnz) is the largest array; a cap below it fails that buffer. */
+    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 8 * (uint64_t)a.nnz - 1));
+    CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m),
+                 CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(m == NULL && test_contains(cmrscl_last_error(), "values buffer") &&
+          test_contains(cmrscl_last_error(), "memory limit"));
+    /* A cap above every buffer but below their sum fails the total. */
+    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 8 * (uint64_t)a.nnz + 16));
+    CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m),
+                 CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(test_contains(cmrscl_last_error(), "bytes of device memory"));
+    /* The context stays usable once the cap is lifted. */
+    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 0));
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m));
+    cmrscl_params p;
+    CHECK_OK(cmrscl_matrix_params(m, &p));
+    CHECK(p.device_bytes >= 12 * (uint64_t)a.nnz && p.nnz == a.nnz && p.rows == a.rows);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+}
+
+/* A kernel directory with a broken kernel: the build fails with the compiler's log. */
+static void test_build_failure(cmrscl_context ctx)
+{
+    char dir[] = "/tmp/cmrscl-kernels-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128];
+    snprintf(path, sizeof path, "%s/cmrs_spmv.cl", dir);
+    FILE *f = fopen(path, "w");
+    fputs("__kernel void cmrs_spmv(__global float *y) { this is not OpenCL C }\n", f);
+    fclose(f);
+    setenv("CMRSCL_KERNEL_DIR", dir, 1);
+    cmrscl_csr a = small_matrix();
+    cmrscl_matrix m = NULL;
+    cmrscl_options o = {0};
+    o.height = 3; /* parameters no earlier test built, so the cache cannot answer */
+    CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m), CMRSCL_ERROR_BUILD);
+    CHECK(test_contains(cmrscl_last_error(), "build log") &&
+          test_contains(cmrscl_last_error(), "-DHEIGHT=3"));
+    remove(path);
+    CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m),
+                 CMRSCL_ERROR_FILE_IO);
+    CHECK(test_contains(cmrscl_last_error(), path));
+    rmdir(dir);
+    unsetenv("CMRSCL_KERNEL_DIR");
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m));
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+}
+
+static void test_empty_matrix_event(cmrscl_context ctx)
+{
+    int32_t rp[1] = {0};
+    cmrscl_matrix m;
+    CHECK_OK(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 0, 5, rp, NULL, NULL, NULL, &m));
+    cl_event ev = NULL;
+    CHECK_OK(cmrscl_spmv(m, 1.0, NULL, 0.0, NULL, NULL, 0, NULL, &ev));
+    CHECK(ev != NULL && clWaitForEvents(1, &ev) == CL_SUCCESS);
+    if (ev)
+        clReleaseEvent(ev);
+    cmrscl_cmrs c;
+    CHECK_OK(cmrscl_matrix_read_cmrs(m, &c));
+    CHECK(c.rows == 0 && c.cols == 5 && c.strips == 0 && c.strip_ptr[0] == 0);
+    cmrscl_cmrs_free(&c);
+    cmrscl_matrix_free(m);
+}
+
+int main(void)
+{
+    test_strings();
+    test_null_handles();
+    test_selection();
+    cmrscl_context ctx = NULL;
+    CHECK_OK(cmrscl_context_create(NULL, &ctx));
+    if (ctx) {
+        cmrscl_device_info d;
+        cmrscl_context_device_info(ctx, &d);
+        printf("device %u:%u %s\n", d.platform_index, d.device_index, d.device_name);
+        if (d.fp64)
+            test_buffers(ctx);
+        test_interop(ctx);
+        test_matrix_misuse(ctx);
+        if (d.fp64)
+            test_memory_limit(ctx);
+        test_build_failure(ctx);
+        test_empty_matrix_event(ctx);
+    }
+    cmrscl_context_free(ctx);
+    return test_finish("api");
+}
