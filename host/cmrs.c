@@ -169,8 +169,11 @@ static cmrscl_status cmrs_validate(const cmrscl_cmrs *m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "strip_ptr must run from 0 to nnz = %d",
                            m->nnz);
     for (int32_t s = 0; s < m->strips; ++s) {
-        if (m->strip_ptr[s + 1] < m->strip_ptr[s])
-            return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "strip_ptr decreases at strip %d", s);
+        /* Both bounds before the entries are read: a strip may not end past nnz even
+         * when a later strip_ptr comes back down to it. */
+        if (m->strip_ptr[s + 1] < m->strip_ptr[s] || m->strip_ptr[s + 1] > (uint32_t)m->nnz)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "strip_ptr[%d] = %u is outside %u..%d",
+                               s + 1, m->strip_ptr[s + 1], m->strip_ptr[s], m->nnz);
         for (uint32_t k = m->strip_ptr[s]; k < m->strip_ptr[s + 1]; ++k) {
             uint32_t c = m->packed ? m->col_ind[k] >> CMRSCL_CMRS_BITS : m->col_ind[k];
             uint32_t r =

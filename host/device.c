@@ -309,8 +309,9 @@ cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_dev
                      &out->resident_items_per_cu);
     /* shfl.sync needs sm_30+ and 32-wide warps. */
     out->warp_shuffle = out->nv_compute_capability >= 30 && out->warp_width == 32;
-    out->height_float = params_rule_height(out, CMRSCL_FLOAT);
-    out->height_double = out->fp64 ? params_rule_height(out, CMRSCL_DOUBLE) : 0;
+    const char *source;
+    out->height_float = params_default_height(out, CMRSCL_FLOAT, &source);
+    out->height_double = out->fp64 ? params_default_height(out, CMRSCL_DOUBLE, &source) : 0;
     return CMRSCL_OK;
 }
 

@@ -85,6 +85,10 @@ CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context c
 
 /* HEIGHT from local memory per compute unit, resident work-items and value size. */
 CMRSCL_HIDDEN int params_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
+/* The HEIGHT used when the user gives none: the tuned table's, else the rule's;
+ * *source says which ("tuned" or "device rule"). */
+CMRSCL_HIDDEN int params_default_height(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                        const char **source);
 /* Fills precision, height, warp, work_group_size, layout, order, reduce, height_source
  * and build_options; fails with a message if an option cannot run on the device. */
 CMRSCL_HIDDEN cmrscl_status params_choose(const cmrscl_device_info *dev, cmrscl_precision precision,

@@ -214,8 +214,8 @@ typedef struct cmrscl_device_info {
     int subgroups;             /* cl_khr_subgroups */
     int warp_shuffle;          /* a genuine warp shuffle is available (NVIDIA inline PTX) */
     int nv_compute_capability; /* e.g. 90; 0 if not NVIDIA */
-    int height_float;          /* the HEIGHT the rule picks for float and double (0: no fp64) */
-    int height_double;
+    int height_float;          /* default HEIGHT (tuned table, else rule) for float */
+    int height_double;         /* ... and for double (0: no fp64) */
 } cmrscl_device_info;
 
 /* Every device of every platform, in "P:D" order. Free with free(). */

@@ -245,6 +245,8 @@ static void test_corrupt_cmrs(void)
     CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
     m.col_ind[0] = 0, m.strip_ptr[1] = 10;
     CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
+    m.strip_ptr[1] = 100; /* past nnz, though strip_ptr[2] comes back below it */
+    CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
     m.strip_ptr[1] = 4, m.strips = 2;
     CHECK_STATUS(cmrscl_cmrs_to_csr(&m, &back), CMRSCL_ERROR_INVALID_MATRIX);
     m.strips = 3;

@@ -527,7 +527,7 @@ static bool reference_read(const char *path, reference *r)
     return size_seen;
 }
 
-/* From ../shared/matrices/README.md. */
+/* From tests/data/suitesparse/README.md. */
 static const struct {
     const char *file;
     int32_t rows, cols, entries;

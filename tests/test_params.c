@@ -106,10 +106,24 @@ static void test_errors(void)
     CHECK(test_contains(cmrscl_last_error(), "local memory"));
 }
 
+static void test_tuned_table(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    snprintf(d.device_name, sizeof d.device_name, "NVIDIA H200");
+    cmrscl_params p;
+    CHECK_OK(params_choose(&d, CMRSCL_DOUBLE, 10, NULL, &p));
+    CHECK(p.height == 16 && !strcmp(p.height_source, "tuned"));
+    cmrscl_options o = {0};
+    o.height = 7; /* the user still wins */
+    CHECK_OK(params_choose(&d, CMRSCL_DOUBLE, 10, &o, &p));
+    CHECK(p.height == 7 && !strcmp(p.height_source, "user"));
+}
+
 int main(void)
 {
     test_height_rule();
     test_choices();
     test_errors();
+    test_tuned_table();
     return test_finish("params");
 }

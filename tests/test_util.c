@@ -40,7 +40,7 @@ const char *test_data(const char *rel) { return join("CMRSCL_TEST_DATA", "tests/
 
 const char *test_shared_matrix(const char *name)
 {
-    return join("CMRSCL_SHARED_MATRICES", "../shared/matrices", name);
+    return join("CMRSCL_SHARED_MATRICES", "tests/data/suitesparse", name);
 }
 
 bool test_contains(const char *haystack, const char *needle)

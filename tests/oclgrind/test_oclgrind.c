@@ -1,0 +1,321 @@
+/* test_oclgrind.c - every kernel variant the library builds for a non-NVIDIA device, meant to
+ * run under Oclgrind (tests/oclgrind/CMakeLists.txt adds the checking flags and turns any
+ * Oclgrind diagnostic into a failure): both strip orders, HEIGHT 1..16 (and larger ones in
+ * the unpacked layout), work-groups of one warp and of several, on small awkward matrices.
+ * Each product is checked against the CPU double reference, with y poisoned by NaN for
+ * beta = 0 and a beta != 0 case. Vectors are device buffers of exactly cols and rows
+ * elements, so Oclgrind sees any access past either end. Oclgrind's device reports a preferred
+ * work-group multiple of 1, so the library's probe finds warp 1; warps 8 and 32 are forced
+ * through cmrscl_options.warp.
+ * Usage: test_oclgrind float|double packed|unpacked WARP rows|columns|both [MIN-MAX]
+ *          (MIN-MAX: only the heights in that range, so a variant can be split in parts)
+ *        test_oclgrind shuffle   (says why the shuffle reduction cannot run; exits 77) */
+#include "internal.h"
+#include "test_matrices.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SKIP 77
+#define SHUFFLE_SKIP_REASON                                                                        \
+    "the shuffle reduction uses NVIDIA inline PTX, so it cannot run under Oclgrind"
+
+typedef struct variant {
+    cmrscl_precision precision;
+    cmrscl_layout layout;
+    int warp;
+    int orders;                 /* bit 0: row order, bit 1: column order */
+    int min_height, max_height; /* the heights to run, within 1..16 and the unpacked extras */
+} variant;
+
+typedef struct env {
+    cmrscl_context ctx;
+    cl_context cl;
+    cl_command_queue queue;
+    cmrscl_device_info dev;
+} env;
+
+/* The awkward matrices, kept small because Oclgrind simulates every work-item: six from the
+ * shared catalogue (test_matrices.c) and four shapes built here from random rows. */
+static const int catalogue[] = {0, 1, 2, 4, 5, 11}; /* 0x0 9x0 0x9 5x5 37x37 1x257 */
+static const struct shape {
+    const char *name;
+    int32_t rows, cols, max_len; /* rows of 0..max_len random entries */
+    int32_t dense_row;           /* a row with every column, or -1 */
+} shapes[] = {
+    {"13x13 nnz=0", 13, 13, 0, -1},
+    {"29x150 one dense row", 29, 150, 3, 17},
+    {"31x6 tall", 31, 6, 6, -1},
+    {"97x89 random", 97, 89, 40, -1}, /* some rows longer than a warp of 32 */
+};
+#define CATALOGUE_COUNT ((int)(sizeof catalogue / sizeof catalogue[0]))
+#define MATRIX_COUNT (CATALOGUE_COUNT + (int)(sizeof shapes / sizeof shapes[0]))
+
+static const char *build_matrix(int i, cmrscl_csr *out)
+{
+    if (i < CATALOGUE_COUNT)
+        return test_matrix_build(catalogue[i], out);
+    const struct shape *s = &shapes[i - CATALOGUE_COUNT];
+    size_t cap = (size_t)s->rows * (size_t)s->max_len + (size_t)s->cols + 1, n = 0;
+    int32_t *ri = malloc(sizeof(int32_t) * cap), *ci = malloc(sizeof(int32_t) * cap);
+    double *v = malloc(sizeof(double) * cap);
+    test_seed(4000 + (unsigned long long)i);
+    for (int32_t r = 0; r < s->rows; ++r) {
+        int len = r == s->dense_row ? s->cols : (int)test_uniform(0, s->max_len + 1);
+        for (int k = 0; k < len; ++k, ++n) { /* duplicates allowed: the CSR builder sums them */
+            ri[n] = r;
+            ci[n] = r == s->dense_row ? k : (int32_t)test_uniform(0, s->cols);
+            v[n] = test_uniform(-1, 1);
+        }
+    }
+    CHECK_OK(cmrscl_csr_from_coo(s->rows, s->cols, (int64_t)n, ri, ci, v, out));
+    free(ri), free(ci), free(v);
+    return s->name;
+}
+
+/* Stores v in element i of a float or double array; returns the value as stored. */
+static double put(void *a, cmrscl_precision p, size_t i, double v)
+{
+    if (p == CMRSCL_FLOAT)
+        return ((float *)a)[i] = (float)v;
+    return ((double *)a)[i] = v;
+}
+
+static double get(const void *a, cmrscl_precision p, size_t i)
+{
+    return p == CMRSCL_FLOAT ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+
+/* A device buffer holding exactly `bytes` copied from `host`; NULL when bytes is 0. */
+static cl_mem exact_buffer(const env *e, cl_mem_flags flags, size_t bytes, void *host)
+{
+    if (bytes == 0)
+        return NULL;
+    cl_int err = CL_SUCCESS;
+    cl_mem b = clCreateBuffer(e->cl, flags | CL_MEM_COPY_HOST_PTR, bytes, host, &err);
+    CHECK_MSG(b != NULL, "clCreateBuffer of %zu bytes failed (%d)", bytes, (int)err);
+    return b;
+}
+
+/* One product y = alpha*A*x + beta*y on exact-size device buffers, checked against the
+ * CPU double reference. */
+static void check_product(const env *e, cmrscl_matrix m, const cmrscl_csr *ref_a,
+                          cmrscl_precision prec, double alpha, double beta, const char *what)
+{
+    size_t rows = (size_t)ref_a->rows, cols = (size_t)ref_a->cols;
+    size_t vs = cmrscl_precision_size(prec);
+    double *x = malloc(sizeof(double) * (cols + 1)), *y0 = malloc(sizeof(double) * (rows + 1));
+    double *y = malloc(sizeof(double) * (rows + 1));
+    void *xd = malloc(vs * (cols + 1)), *yd = malloc(vs * (rows + 1));
+    for (size_t j = 0; j < cols; ++j)
+        x[j] = put(xd, prec, j, test_uniform(-1, 1));
+    /* beta == 0: NaN in y shows a row left unwritten, or one read despite beta == 0. */
+    for (size_t i = 0; i < rows; ++i)
+        y0[i] = put(yd, prec, i, beta == 0.0 ? NAN : test_uniform(-1, 1));
+    cl_mem xb = exact_buffer(e, CL_MEM_READ_ONLY, vs * cols, xd);
+    cl_mem yb = exact_buffer(e, CL_MEM_READ_WRITE, vs * rows, yd);
+    CHECK_OK(cmrscl_spmv(m, alpha, xb, beta, yb, NULL, 0, NULL, NULL));
+    if (yb) {
+        cl_int err = clEnqueueReadBuffer(e->queue, yb, CL_TRUE, 0, vs * rows, yd, 0, NULL, NULL);
+        CHECK_MSG(err == CL_SUCCESS, "%s: clEnqueueReadBuffer failed (%d)", what, (int)err);
+    }
+    for (size_t i = 0; i < rows; ++i)
+        y[i] = get(yd, prec, i);
+    double ratio = INFINITY;
+    CHECK_OK(cmrscl_csr_spmv_check(ref_a, alpha, x, beta, y0, y,
+                                   prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
+    CHECK_MSG(ratio <= 1.0, "%s alpha %g beta %g: error %.3g x the rounding bound", what, alpha,
+              beta, ratio);
+    if (xb)
+        clReleaseMemObject(xb);
+    if (yb)
+        clReleaseMemObject(yb);
+    free(x), free(y0), free(y), free(xd), free(yd);
+}
+
+/* Every matrix with one set of parameters; returns the number of products run. */
+static int run_matrices(const env *e, const variant *v, const cmrscl_options *opt)
+{
+    int products = 0;
+    for (int i = 0; i < MATRIX_COUNT; ++i) {
+        cmrscl_csr a;
+        const char *name = build_matrix(i, &a);
+        cmrscl_csr ref_a = test_csr_rounded(&a, v->precision);
+        char what[200];
+        snprintf(what, sizeof what, "%s, height %d, warp %d, work-group %d, %s order", name,
+                 opt->height, opt->warp, opt->work_group_size,
+                 opt->order == CMRSCL_ORDER_ROWS ? "row" : "column");
+        cmrscl_matrix m = NULL;
+        CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, v->precision, &a, opt, &m));
+        if (m) {
+            cmrscl_params p;
+            CHECK_OK(cmrscl_matrix_params(m, &p));
+            CHECK_MSG(p.height == opt->height && p.warp == opt->warp &&
+                          p.work_group_size == opt->work_group_size && p.layout == opt->layout &&
+                          p.order == opt->order && p.reduce == CMRSCL_REDUCE_LOCAL,
+                      "%s: parameters not as asked (%s)", what, p.build_options);
+            check_product(e, m, &ref_a, v->precision, 1.0, 0.0, what);
+            check_product(e, m, &ref_a, v->precision, -1.5, 0.5, what);
+            products += 2;
+        }
+        cmrscl_matrix_free(m);
+        cmrscl_csr_free(&ref_a);
+        cmrscl_csr_free(&a);
+    }
+    return products;
+}
+
+/* Several warps: 4, or fewer where that would pass 64 work-items (Oclgrind simulates each
+ * one) or the device's limits; 0 when not even 2 fit. */
+static int several_warps(const env *e, const variant *v, int height)
+{
+    uint64_t vs = cmrscl_precision_size(v->precision);
+    for (int k = 4; k >= 2; k /= 2) {
+        uint64_t wg = (uint64_t)k * (uint64_t)v->warp;
+        if ((wg <= 64 || k == 2) && wg <= e->dev.max_work_group_size &&
+            wg * (uint64_t)height * vs <= e->dev.local_mem_bytes)
+            return (int)wg;
+    }
+    return 0;
+}
+
+/* The chosen strip orders and both work-group shapes at one height. */
+static int run_height(const env *e, const variant *v, int height)
+{
+    int groups[2] = {v->warp, several_warps(e, v, height)}, products = 0;
+    if (!groups[1])
+        printf("height %d: no work-group of several warps of %d fits the device's %llu bytes of "
+               "local memory; one-warp groups only\n",
+               height, v->warp, (unsigned long long)e->dev.local_mem_bytes);
+    for (int g = 0; g < 2 && groups[g]; ++g)
+        for (int k = 0; k < 2; ++k) {
+            if (!(v->orders & (1 << k)))
+                continue;
+            cmrscl_options opt = {0};
+            opt.height = height;
+            opt.warp = v->warp;
+            opt.work_group_size = groups[g];
+            opt.layout = v->layout;
+            opt.order = k == 0 ? CMRSCL_ORDER_ROWS : CMRSCL_ORDER_COLUMNS;
+            opt.reduce = CMRSCL_REDUCE_LOCAL;
+            products += run_matrices(e, v, &opt);
+        }
+    return products;
+}
+
+/* The shuffle reduction needs NVIDIA's shfl.sync: the library must refuse it here. */
+static int report_shuffle(const env *e)
+{
+    cmrscl_csr a;
+    test_matrix_build(4, &a); /* the paper's 5x5 */
+    cmrscl_options opt = {0};
+    opt.warp = 32;
+    opt.reduce = CMRSCL_REDUCE_SHUFFLE;
+    cmrscl_matrix m = NULL;
+    CHECK_MSG(!e->dev.warp_shuffle, "device \"%s\" claims a warp shuffle", e->dev.device_name);
+    CHECK_STATUS(cmrscl_matrix_create_from_csr(e->ctx, CMRSCL_FLOAT, &a, &opt, &m),
+                 CMRSCL_ERROR_UNSUPPORTED);
+    printf("library: %s\n", cmrscl_last_error());
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+    if (test_failures)
+        return test_finish("oclgrind shuffle");
+    printf("skipped: %s\n", SHUFFLE_SKIP_REASON);
+    return SKIP;
+}
+
+static bool parse_args(int argc, char **argv, variant *v)
+{
+    static const char *const orders[] = {"", "rows", "columns", "both"};
+    if (argc < 5 || argc > 6 || (strcmp(argv[1], "float") && strcmp(argv[1], "double")) ||
+        (strcmp(argv[2], "packed") && strcmp(argv[2], "unpacked")))
+        return false;
+    v->precision = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+    v->layout = !strcmp(argv[2], "unpacked") ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED;
+    v->warp = atoi(argv[3]);
+    v->orders = 0;
+    for (int k = 1; k <= 3; ++k)
+        if (!strcmp(argv[4], orders[k]))
+            v->orders = k;
+    v->min_height = 1, v->max_height = CMRSCL_MAX_HEIGHT;
+    if (argc > 5 && sscanf(argv[5], "%d-%d", &v->min_height, &v->max_height) != 2)
+        return false;
+    return v->warp > 0 && (v->warp & (v->warp - 1)) == 0 && v->orders != 0 &&
+           v->min_height <= v->max_height;
+}
+
+/* Opens the Oclgrind device; fails unless the program really runs under Oclgrind. */
+static bool open_env(env *e)
+{
+    memset(e, 0, sizeof *e);
+    CHECK_OK(cmrscl_context_create(NULL, &e->ctx));
+    if (!e->ctx)
+        return false;
+    CHECK_OK(cmrscl_context_device_info(e->ctx, &e->dev));
+    CHECK_OK(cmrscl_context_cl(e->ctx, &e->cl, &e->queue));
+    const cmrscl_device_info *d = &e->dev;
+    printf("device %u:%u %s (%s), %s; probed warp %u (%s), fp64 %s, local memory %llu bytes\n",
+           d->platform_index, d->device_index, d->device_name, d->platform_name, d->device_version,
+           d->warp_width, cmrscl_warp_source_name(d->warp_source), d->fp64 ? "yes" : "no",
+           (unsigned long long)d->local_mem_bytes);
+    CHECK_MSG(
+        test_contains(d->platform_name, "Oclgrind"),
+        "not running under Oclgrind (platform \"%s\"): run it as `oclgrind test_oclgrind ...`",
+        d->platform_name);
+    return test_failures == 0;
+}
+
+/* HEIGHT 1..16 in both layouts and larger ones where only the unpacked layout goes, as far
+ * as they lie in the range asked for. */
+static int run_variant(const env *e, const variant *v)
+{
+    static const int heights[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 32};
+    int products = 0, count = 0, first = 0, last = 0;
+    for (size_t k = 0; k < sizeof heights / sizeof heights[0]; ++k) {
+        int h = heights[k];
+        if (h < v->min_height || h > v->max_height ||
+            (h > CMRSCL_MAX_PACKED_HEIGHT && v->layout == CMRSCL_LAYOUT_PACKED))
+            continue;
+        products += run_height(e, v, h);
+        first = count++ ? first : h;
+        last = h;
+    }
+    CHECK_MSG(count > 0, "no height lies in %d..%d", v->min_height, v->max_height);
+    printf("%s %s, warp %d, %s order: %d products checked (%d heights from %d to %d, "
+           "work-groups of one warp and of several, %d matrices, beta = 0 and beta != 0)\n",
+           cmrscl_precision_name(v->precision),
+           v->layout == CMRSCL_LAYOUT_PACKED ? "packed" : "unpacked", v->warp,
+           v->orders == 3   ? "row and column"
+           : v->orders == 1 ? "row"
+                            : "column",
+           products, count, first, last, MATRIX_COUNT);
+    return test_finish("oclgrind");
+}
+
+int main(int argc, char **argv)
+{
+    variant v;
+    bool shuffle = argc == 2 && !strcmp(argv[1], "shuffle");
+    if (!shuffle && !parse_args(argc, argv, &v)) {
+        fprintf(stderr,
+                "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
+                "       %s shuffle\n",
+                argv[0], argv[0]);
+        return 2;
+    }
+    env e;
+    int status = SKIP;
+    if (!open_env(&e))
+        status = test_finish("oclgrind");
+    else if (shuffle)
+        status = report_shuffle(&e);
+    else if (v.precision == CMRSCL_DOUBLE && !e.dev.fp64)
+        printf("skipped: the device has no fp64\n");
+    else
+        status = run_variant(&e, &v);
+    cmrscl_context_free(e.ctx);
+    return status;
+}
