@@ -190,9 +190,10 @@ static cmrscl_status cmrs_validate(const cmrscl_cmrs *m)
 
 cmrscl_status cmrscl_cmrs_to_csr(const cmrscl_cmrs *cmrs, cmrscl_csr *out)
 {
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!out || !cmrs)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "cmrs or out is NULL");
-    memset(out, 0, sizeof *out);
     cmrscl_status st = cmrs_validate(cmrs);
     if (st != CMRSCL_OK)
         return st;

@@ -24,7 +24,10 @@ static cmrscl_status context_new(cmrscl_context *out)
     cmrscl_context ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a context");
-    pthread_mutex_init(&ctx->lock, NULL);
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+    }
     *out = ctx;
     return CMRSCL_OK;
 }
@@ -117,6 +120,8 @@ cmrscl_status cmrscl_context_create_from_cl(cl_context context, cl_command_queue
 
 cmrscl_status cmrscl_context_device_info(cmrscl_context ctx, cmrscl_device_info *out)
 {
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!ctx || !out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context or out is NULL");
     *out = ctx->info;
@@ -125,6 +130,10 @@ cmrscl_status cmrscl_context_device_info(cmrscl_context ctx, cmrscl_device_info 
 
 cmrscl_status cmrscl_context_cl(cmrscl_context ctx, cl_context *context, cl_command_queue *queue)
 {
+    if (context)
+        *context = NULL;
+    if (queue)
+        *queue = NULL;
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
     if (context)
@@ -138,6 +147,8 @@ cmrscl_status cmrscl_context_set_memory_limit(cmrscl_context ctx, uint64_t bytes
 {
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
+    pthread_mutex_lock(&ctx->lock);
     ctx->memory_limit = bytes;
+    pthread_mutex_unlock(&ctx->lock);
     return CMRSCL_OK;
 }

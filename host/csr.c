@@ -178,6 +178,10 @@ cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *a, double alpha, const dou
                                     const double *y0, const double *y, double unit_roundoff,
                                     double *relative_error, double *bound_ratio)
 {
+    if (relative_error)
+        *relative_error = INFINITY;
+    if (bound_ratio) /* a failed check must never read as a pass */
+        *bound_ratio = INFINITY;
     cmrscl_status st = cmrscl_csr_validate(a);
     if (st != CMRSCL_OK)
         return st;
@@ -187,7 +191,7 @@ cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *a, double alpha, const dou
     for (int32_t i = 0; i < a->rows; ++i) {
         double mag;
         double ref = row_reference(a, i, alpha, x, beta, y0, &mag);
-        if (isfinite(ref) != isfinite(y[i]) || (!isfinite(ref) && !(ref == y[i]))) {
+        if (!isfinite(ref) != !isfinite(y[i]) || (!isfinite(ref) && !(ref == y[i]))) {
             if (!(isnan(ref) && isnan(y[i]))) /* NaN matches NaN; inf must match exactly */
                 worst = INFINITY;
             continue;

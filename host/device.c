@@ -29,7 +29,10 @@ cmrscl_status device_enumerate(device_entry **list, size_t *count)
     cl_platform_id *plats = cmrscl_alloc(nplat, sizeof *plats);
     if (!plats)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for platforms");
-    clGetPlatformIDs(nplat, plats, NULL);
+    if ((err = clGetPlatformIDs(nplat, plats, NULL)) != CL_SUCCESS) {
+        free(plats);
+        return cmrscl_fail_cl(err, "clGetPlatformIDs");
+    }
     size_t n = 0, cap = 0;
     device_entry *out = NULL;
     for (cl_uint p = 0; p < nplat; ++p) {
@@ -43,7 +46,8 @@ cmrscl_status device_enumerate(device_entry **list, size_t *count)
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for devices");
         }
         out = grown;
-        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, ndev, devs, NULL);
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, ndev, devs, NULL) != CL_SUCCESS)
+            ndev = 0; /* the platform changed its mind: skip it */
         for (cl_uint d = 0; d < ndev; ++d)
             out[n++] = (device_entry){plats[p], devs[d], p, d};
         free(devs);
@@ -59,12 +63,17 @@ cmrscl_status device_enumerate(device_entry **list, size_t *count)
     return CMRSCL_OK;
 }
 
+/* A device string, truncated to the buffer when longer (OpenCL would refuse it whole). */
 static void device_string(cl_device_id d, cl_device_info what, char *buf, size_t size)
 {
+    size_t needed = 0;
     buf[0] = '\0';
-    if (clGetDeviceInfo(d, what, size, buf, NULL) != CL_SUCCESS)
-        buf[0] = '\0';
-    buf[size - 1] = '\0';
+    if (clGetDeviceInfo(d, what, 0, NULL, &needed) != CL_SUCCESS || needed == 0)
+        return;
+    char *full = malloc(needed);
+    if (full && clGetDeviceInfo(d, what, needed, full, NULL) == CL_SUCCESS)
+        snprintf(buf, size, "%.*s", (int)(needed - 1), full);
+    free(full);
 }
 
 static bool contains_nocase(const char *haystack, const char *needle)
@@ -249,8 +258,12 @@ static cmrscl_status query_warp(const device_entry *e, cl_context context, const
         out->warp_source = CMRSCL_WARP_FROM_AMD_ATTRIBUTE;
         return CMRSCL_OK;
     }
+    /* A device that cannot build the probe cannot build the SpMV kernel either; that
+     * fails later with its build log. Here it only gets warp 1, so listing goes on. */
     out->warp_source = CMRSCL_WARP_FROM_PROBE;
-    return probe_warp(e, context, &out->warp_width);
+    if (probe_warp(e, context, &out->warp_width) != CMRSCL_OK)
+        out->warp_width = 1;
+    return CMRSCL_OK;
 }
 
 cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_device_info *out)

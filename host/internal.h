@@ -6,6 +6,7 @@
 
 #include "cmrscl.h"
 
+#include <locale.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,6 +31,13 @@ CMRSCL_HIDDEN double cmrscl_seconds(void);
 /* malloc of n*size bytes with an overflow check; never returns NULL for n == 0. */
 CMRSCL_HIDDEN void *cmrscl_alloc(size_t n, size_t size);
 CMRSCL_HIDDEN size_t cmrscl_precision_size(cmrscl_precision p);
+/* Matrix Market numbers use '.' whatever LC_NUMERIC the application chose: readers and
+ * writers switch the calling thread to the C numeric locale in between (uselocale). */
+typedef struct c_numeric_scope {
+    locale_t c, previous;
+} c_numeric_scope;
+CMRSCL_HIDDEN void c_numeric_enter(c_numeric_scope *scope);
+CMRSCL_HIDDEN void c_numeric_leave(c_numeric_scope *scope);
 CMRSCL_HIDDEN const char *cmrscl_precision_name(cmrscl_precision p);
 
 /* ---- mtx.c: Matrix Market -> CSR ---- */

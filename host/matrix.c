@@ -46,6 +46,9 @@ static void device_sizes(const cmrscl_params *p, int32_t rows, int32_t nnz, size
 static cmrscl_status check_device_memory(cmrscl_context ctx, const size_t bytes[4])
 {
     const cmrscl_device_info *d = &ctx->info;
+    pthread_mutex_lock(&ctx->lock);
+    uint64_t limit = ctx->memory_limit;
+    pthread_mutex_unlock(&ctx->lock);
     uint64_t total = 0, largest = 0, alloc_cap = d->max_alloc_bytes,
              total_cap = d->global_mem_bytes;
     int which = 0;
@@ -54,11 +57,11 @@ static cmrscl_status check_device_memory(cmrscl_context ctx, const size_t bytes[
         if (bytes[i] > largest)
             largest = bytes[i], which = i;
     }
-    bool capped = ctx->memory_limit && ctx->memory_limit < alloc_cap;
-    if (ctx->memory_limit && ctx->memory_limit < total_cap)
-        total_cap = ctx->memory_limit;
+    bool capped = limit && limit < alloc_cap;
+    if (limit && limit < total_cap)
+        total_cap = limit;
     if (capped)
-        alloc_cap = ctx->memory_limit;
+        alloc_cap = limit;
     if (largest > alloc_cap)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "the matrix needs a %llu-byte %s buffer but at most %llu bytes can be "
@@ -90,6 +93,8 @@ static cmrscl_status upload_buffers(cmrscl_matrix m, const upload *u)
                            empty ? 16 : u->bytes[i], empty ? NULL : (void *)u->host[i], &err);
         if (!*dst[i]) {
             cmrscl_status st = cmrscl_fail_cl(err, "clCreateBuffer");
+            if (err == CL_OUT_OF_RESOURCES) /* at allocation, resources means memory */
+                st = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
             char sizes[128];
             snprintf(sizes, sizeof sizes, " (%s, %zu bytes)", upload_names[i], u->bytes[i]);
             cmrscl_fail_append(sizes);
@@ -149,7 +154,10 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     cmrscl_matrix m = calloc(1, sizeof *m);
     if (!m)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a matrix");
-    pthread_mutex_init(&m->lock, NULL);
+    if (pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+    }
     m->ctx = ctx;
     cmrscl_params *p = &m->params;
     st = params_choose(&ctx->info, precision, cols, opt, p);
@@ -220,6 +228,8 @@ cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx, cmrscl_precision
 
 cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
 {
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!m || !out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
     *out = m->params;

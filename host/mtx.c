@@ -476,7 +476,10 @@ static cmrscl_status check_complete(const parser *ps)
 static cmrscl_status parse_all(source *src, size_t cap, cmrscl_csr *out)
 {
     parser ps = {.name = src->name, .stage = STAGE_BANNER};
+    c_numeric_scope numeric;
+    c_numeric_enter(&numeric);
     cmrscl_status st = parse_stream(src, &ps, cap);
+    c_numeric_leave(&numeric);
     if (st == CMRSCL_OK)
         st = check_complete(&ps);
     if (st == CMRSCL_OK)

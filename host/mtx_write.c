@@ -92,7 +92,10 @@ cmrscl_status cmrscl_mtx_write(const char *path, const cmrscl_csr *csr)
         return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot create %s: %s", path,
                            errno ? strerror(errno) : "out of memory");
     }
+    c_numeric_scope numeric;
+    c_numeric_enter(&numeric);
     st = write_text(gz, path, csr, buf);
+    c_numeric_leave(&numeric);
     free(buf);
     /* Buffered data reaches the disk only here, so a full disk may show up only now. */
     errno = 0;

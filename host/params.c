@@ -124,6 +124,12 @@ cmrscl_status params_choose(const cmrscl_device_info *dev, cmrscl_precision prec
                            "double precision needs cl_khr_fp64, which device \"%s\" lacks",
                            dev->device_name);
     p->precision = precision;
+    if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
+        (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
+        (unsigned)opt->reduce > CMRSCL_REDUCE_SHUFFLE)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "options: layout %d, order %d or reduce %d is not a known value",
+                           (int)opt->layout, (int)opt->order, (int)opt->reduce);
     if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
                            CMRSCL_MAX_HEIGHT);

@@ -1,5 +1,5 @@
 /* spmv.c - launching y = alpha*A*x + beta*y: argument checks against the matrix (sizes,
- * context, overlap), launch geometry (one warp per strip), events, and the blocking
+ * context, x and y the same buffer), launch geometry (one warp per strip), events, and the blocking
  * convenience call on host arrays. */
 #include "internal.h"
 
@@ -133,13 +133,17 @@ cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, dou
         ybuf = clCreateBuffer(context, CL_MEM_READ_WRITE | (beta != 0.0 ? CL_MEM_COPY_HOST_PTR : 0),
                               ybytes, beta != 0.0 ? y : NULL, &err);
     cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (x/y)");
+    /* The read waits on the product's event: a caller's queue may be out of order. */
+    cl_event done = NULL;
     if (st == CMRSCL_OK)
-        st = cmrscl_spmv(m, alpha, xbuf, beta, ybuf, NULL, 0, NULL, NULL);
+        st = cmrscl_spmv(m, alpha, xbuf, beta, ybuf, NULL, 0, NULL, &done);
     if (st == CMRSCL_OK) {
-        err = clEnqueueReadBuffer(m->ctx->queue, ybuf, CL_TRUE, 0, ybytes, y, 0, NULL, NULL);
+        err = clEnqueueReadBuffer(m->ctx->queue, ybuf, CL_TRUE, 0, ybytes, y, 1, &done, NULL);
         if (err != CL_SUCCESS)
             st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (y)");
     }
+    if (done)
+        clReleaseEvent(done);
     if (xbuf)
         clReleaseMemObject(xbuf);
     if (ybuf)

@@ -104,6 +104,12 @@ const char *cmrscl_cl_error_name(cl_int err)
         CL_NAME(CL_OUT_OF_RESOURCES)
         CL_NAME(CL_OUT_OF_HOST_MEMORY)
         CL_NAME(CL_PROFILING_INFO_NOT_AVAILABLE)
+        CL_NAME(CL_MEM_COPY_OVERLAP)
+        CL_NAME(CL_IMAGE_FORMAT_MISMATCH)
+        CL_NAME(CL_MAP_FAILURE)
+        CL_NAME(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        CL_NAME(CL_COMPILE_PROGRAM_FAILURE)
+        CL_NAME(CL_LINK_PROGRAM_FAILURE)
         CL_NAME(CL_BUILD_PROGRAM_FAILURE)
         CL_NAME(CL_INVALID_VALUE)
         CL_NAME(CL_INVALID_DEVICE_TYPE)
@@ -112,6 +118,7 @@ const char *cmrscl_cl_error_name(cl_int err)
         CL_NAME(CL_INVALID_CONTEXT)
         CL_NAME(CL_INVALID_QUEUE_PROPERTIES)
         CL_NAME(CL_INVALID_COMMAND_QUEUE)
+        CL_NAME(CL_INVALID_HOST_PTR)
         CL_NAME(CL_INVALID_MEM_OBJECT)
         CL_NAME(CL_INVALID_BUILD_OPTIONS)
         CL_NAME(CL_INVALID_PROGRAM)
@@ -131,6 +138,9 @@ const char *cmrscl_cl_error_name(cl_int err)
         CL_NAME(CL_INVALID_OPERATION)
         CL_NAME(CL_INVALID_BUFFER_SIZE)
         CL_NAME(CL_INVALID_GLOBAL_WORK_SIZE)
+        CL_NAME(CL_INVALID_PROPERTY)
+        CL_NAME(CL_INVALID_COMPILER_OPTIONS)
+        CL_NAME(CL_INVALID_LINKER_OPTIONS)
         CL_NAME(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
 #undef CL_NAME
     case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
@@ -141,8 +151,9 @@ const char *cmrscl_cl_error_name(cl_int err)
 cmrscl_status cmrscl_fail_cl(cl_int err, const char *what)
 {
     cmrscl_status status = CMRSCL_ERROR_OPENCL;
-    if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
-        err == CL_INVALID_BUFFER_SIZE)
+    /* CL_OUT_OF_RESOURCES is memory at allocation but a launch failure at enqueue, so it
+     * stays ERROR_OPENCL here; upload_buffers (matrix.c) maps it for its allocations. */
+    if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_INVALID_BUFFER_SIZE)
         status = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
     else if (err == CL_OUT_OF_HOST_MEMORY)
         status = CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
@@ -169,4 +180,18 @@ size_t cmrscl_precision_size(cmrscl_precision p) { return p == CMRSCL_DOUBLE ? 8
 const char *cmrscl_precision_name(cmrscl_precision p)
 {
     return p == CMRSCL_DOUBLE ? "double" : p == CMRSCL_FLOAT ? "float" : "invalid";
+}
+
+void c_numeric_enter(c_numeric_scope *scope)
+{
+    scope->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    scope->previous = scope->c ? uselocale(scope->c) : (locale_t)0;
+}
+
+void c_numeric_leave(c_numeric_scope *scope)
+{
+    if (!scope->c)
+        return;
+    uselocale(scope->previous);
+    freelocale(scope->c);
 }

@@ -121,7 +121,7 @@ CMRSCL_API cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, co
  * bounds the rounding of any summation order (len_i: entries in row i; unit_roundoff:
  * 2^-24 for float, 2^-53 for double). bound_ratio <= 1 means y is right; a NaN or
  * infinity where the reference has none (or the reverse) gives infinity. y0 is only read
- * when beta != 0. Either output may be NULL. */
+ * when beta != 0. Either output may be NULL; on failure both are infinity. */
 CMRSCL_API cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *csr, double alpha, const double *x,
                                                double beta, const double *y0, const double *y,
                                                double unit_roundoff, double *relative_error,

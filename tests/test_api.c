@@ -183,6 +183,54 @@ static void test_interop(cmrscl_context ctx)
     cmrscl_context_free(wrapped);
 }
 
+/* An out-of-order queue of the caller's: the blocking host call must still wait for the
+ * product before reading y (a large matrix makes a premature read visible). */
+static void test_out_of_order_queue(cmrscl_context ctx)
+{
+    cl_context cl;
+    cl_command_queue q;
+    CHECK_OK(cmrscl_context_cl(ctx, &cl, &q));
+    cl_device_id dev;
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_int err;
+    cl_command_queue ooo =
+        clCreateCommandQueue(cl, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    if (!ooo) {
+        printf("out-of-order queues not supported: that check was not run\n");
+        return;
+    }
+    enum { N = 1 << 21 };
+    int32_t *rp = malloc(sizeof(int32_t) * (N + 1)), *ci = malloc(sizeof(int32_t) * 3 * N);
+    float *v = malloc(sizeof(float) * 3 * N), *x = malloc(sizeof(float) * N);
+    float *y = malloc(sizeof(float) * N);
+    int32_t k = 0;
+    for (int32_t i = 0; i < N; ++i) { /* 1-D Laplacian: y = A * ones is 0 inside, 1 at ends */
+        rp[i] = k;
+        for (int32_t j = i - 1; j <= i + 1; ++j)
+            if (j >= 0 && j < N)
+                ci[k] = j, v[k++] = j == i ? 2.0f : -1.0f;
+        x[i] = 1.0f;
+    }
+    rp[N] = k;
+    cmrscl_context wrapped = NULL;
+    cmrscl_matrix m = NULL;
+    CHECK_OK(cmrscl_context_create_from_cl(cl, ooo, &wrapped));
+    CHECK_OK(cmrscl_matrix_create(wrapped, CMRSCL_FLOAT, N, N, rp, ci, v, NULL, &m));
+    for (int run = 0; m && run < 3; ++run) {
+        for (int32_t i = 0; i < N; ++i)
+            y[i] = -7.0f;
+        CHECK_OK(cmrscl_spmv_host(m, 1.0, x, 0.0, y));
+        int32_t wrong = 0;
+        for (int32_t i = 0; i < N; ++i)
+            wrong += y[i] != (i == 0 || i == N - 1 ? 1.0f : 0.0f);
+        CHECK_MSG(wrong == 0, "out-of-order queue, run %d: %d rows wrong", run, wrong);
+    }
+    cmrscl_matrix_free(m);
+    cmrscl_context_free(wrapped);
+    clReleaseCommandQueue(ooo);
+    free(rp), free(ci), free(v), free(x), free(y);
+}
+
 static void test_matrix_misuse(cmrscl_context ctx)
 {
     int32_t rp[] = {0, 2, 1};
@@ -298,6 +346,7 @@ int main(void)
         if (d.fp64)
             test_buffers(ctx);
         test_interop(ctx);
+        test_out_of_order_queue(ctx);
         test_matrix_misuse(ctx);
         if (d.fp64)
             test_memory_limit(ctx);

@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -701,6 +702,42 @@ static void test_writer(void)
     cmrscl_csr_free(&a);
 }
 
+/* An application that set a comma-decimal LC_NUMERIC must still read and write '.':
+ * values that take strtod's path (17 digits, 1e-400) and the writer's %.17g. */
+static void test_foreign_locale(void)
+{
+    static const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "de_DE"};
+    const char *set = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !set; ++i)
+        set = setlocale(LC_NUMERIC, names[i]);
+    if (!set || strtod("0.5", NULL) == 0.5) {
+        printf("no comma-decimal locale installed: the locale check was not run\n");
+        setlocale(LC_NUMERIC, "C");
+        return;
+    }
+    /* 25 significant digits: too many for the exact fast paths, so strtod reads it. */
+    static const char text[] = "%%MatrixMarket matrix coordinate real general\n"
+                               "2 2 2\n1 1 0.1234567890123456789012345\n2 2 1e-400\n";
+    const char *path = tmp_path("locale.mtx");
+    cmrscl_csr a = {0}, b = {0};
+    CHECK(write_file(path, text, sizeof text - 1));
+    CHECK_OK(cmrscl_mtx_read(path, NULL, &a));
+    CHECK(a.nnz == 2 && a.values[0] == 0.1234567890123456789012345 && a.values[1] == 0.0);
+    CHECK_OK(cmrscl_mtx_write(path, &a));
+    FILE *f = fopen(path, "r");
+    char written[512] = {0};
+    CHECK(f && fread(written, 1, sizeof written - 1, f) > 0);
+    if (f)
+        fclose(f);
+    CHECK_MSG(!strchr(written, ','), "the writer used the locale's decimal comma:\n%s", written);
+    CHECK_OK(cmrscl_mtx_read(path, NULL, &b));
+    CHECK(b.nnz == 2 && b.values[0] == a.values[0]);
+    CHECK(strtod("0,5", NULL) == 0.5); /* the application's locale is left as it was */
+    cmrscl_csr_free(&a);
+    cmrscl_csr_free(&b);
+    setlocale(LC_NUMERIC, "C");
+}
+
 int main(void)
 {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/cmrscl_test_mtx_XXXXXX");
@@ -720,6 +757,7 @@ int main(void)
     test_shared_matrices();
     test_progress();
     test_writer();
+    test_foreign_locale();
     tmp_cleanup();
     return test_finish("mtx");
 }

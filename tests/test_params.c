@@ -94,6 +94,10 @@ static void test_errors(void)
     o = (cmrscl_options){0};
     o.height = CMRSCL_MAX_HEIGHT + 1;
     CHECK_STATUS(params_choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.height = 0, o.reduce = (cmrscl_reduce)9;
+    CHECK_STATUS(params_choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.reduce = CMRSCL_REDUCE_AUTO, o.layout = (cmrscl_layout)-1;
+    CHECK_STATUS(params_choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
     o.height = 20, o.layout = CMRSCL_LAYOUT_PACKED;
     CHECK_STATUS(params_choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK(test_contains(cmrscl_last_error(), "packed layout"));

@@ -81,8 +81,9 @@ static int verify(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y, const
     size_t vs = opt->precision == CMRSCL_FLOAT ? 4 : 8, n = (size_t)a->rows;
     char *raw = malloc(vs * (n + 1));
     double *yv = malloc(sizeof(double) * (n + 1));
-    cl_int err = raw && yv ? clEnqueueReadBuffer(q, y, CL_TRUE, 0, vs * n, raw, 0, NULL, NULL)
-                           : CL_OUT_OF_HOST_MEMORY;
+    cl_int err = !raw || !yv ? CL_OUT_OF_HOST_MEMORY
+                 : n == 0    ? CL_SUCCESS /* OpenCL rejects empty reads */
+                             : clEnqueueReadBuffer(q, y, CL_TRUE, 0, vs * n, raw, 0, NULL, NULL);
     for (size_t i = 0; err == CL_SUCCESS && i < n; ++i)
         yv[i] = vs == 4 ? (double)((float *)raw)[i] : ((double *)raw)[i];
     if (err == CL_SUCCESS)
@@ -109,7 +110,12 @@ static int time_runs(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y,
 {
     cl_event *ev = calloc((size_t)opt->repetitions, sizeof *ev);
     double *ms = calloc((size_t)opt->repetitions, sizeof *ms);
-    cmrscl_status st = ev && ms ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+    if (!ev || !ms) {
+        free(ev), free(ms);
+        fputs("cmrscl-run: no memory for the timing events\n", stderr);
+        return EXIT_RUN_FAILED;
+    }
+    cmrscl_status st = CMRSCL_OK;
     for (int i = 0; st == CMRSCL_OK && i < opt->warmup; ++i)
         st = cmrscl_spmv(m, opt->alpha, x, opt->beta, y, NULL, 0, NULL, NULL);
     for (int i = 0; st == CMRSCL_OK && i < opt->repetitions; ++i)
@@ -117,14 +123,12 @@ static int time_runs(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y,
     cl_int err = clFinish(q);
     for (int i = 0; st == CMRSCL_OK && err == CL_SUCCESS && i < opt->repetitions; ++i) {
         cl_ulong t0 = 0, t1 = 0;
-        if (!ev[i]) /* an empty matrix launches nothing */
-            continue;
         err = clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
         if (err == CL_SUCCESS)
             err = clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
         ms[i] = (double)(t1 - t0) * 1e-6;
     }
-    for (int i = 0; ev && i < opt->repetitions; ++i)
+    for (int i = 0; i < opt->repetitions; ++i)
         if (ev[i])
             clReleaseEvent(ev[i]);
     free(ev);

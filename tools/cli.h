@@ -35,8 +35,9 @@ void cli_usage(FILE *out);
 int cli_fail(const char *what, cmrscl_status status);
 
 /* Generated matrices: "stencil7:N", "stencil27:N" (N^3 rows), "random:N:K" (N x N with
- * K entries per row on average). Returns false with a message for a bad spec. */
-bool gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size);
+ * K entries per row on average). Returns 0, or an exit status (EXIT_USAGE for a bad spec,
+ * EXIT_RUN_FAILED when memory runs out) with the reason in `error`. */
+int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size);
 
 /* The matrix a command works on: FILE, --gen SPEC, or the default generated matrix.
  * Reports load time and throughput through the out parameters. */

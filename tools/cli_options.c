@@ -68,7 +68,8 @@ static bool parse_double(const char *flag, const char *text, double *out)
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(v))
+    /* ERANGE also flags subnormal results, which are fine; overflow shows as inf. */
+    if (end == text || *end || !isfinite(v))
         return usage_error(flag, "a finite number", text);
     *out = v;
     return true;
@@ -179,7 +180,11 @@ bool cli_parse(int argc, char **argv, cli_options *o)
             return true;
         }
         if (c == '?' || c == ':') {
-            const char *bad = argv[optind - 1];
+            /* Name the option as typed: a long one by its argument; a short one by optopt,
+             * since it may sit inside a cluster ("-zr") where argv[optind - 1] is another. */
+            const char *last = argv[optind - 1];
+            char shortopt[3] = {'-', (char)optopt, '\0'};
+            const char *bad = strncmp(last, "--", 2) == 0 || !optopt ? last : shortopt;
             fprintf(stderr, "cmrscl-run: %s option '%s' (see cmrscl-run --help)\n",
                     c == '?' ? "unknown" : "missing value for", bad);
             return false;

@@ -22,13 +22,24 @@ int cmd_gen(const cli_options *opt)
     }
     cmrscl_csr a;
     char error[256];
-    if (!gen_matrix(spec, &a, error, sizeof error)) {
+    int rc = gen_matrix(spec, &a, error, sizeof error);
+    if (rc) {
         fprintf(stderr, "cmrscl-run: %s\n", error);
-        return EXIT_USAGE;
+        return rc;
     }
     cmrscl_status st = cmrscl_mtx_write(opt->output, &a);
-    if (st == CMRSCL_OK && !opt->json)
+    if (st == CMRSCL_OK && opt->json) {
+        json_open(NULL, '{');
+        json_string("file", opt->output);
+        json_string("spec", spec);
+        json_int("rows", a.rows);
+        json_int("cols", a.cols);
+        json_int("nnz", a.nnz);
+        json_close('}');
+        json_end();
+    } else if (st == CMRSCL_OK) {
         printf("wrote %s: %d x %d, nnz %d\n", opt->output, a.rows, a.cols, a.nnz);
+    }
     cmrscl_csr_free(&a);
     return st == CMRSCL_OK ? 0 : cli_fail("writing the matrix", st);
 }

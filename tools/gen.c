@@ -2,6 +2,7 @@
  * straight into canonical CSR) and loading a command's matrix from a file or a spec. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,18 @@
 
 /* A 7- or 27-point stencil on an n^3 grid, x fastest: the Laplacian-like operator with
  * the centre weight equal to the number of neighbours. Columns come out ascending. */
-static bool stencil(int n, int points, cmrscl_csr *out, char *error, size_t error_size)
+static int stencil(long n, int points, cmrscl_csr *out, char *error, size_t error_size)
 {
-    int64_t rows = (int64_t)n * n * n;
-    if (n < 1 || rows * points > INT32_MAX) {
-        snprintf(error, error_size, "stencil grid %d^3 is outside 1..%d^3 for %d points", n,
-                 points == 7 ? 668 : 430, points);
-        return false;
+    /* Bound n before cubing it: rows and nnz must stay within 32-bit indices. */
+    long limit = 1;
+    while ((limit + 1) * (limit + 1) * (limit + 1) * points <= INT32_MAX)
+        ++limit;
+    if (n < 1 || n > limit) {
+        snprintf(error, error_size, "stencil grid %ld^3 is outside 1..%ld^3 for %d points", n,
+                 limit, points);
+        return EXIT_USAGE;
     }
+    int64_t rows = (int64_t)n * n * n;
     int64_t cap = rows * points;
     cmrscl_csr a = {(int32_t)rows,
                     (int32_t)rows,
@@ -29,7 +34,7 @@ static bool stencil(int n, int points, cmrscl_csr *out, char *error, size_t erro
     if (!a.row_ptr || !a.col_ind || !a.values) {
         cmrscl_csr_free(&a);
         snprintf(error, error_size, "no memory for a %lld-row stencil", (long long)rows);
-        return false;
+        return EXIT_RUN_FAILED;
     }
     int32_t k = 0;
     for (int z = 0; z < n; ++z)
@@ -49,15 +54,15 @@ static bool stencil(int n, int points, cmrscl_csr *out, char *error, size_t erro
             }
     a.row_ptr[rows] = a.nnz = k;
     *out = a;
-    return true;
+    return 0;
 }
 
 /* n x n with about k entries per row (uniform 0..2k), columns uniform; duplicates summed. */
-static bool random_matrix(int n, int k, cmrscl_csr *out, char *error, size_t error_size)
+static int random_matrix(long n, long k, cmrscl_csr *out, char *error, size_t error_size)
 {
-    if (n < 1 || k < 0 || (int64_t)n * 2 * k > INT32_MAX) {
-        snprintf(error, error_size, "random:%d:%d is outside the 32-bit index range", n, k);
-        return false;
+    if (n < 1 || k < 0 || n > INT32_MAX || k > INT32_MAX || n * 2 * k > INT32_MAX) {
+        snprintf(error, error_size, "random:%ld:%ld is outside the 32-bit index range", n, k);
+        return EXIT_USAGE;
     }
     size_t cap = (size_t)n * 2 * (size_t)k + 1;
     int32_t *ri = malloc(sizeof(int32_t) * cap), *ci = malloc(sizeof(int32_t) * cap);
@@ -79,22 +84,50 @@ static bool random_matrix(int n, int k, cmrscl_csr *out, char *error, size_t err
     free(ri), free(ci), free(v);
     if (st != CMRSCL_OK)
         snprintf(error, error_size, "random matrix: %s", cmrscl_status_message(st));
-    return st == CMRSCL_OK;
+    return st == CMRSCL_OK ? 0 : EXIT_RUN_FAILED;
 }
 
-bool gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size)
+/* Reads "N" or "N:K" after a spec's prefix, strictly (no sign games, no overflow). */
+static int parse_sizes(const char *text, long *values, int max)
 {
-    int n, k;
-    char tail;
-    if (sscanf(spec, "stencil27:%d%c", &n, &tail) == 1)
-        return stencil(n, 27, out, error, error_size);
-    if (sscanf(spec, "stencil7:%d%c", &n, &tail) == 1)
-        return stencil(n, 7, out, error, error_size);
-    if (sscanf(spec, "random:%d:%d%c", &n, &k, &tail) == 2)
-        return random_matrix(n, k, out, error, error_size);
+    int n = 0;
+    while (n < max) {
+        char *end;
+        errno = 0;
+        if (*text < '0' || *text > '9')
+            return -1;
+        values[n++] = strtol(text, &end, 10);
+        if (errno)
+            return -1;
+        if (*end == '\0')
+            return n;
+        if (*end != ':')
+            return -1;
+        text = end + 1;
+    }
+    return -1;
+}
+
+int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size)
+{
+    static const struct {
+        const char *prefix;
+        int sizes;
+    } kinds[] = {{"stencil27:", 1}, {"stencil7:", 1}, {"random:", 2}};
+    for (int i = 0; i < 3; ++i) {
+        size_t len = strlen(kinds[i].prefix);
+        long v[2];
+        if (strncmp(spec, kinds[i].prefix, len) != 0)
+            continue;
+        if (parse_sizes(spec + len, v, 2) != kinds[i].sizes)
+            break;
+        if (i == 2)
+            return random_matrix(v[0], v[1], out, error, error_size);
+        return stencil(v[0], i == 0 ? 27 : 7, out, error, error_size);
+    }
     snprintf(error, error_size,
              "unknown matrix spec '%s' (expected stencil7:N, stencil27:N or random:N:K)", spec);
-    return false;
+    return EXIT_USAGE;
 }
 
 static double now(void)
@@ -132,9 +165,10 @@ int load_matrix(const cli_options *opt, loaded_matrix *out)
     } else {
         const char *spec = opt->gen ? opt->gen : DEFAULT_MATRIX;
         char error[256];
-        if (!gen_matrix(spec, &out->csr, error, sizeof error)) {
+        int rc = gen_matrix(spec, &out->csr, error, sizeof error);
+        if (rc) {
             fprintf(stderr, "cmrscl-run: %s\n", error);
-            return EXIT_USAGE;
+            return rc;
         }
         snprintf(out->name, sizeof out->name, "%s", spec);
     }

@@ -19,17 +19,38 @@ static void item(const char *key)
         printf("\"%s\": ", key);
 }
 
-static void put_string(const char *s)
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes are not one. */
+static int utf8_length(const unsigned char *s)
 {
+    int n = s[0] < 0x80           ? 1
+            : (s[0] >> 5) == 0x6  ? 2
+            : (s[0] >> 4) == 0xe  ? 3
+            : (s[0] >> 3) == 0x1e ? 4
+                                  : 0;
+    for (int i = 1; i < n; ++i)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* JSON must be UTF-8: file and device names that are not get U+FFFD per bad byte. */
+static void put_string(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
     putchar('"');
-    for (; s && *s; ++s) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
+    while (*s) {
+        int n = utf8_length(s);
+        if (n == 0) {
+            fputs("\\ufffd", stdout);
+            s += 1;
+        } else if (*s == '"' || *s == '\\') {
+            printf("\\%c", *s++);
+        } else if (*s < 0x20) {
+            printf("\\u%04x", *s++);
+        } else {
+            fwrite(s, 1, (size_t)n, stdout);
+            s += n;
+        }
     }
     putchar('"');
 }
