@@ -83,17 +83,14 @@ static void test_selection(void)
     free(list);
 }
 
-/* y = A x through device buffers, an own queue and events; returns max |y - ref|. */
+/* y = A x through device buffers, an own queue and events, and their misuse. */
 static void test_buffers(cmrscl_context ctx)
 {
     cmrscl_csr a = small_matrix();
     cmrscl_matrix m;
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m));
     cl_context cl;
-    cl_command_queue q;
-    CHECK_OK(cmrscl_context_cl(ctx, &cl, &q));
-    cl_device_id dev;
-    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_device_id dev = test_cl_device(ctx, &cl);
     double *x = malloc(sizeof(double) * (size_t)a.cols),
            *y = malloc(sizeof(double) * (size_t)a.rows);
     for (int32_t j = 0; j < a.cols; ++j)
@@ -148,10 +145,7 @@ static void test_buffers(cmrscl_context ctx)
 static void test_interop(cmrscl_context ctx)
 {
     cl_context cl;
-    cl_command_queue q;
-    CHECK_OK(cmrscl_context_cl(ctx, &cl, &q));
-    cl_device_id dev;
-    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_device_id dev = test_cl_device(ctx, &cl);
     cl_int err;
     cl_context mine = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     cl_command_queue mine_q = clCreateCommandQueue(mine, dev, 0, &err);
@@ -188,10 +182,7 @@ static void test_interop(cmrscl_context ctx)
 static void test_out_of_order_queue(cmrscl_context ctx)
 {
     cl_context cl;
-    cl_command_queue q;
-    CHECK_OK(cmrscl_context_cl(ctx, &cl, &q));
-    cl_device_id dev;
-    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_device_id dev = test_cl_device(ctx, &cl);
     cl_int err;
     cl_command_queue ooo =
         clCreateCommandQueue(cl, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);

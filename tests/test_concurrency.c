@@ -83,10 +83,7 @@ static void *shared_matrix(void *arg)
     const shared_job *job = arg;
     bool *ok = malloc(sizeof *ok);
     cl_context cl;
-    cl_command_queue q;
-    cmrscl_context_cl(job->ctx, &cl, &q);
-    cl_device_id dev;
-    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_device_id dev = test_cl_device(job->ctx, &cl);
     cl_int err;
     cl_command_queue own = clCreateCommandQueue(cl, dev, 0, &err);
     size_t xb = sizeof(float) * (size_t)matrix.cols, yb = sizeof(float) * (size_t)matrix.rows;

@@ -59,3 +59,13 @@ double test_uniform(double lo, double hi)
     rng_state ^= rng_state << 17;
     return lo + (hi - lo) * (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
 }
+
+cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context)
+{
+    cl_command_queue queue = NULL;
+    cl_device_id device = NULL;
+    cmrscl_context_cl(ctx, context, &queue);
+    if (queue)
+        clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
+    return device;
+}

@@ -42,6 +42,9 @@ const char *test_data(const char *rel);
 const char *test_shared_matrix(const char *name);
 bool test_contains(const char *haystack, const char *needle);
 
+/* The OpenCL context and device behind a cmrscl context (borrowed). */
+cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context);
+
 /* Deterministic pseudo-random numbers (xorshift), seeded per test. */
 void test_seed(unsigned long long seed);
 double test_uniform(double lo, double hi);

@@ -31,6 +31,9 @@ typedef struct cli_options {
 bool cli_parse(int argc, char **argv, cli_options *opt);
 void cli_usage(FILE *out);
 
+/* A monotonic clock in seconds, for host-side timings (loading, parsing). */
+double cli_seconds(void);
+
 /* Prints "cmrscl-run: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED. */
 int cli_fail(const char *what, cmrscl_status status);
 

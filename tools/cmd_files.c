@@ -4,14 +4,6 @@
 #include "cli.h"
 
 #include <sys/stat.h>
-#include <time.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int cmd_gen(const cli_options *opt)
 {
@@ -56,9 +48,9 @@ int cmd_parse(const cli_options *opt)
     cmrscl_csr a = {0};
     for (int i = 0; i < opt->repetitions; ++i) {
         cmrscl_csr_free(&a);
-        double t0 = now();
+        double t0 = cli_seconds();
         cmrscl_status st = cmrscl_mtx_read(opt->file, NULL, &a);
-        double t = now() - t0;
+        double t = cli_seconds() - t0;
         if (st != CMRSCL_OK)
             return cli_fail("reading the matrix", st);
         if (i == 0 || t < best)

@@ -3,6 +3,14 @@
 #include "cli.h"
 
 #include <string.h>
+#include <time.h>
+
+double cli_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int cli_fail(const char *what, cmrscl_status status)
 {

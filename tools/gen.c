@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* A 7- or 27-point stencil on an n^3 grid, x fastest: the Laplacian-like operator with
@@ -130,13 +129,6 @@ int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size
     return EXIT_USAGE;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Progress on a terminal only: "\r" updates would litter logs and pipes. */
 static void show_progress(void *user, uint64_t done, uint64_t total)
 {
@@ -147,7 +139,7 @@ static void show_progress(void *user, uint64_t done, uint64_t total)
 int load_matrix(const cli_options *opt, loaded_matrix *out)
 {
     memset(out, 0, sizeof *out);
-    double t0 = now();
+    double t0 = cli_seconds();
     if (opt->file) {
         struct stat st;
         if (stat(opt->file, &st) == 0)
@@ -172,6 +164,6 @@ int load_matrix(const cli_options *opt, loaded_matrix *out)
         }
         snprintf(out->name, sizeof out->name, "%s", spec);
     }
-    out->load_seconds = now() - t0;
+    out->load_seconds = cli_seconds() - t0;
     return 0;
 }
