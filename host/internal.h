@@ -137,6 +137,11 @@ struct cmrscl_context_s {
 
 /* ---- matrix.c / spmv.c ---- */
 
+/* Fails with the sizes when arrays of these byte counts (strip_ptr, col_ind,
+ * row_in_strip, values) cannot fit the device: one above CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+ * all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the context's memory limit. */
+CMRSCL_HIDDEN cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[4]);
+
 struct cmrscl_matrix_s {
     cmrscl_context ctx;
     cmrscl_params params;

@@ -43,7 +43,7 @@ static void device_sizes(const cmrscl_params *p, int32_t rows, int32_t nnz, size
 
 /* Fails with the sizes when the matrix cannot fit: one buffer above the largest single
  * allocation, or all of them above the memory; the context's cap tightens both. */
-static cmrscl_status check_device_memory(cmrscl_context ctx, const size_t bytes[4])
+cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[4])
 {
     const cmrscl_device_info *d = &ctx->info;
     pthread_mutex_lock(&ctx->lock);
@@ -168,7 +168,7 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
 
     size_t bytes[4];
     device_sizes(p, rows, row_ptr[rows], bytes);
-    st = check_device_memory(ctx, bytes);
+    st = matrix_check_device_memory(ctx, bytes);
     if (st != CMRSCL_OK) {
         cmrscl_matrix_free(m);
         return st;

@@ -123,11 +123,38 @@ static void test_tuned_table(void)
     CHECK(p.height == 7 && !strcmp(p.height_source, "user"));
 }
 
+/* The device-memory check on fake device facts: the device's own limits, which a real
+ * test could only reach with a matrix of gigabytes, and the context's cap. */
+static void test_device_memory_limits(void)
+{
+    struct cmrscl_context_s ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.lock, NULL);
+    ctx.info = fake_device(0, 0, 0);
+    ctx.info.max_alloc_bytes = 1000;
+    ctx.info.global_mem_bytes = 2500;
+    size_t fits[4] = {100, 1000, 0, 1000};
+    CHECK_OK(matrix_check_device_memory(&ctx, fits));
+    size_t big_buffer[4] = {100, 1001, 0, 500};
+    CHECK_STATUS(matrix_check_device_memory(&ctx, big_buffer), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(test_contains(cmrscl_last_error(), "1001-byte col_ind buffer") &&
+          test_contains(cmrscl_last_error(), "CL_DEVICE_MAX_MEM_ALLOC_SIZE"));
+    size_t too_much[4] = {900, 900, 0, 900};
+    CHECK_STATUS(matrix_check_device_memory(&ctx, too_much), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(test_contains(cmrscl_last_error(), "2700 bytes") &&
+          test_contains(cmrscl_last_error(), "CL_DEVICE_GLOBAL_MEM_SIZE"));
+    ctx.memory_limit = 1500; /* the cap tightens both limits */
+    CHECK_STATUS(matrix_check_device_memory(&ctx, fits), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(test_contains(cmrscl_last_error(), "memory limit"));
+    pthread_mutex_destroy(&ctx.lock);
+}
+
 int main(void)
 {
     test_height_rule();
     test_choices();
     test_errors();
     test_tuned_table();
+    test_device_memory_limits();
     return test_finish("params");
 }
