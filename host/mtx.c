@@ -18,7 +18,7 @@
 /* Fuzzers build with this macro; a header may declare a matrix of 2^31 rows and no
  * entries, whose valid CSR alone takes gigabytes, so they get a smaller limit. */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define MAX_DIMENSION (1 << 20)
+#define MAX_DIMENSION (1 << 16)
 #else
 #define MAX_DIMENSION INT32_MAX
 #endif

@@ -1,6 +1,8 @@
 /* mtx_write.c - CSR -> Matrix Market `coordinate real general`, gzip-compressed when the
  * path ends in ".gz". Values are printed with %.17g, enough digits for every double to
- * read back bit for bit, so write -> read is an exact round trip. */
+ * read back bit for bit, so write -> read is an exact round trip, except that a NaN's
+ * payload bits are not written (Matrix Market has no syntax for them): NaN reads back as
+ * NaN of the same sign. */
 #include "internal.h"
 
 #include <errno.h>

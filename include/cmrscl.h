@@ -183,7 +183,8 @@ typedef struct cmrscl_mtx_options {
  * Errors name the file and line. opt may be NULL. */
 CMRSCL_API cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt,
                                          cmrscl_csr *out);
-/* Writes `coordinate real general`, gzip-compressed when path ends in ".gz". */
+/* Writes `coordinate real general`, gzip-compressed when path ends in ".gz". Reading
+ * the file back gives the same CSR bit for bit, but for NaN payloads (NaN stays NaN). */
 CMRSCL_API cmrscl_status cmrscl_mtx_write(const char *path, const cmrscl_csr *csr);
 
 /* ---- Devices ------------------------------------------------------------------------ */
