@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 /* ---- values: correctly rounded, like strtod ---- */
 
 /* clang-format off */ /* a table, packed by hand */
