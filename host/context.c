@@ -81,6 +81,14 @@ static device_entry entry_for(cl_device_id device)
     return e;
 }
 
+cmrscl_status queue_owner(cl_command_queue queue, cl_context *context, cl_device_id *device)
+{
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof *context, context, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof *device, device, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clGetCommandQueueInfo");
+}
+
 cmrscl_status cmrscl_context_create_from_cl(cl_context context, cl_command_queue queue,
                                             cmrscl_context *out)
 {
@@ -91,16 +99,13 @@ cmrscl_status cmrscl_context_create_from_cl(cl_context context, cl_command_queue
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context or queue is NULL");
     cl_context queue_context = NULL;
     cl_device_id device = NULL;
-    cl_int err =
-        clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queue_context, &queue_context, NULL);
-    if (err == CL_SUCCESS)
-        err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
-    if (err != CL_SUCCESS)
-        return cmrscl_fail_cl(err, "clGetCommandQueueInfo");
+    cmrscl_status st = queue_owner(queue, &queue_context, &device);
+    if (st != CMRSCL_OK)
+        return st;
     if (queue_context != context)
         return cmrscl_fail(CMRSCL_ERROR_CONTEXT_MISMATCH, "the queue belongs to another context");
     cmrscl_context ctx = NULL;
-    cmrscl_status st = context_new(&ctx);
+    st = context_new(&ctx);
     if (st != CMRSCL_OK)
         return st;
     clRetainContext(context);

@@ -144,24 +144,8 @@ cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz, const
     return CMRSCL_OK;
 }
 
-cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double *x, double beta,
-                              double *y)
-{
-    cmrscl_status st = cmrscl_csr_validate(csr);
-    if (st != CMRSCL_OK)
-        return st;
-    if ((csr->cols > 0 && !x) || (csr->rows > 0 && !y))
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
-    for (int32_t i = 0; i < csr->rows; ++i) {
-        double sum = 0.0;
-        for (int32_t k = csr->row_ptr[i]; k < csr->row_ptr[i + 1]; ++k)
-            sum += csr->values[k] * x[csr->col_ind[k]];
-        y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i];
-    }
-    return CMRSCL_OK;
-}
-
-/* One row of the check: the reference value and the rounding bound's magnitude term. */
+/* One row of alpha*A*x + beta*y0 in double, the ground truth, and the magnitude term of its
+ * rounding bound (used by the check). y0 is read only when beta != 0. */
 static double row_reference(const cmrscl_csr *a, int32_t i, double alpha, const double *x,
                             double beta, const double *y0, double *magnitude)
 {
@@ -172,6 +156,21 @@ static double row_reference(const cmrscl_csr *a, int32_t i, double alpha, const 
     }
     *magnitude = fabs(alpha) * mag + (beta != 0.0 ? fabs(beta * y0[i]) : 0.0);
     return beta != 0.0 ? alpha * sum + beta * y0[i] : alpha * sum;
+}
+
+cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double *x, double beta,
+                              double *y)
+{
+    cmrscl_status st = cmrscl_csr_validate(csr);
+    if (st != CMRSCL_OK)
+        return st;
+    if ((csr->cols > 0 && !x) || (csr->rows > 0 && !y))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
+    for (int32_t i = 0; i < csr->rows; ++i) {
+        double magnitude;
+        y[i] = row_reference(csr, i, alpha, x, beta, y, &magnitude);
+    }
+    return CMRSCL_OK;
 }
 
 cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *a, double alpha, const double *x, double beta,

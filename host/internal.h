@@ -135,6 +135,10 @@ struct cmrscl_context_s {
     program_cache_entry *programs;
 };
 
+/* The context and device a command queue belongs to. */
+CMRSCL_HIDDEN cmrscl_status queue_owner(cl_command_queue queue, cl_context *context,
+                                        cl_device_id *device);
+
 /* ---- matrix.c / spmv.c ---- */
 
 /* Fails with the sizes when arrays of these byte counts (strip_ptr, col_ind,

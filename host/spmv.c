@@ -34,11 +34,9 @@ static cmrscl_status check_queue(cmrscl_matrix m, cl_command_queue queue)
 {
     cl_context context = NULL;
     cl_device_id device = NULL;
-    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, NULL);
-    if (err == CL_SUCCESS)
-        err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
-    if (err != CL_SUCCESS)
-        return cmrscl_fail_cl(err, "clGetCommandQueueInfo");
+    cmrscl_status st = queue_owner(queue, &context, &device);
+    if (st != CMRSCL_OK)
+        return st;
     if (context != m->ctx->context || device != m->ctx->device)
         return cmrscl_fail(CMRSCL_ERROR_CONTEXT_MISMATCH,
                            "the queue belongs to another context or device than the matrix");
