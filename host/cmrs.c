@@ -1,5 +1,5 @@
 /* cmrs.c - CSR <-> CMRS on the host (paper, section 3): StripPtr, ColInd with the row in
- * strip packed into its low CMRSCL_CMRS_BITS bits (or a separate RowInStrip array when the
+ * strip packed into its low row_bits bits (or a separate RowInStrip array when the
  * packing does not fit), the optional per-strip column ordering (section 4, "fourth
  * optimization"), and the exact way back to CSR. */
 #include "internal.h"
@@ -7,9 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+int cmrscl_cmrs_row_bits(int height)
+{
+    if (height < 1 || height > CMRSCL_MAX_HEIGHT)
+        return 0;
+    int bits = CMRSCL_CMRS_BITS;
+    while ((1 << bits) < height)
+        ++bits;
+    return bits;
+}
+
 bool cmrs_packing_fits(int32_t cols, int height)
 {
-    return height >= 1 && height <= CMRSCL_MAX_PACKED_HEIGHT && cols <= CMRSCL_MAX_PACKED_COLS;
+    int bits = cmrscl_cmrs_row_bits(height);
+    return bits > 0 && height <= CMRSCL_MAX_PACKED_HEIGHT && (int64_t)cols <= (1ll << (32 - bits));
 }
 
 void cmrscl_cmrs_free(cmrscl_cmrs *cmrs)
@@ -63,6 +74,7 @@ cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *ro
     int32_t nnz = row_ptr[rows];
     int32_t strips = (int32_t)(((int64_t)rows + height - 1) / height);
     bool packed = !(flags & CMRSCL_CMRS_UNPACKED) && cmrs_packing_fits(cols, height);
+    int bits = cmrscl_cmrs_row_bits(height);
     bool ordered = (flags & CMRSCL_CMRS_ORDER_COLUMNS) != 0;
 
     out->strip_ptr = cmrscl_alloc((size_t)strips + 1, sizeof(uint32_t));
@@ -93,7 +105,7 @@ cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *ro
         int32_t e = p ? p[k] : k;
         uint32_t c = (uint32_t)col_ind[e];
         if (packed)
-            out->col_ind[k] = c << CMRSCL_CMRS_BITS | row_of[e];
+            out->col_ind[k] = c << bits | row_of[e];
         else {
             out->col_ind[k] = c;
             out->row_in_strip[k] = row_of[e];
@@ -106,6 +118,7 @@ cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *ro
     out->height = height;
     out->strips = strips;
     out->packed = packed;
+    out->row_bits = packed ? bits : 0;
     out->column_ordered = ordered;
     return CMRSCL_OK;
 }
@@ -161,8 +174,12 @@ static cmrscl_status cmrs_validate(const cmrscl_cmrs *m)
     if (m->strips != (int32_t)(((int64_t)m->rows + m->height - 1) / m->height))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "%d strips for %d rows of height %d",
                            m->strips, m->rows, m->height);
-    if (m->packed ? !cmrs_packing_fits(m->cols, m->height) : (m->nnz > 0 && !m->row_in_strip))
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "layout does not match height/columns");
+    if (m->packed ? !cmrs_packing_fits(m->cols, m->height) ||
+                        m->row_bits != cmrscl_cmrs_row_bits(m->height)
+                  : (m->nnz > 0 && !m->row_in_strip))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                           "layout does not match height/columns (row_bits %d for height %d)",
+                           m->row_bits, m->height);
     if (!m->strip_ptr || (m->nnz > 0 && (!m->col_ind || !m->values)))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "CMRS array is NULL");
     if (m->strip_ptr[0] != 0 || m->strip_ptr[m->strips] != (uint32_t)m->nnz)
@@ -175,9 +192,8 @@ static cmrscl_status cmrs_validate(const cmrscl_cmrs *m)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "strip_ptr[%d] = %u is outside %u..%d",
                                s + 1, m->strip_ptr[s + 1], m->strip_ptr[s], m->nnz);
         for (uint32_t k = m->strip_ptr[s]; k < m->strip_ptr[s + 1]; ++k) {
-            uint32_t c = m->packed ? m->col_ind[k] >> CMRSCL_CMRS_BITS : m->col_ind[k];
-            uint32_t r =
-                m->packed ? m->col_ind[k] & ((1u << CMRSCL_CMRS_BITS) - 1) : m->row_in_strip[k];
+            uint32_t c = m->packed ? m->col_ind[k] >> m->row_bits : m->col_ind[k];
+            uint32_t r = m->packed ? m->col_ind[k] & ((1u << m->row_bits) - 1) : m->row_in_strip[k];
             int64_t row = (int64_t)s * m->height + r;
             if (r >= (uint32_t)m->height || row >= m->rows || c >= (uint32_t)m->cols)
                 return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
@@ -197,7 +213,7 @@ cmrscl_status cmrscl_cmrs_to_csr(const cmrscl_cmrs *cmrs, cmrscl_csr *out)
     cmrscl_status st = cmrs_validate(cmrs);
     if (st != CMRSCL_OK)
         return st;
-    const uint32_t mask = (1u << CMRSCL_CMRS_BITS) - 1;
+    const uint32_t mask = (1u << cmrs->row_bits) - 1;
     int32_t *row_ptr = calloc((size_t)cmrs->rows + 2, sizeof(int32_t));
     int32_t *col_ind = cmrscl_alloc((size_t)cmrs->nnz, sizeof(int32_t));
     double *values = cmrscl_alloc((size_t)cmrs->nnz, sizeof(double));
@@ -219,7 +235,7 @@ cmrscl_status cmrscl_cmrs_to_csr(const cmrscl_cmrs *cmrs, cmrscl_csr *out)
                     continue;
                 }
                 int32_t at = row_ptr[row + 1]++;
-                col_ind[at] = (int32_t)(cmrs->packed ? cmrs->col_ind[k] >> CMRSCL_CMRS_BITS
+                col_ind[at] = (int32_t)(cmrs->packed ? cmrs->col_ind[k] >> cmrs->row_bits
                                                      : cmrs->col_ind[k]);
                 values[at] = cmrs->values[k];
             }

@@ -240,6 +240,75 @@ static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsig
     return st;
 }
 
+/* Runs probe_subgroups on one group of `group` work-items; *width is the sub-group size
+ * when every sub-group has it and holds consecutive work-items, else 0. */
+static cmrscl_status run_subgroup_probe(cl_context context, cl_device_id device, cl_kernel k,
+                                        size_t group, unsigned *width)
+{
+    *width = 0;
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
+    cl_mem out = q ? clCreateBuffer(context, CL_MEM_WRITE_ONLY, 8 * group, NULL, &err) : NULL;
+    cl_uint *ids = malloc(8 * group);
+    if (out && ids)
+        err = clSetKernelArg(k, 0, sizeof out, &out);
+    if (out && ids && err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(q, k, 1, NULL, &group, &group, 0, NULL, NULL);
+    if (out && ids && err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(q, out, CL_TRUE, 0, 8 * group, ids, 0, NULL, NULL);
+    if (out && ids && err == CL_SUCCESS) {
+        unsigned s = ids[0];
+        bool regular = s > 0 && (s & (s - 1)) == 0 && group % s == 0;
+        for (size_t i = 0; regular && i < group; ++i)
+            regular = ids[2 * i] == s && ids[2 * i + 1] == i % s;
+        *width = regular ? s : 0;
+    }
+    free(ids);
+    if (out)
+        clReleaseMemObject(out);
+    if (q)
+        clReleaseCommandQueue(q);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "sub-group probe");
+}
+
+/* cl_khr_subgroups says nothing of the sub-groups' size or layout, so a probe kernel
+ * reports them, under the first OpenCL C version that declares the extension. The
+ * sub-group reduction runs one sub-group per work-group, the one arrangement that holds
+ * whether or not the sub-groups follow the group size. */
+static void probe_subgroups(const device_entry *e, cl_context context, cmrscl_device_info *out)
+{
+    static const struct {
+        const char *std;
+        int version;
+    } stds[] = {{"-cl-std=CL1.2", 12}, {"-cl-std=CL2.0", 20}, {"-cl-std=CL3.0", 30}};
+    cl_int err;
+    cl_context own = context ? NULL : clCreateContext(NULL, 1, &e->device, NULL, NULL, &err);
+    char *src = NULL;
+    if (!own && !context)
+        return;
+    if (program_source("probe.cl", &src) == CMRSCL_OK)
+        for (size_t i = 0; i < 3 && !out->subgroup_width; ++i) {
+            cl_program prog = NULL;
+            cl_kernel k = NULL;
+            if (program_build(context ? context : own, e->device, src, stds[i].std, &prog) !=
+                CMRSCL_OK)
+                continue;
+            unsigned w = 0;
+            if ((k = clCreateKernel(prog, "probe_subgroups", &err)) != NULL &&
+                run_subgroup_probe(context ? context : own, e->device, k, 64, &w) == CMRSCL_OK &&
+                w >= 2) {
+                out->subgroup_width = w;
+                out->subgroup_cl_c = stds[i].version;
+            }
+            if (k)
+                clReleaseKernel(k);
+            clReleaseProgram(prog);
+        }
+    free(src);
+    if (own)
+        clReleaseContext(own);
+}
+
 static cmrscl_status query_warp(const device_entry *e, cl_context context, const char *ext,
                                 cmrscl_device_info *out)
 {
@@ -312,6 +381,8 @@ cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_dev
     free(ext);
     if (st != CMRSCL_OK)
         return st;
+    if (out->subgroups && out->max_work_group_size >= 64)
+        probe_subgroups(e, context, out);
 
     /* Occupancy inputs of the HEIGHT rule (params.c). Unknown devices: the local memory of
      * one work-group per compute unit and 2048 resident work-items, Kepler's figures. */
@@ -323,8 +394,8 @@ cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_dev
     /* shfl.sync needs sm_30+ and 32-wide warps. */
     out->warp_shuffle = out->nv_compute_capability >= 30 && out->warp_width == 32;
     const char *source;
-    out->height_float = params_default_height(out, CMRSCL_FLOAT, &source);
-    out->height_double = out->fp64 ? params_default_height(out, CMRSCL_DOUBLE, &source) : 0;
+    out->height_float = plan_default_height(out, CMRSCL_FLOAT, &source);
+    out->height_double = out->fp64 ? plan_default_height(out, CMRSCL_DOUBLE, &source) : 0;
     return CMRSCL_OK;
 }
 

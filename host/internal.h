@@ -1,5 +1,6 @@
 /* internal.h - what the host modules share, listed in data-flow order:
- * status -> mtx -> csr -> cmrs -> device -> params -> program -> context -> matrix -> spmv.
+ * status -> mtx -> csr -> gen -> cmrs -> device -> analyze -> plan -> program -> context ->
+ * matrix -> spmv.
  * Nothing here is public API; tests and fuzzers may use it through the static library. */
 #ifndef CMRSCL_INTERNAL_H
 #define CMRSCL_INTERNAL_H
@@ -89,19 +90,58 @@ CMRSCL_HIDDEN cmrscl_status device_select(const char *selector, device_entry *ou
 CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context context,
                                          cmrscl_device_info *out);
 
-/* ---- params.c: device facts + options -> kernel parameters and -D string ---- */
+/* ---- analyze.c: statistics of the rows and the split of long strips ---- */
 
-/* HEIGHT from local memory per compute unit, resident work-items and value size. */
-CMRSCL_HIDDEN int params_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
-/* The HEIGHT used when the user gives none: the tuned table's, else the rule's;
+CMRSCL_HIDDEN void analyze_rows(int32_t rows, const int32_t *row_ptr, cmrscl_matrix_stats *out);
+/* Entries of the longest strip of this height. */
+CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr, int height);
+/* The split path's arrays: the strips of more than 2 * tile entries ("long"), in order,
+ * each cut into tiles of `tile` entries (the last one shorter). */
+typedef struct split_layout {
+    int32_t tile;        /* entries per tile; 0: nothing is split */
+    int32_t tiles, long_strips;
+    uint32_t *tile_start; /* tiles: first entry */
+    uint32_t *tile_strip; /* tiles: the strip */
+    uint32_t *long_strip; /* long_strips: the strip */
+    uint32_t *first_tile; /* long_strips + 1: its first tile */
+} split_layout;
+CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int32_t *row_ptr, int height,
+                                        int32_t tile, split_layout *out);
+CMRSCL_HIDDEN void split_free(split_layout *s);
+
+/* ---- plan.c: device facts + matrix statistics + options -> the plan and -D string ---- */
+
+/* HEIGHT of the strip kernel from local memory per compute unit, resident work-items and
+ * value size (the paper's occupancy rule). */
+CMRSCL_HIDDEN int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
+/* The strip kernel's HEIGHT when nothing else decides: the tuned table's, else the rule's;
  * *source says which ("tuned" or "device rule"). */
-CMRSCL_HIDDEN int params_default_height(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                        const char **source);
-/* Fills precision, height, warp, work_group_size, layout, order, reduce, height_source
- * and build_options; fails with a message if an option cannot run on the device. */
-CMRSCL_HIDDEN cmrscl_status params_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                          int32_t cols, const cmrscl_options *opt,
-                                          cmrscl_params *out);
+CMRSCL_HIDDEN int plan_default_height(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                      const char **source);
+/* The matrix a plan is chosen for: its shape, RowPtr (for strip lengths) and statistics. */
+typedef struct plan_matrix {
+    int32_t rows, cols, nnz;
+    const int32_t *row_ptr;
+    cmrscl_matrix_stats stats;
+} plan_matrix;
+/* Fills every plan field of *out but the sizes and timings (precision, kernel, height,
+ * warp, work-group, layout, order, reduce, row_bits, modulo, cache_hint, tile, stats,
+ * height_source, plan_reason, build_options); fails with a message when an option cannot
+ * run on the device or does not fit the matrix. */
+CMRSCL_HIDDEN cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                        const plan_matrix *a, const cmrscl_options *opt,
+                                        cmrscl_params *out);
+/* The kernel file of a family ("cmrs_strip.cl", ...). */
+CMRSCL_HIDDEN const char *plan_kernel_file(cmrscl_kernel kernel);
+
+/* ---- tuning_db.c: the winners of cmrscl_matrix_tune, by device and matrix class ---- */
+
+CMRSCL_HIDDEN void tuning_class(const cmrscl_matrix_stats *st, int32_t nnz, char *buf, size_t size);
+CMRSCL_HIDDEN bool tuning_db_lookup(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                    const char *cls, cmrscl_options *out);
+CMRSCL_HIDDEN cmrscl_status tuning_db_store(const cmrscl_device_info *dev,
+                                            cmrscl_precision precision, const char *cls,
+                                            const cmrscl_options *opt, double median_ms);
 
 /* ---- program.c: kernel sources, JIT build, cache ---- */
 
@@ -113,11 +153,11 @@ typedef struct program_cache_entry {
     cl_program program;
     struct program_cache_entry *next;
 } program_cache_entry;
-/* Returns the program for `options` built for ctx's device (built once, then cached in
- * the context). *build_seconds is 0 for a cached program. The program stays owned by
- * the cache. */
-CMRSCL_HIDDEN cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *out,
-                                        double *build_seconds);
+/* Returns the program of kernel file `file` (after spmv_common.cl) with `options`, built
+ * for ctx's device once, then cached in the context. *build_seconds is 0 for a cached
+ * program. The program stays owned by the cache. */
+CMRSCL_HIDDEN cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *options,
+                                        cl_program *out, double *build_seconds);
 /* Builds a one-off program (used by the warp probe); the caller releases it. */
 CMRSCL_HIDDEN cmrscl_status program_build(cl_context context, cl_device_id device,
                                           const char *source, const char *options, cl_program *out);
@@ -141,17 +181,43 @@ CMRSCL_HIDDEN cmrscl_status queue_owner(cl_command_queue queue, cl_context *cont
 
 /* ---- matrix.c / spmv.c ---- */
 
-/* Fails with the sizes when arrays of these byte counts (strip_ptr, col_ind,
- * row_in_strip, values) cannot fit the device: one above CL_DEVICE_MAX_MEM_ALLOC_SIZE,
- * all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the context's memory limit. */
-CMRSCL_HIDDEN cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[4]);
+/* The device arrays of a matrix, in the order of the kernel arguments that take them. */
+enum {
+    BUF_STRIP_PTR,
+    BUF_COL_IND,
+    BUF_ROW_IN_STRIP, /* unpacked layout only */
+    BUF_VALUES,
+    BUF_TILE_START, /* split path only, from here on */
+    BUF_TILE_STRIP,
+    BUF_PARTIAL,
+    BUF_LONG_STRIP,
+    BUF_FIRST_TILE,
+    BUF_COUNT
+};
+CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
+
+/* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
+ * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
+ * context's memory limit. */
+CMRSCL_HIDDEN cmrscl_status matrix_check_device_memory(cmrscl_context ctx,
+                                                       const size_t bytes[BUF_COUNT]);
 
 struct cmrscl_matrix_s {
     cmrscl_context ctx;
     cmrscl_params params;
-    cl_mem strip_ptr, col_ind, row_in_strip, values; /* row_in_strip: unpacked only */
-    cl_kernel kernel;
+    cl_mem buf[BUF_COUNT];
+    cl_kernel kernel;  /* the family's cmrs_spmv */
+    cl_kernel combine; /* cmrs_combine, when strips are split */
+    size_t strip_groups, tile_groups;
     pthread_mutex_t lock; /* serialises clSetKernelArg + enqueue */
 };
+
+/* Enqueues one product (one or two kernels) after the wait list; *first and *last (may be
+ * NULL) receive the events of its first and last kernel (the same event when it has one;
+ * each retained for the caller). The caller holds m->lock. */
+CMRSCL_HIDDEN cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
+                                         cl_mem y, cl_command_queue queue, cl_uint num_wait,
+                                         const cl_event *wait_list, cl_event *first,
+                                         cl_event *last);
 
 #endif /* CMRSCL_INTERNAL_H */

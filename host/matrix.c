@@ -1,13 +1,26 @@
-/* matrix.c - a device matrix: host CSR -> CMRS with the parameters chosen for the device,
- * device buffers (checked against the device's allocation limits first), and the kernel
- * from the context's program cache with its matrix arguments already set. */
+/* matrix.c - a device matrix: row statistics -> plan -> split of long strips -> host CSR ->
+ * CMRS -> device buffers (checked against the device's limits first), and the kernels from
+ * the context's program cache with their matrix arguments already set. */
 #include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { ARG_ROWS, ARG_STRIPS, ARG_STRIP_PTR, ARG_COL_IND, ARG_ROW_IN_STRIP, ARG_VAL };
+/* Kernel arguments (cl/cmrs_*.cl); spmv.c sets x, y, alpha and beta per product. */
+enum {
+    ARG_ROWS,
+    ARG_STRIPS,
+    ARG_STRIP_GROUPS,
+    ARG_TILES,
+    ARG_TILE_ENTRIES,
+    ARG_FIRST_BUFFER /* strip_ptr .. partial, in buffer order */
+};
+enum { COMBINE_ROWS, COMBINE_LONG_STRIPS, COMBINE_LONG_STRIP, COMBINE_FIRST_TILE, COMBINE_PARTIAL };
+
+const char *const matrix_buffer_names[BUF_COUNT] = {
+    "strip_ptr", "col_ind", "row_in_strip", "values",    "tile_start",
+    "tile_strip", "partial", "long_strip",  "first_tile"};
 
 void cmrscl_matrix_free(cmrscl_matrix m)
 {
@@ -15,35 +28,35 @@ void cmrscl_matrix_free(cmrscl_matrix m)
         return;
     if (m->kernel)
         clReleaseKernel(m->kernel);
-    cl_mem *bufs[] = {&m->strip_ptr, &m->col_ind, &m->row_in_strip, &m->values};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
-        if (*bufs[i])
-            clReleaseMemObject(*bufs[i]);
+    if (m->combine)
+        clReleaseKernel(m->combine);
+    for (int i = 0; i < BUF_COUNT; ++i)
+        if (m->buf[i])
+            clReleaseMemObject(m->buf[i]);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
-/* The arrays a matrix puts on the device, in the order of the kernel arguments. */
-typedef struct upload {
-    const void *host[4];
-    size_t bytes[4];
-} upload;
-static const char *const upload_names[4] = {"strip_ptr", "col_ind", "row_in_strip", "values"};
-
-/* Device bytes of each array, known from the sizes alone, so the limits are checked
- * before any conversion work. */
-static void device_sizes(const cmrscl_params *p, int32_t rows, int32_t nnz, size_t bytes[4])
+/* Device bytes of each array, known from the plan and the split alone, so the limits are
+ * checked before any conversion work. */
+static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t bytes[BUF_COUNT])
 {
-    size_t strips = (size_t)(((int64_t)rows + p->height - 1) / p->height);
-    bytes[0] = sizeof(uint32_t) * (strips + 1);
-    bytes[1] = sizeof(uint32_t) * (size_t)nnz;
-    bytes[2] = p->layout == CMRSCL_LAYOUT_UNPACKED ? (size_t)nnz : 0;
-    bytes[3] = cmrscl_precision_size(p->precision) * (size_t)nnz;
+    size_t strips = (size_t)p->strips, nnz = (size_t)p->nnz, vs = cmrscl_precision_size(p->precision);
+    size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
+    bytes[BUF_STRIP_PTR] = sizeof(uint32_t) * (strips + 1);
+    bytes[BUF_COL_IND] = sizeof(uint32_t) * nnz;
+    bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
+    bytes[BUF_VALUES] = vs * nnz;
+    bytes[BUF_TILE_START] = sizeof(uint32_t) * tiles;
+    bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
+    bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
+    bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
+    bytes[BUF_FIRST_TILE] = longs ? sizeof(uint32_t) * (longs + 1) : 0;
 }
 
 /* Fails with the sizes when the matrix cannot fit: one buffer above the largest single
  * allocation, or all of them above the memory; the context's cap tightens both. */
-cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[4])
+cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[BUF_COUNT])
 {
     const cmrscl_device_info *d = &ctx->info;
     pthread_mutex_lock(&ctx->lock);
@@ -52,7 +65,7 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
     uint64_t total = 0, largest = 0, alloc_cap = d->max_alloc_bytes,
              total_cap = d->global_mem_bytes;
     int which = 0;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < BUF_COUNT; ++i) {
         total += bytes[i];
         if (bytes[i] > largest)
             largest = bytes[i], which = i;
@@ -66,7 +79,7 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "the matrix needs a %llu-byte %s buffer but at most %llu bytes can be "
                            "allocated at once on device \"%s\" (%s)",
-                           (unsigned long long)largest, upload_names[which],
+                           (unsigned long long)largest, matrix_buffer_names[which],
                            (unsigned long long)alloc_cap, d->device_name,
                            capped ? "the context's memory limit" : "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
     if (total > total_cap)
@@ -79,61 +92,127 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
     return CMRSCL_OK;
 }
 
-static cmrscl_status upload_buffers(cmrscl_matrix m, const upload *u)
+/* Creates the device buffers; host[i] NULL with bytes[i] > 0 means "allocate only"
+ * (partial sums), bytes[i] == 0 means "not used" (the argument stays NULL). */
+static cmrscl_status upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
+                                    const size_t bytes[BUF_COUNT])
 {
-    cl_mem *dst[4] = {&m->strip_ptr, &m->col_ind, &m->row_in_strip, &m->values};
-    for (int i = 0; i < 4; ++i) {
-        if (!u->host[i])
-            continue; /* row_in_strip of the packed layout */
+    for (int i = 0; i < BUF_COUNT; ++i) {
+        /* An empty array the kernel still indexes by pointer (col_ind, values of a matrix
+         * without entries) gets a small buffer that is never read: OpenCL has no empty
+         * buffers. */
+        bool needed = bytes[i] > 0 || i == BUF_COL_IND || i == BUF_VALUES;
+        if (!needed)
+            continue;
+        size_t size = bytes[i] ? bytes[i] : 16;
+        bool copy = bytes[i] > 0 && host[i];
         cl_int err;
-        /* OpenCL has no empty buffers; an empty array gets a small one that is never read. */
-        bool empty = u->bytes[i] == 0;
-        *dst[i] =
-            clCreateBuffer(m->ctx->context, CL_MEM_READ_ONLY | (empty ? 0 : CL_MEM_COPY_HOST_PTR),
-                           empty ? 16 : u->bytes[i], empty ? NULL : (void *)u->host[i], &err);
-        if (!*dst[i]) {
+        m->buf[i] = clCreateBuffer(m->ctx->context,
+                                   (i == BUF_PARTIAL ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) |
+                                       (copy ? CL_MEM_COPY_HOST_PTR : 0),
+                                   size, copy ? host[i] : NULL, &err);
+        if (!m->buf[i]) {
             cmrscl_status st = cmrscl_fail_cl(err, "clCreateBuffer");
             if (err == CL_OUT_OF_RESOURCES) /* at allocation, resources means memory */
                 st = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
             char sizes[128];
-            snprintf(sizes, sizeof sizes, " (%s, %zu bytes)", upload_names[i], u->bytes[i]);
+            snprintf(sizes, sizeof sizes, " (%s, %zu bytes)", matrix_buffer_names[i], bytes[i]);
             cmrscl_fail_append(sizes);
             return st;
         }
-        m->params.device_bytes += empty ? 16 : u->bytes[i];
+        m->params.device_bytes += size;
     }
     return CMRSCL_OK;
 }
 
-static cmrscl_status create_kernel(cmrscl_matrix m)
+static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *name, cl_kernel *out)
 {
+    cl_int err;
+    *out = clCreateKernel(prog, name, &err);
+    if (!*out)
+        return cmrscl_fail_cl(err, "clCreateKernel");
+    return CMRSCL_OK;
+}
+
+static cmrscl_status create_kernels(cmrscl_matrix m)
+{
+    const cmrscl_params *p = &m->params;
     cl_program prog;
-    cmrscl_status st =
-        program_get(m->ctx, m->params.build_options, &prog, &m->params.build_seconds);
+    cmrscl_status st = program_get(m->ctx, plan_kernel_file(p->kernel), p->build_options, &prog,
+                                   &m->params.build_seconds);
+    if (st == CMRSCL_OK)
+        st = make_kernel(m, prog, "cmrs_spmv", &m->kernel);
+    if (st == CMRSCL_OK && p->long_strips)
+        st = make_kernel(m, prog, "cmrs_combine", &m->combine);
     if (st != CMRSCL_OK)
         return st;
-    cl_int err;
-    m->kernel = clCreateKernel(prog, "cmrs_spmv", &err);
-    if (!m->kernel)
-        return cmrscl_fail_cl(err, "clCreateKernel");
     size_t max_wg = 0;
     clGetKernelWorkGroupInfo(m->kernel, m->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
                              &max_wg, NULL);
-    if (max_wg && max_wg < (size_t)m->params.work_group_size)
+    if (max_wg && max_wg < (size_t)p->work_group_size)
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
                            "the kernel runs at most %zu work-items per group on this device, "
                            "fewer than the %d chosen",
-                           max_wg, m->params.work_group_size);
-    cl_uint rows = (cl_uint)m->params.rows, strips = (cl_uint)m->params.strips;
-    err = clSetKernelArg(m->kernel, ARG_ROWS, sizeof rows, &rows);
-    err |= clSetKernelArg(m->kernel, ARG_STRIPS, sizeof strips, &strips);
-    err |= clSetKernelArg(m->kernel, ARG_STRIP_PTR, sizeof(cl_mem), &m->strip_ptr);
-    err |= clSetKernelArg(m->kernel, ARG_COL_IND, sizeof(cl_mem), &m->col_ind);
-    err |= clSetKernelArg(m->kernel, ARG_ROW_IN_STRIP, sizeof(cl_mem), &m->row_in_strip);
-    err |= clSetKernelArg(m->kernel, ARG_VAL, sizeof(cl_mem), &m->values);
+                           max_wg, p->work_group_size);
+    cl_uint u[ARG_FIRST_BUFFER] = {(cl_uint)p->rows, (cl_uint)p->strips,
+                                   (cl_uint)m->strip_groups, (cl_uint)p->tiles, (cl_uint)p->tile};
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < ARG_FIRST_BUFFER; ++i)
+        err |= clSetKernelArg(m->kernel, (cl_uint)i, sizeof(cl_uint), &u[i]);
+    for (int i = 0; i <= BUF_PARTIAL; ++i)
+        err |= clSetKernelArg(m->kernel, (cl_uint)(ARG_FIRST_BUFFER + i), sizeof(cl_mem), &m->buf[i]);
+    if (m->combine) {
+        cl_uint longs = (cl_uint)p->long_strips;
+        err |= clSetKernelArg(m->combine, COMBINE_ROWS, sizeof(cl_uint), &u[ARG_ROWS]);
+        err |= clSetKernelArg(m->combine, COMBINE_LONG_STRIPS, sizeof longs, &longs);
+        err |= clSetKernelArg(m->combine, COMBINE_LONG_STRIP, sizeof(cl_mem),
+                              &m->buf[BUF_LONG_STRIP]);
+        err |= clSetKernelArg(m->combine, COMBINE_FIRST_TILE, sizeof(cl_mem),
+                              &m->buf[BUF_FIRST_TILE]);
+        err |= clSetKernelArg(m->combine, COMBINE_PARTIAL, sizeof(cl_mem), &m->buf[BUF_PARTIAL]);
+    }
     if (err != CL_SUCCESS)
         return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for the matrix arguments failed");
     return CMRSCL_OK;
+}
+
+/* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
+ * flagged in StripPtr for the kernels; then the upload. */
+static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
+                                        const int32_t *col_ind, const void *values,
+                                        cmrscl_precision values_precision, const split_layout *sp,
+                                        const size_t bytes[BUF_COUNT])
+{
+    cmrscl_params *p = &m->params;
+    cmrscl_cmrs host;
+    int32_t *perm = NULL;
+    void *vals = NULL;
+    unsigned flags = (p->order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
+                     (p->layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
+    cmrscl_status st =
+        cmrs_build_structure(p->rows, p->cols, row_ptr, col_ind, p->height, flags, &host, &perm);
+    if (st == CMRSCL_OK &&
+        !(vals = cmrscl_alloc((size_t)host.nnz, cmrscl_precision_size(p->precision))))
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d values", host.nnz);
+    if (st == CMRSCL_OK) {
+        cmrs_gather_values(vals, p->precision, values, values_precision, perm, host.nnz);
+        for (int32_t k = 0; k < sp->long_strips; ++k)
+            host.strip_ptr[sp->long_strip[k]] |= 0x80000000u; /* LONG_STRIP of the kernels */
+        void *up[BUF_COUNT] = {host.strip_ptr, host.col_ind,    host.row_in_strip,
+                               vals,           sp->tile_start,  sp->tile_strip,
+                               NULL,           sp->long_strip,  sp->first_tile};
+        st = upload_buffers(m, up, bytes);
+    }
+    free(perm);
+    free(vals);
+    cmrscl_cmrs_free(&host);
+    return st;
+}
+
+static bool options_automatic(const cmrscl_options *o)
+{
+    return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
+                  !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint);
 }
 
 static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
@@ -160,43 +239,43 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     }
     m->ctx = ctx;
     cmrscl_params *p = &m->params;
-    st = params_choose(&ctx->info, precision, cols, opt, p);
-    if (st != CMRSCL_OK) {
-        cmrscl_matrix_free(m);
-        return st;
-    }
-
-    size_t bytes[4];
-    device_sizes(p, rows, row_ptr[rows], bytes);
-    st = matrix_check_device_memory(ctx, bytes);
-    if (st != CMRSCL_OK) {
-        cmrscl_matrix_free(m);
-        return st;
-    }
-
     double t0 = cmrscl_seconds();
-    cmrscl_cmrs host;
-    int32_t *perm = NULL;
-    void *vals = NULL;
-    unsigned flags = (p->order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
-                     (p->layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
-    st = cmrs_build_structure(rows, cols, row_ptr, col_ind, p->height, flags, &host, &perm);
-    size_t vsize = cmrscl_precision_size(precision);
-    if (st == CMRSCL_OK && !(vals = cmrscl_alloc((size_t)host.nnz, vsize)))
-        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d values", host.nnz);
-    if (st == CMRSCL_OK) {
-        cmrs_gather_values(vals, precision, values, values_precision, perm, host.nnz);
-        p->convert_seconds = cmrscl_seconds() - t0;
-        p->rows = rows, p->cols = cols, p->nnz = host.nnz, p->strips = host.strips;
-        upload u = {{host.strip_ptr, host.col_ind, host.row_in_strip, vals},
-                    {bytes[0], bytes[1], bytes[2], bytes[3]}};
-        st = upload_buffers(m, &u);
+    plan_matrix pm = {rows, cols, row_ptr[rows], row_ptr, {0, 0, 0, 0}};
+    analyze_rows(rows, row_ptr, &pm.stats);
+    split_layout sp = {0};
+    /* Every option automatic: a plan cmrscl_matrix_tune found for this class wins. */
+    cmrscl_options tuned;
+    char cls[64];
+    tuning_class(&pm.stats, pm.nnz, cls, sizeof cls);
+    bool from_db = options_automatic(opt) && tuning_db_lookup(&ctx->info, precision, cls, &tuned);
+    st = plan_choose(&ctx->info, precision, &pm, from_db ? &tuned : opt, p);
+    if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
+        from_db = false, st = plan_choose(&ctx->info, precision, &pm, opt, p);
+    if (st == CMRSCL_OK && from_db) {
+        p->height_source = "tuning database";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "the tuning database's fastest plan for matrices of class %s", cls);
     }
-    free(perm);
-    free(vals);
-    cmrscl_cmrs_free(&host);
     if (st == CMRSCL_OK)
-        st = create_kernel(m);
+        st = split_build(rows, row_ptr, p->height, p->tile, &sp);
+    size_t bytes[BUF_COUNT];
+    if (st == CMRSCL_OK) {
+        p->rows = rows, p->cols = cols, p->nnz = pm.nnz;
+        p->strips = (int32_t)(((int64_t)rows + p->height - 1) / p->height);
+        p->tile = sp.tile, p->tiles = sp.tiles, p->long_strips = sp.long_strips;
+        p->stored_entries = pm.nnz;
+        size_t wpg = (size_t)(p->work_group_size / p->warp);
+        m->strip_groups = sp.long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
+        m->tile_groups = ((size_t)sp.tiles + wpg - 1) / wpg;
+        device_sizes(p, &sp, bytes);
+        st = matrix_check_device_memory(ctx, bytes);
+    }
+    if (st == CMRSCL_OK)
+        st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, &sp, bytes);
+    p->convert_seconds = cmrscl_seconds() - t0;
+    split_free(&sp);
+    if (st == CMRSCL_OK)
+        st = create_kernels(m);
     if (st != CMRSCL_OK) {
         cmrscl_matrix_free(m);
         return st;
@@ -252,9 +331,8 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     const cmrscl_params *p = &m->params;
     size_t nnz = (size_t)p->nnz, vsize = cmrscl_precision_size(p->precision);
     bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
-    cmrscl_cmrs c = {
-        p->rows, p->cols, p->nnz, p->height, p->strips, packed, p->order == CMRSCL_ORDER_COLUMNS,
-        NULL,    NULL,    NULL,   NULL};
+    cmrscl_cmrs c = {p->rows, p->cols, p->nnz, p->height, p->strips, packed, p->row_bits,
+                     p->order == CMRSCL_ORDER_COLUMNS, NULL, NULL, NULL, NULL};
     c.strip_ptr = cmrscl_alloc((size_t)p->strips + 1, sizeof(uint32_t));
     c.col_ind = cmrscl_alloc(nnz, sizeof(uint32_t));
     c.row_in_strip = packed ? NULL : cmrscl_alloc(nnz, 1);
@@ -264,13 +342,16 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     if (!c.strip_ptr || !c.col_ind || (!packed && !c.row_in_strip) || !c.values || !raw)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     if (st == CMRSCL_OK)
-        st = read_buffer(m, m->strip_ptr, sizeof(uint32_t) * ((size_t)p->strips + 1), c.strip_ptr);
+        st = read_buffer(m, m->buf[BUF_STRIP_PTR], sizeof(uint32_t) * ((size_t)p->strips + 1),
+                         c.strip_ptr);
+    for (int32_t s = 0; st == CMRSCL_OK && s <= p->strips; ++s)
+        c.strip_ptr[s] &= 0x7fffffffu; /* drop the kernels' long-strip flag */
     if (st == CMRSCL_OK)
-        st = read_buffer(m, m->col_ind, sizeof(uint32_t) * nnz, c.col_ind);
+        st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);
     if (st == CMRSCL_OK && !packed)
-        st = read_buffer(m, m->row_in_strip, nnz, c.row_in_strip);
+        st = read_buffer(m, m->buf[BUF_ROW_IN_STRIP], nnz, c.row_in_strip);
     if (st == CMRSCL_OK)
-        st = read_buffer(m, m->values, vsize * nnz, raw);
+        st = read_buffer(m, m->buf[BUF_VALUES], vsize * nnz, raw);
     if (st == CMRSCL_OK)
         cmrs_gather_values(c.values, CMRSCL_DOUBLE, raw, p->precision, NULL, p->nnz);
     free(raw);

@@ -102,8 +102,8 @@ cmrscl_status program_build(cl_context context, cl_device_id device, const char 
 }
 
 /* Development aid: with CMRSCL_DUMP_DIR set, each program built for the cache is written
- * there (PTX on NVIDIA) as cmrs_spmv-<hash of options>.bin, its options in a .txt beside
- * it, to check what the compiler made of the kernel. Failures are ignored. */
+ * there (PTX on NVIDIA) as cmrs-<hash of options>.bin, its options in a .txt beside it,
+ * to check what the compiler made of the kernel. Failures are ignored. */
 static void dump_binary(cl_program prog, const char *options)
 {
     const char *dir = getenv("CMRSCL_DUMP_DIR");
@@ -119,7 +119,7 @@ static void dump_binary(cl_program prog, const char *options)
             h = (h ^ (unsigned char)*c) * 1099511628211ull;
         char path[4096];
         for (int text = 0; text < 2; ++text) {
-            snprintf(path, sizeof path, "%s/cmrs_spmv-%016llx.%s", dir, (unsigned long long)h,
+            snprintf(path, sizeof path, "%s/cmrs-%016llx.%s", dir, (unsigned long long)h,
                      text ? "txt" : "bin");
             FILE *f = fopen(path, "wb");
             if (f) {
@@ -131,8 +131,32 @@ static void dump_binary(cl_program prog, const char *options)
     free(bin);
 }
 
-cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *out,
-                          double *build_seconds)
+/* The source of a kernel family: the shared spmv_common.cl, then the family's file. */
+static cmrscl_status family_source(const char *file, char **out)
+{
+    char *common = NULL, *family = NULL;
+    *out = NULL;
+    cmrscl_status st = program_source("spmv_common.cl", &common);
+    if (st == CMRSCL_OK)
+        st = program_source(file, &family);
+    if (st == CMRSCL_OK) {
+        size_t a = strlen(common), b = strlen(family);
+        *out = malloc(a + b + 2);
+        if (*out) {
+            memcpy(*out, common, a);
+            (*out)[a] = '\n';
+            memcpy(*out + a + 1, family, b + 1);
+        } else {
+            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for kernel %s", file);
+        }
+    }
+    free(common);
+    free(family);
+    return st;
+}
+
+cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *options,
+                          cl_program *out, double *build_seconds)
 {
     *build_seconds = 0.0;
     pthread_mutex_lock(&ctx->lock);
@@ -147,7 +171,7 @@ cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *o
     char *source = NULL;
     cl_program prog = NULL;
     program_cache_entry *entry = NULL;
-    cmrscl_status st = program_source("cmrs_spmv.cl", &source);
+    cmrscl_status st = family_source(file, &source);
     if (st == CMRSCL_OK)
         st = program_build(ctx->context, ctx->device, source, options, &prog);
     free(source);
@@ -163,7 +187,7 @@ cmrscl_status program_get(cmrscl_context ctx, const char *options, cl_program *o
             ctx->programs = entry;
             *out = prog;
             *build_seconds = cmrscl_seconds() - t0;
-            cmrscl_trace("built cmrs_spmv.cl with \"%s\" in %.3f s", options, *build_seconds);
+            cmrscl_trace("built %s with \"%s\" in %.3f s", file, options, *build_seconds);
             dump_binary(prog, options);
         }
     }

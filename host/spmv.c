@@ -1,11 +1,16 @@
 /* spmv.c - launching y = alpha*A*x + beta*y: argument checks against the matrix (sizes,
- * context, x and y the same buffer), launch geometry (one warp per strip), events, and the blocking
- * convenience call on host arrays. */
+ * context, x and y the same buffer), the launches (the family's kernel over strips and
+ * tiles, then cmrs_combine when strips are split), events, the timing of a product, and
+ * the blocking convenience call on host arrays. */
 #include "internal.h"
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
-enum { ARG_X = 6, ARG_Y, ARG_ALPHA, ARG_BETA };
+/* Per-product arguments: of cmrs_spmv (after the matrix's), and of cmrs_combine. */
+enum { ARG_X = 12, ARG_Y, ARG_ALPHA, ARG_BETA };
+enum { COMBINE_Y = 5, COMBINE_ALPHA, COMBINE_BETA };
 
 /* A buffer the kernel will touch: right context and at least `need` bytes. */
 static cmrscl_status check_vector(cmrscl_matrix m, cl_mem buf, size_t need, const char *name)
@@ -43,28 +48,10 @@ static cmrscl_status check_queue(cmrscl_matrix m, cl_command_queue queue)
     return CMRSCL_OK;
 }
 
-static cmrscl_status set_scalar_args(cmrscl_matrix m, double alpha, double beta)
+/* Everything cmrscl_spmv checks before it enqueues. */
+static cmrscl_status check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue queue,
+                                   cl_uint num_wait, const cl_event *wait_list)
 {
-    cl_int err;
-    if (m->params.precision == CMRSCL_DOUBLE) {
-        err = clSetKernelArg(m->kernel, ARG_ALPHA, sizeof alpha, &alpha);
-        err |= clSetKernelArg(m->kernel, ARG_BETA, sizeof beta, &beta);
-    } else {
-        cl_float a = (cl_float)alpha, b = (cl_float)beta;
-        err = clSetKernelArg(m->kernel, ARG_ALPHA, sizeof a, &a);
-        err |= clSetKernelArg(m->kernel, ARG_BETA, sizeof b, &b);
-    }
-    return err == CL_SUCCESS
-               ? CMRSCL_OK
-               : cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for alpha/beta failed");
-}
-
-cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
-                          cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
-                          cl_event *event)
-{
-    if (event)
-        *event = NULL;
     if (!m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
     if ((num_wait > 0) != (wait_list != NULL))
@@ -77,36 +64,176 @@ cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, 
         st = check_vector(m, y, vsize * (size_t)p->rows, "y");
     if (st == CMRSCL_OK && queue)
         st = check_queue(m, queue);
-    if (st != CMRSCL_OK)
-        return st;
-    if (x && x == y && p->rows > 0 && p->cols > 0)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x and y must be different buffers");
-    if (!queue)
-        queue = m->ctx->queue;
+    if (st == CMRSCL_OK && x && x == y && p->rows > 0 && p->cols > 0)
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x and y must be different buffers");
+    return st;
+}
+
+static cl_int set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, double alpha,
+                          double beta)
+{
+    if (precision == CMRSCL_DOUBLE)
+        return clSetKernelArg(k, at, sizeof alpha, &alpha) |
+               clSetKernelArg(k, at + 1, sizeof beta, &beta);
+    cl_float a = (cl_float)alpha, b = (cl_float)beta;
+    return clSetKernelArg(k, at, sizeof a, &a) | clSetKernelArg(k, at + 1, sizeof b, &b);
+}
+
+cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                           cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
+                           cl_event *first, cl_event *last)
+{
+    const cmrscl_params *p = &m->params;
     cl_int err;
-    if (p->rows == 0) { /* nothing to compute; still honour the wait list and the event */
-        err = event ? clEnqueueMarkerWithWaitList(queue, num_wait, wait_list, event) : CL_SUCCESS;
+    if (p->rows == 0) { /* nothing to compute; still honour the wait list and the events */
+        cl_event e = NULL;
+        err = first || last ? clEnqueueMarkerWithWaitList(queue, num_wait, wait_list, &e)
+                            : CL_SUCCESS;
+        if (first && last && e)
+            clRetainEvent(e);
+        if (first)
+            *first = e;
+        if (last)
+            *last = e;
         return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueMarkerWithWaitList");
     }
-    size_t warps_per_group = (size_t)(p->work_group_size / p->warp);
-    size_t groups = ((size_t)p->strips + warps_per_group - 1) / warps_per_group;
-    size_t local = (size_t)p->work_group_size, global = groups * local;
     cl_mem xarg = p->cols > 0 ? x : NULL;
+    err = set_scalars(m->kernel, ARG_ALPHA, p->precision, alpha, beta);
+    err |= clSetKernelArg(m->kernel, ARG_X, sizeof(cl_mem), &xarg);
+    err |= clSetKernelArg(m->kernel, ARG_Y, sizeof(cl_mem), &y);
+    if (m->combine) {
+        err |= set_scalars(m->combine, COMBINE_ALPHA, p->precision, alpha, beta);
+        err |= clSetKernelArg(m->combine, COMBINE_Y, sizeof(cl_mem), &y);
+    }
+    if (err != CL_SUCCESS)
+        return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for x, y, alpha or beta failed");
+    size_t local = (size_t)p->work_group_size;
+    size_t global = (m->strip_groups + m->tile_groups) * local;
+    cl_event main_done = NULL, combine_done = NULL;
+    bool want_main = first || m->combine || last;
+    err = clEnqueueNDRangeKernel(queue, m->kernel, 1, NULL, &global, &local, num_wait, wait_list,
+                                 want_main ? &main_done : NULL);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueNDRangeKernel");
+    if (m->combine) {
+        /* The tiles' sums must be complete: wait on the main kernel explicitly, since the
+         * caller's queue may be out of order. */
+        size_t clocal = 64, items = (size_t)p->long_strips * (size_t)p->height;
+        size_t cglobal = (items + clocal - 1) / clocal * clocal;
+        err = clEnqueueNDRangeKernel(queue, m->combine, 1, NULL, &cglobal, &clocal, 1, &main_done,
+                                     last ? &combine_done : NULL);
+        if (err != CL_SUCCESS) {
+            clReleaseEvent(main_done);
+            return cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (combine)");
+        }
+    }
+    if (last)
+        *last = combine_done ? combine_done : main_done;
+    if (last && !combine_done && first)
+        clRetainEvent(main_done); /* one reference for each output */
+    if (first)
+        *first = main_done;
+    else if (main_done && !(last && !combine_done))
+        clReleaseEvent(main_done);
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                          cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
+                          cl_event *event)
+{
+    if (event)
+        *event = NULL;
+    cmrscl_status st = check_product(m, x, y, queue, num_wait, wait_list);
+    if (st != CMRSCL_OK)
+        return st;
     pthread_mutex_lock(&m->lock);
-    st = set_scalar_args(m, alpha, beta);
-    if (st == CMRSCL_OK) {
-        err = clSetKernelArg(m->kernel, ARG_X, sizeof(cl_mem), &xarg);
-        err |= clSetKernelArg(m->kernel, ARG_Y, sizeof(cl_mem), &y);
-        if (err != CL_SUCCESS)
-            st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for x/y failed");
-    }
-    if (st == CMRSCL_OK) {
-        err = clEnqueueNDRangeKernel(queue, m->kernel, 1, NULL, &global, &local, num_wait,
-                                     wait_list, event);
-        if (err != CL_SUCCESS)
-            st = cmrscl_fail_cl(err, "clEnqueueNDRangeKernel");
-    }
+    st = spmv_enqueue(m, alpha, x, beta, y, queue ? queue : m->ctx->queue, num_wait, wait_list,
+                      NULL, event);
     pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Device time of each of n products from its first and last events. */
+static cmrscl_status product_times(cl_event *first, cl_event *last, int n, double *ms)
+{
+    for (int i = 0; i < n; ++i) {
+        cl_ulong t0 = 0, t1 = 0;
+        cl_int err = first[i] ? clGetEventProfilingInfo(first[i], CL_PROFILING_COMMAND_START,
+                                                        sizeof t0, &t0, NULL)
+                              : CL_SUCCESS;
+        if (err == CL_SUCCESS && last[i])
+            err = clGetEventProfilingInfo(last[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        if (err != CL_SUCCESS)
+            return cmrscl_fail_cl(err, "clGetEventProfilingInfo");
+        ms[i] = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+    }
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                               int warmup, int repetitions, cmrscl_timing *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!out || warmup < 0 || repetitions < 1)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "out is NULL, or warmup %d < 0, or repetitions %d < 1", warmup,
+                           repetitions);
+    cmrscl_status st = check_product(m, x, y, NULL, 0, NULL);
+    if (st != CMRSCL_OK)
+        return st;
+    cl_command_queue q = m->ctx->queue;
+    cl_command_queue_properties props = 0;
+    clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (!(props & CL_QUEUE_PROFILING_ENABLE))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "timing needs a queue with CL_QUEUE_PROFILING_ENABLE");
+    int n = repetitions;
+    cl_event *first = calloc((size_t)n, sizeof *first), *last = calloc((size_t)n, sizeof *last);
+    double *ms = calloc((size_t)n, sizeof *ms);
+    if (!first || !last || !ms)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d timing events", n);
+    for (int i = 0; st == CMRSCL_OK && i < warmup; ++i)
+        st = cmrscl_spmv(m, alpha, x, beta, y, NULL, 0, NULL, NULL);
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; st == CMRSCL_OK && i < n; ++i)
+        st = spmv_enqueue(m, alpha, x, beta, y, q, 0, NULL, &first[i], &last[i]);
+    pthread_mutex_unlock(&m->lock);
+    cl_int err = clFinish(q);
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clFinish");
+    if (st == CMRSCL_OK)
+        st = product_times(first, last, n, ms);
+    for (int i = 0; first && last && i < n; ++i) {
+        if (first[i])
+            clReleaseEvent(first[i]);
+        if (last[i])
+            clReleaseEvent(last[i]);
+    }
+    /* Back to back: what a solver loop sees, launch overhead included. */
+    double t0 = cmrscl_seconds();
+    for (int i = 0; st == CMRSCL_OK && i < n; ++i)
+        st = cmrscl_spmv(m, alpha, x, beta, y, NULL, 0, NULL, NULL);
+    err = clFinish(q);
+    double loop = cmrscl_seconds() - t0;
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clFinish");
+    if (st == CMRSCL_OK) {
+        qsort(ms, (size_t)n, sizeof *ms, compare_doubles);
+        out->warmup = warmup;
+        out->repetitions = n;
+        out->min_ms = ms[0];
+        out->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+        out->loop_ms = loop * 1e3 / n;
+    }
+    free(first), free(last), free(ms);
     return st;
 }
 

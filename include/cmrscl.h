@@ -128,23 +128,40 @@ CMRSCL_API cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *csr, double alp
                                                double *bound_ratio);
 /* Frees the arrays and zeroes the struct. */
 CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
+/* Builds a generated matrix from a spec, deterministically (the same spec gives the same
+ * matrix on every host), in canonical CSR:
+ *   stencil5:N        5-point 2-D Laplacian on an N x N grid
+ *   stencil7:N        7-point 3-D Laplacian on an N^3 grid
+ *   stencil27:N       27-point 3-D stencil on an N^3 grid
+ *   random:N:K        N x N, row lengths uniform in 0..2K (mean K), columns uniform
+ *   perm:N            a random N x N permutation (one entry per row and column)
+ *   dense:N           N x N with every entry stored
+ *   rmat:S:E          R-MAT power-law graph: 2^S vertices, E * 2^S edges (Graph500
+ *                     parameters, vertex labels permuted, duplicates summed)
+ *   fem:N:B           FEM-like block rows: 27-point stencil on N^3 nodes, B x B blocks
+ *   skewed:N:K:D:L    short rows (uniform 0..2K) plus D evenly spread rows of L entries
+ * A suffix @SEED (e.g. "rmat:21:16@2") picks another instance of the random classes.
+ * Errors: ERROR_INVALID_ARGUMENT for an unknown or malformed spec, ERROR_TOO_LARGE when the
+ * matrix would exceed 32-bit indices (the message names the limit). */
+CMRSCL_API cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out);
 
 /* ---- Host CMRS (no OpenCL needed) -------------------------------------------------- */
 
 /* Rows are grouped into strips of `height` rows; entry k of strip s (strip_ptr[s] <= k <
  * strip_ptr[s+1]) lies in row s*height + row_in_strip(k). Two layouts:
- * - packed: col_ind[k] = column << CMRSCL_CMRS_BITS | row_in_strip, as in the paper;
- *   needs height <= 16 and cols <= 2^28; row_in_strip is NULL.
+ * - packed: col_ind[k] = column << row_bits | row_in_strip; row_in_strip is NULL.
+ *   row_bits = cmrscl_cmrs_row_bits(height): the paper's 4 bits up to height 16
+ *   (cols <= 2^28), then ceil(log2(height)) bits up to height 256 (cols <= 2^24).
  * - unpacked: col_ind[k] = column and row_in_strip[k] holds the row in strip;
  *   height <= CMRSCL_MAX_HEIGHT. Used whenever the packing does not fit. */
 #define CMRSCL_CMRS_BITS 4
-#define CMRSCL_MAX_PACKED_HEIGHT 16
-#define CMRSCL_MAX_PACKED_COLS (1 << (32 - CMRSCL_CMRS_BITS))
+#define CMRSCL_MAX_PACKED_HEIGHT 256
 #define CMRSCL_MAX_HEIGHT 256
 
 typedef struct cmrscl_cmrs {
     int32_t rows, cols, nnz, height, strips;
     int packed;            /* 1: row in strip packed into col_ind */
+    int row_bits;          /* packed: bits of the row in strip (cmrscl_cmrs_row_bits) */
     int column_ordered;    /* 1: entries of each strip sorted by column (paper, sec. 4) */
     uint32_t *strip_ptr;   /* strips + 1 */
     uint32_t *col_ind;     /* nnz */
@@ -152,6 +169,9 @@ typedef struct cmrscl_cmrs {
     double *values;        /* nnz */
 } cmrscl_cmrs;
 
+/* Bits of the row in strip in the packed layout: 4 (the paper's) for height <= 16, else
+ * ceil(log2(height)); 0 for a height outside 1..CMRSCL_MAX_HEIGHT. */
+CMRSCL_API int cmrscl_cmrs_row_bits(int height);
 /* Flags for cmrscl_cmrs_from_csr. */
 #define CMRSCL_CMRS_ORDER_COLUMNS 1u /* sort each strip's entries by column (stable) */
 #define CMRSCL_CMRS_UNPACKED 2u      /* force the unpacked layout even where packing fits */
@@ -214,6 +234,10 @@ typedef struct cmrscl_device_info {
     int fp64;                  /* cl_khr_fp64 */
     int subgroups;             /* cl_khr_subgroups */
     int warp_shuffle;          /* a genuine warp shuffle is available (NVIDIA inline PTX) */
+    unsigned subgroup_width;   /* cl_khr_subgroups probed: lanes per sub-group, laid out as
+                                  consecutive work-items; 0 when absent or irregular */
+    int subgroup_cl_c;         /* the OpenCL C version (12, 20, 30) sub-group kernels are
+                                  built with; 0 without sub-groups */
     int nv_compute_capability; /* e.g. 90; 0 if not NVIDIA */
     int height_float;          /* default HEIGHT (tuned table, else rule) for float */
     int height_double;         /* ... and for double (0: no fp64) */
@@ -261,37 +285,91 @@ typedef enum cmrscl_order {
     CMRSCL_ORDER_ROWS = 1,
     CMRSCL_ORDER_COLUMNS = 2
 } cmrscl_order;
-/* How a warp sums its HEIGHT x WARP partial sums: in local memory with work-group
- * barriers (any device), or with genuine warp shuffles (NVIDIA). */
+/* How the lanes of a warp combine their partial sums: in local memory with work-group
+ * barriers (any device), with genuine warp shuffles (NVIDIA inline PTX), or with
+ * cl_khr_subgroups reductions (devices whose sub-groups the library could probe). */
 typedef enum cmrscl_reduce {
     CMRSCL_REDUCE_AUTO = 0,
     CMRSCL_REDUCE_LOCAL = 1,
-    CMRSCL_REDUCE_SHUFFLE = 2
+    CMRSCL_REDUCE_SHUFFLE = 2,
+    CMRSCL_REDUCE_SUBGROUP = 3
 } cmrscl_reduce;
 
-/* Zero-initialised options mean "choose for me" everywhere; NULL is the same. */
+/* The kernel families (docs/PERFORMANCE.md says where each wins):
+ * - STRIP: Algorithm 1 of the paper: one warp (or a narrower group of lanes) per strip,
+ *   per-lane row slots in local memory, strips optionally column-ordered. HEIGHT 1 is
+ *   CSR-vector (and, with warp 1, CSR-scalar).
+ * - SEGMENT: row-ordered strips summed by a segmented warp scan in registers; no per-row
+ *   slots, so strips can be tall (up to 256 rows): for short rows.
+ * - MODULO: the paper's modified kernel (section 6.6): lanes that share lane % MODULO
+ *   share a row slot; the host pads strips with explicit zeros so they never collide. */
+typedef enum cmrscl_kernel {
+    CMRSCL_KERNEL_AUTO = 0,
+    CMRSCL_KERNEL_STRIP = 1,
+    CMRSCL_KERNEL_SEGMENT = 2,
+    CMRSCL_KERNEL_MODULO = 3
+} cmrscl_kernel;
+
+/* NVIDIA: load the matrix arrays with an evict-first hint so that x stays in L2. */
+typedef enum cmrscl_cache_hint {
+    CMRSCL_CACHE_HINT_AUTO = 0,
+    CMRSCL_CACHE_HINT_OFF = 1,
+    CMRSCL_CACHE_HINT_STREAM = 2
+} cmrscl_cache_hint;
+
+/* Zero-initialised options mean "choose for me" everywhere; NULL is the same. Fields left
+ * at 0 are chosen by the plan (host/plan.c) from the device and the matrix. */
 typedef struct cmrscl_options {
-    int height;          /* strip height, 1..CMRSCL_MAX_HEIGHT; 0: device rule */
-    int warp;            /* work-items per strip (power of two); 0: the device's warp */
-    int work_group_size; /* multiple of warp; 0: 128 (paper, sec. 6.3) */
+    int height;          /* strip height, 1..CMRSCL_MAX_HEIGHT; 0: the plan's */
+    int warp;            /* work-items per strip (power of two); 0: the plan's */
+    int work_group_size; /* multiple of warp; 0: the plan's (128, paper sec. 6.3) */
     cmrscl_layout layout;
     cmrscl_order order;
     cmrscl_reduce reduce;
+    cmrscl_kernel kernel;
+    /* Long strips: a strip of more than 2 * tile entries is split into tiles of `tile`
+     * entries, each summed by its own warp, and the tiles' sums are combined in a fixed
+     * order by a second kernel. 0: automatic (from the device's resident warps); -1: never
+     * split. */
+    int tile;
+    int modulo; /* MODULO kernel: 2, 4, 8, 16 or 32 lanes per row slot set; 0: 8 */
+    cmrscl_cache_hint cache_hint;
 } cmrscl_options;
 
-/* Parameters a matrix was built with. */
+/* Cheap statistics of the matrix's rows, taken when a matrix is created (O(rows)). */
+typedef struct cmrscl_matrix_stats {
+    double mu;          /* mean row length, nnz / rows */
+    double row_cv;      /* spread: standard deviation of the row lengths / mu */
+    int32_t max_row;    /* the longest row */
+    int32_t empty_rows; /* rows without entries */
+} cmrscl_matrix_stats;
+
+/* The row statistics the plan looks at (O(rows)); also for reports. */
+CMRSCL_API cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out);
+
+/* The plan a matrix was built with: the kernel family, its parameters and why. */
 typedef struct cmrscl_params {
     cmrscl_precision precision;
     int height, warp, work_group_size;
     cmrscl_layout layout;      /* never AUTO */
     cmrscl_order order;        /* never AUTO */
     cmrscl_reduce reduce;      /* never AUTO */
-    const char *height_source; /* "user", "tuned", "device rule" (static string) */
-    char build_options[256];   /* the -D string the kernel was compiled with */
+    const char *height_source; /* where the plan came from: "user", "matrix rule", "device
+                                  rule", "tuned", "tuning database" (static string) */
+    char build_options[256];   /* the -D string the kernels were compiled with */
     int32_t rows, cols, nnz, strips;
     uint64_t device_bytes;  /* device memory the matrix occupies */
-    double convert_seconds; /* host CSR -> CMRS time */
+    double convert_seconds; /* host analysis + CSR -> CMRS time */
     double build_seconds;   /* JIT compile time (0 when the program was cached) */
+    cmrscl_kernel kernel;   /* never AUTO */
+    int row_bits;           /* packed layout: bits of the row in strip */
+    int modulo;             /* MODULO kernel: lanes per row slot set; else 0 */
+    cmrscl_cache_hint cache_hint; /* never AUTO */
+    int32_t tile;                 /* split: entries per tile; 0 when no strip is split */
+    int32_t tiles, long_strips;   /* split: tiles, and the strips they cover */
+    int64_t stored_entries;       /* entries on the device: nnz plus MODULO's padding */
+    cmrscl_matrix_stats stats;    /* what the plan looked at */
+    char plan_reason[256];        /* the rule's reason for this plan, in words */
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;
@@ -325,6 +403,67 @@ CMRSCL_API cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, do
 /* The same on host arrays (float or double as the matrix); blocks until y is written. */
 CMRSCL_API cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, double beta,
                                           void *y);
+
+/* Timings of one matrix's product, two ways (what a benchmark and the tuner report). */
+typedef struct cmrscl_timing {
+    int warmup, repetitions;
+    /* Device time per product from OpenCL profiling events: start of its first kernel to
+     * end of its last (the split path runs two), median and minimum over the repetitions. */
+    double median_ms, min_ms;
+    /* Host time per product of `repetitions` products enqueued back to back and waited for
+     * once: what a solver loop sees, launch overhead included. */
+    double loop_ms;
+} cmrscl_timing;
+
+/* Runs `warmup` untimed products, then times `repetitions` products each way, on the
+ * context's queue (it must have profiling enabled: contexts made by cmrscl_context_create
+ * have). y is overwritten with alpha*A*x + beta*y repeatedly, so pass beta = 0 to keep it
+ * meaningful. */
+CMRSCL_API cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta,
+                                          cl_mem y, int warmup, int repetitions,
+                                          cmrscl_timing *out);
+
+/* ---- Tuning ------------------------------------------------------------------------------ */
+
+/* Called after each candidate plan with its timing and its error against the CPU double
+ * reference (cmrscl_csr_spmv_check's bound ratio; > 1 means wrong, and the candidate is not
+ * kept); plan is NULL for a candidate the device could not build, with `why` saying why. */
+typedef void (*cmrscl_tune_report)(void *user, const cmrscl_params *plan,
+                                   const cmrscl_timing *timing, double bound_ratio,
+                                   const char *why);
+typedef struct cmrscl_tune_options {
+    int warmup, repetitions; /* per candidate; 0: 3 and 20 */
+    int no_database;         /* 1: do not record the winner in the tuning database */
+    cmrscl_tune_report report;
+    void *user;
+} cmrscl_tune_options;
+
+/* Times the plans the device can run on this matrix - the kernel families over their
+ * HEIGHTs, reductions and (NVIDIA) the streaming cache hint - each product checked against
+ * the CPU double reference, and creates the matrix with the fastest by median device time.
+ * The winner's options are recorded in the tuning database, keyed by device, driver,
+ * precision and the matrix's class (bucketed mu, row spread, longest row and size), and
+ * cmrscl_matrix_create uses them for matrices of that class whenever every option is left
+ * automatic. The database is a text file: $CMRSCL_TUNING_DB, else
+ * $XDG_CACHE_HOME/cmrscl/tuning.txt, else ~/.cache/cmrscl/tuning.txt; CMRSCL_TUNING_DB=off
+ * turns it off. opt may be NULL. */
+CMRSCL_API cmrscl_status cmrscl_matrix_tune(cmrscl_context ctx, cmrscl_precision precision,
+                                            const cmrscl_csr *csr, const cmrscl_tune_options *opt,
+                                            cmrscl_matrix *out);
+
+/* ---- Device bandwidth ------------------------------------------------------------------ */
+
+/* The device's achievable memory bandwidth through OpenCL, the B of the paper's
+ * eta = (beta/tau) / B: stream kernels over three buffers of `bytes` each (0: 1 GiB, or
+ * less where the device allows less), best of `repetitions` by profiling events. GB/s count
+ * bytes read plus bytes written: read 1x, copy 2x, triad 3x the buffer. */
+typedef struct cmrscl_bandwidth {
+    uint64_t bytes; /* per buffer */
+    double read_gbs, copy_gbs, triad_gbs;
+    double best_gbs; /* the largest of the three */
+} cmrscl_bandwidth;
+CMRSCL_API cmrscl_status cmrscl_bandwidth_measure(cmrscl_context ctx, uint64_t bytes,
+                                                  int repetitions, cmrscl_bandwidth *out);
 
 #ifdef __cplusplus
 }

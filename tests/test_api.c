@@ -241,7 +241,11 @@ static void test_matrix_misuse(cmrscl_context ctx)
     CHECK_STATUS(cmrscl_matrix_create(ctx, (cmrscl_precision)0, 2, 2, rp, ci, v, NULL, &m),
                  CMRSCL_ERROR_INVALID_ARGUMENT);
     cmrscl_options o = {0};
-    o.height = 256, o.work_group_size = 1024; /* far more local memory than a group gets */
+    cmrscl_device_info dev;
+    CHECK_OK(cmrscl_context_device_info(ctx, &dev));
+    /* far more local memory than a group gets: 256 rows x the largest group x 4 bytes */
+    o.height = 256, o.work_group_size = (int)dev.max_work_group_size;
+    o.kernel = CMRSCL_KERNEL_STRIP, o.reduce = CMRSCL_REDUCE_LOCAL;
     CHECK_STATUS(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 2, 2, rp, ci, v, &o, &m),
                  CMRSCL_ERROR_DEVICE_LIMIT);
     CHECK_OK(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, 2, 2, rp, ci, v, NULL, &m));
@@ -283,15 +287,22 @@ static void test_build_failure(cmrscl_context ctx)
     char dir[] = "/tmp/cmrscl-kernels-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char path[128];
-    snprintf(path, sizeof path, "%s/cmrs_spmv.cl", dir);
+    snprintf(path, sizeof path, "%s/spmv_common.cl", dir);
     FILE *f = fopen(path, "w");
+    fputs("/* the shared part, empty here */\n", f);
+    fclose(f);
+    char common[128];
+    snprintf(common, sizeof common, "%s", path);
+    snprintf(path, sizeof path, "%s/cmrs_strip.cl", dir);
+    f = fopen(path, "w");
     fputs("__kernel void cmrs_spmv(__global float *y) { this is not OpenCL C }\n", f);
     fclose(f);
     setenv("CMRSCL_KERNEL_DIR", dir, 1);
     cmrscl_csr a = small_matrix();
     cmrscl_matrix m = NULL;
     cmrscl_options o = {0};
-    o.height = 3; /* parameters no earlier test built, so the cache cannot answer */
+    o.height = 3, o.kernel = CMRSCL_KERNEL_STRIP; /* parameters no earlier test built, so
+                                                    the cache cannot answer */
     CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m), CMRSCL_ERROR_BUILD);
     CHECK(test_contains(cmrscl_last_error(), "build log") &&
           test_contains(cmrscl_last_error(), "-DHEIGHT=3"));
@@ -299,6 +310,7 @@ static void test_build_failure(cmrscl_context ctx)
     CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m),
                  CMRSCL_ERROR_FILE_IO);
     CHECK(test_contains(cmrscl_last_error(), path));
+    remove(common);
     rmdir(dir);
     unsetenv("CMRSCL_KERNEL_DIR");
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m));

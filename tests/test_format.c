@@ -16,11 +16,11 @@ static const cmrscl_csr paper = {5, 5, 10, paper_row_ptr, paper_col, paper_val};
 
 static uint32_t entry_row_in_strip(const cmrscl_cmrs *m, int k)
 {
-    return m->packed ? m->col_ind[k] & 15u : m->row_in_strip[k];
+    return m->packed ? m->col_ind[k] & ((1u << m->row_bits) - 1) : m->row_in_strip[k];
 }
 static uint32_t entry_col(const cmrscl_cmrs *m, int k)
 {
-    return m->packed ? m->col_ind[k] >> CMRSCL_CMRS_BITS : m->col_ind[k];
+    return m->packed ? m->col_ind[k] >> m->row_bits : m->col_ind[k];
 }
 
 static void expect_cmrs(const cmrscl_cmrs *m, const uint32_t *strip_ptr, int strips,
@@ -115,12 +115,13 @@ static void test_round_trips(void)
     test_seed(7);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         cmrscl_csr a = random_csr(shapes[s][0], shapes[s][1], shapes[s][2]);
-        for (int h = 1; h <= 20; ++h) {
+        for (int h = 1; h <= 70; h += h < 20 ? 1 : 25) {
             for (unsigned flags = 0; flags < 4; ++flags) {
                 cmrscl_cmrs m;
                 cmrscl_csr back;
                 CHECK_OK(cmrscl_cmrs_from_csr(&a, h, flags, &m));
-                CHECK(m.packed == (h <= 16 && !(flags & CMRSCL_CMRS_UNPACKED)));
+                CHECK(m.packed == !(flags & CMRSCL_CMRS_UNPACKED));
+                CHECK(m.row_bits == (m.packed ? (h <= 16 ? 4 : h <= 32 ? 5 : h <= 64 ? 6 : 7) : 0));
                 CHECK_OK(cmrscl_cmrs_to_csr(&m, &back));
                 char what[64];
                 snprintf(what, sizeof what, "shape %zu height %d flags %u", s, h, flags);
@@ -170,6 +171,17 @@ static void test_wide_matrix_unpacked(void)
     CHECK_OK(cmrscl_cmrs_from_csr(&a, 4, 0, &m));
     CHECK(!m.packed && m.row_in_strip && m.col_ind[1] == (1u << 28) && m.row_in_strip[1] == 1);
     cmrscl_cmrs_free(&m);
+    /* Taller strips take more row bits: 2^27 + 1 columns fit 4 bits but not 5. */
+    a.cols = (1 << 27) + 1;
+    ci[1] = 1 << 27;
+    CHECK_OK(cmrscl_cmrs_from_csr(&a, 16, 0, &m));
+    CHECK(m.packed && m.row_bits == 4 && m.col_ind[1] == (1u << 31 | 1u));
+    cmrscl_cmrs_free(&m);
+    CHECK_OK(cmrscl_cmrs_from_csr(&a, 17, 0, &m));
+    CHECK(!m.packed && m.row_bits == 0);
+    cmrscl_cmrs_free(&m);
+    CHECK(cmrscl_cmrs_row_bits(1) == 4 && cmrscl_cmrs_row_bits(17) == 5 &&
+          cmrscl_cmrs_row_bits(256) == 8 && cmrscl_cmrs_row_bits(257) == 0);
     CHECK_STATUS(cmrscl_cmrs_from_csr(&a, 0, 0, &m), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_cmrs_from_csr(&a, CMRSCL_MAX_HEIGHT + 1, 0, &m),
                  CMRSCL_ERROR_INVALID_ARGUMENT);

@@ -1,8 +1,11 @@
-/* test_kernel.c - the SpMV kernel against the CPU double reference on the device chosen by
- * CMRSCL_DEVICE: every HEIGHT 1..16 (and larger ones in the unpacked layout), both strip
- * orders, the awkward-matrix catalogue, beta = 0 with y poisoned by NaN (every row must be
- * written, none read) and beta != 0.
- * Usage: test_kernel float|double packed|unpacked [local|shuffle|auto]
+/* test_kernel.c - every kernel family and variant against the CPU double reference on the
+ * device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue, with beta = 0 and y
+ * poisoned by NaN (every row must be written, none read) and beta != 0:
+ *   strip_packed, strip_unpacked  Algorithm 1, HEIGHT 1..16 and taller, both orders
+ *   strip_narrow                  several strips per warp (1..16 lanes each), CSR-scalar
+ *   segment_packed, _unpacked     the segmented scan, HEIGHT 1..256
+ *   split_strip, split_segment    long strips cut into tiles of 1, 7 and 64 entries
+ * Usage: test_kernel float|double VARIANT [local|shuffle|subgroup|auto]
  * Exits 77 (CTest: skipped) when the device cannot run the variant, saying why. */
 #include "internal.h"
 #include "test_matrices.h"
@@ -15,9 +18,11 @@
 
 #define SKIP 77
 
+/* What one test process runs: a precision, a variant of the kernel family table below,
+ * and the reduction (auto: what the plan picks on this device). */
 typedef struct variant {
     cmrscl_precision precision;
-    cmrscl_layout layout;
+    const char *name;
     cmrscl_reduce reduce;
 } variant;
 
@@ -79,62 +84,163 @@ static void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char
     cmrscl_cmrs_free(&host);
 }
 
-static void run_height(cmrscl_context ctx, const variant *v, int height, int warp)
+/* Every catalogue matrix with these options, both products checked. */
+static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
+                        const char *label)
 {
-    for (int order = CMRSCL_ORDER_ROWS; order <= CMRSCL_ORDER_COLUMNS; ++order) {
-        cmrscl_options opt = {0};
-        opt.height = height;
-        opt.layout = v->layout;
-        opt.order = (cmrscl_order)order;
-        opt.reduce = v->reduce;
-        if (height > 16) /* one warp per group keeps large heights inside local memory */
-            opt.work_group_size = warp;
-        for (int i = 0; i < test_matrix_count(); ++i) {
-            cmrscl_csr a;
-            const char *name = test_matrix_build(i, &a);
-            cmrscl_csr ref_a = test_csr_rounded(&a, v->precision);
-            char what[160];
-            snprintf(what, sizeof what, "%s, height %d, %s order", name, height,
+    for (int i = 0; i < test_matrix_count(); ++i) {
+        cmrscl_csr a;
+        const char *name = test_matrix_build(i, &a);
+        cmrscl_csr ref_a = test_csr_rounded(&a, v->precision);
+        char what[200];
+        snprintf(what, sizeof what, "%s, %s", name, label);
+        cmrscl_matrix m = NULL;
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, opt, &m));
+        if (m) {
+            cmrscl_params p;
+            CHECK_OK(cmrscl_matrix_params(m, &p));
+            CHECK_MSG(p.height == opt->height && p.kernel == opt->kernel &&
+                          (!opt->layout || p.layout == opt->layout) &&
+                          (!opt->warp || p.warp == opt->warp) &&
+                          (v->reduce == CMRSCL_REDUCE_AUTO || p.reduce == v->reduce),
+                      "%s: parameters not as asked (%s)", what, p.build_options);
+            /* a tile of 1 entry splits every strip of 3 or more entries */
+            CHECK_MSG(opt->tile != 1 || i != 6 || p.long_strips > 0, "%s: nothing was split",
+                      what);
+            check_product(m, &ref_a, v->precision, 1.0, 0.0, what);
+            check_product(m, &ref_a, v->precision, -1.5, 0.5, what);
+            if (i == 5 || i == 6)
+                check_device_arrays(m, &ref_a, what);
+        }
+        cmrscl_matrix_free(m);
+        cmrscl_csr_free(&ref_a);
+        cmrscl_csr_free(&a);
+    }
+}
+
+static cmrscl_options base_options(const variant *v, cmrscl_kernel kernel, int height)
+{
+    cmrscl_options o = {0};
+    o.kernel = kernel;
+    o.height = height;
+    o.reduce = v->reduce;
+    o.tile = -1; /* only the split variants split */
+    return o;
+}
+
+/* strip_packed / strip_unpacked: Algorithm 1 at every HEIGHT 1..16 (HEIGHT 1 is
+ * CSR-vector), both strip orders, and taller strips. */
+static void run_strip(cmrscl_context ctx, const variant *v, cmrscl_layout layout, int warp)
+{
+    static const int tall[] = {17, 24, 32, 64};
+    for (int k = 0; k < 16 + 4; ++k) {
+        int h = k < 16 ? k + 1 : tall[k - 16];
+        if (v->reduce == CMRSCL_REDUCE_SHUFFLE && h > 32)
+            continue;
+        for (int order = CMRSCL_ORDER_ROWS; order <= CMRSCL_ORDER_COLUMNS; ++order) {
+            cmrscl_options o = base_options(v, CMRSCL_KERNEL_STRIP, h);
+            o.layout = layout;
+            o.order = (cmrscl_order)order;
+            if (h > 16) /* one warp per group keeps tall strips inside local memory */
+                o.work_group_size = warp;
+            char label[96];
+            snprintf(label, sizeof label, "strip, height %d, %s order", h,
                      order == CMRSCL_ORDER_ROWS ? "row" : "column");
-            cmrscl_matrix m = NULL;
-            CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &opt, &m));
-            if (m) {
-                cmrscl_params p;
-                CHECK_OK(cmrscl_matrix_params(m, &p));
-                CHECK_MSG(p.height == height && p.layout == v->layout &&
-                              (v->reduce == CMRSCL_REDUCE_AUTO || p.reduce == v->reduce),
-                          "%s: parameters not as asked (%s)", what, p.build_options);
-                check_product(m, &ref_a, v->precision, 1.0, 0.0, what);
-                check_product(m, &ref_a, v->precision, -1.5, 0.5, what);
-                if (i == 5 || i == 6)
-                    check_device_arrays(m, &ref_a, what);
-            }
-            cmrscl_matrix_free(m);
-            cmrscl_csr_free(&ref_a);
-            cmrscl_csr_free(&a);
+            run_options(ctx, v, &o, label);
         }
     }
 }
+
+/* strip_narrow: several strips per hardware warp (WARP lanes each), and CSR-scalar. */
+static void run_strip_narrow(cmrscl_context ctx, const variant *v)
+{
+    for (int warp = 1; warp <= 16; warp *= 2)
+        for (int h = 1; h <= warp && h <= 4; ++h) {
+            cmrscl_options o = base_options(v, CMRSCL_KERNEL_STRIP, h);
+            o.warp = warp;
+            char label[96];
+            snprintf(label, sizeof label, "strip, height %d, %d lanes per strip", h, warp);
+            run_options(ctx, v, &o, label);
+        }
+}
+
+/* segment_packed / segment_unpacked: short to very tall strips. */
+static void run_segment(cmrscl_context ctx, const variant *v, cmrscl_layout layout)
+{
+    static const int heights[] = {1, 2, 5, 16, 32, 33, 100, 256};
+    for (size_t k = 0; k < sizeof heights / sizeof heights[0]; ++k) {
+        cmrscl_options o = base_options(v, CMRSCL_KERNEL_SEGMENT, heights[k]);
+        o.layout = layout;
+        char label[96];
+        snprintf(label, sizeof label, "segment, height %d", heights[k]);
+        run_options(ctx, v, &o, label);
+    }
+}
+
+/* split_strip / split_segment: long strips cut into tiles of 1, 7 and 64 entries. */
+static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel)
+{
+    static const int strip_heights[] = {1, 3, 16}, segment_heights[] = {1, 8, 32, 100};
+    static const int tiles[] = {1, 7, 64};
+    bool strip = kernel == CMRSCL_KERNEL_STRIP;
+    size_t nh = strip ? 3 : 4;
+    for (size_t k = 0; k < nh; ++k)
+        for (size_t t = 0; t < 3; ++t) {
+            int h = strip ? strip_heights[k] : segment_heights[k];
+            cmrscl_options o = base_options(v, kernel, h);
+            o.tile = tiles[t];
+            char label[96];
+            snprintf(label, sizeof label, "%s, height %d, tiles of %d", strip ? "strip" : "segment",
+                     h, tiles[t]);
+            run_options(ctx, v, &o, label);
+        }
+}
+
+static const char *const variant_names[] = {"strip_packed", "strip_unpacked", "strip_narrow",
+                                            "segment_packed", "segment_unpacked", "split_strip",
+                                            "split_segment", NULL};
 
 static bool parse_args(int argc, char **argv, variant *v)
 {
     if (argc < 3)
         return false;
     v->precision = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
-    v->layout = !strcmp(argv[2], "unpacked") ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED;
+    v->name = NULL;
+    for (int i = 0; variant_names[i]; ++i)
+        if (!strcmp(argv[2], variant_names[i]))
+            v->name = variant_names[i];
     v->reduce = CMRSCL_REDUCE_AUTO;
     if (argc > 3)
-        v->reduce = !strcmp(argv[3], "local")     ? CMRSCL_REDUCE_LOCAL
-                    : !strcmp(argv[3], "shuffle") ? CMRSCL_REDUCE_SHUFFLE
-                                                  : CMRSCL_REDUCE_AUTO;
-    return true;
+        v->reduce = !strcmp(argv[3], "local")      ? CMRSCL_REDUCE_LOCAL
+                    : !strcmp(argv[3], "shuffle")  ? CMRSCL_REDUCE_SHUFFLE
+                    : !strcmp(argv[3], "subgroup") ? CMRSCL_REDUCE_SUBGROUP
+                                                   : CMRSCL_REDUCE_AUTO;
+    return v->name != NULL;
+}
+
+/* Why this device cannot run the variant, or NULL. */
+static const char *skip_reason(const variant *v, const cmrscl_device_info *dev)
+{
+    bool segment = !strncmp(v->name, "segment", 7) || !strcmp(v->name, "split_segment");
+    if (v->precision == CMRSCL_DOUBLE && !dev->fp64)
+        return "the device has no fp64";
+    if (v->reduce == CMRSCL_REDUCE_SHUFFLE && !dev->warp_shuffle)
+        return "the device has no warp shuffle (NVIDIA inline PTX)";
+    if (v->reduce == CMRSCL_REDUCE_SUBGROUP && (!dev->subgroup_width || segment))
+        return "no probed sub-groups on this device, or a family without a sub-group path";
+    if (v->reduce == CMRSCL_REDUCE_SUBGROUP && !strcmp(v->name, "strip_narrow"))
+        return "sub-groups fix the lanes per strip";
+    if (v->reduce == CMRSCL_REDUCE_AUTO && !dev->warp_shuffle &&
+        (!dev->subgroup_width || segment))
+        return "auto is the local reduction on this device: the local variant runs it";
+    return NULL;
 }
 
 int main(int argc, char **argv)
 {
     variant v;
     if (!parse_args(argc, argv, &v)) {
-        fprintf(stderr, "usage: %s float|double packed|unpacked [local|shuffle|auto]\n", argv[0]);
+        fprintf(stderr, "usage: %s float|double VARIANT [local|shuffle|subgroup|auto]\n", argv[0]);
         return 2;
     }
     cmrscl_context ctx;
@@ -143,24 +249,29 @@ int main(int argc, char **argv)
         return test_finish("kernel");
     cmrscl_device_info dev;
     CHECK_OK(cmrscl_context_device_info(ctx, &dev));
-    printf("device %u:%u %s (%s), warp %u\n", dev.platform_index, dev.device_index, dev.device_name,
-           dev.platform_name, dev.warp_width);
-    const char *skip = NULL;
-    if (v.precision == CMRSCL_DOUBLE && !dev.fp64)
-        skip = "the device has no fp64";
-    if (v.reduce == CMRSCL_REDUCE_SHUFFLE && !dev.warp_shuffle)
-        skip = "the device has no warp shuffle (NVIDIA inline PTX)";
+    printf("device %u:%u %s (%s), warp %u, sub-group width %u\n", dev.platform_index,
+           dev.device_index, dev.device_name, dev.platform_name, dev.warp_width,
+           dev.subgroup_width);
+    const char *skip = skip_reason(&v, &dev);
     if (skip) {
         printf("skipped: %s\n", skip);
         cmrscl_context_free(ctx);
         return SKIP;
     }
-    static const int unpacked_extra[] = {17, 24, 32, 64};
-    for (int h = 1; h <= 16; ++h)
-        run_height(ctx, &v, h, (int)dev.warp_width);
-    for (size_t k = 0; v.layout == CMRSCL_LAYOUT_UNPACKED && k < 4; ++k)
-        if (v.reduce != CMRSCL_REDUCE_SHUFFLE || unpacked_extra[k] <= 32)
-            run_height(ctx, &v, unpacked_extra[k], (int)dev.warp_width);
+    int warp = v.reduce == CMRSCL_REDUCE_SUBGROUP ? (int)dev.subgroup_width : (int)dev.warp_width;
+    if (!strcmp(v.name, "strip_packed"))
+        run_strip(ctx, &v, CMRSCL_LAYOUT_PACKED, warp);
+    else if (!strcmp(v.name, "strip_unpacked"))
+        run_strip(ctx, &v, CMRSCL_LAYOUT_UNPACKED, warp);
+    else if (!strcmp(v.name, "strip_narrow"))
+        run_strip_narrow(ctx, &v);
+    else if (!strcmp(v.name, "segment_packed"))
+        run_segment(ctx, &v, CMRSCL_LAYOUT_PACKED);
+    else if (!strcmp(v.name, "segment_unpacked"))
+        run_segment(ctx, &v, CMRSCL_LAYOUT_UNPACKED);
+    else
+        run_split(ctx, &v,
+                  !strcmp(v.name, "split_strip") ? CMRSCL_KERNEL_STRIP : CMRSCL_KERNEL_SEGMENT);
     cmrscl_context_free(ctx);
     return test_finish("kernel");
 }

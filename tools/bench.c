@@ -1,6 +1,6 @@
 /* bench.c - runs one configuration: device matrix, one product checked against the CPU
- * double reference, warm-up, then repetitions timed with OpenCL profiling events (kernel
- * start to end, so launch gaps and host work stay out); median and minimum reported. */
+ * double reference, then the library's timing of the product (cmrscl_spmv_time): device
+ * time per product from profiling events (median, minimum) and the back-to-back loop. */
 #include "bench.h"
 
 #include <math.h>
@@ -99,59 +99,6 @@ static int verify(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y, const
     return st == CMRSCL_OK ? 0 : cli_fail("verification", st);
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int time_runs(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y,
-                     const cli_options *opt, bench_result *r)
-{
-    cl_event *ev = calloc((size_t)opt->repetitions, sizeof *ev);
-    double *ms = calloc((size_t)opt->repetitions, sizeof *ms);
-    if (!ev || !ms) {
-        free(ev), free(ms);
-        fputs("cmrscl-run: no memory for the timing events\n", stderr);
-        return EXIT_RUN_FAILED;
-    }
-    cmrscl_status st = CMRSCL_OK;
-    for (int i = 0; st == CMRSCL_OK && i < opt->warmup; ++i)
-        st = cmrscl_spmv(m, opt->alpha, x, opt->beta, y, NULL, 0, NULL, NULL);
-    for (int i = 0; st == CMRSCL_OK && i < opt->repetitions; ++i)
-        st = cmrscl_spmv(m, opt->alpha, x, opt->beta, y, NULL, 0, NULL, &ev[i]);
-    cl_int err = clFinish(q);
-    for (int i = 0; st == CMRSCL_OK && err == CL_SUCCESS && i < opt->repetitions; ++i) {
-        cl_ulong t0 = 0, t1 = 0;
-        err = clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-        if (err == CL_SUCCESS)
-            err = clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        ms[i] = (double)(t1 - t0) * 1e-6;
-    }
-    for (int i = 0; i < opt->repetitions; ++i)
-        if (ev[i])
-            clReleaseEvent(ev[i]);
-    free(ev);
-    int rc = st != CMRSCL_OK ? cli_fail("spmv", st) : 0;
-    if (!rc && err != CL_SUCCESS) {
-        fprintf(stderr,
-                "cmrscl-run: timing failed (OpenCL error %d; does the queue have "
-                "profiling enabled?)\n",
-                (int)err);
-        rc = EXIT_RUN_FAILED;
-    }
-    if (!rc) {
-        qsort(ms, (size_t)opt->repetitions, sizeof *ms, compare_doubles);
-        int n = opt->repetitions;
-        r->min_ms = ms[0];
-        r->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-        r->repetitions = n;
-        r->warmup = opt->warmup;
-    }
-    free(ms);
-    return rc;
-}
-
 /* Paper, eq. (6.1), generalised to rectangular matrices, the unpacked layout (one byte
  * of row in strip per nonzero) and beta != 0 (y read too). */
 static void derive_rates(bench_result *r, double beta)
@@ -161,7 +108,7 @@ static void derive_rates(bench_result *r, double beta)
     double matrix = (sv + si) * nnz + si * (p->strips + 1.0) +
                     (p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0.0);
     double y = sv * p->rows * (beta != 0.0 ? 2.0 : 1.0);
-    double seconds = r->median_ms * 1e-3;
+    double seconds = r->timing.median_ms * 1e-3;
     if (seconds <= 0.0)
         return;
     r->gflops = 2.0 * nnz / seconds * 1e-9;
@@ -192,8 +139,12 @@ int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const bench_vectors *v,
     }
     if (!rc && opt->verify)
         rc = verify(m, q, x, y, a, v, opt, out);
-    if (!rc)
-        rc = time_runs(m, q, x, y, opt, out);
+    if (!rc) {
+        st = cmrscl_spmv_time(m, opt->alpha, x, opt->beta, y, opt->warmup, opt->repetitions,
+                              &out->timing);
+        if (st != CMRSCL_OK)
+            rc = cli_fail("timing", st);
+    }
     if (!rc)
         derive_rates(out, opt->beta);
     if (x)

@@ -1,4 +1,5 @@
-/* bench.h - one verified, timed SpMV configuration: what `spmv` reports and `tune` sweeps. */
+/* bench.h - one verified, timed SpMV configuration: what `spmv` reports, `tune` sweeps and
+ * `bench` runs for every matrix x plan x precision. */
 #ifndef CMRSCL_BENCH_H
 #define CMRSCL_BENCH_H
 
@@ -6,12 +7,11 @@
 
 typedef struct bench_result {
     cmrscl_params params;
-    int repetitions, warmup;
-    double median_ms, min_ms;
+    cmrscl_timing timing; /* per-product device time and back-to-back loop time */
     bool verified;         /* false with --no-verify */
     double relative_error; /* ||y - ref|| / ||ref|| */
     double bound_ratio;    /* <= 1: within the rounding bound (cmrscl_csr_spmv_check) */
-    double gflops;         /* 2 nnz / median time */
+    double gflops;         /* 2 nnz / median device time */
     double beta_minus_gbs; /* paper eq. (6.1): x not cached, per nonzero */
     double beta_plus_gbs;  /* x fully cached: matrix + x + y once */
 } bench_result;
@@ -27,8 +27,9 @@ void bench_vectors_free(bench_vectors *v);
 /* Rounds the matrix values to the precision in place (a no-op for double). */
 void bench_round_values(cmrscl_csr *a, cmrscl_precision precision);
 
-/* Builds the device matrix with `options`, verifies one product, times the rest.
- * Returns 0 or an exit status, having printed the reason. */
+/* Builds the device matrix with `options`, verifies one product (unless --no-verify),
+ * then times products both ways (cmrscl_spmv_time). Returns 0 or an exit status, having
+ * printed the reason. */
 int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const bench_vectors *v,
               const cli_options *opt, const cmrscl_options *options, bench_result *out);
 

@@ -14,17 +14,30 @@ enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
 
 #define DEFAULT_MATRIX "stencil27:100"
 
+#define CLI_MAX_INPUTS 256
+
 typedef struct cli_options {
     const char *command;
-    const char *file;   /* positional FILE, or NULL */
-    const char *gen;    /* --gen SPEC */
+    /* Matrices in the order given: FILE arguments and --gen SPECs (bench takes many, the
+     * other commands one); is_gen[i] says which. file/gen: the single one's, or NULL. */
+    const char *inputs[CLI_MAX_INPUTS];
+    bool is_gen[CLI_MAX_INPUTS];
+    int ninputs;
+    const char *file, *gen;
     const char *device; /* --device SEL (NULL: CMRSCL_DEVICE, then the default) */
     const char *output; /* --output FILE (gen) */
-    cmrscl_precision precision;
-    cmrscl_options matrix; /* height, warp, work-group, layout, order, reduce */
+    cmrscl_precision precision; /* the first of --precision's list */
+    unsigned precisions;        /* bench: bit 0 float, bit 1 double */
+    cmrscl_options matrix;      /* the plan's knobs: kernel, height, warp, ... */
+    const char *plans;          /* bench: comma-separated plan names (tools/plans.c) */
+    const char *suite;          /* bench: a file listing matrices */
+    const char *csv, *json_out; /* bench: result files */
+    const char *peer;           /* bench: a peer's CSV (tools/peer) to compare with */
+    double bandwidth_gbs;       /* bench: B for eta; 0: measure it */
+    double size_mb;             /* bandwidth: MB per buffer; 0: the default */
     int repetitions, warmup;
     double alpha, beta;
-    bool verify, json, progress;
+    bool verify, json, progress, baseline;
 } cli_options;
 
 /* Parses argv; on a usage error prints one line and returns false. */
@@ -37,9 +50,9 @@ double cli_seconds(void);
 /* Prints "cmrscl-run: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED. */
 int cli_fail(const char *what, cmrscl_status status);
 
-/* Generated matrices: "stencil7:N", "stencil27:N" (N^3 rows), "random:N:K" (N x N with
- * K entries per row on average). Returns 0, or an exit status (EXIT_USAGE for a bad spec,
- * EXIT_RUN_FAILED when memory runs out) with the reason in `error`. */
+/* A generated matrix (cmrscl_csr_generate lists the specs). Returns 0, or an exit status
+ * (EXIT_USAGE for a bad spec, EXIT_RUN_FAILED when memory runs out) with the reason in
+ * `error`. */
 int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size);
 
 /* The matrix a command works on: FILE, --gen SPEC, or the default generated matrix.
@@ -51,6 +64,8 @@ typedef struct loaded_matrix {
     double file_mb; /* 0 for generated matrices */
 } loaded_matrix;
 int load_matrix(const cli_options *opt, loaded_matrix *out);
+/* The same for one input: a file path, or a spec when is_gen. */
+int load_input(const char *input, bool is_gen, loaded_matrix *out);
 
 /* Minimal streaming JSON writer to stdout: nested objects/arrays, commas handled. */
 void json_open(const char *key, char bracket);
@@ -60,11 +75,15 @@ void json_number(const char *key, double value);
 void json_int(const char *key, long long value);
 void json_bool(const char *key, bool value);
 void json_end(void);
+/* Where the writer goes: a file (e.g. bench --json-out), or stdout after json_to(NULL). */
+void json_to(FILE *file);
 
 int cmd_devices(const cli_options *opt);
 int cmd_spmv(const cli_options *opt);
 int cmd_tune(const cli_options *opt);
 int cmd_gen(const cli_options *opt);
 int cmd_parse(const cli_options *opt);
+int cmd_bench(const cli_options *opt);
+int cmd_bandwidth(const cli_options *opt);
 
 #endif

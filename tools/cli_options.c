@@ -10,32 +10,54 @@
 
 void cli_usage(FILE *out)
 {
-    fputs("usage: cmrscl-run COMMAND [FILE] [options]\n"
+    fputs("usage: cmrscl-run COMMAND [FILE...] [options]\n"
           "\n"
           "commands:\n"
           "  devices            list every OpenCL device and the parameters cmrscl picks\n"
           "  spmv [FILE]        run, verify and time y = alpha*A*x + beta*y (default matrix:\n"
           "                     " DEFAULT_MATRIX ", a 27-point 3-D stencil on a 100^3 grid)\n"
-          "  tune [FILE]        time every HEIGHT 1..16 and reduction, report the best\n"
+          "  tune [FILE]        time every plan (kernel family x HEIGHT x reduction), verified,\n"
+          "                     report the fastest and remember it in the tuning database\n"
+          "  bench [FILE...]    matrices x plans x precisions: tables, --csv, --json-out\n"
+          "  bandwidth          the device's stream read, copy and triad bandwidth\n"
           "  gen SPEC -o FILE   write a generated matrix as Matrix Market (.mtx or .mtx.gz)\n"
           "  parse FILE         read a Matrix Market file and report the parse throughput\n"
           "\n"
           "options:\n"
           "  -d, --device SEL       P:D index, gpu|cpu|accelerator, or a name substring\n"
           "                         (default: $CMRSCL_DEVICE, else the first GPU)\n"
-          "  -p, --precision P      float (default) or double\n"
-          "  -g, --gen SPEC         stencil7:N | stencil27:N | random:N:K instead of FILE\n"
-          "  -H, --height N         strip height 1..256 (default: chosen for the device)\n"
-          "      --warp N           work-items per strip (default: the device's warp)\n"
-          "      --work-group N     work-group size (default: 128)\n"
+          "  -p, --precision P      float (default), double, or float,double (bench)\n"
+          "  -g, --gen SPEC         a generated matrix instead of FILE (bench: repeatable):\n"
+          "                         stencil5:N stencil7:N stencil27:N random:N:K perm:N\n"
+          "                         dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED]\n"
+          "the plan (default: chosen from the device and the matrix):\n"
+          "      --kernel K         auto | strip | segment\n"
+          "  -H, --height N         strip height 1..256\n"
+          "      --warp N           work-items per strip\n"
+          "      --work-group N     work-group size\n"
           "      --layout L         auto | packed | unpacked\n"
           "      --order O          auto | rows | columns (in-strip column ordering)\n"
-          "      --reduce R         auto | local | shuffle\n"
+          "      --reduce R         auto | local | shuffle | subgroup\n"
+          "      --tile N           split strips longer than 2N entries into tiles of N;\n"
+          "                         0 automatic, -1 never\n"
+          "      --cache-hint H     auto | off | stream (NVIDIA: evict-first matrix loads)\n"
+          "timing and checks:\n"
           "  -r, --repetitions N    timed runs (default 50)\n"
           "      --warmup N         untimed runs first (default 5)\n"
           "      --alpha A, --beta B  scalars (default 1 and 0)\n"
           "      --no-verify        skip the check against the CPU double reference\n"
-          "      --json             machine-readable output\n"
+          "      --json             machine-readable output on stdout\n"
+          "bench:\n"
+          "      --plans LIST       comma-separated: auto, csr-vector, csr-scalar, strip[:H],\n"
+          "                         segment[:H], each with optional +stream, +nosplit\n"
+          "                         (default: auto)\n"
+          "      --suite FILE       matrices listed one per line (a .mtx path or a spec)\n"
+          "      --csv FILE, --json-out FILE   result files\n"
+          "      --peer FILE        a peer's CSV (cmrscl-peer): times and speedups side by side\n"
+          "      --bandwidth GBS    B for eta (default: measured with the stream kernels)\n"
+          "      --no-baseline      skip the csr-vector run behind the speedup column\n"
+          "other:\n"
+          "      --size MB          bandwidth: MB per buffer (default 1024)\n"
           "  -o, --output FILE      output file (gen)\n"
           "  -h, --help             this text;  --version  the library version\n"
           "\n"
@@ -93,39 +115,89 @@ enum {
     OPT_LAYOUT,
     OPT_ORDER,
     OPT_REDUCE,
+    OPT_KERNEL,
+    OPT_TILE,
+    OPT_CACHE_HINT,
     OPT_WARMUP,
     OPT_ALPHA,
     OPT_BETA,
     OPT_NO_VERIFY,
     OPT_JSON,
-    OPT_VERSION
+    OPT_VERSION,
+    OPT_PLANS,
+    OPT_SUITE,
+    OPT_CSV,
+    OPT_JSON_OUT,
+    OPT_PEER,
+    OPT_BANDWIDTH,
+    OPT_NO_BASELINE,
+    OPT_SIZE
 };
+
+/* -p: one precision, or a comma-separated list of them (bench). */
+static bool parse_precisions(const char *arg, cli_options *o)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", arg);
+    o->precisions = 0;
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        unsigned bit = !strcmp(t, "float") ? 1u : !strcmp(t, "double") ? 2u : 0u;
+        if (!bit)
+            return usage_error("--precision", "float, double or float,double", arg);
+        if (n++ == 0)
+            o->precision = bit == 1 ? CMRSCL_FLOAT : CMRSCL_DOUBLE;
+        o->precisions |= bit;
+    }
+    return n > 0 || usage_error("--precision", "float, double or float,double", arg);
+}
+
+static bool add_input(cli_options *o, const char *text, bool is_gen)
+{
+    if (o->ninputs == CLI_MAX_INPUTS) {
+        fprintf(stderr, "cmrscl-run: more than %d matrices (use --suite)\n", CLI_MAX_INPUTS);
+        return false;
+    }
+    o->inputs[o->ninputs] = text;
+    o->is_gen[o->ninputs++] = is_gen;
+    return true;
+}
 
 static bool apply_option(int c, const char *arg, cli_options *o)
 {
-    static const char *const precisions[] = {"float", "double", NULL};
     static const char *const layouts[] = {"auto", "packed", "unpacked", NULL};
     static const char *const orders[] = {"auto", "rows", "columns", NULL};
-    static const char *const reduces[] = {"auto", "local", "shuffle", NULL};
+    static const char *const reduces[] = {"auto", "local", "shuffle", "subgroup", NULL};
+    static const char *const kernels[] = {"auto", "strip", "segment", NULL};
+    static const char *const hints[] = {"auto", "off", "stream", NULL};
     int k;
     switch (c) {
     case 'd': o->device = arg; return true;
-    case 'g': o->gen = arg; return true;
+    case 'g': return add_input(o, arg, true);
     case 'o': o->output = arg; return true;
-    case 'p':
-        if (!parse_keyword("--precision", arg, precisions, "float or double", &k))
-            return false;
-        o->precision = k ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
-        return true;
+    case 'p': return parse_precisions(arg, o);
     case 'H': return parse_int("--height", arg, 1, CMRSCL_MAX_HEIGHT, &o->matrix.height);
     case OPT_WARP: return parse_int("--warp", arg, 1, 1024, &o->matrix.warp);
     case OPT_WG: return parse_int("--work-group", arg, 1, 1 << 16, &o->matrix.work_group_size);
+    case OPT_TILE: return parse_int("--tile", arg, -1, 1 << 30, &o->matrix.tile);
     case 'r': return parse_int("--repetitions", arg, 1, 1000000, &o->repetitions);
     case OPT_WARMUP: return parse_int("--warmup", arg, 0, 1000000, &o->warmup);
     case OPT_ALPHA: return parse_double("--alpha", arg, &o->alpha);
     case OPT_BETA: return parse_double("--beta", arg, &o->beta);
+    case OPT_BANDWIDTH:
+        return parse_double("--bandwidth", arg, &o->bandwidth_gbs) &&
+               (o->bandwidth_gbs > 0 || usage_error("--bandwidth", "a positive GB/s", arg));
+    case OPT_SIZE:
+        return parse_double("--size", arg, &o->size_mb) &&
+               (o->size_mb > 0 || usage_error("--size", "a positive number of MB", arg));
     case OPT_NO_VERIFY: o->verify = false; return true;
+    case OPT_NO_BASELINE: o->baseline = false; return true;
     case OPT_JSON: o->json = true; return true;
+    case OPT_PLANS: o->plans = arg; return true;
+    case OPT_SUITE: o->suite = arg; return true;
+    case OPT_CSV: o->csv = arg; return true;
+    case OPT_JSON_OUT: o->json_out = arg; return true;
+    case OPT_PEER: o->peer = arg; return true;
     case OPT_LAYOUT:
         if (!parse_keyword("--layout", arg, layouts, "auto, packed or unpacked", &k))
             return false;
@@ -137,9 +209,19 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->matrix.order = (cmrscl_order)k;
         return true;
     case OPT_REDUCE:
-        if (!parse_keyword("--reduce", arg, reduces, "auto, local or shuffle", &k))
+        if (!parse_keyword("--reduce", arg, reduces, "auto, local, shuffle or subgroup", &k))
             return false;
         o->matrix.reduce = (cmrscl_reduce)k;
+        return true;
+    case OPT_KERNEL:
+        if (!parse_keyword("--kernel", arg, kernels, "auto, strip or segment", &k))
+            return false;
+        o->matrix.kernel = (cmrscl_kernel)k;
+        return true;
+    case OPT_CACHE_HINT:
+        if (!parse_keyword("--cache-hint", arg, hints, "auto, off or stream", &k))
+            return false;
+        o->matrix.cache_hint = (cmrscl_cache_hint)k;
         return true;
     default: return false;
     }
@@ -162,12 +244,25 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                                           {"beta", required_argument, NULL, OPT_BETA},
                                           {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
                                           {"json", no_argument, NULL, OPT_JSON},
+                                          {"kernel", required_argument, NULL, OPT_KERNEL},
+                                          {"tile", required_argument, NULL, OPT_TILE},
+                                          {"cache-hint", required_argument, NULL, OPT_CACHE_HINT},
+                                          {"plans", required_argument, NULL, OPT_PLANS},
+                                          {"suite", required_argument, NULL, OPT_SUITE},
+                                          {"csv", required_argument, NULL, OPT_CSV},
+                                          {"json-out", required_argument, NULL, OPT_JSON_OUT},
+                                          {"peer", required_argument, NULL, OPT_PEER},
+                                          {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
+                                          {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
+                                          {"size", required_argument, NULL, OPT_SIZE},
                                           {"output", required_argument, NULL, 'o'},
                                           {"help", no_argument, NULL, 'h'},
                                           {"version", no_argument, NULL, OPT_VERSION},
                                           {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->precision = CMRSCL_FLOAT;
+    o->precisions = 1;
+    o->baseline = true;
     o->repetitions = 50;
     o->warmup = 5;
     o->alpha = 1.0;
@@ -194,20 +289,39 @@ bool cli_parse(int argc, char **argv, cli_options *o)
     }
     if (optind < argc)
         o->command = argv[optind++];
-    if (optind < argc)
-        o->file = argv[optind++];
-    if (optind < argc) {
-        fprintf(stderr, "cmrscl-run: unexpected argument '%s' (see cmrscl-run --help)\n",
-                argv[optind]);
-        return false;
-    }
     if (!o->command) {
         fputs("cmrscl-run: missing COMMAND (see cmrscl-run --help)\n", stderr);
         return false;
     }
-    if (o->file && o->gen) {
-        fputs("cmrscl-run: give either FILE or --gen, not both\n", stderr);
+    bool bench = strcmp(o->command, "bench") == 0;
+    int gens = o->ninputs;
+    /* FILE arguments come after the --gen specs in the list; bench keeps their order of
+     * appearance by kind, which is all a suite needs. */
+    for (; optind < argc; ++optind) {
+        if (!bench && o->ninputs - gens >= 1) {
+            fprintf(stderr, "cmrscl-run: unexpected argument '%s' (see cmrscl-run --help)\n",
+                    argv[optind]);
+            return false;
+        }
+        if (!add_input(o, argv[optind], false))
+            return false;
+    }
+    if (!bench && o->ninputs > 1) {
+        fputs(gens > 1 ? "cmrscl-run: give one --gen SPEC (several: use bench)\n"
+                       : "cmrscl-run: give either FILE or --gen, not both\n",
+              stderr);
         return false;
+    }
+    if (!bench && o->precisions == 3) {
+        fputs("cmrscl-run: --precision takes one precision here (several: use bench)\n",
+              stderr);
+        return false;
+    }
+    for (int i = 0; i < o->ninputs; ++i) {
+        if (o->is_gen[i])
+            o->gen = o->inputs[i];
+        else
+            o->file = o->inputs[i];
     }
     return true;
 }

@@ -1,6 +1,7 @@
 /* cmd_spmv.c - `cmrscl-run spmv` (run, verify and time one configuration) and
  * `cmrscl-run tune` (sweep HEIGHT and the reductions, report the fastest verified one). */
 #include "bench.h"
+#include "plans.h"
 
 #include <string.h>
 
@@ -11,10 +12,6 @@ static const char *layout_name(cmrscl_layout l)
 static const char *order_name(cmrscl_order o)
 {
     return o == CMRSCL_ORDER_ROWS ? "rows" : "columns";
-}
-static const char *reduce_name(cmrscl_reduce r)
-{
-    return r == CMRSCL_REDUCE_SHUFFLE ? "shuffle" : "local";
 }
 static bool passed(const bench_result *r) { return !r->verified || r->bound_ratio <= 1.0; }
 
@@ -52,24 +49,36 @@ static void print_text(const session *s, const bench_result *r)
 {
     const cmrscl_params *p = &r->params;
     const cmrscl_csr *a = &s->m.csr;
-    printf("matrix     %s: %d x %d, nnz %d, mu %.2f\n", s->m.name, a->rows, a->cols, a->nnz,
-           a->rows ? (double)a->nnz / a->rows : 0.0);
+    printf("matrix     %s: %d x %d, nnz %d, mu %.2f, row spread %.2f, longest row %d, "
+           "empty rows %d\n",
+           s->m.name, a->rows, a->cols, a->nnz, p->stats.mu, p->stats.row_cv, p->stats.max_row,
+           p->stats.empty_rows);
     printf("device     %u:%u %s (%s)\n", s->dev.platform_index, s->dev.device_index,
            s->dev.device_name, s->dev.platform_name);
-    printf("params     %s, HEIGHT %d (%s), warp %d, work-group %d, %s, order %s, %s reduction\n",
-           p->precision == CMRSCL_DOUBLE ? "double" : "float", p->height, p->height_source, p->warp,
-           p->work_group_size, layout_name(p->layout), order_name(p->order),
-           reduce_name(p->reduce));
+    printf("plan       %s kernel, %s, HEIGHT %d (%s), warp %d, work-group %d, %s, order %s, "
+           "%s reduction\n",
+           plan_kernel_name(p->kernel), p->precision == CMRSCL_DOUBLE ? "double" : "float",
+           p->height, p->height_source, p->warp, p->work_group_size, layout_name(p->layout),
+           order_name(p->order), plan_reduce_name(p->reduce));
+    printf("           why: %s\n", p->plan_reason);
+    if (p->long_strips)
+        printf("           split: %d long strips in %d tiles of %d entries\n", p->long_strips,
+               p->tiles, p->tile);
+    if (p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
+        printf("           matrix loads with the evict-first (streaming) cache hint\n");
     printf("           %s\n", p->build_options);
     if (s->m.file_mb > 0)
         printf("load       %.3f s (%.1f MB/s)\n", s->m.load_seconds,
                s->m.file_mb / s->m.load_seconds);
     else
         printf("generate   %.3f s\n", s->m.load_seconds);
-    printf("convert    %.3f s (CSR -> CMRS on the host)\n", p->convert_seconds);
+    printf("convert    %.3f s (analysis, plan, CSR -> CMRS on the host)\n", p->convert_seconds);
     printf("jit        %.3f s\n", p->build_seconds);
-    printf("kernel     median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n", r->median_ms,
-           r->min_ms, r->repetitions, r->warmup);
+    printf("kernel     median %.4f ms, min %.4f ms per product (device, %d runs after %d "
+           "warm-up)\n",
+           r->timing.median_ms, r->timing.min_ms, r->timing.repetitions, r->timing.warmup);
+    printf("loop       %.4f ms per product, %d back to back (host clock)\n", r->timing.loop_ms,
+           r->timing.repetitions);
     printf("rate       %.1f GFLOP/s (2 nnz / median)\n", r->gflops);
     printf("bandwidth  beta-/tau %.1f GB/s, beta+/tau %.1f GB/s (paper eq. 6.1)\n",
            r->beta_minus_gbs, r->beta_plus_gbs);
@@ -83,6 +92,7 @@ static void print_text(const session *s, const bench_result *r)
 static void json_params(const cmrscl_params *p)
 {
     json_open("params", '{');
+    json_string("kernel", plan_kernel_name(p->kernel));
     json_string("precision", p->precision == CMRSCL_DOUBLE ? "double" : "float");
     json_int("height", p->height);
     json_string("height_source", p->height_source);
@@ -90,7 +100,12 @@ static void json_params(const cmrscl_params *p)
     json_int("work_group_size", p->work_group_size);
     json_string("layout", layout_name(p->layout));
     json_string("order", order_name(p->order));
-    json_string("reduce", reduce_name(p->reduce));
+    json_string("reduce", plan_reduce_name(p->reduce));
+    json_string("reason", p->plan_reason);
+    json_int("tile", p->tile);
+    json_int("tiles", p->tiles);
+    json_int("long_strips", p->long_strips);
+    json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
     json_string("build_options", p->build_options);
     json_close('}');
 }
@@ -101,10 +116,11 @@ static void json_result(const bench_result *r)
     json_open("time", '{');
     json_number("convert_s", r->params.convert_seconds);
     json_number("jit_s", r->params.build_seconds);
-    json_number("kernel_median_ms", r->median_ms);
-    json_number("kernel_min_ms", r->min_ms);
-    json_int("repetitions", r->repetitions);
-    json_int("warmup", r->warmup);
+    json_number("kernel_median_ms", r->timing.median_ms);
+    json_number("kernel_min_ms", r->timing.min_ms);
+    json_number("loop_ms", r->timing.loop_ms);
+    json_int("repetitions", r->timing.repetitions);
+    json_int("warmup", r->timing.warmup);
     json_close('}');
     json_number("gflops", r->gflops);
     json_number("beta_minus_gbs", r->beta_minus_gbs);
@@ -125,7 +141,12 @@ static void json_head(const session *s)
     json_int("rows", a->rows);
     json_int("cols", a->cols);
     json_int("nnz", a->nnz);
-    json_number("mu", a->rows ? (double)a->nnz / a->rows : 0.0);
+    cmrscl_matrix_stats st = {0, 0, 0, 0};
+    cmrscl_csr_stats(a, &st);
+    json_number("mu", st.mu);
+    json_number("row_cv", st.row_cv);
+    json_int("max_row", st.max_row);
+    json_int("empty_rows", st.empty_rows);
     json_number("load_s", s->m.load_seconds);
     if (s->m.file_mb > 0)
         json_number("load_mb_per_s", s->m.file_mb / s->m.load_seconds);
@@ -168,6 +189,36 @@ int cmd_spmv(const cli_options *opt)
     return rc;
 }
 
+/* One line (or JSON object) per candidate the library's tuner timed. */
+static void tune_report(void *user, const cmrscl_params *p, const cmrscl_timing *t,
+                        double bound_ratio, const char *why)
+{
+    const cli_options *opt = user;
+    char plan[128];
+    if (p)
+        plan_describe(p, plan, sizeof plan);
+    if (opt->json) {
+        json_open(NULL, '{');
+        if (p) {
+            json_params(p);
+            json_number("kernel_median_ms", t->median_ms);
+            json_number("kernel_min_ms", t->min_ms);
+            json_number("loop_ms", t->loop_ms);
+            json_number("bound_ratio", bound_ratio);
+            json_bool("passed", bound_ratio <= 1.0);
+        } else {
+            json_string("skipped", why);
+        }
+        json_close('}');
+    } else if (p) {
+        printf("%-40s %10.4f %10.4f  %s\n", plan, t->median_ms, t->loop_ms,
+               bound_ratio <= 1.0 ? "pass" : "FAIL");
+    } else {
+        printf("%-40s skipped: %.100s\n", "(plan the device cannot build)", why);
+    }
+    fflush(stdout);
+}
+
 int cmd_tune(const cli_options *opt)
 {
     session s;
@@ -176,7 +227,6 @@ int cmd_tune(const cli_options *opt)
         session_close(&s);
         return rc;
     }
-    bench_result best = {0};
     if (opt->json) {
         json_open(NULL, '{');
         json_head(&s);
@@ -185,46 +235,31 @@ int cmd_tune(const cli_options *opt)
         printf("tuning %s (%d x %d, nnz %d) on %s, %s\n", s.m.name, s.m.csr.rows, s.m.csr.cols,
                s.m.csr.nnz, s.dev.device_name,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float");
-        printf("height  reduce   median_ms  beta+/tau GB/s  check\n");
+        printf("%-40s %10s %10s  check\n", "plan", "median_ms", "loop_ms");
     }
-    for (int reduce = CMRSCL_REDUCE_LOCAL; reduce <= CMRSCL_REDUCE_SHUFFLE && !rc; ++reduce) {
-        if (reduce == CMRSCL_REDUCE_SHUFFLE && !s.dev.warp_shuffle)
-            continue;
-        for (int h = 1; h <= CMRSCL_MAX_PACKED_HEIGHT && !rc; ++h) {
-            cmrscl_options o = opt->matrix;
-            o.height = h;
-            o.reduce = (cmrscl_reduce)reduce;
-            bench_result r;
-            rc = bench_run(s.ctx, &s.m.csr, &s.v, opt, &o, &r);
-            if (rc)
-                break;
-            if (opt->json) {
-                json_open(NULL, '{');
-                json_result(&r);
-                json_close('}');
-            } else {
-                printf("%6d  %-7s  %9.4f  %14.1f  %s\n", h, reduce_name(r.params.reduce),
-                       r.median_ms, r.beta_plus_gbs, passed(&r) ? "pass" : "FAIL");
-            }
-            if (!passed(&r))
-                rc = EXIT_RUN_FAILED;
-            else if (!best.repetitions || r.median_ms < best.median_ms)
-                best = r;
-        }
-    }
+    cmrscl_tune_options to = {opt->warmup, opt->repetitions, 0, tune_report, (void *)opt};
+    cmrscl_matrix m = NULL;
+    cmrscl_status st = cmrscl_matrix_tune(s.ctx, opt->precision, &s.m.csr, &to, &m);
+    cmrscl_params best;
+    if (st == CMRSCL_OK)
+        cmrscl_matrix_params(m, &best);
     if (opt->json) {
         json_close(']');
-        if (best.repetitions) {
+        if (st == CMRSCL_OK) {
             json_open("best", '{');
-            json_result(&best);
+            json_params(&best);
             json_close('}');
         }
         json_close('}');
         json_end();
-    } else if (best.repetitions) {
-        printf("best: HEIGHT %d, %s reduction, %.4f ms (%.1f GB/s beta+/tau)\n", best.params.height,
-               reduce_name(best.params.reduce), best.median_ms, best.beta_plus_gbs);
+    } else if (st == CMRSCL_OK) {
+        char plan[128];
+        plan_describe(&best, plan, sizeof plan);
+        printf("best: %s (recorded for matrices of this class on this device)\n", plan);
     }
+    if (st != CMRSCL_OK)
+        rc = cli_fail("tuning", st);
+    cmrscl_matrix_free(m);
     session_close(&s);
     return rc;
 }

@@ -30,6 +30,8 @@ int main(int argc, char **argv)
     } commands[] = {{"devices", cmd_devices},
                     {"spmv", cmd_spmv},
                     {"tune", cmd_tune},
+                    {"bench", cmd_bench},
+                    {"bandwidth", cmd_bandwidth},
                     {"gen", cmd_gen},
                     {"parse", cmd_parse}};
     if (strcmp(opt.command, "help") == 0) {

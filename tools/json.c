@@ -6,17 +6,19 @@
 
 #define MAX_DEPTH 16
 static int depth;
+static FILE *sink; /* NULL: stdout */
+#define OUT (sink ? sink : stdout)
 static bool first[MAX_DEPTH] = {true};
 
 static void item(const char *key)
 {
     if (depth > 0)
-        fputs(first[depth] ? "\n" : ",\n", stdout);
+        fputs(first[depth] ? "\n" : ",\n", OUT);
     first[depth] = false;
     for (int i = 0; i < depth; ++i)
-        fputs("  ", stdout);
+        fputs("  ", OUT);
     if (key)
-        printf("\"%s\": ", key);
+        fprintf(OUT, "\"%s\": ", key);
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes are not one. */
@@ -37,28 +39,28 @@ static int utf8_length(const unsigned char *s)
 static void put_string(const char *text)
 {
     const unsigned char *s = (const unsigned char *)(text ? text : "");
-    putchar('"');
+    fputc('"', OUT);
     while (*s) {
         int n = utf8_length(s);
         if (n == 0) {
-            fputs("\\ufffd", stdout);
+            fputs("\\ufffd", OUT);
             s += 1;
         } else if (*s == '"' || *s == '\\') {
-            printf("\\%c", *s++);
+            fprintf(OUT, "\\%c", *s++);
         } else if (*s < 0x20) {
-            printf("\\u%04x", *s++);
+            fprintf(OUT, "\\u%04x", *s++);
         } else {
-            fwrite(s, 1, (size_t)n, stdout);
+            fwrite(s, 1, (size_t)n, OUT);
             s += n;
         }
     }
-    putchar('"');
+    fputc('"', OUT);
 }
 
 void json_open(const char *key, char bracket)
 {
     item(key);
-    putchar(bracket);
+    fputc(bracket, OUT);
     if (depth + 1 < MAX_DEPTH)
         first[++depth] = true;
 }
@@ -68,11 +70,11 @@ void json_close(char bracket)
     bool empty = first[depth];
     --depth;
     if (!empty) {
-        putchar('\n');
+        fputc('\n', OUT);
         for (int i = 0; i < depth; ++i)
-            fputs("  ", stdout);
+            fputs("  ", OUT);
     }
-    putchar(bracket);
+    fputc(bracket, OUT);
 }
 
 void json_string(const char *key, const char *value)
@@ -85,26 +87,28 @@ void json_number(const char *key, double value)
 {
     item(key);
     if (isfinite(value))
-        printf("%.6g", value);
+        fprintf(OUT, "%.6g", value);
     else
-        fputs("null", stdout); /* JSON has no NaN or infinity */
+        fputs("null", OUT); /* JSON has no NaN or infinity */
 }
 
 void json_int(const char *key, long long value)
 {
     item(key);
-    printf("%lld", value);
+    fprintf(OUT, "%lld", value);
 }
 
 void json_bool(const char *key, bool value)
 {
     item(key);
-    fputs(value ? "true" : "false", stdout);
+    fputs(value ? "true" : "false", OUT);
 }
+
+void json_to(FILE *file) { sink = file; }
 
 void json_end(void)
 {
-    putchar('\n');
+    fputc('\n', OUT);
     depth = 0;
     first[0] = true;
 }

@@ -39,8 +39,9 @@ void fuzz_check_cmrs_round_trip(const cmrscl_csr *csr, int height, unsigned flag
     cmrscl_status st = cmrscl_cmrs_from_csr(csr, height, flags, &cmrs);
     FUZZ_CHECK(st == CMRSCL_OK, "cmrs_from_csr(height %d, flags %u): %s", height, flags,
                cmrscl_status_name(st));
+    int bits = cmrscl_cmrs_row_bits(height);
     bool packed = !(flags & CMRSCL_CMRS_UNPACKED) && height <= CMRSCL_MAX_PACKED_HEIGHT &&
-                  csr->cols <= CMRSCL_MAX_PACKED_COLS;
+                  (int64_t)csr->cols <= (1ll << (32 - bits));
     bool ordered = (flags & CMRSCL_CMRS_ORDER_COLUMNS) != 0;
     FUZZ_CHECK(cmrs.rows == csr->rows && cmrs.cols == csr->cols && cmrs.nnz == csr->nnz &&
                    cmrs.height == height &&
@@ -48,6 +49,7 @@ void fuzz_check_cmrs_round_trip(const cmrscl_csr *csr, int height, unsigned flag
                "CMRS sizes %d x %d, nnz %d, height %d, %d strips", cmrs.rows, cmrs.cols, cmrs.nnz,
                cmrs.height, cmrs.strips);
     FUZZ_CHECK(cmrs.packed == packed && (cmrs.row_in_strip == NULL) == packed &&
+                   cmrs.row_bits == (packed ? bits : 0) &&
                    cmrs.column_ordered == ordered,
                "layout packed=%d ordered=%d, expected %d %d", cmrs.packed, cmrs.column_ordered,
                packed, ordered);
@@ -60,7 +62,7 @@ void fuzz_check_cmrs_round_trip(const cmrscl_csr *csr, int height, unsigned flag
     /* Column ordering is what the kernels rely on for locality in x; check it holds. */
     for (int32_t s = 0; ordered && s < cmrs.strips; ++s)
         for (uint32_t k = cmrs.strip_ptr[s] + 1; k < cmrs.strip_ptr[s + 1]; ++k) {
-            uint32_t shift = packed ? CMRSCL_CMRS_BITS : 0;
+            uint32_t shift = packed ? (uint32_t)bits : 0;
             FUZZ_CHECK(cmrs.col_ind[k - 1] >> shift <= cmrs.col_ind[k] >> shift,
                        "strip %d not column-ordered at entry %u", s, k);
         }

@@ -145,7 +145,13 @@ static void corrupt(const cmrscl_cmrs *m, const uint8_t h[HEADER], cmrscl_cmrs *
     case 4: c->rows ^= wide, len = 0; break;
     case 5: c->cols ^= wide, len = 0; break;
     case 6: c->height ^= wide, len = 0; break;
-    case 7: c->packed = !c->packed, len = 0; break;
+    case 7: /* the layout flag, or the row bits of the packing */
+        if (h[7] & 1)
+            c->packed = !c->packed;
+        else
+            c->row_bits ^= h[7] >> 1;
+        len = 0;
+        break;
     case 8: c->nnz ^= wide, len = 0; break;
     case 9: c->strips ^= wide, len = 0; break;
     }

@@ -1,0 +1,211 @@
+/* cmrs_strip.cl - the strip family: y = alpha*A*x + beta*y for A in CMRS, Algorithm 1 of
+ * Koza et al. (2014), generalised (spmv_common.cl comes first).
+ *
+ * One warp of WARP work-items takes one strip of HEIGHT rows (or one tile of a long strip).
+ * WARP may be narrower than the hardware warp: several strips then share it. Each
+ * work-item sums its products into its own HEIGHT slots of local memory (slot of row r at
+ * [r][lane]: a lane only ever touches its own slots, so accumulating needs no
+ * synchronisation, and the lanes of a warp always hit distinct banks). HEIGHT 1 keeps the
+ * single sum in a register: that is CSR-vector (WARP lanes per row) and, with WARP 1,
+ * CSR-scalar - the paper's baselines, in the same runtime.
+ *
+ * The warp then reduces its HEIGHT x WARP partial sums to HEIGHT row sums:
+ *   REDUCE 1 (local):    a tree in local memory with work-group barriers; any device.
+ *   REDUCE 2 (shuffle):  a reduce-scatter butterfly of NVIDIA warp shuffles.
+ *   REDUCE 3 (subgroup): sub_group_reduce_add per row (cl_khr_subgroups, when the
+ *                        sub-group is exactly the strip's WARP lanes).
+ * None relies on implicit warp synchrony, which OpenCL does not define.
+ */
+#define SLOTS (HEIGHT > 1 || REDUCE == 1)
+
+/* ---- REDUCE 2: butterfly of warp shuffles ---- */
+#if REDUCE == 2
+/* HEIGHT rounded up to a power of two: the butterfly halves the rows at each step. */
+#if HEIGHT <= 1
+#define HEIGHT_POW2 1
+#elif HEIGHT <= 2
+#define HEIGHT_POW2 2
+#elif HEIGHT <= 4
+#define HEIGHT_POW2 4
+#elif HEIGHT <= 8
+#define HEIGHT_POW2 8
+#elif HEIGHT <= 16
+#define HEIGHT_POW2 16
+#elif HEIGHT <= 32
+#define HEIGHT_POW2 32
+#else
+#error "the shuffle reduction supports HEIGHT <= 32"
+#endif
+#if HEIGHT_POW2 > WARP
+#error "the shuffle reduction needs HEIGHT <= WARP"
+#endif
+
+/* The butterfly below is straight-line code with literal indices into v[], so v[] is
+ * promoted to registers before any optimisation runs. Written as loops, the compiler
+ * folds `upper ? v[i] : v[i + N]` into a load from a selected address, and that dynamic
+ * index keeps v[] in (slow, per-thread) stack memory: seen in clang's PTX and measured as
+ * a 2-3x slower kernel on an H200 for HEIGHT 9..16.
+ *
+ * ELEM: rows i and i + N of a lane's half [0, 2N); the lane keeps the half selected by its
+ * lane bit O and adds the partner's copy of that half. */
+#define ELEM(i, N, O)                                                                              \
+    {                                                                                              \
+        const real_t lo_ = v[i], hi_ = v[(i) + (N)];                                               \
+        v[i] = (upper ? hi_ : lo_) + shuffle_xor(upper ? lo_ : hi_, (O));                          \
+    }
+#define ELEMS1(N, O) ELEM(0, N, O)
+#define ELEMS2(N, O) ELEMS1(N, O) ELEM(1, N, O)
+#define ELEMS4(N, O) ELEMS2(N, O) ELEM(2, N, O) ELEM(3, N, O)
+#define ELEMS8(N, O) ELEMS4(N, O) ELEM(4, N, O) ELEM(5, N, O) ELEM(6, N, O) ELEM(7, N, O)
+#define ELEMS16(N, O)                                                                              \
+    ELEMS8(N, O) ELEM(8, N, O) ELEM(9, N, O) ELEM(10, N, O) ELEM(11, N, O) ELEM(12, N, O)          \
+        ELEM(13, N, O) ELEM(14, N, O) ELEM(15, N, O)
+#define STEP(N, O)                                                                                 \
+    {                                                                                              \
+        const bool upper = (lane & (O)) != 0;                                                      \
+        ELEMS##N(N, O)                                                                             \
+    }
+#define LOAD(r) v[r] = (r) < HEIGHT ? mine[(r)*WARP] : (real_t)0;
+#define LOADS4(b) LOAD(b) LOAD((b) + 1) LOAD((b) + 2) LOAD((b) + 3)
+
+/* Reduce-scatter: HEIGHT_POW2 - 1 shuffles leave each lane one row; plain xor steps then
+ * sum the WARP / HEIGHT_POW2 lanes sharing that row. Lane l ends with row
+ * l / (WARP / HEIGHT_POW2). `first` is the register sum when HEIGHT is 1. */
+static inline void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
+                           uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
+                           real_t beta)
+{
+    real_t v[HEIGHT_POW2 < 4 ? 4 : HEIGHT_POW2];
+#if HEIGHT == 1
+    v[0] = first;
+#else
+    LOADS4(0)
+#endif
+#if HEIGHT_POW2 >= 8
+    LOADS4(4)
+#endif
+#if HEIGHT_POW2 >= 16
+    LOADS4(8) LOADS4(12)
+#endif
+#if HEIGHT_POW2 >= 32
+    LOADS4(16) LOADS4(20) LOADS4(24) LOADS4(28)
+#endif
+#if HEIGHT_POW2 == 32
+    STEP(16, WARP / 2) STEP(8, WARP / 4) STEP(4, WARP / 8) STEP(2, WARP / 16) STEP(1, WARP / 32)
+#elif HEIGHT_POW2 == 16
+    STEP(8, WARP / 2) STEP(4, WARP / 4) STEP(2, WARP / 8) STEP(1, WARP / 16)
+#elif HEIGHT_POW2 == 8
+    STEP(4, WARP / 2) STEP(2, WARP / 4) STEP(1, WARP / 8)
+#elif HEIGHT_POW2 == 4
+    STEP(2, WARP / 2) STEP(1, WARP / 4)
+#elif HEIGHT_POW2 == 2
+    STEP(1, WARP / 2)
+#endif
+    for (uint o = WARP / (2 * HEIGHT_POW2); o > 0; o >>= 1)
+        v[0] += shuffle_xor(v[0], o);
+    const uint lanes_per_row = WARP / HEIGHT_POW2;
+    const uint r = lane / lanes_per_row;
+    if (w->active && lane % lanes_per_row == 0 && r < HEIGHT)
+        emit_row(w, r, v[0], rows, y, partial, alpha, beta);
+}
+#endif /* REDUCE == 2 */
+
+/* ---- REDUCE 1: tree in local memory ---- */
+#if REDUCE == 1
+/* At step `width`, slots [width, 2*width) of each row are added into [0, width). Every
+ * work-item of the group reaches every barrier. */
+static inline void reduce_local(__local real_t *base, uint lane, const work *w, uint rows,
+                         __global real_t *y, __global real_t *partial, real_t alpha, real_t beta)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint width = WARP / 2; width > 0; width >>= 1) {
+        for (uint k = lane; k < HEIGHT * width; k += WARP) {
+            const uint r = k / width, l = k % width;
+            base[r * WARP + l] += base[r * WARP + l + width];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint r = lane; w->active && r < HEIGHT; r += WARP)
+        emit_row(w, r, base[r * WARP], rows, y, partial, alpha, beta);
+}
+#endif /* REDUCE == 1 */
+
+/* ---- REDUCE 3: sub-group reductions ---- */
+#if REDUCE == 3
+static inline void reduce_subgroup(__local const real_t *mine, real_t first, uint lane, const work *w,
+                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
+                            real_t beta)
+{
+    for (uint r = 0; r < HEIGHT; ++r) {
+        const real_t s = sub_group_reduce_add(HEIGHT == 1 ? first : mine[r * WARP]);
+        if (w->active && lane == r % WARP)
+            emit_row(w, r, s, rows, y, partial, alpha, beta);
+    }
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
+cmrs_spmv(const uint rows, const uint strips, const uint strip_groups, const uint tiles,
+          const uint tile_entries, __global const uint *restrict strip_ptr,
+          __global const uint *restrict col_ind, __global const uchar *restrict row_in_strip,
+          __global const real_t *restrict val, __global const uint *restrict tile_start,
+          __global const uint *restrict tile_strip, __global real_t *restrict partial,
+          __global const real_t *restrict x, __global real_t *restrict y, const real_t alpha,
+          const real_t beta)
+{
+    const uint lane = get_local_id(0) % WARP;
+    const uint warp = get_local_id(0) / WARP;
+    const work w =
+        find_work(warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start, tile_strip);
+#if SLOTS
+    __local real_t slots[WARPS_PER_GROUP * HEIGHT * WARP];
+    __local real_t *base = slots + warp * (HEIGHT * WARP);
+    __local real_t *mine = base + lane;
+#else
+    __local real_t *mine = 0;
+#endif
+
+    real_t sum = 0; /* HEIGHT 1: the row's sum stays in a register */
+#if HEIGHT > 1
+    for (uint r = 0; r < HEIGHT; ++r)
+        mine[r * WARP] = (real_t)0;
+#endif
+    uint j = w.begin + lane;
+    /* Two entries per lane per pass: two independent load chains in flight. */
+    for (; j + WARP < w.end; j += 2 * WARP) {
+        uint r0, r1;
+        const uint c0 = entry_column(col_ind, j, &r0, row_in_strip);
+        const uint c1 = entry_column(col_ind, j + WARP, &r1, row_in_strip);
+        const real_t p0 = load_value(val + j) * x[c0];
+        const real_t p1 = load_value(val + j + WARP) * x[c1];
+#if HEIGHT == 1
+        sum += p0;
+        sum += p1;
+#else
+        mine[r0 * WARP] += p0;
+        mine[r1 * WARP] += p1;
+#endif
+    }
+    if (j < w.end) {
+        uint r0;
+        const uint c0 = entry_column(col_ind, j, &r0, row_in_strip);
+        const real_t p0 = load_value(val + j) * x[c0];
+#if HEIGHT == 1
+        sum += p0;
+#else
+        mine[r0 * WARP] += p0;
+#endif
+    }
+#if REDUCE == 1
+#if HEIGHT == 1
+    mine[0] = sum;
+#endif
+    reduce_local(base, lane, &w, rows, y, partial, alpha, beta);
+#elif REDUCE == 2
+    reduce_shuffle(mine, sum, lane, &w, rows, y, partial, alpha, beta);
+#elif REDUCE == 3
+    reduce_subgroup(mine, sum, lane, &w, rows, y, partial, alpha, beta);
+#else
+#error "REDUCE must be 1 (local), 2 (shuffle) or 3 (subgroup)"
+#endif
+}

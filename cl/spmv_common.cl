@@ -1,0 +1,250 @@
+/* spmv_common.cl - what every CMRS SpMV kernel family shares; host/program.c puts it in
+ * front of the family's file (cmrs_strip.cl, cmrs_segment.cl, cmrs_modulo.cl):
+ *   - the build options and their checks,
+ *   - decoding an entry (column and row in strip, packed or not),
+ *   - loads of the streamed matrix arrays, with an optional "evict first" cache hint,
+ *   - the NVIDIA warp primitives (inline PTX; OpenCL C 1.2 has none of its own),
+ *   - the work a warp takes: a short strip, or a tile of a long strip (the split path),
+ *   - the combine kernel that sums the tiles of long strips in a fixed order.
+ *
+ * Build options (host/plan.c makes them):
+ *   HEIGHT        rows per strip, >= 1                                        (required)
+ *   WARP          work-items per strip or tile, a power of two                (required)
+ *   WG_SIZE       work-group size, a multiple of WARP                         (required)
+ *   VALUE_DOUBLE  1: double values and vectors, 0: float                      (required)
+ *   PACKED        1: row in strip in the low ROW_BITS bits of col_ind         (default 1)
+ *   ROW_BITS      bits of the row in strip when packed                        (default 4)
+ *   REDUCE        1: local memory + barriers, 2: NVIDIA warp shuffles (PTX),
+ *                 3: cl_khr_subgroups                                         (default 1)
+ *   CACHE_HINT    1: matrix arrays loaded with ld.global.cs (NVIDIA), so the
+ *                 streamed matrix does not evict x from L2                    (default 0)
+ */
+#ifndef HEIGHT
+#error "HEIGHT (rows per strip) must be defined"
+#endif
+#ifndef WARP
+#error "WARP (work-items per strip) must be defined"
+#endif
+#ifndef WG_SIZE
+#error "WG_SIZE (work-group size) must be defined"
+#endif
+#ifndef VALUE_DOUBLE
+#error "VALUE_DOUBLE (0: float, 1: double) must be defined"
+#endif
+#ifndef PACKED
+#define PACKED 1
+#endif
+#ifndef ROW_BITS
+#define ROW_BITS 4
+#endif
+#ifndef REDUCE
+#define REDUCE 1
+#endif
+#ifndef CACHE_HINT
+#define CACHE_HINT 0
+#endif
+
+#define ROW_MASK ((1u << ROW_BITS) - 1u)
+#define WARPS_PER_GROUP (WG_SIZE / WARP)
+/* StripPtr's top bit marks a long strip: the split path (tiles + combine) owns its rows. */
+#define LONG_STRIP 0x80000000u
+#define ENTRY_MASK 0x7fffffffu
+
+#if (WARP & (WARP - 1)) != 0 || WG_SIZE % WARP != 0
+#error "WARP must be a power of two dividing WG_SIZE"
+#endif
+#if PACKED && HEIGHT > (1 << ROW_BITS)
+#error "HEIGHT does not fit ROW_BITS"
+#endif
+#if REDUCE == 2 && (WARP > 32 || WG_SIZE % 32 != 0)
+#error "NVIDIA warp shuffles need WARP <= 32 and whole hardware warps per group"
+#endif
+
+#if VALUE_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real_t;
+#else
+typedef float real_t;
+#endif
+#if REDUCE == 3
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#endif
+
+/* ---- loads of the streamed matrix arrays ---- */
+
+#if CACHE_HINT
+/* ld.global.cs: "cache streaming, likely accessed once" - evict-first in L1 and L2, so the
+ * matrix, read exactly once per product, leaves L2 to x. */
+static inline uint load_index(__global const uint *p)
+{
+    uint v;
+    asm("ld.global.cs.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+#if VALUE_DOUBLE
+static inline real_t load_value(__global const real_t *p)
+{
+    double v;
+    asm("ld.global.cs.f64 %0, [%1];" : "=d"(v) : "l"(p));
+    return v;
+}
+#else
+static inline real_t load_value(__global const real_t *p)
+{
+    float v;
+    asm("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+#endif
+#else
+#define load_index(p) (*(p))
+#define load_value(p) (*(p))
+#endif
+
+/* Entry j: its column and its row within the strip. */
+static inline uint entry_column(__global const uint *col_ind, uint j, uint *row,
+                         __global const uchar *row_in_strip)
+{
+    const uint c = load_index(col_ind + j);
+#if PACKED
+    *row = c & ROW_MASK;
+    return c >> ROW_BITS;
+#else
+    *row = row_in_strip[j];
+    return c;
+#endif
+}
+
+/* The BLAS convention: with beta == 0, y is written without being read (it may be NaN). */
+static inline void store_row(__global real_t *y, uint row, real_t sum, real_t alpha, real_t beta)
+{
+    y[row] = beta == (real_t)0 ? alpha * sum : alpha * sum + beta * y[row];
+}
+
+/* ---- NVIDIA warp primitives: shfl.sync / vote.sync / bar.warp.sync with a full member
+ * mask, so every lane of the hardware warp must execute them (callers keep them out of
+ * divergent code). ---- */
+#if REDUCE == 2
+static inline uint shuffle_xor_u32(uint v, uint lane_mask)
+{
+    uint r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=r"(r)
+                 : "r"(v), "r"(lane_mask));
+    return r;
+}
+static inline uint shuffle_down_u32(uint v, uint delta)
+{
+    uint r;
+    asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=r"(r)
+                 : "r"(v), "r"(delta));
+    return r;
+}
+static inline uint shuffle_up_u32(uint v, uint delta)
+{
+    uint r;
+    asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
+                 : "=r"(r)
+                 : "r"(v), "r"(delta));
+    return r;
+}
+static inline uint shuffle_idx_u32(uint v, uint src)
+{
+    uint r;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=r"(r)
+                 : "r"(v), "r"(src));
+    return r;
+}
+static inline uint warp_ballot(bool p)
+{
+    uint r;
+    asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; vote.sync.ballot.b32 %0, q, "
+                 "0xffffffff; }"
+                 : "=r"(r)
+                 : "r"((uint)p));
+    return r;
+}
+#define warp_sync() asm volatile("bar.warp.sync 0xffffffff;" ::: "memory")
+#if VALUE_DOUBLE
+#define SHUFFLE_REAL(op, v, arg)                                                                   \
+    as_double((uint2)(op(as_uint2(v).x, arg), op(as_uint2(v).y, arg)))
+#else
+#define SHUFFLE_REAL(op, v, arg) as_float(op(as_uint(v), arg))
+#endif
+static inline real_t shuffle_xor(real_t v, uint m) { return SHUFFLE_REAL(shuffle_xor_u32, v, m); }
+static inline real_t shuffle_down(real_t v, uint d) { return SHUFFLE_REAL(shuffle_down_u32, v, d); }
+static inline real_t shuffle_idx(real_t v, uint s) { return SHUFFLE_REAL(shuffle_idx_u32, v, s); }
+#endif /* REDUCE == 2 */
+
+/* ---- the work of one warp ----
+ * The group ids below strip_groups take strips, one per warp; the rest take tiles of long
+ * strips. A role is the same for the whole group, so barriers stay uniform. A long strip
+ * is skipped by the strip role (its StripPtr carries LONG_STRIP); its tiles cover it. */
+typedef struct work {
+    uint begin, end; /* entries [begin, end) */
+    uint strip;      /* the strip they belong to */
+    uint item;       /* strip or tile number */
+    bool tile;       /* role of the group: tile of a long strip (partial sums out) */
+    bool active;     /* false: nothing to do, but the warp still joins every barrier */
+} work;
+
+static inline work find_work(uint warp, uint strips, uint strip_groups, uint tiles, uint tile_entries,
+                      __global const uint *strip_ptr, __global const uint *tile_start,
+                      __global const uint *tile_strip)
+{
+    const uint group = get_group_id(0);
+    work w;
+    w.tile = group >= strip_groups;
+    w.item = (w.tile ? group - strip_groups : group) * WARPS_PER_GROUP + warp;
+    w.begin = w.end = w.strip = 0;
+    w.active = w.item < (w.tile ? tiles : strips);
+    if (w.active && !w.tile) {
+        const uint b = strip_ptr[w.item];
+        w.active = (b & LONG_STRIP) == 0;
+        w.strip = w.item;
+        w.begin = b;
+        w.end = w.active ? strip_ptr[w.item + 1] & ENTRY_MASK : b;
+    } else if (w.active) {
+        w.strip = tile_strip[w.item];
+        w.begin = tile_start[w.item];
+        w.end = min(w.begin + tile_entries, strip_ptr[w.strip + 1] & ENTRY_MASK);
+    }
+    return w;
+}
+
+/* A row's sum leaves the warp: y in the strip role (alpha, beta applied), the tile's slot
+ * of partial sums otherwise (combined later). */
+static inline void emit_row(const work *w, uint r, real_t sum, uint rows, __global real_t *y,
+                     __global real_t *partial, real_t alpha, real_t beta)
+{
+    if (w->tile) {
+        partial[w->item * HEIGHT + r] = sum;
+    } else {
+        const uint row = w->strip * HEIGHT + r;
+        if (row < rows)
+            store_row(y, row, sum, alpha, beta);
+    }
+}
+
+/* The long strips: each of the HEIGHT rows of long strip k sums its tiles' partial sums
+ * first_tile[k] .. first_tile[k+1]-1 in tile order - the same order every run. */
+__kernel void cmrs_combine(const uint rows, const uint long_strips,
+                           __global const uint *restrict long_strip,
+                           __global const uint *restrict first_tile,
+                           __global const real_t *restrict partial, __global real_t *restrict y,
+                           const real_t alpha, const real_t beta)
+{
+    const uint i = get_global_id(0);
+    if (i >= long_strips * HEIGHT)
+        return;
+    const uint k = i / HEIGHT, r = i % HEIGHT;
+    const uint row = long_strip[k] * HEIGHT + r;
+    if (row >= rows)
+        return;
+    real_t sum = 0;
+    for (uint t = first_tile[k]; t < first_tile[k + 1]; ++t)
+        sum += partial[t * HEIGHT + r];
+    store_row(y, row, sum, alpha, beta);
+}

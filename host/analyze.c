@@ -1,0 +1,113 @@
+/* analyze.c - what the plan looks at before choosing a kernel, in one pass over RowPtr:
+ * row statistics (mean, spread, longest, empty rows), the lengths of the strips a HEIGHT
+ * would make, and the split of long strips into tiles: each tile is summed by its own warp
+ * and cmrs_combine adds a strip's tiles in order, so one huge strip no longer keeps one
+ * warp busy while the device idles (the dense matrix and the hubs of power-law graphs). */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void analyze_rows(int32_t rows, const int32_t *row_ptr, cmrscl_matrix_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (rows <= 0)
+        return;
+    double sum = 0.0, sum_sq = 0.0;
+    for (int32_t i = 0; i < rows; ++i) {
+        int32_t len = row_ptr[i + 1] - row_ptr[i];
+        sum += len;
+        sum_sq += (double)len * len;
+        if (len > out->max_row)
+            out->max_row = len;
+        out->empty_rows += len == 0;
+    }
+    out->mu = sum / rows;
+    double var = sum_sq / rows - out->mu * out->mu;
+    out->row_cv = out->mu > 0 ? sqrt(var > 0 ? var : 0) / out->mu : 0.0;
+}
+
+cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
+    cmrscl_status st = cmrscl_csr_validate(csr);
+    if (st == CMRSCL_OK)
+        analyze_rows(csr->rows, csr->row_ptr, out);
+    return st;
+}
+
+/* Entries of strip s. */
+static int64_t strip_length(int32_t rows, const int32_t *row_ptr, int height, int64_t s)
+{
+    int64_t first = s * height, last = first + height < rows ? first + height : rows;
+    return (int64_t)row_ptr[last] - row_ptr[first];
+}
+
+int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr, int height)
+{
+    int64_t strips = ((int64_t)rows + height - 1) / height, longest = 0;
+    for (int64_t s = 0; s < strips; ++s) {
+        int64_t len = strip_length(rows, row_ptr, height, s);
+        if (len > longest)
+            longest = len;
+    }
+    return longest;
+}
+
+void split_free(split_layout *s)
+{
+    free(s->tile_start);
+    free(s->tile_strip);
+    free(s->long_strip);
+    free(s->first_tile);
+    memset(s, 0, sizeof *s);
+}
+
+cmrscl_status split_build(int32_t rows, const int32_t *row_ptr, int height, int32_t tile,
+                          split_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    if (tile <= 0)
+        return CMRSCL_OK;
+    int64_t strips = ((int64_t)rows + height - 1) / height, tiles = 0, longs = 0;
+    for (int64_t s = 0; s < strips; ++s) {
+        int64_t len = strip_length(rows, row_ptr, height, s);
+        if (len > 2 * (int64_t)tile) {
+            tiles += (len + tile - 1) / tile;
+            ++longs;
+        }
+    }
+    if (longs == 0)
+        return CMRSCL_OK;
+    out->tile = tile;
+    out->tiles = (int32_t)tiles;
+    out->long_strips = (int32_t)longs;
+    out->tile_start = cmrscl_alloc((size_t)tiles, sizeof(uint32_t));
+    out->tile_strip = cmrscl_alloc((size_t)tiles, sizeof(uint32_t));
+    out->long_strip = cmrscl_alloc((size_t)longs, sizeof(uint32_t));
+    out->first_tile = cmrscl_alloc((size_t)longs + 1, sizeof(uint32_t));
+    if (!out->tile_start || !out->tile_strip || !out->long_strip || !out->first_tile) {
+        split_free(out);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld tiles",
+                           (long long)tiles);
+    }
+    int64_t t = 0, k = 0;
+    for (int64_t s = 0; s < strips; ++s) {
+        int64_t len = strip_length(rows, row_ptr, height, s);
+        if (len <= 2 * (int64_t)tile)
+            continue;
+        int64_t begin = row_ptr[s * height];
+        out->long_strip[k] = (uint32_t)s;
+        out->first_tile[k++] = (uint32_t)t;
+        for (int64_t e = 0; e < len; e += tile, ++t) {
+            out->tile_start[t] = (uint32_t)(begin + e);
+            out->tile_strip[t] = (uint32_t)s;
+        }
+    }
+    out->first_tile[k] = (uint32_t)t;
+    return CMRSCL_OK;
+}

@@ -1,0 +1,367 @@
+/* gen.c - generated matrices by spec string, the classes of the paper's test set and
+ * beyond: stencils, uniform random rows, permutations, dense, R-MAT power-law graphs,
+ * FEM-like block rows, and short rows with a few dense ones. Every class is deterministic
+ * for its spec (an optional "@SEED" suffix picks another instance), so a benchmark, its
+ * cuSPARSE peer and a test build bit-identical matrices from the same text. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A small counter-based generator (SplitMix64): fast, seedable, the same on every host. */
+typedef struct rng {
+    uint64_t state;
+} rng;
+
+static uint64_t rng_next(rng *g)
+{
+    uint64_t z = (g->state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double rng_unit(rng *g) { return (double)(rng_next(g) >> 11) * 0x1p-53; } /* [0, 1) */
+static uint64_t rng_below(rng *g, uint64_t n) { return (uint64_t)(rng_unit(g) * (double)n); }
+
+/* Builder for matrices written row by row in canonical order (ascending columns). */
+typedef struct rows_builder {
+    cmrscl_csr a;
+    int64_t cap, n;
+} rows_builder;
+
+static cmrscl_status builder_init(rows_builder *b, int64_t rows, int64_t cols, int64_t cap)
+{
+    memset(b, 0, sizeof *b);
+    if (rows > INT32_MAX || cols > INT32_MAX || cap > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "%lld x %lld with up to %lld entries exceeds 32-bit indices",
+                           (long long)rows, (long long)cols, (long long)cap);
+    b->a.rows = (int32_t)rows;
+    b->a.cols = (int32_t)cols;
+    b->cap = cap;
+    b->a.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
+    b->a.col_ind = cmrscl_alloc((size_t)cap, sizeof(int32_t));
+    b->a.values = cmrscl_alloc((size_t)cap, sizeof(double));
+    if (!b->a.row_ptr || !b->a.col_ind || !b->a.values) {
+        cmrscl_csr_free(&b->a);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
+                           (long long)cap);
+    }
+    b->a.row_ptr[0] = 0;
+    return CMRSCL_OK;
+}
+static void builder_add(rows_builder *b, int64_t col, double v)
+{
+    b->a.col_ind[b->n] = (int32_t)col;
+    b->a.values[b->n++] = v;
+}
+static void builder_end_row(rows_builder *b, int64_t row) { b->a.row_ptr[row + 1] = (int32_t)b->n; }
+static void builder_finish(rows_builder *b, cmrscl_csr *out)
+{
+    b->a.nnz = (int32_t)b->n;
+    *out = b->a;
+}
+
+/* Builder for matrices generated as coordinates in any order (duplicates summed). */
+typedef struct coo_builder {
+    int32_t *ri, *ci;
+    double *v;
+    int64_t n, cap;
+} coo_builder;
+
+static cmrscl_status coo_init(coo_builder *c, int64_t cap)
+{
+    memset(c, 0, sizeof *c);
+    if (cap > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%lld entries exceed 32-bit indices",
+                           (long long)cap);
+    c->cap = cap;
+    c->ri = cmrscl_alloc((size_t)cap, sizeof(int32_t));
+    c->ci = cmrscl_alloc((size_t)cap, sizeof(int32_t));
+    c->v = cmrscl_alloc((size_t)cap, sizeof(double));
+    if (!c->ri || !c->ci || !c->v) {
+        free(c->ri), free(c->ci), free(c->v);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
+                           (long long)cap);
+    }
+    return CMRSCL_OK;
+}
+static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrscl_csr *out)
+{
+    cmrscl_status st =
+        cmrscl_csr_from_coo((int32_t)rows, (int32_t)cols, c->n, c->ri, c->ci, c->v, out);
+    free(c->ri), free(c->ci), free(c->v);
+    return st;
+}
+
+/* Stencils on an n^dims grid, x fastest: the Laplacian-like operator with the centre
+ * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). */
+static cmrscl_status gen_stencil(long n, int dims, int points, cmrscl_csr *out)
+{
+    long limit = 1; /* the largest n whose rows * points fits 32-bit indices */
+    while ((dims == 2 ? (limit + 1) * (limit + 1) : (limit + 1) * (limit + 1) * (limit + 1)) *
+               points <=
+           INT32_MAX)
+        ++limit;
+    if (n < 1 || n > limit)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "stencil grid %ld^%d is outside 1..%ld^%d for %d points", n, dims, limit,
+                           dims, points);
+    long nz = dims == 2 ? 1 : n, rows = n * n * nz;
+    rows_builder b;
+    cmrscl_status st = builder_init(&b, rows, rows, rows * points);
+    if (st != CMRSCL_OK)
+        return st;
+    for (long z = 0; z < nz; ++z)
+        for (long y = 0; y < n; ++y)
+            for (long x = 0; x < n; ++x) {
+                int dzr = dims == 2 ? 0 : 1;
+                for (int dz = -dzr; dz <= dzr; ++dz)
+                    for (int dy = -1; dy <= 1; ++dy)
+                        for (int dx = -1; dx <= 1; ++dx) {
+                            int off = (dx != 0) + (dy != 0) + (dz != 0);
+                            if ((points != 27 && off > 1) || x + dx < 0 || x + dx >= n ||
+                                y + dy < 0 || y + dy >= n || z + dz < 0 || z + dz >= nz)
+                                continue;
+                            builder_add(&b, (x + dx) + n * ((y + dy) + n * (z + dz)),
+                                        off == 0 ? points - 1.0 : -1.0);
+                        }
+                builder_end_row(&b, x + n * (y + n * z));
+            }
+    builder_finish(&b, out);
+    return CMRSCL_OK;
+}
+
+/* n x n, row lengths uniform in 0..2k (mean k), columns uniform; duplicates summed. */
+static cmrscl_status gen_random(long n, long k, uint64_t seed, cmrscl_csr *out)
+{
+    if (n < 1 || k < 0 || n > INT32_MAX || k > INT32_MAX / 2 || n * (2 * k + 1) > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "random:%ld:%ld exceeds 32-bit indices", n, k);
+    rng g = {seed};
+    coo_builder c;
+    cmrscl_status st = coo_init(&c, n * 2 * k + 1);
+    for (int64_t i = 0; st == CMRSCL_OK && i < n; ++i) {
+        uint64_t len = rng_below(&g, (uint64_t)(2 * k + 1));
+        for (uint64_t e = 0; e < len; ++e, ++c.n) {
+            c.ri[c.n] = (int32_t)i;
+            c.ci[c.n] = (int32_t)rng_below(&g, (uint64_t)n);
+            c.v[c.n] = rng_unit(&g) - 0.5;
+        }
+    }
+    return st == CMRSCL_OK ? coo_finish(&c, n, n, out) : st;
+}
+
+/* A random permutation of 0..n-1 (Fisher-Yates). */
+static int32_t *random_permutation(long n, rng *g)
+{
+    int32_t *p = cmrscl_alloc((size_t)n, sizeof(int32_t));
+    for (long i = 0; p && i < n; ++i)
+        p[i] = (int32_t)i;
+    for (long i = n - 1; p && i > 0; --i) {
+        long j = (long)rng_below(g, (uint64_t)i + 1);
+        int32_t t = p[i];
+        p[i] = p[j], p[j] = t;
+    }
+    return p;
+}
+
+/* The paper's p7 class: one entry per row and per column, scattered. */
+static cmrscl_status gen_perm(long n, uint64_t seed, cmrscl_csr *out)
+{
+    if (n < 1 || n > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "perm:%ld is outside 1..%d", n, INT32_MAX);
+    rng g = {seed};
+    int32_t *p = random_permutation(n, &g);
+    rows_builder b;
+    cmrscl_status st = p ? builder_init(&b, n, n, n)
+                         : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for perm:%ld", n);
+    for (long i = 0; st == CMRSCL_OK && i < n; ++i) {
+        builder_add(&b, p[i], 1.0 + rng_unit(&g));
+        builder_end_row(&b, i);
+    }
+    free(p);
+    if (st == CMRSCL_OK)
+        builder_finish(&b, out);
+    return st;
+}
+
+/* The paper's dense4 class: every entry of an n x n matrix stored. */
+static cmrscl_status gen_dense(long n, uint64_t seed, cmrscl_csr *out)
+{
+    if (n < 1 || n * n > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "dense:%ld exceeds 32-bit indices", n);
+    rng g = {seed};
+    rows_builder b;
+    cmrscl_status st = builder_init(&b, n, n, n * n);
+    for (long i = 0; st == CMRSCL_OK && i < n; ++i) {
+        for (long j = 0; j < n; ++j)
+            builder_add(&b, j, rng_unit(&g) - 0.5);
+        builder_end_row(&b, i);
+    }
+    if (st == CMRSCL_OK)
+        builder_finish(&b, out);
+    return st;
+}
+
+/* R-MAT (Chakrabarti et al. 2004) with the Graph500 parameters a, b, c = 0.57, 0.19, 0.19:
+ * 2^scale vertices, edge_factor * 2^scale edges, power-law row and column lengths. Vertex
+ * labels are permuted as in Graph500, so the hubs are scattered rather than clustered at
+ * the first rows. Duplicate edges are summed. */
+static cmrscl_status gen_rmat(long scale, long edge_factor, uint64_t seed, cmrscl_csr *out)
+{
+    if (scale < 1 || scale > 30 || edge_factor < 1 || (edge_factor << scale) > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "rmat:%ld:%ld exceeds 32-bit indices", scale,
+                           edge_factor);
+    long n = 1L << scale, edges = edge_factor << scale;
+    rng g = {seed};
+    int32_t *p = random_permutation(n, &g);
+    coo_builder c;
+    cmrscl_status st = p ? coo_init(&c, edges)
+                         : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for rmat");
+    for (long e = 0; st == CMRSCL_OK && e < edges; ++e, ++c.n) {
+        uint32_t r = 0, col = 0;
+        for (long level = 0; level < scale; ++level) {
+            double u = rng_unit(&g);
+            uint32_t down = u >= 0.76, right = (u >= 0.57 && u < 0.76) || u >= 0.95;
+            r = r << 1 | down;
+            col = col << 1 | right;
+        }
+        c.ri[c.n] = p[r];
+        c.ci[c.n] = p[col];
+        c.v[c.n] = rng_unit(&g) - 0.5;
+    }
+    free(p);
+    return st == CMRSCL_OK ? coo_finish(&c, n, n, out) : st;
+}
+
+/* FEM-like block rows: a 27-point stencil on n^3 nodes with b unknowns per node, so each
+ * row holds up to 27 dense blocks of b entries (mu about 27 b), diagonally dominant. */
+static cmrscl_status gen_fem(long n, long bs, cmrscl_csr *out)
+{
+    if (n < 1 || bs < 1 || n > 2048 || bs > 64 || n * n * n * bs * 27 * bs > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "fem:%ld:%ld exceeds 32-bit indices", n, bs);
+    long rows = n * n * n * bs;
+    rows_builder b;
+    cmrscl_status st = builder_init(&b, rows, rows, rows * 27 * bs);
+    if (st != CMRSCL_OK)
+        return st;
+    for (long z = 0; z < n; ++z)
+        for (long y = 0; y < n; ++y)
+            for (long x = 0; x < n; ++x)
+                for (long a = 0; a < bs; ++a) {
+                    for (int dz = -1; dz <= 1; ++dz)
+                        for (int dy = -1; dy <= 1; ++dy)
+                            for (int dx = -1; dx <= 1; ++dx) {
+                                if (x + dx < 0 || x + dx >= n || y + dy < 0 || y + dy >= n ||
+                                    z + dz < 0 || z + dz >= n)
+                                    continue;
+                                long node = (x + dx) + n * ((y + dy) + n * (z + dz));
+                                bool self = dx == 0 && dy == 0 && dz == 0;
+                                for (long c = 0; c < bs; ++c)
+                                    builder_add(&b, node * bs + c,
+                                                self && c == a ? 27.0 * (double)bs
+                                                               : -1.0 / (double)(1 + labs(c - a)));
+                            }
+                    builder_end_row(&b, (x + n * (y + n * z)) * bs + a);
+                }
+    builder_finish(&b, out);
+    return CMRSCL_OK;
+}
+
+/* Mostly short rows (uniform 0..2k) plus d rows of len entries each, evenly spread: the
+ * "a few very long rows among short ones" class that balances badly. */
+static cmrscl_status gen_skewed(long n, long k, long d, long len, uint64_t seed, cmrscl_csr *out)
+{
+    if (n < 1 || k < 0 || d < 0 || d > n || len < 0 || len > n || k > INT32_MAX / 2 ||
+        n * (2 * k + 1) + d * len > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "skewed:%ld:%ld:%ld:%ld exceeds 32-bit indices",
+                           n, k, d, len);
+    rng g = {seed};
+    coo_builder c;
+    cmrscl_status st = coo_init(&c, n * (2 * k + 1) + d * len + 1);
+    long stride = d ? n / d : 0;
+    for (int64_t i = 0; st == CMRSCL_OK && i < n; ++i) {
+        bool dense = d && i % stride == stride / 2 && i / stride < d;
+        uint64_t count = dense ? (uint64_t)len : rng_below(&g, (uint64_t)(2 * k + 1));
+        uint64_t offset = rng_below(&g, (uint64_t)n);
+        for (uint64_t e = 0; e < count; ++e, ++c.n) {
+            c.ri[c.n] = (int32_t)i;
+            /* a dense row's columns are distinct: evenly spaced from a random offset */
+            c.ci[c.n] = (int32_t)(dense ? (offset + e * (uint64_t)n / (uint64_t)len) % (uint64_t)n
+                                        : rng_below(&g, (uint64_t)n));
+            c.v[c.n] = rng_unit(&g) - 0.5;
+        }
+    }
+    return st == CMRSCL_OK ? coo_finish(&c, n, n, out) : st;
+}
+
+/* Reads up to `max` colon-separated non-negative integers; returns how many, or -1. */
+static int parse_numbers(const char *text, const char *end, long *values, int max)
+{
+    int n = 0;
+    while (n < max && text < end) {
+        if (*text < '0' || *text > '9')
+            return -1;
+        char *stop;
+        errno = 0;
+        values[n++] = strtol(text, &stop, 10);
+        if (errno || stop > end)
+            return -1;
+        if (stop == end)
+            return n;
+        if (*stop != ':')
+            return -1;
+        text = stop + 1;
+    }
+    return -1;
+}
+
+#define GEN_CLASSES                                                                                \
+    "stencil5:N, stencil7:N, stencil27:N, random:N:K, perm:N, dense:N, rmat:SCALE:EDGES, "         \
+    "fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED"
+
+cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!spec || !out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "spec or out is NULL");
+    static const struct {
+        const char *prefix;
+        int numbers;
+    } classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1},
+                   {"random:", 2},   {"perm:", 1},     {"dense:", 1},
+                   {"rmat:", 2},     {"fem:", 2},      {"skewed:", 4}};
+    const char *at = strchr(spec, '@'), *end = at ? at : spec + strlen(spec);
+    uint64_t seed = 0x5EED;
+    if (at) {
+        long s;
+        if (parse_numbers(at + 1, at + strlen(at), &s, 1) != 1)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "bad seed in matrix spec '%s' (expected @ and a number)", spec);
+        seed += (uint64_t)s * 0x9E3779B97F4A7C15ull;
+    }
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; ++i) {
+        size_t len = strlen(classes[i].prefix);
+        long v[4];
+        if (strncmp(spec, classes[i].prefix, len) != 0)
+            continue;
+        if (parse_numbers(spec + len, end, v, 4) != classes[i].numbers)
+            break;
+        switch (i) {
+        case 0: return gen_stencil(v[0], 2, 5, out);
+        case 1: return gen_stencil(v[0], 3, 7, out);
+        case 2: return gen_stencil(v[0], 3, 27, out);
+        case 3: return gen_random(v[0], v[1], seed, out);
+        case 4: return gen_perm(v[0], seed, out);
+        case 5: return gen_dense(v[0], seed, out);
+        case 6: return gen_rmat(v[0], v[1], seed, out);
+        case 7: return gen_fem(v[0], v[1], out);
+        default: return gen_skewed(v[0], v[1], v[2], v[3], seed, out);
+        }
+    }
+    return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "unknown matrix spec '%s' (expected %s)",
+                       spec, GEN_CLASSES);
+}

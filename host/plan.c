@@ -1,0 +1,369 @@
+/* plan.c - the plan: from device facts, the matrix's row statistics (analyze.c) and user
+ * options to a kernel family, its parameters, the exact -D string it is compiled with, and
+ * the reason in words. Every field falls back user -> tuning database -> matrix rule ->
+ * device rule; cmrscl_params records where the plan came from.
+ *
+ * The matrix rule (measured on an H200, docs/PERFORMANCE.md "The plan"):
+ *   long rows (mu >= LONG_ROWS)       -> strip family, HEIGHT 1: CSR-vector, one warp per
+ *                                        row, long rows split into tiles;
+ *   regular medium rows               -> strip family, the device's HEIGHT (Algorithm 1,
+ *                                        column-ordered strips: x reused across rows);
+ *   short or irregular rows           -> segment family, HEIGHT chosen so a warp gets about
+ *                                        SEGMENT_ENTRIES entries per strip.
+ *   Any strip longer than 2 tiles is split (see auto_tile).
+ * The segment family needs warp shuffles to be fast; devices without them keep the strip
+ * family with the device rule's HEIGHT.
+ *
+ * The device rule for HEIGHT (paper, section 6.3): each work-item of the strip kernel keeps
+ * HEIGHT partial sums in local memory, so HEIGHT limits how many work-items fit on a
+ * compute unit, and the paper found the best HEIGHT where that limit meets the occupancy
+ * the device needs to saturate memory (Kepler: 100%, giving 6 floats / 4 doubles; Fermi:
+ * 2/3, giving 12 / 8). The rule aims at full occupancy:
+ *     HEIGHT = local memory per compute unit / (resident work-items * value size),
+ * clamped to 1..16. On Kepler's 48 KiB and 2048 threads it gives 6 for float. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_WORK_GROUP 128 /* paper, section 6.3: smallest size that saturates memory */
+#define LONG_ROWS 32.0         /* mu from which a row fills a warp: CSR-vector */
+#define REGULAR_MU 12.0        /* Algorithm 1 wins from here on regular rows ... */
+#define REGULAR_CV 0.5         /* ... whose lengths spread less than this */
+#define SEGMENT_ENTRIES 512.0  /* entries per strip the segment family aims at */
+
+/* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
+ * match of the device name wins. Each entry says where it was measured. */
+static const struct {
+    const char *device_name;
+    cmrscl_precision precision;
+    int height;
+} tuned[] = {
+    /* NVIDIA H200, OpenCL 3.0 CUDA 13.0, stencil27:100 and random:1000000:4, 2026-11-21:
+     * the rule's 14 for double ran 12% slower than 16; 16 for float is the rule's too. */
+    {"H200", CMRSCL_FLOAT, 16},
+    {"H200", CMRSCL_DOUBLE, 16},
+    {NULL, CMRSCL_FLOAT, 0}, /* terminator */
+};
+
+int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
+{
+    uint64_t value = cmrscl_precision_size(precision);
+    uint64_t resident = dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048;
+    uint64_t h = dev->local_mem_per_cu_bytes / (resident * value);
+    /* A work-group of the default size must still fit its local memory. */
+    uint64_t per_group = dev->local_mem_bytes / (DEFAULT_WORK_GROUP * value);
+    if (h > per_group)
+        h = per_group;
+    if (h > 16)
+        h = 16;
+    return h < 1 ? 1 : (int)h;
+}
+
+int plan_default_height(const cmrscl_device_info *dev, cmrscl_precision precision,
+                        const char **source)
+{
+    for (size_t i = 0; tuned[i].device_name; ++i)
+        if (tuned[i].precision == precision && strstr(dev->device_name, tuned[i].device_name)) {
+            *source = "tuned";
+            return tuned[i].height;
+        }
+    *source = "device rule";
+    return plan_rule_height(dev, precision);
+}
+
+const char *plan_kernel_file(cmrscl_kernel kernel)
+{
+    return kernel == CMRSCL_KERNEL_SEGMENT ? "cmrs_segment.cl" : "cmrs_strip.cl";
+}
+
+static bool power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
+static int pow2_at_least(double v)
+{
+    int p = 1;
+    while (p < v && p < (1 << 30))
+        p *= 2;
+    return p;
+}
+
+/* The family and its HEIGHT from the matrix (the rule in the header), with the reason. */
+static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
+                        const plan_matrix *a, cmrscl_params *p)
+{
+    const cmrscl_matrix_stats *st = &a->stats;
+    const char *source;
+    if (!dev->warp_shuffle) {
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = plan_default_height(dev, precision, &p->height_source);
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "no warp shuffles on this device: strip kernel with the %s's HEIGHT",
+                 p->height_source);
+        return;
+    }
+    p->height_source = "matrix rule";
+    if (st->mu >= LONG_ROWS) {
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = 1;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "long rows (mu %.1f >= %.0f): one warp per row (CSR-vector)", st->mu, LONG_ROWS);
+    } else if (st->mu >= REGULAR_MU && st->row_cv <= REGULAR_CV) {
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = plan_default_height(dev, precision, &source);
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "regular rows (mu %.1f, spread %.2f): Algorithm 1, HEIGHT %d (%s)", st->mu,
+                 st->row_cv, p->height, source);
+    } else {
+        p->kernel = CMRSCL_KERNEL_SEGMENT;
+        int h = pow2_at_least(SEGMENT_ENTRIES / (st->mu > 1.0 ? st->mu : 1.0));
+        h = h < 32 ? 32 : h > CMRSCL_MAX_PACKED_HEIGHT ? CMRSCL_MAX_PACKED_HEIGHT : h;
+        while (h > 32 && !cmrs_packing_fits(a->cols, h)) /* stay packed if a height can */
+            h /= 2;
+        p->height = h;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "short or irregular rows (mu %.1f, spread %.2f): segmented warp scan, %d rows "
+                 "per strip",
+                 st->mu, st->row_cv, h);
+    }
+}
+
+/* Tile size of the split path: long enough that a tile keeps a warp streaming, short
+ * enough that the device has about four tiles' worth of work per resident warp, so no
+ * single strip outlasts the rest. */
+static int32_t auto_tile(const cmrscl_device_info *dev, int32_t nnz)
+{
+    unsigned hw_warp = dev->warp_width ? dev->warp_width : 32;
+    double resident_warps = (double)(dev->compute_units ? dev->compute_units : 1) *
+                            (dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048) /
+                            hw_warp;
+    double t = (double)nnz / (4.0 * resident_warps);
+    t = t < 1024 ? 1024 : t > (1 << 20) ? (1 << 20) : t;
+    return ((int32_t)t + 63) / 64 * 64;
+}
+
+static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl_options *opt,
+                                     cmrscl_params *p)
+{
+    bool segment = p->kernel == CMRSCL_KERNEL_SEGMENT;
+    bool emulated = segment && p->reduce == CMRSCL_REDUCE_LOCAL;
+    if (opt->warp)
+        p->warp = opt->warp;
+    else if (p->reduce == CMRSCL_REDUCE_SUBGROUP)
+        p->warp = (int)dev->subgroup_width;
+    else if (segment && p->reduce == CMRSCL_REDUCE_SHUFFLE)
+        p->warp = 32;
+    else
+        p->warp = dev->warp_width > 32 && emulated ? 32 : (int)dev->warp_width;
+    if (!power_of_two(p->warp) || p->warp > 1024)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "warp %d is not a power of two in 1..1024", p->warp);
+    if (segment && p->warp > 32)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the segment kernel takes at most 32 lanes per strip (warp %d)",
+                           p->warp);
+    if (opt->work_group_size) {
+        p->work_group_size = opt->work_group_size;
+        if (p->work_group_size < p->warp || p->work_group_size % p->warp)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "work-group size %d is not a multiple of the warp width %d",
+                               p->work_group_size, p->warp);
+    } else if (emulated || p->reduce == CMRSCL_REDUCE_SUBGROUP) {
+        /* The emulated warp primitives use group barriers; sub-groups run one per group. */
+        p->work_group_size = p->warp;
+    } else {
+        p->work_group_size = p->warp > DEFAULT_WORK_GROUP ? p->warp : DEFAULT_WORK_GROUP;
+        while (p->work_group_size > (int)dev->max_work_group_size && p->work_group_size > p->warp)
+            p->work_group_size -= p->warp;
+    }
+    if (p->work_group_size > (int)dev->max_work_group_size)
+        return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                           "work-group size %d exceeds the device's maximum of %u",
+                           p->work_group_size, dev->max_work_group_size);
+    if (p->reduce == CMRSCL_REDUCE_SUBGROUP && p->work_group_size != p->warp)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the sub-group reduction runs one sub-group per group (work-group "
+                           "%d, warp %d)",
+                           p->work_group_size, p->warp);
+    if (emulated && p->work_group_size != p->warp)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the segment kernel without warp shuffles runs one warp per group "
+                           "(work-group %d, warp %d)",
+                           p->work_group_size, p->warp);
+    return CMRSCL_OK;
+}
+
+/* The reduction: the user's, else shuffles where the device has them, else sub-groups
+ * where the probe found them (strip family), else local memory. */
+static cmrscl_status choose_reduce(const cmrscl_device_info *dev, const cmrscl_options *opt,
+                                   cmrscl_params *p)
+{
+    bool segment = p->kernel == CMRSCL_KERNEL_SEGMENT;
+    int warp = opt->warp ? opt->warp : segment ? 32 : (int)dev->warp_width;
+    bool shuffle_ok = dev->warp_shuffle && warp <= 32 &&
+                      (segment ? warp == 32 : p->height <= 32 && pow2_at_least(p->height) <= warp);
+    bool subgroup_ok = !segment && dev->subgroup_width &&
+                       (!opt->warp || opt->warp == (int)dev->subgroup_width);
+    switch (opt->reduce) {
+    case CMRSCL_REDUCE_SHUFFLE:
+        if (!shuffle_ok)
+            return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                               "the shuffle reduction needs an NVIDIA device (sm_30+), warp 32 "
+                               "and height <= 32 (device \"%s\", warp %d, height %d)",
+                               dev->device_name, warp, p->height);
+        break;
+    case CMRSCL_REDUCE_SUBGROUP:
+        if (!subgroup_ok)
+            return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                               "the sub-group reduction needs the strip kernel and a device "
+                               "with probed cl_khr_subgroups whose width is the warp (device "
+                               "\"%s\", sub-group width %u, warp %d)",
+                               dev->device_name, dev->subgroup_width, warp);
+        break;
+    case CMRSCL_REDUCE_LOCAL: break;
+    default:
+        p->reduce = shuffle_ok ? CMRSCL_REDUCE_SHUFFLE
+                    : subgroup_ok                    ? CMRSCL_REDUCE_SUBGROUP
+                                                     : CMRSCL_REDUCE_LOCAL;
+        return CMRSCL_OK;
+    }
+    p->reduce = opt->reduce;
+    return CMRSCL_OK;
+}
+
+static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_matrix *a,
+                                   const cmrscl_options *opt, cmrscl_params *p)
+{
+    bool fits = cmrs_packing_fits(a->cols, p->height);
+    if (opt->layout == CMRSCL_LAYOUT_PACKED && !fits)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the packed layout of height %d needs at most 2^%d columns (%d "
+                           "columns)",
+                           p->height, 32 - cmrscl_cmrs_row_bits(p->height), a->cols);
+    p->layout = opt->layout == CMRSCL_LAYOUT_UNPACKED || !fits ? CMRSCL_LAYOUT_UNPACKED
+                                                               : CMRSCL_LAYOUT_PACKED;
+    p->row_bits = p->layout == CMRSCL_LAYOUT_PACKED ? cmrscl_cmrs_row_bits(p->height) : 0;
+    if (p->kernel == CMRSCL_KERNEL_SEGMENT) {
+        /* The segmented scan needs each row's entries contiguous within the strip. */
+        if (opt->order == CMRSCL_ORDER_COLUMNS)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "the segment kernel needs row-ordered strips (--order rows)");
+        p->order = CMRSCL_ORDER_ROWS;
+    } else {
+        /* Paper, section 6.3: "the data should be sorted" - column order within strips. */
+        p->order = opt->order == CMRSCL_ORDER_ROWS ? CMRSCL_ORDER_ROWS : CMRSCL_ORDER_COLUMNS;
+    }
+    if (opt->cache_hint == CMRSCL_CACHE_HINT_STREAM && !dev->warp_shuffle)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "the streaming cache hint is NVIDIA inline PTX (device \"%s\")",
+                           dev->device_name);
+    p->cache_hint = opt->cache_hint == CMRSCL_CACHE_HINT_STREAM ? CMRSCL_CACHE_HINT_STREAM
+                                                                 : CMRSCL_CACHE_HINT_OFF;
+    return CMRSCL_OK;
+}
+
+static cmrscl_status choose_split(const cmrscl_device_info *dev, const plan_matrix *a,
+                                  const cmrscl_options *opt, cmrscl_params *p)
+{
+    if (opt->tile < -1)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "tile %d: expected entries per tile, 0 (automatic) or -1 (never split)",
+                           opt->tile);
+    p->tile = opt->tile == -1 ? 0 : opt->tile ? opt->tile : auto_tile(dev, a->nnz);
+    if (p->tile > 0 && a->row_ptr &&
+        analyze_longest_strip(a->rows, a->row_ptr, p->height) <= 2 * (int64_t)p->tile)
+        p->tile = 0; /* no strip is long: one kernel, no combine */
+    return CMRSCL_OK;
+}
+
+/* Validates the options that need no device facts. */
+static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                   const cmrscl_options *opt)
+{
+    if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "precision %d is neither CMRSCL_FLOAT nor CMRSCL_DOUBLE",
+                           (int)precision);
+    if (precision == CMRSCL_DOUBLE && !dev->fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "double precision needs cl_khr_fp64, which device \"%s\" lacks",
+                           dev->device_name);
+    if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
+        (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
+        (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
+        (unsigned)opt->kernel > CMRSCL_KERNEL_SEGMENT ||
+        (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "options: layout %d, order %d, reduce %d, kernel %d or cache hint %d "
+                           "is not a known value",
+                           (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
+                           (int)opt->cache_hint);
+    if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
+                           CMRSCL_MAX_HEIGHT);
+    return CMRSCL_OK;
+}
+
+/* Local memory a work-group of the plan needs. */
+static uint64_t local_bytes(const cmrscl_params *p)
+{
+    uint64_t vs = cmrscl_precision_size(p->precision);
+    if (p->kernel == CMRSCL_KERNEL_SEGMENT)
+        return p->reduce == CMRSCL_REDUCE_LOCAL ? (uint64_t)p->warp * (vs + 4) : 0;
+    if (p->height == 1 && p->reduce != CMRSCL_REDUCE_LOCAL)
+        return 0;
+    return (uint64_t)p->work_group_size * (uint64_t)p->height * vs;
+}
+
+cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
+                          const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
+{
+    static const cmrscl_options defaults;
+    if (!opt)
+        opt = &defaults;
+    memset(p, 0, sizeof *p);
+    cmrscl_status st = check_options(dev, precision, opt);
+    if (st != CMRSCL_OK)
+        return st;
+    p->precision = precision;
+    p->stats = a->stats;
+    if (opt->kernel == CMRSCL_KERNEL_AUTO && !opt->height) {
+        matrix_rule(dev, precision, a, p);
+    } else {
+        p->kernel = opt->kernel ? opt->kernel : CMRSCL_KERNEL_STRIP;
+        p->height = plan_default_height(dev, precision, &p->height_source);
+        if (p->kernel == CMRSCL_KERNEL_SEGMENT)
+            p->height = 32, p->height_source = "matrix rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason, "%s kernel chosen by the user",
+                 p->kernel == CMRSCL_KERNEL_SEGMENT ? "segment" : "strip");
+    }
+    if (opt->height) {
+        p->height = opt->height;
+        p->height_source = "user";
+    }
+    st = choose_reduce(dev, opt, p);
+    if (st == CMRSCL_OK)
+        st = choose_geometry(dev, opt, p);
+    if (st == CMRSCL_OK)
+        st = choose_layout(dev, a, opt, p);
+    if (st == CMRSCL_OK)
+        st = choose_split(dev, a, opt, p);
+    if (st != CMRSCL_OK)
+        return st;
+    uint64_t local = local_bytes(p);
+    if (local > dev->local_mem_bytes)
+        return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                           "height %d x work-group %d x %zu-byte values need %llu bytes of local "
+                           "memory; the device offers %llu",
+                           p->height, p->work_group_size, cmrscl_precision_size(precision),
+                           (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
+    snprintf(p->build_options, sizeof p->build_options,
+             "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
+             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d",
+             p->reduce != CMRSCL_REDUCE_SUBGROUP ? "1.2"
+             : dev->subgroup_cl_c == 30         ? "3.0"
+             : dev->subgroup_cl_c == 20         ? "2.0"
+                                                : "1.2",
+             (int)p->kernel, p->height, p->warp, p->work_group_size, precision == CMRSCL_DOUBLE,
+             p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
+             (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
+    return CMRSCL_OK;
+}

@@ -1,0 +1,273 @@
+/* test_plan.c - the plan from device facts and matrix statistics, without a device: the
+ * HEIGHT rule against the paper's numbers (section 6.3), the matrix rule's choice of kernel
+ * family per class of rows, the split of long strips, user overrides, and every error a
+ * user can provoke (no fp64, bad warp, local memory, packing, orders the kernel cannot run). */
+#include "internal.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static cmrscl_device_info fake_device(uint64_t local_per_cu, unsigned resident, uint64_t local)
+{
+    cmrscl_device_info d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.device_name, sizeof d.device_name, "Fake Device");
+    d.local_mem_per_cu_bytes = local_per_cu;
+    d.resident_items_per_cu = resident;
+    d.local_mem_bytes = local;
+    d.max_work_group_size = 1024;
+    d.warp_width = 32;
+    d.fp64 = 1;
+    return d;
+}
+
+/* A matrix of `cols` columns with the given row statistics and no RowPtr (no split). */
+static cmrscl_status choose(const cmrscl_device_info *d, cmrscl_precision precision, int32_t cols,
+                            const cmrscl_options *o, cmrscl_params *p)
+{
+    plan_matrix a = {10, cols, 10, NULL, {1.0, 0.0, 1, 0}};
+    return plan_choose(d, precision, &a, o, p);
+}
+
+static cmrscl_status choose_stats(const cmrscl_device_info *d, double mu, double cv, int32_t cols,
+                                  cmrscl_params *p)
+{
+    plan_matrix a = {1000, cols, (int32_t)(1000 * mu), NULL, {mu, cv, (int32_t)(2 * mu), 0}};
+    return plan_choose(d, CMRSCL_FLOAT, &a, NULL, p);
+}
+
+static void test_height_rule(void)
+{
+    /* Kepler K20M: 48 KiB, 2048 threads per SM -> 6 floats, the paper's optimum. */
+    cmrscl_device_info kepler = fake_device(48 * 1024, 2048, 48 * 1024);
+    CHECK(plan_rule_height(&kepler, CMRSCL_FLOAT) == 6);
+    CHECK(plan_rule_height(&kepler, CMRSCL_DOUBLE) == 3);
+    /* Hopper: 228 KiB, 2048 threads -> 28 floats (clamped to 16), 14 doubles. */
+    cmrscl_device_info hopper = fake_device(228 * 1024, 2048, 48 * 1024);
+    CHECK(plan_rule_height(&hopper, CMRSCL_FLOAT) == 16);
+    CHECK(plan_rule_height(&hopper, CMRSCL_DOUBLE) == 14);
+    /* A tiny local memory still gives a runnable HEIGHT of at least 1. */
+    cmrscl_device_info tiny = fake_device(1024, 2048, 1024);
+    CHECK(plan_rule_height(&tiny, CMRSCL_DOUBLE) == 1);
+    /* The per-work-group limit caps the rule: 4 KiB / (128 work-items * 4 bytes) = 8. */
+    cmrscl_device_info small_group = fake_device(1 << 20, 64, 4096);
+    CHECK(plan_rule_height(&small_group, CMRSCL_FLOAT) == 8);
+}
+
+static void test_choices(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    cmrscl_params p;
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 1000, NULL, &p));
+    CHECK(p.height == 16 && p.warp == 32 && p.work_group_size == 128);
+    CHECK(p.layout == CMRSCL_LAYOUT_PACKED && p.order == CMRSCL_ORDER_COLUMNS);
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL); /* no warp shuffle on this device */
+    CHECK(!strcmp(p.height_source, "device rule"));
+    CHECK(test_contains(p.build_options, "-DHEIGHT=16 ") &&
+          test_contains(p.build_options, "-DVALUE_DOUBLE=0") &&
+          test_contains(p.build_options, "-DREDUCE=1"));
+    d.warp_shuffle = 1;
+    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 1000, NULL, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_SHUFFLE && test_contains(p.build_options, "-DREDUCE=2"));
+    /* User overrides win and say so. */
+    cmrscl_options o = {0};
+    o.height = 5, o.order = CMRSCL_ORDER_ROWS, o.reduce = CMRSCL_REDUCE_LOCAL, o.warp = 8;
+    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 1000, &o, &p));
+    CHECK(p.height == 5 && !strcmp(p.height_source, "user") && p.order == CMRSCL_ORDER_ROWS &&
+          p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 8 && p.work_group_size == 128);
+    /* Taller strips pack with more row bits; where the columns do not fit, the unpacked
+     * layout is chosen, not an error. */
+    o = (cmrscl_options){0};
+    o.height = 17;
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 1000, &o, &p));
+    CHECK(p.layout == CMRSCL_LAYOUT_PACKED && p.row_bits == 5 &&
+          test_contains(p.build_options, "-DROW_BITS=5"));
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, (1 << 27) + 1, &o, &p));
+    CHECK(p.layout == CMRSCL_LAYOUT_UNPACKED && test_contains(p.build_options, "-DPACKED=0"));
+    o.height = 4;
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, (1 << 28) + 1, &o, &p));
+    CHECK(p.layout == CMRSCL_LAYOUT_UNPACKED);
+    /* A device whose largest work-group is below 128: the group shrinks by warps. */
+    d.max_work_group_size = 96;
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, NULL, &p));
+    CHECK(p.work_group_size == 96);
+}
+
+static void test_errors(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    cmrscl_params p;
+    cmrscl_options o = {0};
+    CHECK_STATUS(choose(&d, (cmrscl_precision)7, 10, NULL, &p),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    d.fp64 = 0;
+    CHECK_STATUS(choose(&d, CMRSCL_DOUBLE, 10, NULL, &p), CMRSCL_ERROR_UNSUPPORTED);
+    CHECK(test_contains(cmrscl_last_error(), "cl_khr_fp64"));
+    d.fp64 = 1;
+    o.warp = 24;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.warp = 32, o.work_group_size = 48;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.work_group_size = 2048;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_DEVICE_LIMIT);
+    o = (cmrscl_options){0};
+    o.height = CMRSCL_MAX_HEIGHT + 1;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.height = 0, o.reduce = (cmrscl_reduce)9;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.reduce = CMRSCL_REDUCE_AUTO, o.layout = (cmrscl_layout)-1;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.height = 20, o.layout = CMRSCL_LAYOUT_PACKED;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 1 << 28, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "packed layout"));
+    o.layout = CMRSCL_LAYOUT_AUTO, o.reduce = CMRSCL_REDUCE_SHUFFLE;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
+    o.reduce = CMRSCL_REDUCE_SUBGROUP; /* no sub-groups probed on this device */
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
+    o = (cmrscl_options){0};
+    o.kernel = CMRSCL_KERNEL_SEGMENT, o.order = CMRSCL_ORDER_COLUMNS;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "row-ordered"));
+    o.order = CMRSCL_ORDER_AUTO, o.warp = 64;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.warp = 32, o.work_group_size = 64; /* emulated warp primitives: one warp per group */
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o = (cmrscl_options){0};
+    o.cache_hint = CMRSCL_CACHE_HINT_STREAM; /* PTX: NVIDIA only */
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
+    o.cache_hint = CMRSCL_CACHE_HINT_AUTO, o.tile = -2;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.tile = 0, o.kernel = (cmrscl_kernel)7;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    /* 256 rows x 128 work-items x 8 bytes = 256 KiB of local memory: too much. */
+    o = (cmrscl_options){0};
+    o.height = 256;
+    CHECK_STATUS(choose(&d, CMRSCL_DOUBLE, 10, &o, &p), CMRSCL_ERROR_DEVICE_LIMIT);
+    CHECK(test_contains(cmrscl_last_error(), "local memory"));
+}
+
+/* The matrix rule on a device with warp shuffles: one family per class of rows. */
+static void test_matrix_rule(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1;
+    cmrscl_params p;
+    CHECK_OK(choose_stats(&d, 6000, 0, 6000, &p)); /* dense rows */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.warp == 32 &&
+          p.reduce == CMRSCL_REDUCE_SHUFFLE && !strcmp(p.height_source, "matrix rule") &&
+          test_contains(p.plan_reason, "CSR-vector"));
+    CHECK_OK(choose_stats(&d, 26.5, 0.1, 1000, &p)); /* 27-point stencil */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS);
+    CHECK_OK(choose_stats(&d, 26.5, 2.0, 1000, &p)); /* same mu, irregular rows */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT);
+    CHECK_OK(choose_stats(&d, 4, 0.6, 1000, &p)); /* short rows: ~512 entries per strip */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 128 && p.order == CMRSCL_ORDER_ROWS &&
+          p.warp == 32 && p.reduce == CMRSCL_REDUCE_SHUFFLE && p.row_bits == 7 &&
+          test_contains(p.build_options, "-DKERNEL=2"));
+    CHECK_OK(choose_stats(&d, 1, 0, 1000, &p)); /* a permutation: the tallest strips */
+    CHECK(p.height == 256 && p.row_bits == 8);
+    CHECK_OK(choose_stats(&d, 1, 0, 1 << 26, &p)); /* too many columns for 8 row bits */
+    CHECK(p.height == 64 && p.layout == CMRSCL_LAYOUT_PACKED);
+    /* Without shuffles the strip family stays, with the device rule's HEIGHT. */
+    d.warp_shuffle = 0;
+    CHECK_OK(choose_stats(&d, 1, 0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
+          test_contains(p.plan_reason, "no warp shuffles"));
+    /* A sub-group width the probe found: the strip family reduces with sub-groups. */
+    d.subgroup_width = 16;
+    CHECK_OK(choose_stats(&d, 8, 0, 1000, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 && p.work_group_size == 16 &&
+          test_contains(p.build_options, "-DREDUCE=3"));
+    /* The segment family without shuffles: emulated in local memory, one warp a group. */
+    cmrscl_options o = {0};
+    o.kernel = CMRSCL_KERNEL_SEGMENT;
+    d.subgroup_width = 0, d.warp_width = 8;
+    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, &o, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 8 && p.work_group_size == 8);
+}
+
+/* Long strips: the automatic tile from the device's resident warps, and only matrices
+ * that have a strip longer than two tiles are split. */
+static void test_split(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1, d.compute_units = 132;
+    enum { ROWS = 40 };
+    int32_t row_ptr[ROWS + 1];
+    row_ptr[0] = 0;
+    for (int i = 0; i < ROWS; ++i) /* row 7 holds 100000 entries, the others 3 */
+        row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 100000 : 3);
+    plan_matrix a = {ROWS, 1000, row_ptr[ROWS], row_ptr, {0, 0, 0, 0}};
+    analyze_rows(ROWS, row_ptr, &a.stats);
+    CHECK(a.stats.max_row == 100000 && a.stats.empty_rows == 0);
+    cmrscl_params p;
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK(p.tile == 1024); /* 100117 entries spread over 8448 warps: the floor */
+    split_layout sp;
+    CHECK_OK(split_build(ROWS, row_ptr, p.height, p.tile, &sp));
+    CHECK(sp.long_strips == 1 && sp.tiles == (100000 + 3 * (p.height - 1) + 1023) / 1024);
+    CHECK(sp.first_tile[0] == 0 && sp.first_tile[1] == (uint32_t)sp.tiles);
+    CHECK(sp.tile_start[1] == sp.tile_start[0] + 1024 && sp.tile_strip[0] == 7u / p.height);
+    split_free(&sp);
+    cmrscl_options o = {0};
+    o.tile = -1; /* never split */
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK(p.tile == 0);
+    for (int i = 0; i < ROWS; ++i) /* no long strip: nothing to split */
+        row_ptr[i + 1] = row_ptr[i] + 3;
+    a.nnz = row_ptr[ROWS];
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK(p.tile == 0);
+}
+
+static void test_tuned_table(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    snprintf(d.device_name, sizeof d.device_name, "NVIDIA H200");
+    cmrscl_params p;
+    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, NULL, &p));
+    CHECK(p.height == 16 && !strcmp(p.height_source, "tuned"));
+    cmrscl_options o = {0};
+    o.height = 7; /* the user still wins */
+    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, &o, &p));
+    CHECK(p.height == 7 && !strcmp(p.height_source, "user"));
+}
+
+/* The device-memory check on fake device facts: the device's own limits, which a real
+ * test could only reach with a matrix of gigabytes, and the context's cap. */
+static void test_device_memory_limits(void)
+{
+    struct cmrscl_context_s ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.lock, NULL);
+    ctx.info = fake_device(0, 0, 0);
+    ctx.info.max_alloc_bytes = 1000;
+    ctx.info.global_mem_bytes = 2500;
+    size_t fits[BUF_COUNT] = {100, 1000, 0, 1000};
+    CHECK_OK(matrix_check_device_memory(&ctx, fits));
+    size_t big_buffer[BUF_COUNT] = {100, 1001, 0, 500};
+    CHECK_STATUS(matrix_check_device_memory(&ctx, big_buffer), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(test_contains(cmrscl_last_error(), "1001-byte col_ind buffer") &&
+          test_contains(cmrscl_last_error(), "CL_DEVICE_MAX_MEM_ALLOC_SIZE"));
+    size_t too_much[BUF_COUNT] = {900, 900, 0, 900};
+    CHECK_STATUS(matrix_check_device_memory(&ctx, too_much), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(test_contains(cmrscl_last_error(), "2700 bytes") &&
+          test_contains(cmrscl_last_error(), "CL_DEVICE_GLOBAL_MEM_SIZE"));
+    ctx.memory_limit = 1500; /* the cap tightens both limits */
+    CHECK_STATUS(matrix_check_device_memory(&ctx, fits), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK(test_contains(cmrscl_last_error(), "memory limit"));
+    pthread_mutex_destroy(&ctx.lock);
+}
+
+int main(void)
+{
+    test_height_rule();
+    test_choices();
+    test_errors();
+    test_matrix_rule();
+    test_split();
+    test_tuned_table();
+    test_device_memory_limits();
+    return test_finish("plan");
+}

@@ -1,0 +1,302 @@
+/* cmd_bench.c - `cmrscl-run bench`: matrices x plans x precisions, each verified and timed
+ * both ways (per-product device time, back-to-back loop), with the paper's measures (beta-/tau,
+ * beta+/tau, eta against the device's stream bandwidth, the speedup over csr-vector next to
+ * the model a(h, mu)) and, given a peer's CSV (tools/peer), the peer's times and our speedup.
+ * A table on the terminal, a progress line on stderr, --csv and --json-out for machines. */
+#include "bench.h"
+#include "bench_report.h"
+#include "plans.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_PLANS 32
+
+/* The matrices: command-line inputs, then the suite file's lines (a path ending in .mtx or
+ * .mtx.gz, relative to the suite file, or a generator spec; '#' starts a comment). */
+typedef struct input_list {
+    char **text;
+    bool *is_gen;
+    int n;
+} input_list;
+
+static void inputs_free(input_list *l)
+{
+    for (int i = 0; i < l->n; ++i)
+        free(l->text[i]);
+    free(l->text);
+    free(l->is_gen);
+    memset(l, 0, sizeof *l);
+}
+
+static bool inputs_add(input_list *l, const char *text, bool is_gen)
+{
+    char **t = realloc(l->text, sizeof *t * (size_t)(l->n + 1));
+    if (t)
+        l->text = t;
+    bool *g = t ? realloc(l->is_gen, sizeof *g * (size_t)(l->n + 1)) : NULL;
+    if (g)
+        l->is_gen = g;
+    char *copy = g ? strdup(text) : NULL;
+    if (!copy)
+        return false;
+    l->text[l->n] = copy;
+    l->is_gen[l->n++] = is_gen;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int read_suite(const char *path, input_list *l)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cmrscl-run: cannot open suite %s\n", path);
+        return EXIT_RUN_FAILED;
+    }
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 0;
+    char line[1024];
+    bool ok = true;
+    while (ok && fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = line + strspn(line, " \t"), *e = s + strlen(s);
+        while (e > s && strchr(" \t\r\n", e[-1]))
+            *--e = '\0';
+        if (!*s)
+            continue;
+        bool file = ends_with(s, ".mtx") || ends_with(s, ".mtx.gz");
+        char full[2048];
+        if (file && *s != '/' && slash)
+            snprintf(full, sizeof full, "%.*s/%s", dir_len, path, s);
+        else
+            snprintf(full, sizeof full, "%s", s);
+        ok = inputs_add(l, full, !file);
+    }
+    fclose(f);
+    return ok ? 0 : EXIT_RUN_FAILED;
+}
+
+typedef struct bench_ctx {
+    const cli_options *opt;
+    cmrscl_context ctx;
+    cmrscl_device_info dev;
+    double bandwidth_gbs;
+    peer_table peer;
+    const char *plan_names[MAX_PLANS];
+    cmrscl_options plans[MAX_PLANS];
+    int nplans;
+    bench_rows rows;
+    FILE *csv;
+    int total, done;
+    bool tty;
+} bench_ctx;
+
+static int parse_plans(bench_ctx *b, char *list)
+{
+    for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (b->nplans == MAX_PLANS) {
+            fprintf(stderr, "cmrscl-run: --plans: more than %d plans\n", MAX_PLANS);
+            return EXIT_USAGE;
+        }
+        if (!plan_from_name(t, &b->opt->matrix, &b->plans[b->nplans]))
+            return EXIT_USAGE;
+        b->plan_names[b->nplans++] = t;
+    }
+    return 0;
+}
+
+static void progress(bench_ctx *b, const char *matrix, cmrscl_precision p, const char *plan)
+{
+    ++b->done;
+    fprintf(stderr, "%sbench [%d/%d] %s %s %s%s", b->tty ? "\r\033[K" : "", b->done, b->total,
+            matrix, p == CMRSCL_DOUBLE ? "double" : "float", plan, b->tty ? "" : "\n");
+}
+
+/* One matrix in one precision: the csr-vector baseline, then every plan. */
+static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precision precision)
+{
+    cli_options o = *b->opt;
+    o.precision = precision;
+    bench_vectors v;
+    if (!bench_vectors_make(&m->csr, &o, &v))
+        return EXIT_RUN_FAILED;
+    int rc = 0;
+    double csrvec_ms = 0.0;
+    if (o.baseline) {
+        cmrscl_options base;
+        plan_from_name("csr-vector", &o.matrix, &base);
+        bench_result r;
+        progress(b, m->name, precision, "csr-vector (baseline)");
+        if (bench_run(b->ctx, &m->csr, &v, &o, &base, &r) == 0)
+            csrvec_ms = r.timing.median_ms;
+    }
+    for (int i = 0; i < b->nplans; ++i) {
+        progress(b, m->name, precision, b->plan_names[i]);
+        bench_row row;
+        memset(&row, 0, sizeof row);
+        int run = bench_run(b->ctx, &m->csr, &v, &o, &b->plans[i], &row.r);
+        if (run) {
+            rc = run;
+            continue;
+        }
+        bench_row_fill(&row, m, precision, b->plan_names[i], csrvec_ms, b->bandwidth_gbs,
+                       &b->peer);
+        if (row.r.verified && !(row.r.bound_ratio <= 1.0))
+            rc = EXIT_RUN_FAILED;
+        if (b->tty)
+            fputs("\r\033[K", stderr);
+        bench_row_print(&row, stdout, b->opt->json);
+        if (b->csv)
+            bench_row_csv(&row, b->csv);
+        if (!bench_rows_add(&b->rows, &row))
+            rc = EXIT_RUN_FAILED;
+    }
+    bench_vectors_free(&v);
+    return rc;
+}
+
+static int bench_all(bench_ctx *b, const input_list *in)
+{
+    int rc = 0;
+    for (int i = 0; i < in->n; ++i) {
+        loaded_matrix m;
+        int r = load_input(in->text[i], in->is_gen[i], &m);
+        if (r) {
+            rc = r;
+            continue;
+        }
+        /* double first: float then rounds the values in place */
+        for (int p = 1; p >= 0; --p) {
+            if (!(b->opt->precisions & (1u << p)))
+                continue;
+            cmrscl_precision precision = p ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+            if (precision == CMRSCL_DOUBLE && !b->dev.fp64) {
+                fprintf(stderr, "cmrscl-run: %s: double skipped, the device has no fp64\n",
+                        m.name);
+                continue;
+            }
+            bench_round_values(&m.csr, precision);
+            r = bench_precision(b, &m, precision);
+            rc = rc ? rc : r;
+        }
+        cmrscl_csr_free(&m.csr);
+    }
+    return rc;
+}
+
+static int bench_setup(bench_ctx *b)
+{
+    cmrscl_status st = cmrscl_context_create(b->opt->device, &b->ctx);
+    if (st != CMRSCL_OK)
+        return cli_fail("selecting the device", st);
+    cmrscl_context_device_info(b->ctx, &b->dev);
+    b->bandwidth_gbs = b->opt->bandwidth_gbs;
+    if (b->bandwidth_gbs <= 0) {
+        cmrscl_bandwidth bw;
+        st = cmrscl_bandwidth_measure(b->ctx, 0, 10, &bw);
+        if (st != CMRSCL_OK)
+            return cli_fail("measuring the bandwidth", st);
+        b->bandwidth_gbs = bw.best_gbs;
+    }
+    if (!b->opt->json)
+        printf("device %s (%s, driver %s); B = %.1f GB/s (%s)\n", b->dev.device_name,
+               b->dev.platform_name, b->dev.driver_version, b->bandwidth_gbs,
+               b->opt->bandwidth_gbs > 0 ? "--bandwidth" : "measured: best stream kernel");
+    if (b->opt->peer && peer_table_read(b->opt->peer, &b->peer) != 0)
+        return EXIT_RUN_FAILED;
+    if (b->opt->csv) {
+        if (!(b->csv = fopen(b->opt->csv, "w"))) {
+            fprintf(stderr, "cmrscl-run: cannot write %s\n", b->opt->csv);
+            return EXIT_RUN_FAILED;
+        }
+        bench_csv_header(b->csv);
+    }
+    return 0;
+}
+
+int cmd_bench(const cli_options *opt)
+{
+    bench_ctx b;
+    memset(&b, 0, sizeof b);
+    b.opt = opt;
+    b.tty = isatty(fileno(stderr));
+    input_list in = {0};
+    char plans[1024];
+    snprintf(plans, sizeof plans, "%s", opt->plans ? opt->plans : "auto");
+    int rc = parse_plans(&b, plans);
+    for (int i = 0; !rc && i < opt->ninputs; ++i)
+        rc = inputs_add(&in, opt->inputs[i], opt->is_gen[i]) ? 0 : EXIT_RUN_FAILED;
+    if (!rc && opt->suite)
+        rc = read_suite(opt->suite, &in);
+    if (!rc && in.n == 0)
+        rc = inputs_add(&in, DEFAULT_MATRIX, true) ? 0 : EXIT_RUN_FAILED;
+    if (!rc)
+        rc = bench_setup(&b);
+    int per_matrix = b.nplans + (opt->baseline ? 1 : 0);
+    b.total = in.n * per_matrix * ((opt->precisions & 1) + (opt->precisions >> 1 & 1));
+    if (!rc) {
+        if (opt->json) {
+            json_open(NULL, '{');
+            bench_json_device(&b.dev, b.bandwidth_gbs);
+            json_open("results", '[');
+        } else {
+            bench_table_header(stdout);
+        }
+        rc = bench_all(&b, &in);
+        if (opt->json) {
+            json_close(']');
+            json_close('}');
+            json_end();
+        } else {
+            bench_summary(&b.rows, stdout);
+        }
+        if (opt->json_out && bench_json_write(opt->json_out, &b.dev, b.bandwidth_gbs, &b.rows))
+            rc = rc ? rc : EXIT_RUN_FAILED;
+    }
+    if (b.csv)
+        fclose(b.csv);
+    bench_rows_free(&b.rows);
+    peer_table_free(&b.peer);
+    inputs_free(&in);
+    cmrscl_context_free(b.ctx);
+    return rc;
+}
+
+int cmd_bandwidth(const cli_options *opt)
+{
+    cmrscl_context ctx;
+    cmrscl_status st = cmrscl_context_create(opt->device, &ctx);
+    if (st != CMRSCL_OK)
+        return cli_fail("selecting the device", st);
+    cmrscl_device_info dev;
+    cmrscl_context_device_info(ctx, &dev);
+    cmrscl_bandwidth bw;
+    st = cmrscl_bandwidth_measure(ctx, (uint64_t)(opt->size_mb * 1e6), opt->repetitions, &bw);
+    if (st == CMRSCL_OK && opt->json) {
+        json_open(NULL, '{');
+        json_string("device", dev.device_name);
+        json_int("buffer_bytes", (long long)bw.bytes);
+        json_number("read_gbs", bw.read_gbs);
+        json_number("copy_gbs", bw.copy_gbs);
+        json_number("triad_gbs", bw.triad_gbs);
+        json_number("best_gbs", bw.best_gbs);
+        json_close('}');
+        json_end();
+    } else if (st == CMRSCL_OK) {
+        printf("device %s, buffers of %.1f MB, best of %d (GB/s count bytes read + written)\n",
+               dev.device_name, bw.bytes / 1e6, opt->repetitions);
+        printf("read   %8.1f GB/s\ncopy   %8.1f GB/s\ntriad  %8.1f GB/s\nbest   %8.1f GB/s\n",
+               bw.read_gbs, bw.copy_gbs, bw.triad_gbs, bw.best_gbs);
+    }
+    cmrscl_context_free(ctx);
+    return st == CMRSCL_OK ? 0 : cli_fail("measuring the bandwidth", st);
+}

@@ -1,0 +1,67 @@
+/* load_matrix.c - loading a command's matrix: a Matrix Market file, or a generated matrix from a
+ * spec (cmrscl_csr_generate in the library, so the cuSPARSE peer builds the same ones). */
+#include "cli.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size)
+{
+    cmrscl_status st = cmrscl_csr_generate(spec, out);
+    if (st == CMRSCL_OK)
+        return 0;
+    snprintf(error, error_size, "%s", cmrscl_last_error());
+    /* A spec the generator refuses is the user's mistake; running out of memory is not. */
+    return st == CMRSCL_ERROR_INVALID_ARGUMENT || st == CMRSCL_ERROR_TOO_LARGE ? EXIT_USAGE
+                                                                                : EXIT_RUN_FAILED;
+}
+
+/* Progress on a terminal only: "\r" updates would litter logs and pipes. */
+static void show_progress(void *user, uint64_t done, uint64_t total)
+{
+    if (total)
+        fprintf(stderr, "\rloading %s: %3d%%", (const char *)user, (int)(100.0 * done / total));
+}
+
+int load_input(const char *input, bool is_gen, loaded_matrix *out)
+{
+    memset(out, 0, sizeof *out);
+    double t0 = cli_seconds();
+    if (!is_gen) {
+        struct stat st;
+        if (stat(input, &st) == 0)
+            out->file_mb = (double)st.st_size / 1e6;
+        cmrscl_mtx_options mo = {NULL, (void *)input};
+        bool tty = isatty(fileno(stderr)) && out->file_mb > 16.0;
+        if (tty)
+            mo.progress = show_progress;
+        cmrscl_status s = cmrscl_mtx_read(input, &mo, &out->csr);
+        if (tty)
+            fputs("\r\033[K", stderr);
+        if (s != CMRSCL_OK)
+            return cli_fail("reading the matrix", s);
+        /* Named by the file's base name, the same way the peer tool names it. */
+        const char *base = strrchr(input, '/');
+        snprintf(out->name, sizeof out->name, "%s", base ? base + 1 : input);
+    } else {
+        char error[512];
+        int rc = gen_matrix(input, &out->csr, error, sizeof error);
+        if (rc) {
+            fprintf(stderr, "cmrscl-run: %s\n", error);
+            return rc;
+        }
+        snprintf(out->name, sizeof out->name, "%s", input);
+    }
+    out->load_seconds = cli_seconds() - t0;
+    return 0;
+}
+
+int load_matrix(const cli_options *opt, loaded_matrix *out)
+{
+    if (opt->file)
+        return load_input(opt->file, false, out);
+    return load_input(opt->gen ? opt->gen : DEFAULT_MATRIX, true, out);
+}

@@ -1,0 +1,111 @@
+/* plans.c - see plans.h. */
+#include "plans.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *plan_kernel_name(cmrscl_kernel k)
+{
+    return k == CMRSCL_KERNEL_SEGMENT ? "segment" : k == CMRSCL_KERNEL_MODULO ? "modulo" : "strip";
+}
+
+const char *plan_reduce_name(cmrscl_reduce r)
+{
+    return r == CMRSCL_REDUCE_SHUFFLE    ? "shuffle"
+           : r == CMRSCL_REDUCE_SUBGROUP ? "subgroup"
+                                         : "local";
+}
+
+static bool bad_plan(const char *name, const char *why)
+{
+    fprintf(stderr, "cmrscl-run: --plans: '%s': %s (see cmrscl-run --help)\n", name, why);
+    return false;
+}
+
+static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
+{
+    if (!strcmp(mod, "stream"))
+        o->cache_hint = CMRSCL_CACHE_HINT_STREAM;
+    else if (!strcmp(mod, "nosplit"))
+        o->tile = -1;
+    else if (!strcmp(mod, "rows"))
+        o->order = CMRSCL_ORDER_ROWS;
+    else if (!strcmp(mod, "columns"))
+        o->order = CMRSCL_ORDER_COLUMNS;
+    else if (!strcmp(mod, "local"))
+        o->reduce = CMRSCL_REDUCE_LOCAL;
+    else if (!strcmp(mod, "shuffle"))
+        o->reduce = CMRSCL_REDUCE_SHUFFLE;
+    else if (!strcmp(mod, "subgroup"))
+        o->reduce = CMRSCL_REDUCE_SUBGROUP;
+    else if (!strncmp(mod, "tile=", 5)) {
+        char *end;
+        long t = strtol(mod + 5, &end, 10);
+        if (*end || end == mod + 5 || t < 1 || t > (1 << 30))
+            return bad_plan(name, "tile=N needs N in 1..2^30");
+        o->tile = (int)t;
+    } else {
+        return bad_plan(name, "unknown modifier (stream, nosplit, rows, columns, local, "
+                              "shuffle, subgroup, tile=N)");
+    }
+    return true;
+}
+
+bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options *out)
+{
+    char buf[128];
+    if (strlen(name) >= sizeof buf)
+        return bad_plan(name, "too long");
+    snprintf(buf, sizeof buf, "%s", name);
+    char *mods = strchr(buf, '+');
+    if (mods)
+        *mods++ = '\0';
+    char *colon = strchr(buf, ':');
+    int height = 0;
+    if (colon) {
+        *colon = '\0';
+        char *end;
+        long h = strtol(colon + 1, &end, 10);
+        if (*end || end == colon + 1 || h < 1 || h > CMRSCL_MAX_HEIGHT)
+            return bad_plan(name, "HEIGHT must be 1..256");
+        height = (int)h;
+    }
+    cmrscl_options o = {0};
+    if (!strcmp(buf, "auto")) {
+        o = *base;
+    } else if (!strcmp(buf, "csr-vector") || !strcmp(buf, "csr-scalar")) {
+        if (colon)
+            return bad_plan(name, "CSR has HEIGHT 1");
+        o.kernel = CMRSCL_KERNEL_STRIP;
+        o.height = 1;
+        o.tile = -1;
+        o.warp = buf[4] == 's' ? 1 : 0;
+    } else if (!strcmp(buf, "strip")) {
+        o.kernel = CMRSCL_KERNEL_STRIP;
+    } else if (!strcmp(buf, "segment")) {
+        o.kernel = CMRSCL_KERNEL_SEGMENT;
+    } else {
+        return bad_plan(name, "unknown plan (auto, csr-vector, csr-scalar, strip, segment)");
+    }
+    if (height)
+        o.height = height;
+    for (char *save = NULL, *m = mods ? strtok_r(mods, "+", &save) : NULL; m;
+         m = strtok_r(NULL, "+", &save))
+        if (!apply_modifier(name, m, &o))
+            return false;
+    *out = o;
+    return true;
+}
+
+void plan_describe(const cmrscl_params *p, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%s h%d w%d/%d %s %s%s", plan_kernel_name(p->kernel), p->height,
+                     p->warp, p->work_group_size, plan_reduce_name(p->reduce),
+                     p->order == CMRSCL_ORDER_ROWS ? "rows" : "cols",
+                     p->layout == CMRSCL_LAYOUT_UNPACKED ? " unpacked" : "");
+    if (n > 0 && (size_t)n < size && p->long_strips)
+        n += snprintf(buf + n, size - (size_t)n, " split%d", (int)p->tile);
+    if (n > 0 && (size_t)n < size && p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
+        snprintf(buf + n, size - (size_t)n, " stream");
+}

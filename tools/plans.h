@@ -1,0 +1,27 @@
+/* plans.h - plans by name, for `bench --plans` and the reports: a name maps to the
+ * cmrscl_options that ask the library for that plan, and a built plan prints compactly. */
+#ifndef CMRSCL_PLANS_H
+#define CMRSCL_PLANS_H
+
+#include "cmrscl.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* NAME[:HEIGHT][+MODIFIER...], NAME one of
+ *   auto        the library's choice (the options given on the command line apply)
+ *   csr-vector  strip family, HEIGHT 1, one warp per row, never split (paper's baseline)
+ *   csr-scalar  strip family, HEIGHT 1, one work-item per row, never split
+ *   strip       Algorithm 1 (HEIGHT: the device's unless given)
+ *   segment     the segmented warp scan (HEIGHT: the rule's unless given)
+ * and MODIFIER one of stream (cache hint), nosplit, rows, columns, local, shuffle,
+ * subgroup, tile=N. On a bad name prints the reason and returns false. */
+bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options *out);
+
+/* "segment h128 w32/32 shuffle rows packed" plus "split 1024" and "stream" when used. */
+void plan_describe(const cmrscl_params *p, char *buf, size_t size);
+
+const char *plan_kernel_name(cmrscl_kernel k);
+const char *plan_reduce_name(cmrscl_reduce r);
+
+#endif
