@@ -1,73 +1,89 @@
-/* cmrs_segment.cl - the segment family, for short rows (spmv_common.cl comes first).
+/* cmrs_segment.cl - the segment family, for short and irregular rows (spmv_common.cl comes
+ * first).
  *
  * Algorithm 1 gives every lane HEIGHT slots in local memory: each strip then pays HEIGHT
  * stores to clear them, HEIGHT loads and a HEIGHT-row reduction, however few products it
- * holds - most of the work when rows are short (mu of a few), and it caps HEIGHT at what
- * local memory allows. Here the strip's entries are in row order (CSR order within the
- * strip, the CMRS "rows" order), so each row is one contiguous run of entries. A warp walks
- * the strip WARP entries at a time; each lane forms its product, and a segmented suffix
- * scan of warp shuffles, restarted at every row change, leaves each run's sum in the run's
- * first lane. Complete runs are written at once; the run that reaches the last lane may go
- * on in the next step and is carried over. Nothing per row lives in local memory, so HEIGHT
- * can be large (one warp for 32..256 short rows), limited only by the packing's ROW_BITS.
- * Rows without entries are written too (alpha*0 + beta*y): a run's head also covers the
- * rows between the previous run and its own.
+ * holds - most of the work when rows are short, and it caps HEIGHT at what local memory
+ * allows. Here the strip's entries are in row order (the CMRS "rows" order), so each row is
+ * one contiguous run of entries, and nothing per row lives in local memory: HEIGHT can be
+ * large (one warp for 32..256 short rows), limited only by the packing's ROW_BITS.
  *
- * The same walk over a tile of a long strip writes each of the tile's HEIGHT row sums
- * (zero for rows it does not touch) to `partial` for cmrs_combine.
+ * A warp walks its strip CHUNK = LANE_ENTRIES x WARP entries at a time, lane l taking the
+ * LANE_ENTRIES consecutive entries at l x LANE_ENTRIES with one vector load of columns and
+ * one of values (the walk starts at the strip's first entry rounded down to a multiple of
+ * LANE_ENTRIES; entries before it count as row -1, entries past the end as row HEIGHT).
+ *   1. In the lane: runs of equal rows are summed in order. A run that starts and ends in
+ *      the lane is complete and written at once; the lane keeps its first run (row
+ *      `first`, which may have begun in earlier lanes) and its last run (row `last`, which
+ *      may go on in later lanes).
+ *   2. Across the warp: a segmented prefix scan of warp shuffles over the lanes' last runs
+ *      (segments: lanes with the same `last`) gives each lane the sum of its row from the
+ *      segment's start. A lane whose first run ends in it adds the previous lane's prefix
+ *      when that lane's last row is its first; a lane whose last row does not go on in the
+ *      next lane writes it. The last lane's run goes on into the next chunk as the carry.
+ * Rows without entries are written too (alpha*0 + beta*y): whoever sees the gap between
+ * two rows writes the rows in it. The same walk over a tile of a long strip writes each of
+ * the tile's HEIGHT row sums (zero for rows it does not touch) to `partial`.
  *
+ * Build options besides spmv_common.cl's: LANE_ENTRIES (1, 2 or 4; default 4).
  * Warp primitives: REDUCE 2 uses NVIDIA's shfl.sync / vote.sync (WARP must be 32);
- * REDUCE 1 emulates them in local memory with barriers, which needs one warp per group.
+ * REDUCE 1 with WARP 1 walks each strip with one work-item (devices without shuffles);
+ * REDUCE 1 with more lanes emulates the primitives in local memory (Oclgrind model only).
  * The summation order is fixed by the lane pattern, so results are the same every run.
  */
+#ifndef LANE_ENTRIES
+#define LANE_ENTRIES 4
+#endif
+#if LANE_ENTRIES != 1 && LANE_ENTRIES != 2 && LANE_ENTRIES != 4
+#error "LANE_ENTRIES must be 1, 2 or 4"
+#endif
+#define CHUNK (LANE_ENTRIES * WARP)
+
 #if REDUCE == 2
 #if WARP != 32
 #error "the segment kernel's warp shuffles need WARP == 32"
 #endif
 #define SHUFFLE_UP_U32(v, d) shuffle_up_u32(v, d)
+#define SHUFFLE_DOWN_U32(v, d) shuffle_down_u32(v, d)
 #define SHUFFLE_IDX_U32(v, s) shuffle_idx_u32(v, s)
-#define SHUFFLE_DOWN(v, d) shuffle_down(v, d)
+#define SHUFFLE_UP(v, d) shuffle_up(v, d)
 #define SHUFFLE_IDX(v, s) shuffle_idx(v, s)
 #define BALLOT(p) warp_ballot(p)
+#elif REDUCE == 1 && WARP == 1
+/* One work-item per strip: a sequential walk, no lanes to talk to, no barriers. This is
+ * what devices without warp shuffles run. */
+#define SHUFFLE_UP_U32(v, d) (v)
+#define SHUFFLE_DOWN_U32(v, d) (v)
+#define SHUFFLE_IDX_U32(v, s) (v)
+#define SHUFFLE_UP(v, d) (v)
+#define SHUFFLE_IDX(v, s) (v)
+#define BALLOT(p) ((uint)(p))
 #elif REDUCE == 1
+/* Several lanes without shuffles: the primitives emulated in local memory with barriers.
+ * Correct by the OpenCL memory model (Oclgrind's race checks pass), it is kept as the
+ * portable model of the warp scan that the Oclgrind tests run; the plan never picks it,
+ * because PoCL 3.1 gave intermittently wrong sums with it when its work-groups ran on
+ * several threads of a loaded machine (docs/PERFORMANCE.md, session 2). */
 #if WG_SIZE != WARP
 #error "the segment kernel's local-memory warp emulation needs WG_SIZE == WARP"
 #endif
-/* Emulated warp primitives: write, barrier, read the partner's value, barrier. The group is
- * one warp and every loop below is uniform over it, so every work-item meets every barrier. */
-static inline uint emu_up_u32(__local uint *su, uint lane, uint v, uint d)
-{
-    su[lane] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint r = lane >= d ? su[lane - d] : v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-static inline uint emu_idx_u32(__local uint *su, uint lane, uint v, uint s)
-{
-    su[lane] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint r = su[s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-static inline real_t emu_down(__local real_t *sv, uint lane, real_t v, uint d)
-{
-    sv[lane] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const real_t r = lane + d < WARP ? sv[lane + d] : v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-static inline real_t emu_idx(__local real_t *sv, uint lane, real_t v, uint s)
-{
-    sv[lane] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const real_t r = sv[s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-static inline uint emu_ballot(__local uint *su, uint lane, bool p)
+/* Write, barrier, read the partner's value, barrier. The group is one warp and every loop
+ * below is uniform over it, so every work-item meets every barrier. */
+#define EMULATED(name, T, scratch, read)                                                           \
+    INLINE T name(__local T *scratch, uint lane, T v, uint arg)                             \
+    {                                                                                              \
+        scratch[lane] = v;                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        const T r = read;                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        return r;                                                                                  \
+    }
+EMULATED(emu_up_u32, uint, su, lane >= arg ? su[lane - arg] : v)
+EMULATED(emu_down_u32, uint, su, lane + arg < WARP ? su[lane + arg] : v)
+EMULATED(emu_idx_u32, uint, su, su[arg])
+EMULATED(emu_up, real_t, sv, lane >= arg ? sv[lane - arg] : v)
+EMULATED(emu_idx, real_t, sv, sv[arg])
+INLINE uint emu_ballot(__local uint *su, uint lane, bool p)
 {
     su[lane] = p ? 1u << lane : 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -78,17 +94,171 @@ static inline uint emu_ballot(__local uint *su, uint lane, bool p)
     return m;
 }
 #define SHUFFLE_UP_U32(v, d) emu_up_u32(su, lane, v, d)
+#define SHUFFLE_DOWN_U32(v, d) emu_down_u32(su, lane, v, d)
 #define SHUFFLE_IDX_U32(v, s) emu_idx_u32(su, lane, v, s)
-#define SHUFFLE_DOWN(v, d) emu_down(sv, lane, v, d)
+#define SHUFFLE_UP(v, d) emu_up(sv, lane, v, d)
 #define SHUFFLE_IDX(v, s) emu_idx(sv, lane, v, s)
 #define BALLOT(p) emu_ballot(su, lane, p)
 #else
-#error "the segment kernel supports REDUCE 1 (local emulation) and 2 (NVIDIA shuffles)"
+#error "the segment kernel supports REDUCE 1 (one lane, or emulation) and 2 (NVIDIA shuffles)"
 #endif
 
 #if WARP > 32
 #error "the segment kernel's ballot holds at most 32 lanes"
 #endif
+
+/* The run that reaches the end of a chunk and may go on: its row and its sum so far. */
+typedef struct carry_t {
+    int row;
+    real_t sum;
+} carry_t;
+
+/* A row's sum leaves the warp, if the row is one of the strip's (not -1 or HEIGHT). */
+INLINE void emit(const work *w, int row, real_t sum, uint rows, __global real_t *y,
+                        __global real_t *partial, real_t alpha, real_t beta)
+{
+    if (row >= 0 && row < HEIGHT)
+        emit_row(w, (uint)row, sum, rows, y, partial, alpha, beta);
+}
+
+/* Rows strictly between `from` and `to` have no entries. */
+INLINE void emit_gap(const work *w, int from, int to, uint rows, __global real_t *y,
+                            __global real_t *partial, real_t alpha, real_t beta)
+{
+    for (int q = max(from + 1, 0); q < min(to, HEIGHT); ++q)
+        emit_row(w, (uint)q, 0, rows, y, partial, alpha, beta);
+}
+
+/* The lane's LANE_ENTRIES entries from j0 (a multiple of LANE_ENTRIES): rows and products. */
+typedef struct lane_entries {
+    int r[LANE_ENTRIES];
+    real_t p[LANE_ENTRIES];
+} lane_entries;
+
+#if LANE_ENTRIES == 4
+#define COLUMNS(j) load_index4(col_ind + (j))
+#define VALUES(j) load_value4(val + (j))
+#define PART(v, k) ((k) == 0 ? (v).s0 : (k) == 1 ? (v).s1 : (k) == 2 ? (v).s2 : (v).s3)
+#elif LANE_ENTRIES == 2
+#define COLUMNS(j) load_index2(col_ind + (j))
+#define VALUES(j) load_value2(val + (j))
+#define PART(v, k) ((k) == 0 ? (v).s0 : (v).s1)
+#else
+#define COLUMNS(j) load_index(col_ind + (j))
+#define VALUES(j) load_value(val + (j))
+#define PART(v, k) (v)
+#endif
+
+INLINE lane_entries load_lane(const work *w, uint j0, __global const uint *col_ind,
+                                     __global const uchar *row_in_strip,
+                                     __global const real_t *val, __global const real_t *x)
+{
+    lane_entries e;
+    /* Whole vectors: the arrays are padded so the last one stays inside them. */
+    const bool any = j0 + LANE_ENTRIES > w->begin && j0 < w->end;
+    const uint zero = 0;
+#if LANE_ENTRIES == 4
+    const uint4 c = any ? COLUMNS(j0) : (uint4)(zero);
+    const real4_t v = any ? VALUES(j0) : (real4_t)(0);
+#elif LANE_ENTRIES == 2
+    const uint2 c = any ? COLUMNS(j0) : (uint2)(zero);
+    const real2_t v = any ? VALUES(j0) : (real2_t)(0);
+#else
+    const uint c = any ? COLUMNS(j0) : zero;
+    const real_t v = any ? VALUES(j0) : 0;
+#endif
+#pragma unroll
+    for (uint k = 0; k < LANE_ENTRIES; ++k) {
+        const uint j = j0 + k, ck = PART(c, k);
+        e.r[k] = j < w->begin ? -1 : HEIGHT;
+        e.p[k] = 0;
+        if (j >= w->begin && j < w->end) {
+#if PACKED
+            e.r[k] = (int)(ck & ROW_MASK);
+            e.p[k] = PART(v, k) * x[ck >> ROW_BITS];
+#else
+            e.r[k] = (int)row_in_strip[j];
+            e.p[k] = PART(v, k) * x[ck];
+#endif
+        }
+    }
+    return e;
+}
+#undef PART
+
+/* Step 1, in the lane: sums the runs in order, writes the complete ones and the gaps
+ * between runs, and returns the first run's sum (*first_sum) and the last run's. */
+INLINE real_t lane_runs(const lane_entries *e, real_t *first_sum, const work *w,
+                               uint rows, __global real_t *y, __global real_t *partial,
+                               real_t alpha, real_t beta)
+{
+    int run = e->r[0];
+    real_t sum = e->p[0];
+    bool first_done = false;
+    *first_sum = 0;
+#pragma unroll
+    for (uint k = 1; k < LANE_ENTRIES; ++k) {
+        if (e->r[k] == run) {
+            sum += e->p[k];
+            continue;
+        }
+        if (first_done)
+            emit(w, run, sum, rows, y, partial, alpha, beta); /* began and ended here */
+        else
+            *first_sum = sum, first_done = true;
+        emit_gap(w, run, e->r[k], rows, y, partial, alpha, beta);
+        run = e->r[k];
+        sum = e->p[k];
+    }
+    if (!first_done)
+        *first_sum = sum;
+    return sum;
+}
+
+/* Steps 1 and 2 for one chunk; returns the carry for the next. */
+INLINE carry_t chunk(const lane_entries *e, uint lane, carry_t carry, const work *w,
+                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
+                            real_t beta, __local real_t *sv, __local uint *su)
+{
+    const int first = e->r[0], last = e->r[LANE_ENTRIES - 1];
+    const bool single = first == last;
+    real_t first_sum;
+    real_t tail = lane_runs(e, &first_sum, w, rows, y, partial, alpha, beta);
+    /* The carry joins lane 0's first run, or is complete. */
+    if (lane == 0) {
+        if (first == carry.row) {
+            first_sum += carry.sum;
+            tail = single ? first_sum : tail;
+        } else {
+            emit(w, carry.row, carry.sum, rows, y, partial, alpha, beta);
+            emit_gap(w, carry.row, first, rows, y, partial, alpha, beta);
+        }
+    }
+    /* Segmented prefix scan of the tails over lanes with the same last row. */
+    const int prev_last = (int)SHUFFLE_UP_U32((uint)last, 1);
+    const uint heads = BALLOT(lane == 0 || last != prev_last);
+    const uint start = 31 - clz(heads & ((2u << lane) - 1u)); /* my segment's first lane */
+    for (uint d = 1; d < WARP; d <<= 1) {
+        const real_t t = SHUFFLE_UP(tail, d);
+        if (lane >= start + d)
+            tail += t;
+    }
+    const real_t prev_tail = SHUFFLE_UP(tail, 1);
+    const int next_first = (int)SHUFFLE_DOWN_U32((uint)first, 1);
+    if (lane > 0 && !single) { /* my first run ends here: it may have begun before */
+        emit(w, first, first_sum + (prev_last == first ? prev_tail : 0), rows, y, partial, alpha,
+             beta);
+    }
+    if (lane > 0 && prev_last != first)
+        emit_gap(w, prev_last, first, rows, y, partial, alpha, beta);
+    if (lane == 0 && !single)
+        emit(w, first, first_sum, rows, y, partial, alpha, beta);
+    if (lane + 1 < WARP && next_first != last) /* my last row does not go on */
+        emit(w, last, tail, rows, y, partial, alpha, beta);
+    carry.row = (int)SHUFFLE_IDX_U32((uint)last, WARP - 1);
+    carry.sum = SHUFFLE_IDX(tail, WARP - 1);
+    return carry;
+}
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
 cmrs_spmv(const uint rows, const uint strips, const uint strip_groups, const uint tiles,
@@ -99,57 +269,34 @@ cmrs_spmv(const uint rows, const uint strips, const uint strip_groups, const uin
           __global const real_t *restrict x, __global real_t *restrict y, const real_t alpha,
           const real_t beta)
 {
+#if REDUCE == 1 && WARP > 1
+    __local real_t sv[WARP];
+    __local uint su[WARP];
+#else
+    __local real_t *sv = 0;
+    __local uint *su = 0;
+#endif
     const uint lane = get_local_id(0) % WARP;
     const uint warp = get_local_id(0) / WARP;
     const work w =
         find_work(warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start, tile_strip);
-#if REDUCE == 1
-    __local real_t sv[WARP];
-    __local uint su[WARP];
-#endif
-    /* The open run of the previous step: its row (-1: none yet) and its sum so far. */
-    int carry_row = -1;
-    real_t carry = 0;
-    for (uint base = w.begin; base < w.end; base += WARP) {
-        const uint j = base + lane;
-        uint r = HEIGHT; /* lanes past the end form a sentinel run of row HEIGHT */
-        real_t p = 0;
-        if (j < w.end) {
-            const uint c = entry_column(col_ind, j, &r, row_in_strip);
-            p = load_value(val + j) * x[c];
-        }
-        const uint below = SHUFFLE_UP_U32(r, 1);
-        const int prev_row = lane == 0 ? carry_row : (int)below;
-        const bool head = lane == 0 || r != below;
-        const uint heads = BALLOT(head);
-        /* My run ends where the next head is (or at the last lane). */
-        const uint above = heads & ~((2u << lane) - 1u);
-        const uint run_end = above ? 31 - clz(above & (0u - above)) : WARP;
-        for (uint d = 1; d < WARP; d <<= 1) {
-            const real_t t = SHUFFLE_DOWN(p, d);
-            if (lane + d < run_end)
-                p += t;
-        }
-        const uint last = 31 - clz(heads); /* head of the run that may go on */
-        if (lane == 0) {
-            if ((int)r == carry_row)
-                p += carry;
-            else if (carry_row >= 0)
-                emit_row(&w, (uint)carry_row, carry, rows, y, partial, alpha, beta);
-        }
-        if (head) {
-            for (int q = prev_row + 1; q < (int)r; ++q) /* rows without entries */
-                emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
-            if (lane != last)
-                emit_row(&w, r, p, rows, y, partial, alpha, beta);
-        }
-        carry = SHUFFLE_IDX(p, last);
-        carry_row = (int)SHUFFLE_IDX_U32(r, last);
+    carry_t carry = {-1, 0};
+    /* Two chunks at a time: every lane has both chunks' loads in flight before the first
+     * sum needs one. */
+    const uint first_entry = w.begin / LANE_ENTRIES * LANE_ENTRIES;
+    for (uint base = first_entry; base < w.end; base += 2 * CHUNK) {
+        const lane_entries a = load_lane(&w, base + lane * LANE_ENTRIES, col_ind, row_in_strip,
+                                         val, x);
+        const lane_entries b = load_lane(&w, base + CHUNK + lane * LANE_ENTRIES, col_ind,
+                                         row_in_strip, val, x);
+        carry = chunk(&a, lane, carry, &w, rows, y, partial, alpha, beta, sv, su);
+        if (base + CHUNK < w.end) /* uniform over the warp */
+            carry = chunk(&b, lane, carry, &w, rows, y, partial, alpha, beta, sv, su);
     }
     if (!w.active)
         return;
-    if (lane == 0 && carry_row >= 0 && carry_row < HEIGHT)
-        emit_row(&w, (uint)carry_row, carry, rows, y, partial, alpha, beta);
-    for (int q = carry_row + 1 + (int)lane; q < HEIGHT; q += WARP) /* trailing empty rows */
+    if (lane == 0)
+        emit(&w, carry.row, carry.sum, rows, y, partial, alpha, beta);
+    for (int q = max(carry.row, -1) + 1 + (int)lane; q < HEIGHT; q += WARP) /* trailing gap */
         emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
 }

@@ -71,7 +71,7 @@
 /* Reduce-scatter: HEIGHT_POW2 - 1 shuffles leave each lane one row; plain xor steps then
  * sum the WARP / HEIGHT_POW2 lanes sharing that row. Lane l ends with row
  * l / (WARP / HEIGHT_POW2). `first` is the register sum when HEIGHT is 1. */
-static inline void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
+INLINE void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
                            real_t beta)
 {
@@ -114,7 +114,7 @@ static inline void reduce_shuffle(__local const real_t *mine, real_t first, uint
 #if REDUCE == 1
 /* At step `width`, slots [width, 2*width) of each row are added into [0, width). Every
  * work-item of the group reaches every barrier. */
-static inline void reduce_local(__local real_t *base, uint lane, const work *w, uint rows,
+INLINE void reduce_local(__local real_t *base, uint lane, const work *w, uint rows,
                          __global real_t *y, __global real_t *partial, real_t alpha, real_t beta)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -132,7 +132,7 @@ static inline void reduce_local(__local real_t *base, uint lane, const work *w, 
 
 /* ---- REDUCE 3: sub-group reductions ---- */
 #if REDUCE == 3
-static inline void reduce_subgroup(__local const real_t *mine, real_t first, uint lane, const work *w,
+INLINE void reduce_subgroup(__local const real_t *mine, real_t first, uint lane, const work *w,
                             uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
                             real_t beta)
 {
@@ -142,6 +142,18 @@ static inline void reduce_subgroup(__local const real_t *mine, real_t first, uin
             emit_row(w, r, s, rows, y, partial, alpha, beta);
     }
 }
+#endif
+
+/* Entry j + k*WARP of this lane: product and row; then its sum, in a register when HEIGHT
+ * is 1, else in the lane's slot of its row. */
+#define ENTRY(k)                                                                                   \
+    const uint2 e##k = entry_at(col_ind, j + (k)*WARP, row_in_strip);                              \
+    const uint r##k = e##k.y;                                                                      \
+    const real_t p##k = load_value(val + j + (k)*WARP) * x[e##k.x];
+#if HEIGHT == 1
+#define ADD(k) sum += p##k;
+#else
+#define ADD(k) mine[r##k * WARP] += p##k;
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
@@ -170,31 +182,22 @@ cmrs_spmv(const uint rows, const uint strips, const uint strip_groups, const uin
     for (uint r = 0; r < HEIGHT; ++r)
         mine[r * WARP] = (real_t)0;
 #endif
+    /* Four entries per lane at a time: all their loads (column, value, then x) in flight
+     * before the first sum needs one. */
     uint j = w.begin + lane;
-    /* Two entries per lane per pass: two independent load chains in flight. */
-    for (; j + WARP < w.end; j += 2 * WARP) {
-        uint r0, r1;
-        const uint c0 = entry_column(col_ind, j, &r0, row_in_strip);
-        const uint c1 = entry_column(col_ind, j + WARP, &r1, row_in_strip);
-        const real_t p0 = load_value(val + j) * x[c0];
-        const real_t p1 = load_value(val + j + WARP) * x[c1];
-#if HEIGHT == 1
-        sum += p0;
-        sum += p1;
-#else
-        mine[r0 * WARP] += p0;
-        mine[r1 * WARP] += p1;
-#endif
+    for (; j + 3 * WARP < w.end; j += 4 * WARP) {
+        ENTRY(0)
+        ENTRY(1)
+        ENTRY(2)
+        ENTRY(3)
+        ADD(0)
+        ADD(1)
+        ADD(2)
+        ADD(3)
     }
-    if (j < w.end) {
-        uint r0;
-        const uint c0 = entry_column(col_ind, j, &r0, row_in_strip);
-        const real_t p0 = load_value(val + j) * x[c0];
-#if HEIGHT == 1
-        sum += p0;
-#else
-        mine[r0 * WARP] += p0;
-#endif
+    for (; j < w.end; j += WARP) {
+        ENTRY(0)
+        ADD(0)
     }
 #if REDUCE == 1
 #if HEIGHT == 1

@@ -44,6 +44,10 @@
 #define CACHE_HINT 0
 #endif
 
+/* Helpers are inlined into the kernel, always: a helper left out of line takes its arrays
+ * by address, and that puts them in (slow, per-thread) stack memory. */
+#define INLINE static inline __attribute__((always_inline))
+
 #define ROW_MASK ((1u << ROW_BITS) - 1u)
 #define WARPS_PER_GROUP (WG_SIZE / WARP)
 /* StripPtr's top bit marks a long strip: the split path (tiles + combine) owns its rows. */
@@ -63,8 +67,12 @@
 #if VALUE_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double real_t;
+typedef double2 real2_t;
+typedef double4 real4_t;
 #else
 typedef float real_t;
+typedef float2 real2_t;
+typedef float4 real4_t;
 #endif
 #if REDUCE == 3
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
@@ -75,48 +83,98 @@ typedef float real_t;
 #if CACHE_HINT
 /* ld.global.cs: "cache streaming, likely accessed once" - evict-first in L1 and L2, so the
  * matrix, read exactly once per product, leaves L2 to x. */
-static inline uint load_index(__global const uint *p)
+INLINE uint load_index(__global const uint *p)
 {
     uint v;
     asm("ld.global.cs.u32 %0, [%1];" : "=r"(v) : "l"(p));
     return v;
 }
 #if VALUE_DOUBLE
-static inline real_t load_value(__global const real_t *p)
+INLINE real_t load_value(__global const real_t *p)
 {
     double v;
     asm("ld.global.cs.f64 %0, [%1];" : "=d"(v) : "l"(p));
     return v;
 }
 #else
-static inline real_t load_value(__global const real_t *p)
+INLINE real_t load_value(__global const real_t *p)
 {
     float v;
     asm("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(p));
     return v;
 }
 #endif
+/* Vectors of consecutive entries at an index that is a multiple of their length: one
+ * 8- or 16-byte load (ld.global.cs.v2/v4) instead of two or four. */
+INLINE uint2 load_index2(__global const uint *p)
+{
+    uint a, b;
+    asm("ld.global.cs.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "l"(p));
+    return (uint2)(a, b);
+}
+INLINE uint4 load_index4(__global const uint *p)
+{
+    uint a, b, c, d;
+    asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+    return (uint4)(a, b, c, d);
+}
+#if VALUE_DOUBLE
+INLINE double2 load_value2(__global const double *p)
+{
+    double a, b;
+    asm("ld.global.cs.v2.f64 {%0, %1}, [%2];" : "=d"(a), "=d"(b) : "l"(p));
+    return (double2)(a, b);
+}
+INLINE double4 load_value4(__global const double *p)
+{
+    return (double4)(load_value2(p), load_value2(p + 2));
+}
+#else
+INLINE float2 load_value2(__global const float *p)
+{
+    float a, b;
+    asm("ld.global.cs.v2.f32 {%0, %1}, [%2];" : "=f"(a), "=f"(b) : "l"(p));
+    return (float2)(a, b);
+}
+INLINE float4 load_value4(__global const float *p)
+{
+    float a, b, c, d;
+    asm("ld.global.cs.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(p));
+    return (float4)(a, b, c, d);
+}
+#endif
 #else
 #define load_index(p) (*(p))
 #define load_value(p) (*(p))
+/* Casts, not vload: they promise the vector's alignment, so the loads are single 8- and
+ * 16-byte accesses. */
+#define load_index2(p) (*(__global const uint2 *)(p))
+#define load_index4(p) (*(__global const uint4 *)(p))
+#if VALUE_DOUBLE
+#define load_value2(p) (*(__global const double2 *)(p))
+#define load_value4(p) (*(__global const double4 *)(p))
+#else
+#define load_value2(p) (*(__global const float2 *)(p))
+#define load_value4(p) (*(__global const float4 *)(p))
+#endif
 #endif
 
-/* Entry j: its column and its row within the strip. */
-static inline uint entry_column(__global const uint *col_ind, uint j, uint *row,
-                         __global const uchar *row_in_strip)
+/* Entry j: (column, row within the strip). Returned by value: values whose address is
+ * taken and that live across barriers are where some OpenCL compilers stumble (PoCL 3.1
+ * gave intermittently wrong sums with an out-parameter here). */
+INLINE uint2 entry_at(__global const uint *col_ind, uint j,
+                             __global const uchar *row_in_strip)
 {
     const uint c = load_index(col_ind + j);
 #if PACKED
-    *row = c & ROW_MASK;
-    return c >> ROW_BITS;
+    return (uint2)(c >> ROW_BITS, c & ROW_MASK);
 #else
-    *row = row_in_strip[j];
-    return c;
+    return (uint2)(c, row_in_strip[j]);
 #endif
 }
 
 /* The BLAS convention: with beta == 0, y is written without being read (it may be NaN). */
-static inline void store_row(__global real_t *y, uint row, real_t sum, real_t alpha, real_t beta)
+INLINE void store_row(__global real_t *y, uint row, real_t sum, real_t alpha, real_t beta)
 {
     y[row] = beta == (real_t)0 ? alpha * sum : alpha * sum + beta * y[row];
 }
@@ -125,7 +183,7 @@ static inline void store_row(__global real_t *y, uint row, real_t sum, real_t al
  * mask, so every lane of the hardware warp must execute them (callers keep them out of
  * divergent code). ---- */
 #if REDUCE == 2
-static inline uint shuffle_xor_u32(uint v, uint lane_mask)
+INLINE uint shuffle_xor_u32(uint v, uint lane_mask)
 {
     uint r;
     asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
@@ -133,7 +191,7 @@ static inline uint shuffle_xor_u32(uint v, uint lane_mask)
                  : "r"(v), "r"(lane_mask));
     return r;
 }
-static inline uint shuffle_down_u32(uint v, uint delta)
+INLINE uint shuffle_down_u32(uint v, uint delta)
 {
     uint r;
     asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
@@ -141,7 +199,7 @@ static inline uint shuffle_down_u32(uint v, uint delta)
                  : "r"(v), "r"(delta));
     return r;
 }
-static inline uint shuffle_up_u32(uint v, uint delta)
+INLINE uint shuffle_up_u32(uint v, uint delta)
 {
     uint r;
     asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
@@ -149,7 +207,7 @@ static inline uint shuffle_up_u32(uint v, uint delta)
                  : "r"(v), "r"(delta));
     return r;
 }
-static inline uint shuffle_idx_u32(uint v, uint src)
+INLINE uint shuffle_idx_u32(uint v, uint src)
 {
     uint r;
     asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
@@ -157,7 +215,7 @@ static inline uint shuffle_idx_u32(uint v, uint src)
                  : "r"(v), "r"(src));
     return r;
 }
-static inline uint warp_ballot(bool p)
+INLINE uint warp_ballot(bool p)
 {
     uint r;
     asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; vote.sync.ballot.b32 %0, q, "
@@ -173,9 +231,9 @@ static inline uint warp_ballot(bool p)
 #else
 #define SHUFFLE_REAL(op, v, arg) as_float(op(as_uint(v), arg))
 #endif
-static inline real_t shuffle_xor(real_t v, uint m) { return SHUFFLE_REAL(shuffle_xor_u32, v, m); }
-static inline real_t shuffle_down(real_t v, uint d) { return SHUFFLE_REAL(shuffle_down_u32, v, d); }
-static inline real_t shuffle_idx(real_t v, uint s) { return SHUFFLE_REAL(shuffle_idx_u32, v, s); }
+INLINE real_t shuffle_xor(real_t v, uint m) { return SHUFFLE_REAL(shuffle_xor_u32, v, m); }
+INLINE real_t shuffle_up(real_t v, uint d) { return SHUFFLE_REAL(shuffle_up_u32, v, d); }
+INLINE real_t shuffle_idx(real_t v, uint s) { return SHUFFLE_REAL(shuffle_idx_u32, v, s); }
 #endif /* REDUCE == 2 */
 
 /* ---- the work of one warp ----
@@ -190,7 +248,7 @@ typedef struct work {
     bool active;     /* false: nothing to do, but the warp still joins every barrier */
 } work;
 
-static inline work find_work(uint warp, uint strips, uint strip_groups, uint tiles, uint tile_entries,
+INLINE work find_work(uint warp, uint strips, uint strip_groups, uint tiles, uint tile_entries,
                       __global const uint *strip_ptr, __global const uint *tile_start,
                       __global const uint *tile_strip)
 {
@@ -204,8 +262,10 @@ static inline work find_work(uint warp, uint strips, uint strip_groups, uint til
         const uint b = strip_ptr[w.item];
         w.active = (b & LONG_STRIP) == 0;
         w.strip = w.item;
-        w.begin = b;
-        w.end = w.active ? strip_ptr[w.item + 1] & ENTRY_MASK : b;
+        if (w.active) {
+            w.begin = b;
+            w.end = strip_ptr[w.item + 1] & ENTRY_MASK;
+        }
     } else if (w.active) {
         w.strip = tile_strip[w.item];
         w.begin = tile_start[w.item];
@@ -216,7 +276,7 @@ static inline work find_work(uint warp, uint strips, uint strip_groups, uint til
 
 /* A row's sum leaves the warp: y in the strip role (alpha, beta applied), the tile's slot
  * of partial sums otherwise (combined later). */
-static inline void emit_row(const work *w, uint r, real_t sum, uint rows, __global real_t *y,
+INLINE void emit_row(const work *w, uint r, real_t sum, uint rows, __global real_t *y,
                      __global real_t *partial, real_t alpha, real_t beta)
 {
     if (w->tile) {

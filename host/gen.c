@@ -220,11 +220,18 @@ static cmrscl_status gen_rmat(long scale, long edge_factor, uint64_t seed, cmrsc
     coo_builder c;
     cmrscl_status st = p ? coo_init(&c, edges)
                          : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for rmat");
+    /* Quadrant thresholds a, a + b, a + b + c in 16-bit fixed point: one 64-bit draw
+     * decides four levels. */
+    const uint32_t ta = 37356, tab = 49807, tabc = 62259;
     for (long e = 0; st == CMRSCL_OK && e < edges; ++e, ++c.n) {
         uint32_t r = 0, col = 0;
+        uint64_t bits = 0;
         for (long level = 0; level < scale; ++level) {
-            double u = rng_unit(&g);
-            uint32_t down = u >= 0.76, right = (u >= 0.57 && u < 0.76) || u >= 0.95;
+            if (level % 4 == 0)
+                bits = rng_next(&g);
+            uint32_t u = (uint32_t)(bits & 0xffff);
+            bits >>= 16;
+            uint32_t down = u >= tab, right = (u >= ta && u < tab) || u >= tabc;
             r = r << 1 | down;
             col = col << 1 | right;
         }

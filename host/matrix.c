@@ -16,6 +16,8 @@ enum {
     ARG_TILE_ENTRIES,
     ARG_FIRST_BUFFER /* strip_ptr .. partial, in buffer order */
 };
+#define ENTRY_PAD 4 /* entries of padding after col_ind and values */
+
 enum { COMBINE_ROWS, COMBINE_LONG_STRIPS, COMBINE_LONG_STRIP, COMBINE_FIRST_TILE, COMBINE_PARTIAL };
 
 const char *const matrix_buffer_names[BUF_COUNT] = {
@@ -44,9 +46,11 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
     size_t strips = (size_t)p->strips, nnz = (size_t)p->nnz, vs = cmrscl_precision_size(p->precision);
     size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
     bytes[BUF_STRIP_PTR] = sizeof(uint32_t) * (strips + 1);
-    bytes[BUF_COL_IND] = sizeof(uint32_t) * nnz;
+    /* The segment family reads entries as vectors of up to ENTRY_PAD: the last one may
+     * reach past nnz, into padding. */
+    bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + ENTRY_PAD);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
-    bytes[BUF_VALUES] = vs * nnz;
+    bytes[BUF_VALUES] = vs * (nnz + ENTRY_PAD);
     bytes[BUF_TILE_START] = sizeof(uint32_t) * tiles;
     bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
@@ -93,25 +97,26 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
 }
 
 /* Creates the device buffers; host[i] NULL with bytes[i] > 0 means "allocate only"
- * (partial sums), bytes[i] == 0 means "not used" (the argument stays NULL). */
+ * (partial sums), bytes[i] == 0 means "not used" (the argument stays NULL). copy[i] bytes
+ * come from the host (fewer than bytes[i] for the padded arrays: the padding is zeroed). */
 static cmrscl_status upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
-                                    const size_t bytes[BUF_COUNT])
+                                    const size_t bytes[BUF_COUNT], const size_t copy[BUF_COUNT])
 {
     for (int i = 0; i < BUF_COUNT; ++i) {
-        /* An empty array the kernel still indexes by pointer (col_ind, values of a matrix
-         * without entries) gets a small buffer that is never read: OpenCL has no empty
-         * buffers. */
-        bool needed = bytes[i] > 0 || i == BUF_COL_IND || i == BUF_VALUES;
-        if (!needed)
+        if (bytes[i] == 0)
             continue;
-        size_t size = bytes[i] ? bytes[i] : 16;
-        bool copy = bytes[i] > 0 && host[i];
         cl_int err;
-        m->buf[i] = clCreateBuffer(m->ctx->context,
-                                   (i == BUF_PARTIAL ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) |
-                                       (copy ? CL_MEM_COPY_HOST_PTR : 0),
-                                   size, copy ? host[i] : NULL, &err);
-        if (!m->buf[i]) {
+        m->buf[i] =
+            clCreateBuffer(m->ctx->context, i == BUF_PARTIAL ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
+                           bytes[i], NULL, &err);
+        const cl_uchar zero = 0;
+        if (m->buf[i] && host[i] && copy[i])
+            err = clEnqueueWriteBuffer(m->ctx->queue, m->buf[i], CL_FALSE, 0, copy[i], host[i], 0,
+                                       NULL, NULL);
+        if (m->buf[i] && err == CL_SUCCESS && host[i] && copy[i] < bytes[i])
+            err = clEnqueueFillBuffer(m->ctx->queue, m->buf[i], &zero, 1, copy[i],
+                                      bytes[i] - copy[i], 0, NULL, NULL);
+        if (!m->buf[i] || err != CL_SUCCESS) {
             cmrscl_status st = cmrscl_fail_cl(err, "clCreateBuffer");
             if (err == CL_OUT_OF_RESOURCES) /* at allocation, resources means memory */
                 st = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
@@ -120,9 +125,11 @@ static cmrscl_status upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT]
             cmrscl_fail_append(sizes);
             return st;
         }
-        m->params.device_bytes += size;
+        m->params.device_bytes += bytes[i];
     }
-    return CMRSCL_OK;
+    /* The host arrays are freed on return: the writes must be done. */
+    cl_int err = clFinish(m->ctx->queue);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clFinish (upload)");
 }
 
 static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *name, cl_kernel *out)
@@ -201,7 +208,11 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
         void *up[BUF_COUNT] = {host.strip_ptr, host.col_ind,    host.row_in_strip,
                                vals,           sp->tile_start,  sp->tile_strip,
                                NULL,           sp->long_strip,  sp->first_tile};
-        st = upload_buffers(m, up, bytes);
+        size_t copy[BUF_COUNT];
+        memcpy(copy, bytes, sizeof copy);
+        copy[BUF_COL_IND] = sizeof(uint32_t) * (size_t)host.nnz;
+        copy[BUF_VALUES] = cmrscl_precision_size(p->precision) * (size_t)host.nnz;
+        st = upload_buffers(m, up, bytes, copy);
     }
     free(perm);
     free(vals);
@@ -212,7 +223,8 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
 static bool options_automatic(const cmrscl_options *o)
 {
     return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
-                  !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint);
+                  !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint &&
+                  !o->lane_entries);
 }
 
 static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,

@@ -3,16 +3,18 @@
  * the reason in words. Every field falls back user -> tuning database -> matrix rule ->
  * device rule; cmrscl_params records where the plan came from.
  *
- * The matrix rule (measured on an H200, docs/PERFORMANCE.md "The plan"):
- *   long rows (mu >= LONG_ROWS)       -> strip family, HEIGHT 1: CSR-vector, one warp per
- *                                        row, long rows split into tiles;
- *   regular medium rows               -> strip family, the device's HEIGHT (Algorithm 1,
- *                                        column-ordered strips: x reused across rows);
- *   short or irregular rows           -> segment family, HEIGHT chosen so a warp gets about
- *                                        SEGMENT_ENTRIES entries per strip.
+ * The matrix rule for GPUs with warp shuffles (measured on an H200, docs/PERFORMANCE.md
+ * "The plan"):
+ *   long rows (mu >= LONG_ROWS)     -> strip family, HEIGHT 1: CSR-vector, one warp per
+ *                                      row;
+ *   medium rows (mu >= MEDIUM_ROWS) -> strip family, Algorithm 1 with column-ordered strips,
+ *                                      HEIGHT 16 (float) or 8 (double);
+ *   short rows                      -> segment family, 64 rows per strip, the streaming
+ *                                      cache hint when the rows are irregular.
  *   Any strip longer than 2 tiles is split (see auto_tile).
- * The segment family needs warp shuffles to be fast; devices without them keep the strip
- * family with the device rule's HEIGHT.
+ * The segment family needs warp shuffles to be fast on a GPU; GPUs without them keep the
+ * strip family with the device rule's HEIGHT, and CPUs walk each strip with one work-item
+ * (the segment family without lanes).
  *
  * The device rule for HEIGHT (paper, section 6.3): each work-item of the strip kernel keeps
  * HEIGHT partial sums in local memory, so HEIGHT limits how many work-items fit on a
@@ -27,10 +29,9 @@
 #include <string.h>
 
 #define DEFAULT_WORK_GROUP 128 /* paper, section 6.3: smallest size that saturates memory */
-#define LONG_ROWS 32.0         /* mu from which a row fills a warp: CSR-vector */
-#define REGULAR_MU 12.0        /* Algorithm 1 wins from here on regular rows ... */
-#define REGULAR_CV 0.5         /* ... whose lengths spread less than this */
-#define SEGMENT_ENTRIES 512.0  /* entries per strip the segment family aims at */
+#define LONG_ROWS 128.0  /* mu from which one warp per row (CSR-vector) wins */
+#define MEDIUM_ROWS 8.0  /* mu from which Algorithm 1 wins over the segmented scan */
+#define IRREGULAR_CV 0.3 /* row spread from which the streaming cache hint pays */
 
 /* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
  * match of the device name wins. Each entry says where it was measured. */
@@ -86,12 +87,22 @@ static int pow2_at_least(double v)
     return p;
 }
 
-/* The family and its HEIGHT from the matrix (the rule in the header), with the reason. */
+/* The family and its parameters from the matrix (the rule in the header), with the reason.
+ * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
 static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
                         const plan_matrix *a, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
-    const char *source;
+    if (!dev->warp_shuffle && (dev->type & CL_DEVICE_TYPE_CPU)) {
+        /* A CPU core walks a strip best alone: the segment family with one work-item per
+         * strip reads each row once, in order, with no lanes to combine. */
+        p->kernel = CMRSCL_KERNEL_SEGMENT;
+        p->height = 32;
+        p->height_source = "device rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "a CPU device: one work-item walks each strip of 32 rows (segment kernel)");
+        return;
+    }
     if (!dev->warp_shuffle) {
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = plan_default_height(dev, precision, &p->height_source);
@@ -105,24 +116,30 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 1;
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "long rows (mu %.1f >= %.0f): one warp per row (CSR-vector)", st->mu, LONG_ROWS);
-    } else if (st->mu >= REGULAR_MU && st->row_cv <= REGULAR_CV) {
+                 "long rows (mu %.1f >= %.0f): one warp per row (CSR-vector), long rows split",
+                 st->mu, LONG_ROWS);
+    } else if (st->mu >= MEDIUM_ROWS) {
+        /* Rows that fill a good part of a warp: Algorithm 1. Doubles take half the slots
+         * (the same local memory per lane), which measured faster on every such matrix. */
         p->kernel = CMRSCL_KERNEL_STRIP;
-        p->height = plan_default_height(dev, precision, &source);
+        p->height = precision == CMRSCL_DOUBLE ? 8 : 16;
+        p->cache_hint = precision == CMRSCL_FLOAT ? CMRSCL_CACHE_HINT_STREAM : 0;
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "regular rows (mu %.1f, spread %.2f): Algorithm 1, HEIGHT %d (%s)", st->mu,
-                 st->row_cv, p->height, source);
+                 "medium rows (mu %.1f): Algorithm 1, HEIGHT %d, column-ordered strips", st->mu,
+                 p->height);
     } else {
         p->kernel = CMRSCL_KERNEL_SEGMENT;
-        int h = pow2_at_least(SEGMENT_ENTRIES / (st->mu > 1.0 ? st->mu : 1.0));
-        h = h < 32 ? 32 : h > CMRSCL_MAX_PACKED_HEIGHT ? CMRSCL_MAX_PACKED_HEIGHT : h;
+        int h = 64;
         while (h > 32 && !cmrs_packing_fits(a->cols, h)) /* stay packed if a height can */
             h /= 2;
         p->height = h;
+        /* Irregular short rows gather x at random: keep x in L2 (evict-first matrix). */
+        if (st->row_cv > IRREGULAR_CV)
+            p->cache_hint = CMRSCL_CACHE_HINT_STREAM;
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "short or irregular rows (mu %.1f, spread %.2f): segmented warp scan, %d rows "
-                 "per strip",
-                 st->mu, st->row_cv, h);
+                 "short rows (mu %.1f, spread %.2f): segmented warp scan, %d rows per strip%s",
+                 st->mu, st->row_cv, h,
+                 p->cache_hint == CMRSCL_CACHE_HINT_STREAM ? ", matrix streamed past L2" : "");
     }
 }
 
@@ -144,15 +161,16 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
                                      cmrscl_params *p)
 {
     bool segment = p->kernel == CMRSCL_KERNEL_SEGMENT;
-    bool emulated = segment && p->reduce == CMRSCL_REDUCE_LOCAL;
     if (opt->warp)
         p->warp = opt->warp;
     else if (p->reduce == CMRSCL_REDUCE_SUBGROUP)
         p->warp = (int)dev->subgroup_width;
-    else if (segment && p->reduce == CMRSCL_REDUCE_SHUFFLE)
-        p->warp = 32;
+    else if (segment) /* without shuffles: one work-item walks each strip */
+        p->warp = p->reduce == CMRSCL_REDUCE_SHUFFLE ? 32 : 1;
     else
-        p->warp = dev->warp_width > 32 && emulated ? 32 : (int)dev->warp_width;
+        p->warp = (int)dev->warp_width;
+    /* several lanes of the segment family without shuffles: emulated warp primitives */
+    bool emulated = segment && p->reduce == CMRSCL_REDUCE_LOCAL && p->warp > 1;
     if (!power_of_two(p->warp) || p->warp > 1024)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "warp %d is not a power of two in 1..1024", p->warp);
@@ -255,8 +273,11 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "the streaming cache hint is NVIDIA inline PTX (device \"%s\")",
                            dev->device_name);
-    p->cache_hint = opt->cache_hint == CMRSCL_CACHE_HINT_STREAM ? CMRSCL_CACHE_HINT_STREAM
-                                                                 : CMRSCL_CACHE_HINT_OFF;
+    /* The user's hint, else the matrix rule's (it asks for it on NVIDIA only). */
+    if (opt->cache_hint != CMRSCL_CACHE_HINT_AUTO)
+        p->cache_hint = opt->cache_hint;
+    else if (p->cache_hint != CMRSCL_CACHE_HINT_STREAM)
+        p->cache_hint = CMRSCL_CACHE_HINT_OFF;
     return CMRSCL_OK;
 }
 
@@ -296,6 +317,11 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
                            "is not a known value",
                            (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
                            (int)opt->cache_hint);
+    if (opt->lane_entries != 0 && opt->lane_entries != 1 && opt->lane_entries != 2 &&
+        opt->lane_entries != 4)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "lane_entries %d: expected 1, 2 or 4 (0: automatic)",
+                           opt->lane_entries);
     if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
                            CMRSCL_MAX_HEIGHT);
@@ -307,7 +333,7 @@ static uint64_t local_bytes(const cmrscl_params *p)
 {
     uint64_t vs = cmrscl_precision_size(p->precision);
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)
-        return p->reduce == CMRSCL_REDUCE_LOCAL ? (uint64_t)p->warp * (vs + 4) : 0;
+        return p->reduce == CMRSCL_REDUCE_LOCAL && p->warp > 1 ? (uint64_t)p->warp * (vs + 4) : 0;
     if (p->height == 1 && p->reduce != CMRSCL_REDUCE_LOCAL)
         return 0;
     return (uint64_t)p->work_group_size * (uint64_t)p->height * vs;
@@ -348,6 +374,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         st = choose_split(dev, a, opt, p);
     if (st != CMRSCL_OK)
         return st;
+    if (p->kernel == CMRSCL_KERNEL_SEGMENT)
+        p->lane_entries = opt->lane_entries ? opt->lane_entries : 4;
     uint64_t local = local_bytes(p);
     if (local > dev->local_mem_bytes)
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
@@ -357,13 +385,14 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
                            (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
     snprintf(p->build_options, sizeof p->build_options,
              "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
-             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d",
+             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d",
              p->reduce != CMRSCL_REDUCE_SUBGROUP ? "1.2"
              : dev->subgroup_cl_c == 30         ? "3.0"
              : dev->subgroup_cl_c == 20         ? "2.0"
                                                 : "1.2",
              (int)p->kernel, p->height, p->warp, p->work_group_size, precision == CMRSCL_DOUBLE,
              p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
-             (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
+             (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
+             p->lane_entries ? p->lane_entries : 1);
     return CMRSCL_OK;
 }

@@ -334,6 +334,7 @@ typedef struct cmrscl_options {
     int tile;
     int modulo; /* MODULO kernel: 2, 4, 8, 16 or 32 lanes per row slot set; 0: 8 */
     cmrscl_cache_hint cache_hint;
+    int lane_entries; /* segment kernel: consecutive entries per lane, 1, 2 or 4; 0: 4 */
 } cmrscl_options;
 
 /* Cheap statistics of the matrix's rows, taken when a matrix is created (O(rows)). */
@@ -364,6 +365,7 @@ typedef struct cmrscl_params {
     cmrscl_kernel kernel;   /* never AUTO */
     int row_bits;           /* packed layout: bits of the row in strip */
     int modulo;             /* MODULO kernel: lanes per row slot set; else 0 */
+    int lane_entries;       /* segment kernel: consecutive entries per lane; else 0 */
     cmrscl_cache_hint cache_hint; /* never AUTO */
     int32_t tile;                 /* split: entries per tile; 0 when no strip is split */
     int32_t tiles, long_strips;   /* split: tiles, and the strips they cover */

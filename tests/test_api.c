@@ -260,14 +260,16 @@ static void test_memory_limit(cmrscl_context ctx)
 {
     cmrscl_csr a = small_matrix();
     cmrscl_matrix m = (cmrscl_matrix)1;
-    /* values (8 bytes x nnz) is the largest array; a cap below it fails that buffer. */
-    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 8 * (uint64_t)a.nnz - 1));
+    /* values (8 bytes x (nnz + 4 of padding)) is the largest array; a cap below it fails
+     * that buffer. */
+    uint64_t values = 8 * ((uint64_t)a.nnz + 4);
+    CHECK_OK(cmrscl_context_set_memory_limit(ctx, values - 1));
     CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m),
                  CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
     CHECK(m == NULL && test_contains(cmrscl_last_error(), "values buffer") &&
           test_contains(cmrscl_last_error(), "memory limit"));
     /* A cap above every buffer but below their sum fails the total. */
-    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 8 * (uint64_t)a.nnz + 16));
+    CHECK_OK(cmrscl_context_set_memory_limit(ctx, values + 16));
     CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m),
                  CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
     CHECK(test_contains(cmrscl_last_error(), "bytes of device memory"));

@@ -168,13 +168,16 @@ static void run_strip_narrow(cmrscl_context ctx, const variant *v)
 static void run_segment(cmrscl_context ctx, const variant *v, cmrscl_layout layout)
 {
     static const int heights[] = {1, 2, 5, 16, 32, 33, 100, 256};
-    for (size_t k = 0; k < sizeof heights / sizeof heights[0]; ++k) {
-        cmrscl_options o = base_options(v, CMRSCL_KERNEL_SEGMENT, heights[k]);
-        o.layout = layout;
-        char label[96];
-        snprintf(label, sizeof label, "segment, height %d", heights[k]);
-        run_options(ctx, v, &o, label);
-    }
+    for (size_t k = 0; k < sizeof heights / sizeof heights[0]; ++k)
+        for (int entries = 1; entries <= 4; entries *= 2) {
+            cmrscl_options o = base_options(v, CMRSCL_KERNEL_SEGMENT, heights[k]);
+            o.layout = layout;
+            o.lane_entries = entries;
+            char label[96];
+            snprintf(label, sizeof label, "segment, height %d, %d entries per lane", heights[k],
+                     entries);
+            run_options(ctx, v, &o, label);
+        }
 }
 
 /* split_strip / split_segment: long strips cut into tiles of 1, 7 and 64 entries. */
@@ -189,9 +192,10 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
             int h = strip ? strip_heights[k] : segment_heights[k];
             cmrscl_options o = base_options(v, kernel, h);
             o.tile = tiles[t];
+            o.lane_entries = strip ? 0 : 1 << (int)((k + t) % 3); /* 1, 2, 4 in turn */
             char label[96];
-            snprintf(label, sizeof label, "%s, height %d, tiles of %d", strip ? "strip" : "segment",
-                     h, tiles[t]);
+            snprintf(label, sizeof label, "%s, height %d, tiles of %d, %d entries per lane",
+                     strip ? "strip" : "segment", h, tiles[t], o.lane_entries);
             run_options(ctx, v, &o, label);
         }
 }
@@ -258,7 +262,10 @@ int main(int argc, char **argv)
         cmrscl_context_free(ctx);
         return SKIP;
     }
-    int warp = v.reduce == CMRSCL_REDUCE_SUBGROUP ? (int)dev.subgroup_width : (int)dev.warp_width;
+    /* The lanes per strip the plan will use: sub-groups, where they are the reduction. */
+    bool subgroups = v.reduce == CMRSCL_REDUCE_SUBGROUP ||
+                     (v.reduce == CMRSCL_REDUCE_AUTO && !dev.warp_shuffle && dev.subgroup_width);
+    int warp = subgroups ? (int)dev.subgroup_width : (int)dev.warp_width;
     if (!strcmp(v.name, "strip_packed"))
         run_strip(ctx, &v, CMRSCL_LAYOUT_PACKED, warp);
     else if (!strcmp(v.name, "strip_unpacked"))

@@ -158,33 +158,49 @@ static void test_matrix_rule(void)
           p.reduce == CMRSCL_REDUCE_SHUFFLE && !strcmp(p.height_source, "matrix rule") &&
           test_contains(p.plan_reason, "CSR-vector"));
     CHECK_OK(choose_stats(&d, 26.5, 0.1, 1000, &p)); /* 27-point stencil */
-    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS);
-    CHECK_OK(choose_stats(&d, 26.5, 2.0, 1000, &p)); /* same mu, irregular rows */
-    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT);
-    CHECK_OK(choose_stats(&d, 4, 0.6, 1000, &p)); /* short rows: ~512 entries per strip */
-    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 128 && p.order == CMRSCL_ORDER_ROWS &&
-          p.warp == 32 && p.reduce == CMRSCL_REDUCE_SHUFFLE && p.row_bits == 7 &&
-          test_contains(p.build_options, "-DKERNEL=2"));
-    CHECK_OK(choose_stats(&d, 1, 0, 1000, &p)); /* a permutation: the tallest strips */
-    CHECK(p.height == 256 && p.row_bits == 8);
-    CHECK_OK(choose_stats(&d, 1, 0, 1 << 26, &p)); /* too many columns for 8 row bits */
-    CHECK(p.height == 64 && p.layout == CMRSCL_LAYOUT_PACKED);
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS &&
+          p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
+    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0}};
+    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    CHECK_OK(choose_stats(&d, 15.5, 10.0, 1000, &p)); /* power-law rows of mu 15 */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16);
+    CHECK_OK(choose_stats(&d, 4, 0.6, 1000, &p)); /* irregular short rows */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64 && p.order == CMRSCL_ORDER_ROWS &&
+          p.warp == 32 && p.reduce == CMRSCL_REDUCE_SHUFFLE && p.row_bits == 6 &&
+          p.lane_entries == 4 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&
+          test_contains(p.build_options, "-DKERNEL=2") &&
+          test_contains(p.build_options, "-DLANE_ENTRIES=4"));
+    CHECK_OK(choose_stats(&d, 7, 0.1, 1000, &p)); /* regular short rows: no hint */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    CHECK_OK(choose_stats(&d, 1, 0, (1 << 26) + 1, &p)); /* too many columns for 6 row bits */
+    CHECK(p.height == 32 && p.layout == CMRSCL_LAYOUT_PACKED && p.row_bits == 5);
     /* Without shuffles the strip family stays, with the device rule's HEIGHT. */
     d.warp_shuffle = 0;
     CHECK_OK(choose_stats(&d, 1, 0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
           test_contains(p.plan_reason, "no warp shuffles"));
+    /* A CPU walks each strip with one work-item (the segment family without lanes). */
+    d.type = CL_DEVICE_TYPE_CPU;
+    CHECK_OK(choose_stats(&d, 7, 0.1, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.height == 32 &&
+          p.reduce == CMRSCL_REDUCE_LOCAL && test_contains(p.plan_reason, "CPU"));
+    d.type = CL_DEVICE_TYPE_GPU;
     /* A sub-group width the probe found: the strip family reduces with sub-groups. */
     d.subgroup_width = 16;
     CHECK_OK(choose_stats(&d, 8, 0, 1000, &p));
     CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 && p.work_group_size == 16 &&
           test_contains(p.build_options, "-DREDUCE=3"));
-    /* The segment family without shuffles: emulated in local memory, one warp a group. */
+    /* The segment family without shuffles: one work-item walks each strip; several lanes
+     * (emulated warp primitives) only when asked, one warp a group. */
     cmrscl_options o = {0};
     o.kernel = CMRSCL_KERNEL_SEGMENT;
     d.subgroup_width = 0, d.warp_width = 8;
     CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, &o, &p));
-    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 8 && p.work_group_size == 8);
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 1 && p.work_group_size == 128);
+    o.warp = 8;
+    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, &o, &p));
+    CHECK(p.warp == 8 && p.work_group_size == 8);
 }
 
 /* Long strips: the automatic tile from the device's resident warps, and only matrices

@@ -30,7 +30,8 @@ typedef struct cli_options {
     unsigned precisions;        /* bench: bit 0 float, bit 1 double */
     cmrscl_options matrix;      /* the plan's knobs: kernel, height, warp, ... */
     const char *plans;          /* bench: comma-separated plan names (tools/plans.c) */
-    const char *suite;          /* bench: a file listing matrices */
+    const char *suites[8];      /* bench: files listing matrices (--suite, repeatable) */
+    int nsuites;
     const char *csv, *json_out; /* bench: result files */
     const char *peer;           /* bench: a peer's CSV (tools/peer) to compare with */
     double bandwidth_gbs;       /* bench: B for eta; 0: measure it */

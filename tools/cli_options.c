@@ -49,9 +49,11 @@ void cli_usage(FILE *out)
           "      --json             machine-readable output on stdout\n"
           "bench:\n"
           "      --plans LIST       comma-separated: auto, csr-vector, csr-scalar, strip[:H],\n"
-          "                         segment[:H], each with optional +stream, +nosplit\n"
+          "                         segment[:H], each with optional +stream, +nosplit,\n"
+          "                         +w=N (lanes per strip), +tile=N, +local, +shuffle\n"
           "                         (default: auto)\n"
-          "      --suite FILE       matrices listed one per line (a .mtx path or a spec)\n"
+          "      --suite FILE       matrices listed one per line (a .mtx path or a spec);\n"
+          "                         repeatable\n"
           "      --csv FILE, --json-out FILE   result files\n"
           "      --peer FILE        a peer's CSV (cmrscl-peer): times and speedups side by side\n"
           "      --bandwidth GBS    B for eta (default: measured with the stream kernels)\n"
@@ -194,7 +196,13 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_NO_BASELINE: o->baseline = false; return true;
     case OPT_JSON: o->json = true; return true;
     case OPT_PLANS: o->plans = arg; return true;
-    case OPT_SUITE: o->suite = arg; return true;
+    case OPT_SUITE:
+        if (o->nsuites == 8) {
+            fputs("cmrscl-run: at most 8 --suite files\n", stderr);
+            return false;
+        }
+        o->suites[o->nsuites++] = arg;
+        return true;
     case OPT_CSV: o->csv = arg; return true;
     case OPT_JSON_OUT: o->json_out = arg; return true;
     case OPT_PEER: o->peer = arg; return true;

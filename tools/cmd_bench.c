@@ -235,8 +235,8 @@ int cmd_bench(const cli_options *opt)
     int rc = parse_plans(&b, plans);
     for (int i = 0; !rc && i < opt->ninputs; ++i)
         rc = inputs_add(&in, opt->inputs[i], opt->is_gen[i]) ? 0 : EXIT_RUN_FAILED;
-    if (!rc && opt->suite)
-        rc = read_suite(opt->suite, &in);
+    for (int i = 0; !rc && i < opt->nsuites; ++i)
+        rc = read_suite(opt->suites[i], &in);
     if (!rc && in.n == 0)
         rc = inputs_add(&in, DEFAULT_MATRIX, true) ? 0 : EXIT_RUN_FAILED;
     if (!rc)

@@ -39,7 +39,16 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->reduce = CMRSCL_REDUCE_SHUFFLE;
     else if (!strcmp(mod, "subgroup"))
         o->reduce = CMRSCL_REDUCE_SUBGROUP;
-    else if (!strncmp(mod, "tile=", 5)) {
+    else if (!strncmp(mod, "k=", 2) && (mod[2] == '1' || mod[2] == '2' || mod[2] == '4') &&
+             !mod[3])
+        o->lane_entries = mod[2] - '0';
+    else if (!strncmp(mod, "w=", 2)) {
+        char *end;
+        long w = strtol(mod + 2, &end, 10);
+        if (*end || end == mod + 2 || w < 1 || w > 1024 || (w & (w - 1)))
+            return bad_plan(name, "w=N needs a power of two N in 1..1024");
+        o->warp = (int)w;
+    } else if (!strncmp(mod, "tile=", 5)) {
         char *end;
         long t = strtol(mod + 5, &end, 10);
         if (*end || end == mod + 5 || t < 1 || t > (1 << 30))
@@ -47,7 +56,7 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->tile = (int)t;
     } else {
         return bad_plan(name, "unknown modifier (stream, nosplit, rows, columns, local, "
-                              "shuffle, subgroup, tile=N)");
+                              "shuffle, subgroup, w=N, k=1|2|4, tile=N)");
     }
     return true;
 }
@@ -104,6 +113,8 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size)
                      p->warp, p->work_group_size, plan_reduce_name(p->reduce),
                      p->order == CMRSCL_ORDER_ROWS ? "rows" : "cols",
                      p->layout == CMRSCL_LAYOUT_UNPACKED ? " unpacked" : "");
+    if (n > 0 && (size_t)n < size && p->lane_entries > 1)
+        n += snprintf(buf + n, size - (size_t)n, " k%d", p->lane_entries);
     if (n > 0 && (size_t)n < size && p->long_strips)
         n += snprintf(buf + n, size - (size_t)n, " split%d", (int)p->tile);
     if (n > 0 && (size_t)n < size && p->cache_hint == CMRSCL_CACHE_HINT_STREAM)

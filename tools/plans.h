@@ -15,7 +15,7 @@
  *   strip       Algorithm 1 (HEIGHT: the device's unless given)
  *   segment     the segmented warp scan (HEIGHT: the rule's unless given)
  * and MODIFIER one of stream (cache hint), nosplit, rows, columns, local, shuffle,
- * subgroup, tile=N. On a bad name prints the reason and returns false. */
+ * subgroup, w=N (lanes per strip), tile=N. On a bad name prints the reason and returns false. */
 bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options *out);
 
 /* "segment h128 w32/32 shuffle rows packed" plus "split 1024" and "stream" when used. */

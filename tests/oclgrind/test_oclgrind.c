@@ -9,6 +9,9 @@
  * through cmrscl_options.warp.
  * Usage: test_oclgrind float|double packed|unpacked WARP rows|columns|both [MIN-MAX]
  *          (MIN-MAX: only the heights in that range, so a variant can be split in parts)
+ *        test_oclgrind segment|split float|double [WARP [TILE]]
+ *          (the segment family, its warp primitives emulated with barriers, whole or split
+ *           into tiles; the strip family's split path, tiles of 3 entries by default)
  *        test_oclgrind shuffle   (says why the shuffle reduction cannot run; exits 77) */
 #include "internal.h"
 #include "test_matrices.h"
@@ -24,6 +27,8 @@
     "the shuffle reduction uses NVIDIA inline PTX, so it cannot run under Oclgrind"
 
 typedef struct variant {
+    cmrscl_kernel kernel; /* strip, or segment (its warp primitives emulated with barriers) */
+    int tile;             /* -1: no split; > 0: long strips cut into tiles of this many */
     cmrscl_precision precision;
     cmrscl_layout layout;
     int warp;
@@ -145,15 +150,16 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
         const char *name = build_matrix(i, &a);
         cmrscl_csr ref_a = test_csr_rounded(&a, v->precision);
         char what[200];
-        snprintf(what, sizeof what, "%s, height %d, warp %d, work-group %d, %s order", name,
-                 opt->height, opt->warp, opt->work_group_size,
-                 opt->order == CMRSCL_ORDER_ROWS ? "row" : "column");
+        snprintf(what, sizeof what, "%s, %s, height %d, warp %d, work-group %d, %s order, tile %d",
+                 name, opt->kernel == CMRSCL_KERNEL_SEGMENT ? "segment" : "strip", opt->height,
+                 opt->warp, opt->work_group_size,
+                 opt->order == CMRSCL_ORDER_ROWS ? "row" : "column", opt->tile);
         cmrscl_matrix m = NULL;
         CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, v->precision, &a, opt, &m));
         if (m) {
             cmrscl_params p;
             CHECK_OK(cmrscl_matrix_params(m, &p));
-            CHECK_MSG(p.height == opt->height && p.warp == opt->warp &&
+            CHECK_MSG(p.height == opt->height && p.warp == opt->warp && p.kernel == opt->kernel &&
                           p.work_group_size == opt->work_group_size && p.layout == opt->layout &&
                           p.order == opt->order && p.reduce == CMRSCL_REDUCE_LOCAL,
                       "%s: parameters not as asked (%s)", what, p.build_options);
@@ -185,8 +191,10 @@ static int several_warps(const env *e, const variant *v, int height)
 /* The chosen strip orders and both work-group shapes at one height. */
 static int run_height(const env *e, const variant *v, int height)
 {
-    int groups[2] = {v->warp, several_warps(e, v, height)}, products = 0;
-    if (!groups[1])
+    /* the segment family without shuffles runs one warp per group */
+    bool segment = v->kernel == CMRSCL_KERNEL_SEGMENT;
+    int groups[2] = {v->warp, segment ? 0 : several_warps(e, v, height)}, products = 0;
+    if (!groups[1] && !segment)
         printf("height %d: no work-group of several warps of %d fits the device's %llu bytes of "
                "local memory; one-warp groups only\n",
                height, v->warp, (unsigned long long)e->dev.local_mem_bytes);
@@ -195,6 +203,10 @@ static int run_height(const env *e, const variant *v, int height)
             if (!(v->orders & (1 << k)))
                 continue;
             cmrscl_options opt = {0};
+            opt.kernel = v->kernel;
+            opt.tile = v->tile;
+            /* the segment family: 1, 2 and 4 entries per lane in turn over the heights */
+            opt.lane_entries = segment ? 1 << (height % 3) : 0;
             opt.height = height;
             opt.warp = v->warp;
             opt.work_group_size = groups[g];
@@ -230,6 +242,21 @@ static int report_shuffle(const env *e)
 static bool parse_args(int argc, char **argv, variant *v)
 {
     static const char *const orders[] = {"", "rows", "columns", "both"};
+    v->kernel = CMRSCL_KERNEL_STRIP;
+    v->tile = -1;
+    if (argc > 1 && (!strcmp(argv[1], "segment") || !strcmp(argv[1], "split"))) {
+        if (argc < 3 || argc > 5)
+            return false;
+        bool segment = !strcmp(argv[1], "segment");
+        v->kernel = segment ? CMRSCL_KERNEL_SEGMENT : CMRSCL_KERNEL_STRIP;
+        v->tile = argc > 4 ? atoi(argv[4]) : segment ? -1 : 3;
+        v->precision = !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+        v->layout = CMRSCL_LAYOUT_PACKED;
+        v->warp = argc > 3 ? atoi(argv[3]) : 8;
+        v->orders = segment ? 1 : 3;
+        v->min_height = 1, v->max_height = CMRSCL_MAX_HEIGHT;
+        return v->warp > 0 && (v->warp & (v->warp - 1)) == 0 && v->tile != 0;
+    }
     if (argc < 5 || argc > 6 || (strcmp(argv[1], "float") && strcmp(argv[1], "double")) ||
         (strcmp(argv[2], "packed") && strcmp(argv[2], "unpacked")))
         return false;
@@ -273,21 +300,27 @@ static bool open_env(env *e)
 static int run_variant(const env *e, const variant *v)
 {
     static const int heights[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 32};
+    static const int few[] = {1, 2, 5, 16, 33, 256}; /* segment family, and the split path */
+    bool all = v->kernel == CMRSCL_KERNEL_STRIP && v->tile < 0;
+    size_t n = all ? sizeof heights / sizeof heights[0] : sizeof few / sizeof few[0];
     int products = 0, count = 0, first = 0, last = 0;
-    for (size_t k = 0; k < sizeof heights / sizeof heights[0]; ++k) {
-        int h = heights[k];
+    for (size_t k = 0; k < n; ++k) {
+        int h = all ? heights[k] : few[k];
+        if (v->kernel == CMRSCL_KERNEL_STRIP && !all && h > 16)
+            continue; /* the split path of the strip family: its own heights don't matter */
         if (h < v->min_height || h > v->max_height ||
-            (h > CMRSCL_MAX_PACKED_HEIGHT && v->layout == CMRSCL_LAYOUT_PACKED))
+            (h > 32 && v->layout == CMRSCL_LAYOUT_PACKED && all))
             continue;
         products += run_height(e, v, h);
         first = count++ ? first : h;
         last = h;
     }
     CHECK_MSG(count > 0, "no height lies in %d..%d", v->min_height, v->max_height);
-    printf("%s %s, warp %d, %s order: %d products checked (%d heights from %d to %d, "
+    printf("%s %s %s, warp %d, tile %d, %s order: %d products checked (%d heights from %d to %d, "
            "work-groups of one warp and of several, %d matrices, beta = 0 and beta != 0)\n",
+           v->kernel == CMRSCL_KERNEL_SEGMENT ? "segment" : "strip",
            cmrscl_precision_name(v->precision),
-           v->layout == CMRSCL_LAYOUT_PACKED ? "packed" : "unpacked", v->warp,
+           v->layout == CMRSCL_LAYOUT_PACKED ? "packed" : "unpacked", v->warp, v->tile,
            v->orders == 3   ? "row and column"
            : v->orders == 1 ? "row"
                             : "column",
@@ -302,8 +335,9 @@ int main(int argc, char **argv)
     if (!shuffle && !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
+                "       %s segment|split float|double [WARP [TILE]]\n"
                 "       %s shuffle\n",
-                argv[0], argv[0]);
+                argv[0], argv[0], argv[0]);
         return 2;
     }
     env e;
