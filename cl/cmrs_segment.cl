@@ -149,9 +149,9 @@ typedef struct lane_entries {
 #define PART(v, k) (v)
 #endif
 
-INLINE lane_entries load_lane(const work *w, uint j0, __global const uint *col_ind,
-                                     __global const uchar *row_in_strip,
-                                     __global const real_t *val, __global const real_t *x)
+INLINE void load_lane(lane_entries *out, const work *w, uint j0, __global const uint *col_ind,
+                      __global const uchar *row_in_strip, __global const real_t *val,
+                      __global const real_t *x)
 {
     lane_entries e;
     /* Whole vectors: the arrays are padded so the last one stays inside them. */
@@ -182,7 +182,7 @@ INLINE lane_entries load_lane(const work *w, uint j0, __global const uint *col_i
 #endif
         }
     }
-    return e;
+    *out = e;
 }
 #undef PART
 
@@ -215,11 +215,12 @@ INLINE real_t lane_runs(const lane_entries *e, real_t *first_sum, const work *w,
     return sum;
 }
 
-/* Steps 1 and 2 for one chunk; returns the carry for the next. */
-INLINE carry_t chunk(const lane_entries *e, uint lane, carry_t carry, const work *w,
-                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
-                            real_t beta, __local real_t *sv, __local uint *su)
+/* Steps 1 and 2 for one chunk; updates the carry for the next. */
+INLINE void chunk(const lane_entries *e, uint lane, carry_t *carry_io, const work *w, uint rows,
+                  __global real_t *y, __global real_t *partial, real_t alpha, real_t beta,
+                  __local real_t *sv, __local uint *su)
 {
+    carry_t carry = *carry_io;
     const int first = e->r[0], last = e->r[LANE_ENTRIES - 1];
     const bool single = first == last;
     real_t first_sum;
@@ -257,7 +258,7 @@ INLINE carry_t chunk(const lane_entries *e, uint lane, carry_t carry, const work
         emit(w, last, tail, rows, y, partial, alpha, beta);
     carry.row = (int)SHUFFLE_IDX_U32((uint)last, WARP - 1);
     carry.sum = SHUFFLE_IDX(tail, WARP - 1);
-    return carry;
+    *carry_io = carry;
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
@@ -278,20 +279,20 @@ cmrs_spmv(const uint rows, const uint strips, const uint strip_groups, const uin
 #endif
     const uint lane = get_local_id(0) % WARP;
     const uint warp = get_local_id(0) / WARP;
-    const work w =
-        find_work(warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start, tile_strip);
+    work w;
+    find_work(&w, warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start,
+              tile_strip);
     carry_t carry = {-1, 0};
     /* Two chunks at a time: every lane has both chunks' loads in flight before the first
      * sum needs one. */
     const uint first_entry = w.begin / LANE_ENTRIES * LANE_ENTRIES;
     for (uint base = first_entry; base < w.end; base += 2 * CHUNK) {
-        const lane_entries a = load_lane(&w, base + lane * LANE_ENTRIES, col_ind, row_in_strip,
-                                         val, x);
-        const lane_entries b = load_lane(&w, base + CHUNK + lane * LANE_ENTRIES, col_ind,
-                                         row_in_strip, val, x);
-        carry = chunk(&a, lane, carry, &w, rows, y, partial, alpha, beta, sv, su);
+        lane_entries a, b;
+        load_lane(&a, &w, base + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
+        load_lane(&b, &w, base + CHUNK + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
+        chunk(&a, lane, &carry, &w, rows, y, partial, alpha, beta, sv, su);
         if (base + CHUNK < w.end) /* uniform over the warp */
-            carry = chunk(&b, lane, carry, &w, rows, y, partial, alpha, beta, sv, su);
+            chunk(&b, lane, &carry, &w, rows, y, partial, alpha, beta, sv, su);
     }
     if (!w.active)
         return;

@@ -167,8 +167,9 @@ cmrs_spmv(const uint rows, const uint strips, const uint strip_groups, const uin
 {
     const uint lane = get_local_id(0) % WARP;
     const uint warp = get_local_id(0) / WARP;
-    const work w =
-        find_work(warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start, tile_strip);
+    work w;
+    find_work(&w, warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start,
+              tile_strip);
 #if SLOTS
     __local real_t slots[WARPS_PER_GROUP * HEIGHT * WARP];
     __local real_t *base = slots + warp * (HEIGHT * WARP);

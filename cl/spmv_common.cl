@@ -248,9 +248,9 @@ typedef struct work {
     bool active;     /* false: nothing to do, but the warp still joins every barrier */
 } work;
 
-INLINE work find_work(uint warp, uint strips, uint strip_groups, uint tiles, uint tile_entries,
-                      __global const uint *strip_ptr, __global const uint *tile_start,
-                      __global const uint *tile_strip)
+INLINE void find_work(work *out, uint warp, uint strips, uint strip_groups, uint tiles,
+                      uint tile_entries, __global const uint *strip_ptr,
+                      __global const uint *tile_start, __global const uint *tile_strip)
 {
     const uint group = get_group_id(0);
     work w;
@@ -271,7 +271,7 @@ INLINE work find_work(uint warp, uint strips, uint strip_groups, uint tiles, uin
         w.begin = tile_start[w.item];
         w.end = min(w.begin + tile_entries, strip_ptr[w.strip + 1] & ENTRY_MASK);
     }
-    return w;
+    *out = w;
 }
 
 /* A row's sum leaves the warp: y in the strip role (alpha, beta applied), the tile's slot

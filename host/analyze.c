@@ -9,7 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-void analyze_rows(int32_t rows, const int32_t *row_ptr, cmrscl_matrix_stats *out)
+/* At most SPREAD_ROWS rows, evenly spaced, and SPREAD_ENTRIES entries of each, evenly
+ * spaced: a sample that costs microseconds on any matrix and sees its band. */
+#define SPREAD_ROWS 65536
+#define SPREAD_ENTRIES 16
+
+static double column_spread(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                            const int32_t *col_ind)
+{
+    if (!col_ind || rows <= 0 || cols <= 0)
+        return 0.0;
+    int64_t row_step = rows > SPREAD_ROWS ? rows / SPREAD_ROWS : 1, seen = 0;
+    double sum = 0.0;
+    for (int64_t i = 0; i < rows; i += row_step) {
+        int32_t len = row_ptr[i + 1] - row_ptr[i];
+        int32_t step = len > SPREAD_ENTRIES ? len / SPREAD_ENTRIES : 1;
+        double diagonal = (double)i * cols / rows;
+        for (int32_t k = 0; k < len; k += step, ++seen)
+            sum += fabs(col_ind[row_ptr[i] + k] - diagonal);
+    }
+    return seen ? sum / ((double)seen * cols) : 0.0;
+}
+
+void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
+                  cmrscl_matrix_stats *out)
 {
     memset(out, 0, sizeof *out);
     if (rows <= 0)
@@ -26,6 +49,7 @@ void analyze_rows(int32_t rows, const int32_t *row_ptr, cmrscl_matrix_stats *out
     out->mu = sum / rows;
     double var = sum_sq / rows - out->mu * out->mu;
     out->row_cv = out->mu > 0 ? sqrt(var > 0 ? var : 0) / out->mu : 0.0;
+    out->col_spread = column_spread(rows, cols, row_ptr, col_ind);
 }
 
 cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)
@@ -36,7 +60,7 @@ cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     cmrscl_status st = cmrscl_csr_validate(csr);
     if (st == CMRSCL_OK)
-        analyze_rows(csr->rows, csr->row_ptr, out);
+        analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, out);
     return st;
 }
 

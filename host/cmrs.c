@@ -78,7 +78,7 @@ cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *ro
     bool ordered = (flags & CMRSCL_CMRS_ORDER_COLUMNS) != 0;
 
     out->strip_ptr = cmrscl_alloc((size_t)strips + 1, sizeof(uint32_t));
-    out->col_ind = cmrscl_alloc((size_t)nnz, sizeof(uint32_t));
+    out->col_ind = calloc((size_t)nnz + CMRS_ENTRY_PAD, sizeof(uint32_t));
     out->row_in_strip = packed ? NULL : cmrscl_alloc((size_t)nnz, sizeof(uint8_t));
     uint8_t *row_of = cmrscl_alloc((size_t)nnz, sizeof(uint8_t)); /* row in strip per CSR entry */
     if (!out->strip_ptr || !out->col_ind || (!packed && !out->row_in_strip) || !row_of) {

@@ -61,9 +61,15 @@ CMRSCL_HIDDEN cmrscl_status csr_validate_structure(int32_t rows, int32_t cols,
 
 /* ---- cmrs.c: CSR -> CMRS ---- */
 
+/* Entries of zero padding after col_ind (and, on the device, after the values): the
+ * segment family reads entries as vectors of up to this many, and the last vector may
+ * reach past nnz. */
+#define CMRS_ENTRY_PAD 4
+
 /* Builds the CMRS structure (everything but values) of a valid CSR structure. *perm
  * receives, for each CMRS position, the CSR position of its entry, or NULL when the two
- * orders agree (no column ordering). out->values is left NULL. */
+ * orders agree (no column ordering). out->values is left NULL; out->col_ind is followed
+ * by CMRS_ENTRY_PAD zeros. */
 CMRSCL_HIDDEN cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *row_ptr,
                                                  const int32_t *col_ind, int height, unsigned flags,
                                                  cmrscl_cmrs *out, int32_t **perm);
@@ -92,7 +98,12 @@ CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context c
 
 /* ---- analyze.c: statistics of the rows and the split of long strips ---- */
 
-CMRSCL_HIDDEN void analyze_rows(int32_t rows, const int32_t *row_ptr, cmrscl_matrix_stats *out);
+/* Column spread below which a matrix counts as banded: its rows gather x from a window
+ * of a few per cent of the columns (stencils, FEM), which caches keep. */
+#define LOCAL_SPREAD 0.05
+/* Row statistics and the column spread (col_ind may be NULL: spread 0). */
+CMRSCL_HIDDEN void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                                const int32_t *col_ind, cmrscl_matrix_stats *out);
 /* Entries of the longest strip of this height. */
 CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr, int height);
 /* The split path's arrays: the strips of more than 2 * tile entries ("long"), in order,

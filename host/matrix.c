@@ -16,8 +16,6 @@ enum {
     ARG_TILE_ENTRIES,
     ARG_FIRST_BUFFER /* strip_ptr .. partial, in buffer order */
 };
-#define ENTRY_PAD 4 /* entries of padding after col_ind and values */
-
 enum { COMBINE_ROWS, COMBINE_LONG_STRIPS, COMBINE_LONG_STRIP, COMBINE_FIRST_TILE, COMBINE_PARTIAL };
 
 const char *const matrix_buffer_names[BUF_COUNT] = {
@@ -46,11 +44,9 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
     size_t strips = (size_t)p->strips, nnz = (size_t)p->nnz, vs = cmrscl_precision_size(p->precision);
     size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
     bytes[BUF_STRIP_PTR] = sizeof(uint32_t) * (strips + 1);
-    /* The segment family reads entries as vectors of up to ENTRY_PAD: the last one may
-     * reach past nnz, into padding. */
-    bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + ENTRY_PAD);
+    bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + CMRS_ENTRY_PAD);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
-    bytes[BUF_VALUES] = vs * (nnz + ENTRY_PAD);
+    bytes[BUF_VALUES] = vs * (nnz + CMRS_ENTRY_PAD);
     bytes[BUF_TILE_START] = sizeof(uint32_t) * tiles;
     bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
@@ -96,27 +92,21 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
     return CMRSCL_OK;
 }
 
-/* Creates the device buffers; host[i] NULL with bytes[i] > 0 means "allocate only"
- * (partial sums), bytes[i] == 0 means "not used" (the argument stays NULL). copy[i] bytes
- * come from the host (fewer than bytes[i] for the padded arrays: the padding is zeroed). */
+/* Creates the device buffers, each initialised from its host array at creation (a copy
+ * every runtime, Oclgrind's uninitialised-memory checks included, sees as writing it);
+ * host[i] NULL with bytes[i] > 0 means "allocate only" (partial sums), bytes[i] == 0 means
+ * "not used" (the argument stays NULL). */
 static cmrscl_status upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
-                                    const size_t bytes[BUF_COUNT], const size_t copy[BUF_COUNT])
+                                    const size_t bytes[BUF_COUNT])
 {
     for (int i = 0; i < BUF_COUNT; ++i) {
         if (bytes[i] == 0)
             continue;
         cl_int err;
-        m->buf[i] =
-            clCreateBuffer(m->ctx->context, i == BUF_PARTIAL ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
-                           bytes[i], NULL, &err);
-        const cl_uchar zero = 0;
-        if (m->buf[i] && host[i] && copy[i])
-            err = clEnqueueWriteBuffer(m->ctx->queue, m->buf[i], CL_FALSE, 0, copy[i], host[i], 0,
-                                       NULL, NULL);
-        if (m->buf[i] && err == CL_SUCCESS && host[i] && copy[i] < bytes[i])
-            err = clEnqueueFillBuffer(m->ctx->queue, m->buf[i], &zero, 1, copy[i],
-                                      bytes[i] - copy[i], 0, NULL, NULL);
-        if (!m->buf[i] || err != CL_SUCCESS) {
+        cl_mem_flags flags = (i == BUF_PARTIAL ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) |
+                             (host[i] ? CL_MEM_COPY_HOST_PTR : 0);
+        m->buf[i] = clCreateBuffer(m->ctx->context, flags, bytes[i], host[i], &err);
+        if (!m->buf[i]) {
             cmrscl_status st = cmrscl_fail_cl(err, "clCreateBuffer");
             if (err == CL_OUT_OF_RESOURCES) /* at allocation, resources means memory */
                 st = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
@@ -127,9 +117,7 @@ static cmrscl_status upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT]
         }
         m->params.device_bytes += bytes[i];
     }
-    /* The host arrays are freed on return: the writes must be done. */
-    cl_int err = clFinish(m->ctx->queue);
-    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clFinish (upload)");
+    return CMRSCL_OK;
 }
 
 static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *name, cl_kernel *out)
@@ -199,7 +187,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
     cmrscl_status st =
         cmrs_build_structure(p->rows, p->cols, row_ptr, col_ind, p->height, flags, &host, &perm);
     if (st == CMRSCL_OK &&
-        !(vals = cmrscl_alloc((size_t)host.nnz, cmrscl_precision_size(p->precision))))
+        !(vals = calloc((size_t)host.nnz + CMRS_ENTRY_PAD, cmrscl_precision_size(p->precision))))
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d values", host.nnz);
     if (st == CMRSCL_OK) {
         cmrs_gather_values(vals, p->precision, values, values_precision, perm, host.nnz);
@@ -208,11 +196,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
         void *up[BUF_COUNT] = {host.strip_ptr, host.col_ind,    host.row_in_strip,
                                vals,           sp->tile_start,  sp->tile_strip,
                                NULL,           sp->long_strip,  sp->first_tile};
-        size_t copy[BUF_COUNT];
-        memcpy(copy, bytes, sizeof copy);
-        copy[BUF_COL_IND] = sizeof(uint32_t) * (size_t)host.nnz;
-        copy[BUF_VALUES] = cmrscl_precision_size(p->precision) * (size_t)host.nnz;
-        st = upload_buffers(m, up, bytes, copy);
+        st = upload_buffers(m, up, bytes);
     }
     free(perm);
     free(vals);
@@ -252,8 +236,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     m->ctx = ctx;
     cmrscl_params *p = &m->params;
     double t0 = cmrscl_seconds();
-    plan_matrix pm = {rows, cols, row_ptr[rows], row_ptr, {0, 0, 0, 0}};
-    analyze_rows(rows, row_ptr, &pm.stats);
+    plan_matrix pm = {.rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr};
+    analyze_rows(rows, cols, row_ptr, col_ind, &pm.stats);
     split_layout sp = {0};
     /* Every option automatic: a plan cmrscl_matrix_tune found for this class wins. */
     cmrscl_options tuned;

@@ -9,8 +9,12 @@
  *                                      row;
  *   medium rows (mu >= MEDIUM_ROWS) -> strip family, Algorithm 1 with column-ordered strips,
  *                                      HEIGHT 16 (float) or 8 (double);
- *   short rows                      -> segment family, 64 rows per strip, the streaming
- *                                      cache hint when the rows are irregular.
+ *   short rows                      -> segment family, the matrix streamed past L2;
+ *                                      banded (column spread < LOCAL_SPREAD): 128 rows per
+ *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
+ *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
+ *   LONG_ROWS)                      -> strip family, HEIGHT 8: short strips, short chains
+ *                                      of loads, the matrix left in L2 (it fits there).
  *   Any strip longer than 2 tiles is split (see auto_tile).
  * The segment family needs warp shuffles to be fast on a GPU; GPUs without them keep the
  * strip family with the device rule's HEIGHT, and CPUs walk each strip with one work-item
@@ -31,7 +35,9 @@
 #define DEFAULT_WORK_GROUP 128 /* paper, section 6.3: smallest size that saturates memory */
 #define LONG_ROWS 128.0  /* mu from which one warp per row (CSR-vector) wins */
 #define MEDIUM_ROWS 8.0  /* mu from which Algorithm 1 wins over the segmented scan */
-#define IRREGULAR_CV 0.3 /* row spread from which the streaming cache hint pays */
+#define SEGMENT_ROWS 64  /* rows per strip of the segment family (scattered rows) */
+#define SHORT_STRIP_MU 2.0 /* mu from which few-row matrices fill HEIGHT 8 strips enough */
+#define MIN_TILE 256     /* shortest tile of the split path */
 
 /* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
  * match of the device name wins. Each entry says where it was measured. */
@@ -87,6 +93,14 @@ static int pow2_at_least(double v)
     return p;
 }
 
+/* Warps the device keeps resident at once (the occupancy the HEIGHT rule assumes). */
+static double resident_warps(const cmrscl_device_info *dev)
+{
+    unsigned hw_warp = dev->warp_width ? dev->warp_width : 32;
+    return (double)(dev->compute_units ? dev->compute_units : 1) *
+           (dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048) / hw_warp;
+}
+
 /* The family and its parameters from the matrix (the rule in the header), with the reason.
  * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
 static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
@@ -112,7 +126,17 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         return;
     }
     p->height_source = "matrix rule";
-    if (st->mu >= LONG_ROWS) {
+    /* Fewer strips of SEGMENT_ROWS rows than resident warps: each warp's chain of dependent
+     * loads, not bandwidth, sets the time, and short strips make short chains. */
+    bool few_rows = a->rows < SEGMENT_ROWS * resident_warps(dev);
+    if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS) {
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = 8;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "few rows for the device (%d < %d x %.0f resident warps; mu %.1f): Algorithm 1, "
+                 "HEIGHT 8, column-ordered strips",
+                 a->rows, SEGMENT_ROWS, resident_warps(dev), st->mu);
+    } else if (st->mu >= LONG_ROWS) {
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 1;
         snprintf(p->plan_reason, sizeof p->plan_reason,
@@ -129,31 +153,32 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
                  p->height);
     } else {
         p->kernel = CMRSCL_KERNEL_SEGMENT;
-        int h = 64;
+        /* Banded rows gather x from a window that stays in L1/L2: long chunks of four
+         * entries per lane, 128 rows per strip. Scattered rows wait on x at random: one
+         * entry per lane (fewer registers, more warps in flight to hide the gathers).
+         * Either way the matrix is streamed past L2, which keeps x there. */
+        bool banded = st->col_spread < LOCAL_SPREAD;
+        int h = banded ? 2 * SEGMENT_ROWS : SEGMENT_ROWS;
         while (h > 32 && !cmrs_packing_fits(a->cols, h)) /* stay packed if a height can */
             h /= 2;
         p->height = h;
-        /* Irregular short rows gather x at random: keep x in L2 (evict-first matrix). */
-        if (st->row_cv > IRREGULAR_CV)
-            p->cache_hint = CMRSCL_CACHE_HINT_STREAM;
+        p->lane_entries = banded ? 4 : 1;
+        p->cache_hint = CMRSCL_CACHE_HINT_STREAM;
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "short rows (mu %.1f, spread %.2f): segmented warp scan, %d rows per strip%s",
-                 st->mu, st->row_cv, h,
-                 p->cache_hint == CMRSCL_CACHE_HINT_STREAM ? ", matrix streamed past L2" : "");
+                 "short rows (mu %.1f), %s (column spread %.3f): segmented warp scan, %d rows "
+                 "per strip, %d entries per lane, matrix streamed past L2",
+                 st->mu, banded ? "banded" : "scattered", st->col_spread, h, p->lane_entries);
     }
 }
 
-/* Tile size of the split path: long enough that a tile keeps a warp streaming, short
- * enough that the device has about four tiles' worth of work per resident warp, so no
- * single strip outlasts the rest. */
+/* Tile size of the split path: short enough that the device has about four tiles' worth
+ * of work per resident warp, so no single strip outlasts the rest, and that a tile's chain
+ * of loads stays short when the matrix is small; at least MIN_TILE entries (8 rounds of a
+ * warp's loads), so the partial sums stay few. */
 static int32_t auto_tile(const cmrscl_device_info *dev, int32_t nnz)
 {
-    unsigned hw_warp = dev->warp_width ? dev->warp_width : 32;
-    double resident_warps = (double)(dev->compute_units ? dev->compute_units : 1) *
-                            (dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048) /
-                            hw_warp;
-    double t = (double)nnz / (4.0 * resident_warps);
-    t = t < 1024 ? 1024 : t > (1 << 20) ? (1 << 20) : t;
+    double t = (double)nnz / (4.0 * resident_warps(dev));
+    t = t < MIN_TILE ? MIN_TILE : t > (1 << 20) ? (1 << 20) : t;
     return ((int32_t)t + 63) / 64 * 64;
 }
 
@@ -375,7 +400,9 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     if (st != CMRSCL_OK)
         return st;
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)
-        p->lane_entries = opt->lane_entries ? opt->lane_entries : 4;
+        p->lane_entries = opt->lane_entries ? opt->lane_entries
+                          : p->lane_entries  ? p->lane_entries
+                                             : 4;
     uint64_t local = local_bytes(p);
     if (local > dev->local_mem_bytes)
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,

@@ -42,7 +42,8 @@ void tuning_class(const cmrscl_matrix_stats *st, int32_t nnz, char *buf, size_t 
     int cv = st->row_cv < 0.3 ? 0 : st->row_cv < 1.0 ? 1 : st->row_cv < 3.0 ? 2 : 3;
     int hubs = st->max_row > 1024 && st->max_row > 16.0 * st->mu;
     int scale = nnz < 1000000 ? 0 : nnz < 10000000 ? 1 : 2; /* cache-resident .. large */
-    snprintf(buf, size, "mu%d-cv%d-hubs%d-size%d", mu, cv, hubs, scale);
+    int banded = st->col_spread < LOCAL_SPREAD;
+    snprintf(buf, size, "mu%d-cv%d-hubs%d-band%d-size%d", mu, cv, hubs, banded, scale);
 }
 
 /* Tabs and newlines would break the line format; device strings never need them. */

@@ -343,9 +343,12 @@ typedef struct cmrscl_matrix_stats {
     double row_cv;      /* spread: standard deviation of the row lengths / mu */
     int32_t max_row;    /* the longest row */
     int32_t empty_rows; /* rows without entries */
+    double col_spread;  /* how far x is gathered from: the mean |column - diagonal| / cols
+                           over a sample of entries; 0 banded, about 1/3 scattered */
 } cmrscl_matrix_stats;
 
-/* The row statistics the plan looks at (O(rows)); also for reports. */
+/* The statistics the plan looks at (O(rows), plus a bounded sample of the entries); also
+ * for reports. */
 CMRSCL_API cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out);
 
 /* The plan a matrix was built with: the kernel family, its parameters and why. */

@@ -26,17 +26,24 @@ static cmrscl_device_info fake_device(uint64_t local_per_cu, unsigned resident, 
 static cmrscl_status choose(const cmrscl_device_info *d, cmrscl_precision precision, int32_t cols,
                             const cmrscl_options *o, cmrscl_params *p)
 {
-    plan_matrix a = {10, cols, 10, NULL, {1.0, 0.0, 1, 0}};
+    plan_matrix a = {10, cols, 10, NULL, {1.0, 0.0, 1, 0, 0.0}};
     return plan_choose(d, precision, &a, o, p);
 }
 
-static cmrscl_status choose_stats(const cmrscl_device_info *d, double mu, double cv, int32_t cols,
-                                  cmrscl_params *p)
+/* A matrix of 2^20 rows (many, for the fake devices) with these statistics (spread: the
+ * column spread). */
+static cmrscl_status choose_rows(const cmrscl_device_info *d, int32_t rows, double mu, double cv,
+                                 double spread, int32_t cols, cmrscl_params *p)
 {
-    plan_matrix a = {1000, cols, (int32_t)(1000 * mu), NULL, {mu, cv, (int32_t)(2 * mu), 0}};
+    double nnz = rows * mu < INT32_MAX ? rows * mu : INT32_MAX;
+    plan_matrix a = {rows, cols, (int32_t)nnz, NULL, {mu, cv, (int32_t)(2 * mu), 0, spread}};
     return plan_choose(d, CMRSCL_FLOAT, &a, NULL, p);
 }
-
+static cmrscl_status choose_stats(const cmrscl_device_info *d, double mu, double cv, double spread,
+                                  int32_t cols, cmrscl_params *p)
+{
+    return choose_rows(d, 1 << 20, mu, cv, spread, cols, p);
+}
 static void test_height_rule(void)
 {
     /* Kepler K20M: 48 KiB, 2048 threads per SM -> 6 floats, the paper's optimum. */
@@ -153,42 +160,52 @@ static void test_matrix_rule(void)
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
     d.warp_shuffle = 1;
     cmrscl_params p;
-    CHECK_OK(choose_stats(&d, 6000, 0, 6000, &p)); /* dense rows */
+    CHECK_OK(choose_stats(&d, 6000, 0, 0.0, 6000, &p)); /* dense rows */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.warp == 32 &&
           p.reduce == CMRSCL_REDUCE_SHUFFLE && !strcmp(p.height_source, "matrix rule") &&
           test_contains(p.plan_reason, "CSR-vector"));
-    CHECK_OK(choose_stats(&d, 26.5, 0.1, 1000, &p)); /* 27-point stencil */
+    CHECK_OK(choose_stats(&d, 26.5, 0.1, 0.0, 1000, &p)); /* 27-point stencil */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0}};
+    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.cache_hint == CMRSCL_CACHE_HINT_OFF);
-    CHECK_OK(choose_stats(&d, 15.5, 10.0, 1000, &p)); /* power-law rows of mu 15 */
+    CHECK_OK(choose_stats(&d, 15.5, 10.0, 0.0, 1000, &p)); /* power-law rows of mu 15 */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16);
-    CHECK_OK(choose_stats(&d, 4, 0.6, 1000, &p)); /* irregular short rows */
+    CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p)); /* scattered short rows */
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64 && p.order == CMRSCL_ORDER_ROWS &&
           p.warp == 32 && p.reduce == CMRSCL_REDUCE_SHUFFLE && p.row_bits == 6 &&
-          p.lane_entries == 4 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&
+          p.lane_entries == 1 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&
           test_contains(p.build_options, "-DKERNEL=2") &&
-          test_contains(p.build_options, "-DLANE_ENTRIES=4"));
-    CHECK_OK(choose_stats(&d, 7, 0.1, 1000, &p)); /* regular short rows: no hint */
-    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.cache_hint == CMRSCL_CACHE_HINT_OFF);
-    CHECK_OK(choose_stats(&d, 1, 0, (1 << 26) + 1, &p)); /* too many columns for 6 row bits */
+          test_contains(p.build_options, "-DLANE_ENTRIES=1") &&
+          test_contains(p.plan_reason, "scattered"));
+    CHECK_OK(choose_stats(&d, 7, 0.1, 0.01, 1000, &p)); /* banded short rows: a stencil */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 128 && p.row_bits == 7 &&
+          p.lane_entries == 4 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&
+          test_contains(p.plan_reason, "banded"));
+    /* Few rows for the device (1000 < 64 rows x 64 resident warps): short strips, unless
+     * the rows are too short to fill them. */
+    CHECK_OK(choose_rows(&d, 1000, 4, 0.6, 0.33, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_OFF && test_contains(p.plan_reason, "few rows"));
+    CHECK_OK(choose_rows(&d, 1000, 1, 0, 0.33, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
+    CHECK_OK(choose_stats(&d, 1, 0, 0.0, (1 << 26) + 1, &p)); /* too many columns for 6 row bits */
     CHECK(p.height == 32 && p.layout == CMRSCL_LAYOUT_PACKED && p.row_bits == 5);
     /* Without shuffles the strip family stays, with the device rule's HEIGHT. */
     d.warp_shuffle = 0;
-    CHECK_OK(choose_stats(&d, 1, 0, 1000, &p));
+    CHECK_OK(choose_stats(&d, 1, 0, 0.0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
           test_contains(p.plan_reason, "no warp shuffles"));
     /* A CPU walks each strip with one work-item (the segment family without lanes). */
     d.type = CL_DEVICE_TYPE_CPU;
-    CHECK_OK(choose_stats(&d, 7, 0.1, 1000, &p));
+    CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.height == 32 &&
           p.reduce == CMRSCL_REDUCE_LOCAL && test_contains(p.plan_reason, "CPU"));
     d.type = CL_DEVICE_TYPE_GPU;
     /* A sub-group width the probe found: the strip family reduces with sub-groups. */
     d.subgroup_width = 16;
-    CHECK_OK(choose_stats(&d, 8, 0, 1000, &p));
+    CHECK_OK(choose_stats(&d, 8, 0, 0.0, 1000, &p));
     CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 && p.work_group_size == 16 &&
           test_contains(p.build_options, "-DREDUCE=3"));
     /* The segment family without shuffles: one work-item walks each strip; several lanes
@@ -203,6 +220,28 @@ static void test_matrix_rule(void)
     CHECK(p.warp == 8 && p.work_group_size == 8);
 }
 
+/* The column spread tells banded matrices (stencils: x from a narrow window) from
+ * scattered ones (random columns: about 1/3 of the columns away from the diagonal). */
+static void test_column_spread(void)
+{
+    static const struct {
+        const char *spec;
+        double low, high;
+    } cases[] = {{"stencil5:300", 0.0, 0.01}, {"stencil27:30", 0.0, 0.05},
+                 {"random:100000:4", 0.25, 0.42}, {"perm:200000", 0.25, 0.42},
+                 {"dense:300", 0.25, 0.42}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cmrscl_csr a;
+        cmrscl_matrix_stats st;
+        CHECK_OK(cmrscl_csr_generate(cases[i].spec, &a));
+        CHECK_OK(cmrscl_csr_stats(&a, &st));
+        CHECK_MSG(st.col_spread >= cases[i].low && st.col_spread <= cases[i].high,
+                  "%s: column spread %.4f outside [%.2f, %.2f]", cases[i].spec, st.col_spread,
+                  cases[i].low, cases[i].high);
+        cmrscl_csr_free(&a);
+    }
+}
+
 /* Long strips: the automatic tile from the device's resident warps, and only matrices
  * that have a strip longer than two tiles are split. */
 static void test_split(void)
@@ -214,17 +253,17 @@ static void test_split(void)
     row_ptr[0] = 0;
     for (int i = 0; i < ROWS; ++i) /* row 7 holds 100000 entries, the others 3 */
         row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 100000 : 3);
-    plan_matrix a = {ROWS, 1000, row_ptr[ROWS], row_ptr, {0, 0, 0, 0}};
-    analyze_rows(ROWS, row_ptr, &a.stats);
+    plan_matrix a = {.rows = ROWS, .cols = 1000, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
+    analyze_rows(ROWS, 1000, row_ptr, NULL, &a.stats);
     CHECK(a.stats.max_row == 100000 && a.stats.empty_rows == 0);
     cmrscl_params p;
     CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
-    CHECK(p.tile == 1024); /* 100117 entries spread over 8448 warps: the floor */
+    CHECK(p.tile == 256); /* 100117 entries spread over 8448 warps: the floor */
     split_layout sp;
     CHECK_OK(split_build(ROWS, row_ptr, p.height, p.tile, &sp));
-    CHECK(sp.long_strips == 1 && sp.tiles == (100000 + 3 * (p.height - 1) + 1023) / 1024);
+    CHECK(sp.long_strips == 1 && sp.tiles == (100000 + 3 * (p.height - 1) + 255) / 256);
     CHECK(sp.first_tile[0] == 0 && sp.first_tile[1] == (uint32_t)sp.tiles);
-    CHECK(sp.tile_start[1] == sp.tile_start[0] + 1024 && sp.tile_strip[0] == 7u / p.height);
+    CHECK(sp.tile_start[1] == sp.tile_start[0] + 256 && sp.tile_strip[0] == 7u / p.height);
     split_free(&sp);
     cmrscl_options o = {0};
     o.tile = -1; /* never split */
@@ -282,6 +321,7 @@ int main(void)
     test_choices();
     test_errors();
     test_matrix_rule();
+    test_column_spread();
     test_split();
     test_tuned_table();
     test_device_memory_limits();

@@ -183,6 +183,7 @@ void bench_row_print(const bench_row *row, FILE *out, bool json)
         json_number("mu", row->stats.mu);
         json_number("row_cv", row->stats.row_cv);
         json_int("max_row", row->stats.max_row);
+        json_number("col_spread", row->stats.col_spread);
         json_string("precision", precision_name(row->precision));
         json_string("plan_name", row->plan_name);
         json_string("plan", row->plan);
@@ -227,7 +228,7 @@ void bench_row_print(const bench_row *row, FILE *out, bool json)
 
 void bench_csv_header(FILE *out)
 {
-    fputs("matrix,rows,cols,nnz,mu,row_cv,max_row,empty_rows,precision,plan_name,plan,kernel,"
+    fputs("matrix,rows,cols,nnz,mu,row_cv,max_row,empty_rows,col_spread,precision,plan_name,plan,kernel,"
           "height,warp,reduce,tile,long_strips,cache_hint,median_ms,min_ms,loop_ms,gflops,"
           "beta_minus_gbs,beta_plus_gbs,eta_plus,csrvec_ms,speedup_csrvec,model_a,bound_ratio,"
           "peer_alg,peer_median_ms,peer_loop_ms,speedup_peer,speedup_peer_loop\n",
@@ -248,8 +249,8 @@ void bench_row_csv(const bench_row *row, FILE *out)
     const bench_result *r = &row->r;
     const cmrscl_params *p = &r->params;
     csv_text(out, row->matrix);
-    fprintf(out, "%d,%d,%d,%.6g,%.6g,%d,%d,", row->rows, row->cols, row->nnz, row->stats.mu,
-            row->stats.row_cv, row->stats.max_row, row->stats.empty_rows);
+    fprintf(out, "%d,%d,%d,%.6g,%.6g,%d,%d,%.4g,", row->rows, row->cols, row->nnz, row->stats.mu,
+            row->stats.row_cv, row->stats.max_row, row->stats.empty_rows, row->stats.col_spread);
     csv_text(out, precision_name(row->precision));
     csv_text(out, row->plan_name);
     csv_text(out, row->plan);
@@ -347,11 +348,12 @@ void bench_summary(const bench_rows *rows, FILE *out)
         }
         if (!header)
             fputs("\nsummary (geometric means)\n", out), header = true;
-        fprintf(out, "  %-12s %-6s %3d matrices: x csr-vector %.2f", a->plan_name,
-                precision_name(a->precision), n, mean_get(&csrv));
+        fprintf(out, "  %-12s %-6s %3d matrices", a->plan_name, precision_name(a->precision), n);
+        if (csrv.n)
+            fprintf(out, ": x csr-vector %.2f", mean_get(&csrv));
         if (peer.n)
-            fprintf(out, "; x peer %.2f (device time), %.2f (loop); lowest %.2f (%s); %d below 0.9",
-                    mean_get(&peer), mean_get(&loop), worst, worst_matrix, below);
+            fprintf(out, "%s x peer %.2f (device time), %.2f (loop); lowest %.2f (%s); %d below 0.9",
+                    csrv.n ? ";" : ":", mean_get(&peer), mean_get(&loop), worst, worst_matrix, below);
         fputc('\n', out);
     }
     free(done);

@@ -50,9 +50,9 @@ static void print_text(const session *s, const bench_result *r)
     const cmrscl_params *p = &r->params;
     const cmrscl_csr *a = &s->m.csr;
     printf("matrix     %s: %d x %d, nnz %d, mu %.2f, row spread %.2f, longest row %d, "
-           "empty rows %d\n",
+           "empty rows %d, column spread %.3f\n",
            s->m.name, a->rows, a->cols, a->nnz, p->stats.mu, p->stats.row_cv, p->stats.max_row,
-           p->stats.empty_rows);
+           p->stats.empty_rows, p->stats.col_spread);
     printf("device     %u:%u %s (%s)\n", s->dev.platform_index, s->dev.device_index,
            s->dev.device_name, s->dev.platform_name);
     printf("plan       %s kernel, %s, HEIGHT %d (%s), warp %d, work-group %d, %s, order %s, "
@@ -141,12 +141,13 @@ static void json_head(const session *s)
     json_int("rows", a->rows);
     json_int("cols", a->cols);
     json_int("nnz", a->nnz);
-    cmrscl_matrix_stats st = {0, 0, 0, 0};
+    cmrscl_matrix_stats st = {0};
     cmrscl_csr_stats(a, &st);
     json_number("mu", st.mu);
     json_number("row_cv", st.row_cv);
     json_int("max_row", st.max_row);
     json_int("empty_rows", st.empty_rows);
+    json_number("col_spread", st.col_spread);
     json_number("load_s", s->m.load_seconds);
     if (s->m.file_mb > 0)
         json_number("load_mb_per_s", s->m.file_mb / s->m.load_seconds);

@@ -39,8 +39,14 @@ status=0
     --peer "$out/peer.csv" --csv "$out/bench.csv" --json-out "$out/bench.json" \
     | tee "$out/bench.txt" || status=${PIPESTATUS[0]}
 
-if python3 -c "import matplotlib" 2>/dev/null; then
-    python3 "$top/tools/plot_bench.py" "$out/bench.csv" "$out"
+# The figures and report.md; Debian's matplotlib lives in the system python3.
+plot_python=""
+for py in python3 /usr/bin/python3; do
+    if "$py" -c "import matplotlib" 2>/dev/null; then plot_python=$py; break; fi
+done
+if [ -n "$plot_python" ]; then
+    "$plot_python" "$top/tools/plot_bench.py" "$out/bench.csv" "$out" --json "$out/bench.json" \
+        --command "PRECISIONS=$precisions PLANS=$plans REPS=$reps tools/compare.sh $*"
 else
     echo "compare: matplotlib not found: no figures (apt-get install python3-matplotlib)" >&2
 fi
