@@ -15,7 +15,7 @@
  *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
  *   LONG_ROWS)                      -> strip family, HEIGHT 8: short strips, short chains
  *                                      of loads, the matrix left in L2 (it fits there).
- *   Any strip longer than 2 tiles is split (see auto_tile).
+ *   Any strip longer than 2 tiles and SPLIT_FROM entries is split (see auto_tile).
  * The segment family needs warp shuffles to be fast on a GPU; GPUs without them keep the
  * strip family with the device rule's HEIGHT, and CPUs walk each strip with one work-item
  * (the segment family without lanes).
@@ -37,7 +37,11 @@
 #define MEDIUM_ROWS 8.0  /* mu from which Algorithm 1 wins over the segmented scan */
 #define SEGMENT_ROWS 64  /* rows per strip of the segment family (scattered rows) */
 #define SHORT_STRIP_MU 2.0 /* mu from which few-row matrices fill HEIGHT 8 strips enough */
-#define MIN_TILE 256     /* shortest tile of the split path */
+#define MIN_TILE 1024    /* shortest automatic tile of the split path ... */
+#define MIN_TILE_FEW 256 /* ... and for few-row matrices, where a tile's chain of loads is
+                            the time (both measured, docs/PERFORMANCE.md "The plan") */
+#define SPLIT_FROM 2048  /* automatic split only of strips longer than this: below, the
+                            second kernel costs more than the long strip */
 
 /* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
  * match of the device name wins. Each entry says where it was measured. */
@@ -101,6 +105,13 @@ static double resident_warps(const cmrscl_device_info *dev)
            (dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048) / hw_warp;
 }
 
+/* Fewer strips of SEGMENT_ROWS rows than resident warps: each warp's chain of dependent
+ * loads, not bandwidth, sets the time. */
+static bool has_few_rows(const cmrscl_device_info *dev, int32_t rows)
+{
+    return rows < SEGMENT_ROWS * resident_warps(dev);
+}
+
 /* The family and its parameters from the matrix (the rule in the header), with the reason.
  * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
 static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
@@ -126,9 +137,8 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         return;
     }
     p->height_source = "matrix rule";
-    /* Fewer strips of SEGMENT_ROWS rows than resident warps: each warp's chain of dependent
-     * loads, not bandwidth, sets the time, and short strips make short chains. */
-    bool few_rows = a->rows < SEGMENT_ROWS * resident_warps(dev);
+    /* Few rows: short strips make short chains of loads. */
+    bool few_rows = has_few_rows(dev, a->rows);
     if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS) {
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 8;
@@ -172,13 +182,14 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
 }
 
 /* Tile size of the split path: short enough that the device has about four tiles' worth
- * of work per resident warp, so no single strip outlasts the rest, and that a tile's chain
- * of loads stays short when the matrix is small; at least MIN_TILE entries (8 rounds of a
- * warp's loads), so the partial sums stay few. */
-static int32_t auto_tile(const cmrscl_device_info *dev, int32_t nnz)
+ * of work per resident warp, so no single strip outlasts the rest; at least MIN_TILE
+ * entries, so the partial sums stay few, or MIN_TILE_FEW when the matrix has few rows and
+ * one tile's chain of loads is the time. */
+static int32_t auto_tile(const cmrscl_device_info *dev, const plan_matrix *a)
 {
-    double t = (double)nnz / (4.0 * resident_warps(dev));
-    t = t < MIN_TILE ? MIN_TILE : t > (1 << 20) ? (1 << 20) : t;
+    double floor = has_few_rows(dev, a->rows) ? MIN_TILE_FEW : MIN_TILE;
+    double t = (double)a->nnz / (4.0 * resident_warps(dev));
+    t = t < floor ? floor : t > (1 << 20) ? (1 << 20) : t;
     return ((int32_t)t + 63) / 64 * 64;
 }
 
@@ -313,9 +324,12 @@ static cmrscl_status choose_split(const cmrscl_device_info *dev, const plan_matr
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "tile %d: expected entries per tile, 0 (automatic) or -1 (never split)",
                            opt->tile);
-    p->tile = opt->tile == -1 ? 0 : opt->tile ? opt->tile : auto_tile(dev, a->nnz);
+    p->tile = opt->tile == -1 ? 0 : opt->tile ? opt->tile : auto_tile(dev, a);
+    int64_t long_from = 2 * (int64_t)p->tile;
+    if (!opt->tile && long_from < SPLIT_FROM)
+        long_from = SPLIT_FROM;
     if (p->tile > 0 && a->row_ptr &&
-        analyze_longest_strip(a->rows, a->row_ptr, p->height) <= 2 * (int64_t)p->tile)
+        analyze_longest_strip(a->rows, a->row_ptr, p->height) <= long_from)
         p->tile = 0; /* no strip is long: one kernel, no combine */
     return CMRSCL_OK;
 }

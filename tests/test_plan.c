@@ -265,6 +265,15 @@ static void test_split(void)
     CHECK(sp.first_tile[0] == 0 && sp.first_tile[1] == (uint32_t)sp.tiles);
     CHECK(sp.tile_start[1] == sp.tile_start[0] + 256 && sp.tile_strip[0] == 7u / p.height);
     split_free(&sp);
+    /* A strip of 1500 entries is longer than two tiles but not worth a second kernel. */
+    for (int i = 0; i < ROWS; ++i)
+        row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 1500 : 3);
+    plan_matrix b = {.rows = ROWS, .cols = 1000, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
+    analyze_rows(ROWS, 1000, row_ptr, NULL, &b.stats);
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &b, NULL, &p));
+    CHECK(p.tile == 0);
+    for (int i = 0; i < ROWS; ++i) /* back to the long row for what follows */
+        row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 100000 : 3);
     cmrscl_options o = {0};
     o.tile = -1; /* never split */
     CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
