@@ -235,8 +235,8 @@ cmrscl_status cmrscl_cmrs_to_csr(const cmrscl_cmrs *cmrs, cmrscl_csr *out)
                     continue;
                 }
                 int32_t at = row_ptr[row + 1]++;
-                col_ind[at] = (int32_t)(cmrs->packed ? cmrs->col_ind[k] >> cmrs->row_bits
-                                                     : cmrs->col_ind[k]);
+                col_ind[at] =
+                    (int32_t)(cmrs->packed ? cmrs->col_ind[k] >> cmrs->row_bits : cmrs->col_ind[k]);
                 values[at] = cmrs->values[k];
             }
         }

@@ -109,7 +109,7 @@ CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr
 /* The split path's arrays: the strips of more than 2 * tile entries ("long"), in order,
  * each cut into tiles of `tile` entries (the last one shorter). */
 typedef struct split_layout {
-    int32_t tile;        /* entries per tile; 0: nothing is split */
+    int32_t tile; /* entries per tile; 0: nothing is split */
     int32_t tiles, long_strips;
     uint32_t *tile_start; /* tiles: first entry */
     uint32_t *tile_strip; /* tiles: the strip */

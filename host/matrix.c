@@ -18,9 +18,9 @@ enum {
 };
 enum { COMBINE_ROWS, COMBINE_LONG_STRIPS, COMBINE_LONG_STRIP, COMBINE_FIRST_TILE, COMBINE_PARTIAL };
 
-const char *const matrix_buffer_names[BUF_COUNT] = {
-    "strip_ptr", "col_ind", "row_in_strip", "values",    "tile_start",
-    "tile_strip", "partial", "long_strip",  "first_tile"};
+const char *const matrix_buffer_names[BUF_COUNT] = {"strip_ptr", "col_ind",    "row_in_strip",
+                                                    "values",    "tile_start", "tile_strip",
+                                                    "partial",   "long_strip", "first_tile"};
 
 void cmrscl_matrix_free(cmrscl_matrix m)
 {
@@ -41,7 +41,8 @@ void cmrscl_matrix_free(cmrscl_matrix m)
  * checked before any conversion work. */
 static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t bytes[BUF_COUNT])
 {
-    size_t strips = (size_t)p->strips, nnz = (size_t)p->nnz, vs = cmrscl_precision_size(p->precision);
+    size_t strips = (size_t)p->strips, nnz = (size_t)p->nnz,
+           vs = cmrscl_precision_size(p->precision);
     size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
     bytes[BUF_STRIP_PTR] = sizeof(uint32_t) * (strips + 1);
     bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + CMRS_ENTRY_PAD);
@@ -149,21 +150,22 @@ static cmrscl_status create_kernels(cmrscl_matrix m)
                            "the kernel runs at most %zu work-items per group on this device, "
                            "fewer than the %d chosen",
                            max_wg, p->work_group_size);
-    cl_uint u[ARG_FIRST_BUFFER] = {(cl_uint)p->rows, (cl_uint)p->strips,
-                                   (cl_uint)m->strip_groups, (cl_uint)p->tiles, (cl_uint)p->tile};
+    cl_uint u[ARG_FIRST_BUFFER] = {(cl_uint)p->rows, (cl_uint)p->strips, (cl_uint)m->strip_groups,
+                                   (cl_uint)p->tiles, (cl_uint)p->tile};
     cl_int err = CL_SUCCESS;
     for (int i = 0; i < ARG_FIRST_BUFFER; ++i)
         err |= clSetKernelArg(m->kernel, (cl_uint)i, sizeof(cl_uint), &u[i]);
     for (int i = 0; i <= BUF_PARTIAL; ++i)
-        err |= clSetKernelArg(m->kernel, (cl_uint)(ARG_FIRST_BUFFER + i), sizeof(cl_mem), &m->buf[i]);
+        err |=
+            clSetKernelArg(m->kernel, (cl_uint)(ARG_FIRST_BUFFER + i), sizeof(cl_mem), &m->buf[i]);
     if (m->combine) {
         cl_uint longs = (cl_uint)p->long_strips;
         err |= clSetKernelArg(m->combine, COMBINE_ROWS, sizeof(cl_uint), &u[ARG_ROWS]);
         err |= clSetKernelArg(m->combine, COMBINE_LONG_STRIPS, sizeof longs, &longs);
-        err |= clSetKernelArg(m->combine, COMBINE_LONG_STRIP, sizeof(cl_mem),
-                              &m->buf[BUF_LONG_STRIP]);
-        err |= clSetKernelArg(m->combine, COMBINE_FIRST_TILE, sizeof(cl_mem),
-                              &m->buf[BUF_FIRST_TILE]);
+        err |=
+            clSetKernelArg(m->combine, COMBINE_LONG_STRIP, sizeof(cl_mem), &m->buf[BUF_LONG_STRIP]);
+        err |=
+            clSetKernelArg(m->combine, COMBINE_FIRST_TILE, sizeof(cl_mem), &m->buf[BUF_FIRST_TILE]);
         err |= clSetKernelArg(m->combine, COMBINE_PARTIAL, sizeof(cl_mem), &m->buf[BUF_PARTIAL]);
     }
     if (err != CL_SUCCESS)
@@ -193,9 +195,9 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
         cmrs_gather_values(vals, p->precision, values, values_precision, perm, host.nnz);
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= 0x80000000u; /* LONG_STRIP of the kernels */
-        void *up[BUF_COUNT] = {host.strip_ptr, host.col_ind,    host.row_in_strip,
-                               vals,           sp->tile_start,  sp->tile_strip,
-                               NULL,           sp->long_strip,  sp->first_tile};
+        void *up[BUF_COUNT] = {host.strip_ptr, host.col_ind,   host.row_in_strip,
+                               vals,           sp->tile_start, sp->tile_strip,
+                               NULL,           sp->long_strip, sp->first_tile};
         st = upload_buffers(m, up, bytes);
     }
     free(perm);
@@ -327,8 +329,9 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     const cmrscl_params *p = &m->params;
     size_t nnz = (size_t)p->nnz, vsize = cmrscl_precision_size(p->precision);
     bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
-    cmrscl_cmrs c = {p->rows, p->cols, p->nnz, p->height, p->strips, packed, p->row_bits,
-                     p->order == CMRSCL_ORDER_COLUMNS, NULL, NULL, NULL, NULL};
+    cmrscl_cmrs c = {p->rows,   p->cols, p->nnz,      p->height,
+                     p->strips, packed,  p->row_bits, p->order == CMRSCL_ORDER_COLUMNS,
+                     NULL,      NULL,    NULL,        NULL};
     c.strip_ptr = cmrscl_alloc((size_t)p->strips + 1, sizeof(uint32_t));
     c.col_ind = cmrscl_alloc(nnz, sizeof(uint32_t));
     c.row_in_strip = packed ? NULL : cmrscl_alloc(nnz, 1);

@@ -33,15 +33,17 @@
 #include <string.h>
 
 #define DEFAULT_WORK_GROUP 128 /* paper, section 6.3: smallest size that saturates memory */
-#define LONG_ROWS 128.0  /* mu from which one warp per row (CSR-vector) wins */
-#define MEDIUM_ROWS 8.0  /* mu from which Algorithm 1 wins over the segmented scan */
-#define SEGMENT_ROWS 64  /* rows per strip of the segment family (scattered rows) */
-#define SHORT_STRIP_MU 2.0 /* mu from which few-row matrices fill HEIGHT 8 strips enough */
-#define MIN_TILE 1024    /* shortest automatic tile of the split path ... */
-#define MIN_TILE_FEW 256 /* ... and for few-row matrices, where a tile's chain of loads is
-                            the time (both measured, docs/PERFORMANCE.md "The plan") */
-#define SPLIT_FROM 2048  /* automatic split only of strips longer than this: below, the
-                            second kernel costs more than the long strip */
+#define LONG_ROWS 128.0        /* mu from which one warp per row (CSR-vector) wins */
+#define MEDIUM_ROWS 8.0        /* mu from which Algorithm 1 wins over the segmented scan */
+#define SEGMENT_ROWS 64        /* rows per strip of the segment family (scattered rows) */
+#define SHORT_STRIP_MU 2.0     /* mu from which few-row matrices fill HEIGHT 8 strips enough */
+#define MIN_TILE 1024          /* shortest automatic tile of the split path ... */
+#define MIN_TILE_FEW                                                                               \
+    256 /* ... and for few-row matrices, where a tile's chain of loads is                          \
+           the time (both measured, docs/PERFORMANCE.md "The plan") */
+#define SPLIT_FROM                                                                                 \
+    2048 /* automatic split only of strips longer than this: below, the                            \
+            second kernel costs more than the long strip */
 
 /* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
  * match of the device name wins. Each entry says where it was measured. */
@@ -254,8 +256,8 @@ static cmrscl_status choose_reduce(const cmrscl_device_info *dev, const cmrscl_o
     int warp = opt->warp ? opt->warp : segment ? 32 : (int)dev->warp_width;
     bool shuffle_ok = dev->warp_shuffle && warp <= 32 &&
                       (segment ? warp == 32 : p->height <= 32 && pow2_at_least(p->height) <= warp);
-    bool subgroup_ok = !segment && dev->subgroup_width &&
-                       (!opt->warp || opt->warp == (int)dev->subgroup_width);
+    bool subgroup_ok =
+        !segment && dev->subgroup_width && (!opt->warp || opt->warp == (int)dev->subgroup_width);
     switch (opt->reduce) {
     case CMRSCL_REDUCE_SHUFFLE:
         if (!shuffle_ok)
@@ -274,9 +276,9 @@ static cmrscl_status choose_reduce(const cmrscl_device_info *dev, const cmrscl_o
         break;
     case CMRSCL_REDUCE_LOCAL: break;
     default:
-        p->reduce = shuffle_ok ? CMRSCL_REDUCE_SHUFFLE
-                    : subgroup_ok                    ? CMRSCL_REDUCE_SUBGROUP
-                                                     : CMRSCL_REDUCE_LOCAL;
+        p->reduce = shuffle_ok    ? CMRSCL_REDUCE_SHUFFLE
+                    : subgroup_ok ? CMRSCL_REDUCE_SUBGROUP
+                                  : CMRSCL_REDUCE_LOCAL;
         return CMRSCL_OK;
     }
     p->reduce = opt->reduce;
@@ -359,8 +361,7 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
     if (opt->lane_entries != 0 && opt->lane_entries != 1 && opt->lane_entries != 2 &&
         opt->lane_entries != 4)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "lane_entries %d: expected 1, 2 or 4 (0: automatic)",
-                           opt->lane_entries);
+                           "lane_entries %d: expected 1, 2 or 4 (0: automatic)", opt->lane_entries);
     if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
                            CMRSCL_MAX_HEIGHT);
@@ -415,8 +416,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         return st;
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)
         p->lane_entries = opt->lane_entries ? opt->lane_entries
-                          : p->lane_entries  ? p->lane_entries
-                                             : 4;
+                          : p->lane_entries ? p->lane_entries
+                                            : 4;
     uint64_t local = local_bytes(p);
     if (local > dev->local_mem_bytes)
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
@@ -428,9 +429,9 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
              "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
              "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d",
              p->reduce != CMRSCL_REDUCE_SUBGROUP ? "1.2"
-             : dev->subgroup_cl_c == 30         ? "3.0"
-             : dev->subgroup_cl_c == 20         ? "2.0"
-                                                : "1.2",
+             : dev->subgroup_cl_c == 30          ? "3.0"
+             : dev->subgroup_cl_c == 20          ? "2.0"
+                                                 : "1.2",
              (int)p->kernel, p->height, p->warp, p->work_group_size, precision == CMRSCL_DOUBLE,
              p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
              (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,

@@ -124,9 +124,9 @@ cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
     if (m->combine) {
         size_t clocal = 64, items = (size_t)p->long_strips * (size_t)p->height;
         size_t cglobal = (items + clocal - 1) / clocal * clocal;
-        err = clEnqueueNDRangeKernel(queue, m->combine, 1, NULL, &cglobal, &clocal,
-                                     in_order ? 0 : 1, in_order ? NULL : &main_done,
-                                     last ? &combine_done : NULL);
+        err =
+            clEnqueueNDRangeKernel(queue, m->combine, 1, NULL, &cglobal, &clocal, in_order ? 0 : 1,
+                                   in_order ? NULL : &main_done, last ? &combine_done : NULL);
         if (err != CL_SUCCESS) {
             if (main_done)
                 clReleaseEvent(main_done);

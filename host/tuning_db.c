@@ -70,8 +70,8 @@ static bool parse_options(const char *text, cmrscl_options *o)
     if (sscanf(text, "k%d h%d w%d g%d o%d r%d t%d c%d l%d", &k, &h, &w, &g, &ord, &r, &t, &c, &l) !=
         9)
         return false;
-    if (k < 0 || k > CMRSCL_KERNEL_SEGMENT || h < 0 || h > CMRSCL_MAX_HEIGHT || w < 0 ||
-        w > 1024 || g < 0 || g > 65536 || ord < 0 || ord > CMRSCL_ORDER_COLUMNS || r < 0 ||
+    if (k < 0 || k > CMRSCL_KERNEL_SEGMENT || h < 0 || h > CMRSCL_MAX_HEIGHT || w < 0 || w > 1024 ||
+        g < 0 || g > 65536 || ord < 0 || ord > CMRSCL_ORDER_COLUMNS || r < 0 ||
         r > CMRSCL_REDUCE_SUBGROUP || t < -1 || c < 0 || c > CMRSCL_CACHE_HINT_STREAM || l < 0 ||
         l > CMRSCL_LAYOUT_UNPACKED)
         return false;
@@ -152,8 +152,8 @@ cmrscl_status tuning_db_store(const cmrscl_device_info *dev, cmrscl_precision p,
     if (in)
         fclose(in);
     fprintf(out, "%sk%d h%d w%d g%d o%d r%d t%d c%d l%d\t%.6g\n", key, (int)o->kernel, o->height,
-            o->warp, o->work_group_size, (int)o->order, (int)o->reduce, o->tile,
-            (int)o->cache_hint, (int)o->layout, median_ms);
+            o->warp, o->work_group_size, (int)o->order, (int)o->reduce, o->tile, (int)o->cache_hint,
+            (int)o->layout, median_ms);
     bool failed = ferror(out) != 0;
     failed |= fclose(out) != 0;
     if (failed || rename(tmp, path) != 0) {

@@ -362,13 +362,13 @@ typedef struct cmrscl_params {
                                   rule", "tuned", "tuning database" (static string) */
     char build_options[256];   /* the -D string the kernels were compiled with */
     int32_t rows, cols, nnz, strips;
-    uint64_t device_bytes;  /* device memory the matrix occupies */
-    double convert_seconds; /* host analysis + CSR -> CMRS time */
-    double build_seconds;   /* JIT compile time (0 when the program was cached) */
-    cmrscl_kernel kernel;   /* never AUTO */
-    int row_bits;           /* packed layout: bits of the row in strip */
-    int modulo;             /* MODULO kernel: lanes per row slot set; else 0 */
-    int lane_entries;       /* segment kernel: consecutive entries per lane; else 0 */
+    uint64_t device_bytes;        /* device memory the matrix occupies */
+    double convert_seconds;       /* host analysis + CSR -> CMRS time */
+    double build_seconds;         /* JIT compile time (0 when the program was cached) */
+    cmrscl_kernel kernel;         /* never AUTO */
+    int row_bits;                 /* packed layout: bits of the row in strip */
+    int modulo;                   /* MODULO kernel: lanes per row slot set; else 0 */
+    int lane_entries;             /* segment kernel: consecutive entries per lane; else 0 */
     cmrscl_cache_hint cache_hint; /* never AUTO */
     int32_t tile;                 /* split: entries per tile; 0 when no strip is split */
     int32_t tiles, long_strips;   /* split: tiles, and the strips they cover */

@@ -106,8 +106,7 @@ static void test_errors(void)
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
     cmrscl_params p;
     cmrscl_options o = {0};
-    CHECK_STATUS(choose(&d, (cmrscl_precision)7, 10, NULL, &p),
-                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(choose(&d, (cmrscl_precision)7, 10, NULL, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
     d.fp64 = 0;
     CHECK_STATUS(choose(&d, CMRSCL_DOUBLE, 10, NULL, &p), CMRSCL_ERROR_UNSUPPORTED);
     CHECK(test_contains(cmrscl_last_error(), "cl_khr_fp64"));
@@ -169,7 +168,8 @@ static void test_matrix_rule(void)
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
     plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
-    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_OFF);
     CHECK_OK(choose_stats(&d, 15.5, 10.0, 0.0, 1000, &p)); /* power-law rows of mu 15 */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16);
     CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p)); /* scattered short rows */
@@ -227,8 +227,10 @@ static void test_column_spread(void)
     static const struct {
         const char *spec;
         double low, high;
-    } cases[] = {{"stencil5:300", 0.0, 0.01}, {"stencil27:30", 0.0, 0.05},
-                 {"random:100000:4", 0.25, 0.42}, {"perm:200000", 0.25, 0.42},
+    } cases[] = {{"stencil5:300", 0.0, 0.01},
+                 {"stencil27:30", 0.0, 0.05},
+                 {"random:100000:4", 0.25, 0.42},
+                 {"perm:200000", 0.25, 0.42},
                  {"dense:300", 0.25, 0.42}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         cmrscl_csr a;

@@ -133,8 +133,8 @@ void bench_row_fill(bench_row *row, const loaded_matrix *m, cmrscl_precision pre
     snprintf(row->plan_name, sizeof row->plan_name, "%s", plan_name);
     plan_describe(&row->r.params, row->plan, sizeof row->plan);
     row->csrvec_ms = csrvec_ms;
-    row->model_a = model_a(row->r.params.height, row->stats.mu,
-                           (double)(precision == CMRSCL_DOUBLE ? 8 : 4));
+    row->model_a =
+        model_a(row->r.params.height, row->stats.mu, (double)(precision == CMRSCL_DOUBLE ? 8 : 4));
     row->eta_plus = bandwidth_gbs > 0 ? row->r.beta_plus_gbs / bandwidth_gbs : 0.0;
     row->peer = NULL;
     for (int i = 0; peer && i < peer->n; ++i)
@@ -228,7 +228,8 @@ void bench_row_print(const bench_row *row, FILE *out, bool json)
 
 void bench_csv_header(FILE *out)
 {
-    fputs("matrix,rows,cols,nnz,mu,row_cv,max_row,empty_rows,col_spread,precision,plan_name,plan,kernel,"
+    fputs("matrix,rows,cols,nnz,mu,row_cv,max_row,empty_rows,col_spread,precision,plan_name,plan,"
+          "kernel,"
           "height,warp,reduce,tile,long_strips,cache_hint,median_ms,min_ms,loop_ms,gflops,"
           "beta_minus_gbs,beta_plus_gbs,eta_plus,csrvec_ms,speedup_csrvec,model_a,bound_ratio,"
           "peer_alg,peer_median_ms,peer_loop_ms,speedup_peer,speedup_peer_loop\n",
@@ -259,8 +260,8 @@ void bench_row_csv(const bench_row *row, FILE *out)
             p->cache_hint == CMRSCL_CACHE_HINT_STREAM ? "stream" : "off");
     fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", r->timing.median_ms,
             r->timing.min_ms, r->timing.loop_ms, r->gflops, r->beta_minus_gbs, r->beta_plus_gbs,
-            row->eta_plus, row->csrvec_ms, ratio(row->csrvec_ms, r->timing.median_ms),
-            row->model_a, r->verified ? r->bound_ratio : NAN);
+            row->eta_plus, row->csrvec_ms, ratio(row->csrvec_ms, r->timing.median_ms), row->model_a,
+            r->verified ? r->bound_ratio : NAN);
     if (row->peer)
         fprintf(out, "%s,%.6g,%.6g,%.6g,%.6g\n", row->peer->alg, row->peer->median_ms,
                 row->peer->loop_ms, ratio(row->peer->median_ms, r->timing.median_ms),
@@ -352,8 +353,9 @@ void bench_summary(const bench_rows *rows, FILE *out)
         if (csrv.n)
             fprintf(out, ": x csr-vector %.2f", mean_get(&csrv));
         if (peer.n)
-            fprintf(out, "%s x peer %.2f (device time), %.2f (loop); lowest %.2f (%s); %d below 0.9",
-                    csrv.n ? ";" : ":", mean_get(&peer), mean_get(&loop), worst, worst_matrix, below);
+            fprintf(
+                out, "%s x peer %.2f (device time), %.2f (loop); lowest %.2f (%s); %d below 0.9",
+                csrv.n ? ";" : ":", mean_get(&peer), mean_get(&loop), worst, worst_matrix, below);
         fputc('\n', out);
     }
     free(done);
