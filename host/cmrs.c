@@ -213,7 +213,8 @@ cmrscl_status cmrscl_cmrs_to_csr(const cmrscl_cmrs *cmrs, cmrscl_csr *out)
     cmrscl_status st = cmrs_validate(cmrs);
     if (st != CMRSCL_OK)
         return st;
-    const uint32_t mask = (1u << cmrs->row_bits) - 1;
+    /* row_bits means something only in the packed layout (validated there). */
+    const uint32_t mask = cmrs->packed ? (1u << cmrs->row_bits) - 1 : 0;
     int32_t *row_ptr = calloc((size_t)cmrs->rows + 2, sizeof(int32_t));
     int32_t *col_ind = cmrscl_alloc((size_t)cmrs->nnz, sizeof(int32_t));
     double *values = cmrscl_alloc((size_t)cmrs->nnz, sizeof(double));
