@@ -157,13 +157,7 @@ INLINE void reduce_subgroup(__local const real_t *mine, real_t first, uint lane,
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
-cmrs_spmv(const uint rows, const uint strips, const uint strip_groups, const uint tiles,
-          const uint tile_entries, __global const uint *restrict strip_ptr,
-          __global const uint *restrict col_ind, __global const uchar *restrict row_in_strip,
-          __global const real_t *restrict val, __global const uint *restrict tile_start,
-          __global const uint *restrict tile_strip, __global real_t *restrict partial,
-          __global const real_t *restrict x, __global real_t *restrict y, const real_t alpha,
-          const real_t beta)
+cmrs_spmv(CMRS_SPMV_PARAMS)
 {
     const uint lane = get_local_id(0) % WARP;
     const uint warp = get_local_id(0) / WARP;

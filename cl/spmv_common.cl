@@ -274,6 +274,17 @@ INLINE void find_work(work *out, uint warp, uint strips, uint strip_groups, uint
     *out = w;
 }
 
+/* The parameters of cmrs_spmv, the same in every family: host/matrix.c and host/spmv.c set
+ * the arguments in this order. */
+#define CMRS_SPMV_PARAMS                                                                           \
+    const uint rows, const uint strips, const uint strip_groups, const uint tiles,                 \
+        const uint tile_entries, __global const uint *restrict strip_ptr,                          \
+        __global const uint *restrict col_ind, __global const uchar *restrict row_in_strip,        \
+        __global const real_t *restrict val, __global const uint *restrict tile_start,             \
+        __global const uint *restrict tile_strip, __global real_t *restrict partial,               \
+        __global const real_t *restrict x, __global real_t *restrict y, const real_t alpha,        \
+        const real_t beta
+
 /* A row's sum leaves the warp: y in the strip role (alpha, beta applied), the tile's slot
  * of partial sums otherwise (combined later). */
 INLINE void emit_row(const work *w, uint r, real_t sum, uint rows, __global real_t *y,

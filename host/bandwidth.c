@@ -106,8 +106,10 @@ cmrscl_status cmrscl_bandwidth_measure(cmrscl_context ctx, uint64_t bytes, int r
     }
     bytes = bytes / 16 * 16;
     if (bytes < 16 || bytes / 16 > UINT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "%llu bytes per buffer: expected 16 "
-                           "bytes to 64 GiB", (unsigned long long)bytes);
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "%llu bytes per buffer: expected 16 "
+                           "bytes to 64 GiB",
+                           (unsigned long long)bytes);
     stream_env e = {ctx->queue, NULL, NULL, NULL, NULL, 0, (cl_uint)(bytes / 16)};
     /* Enough work-items for every compute unit to keep many loads in flight. */
     e.global = (size_t)(d->compute_units ? d->compute_units : 1) * 2048;

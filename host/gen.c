@@ -175,8 +175,9 @@ static cmrscl_status gen_perm(long n, uint64_t seed, cmrscl_csr *out)
     rng g = {seed};
     int32_t *p = random_permutation(n, &g);
     rows_builder b;
-    cmrscl_status st = p ? builder_init(&b, n, n, n)
-                         : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for perm:%ld", n);
+    cmrscl_status st =
+        p ? builder_init(&b, n, n, n)
+          : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for perm:%ld", n);
     for (long i = 0; st == CMRSCL_OK && i < n; ++i) {
         builder_add(&b, p[i], 1.0 + rng_unit(&g));
         builder_end_row(&b, i);

@@ -111,12 +111,16 @@ cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
     size_t global = (m->strip_groups + m->tile_groups) * local;
     /* The combine kernel must see the tiles' sums: an in-order queue guarantees it; an
      * out-of-order one needs the main kernel's event (NVIDIA: an event wait between two
-     * kernels costs microseconds, a visible share of a product on small matrices). */
-    cl_command_queue_properties qprops = 0;
-    clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
-    bool in_order = !(qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+     * kernels costs microseconds, a visible share of a product on small matrices). Only
+     * split matrices ask the queue. */
+    bool in_order = true;
+    if (m->combine) {
+        cl_command_queue_properties qprops = 0;
+        clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
+        in_order = !(qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    }
     cl_event main_done = NULL, combine_done = NULL;
-    bool want_main = first || last || (m->combine && !in_order);
+    bool want_main = first || last || !in_order;
     err = clEnqueueNDRangeKernel(queue, m->kernel, 1, NULL, &global, &local, num_wait, wait_list,
                                  want_main ? &main_done : NULL);
     if (err != CL_SUCCESS)

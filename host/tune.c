@@ -123,8 +123,9 @@ static cmrscl_status tune_env_open(tune_env *e)
     }
     cl_int err = CL_SUCCESS;
     if (st == CMRSCL_OK) {
-        e->xbuf = clCreateBuffer(e->ctx->context, CL_MEM_READ_ONLY | (a->cols ? CL_MEM_COPY_HOST_PTR : 0),
-                                 a->cols ? vs * (size_t)a->cols : 16, a->cols ? xd : NULL, &err);
+        e->xbuf =
+            clCreateBuffer(e->ctx->context, CL_MEM_READ_ONLY | (a->cols ? CL_MEM_COPY_HOST_PTR : 0),
+                           a->cols ? vs * (size_t)a->cols : 16, a->cols ? xd : NULL, &err);
         if (err == CL_SUCCESS)
             e->ybuf = clCreateBuffer(e->ctx->context, CL_MEM_READ_WRITE,
                                      a->rows ? vs * (size_t)a->rows : 16, NULL, &err);
@@ -203,8 +204,8 @@ cmrscl_status cmrscl_matrix_tune(cmrscl_context ctx, cmrscl_precision precision,
     }
     tune_env_close(&e);
     if (st == CMRSCL_OK && !best)
-        st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "no candidate plan ran correctly on device \"%s\"",
-                         ctx->info.device_name);
+        st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                         "no candidate plan ran correctly on device \"%s\"", ctx->info.device_name);
     if (st != CMRSCL_OK) {
         cmrscl_matrix_free(best);
         return st;

@@ -105,8 +105,7 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                           (v->reduce == CMRSCL_REDUCE_AUTO || p.reduce == v->reduce),
                       "%s: parameters not as asked (%s)", what, p.build_options);
             /* a tile of 1 entry splits every strip of 3 or more entries */
-            CHECK_MSG(opt->tile != 1 || i != 6 || p.long_strips > 0, "%s: nothing was split",
-                      what);
+            CHECK_MSG(opt->tile != 1 || i != 6 || p.long_strips > 0, "%s: nothing was split", what);
             check_product(m, &ref_a, v->precision, 1.0, 0.0, what);
             check_product(m, &ref_a, v->precision, -1.5, 0.5, what);
             if (i == 5 || i == 6)
@@ -200,9 +199,9 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
         }
 }
 
-static const char *const variant_names[] = {"strip_packed", "strip_unpacked", "strip_narrow",
-                                            "segment_packed", "segment_unpacked", "split_strip",
-                                            "split_segment", NULL};
+static const char *const variant_names[] = {
+    "strip_packed",     "strip_unpacked", "strip_narrow",  "segment_packed",
+    "segment_unpacked", "split_strip",    "split_segment", NULL};
 
 static bool parse_args(int argc, char **argv, variant *v)
 {
@@ -234,8 +233,7 @@ static const char *skip_reason(const variant *v, const cmrscl_device_info *dev)
         return "no probed sub-groups on this device, or a family without a sub-group path";
     if (v->reduce == CMRSCL_REDUCE_SUBGROUP && !strcmp(v->name, "strip_narrow"))
         return "sub-groups fix the lanes per strip";
-    if (v->reduce == CMRSCL_REDUCE_AUTO && !dev->warp_shuffle &&
-        (!dev->subgroup_width || segment))
+    if (v->reduce == CMRSCL_REDUCE_AUTO && !dev->warp_shuffle && (!dev->subgroup_width || segment))
         return "auto is the local reduction on this device: the local variant runs it";
     return NULL;
 }

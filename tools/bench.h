@@ -7,7 +7,7 @@
 
 typedef struct bench_result {
     cmrscl_params params;
-    cmrscl_timing timing; /* per-product device time and back-to-back loop time */
+    cmrscl_timing timing;  /* per-product device time and back-to-back loop time */
     bool verified;         /* false with --no-verify */
     double relative_error; /* ||y - ref|| / ||ref|| */
     double bound_ratio;    /* <= 1: within the rounding bound (cmrscl_csr_spmv_check) */

@@ -10,9 +10,9 @@
 typedef struct peer_entry {
     char matrix[256];
     cmrscl_precision precision;
-    char alg[32];          /* the algorithm with the best median */
-    double median_ms;      /* best median device time over the algorithms */
-    double loop_ms;        /* best back-to-back time over the algorithms */
+    char alg[32];     /* the algorithm with the best median */
+    double median_ms; /* best median device time over the algorithms */
+    double loop_ms;   /* best back-to-back time over the algorithms */
 } peer_entry;
 typedef struct peer_table {
     peer_entry *e;
@@ -30,9 +30,9 @@ typedef struct bench_row {
     char plan_name[64]; /* as asked: auto, csr-vector, segment:64, ... */
     char plan[160];     /* as built (plan_describe) */
     bench_result r;
-    double csrvec_ms;   /* 0: no baseline */
-    double model_a;     /* the paper's a(h, mu), eq. (5.2) */
-    double eta_plus;    /* beta+/tau / B */
+    double csrvec_ms;       /* 0: no baseline */
+    double model_a;         /* the paper's a(h, mu), eq. (5.2) */
+    double eta_plus;        /* beta+/tau / B */
     const peer_entry *peer; /* NULL: none */
 } bench_row;
 typedef struct bench_rows {

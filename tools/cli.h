@@ -24,8 +24,8 @@ typedef struct cli_options {
     bool is_gen[CLI_MAX_INPUTS];
     int ninputs;
     const char *file, *gen;
-    const char *device; /* --device SEL (NULL: CMRSCL_DEVICE, then the default) */
-    const char *output; /* --output FILE (gen) */
+    const char *device;         /* --device SEL (NULL: CMRSCL_DEVICE, then the default) */
+    const char *output;         /* --output FILE (gen) */
     cmrscl_precision precision; /* the first of --precision's list */
     unsigned precisions;        /* bench: bit 0 float, bit 1 double */
     cmrscl_options matrix;      /* the plan's knobs: kernel, height, warp, ... */

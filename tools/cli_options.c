@@ -321,8 +321,7 @@ bool cli_parse(int argc, char **argv, cli_options *o)
         return false;
     }
     if (!bench && o->precisions == 3) {
-        fputs("cmrscl-run: --precision takes one precision here (several: use bench)\n",
-              stderr);
+        fputs("cmrscl-run: --precision takes one precision here (several: use bench)\n", stderr);
         return false;
     }
     for (int i = 0; i < o->ninputs; ++i) {

@@ -6,6 +6,7 @@
 #include "bench.h"
 #include "bench_report.h"
 #include "plans.h"
+#include "suite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,8 +15,7 @@
 
 #define MAX_PLANS 32
 
-/* The matrices: command-line inputs, then the suite file's lines (a path ending in .mtx or
- * .mtx.gz, relative to the suite file, or a generator spec; '#' starts a comment). */
+/* The matrices: command-line inputs, then the suite files' entries (suite.h). */
 typedef struct input_list {
     char **text;
     bool *is_gen;
@@ -47,42 +47,17 @@ static bool inputs_add(input_list *l, const char *text, bool is_gen)
     return true;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+static bool add_suite_entry(void *list, const char *entry, bool is_file)
 {
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
+    return inputs_add(list, entry, !is_file);
 }
 
 static int read_suite(const char *path, input_list *l)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    int rc = suite_read(path, add_suite_entry, l);
+    if (rc < 0)
         fprintf(stderr, "cmrscl-run: cannot open suite %s\n", path);
-        return EXIT_RUN_FAILED;
-    }
-    const char *slash = strrchr(path, '/');
-    int dir_len = slash ? (int)(slash - path) : 0;
-    char line[1024];
-    bool ok = true;
-    while (ok && fgets(line, sizeof line, f)) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        char *s = line + strspn(line, " \t"), *e = s + strlen(s);
-        while (e > s && strchr(" \t\r\n", e[-1]))
-            *--e = '\0';
-        if (!*s)
-            continue;
-        bool file = ends_with(s, ".mtx") || ends_with(s, ".mtx.gz");
-        char full[2048];
-        if (file && *s != '/' && slash)
-            snprintf(full, sizeof full, "%.*s/%s", dir_len, path, s);
-        else
-            snprintf(full, sizeof full, "%s", s);
-        ok = inputs_add(l, full, !file);
-    }
-    fclose(f);
-    return ok ? 0 : EXIT_RUN_FAILED;
+    return rc ? EXIT_RUN_FAILED : 0;
 }
 
 typedef struct bench_ctx {
@@ -148,8 +123,7 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
             rc = run;
             continue;
         }
-        bench_row_fill(&row, m, precision, b->plan_names[i], csrvec_ms, b->bandwidth_gbs,
-                       &b->peer);
+        bench_row_fill(&row, m, precision, b->plan_names[i], csrvec_ms, b->bandwidth_gbs, &b->peer);
         if (row.r.verified && !(row.r.bound_ratio <= 1.0))
             rc = EXIT_RUN_FAILED;
         if (b->tty)
@@ -180,8 +154,7 @@ static int bench_all(bench_ctx *b, const input_list *in)
                 continue;
             cmrscl_precision precision = p ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
             if (precision == CMRSCL_DOUBLE && !b->dev.fp64) {
-                fprintf(stderr, "cmrscl-run: %s: double skipped, the device has no fp64\n",
-                        m.name);
+                fprintf(stderr, "cmrscl-run: %s: double skipped, the device has no fp64\n", m.name);
                 continue;
             }
             bench_round_values(&m.csr, precision);

@@ -27,12 +27,8 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(const cli_options *);
-    } commands[] = {{"devices", cmd_devices},
-                    {"spmv", cmd_spmv},
-                    {"tune", cmd_tune},
-                    {"bench", cmd_bench},
-                    {"bandwidth", cmd_bandwidth},
-                    {"gen", cmd_gen},
+    } commands[] = {{"devices", cmd_devices}, {"spmv", cmd_spmv},           {"tune", cmd_tune},
+                    {"bench", cmd_bench},     {"bandwidth", cmd_bandwidth}, {"gen", cmd_gen},
                     {"parse", cmd_parse}};
     if (strcmp(opt.command, "help") == 0) {
         cli_usage(stdout);

@@ -16,7 +16,7 @@ int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size
     snprintf(error, error_size, "%s", cmrscl_last_error());
     /* A spec the generator refuses is the user's mistake; running out of memory is not. */
     return st == CMRSCL_ERROR_INVALID_ARGUMENT || st == CMRSCL_ERROR_TOO_LARGE ? EXIT_USAGE
-                                                                                : EXIT_RUN_FAILED;
+                                                                               : EXIT_RUN_FAILED;
 }
 
 /* Progress on a terminal only: "\r" updates would litter logs and pipes. */

@@ -39,8 +39,7 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->reduce = CMRSCL_REDUCE_SHUFFLE;
     else if (!strcmp(mod, "subgroup"))
         o->reduce = CMRSCL_REDUCE_SUBGROUP;
-    else if (!strncmp(mod, "k=", 2) && (mod[2] == '1' || mod[2] == '2' || mod[2] == '4') &&
-             !mod[3])
+    else if (!strncmp(mod, "k=", 2) && (mod[2] == '1' || mod[2] == '2' || mod[2] == '4') && !mod[3])
         o->lane_entries = mod[2] - '0';
     else if (!strncmp(mod, "w=", 2)) {
         char *end;

@@ -69,25 +69,41 @@ def per_precision(rows):
     return matrices, precisions, table
 
 
-def plot_speedup_peer(plt, matrices, precisions, table, path):
+def bar_positions(plt, matrices, precisions):
+    """A figure wide enough for the matrices, and per precision its bars' x positions."""
     fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(matrices) + 3), 5))
     width = 0.8 / max(1, len(precisions))
-    for i, p in enumerate(precisions):
-        xs = [k + (i - (len(precisions) - 1) / 2) * width for k in range(len(matrices))]
-        event = [number(table.get((m, p), {}).get("speedup_peer")) or 0 for m in matrices]
-        loop = [number(table.get((m, p), {}).get("speedup_peer_loop")) for m in matrices]
-        ax.bar(xs, event, width, label=f"{p}: device time per product")
-        ax.plot([x for x, v in zip(xs, loop) if v], [v for v in loop if v], "k_", ms=8,
-                label=f"{p}: back-to-back loop" if i == 0 else None)
+    xs = [[k + (i - (len(precisions) - 1) / 2) * width for k in range(len(matrices))]
+          for i in range(len(precisions))]
+    return fig, ax, xs, width
+
+
+def finish(plt, fig, ax, path, ylabel, title, matrices=None, log_x=False):
+    """The line at 1, labels, legend, and the file."""
     ax.axhline(1.0, color="grey", lw=1)
-    ax.set_xticks(range(len(matrices)))
-    ax.set_xticklabels(matrices, rotation=60, ha="right", fontsize=8)
-    ax.set_ylabel("speedup over cuSPARSE (best algorithm)")
-    ax.set_title("cmrscl over cuSPARSE (> 1: cmrscl faster)")
+    if matrices is not None:
+        ax.set_xticks(range(len(matrices)))
+        ax.set_xticklabels(matrices, rotation=60, ha="right", fontsize=8)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_speedup_peer(plt, matrices, precisions, table, path):
+    fig, ax, xs, width = bar_positions(plt, matrices, precisions)
+    for i, p in enumerate(precisions):
+        event = [number(table.get((m, p), {}).get("speedup_peer")) or 0 for m in matrices]
+        loop = [number(table.get((m, p), {}).get("speedup_peer_loop")) for m in matrices]
+        ax.bar(xs[i], event, width, label=f"{p}: device time per product")
+        ax.plot([x for x, v in zip(xs[i], loop) if v], [v for v in loop if v], "k_", ms=8,
+                label=f"{p}: back-to-back loop" if i == 0 else None)
+    finish(plt, fig, ax, path, "speedup over cuSPARSE (best algorithm)",
+           "cmrscl over cuSPARSE (> 1: cmrscl faster)", matrices)
 
 
 def plot_speedup_mu(plt, rows, path):
@@ -105,33 +121,18 @@ def plot_speedup_mu(plt, rows, path):
     for h in sorted({int(r["height"]) for r in rows if int(r["height"]) > 1}):
         ax.plot(grid, [model_a(h, mu, 4.0) for mu in grid], lw=1,
                 label=f"model a(h={h}, mu), float")
-    ax.axhline(1.0, color="grey", lw=1)
-    ax.set_xscale("log")
     ax.set_xlabel("mu (mean nonzeros per row)")
-    ax.set_ylabel("speedup over csr-vector")
-    ax.set_title("CMRS over CSR-vector against the paper's model")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish(plt, fig, ax, path, "speedup over csr-vector",
+           "CMRS over CSR-vector against the paper's model", log_x=True)
 
 
 def plot_eta(plt, matrices, precisions, table, path):
-    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(matrices) + 3), 5))
-    width = 0.8 / max(1, len(precisions))
+    fig, ax, xs, width = bar_positions(plt, matrices, precisions)
     for i, p in enumerate(precisions):
-        xs = [k + (i - (len(precisions) - 1) / 2) * width for k in range(len(matrices))]
-        ax.bar(xs, [number(table.get((m, p), {}).get("eta_plus")) or 0 for m in matrices],
+        ax.bar(xs[i], [number(table.get((m, p), {}).get("eta_plus")) or 0 for m in matrices],
                width, label=p)
-    ax.axhline(1.0, color="grey", lw=1)
-    ax.set_xticks(range(len(matrices)))
-    ax.set_xticklabels(matrices, rotation=60, ha="right", fontsize=8)
-    ax.set_ylabel("eta = (beta+ / tau) / B")
-    ax.set_title("Effective bandwidth over the measured stream bandwidth")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish(plt, fig, ax, path, "eta = (beta+ / tau) / B",
+           "Effective bandwidth over the measured stream bandwidth", matrices)
 
 
 def fmt(v, digits=3):

@@ -49,8 +49,7 @@ void fuzz_check_cmrs_round_trip(const cmrscl_csr *csr, int height, unsigned flag
                "CMRS sizes %d x %d, nnz %d, height %d, %d strips", cmrs.rows, cmrs.cols, cmrs.nnz,
                cmrs.height, cmrs.strips);
     FUZZ_CHECK(cmrs.packed == packed && (cmrs.row_in_strip == NULL) == packed &&
-                   cmrs.row_bits == (packed ? bits : 0) &&
-                   cmrs.column_ordered == ordered,
+                   cmrs.row_bits == (packed ? bits : 0) && cmrs.column_ordered == ordered,
                "layout packed=%d ordered=%d, expected %d %d", cmrs.packed, cmrs.column_ordered,
                packed, ordered);
     for (int32_t s = 0; s <= cmrs.strips; ++s) {

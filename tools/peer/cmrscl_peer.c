@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../suite.h"
+
 #define MAX_INPUTS 256
 
 typedef struct options {
@@ -137,7 +139,8 @@ static int run_alg(cusparseHandle_t h, const cmrscl_csr *a, device_csr *d, cuspa
     CUSPARSE(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat, vx, beta, vy,
                                      type, alg, d->buffer));
 #define SPMV()                                                                                     \
-    cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat, vx, beta, vy, type, alg, d->buffer)
+    cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat, vx, beta, vy, type, alg,         \
+                 d->buffer)
     /* The check: NaN in y first, so an unwritten row shows. */
     CUDA(cudaMemset(d->y, 0xff, vs * (size_t)(a->rows ? a->rows : 1)));
     CUSPARSE(SPMV());
@@ -149,8 +152,8 @@ static int run_alg(cusparseHandle_t h, const cmrscl_csr *a, device_csr *d, cuspa
     CUDA(cudaMemcpy(yraw, d->y, vs * (size_t)a->rows, cudaMemcpyDeviceToHost));
     for (int32_t i = 0; i < a->rows; ++i)
         y[i] = is_float ? (double)((float *)yraw)[i] : ((double *)yraw)[i];
-    cmrscl_csr_spmv_check(a, 1.0, x, 0.0, NULL, y, is_float ? 0x1p-24 : 0x1p-53,
-                          &r->relative_error, &r->bound_ratio);
+    cmrscl_csr_spmv_check(a, 1.0, x, 0.0, NULL, y, is_float ? 0x1p-24 : 0x1p-53, &r->relative_error,
+                          &r->bound_ratio);
     free(yraw), free(y);
     for (int i = 0; i < o->warmup; ++i)
         CUSPARSE(SPMV());
@@ -229,9 +232,10 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
         memset(&r, 0, sizeof r);
         rc = run_alg(h, a, &d, algs[i].alg, is_float, x, o, &r);
         bool ok = !rc && r.bound_ratio <= 1.0;
-        fprintf(stderr, "%-28s %-6s %-8s median %.4f ms, min %.4f ms, loop %.4f ms, %.3g x bound %s\n",
-                name, is_float ? "float" : "double", algs[i].name, r.median_ms, r.min_ms,
-                r.loop_ms, r.bound_ratio, ok ? "PASS" : "FAIL");
+        fprintf(stderr,
+                "%-28s %-6s %-8s median %.4f ms, min %.4f ms, loop %.4f ms, %.3g x bound %s\n",
+                name, is_float ? "float" : "double", algs[i].name, r.median_ms, r.min_ms, r.loop_ms,
+                r.bound_ratio, ok ? "PASS" : "FAIL");
         if (!rc)
             fprintf(csv, "cuSPARSE %d.%d,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n",
                     CUSPARSE_VER_MAJOR, CUSPARSE_VER_MINOR, name, is_float ? "float" : "double",
@@ -258,43 +262,31 @@ static int load(const char *input, int is_gen, cmrscl_csr *a, char *name, size_t
     return 0;
 }
 
-static int ends_with(const char *s, const char *suffix)
+/* Suite entries go to the inputs; the copies are freed at exit. */
+typedef struct suite_sink {
+    options *o;
+    char **owned;
+    int *nowned;
+} suite_sink;
+
+static bool add_suite_entry(void *user, const char *entry, bool is_file)
 {
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
+    suite_sink *k = user;
+    char *text = k->o->n < MAX_INPUTS ? strdup(entry) : NULL;
+    if (!text)
+        return false;
+    k->owned[(*k->nowned)++] = text;
+    k->o->inputs[k->o->n] = text;
+    k->o->is_gen[k->o->n++] = !is_file;
+    return true;
 }
 
-/* The suite format of `cmrscl-run bench --suite`. */
 static int read_suite(const char *path, options *o, char **owned, int *nowned)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    suite_sink k = {o, owned, nowned};
+    if (suite_read(path, add_suite_entry, &k) < 0)
         return failed(path, "cannot open the suite");
-    const char *slash = strrchr(path, '/');
-    char line[1024];
-    while (fgets(line, sizeof line, f) && o->n < MAX_INPUTS) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        char *s = line + strspn(line, " \t"), *e = s + strlen(s);
-        while (e > s && strchr(" \t\r\n", e[-1]))
-            *--e = '\0';
-        if (!*s)
-            continue;
-        int file = ends_with(s, ".mtx") || ends_with(s, ".mtx.gz");
-        char *text = malloc(strlen(path) + strlen(s) + 2);
-        if (!text)
-            break;
-        if (file && *s != '/' && slash)
-            sprintf(text, "%.*s/%s", (int)(slash - path), path, s);
-        else
-            strcpy(text, s);
-        owned[(*nowned)++] = text;
-        o->inputs[o->n] = text;
-        o->is_gen[o->n++] = !file;
-    }
-    fclose(f);
-    return 0;
+    return 0; /* at MAX_INPUTS the rest of the suite is left out */
 }
 
 static int parse(int argc, char **argv, options *o)
