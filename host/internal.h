@@ -166,9 +166,10 @@ typedef struct program_cache_entry {
 } program_cache_entry;
 /* Returns the program of kernel file `file` (after spmv_common.cl) with `options`, built
  * for ctx's device once, then cached in the context. *build_seconds is 0 for a cached
- * program. The program stays owned by the cache. */
+ * program; *from says where it came from. The program stays owned by the cache. */
 CMRSCL_HIDDEN cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *options,
-                                        cl_program *out, double *build_seconds);
+                                        cl_program *out, double *build_seconds,
+                                        cmrscl_program_source *from);
 /* Builds a one-off program (used by the warp probe); the caller releases it. */
 CMRSCL_HIDDEN cmrscl_status program_build(cl_context context, cl_device_id device,
                                           const char *source, const char *options, cl_program *out);

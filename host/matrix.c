@@ -135,7 +135,7 @@ static cmrscl_status create_kernels(cmrscl_matrix m)
     const cmrscl_params *p = &m->params;
     cl_program prog;
     cmrscl_status st = program_get(m->ctx, plan_kernel_file(p->kernel), p->build_options, &prog,
-                                   &m->params.build_seconds);
+                                   &m->params.build_seconds, &m->params.program_source);
     if (st == CMRSCL_OK)
         st = make_kernel(m, prog, "cmrs_spmv", &m->kernel);
     if (st == CMRSCL_OK && p->long_strips)
@@ -181,6 +181,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
                                         const size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
+    double convert_start = cmrscl_seconds();
     cmrscl_cmrs host;
     int32_t *perm = NULL;
     void *vals = NULL;
@@ -198,7 +199,10 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
         void *up[BUF_COUNT] = {host.strip_ptr, host.col_ind,   host.row_in_strip,
                                vals,           sp->tile_start, sp->tile_strip,
                                NULL,           sp->long_strip, sp->first_tile};
+        double t0 = cmrscl_seconds();
+        p->convert_seconds = t0 - convert_start;
         st = upload_buffers(m, up, bytes);
+        p->upload_seconds = cmrscl_seconds() - t0;
     }
     free(perm);
     free(vals);
@@ -268,9 +272,9 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         device_sizes(p, &sp, bytes);
         st = matrix_check_device_memory(ctx, bytes);
     }
+    p->analyze_seconds = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK)
         st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, &sp, bytes);
-    p->convert_seconds = cmrscl_seconds() - t0;
     split_free(&sp);
     if (st == CMRSCL_OK)
         st = create_kernels(m);

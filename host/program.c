@@ -156,9 +156,10 @@ static cmrscl_status family_source(const char *file, char **out)
 }
 
 cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *options,
-                          cl_program *out, double *build_seconds)
+                          cl_program *out, double *build_seconds, cmrscl_program_source *from)
 {
     *build_seconds = 0.0;
+    *from = CMRSCL_PROGRAM_CONTEXT;
     pthread_mutex_lock(&ctx->lock);
     for (program_cache_entry *e = ctx->programs; e; e = e->next)
         if (strcmp(e->options, options) == 0) {
@@ -187,6 +188,7 @@ cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *opti
             ctx->programs = entry;
             *out = prog;
             *build_seconds = cmrscl_seconds() - t0;
+            *from = CMRSCL_PROGRAM_JIT;
             cmrscl_trace("built %s with \"%s\" in %.3f s", file, options, *build_seconds);
             dump_binary(prog, options);
         }

@@ -351,6 +351,13 @@ typedef struct cmrscl_matrix_stats {
  * for reports. */
 CMRSCL_API cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out);
 
+/* Where a matrix's kernels came from when it was created. */
+typedef enum cmrscl_program_source {
+    CMRSCL_PROGRAM_CONTEXT, /* already built in this context */
+    CMRSCL_PROGRAM_JIT,     /* compiled from source now */
+    CMRSCL_PROGRAM_DISK     /* loaded from the on-disk program cache */
+} cmrscl_program_source;
+
 /* The plan a matrix was built with: the kernel family, its parameters and why. */
 typedef struct cmrscl_params {
     cmrscl_precision precision;
@@ -363,8 +370,14 @@ typedef struct cmrscl_params {
     char build_options[256];   /* the -D string the kernels were compiled with */
     int32_t rows, cols, nnz, strips;
     uint64_t device_bytes;        /* device memory the matrix occupies */
-    double convert_seconds;       /* host analysis + CSR -> CMRS time */
-    double build_seconds;         /* JIT compile time (0 when the program was cached) */
+    /* Set-up, step by step (seconds): row statistics and the plan; CSR -> CMRS arrays
+     * (host or device); creating and filling the device buffers; the program: 0 when the
+     * context had it, else a JIT build or a load from the on-disk program cache. */
+    double analyze_seconds;
+    double convert_seconds;
+    double upload_seconds;
+    double build_seconds;
+    cmrscl_program_source program_source; /* where the program came from */
     cmrscl_kernel kernel;         /* never AUTO */
     int row_bits;                 /* packed layout: bits of the row in strip */
     int modulo;                   /* MODULO kernel: lanes per row slot set; else 0 */

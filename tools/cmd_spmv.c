@@ -45,6 +45,13 @@ static void session_close(session *s)
     cmrscl_csr_free(&s->m.csr);
 }
 
+static const char *program_source_name(cmrscl_program_source s)
+{
+    return s == CMRSCL_PROGRAM_JIT    ? "compiled now"
+           : s == CMRSCL_PROGRAM_DISK ? "from the on-disk program cache"
+                                      : "already built in this context";
+}
+
 static void print_text(const session *s, const bench_result *r)
 {
     const cmrscl_params *p = &r->params;
@@ -72,8 +79,10 @@ static void print_text(const session *s, const bench_result *r)
                s->m.file_mb / s->m.load_seconds);
     else
         printf("generate   %.3f s\n", s->m.load_seconds);
-    printf("convert    %.3f s (analysis, plan, CSR -> CMRS on the host)\n", p->convert_seconds);
-    printf("jit        %.3f s\n", p->build_seconds);
+    printf("analyze    %.3f s (row statistics, plan, split)\n", p->analyze_seconds);
+    printf("convert    %.3f s (CSR -> CMRS arrays)\n", p->convert_seconds);
+    printf("upload     %.3f s (device buffers)\n", p->upload_seconds);
+    printf("program    %.3f s (%s)\n", p->build_seconds, program_source_name(p->program_source));
     printf("kernel     median %.4f ms, min %.4f ms per product (device, %d runs after %d "
            "warm-up)\n",
            r->timing.median_ms, r->timing.min_ms, r->timing.repetitions, r->timing.warmup);
@@ -114,8 +123,11 @@ static void json_result(const bench_result *r)
 {
     json_params(&r->params);
     json_open("time", '{');
+    json_number("analyze_s", r->params.analyze_seconds);
     json_number("convert_s", r->params.convert_seconds);
+    json_number("upload_s", r->params.upload_seconds);
     json_number("jit_s", r->params.build_seconds);
+    json_string("program", program_source_name(r->params.program_source));
     json_number("kernel_median_ms", r->timing.median_ms);
     json_number("kernel_min_ms", r->timing.min_ms);
     json_number("loop_ms", r->timing.loop_ms);
