@@ -1,7 +1,7 @@
 /* cmrs.c - CSR <-> CMRS on the host (paper, section 3): StripPtr, ColInd with the row in
  * strip packed into its low row_bits bits (or a separate RowInStrip array when the
  * packing does not fit), the optional per-strip column ordering (section 4, "fourth
- * optimization"), and the exact way back to CSR. */
+ * optimization"), both on all host threads, and the exact way back to CSR. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -34,33 +34,144 @@ void cmrscl_cmrs_free(cmrscl_cmrs *cmrs)
     memset(cmrs, 0, sizeof *cmrs);
 }
 
-/* Column ordering: a stable sort of all entries by column followed by a stable sort by
- * strip leaves each strip sorted by column with ties in CSR (row) order; two counting
- * sorts make it O(nnz + cols + strips). */
-static cmrscl_status column_order(int32_t rows, int32_t cols, const int32_t *row_ptr,
-                                  const int32_t *col_ind, int height, int32_t strips,
-                                  int32_t **perm)
+/* ---- CSR -> CMRS: each thread takes whole strips holding an equal share of the
+ * entries, so the result does not depend on the thread count ---- */
+
+typedef struct cmrs_build {
+    int32_t rows, strips;
+    int height, bits;
+    bool packed, ordered;
+    const int32_t *row_ptr, *col_ind;
+    cmrscl_cmrs *out;
+    int32_t *perm;
+    bool out_of_memory;
+} cmrs_build;
+
+/* The entries of one strip while it is sorted: column, CSR position, row in strip. */
+typedef struct strip_entries {
+    uint32_t *col;
+    int32_t *pos;
+    uint8_t *row;
+} strip_entries;
+
+static bool strip_entries_alloc(strip_entries *e, size_t n)
 {
-    int32_t nnz = row_ptr[rows];
-    int32_t *strip_of = cmrscl_alloc((size_t)nnz, sizeof(int32_t));
-    int32_t *a = cmrscl_alloc((size_t)nnz, sizeof(int32_t));
-    int32_t *b = cmrscl_alloc((size_t)nnz, sizeof(int32_t));
-    int32_t *starts = cmrscl_alloc((size_t)(cols > strips ? cols : strips) + 1, sizeof(int32_t));
-    if (!strip_of || !a || !b || !starts) {
-        free(strip_of), free(a), free(b), free(starts);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to order %d entries", nnz);
-    }
-    for (int32_t i = 0; i < rows; ++i)
-        for (int32_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
-            strip_of[k] = i / height;
-    for (int32_t k = 0; k < nnz; ++k)
-        a[k] = k;
-    counting_sort(col_ind, cols, a, b, nnz, starts);
-    counting_sort(strip_of, strips, b, a, nnz, starts);
-    free(strip_of), free(b), free(starts);
-    *perm = a;
-    return CMRSCL_OK;
+    e->col = cmrscl_alloc(n, sizeof *e->col);
+    e->pos = cmrscl_alloc(n, sizeof *e->pos);
+    e->row = cmrscl_alloc(n, sizeof *e->row);
+    return e->col && e->pos && e->row;
 }
+
+static void strip_entries_free(strip_entries *e) { free(e->col), free(e->pos), free(e->row); }
+
+/* Stable merge of the runs [lo, mid) and [mid, hi) of a into d. */
+static void merge_runs(const strip_entries *a, int32_t lo, int32_t mid, int32_t hi,
+                       const strip_entries *d)
+{
+    int32_t i = lo, j = mid, k = lo;
+    while (i < mid || j < hi) {
+        /* Ties from the left run: equal columns stay in CSR (row) order. */
+        int32_t from = j >= hi || (i < mid && a->col[i] <= a->col[j]) ? i++ : j++;
+        d->col[k] = a->col[from], d->pos[k] = a->pos[from], d->row[k++] = a->row[from];
+    }
+}
+
+/* Column ordering of one strip's n entries (paper, section 4, "fourth optimization"): a
+ * stable sort by column. Its rows are usually sorted runs already, so a natural merge
+ * sort takes log2(HEIGHT) passes; run_end holds n + 1 run boundaries of scratch. Returns
+ * the array (a or b) that holds the result. */
+static const strip_entries *sort_strip(strip_entries *a, strip_entries *b, int32_t n,
+                                       int32_t *run_end)
+{
+    int32_t runs = 0;
+    for (int32_t k = 1; k <= n; ++k)
+        if (k == n || a->col[k] < a->col[k - 1])
+            run_end[runs++] = k;
+    while (runs > 1) {
+        int32_t merged = 0, lo = 0;
+        for (int32_t r = 0; r < runs; r += 2) {
+            int32_t mid = run_end[r], hi = r + 1 < runs ? run_end[r + 1] : mid;
+            merge_runs(a, lo, mid, hi, b);
+            run_end[merged++] = hi;
+            lo = hi;
+        }
+        strip_entries t = *a;
+        *a = *b, *b = t;
+        runs = merged;
+    }
+    return a;
+}
+
+/* The first strip that starts at or after entry e (strips if none). */
+static int64_t strip_at(const cmrs_build *c, int64_t e)
+{
+    int64_t a = 0, z = c->strips;
+    while (a < z) {
+        int64_t m = (a + z) / 2;
+        int64_t row = m * c->height < c->rows ? m * c->height : c->rows;
+        if (c->row_ptr[row] < e)
+            a = m + 1;
+        else
+            z = m;
+    }
+    return a;
+}
+
+static void build_strips(void *ctx, int thread, int threads)
+{
+    cmrs_build *c = ctx;
+    int64_t e0, e1;
+    parallel_range(c->row_ptr[c->rows], thread, threads, &e0, &e1);
+    int64_t s0 = strip_at(c, e0), s1 = thread == threads - 1 ? c->strips : strip_at(c, e1);
+    strip_entries a = {0}, b = {0};
+    int32_t *run_end = NULL, cap = 0;
+    for (int64_t s = s0; s < s1; ++s) {
+        int32_t first_row = (int32_t)(s * c->height);
+        int32_t last_row = first_row + c->height < c->rows ? first_row + c->height : c->rows;
+        int32_t begin = c->row_ptr[first_row], n = c->row_ptr[last_row] - begin;
+        c->out->strip_ptr[s] = (uint32_t)begin;
+        if (c->ordered && n > cap) {
+            strip_entries_free(&a), strip_entries_free(&b), free(run_end);
+            cap = n;
+            run_end = cmrscl_alloc((size_t)cap + 1, sizeof *run_end);
+            if (!strip_entries_alloc(&a, (size_t)cap) || !strip_entries_alloc(&b, (size_t)cap) ||
+                !run_end) {
+                c->out_of_memory = true;
+                break;
+            }
+        }
+        for (int32_t i = first_row, j = 0; i < last_row; ++i)
+            for (int32_t k = c->row_ptr[i]; k < c->row_ptr[i + 1]; ++k, ++j) {
+                if (c->ordered) {
+                    a.col[j] = (uint32_t)c->col_ind[k], a.pos[j] = k;
+                    a.row[j] = (uint8_t)(i - first_row);
+                } else if (c->packed) {
+                    c->out->col_ind[k] =
+                        (uint32_t)c->col_ind[k] << c->bits | (uint32_t)(i - first_row);
+                } else {
+                    c->out->col_ind[k] = (uint32_t)c->col_ind[k];
+                    c->out->row_in_strip[k] = (uint8_t)(i - first_row);
+                }
+            }
+        if (!c->ordered)
+            continue;
+        const strip_entries *sorted = sort_strip(&a, &b, n, run_end);
+        for (int32_t j = 0; j < n; ++j) {
+            int32_t k = begin + j;
+            c->perm[k] = sorted->pos[j];
+            if (c->packed) {
+                c->out->col_ind[k] = sorted->col[j] << c->bits | sorted->row[j];
+            } else {
+                c->out->col_ind[k] = sorted->col[j];
+                c->out->row_in_strip[k] = sorted->row[j];
+            }
+        }
+    }
+    strip_entries_free(&a), strip_entries_free(&b), free(run_end);
+}
+
+/* Matrices this small are converted on the calling thread. */
+#define PARALLEL_MIN_ENTRIES (1 << 16)
 
 cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *row_ptr,
                                    const int32_t *col_ind, int height, unsigned flags,
@@ -80,38 +191,20 @@ cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *ro
     out->strip_ptr = cmrscl_alloc((size_t)strips + 1, sizeof(uint32_t));
     out->col_ind = calloc((size_t)nnz + CMRS_ENTRY_PAD, sizeof(uint32_t));
     out->row_in_strip = packed ? NULL : cmrscl_alloc((size_t)nnz, sizeof(uint8_t));
-    uint8_t *row_of = cmrscl_alloc((size_t)nnz, sizeof(uint8_t)); /* row in strip per CSR entry */
-    if (!out->strip_ptr || !out->col_ind || (!packed && !out->row_in_strip) || !row_of) {
-        free(row_of);
+    int32_t *p = ordered ? cmrscl_alloc((size_t)nnz, sizeof(int32_t)) : NULL;
+    cmrs_build c = {rows, strips, height, bits, packed, ordered, row_ptr, col_ind, out, p, false};
+    if (out->strip_ptr && out->col_ind && (packed || out->row_in_strip) && (!ordered || p)) {
+        out->strip_ptr[strips] = (uint32_t)nnz;
+        parallel_run(nnz < PARALLEL_MIN_ENTRIES ? 1 : parallel_threads(), build_strips, &c);
+    } else {
+        c.out_of_memory = true;
+    }
+    if (c.out_of_memory) {
+        free(p);
         cmrscl_cmrs_free(out);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for CMRS of %d entries",
                            nnz);
     }
-    for (int32_t s = 0; s <= strips; ++s)
-        out->strip_ptr[s] = (uint32_t)row_ptr[(int64_t)s * height < rows ? s * height : rows];
-    for (int32_t i = 0; i < rows; ++i)
-        memset(row_of + row_ptr[i], i % height, (size_t)(row_ptr[i + 1] - row_ptr[i]));
-
-    if (ordered) {
-        cmrscl_status st = column_order(rows, cols, row_ptr, col_ind, height, strips, perm);
-        if (st != CMRSCL_OK) {
-            free(row_of);
-            cmrscl_cmrs_free(out);
-            return st;
-        }
-    }
-    const int32_t *p = *perm;
-    for (int32_t k = 0; k < nnz; ++k) {
-        int32_t e = p ? p[k] : k;
-        uint32_t c = (uint32_t)col_ind[e];
-        if (packed)
-            out->col_ind[k] = c << bits | row_of[e];
-        else {
-            out->col_ind[k] = c;
-            out->row_in_strip[k] = row_of[e];
-        }
-    }
-    free(row_of);
     out->rows = rows;
     out->cols = cols;
     out->nnz = nnz;
@@ -120,24 +213,43 @@ cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *ro
     out->packed = packed;
     out->row_bits = packed ? bits : 0;
     out->column_ordered = ordered;
+    *perm = p;
     return CMRSCL_OK;
+}
+
+typedef struct gather {
+    void *dst;
+    cmrscl_precision dst_precision, src_precision;
+    const void *src;
+    const int32_t *perm;
+    int32_t nnz;
+} gather;
+
+static void gather_range(void *ctx, int thread, int threads)
+{
+    const gather *g = ctx;
+    int64_t k0, k1;
+    parallel_range(g->nnz, thread, threads, &k0, &k1);
+    const int32_t *perm = g->perm;
+#define GATHER(DT, ST)                                                                             \
+    for (int64_t k = k0; k < k1; ++k)                                                              \
+    ((DT *)g->dst)[k] = (DT)((const ST *)g->src)[perm ? perm[k] : k]
+    if (g->dst_precision == CMRSCL_DOUBLE && g->src_precision == CMRSCL_DOUBLE)
+        GATHER(double, double);
+    else if (g->dst_precision == CMRSCL_DOUBLE)
+        GATHER(double, float);
+    else if (g->src_precision == CMRSCL_DOUBLE)
+        GATHER(float, double);
+    else
+        GATHER(float, float);
+#undef GATHER
 }
 
 void cmrs_gather_values(void *dst, cmrscl_precision dst_precision, const void *src,
                         cmrscl_precision src_precision, const int32_t *perm, int32_t nnz)
 {
-#define GATHER(DT, ST)                                                                             \
-    for (int32_t k = 0; k < nnz; ++k)                                                              \
-    ((DT *)dst)[k] = (DT)((const ST *)src)[perm ? perm[k] : k]
-    if (dst_precision == CMRSCL_DOUBLE && src_precision == CMRSCL_DOUBLE)
-        GATHER(double, double);
-    else if (dst_precision == CMRSCL_DOUBLE)
-        GATHER(double, float);
-    else if (src_precision == CMRSCL_DOUBLE)
-        GATHER(float, double);
-    else
-        GATHER(float, float);
-#undef GATHER
+    gather g = {dst, dst_precision, src_precision, src, perm, nnz};
+    parallel_run(nnz < PARALLEL_MIN_ENTRIES ? 1 : parallel_threads(), gather_range, &g);
 }
 
 cmrscl_status cmrscl_cmrs_from_csr(const cmrscl_csr *csr, int height, unsigned flags,

@@ -1,6 +1,5 @@
-/* csr.c - compressed sparse rows on the host: validation, COO -> canonical CSR (two
- * stable counting sorts, duplicates summed), and the CPU reference SpMV in double that
- * every check compares against. */
+/* csr.c - compressed sparse rows on the host: validation and the CPU reference SpMV in
+ * double that every check compares against (COO -> CSR is in coo_to_csr.c). */
 #include "internal.h"
 
 #include <float.h>
@@ -57,91 +56,6 @@ void cmrscl_csr_free(cmrscl_csr *csr)
     free(csr->col_ind);
     free(csr->values);
     memset(csr, 0, sizeof *csr);
-}
-
-void counting_sort(const int32_t *key, int32_t nkeys, const int32_t *in, int32_t *out, int32_t n,
-                   int32_t *starts)
-{
-    memset(starts, 0, sizeof(int32_t) * ((size_t)nkeys + 1));
-    for (int32_t k = 0; k < n; ++k)
-        starts[key[in[k]] + 1]++;
-    for (int32_t b = 0; b < nkeys; ++b)
-        starts[b + 1] += starts[b];
-    /* Placing advances starts[b] to the end of bucket b; shift back afterwards. */
-    for (int32_t k = 0; k < n; ++k)
-        out[starts[key[in[k]]]++] = in[k];
-    memmove(starts + 1, starts, sizeof(int32_t) * (size_t)nkeys);
-    starts[0] = 0;
-}
-
-cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz, const int32_t *row_idx,
-                                  const int32_t *col_idx, const double *values, cmrscl_csr *out)
-{
-    if (!out)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
-    memset(out, 0, sizeof *out);
-    if (rows < 0 || cols < 0 || nnz < 0)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d, nnz %lld", rows,
-                           cols, (long long)nnz);
-    if (nnz > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%lld entries exceed the limit of %d",
-                           (long long)nnz, INT32_MAX);
-    if (nnz > 0 && (!row_idx || !col_idx))
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "row or column index array is NULL");
-    for (int64_t k = 0; k < nnz; ++k)
-        if (row_idx[k] < 0 || row_idx[k] >= rows || col_idx[k] < 0 || col_idx[k] >= cols)
-            return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
-                               "entry %lld at (%d, %d) is outside the %d x %d matrix", (long long)k,
-                               row_idx[k], col_idx[k], rows, cols);
-
-    int32_t n = (int32_t)nnz;
-    int32_t *order = cmrscl_alloc((size_t)n, sizeof(int32_t));
-    int32_t *tmp = cmrscl_alloc((size_t)n, sizeof(int32_t));
-    int32_t *col_start = cmrscl_alloc((size_t)cols + 1, sizeof(int32_t));
-    int32_t *row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
-    if (!order || !tmp || !col_start || !row_ptr) {
-        free(order), free(tmp), free(col_start), free(row_ptr);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to sort %d entries", n);
-    }
-    /* Sort by column, then stably by row: row-major with ascending columns. */
-    for (int32_t k = 0; k < n; ++k)
-        tmp[k] = k;
-    counting_sort(col_idx, cols, tmp, order, n, col_start);
-    counting_sort(row_idx, rows, order, tmp, n, row_ptr);
-    free(order);
-    free(col_start);
-
-    /* Merge duplicates in place: entries of one (row, col) are now adjacent. */
-    int32_t *col_ind = cmrscl_alloc((size_t)n, sizeof(int32_t));
-    double *val = cmrscl_alloc((size_t)n, sizeof(double));
-    if (!col_ind || !val) {
-        free(tmp), free(row_ptr), free(col_ind), free(val);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d entries", n);
-    }
-    int32_t w = 0;
-    for (int32_t i = 0; i < rows; ++i) {
-        int32_t begin = row_ptr[i], end = row_ptr[i + 1];
-        row_ptr[i] = w;
-        for (int32_t k = begin; k < end; ++k) {
-            int32_t e = tmp[k];
-            double v = values ? values[e] : 1.0;
-            if (w > row_ptr[i] && col_ind[w - 1] == col_idx[e]) {
-                val[w - 1] += v;
-            } else {
-                col_ind[w] = col_idx[e];
-                val[w++] = v;
-            }
-        }
-    }
-    row_ptr[rows] = w;
-    free(tmp);
-    out->rows = rows;
-    out->cols = cols;
-    out->nnz = w;
-    out->row_ptr = row_ptr;
-    out->col_ind = col_ind;
-    out->values = val;
-    return CMRSCL_OK;
 }
 
 /* One row of alpha*A*x + beta*y0 in double, the ground truth, and the magnitude term of its

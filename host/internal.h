@@ -41,19 +41,44 @@ CMRSCL_HIDDEN void c_numeric_enter(c_numeric_scope *scope);
 CMRSCL_HIDDEN void c_numeric_leave(c_numeric_scope *scope);
 CMRSCL_HIDDEN const char *cmrscl_precision_name(cmrscl_precision p);
 
+/* ---- parallel.c: host threads for the set-up steps ---- */
+
+/* Threads for the host's set-up work: $CMRSCL_THREADS, else the CPUs this process may run
+ * on (at most 256). */
+CMRSCL_HIDDEN int parallel_threads(void);
+/* Runs fn(ctx, t, threads) for t = 0..threads-1 on as many threads (t = 0 on the caller's)
+ * and returns when all are done. A thread that cannot be created runs its share on the
+ * caller's thread: the result never depends on it. */
+typedef void (*parallel_fn)(void *ctx, int thread, int threads);
+CMRSCL_HIDDEN void parallel_run(int threads, parallel_fn fn, void *ctx);
+/* Thread `thread`'s contiguous share [begin, end) of n items. */
+CMRSCL_HIDDEN void parallel_range(int64_t n, int thread, int threads, int64_t *begin, int64_t *end);
+
 /* ---- mtx.c: Matrix Market -> CSR ---- */
 
 /* Parses a whole Matrix Market file held in memory (plain or gzip), naming it `name` in
  * messages. The fuzz targets and tests use it; cmrscl_mtx_read streams from disk. */
 CMRSCL_HIDDEN cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name,
                                             cmrscl_csr *out);
+/* The same through the parallel reader with `threads` threads (whatever the size; 1 is
+ * mtx_read_memory): the same result and the same messages. */
+CMRSCL_HIDDEN cmrscl_status mtx_read_memory_threads(const void *data, size_t size, const char *name,
+                                                    int threads, cmrscl_csr *out);
+
+/* ---- coo_to_csr.c: COO -> canonical CSR on all host threads ---- */
+
+/* A run of COO entries (0-based, inside the matrix); val NULL means ones (pattern). */
+typedef struct coo_piece {
+    const int32_t *row, *col;
+    const double *val;
+    int64_t count;
+} coo_piece;
+/* Canonical CSR of the entries of all pieces, taken in order: rows in order, ascending
+ * columns, duplicates summed in input order. The same CSR for any thread count. */
+CMRSCL_HIDDEN cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *pieces,
+                                                int npieces, int threads, cmrscl_csr *out);
 
 /* ---- csr.c ---- */
-
-/* Stable counting sort of entry numbers `in` by key[entry] in 0..nkeys-1; starts (nkeys+1
- * entries) receives the bucket offsets, i.e. a row pointer when the keys are rows. */
-CMRSCL_HIDDEN void counting_sort(const int32_t *key, int32_t nkeys, const int32_t *in, int32_t *out,
-                                 int32_t n, int32_t *starts);
 
 /* The checks of cmrscl_csr_validate on bare arrays (values are not looked at). */
 CMRSCL_HIDDEN cmrscl_status csr_validate_structure(int32_t rows, int32_t cols,
@@ -145,6 +170,13 @@ CMRSCL_HIDDEN cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_pr
 /* The kernel file of a family ("cmrs_strip.cl", ...). */
 CMRSCL_HIDDEN const char *plan_kernel_file(cmrscl_kernel kernel);
 
+/* ---- cache_dir.c: the per-user cache directory ---- */
+
+/* $XDG_CACHE_HOME/cmrscl, else ~/.cache/cmrscl; false when neither is set. */
+CMRSCL_HIDDEN bool cache_dir(char *path, size_t size);
+/* mkdir -p (mode 0700) of the directories above `file` (not its last part); 0 or -1. */
+CMRSCL_HIDDEN int make_parent_dirs(const char *file);
+
 /* ---- tuning_db.c: the winners of cmrscl_matrix_tune, by device and matrix class ---- */
 
 CMRSCL_HIDDEN void tuning_class(const cmrscl_matrix_stats *st, int32_t nnz, char *buf, size_t size);
@@ -174,6 +206,23 @@ CMRSCL_HIDDEN cmrscl_status program_get(cmrscl_context ctx, const char *file, co
 CMRSCL_HIDDEN cmrscl_status program_build(cl_context context, cl_device_id device,
                                           const char *source, const char *options, cl_program *out);
 CMRSCL_HIDDEN void program_cache_free(program_cache_entry *head);
+/* program_cache.c, the on-disk cache of program binaries (format and checks there). */
+CMRSCL_HIDDEN uint64_t fnv1a64(const void *data, size_t size);
+typedef struct program_key {
+    char *text; /* library, platform, device, driver, options and source */
+    size_t length;
+    char path[4096]; /* the entry's file */
+} program_key;
+/* The key of a program and its file; false when the cache is off (CMRSCL_PROGRAM_CACHE),
+ * there is no directory for it, or no memory. */
+CMRSCL_HIDDEN bool program_key_make(cl_device_id device, const char *file, const char *source,
+                                    const char *options, program_key *out);
+CMRSCL_HIDDEN void program_key_free(program_key *key);
+/* The program built from a valid entry, else NULL (a bad entry is removed). */
+CMRSCL_HIDDEN cl_program program_disk_load(const program_key *key, cl_context context,
+                                           cl_device_id device, const char *options);
+/* Writes the binary of a built program as the entry (atomically); failures are ignored. */
+CMRSCL_HIDDEN void program_disk_store(const program_key *key, cl_program prog);
 
 /* ---- context.c ---- */
 

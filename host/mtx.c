@@ -2,6 +2,7 @@
  * buffer -> COO -> canonical CSR, read in large chunks and tokenized by mtx_scan.c. Every
  * size, index and count is checked: a hostile file fails with a message naming its line. */
 #include "internal.h"
+#include "mtx_parser.h"
 #include "mtx_scan.h"
 
 #include <errno.h>
@@ -25,7 +26,6 @@
 
 enum {
     CHUNK = 1 << 20,        /* text bytes requested from the source at a time */
-    MAX_LINE = 1 << 20,     /* longest accepted line, without its '\n' */
     GZ_BUFFER = 256 << 10,  /* zlib's own read buffer: fewer, larger read() calls */
     FIRST_ENTRIES = 1 << 12 /* initial COO capacity, whatever the header declares */
 };
@@ -130,25 +130,6 @@ static cmrscl_status source_read(source *s, char *dst, size_t room, size_t *got)
     *got = n;
     return CMRSCL_OK;
 }
-
-/* ---- parser state ---- */
-
-typedef enum { FIELD_REAL, FIELD_INTEGER, FIELD_PATTERN } field_kind;
-typedef enum { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW } symmetry_kind;
-typedef enum { STAGE_BANNER, STAGE_SIZE, STAGE_ENTRIES } stage_kind;
-
-typedef struct parser {
-    const char *name;
-    long long line; /* number of the line being parsed, from 1 */
-    stage_kind stage;
-    field_kind field;
-    symmetry_kind symmetry;
-    int32_t rows, cols;
-    int64_t declared, seen;        /* entries in the size line / entry lines read */
-    int64_t count, cap, max_count; /* COO entries stored, mirrored ones included */
-    int32_t *ri, *ci;              /* 0-based */
-    double *val;                   /* NULL for pattern files: csr_from_coo fills in 1 */
-} parser;
 
 static cmrscl_status line_fail(const parser *ps, cmrscl_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -279,16 +260,8 @@ static cmrscl_status parse_size(parser *ps, const char *p, const char *e)
 
 /* ---- entries ---- */
 
-/* Geometric growth, capped by what the header allows: a header that lies about its size
- * costs memory only in proportion to the entries actually present. */
-static cmrscl_status grow_entries(parser *ps)
+cmrscl_status mtx_reserve_entries(parser *ps, int64_t cap)
 {
-    if (ps->cap >= ps->max_count)
-        return line_fail(ps, CMRSCL_ERROR_TOO_LARGE,
-                         "expanding the symmetric matrix gives more than %d entries", INT32_MAX);
-    int64_t cap = ps->cap ? 2 * ps->cap : FIRST_ENTRIES;
-    if (cap > ps->max_count)
-        cap = ps->max_count;
     if ((uint64_t)cap > SIZE_MAX / sizeof(double))
         goto oom;
     void *p = realloc(ps->ri, (size_t)cap * sizeof(int32_t));
@@ -308,6 +281,17 @@ static cmrscl_status grow_entries(parser *ps)
 oom:
     return line_fail(ps, CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
                      (long long)cap);
+}
+
+/* Geometric growth, capped by what the header allows: a header that lies about its size
+ * costs memory only in proportion to the entries actually present. */
+static cmrscl_status grow_entries(parser *ps)
+{
+    if (ps->cap >= ps->max_count)
+        return line_fail(ps, CMRSCL_ERROR_TOO_LARGE,
+                         "expanding the symmetric matrix gives more than %d entries", INT32_MAX);
+    int64_t cap = ps->cap ? 2 * ps->cap : FIRST_ENTRIES;
+    return mtx_reserve_entries(ps, cap > ps->max_count ? ps->max_count : cap);
 }
 
 static inline cmrscl_status push(parser *ps, int32_t r, int32_t c, double v)
@@ -357,7 +341,7 @@ static cmrscl_status bad_value(const parser *ps, const char *p, const char *e)
     return line_fail(ps, CMRSCL_ERROR_PARSE, "bad value '%s'", mtx_show(p, e, shown));
 }
 
-static cmrscl_status parse_entry(parser *ps, const char *p, const char *e)
+cmrscl_status mtx_parse_entry(parser *ps, const char *p, const char *e)
 {
     int64_t r, c;
     double v = 1.0;
@@ -395,21 +379,21 @@ static cmrscl_status parse_entry(parser *ps, const char *p, const char *e)
 
 /* ---- the stream: complete lines from chunks ---- */
 
-static cmrscl_status parse_line(parser *ps, const char *p, const char *e)
+cmrscl_status mtx_parse_line(parser *ps, const char *p, const char *e)
 {
     if (ps->stage == STAGE_ENTRIES)
-        return parse_entry(ps, p, e);
+        return mtx_parse_entry(ps, p, e);
     return ps->stage == STAGE_BANNER ? parse_banner(ps, p, e) : parse_size(ps, p, e);
 }
 
-/* Called when a partial line fills the whole buffer: grow it, up to MAX_LINE + 1 bytes
+/* Called when a partial line fills the whole buffer: grow it, up to MTX_MAX_LINE + 1 bytes
  * (room for the longest line and the '\n' that proves it is complete). */
 static cmrscl_status grow_buffer(const parser *ps, char **buf, size_t *cap)
 {
-    if (*cap > MAX_LINE)
+    if (*cap > MTX_MAX_LINE)
         return cmrscl_fail(CMRSCL_ERROR_PARSE, "%s:%lld: line %lld is longer than %d bytes",
-                           ps->name, ps->line + 1, ps->line + 1, MAX_LINE);
-    size_t grown = *cap * 2 > (size_t)MAX_LINE + 1 ? (size_t)MAX_LINE + 1 : *cap * 2;
+                           ps->name, ps->line + 1, ps->line + 1, MTX_MAX_LINE);
+    size_t grown = *cap * 2 > (size_t)MTX_MAX_LINE + 1 ? (size_t)MTX_MAX_LINE + 1 : *cap * 2;
     char *p = realloc(*buf, grown + 1);
     if (!p)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for a %zu-byte line",
@@ -434,7 +418,7 @@ static cmrscl_status parse_stream(source *src, parser *ps, size_t cap)
         const char *nl;
         while (st == CMRSCL_OK && (nl = memchr(buf + pos, '\n', len - pos)) != NULL) {
             ps->line++;
-            st = parse_line(ps, buf + pos, nl);
+            st = mtx_parse_line(ps, buf + pos, nl);
             pos = (size_t)(nl - buf) + 1;
         }
         if (st != CMRSCL_OK || eof)
@@ -452,7 +436,7 @@ static cmrscl_status parse_stream(source *src, parser *ps, size_t cap)
     }
     if (st == CMRSCL_OK && pos < len) { /* a last line without '\n' */
         ps->line++;
-        st = parse_line(ps, buf + pos, buf + len);
+        st = mtx_parse_line(ps, buf + pos, buf + len);
     }
     free(buf);
     return st;
@@ -490,7 +474,85 @@ static cmrscl_status parse_all(source *src, size_t cap, cmrscl_csr *out)
     return st;
 }
 
+/* ---- the parallel reader first, the serial one when it declines ---- */
+
+/* Files from this size on are worth the threads. */
+#define PARALLEL_MIN_BYTES (4u << 20)
+
+/* The whole text of a source (inflated if it is gzip) with a '\0' after it. */
+static cmrscl_status source_slurp(source *src, size_t hint, char **text, size_t *size)
+{
+    size_t cap = hint < CHUNK ? CHUNK : hint, len = 0, got = 0;
+    char *buf = malloc(cap + 1);
+    cmrscl_status st = buf ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+    while (st == CMRSCL_OK) {
+        if (len == cap) {
+            char *grown = cap <= SIZE_MAX / 2 - 1 ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!grown) {
+                st = CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+                break;
+            }
+            buf = grown, cap *= 2;
+        }
+        size_t room = cap - len < (1u << 30) ? cap - len : (1u << 30);
+        st = source_read(src, buf + len, room, &got);
+        if (st != CMRSCL_OK || got == 0)
+            break;
+        len += got;
+    }
+    if (st != CMRSCL_OK) {
+        free(buf);
+        return st;
+    }
+    buf[len] = '\0';
+    *text = buf;
+    *size = len;
+    return CMRSCL_OK;
+}
+
+/* The parallel reader on a source; false when it declined (then *out is empty). */
+static bool read_parallel(source *src, size_t hint, int threads, cmrscl_csr *out)
+{
+    char *text = NULL;
+    size_t size = 0;
+    cmrscl_status st = source_slurp(src, hint, &text, &size);
+    if (st == CMRSCL_OK)
+        st = mtx_parse_parallel(text, size, src->name, threads, out);
+    free(text);
+    return st == CMRSCL_OK;
+}
+
 /* ---- public entry points ---- */
+
+/* A memory source, set up for plain text or gzip; false if zlib has no memory. */
+static bool memory_source(source *src, const void *data, size_t size, const char *name)
+{
+    *src = (source){.name = name ? name : "<memory>", .mem = data, .mem_size = size};
+    if (size >= 2 && src->mem[0] == 0x1f && src->mem[1] == 0x8b) {
+        /* 15 + 32: the largest window, and a gzip (or zlib) header detected. */
+        if (inflateInit2(&src->zs, 15 + 32) != Z_OK)
+            return false;
+        src->gzip = true;
+    }
+    return true;
+}
+
+cmrscl_status mtx_read_memory_threads(const void *data, size_t size, const char *name, int threads,
+                                      cmrscl_csr *out)
+{
+    if (!out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
+    memset(out, 0, sizeof *out);
+    source src;
+    if (threads > 1 && (data || size == 0) && memory_source(&src, data, size, name)) {
+        bool done = read_parallel(&src, size, threads, out);
+        if (src.gzip)
+            inflateEnd(&src.zs);
+        if (done)
+            return CMRSCL_OK;
+    }
+    return mtx_read_memory(data, size, name, out);
+}
 
 cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name, cmrscl_csr *out)
 {
@@ -499,16 +561,11 @@ cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name, c
     memset(out, 0, sizeof *out);
     if (!data && size > 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "data is NULL");
-    source src = {.name = name ? name : "<memory>", .mem = data, .mem_size = size};
+    source src;
+    if (!memory_source(&src, data, size, name))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", src.name);
     /* The whole text fits when it is small; a big one is read CHUNK bytes at a time. */
-    size_t cap = size < CHUNK ? size + 1 : CHUNK;
-    if (size >= 2 && src.mem[0] == 0x1f && src.mem[1] == 0x8b) {
-        /* 15 + 32: the largest window, and a gzip (or zlib) header detected. */
-        if (inflateInit2(&src.zs, 15 + 32) != Z_OK)
-            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", src.name);
-        src.gzip = true;
-        cap = CHUNK / 16;
-    }
+    size_t cap = src.gzip ? CHUNK / 16 : size < CHUNK ? size + 1 : CHUNK;
     cmrscl_status st = parse_all(&src, cap, out);
     if (src.gzip)
         inflateEnd(&src.zs);
@@ -531,18 +588,39 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
         close(fd);
         return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot read %s: %s", path, strerror(err));
     }
-    gzFile gz = gzdopen(fd, "rb");
-    if (!gz) {
+    source src = {.name = path, .opt = opt};
+    src.total = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
+    report_progress(&src, 0, true);
+    int threads = opt && opt->threads > 0 ? opt->threads : parallel_threads();
+    bool parallel = threads > 1 && src.total >= PARALLEL_MIN_BYTES;
+    unsigned char magic[2] = {0};
+    bool gzip = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    if (parallel && !gzip) {
+        mtx_text text;
+        bool done = mtx_load_text(fd, src.total, path, threads, &text) == CMRSCL_OK &&
+                    mtx_parse_parallel(text.text, text.size, path, threads, out) == CMRSCL_OK;
+        mtx_text_free(&text);
+        if (done) {
+            report_progress(&src, src.total, true);
+            close(fd);
+            return CMRSCL_OK;
+        }
+    }
+    src.gz = gzdopen(fd, "rb");
+    if (!src.gz) {
         close(fd);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", path);
     }
-    gzbuffer(gz, GZ_BUFFER);
-    source src = {.name = path, .opt = opt, .gz = gz};
-    src.total = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
-    report_progress(&src, 0, true);
-    cmrscl_status st = parse_all(&src, CHUNK, out);
+    gzbuffer(src.gz, GZ_BUFFER);
+    cmrscl_status st = CMRSCL_ERROR_PARSE;
+    if (parallel && gzip && read_parallel(&src, 4 * (size_t)src.total, threads, out))
+        st = CMRSCL_OK;
+    else if (gzrewind(src.gz) == 0) /* the serial reader from the start */
+        src.next_report = 0, st = parse_all(&src, CHUNK, out);
+    else
+        st = cmrscl_fail(CMRSCL_ERROR_FILE_IO, "%s: cannot rewind", path);
     if (st == CMRSCL_OK)
         report_progress(&src, src.total, true);
-    gzclose(gz);
+    gzclose(src.gz);
     return st;
 }

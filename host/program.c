@@ -1,6 +1,7 @@
 /* program.c - kernel sources (embedded at build time by cmake/embed_kernels.cmake, or read
  * from $CMRSCL_KERNEL_DIR during development), JIT builds with the build log kept for the
- * caller, and the per-context cache: one program per (context, device, options). */
+ * caller, and the per-context cache: one program per (context, device, options), loaded
+ * from the on-disk cache (program_cache.c) when it can be. */
 #include "internal.h"
 
 #include <errno.h>
@@ -114,9 +115,7 @@ static void dump_binary(cl_program prog, const char *options)
         return;
     unsigned char *bin = malloc(size);
     if (bin && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
-        uint64_t h = 1469598103934665603ull; /* FNV-1a */
-        for (const char *c = options; *c; ++c)
-            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        uint64_t h = fnv1a64(options, strlen(options));
         char path[4096];
         for (int text = 0; text < 2; ++text) {
             snprintf(path, sizeof path, "%s/cmrs-%016llx.%s", dir, (unsigned long long)h,
@@ -155,6 +154,29 @@ static cmrscl_status family_source(const char *file, char **out)
     return st;
 }
 
+/* A program not yet in the context: from the on-disk cache when it holds a valid entry,
+ * else compiled from source (and then written to the disk cache). */
+static cmrscl_status program_load_or_build(cmrscl_context ctx, const char *file,
+                                           const char *options, cl_program *out,
+                                           cmrscl_program_source *from)
+{
+    char *source = NULL;
+    program_key key;
+    cmrscl_status st = family_source(file, &source);
+    bool cached = st == CMRSCL_OK && program_key_make(ctx->device, file, source, options, &key);
+    *out = cached ? program_disk_load(&key, ctx->context, ctx->device, options) : NULL;
+    *from = *out ? CMRSCL_PROGRAM_DISK : CMRSCL_PROGRAM_JIT;
+    if (st == CMRSCL_OK && !*out) {
+        st = program_build(ctx->context, ctx->device, source, options, out);
+        if (st == CMRSCL_OK && cached)
+            program_disk_store(&key, *out);
+    }
+    if (cached)
+        program_key_free(&key);
+    free(source);
+    return st;
+}
+
 cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *options,
                           cl_program *out, double *build_seconds, cmrscl_program_source *from)
 {
@@ -169,15 +191,11 @@ cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *opti
         }
     /* Build under the lock: two threads asking for the same program build it once. */
     double t0 = cmrscl_seconds();
-    char *source = NULL;
     cl_program prog = NULL;
-    program_cache_entry *entry = NULL;
-    cmrscl_status st = family_source(file, &source);
-    if (st == CMRSCL_OK)
-        st = program_build(ctx->context, ctx->device, source, options, &prog);
-    free(source);
+    cmrscl_program_source where;
+    cmrscl_status st = program_load_or_build(ctx, file, options, &prog, &where);
     if (st == CMRSCL_OK) {
-        entry = malloc(sizeof *entry);
+        program_cache_entry *entry = malloc(sizeof *entry);
         char *key = strdup(options);
         if (!entry || !key) {
             free(entry), free(key);
@@ -188,8 +206,10 @@ cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *opti
             ctx->programs = entry;
             *out = prog;
             *build_seconds = cmrscl_seconds() - t0;
-            *from = CMRSCL_PROGRAM_JIT;
-            cmrscl_trace("built %s with \"%s\" in %.3f s", file, options, *build_seconds);
+            *from = where;
+            cmrscl_trace("%s %s with \"%s\" in %.3f s",
+                         where == CMRSCL_PROGRAM_DISK ? "loaded" : "built", file, options,
+                         *build_seconds);
             dump_binary(prog, options);
         }
     }

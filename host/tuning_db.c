@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define DB_TAG "cmrscl-tuning-v1"
@@ -28,12 +27,8 @@ static bool db_path(char *path, size_t size)
             return false;
         return snprintf(path, size, "%s", env) < (int)size;
     }
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        return snprintf(path, size, "%s/cmrscl/tuning.txt", xdg) < (int)size;
-    if (home && *home)
-        return snprintf(path, size, "%s/.cache/cmrscl/tuning.txt", home) < (int)size;
-    return false;
+    char dir[4000];
+    return cache_dir(dir, sizeof dir) && snprintf(path, size, "%s/tuning.txt", dir) < (int)size;
 }
 
 void tuning_class(const cmrscl_matrix_stats *st, int32_t nnz, char *buf, size_t size)
@@ -112,20 +107,6 @@ static const char *options_field(const char *line)
     return c;
 }
 
-static int make_dirs(char *path) /* mkdir -p of the directories in path (not its last part) */
-{
-    for (char *c = path + 1; *c; ++c) {
-        if (*c != '/')
-            continue;
-        *c = '\0';
-        int rc = mkdir(path, 0755);
-        *c = '/';
-        if (rc != 0 && errno != EEXIST)
-            return -1;
-    }
-    return 0;
-}
-
 cmrscl_status tuning_db_store(const cmrscl_device_info *dev, cmrscl_precision p, const char *cls,
                               const cmrscl_options *o, double median_ms)
 {
@@ -133,7 +114,7 @@ cmrscl_status tuning_db_store(const cmrscl_device_info *dev, cmrscl_precision p,
     if (!db_path(path, sizeof path))
         return CMRSCL_OK; /* turned off */
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    if (make_dirs(tmp) != 0)
+    if (make_parent_dirs(tmp) != 0)
         return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot create the directory of %s: %s", path,
                            strerror(errno));
     FILE *out = fopen(tmp, "w");

@@ -195,6 +195,10 @@ typedef struct cmrscl_mtx_options {
      * size (compressed bytes for .gz). May be NULL. */
     void (*progress)(void *user, uint64_t done_bytes, uint64_t total_bytes);
     void *user;
+    /* Threads that read and convert a file of 4 MB or more (0: $CMRSCL_THREADS, else all
+     * the CPUs the process may use; 1: the serial streaming reader, least memory). The
+     * result is the same CSR, bit for bit, for any number. */
+    int threads;
 } cmrscl_mtx_options;
 
 /* Reads a Matrix Market `coordinate` file (real, integer or pattern; general, symmetric
@@ -369,7 +373,7 @@ typedef struct cmrscl_params {
                                   rule", "tuned", "tuning database" (static string) */
     char build_options[256];   /* the -D string the kernels were compiled with */
     int32_t rows, cols, nnz, strips;
-    uint64_t device_bytes;        /* device memory the matrix occupies */
+    uint64_t device_bytes; /* device memory the matrix occupies */
     /* Set-up, step by step (seconds): row statistics and the plan; CSR -> CMRS arrays
      * (host or device); creating and filling the device buffers; the program: 0 when the
      * context had it, else a JIT build or a load from the on-disk program cache. */
@@ -378,16 +382,16 @@ typedef struct cmrscl_params {
     double upload_seconds;
     double build_seconds;
     cmrscl_program_source program_source; /* where the program came from */
-    cmrscl_kernel kernel;         /* never AUTO */
-    int row_bits;                 /* packed layout: bits of the row in strip */
-    int modulo;                   /* MODULO kernel: lanes per row slot set; else 0 */
-    int lane_entries;             /* segment kernel: consecutive entries per lane; else 0 */
-    cmrscl_cache_hint cache_hint; /* never AUTO */
-    int32_t tile;                 /* split: entries per tile; 0 when no strip is split */
-    int32_t tiles, long_strips;   /* split: tiles, and the strips they cover */
-    int64_t stored_entries;       /* entries on the device: nnz plus MODULO's padding */
-    cmrscl_matrix_stats stats;    /* what the plan looked at */
-    char plan_reason[256];        /* the rule's reason for this plan, in words */
+    cmrscl_kernel kernel;                 /* never AUTO */
+    int row_bits;                         /* packed layout: bits of the row in strip */
+    int modulo;                           /* MODULO kernel: lanes per row slot set; else 0 */
+    int lane_entries;                     /* segment kernel: consecutive entries per lane; else 0 */
+    cmrscl_cache_hint cache_hint;         /* never AUTO */
+    int32_t tile;                         /* split: entries per tile; 0 when no strip is split */
+    int32_t tiles, long_strips;           /* split: tiles, and the strips they cover */
+    int64_t stored_entries;               /* entries on the device: nnz plus MODULO's padding */
+    cmrscl_matrix_stats stats;            /* what the plan looked at */
+    char plan_reason[256];                /* the rule's reason for this plan, in words */
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;

@@ -160,6 +160,57 @@ static void test_unsorted_rows_round_trip(void)
     cmrscl_cmrs_free(&m);
 }
 
+/* The conversion runs on all host threads, each taking whole strips: any thread count
+ * gives the same arrays, every strip sorted by column with ties in row order. */
+static void test_threads_agree(void)
+{
+    test_seed(21);
+    cmrscl_csr a = random_csr(5000, 4000, 300000);
+    for (int32_t k = 100; k < 140; ++k) /* one column: duplicates, rows out of order */
+        a.col_ind[k] = a.col_ind[100];
+    static const struct {
+        int height;
+        unsigned flags;
+    } cases[] = {{16, CMRSCL_CMRS_ORDER_COLUMNS},
+                 {8, CMRSCL_CMRS_ORDER_COLUMNS | CMRSCL_CMRS_UNPACKED},
+                 {1, CMRSCL_CMRS_ORDER_COLUMNS},
+                 {32, 0},
+                 {7, CMRSCL_CMRS_UNPACKED}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        cmrscl_cmrs m[2];
+        for (int i = 0; i < 2; ++i) {
+            setenv("CMRSCL_THREADS", i ? "3" : "1", 1);
+            CHECK_OK(cmrscl_cmrs_from_csr(&a, cases[c].height, cases[c].flags, &m[i]));
+        }
+        unsetenv("CMRSCL_THREADS");
+        size_t nnz = (size_t)a.nnz;
+        CHECK_MSG(memcmp(m[0].strip_ptr, m[1].strip_ptr, 4 * ((size_t)m[0].strips + 1)) == 0 &&
+                      memcmp(m[0].col_ind, m[1].col_ind, 4 * nnz) == 0 &&
+                      memcmp(m[0].values, m[1].values, 8 * nnz) == 0 &&
+                      (m[0].packed || memcmp(m[0].row_in_strip, m[1].row_in_strip, nnz) == 0),
+                  "case %zu: 1 and 3 threads give different CMRS", c);
+        const cmrscl_cmrs *x = &m[1];
+        bool ordered = true;
+        for (int32_t s = 0; s < x->strips && (cases[c].flags & CMRSCL_CMRS_ORDER_COLUMNS); ++s)
+            for (uint32_t k = x->strip_ptr[s] + 1; k < x->strip_ptr[s + 1]; ++k) {
+                uint32_t mask = x->packed ? (1u << x->row_bits) - 1 : 0;
+                uint32_t c0 = x->packed ? x->col_ind[k - 1] >> x->row_bits : x->col_ind[k - 1];
+                uint32_t c1 = x->packed ? x->col_ind[k] >> x->row_bits : x->col_ind[k];
+                uint32_t r0 = x->packed ? x->col_ind[k - 1] & mask : x->row_in_strip[k - 1];
+                uint32_t r1 = x->packed ? x->col_ind[k] & mask : x->row_in_strip[k];
+                ordered &= c0 < c1 || (c0 == c1 && r0 <= r1);
+            }
+        CHECK_MSG(ordered, "case %zu: a strip is not sorted by (column, row)", c);
+        cmrscl_csr back;
+        CHECK_OK(cmrscl_cmrs_to_csr(x, &back));
+        CHECK_MSG(back.nnz == a.nnz, "case %zu: entries lost", c);
+        cmrscl_csr_free(&back);
+        cmrscl_cmrs_free(&m[0]);
+        cmrscl_cmrs_free(&m[1]);
+    }
+    cmrscl_csr_free(&a);
+}
+
 static void test_wide_matrix_unpacked(void)
 {
     /* 2^28 + 1 columns do not fit 28 bits: the unpacked layout is used, not an error. */
@@ -272,6 +323,7 @@ int main(void)
     test_paper_example();
     test_round_trips();
     test_unsorted_rows_round_trip();
+    test_threads_agree();
     test_wide_matrix_unpacked();
     test_csr_validation();
     test_coo();

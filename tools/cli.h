@@ -36,6 +36,8 @@ typedef struct cli_options {
     const char *peer;           /* bench: a peer's CSV (tools/peer) to compare with */
     double bandwidth_gbs;       /* bench: B for eta; 0: measure it */
     double size_mb;             /* bandwidth: MB per buffer; 0: the default */
+    int threads[16];            /* --threads LIST: parse tries each; reading takes the first */
+    int nthreads;               /* 0: not given (0 in the list: all CPUs) */
     int repetitions, warmup;
     double alpha, beta;
     bool verify, json, progress, baseline;
@@ -65,8 +67,9 @@ typedef struct loaded_matrix {
     double file_mb; /* 0 for generated matrices */
 } loaded_matrix;
 int load_matrix(const cli_options *opt, loaded_matrix *out);
-/* The same for one input: a file path, or a spec when is_gen. */
-int load_input(const char *input, bool is_gen, loaded_matrix *out);
+/* The same for one input: a file path (read with `threads` threads, 0: all CPUs), or a spec
+ * when is_gen. */
+int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out);
 
 /* Minimal streaming JSON writer to stdout: nested objects/arrays, commas handled. */
 void json_open(const char *key, char bracket);
@@ -84,6 +87,7 @@ int cmd_spmv(const cli_options *opt);
 int cmd_tune(const cli_options *opt);
 int cmd_gen(const cli_options *opt);
 int cmd_parse(const cli_options *opt);
+int cmd_setup(const cli_options *opt);
 int cmd_bench(const cli_options *opt);
 int cmd_bandwidth(const cli_options *opt);
 

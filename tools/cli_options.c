@@ -22,6 +22,10 @@ void cli_usage(FILE *out)
           "  bandwidth          the device's stream read, copy and triad bandwidth\n"
           "  gen SPEC -o FILE   write a generated matrix as Matrix Market (.mtx or .mtx.gz)\n"
           "  parse FILE         read a Matrix Market file and report the parse throughput\n"
+          "                     (with each --threads count; the same CSR from each)\n"
+          "  setup [FILE]       time every set-up step: read, analyze, convert, upload,\n"
+          "                     program (JIT and on-disk cache), first product, and the\n"
+          "                     device-side conversion and values-only updates\n"
           "\n"
           "options:\n"
           "  -d, --device SEL       P:D index, gpu|cpu|accelerator, or a name substring\n"
@@ -59,6 +63,8 @@ void cli_usage(FILE *out)
           "      --bandwidth GBS    B for eta (default: measured with the stream kernels)\n"
           "      --no-baseline      skip the csr-vector run behind the speedup column\n"
           "other:\n"
+          "      --threads LIST     host threads reading files, e.g. 1,2,4,16; 0 = all CPUs\n"
+          "                         (default: $CMRSCL_THREADS, else all; parse: 1,0)\n"
           "      --size MB          bandwidth: MB per buffer (default 1024)\n"
           "  -o, --output FILE      output file (gen)\n"
           "  -h, --help             this text;  --version  the library version\n"
@@ -118,6 +124,7 @@ enum {
     OPT_ORDER,
     OPT_REDUCE,
     OPT_KERNEL,
+    OPT_THREADS,
     OPT_TILE,
     OPT_CACHE_HINT,
     OPT_WARMUP,
@@ -165,6 +172,21 @@ static bool add_input(cli_options *o, const char *text, bool is_gen)
     return true;
 }
 
+/* --threads: a comma-separated list of counts, 0 meaning all CPUs. */
+static bool parse_threads(const char *text, cli_options *o)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    o->nthreads = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (o->nthreads == 16)
+            return usage_error("--threads", "at most 16 counts", text);
+        if (!parse_int("--threads", t, 0, 256, &o->threads[o->nthreads++]))
+            return false;
+    }
+    return o->nthreads > 0 || usage_error("--threads", "a list of counts like 1,4,16", text);
+}
+
 static bool apply_option(int c, const char *arg, cli_options *o)
 {
     static const char *const layouts[] = {"auto", "packed", "unpacked", NULL};
@@ -196,6 +218,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_NO_BASELINE: o->baseline = false; return true;
     case OPT_JSON: o->json = true; return true;
     case OPT_PLANS: o->plans = arg; return true;
+    case OPT_THREADS: return parse_threads(arg, o);
     case OPT_SUITE:
         if (o->nsuites == 8) {
             fputs("cmrscl-run: at most 8 --suite files\n", stderr);
@@ -263,6 +286,7 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                                           {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
                                           {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
                                           {"size", required_argument, NULL, OPT_SIZE},
+                                          {"threads", required_argument, NULL, OPT_THREADS},
                                           {"output", required_argument, NULL, 'o'},
                                           {"help", no_argument, NULL, 'h'},
                                           {"version", no_argument, NULL, OPT_VERSION},

@@ -143,7 +143,8 @@ static int bench_all(bench_ctx *b, const input_list *in)
     int rc = 0;
     for (int i = 0; i < in->n; ++i) {
         loaded_matrix m;
-        int r = load_input(in->text[i], in->is_gen[i], &m);
+        int r =
+            load_input(in->text[i], in->is_gen[i], b->opt->nthreads ? b->opt->threads[0] : 0, &m);
         if (r) {
             rc = r;
             continue;

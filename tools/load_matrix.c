@@ -26,7 +26,7 @@ static void show_progress(void *user, uint64_t done, uint64_t total)
         fprintf(stderr, "\rloading %s: %3d%%", (const char *)user, (int)(100.0 * done / total));
 }
 
-int load_input(const char *input, bool is_gen, loaded_matrix *out)
+int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out)
 {
     memset(out, 0, sizeof *out);
     double t0 = cli_seconds();
@@ -34,7 +34,7 @@ int load_input(const char *input, bool is_gen, loaded_matrix *out)
         struct stat st;
         if (stat(input, &st) == 0)
             out->file_mb = (double)st.st_size / 1e6;
-        cmrscl_mtx_options mo = {NULL, (void *)input};
+        cmrscl_mtx_options mo = {.user = (void *)input, .threads = threads};
         bool tty = isatty(fileno(stderr)) && out->file_mb > 16.0;
         if (tty)
             mo.progress = show_progress;
@@ -61,7 +61,8 @@ int load_input(const char *input, bool is_gen, loaded_matrix *out)
 
 int load_matrix(const cli_options *opt, loaded_matrix *out)
 {
+    int threads = opt->nthreads ? opt->threads[0] : 0;
     if (opt->file)
-        return load_input(opt->file, false, out);
-    return load_input(opt->gen ? opt->gen : DEFAULT_MATRIX, true, out);
+        return load_input(opt->file, false, threads, out);
+    return load_input(opt->gen ? opt->gen : DEFAULT_MATRIX, true, threads, out);
 }

@@ -120,6 +120,23 @@ void fuzz_check_same_as_file(const uint8_t *data, size_t size, cmrscl_status st,
     free(message);
 }
 
+void fuzz_check_same_in_parallel(const uint8_t *data, size_t size, cmrscl_status st,
+                                 const cmrscl_csr *csr, const char *name)
+{
+    char *message = st == CMRSCL_OK ? NULL : strdup(cmrscl_last_error());
+    cmrscl_csr par;
+    cmrscl_status par_st = mtx_read_memory_threads(data, size, name, 3, &par);
+    FUZZ_CHECK(st == par_st, "serial read gave %s, parallel read %s", cmrscl_status_name(st),
+               cmrscl_status_name(par_st));
+    if (st == CMRSCL_OK)
+        FUZZ_CHECK(fuzz_csr_identical(csr, &par), "serial and parallel reads differ");
+    else
+        FUZZ_CHECK(strcmp(message, cmrscl_last_error()) == 0,
+                   "serial read said '%s', parallel read '%s'", message, cmrscl_last_error());
+    cmrscl_csr_free(&par);
+    free(message);
+}
+
 static uint64_t bits_of(double d)
 {
     uint64_t u;

@@ -43,6 +43,12 @@ void fuzz_check_read(cmrscl_status st, const cmrscl_csr *csr, const char *name, 
 void fuzz_check_same_as_file(const uint8_t *data, size_t size, cmrscl_status st,
                              const cmrscl_csr *csr, const char *name);
 
+/* The parallel reader (3 threads) must agree with the serial memory read (status `st`,
+ * matrix `csr`) exactly: status, message and matrix. Call it while cmrscl_last_error()
+ * still describes the serial read. */
+void fuzz_check_same_in_parallel(const uint8_t *data, size_t size, cmrscl_status st,
+                                 const cmrscl_csr *csr, const char *name);
+
 /* CSR -> CMRS with (height, flags) must succeed, keep the documented structure, and
  * come back as exactly `expect` (the input itself unless column ordering reorders a
  * non-canonical row). The CMRS goes to *keep when that is not NULL, else it is freed. */

@@ -85,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         gzip_member(text + split, text_len - split, gz, cap, &gz_len);
     st = mtx_read_memory(gz, gz_len, NAME, &csr);
     fuzz_check_read(st, &csr, NAME, size);
+    fuzz_check_same_in_parallel(gz, gz_len, st, &csr, NAME);
     char *message = st == CMRSCL_OK ? NULL : strdup(cmrscl_last_error());
 
     /* Text that starts with the magic would be inflated again by a plain read. */

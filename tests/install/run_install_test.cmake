@@ -1,5 +1,6 @@
-# run_install_test.cmake - installs the build tree BUILD into PREFIX, then builds and runs
-# the consumer through find_package(cmrscl) (shared and static) and through pkg-config.
+# run_install_test.cmake - installs the build tree BUILD into PREFIX, runs the installed
+# cmrscl-run (it must find its libcmrscl through its RPATH alone), then builds and runs the
+# consumer through find_package(cmrscl) (shared and static) and through pkg-config.
 cmake_minimum_required(VERSION 3.19)
 file(REMOVE_RECURSE ${PREFIX} ${WORK})
 macro(run)
@@ -10,6 +11,28 @@ macro(run)
   endif()
 endmacro()
 run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${PREFIX})
+
+# The installed tool, with nothing pointing the loader at the build tree or the prefix: a
+# version query, then commands that run library code without a device (gen, parse).
+unset(ENV{LD_LIBRARY_PATH})
+set(tool ${PREFIX}/bin/cmrscl-run)
+find_program(READELF readelf)
+if(READELF)
+  execute_process(COMMAND ${READELF} -d ${tool} OUTPUT_VARIABLE dynamic)
+  if(NOT dynamic MATCHES "R(UN)?PATH[^\n]*\\$ORIGIN/")
+    message(FATAL_ERROR "installed cmrscl-run has no $ORIGIN-relative RPATH:\n${dynamic}")
+  endif()
+endif()
+run(${tool} --version)
+if(NOT out MATCHES "^cmrscl-run [0-9]+\\.[0-9]+\\.[0-9]+")
+  message(FATAL_ERROR "unexpected cmrscl-run --version output: ${out}")
+endif()
+file(MAKE_DIRECTORY ${WORK})
+run(${tool} gen stencil7:4 -o ${WORK}/stencil.mtx)
+run(${tool} parse ${WORK}/stencil.mtx)
+if(NOT out MATCHES "64 x 64, nnz 352")
+  message(FATAL_ERROR "unexpected cmrscl-run parse output: ${out}")
+endif()
 run(${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/cmake -DCMAKE_PREFIX_PATH=${PREFIX})
 run(${CMAKE_COMMAND} --build ${WORK}/cmake)
 run(${WORK}/cmake/consumer)

@@ -1,0 +1,67 @@
+/* parallel.c - the host's threads: how many to use, and a fork-join that runs one function
+ * on every thread. The set-up steps (reading, COO -> CSR, CSR -> CMRS) split their work
+ * into contiguous ranges, one per thread, so results never depend on the thread count. */
+#include "internal.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define MAX_THREADS 256
+
+int parallel_threads(void)
+{
+    const char *env = getenv("CMRSCL_THREADS");
+    long n = env && *env ? strtol(env, NULL, 10) : 0;
+    if (n <= 0) {
+#ifdef CPU_COUNT
+        cpu_set_t set; /* the CPUs this process may run on, not all the machine has */
+        n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+#endif
+        if (n <= 0)
+            n = sysconf(_SC_NPROCESSORS_ONLN);
+    }
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+typedef struct worker {
+    parallel_fn fn;
+    void *ctx;
+    int thread, threads;
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    w->fn(w->ctx, w->thread, w->threads);
+    return NULL;
+}
+
+void parallel_run(int threads, parallel_fn fn, void *ctx)
+{
+    if (threads < 1)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    worker w[MAX_THREADS];
+    pthread_t id[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    for (int t = 0; t < threads; ++t)
+        w[t] = (worker){fn, ctx, t, threads};
+    for (int t = 1; t < threads; ++t)
+        started[t] = pthread_create(&id[t], NULL, worker_main, &w[t]) == 0;
+    fn(ctx, 0, threads);
+    /* A thread that could not be started does its share here: slower, same result. */
+    for (int t = 1; t < threads; ++t) {
+        if (started[t])
+            pthread_join(id[t], NULL);
+        else
+            fn(ctx, t, threads);
+    }
+}
+
+void parallel_range(int64_t n, int thread, int threads, int64_t *begin, int64_t *end)
+{
+    *begin = n * thread / threads;
+    *end = n * (thread + 1) / threads;
+}
