@@ -338,7 +338,11 @@ cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz, const
     for (int t = 0; t < threads; ++t) {
         int64_t k0, k1;
         parallel_range(nnz, t, threads, &k0, &k1);
-        pieces[t] = (coo_piece){row_idx + k0, col_idx + k0, values ? values + k0 : NULL, k1 - k0};
+        if (k1 > k0) /* the arrays may be NULL when there are no entries */
+            pieces[t] =
+                (coo_piece){row_idx + k0, col_idx + k0, values ? values + k0 : NULL, k1 - k0};
+        else
+            pieces[t] = (coo_piece){NULL, NULL, NULL, 0};
     }
     return csr_from_coo_pieces(rows, cols, pieces, threads, threads, out);
 }

@@ -75,7 +75,11 @@ static cl_mem upload(cl_context context, const double *src, int32_t n, cmrscl_pr
 static int verify(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y, const cmrscl_csr *a,
                   const bench_vectors *v, const cli_options *opt, bench_result *r)
 {
+    clFinish(q);
+    double t0 = cli_seconds();
     cmrscl_status st = cmrscl_spmv(m, opt->alpha, x, opt->beta, y, NULL, 0, NULL, NULL);
+    clFinish(q);
+    r->first_product_seconds = cli_seconds() - t0;
     if (st != CMRSCL_OK)
         return cli_fail("spmv", st);
     size_t vs = opt->precision == CMRSCL_FLOAT ? 4 : 8, n = (size_t)a->rows;

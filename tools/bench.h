@@ -7,13 +7,14 @@
 
 typedef struct bench_result {
     cmrscl_params params;
-    cmrscl_timing timing;  /* per-product device time and back-to-back loop time */
-    bool verified;         /* false with --no-verify */
-    double relative_error; /* ||y - ref|| / ||ref|| */
-    double bound_ratio;    /* <= 1: within the rounding bound (cmrscl_csr_spmv_check) */
-    double gflops;         /* 2 nnz / median device time */
-    double beta_minus_gbs; /* paper eq. (6.1): x not cached, per nonzero */
-    double beta_plus_gbs;  /* x fully cached: matrix + x + y once */
+    cmrscl_timing timing;         /* per-product device time and back-to-back loop time */
+    bool verified;                /* false with --no-verify */
+    double relative_error;        /* ||y - ref|| / ||ref|| */
+    double bound_ratio;           /* <= 1: within the rounding bound (cmrscl_csr_spmv_check) */
+    double gflops;                /* 2 nnz / median device time */
+    double beta_minus_gbs;        /* paper eq. (6.1): x not cached, per nonzero */
+    double beta_plus_gbs;         /* x fully cached: matrix + x + y once */
+    double first_product_seconds; /* the verified product, the first after create */
 } bench_result;
 
 /* The test vectors of a run: x and y0 drawn once, stored in double after rounding to the

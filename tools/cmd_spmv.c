@@ -83,6 +83,9 @@ static void print_text(const session *s, const bench_result *r)
     printf("convert    %.3f s (CSR -> CMRS arrays)\n", p->convert_seconds);
     printf("upload     %.3f s (device buffers)\n", p->upload_seconds);
     printf("program    %.3f s (%s)\n", p->build_seconds, program_source_name(p->program_source));
+    if (r->verified)
+        printf("first      %.4f s (the first product, launch to finish)\n",
+               r->first_product_seconds);
     printf("kernel     median %.4f ms, min %.4f ms per product (device, %d runs after %d "
            "warm-up)\n",
            r->timing.median_ms, r->timing.min_ms, r->timing.repetitions, r->timing.warmup);
@@ -128,6 +131,7 @@ static void json_result(const bench_result *r)
     json_number("upload_s", r->params.upload_seconds);
     json_number("jit_s", r->params.build_seconds);
     json_string("program", program_source_name(r->params.program_source));
+    json_number("first_product_s", r->first_product_seconds);
     json_number("kernel_median_ms", r->timing.median_ms);
     json_number("kernel_min_ms", r->timing.min_ms);
     json_number("loop_ms", r->timing.loop_ms);
