@@ -29,7 +29,7 @@ int main(int argc, char **argv)
         int (*run)(const cli_options *);
     } commands[] = {{"devices", cmd_devices}, {"spmv", cmd_spmv},           {"tune", cmd_tune},
                     {"bench", cmd_bench},     {"bandwidth", cmd_bandwidth}, {"gen", cmd_gen},
-                    {"parse", cmd_parse}};
+                    {"parse", cmd_parse},     {"setup", cmd_setup}};
     if (strcmp(opt.command, "help") == 0) {
         cli_usage(stdout);
         return 0;
