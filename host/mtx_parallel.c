@@ -82,7 +82,10 @@ void mtx_text_free(mtx_text *t)
 /* ---- parsing: one share of the entry lines per thread ---- */
 
 typedef struct share {
-    parser ps; /* the header's state, with this share's own COO arrays */
+    parser ps;      /* the header's state, writing into this share's part of the arrays */
+    int64_t lines;  /* lines in the share: at most this many entries (twice, mirrored) */
+    int64_t offset; /* where its part of the COO arrays starts */
+    bool in_order;  /* its entries are row-major with ascending columns */
     cmrscl_status status;
 } share;
 
@@ -90,6 +93,10 @@ typedef struct parallel_parse {
     const parser *header;
     const char *body, *end; /* the entry lines; *end == '\0' */
     share *shares;
+    int32_t *ri, *ci; /* the COO arrays of all shares, share after share */
+    double *val;
+    int32_t *row_ptr; /* the in-order path: rows from the sorted row indices */
+    int64_t count;
 } parallel_parse;
 
 /* Where share t starts: the first line start at or after its even cut of the bytes. */
@@ -107,16 +114,14 @@ static const char *share_start(const parallel_parse *pp, int t, int threads)
     return nl ? nl + 1 : pp->end;
 }
 
-/* A first capacity from the share's part of the declared entries, bounded by what its
- * bytes can hold (an entry line takes at least 4), so a lying header costs nothing. */
-static int64_t share_capacity(const parser *h, uint64_t share_bytes, uint64_t body_bytes)
+static void count_lines(void *ctx, int thread, int threads)
 {
-    int64_t mirror = h->symmetry == SYM_GENERAL ? 1 : 2;
-    double part = body_bytes ? (double)share_bytes / (double)body_bytes : 0.0;
-    int64_t guess = (int64_t)(part * 1.02 * (double)h->declared) * mirror + 64;
-    int64_t most = (int64_t)(share_bytes / 4 + 1) * mirror;
-    guess = guess < most ? guess : most;
-    return guess < h->max_count ? guess : h->max_count;
+    parallel_parse *pp = ctx;
+    const char *p = share_start(pp, thread, threads), *e = share_start(pp, thread + 1, threads);
+    int64_t n = e > p && e[-1] != '\n'; /* the file's last line may lack its '\n' */
+    for (const char *nl; p < e && (nl = memchr(p, '\n', (size_t)(e - p))) != NULL; p = nl + 1)
+        ++n;
+    pp->shares[thread].lines = n;
 }
 
 static void parse_share(void *ctx, int thread, int threads)
@@ -125,11 +130,14 @@ static void parse_share(void *ctx, int thread, int threads)
     share *sh = &pp->shares[thread];
     const char *p = share_start(pp, thread, threads), *e = share_start(pp, thread + 1, threads);
     sh->ps = *pp->header;
-    sh->ps.ri = sh->ps.ci = NULL, sh->ps.val = NULL;
-    sh->ps.count = sh->ps.cap = sh->ps.seen = 0;
+    sh->ps.ri = pp->ri + sh->offset, sh->ps.ci = pp->ci + sh->offset;
+    sh->ps.val = pp->val ? pp->val + sh->offset : NULL;
+    sh->ps.count = sh->ps.seen = 0;
     sh->ps.declared = INT64_MAX; /* the total is checked after all shares */
-    sh->status = mtx_reserve_entries(
-        &sh->ps, share_capacity(pp->header, (uint64_t)(e - p), (uint64_t)(pp->end - pp->body)));
+    /* Room for every line's entries; should it ever run out, growing fails (cap has
+     * reached max_count) instead of reallocating a part of someone else's array. */
+    sh->ps.cap = sh->ps.max_count = sh->lines * (pp->header->symmetry == SYM_GENERAL ? 1 : 2);
+    sh->status = CMRSCL_OK;
     c_numeric_scope numeric; /* uselocale is per thread */
     c_numeric_enter(&numeric);
     while (sh->status == CMRSCL_OK && p < e) {
@@ -139,6 +147,46 @@ static void parse_share(void *ctx, int thread, int threads)
         p = nl ? nl + 1 : e;
     }
     c_numeric_leave(&numeric);
+    const int32_t *r = sh->ps.ri, *c = sh->ps.ci;
+    bool in_order = true;
+    for (int64_t k = 1; k < sh->ps.count && in_order; ++k)
+        in_order = r[k - 1] < r[k] || (r[k - 1] == r[k] && c[k - 1] < c[k]);
+    sh->in_order = in_order;
+}
+
+/* Is the whole file row-major with ascending columns and no gaps (every line an entry)?
+ * Then the COO arrays are the CSR arrays already. */
+static bool all_in_order(const parallel_parse *pp, int threads)
+{
+    int64_t last_row = -1, last_col = -1;
+    for (int t = 0; t < threads; ++t) {
+        const share *sh = &pp->shares[t];
+        if (!sh->in_order || sh->ps.count != sh->lines)
+            return false;
+        if (sh->ps.count == 0)
+            continue;
+        int32_t r = sh->ps.ri[0], c = sh->ps.ci[0];
+        if (r < last_row || (r == last_row && c <= last_col))
+            return false;
+        last_row = sh->ps.ri[sh->ps.count - 1], last_col = sh->ps.ci[sh->ps.count - 1];
+    }
+    return true;
+}
+
+/* row_ptr from sorted row indices: where the row index steps from a to b, rows a+1..b
+ * start there; each thread takes a range of entries, each row is written once. */
+static void rows_from_sorted(void *ctx, int thread, int threads)
+{
+    parallel_parse *pp = ctx;
+    int64_t k0, k1, n = pp->count;
+    int32_t rows = pp->header->rows;
+    parallel_range(n, thread, threads, &k0, &k1);
+    for (int64_t k = k0; k < k1; ++k)
+        for (int32_t r = k ? pp->ri[k - 1] + 1 : 0; r <= pp->ri[k]; ++r)
+            pp->row_ptr[r] = (int32_t)k;
+    if (thread == threads - 1)
+        for (int32_t r = n ? pp->ri[n - 1] + 1 : 0; r <= rows; ++r)
+            pp->row_ptr[r] = (int32_t)n;
 }
 
 /* The banner, comments and size line, up to the first entry line. */
@@ -159,6 +207,27 @@ static cmrscl_status parse_header(parser *ps, const char *text, const char *end,
     return st == CMRSCL_OK && ps->stage != STAGE_ENTRIES ? CMRSCL_ERROR_PARSE : st;
 }
 
+/* The in-order path: row_ptr from the row indices; the column and value arrays become
+ * the CSR's (ones for a pattern file). */
+static cmrscl_status csr_in_place(parallel_parse *pp, int threads, cmrscl_csr *out)
+{
+    int64_t n = pp->count;
+    int32_t rows = pp->header->rows;
+    pp->row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
+    double *val = pp->val ? pp->val : parallel_alloc((size_t)n, sizeof(double));
+    if (!pp->row_ptr || !val) {
+        if (!pp->val)
+            free(val);
+        return CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (int64_t k = 0; !pp->val && k < n; ++k)
+        val[k] = 1.0;
+    parallel_run(threads, rows_from_sorted, pp);
+    *out = (cmrscl_csr){rows, pp->header->cols, (int32_t)n, pp->row_ptr, pp->ci, val};
+    pp->row_ptr = NULL, pp->ci = NULL, pp->val = NULL; /* now the caller's */
+    return CMRSCL_OK;
+}
+
 cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name, int threads,
                                  cmrscl_csr *out)
 {
@@ -173,29 +242,37 @@ cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name
     if (!pp.shares)
         return CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
     double t0 = cmrscl_seconds();
-    parallel_run(threads, parse_share, &pp);
+    parallel_run(threads, count_lines, &pp);
+    int64_t room = 0, mirror = header.symmetry == SYM_GENERAL ? 1 : 2;
+    for (int t = 0; t < threads; ++t)
+        pp.shares[t].offset = room, room += pp.shares[t].lines * mirror;
+    pp.ri = parallel_alloc((size_t)room, sizeof(int32_t));
+    pp.ci = parallel_alloc((size_t)room, sizeof(int32_t));
+    pp.val = header.field == FIELD_PATTERN ? NULL : parallel_alloc((size_t)room, sizeof(double));
+    if (!pp.ri || !pp.ci || (header.field != FIELD_PATTERN && !pp.val))
+        st = CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+    if (st == CMRSCL_OK)
+        parallel_run(threads, parse_share, &pp);
     double t1 = cmrscl_seconds();
-    int64_t seen = 0, count = 0;
+    int64_t seen = 0;
     coo_piece pieces[256];
-    for (int t = 0; t < threads; ++t) {
+    for (int t = 0; st == CMRSCL_OK && t < threads; ++t) {
         const parser *ps = &pp.shares[t].ps;
         if (pp.shares[t].status != CMRSCL_OK)
             st = pp.shares[t].status;
-        seen += ps->seen, count += ps->count;
+        seen += ps->seen, pp.count += ps->count;
         pieces[t] = (coo_piece){ps->ri, ps->ci, ps->val, ps->count};
     }
     /* What the serial reader checks line by line, checked on the totals. */
-    if (st == CMRSCL_OK && (seen != header.declared || count > header.max_count))
+    if (st == CMRSCL_OK && (seen != header.declared || pp.count > header.max_count))
         st = CMRSCL_ERROR_PARSE;
+    bool in_order = st == CMRSCL_OK && all_in_order(&pp, threads);
     if (st == CMRSCL_OK)
-        st = csr_from_coo_pieces(header.rows, header.cols, pieces, threads, threads, out);
-    cmrscl_trace("%s: parsed in %.3f s, CSR in %.3f s (%d threads)", name, t1 - t0,
-                 cmrscl_seconds() - t1, threads);
-    for (int t = 0; t < threads; ++t) {
-        free(pp.shares[t].ps.ri);
-        free(pp.shares[t].ps.ci);
-        free(pp.shares[t].ps.val);
-    }
-    free(pp.shares);
+        st = in_order
+                 ? csr_in_place(&pp, threads, out)
+                 : csr_from_coo_pieces(header.rows, header.cols, pieces, threads, threads, out);
+    cmrscl_trace("%s: parsed in %.3f s, CSR in %.3f s (%d threads, %s)", name, t1 - t0,
+                 cmrscl_seconds() - t1, threads, in_order ? "in order" : "sorted");
+    free(pp.ri), free(pp.ci), free(pp.val), free(pp.shares);
     return st;
 }

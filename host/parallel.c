@@ -1,10 +1,12 @@
 /* parallel.c - the host's threads: how many to use, and a fork-join that runs one function
  * on every thread. The set-up steps (reading, COO -> CSR, CSR -> CMRS) split their work
  * into contiguous ranges, one per thread, so results never depend on the thread count. */
+#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "internal.h"
 
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define MAX_THREADS 256
@@ -64,4 +66,20 @@ void parallel_range(int64_t n, int thread, int threads, int64_t *begin, int64_t 
 {
     *begin = n * thread / threads;
     *end = n * (thread + 1) / threads;
+}
+
+void *parallel_alloc(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = n * size > 0 ? n * size : 1, huge = (size_t)2 << 20;
+    if (bytes < 4 * huge)
+        return malloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice: ignored where there are no huge pages */
+#endif
+    return p;
 }

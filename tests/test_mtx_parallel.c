@@ -139,6 +139,27 @@ static void test_large_files(void)
     }
     compare_file(sym);
 
+    /* In row order, without values (pattern: ones), and with a comment line among the
+     * entries (a gap: the general path instead of the in-order one). */
+    const char *pattern = tmp_path("pattern.mtx"), *gap = tmp_path("gap.mtx");
+    for (int which = 0; which < 2; ++which) {
+        FILE *f = fopen(which ? gap : pattern, "w");
+        fprintf(f, "%%%%MatrixMarket matrix coordinate %s general\n%d %d %d\n",
+                which ? "real" : "pattern", a.rows, a.cols, a.nnz);
+        for (int32_t i = 0; i < a.rows; ++i)
+            for (int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+                if (which && k == a.nnz / 3)
+                    fprintf(f, "%% a comment among the entries\n");
+                if (which)
+                    fprintf(f, "%d %d %.17g\n", i + 1, a.col_ind[k] + 1, a.values[k]);
+                else
+                    fprintf(f, "%d %d\n", i + 1, a.col_ind[k] + 1);
+            }
+        fclose(f);
+    }
+    compare_file(pattern);
+    compare_file(gap);
+
     /* Damage near the end: the serial reader's message (file and line) in both. */
     size_t size;
     char *text = slurp(plain, &size);
