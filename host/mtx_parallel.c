@@ -158,11 +158,14 @@ static void parse_share(void *ctx, int thread, int threads)
  * Then the COO arrays are the CSR arrays already. */
 static bool all_in_order(const parallel_parse *pp, int threads)
 {
-    int64_t last_row = -1, last_col = -1;
+    int64_t last_row = -1, last_col = -1, next = 0;
     for (int t = 0; t < threads; ++t) {
         const share *sh = &pp->shares[t];
-        if (!sh->in_order || sh->ps.count != sh->lines)
+        /* A share that stored fewer entries than it had room for (a comment line, or
+         * mirrored entries that were diagonal) leaves a gap before the next one. */
+        if (!sh->in_order || sh->offset != next)
             return false;
+        next += sh->ps.count;
         if (sh->ps.count == 0)
             continue;
         int32_t r = sh->ps.ri[0], c = sh->ps.ci[0];
