@@ -102,19 +102,12 @@ static const strip_entries *sort_strip(strip_entries *a, strip_entries *b, int32
     return a;
 }
 
-/* The first strip that starts at or after entry e (strips if none). */
+/* The first strip that starts at or after entry e (strips if none): strip s starts at
+ * row s * height, so it is the first strip at or after the first such row. */
 static int64_t strip_at(const cmrs_build *c, int64_t e)
 {
-    int64_t a = 0, z = c->strips;
-    while (a < z) {
-        int64_t m = (a + z) / 2;
-        int64_t row = m * c->height < c->rows ? m * c->height : c->rows;
-        if (c->row_ptr[row] < e)
-            a = m + 1;
-        else
-            z = m;
-    }
-    return a;
+    int64_t row = csr_row_at(c->row_ptr, c->rows, e);
+    return (row + c->height - 1) / c->height;
 }
 
 static void build_strips(void *ctx, int thread, int threads)

@@ -153,20 +153,6 @@ static void sort_row(int32_t *col, double *val, int32_t n, int32_t *scol, double
     }
 }
 
-/* The first row that starts at or after entry e (rows if none). */
-static int64_t row_at(const int32_t *row_ptr, int32_t rows, int64_t e)
-{
-    int64_t a = 0, z = rows;
-    while (a < z) {
-        int64_t m = (a + z) / 2;
-        if (row_ptr[m] < e)
-            a = m + 1;
-        else
-            z = m;
-    }
-    return a;
-}
-
 /* Step 4 over rows holding an equal share of the entries (the last thread also takes the
  * empty rows at the end). */
 static void sort_and_merge(void *ctx, int thread, int threads)
@@ -174,8 +160,8 @@ static void sort_and_merge(void *ctx, int thread, int threads)
     build *b = ctx;
     int64_t e0, e1;
     parallel_range(b->row_ptr[b->rows], thread, threads, &e0, &e1);
-    int64_t lo = row_at(b->row_ptr, b->rows, e0);
-    int64_t hi = thread == threads - 1 ? b->rows : row_at(b->row_ptr, b->rows, e1);
+    int64_t lo = csr_row_at(b->row_ptr, b->rows, e0);
+    int64_t hi = thread == threads - 1 ? b->rows : csr_row_at(b->row_ptr, b->rows, e1);
     int32_t *scol = NULL;
     double *sval = NULL;
     int32_t cap = 0;

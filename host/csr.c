@@ -33,6 +33,19 @@ cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int32_t *
     return CMRSCL_OK;
 }
 
+int64_t csr_row_at(const int32_t *row_ptr, int32_t rows, int64_t e)
+{
+    int64_t a = 0, z = rows;
+    while (a < z) {
+        int64_t m = (a + z) / 2;
+        if (row_ptr[m] < e)
+            a = m + 1;
+        else
+            z = m;
+    }
+    return a;
+}
+
 cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr)
 {
     if (!csr)

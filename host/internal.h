@@ -84,6 +84,9 @@ CMRSCL_HIDDEN cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, cons
 
 /* ---- csr.c ---- */
 
+/* The first row that starts at or after entry e (rows if none): where a thread's equal
+ * share of the entries begins. */
+CMRSCL_HIDDEN int64_t csr_row_at(const int32_t *row_ptr, int32_t rows, int64_t e);
 /* The checks of cmrscl_csr_validate on bare arrays (values are not looked at). */
 CMRSCL_HIDDEN cmrscl_status csr_validate_structure(int32_t rows, int32_t cols,
                                                    const int32_t *row_ptr, const int32_t *col_ind);
