@@ -2,7 +2,8 @@
  * row statistics (mean, spread, longest, empty rows), the lengths of the strips a HEIGHT
  * would make, and the split of long strips into tiles: each tile is summed by its own warp
  * and cmrs_combine adds a strip's tiles in order, so one huge strip no longer keeps one
- * warp busy while the device idles (the dense matrix and the hubs of power-law graphs). */
+ * warp busy while the device idles (the dense matrix and the hubs of power-law graphs).
+ * Also whether rows keep sorted columns, which values-only updates need to know. */
 #include "internal.h"
 
 #include <math.h>
@@ -10,29 +11,56 @@
 #include <string.h>
 
 /* At most SPREAD_ROWS rows, evenly spaced, and SPREAD_ENTRIES entries of each, evenly
- * spaced: a sample that costs microseconds on any matrix and sees its band. */
+ * spaced: a sample that costs microseconds on any matrix and sees its band. The device path
+ * (matrix_device.c) gathers the same sample on the device and passes its columns in sample
+ * order, so both paths sum the same terms in the same order: a bit-identical spread. */
 #define SPREAD_ROWS 65536
 #define SPREAD_ENTRIES 16
 
-static double column_spread(int32_t rows, int32_t cols, const int32_t *row_ptr,
-                            const int32_t *col_ind)
+static int32_t spread_entry_step(int32_t len)
 {
-    if (!col_ind || rows <= 0 || cols <= 0)
+    return len > SPREAD_ENTRIES ? len / SPREAD_ENTRIES : 1;
+}
+
+/* The columns come from col_ind, or, one per sampled entry in sample order, from sampled. */
+static double column_spread(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                            const int32_t *col_ind, const int32_t *sampled)
+{
+    if ((!col_ind && !sampled) || rows <= 0 || cols <= 0)
         return 0.0;
     int64_t row_step = rows > SPREAD_ROWS ? rows / SPREAD_ROWS : 1, seen = 0;
     double sum = 0.0;
     for (int64_t i = 0; i < rows; i += row_step) {
         int32_t len = row_ptr[i + 1] - row_ptr[i];
-        int32_t step = len > SPREAD_ENTRIES ? len / SPREAD_ENTRIES : 1;
+        int32_t step = spread_entry_step(len);
         double diagonal = (double)i * cols / rows;
         for (int32_t k = 0; k < len; k += step, ++seen)
-            sum += fabs(col_ind[row_ptr[i] + k] - diagonal);
+            sum += fabs((col_ind ? col_ind[row_ptr[i] + k] : sampled[seen]) - diagonal);
     }
     return seen ? sum / ((double)seen * cols) : 0.0;
 }
 
-void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
-                  cmrscl_matrix_stats *out)
+int64_t analyze_spread_sample(int32_t rows, int32_t cols, const int32_t *row_ptr, spread_sample *s,
+                              uint32_t *first)
+{
+    s->row_step = rows > SPREAD_ROWS ? rows / SPREAD_ROWS : 1;
+    s->rows = rows > 0 && cols > 0 ? (rows + s->row_step - 1) / s->row_step : 0;
+    s->entries = SPREAD_ENTRIES;
+    int64_t count = 0;
+    for (int64_t j = 0; j < s->rows; ++j) {
+        int32_t len = row_ptr[j * s->row_step + 1] - row_ptr[j * s->row_step];
+        int32_t step = spread_entry_step(len);
+        if (first)
+            first[j] = (uint32_t)count;
+        count += (len + step - 1) / step;
+    }
+    if (first)
+        first[s->rows] = (uint32_t)count;
+    return count;
+}
+
+static void row_stats(int32_t rows, int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
+                      const int32_t *sampled, cmrscl_matrix_stats *out)
 {
     memset(out, 0, sizeof *out);
     if (rows <= 0)
@@ -49,7 +77,61 @@ void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr, const int3
     out->mu = sum / rows;
     double var = sum_sq / rows - out->mu * out->mu;
     out->row_cv = out->mu > 0 ? sqrt(var > 0 ? var : 0) / out->mu : 0.0;
-    out->col_spread = column_spread(rows, cols, row_ptr, col_ind);
+    out->col_spread = column_spread(rows, cols, row_ptr, col_ind, sampled);
+}
+
+void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
+                  cmrscl_matrix_stats *out)
+{
+    row_stats(rows, cols, row_ptr, col_ind, NULL, out);
+}
+
+void analyze_rows_sampled(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                          const int32_t *sampled, cmrscl_matrix_stats *out)
+{
+    row_stats(rows, cols, row_ptr, NULL, sampled, out);
+}
+
+/* Descents col_ind[k] < col_ind[k-1] counted over all entries, then those where a row
+ * starts taken away: a flat, vectorisable pass (a loop per row is not, for short rows). */
+typedef struct sorted_job {
+    int32_t rows;
+    const int32_t *row_ptr, *col_ind;
+    int64_t inner[256]; /* per thread: descents inside rows */
+} sorted_job;
+
+static void count_inner_descents(void *arg, int t, int threads)
+{
+    sorted_job *j = arg;
+    int32_t nnz = j->row_ptr[j->rows];
+    int64_t b, e, d = 0;
+    parallel_range(nnz, t, threads, &b, &e);
+    for (int64_t k = b > 0 ? b : 1; k < e; ++k)
+        d += j->col_ind[k] < j->col_ind[k - 1];
+    parallel_range(j->rows, t, threads, &b, &e);
+    for (int64_t i = b > 0 ? b : 1; i < e; ++i) {
+        int32_t k = j->row_ptr[i]; /* each row start once: where row i-1 is not empty */
+        if (k > 0 && k < nnz && j->row_ptr[i - 1] != k)
+            d -= j->col_ind[k] < j->col_ind[k - 1];
+    }
+    j->inner[t] = d;
+}
+
+bool analyze_rows_sorted(int32_t rows, const int32_t *row_ptr, const int32_t *col_ind)
+{
+    if (rows <= 0 || row_ptr[rows] < 2)
+        return true;
+    sorted_job job = {rows, row_ptr, col_ind, {0}};
+    int threads = parallel_threads();
+    if (threads > 256)
+        threads = 256;
+    if (row_ptr[rows] < (1 << 20))
+        threads = 1;
+    parallel_run(threads, count_inner_descents, &job);
+    int64_t inner = 0;
+    for (int t = 0; t < threads; ++t)
+        inner += job.inner[t];
+    return inner == 0;
 }
 
 cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)

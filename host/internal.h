@@ -136,6 +136,23 @@ CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context c
 /* Row statistics and the column spread (col_ind may be NULL: spread 0). */
 CMRSCL_HIDDEN void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr,
                                 const int32_t *col_ind, cmrscl_matrix_stats *out);
+/* The entries the column spread samples, for a device that holds col_ind: entries evenly
+ * spaced (every len / entries, at least 1) of the rows j * row_step, j < rows. first
+ * (rows + 1 entries, may be NULL) receives where each sampled row's entries start in the
+ * sample; returns the number of sampled entries. */
+typedef struct spread_sample {
+    int64_t row_step, rows;
+    int32_t entries;
+} spread_sample;
+CMRSCL_HIDDEN int64_t analyze_spread_sample(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                                            spread_sample *s, uint32_t *first);
+/* analyze_rows with the sampled columns given in sample order instead of col_ind: the
+ * same statistics, bit for bit. */
+CMRSCL_HIDDEN void analyze_rows_sampled(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                                        const int32_t *sampled, cmrscl_matrix_stats *out);
+/* Are the columns non-decreasing within every row (one pass, on all host threads)? */
+CMRSCL_HIDDEN bool analyze_rows_sorted(int32_t rows, const int32_t *row_ptr,
+                                       const int32_t *col_ind);
 /* Entries of the longest strip of this height. */
 CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr, int height);
 /* The split path's arrays: the strips of more than 2 * tile entries ("long"), in order,
@@ -260,6 +277,7 @@ enum {
     BUF_PARTIAL,
     BUF_LONG_STRIP,
     BUF_FIRST_TILE,
+    BUF_PERM, /* CMRS position -> CSR entry, for cmrscl_matrix_update_values; see matrix_device.c */
     BUF_COUNT
 };
 CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
@@ -278,7 +296,34 @@ struct cmrscl_matrix_s {
     cl_kernel combine; /* cmrs_combine, when strips are split */
     size_t strip_groups, tile_groups;
     pthread_mutex_t lock; /* serialises clSetKernelArg + enqueue */
+    /* Values-only updates (matrix_device.c), under lock: BUF_PERM is still to be built from
+     * the CMRS arrays (column-ordered strips of rows with sorted columns); the gather kernels
+     * by the precision of the values read (float, double), made on first use. */
+    bool perm_pending;
+    cl_kernel update[2];
 };
+
+/* The steps of creating a matrix that the host path (matrix.c) and the device path
+ * (matrix_device.c) share, in order. A matrix of ctx with its lock, nothing else yet. */
+CMRSCL_HIDDEN cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
+/* The plan from RowPtr and the statistics (the tuning database's plan for the matrix's class
+ * when every option is automatic, else plan_choose), the split of long strips into *sp and
+ * each array's device bytes (BUF_PERM: 0), for matrix_check_device_memory next: fills
+ * m->params (but the timings), m->strip_groups and m->tile_groups. */
+CMRSCL_HIDDEN cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t rows,
+                                        int32_t cols, const int32_t *row_ptr,
+                                        const cmrscl_matrix_stats *stats, const cmrscl_options *opt,
+                                        split_layout *sp, size_t bytes[BUF_COUNT]);
+/* Creates the buffers with bytes[i] > 0, filled from host[i], or, where host[i] is NULL,
+ * left for kernels to write; adds their sizes to device_bytes. */
+CMRSCL_HIDDEN cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
+                                                  const size_t bytes[BUF_COUNT]);
+/* The family's kernels from the context's program cache, the matrix arguments set. */
+CMRSCL_HIDDEN cmrscl_status matrix_create_kernels(cmrscl_matrix m);
+/* A caller's buffer (spmv.c): of this OpenCL context, holding at least `need` bytes
+ * (nothing is checked when need is 0). */
+CMRSCL_HIDDEN cmrscl_status buffer_check(cl_context context, cl_mem buf, size_t need,
+                                         const char *name);
 
 /* Enqueues one product (one or two kernels) after the wait list; *first and *last (may be
  * NULL) receive the events of its first and last kernel (the same event when it has one;

@@ -1,6 +1,7 @@
 /* matrix.c - a device matrix: row statistics -> plan -> split of long strips -> host CSR ->
  * CMRS -> device buffers (checked against the device's limits first), and the kernels from
- * the context's program cache with their matrix arguments already set. */
+ * the context's program cache with their matrix arguments already set. The plan, buffer and
+ * kernel steps are shared with the device path (matrix_device.c). */
 #include "internal.h"
 
 #include <stdio.h>
@@ -18,9 +19,9 @@ enum {
 };
 enum { COMBINE_ROWS, COMBINE_LONG_STRIPS, COMBINE_LONG_STRIP, COMBINE_FIRST_TILE, COMBINE_PARTIAL };
 
-const char *const matrix_buffer_names[BUF_COUNT] = {"strip_ptr", "col_ind",    "row_in_strip",
-                                                    "values",    "tile_start", "tile_strip",
-                                                    "partial",   "long_strip", "first_tile"};
+const char *const matrix_buffer_names[BUF_COUNT] = {
+    "strip_ptr",  "col_ind", "row_in_strip", "values",     "tile_start",
+    "tile_strip", "partial", "long_strip",   "first_tile", "permutation"};
 
 void cmrscl_matrix_free(cmrscl_matrix m)
 {
@@ -30,6 +31,9 @@ void cmrscl_matrix_free(cmrscl_matrix m)
         clReleaseKernel(m->kernel);
     if (m->combine)
         clReleaseKernel(m->combine);
+    for (int i = 0; i < 2; ++i)
+        if (m->update[i])
+            clReleaseKernel(m->update[i]);
     for (int i = 0; i < BUF_COUNT; ++i)
         if (m->buf[i])
             clReleaseMemObject(m->buf[i]);
@@ -53,6 +57,7 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
     bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
     bytes[BUF_FIRST_TILE] = longs ? sizeof(uint32_t) * (longs + 1) : 0;
+    bytes[BUF_PERM] = 0; /* see matrix_create and matrix_device.c */
 }
 
 /* Fails with the sizes when the matrix cannot fit: one buffer above the largest single
@@ -95,17 +100,19 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
 
 /* Creates the device buffers, each initialised from its host array at creation (a copy
  * every runtime, Oclgrind's uninitialised-memory checks included, sees as writing it);
- * host[i] NULL with bytes[i] > 0 means "allocate only" (partial sums), bytes[i] == 0 means
- * "not used" (the argument stays NULL). */
-static cmrscl_status upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
+ * host[i] NULL with bytes[i] > 0 means "allocate only" (partial sums; the device path's
+ * arrays), bytes[i] == 0 means "not used" (the argument stays NULL). Kernels write the
+ * buffers allocated only, and the values (cmrscl_matrix_update_values). */
+cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
                                     const size_t bytes[BUF_COUNT])
 {
     for (int i = 0; i < BUF_COUNT; ++i) {
         if (bytes[i] == 0)
             continue;
         cl_int err;
-        cl_mem_flags flags = (i == BUF_PARTIAL ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) |
-                             (host[i] ? CL_MEM_COPY_HOST_PTR : 0);
+        bool written = !host[i] || i == BUF_VALUES;
+        cl_mem_flags flags =
+            (written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) | (host[i] ? CL_MEM_COPY_HOST_PTR : 0);
         m->buf[i] = clCreateBuffer(m->ctx->context, flags, bytes[i], host[i], &err);
         if (!m->buf[i]) {
             cmrscl_status st = cmrscl_fail_cl(err, "clCreateBuffer");
@@ -130,7 +137,7 @@ static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *n
     return CMRSCL_OK;
 }
 
-static cmrscl_status create_kernels(cmrscl_matrix m)
+cmrscl_status matrix_create_kernels(cmrscl_matrix m)
 {
     const cmrscl_params *p = &m->params;
     cl_program prog;
@@ -196,12 +203,12 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
         cmrs_gather_values(vals, p->precision, values, values_precision, perm, host.nnz);
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= 0x80000000u; /* LONG_STRIP of the kernels */
-        void *up[BUF_COUNT] = {host.strip_ptr, host.col_ind,   host.row_in_strip,
-                               vals,           sp->tile_start, sp->tile_strip,
-                               NULL,           sp->long_strip, sp->first_tile};
+        void *up[BUF_COUNT] = {
+            host.strip_ptr, host.col_ind, host.row_in_strip, vals,           sp->tile_start,
+            sp->tile_strip, NULL,         sp->long_strip,    sp->first_tile, perm};
         double t0 = cmrscl_seconds();
         p->convert_seconds = t0 - convert_start;
-        st = upload_buffers(m, up, bytes);
+        st = matrix_upload_buffers(m, up, bytes);
         p->upload_seconds = cmrscl_seconds() - t0;
     }
     free(perm);
@@ -215,6 +222,57 @@ static bool options_automatic(const cmrscl_options *o)
     return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
                   !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint &&
                   !o->lane_entries);
+}
+
+cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
+{
+    *out = NULL;
+    cmrscl_matrix m = calloc(1, sizeof *m);
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a matrix");
+    if (pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+    }
+    m->ctx = ctx;
+    *out = m;
+    return CMRSCL_OK;
+}
+
+cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t rows, int32_t cols,
+                          const int32_t *row_ptr, const cmrscl_matrix_stats *stats,
+                          const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT])
+{
+    cmrscl_context ctx = m->ctx;
+    cmrscl_params *p = &m->params;
+    plan_matrix pm = {.rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr};
+    pm.stats = *stats;
+    /* Every option automatic: a plan cmrscl_matrix_tune found for this class wins. */
+    cmrscl_options tuned;
+    char cls[64];
+    tuning_class(&pm.stats, pm.nnz, cls, sizeof cls);
+    bool from_db = options_automatic(opt) && tuning_db_lookup(&ctx->info, precision, cls, &tuned);
+    cmrscl_status st = plan_choose(&ctx->info, precision, &pm, from_db ? &tuned : opt, p);
+    if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
+        from_db = false, st = plan_choose(&ctx->info, precision, &pm, opt, p);
+    if (st == CMRSCL_OK && from_db) {
+        p->height_source = "tuning database";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "the tuning database's fastest plan for matrices of class %s", cls);
+    }
+    if (st == CMRSCL_OK)
+        st = split_build(rows, row_ptr, p->height, p->tile, sp);
+    if (st != CMRSCL_OK)
+        return st;
+    p->rows = rows, p->cols = cols, p->nnz = pm.nnz;
+    p->strips = (int32_t)(((int64_t)rows + p->height - 1) / p->height);
+    p->tile = sp->tile, p->tiles = sp->tiles, p->long_strips = sp->long_strips;
+    p->stored_entries = pm.nnz;
+    size_t wpg = (size_t)(p->work_group_size / p->warp);
+    m->strip_groups = sp->long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
+    m->tile_groups = ((size_t)sp->tiles + wpg - 1) / wpg;
+    device_sizes(p, sp, bytes);
+    return CMRSCL_OK;
 }
 
 static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
@@ -232,52 +290,34 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         return st;
     if (row_ptr[rows] > 0 && !values)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "values is NULL");
-    cmrscl_matrix m = calloc(1, sizeof *m);
-    if (!m)
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a matrix");
-    if (pthread_mutex_init(&m->lock, NULL) != 0) {
-        free(m);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
-    }
-    m->ctx = ctx;
+    cmrscl_matrix m = NULL;
+    st = matrix_new(ctx, &m);
+    if (st != CMRSCL_OK)
+        return st;
     cmrscl_params *p = &m->params;
     double t0 = cmrscl_seconds();
-    plan_matrix pm = {.rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr};
-    analyze_rows(rows, cols, row_ptr, col_ind, &pm.stats);
+    cmrscl_matrix_stats stats;
+    analyze_rows(rows, cols, row_ptr, col_ind, &stats);
     split_layout sp = {0};
-    /* Every option automatic: a plan cmrscl_matrix_tune found for this class wins. */
-    cmrscl_options tuned;
-    char cls[64];
-    tuning_class(&pm.stats, pm.nnz, cls, sizeof cls);
-    bool from_db = options_automatic(opt) && tuning_db_lookup(&ctx->info, precision, cls, &tuned);
-    st = plan_choose(&ctx->info, precision, &pm, from_db ? &tuned : opt, p);
-    if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
-        from_db = false, st = plan_choose(&ctx->info, precision, &pm, opt, p);
-    if (st == CMRSCL_OK && from_db) {
-        p->height_source = "tuning database";
-        snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "the tuning database's fastest plan for matrices of class %s", cls);
+    size_t bytes[BUF_COUNT];
+    st = matrix_plan(m, precision, rows, cols, row_ptr, &stats, opt, &sp, bytes);
+    if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
+        /* Updating values later needs each CMRS position's CSR entry. With sorted rows the
+         * device rebuilds it from the CMRS arrays on the first update (matrix_device.c);
+         * unsorted rows lose their CSR order in the column sort, so their permutation
+         * goes to the device now. One row per strip keeps sorted rows as they are. */
+        bool sorted = analyze_rows_sorted(rows, row_ptr, col_ind);
+        m->perm_pending = sorted && p->height > 1;
+        bytes[BUF_PERM] = sorted ? 0 : sizeof(uint32_t) * (size_t)p->nnz;
     }
     if (st == CMRSCL_OK)
-        st = split_build(rows, row_ptr, p->height, p->tile, &sp);
-    size_t bytes[BUF_COUNT];
-    if (st == CMRSCL_OK) {
-        p->rows = rows, p->cols = cols, p->nnz = pm.nnz;
-        p->strips = (int32_t)(((int64_t)rows + p->height - 1) / p->height);
-        p->tile = sp.tile, p->tiles = sp.tiles, p->long_strips = sp.long_strips;
-        p->stored_entries = pm.nnz;
-        size_t wpg = (size_t)(p->work_group_size / p->warp);
-        m->strip_groups = sp.long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
-        m->tile_groups = ((size_t)sp.tiles + wpg - 1) / wpg;
-        device_sizes(p, &sp, bytes);
         st = matrix_check_device_memory(ctx, bytes);
-    }
     p->analyze_seconds = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK)
         st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, &sp, bytes);
     split_free(&sp);
     if (st == CMRSCL_OK)
-        st = create_kernels(m);
+        st = matrix_create_kernels(m);
     if (st != CMRSCL_OK) {
         cmrscl_matrix_free(m);
         return st;
@@ -313,7 +353,9 @@ cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
         memset(out, 0, sizeof *out);
     if (!m || !out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
+    pthread_mutex_lock(&m->lock); /* device_bytes grows with a first update */
     *out = m->params;
+    pthread_mutex_unlock(&m->lock);
     return CMRSCL_OK;
 }
 

@@ -12,21 +12,21 @@
 enum { ARG_X = 12, ARG_Y, ARG_ALPHA, ARG_BETA };
 enum { COMBINE_Y = 5, COMBINE_ALPHA, COMBINE_BETA };
 
-/* A buffer the kernel will touch: right context and at least `need` bytes. */
-static cmrscl_status check_vector(cmrscl_matrix m, cl_mem buf, size_t need, const char *name)
+/* A buffer a kernel will touch: right context and at least `need` bytes. */
+cmrscl_status buffer_check(cl_context context, cl_mem buf, size_t need, const char *name)
 {
     if (need == 0)
         return CMRSCL_OK;
     if (!buf)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
     size_t size = 0;
-    cl_context context = NULL;
+    cl_context owner = NULL;
     cl_int err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
     if (err == CL_SUCCESS)
-        err = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof context, &context, NULL);
+        err = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, name);
-    if (context != m->ctx->context)
+    if (owner != context)
         return cmrscl_fail(CMRSCL_ERROR_CONTEXT_MISMATCH, "%s belongs to another OpenCL context",
                            name);
     if (size < need)
@@ -59,9 +59,10 @@ static cmrscl_status check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_comma
     const cmrscl_params *p = &m->params;
     size_t vsize = cmrscl_precision_size(p->precision);
     /* With no rows the product is empty: nothing is read, so x may be NULL too. */
-    cmrscl_status st = check_vector(m, x, p->rows > 0 ? vsize * (size_t)p->cols : 0, "x");
+    cl_context context = m->ctx->context;
+    cmrscl_status st = buffer_check(context, x, p->rows > 0 ? vsize * (size_t)p->cols : 0, "x");
     if (st == CMRSCL_OK)
-        st = check_vector(m, y, vsize * (size_t)p->rows, "y");
+        st = buffer_check(context, y, vsize * (size_t)p->rows, "y");
     if (st == CMRSCL_OK && queue)
         st = check_queue(m, queue);
     if (st == CMRSCL_OK && x && x == y && p->rows > 0 && p->cols > 0)

@@ -409,6 +409,40 @@ CMRSCL_API cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx,
                                                        const cmrscl_csr *csr,
                                                        const cmrscl_options *opt,
                                                        cmrscl_matrix *out);
+/* The same from a CSR matrix whose arrays already live in buffers of the context's
+ * cl_context (codes that assemble on the device): int32 row_ptr[rows + 1], int32
+ * col_ind[nnz] and values[nnz] of `precision`. Kernels convert it on the device: only
+ * row_ptr and a bounded sample of columns (the statistics) come back to the host, and the
+ * result is the matrix cmrscl_matrix_create builds from the same arrays, bit for bit (plan,
+ * parameters, cmrscl_matrix_read_cmrs). The CSR must be canonical: row_ptr[0] = 0,
+ * non-decreasing, row_ptr[rows] = nnz, and the columns of each row strictly ascending in
+ * 0..cols-1 (no duplicates); a kernel checks it first, and ERROR_INVALID_MATRIX names the
+ * first offending row or entry. Buffers smaller than these sizes fail with
+ * ERROR_INVALID_ARGUMENT, buffers of another cl_context with ERROR_CONTEXT_MISMATCH;
+ * col_ind and values may be NULL when nnz = 0. The buffers are borrowed: read on the
+ * context's queue after the commands enqueued there before (finish writing them on other
+ * queues first), and not used after the call returns. opt may be NULL. */
+CMRSCL_API cmrscl_status cmrscl_matrix_create_from_cl(
+    cmrscl_context ctx, cmrscl_precision precision, int32_t rows, int32_t cols, int32_t nnz,
+    cl_mem row_ptr, cl_mem col_ind, cl_mem values, const cmrscl_options *opt, cmrscl_matrix *out);
+/* Values-only update of a matrix whose pattern is unchanged: `values` holds nnz values of
+ * values_precision in the ORIGINAL CSR order (that of the create call), and the device
+ * values are rewritten in place (converted between float and double as needed): no
+ * analysis, no conversion of indices, no upload of indices. The host array is copied to
+ * the device once and may be reused when the call returns. The update is enqueued on the
+ * context's queue, ordered with the products enqueued there before and after it (from any
+ * thread); products on other queues must be ordered by the caller. The first update of a
+ * column-ordered matrix builds, on the device, the map from CMRS positions to CSR entries
+ * and keeps it (4 bytes per entry, counted in cmrscl_params.device_bytes). Double values
+ * on a device without fp64 are rounded on the host. */
+CMRSCL_API cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
+                                                     cmrscl_precision values_precision);
+/* The same from a buffer of the matrix's cl_context holding nnz values (CSR order, written
+ * by commands on the context's queue or finished before): the gather is enqueued and the
+ * call returns; leave the buffer unchanged until a later command on that queue has run
+ * (a product, a read, clFinish). Double values need fp64 (ERROR_UNSUPPORTED otherwise). */
+CMRSCL_API cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
+                                                        cmrscl_precision values_precision);
 CMRSCL_API void cmrscl_matrix_free(cmrscl_matrix m);
 CMRSCL_API cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out);
 /* Reads the device's CMRS arrays back into a new host struct (values as double). */

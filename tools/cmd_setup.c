@@ -7,8 +7,11 @@
  *   upload    device buffers                       }
  *   program   the first context's build (JIT, or the on-disk cache) and a second
  *             context's (the on-disk cache when it is on)
- *   first     the first product after create */
+ *   first     the first product after create
+ * then the device-side steps (tools/setup_device.c): conversion from CSR in cl_mem
+ * buffers and values-only updates, next to a bus copy of the values. */
 #include "bench.h"
+#include "setup_device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +143,7 @@ int cmd_setup(const cli_options *opt)
         printf("  program   %9.4f s   a new context: %s\n", fresh.build_seconds,
                program_words(fresh.program_source));
         printf("  first     %9.4f s   the first product after create\n", first_s);
+        rc = setup_device_report(ctx, a, opt->precision, &opt->matrix, reps, stdout);
     }
     for (int i = 0; i < 4; ++i)
         free(t[i]);

@@ -12,7 +12,9 @@
  *        test_oclgrind segment|split float|double [WARP [TILE]]
  *          (the segment family, its warp primitives emulated with barriers, whole or split
  *           into tiles; the strip family's split path, tiles of 3 entries by default)
- *        test_oclgrind shuffle   (says why the shuffle reduction cannot run; exits 77) */
+ *        test_oclgrind shuffle   (says why the shuffle reduction cannot run; exits 77)
+ *        test_oclgrind convert float|double   (cmrscl_matrix_create_from_cl and the values
+ *          updates: cl/convert.cl under the checks, the results against the host path) */
 #include "internal.h"
 #include "test_matrices.h"
 #include "test_util.h"
@@ -174,6 +176,92 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
     return products;
 }
 
+/* Both matrices' CMRS arrays, bit for bit. */
+static void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what)
+{
+    cmrscl_cmrs a, b;
+    CHECK_OK(cmrscl_matrix_read_cmrs(want, &a));
+    CHECK_OK(cmrscl_matrix_read_cmrs(got, &b));
+    size_t n = (size_t)a.nnz;
+    bool same = a.strips == b.strips && a.nnz == b.nnz && a.packed == b.packed &&
+                !memcmp(a.strip_ptr, b.strip_ptr, 4 * ((size_t)a.strips + 1)) &&
+                (!n || (!memcmp(a.col_ind, b.col_ind, 4 * n) &&
+                        (a.packed || !memcmp(a.row_in_strip, b.row_in_strip, n)) &&
+                        !memcmp(a.values, b.values, 8 * n)));
+    CHECK_MSG(same, "%s: the CMRS arrays differ", what);
+    cmrscl_cmrs_free(&a);
+    cmrscl_cmrs_free(&b);
+}
+
+/* The device conversion (cl/convert.cl) and the values-only updates, from exact-size
+ * buffers: cmrscl_matrix_create_from_cl must give the host path's arrays and right
+ * products; new values from the host and from a device buffer (through the permutation
+ * built on the first update) must give the arrays of a fresh host create. */
+static int run_convert(const env *e, cmrscl_precision prec)
+{
+    static const struct {
+        cmrscl_kernel kernel;
+        int height;
+        cmrscl_layout layout;
+        cmrscl_order order;
+        int tile;
+    } plans[] = {
+        {CMRSCL_KERNEL_STRIP, 4, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS, -1},
+        {CMRSCL_KERNEL_STRIP, 3, CMRSCL_LAYOUT_UNPACKED, CMRSCL_ORDER_COLUMNS, 3},
+        {CMRSCL_KERNEL_SEGMENT, 8, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_ROWS, -1},
+    };
+    size_t vs = cmrscl_precision_size(prec);
+    int cases = 0;
+    for (int i = 0; i < MATRIX_COUNT; ++i) {
+        cmrscl_csr a, b;
+        const char *name = build_matrix(i, &a);
+        b = test_csr_rounded(&a, CMRSCL_DOUBLE);
+        for (int32_t k = 0; k < a.nnz; ++k)
+            b.values[k] = 2.0 * a.values[k] + 1.0;
+        cmrscl_csr ref_a = test_csr_rounded(&a, prec), ref_b = test_csr_rounded(&b, prec);
+        void *va = malloc(vs * ((size_t)a.nnz + 1)), *vb = malloc(vs * ((size_t)a.nnz + 1));
+        for (int32_t k = 0; k < a.nnz; ++k)
+            put(va, prec, (size_t)k, a.values[k]), put(vb, prec, (size_t)k, b.values[k]);
+        for (size_t c = 0; c < sizeof plans / sizeof plans[0]; ++c, ++cases) {
+            cmrscl_options opt = {0};
+            opt.kernel = plans[c].kernel, opt.height = plans[c].height;
+            opt.layout = plans[c].layout, opt.order = plans[c].order, opt.tile = plans[c].tile;
+            opt.reduce = CMRSCL_REDUCE_LOCAL;
+            char what[160];
+            snprintf(what, sizeof what, "%s, convert, %s height %d, plan %zu", name,
+                     cmrscl_precision_name(prec), opt.height, c);
+            cl_mem rp = exact_buffer(e, CL_MEM_READ_ONLY, 4 * ((size_t)a.rows + 1), a.row_ptr);
+            cl_mem ci = exact_buffer(e, CL_MEM_READ_ONLY, 4 * (size_t)a.nnz, a.col_ind);
+            cl_mem v = exact_buffer(e, CL_MEM_READ_ONLY, vs * (size_t)a.nnz, va);
+            cl_mem nv = exact_buffer(e, CL_MEM_READ_ONLY, vs * (size_t)a.nnz, vb);
+            cmrscl_matrix host = NULL, dev = NULL, fresh = NULL;
+            CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, prec, &a, &opt, &host));
+            CHECK_OK(cmrscl_matrix_create_from_cl(e->ctx, prec, a.rows, a.cols, a.nnz, rp, ci, v,
+                                                  &opt, &dev));
+            CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, prec, &b, &opt, &fresh));
+            if (host && dev && fresh) {
+                check_same_cmrs(host, dev, what);
+                check_product(e, dev, &ref_a, prec, 1.0, 0.0, what);
+                CHECK_OK(cmrscl_matrix_update_values(dev, vb, prec));
+                CHECK_OK(cmrscl_matrix_update_values_cl(host, nv, prec));
+                check_same_cmrs(fresh, dev, what);
+                check_same_cmrs(fresh, host, what);
+                check_product(e, host, &ref_b, prec, -1.5, 0.5, what);
+            }
+            cmrscl_matrix_free(host), cmrscl_matrix_free(dev), cmrscl_matrix_free(fresh);
+            for (cl_mem *bufs[] = {&rp, &ci, &v, &nv}, **p = bufs; p < bufs + 4; ++p)
+                if (**p)
+                    clReleaseMemObject(**p);
+        }
+        free(va), free(vb);
+        cmrscl_csr_free(&ref_a), cmrscl_csr_free(&ref_b);
+        cmrscl_csr_free(&a), cmrscl_csr_free(&b);
+    }
+    printf("convert %s: %d matrix x plan cases (create_from_cl, both updates)\n",
+           cmrscl_precision_name(prec), cases);
+    return test_finish("oclgrind convert");
+}
+
 /* Several warps: 4, or fewer where that would pass 64 work-items (Oclgrind simulates each
  * one) or the device's limits; 0 when not even 2 fit. */
 static int several_warps(const env *e, const variant *v, int height)
@@ -332,12 +420,14 @@ int main(int argc, char **argv)
 {
     variant v;
     bool shuffle = argc == 2 && !strcmp(argv[1], "shuffle");
-    if (!shuffle && !parse_args(argc, argv, &v)) {
+    bool convert = argc == 3 && !strcmp(argv[1], "convert");
+    if (!shuffle && !convert && !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
                 "       %s segment|split float|double [WARP [TILE]]\n"
-                "       %s shuffle\n",
-                argv[0], argv[0], argv[0]);
+                "       %s shuffle\n"
+                "       %s convert float|double\n",
+                argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
     env e;
@@ -346,6 +436,10 @@ int main(int argc, char **argv)
         status = test_finish("oclgrind");
     else if (shuffle)
         status = report_shuffle(&e);
+    else if (convert && !strcmp(argv[2], "double") && !e.dev.fp64)
+        printf("skipped: the device has no fp64\n");
+    else if (convert)
+        status = run_convert(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
     else if (v.precision == CMRSCL_DOUBLE && !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
     else

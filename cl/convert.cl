@@ -1,0 +1,244 @@
+/* convert.cl - the device side of cmrscl_matrix_create_from_cl and of the values-only
+ * updates (host/matrix_device.c runs them): checks of a canonical CSR held on the device,
+ * the sample of columns the statistics need, CSR -> CMRS (StripPtr, packed or unpacked
+ * ColInd, values, column-ordered strips), and the permutation and gather of updates.
+ *
+ * Built after spmv_common.cl (program_get), which gives real_t, LONG_STRIP and ENTRY_MASK:
+ * the StripPtr flag is defined once for the kernels that write it and those that read it.
+ * The strip height, layout and order are kernel arguments, so one program per pair of
+ * precisions serves every plan; the HEIGHT, WARP and WG_SIZE spmv_common.cl requires are
+ * set to 1 and mean nothing here.
+ *
+ * Build options:
+ *   VALUE_DOUBLE   1: the matrix holds doubles, 0: floats                     (required)
+ *   SOURCE_DOUBLE  1: the CSR values read are doubles, 0: floats              (required)
+ *   ENTRY_PAD      zero entries after ColInd and the values (CMRS_ENTRY_PAD)  (required)
+ *
+ * Indices are uint: nnz < 2^31, so an entry index plus the padding, or a strip's begin plus
+ * its length, never wraps; products of a strip and the height are taken in ulong. */
+#ifndef SOURCE_DOUBLE
+#error "SOURCE_DOUBLE (0: float, 1: double CSR values) must be defined"
+#endif
+#ifndef ENTRY_PAD
+#error "ENTRY_PAD (zero entries after the arrays) must be defined"
+#endif
+
+#if SOURCE_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double source_t;
+#else
+typedef float source_t;
+#endif
+
+/* The row of entry e: the last r in [lo, hi) with row_ptr[r] <= e, for row_ptr[lo] <= e <
+ * row_ptr[hi] (empty rows share their start with the next row, which is the one holding e).
+ * Reads stay in row_ptr[lo..hi-1] whatever row_ptr holds, so the check kernel may call it on
+ * bad input. */
+INLINE uint row_in(__global const int *row_ptr, uint lo, uint hi, uint e)
+{
+    while (hi - lo > 1) {
+        const uint mid = lo + (hi - lo) / 2;
+        if ((uint)row_ptr[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Entries of [begin, end) (one row, ascending columns) with a column below `limit`. The
+ * search starts at begin + guess and gallops outwards before it bisects: rows of a strip
+ * tend to look alike (stencils, FEM), so the entry's own place in its row is a good guess,
+ * and a bad one costs at most twice a bisection. */
+INLINE uint count_below(__global const int *col_ind, uint begin, uint end, int limit, uint guess)
+{
+    uint lo = begin, hi = end, step = 1; /* the answer lies in [lo, hi] */
+    const uint g = end - begin > guess ? begin + guess : end;
+    if (g < end && col_ind[g] < limit) {
+        lo = g + 1;
+        while (end - lo > step && col_ind[lo + step - 1] < limit) {
+            lo += step;
+            step *= 2;
+        }
+        hi = end - lo > step ? lo + step - 1 : end;
+    } else {
+        hi = g;
+        while (hi - begin > step && col_ind[hi - step] >= limit) {
+            hi -= step;
+            step *= 2;
+        }
+        lo = hi - begin > step ? hi - step + 1 : begin;
+    }
+    while (lo < hi) {
+        const uint mid = lo + (hi - lo) / 2;
+        if (col_ind[mid] < limit)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - begin;
+}
+
+/* Canonical CSR, checked with one work-item per row pointer and per entry; bad[] receives
+ * the first offender of each kind (INT_MAX: none, set by the host):
+ *   bad[0]  i where 0 = row_ptr[0] <= row_ptr[1] <= ... <= row_ptr[rows] = nnz breaks,
+ *   bad[1]  an entry whose column is outside 0..cols-1,
+ *   bad[2]  an entry whose column is not above the previous entry's of the same row.
+ * A column not above its predecessor's is allowed only where a row starts; those are few
+ * (at most one per row), so only they pay for the search of their row. The host reads the
+ * entry checks only when the row pointers passed. */
+__kernel void convert_check(const uint rows, const int cols, const uint nnz,
+                            __global const int *restrict row_ptr,
+                            __global const int *restrict col_ind, volatile __global int *bad)
+{
+    const uint i = get_global_id(0);
+    if (i <= rows) {
+        const int v = row_ptr[i];
+        const bool ok = v >= 0 && v <= (int)nnz && (i == 0 ? v == 0 : v >= row_ptr[i - 1]) &&
+                        (i < rows || v == (int)nnz);
+        if (!ok)
+            atomic_min(&bad[0], (int)i);
+    }
+    if (i < nnz) {
+        const int c = col_ind[i];
+        if (c < 0 || c >= cols)
+            atomic_min(&bad[1], (int)i);
+        else if (i > 0 && col_ind[i - 1] >= c &&
+                 (rows == 0 || (uint)row_ptr[row_in(row_ptr, 0, rows, i)] != i))
+            atomic_min(&bad[2], (int)i);
+    }
+}
+
+/* The sample of the column spread (host/analyze.c, analyze_spread_sample): sampled row j is
+ * row j * row_step, whose entries 0, step, 2 * step, ... (step = len / entries, at least 1)
+ * go to out[first[j]...], in the order the host sums them. */
+__kernel void convert_sample(const uint sampled_rows, const uint row_step, const int entries,
+                             __global const int *restrict row_ptr,
+                             __global const int *restrict col_ind,
+                             __global const uint *restrict first, __global int *restrict out)
+{
+    const uint j = get_global_id(0);
+    if (j >= sampled_rows)
+        return;
+    const ulong i = (ulong)j * row_step;
+    const int begin = row_ptr[i], len = row_ptr[i + 1] - begin;
+    const int step = len > entries ? len / entries : 1;
+    uint at = first[j];
+    for (int k = 0; k < len; k += step)
+        out[at++] = col_ind[begin + k];
+}
+
+/* StripPtr: strip s starts where its first row does. */
+__kernel void convert_strip_ptr(const uint rows, const uint strips, const uint height,
+                                __global const int *restrict row_ptr,
+                                __global uint *restrict strip_ptr)
+{
+    const uint s = get_global_id(0);
+    if (s > strips)
+        return;
+    const ulong first = (ulong)s * height;
+    strip_ptr[s] = (uint)row_ptr[first < rows ? first : rows];
+}
+
+/* The long strips of the split path (host/analyze.c, split_build) carry LONG_STRIP. */
+__kernel void convert_flag_long(const uint long_strips, __global const uint *restrict long_strip,
+                                __global uint *restrict strip_ptr)
+{
+    const uint k = get_global_id(0);
+    if (k < long_strips)
+        strip_ptr[long_strip[k]] |= LONG_STRIP;
+}
+
+/* The row of the first entry of each tile of `tile` entries, and rows - 1 after the last
+ * tile: each entry then bisects only among the rows its tile spans (convert_entries), a
+ * few probes instead of a search through all of RowPtr. */
+__kernel void convert_tile_rows(const uint rows, const uint nnz, const uint tiles, const uint tile,
+                                __global const int *restrict row_ptr,
+                                __global uint *restrict tile_row)
+{
+    const uint t = get_global_id(0);
+    if (t > tiles)
+        return;
+    const ulong e = (ulong)t * tile;
+    tile_row[t] = e < nnz ? row_in(row_ptr, 0, rows, (uint)e) : rows - 1;
+}
+
+/* One work-item per CSR entry e (row r, column c), and per padding entry. Row order keeps
+ * CSR positions (strips are runs of whole rows). Column order (host/cmrs.c: entries of a
+ * strip sorted by column, ties in row order) puts e after the entries of its strip with a
+ * smaller column, and after those with the same column in rows above: within each other
+ * row of the strip, a binary search counts the columns below c (rows below r) or at most c
+ * (rows above r); within its own row, the entries before e. Every entry finds its place
+ * alone, in a fixed way: no atomics, no sort, the same result on any device. */
+__kernel void convert_entries(const uint rows, const uint nnz, const uint height,
+                              const uint row_bits, const uint packed, const uint column_order,
+                              const uint tile, __global const uint *restrict tile_row,
+                              __global const int *restrict row_ptr,
+                              __global const int *restrict col_ind,
+                              __global const source_t *restrict val,
+                              __global uint *restrict out_col, __global uchar *restrict out_row,
+                              __global real_t *restrict out_val)
+{
+    const uint e = get_global_id(0);
+    if (e >= nnz) {
+        if (e < nnz + ENTRY_PAD) {
+            out_col[e] = 0;
+            out_val[e] = 0;
+        }
+        return;
+    }
+    const uint t = e / tile, r = row_in(row_ptr, tile_row[t], tile_row[t + 1] + 1, e);
+    const uint first = r - r % height, last = min(first + height, rows);
+    const int c = col_ind[e];
+    uint k = e;
+    if (column_order) {
+        const uint own = e - (uint)row_ptr[r];
+        k = (uint)row_ptr[first] + own;
+        for (uint q = first; q < last; ++q)
+            if (q != r)
+                k += count_below(col_ind, (uint)row_ptr[q], (uint)row_ptr[q + 1], q < r ? c + 1 : c,
+                                 own);
+    }
+    const uint in_strip = r - first;
+    out_col[k] = packed ? (uint)c << row_bits | in_strip : (uint)c;
+    if (!packed)
+        out_row[k] = (uchar)in_strip;
+    out_val[k] = (real_t)val[e];
+}
+
+/* The permutation of column-ordered strips whose rows had ascending columns: a row keeps its
+ * CSR order within its strip, so CMRS position k of row r holds CSR entry
+ *     strip begin + (entries of the strip in rows above r) + (entries of row r before k).
+ * One work-item per (strip, row in strip) walks the strip twice, counting and then placing;
+ * the work-items of a strip read the same entries at the same time. Built once, on the
+ * first update (host/matrix_device.c says why). */
+__kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
+                                  const uint packed, __global const uint *restrict strip_ptr,
+                                  __global const uint *restrict col_ind,
+                                  __global const uchar *restrict row_in_strip,
+                                  __global uint *restrict perm)
+{
+    const ulong i = get_global_id(0);
+    if (i >= (ulong)strips * height)
+        return;
+    const uint s = (uint)(i / height), r = (uint)(i % height);
+    const uint begin = strip_ptr[s] & ENTRY_MASK, end = strip_ptr[s + 1] & ENTRY_MASK;
+    const uint mask = packed ? (1u << row_bits) - 1u : 0u;
+    uint e = begin;
+    for (uint k = begin; k < end; ++k)
+        e += (packed ? col_ind[k] & mask : row_in_strip[k]) < r;
+    for (uint k = begin; k < end; ++k)
+        if ((packed ? col_ind[k] & mask : row_in_strip[k]) == r)
+            perm[k] = e++;
+}
+
+/* A values-only update: CMRS position k takes CSR value perm[k] (k itself without a
+ * permutation), converted to the matrix's precision. */
+__kernel void convert_values(const uint nnz, const uint use_perm,
+                             __global const uint *restrict perm,
+                             __global const source_t *restrict src, __global real_t *restrict dst)
+{
+    const uint k = get_global_id(0);
+    if (k < nnz)
+        dst[k] = (real_t)src[use_perm ? perm[k] : k];
+}
