@@ -92,48 +92,6 @@ void analyze_rows_sampled(int32_t rows, int32_t cols, const int32_t *row_ptr,
     row_stats(rows, cols, row_ptr, NULL, sampled, out);
 }
 
-/* Descents col_ind[k] < col_ind[k-1] counted over all entries, then those where a row
- * starts taken away: a flat, vectorisable pass (a loop per row is not, for short rows). */
-typedef struct sorted_job {
-    int32_t rows;
-    const int32_t *row_ptr, *col_ind;
-    int64_t inner[256]; /* per thread: descents inside rows */
-} sorted_job;
-
-static void count_inner_descents(void *arg, int t, int threads)
-{
-    sorted_job *j = arg;
-    int32_t nnz = j->row_ptr[j->rows];
-    int64_t b, e, d = 0;
-    parallel_range(nnz, t, threads, &b, &e);
-    for (int64_t k = b > 0 ? b : 1; k < e; ++k)
-        d += j->col_ind[k] < j->col_ind[k - 1];
-    parallel_range(j->rows, t, threads, &b, &e);
-    for (int64_t i = b > 0 ? b : 1; i < e; ++i) {
-        int32_t k = j->row_ptr[i]; /* each row start once: where row i-1 is not empty */
-        if (k > 0 && k < nnz && j->row_ptr[i - 1] != k)
-            d -= j->col_ind[k] < j->col_ind[k - 1];
-    }
-    j->inner[t] = d;
-}
-
-bool analyze_rows_sorted(int32_t rows, const int32_t *row_ptr, const int32_t *col_ind)
-{
-    if (rows <= 0 || row_ptr[rows] < 2)
-        return true;
-    sorted_job job = {rows, row_ptr, col_ind, {0}};
-    int threads = parallel_threads();
-    if (threads > 256)
-        threads = 256;
-    if (row_ptr[rows] < (1 << 20))
-        threads = 1;
-    parallel_run(threads, count_inner_descents, &job);
-    int64_t inner = 0;
-    for (int t = 0; t < threads; ++t)
-        inner += job.inner[t];
-    return inner == 0;
-}
-
 cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)
 {
     if (out)

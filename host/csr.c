@@ -8,8 +8,9 @@
 #include <string.h>
 
 cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int32_t *row_ptr,
-                                     const int32_t *col_ind)
+                                     const int32_t *col_ind, bool *rows_sorted)
 {
+    bool sorted = true;
     if (rows < 0 || cols < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d", rows, cols);
     if (!row_ptr)
@@ -25,11 +26,15 @@ cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int32_t *
     if (nnz > 0 && !col_ind)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "col_ind is NULL but nnz = %d", nnz);
     for (int32_t i = 0; i < rows; ++i)
-        for (int32_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+        for (int32_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
             if (col_ind[k] < 0 || col_ind[k] >= cols)
                 return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
                                    "col_ind[%d] = %d (row %d) is outside 0..%d", k, col_ind[k], i,
                                    cols - 1);
+            sorted &= k == row_ptr[i] || col_ind[k] >= col_ind[k - 1];
+        }
+    if (rows_sorted)
+        *rows_sorted = sorted;
     return CMRSCL_OK;
 }
 
@@ -46,11 +51,14 @@ int64_t csr_row_at(const int32_t *row_ptr, int32_t rows, int64_t e)
     return a;
 }
 
-cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr)
+cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr) { return csr_validate(csr, NULL); }
+
+cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorted)
 {
     if (!csr)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "csr is NULL");
-    cmrscl_status st = csr_validate_structure(csr->rows, csr->cols, csr->row_ptr, csr->col_ind);
+    cmrscl_status st =
+        csr_validate_structure(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, rows_sorted);
     if (st != CMRSCL_OK)
         return st;
     if (csr->row_ptr[csr->rows] != csr->nnz)

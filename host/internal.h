@@ -87,9 +87,13 @@ CMRSCL_HIDDEN cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, cons
 /* The first row that starts at or after entry e (rows if none): where a thread's equal
  * share of the entries begins. */
 CMRSCL_HIDDEN int64_t csr_row_at(const int32_t *row_ptr, int32_t rows, int64_t e);
-/* The checks of cmrscl_csr_validate on bare arrays (values are not looked at). */
+/* The checks of cmrscl_csr_validate on bare arrays (values are not looked at). On the
+ * way, *rows_sorted (may be NULL) says whether every row's columns are non-decreasing. */
 CMRSCL_HIDDEN cmrscl_status csr_validate_structure(int32_t rows, int32_t cols,
-                                                   const int32_t *row_ptr, const int32_t *col_ind);
+                                                   const int32_t *row_ptr, const int32_t *col_ind,
+                                                   bool *rows_sorted);
+/* cmrscl_csr_validate, also saying whether the rows are sorted (rows_sorted may be NULL). */
+CMRSCL_HIDDEN cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorted);
 
 /* ---- cmrs.c: CSR -> CMRS ---- */
 
@@ -150,9 +154,6 @@ CMRSCL_HIDDEN int64_t analyze_spread_sample(int32_t rows, int32_t cols, const in
  * same statistics, bit for bit. */
 CMRSCL_HIDDEN void analyze_rows_sampled(int32_t rows, int32_t cols, const int32_t *row_ptr,
                                         const int32_t *sampled, cmrscl_matrix_stats *out);
-/* Are the columns non-decreasing within every row (one pass, on all host threads)? */
-CMRSCL_HIDDEN bool analyze_rows_sorted(int32_t rows, const int32_t *row_ptr,
-                                       const int32_t *col_ind);
 /* Entries of the longest strip of this height. */
 CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr, int height);
 /* The split path's arrays: the strips of more than 2 * tile entries ("long"), in order,

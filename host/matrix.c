@@ -275,17 +275,22 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t r
     return CMRSCL_OK;
 }
 
+/* The host path. `validated` NULL: the arrays are validated here; else the caller has done
+ * it, and *validated says whether every row's columns are non-decreasing. */
 static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
                                    int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
                                    const void *values, cmrscl_precision values_precision,
-                                   const cmrscl_options *opt, cmrscl_matrix *out)
+                                   const bool *validated, const cmrscl_options *opt,
+                                   cmrscl_matrix *out)
 {
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
-    cmrscl_status st = csr_validate_structure(rows, cols, row_ptr, col_ind);
+    bool sorted = validated && *validated;
+    cmrscl_status st =
+        validated ? CMRSCL_OK : csr_validate_structure(rows, cols, row_ptr, col_ind, &sorted);
     if (st != CMRSCL_OK)
         return st;
     if (row_ptr[rows] > 0 && !values)
@@ -306,7 +311,6 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
          * device rebuilds it from the CMRS arrays on the first update (matrix_device.c);
          * unsorted rows lose their CSR order in the column sort, so their permutation
          * goes to the device now. One row per strip keeps sorted rows as they are. */
-        bool sorted = analyze_rows_sorted(rows, row_ptr, col_ind);
         m->perm_pending = sorted && p->height > 1;
         bytes[BUF_PERM] = sorted ? 0 : sizeof(uint32_t) * (size_t)p->nnz;
     }
@@ -331,7 +335,8 @@ cmrscl_status cmrscl_matrix_create(cmrscl_context ctx, cmrscl_precision precisio
                                    const void *values, const cmrscl_options *opt,
                                    cmrscl_matrix *out)
 {
-    return matrix_create(ctx, precision, rows, cols, row_ptr, col_ind, values, precision, opt, out);
+    return matrix_create(ctx, precision, rows, cols, row_ptr, col_ind, values, precision, NULL, opt,
+                         out);
 }
 
 cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx, cmrscl_precision precision,
@@ -340,11 +345,12 @@ cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx, cmrscl_precision
 {
     if (out)
         *out = NULL;
-    cmrscl_status st = cmrscl_csr_validate(csr);
+    bool sorted;
+    cmrscl_status st = csr_validate(csr, &sorted); /* once: matrix_create trusts it */
     if (st != CMRSCL_OK)
         return st;
     return matrix_create(ctx, precision, csr->rows, csr->cols, csr->row_ptr, csr->col_ind,
-                         csr->values, CMRSCL_DOUBLE, opt, out);
+                         csr->values, CMRSCL_DOUBLE, &sorted, opt, out);
 }
 
 cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)

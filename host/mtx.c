@@ -1,13 +1,14 @@
-/* mtx.c - Matrix Market reader: a .mtx or .mtx.gz file (streamed through zlib) or a memory
- * buffer -> COO -> canonical CSR, read in large chunks and tokenized by mtx_scan.c. Every
- * size, index and count is checked: a hostile file fails with a message naming its line. */
+/* mtx.c - Matrix Market reader: a .mtx or .mtx.gz file or a memory buffer (mtx_source.c)
+ * -> COO -> canonical CSR, read in large chunks and tokenized by mtx_scan.c; big files go
+ * to the parallel reader (mtx_parallel.c) first. Every size, index and count is checked:
+ * a hostile file fails with a message naming its line. */
 #include "internal.h"
 #include "mtx_parser.h"
 #include "mtx_scan.h"
+#include "mtx_source.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,112 +25,7 @@
 #define MAX_DIMENSION INT32_MAX
 #endif
 
-enum {
-    CHUNK = 1 << 20,        /* text bytes requested from the source at a time */
-    GZ_BUFFER = 256 << 10,  /* zlib's own read buffer: fewer, larger read() calls */
-    FIRST_ENTRIES = 1 << 12 /* initial COO capacity, whatever the header declares */
-};
-
-/* ---- sources: a file through gzread (plain files pass through unchanged) or memory,
- * inflated here when it starts with the gzip magic ---- */
-
-typedef struct source {
-    const char *name;
-    const cmrscl_mtx_options *opt;
-    uint64_t total, next_report; /* progress, in bytes of the file as stored */
-    gzFile gz;                   /* file source; NULL for memory */
-    const unsigned char *mem;
-    size_t mem_size, mem_pos;
-    bool gzip, gzip_end; /* memory source holds gzip: zs is live */
-    z_stream zs;
-} source;
-
-static void report_progress(source *s, uint64_t done, bool always)
-{
-    if (!s->opt || !s->opt->progress || (!always && done < s->next_report))
-        return;
-    s->next_report = done + (s->total >= 100 ? s->total / 100 : 1);
-    s->opt->progress(s->opt->user, done, s->total);
-}
-
-static cmrscl_status read_file(source *s, char *dst, size_t room, size_t *got)
-{
-    int err = Z_OK;
-    int n = gzread(s->gz, dst, (unsigned)room);
-    const char *msg = n <= 0 ? gzerror(s->gz, &err) : "";
-    if (n < 0 && err == Z_ERRNO)
-        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "%s: read failed: %s", s->name, strerror(errno));
-    if (n < 0) {
-        /* zlib prefixes "<fd:N>: ", which says nothing to the user. */
-        const char *colon = strncmp(msg, "<fd:", 4) == 0 ? strstr(msg, ": ") : NULL;
-        return cmrscl_fail(CMRSCL_ERROR_PARSE, "%s: corrupt gzip data (%s)", s->name,
-                           colon ? colon + 2 : msg);
-    }
-    /* zlib reports a gzip stream cut short only through the error state at the end. */
-    if (n == 0 && err == Z_BUF_ERROR)
-        return cmrscl_fail(CMRSCL_ERROR_PARSE, "%s: truncated gzip data (unexpected end of file)",
-                           s->name);
-    *got = (size_t)n;
-    z_off_t done = gzoffset(s->gz);
-    if (done >= 0)
-        report_progress(s, (uint64_t)done, false);
-    return CMRSCL_OK;
-}
-
-/* A gzip stream ended; go on if another member follows (as gzip itself does), and
- * ignore anything else after it, as zlib's gzread does for files. */
-static void next_gzip_member(source *s)
-{
-    size_t pos = (size_t)((const unsigned char *)s->zs.next_in - s->mem);
-    if (s->mem_size - pos >= 2 && s->mem[pos] == 0x1f && s->mem[pos + 1] == 0x8b)
-        inflateReset(&s->zs);
-    else
-        s->gzip_end = true;
-}
-
-static cmrscl_status read_inflate(source *s, char *dst, size_t room, size_t *got)
-{
-    z_stream *zs = &s->zs;
-    zs->next_out = (Bytef *)dst;
-    zs->avail_out = (uInt)room;
-    /* Each inflate() call consumes input, produces output or fails: no endless loop. */
-    while (zs->avail_out > 0 && !s->gzip_end) {
-        if (zs->avail_in == 0) {
-            size_t left = s->mem_size - s->mem_pos;
-            if (left == 0)
-                return cmrscl_fail(CMRSCL_ERROR_PARSE,
-                                   "%s: truncated gzip data (unexpected end of input)", s->name);
-            zs->next_in = (Bytef *)(s->mem + s->mem_pos);
-            zs->avail_in = left > UINT_MAX ? UINT_MAX : (uInt)left;
-            s->mem_pos += zs->avail_in;
-        }
-        int ret = inflate(zs, Z_NO_FLUSH);
-        if (ret == Z_STREAM_END)
-            next_gzip_member(s);
-        else if (ret == Z_MEM_ERROR)
-            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory to inflate",
-                               s->name);
-        else if (ret != Z_OK)
-            return cmrscl_fail(CMRSCL_ERROR_PARSE, "%s: corrupt gzip data (%s)", s->name,
-                               zs->msg ? zs->msg : "inflate failed");
-    }
-    *got = room - zs->avail_out;
-    return CMRSCL_OK;
-}
-
-static cmrscl_status source_read(source *s, char *dst, size_t room, size_t *got)
-{
-    if (s->gz)
-        return read_file(s, dst, room, got);
-    if (s->gzip)
-        return read_inflate(s, dst, room, got);
-    size_t n = s->mem_size - s->mem_pos < room ? s->mem_size - s->mem_pos : room;
-    if (n)
-        memcpy(dst, s->mem + s->mem_pos, n);
-    s->mem_pos += n;
-    *got = n;
-    return CMRSCL_OK;
-}
+enum { FIRST_ENTRIES = 1 << 12 }; /* initial COO capacity, whatever the header declares */
 
 static cmrscl_status line_fail(const parser *ps, cmrscl_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -405,7 +301,7 @@ static cmrscl_status grow_buffer(const parser *ps, char **buf, size_t *cap)
 
 /* Reads the source chunk by chunk, parsing each complete line; a partial last line is
  * carried over to the front of the buffer. buf[len] is always a '\0' sentinel. */
-static cmrscl_status parse_stream(source *src, parser *ps, size_t cap)
+static cmrscl_status parse_stream(mtx_source *src, parser *ps, size_t cap)
 {
     char *buf = malloc(cap + 1);
     if (!buf)
@@ -429,7 +325,7 @@ static cmrscl_status parse_stream(source *src, parser *ps, size_t cap)
         if (len == cap && (st = grow_buffer(ps, &buf, &cap)) != CMRSCL_OK)
             break;
         size_t got = 0;
-        st = source_read(src, buf + len, cap - len, &got);
+        st = mtx_source_read(src, buf + len, cap - len, &got);
         len += got;
         buf[len] = '\0';
         eof = got == 0;
@@ -457,7 +353,7 @@ static cmrscl_status check_complete(const parser *ps)
     return CMRSCL_OK;
 }
 
-static cmrscl_status parse_all(source *src, size_t cap, cmrscl_csr *out)
+static cmrscl_status parse_all(mtx_source *src, size_t cap, cmrscl_csr *out)
 {
     parser ps = {.name = src->name, .stage = STAGE_BANNER};
     c_numeric_scope numeric;
@@ -479,43 +375,12 @@ static cmrscl_status parse_all(source *src, size_t cap, cmrscl_csr *out)
 /* Files from this size on are worth the threads. */
 #define PARALLEL_MIN_BYTES (4u << 20)
 
-/* The whole text of a source (inflated if it is gzip) with a '\0' after it. */
-static cmrscl_status source_slurp(source *src, size_t hint, char **text, size_t *size)
-{
-    size_t cap = hint < CHUNK ? CHUNK : hint, len = 0, got = 0;
-    char *buf = malloc(cap + 1);
-    cmrscl_status st = buf ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
-    while (st == CMRSCL_OK) {
-        if (len == cap) {
-            char *grown = cap <= SIZE_MAX / 2 - 1 ? realloc(buf, 2 * cap + 1) : NULL;
-            if (!grown) {
-                st = CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
-                break;
-            }
-            buf = grown, cap *= 2;
-        }
-        size_t room = cap - len < (1u << 30) ? cap - len : (1u << 30);
-        st = source_read(src, buf + len, room, &got);
-        if (st != CMRSCL_OK || got == 0)
-            break;
-        len += got;
-    }
-    if (st != CMRSCL_OK) {
-        free(buf);
-        return st;
-    }
-    buf[len] = '\0';
-    *text = buf;
-    *size = len;
-    return CMRSCL_OK;
-}
-
 /* The parallel reader on a source; false when it declined (then *out is empty). */
-static bool read_parallel(source *src, size_t hint, int threads, cmrscl_csr *out)
+static bool read_parallel(mtx_source *src, size_t hint, int threads, cmrscl_csr *out)
 {
     char *text = NULL;
     size_t size = 0;
-    cmrscl_status st = source_slurp(src, hint, &text, &size);
+    cmrscl_status st = mtx_source_slurp(src, hint, &text, &size);
     if (st == CMRSCL_OK)
         st = mtx_parse_parallel(text, size, src->name, threads, out);
     free(text);
@@ -524,27 +389,14 @@ static bool read_parallel(source *src, size_t hint, int threads, cmrscl_csr *out
 
 /* ---- public entry points ---- */
 
-/* A memory source, set up for plain text or gzip; false if zlib has no memory. */
-static bool memory_source(source *src, const void *data, size_t size, const char *name)
-{
-    *src = (source){.name = name ? name : "<memory>", .mem = data, .mem_size = size};
-    if (size >= 2 && src->mem[0] == 0x1f && src->mem[1] == 0x8b) {
-        /* 15 + 32: the largest window, and a gzip (or zlib) header detected. */
-        if (inflateInit2(&src->zs, 15 + 32) != Z_OK)
-            return false;
-        src->gzip = true;
-    }
-    return true;
-}
-
 cmrscl_status mtx_read_memory_threads(const void *data, size_t size, const char *name, int threads,
                                       cmrscl_csr *out)
 {
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     memset(out, 0, sizeof *out);
-    source src;
-    if (threads > 1 && (data || size == 0) && memory_source(&src, data, size, name)) {
+    mtx_source src;
+    if (threads > 1 && (data || size == 0) && mtx_memory_source(&src, data, size, name)) {
         bool done = read_parallel(&src, size, threads, out);
         if (src.gzip)
             inflateEnd(&src.zs);
@@ -561,8 +413,8 @@ cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name, c
     memset(out, 0, sizeof *out);
     if (!data && size > 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "data is NULL");
-    source src;
-    if (!memory_source(&src, data, size, name))
+    mtx_source src;
+    if (!mtx_memory_source(&src, data, size, name))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", src.name);
     /* The whole text fits when it is small; a big one is read CHUNK bytes at a time. */
     size_t cap = src.gzip ? CHUNK / 16 : size < CHUNK ? size + 1 : CHUNK;
@@ -588,9 +440,9 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
         close(fd);
         return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot read %s: %s", path, strerror(err));
     }
-    source src = {.name = path, .opt = opt};
+    mtx_source src = {.name = path, .opt = opt};
     src.total = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
-    report_progress(&src, 0, true);
+    mtx_report_progress(&src, 0, true);
     int threads = opt && opt->threads > 0 ? opt->threads : parallel_threads();
     bool parallel = threads > 1 && src.total >= PARALLEL_MIN_BYTES;
     unsigned char magic[2] = {0};
@@ -601,7 +453,7 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
                     mtx_parse_parallel(text.text, text.size, path, threads, out) == CMRSCL_OK;
         mtx_text_free(&text);
         if (done) {
-            report_progress(&src, src.total, true);
+            mtx_report_progress(&src, src.total, true);
             close(fd);
             return CMRSCL_OK;
         }
@@ -620,7 +472,7 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
     else
         st = cmrscl_fail(CMRSCL_ERROR_FILE_IO, "%s: cannot rewind", path);
     if (st == CMRSCL_OK)
-        report_progress(&src, src.total, true);
+        mtx_report_progress(&src, src.total, true);
     gzclose(src.gz);
     return st;
 }

@@ -166,28 +166,6 @@ static void check_same_params(cmrscl_matrix host, cmrscl_matrix dev, const char 
               b.stats.col_spread, (unsigned long long)b.device_bytes);
 }
 
-/* cmrscl_matrix_read_cmrs of both, bit for bit. */
-static void check_same_arrays(cmrscl_matrix want, cmrscl_matrix got, const char *what)
-{
-    cmrscl_cmrs a, b;
-    CHECK_OK(cmrscl_matrix_read_cmrs(want, &a));
-    CHECK_OK(cmrscl_matrix_read_cmrs(got, &b));
-    size_t n = (size_t)a.nnz;
-    bool shape = a.strips == b.strips && a.nnz == b.nnz && a.packed == b.packed &&
-                 a.row_bits == b.row_bits && a.column_ordered == b.column_ordered;
-    CHECK_MSG(shape, "%s: CMRS shapes differ", what);
-    if (shape) {
-        CHECK_MSG(!memcmp(a.strip_ptr, b.strip_ptr, 4 * ((size_t)a.strips + 1)),
-                  "%s: strip_ptr differs", what);
-        CHECK_MSG(!n || !memcmp(a.col_ind, b.col_ind, 4 * n), "%s: col_ind differs", what);
-        CHECK_MSG(a.packed || !n || !memcmp(a.row_in_strip, b.row_in_strip, n),
-                  "%s: row_in_strip differs", what);
-        CHECK_MSG(!n || !memcmp(a.values, b.values, 8 * n), "%s: values differ", what);
-    }
-    cmrscl_cmrs_free(&a);
-    cmrscl_cmrs_free(&b);
-}
-
 /* One product against the CPU double reference of `a` (values rounded to the precision). */
 static void check_product(const env *e, cmrscl_matrix m, const cmrscl_csr *a, double alpha,
                           double beta, const char *what)
@@ -256,7 +234,7 @@ static void check_update(const env *e, cmrscl_matrix m, const cmrscl_csr *b,
     free(v);
     cmrscl_matrix ref = host_matrix(e, b, o);
     if (ref)
-        check_same_arrays(ref, m, label);
+        check_same_cmrs(ref, m, label);
     check_products(e, m, b, label);
     cmrscl_matrix_free(ref);
     cmrscl_csr_free(&bp);
@@ -283,7 +261,7 @@ static void run_case(const env *e, const cmrscl_csr *a, const struct plan_case *
     device_csr_free(&d); /* the matrix keeps nothing of the caller's buffers */
     if (host && dev) {
         check_same_params(host, dev, what);
-        check_same_arrays(host, dev, what);
+        check_same_cmrs(host, dev, what);
         check_products(e, dev, a, what);
         cmrscl_csr b = with_values(a, 2.0, 1.0), b3 = with_values(a, -3.0, 0.5);
         check_update(e, dev, &b, o, false, e->prec, what);
@@ -407,7 +385,7 @@ static void run_out_of_order(const env *e)
                                           d.col_ind, d.values, &opt, &dev));
     device_csr_free(&d);
     if (host && dev) {
-        check_same_arrays(host, dev, "out-of-order queue");
+        check_same_cmrs(host, dev, "out-of-order queue");
         cmrscl_csr b = with_values(&a, 2.0, 1.0);
         void *v = values_in(b.values, b.nnz, o.prec);
         cl_mem vb = upload(&o, v, cmrscl_precision_size(o.prec) * (size_t)b.nnz);
@@ -416,8 +394,8 @@ static void run_out_of_order(const env *e)
         clFinish(q); /* cmrscl_matrix_read_cmrs does not wait on an out-of-order queue */
         cmrscl_matrix fresh = host_matrix(&o, &b, &opt);
         if (fresh) {
-            check_same_arrays(fresh, dev, "out-of-order queue, update_values");
-            check_same_arrays(fresh, host, "out-of-order queue, update_values_cl");
+            check_same_cmrs(fresh, dev, "out-of-order queue, update_values");
+            check_same_cmrs(fresh, host, "out-of-order queue, update_values_cl");
         }
         check_products(&o, dev, &b, "out-of-order queue, after the update");
         cmrscl_matrix_free(fresh);

@@ -69,3 +69,24 @@ cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context)
         clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
     return device;
 }
+
+void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what)
+{
+    cmrscl_cmrs a, b;
+    CHECK_OK(cmrscl_matrix_read_cmrs(want, &a));
+    CHECK_OK(cmrscl_matrix_read_cmrs(got, &b));
+    size_t n = (size_t)a.nnz;
+    bool shape = a.strips == b.strips && a.nnz == b.nnz && a.packed == b.packed &&
+                 a.row_bits == b.row_bits && a.column_ordered == b.column_ordered;
+    CHECK_MSG(shape, "%s: CMRS shapes differ", what);
+    if (shape) {
+        CHECK_MSG(!memcmp(a.strip_ptr, b.strip_ptr, 4 * ((size_t)a.strips + 1)),
+                  "%s: strip_ptr differs", what);
+        CHECK_MSG(!n || !memcmp(a.col_ind, b.col_ind, 4 * n), "%s: col_ind differs", what);
+        CHECK_MSG(a.packed || !n || !memcmp(a.row_in_strip, b.row_in_strip, n),
+                  "%s: row_in_strip differs", what);
+        CHECK_MSG(!n || !memcmp(a.values, b.values, 8 * n), "%s: values differ", what);
+    }
+    cmrscl_cmrs_free(&a);
+    cmrscl_cmrs_free(&b);
+}

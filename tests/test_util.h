@@ -45,6 +45,10 @@ bool test_contains(const char *haystack, const char *needle);
 /* The OpenCL context and device behind a cmrscl context (borrowed). */
 cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context);
 
+/* Two device matrices' CMRS arrays (cmrscl_matrix_read_cmrs), bit for bit; a failed CHECK
+ * names the array that differs. */
+void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what);
+
 /* Deterministic pseudo-random numbers (xorshift), seeded per test. */
 void test_seed(unsigned long long seed);
 double test_uniform(double lo, double hi);

@@ -49,6 +49,8 @@ void cli_usage(FILE *out);
 
 /* A monotonic clock in seconds, for host-side timings (loading, parsing). */
 double cli_seconds(void);
+/* The median of n > 0 values (sorts them). */
+double cli_median(double *v, int n);
 
 /* Prints "cmrscl-run: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED. */
 int cli_fail(const char *what, cmrscl_status status);

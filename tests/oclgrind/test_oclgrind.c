@@ -176,23 +176,6 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
     return products;
 }
 
-/* Both matrices' CMRS arrays, bit for bit. */
-static void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what)
-{
-    cmrscl_cmrs a, b;
-    CHECK_OK(cmrscl_matrix_read_cmrs(want, &a));
-    CHECK_OK(cmrscl_matrix_read_cmrs(got, &b));
-    size_t n = (size_t)a.nnz;
-    bool same = a.strips == b.strips && a.nnz == b.nnz && a.packed == b.packed &&
-                !memcmp(a.strip_ptr, b.strip_ptr, 4 * ((size_t)a.strips + 1)) &&
-                (!n || (!memcmp(a.col_ind, b.col_ind, 4 * n) &&
-                        (a.packed || !memcmp(a.row_in_strip, b.row_in_strip, n)) &&
-                        !memcmp(a.values, b.values, 8 * n)));
-    CHECK_MSG(same, "%s: the CMRS arrays differ", what);
-    cmrscl_cmrs_free(&a);
-    cmrscl_cmrs_free(&b);
-}
-
 /* The device conversion (cl/convert.cl) and the values-only updates, from exact-size
  * buffers: cmrscl_matrix_create_from_cl must give the host path's arrays and right
  * products; new values from the host and from a device buffer (through the permutation
