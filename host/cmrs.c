@@ -182,9 +182,12 @@ cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *ro
     bool ordered = (flags & CMRSCL_CMRS_ORDER_COLUMNS) != 0;
 
     out->strip_ptr = cmrscl_alloc((size_t)strips + 1, sizeof(uint32_t));
-    out->col_ind = calloc((size_t)nnz + CMRS_ENTRY_PAD, sizeof(uint32_t));
-    out->row_in_strip = packed ? NULL : cmrscl_alloc((size_t)nnz, sizeof(uint8_t));
-    int32_t *p = ordered ? cmrscl_alloc((size_t)nnz, sizeof(int32_t)) : NULL;
+    /* Huge pages for the big arrays: the threads fault them in as they fill them. */
+    out->col_ind = parallel_alloc((size_t)nnz + CMRS_ENTRY_PAD, sizeof(uint32_t));
+    if (out->col_ind)
+        memset(out->col_ind + nnz, 0, CMRS_ENTRY_PAD * sizeof(uint32_t));
+    out->row_in_strip = packed ? NULL : parallel_alloc((size_t)nnz, sizeof(uint8_t));
+    int32_t *p = ordered ? parallel_alloc((size_t)nnz, sizeof(int32_t)) : NULL;
     cmrs_build c = {rows, strips, height, bits, packed, ordered, row_ptr, col_ind, out, p, false};
     if (out->strip_ptr && out->col_ind && (packed || out->row_in_strip) && (!ordered || p)) {
         out->strip_ptr[strips] = (uint32_t)nnz;

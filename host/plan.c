@@ -275,7 +275,9 @@ static cmrscl_status choose_reduce(const cmrscl_device_info *dev, const cmrscl_o
                                dev->device_name, dev->subgroup_width, warp);
         break;
     case CMRSCL_REDUCE_LOCAL: break;
-    default:
+    default: /* sub-groups run one per group: not when the user's group is wider */
+        subgroup_ok = subgroup_ok && (!opt->work_group_size ||
+                                      opt->work_group_size == (int)dev->subgroup_width);
         p->reduce = shuffle_ok    ? CMRSCL_REDUCE_SHUFFLE
                     : subgroup_ok ? CMRSCL_REDUCE_SUBGROUP
                                   : CMRSCL_REDUCE_LOCAL;

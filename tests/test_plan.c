@@ -208,6 +208,12 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 8, 0, 0.0, 1000, &p));
     CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 && p.work_group_size == 16 &&
           test_contains(p.build_options, "-DREDUCE=3"));
+    /* A work-group the user sized otherwise: not sub-groups (one per group), no error
+     * (PoCL 5: sub-groups of 64 lanes, a group of 8 given). */
+    cmrscl_options wg = {.kernel = CMRSCL_KERNEL_STRIP, .height = 4, .work_group_size = 8};
+    d.warp_width = 8;
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, &wg, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 8 && p.work_group_size == 8);
     /* The segment family without shuffles: one work-item walks each strip; several lanes
      * (emulated warp primitives) only when asked, one warp a group. */
     cmrscl_options o = {0};

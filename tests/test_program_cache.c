@@ -298,6 +298,12 @@ static const char *race_processes(void)
             char c = 'r';
             close(gate[1]);
             close(ready[0]);
+            /* PoCL 5's own kernel cache is not safe for processes compiling the same
+             * source at once (a child's build failed there): each child gets its own,
+             * so what races is cmrscl's cache alone. */
+            char pocl_dir[4300];
+            snprintf(pocl_dir, sizeof pocl_dir, "%s-pocl-%d", dir, i);
+            setenv("POCL_CACHE_DIR", pocl_dir, 1);
             cmrscl_context ctx = NULL;
             cmrscl_context_create(NULL, &ctx);
             (void)!write(ready[1], &c, 1);
