@@ -115,9 +115,9 @@ cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT]
             continue;
         cl_int err;
         bool kernel_writes = !host[i] || i == BUF_VALUES;
-        m->buf[i] = clCreateBuffer(m->ctx->context,
-                                   kernel_writes ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY, bytes[i],
-                                   NULL, &err);
+        m->buf[i] =
+            clCreateBuffer(m->ctx->context, kernel_writes ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
+                           bytes[i], NULL, &err);
         if (m->buf[i] && host[i])
             err = clEnqueueWriteBuffer(m->ctx->queue, m->buf[i], CL_FALSE, 0, bytes[i], host[i], 0,
                                        NULL, &written[writes++]);

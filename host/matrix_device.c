@@ -578,7 +578,7 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
         st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer");
     }
     if (st == CMRSCL_OK && !direct) /* an in-order queue orders the write itself; a wait list
-                                      * must be NULL when its count is 0 (NVIDIA checks) */
+                                     * must be NULL when its count is 0 (NVIDIA checks) */
         st = gather(m, &l, staging, values_precision, l.out_of_order ? 1 : 0,
                     l.out_of_order ? &written : NULL);
     pthread_mutex_unlock(&m->lock);

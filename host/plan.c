@@ -276,8 +276,8 @@ static cmrscl_status choose_reduce(const cmrscl_device_info *dev, const cmrscl_o
         break;
     case CMRSCL_REDUCE_LOCAL: break;
     default: /* sub-groups run one per group: not when the user's group is wider */
-        subgroup_ok = subgroup_ok && (!opt->work_group_size ||
-                                      opt->work_group_size == (int)dev->subgroup_width);
+        subgroup_ok = subgroup_ok &&
+                      (!opt->work_group_size || opt->work_group_size == (int)dev->subgroup_width);
         p->reduce = shuffle_ok    ? CMRSCL_REDUCE_SHUFFLE
                     : subgroup_ok ? CMRSCL_REDUCE_SUBGROUP
                                   : CMRSCL_REDUCE_LOCAL;
