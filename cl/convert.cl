@@ -109,23 +109,24 @@ __kernel void convert_check(const uint rows, const int cols, const uint nnz,
     }
 }
 
-/* The sample of the column spread (host/analyze.c, analyze_spread_sample): sampled row j is
- * row j * row_step, whose entries 0, step, 2 * step, ... (step = len / entries, at least 1)
- * go to out[first[j]...], in the order the host sums them. */
+/* The sample of the column spread (host/analyze.c, analyze_spread_layout): sampled row j
+ * is row j * row_step, whose entries 0, step, 2 * step, ... (step = ceil(len / entries), at
+ * least 1) go to slots out[j * entries...]. Runs beside convert_check, before the row
+ * pointers are known to be valid, so it reads only inside 0..nnz-1. */
 __kernel void convert_sample(const uint sampled_rows, const uint row_step, const int entries,
-                             __global const int *restrict row_ptr,
-                             __global const int *restrict col_ind,
-                             __global const uint *restrict first, __global int *restrict out)
+                             const int nnz, __global const int *restrict row_ptr,
+                             __global const int *restrict col_ind, __global int *restrict out)
 {
     const uint j = get_global_id(0);
     if (j >= sampled_rows)
         return;
     const ulong i = (ulong)j * row_step;
     const int begin = row_ptr[i], len = row_ptr[i + 1] - begin;
-    const int step = len > entries ? len / entries : 1;
-    uint at = first[j];
-    for (int k = 0; k < len; k += step)
-        out[at++] = col_ind[begin + k];
+    if (begin < 0 || len < 0 || begin > nnz - len)
+        return; /* bad row pointers: convert_check reports them */
+    const int step = len > entries ? (len + entries - 1) / entries : 1;
+    for (int k = 0, t = 0; k < len; k += step, ++t)
+        out[j * entries + t] = col_ind[begin + k];
 }
 
 /* StripPtr: strip s starts where its first row does. */
@@ -232,13 +233,17 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
             perm[k] = e++;
 }
 
-/* A values-only update: CMRS position k takes CSR value perm[k] (k itself without a
- * permutation), converted to the matrix's precision. */
-__kernel void convert_values(const uint nnz, const uint use_perm,
+/* A values-only update of CMRS positions first..first+count-1, a run of whole strips:
+ * position k takes CSR value perm[k] (k itself without a permutation), which src holds
+ * at src_offset + (perm[k] - first), converted to the matrix's precision. */
+__kernel void convert_values(const uint first, const uint count, const uint use_perm,
                              __global const uint *restrict perm,
-                             __global const source_t *restrict src, __global real_t *restrict dst)
+                             __global const source_t *restrict src, const uint src_offset,
+                             __global real_t *restrict dst)
 {
-    const uint k = get_global_id(0);
-    if (k < nnz)
-        dst[k] = (real_t)src[use_perm ? perm[k] : k];
+    const uint i = get_global_id(0);
+    if (i >= count)
+        return;
+    const uint k = first + i;
+    dst[k] = (real_t)src[src_offset + (use_perm ? perm[k] : k) - first];
 }

@@ -28,6 +28,8 @@ CMRSCL_HIDDEN void cmrscl_fail_append(const char *text);
 CMRSCL_HIDDEN const char *cmrscl_cl_error_name(cl_int err);
 /* Writes one line to stderr when CMRSCL_TRACE is set; the library's only output. */
 CMRSCL_HIDDEN void cmrscl_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether CMRSCL_TRACE is set (for traces that cost something to gather). */
+CMRSCL_HIDDEN bool cmrscl_tracing(void);
 CMRSCL_HIDDEN double cmrscl_seconds(void);
 /* malloc of n*size bytes with an overflow check; never returns NULL for n == 0. */
 CMRSCL_HIDDEN void *cmrscl_alloc(size_t n, size_t size);
@@ -140,16 +142,19 @@ CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context c
 /* Row statistics and the column spread (col_ind may be NULL: spread 0). */
 CMRSCL_HIDDEN void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr,
                                 const int32_t *col_ind, cmrscl_matrix_stats *out);
-/* The entries the column spread samples, for a device that holds col_ind: entries evenly
- * spaced (every len / entries, at least 1) of the rows j * row_step, j < rows. first
- * (rows + 1 entries, may be NULL) receives where each sampled row's entries start in the
- * sample; returns the number of sampled entries. */
+/* The entries the column spread samples, for a device that holds col_ind: up to `entries`
+ * evenly spaced entries (every ceil(len / entries), at least 1) of the rows j * row_step,
+ * j < rows; the layout depends on the sizes alone, so the device gathers the sample into
+ * `entries` slots per sampled row before RowPtr is back on the host. */
 typedef struct spread_sample {
     int64_t row_step, rows;
     int32_t entries;
 } spread_sample;
-CMRSCL_HIDDEN int64_t analyze_spread_sample(int32_t rows, int32_t cols, const int32_t *row_ptr,
-                                            spread_sample *s, uint32_t *first);
+CMRSCL_HIDDEN void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s);
+/* The sampled columns from the slots into sample order (sampled: rows x entries room);
+ * returns their number. */
+CMRSCL_HIDDEN int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *row_ptr,
+                                             const int32_t *slots, int32_t *sampled);
 /* analyze_rows with the sampled columns given in sample order instead of col_ind: the
  * same statistics, bit for bit. */
 CMRSCL_HIDDEN void analyze_rows_sampled(int32_t rows, int32_t cols, const int32_t *row_ptr,
@@ -279,6 +284,7 @@ enum {
     BUF_LONG_STRIP,
     BUF_FIRST_TILE,
     BUF_PERM, /* CMRS position -> CSR entry, for cmrscl_matrix_update_values; see matrix_device.c */
+    BUF_STAGING, /* two chunks of values on their way from the host (matrix_device.c) */
     BUF_COUNT
 };
 CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
@@ -302,7 +308,13 @@ struct cmrscl_matrix_s {
      * by the precision of the values read (float, double), made on first use. */
     bool perm_pending;
     cl_kernel update[2];
+    /* Updates from the host: chunk c is CSR entries update_cut[c]..update_cut[c+1]-1 (whole
+     * strips), staged through two slots of update_slot values in BUF_STAGING. */
+    size_t *update_cut, update_chunks, update_slot;
 };
+
+/* Entries per chunk of an update from the host (tests make it small to get many chunks). */
+CMRSCL_HIDDEN extern size_t matrix_update_chunk;
 
 /* The steps of creating a matrix that the host path (matrix.c) and the device path
  * (matrix_device.c) share, in order. A matrix of ctx with its lock, nothing else yet. */

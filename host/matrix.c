@@ -20,8 +20,8 @@ enum {
 enum { COMBINE_ROWS, COMBINE_LONG_STRIPS, COMBINE_LONG_STRIP, COMBINE_FIRST_TILE, COMBINE_PARTIAL };
 
 const char *const matrix_buffer_names[BUF_COUNT] = {
-    "strip_ptr",  "col_ind", "row_in_strip", "values",     "tile_start",
-    "tile_strip", "partial", "long_strip",   "first_tile", "permutation"};
+    "strip_ptr", "col_ind",    "row_in_strip", "values",      "tile_start", "tile_strip",
+    "partial",   "long_strip", "first_tile",   "permutation", "staging"};
 
 void cmrscl_matrix_free(cmrscl_matrix m)
 {
@@ -38,6 +38,7 @@ void cmrscl_matrix_free(cmrscl_matrix m)
         if (m->buf[i])
             clReleaseMemObject(m->buf[i]);
     pthread_mutex_destroy(&m->lock);
+    free(m->update_cut);
     free(m);
 }
 
@@ -57,7 +58,8 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
     bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
     bytes[BUF_FIRST_TILE] = longs ? sizeof(uint32_t) * (longs + 1) : 0;
-    bytes[BUF_PERM] = 0; /* see matrix_create and matrix_device.c */
+    bytes[BUF_PERM] = 0;    /* see matrix_create and matrix_device.c */
+    bytes[BUF_STAGING] = 0; /* made by the first update from the host */
 }
 
 /* Fails with the sizes when the matrix cannot fit: one buffer above the largest single

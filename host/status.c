@@ -47,7 +47,7 @@ const char *cmrscl_status_message(cmrscl_status status)
 
 const char *cmrscl_last_error(void) { return last_error; }
 
-static bool trace_enabled(void)
+bool cmrscl_tracing(void)
 {
     const char *v = getenv("CMRSCL_TRACE");
     return v && *v && strcmp(v, "0") != 0;
@@ -55,7 +55,7 @@ static bool trace_enabled(void)
 
 void cmrscl_trace(const char *fmt, ...)
 {
-    if (!trace_enabled())
+    if (!cmrscl_tracing())
         return;
     va_list ap;
     va_start(ap, fmt);
