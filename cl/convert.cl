@@ -1,6 +1,6 @@
-/* convert.cl - the device side of cmrscl_matrix_create_from_cl and of the values-only
- * updates (host/matrix_device.c runs them): checks of a canonical CSR held on the device,
- * the sample of columns the statistics need, CSR -> CMRS (StripPtr, packed or unpacked
+/* convert.cl - the device side of cmrscl_matrix_create_from_cl (host/matrix_device.c) and
+ * of the values-only updates (host/matrix_update.c): checks of a canonical CSR held on the
+ * device, the sample of columns the statistics need, CSR -> CMRS (StripPtr, packed or unpacked
  * ColInd, values, column-ordered strips), and the permutation and gather of updates.
  *
  * Built after spmv_common.cl (program_get), which gives real_t, LONG_STRIP and ENTRY_MASK:
@@ -212,7 +212,7 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
  *     strip begin + (entries of the strip in rows above r) + (entries of row r before k).
  * One work-item per (strip, row in strip) walks the strip twice, counting and then placing;
  * the work-items of a strip read the same entries at the same time. Built once, on the
- * first update (host/matrix_device.c says why). */
+ * first update (host/matrix_update.c says why). */
 __kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
                                   const uint packed, __global const uint *restrict strip_ptr,
                                   __global const uint *restrict col_ind,

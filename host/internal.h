@@ -28,6 +28,8 @@ CMRSCL_HIDDEN void cmrscl_fail_append(const char *text);
 CMRSCL_HIDDEN const char *cmrscl_cl_error_name(cl_int err);
 /* Writes one line to stderr when CMRSCL_TRACE is set; the library's only output. */
 CMRSCL_HIDDEN void cmrscl_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Milliseconds from the start of `first` to the end of `last` (profiling events). */
+CMRSCL_HIDDEN cl_int event_ms(cl_event first, cl_event last, double *ms);
 /* Whether CMRSCL_TRACE is set (for traces that cost something to gather). */
 CMRSCL_HIDDEN bool cmrscl_tracing(void);
 CMRSCL_HIDDEN double cmrscl_seconds(void);
@@ -103,6 +105,8 @@ CMRSCL_HIDDEN cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorte
  * segment family reads entries as vectors of up to this many, and the last vector may
  * reach past nnz. */
 #define CMRS_ENTRY_PAD 4
+/* The flag of a long strip (split path) in StripPtr: LONG_STRIP of cl/spmv_common.cl. */
+#define STRIP_PTR_LONG 0x80000000u
 
 /* Builds the CMRS structure (everything but values) of a valid CSR structure. *perm
  * receives, for each CMRS position, the CSR position of its entry, or NULL when the two
@@ -283,8 +287,8 @@ enum {
     BUF_PARTIAL,
     BUF_LONG_STRIP,
     BUF_FIRST_TILE,
-    BUF_PERM, /* CMRS position -> CSR entry, for cmrscl_matrix_update_values; see matrix_device.c */
-    BUF_STAGING, /* two chunks of values on their way from the host (matrix_device.c) */
+    BUF_PERM, /* CMRS position -> CSR entry, for cmrscl_matrix_update_values; see matrix_update.c */
+    BUF_STAGING, /* two chunks of values on their way from the host (matrix_update.c) */
     BUF_COUNT
 };
 CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
@@ -303,7 +307,7 @@ struct cmrscl_matrix_s {
     cl_kernel combine; /* cmrs_combine, when strips are split */
     size_t strip_groups, tile_groups;
     pthread_mutex_t lock; /* serialises clSetKernelArg + enqueue */
-    /* Values-only updates (matrix_device.c), under lock: BUF_PERM is still to be built from
+    /* Values-only updates (matrix_update.c), under lock: BUF_PERM is still to be built from
      * the CMRS arrays (column-ordered strips of rows with sorted columns); the gather kernels
      * by the precision of the values read (float, double), made on first use. */
     bool perm_pending;

@@ -58,7 +58,7 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
     bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
     bytes[BUF_FIRST_TILE] = longs ? sizeof(uint32_t) * (longs + 1) : 0;
-    bytes[BUF_PERM] = 0;    /* see matrix_create and matrix_device.c */
+    bytes[BUF_PERM] = 0;    /* see matrix_create and matrix_update.c */
     bytes[BUF_STAGING] = 0; /* made by the first update from the host */
 }
 
@@ -120,9 +120,11 @@ cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT]
         m->buf[i] =
             clCreateBuffer(m->ctx->context, kernel_writes ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
                            bytes[i], NULL, &err);
-        if (m->buf[i] && host[i])
+        if (m->buf[i] && host[i]) {
             err = clEnqueueWriteBuffer(m->ctx->queue, m->buf[i], CL_FALSE, 0, bytes[i], host[i], 0,
-                                       NULL, &written[writes++]);
+                                       NULL, &written[writes]);
+            writes += err == CL_SUCCESS; /* a failed write returns no event */
+        }
         if (!m->buf[i] || err != CL_SUCCESS) {
             st = cmrscl_fail_cl(err, m->buf[i] ? "clEnqueueWriteBuffer" : "clCreateBuffer");
             if (err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
@@ -130,7 +132,6 @@ cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT]
             char sizes[128];
             snprintf(sizes, sizeof sizes, " (%s, %zu bytes)", matrix_buffer_names[i], bytes[i]);
             cmrscl_fail_append(sizes);
-            writes -= m->buf[i] && host[i]; /* a failed write returns no event */
             break;
         }
         m->params.device_bytes += bytes[i];
@@ -219,7 +220,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
         memset((char *)vals + value_size * (size_t)host.nnz, 0, value_size * CMRS_ENTRY_PAD);
         cmrs_gather_values(vals, p->precision, values, values_precision, perm, host.nnz);
         for (int32_t k = 0; k < sp->long_strips; ++k)
-            host.strip_ptr[sp->long_strip[k]] |= 0x80000000u; /* LONG_STRIP of the kernels */
+            host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG;
         void *up[BUF_COUNT] = {
             host.strip_ptr, host.col_ind, host.row_in_strip, vals,           sp->tile_start,
             sp->tile_strip, NULL,         sp->long_strip,    sp->first_tile, perm};
@@ -325,7 +326,7 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     st = matrix_plan(m, precision, rows, cols, row_ptr, &stats, opt, &sp, bytes);
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
         /* Updating values later needs each CMRS position's CSR entry. With sorted rows the
-         * device rebuilds it from the CMRS arrays on the first update (matrix_device.c);
+         * device rebuilds it from the CMRS arrays on the first update (matrix_update.c);
          * unsorted rows lose their CSR order in the column sort, so their permutation
          * goes to the device now. One row per strip keeps sorted rows as they are. */
         m->perm_pending = sorted && p->height > 1;
@@ -413,7 +414,7 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         st = read_buffer(m, m->buf[BUF_STRIP_PTR], sizeof(uint32_t) * ((size_t)p->strips + 1),
                          c.strip_ptr);
     for (int32_t s = 0; st == CMRSCL_OK && s <= p->strips; ++s)
-        c.strip_ptr[s] &= 0x7fffffffu; /* drop the kernels' long-strip flag */
+        c.strip_ptr[s] &= ~STRIP_PTR_LONG;
     if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);
     if (st == CMRSCL_OK && !packed)

@@ -171,19 +171,25 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+cl_int event_ms(cl_event first, cl_event last, double *ms)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    cl_int err =
+        first ? clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL)
+              : CL_SUCCESS;
+    if (err == CL_SUCCESS && last)
+        err = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+    *ms = err == CL_SUCCESS && t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+    return err;
+}
+
 /* Device time of each of n products from its first and last events. */
 static cmrscl_status product_times(cl_event *first, cl_event *last, int n, double *ms)
 {
     for (int i = 0; i < n; ++i) {
-        cl_ulong t0 = 0, t1 = 0;
-        cl_int err = first[i] ? clGetEventProfilingInfo(first[i], CL_PROFILING_COMMAND_START,
-                                                        sizeof t0, &t0, NULL)
-                              : CL_SUCCESS;
-        if (err == CL_SUCCESS && last[i])
-            err = clGetEventProfilingInfo(last[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        cl_int err = event_ms(first[i], last[i], &ms[i]);
         if (err != CL_SUCCESS)
             return cmrscl_fail_cl(err, "clGetEventProfilingInfo");
-        ms[i] = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
     }
     return CMRSCL_OK;
 }
