@@ -239,9 +239,12 @@ cmrscl_status cmrscl_dist_create_generated(MPI_Comm comm, cmrscl_context ctx,
     if ((st = dist_agree(dup, st)) == CMRSCL_OK)
         st = dist_partition(dup, rows, b0, bn, len, first);
     free(len);
-    if (st == CMRSCL_OK && (first[rank] != b0 || first[rank + 1] != b0 + bn)) {
-        cmrscl_csr_free(&block);
-        st = dist_agree(dup, generate(spec, first[rank], first[rank + 1] - first[rank], &block));
+    if (st == CMRSCL_OK) { /* every rank agrees, whether its rows moved or not */
+        if (first[rank] != b0 || first[rank + 1] != b0 + bn) {
+            cmrscl_csr_free(&block);
+            st = generate(spec, first[rank], first[rank + 1] - first[rank], &block);
+        }
+        st = dist_agree(dup, st);
     }
     free(first);
     if (st != CMRSCL_OK) {
