@@ -7,11 +7,8 @@
 #include "mtx_parser.h"
 #include "mtx_source.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* The file's whole text with a '\0' after it: a plain file mapped (pages of other shares
@@ -26,15 +23,11 @@ typedef struct share_text {
 static cmrscl_status open_text(const char *path, share_text *t)
 {
     memset(t, 0, sizeof *t);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot open %s: %s", path, strerror(errno));
+    int fd;
     struct stat sb;
-    int err = fstat(fd, &sb) != 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : 0;
-    if (err) {
-        close(fd);
-        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot read %s: %s", path, strerror(err));
-    }
+    cmrscl_status opened = mtx_open(path, &fd, &sb);
+    if (opened != CMRSCL_OK)
+        return opened;
     unsigned char magic[2] = {0};
     bool gzip = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     cmrscl_status st;

@@ -33,36 +33,25 @@ static const char *list_item(const char *list, int index, char *buf, size_t size
     return buf;
 }
 
-/* The selector of this rank's device: the local rank's device of a type, or the item as it
- * is (P:D, a name substring). */
+/* The selector of this rank's device: for a device type ("gpu", "cpu", "accelerator"; none
+ * given: "gpu") the local rank's device of that type, modulo their number; else, or when
+ * there is no device of the type, the item as it is (P:D, a name substring, or empty: the
+ * library's default, and its message when nothing matches). */
 static cmrscl_status rank_selector(const char *item, int local, char *out, size_t size)
 {
-    static const struct {
-        const char *name;
-        cl_device_type type;
-    } types[] = {{"gpu", CL_DEVICE_TYPE_GPU},
-                 {"cpu", CL_DEVICE_TYPE_CPU},
-                 {"accelerator", CL_DEVICE_TYPE_ACCELERATOR}};
-    bool typed = false, any_gpu = !*item; /* no selector: the GPUs, else the first device */
-    cl_device_type want = CL_DEVICE_TYPE_GPU;
-    for (size_t i = 0; i < sizeof types / sizeof *types; ++i)
-        if (strcasecmp(item, types[i].name) == 0)
-            typed = true, want = types[i].type;
+    const char *type = *item ? item : "gpu";
     snprintf(out, size, "%s", item);
-    if (!typed && !any_gpu)
-        return CMRSCL_OK;
     cmrscl_device_info *devices = NULL;
     size_t count = 0, matching = 0;
     cmrscl_status st = cmrscl_devices(&devices, &count);
     for (size_t i = 0; st == CMRSCL_OK && i < count; ++i)
-        matching += (devices[i].type & want) != 0;
-    for (size_t i = 0, k = 0; st == CMRSCL_OK && matching > 0 && i < count; ++i) {
-        if (!(devices[i].type & want) || k++ != (size_t)local % matching)
-            continue;
-        snprintf(out, size, "%u:%u", devices[i].platform_index, devices[i].device_index);
-    }
+        matching += strcasecmp(type, cmrscl_device_type_name(devices[i].type)) == 0;
+    for (size_t i = 0, k = 0; st == CMRSCL_OK && matching > 0 && i < count; ++i)
+        if (strcasecmp(type, cmrscl_device_type_name(devices[i].type)) == 0 &&
+            k++ == (size_t)local % matching)
+            snprintf(out, size, "%u:%u", devices[i].platform_index, devices[i].device_index);
     free(devices);
-    return st; /* no device of the type: the item itself, for cmrscl_context_create's message */
+    return st;
 }
 
 cmrscl_status cmrscl_dist_context_create(MPI_Comm comm, const char *selector, cmrscl_context *out)

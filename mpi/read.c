@@ -159,41 +159,69 @@ static cmrscl_status redistribute(MPI_Comm comm, const cmrscl_mtx_share *s, cons
     return st;
 }
 
+/* What both create paths start with: the matrix's own communicator, the rank, room for the
+ * row cuts, and the arguments checked (input: the path or the spec). Not yet agreed. */
+typedef struct start {
+    MPI_Comm comm;
+    int rank, ranks;
+    int64_t *first; /* ranks + 1 */
+} start;
+
+static cmrscl_status start_create(MPI_Comm comm, cmrscl_context ctx, cmrscl_precision precision,
+                                  const char *input, const char *what, cmrscl_dist_matrix *out,
+                                  start *s)
+{
+    if (out)
+        *out = NULL;
+    memset(s, 0, sizeof *s);
+    cmrscl_status st = dist_comm_dup(comm, &s->comm);
+    if (st != CMRSCL_OK)
+        return st;
+    MPI_Comm_rank(s->comm, &s->rank);
+    MPI_Comm_size(s->comm, &s->ranks);
+    s->first = malloc(sizeof *s->first * ((size_t)s->ranks + 1));
+    st = dist_check_args(ctx, precision, out);
+    if (st == CMRSCL_OK && !input)
+        st = dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
+    if (st == CMRSCL_OK && !s->first)
+        st = dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+    return st;
+}
+
+/* The end of both paths: this rank's rows become the distributed matrix (which takes the
+ * communicator), or, after a failure, everything is released. */
+static cmrscl_status finish_create(start *s, cmrscl_status st, cmrscl_context ctx,
+                                   cmrscl_precision precision, const cmrscl_csr *rows,
+                                   const cmrscl_options *opt, cmrscl_dist_matrix *out)
+{
+    free(s->first);
+    if (st != CMRSCL_OK) {
+        MPI_Comm_free(&s->comm);
+        return st;
+    }
+    return dist_create_rows(s->comm, ctx, precision, rows, opt, out);
+}
+
 cmrscl_status cmrscl_dist_create_from_mtx(MPI_Comm comm, cmrscl_context ctx,
                                           cmrscl_precision precision, const char *path,
                                           const cmrscl_options *opt, cmrscl_dist_matrix *out)
 {
-    if (out)
-        *out = NULL;
-    MPI_Comm dup;
-    cmrscl_status st = dist_comm_dup(comm, &dup);
-    if (st != CMRSCL_OK)
+    start s;
+    cmrscl_status st = start_create(comm, ctx, precision, path, "path", out, &s);
+    if (s.comm == MPI_COMM_NULL)
         return st;
-    int rank = 0, ranks = 1;
-    MPI_Comm_rank(dup, &rank);
-    MPI_Comm_size(dup, &ranks);
-    cmrscl_mtx_share s = {0};
+    cmrscl_mtx_share share = {0};
     cmrscl_csr rows = {0};
-    int64_t *first = malloc(sizeof *first * ((size_t)ranks + 1));
-    st = dist_check_args(ctx, precision, out);
-    if (st == CMRSCL_OK && (!path || !first))
-        st = dist_fail(path ? CMRSCL_ERROR_OUT_OF_HOST_MEMORY : CMRSCL_ERROR_INVALID_ARGUMENT,
-                       path ? "no memory" : "path is NULL");
     if (st == CMRSCL_OK)
-        st = cmrscl_mtx_read_share(path, rank, ranks, &s);
-    if ((st = dist_agree(dup, st)) == CMRSCL_OK)
-        st = check_count(dup, &s, path);
+        st = cmrscl_mtx_read_share(path, s.rank, s.ranks, &share);
+    if ((st = dist_agree(s.comm, st)) == CMRSCL_OK)
+        st = check_count(s.comm, &share, path);
     if (st == CMRSCL_OK)
-        st = cut_rows(dup, &s, first);
+        st = cut_rows(s.comm, &share, s.first);
     if (st == CMRSCL_OK)
-        st = redistribute(dup, &s, first, &rows);
-    cmrscl_mtx_share_free(&s);
-    free(first);
-    if (st != CMRSCL_OK) {
-        MPI_Comm_free(&dup);
-        return st;
-    }
-    st = dist_create_rows(dup, ctx, precision, &rows, opt, out);
+        st = redistribute(s.comm, &share, s.first, &rows);
+    cmrscl_mtx_share_free(&share);
+    st = finish_create(&s, st, ctx, precision, &rows, opt, out);
     cmrscl_csr_free(&rows);
     return st;
 }
@@ -208,51 +236,36 @@ cmrscl_status cmrscl_dist_create_generated(MPI_Comm comm, cmrscl_context ctx,
                                            cmrscl_precision precision, const char *spec,
                                            const cmrscl_options *opt, cmrscl_dist_matrix *out)
 {
-    if (out)
-        *out = NULL;
-    MPI_Comm dup;
-    cmrscl_status st = dist_comm_dup(comm, &dup);
-    if (st != CMRSCL_OK)
+    start s;
+    cmrscl_status st = start_create(comm, ctx, precision, spec, "spec", out, &s);
+    if (s.comm == MPI_COMM_NULL)
         return st;
-    int rank = 0, ranks = 1;
-    MPI_Comm_rank(dup, &rank);
-    MPI_Comm_size(dup, &ranks);
-    int64_t rows = 0, *first = malloc(sizeof *first * ((size_t)ranks + 1));
+    int64_t rows = 0;
     int32_t *len = NULL;
     cmrscl_csr block = {0};
-    st = dist_check_args(ctx, precision, out);
-    if (st == CMRSCL_OK && (!spec || !first))
-        st = dist_fail(spec ? CMRSCL_ERROR_OUT_OF_HOST_MEMORY : CMRSCL_ERROR_INVALID_ARGUMENT,
-                       spec ? "no memory" : "spec is NULL");
     if (st == CMRSCL_OK) /* the size: no rows built for the stencils and fem */
         st = cmrscl_csr_generate_rows(spec, 0, 0, &block, &rows);
     cmrscl_csr_free(&block);
     /* An even block of rows for their lengths, then the rows cut by entries. */
-    int64_t b0 = dist_even_first(rows, rank, ranks),
-            bn = dist_even_first(rows, rank + 1, ranks) - b0;
+    int r = s.rank;
+    int64_t b0 = dist_even_first(rows, r, s.ranks), bn = dist_even_first(rows, r + 1, s.ranks) - b0;
     if (st == CMRSCL_OK)
         st = generate(spec, b0, bn, &block);
     if (st == CMRSCL_OK && !(len = malloc(sizeof *len * ((size_t)bn + 1))))
         st = dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld rows", (long long)bn);
     for (int64_t i = 0; st == CMRSCL_OK && i < bn; ++i)
         len[i] = (int32_t)(block.row_ptr[i + 1] - block.row_ptr[i]);
-    if ((st = dist_agree(dup, st)) == CMRSCL_OK)
-        st = dist_partition(dup, rows, b0, bn, len, first);
+    if ((st = dist_agree(s.comm, st)) == CMRSCL_OK)
+        st = dist_partition(s.comm, rows, b0, bn, len, s.first);
     free(len);
     if (st == CMRSCL_OK) { /* every rank agrees, whether its rows moved or not */
-        if (first[rank] != b0 || first[rank + 1] != b0 + bn) {
+        if (s.first[r] != b0 || s.first[r + 1] != b0 + bn) {
             cmrscl_csr_free(&block);
-            st = generate(spec, first[rank], first[rank + 1] - first[rank], &block);
+            st = generate(spec, s.first[r], s.first[r + 1] - s.first[r], &block);
         }
-        st = dist_agree(dup, st);
+        st = dist_agree(s.comm, st);
     }
-    free(first);
-    if (st != CMRSCL_OK) {
-        cmrscl_csr_free(&block);
-        MPI_Comm_free(&dup);
-        return st;
-    }
-    st = dist_create_rows(dup, ctx, precision, &block, opt, out);
+    st = finish_create(&s, st, ctx, precision, &block, opt, out);
     cmrscl_csr_free(&block);
     return st;
 }
