@@ -226,12 +226,6 @@ cmrscl_status cmrscl_dist_create_from_mtx(MPI_Comm comm, cmrscl_context ctx,
     return st;
 }
 
-/* Rows [first, first + count) of a spec, and whether it worked. */
-static cmrscl_status generate(const char *spec, int64_t first, int64_t count, cmrscl_csr *out)
-{
-    return cmrscl_csr_generate_rows(spec, first, count, out, NULL);
-}
-
 cmrscl_status cmrscl_dist_create_generated(MPI_Comm comm, cmrscl_context ctx,
                                            cmrscl_precision precision, const char *spec,
                                            const cmrscl_options *opt, cmrscl_dist_matrix *out)
@@ -250,7 +244,7 @@ cmrscl_status cmrscl_dist_create_generated(MPI_Comm comm, cmrscl_context ctx,
     int r = s.rank;
     int64_t b0 = dist_even_first(rows, r, s.ranks), bn = dist_even_first(rows, r + 1, s.ranks) - b0;
     if (st == CMRSCL_OK)
-        st = generate(spec, b0, bn, &block);
+        st = cmrscl_csr_generate_rows(spec, b0, bn, &block, NULL);
     if (st == CMRSCL_OK && !(len = malloc(sizeof *len * ((size_t)bn + 1))))
         st = dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld rows", (long long)bn);
     for (int64_t i = 0; st == CMRSCL_OK && i < bn; ++i)
@@ -261,7 +255,8 @@ cmrscl_status cmrscl_dist_create_generated(MPI_Comm comm, cmrscl_context ctx,
     if (st == CMRSCL_OK) { /* every rank agrees, whether its rows moved or not */
         if (s.first[r] != b0 || s.first[r + 1] != b0 + bn) {
             cmrscl_csr_free(&block);
-            st = generate(spec, s.first[r], s.first[r + 1] - s.first[r], &block);
+            st = cmrscl_csr_generate_rows(spec, s.first[r], s.first[r + 1] - s.first[r], &block,
+                                          NULL);
         }
         st = dist_agree(s.comm, st);
     }
