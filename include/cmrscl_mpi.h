@@ -117,7 +117,8 @@ CMRSCL_API cmrscl_status cmrscl_dist_read_rows(cmrscl_dist_matrix m, cmrscl_csr 
  * local_rows entries, buffers of the context's cl_context in the matrix precision (either
  * may be NULL where its count is 0). Enqueued on the context's queue after what is there;
  * returns once the remote product is enqueued (the exchange is over), so a later command on
- * that queue, or clFinish, sees y. When beta == 0, y is not read. */
+ * that queue, or clFinish, sees y. When beta == 0, y is not read. One host thread per rank
+ * drives the products of a matrix (the exchange's staging buffers are the matrix's). */
 CMRSCL_API cmrscl_status cmrscl_dist_spmv(cmrscl_dist_matrix m, double alpha, cl_mem x, double beta,
                                           cl_mem y);
 /* The same on host arrays of the precision (local_cols and local_rows entries); blocks until
