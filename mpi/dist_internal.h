@@ -55,7 +55,8 @@ struct cmrscl_dist_matrix_s {
     MPI_Datatype type;     /* MPI_FLOAT or MPI_DOUBLE */
     /* halo.c: the device side of the exchange. */
     cl_context cl;
-    cl_command_queue queue;
+    cl_command_queue queue; /* the context's: the products */
+    cl_command_queue side;  /* the halo's gather and copies, beside the local product */
     cl_program program;
     cl_kernel gather;   /* send values = x[send index] */
     cl_mem send_index;  /* plan.sent local column indices, grouped by neighbour */
@@ -85,11 +86,12 @@ DIST_HIDDEN cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx,
  * send_local: the plan.sent local columns to send, grouped by neighbour. */
 DIST_HIDDEN cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local);
 DIST_HIDDEN void halo_free(cmrscl_dist_matrix m);
-/* Enqueues the gather of the sent entries from x and their read into the pinned staging;
+/* Enqueues on the side queue, after `ready` (an event of the context's queue: x is written;
+ * may be NULL), the gather of the sent entries from x and their read into the pinned staging;
  * *read receives the read's event (NULL when nothing is sent), *gather the gather's (may be
  * NULL). */
-DIST_HIDDEN cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *gather,
-                                    cl_event *read);
+DIST_HIDDEN cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event ready,
+                                    cl_event *gather, cl_event *read);
 /* Posts the receives (before the sends are ready, so no message waits for a receive). */
 DIST_HIDDEN cmrscl_status halo_post_receives(cmrscl_dist_matrix m);
 /* Posts the sends, once the read has finished. */
@@ -97,8 +99,10 @@ DIST_HIDDEN cmrscl_status halo_post_sends(cmrscl_dist_matrix m);
 /* Waits for every posted receive and send (always, even after a local failure, so that the
  * other ranks' messages are matched). */
 DIST_HIDDEN cmrscl_status halo_wait(cmrscl_dist_matrix m);
-/* Enqueues the write of the received halo to the device; *event (may be NULL). */
-DIST_HIDDEN cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event *event);
+/* Enqueues on the side queue, after `ready` (the previous remote product no longer reads the
+ * halo buffer; may be NULL), the write of the received halo; *event receives its event (NULL
+ * without a halo), for the remote product to wait on. */
+DIST_HIDDEN cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event);
 
 /* ---- spmv.c: one product ---- */
 

@@ -1,7 +1,9 @@
 /* halo.c - the halo exchange's steps: on the device, the sent x entries gathered by a small
  * kernel of our own (mpi/halo.cl, built in the matrix's context) and read into pinned host
  * memory; over MPI, nonblocking receives and sends per neighbour on the matrix's own
- * communicator; then the received halo written to the device for the remote product. */
+ * communicator; then the received halo written to the device for the remote product. The
+ * device steps run on a queue of their own, so the copies overlap the local product on the
+ * context's queue; events order the two queues. */
 #include "dist_internal.h"
 
 #include <stdio.h>
@@ -53,14 +55,29 @@ static cmrscl_status pinned(cmrscl_dist_matrix m, size_t bytes, cl_mem *buf, voi
     cl_int err;
     *buf = clCreateBuffer(m->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
     if (err == CL_SUCCESS)
-        *host = clEnqueueMapBuffer(m->queue, *buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+        *host = clEnqueueMapBuffer(m->side, *buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
                                    NULL, NULL, &err);
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "a pinned staging buffer");
+}
+
+/* The side queue, on the device of the context's queue, profiled like it. */
+static cmrscl_status side_queue(cmrscl_dist_matrix m)
+{
+    cl_device_id device = NULL;
+    cl_command_queue_properties props = 0;
+    cl_int err = clGetCommandQueueInfo(m->queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(m->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (err == CL_SUCCESS)
+        m->side = clCreateCommandQueue(m->cl, device, props & CL_QUEUE_PROFILING_ENABLE, &err);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateCommandQueue (halo copies)");
 }
 
 cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
 {
     cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
+    if (st == CMRSCL_OK && (m->plan.sent > 0 || m->plan.halo > 0))
+        st = side_queue(m);
     size_t vs = dist_value_size(m->plan.precision), sent = (size_t)m->plan.sent;
     size_t halo = (size_t)m->plan.halo;
     cl_int err = CL_SUCCESS;
@@ -89,12 +106,13 @@ void halo_free(cmrscl_dist_matrix m)
     if (m->last_write)
         clReleaseEvent(m->last_write);
     void *host[2] = {m->send_host, m->halo_host};
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 2; ++i)
         if (m->pinned[i] && host[i])
-            clEnqueueUnmapMemObject(m->queue, m->pinned[i], host[i], 0, NULL, NULL);
+            clEnqueueUnmapMemObject(m->side, m->pinned[i], host[i], 0, NULL, NULL);
+    if (m->side) {
+        clFinish(m->side);
+        clReleaseCommandQueue(m->side);
     }
-    if (m->queue && (m->pinned[0] || m->pinned[1]))
-        clFinish(m->queue);
     cl_mem bufs[] = {m->send_index, m->send_values, m->halo_values, m->pinned[0], m->pinned[1]};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
@@ -105,7 +123,8 @@ void halo_free(cmrscl_dist_matrix m)
         clReleaseProgram(m->program);
 }
 
-cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *gather, cl_event *read)
+cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event ready, cl_event *gather,
+                        cl_event *read)
 {
     *read = NULL;
     if (gather)
@@ -120,12 +139,15 @@ cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *gather, cl_eve
     if (err != CL_SUCCESS)
         return cl_fail(err, "clSetKernelArg (halo_gather)");
     size_t local = 64, global = ((size_t)n + local - 1) / local * local;
-    err = clEnqueueNDRangeKernel(m->queue, m->gather, 1, NULL, &global, &local, 0, NULL, gather);
+    err = clEnqueueNDRangeKernel(m->side, m->gather, 1, NULL, &global, &local, ready ? 1 : 0,
+                                 ready ? &ready : NULL, gather);
     if (err != CL_SUCCESS)
         return cl_fail(err, "clEnqueueNDRangeKernel (halo_gather)");
     size_t bytes = dist_value_size(m->plan.precision) * (size_t)n;
-    err = clEnqueueReadBuffer(m->queue, m->send_values, CL_FALSE, 0, bytes, m->send_host, 0, NULL,
+    err = clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE, 0, bytes, m->send_host, 0, NULL,
                               read);
+    if (err == CL_SUCCESS)
+        err = clFlush(m->side);
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueReadBuffer (sent x entries)");
 }
 
@@ -160,14 +182,15 @@ cmrscl_status halo_wait(cmrscl_dist_matrix m)
     return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Waitall (halo exchange)");
 }
 
-cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event *event)
+cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event)
 {
-    if (event)
-        *event = NULL;
+    *event = NULL;
     if (m->plan.halo == 0)
         return CMRSCL_OK;
     size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.halo;
-    cl_int err = clEnqueueWriteBuffer(m->queue, m->halo_values, CL_FALSE, 0, bytes, m->halo_host, 0,
-                                      NULL, event);
+    cl_int err = clEnqueueWriteBuffer(m->side, m->halo_values, CL_FALSE, 0, bytes, m->halo_host,
+                                      ready ? 1 : 0, ready ? &ready : NULL, event);
+    if (err == CL_SUCCESS)
+        err = clFlush(m->side);
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueWriteBuffer (halo)");
 }

@@ -1,8 +1,8 @@
 /* spmv.c - the distributed product: agree that every rank's arguments are good, gather and
- * read back the x entries others need, enqueue the local product, exchange over MPI while
- * the device computes, write the halo and enqueue the remote product (beta = 1), agree on
- * the outcome. Also the serial variant (exchange after the local product) that the timing
- * compares with, and the host-array convenience call. */
+ * read back the x entries others need (on the side queue), enqueue the local product (on the
+ * context's queue), exchange over MPI while the device computes, write the halo and enqueue
+ * the remote product (beta = 1) after it, agree on the outcome. Also the serial variant (exchange
+ * after the local product) that the timing compares with, and the host-array convenience call. */
 #include "dist_internal.h"
 
 #include <stdlib.h>
@@ -88,13 +88,17 @@ cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha
     cmrscl_status st = dist_agree(m->comm, pre != CMRSCL_OK ? pre : check_product(m, x, y));
     if (st != CMRSCL_OK)
         return st;
-    cl_event read = NULL;
+    cl_event read = NULL, ready = NULL;
     if (!overlap) {
         st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
         clFinish(m->queue);
     }
+    /* The side queue starts after what the context's queue holds: the commands that wrote x,
+     * and the previous remote product, which reads the halo buffer. */
+    if (st == CMRSCL_OK && m->side && clEnqueueMarkerWithWaitList(m->queue, 0, NULL, &ready))
+        st = dist_fail(CMRSCL_ERROR_OPENCL, "clEnqueueMarkerWithWaitList failed");
     if (st == CMRSCL_OK)
-        st = halo_pack(m, x, rec ? &rec->gather : NULL, &read);
+        st = halo_pack(m, x, ready, rec ? &rec->gather : NULL, &read);
     if (st == CMRSCL_OK && overlap)
         st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
     clFlush(m->queue); /* the device starts while the host exchanges */
@@ -104,12 +108,15 @@ cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha
     else if (read)
         clReleaseEvent(read);
     if (st == CMRSCL_OK)
-        st = halo_unpack(m, &m->last_write);
+        st = halo_unpack(m, ready, &m->last_write);
+    if (ready)
+        clReleaseEvent(ready);
     if (st == CMRSCL_OK && rec && m->last_write)
         clRetainEvent(rec->write = m->last_write);
+    cl_uint waits = m->last_write ? 1 : 0;
     if (st == CMRSCL_OK && m->remote)
-        st = cmrscl_spmv(m->remote, alpha, m->halo_values, 1.0, y, NULL, 0, NULL,
-                         rec ? &rec->remote : NULL);
+        st = cmrscl_spmv(m->remote, alpha, m->halo_values, 1.0, y, NULL, waits,
+                         waits ? &m->last_write : NULL, rec ? &rec->remote : NULL);
     return dist_agree(m->comm, st);
 }
 
