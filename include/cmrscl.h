@@ -70,7 +70,7 @@ CMRSCL_API const char *cmrscl_version_string(void);
     X(ERROR_OPENCL, -10, "OpenCL call failed")                                                     \
     X(ERROR_BUILD, -11, "kernel build failed")                                                     \
     X(ERROR_DEVICE_LIMIT, -12, "parameters exceed a device limit")                                 \
-    X(ERROR_CONTEXT_MISMATCH, -13, "objects belong to different contexts or devices")           \
+    X(ERROR_CONTEXT_MISMATCH, -13, "objects belong to different contexts or devices")              \
     X(ERROR_COMMUNICATION, -14, "communication between processes failed")
 
 typedef enum cmrscl_status {
