@@ -96,40 +96,63 @@ static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrs
     return st;
 }
 
-/* Stencils on an n^dims grid, x fastest: the Laplacian-like operator with the centre
- * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). */
-static cmrscl_status gen_stencil(long n, int dims, int points, cmrscl_csr *out)
+/* A range of rows [first, first + count) of a matrix of `rows` rows, clipped to the matrix. */
+typedef struct row_range {
+    int64_t first, count;
+} row_range;
+
+static row_range clip_range(row_range r, int64_t rows)
 {
-    long limit = 1; /* the largest n whose rows * points fits 32-bit indices */
-    while ((dims == 2 ? (limit + 1) * (limit + 1) : (limit + 1) * (limit + 1) * (limit + 1)) *
-               points <=
+    int64_t first = r.first < rows ? r.first : rows;
+    return (row_range){first, r.count < rows - first ? r.count : rows - first};
+}
+
+/* The largest grid side n with n^dims * per_row <= INT32_MAX. */
+static long grid_limit(int dims, int64_t per_row)
+{
+    long n = 1;
+    while ((dims == 2 ? (int64_t)(n + 1) * (n + 1) : (int64_t)(n + 1) * (n + 1) * (n + 1)) *
+               per_row <=
            INT32_MAX)
-        ++limit;
-    if (n < 1 || n > limit)
+        ++n;
+    return n;
+}
+
+/* Stencils on an n^dims grid, x fastest: the Laplacian-like operator with the centre
+ * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). Row i
+ * depends on i alone, so any range of rows is built on its own, the same bit for bit. */
+static cmrscl_status gen_stencil(long n, int dims, int points, row_range want, cmrscl_csr *out,
+                                 int64_t *total)
+{
+    /* The whole matrix's entries must fit 32-bit counts; a range needs only its own to. */
+    long whole = grid_limit(dims, points), grid = grid_limit(dims, 1);
+    long nz = dims == 2 ? 1 : n, rows = n >= 1 && n <= grid ? n * n * nz : 0;
+    bool all = want.first == 0 && want.count >= rows;
+    if (n < 1 || n > (all ? whole : grid))
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
-                           "stencil grid %ld^%d is outside 1..%ld^%d for %d points", n, dims, limit,
-                           dims, points);
-    long nz = dims == 2 ? 1 : n, rows = n * n * nz;
+                           "stencil grid %ld^%d is outside 1..%ld^%d for %d points", n, dims,
+                           all ? whole : grid, dims, points);
+    row_range r = clip_range(want, rows);
+    *total = rows;
     rows_builder b;
-    cmrscl_status st = builder_init(&b, rows, rows, rows * points);
+    cmrscl_status st = builder_init(&b, r.count, rows, r.count * points);
     if (st != CMRSCL_OK)
         return st;
-    for (long z = 0; z < nz; ++z)
-        for (long y = 0; y < n; ++y)
-            for (long x = 0; x < n; ++x) {
-                int dzr = dims == 2 ? 0 : 1;
-                for (int dz = -dzr; dz <= dzr; ++dz)
-                    for (int dy = -1; dy <= 1; ++dy)
-                        for (int dx = -1; dx <= 1; ++dx) {
-                            int off = (dx != 0) + (dy != 0) + (dz != 0);
-                            if ((points != 27 && off > 1) || x + dx < 0 || x + dx >= n ||
-                                y + dy < 0 || y + dy >= n || z + dz < 0 || z + dz >= nz)
-                                continue;
-                            builder_add(&b, (x + dx) + n * ((y + dy) + n * (z + dz)),
-                                        off == 0 ? points - 1.0 : -1.0);
-                        }
-                builder_end_row(&b, x + n * (y + n * z));
-            }
+    for (int64_t i = 0; i < r.count; ++i) {
+        long row = (long)(r.first + i), x = row % n, y = row / n % n, z = row / n / n;
+        int dzr = dims == 2 ? 0 : 1;
+        for (int dz = -dzr; dz <= dzr; ++dz)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) {
+                    int off = (dx != 0) + (dy != 0) + (dz != 0);
+                    if ((points != 27 && off > 1) || x + dx < 0 || x + dx >= n || y + dy < 0 ||
+                        y + dy >= n || z + dz < 0 || z + dz >= nz)
+                        continue;
+                    builder_add(&b, (x + dx) + n * ((y + dy) + n * (z + dz)),
+                                off == 0 ? points - 1.0 : -1.0);
+                }
+        builder_end_row(&b, i);
+    }
     builder_finish(&b, out);
     return CMRSCL_OK;
 }
@@ -245,35 +268,39 @@ static cmrscl_status gen_rmat(long scale, long edge_factor, uint64_t seed, cmrsc
 }
 
 /* FEM-like block rows: a 27-point stencil on n^3 nodes with b unknowns per node, so each
- * row holds up to 27 dense blocks of b entries (mu about 27 b), diagonally dominant. */
-static cmrscl_status gen_fem(long n, long bs, cmrscl_csr *out)
+ * row holds up to 27 dense blocks of b entries (mu about 27 b), diagonally dominant. Like
+ * the stencils, any range of rows is built on its own. */
+static cmrscl_status gen_fem(long n, long bs, row_range want, cmrscl_csr *out, int64_t *total)
 {
-    if (n < 1 || bs < 1 || n > 2048 || bs > 64 || n * n * n * bs * 27 * bs > INT32_MAX)
+    bool sane = n >= 1 && bs >= 1 && n <= 2048 && bs <= 64;
+    int64_t per_row = 27 * (int64_t)bs, rows = sane ? (int64_t)n * n * n * bs : 0;
+    bool all = want.first == 0 && want.count >= rows;
+    if (!sane || rows > INT32_MAX || (all && rows * per_row > INT32_MAX))
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "fem:%ld:%ld exceeds 32-bit indices", n, bs);
-    long rows = n * n * n * bs;
+    row_range r = clip_range(want, rows);
+    *total = rows;
     rows_builder b;
-    cmrscl_status st = builder_init(&b, rows, rows, rows * 27 * bs);
+    cmrscl_status st = builder_init(&b, r.count, rows, r.count * per_row);
     if (st != CMRSCL_OK)
         return st;
-    for (long z = 0; z < n; ++z)
-        for (long y = 0; y < n; ++y)
-            for (long x = 0; x < n; ++x)
-                for (long a = 0; a < bs; ++a) {
-                    for (int dz = -1; dz <= 1; ++dz)
-                        for (int dy = -1; dy <= 1; ++dy)
-                            for (int dx = -1; dx <= 1; ++dx) {
-                                if (x + dx < 0 || x + dx >= n || y + dy < 0 || y + dy >= n ||
-                                    z + dz < 0 || z + dz >= n)
-                                    continue;
-                                long node = (x + dx) + n * ((y + dy) + n * (z + dz));
-                                bool self = dx == 0 && dy == 0 && dz == 0;
-                                for (long c = 0; c < bs; ++c)
-                                    builder_add(&b, node * bs + c,
-                                                self && c == a ? 27.0 * (double)bs
-                                                               : -1.0 / (double)(1 + labs(c - a)));
-                            }
-                    builder_end_row(&b, (x + n * (y + n * z)) * bs + a);
+    for (int64_t i = 0; i < r.count; ++i) {
+        long row = (long)(r.first + i), a = row % bs, node = row / bs;
+        long x = node % n, y = node / n % n, z = node / n / n;
+        for (int dz = -1; dz <= 1; ++dz)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) {
+                    if (x + dx < 0 || x + dx >= n || y + dy < 0 || y + dy >= n || z + dz < 0 ||
+                        z + dz >= n)
+                        continue;
+                    long other = (x + dx) + n * ((y + dy) + n * (z + dz));
+                    bool self = dx == 0 && dy == 0 && dz == 0;
+                    for (long c = 0; c < bs; ++c)
+                        builder_add(&b, other * bs + c,
+                                    self && c == a ? 27.0 * (double)bs
+                                                   : -1.0 / (double)(1 + labs(c - a)));
                 }
+        builder_end_row(&b, i);
+    }
     builder_finish(&b, out);
     return CMRSCL_OK;
 }
@@ -330,12 +357,67 @@ static int parse_numbers(const char *text, const char *end, long *values, int ma
     "stencil5:N, stencil7:N, stencil27:N, random:N:K, perm:N, dense:N, rmat:SCALE:EDGES, "         \
     "fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED"
 
+/* The rows [r.first, r.first + r.count) of a whole matrix, which is freed. */
+static cmrscl_status keep_rows(cmrscl_csr *whole, row_range want, cmrscl_csr *out, int64_t *total)
+{
+    row_range r = clip_range(want, whole->rows);
+    *total = whole->rows;
+    if (r.first == 0 && r.count == whole->rows) {
+        *out = *whole;
+        return CMRSCL_OK;
+    }
+    int32_t first = (int32_t)r.first, count = (int32_t)r.count;
+    int32_t base = whole->row_ptr[first], nnz = whole->row_ptr[first + count] - base;
+    cmrscl_csr a = {count,
+                    whole->cols,
+                    nnz,
+                    cmrscl_alloc((size_t)count + 1, sizeof(int32_t)),
+                    cmrscl_alloc((size_t)nnz, sizeof(int32_t)),
+                    cmrscl_alloc((size_t)nnz, sizeof(double))};
+    cmrscl_status st = CMRSCL_OK;
+    if (!a.row_ptr || !a.col_ind || !a.values) {
+        cmrscl_csr_free(&a);
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows", count);
+    } else {
+        for (int32_t i = 0; i <= count; ++i)
+            a.row_ptr[i] = whole->row_ptr[first + i] - base;
+        memcpy(a.col_ind, whole->col_ind + base, sizeof(int32_t) * (size_t)nnz);
+        memcpy(a.values, whole->values + base, sizeof(double) * (size_t)nnz);
+        *out = a;
+    }
+    cmrscl_csr_free(whole);
+    return st;
+}
+
+/* The random classes draw their rows from one sequence: they build the whole matrix. */
+static cmrscl_status gen_whole(int cls, const long *v, uint64_t seed, cmrscl_csr *out)
+{
+    switch (cls) {
+    case 3: return gen_random(v[0], v[1], seed, out);
+    case 4: return gen_perm(v[0], seed, out);
+    case 5: return gen_dense(v[0], seed, out);
+    case 6: return gen_rmat(v[0], v[1], seed, out);
+    default: return gen_skewed(v[0], v[1], v[2], v[3], seed, out);
+    }
+}
+
 cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out)
+{
+    return cmrscl_csr_generate_rows(spec, 0, INT64_MAX, out, NULL);
+}
+
+cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int64_t row_count,
+                                       cmrscl_csr *out, int64_t *total_rows)
 {
     if (out)
         memset(out, 0, sizeof *out);
+    if (total_rows)
+        *total_rows = 0;
     if (!spec || !out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "spec or out is NULL");
+    if (first_row < 0 || row_count < 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "rows %lld + %lld: negative",
+                           (long long)first_row, (long long)row_count);
     static const struct {
         const char *prefix;
         int numbers;
@@ -358,17 +440,23 @@ cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out)
             continue;
         if (parse_numbers(spec + len, end, v, 4) != classes[i].numbers)
             break;
+        row_range want = {first_row, row_count};
+        int64_t total = 0;
+        cmrscl_csr whole = {0};
+        cmrscl_status st;
         switch (i) {
-        case 0: return gen_stencil(v[0], 2, 5, out);
-        case 1: return gen_stencil(v[0], 3, 7, out);
-        case 2: return gen_stencil(v[0], 3, 27, out);
-        case 3: return gen_random(v[0], v[1], seed, out);
-        case 4: return gen_perm(v[0], seed, out);
-        case 5: return gen_dense(v[0], seed, out);
-        case 6: return gen_rmat(v[0], v[1], seed, out);
-        case 7: return gen_fem(v[0], v[1], out);
-        default: return gen_skewed(v[0], v[1], v[2], v[3], seed, out);
+        case 0: st = gen_stencil(v[0], 2, 5, want, out, &total); break;
+        case 1: st = gen_stencil(v[0], 3, 7, want, out, &total); break;
+        case 2: st = gen_stencil(v[0], 3, 27, want, out, &total); break;
+        case 7: st = gen_fem(v[0], v[1], want, out, &total); break;
+        default:
+            st = gen_whole((int)i, v, seed, &whole);
+            if (st == CMRSCL_OK)
+                st = keep_rows(&whole, want, out, &total);
         }
+        if (st == CMRSCL_OK && total_rows)
+            *total_rows = total;
+        return st;
     }
     return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "unknown matrix spec '%s' (expected %s)",
                        spec, GEN_CLASSES);

@@ -7,8 +7,6 @@
 #include "mtx_scan.h"
 #include "mtx_source.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,15 +429,11 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
     memset(out, 0, sizeof *out);
     if (!path)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "path is NULL");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot open %s: %s", path, strerror(errno));
+    int fd;
     struct stat sb;
-    int err = fstat(fd, &sb) != 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : 0;
-    if (err) {
-        close(fd);
-        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot read %s: %s", path, strerror(err));
-    }
+    cmrscl_status opened = mtx_open(path, &fd, &sb);
+    if (opened != CMRSCL_OK)
+        return opened;
     mtx_source src = {.name = path, .opt = opt};
     src.total = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
     mtx_report_progress(&src, 0, true);

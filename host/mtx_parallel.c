@@ -99,19 +99,23 @@ typedef struct parallel_parse {
     int64_t count;
 } parallel_parse;
 
-/* Where share t starts: the first line start at or after its even cut of the bytes. */
-static const char *share_start(const parallel_parse *pp, int t, int threads)
+const char *mtx_share_start(const char *body, const char *end, int t, int shares)
 {
     if (t == 0)
-        return pp->body;
-    if (t == threads)
-        return pp->end;
-    uint64_t bytes = (uint64_t)(pp->end - pp->body);
-    const char *p = pp->body + bytes * (uint64_t)t / (uint64_t)threads;
+        return body;
+    if (t == shares)
+        return end;
+    uint64_t bytes = (uint64_t)(end - body);
+    const char *p = body + bytes * (uint64_t)t / (uint64_t)shares;
     if (p[-1] == '\n')
         return p;
-    const char *nl = memchr(p, '\n', (size_t)(pp->end - p));
-    return nl ? nl + 1 : pp->end;
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    return nl ? nl + 1 : end;
+}
+
+static const char *share_start(const parallel_parse *pp, int t, int threads)
+{
+    return mtx_share_start(pp->body, pp->end, t, threads);
 }
 
 static void count_lines(void *ctx, int thread, int threads)
@@ -192,8 +196,7 @@ static void rows_from_sorted(void *ctx, int thread, int threads)
             pp->row_ptr[r] = (int32_t)n;
 }
 
-/* The banner, comments and size line, up to the first entry line. */
-static cmrscl_status parse_header(parser *ps, const char *text, const char *end, const char **body)
+cmrscl_status mtx_parse_header(parser *ps, const char *text, const char *end, const char **body)
 {
     const char *p = text;
     cmrscl_status st = CMRSCL_OK;
@@ -237,7 +240,7 @@ cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name
     memset(out, 0, sizeof *out);
     parser header = {.name = name, .stage = STAGE_BANNER};
     parallel_parse pp = {.header = &header, .end = text + size};
-    cmrscl_status st = parse_header(&header, text, pp.end, &pp.body);
+    cmrscl_status st = mtx_parse_header(&header, text, pp.end, &pp.body);
     if (st != CMRSCL_OK)
         return st;
     threads = threads < 1 ? 1 : threads > 256 ? 256 : threads;

@@ -1,7 +1,7 @@
 /* mtx_parser.h - the Matrix Market parser's state and its line-level entry points, shared
  * by the serial stream (mtx.c) and the threads of the parallel reader (mtx_parallel.c),
- * which each run a copy of the header's state over their share of the entry lines.
- * Private to those two files. */
+ * which each run a copy of the header's state over their share of the entry lines, and
+ * the share reader of a distributed process (mtx_share.c). Private to those files. */
 #ifndef CMRSCL_MTX_PARSER_H
 #define CMRSCL_MTX_PARSER_H
 
@@ -34,6 +34,14 @@ CMRSCL_HIDDEN cmrscl_status mtx_parse_line(parser *ps, const char *p, const char
 CMRSCL_HIDDEN cmrscl_status mtx_parse_entry(parser *ps, const char *p, const char *e);
 /* Room for cap COO entries. */
 CMRSCL_HIDDEN cmrscl_status mtx_reserve_entries(parser *ps, int64_t cap);
+
+/* The banner, comments and size line of text[0..end), up to the first entry line (*body).
+ * Fails quietly (no message) when the header is incomplete; a bad line's message is set. */
+CMRSCL_HIDDEN cmrscl_status mtx_parse_header(parser *ps, const char *text, const char *end,
+                                             const char **body);
+/* Where share t of `shares` of the entry lines [body, end) starts: the first line start at
+ * or after its even cut of the bytes (end for t == shares); *end must be '\0'. */
+CMRSCL_HIDDEN const char *mtx_share_start(const char *body, const char *end, int t, int shares);
 
 /* The parallel reader (mtx_parallel.c) on text[0..size) with text[size] == '\0': the
  * header on the calling thread, then the entry lines cut at line ends into one share per

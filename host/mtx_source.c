@@ -5,9 +5,25 @@
 #include "mtx_source.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+cmrscl_status mtx_open(const char *path, int *fd, struct stat *sb)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
+        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot open %s: %s", path, strerror(errno));
+    int err = fstat(*fd, sb) != 0 ? errno : S_ISDIR(sb->st_mode) ? EISDIR : 0;
+    if (err) {
+        close(*fd);
+        *fd = -1;
+        return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot read %s: %s", path, strerror(err));
+    }
+    return CMRSCL_OK;
+}
 
 void mtx_report_progress(mtx_source *s, uint64_t done, bool always)
 {

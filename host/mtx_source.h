@@ -5,6 +5,7 @@
 
 #include "internal.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 enum {
@@ -23,6 +24,8 @@ typedef struct mtx_source {
     z_stream zs;
 } mtx_source;
 
+/* Opens a file for reading: *fd and its status, or a message naming it (a directory too). */
+CMRSCL_HIDDEN cmrscl_status mtx_open(const char *path, int *fd, struct stat *sb);
 /* Calls the caller's progress function now and then (always when `always`). */
 CMRSCL_HIDDEN void mtx_report_progress(mtx_source *s, uint64_t done, bool always);
 /* Up to room bytes into dst; *got == 0 at the end. Fails naming the source on a read

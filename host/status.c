@@ -47,6 +47,11 @@ const char *cmrscl_status_message(cmrscl_status status)
 
 const char *cmrscl_last_error(void) { return last_error; }
 
+cmrscl_status cmrscl_set_error(cmrscl_status status, const char *message)
+{
+    return cmrscl_fail(status, "%s", message ? message : cmrscl_status_message(status));
+}
+
 bool cmrscl_tracing(void)
 {
     const char *v = getenv("CMRSCL_TRACE");

@@ -70,7 +70,8 @@ CMRSCL_API const char *cmrscl_version_string(void);
     X(ERROR_OPENCL, -10, "OpenCL call failed")                                                     \
     X(ERROR_BUILD, -11, "kernel build failed")                                                     \
     X(ERROR_DEVICE_LIMIT, -12, "parameters exceed a device limit")                                 \
-    X(ERROR_CONTEXT_MISMATCH, -13, "objects belong to different contexts or devices")
+    X(ERROR_CONTEXT_MISMATCH, -13, "objects belong to different contexts or devices")              \
+    X(ERROR_COMMUNICATION, -14, "communication between processes failed")
 
 typedef enum cmrscl_status {
 #define CMRSCL_STATUS_ENUM_(name, value, message) CMRSCL_##name = value,
@@ -85,6 +86,10 @@ CMRSCL_API const char *cmrscl_status_message(cmrscl_status status);
 /* The detailed description of the most recent failure in the calling thread (never
  * NULL; empty before any failure). Valid until the next failing call in this thread. */
 CMRSCL_API const char *cmrscl_last_error(void);
+/* Records `message` as the calling thread's cmrscl_last_error() and returns `status`: for
+ * layers built on the library (the MPI layer, libcmrscl_mpi) whose failures the caller reads
+ * the same way. A NULL message records the status's fixed message. */
+CMRSCL_API cmrscl_status cmrscl_set_error(cmrscl_status status, const char *message);
 
 typedef enum cmrscl_precision { CMRSCL_FLOAT = 1, CMRSCL_DOUBLE = 2 } cmrscl_precision;
 
@@ -144,6 +149,17 @@ CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
  * Errors: ERROR_INVALID_ARGUMENT for an unknown or malformed spec, ERROR_TOO_LARGE when the
  * matrix would exceed 32-bit indices (the message names the limit). */
 CMRSCL_API cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out);
+/* Rows first_row .. first_row + row_count - 1 of the matrix cmrscl_csr_generate(spec) builds,
+ * bit for bit, as a CSR of those rows (out->rows; row_count is clipped to the rows the matrix
+ * has) over all of its columns (out->cols); *total_rows (may be NULL) receives the whole
+ * matrix's rows. For a distributed matrix each process builds only its own rows. The stencils
+ * and fem build just the rows asked for, so only the range's entries must fit 32-bit counts
+ * (the grid's rows must fit 32-bit indices); the random classes build the whole matrix
+ * and keep the range (for tests, not for huge runs). Errors as cmrscl_csr_generate's, and
+ * ERROR_INVALID_ARGUMENT for a negative first_row or row_count. */
+CMRSCL_API cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row,
+                                                  int64_t row_count, cmrscl_csr *out,
+                                                  int64_t *total_rows);
 
 /* ---- Host CMRS (no OpenCL needed) -------------------------------------------------- */
 
@@ -210,6 +226,31 @@ CMRSCL_API cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_opti
 /* Writes `coordinate real general`, gzip-compressed when path ends in ".gz". Reading
  * the file back gives the same CSR bit for bit, but for NaN payloads (NaN stays NaN). */
 CMRSCL_API cmrscl_status cmrscl_mtx_write(const char *path, const cmrscl_csr *csr);
+
+/* One share of a Matrix Market file's entries as coordinates: what a process of a
+ * distributed reader parses, so that no process reads or holds the whole matrix. */
+typedef struct cmrscl_mtx_share {
+    int32_t rows, cols;         /* the whole matrix's, from the size line */
+    int64_t declared;           /* entries the size line declares */
+    int64_t lines;              /* entry lines in this share (comments not counted) */
+    int64_t count;              /* coordinates stored: mirror images of symmetric files too */
+    int32_t *row_idx, *col_idx; /* count each, 0-based, in the file's order */
+    double *values;             /* count each; ones for a pattern file */
+} cmrscl_mtx_share;
+
+/* Reads the header of a Matrix Market file (the rules of cmrscl_mtx_read) and share
+ * `share` of `shares` (0 <= share < shares) of its entry lines: the entry bytes cut into
+ * `shares` even parts, each moved to the next line start, so every line belongs to exactly
+ * one share and share after share keeps the file's order. Symmetric and skew-symmetric
+ * entries are mirrored as cmrscl_mtx_read mirrors them. A plain file is mapped and only the
+ * share's bytes are read; a gzip file is inflated whole (its text, not its coordinates,
+ * passes through memory). Errors name the file and the line, numbered in the whole file.
+ * Whether the shares together hold `declared` entries is the caller's check (add up
+ * `lines`). Free with cmrscl_mtx_share_free. */
+CMRSCL_API cmrscl_status cmrscl_mtx_read_share(const char *path, int share, int shares,
+                                               cmrscl_mtx_share *out);
+/* Frees the arrays and zeroes the struct. */
+CMRSCL_API void cmrscl_mtx_share_free(cmrscl_mtx_share *s);
 
 /* ---- Devices ------------------------------------------------------------------------ */
 

@@ -48,9 +48,8 @@ void bench_vectors_free(bench_vectors *v)
     v->x = v->y0 = NULL;
 }
 
-/* A device buffer holding `n` doubles converted to the precision (at least one element). */
-static cl_mem upload(cl_context context, const double *src, int32_t n, cmrscl_precision p,
-                     cl_int *err)
+cl_mem bench_upload(cl_context context, const double *src, int32_t n, cmrscl_precision p,
+                    cl_int *err)
 {
     size_t vs = p == CMRSCL_FLOAT ? 4 : 8, count = n > 0 ? (size_t)n : 1;
     char *tmp = malloc(vs * count);
@@ -133,8 +132,8 @@ int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const bench_vectors *v,
     cl_command_queue q;
     cmrscl_context_cl(ctx, &context, &q);
     cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
-    cl_mem x = upload(context, v->x, a->cols, opt->precision, &e1);
-    cl_mem y = upload(context, v->y0, a->rows, opt->precision, &e2);
+    cl_mem x = bench_upload(context, v->x, a->cols, opt->precision, &e1);
+    cl_mem y = bench_upload(context, v->y0, a->rows, opt->precision, &e2);
     int rc = 0;
     if (!x || !y) {
         fprintf(stderr, "cmrscl-run: allocating x and y on the device failed (OpenCL error %d)\n",

@@ -25,6 +25,10 @@ typedef struct bench_vectors {
 bool bench_vectors_make(const cmrscl_csr *a, const cli_options *opt, bench_vectors *v);
 void bench_vectors_free(bench_vectors *v);
 
+/* A device buffer holding `n` doubles converted to the precision (at least one element). */
+cl_mem bench_upload(cl_context context, const double *src, int32_t n, cmrscl_precision p,
+                    cl_int *err);
+
 /* Rounds the matrix values to the precision in place (a no-op for double). */
 void bench_round_values(cmrscl_csr *a, cmrscl_precision precision);
 

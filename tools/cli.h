@@ -43,6 +43,9 @@ typedef struct cli_options {
     bool verify, json, progress, baseline;
 } cli_options;
 
+/* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
+extern const char *cli_name;
+
 /* Parses argv; on a usage error prints one line and returns false. */
 bool cli_parse(int argc, char **argv, cli_options *opt);
 void cli_usage(FILE *out);
@@ -52,7 +55,7 @@ double cli_seconds(void);
 /* The median of n > 0 values (sorts them). */
 double cli_median(double *v, int n);
 
-/* Prints "cmrscl-run: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED. */
+/* Prints "<cli_name>: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED. */
 int cli_fail(const char *what, cmrscl_status status);
 
 /* A generated matrix (cmrscl_csr_generate lists the specs). Returns 0, or an exit status

@@ -1,5 +1,6 @@
-/* cli_options.c - command-line parsing for cmrscl-run: strict values (a bad number or
- * keyword is a usage error naming the flag), one optional positional FILE. */
+/* cli_options.c - command-line parsing for cmrscl-run (and cmrscl-run-mpi, which shares
+ * the options): strict values (a bad number or keyword is a usage error naming the flag),
+ * one optional positional FILE. */
 #include "cli.h"
 
 #include <errno.h>
@@ -75,8 +76,8 @@ void cli_usage(FILE *out)
 
 static bool usage_error(const char *flag, const char *expected, const char *got)
 {
-    fprintf(stderr, "cmrscl-run: %s: expected %s, got '%s' (see cmrscl-run --help)\n", flag,
-            expected, got);
+    fprintf(stderr, "%s: %s: expected %s, got '%s' (see %s --help)\n", cli_name, flag, expected,
+            got, cli_name);
     return false;
 }
 
@@ -164,7 +165,7 @@ static bool parse_precisions(const char *arg, cli_options *o)
 static bool add_input(cli_options *o, const char *text, bool is_gen)
 {
     if (o->ninputs == CLI_MAX_INPUTS) {
-        fprintf(stderr, "cmrscl-run: more than %d matrices (use --suite)\n", CLI_MAX_INPUTS);
+        fprintf(stderr, "%s: more than %d matrices (use --suite)\n", cli_name, CLI_MAX_INPUTS);
         return false;
     }
     o->inputs[o->ninputs] = text;
@@ -221,7 +222,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_THREADS: return parse_threads(arg, o);
     case OPT_SUITE:
         if (o->nsuites == 8) {
-            fputs("cmrscl-run: at most 8 --suite files\n", stderr);
+            fprintf(stderr, "%s: at most 8 --suite files\n", cli_name);
             return false;
         }
         o->suites[o->nsuites++] = arg;
@@ -312,8 +313,8 @@ bool cli_parse(int argc, char **argv, cli_options *o)
             const char *last = argv[optind - 1];
             char shortopt[3] = {'-', (char)optopt, '\0'};
             const char *bad = strncmp(last, "--", 2) == 0 || !optopt ? last : shortopt;
-            fprintf(stderr, "cmrscl-run: %s option '%s' (see cmrscl-run --help)\n",
-                    c == '?' ? "unknown" : "missing value for", bad);
+            fprintf(stderr, "%s: %s option '%s' (see %s --help)\n", cli_name,
+                    c == '?' ? "unknown" : "missing value for", bad, cli_name);
             return false;
         }
         if (!apply_option(c, optarg, o))
@@ -322,7 +323,7 @@ bool cli_parse(int argc, char **argv, cli_options *o)
     if (optind < argc)
         o->command = argv[optind++];
     if (!o->command) {
-        fputs("cmrscl-run: missing COMMAND (see cmrscl-run --help)\n", stderr);
+        fprintf(stderr, "%s: missing COMMAND (see %s --help)\n", cli_name, cli_name);
         return false;
     }
     bool bench = strcmp(o->command, "bench") == 0;
@@ -331,21 +332,22 @@ bool cli_parse(int argc, char **argv, cli_options *o)
      * appearance by kind, which is all a suite needs. */
     for (; optind < argc; ++optind) {
         if (!bench && o->ninputs - gens >= 1) {
-            fprintf(stderr, "cmrscl-run: unexpected argument '%s' (see cmrscl-run --help)\n",
-                    argv[optind]);
+            fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", cli_name,
+                    argv[optind], cli_name);
             return false;
         }
         if (!add_input(o, argv[optind], false))
             return false;
     }
     if (!bench && o->ninputs > 1) {
-        fputs(gens > 1 ? "cmrscl-run: give one --gen SPEC (several: use bench)\n"
-                       : "cmrscl-run: give either FILE or --gen, not both\n",
-              stderr);
+        fprintf(stderr, "%s: %s\n", cli_name,
+                gens > 1 ? "give one --gen SPEC (several: use bench)"
+                         : "give either FILE or --gen, not both");
         return false;
     }
     if (!bench && o->precisions == 3) {
-        fputs("cmrscl-run: --precision takes one precision here (several: use bench)\n", stderr);
+        fprintf(stderr, "%s: --precision takes one precision here (several: use bench)\n",
+                cli_name);
         return false;
     }
     for (int i = 0; i < o->ninputs; ++i) {

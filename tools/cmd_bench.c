@@ -5,8 +5,8 @@
  * A table on the terminal, a progress line on stderr, --csv and --json-out for machines. */
 #include "bench.h"
 #include "bench_report.h"
+#include "inputs.h"
 #include "plans.h"
-#include "suite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,51 +14,6 @@
 #include <unistd.h>
 
 #define MAX_PLANS 32
-
-/* The matrices: command-line inputs, then the suite files' entries (suite.h). */
-typedef struct input_list {
-    char **text;
-    bool *is_gen;
-    int n;
-} input_list;
-
-static void inputs_free(input_list *l)
-{
-    for (int i = 0; i < l->n; ++i)
-        free(l->text[i]);
-    free(l->text);
-    free(l->is_gen);
-    memset(l, 0, sizeof *l);
-}
-
-static bool inputs_add(input_list *l, const char *text, bool is_gen)
-{
-    char **t = realloc(l->text, sizeof *t * (size_t)(l->n + 1));
-    if (t)
-        l->text = t;
-    bool *g = t ? realloc(l->is_gen, sizeof *g * (size_t)(l->n + 1)) : NULL;
-    if (g)
-        l->is_gen = g;
-    char *copy = g ? strdup(text) : NULL;
-    if (!copy)
-        return false;
-    l->text[l->n] = copy;
-    l->is_gen[l->n++] = is_gen;
-    return true;
-}
-
-static bool add_suite_entry(void *list, const char *entry, bool is_file)
-{
-    return inputs_add(list, entry, !is_file);
-}
-
-static int read_suite(const char *path, input_list *l)
-{
-    int rc = suite_read(path, add_suite_entry, l);
-    if (rc < 0)
-        fprintf(stderr, "cmrscl-run: cannot open suite %s\n", path);
-    return rc ? EXIT_RUN_FAILED : 0;
-}
 
 typedef struct bench_ctx {
     const cli_options *opt;
@@ -207,12 +162,8 @@ int cmd_bench(const cli_options *opt)
     char plans[1024];
     snprintf(plans, sizeof plans, "%s", opt->plans ? opt->plans : "auto");
     int rc = parse_plans(&b, plans);
-    for (int i = 0; !rc && i < opt->ninputs; ++i)
-        rc = inputs_add(&in, opt->inputs[i], opt->is_gen[i]) ? 0 : EXIT_RUN_FAILED;
-    for (int i = 0; !rc && i < opt->nsuites; ++i)
-        rc = read_suite(opt->suites[i], &in);
-    if (!rc && in.n == 0)
-        rc = inputs_add(&in, DEFAULT_MATRIX, true) ? 0 : EXIT_RUN_FAILED;
+    if (!rc)
+        rc = inputs_collect(opt, &in);
     if (!rc)
         rc = bench_setup(&b);
     int per_matrix = b.nplans + (opt->baseline ? 1 : 0);

@@ -2,35 +2,7 @@
  * SpMV on a Matrix Market file or a built-in generated matrix. `cmrscl-run --help`. */
 #include "cli.h"
 
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double cli_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double cli_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-int cli_fail(const char *what, cmrscl_status status)
-{
-    fprintf(stderr, "cmrscl-run: %s: %s: %s\n", what, cmrscl_status_name(status),
-            *cmrscl_last_error() ? cmrscl_last_error() : cmrscl_status_message(status));
-    return EXIT_RUN_FAILED;
-}
 
 int main(int argc, char **argv)
 {

@@ -1,0 +1,158 @@
+/* cmrscl_mpi.h - distributed sparse matrix-vector products over MPI (libcmrscl_mpi), built
+ * on libcmrscl's public API the way PETSc's MPIAIJ and Ginkgo's distributed matrix are:
+ *
+ * - Rows are partitioned across the ranks of a communicator in rank order, balanced by
+ *   entries (each rank's entries plus rows about equal). x is partitioned the same way
+ *   (for a rectangular matrix: columns in the same proportions as the rows). y stays
+ *   distributed: each rank holds the slice of its rows, x the slice of its columns.
+ * - Each rank holds two ordinary cmrscl matrices, each with its own automatic plan: the
+ *   local block (the columns it owns, renumbered from 0) and the remote block (the columns
+ *   it needs from other ranks, its "halo", compressed to 0..halo-1 in ascending global
+ *   order, so grouped by owner).
+ * - A product gathers the x entries other ranks need on the device, starts the exchange,
+ *   runs the local product meanwhile, writes the received halo to the device and adds the
+ *   remote product (beta = 1). Which entries go where is computed once, at creation.
+ *
+ * Conventions are libcmrscl's (cmrscl.h): a status per call, cmrscl_last_error() for the
+ * details, NULL-safe frees, the library never prints. In addition, every function that takes
+ * a communicator or a distributed matrix is collective over that communicator, and ranks
+ * agree on the outcome: when any rank fails, every rank returns an error (the failing rank's
+ * status, and the message "rank R: <its message>" on every rank), so no rank waits forever
+ * for another that gave up. The lowest failing rank's failure is the one reported.
+ * MPI calls made by the library use a duplicate of the communicator whose error handler
+ * returns, so MPI failures also come back as statuses.
+ */
+#ifndef CMRSCL_MPI_H
+#define CMRSCL_MPI_H
+
+#include "cmrscl.h"
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cmrscl_dist_matrix_s *cmrscl_dist_matrix;
+
+/* ---- Devices ---------------------------------------------------------------------- */
+
+/* A context for this rank (collective). The selector is read per rank: NULL or "" means
+ * $CMRSCL_DEVICE, and if that is unset too, the node-local rank's GPU (local rank modulo
+ * the GPUs; the first device when there is no GPU). A device type ("gpu", "cpu",
+ * "accelerator") picks the local rank's device of that type, modulo their number; a
+ * comma-separated list ("0:0,0:1") gives one selector per local rank (modulo its length);
+ * anything else ("P:D", a name substring) is cmrscl_context_create's selector. The local
+ * rank is the rank among those of the same node (MPI_COMM_TYPE_SHARED). */
+CMRSCL_API cmrscl_status cmrscl_dist_context_create(MPI_Comm comm, const char *selector,
+                                                    cmrscl_context *out);
+
+/* ---- Creating a distributed matrix ------------------------------------------------------ */
+
+/* From each rank's own rows (collective): local_rows holds this rank's consecutive block of
+ * rows (rank 0 the first block, and so on; any rank may have none), with global column
+ * indices and local_rows->cols the global column count, the same on every rank. Values are
+ * rounded to float for CMRSCL_FLOAT. The rows are copied; this partition is kept as given.
+ * opt (may be NULL) applies to both blocks. */
+CMRSCL_API cmrscl_status cmrscl_dist_create(MPI_Comm comm, cmrscl_context ctx,
+                                            cmrscl_precision precision,
+                                            const cmrscl_csr *local_rows, const cmrscl_options *opt,
+                                            cmrscl_dist_matrix *out);
+/* From a Matrix Market file every rank can read (collective; the rules and messages of
+ * cmrscl_mtx_read): each rank parses one share of the entry lines (cmrscl_mtx_read_share)
+ * and sends each coordinate to the rank that owns its row, so no rank reads or holds the
+ * whole matrix. The rows are partitioned by entries from the row lengths, summed over the
+ * ranks in one array of `rows` ints per rank. Each rank's rows are exactly the rows of
+ * cmrscl_mtx_read's CSR (duplicates summed in file order). */
+CMRSCL_API cmrscl_status cmrscl_dist_create_from_mtx(MPI_Comm comm, cmrscl_context ctx,
+                                                     cmrscl_precision precision, const char *path,
+                                                     const cmrscl_options *opt,
+                                                     cmrscl_dist_matrix *out);
+/* From a generator spec (cmrscl_csr_generate; collective): each rank builds only its own
+ * rows (cmrscl_csr_generate_rows), bit for bit those of the whole matrix. */
+CMRSCL_API cmrscl_status cmrscl_dist_create_generated(MPI_Comm comm, cmrscl_context ctx,
+                                                      cmrscl_precision precision, const char *spec,
+                                                      const cmrscl_options *opt,
+                                                      cmrscl_dist_matrix *out);
+/* Collective (it frees a duplicated communicator). The context is not freed. */
+CMRSCL_API void cmrscl_dist_free(cmrscl_dist_matrix m);
+
+/* ---- The layout and the communication plan ----------------------------------------------- */
+
+typedef struct cmrscl_dist_plan {
+    int rank, ranks;
+    int64_t rows, cols, nnz;       /* the whole matrix */
+    int32_t first_row, local_rows; /* this rank's rows: its slice of y */
+    int32_t first_col, local_cols; /* this rank's slice of x */
+    int64_t local_nnz, remote_nnz; /* entries of the local and the remote block */
+    int32_t halo;                  /* x entries received per product */
+    int32_t sent;                  /* x entries sent per product */
+    int neighbours;                /* ranks it receives from or sends to */
+    cmrscl_precision precision;
+} cmrscl_dist_plan;
+
+/* This rank's part (not collective). */
+CMRSCL_API cmrscl_status cmrscl_dist_matrix_plan(cmrscl_dist_matrix m, cmrscl_dist_plan *out);
+/* The neighbours in ascending rank order (not collective): up to `max` of them, each with the
+ * x entries received from it and sent to it per product; any array may be NULL. *count
+ * (may be NULL) receives the number of neighbours. */
+CMRSCL_API cmrscl_status cmrscl_dist_neighbours(cmrscl_dist_matrix m, int max, int *ranks,
+                                                int32_t *received, int32_t *sent, int *count);
+/* The global columns of the halo (plan.halo of them, ascending): column h of the remote
+ * block is global column columns[h] (not collective). */
+CMRSCL_API cmrscl_status cmrscl_dist_halo_columns(cmrscl_dist_matrix m, int32_t *columns);
+/* The two blocks, borrowed (for cmrscl_matrix_params); remote is NULL when the halo is
+ * empty (not collective). */
+CMRSCL_API cmrscl_status cmrscl_dist_blocks(cmrscl_dist_matrix m, cmrscl_matrix *local,
+                                            cmrscl_matrix *remote);
+/* This rank's rows as the device holds them (values in double), read back, in one CSR over
+ * plan.local_cols + plan.halo columns: column c < local_cols is global column
+ * first_col + c, column local_cols + h is halo column h. What a check against the CPU
+ * reference needs, with no rank holding all of x (not collective). */
+CMRSCL_API cmrscl_status cmrscl_dist_read_rows(cmrscl_dist_matrix m, cmrscl_csr *out);
+
+/* ---- Products ----------------------------------------------------------------------------- */
+
+/* y = alpha*A*x + beta*y (collective): x holds this rank's local_cols entries and y its
+ * local_rows entries, buffers of the context's cl_context in the matrix precision (either
+ * may be NULL where its count is 0). Enqueued on the context's queue after what is there;
+ * returns once the remote product is enqueued (the exchange is over), so a later command on
+ * that queue, or clFinish, sees y. When beta == 0, y is not read. One host thread per rank
+ * drives the products of a matrix (the exchange's staging buffers are the matrix's). */
+CMRSCL_API cmrscl_status cmrscl_dist_spmv(cmrscl_dist_matrix m, double alpha, cl_mem x, double beta,
+                                          cl_mem y);
+/* The same on host arrays of the precision (local_cols and local_rows entries); blocks until
+ * y is written. */
+CMRSCL_API cmrscl_status cmrscl_dist_spmv_host(cmrscl_dist_matrix m, double alpha, const void *x,
+                                               double beta, void *y);
+
+/* Timings of this rank's products (what cmrscl-run-mpi reduces over the ranks). Medians
+ * over the repetitions; device times from profiling events, host times from the clock. */
+typedef struct cmrscl_dist_timing {
+    int warmup, repetitions;
+    double loop_ms;        /* per product, back to back, with the overlap (what a solver sees) */
+    double serial_loop_ms; /* the same with the exchange after the local product: no overlap */
+    double product_ms;     /* device: start of the first command to end of the remote product */
+    double local_ms;       /* device: the local product */
+    double remote_ms;      /* device: the remote product (0 without a halo) */
+    double pack_ms;        /* device: gathering the sent x entries and reading them back */
+    double exchange_ms;    /* host: the MPI exchange, from posting the sends to the halo in */
+    double unpack_ms;      /* device: writing the halo */
+    double wait_ms;        /* host, overlapped loop: time spent waiting for the exchange */
+    /* What the overlap must hide: pack + exchange + unpack measured in the serial loop; and
+     * the share of it the overlap hides, (serial_loop - loop) / communication, in 0..1. */
+    double communication_ms;
+    double hidden;
+} cmrscl_dist_timing;
+
+/* Runs `warmup` untimed products, then `repetitions` timed ones each way (overlapped, then
+ * serial), on the context's queue (profiling enabled, as cmrscl_context_create makes it).
+ * y is overwritten repeatedly: pass beta = 0 to keep it meaningful. Collective. */
+CMRSCL_API cmrscl_status cmrscl_dist_spmv_time(cmrscl_dist_matrix m, double alpha, cl_mem x,
+                                               double beta, cl_mem y, int warmup, int repetitions,
+                                               cmrscl_dist_timing *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CMRSCL_MPI_H */

@@ -1,0 +1,60 @@
+/* agree.c - one outcome for all ranks: a failure on any rank becomes the same failure on
+ * every rank (status and message), so that no rank goes on to a collective step that the
+ * failing one will never reach. Also the layer's error recording and small helpers. */
+#include "dist_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+cmrscl_status dist_fail(cmrscl_status status, const char *fmt, ...)
+{
+    char message[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    return cmrscl_set_error(status, message);
+}
+
+cmrscl_status dist_fail_mpi(int code, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int length = 0;
+    MPI_Error_string(code, text, &length);
+    return dist_fail(CMRSCL_ERROR_COMMUNICATION, "%s failed: MPI error %d (%s)", what, code, text);
+}
+
+cmrscl_status dist_agree(MPI_Comm comm, cmrscl_status mine)
+{
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    int failing = mine != CMRSCL_OK ? rank : ranks, lowest = ranks;
+    int rc = MPI_Allreduce(&failing, &lowest, 1, MPI_INT, MPI_MIN, comm);
+    if (rc != MPI_SUCCESS)
+        return dist_fail_mpi(rc, "MPI_Allreduce (agreeing on the outcome)");
+    if (lowest == ranks)
+        return CMRSCL_OK;
+    /* The lowest failing rank tells everyone what went wrong. */
+    struct {
+        int status;
+        char message[4096];
+    } failure = {mine, ""};
+    if (rank == lowest)
+        snprintf(failure.message, sizeof failure.message, "rank %d: %s", rank, cmrscl_last_error());
+    rc = MPI_Bcast(&failure, (int)sizeof failure, MPI_BYTE, lowest, comm);
+    if (rc != MPI_SUCCESS)
+        return dist_fail_mpi(rc, "MPI_Bcast (the failing rank's message)");
+    failure.message[sizeof failure.message - 1] = '\0';
+    return cmrscl_set_error((cmrscl_status)failure.status, failure.message);
+}
+
+double dist_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+size_t dist_value_size(cmrscl_precision p) { return p == CMRSCL_DOUBLE ? 8 : 4; }

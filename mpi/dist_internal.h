@@ -1,0 +1,128 @@
+/* dist_internal.h - what the files of libcmrscl_mpi share, in data-flow order:
+ * agree (collective outcomes) -> partition (rows by entries) -> read (file shares,
+ * generated rows) -> create (blocks, halo, communication plan) -> halo (device gather and
+ * exchange) -> spmv (products, timing). Built on libcmrscl's public API only. */
+#ifndef CMRSCL_DIST_INTERNAL_H
+#define CMRSCL_DIST_INTERNAL_H
+
+#include "cmrscl_mpi.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DIST_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- agree.c: one outcome for all ranks ---- */
+
+/* Records a formatted message for cmrscl_last_error() and returns status. */
+DIST_HIDDEN cmrscl_status dist_fail(cmrscl_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A failed MPI call as a status, with MPI's own text for the code. */
+DIST_HIDDEN cmrscl_status dist_fail_mpi(int code, const char *what);
+/* Collective: every rank passes its own status and gets the agreed one: CMRSCL_OK when all
+ * ranks succeeded, else the lowest failing rank's status, with "rank R: <its message>" as
+ * cmrscl_last_error() on every rank. One MPI_Allreduce when all is well. */
+DIST_HIDDEN cmrscl_status dist_agree(MPI_Comm comm, cmrscl_status mine);
+
+/* ---- partition.c: rows by entries, columns in proportion ---- */
+
+/* first[0..ranks]: rank r's rows are [first[r], first[r+1]). Collective. This rank holds the
+ * lengths of rows [block_first, block_first + block_rows) (any contiguous blocks covering
+ * all `rows` rows in rank order); the cuts make each rank's entries plus rows about equal
+ * (weight len + 1: a row also costs its y). */
+DIST_HIDDEN cmrscl_status dist_partition(MPI_Comm comm, int64_t rows, int64_t block_first,
+                                         int64_t block_rows, const int32_t *row_len,
+                                         int64_t *first);
+/* Rank r's even share [rows * r / ranks, rows * (r + 1) / ranks) starts here. */
+DIST_HIDDEN int64_t dist_even_first(int64_t rows, int r, int ranks);
+/* The rank whose range [first[r], first[r+1]) holds `index`. */
+DIST_HIDDEN int dist_owner(const int64_t *first, int ranks, int64_t index);
+
+/* ---- the distributed matrix ---- */
+
+struct cmrscl_dist_matrix_s {
+    MPI_Comm comm; /* a duplicate, errors returned */
+    cmrscl_context ctx;
+    cmrscl_dist_plan plan;
+    cmrscl_matrix local, remote; /* remote: NULL without a halo */
+    int32_t *halo_cols;          /* plan.halo global columns, ascending */
+    /* The neighbours: rank, entries received from it and sent to it, and where they sit in
+     * the halo and send arrays. */
+    int *nb_rank;
+    int32_t *nb_recv, *nb_send;
+    int64_t *nb_recv_at, *nb_send_at;
+    MPI_Request *requests; /* 2 per neighbour */
+    MPI_Datatype type;     /* MPI_FLOAT or MPI_DOUBLE */
+    /* halo.c: the device side of the exchange. */
+    cl_context cl;
+    cl_command_queue queue; /* the context's: the products */
+    cl_command_queue side;  /* the halo's gather and copies, beside the local product */
+    cl_program program;
+    cl_kernel gather;   /* send values = x[send index] */
+    cl_mem send_index;  /* plan.sent local column indices, grouped by neighbour */
+    cl_mem send_values; /* plan.sent values gathered */
+    cl_mem halo_values; /* plan.halo values for the remote product */
+    cl_mem pinned[2];   /* host-mapped staging: sent values, received halo */
+    void *send_host, *halo_host;
+    cl_event last_write; /* the previous product's halo write, which reads halo_host */
+};
+
+/* matrix.c: a duplicate of comm whose MPI errors return (every create path's first step),
+ * and the checks every create path makes of its arguments (local). */
+DIST_HIDDEN cmrscl_status dist_comm_dup(MPI_Comm comm, MPI_Comm *out);
+DIST_HIDDEN cmrscl_status dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
+                                          cmrscl_dist_matrix *out);
+
+/* create.c: the common end of every create path, collective: this rank's rows (a valid CSR
+ * with global columns; the ranks' blocks in rank order), comm a duplicate that the matrix
+ * owns from here on (freed on failure). */
+DIST_HIDDEN cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx,
+                                           cmrscl_precision precision, const cmrscl_csr *rows,
+                                           const cmrscl_options *opt, cmrscl_dist_matrix *out);
+
+/* ---- halo.c: the exchange's device and MPI steps ---- */
+
+/* The gather kernel, the device and pinned buffers of the exchange (after the plan);
+ * send_local: the plan.sent local columns to send, grouped by neighbour. */
+DIST_HIDDEN cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local);
+DIST_HIDDEN void halo_free(cmrscl_dist_matrix m);
+/* Enqueues on the side queue, after `ready` (an event of the context's queue: x is written;
+ * may be NULL), the gather of the sent entries from x and their read into the pinned staging;
+ * *read receives the read's event (NULL when nothing is sent), *gather the gather's (may be
+ * NULL). */
+DIST_HIDDEN cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event ready,
+                                    cl_event *gather, cl_event *read);
+/* Posts the receives (before the sends are ready, so no message waits for a receive). */
+DIST_HIDDEN cmrscl_status halo_post_receives(cmrscl_dist_matrix m);
+/* Posts the sends, once the read has finished. */
+DIST_HIDDEN cmrscl_status halo_post_sends(cmrscl_dist_matrix m);
+/* Waits for every posted receive and send (always, even after a local failure, so that the
+ * other ranks' messages are matched). */
+DIST_HIDDEN cmrscl_status halo_wait(cmrscl_dist_matrix m);
+/* Enqueues on the side queue, after `ready` (the previous remote product no longer reads the
+ * halo buffer; may be NULL), the write of the received halo; *event receives its event (NULL
+ * without a halo), for the remote product to wait on. */
+DIST_HIDDEN cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event);
+
+/* ---- spmv.c: one product ---- */
+
+/* What one product did, for the timing: events (retained, NULL when absent) and host times. */
+typedef struct product_record {
+    cl_event gather, read, local, write, remote;
+    double exchange_s; /* posting the receives to every request complete */
+    double wait_s;     /* of that, inside MPI_Waitall after the sends were posted */
+} product_record;
+DIST_HIDDEN void dist_record_release(product_record *r);
+/* One product, collective: `pre` is this rank's own verdict on its arguments so far (agreed
+ * with the buffer checks first); overlap false runs the local product to its end before
+ * the exchange. rec may be NULL. */
+DIST_HIDDEN cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha,
+                                       cl_mem x, double beta, cl_mem y, bool overlap,
+                                       product_record *rec);
+
+/* ---- small helpers ---- */
+
+DIST_HIDDEN double dist_seconds(void);
+DIST_HIDDEN size_t dist_value_size(cmrscl_precision p);
+
+#endif

@@ -1,0 +1,196 @@
+/* halo.c - the halo exchange's steps: on the device, the sent x entries gathered by a small
+ * kernel of our own (mpi/halo.cl, built in the matrix's context) and read into pinned host
+ * memory; over MPI, nonblocking receives and sends per neighbour on the matrix's own
+ * communicator; then the received halo written to the device for the remote product. The
+ * device steps run on a queue of their own, so the copies overlap the local product on the
+ * context's queue; events order the two queues. */
+#include "dist_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct embedded_kernel {
+    const char *name;
+    const char *text;
+    size_t size;
+};
+extern const struct embedded_kernel cmrscl_mpi_kernels[]; /* generated from mpi/halo.cl */
+
+enum { HALO_TAG = 0x484c }; /* on the matrix's duplicated communicator: no user message */
+
+static cmrscl_status cl_fail(cl_int err, const char *what)
+{
+    return dist_fail(err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                         ? CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY
+                         : CMRSCL_ERROR_OPENCL,
+                     "%s failed: OpenCL error %d", what, (int)err);
+}
+
+static cmrscl_status build_gather(cmrscl_dist_matrix m)
+{
+    cl_device_id device = NULL;
+    cl_int err = clGetCommandQueueInfo(m->queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
+    const char *source = cmrscl_mpi_kernels[0].text;
+    if (err == CL_SUCCESS)
+        m->program = clCreateProgramWithSource(m->cl, 1, &source, NULL, &err);
+    if (err != CL_SUCCESS)
+        return cl_fail(err, "clCreateProgramWithSource (halo.cl)");
+    const char *options =
+        m->plan.precision == CMRSCL_DOUBLE ? "-D REAL=double -D USE_FP64" : "-D REAL=float";
+    err = clBuildProgram(m->program, 1, &device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char log[2048] = "";
+        clGetProgramBuildInfo(m->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        return dist_fail(CMRSCL_ERROR_BUILD, "halo.cl (%s): OpenCL error %d\n%s", options, (int)err,
+                         log);
+    }
+    m->gather = clCreateKernel(m->program, "halo_gather", &err);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateKernel (halo_gather)");
+}
+
+/* A buffer in host memory the device copies from or to directly (pinned where the driver
+ * pins ALLOC_HOST_PTR, as NVIDIA does), mapped once for the matrix's lifetime. */
+static cmrscl_status pinned(cmrscl_dist_matrix m, size_t bytes, cl_mem *buf, void **host)
+{
+    cl_int err;
+    *buf = clCreateBuffer(m->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+    if (err == CL_SUCCESS)
+        *host = clEnqueueMapBuffer(m->side, *buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                   NULL, NULL, &err);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "a pinned staging buffer");
+}
+
+/* The side queue, on the device of the context's queue, profiled like it. */
+static cmrscl_status side_queue(cmrscl_dist_matrix m)
+{
+    cl_device_id device = NULL;
+    cl_command_queue_properties props = 0;
+    cl_int err = clGetCommandQueueInfo(m->queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(m->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (err == CL_SUCCESS)
+        m->side = clCreateCommandQueue(m->cl, device, props & CL_QUEUE_PROFILING_ENABLE, &err);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateCommandQueue (halo copies)");
+}
+
+cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
+{
+    cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
+    if (st == CMRSCL_OK && (m->plan.sent > 0 || m->plan.halo > 0))
+        st = side_queue(m);
+    size_t vs = dist_value_size(m->plan.precision), sent = (size_t)m->plan.sent;
+    size_t halo = (size_t)m->plan.halo;
+    cl_int err = CL_SUCCESS;
+    if (st == CMRSCL_OK && sent > 0) {
+        st = build_gather(m);
+        if (st == CMRSCL_OK)
+            m->send_index = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                           sizeof(cl_int) * sent, (void *)send_local, &err);
+        if (st == CMRSCL_OK && err == CL_SUCCESS)
+            m->send_values = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, vs * sent, NULL, &err);
+        if (st == CMRSCL_OK && err != CL_SUCCESS)
+            st = cl_fail(err, "the send buffers");
+        if (st == CMRSCL_OK)
+            st = pinned(m, vs * sent, &m->pinned[0], &m->send_host);
+    }
+    if (st == CMRSCL_OK && halo > 0) {
+        m->halo_values = clCreateBuffer(m->cl, CL_MEM_READ_ONLY, vs * halo, NULL, &err);
+        st = err == CL_SUCCESS ? pinned(m, vs * halo, &m->pinned[1], &m->halo_host)
+                               : cl_fail(err, "the halo buffer");
+    }
+    return st;
+}
+
+void halo_free(cmrscl_dist_matrix m)
+{
+    if (m->last_write)
+        clReleaseEvent(m->last_write);
+    void *host[2] = {m->send_host, m->halo_host};
+    for (int i = 0; i < 2; ++i)
+        if (m->pinned[i] && host[i])
+            clEnqueueUnmapMemObject(m->side, m->pinned[i], host[i], 0, NULL, NULL);
+    if (m->side) {
+        clFinish(m->side);
+        clReleaseCommandQueue(m->side);
+    }
+    cl_mem bufs[] = {m->send_index, m->send_values, m->halo_values, m->pinned[0], m->pinned[1]};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
+    if (m->gather)
+        clReleaseKernel(m->gather);
+    if (m->program)
+        clReleaseProgram(m->program);
+}
+
+cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event ready, cl_event *gather,
+                        cl_event *read)
+{
+    *read = NULL;
+    if (gather)
+        *gather = NULL;
+    if (m->plan.sent == 0)
+        return CMRSCL_OK;
+    cl_int n = m->plan.sent;
+    cl_int err = clSetKernelArg(m->gather, 0, sizeof x, &x);
+    err |= clSetKernelArg(m->gather, 1, sizeof m->send_index, &m->send_index);
+    err |= clSetKernelArg(m->gather, 2, sizeof m->send_values, &m->send_values);
+    err |= clSetKernelArg(m->gather, 3, sizeof n, &n);
+    if (err != CL_SUCCESS)
+        return cl_fail(err, "clSetKernelArg (halo_gather)");
+    size_t local = 64, global = ((size_t)n + local - 1) / local * local;
+    err = clEnqueueNDRangeKernel(m->side, m->gather, 1, NULL, &global, &local, ready ? 1 : 0,
+                                 ready ? &ready : NULL, gather);
+    if (err != CL_SUCCESS)
+        return cl_fail(err, "clEnqueueNDRangeKernel (halo_gather)");
+    size_t bytes = dist_value_size(m->plan.precision) * (size_t)n;
+    err = clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE, 0, bytes, m->send_host, 0, NULL,
+                              read);
+    if (err == CL_SUCCESS)
+        err = clFlush(m->side);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueReadBuffer (sent x entries)");
+}
+
+/* Posts one nonblocking call per neighbour with entries that way (the others' requests are
+ * null, which MPI_Waitall skips). */
+static cmrscl_status post(cmrscl_dist_matrix m, bool receive)
+{
+    size_t vs = dist_value_size(m->plan.precision);
+    int nb = m->plan.neighbours, rc = MPI_SUCCESS;
+    for (int k = 0; k < nb; ++k) {
+        MPI_Request *req = &m->requests[receive ? k : nb + k];
+        int count = receive ? m->nb_recv[k] : m->nb_send[k];
+        *req = MPI_REQUEST_NULL;
+        if (count == 0 || rc != MPI_SUCCESS)
+            continue;
+        if (receive)
+            rc = MPI_Irecv((char *)m->halo_host + vs * (size_t)m->nb_recv_at[k], count, m->type,
+                           m->nb_rank[k], HALO_TAG, m->comm, req);
+        else
+            rc = MPI_Isend((char *)m->send_host + vs * (size_t)m->nb_send_at[k], count, m->type,
+                           m->nb_rank[k], HALO_TAG, m->comm, req);
+    }
+    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, receive ? "MPI_Irecv" : "MPI_Isend");
+}
+
+cmrscl_status halo_post_receives(cmrscl_dist_matrix m) { return post(m, true); }
+cmrscl_status halo_post_sends(cmrscl_dist_matrix m) { return post(m, false); }
+
+cmrscl_status halo_wait(cmrscl_dist_matrix m)
+{
+    int rc = MPI_Waitall(2 * m->plan.neighbours, m->requests, MPI_STATUSES_IGNORE);
+    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Waitall (halo exchange)");
+}
+
+cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event)
+{
+    *event = NULL;
+    if (m->plan.halo == 0)
+        return CMRSCL_OK;
+    size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.halo;
+    cl_int err = clEnqueueWriteBuffer(m->side, m->halo_values, CL_FALSE, 0, bytes, m->halo_host,
+                                      ready ? 1 : 0, ready ? &ready : NULL, event);
+    if (err == CL_SUCCESS)
+        err = clFlush(m->side);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueWriteBuffer (halo)");
+}

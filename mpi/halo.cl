@@ -1,0 +1,17 @@
+/* halo.cl - the send side of the halo exchange: the x entries other ranks need, gathered
+ * into one contiguous buffer (grouped by destination) that is read back in one copy.
+ * REAL is float or double (-D REAL=...; double also needs -D USE_FP64). */
+#ifndef REAL
+#error "REAL must be defined (float or double)"
+#endif
+#ifdef USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+__kernel void halo_gather(__global const REAL *x, __global const int *index,
+                          __global REAL *out, int n)
+{
+    int i = (int)get_global_id(0);
+    if (i < n)
+        out[i] = x[index[i]];
+}

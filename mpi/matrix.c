@@ -1,0 +1,165 @@
+/* matrix.c - the public face of a distributed matrix: creating one from each rank's rows,
+ * freeing it, and the queries (layout, neighbours, halo, blocks, rows read back). */
+#include "dist_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+cmrscl_status dist_comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+    *out = MPI_COMM_NULL;
+    if (comm == MPI_COMM_NULL)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "the communicator is MPI_COMM_NULL");
+    int rc = MPI_Comm_dup(comm, out);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Comm_dup");
+}
+
+cmrscl_status cmrscl_dist_create(MPI_Comm comm, cmrscl_context ctx, cmrscl_precision precision,
+                                 const cmrscl_csr *local_rows, const cmrscl_options *opt,
+                                 cmrscl_dist_matrix *out)
+{
+    if (out)
+        *out = NULL;
+    MPI_Comm dup;
+    cmrscl_status st = dist_comm_dup(comm, &dup);
+    if (st != CMRSCL_OK)
+        return st;
+    st = dist_check_args(ctx, precision, out);
+    if (st == CMRSCL_OK)
+        st = local_rows ? cmrscl_csr_validate(local_rows)
+                        : dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "local_rows is NULL");
+    if ((st = dist_agree(dup, st)) != CMRSCL_OK) {
+        MPI_Comm_free(&dup);
+        return st;
+    }
+    return dist_create_rows(dup, ctx, precision, local_rows, opt, out);
+}
+
+cmrscl_status dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
+                              cmrscl_dist_matrix *out)
+{
+    if (!ctx || !out)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "ctx or out is NULL");
+    if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "precision %d is neither float nor double",
+                         (int)precision);
+    return CMRSCL_OK;
+}
+
+void cmrscl_dist_free(cmrscl_dist_matrix m)
+{
+    if (!m)
+        return;
+    halo_free(m);
+    cmrscl_matrix_free(m->local);
+    cmrscl_matrix_free(m->remote);
+    free(m->halo_cols);
+    free(m->nb_rank), free(m->nb_recv), free(m->nb_send);
+    free(m->nb_recv_at), free(m->nb_send_at), free(m->requests);
+    if (m->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&m->comm);
+    free(m);
+}
+
+cmrscl_status cmrscl_dist_matrix_plan(cmrscl_dist_matrix m, cmrscl_dist_plan *out)
+{
+    if (!m || !out)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
+    *out = m->plan;
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_dist_neighbours(cmrscl_dist_matrix m, int max, int *ranks, int32_t *received,
+                                     int32_t *sent, int *count)
+{
+    if (!m || max < 0)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL or max < 0");
+    for (int k = 0; k < m->plan.neighbours && k < max; ++k) {
+        if (ranks)
+            ranks[k] = m->nb_rank[k];
+        if (received)
+            received[k] = m->nb_recv[k];
+        if (sent)
+            sent[k] = m->nb_send[k];
+    }
+    if (count)
+        *count = m->plan.neighbours;
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_dist_halo_columns(cmrscl_dist_matrix m, int32_t *columns)
+{
+    if (!m || (!columns && m->plan.halo > 0))
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or columns is NULL");
+    if (m->plan.halo > 0)
+        memcpy(columns, m->halo_cols, sizeof *columns * (size_t)m->plan.halo);
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_dist_blocks(cmrscl_dist_matrix m, cmrscl_matrix *local, cmrscl_matrix *remote)
+{
+    if (!m)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    if (local)
+        *local = m->local;
+    if (remote)
+        *remote = m->remote;
+    return CMRSCL_OK;
+}
+
+/* A block's rows as the device holds them. */
+static cmrscl_status read_block(cmrscl_matrix block, cmrscl_csr *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!block)
+        return CMRSCL_OK;
+    cmrscl_cmrs c;
+    cmrscl_status st = cmrscl_matrix_read_cmrs(block, &c);
+    if (st == CMRSCL_OK)
+        st = cmrscl_cmrs_to_csr(&c, out);
+    cmrscl_cmrs_free(&c);
+    return st;
+}
+
+cmrscl_status cmrscl_dist_read_rows(cmrscl_dist_matrix m, cmrscl_csr *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!m || !out)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
+    cmrscl_csr l, r;
+    cmrscl_status st = read_block(m->local, &l);
+    if (st == CMRSCL_OK)
+        st = read_block(m->remote, &r);
+    if (st != CMRSCL_OK) {
+        cmrscl_csr_free(&l);
+        return st;
+    }
+    /* Row by row: the local entries, then the remote ones after the local columns. */
+    int32_t rows = m->plan.local_rows, lc = m->plan.local_cols;
+    cmrscl_csr a = {.rows = rows, .cols = lc + m->plan.halo, .nnz = l.nnz + r.nnz};
+    a.row_ptr = malloc(sizeof *a.row_ptr * ((size_t)rows + 1));
+    a.col_ind = malloc(sizeof *a.col_ind * ((size_t)a.nnz + 1));
+    a.values = malloc(sizeof *a.values * ((size_t)a.nnz + 1));
+    if (!a.row_ptr || !a.col_ind || !a.values) {
+        cmrscl_csr_free(&a);
+        st = dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows", rows);
+    }
+    int64_t n = 0;
+    for (int32_t i = 0; st == CMRSCL_OK && i < rows; ++i) {
+        a.row_ptr[i] = n;
+        for (int64_t k = l.row_ptr[i]; k < l.row_ptr[i + 1]; ++k)
+            a.col_ind[n] = l.col_ind[k], a.values[n++] = l.values[k];
+        for (int64_t k = r.row_ptr ? r.row_ptr[i] : 0; r.row_ptr && k < r.row_ptr[i + 1]; ++k)
+            a.col_ind[n] = lc + r.col_ind[k], a.values[n++] = r.values[k];
+    }
+    if (st == CMRSCL_OK) {
+        a.row_ptr[rows] = n;
+        *out = a;
+    }
+    cmrscl_csr_free(&l);
+    cmrscl_csr_free(&r);
+    return st;
+}

@@ -1,0 +1,168 @@
+/* spmv.c - the distributed product: agree that every rank's arguments are good, gather and
+ * read back the x entries others need (on the side queue), enqueue the local product (on the
+ * context's queue), exchange over MPI while the device computes, write the halo and enqueue
+ * the remote product (beta = 1) after it, agree on the outcome. Also the serial variant (exchange
+ * after the local product) that the timing compares with, and the host-array convenience call. */
+#include "dist_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dist_record_release(product_record *r)
+{
+    cl_event e[] = {r->gather, r->read, r->local, r->write, r->remote};
+    for (size_t i = 0; i < sizeof e / sizeof *e; ++i)
+        if (e[i])
+            clReleaseEvent(e[i]);
+    memset(r, 0, sizeof *r);
+}
+
+static cmrscl_status check_vector(cmrscl_dist_matrix m, cl_mem buf, int32_t count, const char *name)
+{
+    if (count == 0)
+        return CMRSCL_OK;
+    if (!buf)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "%s is NULL but holds %d entries here",
+                         name, count);
+    size_t size = 0, need = dist_value_size(m->plan.precision) * (size_t)count;
+    cl_context owner = NULL;
+    cl_int err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+    if (err != CL_SUCCESS)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "%s: not a buffer (OpenCL error %d)", name,
+                         (int)err);
+    if (owner != m->cl)
+        return dist_fail(CMRSCL_ERROR_CONTEXT_MISMATCH, "%s belongs to another OpenCL context",
+                         name);
+    if (size < need)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "%s holds %zu bytes; this rank needs %zu",
+                         name, size, need);
+    return CMRSCL_OK;
+}
+
+static cmrscl_status check_product(cmrscl_dist_matrix m, cl_mem x, cl_mem y)
+{
+    cmrscl_status st = check_vector(m, x, m->plan.local_cols, "x");
+    if (st == CMRSCL_OK)
+        st = check_vector(m, y, m->plan.local_rows, "y");
+    if (st == CMRSCL_OK && x && x == y && m->plan.local_rows > 0)
+        st = dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x and y must be different buffers");
+    return st;
+}
+
+static cmrscl_status wait_event(cl_event e, const char *what)
+{
+    cl_int err = e ? clWaitForEvents(1, &e) : CL_SUCCESS;
+    return err == CL_SUCCESS
+               ? CMRSCL_OK
+               : dist_fail(CMRSCL_ERROR_OPENCL, "%s failed: OpenCL error %d", what, (int)err);
+}
+
+static cmrscl_status keep_first(cmrscl_status a, cmrscl_status b) { return a != CMRSCL_OK ? a : b; }
+
+/* The exchange: receives posted once the previous product's halo write has read the staging
+ * buffer, sends once the packed entries are on the host. Every rank posts and completes its
+ * messages even after a local failure, so that the neighbours' messages are matched. */
+static cmrscl_status exchange(cmrscl_dist_matrix m, cl_event read, product_record *rec)
+{
+    cmrscl_status st = wait_event(m->last_write, "the previous halo write");
+    if (m->last_write)
+        clReleaseEvent(m->last_write), m->last_write = NULL;
+    double t0 = dist_seconds();
+    st = keep_first(st, halo_post_receives(m));
+    st = keep_first(st, wait_event(read, "reading the sent x entries"));
+    st = keep_first(st, halo_post_sends(m));
+    double t1 = dist_seconds();
+    st = keep_first(st, halo_wait(m));
+    if (rec) {
+        rec->exchange_s = dist_seconds() - t0;
+        rec->wait_s = dist_seconds() - t1;
+    }
+    return st;
+}
+
+cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha, cl_mem x,
+                           double beta, cl_mem y, bool overlap, product_record *rec)
+{
+    cmrscl_status st = dist_agree(m->comm, pre != CMRSCL_OK ? pre : check_product(m, x, y));
+    if (st != CMRSCL_OK)
+        return st;
+    cl_event read = NULL, ready = NULL;
+    if (!overlap) {
+        st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
+        clFinish(m->queue);
+    }
+    /* The side queue starts after what the context's queue holds: the commands that wrote x,
+     * and the previous remote product, which reads the halo buffer. */
+    if (st == CMRSCL_OK && m->side && clEnqueueMarkerWithWaitList(m->queue, 0, NULL, &ready))
+        st = dist_fail(CMRSCL_ERROR_OPENCL, "clEnqueueMarkerWithWaitList failed");
+    if (st == CMRSCL_OK)
+        st = halo_pack(m, x, ready, rec ? &rec->gather : NULL, &read);
+    if (st == CMRSCL_OK && overlap)
+        st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
+    clFlush(m->queue); /* the device starts while the host exchanges */
+    st = keep_first(st, exchange(m, read, rec));
+    if (rec)
+        rec->read = read;
+    else if (read)
+        clReleaseEvent(read);
+    if (st == CMRSCL_OK)
+        st = halo_unpack(m, ready, &m->last_write);
+    if (ready)
+        clReleaseEvent(ready);
+    if (st == CMRSCL_OK && rec && m->last_write)
+        clRetainEvent(rec->write = m->last_write);
+    cl_uint waits = m->last_write ? 1 : 0;
+    if (st == CMRSCL_OK && m->remote)
+        st = cmrscl_spmv(m->remote, alpha, m->halo_values, 1.0, y, NULL, waits,
+                         waits ? &m->last_write : NULL, rec ? &rec->remote : NULL);
+    return dist_agree(m->comm, st);
+}
+
+cmrscl_status cmrscl_dist_spmv(cmrscl_dist_matrix m, double alpha, cl_mem x, double beta, cl_mem y)
+{
+    if (!m)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    return dist_product(m, CMRSCL_OK, alpha, x, beta, y, true, NULL);
+}
+
+/* A device copy of n values of the precision (NULL for n == 0). */
+static cl_mem device_copy(cmrscl_dist_matrix m, const void *host, int32_t n, cl_int *err)
+{
+    *err = CL_SUCCESS;
+    if (n == 0)
+        return NULL;
+    size_t bytes = dist_value_size(m->plan.precision) * (size_t)n;
+    return clCreateBuffer(m->cl, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes,
+                          (void *)host, err);
+}
+
+cmrscl_status cmrscl_dist_spmv_host(cmrscl_dist_matrix m, double alpha, const void *x, double beta,
+                                    void *y)
+{
+    if (!m)
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    int32_t rows = m->plan.local_rows, cols = m->plan.local_cols;
+    cl_int ex = CL_SUCCESS, ey = CL_SUCCESS;
+    cmrscl_status st = (cols > 0 && !x) || (rows > 0 && !y)
+                           ? dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL")
+                           : CMRSCL_OK;
+    cl_mem dx = st == CMRSCL_OK ? device_copy(m, x, cols, &ex) : NULL;
+    cl_mem dy = st == CMRSCL_OK ? device_copy(m, beta != 0.0 ? y : NULL, rows, &ey) : NULL;
+    if (st == CMRSCL_OK && (ex != CL_SUCCESS || ey != CL_SUCCESS))
+        st = dist_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY, "x or y on the device: OpenCL error %d",
+                       (int)(ex != CL_SUCCESS ? ex : ey));
+    st = dist_product(m, st, alpha, dx, beta, dy, true, NULL);
+    if (st == CMRSCL_OK && rows > 0) {
+        size_t bytes = dist_value_size(m->plan.precision) * (size_t)rows;
+        cl_int err = clEnqueueReadBuffer(m->queue, dy, CL_TRUE, 0, bytes, y, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            st = dist_fail(CMRSCL_ERROR_OPENCL, "reading y: OpenCL error %d", (int)err);
+    }
+    if (dx)
+        clReleaseMemObject(dx);
+    if (dy)
+        clReleaseMemObject(dy);
+    return st;
+}
