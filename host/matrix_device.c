@@ -244,7 +244,7 @@ static cmrscl_status check_csr(const launcher *l, const device_csr *a, int32_t *
 
 /* The row statistics from RowPtr, with the column spread's sample gathered on the device
  * (convert_sample) in the order analyze.c sums it: the same statistics as the host path. */
-static cmrscl_status device_stats(const launcher *l, const device_csr *a, const int32_t *rp,
+static cmrscl_status device_stats(const launcher *l, const device_csr *a, const int64_t *rp,
                                   cmrscl_matrix_stats *out)
 {
     spread_sample s;
@@ -348,17 +348,21 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     cmrscl_params *p = &m->params;
     launcher l = launcher_make(m->ctx);
     double build = 0.0, t0 = cmrscl_seconds();
-    int32_t *rp = cmrscl_alloc((size_t)a->rows + 1, sizeof(int32_t));
+    int32_t *rp32 = cmrscl_alloc((size_t)a->rows + 1, sizeof(int32_t));
+    int64_t *rp = NULL; /* widened for the analysis and the plan, shared with the host path */
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
     cmrscl_matrix_stats stats;
-    cmrscl_status st = rp ? CMRSCL_OK
-                          : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                                        "no memory for the row pointers of %d rows", a->rows);
+    cmrscl_status st = rp32 ? CMRSCL_OK
+                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                          "no memory for the row pointers of %d rows", a->rows);
     if (st == CMRSCL_OK)
         st = convert_program(m->ctx, precision, precision, &l.program, &build);
     if (st == CMRSCL_OK)
-        st = check_csr(&l, a, rp);
+        st = check_csr(&l, a, rp32);
+    if (st == CMRSCL_OK && !(rp = csr_widen_row_ptr(rp32, a->rows)))
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                         "no memory for the row pointers of %d rows", a->rows);
     if (st == CMRSCL_OK)
         st = device_stats(&l, a, rp, &stats);
     if (st == CMRSCL_OK)
@@ -368,7 +372,8 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     double t1 = cmrscl_seconds();
     p->analyze_seconds = t1 - t0 - build;
     if (st == CMRSCL_OK) { /* the split's small arrays come from the host; the rest is written */
-        void *host[BUF_COUNT] = {NULL,          NULL, NULL,          NULL,          sp.tile_start,
+        void *tile_start = index_narrow(sp.tile_start, (size_t)sp.tiles, p->index_bits);
+        void *host[BUF_COUNT] = {NULL,          NULL, NULL,          NULL,          tile_start,
                                  sp.tile_strip, NULL, sp.long_strip, sp.first_tile, NULL};
         st = matrix_upload_buffers(m, host, bytes);
     }
@@ -378,7 +383,7 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
         st = convert_entries(&l, m, a);
     p->convert_seconds = cmrscl_seconds() - t2;
     split_free(&sp);
-    free(rp);
+    free(rp32), free(rp);
     if (st == CMRSCL_OK)
         st = matrix_create_kernels(m);
     p->build_seconds += build;
@@ -430,7 +435,7 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
         return CMRSCL_OK;
     cmrscl_params *p = &m->params;
     const cmrscl_device_info *d = &m->ctx->info;
-    size_t bytes = sizeof(uint32_t) * (size_t)p->nnz;
+    size_t bytes = (size_t)p->index_bits / 8 * (size_t)p->nnz;
     pthread_mutex_lock(&m->ctx->lock);
     uint64_t limit = m->ctx->memory_limit;
     pthread_mutex_unlock(&m->ctx->lock);
@@ -555,7 +560,7 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
     if (values_precision == CMRSCL_DOUBLE && !m->ctx->info.fp64) {
         if (!(rounded = cmrscl_alloc(nnz, sizeof(float))))
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu values", nnz);
-        cmrs_gather_values(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, NULL, p->nnz);
+        values_convert(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, p->nnz);
         values = rounded, values_precision = CMRSCL_FLOAT;
     }
     size_t bytes = cmrscl_precision_size(values_precision) * nnz;

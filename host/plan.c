@@ -391,7 +391,12 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     cmrscl_status st = check_options(dev, precision, opt);
     if (st != CMRSCL_OK)
         return st;
+    if (a->nnz > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "%lld entries: the device's entry indices are 32-bit (at most %d)",
+                           (long long)a->nnz, INT32_MAX);
     p->precision = precision;
+    p->index_bits = 32;
     p->stats = a->stats;
     if (opt->kernel == CMRSCL_KERNEL_AUTO && !opt->height) {
         matrix_rule(dev, precision, a, p);

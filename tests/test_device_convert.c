@@ -99,10 +99,10 @@ static void release(cl_mem b)
 }
 
 /* values[k] of a CSR in the given precision (malloc'ed, at least one element). */
-static void *values_in(const double *v, int32_t n, cmrscl_precision p)
+static void *values_in(const double *v, int64_t n, cmrscl_precision p)
 {
     void *out = malloc(cmrscl_precision_size(p) * ((size_t)n + 1));
-    for (int32_t k = 0; k < n; ++k)
+    for (int64_t k = 0; k < n; ++k)
         if (p == CMRSCL_FLOAT)
             ((float *)out)[k] = (float)v[k];
         else
@@ -114,7 +114,7 @@ static void *values_in(const double *v, int32_t n, cmrscl_precision p)
 static cmrscl_csr with_values(const cmrscl_csr *a, double scale, double shift)
 {
     cmrscl_csr b = test_csr_rounded(a, CMRSCL_DOUBLE);
-    for (int32_t k = 0; k < a->nnz; ++k)
+    for (int64_t k = 0; k < a->nnz; ++k)
         b.values[k] = a->values[k] * scale + shift;
     return b;
 }
@@ -127,10 +127,11 @@ typedef struct device_csr {
 static device_csr to_device(const env *e, const cmrscl_csr *a, cmrscl_precision p)
 {
     void *v = values_in(a->values, a->nnz, p);
-    device_csr d = {upload(e, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)),
+    int32_t *rp = test_row_ptr32(a); /* the device path takes int32 row pointers */
+    device_csr d = {upload(e, rp, sizeof(int32_t) * ((size_t)a->rows + 1)),
                     upload(e, a->col_ind, sizeof(int32_t) * (size_t)a->nnz),
                     upload(e, v, cmrscl_precision_size(p) * (size_t)a->nnz)};
-    free(v);
+    free(v), free(rp);
     return d;
 }
 

@@ -75,7 +75,7 @@ static void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char
     CHECK_OK(cmrscl_matrix_read_cmrs(m, &dev));
     CHECK_OK(cmrscl_cmrs_from_csr(a, p.height, flags, &host));
     bool same = dev.strips == host.strips && dev.nnz == host.nnz && dev.packed == host.packed &&
-                !memcmp(dev.strip_ptr, host.strip_ptr, 4 * ((size_t)host.strips + 1)) &&
+                !memcmp(dev.strip_ptr, host.strip_ptr, 8 * ((size_t)host.strips + 1)) &&
                 !memcmp(dev.col_ind, host.col_ind, 4 * (size_t)host.nnz) &&
                 (host.packed || !memcmp(dev.row_in_strip, host.row_in_strip, (size_t)host.nnz)) &&
                 !memcmp(dev.values, host.values, 8 * (size_t)host.nnz);

@@ -257,7 +257,7 @@ static void test_split(void)
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
     d.warp_shuffle = 1, d.compute_units = 132;
     enum { ROWS = 40 };
-    int32_t row_ptr[ROWS + 1];
+    int64_t row_ptr[ROWS + 1];
     row_ptr[0] = 0;
     for (int i = 0; i < ROWS; ++i) /* row 7 holds 100000 entries, the others 3 */
         row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 100000 : 3);

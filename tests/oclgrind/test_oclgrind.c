@@ -199,12 +199,13 @@ static int run_convert(const env *e, cmrscl_precision prec)
         cmrscl_csr a, b;
         const char *name = build_matrix(i, &a);
         b = test_csr_rounded(&a, CMRSCL_DOUBLE);
-        for (int32_t k = 0; k < a.nnz; ++k)
+        for (int64_t k = 0; k < a.nnz; ++k)
             b.values[k] = 2.0 * a.values[k] + 1.0;
         cmrscl_csr ref_a = test_csr_rounded(&a, prec), ref_b = test_csr_rounded(&b, prec);
         void *va = malloc(vs * ((size_t)a.nnz + 1)), *vb = malloc(vs * ((size_t)a.nnz + 1));
-        for (int32_t k = 0; k < a.nnz; ++k)
+        for (int64_t k = 0; k < a.nnz; ++k)
             put(va, prec, (size_t)k, a.values[k]), put(vb, prec, (size_t)k, b.values[k]);
+        int32_t *rp32 = test_row_ptr32(&a); /* the device path takes int32 row pointers */
         for (size_t c = 0; c < sizeof plans / sizeof plans[0]; ++c, ++cases) {
             cmrscl_options opt = {0};
             opt.kernel = plans[c].kernel, opt.height = plans[c].height;
@@ -213,14 +214,14 @@ static int run_convert(const env *e, cmrscl_precision prec)
             char what[160];
             snprintf(what, sizeof what, "%s, convert, %s height %d, plan %zu", name,
                      cmrscl_precision_name(prec), opt.height, c);
-            cl_mem rp = exact_buffer(e, CL_MEM_READ_ONLY, 4 * ((size_t)a.rows + 1), a.row_ptr);
+            cl_mem rp = exact_buffer(e, CL_MEM_READ_ONLY, 4 * ((size_t)a.rows + 1), rp32);
             cl_mem ci = exact_buffer(e, CL_MEM_READ_ONLY, 4 * (size_t)a.nnz, a.col_ind);
             cl_mem v = exact_buffer(e, CL_MEM_READ_ONLY, vs * (size_t)a.nnz, va);
             cl_mem nv = exact_buffer(e, CL_MEM_READ_ONLY, vs * (size_t)a.nnz, vb);
             cmrscl_matrix host = NULL, dev = NULL, fresh = NULL;
             CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, prec, &a, &opt, &host));
-            CHECK_OK(cmrscl_matrix_create_from_cl(e->ctx, prec, a.rows, a.cols, a.nnz, rp, ci, v,
-                                                  &opt, &dev));
+            CHECK_OK(cmrscl_matrix_create_from_cl(e->ctx, prec, a.rows, a.cols, (int32_t)a.nnz, rp,
+                                                  ci, v, &opt, &dev));
             CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, prec, &b, &opt, &fresh));
             if (host && dev && fresh) {
                 check_same_cmrs(host, dev, what);
@@ -236,7 +237,7 @@ static int run_convert(const env *e, cmrscl_precision prec)
                 if (**p)
                     clReleaseMemObject(**p);
         }
-        free(va), free(vb);
+        free(va), free(vb), free(rp32);
         cmrscl_csr_free(&ref_a), cmrscl_csr_free(&ref_b);
         cmrscl_csr_free(&a), cmrscl_csr_free(&b);
     }
