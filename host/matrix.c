@@ -255,6 +255,8 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     return st;
 }
 
+/* Every knob of the plan left to the library; the index width is not one (it changes how
+ * entries are counted, not the plan), so a forced width still gets the tuned plan. */
 static bool options_automatic(const cmrscl_options *o)
 {
     return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
@@ -290,6 +292,8 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t r
     char cls[64];
     tuning_class(&pm.stats, pm.nnz, cls, sizeof cls);
     bool from_db = options_automatic(opt) && tuning_db_lookup(&ctx->info, precision, cls, &tuned);
+    if (from_db)
+        tuned.index_bits = opt ? opt->index_bits : 0;
     cmrscl_status st = plan_choose(&ctx->info, precision, &pm, from_db ? &tuned : opt, p);
     if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
         from_db = false, st = plan_choose(&ctx->info, precision, &pm, opt, p);

@@ -42,16 +42,18 @@ static cl_int order_point(const launcher *l)
 }
 
 /* convert.cl is built after spmv_common.cl like the families; its plan-dependent values are
- * kernel arguments, so the program depends on the precisions alone (one build per context
- * and pair, not per plan). *seconds (may be NULL) grows by the build or load time. */
+ * kernel arguments, so the program depends on the precisions and the matrix's index width
+ * alone (one build per context and triple, not per plan). *seconds (may be NULL) grows by
+ * the build or load time. */
 static cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
-                                     cmrscl_precision source, cl_program *out, double *seconds)
+                                     cmrscl_precision source, int index_bits, cl_program *out,
+                                     double *seconds)
 {
     char options[192];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DCONVERT=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=1 -DVALUE_DOUBLE=%d "
-             "-DSOURCE_DOUBLE=%d -DENTRY_PAD=%d",
-             precision == CMRSCL_DOUBLE, source == CMRSCL_DOUBLE, CMRS_ENTRY_PAD);
+             "-DSOURCE_DOUBLE=%d -DENTRY_PAD=%d -DINDEX64=%d",
+             precision == CMRSCL_DOUBLE, source == CMRSCL_DOUBLE, CMRS_ENTRY_PAD, index_bits == 64);
     double s = 0.0;
     cmrscl_program_source from;
     cmrscl_status st = program_get(ctx, "convert.cl", options, out, &s, &from);
@@ -357,7 +359,7 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
                             : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                           "no memory for the row pointers of %d rows", a->rows);
     if (st == CMRSCL_OK)
-        st = convert_program(m->ctx, precision, precision, &l.program, &build);
+        st = convert_program(m->ctx, precision, precision, 32, &l.program, &build);
     if (st == CMRSCL_OK)
         st = check_csr(&l, a, rp32);
     if (st == CMRSCL_OK && !(rp = csr_widen_row_ptr(rp32, a->rows)))
@@ -367,6 +369,8 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
         st = device_stats(&l, a, rp, &stats);
     if (st == CMRSCL_OK)
         st = matrix_plan(m, precision, a->rows, a->cols, rp, &stats, opt, &sp, bytes);
+    if (st == CMRSCL_OK && p->index_bits != 32) /* the checks above read the CSR alone */
+        st = convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
     if (st == CMRSCL_OK)
         st = matrix_check_device_memory(m->ctx, bytes);
     double t1 = cmrscl_seconds();
@@ -460,7 +464,7 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
                   ARG(perm)};
     launcher own = *l;
     if (st == CMRSCL_OK)
-        st = convert_program(m->ctx, p->precision, p->precision, &own.program, NULL);
+        st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
     if (st == CMRSCL_OK)
         st = run(&own, "convert_permutation", args, COUNT(args),
                  (size_t)p->strips * (size_t)p->height, NULL);
@@ -494,13 +498,15 @@ static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, cmrs
     cmrscl_status st = CMRSCL_OK;
     if (!*k) {
         cl_program prog;
-        st = convert_program(m->ctx, p->precision, source, &prog, NULL);
+        st = convert_program(m->ctx, p->precision, source, p->index_bits, &prog, NULL);
         cl_int err = CL_SUCCESS;
         if (st == CMRSCL_OK && !(*k = clCreateKernel(prog, "convert_values", &err)))
             st = cmrscl_fail_cl(err, "clCreateKernel");
     }
-    cl_uint nnz = (cl_uint)p->nnz, use_perm = perm != NULL;
-    arg args[] = {ARG(nnz), ARG(use_perm), ARG(perm), ARG(src), ARG(m->buf[BUF_VALUES])};
+    cl_uint nnz32 = (cl_uint)p->nnz, use_perm = perm != NULL;
+    cl_ulong nnz64 = (cl_ulong)p->nnz; /* index_t of convert.cl */
+    arg args[] = {p->index_bits == 64 ? ARG(nnz64) : ARG(nnz32), ARG(use_perm), ARG(perm), ARG(src),
+                  ARG(m->buf[BUF_VALUES])};
     if (st == CMRSCL_OK)
         st = set_args(*k, args, COUNT(args));
     if (st == CMRSCL_OK)

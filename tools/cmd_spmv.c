@@ -68,6 +68,9 @@ static void print_text(const session *s, const bench_result *r)
            p->height, p->height_source, p->warp, p->work_group_size, layout_name(p->layout),
            order_name(p->order), plan_reduce_name(p->reduce));
     printf("           why: %s\n", p->plan_reason);
+    printf("           %d-bit entry indices (%lld stored entries; automatic: 64-bit from 2^31 "
+           "on)\n",
+           p->index_bits, (long long)p->stored_entries);
     if (p->long_strips)
         printf("           split: %d long strips in %d tiles of %d entries\n", p->long_strips,
                p->tiles, p->tile);
@@ -117,6 +120,7 @@ static void json_params(const cmrscl_params *p)
     json_int("tile", p->tile);
     json_int("tiles", p->tiles);
     json_int("long_strips", p->long_strips);
+    json_int("index_bits", p->index_bits);
     json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
     json_string("build_options", p->build_options);
     json_close('}');
