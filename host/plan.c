@@ -26,7 +26,12 @@
  * the device needs to saturate memory (Kepler: 100%, giving 6 floats / 4 doubles; Fermi:
  * 2/3, giving 12 / 8). The rule aims at full occupancy:
  *     HEIGHT = local memory per compute unit / (resident work-items * value size),
- * clamped to 1..16. On Kepler's 48 KiB and 2048 threads it gives 6 for float. */
+ * clamped to 1..16. On Kepler's 48 KiB and 2048 threads it gives 6 for float.
+ *
+ * The width of the entry indices (choose_index_bits): 32 bits below 2^31 stored entries and
+ * 2^31 partial sums of the split path, 64 from there on (issue 9: an H200 holds about 1e10
+ * float entries); 64 costs every product 8-byte StripPtr loads and 64-bit loop counters, so
+ * ordinary matrices keep 32. */
 #include "internal.h"
 
 #include <stdio.h>

@@ -13,21 +13,8 @@ build=${BUILD_DIR:-$top/build-gpu}
 log_dir=${LOG_DIR:-$build/ci-gpu}
 export CMRSCL_DEVICE=${CMRSCL_DEVICE:-gpu}
 
-register_nvidia_icd() {
-    [ -f /etc/OpenCL/vendors/nvidia.icd ] && return 0
-    local lib
-    lib=$(ls /usr/lib/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 \
-          /usr/lib64/libnvidia-opencl.so.1 2>/dev/null | head -n 1 || true)
-    [ -n "$lib" ] || return 0 # no NVIDIA driver: another GPU platform may still be there
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "ci-gpu: NVIDIA's OpenCL driver $lib is not registered; run as root to register it" >&2
-        return 1
-    fi
-    mkdir -p /etc/OpenCL/vendors
-    echo "$lib" > /etc/OpenCL/vendors/nvidia.icd
-    echo "ci-gpu: registered $lib in /etc/OpenCL/vendors/nvidia.icd"
-}
-
+# shellcheck source=tools/nvidia-icd.sh
+. "$top/tools/nvidia-icd.sh"
 register_nvidia_icd
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)"
