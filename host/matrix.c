@@ -220,7 +220,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
 {
     cmrscl_params *p = &m->params;
     double convert_start = cmrscl_seconds();
-    cmrscl_cmrs host;
+    cmrscl_cmrs host = {0};
     void *perm = NULL;
     unsigned flags = (p->order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
                      (p->layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
