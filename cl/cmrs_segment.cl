@@ -149,7 +149,7 @@ typedef struct lane_entries {
 #define PART(v, k) (v)
 #endif
 
-INLINE void load_lane(lane_entries *out, const work *w, uint j0, __global const uint *col_ind,
+INLINE void load_lane(lane_entries *out, const work *w, index_t j0, __global const uint *col_ind,
                       __global const uchar *row_in_strip, __global const real_t *val,
                       __global const real_t *x)
 {
@@ -169,7 +169,8 @@ INLINE void load_lane(lane_entries *out, const work *w, uint j0, __global const 
 #endif
 #pragma unroll
     for (uint k = 0; k < LANE_ENTRIES; ++k) {
-        const uint j = j0 + k, ck = PART(c, k);
+        const index_t j = j0 + k;
+        const uint ck = PART(c, k);
         e.r[k] = j < w->begin ? -1 : HEIGHT;
         e.p[k] = 0;
         if (j >= w->begin && j < w->end) {
@@ -279,8 +280,8 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
     carry_t carry = {-1, 0};
     /* Two chunks at a time: every lane has both chunks' loads in flight before the first
      * sum needs one. */
-    const uint first_entry = w.begin / LANE_ENTRIES * LANE_ENTRIES;
-    for (uint base = first_entry; base < w.end; base += 2 * CHUNK) {
+    const index_t first_entry = w.begin / LANE_ENTRIES * LANE_ENTRIES;
+    for (index_t base = first_entry; base < w.end; base += 2 * CHUNK) {
         lane_entries a, b;
         load_lane(&a, &w, base + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
         load_lane(&b, &w, base + CHUNK + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);

@@ -179,7 +179,7 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
 #endif
     /* Four entries per lane at a time: all their loads (column, value, then x) in flight
      * before the first sum needs one. */
-    uint j = w.begin + lane;
+    index_t j = w.begin + lane;
     for (; j + 3 * WARP < w.end; j += 4 * WARP) {
         ENTRY(0)
         ENTRY(1)

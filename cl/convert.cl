@@ -13,9 +13,13 @@
  *   VALUE_DOUBLE   1: the matrix holds doubles, 0: floats                     (required)
  *   SOURCE_DOUBLE  1: the CSR values read are doubles, 0: floats              (required)
  *   ENTRY_PAD      zero entries after ColInd and the values (CMRS_ENTRY_PAD)  (required)
+ *   INDEX64        the matrix's entry indices (spmv_common.cl): 1 ulong, 0 uint (default 0)
  *
- * Indices are uint: nnz < 2^31, so an entry index plus the padding, or a strip's begin plus
- * its length, never wraps; products of a strip and the height are taken in ulong. */
+ * The CSR read here has int32 row pointers (cmrscl_matrix_create_from_cl), so its indices
+ * are uint: nnz < 2^31, an entry index plus the padding, or a strip's begin plus its length,
+ * never wraps; products of a strip and the height are taken in ulong. What the matrix holds
+ * - StripPtr, the permutation of updates - is index_t, and so are the updates' counts: they
+ * serve matrices made on the host too, of any size. */
 #ifndef SOURCE_DOUBLE
 #error "SOURCE_DOUBLE (0: float, 1: double CSR values) must be defined"
 #endif
@@ -132,7 +136,7 @@ __kernel void convert_sample(const uint sampled_rows, const uint row_step, const
 /* StripPtr: strip s starts where its first row does. */
 __kernel void convert_strip_ptr(const uint rows, const uint strips, const uint height,
                                 __global const int *restrict row_ptr,
-                                __global uint *restrict strip_ptr)
+                                __global index_t *restrict strip_ptr)
 {
     const uint s = get_global_id(0);
     if (s > strips)
@@ -143,7 +147,7 @@ __kernel void convert_strip_ptr(const uint rows, const uint strips, const uint h
 
 /* The long strips of the split path (host/analyze.c, split_build) carry LONG_STRIP. */
 __kernel void convert_flag_long(const uint long_strips, __global const uint *restrict long_strip,
-                                __global uint *restrict strip_ptr)
+                                __global index_t *restrict strip_ptr)
 {
     const uint k = get_global_id(0);
     if (k < long_strips)
@@ -214,21 +218,21 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
  * the work-items of a strip read the same entries at the same time. Built once, on the
  * first update (host/matrix_update.c says why). */
 __kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
-                                  const uint packed, __global const uint *restrict strip_ptr,
+                                  const uint packed, __global const index_t *restrict strip_ptr,
                                   __global const uint *restrict col_ind,
                                   __global const uchar *restrict row_in_strip,
-                                  __global uint *restrict perm)
+                                  __global index_t *restrict perm)
 {
     const ulong i = get_global_id(0);
     if (i >= (ulong)strips * height)
         return;
     const uint s = (uint)(i / height), r = (uint)(i % height);
-    const uint begin = strip_ptr[s] & ENTRY_MASK, end = strip_ptr[s + 1] & ENTRY_MASK;
+    const index_t begin = strip_ptr[s] & ENTRY_MASK, end = strip_ptr[s + 1] & ENTRY_MASK;
     const uint mask = packed ? (1u << row_bits) - 1u : 0u;
-    uint e = begin;
-    for (uint k = begin; k < end; ++k)
+    index_t e = begin;
+    for (index_t k = begin; k < end; ++k)
         e += (packed ? col_ind[k] & mask : row_in_strip[k]) < r;
-    for (uint k = begin; k < end; ++k)
+    for (index_t k = begin; k < end; ++k)
         if ((packed ? col_ind[k] & mask : row_in_strip[k]) == r)
             perm[k] = e++;
 }
@@ -236,14 +240,14 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
 /* A values-only update of CMRS positions first..first+count-1, a run of whole strips:
  * position k takes CSR value perm[k] (k itself without a permutation), which src holds
  * at src_offset + (perm[k] - first), converted to the matrix's precision. */
-__kernel void convert_values(const uint first, const uint count, const uint use_perm,
-                             __global const uint *restrict perm,
-                             __global const source_t *restrict src, const uint src_offset,
+__kernel void convert_values(const index_t first, const index_t count, const uint use_perm,
+                             __global const index_t *restrict perm,
+                             __global const source_t *restrict src, const index_t src_offset,
                              __global real_t *restrict dst)
 {
-    const uint i = get_global_id(0);
+    const index_t i = get_global_id(0);
     if (i >= count)
         return;
-    const uint k = first + i;
+    const index_t k = first + i;
     dst[k] = (real_t)src[src_offset + (use_perm ? perm[k] : k) - first];
 }

@@ -18,6 +18,11 @@
  *                 3: cl_khr_subgroups                                         (default 1)
  *   CACHE_HINT    1: matrix arrays loaded with ld.global.cs (NVIDIA), so the
  *                 streamed matrix does not evict x from L2                    (default 0)
+ *   INDEX64       1: entry indices (StripPtr, the tiles' first entries, the loops over
+ *                 entries, the partial sums' slots) are ulong, for matrices of 2^31
+ *                 stored entries or more; 0: uint, which costs ordinary matrices nothing
+ *                 (host/plan.c chooses; column indices and row, strip and tile numbers
+ *                 stay 32-bit either way)                                     (default 0)
  */
 #ifndef HEIGHT
 #error "HEIGHT (rows per strip) must be defined"
@@ -43,6 +48,9 @@
 #ifndef CACHE_HINT
 #define CACHE_HINT 0
 #endif
+#ifndef INDEX64
+#define INDEX64 0
+#endif
 
 /* Helpers are inlined into the kernel, always: a helper left out of line takes its arrays
  * by address, and that puts them in (slow, per-thread) stack memory. */
@@ -50,9 +58,16 @@
 
 #define ROW_MASK ((1u << ROW_BITS) - 1u)
 #define WARPS_PER_GROUP (WG_SIZE / WARP)
-/* StripPtr's top bit marks a long strip: the split path (tiles + combine) owns its rows. */
+/* An entry's index, and StripPtr's top bit, which marks a long strip: the split path (tiles
+ * + combine) owns its rows. */
+#if INDEX64
+typedef ulong index_t;
+#define LONG_STRIP 0x8000000000000000ul
+#else
+typedef uint index_t;
 #define LONG_STRIP 0x80000000u
-#define ENTRY_MASK 0x7fffffffu
+#endif
+#define ENTRY_MASK (~LONG_STRIP)
 
 #if (WARP & (WARP - 1)) != 0 || WG_SIZE % WARP != 0
 #error "WARP must be a power of two dividing WG_SIZE"
@@ -162,7 +177,7 @@ INLINE float4 load_value4(__global const float *p)
 /* Entry j: (column, row within the strip). Returned by value: values whose address is
  * taken and that live across barriers are where some OpenCL compilers stumble (PoCL 3.1
  * gave intermittently wrong sums with an out-parameter here). */
-INLINE uint2 entry_at(__global const uint *col_ind, uint j,
+INLINE uint2 entry_at(__global const uint *col_ind, index_t j,
                              __global const uchar *row_in_strip)
 {
     const uint c = load_index(col_ind + j);
@@ -241,16 +256,16 @@ INLINE real_t shuffle_idx(real_t v, uint s) { return SHUFFLE_REAL(shuffle_idx_u3
  * strips. A role is the same for the whole group, so barriers stay uniform. A long strip
  * is skipped by the strip role (its StripPtr carries LONG_STRIP); its tiles cover it. */
 typedef struct work {
-    uint begin, end; /* entries [begin, end) */
-    uint strip;      /* the strip they belong to */
-    uint item;       /* strip or tile number */
-    bool tile;       /* role of the group: tile of a long strip (partial sums out) */
-    bool active;     /* false: nothing to do, but the warp still joins every barrier */
+    index_t begin, end; /* entries [begin, end) */
+    uint strip;         /* the strip they belong to */
+    uint item;          /* strip or tile number */
+    bool tile;          /* role of the group: tile of a long strip (partial sums out) */
+    bool active;        /* false: nothing to do, but the warp still joins every barrier */
 } work;
 
 INLINE void find_work(work *out, uint warp, uint strips, uint strip_groups, uint tiles,
-                      uint tile_entries, __global const uint *strip_ptr,
-                      __global const uint *tile_start, __global const uint *tile_strip)
+                      uint tile_entries, __global const index_t *strip_ptr,
+                      __global const index_t *tile_start, __global const uint *tile_strip)
 {
     const uint group = get_group_id(0);
     work w;
@@ -259,7 +274,7 @@ INLINE void find_work(work *out, uint warp, uint strips, uint strip_groups, uint
     w.begin = w.end = w.strip = 0;
     w.active = w.item < (w.tile ? tiles : strips);
     if (w.active && !w.tile) {
-        const uint b = strip_ptr[w.item];
+        const index_t b = strip_ptr[w.item];
         w.active = (b & LONG_STRIP) == 0;
         w.strip = w.item;
         if (w.active) {
@@ -278,9 +293,9 @@ INLINE void find_work(work *out, uint warp, uint strips, uint strip_groups, uint
  * the arguments in this order. */
 #define CMRS_SPMV_PARAMS                                                                           \
     const uint rows, const uint strips, const uint strip_groups, const uint tiles,                 \
-        const uint tile_entries, __global const uint *restrict strip_ptr,                          \
+        const uint tile_entries, __global const index_t *restrict strip_ptr,                       \
         __global const uint *restrict col_ind, __global const uchar *restrict row_in_strip,        \
-        __global const real_t *restrict val, __global const uint *restrict tile_start,             \
+        __global const real_t *restrict val, __global const index_t *restrict tile_start,          \
         __global const uint *restrict tile_strip, __global real_t *restrict partial,               \
         __global const real_t *restrict x, __global real_t *restrict y, const real_t alpha,        \
         const real_t beta
@@ -291,7 +306,7 @@ INLINE void emit_row(const work *w, uint r, real_t sum, uint rows, __global real
                      __global real_t *partial, real_t alpha, real_t beta)
 {
     if (w->tile) {
-        partial[w->item * HEIGHT + r] = sum;
+        partial[(index_t)w->item * HEIGHT + r] = sum;
     } else {
         const uint row = w->strip * HEIGHT + r;
         if (row < rows)
@@ -316,6 +331,6 @@ __kernel void cmrs_combine(const uint rows, const uint long_strips,
         return;
     real_t sum = 0;
     for (uint t = first_tile[k]; t < first_tile[k + 1]; ++t)
-        sum += partial[t * HEIGHT + r];
+        sum += partial[(index_t)t * HEIGHT + r];
     store_row(y, row, sum, alpha, beta);
 }

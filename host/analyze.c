@@ -19,13 +19,13 @@
 
 /* At most SPREAD_ENTRIES of a row. (The device path reads the sample back and sums it on
  * the host: 65,536 rows of up to 31 entries cost NVIDIA 3.7 ms of a 6.9 ms create.) */
-static int32_t spread_entry_step(int32_t len)
+static int64_t spread_entry_step(int64_t len)
 {
     return len > SPREAD_ENTRIES ? (len + SPREAD_ENTRIES - 1) / SPREAD_ENTRIES : 1;
 }
 
 /* The columns come from col_ind, or, one per sampled entry in sample order, from sampled. */
-static double column_spread(int32_t rows, int32_t cols, const int32_t *row_ptr,
+static double column_spread(int32_t rows, int32_t cols, const int64_t *row_ptr,
                             const int32_t *col_ind, const int32_t *sampled)
 {
     if ((!col_ind && !sampled) || rows <= 0 || cols <= 0)
@@ -33,10 +33,10 @@ static double column_spread(int32_t rows, int32_t cols, const int32_t *row_ptr,
     int64_t row_step = rows > SPREAD_ROWS ? rows / SPREAD_ROWS : 1, seen = 0;
     double sum = 0.0;
     for (int64_t i = 0; i < rows; i += row_step) {
-        int32_t len = row_ptr[i + 1] - row_ptr[i];
-        int32_t step = spread_entry_step(len);
+        int64_t len = row_ptr[i + 1] - row_ptr[i];
+        int64_t step = spread_entry_step(len);
         double diagonal = (double)i * cols / rows;
-        for (int32_t k = 0; k < len; k += step, ++seen)
+        for (int64_t k = 0; k < len; k += step, ++seen)
             sum += fabs((col_ind ? col_ind[row_ptr[i] + k] : sampled[seen]) - diagonal);
     }
     return seen ? sum / ((double)seen * cols) : 0.0;
@@ -49,25 +49,26 @@ void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s)
     s->entries = SPREAD_ENTRIES;
 }
 
-int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *row_ptr,
+int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int64_t *row_ptr,
                                const int32_t *slots, int32_t *sampled)
 {
     spread_sample s;
     analyze_spread_layout(rows, cols, &s);
     int64_t seen = 0;
     for (int64_t j = 0; j < s.rows; ++j) {
-        int32_t len = row_ptr[j * s.row_step + 1] - row_ptr[j * s.row_step];
-        int32_t step = spread_entry_step(len);
+        int64_t len = row_ptr[j * s.row_step + 1] - row_ptr[j * s.row_step];
+        int64_t step = spread_entry_step(len);
         for (int32_t t = 0; t * step < len; ++t)
             sampled[seen++] = slots[j * s.entries + t];
     }
     return seen;
 }
 
-/* Row lengths summed in integers: exact, so any split among threads gives the same
+/* Row lengths summed in integers: exact (below 2^63: rows of 2^28 entries and more would
+ * be needed to reach it), so any split among threads gives the same
  * statistics, bit for bit. */
 typedef struct row_sums {
-    const int32_t *row_ptr;
+    const int64_t *row_ptr;
     int32_t rows;
     struct {
         int64_t sum, sum_sq, empty;
@@ -93,7 +94,7 @@ static void sum_rows(void *ctx, int thread, int threads)
 /* Rows from which the row sums take all threads. */
 #define PARALLEL_ROWS (1 << 18)
 
-static void row_stats(int32_t rows, int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
+static void row_stats(int32_t rows, int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
                       const int32_t *sampled, cmrscl_matrix_stats *out)
 {
     memset(out, 0, sizeof *out);
@@ -115,13 +116,13 @@ static void row_stats(int32_t rows, int32_t cols, const int32_t *row_ptr, const 
     out->col_spread = column_spread(rows, cols, row_ptr, col_ind, sampled);
 }
 
-void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
+void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
                   cmrscl_matrix_stats *out)
 {
     row_stats(rows, cols, row_ptr, col_ind, NULL, out);
 }
 
-void analyze_rows_sampled(int32_t rows, int32_t cols, const int32_t *row_ptr,
+void analyze_rows_sampled(int32_t rows, int32_t cols, const int64_t *row_ptr,
                           const int32_t *sampled, cmrscl_matrix_stats *out)
 {
     row_stats(rows, cols, row_ptr, NULL, sampled, out);
@@ -140,13 +141,13 @@ cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)
 }
 
 /* Entries of strip s. */
-static int64_t strip_length(int32_t rows, const int32_t *row_ptr, int height, int64_t s)
+static int64_t strip_length(int32_t rows, const int64_t *row_ptr, int height, int64_t s)
 {
     int64_t first = s * height, last = first + height < rows ? first + height : rows;
-    return (int64_t)row_ptr[last] - row_ptr[first];
+    return row_ptr[last] - row_ptr[first];
 }
 
-int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr, int height)
+int64_t analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height)
 {
     int64_t strips = ((int64_t)rows + height - 1) / height, longest = 0;
     for (int64_t s = 0; s < strips; ++s) {
@@ -166,26 +167,36 @@ void split_free(split_layout *s)
     memset(s, 0, sizeof *s);
 }
 
-cmrscl_status split_build(int32_t rows, const int32_t *row_ptr, int height, int32_t tile,
+void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile, int64_t *tiles,
+                 int64_t *long_strips)
+{
+    int64_t strips = ((int64_t)rows + height - 1) / height;
+    *tiles = *long_strips = 0;
+    for (int64_t s = 0; tile > 0 && s < strips; ++s) {
+        int64_t len = strip_length(rows, row_ptr, height, s);
+        if (len > 2 * (int64_t)tile) {
+            *tiles += (len + tile - 1) / tile;
+            ++*long_strips;
+        }
+    }
+}
+
+cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
                           split_layout *out)
 {
     memset(out, 0, sizeof *out);
-    if (tile <= 0)
-        return CMRSCL_OK;
-    int64_t strips = ((int64_t)rows + height - 1) / height, tiles = 0, longs = 0;
-    for (int64_t s = 0; s < strips; ++s) {
-        int64_t len = strip_length(rows, row_ptr, height, s);
-        if (len > 2 * (int64_t)tile) {
-            tiles += (len + tile - 1) / tile;
-            ++longs;
-        }
-    }
+    int64_t tiles, longs;
+    split_count(rows, row_ptr, height, tile, &tiles, &longs);
     if (longs == 0)
         return CMRSCL_OK;
+    if (tiles > INT32_MAX) /* the plan checks it first; this is the last line of defence */
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%lld tiles of %d entries exceed %d",
+                           (long long)tiles, tile, INT32_MAX);
+    int64_t strips = ((int64_t)rows + height - 1) / height;
     out->tile = tile;
     out->tiles = (int32_t)tiles;
     out->long_strips = (int32_t)longs;
-    out->tile_start = cmrscl_alloc((size_t)tiles, sizeof(uint32_t));
+    out->tile_start = cmrscl_alloc((size_t)tiles, sizeof(uint64_t));
     out->tile_strip = cmrscl_alloc((size_t)tiles, sizeof(uint32_t));
     out->long_strip = cmrscl_alloc((size_t)longs, sizeof(uint32_t));
     out->first_tile = cmrscl_alloc((size_t)longs + 1, sizeof(uint32_t));
@@ -203,7 +214,7 @@ cmrscl_status split_build(int32_t rows, const int32_t *row_ptr, int height, int3
         out->long_strip[k] = (uint32_t)s;
         out->first_tile[k++] = (uint32_t)t;
         for (int64_t e = 0; e < len; e += tile, ++t) {
-            out->tile_start[t] = (uint32_t)(begin + e);
+            out->tile_start[t] = (uint64_t)(begin + e);
             out->tile_strip[t] = (uint32_t)s;
         }
     }

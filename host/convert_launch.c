@@ -21,13 +21,14 @@ cl_int launch_order_point(const launcher *l)
  * kernel arguments, so the program depends on the precisions alone (one build per context
  * and pair, not per plan). *seconds (may be NULL) grows by the build or load time. */
 cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
-                              cmrscl_precision source, cl_program *out, double *seconds)
+                              cmrscl_precision source, int index_bits, cl_program *out,
+                              double *seconds)
 {
     char options[192];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DCONVERT=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=1 -DVALUE_DOUBLE=%d "
-             "-DSOURCE_DOUBLE=%d -DENTRY_PAD=%d",
-             precision == CMRSCL_DOUBLE, source == CMRSCL_DOUBLE, CMRS_ENTRY_PAD);
+             "-DSOURCE_DOUBLE=%d -DENTRY_PAD=%d -DINDEX64=%d",
+             precision == CMRSCL_DOUBLE, source == CMRSCL_DOUBLE, CMRS_ENTRY_PAD, index_bits == 64);
     double s = 0.0;
     cmrscl_program_source from;
     cmrscl_status st = program_get(ctx, "convert.cl", options, out, &s, &from);

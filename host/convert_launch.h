@@ -20,11 +20,11 @@ typedef struct launcher {
 CMRSCL_HIDDEN launcher launcher_make(cmrscl_context ctx);
 /* A barrier after a command on an out-of-order queue; nothing on an in-order one. */
 CMRSCL_HIDDEN cl_int launch_order_point(const launcher *l);
-/* convert.cl for the matrix's precision and the source values' precision; *seconds (may
- * be NULL) grows by the build or load time. */
+/* convert.cl for the matrix's precision, the source values' precision and the matrix's
+ * entry index width (32 or 64); *seconds (may be NULL) grows by the build or load time. */
 CMRSCL_HIDDEN cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
-                                            cmrscl_precision source, cl_program *out,
-                                            double *seconds);
+                                            cmrscl_precision source, int index_bits,
+                                            cl_program *out, double *seconds);
 
 /* One kernel argument: its size and where its value is. */
 typedef struct launch_arg {

@@ -23,9 +23,11 @@ typedef struct build {
     int npieces, count_threads; /* threads with a histogram: each takes a run of pieces */
     int64_t *counts;            /* count_threads x rows: counts, then first slots */
     int64_t *range_sum;         /* per thread: entries of its rows (step 2) */
-    int32_t *row_ptr, *col_ind;
+    int64_t *row_ptr;
+    int32_t *col_ind;
     double *val;
-    int32_t *row_len;   /* step 4: entries left in each row after merging duplicates */
+    int32_t *row_len;   /* step 4: entries left in each row after merging duplicates (at
+                           most cols, however many duplicates it had) */
     int64_t *merged;    /* per thread: duplicates merged in its rows */
     bool out_of_memory; /* a thread could not get sort scratch */
 } build;
@@ -70,7 +72,7 @@ static void first_slots(void *ctx, int thread, int threads)
     int64_t r0, r1, at = b->range_sum[thread];
     parallel_range(b->rows, thread, threads, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
-        b->row_ptr[r] = (int32_t)at;
+        b->row_ptr[r] = at;
         for (int t = 0; t < b->count_threads; ++t) {
             int64_t *slot = b->counts + (size_t)t * (size_t)b->rows + r;
             int64_t n = *slot;
@@ -98,10 +100,13 @@ static void scatter(void *ctx, int thread, int threads)
     }
 }
 
-static void insertion_sort(int32_t *col, double *val, int32_t n)
+/* Row lengths are 64-bit before duplicates are merged: a row may repeat its entries more
+ * than INT32_MAX times. */
+static void insertion_sort(int32_t *col, double *val, int64_t n)
 {
-    for (int32_t i = 1; i < n; ++i) {
-        int32_t c = col[i], j = i;
+    for (int64_t i = 1; i < n; ++i) {
+        int32_t c = col[i];
+        int64_t j = i;
         double v = val[i];
         for (; j > 0 && col[j - 1] > c; --j) /* '>' keeps equal columns in input order */
             col[j] = col[j - 1], val[j] = val[j - 1];
@@ -110,10 +115,10 @@ static void insertion_sort(int32_t *col, double *val, int32_t n)
 }
 
 /* Stable merge of [lo, mid) and [mid, hi) of (c, v) into (dc, dv). */
-static void merge(const int32_t *c, const double *v, int32_t lo, int32_t mid, int32_t hi,
+static void merge(const int32_t *c, const double *v, int64_t lo, int64_t mid, int64_t hi,
                   int32_t *dc, double *dv)
 {
-    int32_t i = lo, j = mid, k = lo;
+    int64_t i = lo, j = mid, k = lo;
     while (i < mid && j < hi) {
         bool right = c[j] < c[i]; /* ties from the left run: stable */
         dc[k] = right ? c[j] : c[i];
@@ -126,21 +131,21 @@ static void merge(const int32_t *c, const double *v, int32_t lo, int32_t mid, in
 }
 
 /* Stable sort of one row by column; scratch holds n columns and n values. */
-static void sort_row(int32_t *col, double *val, int32_t n, int32_t *scol, double *sval)
+static void sort_row(int32_t *col, double *val, int64_t n, int32_t *scol, double *sval)
 {
-    int32_t i = 1;
+    int64_t i = 1;
     while (i < n && col[i - 1] <= col[i])
         ++i;
     if (i >= n)
         return; /* already in order: the common case */
-    for (int32_t lo = 0; lo < n; lo += SHORT_ROW)
+    for (int64_t lo = 0; lo < n; lo += SHORT_ROW)
         insertion_sort(col + lo, val + lo, n - lo < SHORT_ROW ? n - lo : SHORT_ROW);
     int32_t *c = col, *dc = scol;
     double *v = val, *dv = sval;
-    for (int32_t width = SHORT_ROW; width < n; width *= 2) {
-        for (int32_t lo = 0; lo < n; lo += 2 * width) {
-            int32_t mid = lo + width < n ? lo + width : n;
-            int32_t hi = mid + width < n ? mid + width : n;
+    for (int64_t width = SHORT_ROW; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n;
+            int64_t hi = mid + width < n ? mid + width : n;
             merge(c, v, lo, mid, hi, dc, dv);
         }
         int32_t *tc = c;
@@ -164,10 +169,9 @@ static void sort_and_merge(void *ctx, int thread, int threads)
     int64_t hi = thread == threads - 1 ? b->rows : csr_row_at(b->row_ptr, b->rows, e1);
     int32_t *scol = NULL;
     double *sval = NULL;
-    int32_t cap = 0;
-    int64_t merged = 0;
+    int64_t cap = 0, merged = 0;
     for (int64_t r = lo; r < hi; ++r) {
-        int32_t begin = b->row_ptr[r], n = b->row_ptr[r + 1] - begin;
+        int64_t begin = b->row_ptr[r], n = b->row_ptr[r + 1] - begin;
         int32_t *col = b->col_ind + begin;
         double *val = b->val + begin;
         if (n > SHORT_ROW && n > cap) {
@@ -184,8 +188,8 @@ static void sort_and_merge(void *ctx, int thread, int threads)
             sort_row(col, val, n, scol, sval);
         else
             insertion_sort(col, val, n);
-        int32_t w = 0;
-        for (int32_t k = 0; k < n; ++k) {
+        int64_t w = 0;
+        for (int64_t k = 0; k < n; ++k) {
             if (w > 0 && col[w - 1] == col[k]) {
                 val[w - 1] += val[k];
             } else {
@@ -193,7 +197,7 @@ static void sort_and_merge(void *ctx, int thread, int threads)
                 val[w++] = val[k];
             }
         }
-        b->row_len[r] = w;
+        b->row_len[r] = (int32_t)w; /* distinct columns: w <= cols */
         merged += n - w;
     }
     free(scol), free(sval);
@@ -203,9 +207,9 @@ static void sort_and_merge(void *ctx, int thread, int threads)
 /* Step 5: rows move down over the gaps, in order (each lands at or before its place). */
 static void close_gaps(build *b)
 {
-    int32_t w = 0;
+    int64_t w = 0;
     for (int32_t r = 0; r < b->rows; ++r) {
-        int32_t begin = b->row_ptr[r], n = b->row_len[r];
+        int64_t begin = b->row_ptr[r], n = b->row_len[r];
         memmove(b->col_ind + w, b->col_ind + begin, sizeof(int32_t) * (size_t)n);
         memmove(b->val + w, b->val + begin, sizeof(double) * (size_t)n);
         b->row_ptr[r] = w;
@@ -221,9 +225,6 @@ cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *p
     int64_t n = 0;
     for (int p = 0; p < npieces; ++p)
         n += pieces[p].count;
-    if (n > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%lld entries exceed the limit of %d",
-                           (long long)n, INT32_MAX);
     if (threads < 1)
         threads = 1;
     /* One histogram per thread costs 8 bytes a row each: no more of them than keeps that
@@ -236,10 +237,11 @@ cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *p
     b.counts = calloc((size_t)count_threads * ((size_t)rows + 1), sizeof(int64_t));
     b.range_sum = cmrscl_alloc((size_t)threads, sizeof(int64_t));
     b.merged = calloc((size_t)threads, sizeof(int64_t));
-    b.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
+    b.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
     b.row_len = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
-    b.col_ind = cmrscl_alloc((size_t)n, sizeof(int32_t));
-    b.val = cmrscl_alloc((size_t)n, sizeof(double));
+    /* Huge pages for the big arrays: the scatter faults them in on all threads. */
+    b.col_ind = parallel_alloc((size_t)n, sizeof(int32_t));
+    b.val = parallel_alloc((size_t)n, sizeof(double));
     cmrscl_status st = CMRSCL_OK;
     if (!b.counts || !b.range_sum || !b.merged || !b.row_ptr || !b.row_len || !b.col_ind || !b.val)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to sort %lld entries",
@@ -252,7 +254,7 @@ cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *p
             b.range_sum[t] = at;
             at += s;
         }
-        b.row_ptr[rows] = (int32_t)n;
+        b.row_ptr[rows] = n;
         parallel_run(threads, first_slots, &b);
         parallel_run(count_threads, scatter, &b);
         parallel_run(threads, sort_and_merge, &b);
@@ -269,7 +271,7 @@ cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *p
         free(b.row_ptr), free(b.col_ind), free(b.val);
         return st;
     }
-    *out = (cmrscl_csr){rows, cols, (int32_t)(n - merged), b.row_ptr, b.col_ind, b.val};
+    *out = (cmrscl_csr){rows, cols, n - merged, b.row_ptr, b.col_ind, b.val};
     return CMRSCL_OK;
 }
 
@@ -303,9 +305,6 @@ cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz, const
     if (rows < 0 || cols < 0 || nnz < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d, nnz %lld", rows,
                            cols, (long long)nnz);
-    if (nnz > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%lld entries exceed the limit of %d",
-                           (long long)nnz, INT32_MAX);
     if (nnz > 0 && (!row_idx || !col_idx))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "row or column index array is NULL");
     int threads = nnz < (1 << 16) ? 1 : parallel_threads();

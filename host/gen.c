@@ -25,6 +25,13 @@ static uint64_t rng_next(rng *g)
 static double rng_unit(rng *g) { return (double)(rng_next(g) >> 11) * 0x1p-53; } /* [0, 1) */
 static uint64_t rng_below(rng *g, uint64_t n) { return (uint64_t)(rng_unit(g) * (double)n); }
 
+/* Rows and columns are 32-bit (the limits below); entries are limited by memory alone. */
+static cmrscl_status no_memory(int64_t entries)
+{
+    return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
+                       (long long)entries);
+}
+
 /* Builder for matrices written row by row in canonical order (ascending columns). */
 typedef struct rows_builder {
     cmrscl_csr a;
@@ -34,20 +41,15 @@ typedef struct rows_builder {
 static cmrscl_status builder_init(rows_builder *b, int64_t rows, int64_t cols, int64_t cap)
 {
     memset(b, 0, sizeof *b);
-    if (rows > INT32_MAX || cols > INT32_MAX || cap > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
-                           "%lld x %lld with up to %lld entries exceeds 32-bit indices",
-                           (long long)rows, (long long)cols, (long long)cap);
     b->a.rows = (int32_t)rows;
     b->a.cols = (int32_t)cols;
     b->cap = cap;
-    b->a.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
-    b->a.col_ind = cmrscl_alloc((size_t)cap, sizeof(int32_t));
-    b->a.values = cmrscl_alloc((size_t)cap, sizeof(double));
+    b->a.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
+    b->a.col_ind = parallel_alloc((size_t)cap, sizeof(int32_t));
+    b->a.values = parallel_alloc((size_t)cap, sizeof(double));
     if (!b->a.row_ptr || !b->a.col_ind || !b->a.values) {
         cmrscl_csr_free(&b->a);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
-                           (long long)cap);
+        return no_memory(cap);
     }
     b->a.row_ptr[0] = 0;
     return CMRSCL_OK;
@@ -57,43 +59,46 @@ static void builder_add(rows_builder *b, int64_t col, double v)
     b->a.col_ind[b->n] = (int32_t)col;
     b->a.values[b->n++] = v;
 }
-static void builder_end_row(rows_builder *b, int64_t row) { b->a.row_ptr[row + 1] = (int32_t)b->n; }
+static void builder_end_row(rows_builder *b, int64_t row) { b->a.row_ptr[row + 1] = b->n; }
 static void builder_finish(rows_builder *b, cmrscl_csr *out)
 {
-    b->a.nnz = (int32_t)b->n;
+    b->a.nnz = b->n;
     *out = b->a;
 }
 
-/* Builder for matrices generated as coordinates in any order (duplicates summed). */
-typedef struct coo_builder {
-    int32_t *ri, *ci;
-    double *v;
-    int64_t n, cap;
-} coo_builder;
+/* Matrices whose rows are functions of their index (stencils, FEM blocks), generated on all
+ * host threads: a first pass counts each row's entries, a second writes every row in place,
+ * so a matrix of billions of entries takes seconds, and it does not depend on the thread
+ * count. The function writes row i's entries in ascending column order (at most max_len)
+ * and returns how many. */
+typedef int64_t (*row_fn)(const void *shape, int64_t i, int32_t *cols, double *vals);
 
-static cmrscl_status coo_init(coo_builder *c, int64_t cap)
+typedef struct row_generation {
+    row_fn fn;
+    const void *shape;
+    int64_t first, rows, max_len; /* rows first .. first + rows - 1 of the matrix */
+    cmrscl_csr *a; /* counting: row_ptr[i + 1] = row i's length; filling: the entries */
+    bool fill, out_of_memory;
+} row_generation;
+
+static void generate_rows(void *ctx, int thread, int threads)
 {
-    memset(c, 0, sizeof *c);
-    if (cap > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%lld entries exceed 32-bit indices",
-                           (long long)cap);
-    c->cap = cap;
-    c->ri = cmrscl_alloc((size_t)cap, sizeof(int32_t));
-    c->ci = cmrscl_alloc((size_t)cap, sizeof(int32_t));
-    c->v = cmrscl_alloc((size_t)cap, sizeof(double));
-    if (!c->ri || !c->ci || !c->v) {
-        free(c->ri), free(c->ci), free(c->v);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
-                           (long long)cap);
+    row_generation *g = ctx;
+    int64_t r0, r1;
+    parallel_range(g->rows, thread, threads, &r0, &r1);
+    cmrscl_csr *a = g->a;
+    if (g->fill) {
+        for (int64_t i = r0; i < r1; ++i)
+            g->fn(g->shape, g->first + i, a->col_ind + a->row_ptr[i], a->values + a->row_ptr[i]);
+        return;
     }
-    return CMRSCL_OK;
-}
-static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrscl_csr *out)
-{
-    cmrscl_status st =
-        cmrscl_csr_from_coo((int32_t)rows, (int32_t)cols, c->n, c->ri, c->ci, c->v, out);
-    free(c->ri), free(c->ci), free(c->v);
-    return st;
+    int32_t *cols = cmrscl_alloc((size_t)g->max_len, sizeof *cols);
+    double *vals = cmrscl_alloc((size_t)g->max_len, sizeof *vals);
+    for (int64_t i = r0; cols && vals && i < r1; ++i)
+        a->row_ptr[i + 1] = g->fn(g->shape, g->first + i, cols, vals);
+    if (!cols || !vals)
+        g->out_of_memory = true;
+    free(cols), free(vals);
 }
 
 /* A range of rows [first, first + count) of a matrix of `rows` rows, clipped to the matrix. */
@@ -107,61 +112,110 @@ static row_range clip_range(row_range r, int64_t rows)
     return (row_range){first, r.count < rows - first ? r.count : rows - first};
 }
 
-/* The largest grid side n with n^dims * per_row <= INT32_MAX. */
-static long grid_limit(int dims, int64_t per_row)
+/* The rows r (already clipped) of a matrix with `cols` columns, built by fn. */
+static cmrscl_status gen_rows(row_range r, int64_t cols, int64_t max_len, row_fn fn,
+                              const void *shape, cmrscl_csr *out)
 {
-    long n = 1;
-    while ((dims == 2 ? (int64_t)(n + 1) * (n + 1) : (int64_t)(n + 1) * (n + 1) * (n + 1)) *
-               per_row <=
-           INT32_MAX)
-        ++n;
-    return n;
+    int64_t rows = r.count;
+    cmrscl_csr a = {(int32_t)rows, (int32_t)cols, 0, NULL, NULL, NULL};
+    if (!(a.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t))))
+        return no_memory(rows);
+    row_generation g = {fn, shape, r.first, rows, max_len, &a, false, false};
+    int threads = rows * max_len < (1 << 16) ? 1 : parallel_threads();
+    parallel_run(threads, generate_rows, &g);
+    a.row_ptr[0] = 0;
+    for (int64_t i = 0; !g.out_of_memory && i < rows; ++i)
+        a.row_ptr[i + 1] += a.row_ptr[i];
+    a.nnz = g.out_of_memory ? 0 : a.row_ptr[rows];
+    a.col_ind = parallel_alloc((size_t)a.nnz, sizeof(int32_t));
+    a.values = parallel_alloc((size_t)a.nnz, sizeof(double));
+    if (g.out_of_memory || !a.col_ind || !a.values) {
+        cmrscl_csr_free(&a);
+        return no_memory(g.out_of_memory ? max_len : a.nnz);
+    }
+    g.fill = true;
+    parallel_run(threads, generate_rows, &g);
+    *out = a;
+    return CMRSCL_OK;
+}
+
+/* Builder for matrices generated as coordinates in any order (duplicates summed). */
+typedef struct coo_builder {
+    int32_t *ri, *ci;
+    double *v;
+    int64_t n, cap;
+} coo_builder;
+
+static cmrscl_status coo_init(coo_builder *c, int64_t cap)
+{
+    memset(c, 0, sizeof *c);
+    c->cap = cap;
+    c->ri = parallel_alloc((size_t)cap, sizeof(int32_t));
+    c->ci = parallel_alloc((size_t)cap, sizeof(int32_t));
+    c->v = parallel_alloc((size_t)cap, sizeof(double));
+    if (!c->ri || !c->ci || !c->v) {
+        free(c->ri), free(c->ci), free(c->v);
+        return no_memory(cap);
+    }
+    return CMRSCL_OK;
+}
+static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrscl_csr *out)
+{
+    cmrscl_status st =
+        cmrscl_csr_from_coo((int32_t)rows, (int32_t)cols, c->n, c->ri, c->ci, c->v, out);
+    free(c->ri), free(c->ci), free(c->v);
+    return st;
 }
 
 /* Stencils on an n^dims grid, x fastest: the Laplacian-like operator with the centre
- * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). Row i
- * depends on i alone, so any range of rows is built on its own, the same bit for bit. */
+ * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). */
+typedef struct stencil {
+    int64_t n, nz;
+    int dims, points;
+} stencil;
+
+static int64_t stencil_row(const void *shape, int64_t i, int32_t *cols, double *vals)
+{
+    const stencil *s = shape;
+    int64_t n = s->n, x = i % n, y = i / n % n, z = i / (n * n), len = 0;
+    int dzr = s->dims == 2 ? 0 : 1;
+    for (int dz = -dzr; dz <= dzr; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                int off = (dx != 0) + (dy != 0) + (dz != 0);
+                if ((s->points != 27 && off > 1) || x + dx < 0 || x + dx >= n || y + dy < 0 ||
+                    y + dy >= n || z + dz < 0 || z + dz >= s->nz)
+                    continue;
+                cols[len] = (int32_t)((x + dx) + n * ((y + dy) + n * (z + dz)));
+                vals[len++] = off == 0 ? s->points - 1.0 : -1.0;
+            }
+    return len;
+}
+
+/* Row i depends on i alone, so any range of rows is built on its own, the same bit for bit. */
 static cmrscl_status gen_stencil(long n, int dims, int points, row_range want, cmrscl_csr *out,
                                  int64_t *total)
 {
-    /* The whole matrix's entries must fit 32-bit counts; a range needs only its own to. */
-    long whole = grid_limit(dims, points), grid = grid_limit(dims, 1);
-    long nz = dims == 2 ? 1 : n, rows = n >= 1 && n <= grid ? n * n * nz : 0;
-    bool all = want.first == 0 && want.count >= rows;
-    if (n < 1 || n > (all ? whole : grid))
+    long limit = 1; /* the largest n whose rows fit 32-bit row indices */
+    while ((dims == 2 ? (limit + 1) * (limit + 1) : (limit + 1) * (limit + 1) * (limit + 1)) <=
+           INT32_MAX)
+        ++limit;
+    if (n < 1 || n > limit)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
-                           "stencil grid %ld^%d is outside 1..%ld^%d for %d points", n, dims,
-                           all ? whole : grid, dims, points);
-    row_range r = clip_range(want, rows);
+                           "stencil grid %ld^%d is outside 1..%ld^%d (at most %d rows)", n, dims,
+                           limit, dims, INT32_MAX);
+    stencil s = {n, dims == 2 ? 1 : n, dims, points};
+    int64_t rows = (int64_t)n * n * s.nz;
     *total = rows;
-    rows_builder b;
-    cmrscl_status st = builder_init(&b, r.count, rows, r.count * points);
-    if (st != CMRSCL_OK)
-        return st;
-    for (int64_t i = 0; i < r.count; ++i) {
-        long row = (long)(r.first + i), x = row % n, y = row / n % n, z = row / n / n;
-        int dzr = dims == 2 ? 0 : 1;
-        for (int dz = -dzr; dz <= dzr; ++dz)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) {
-                    int off = (dx != 0) + (dy != 0) + (dz != 0);
-                    if ((points != 27 && off > 1) || x + dx < 0 || x + dx >= n || y + dy < 0 ||
-                        y + dy >= n || z + dz < 0 || z + dz >= nz)
-                        continue;
-                    builder_add(&b, (x + dx) + n * ((y + dy) + n * (z + dz)),
-                                off == 0 ? points - 1.0 : -1.0);
-                }
-        builder_end_row(&b, i);
-    }
-    builder_finish(&b, out);
-    return CMRSCL_OK;
+    return gen_rows(clip_range(want, rows), rows, points, stencil_row, &s, out);
 }
 
 /* n x n, row lengths uniform in 0..2k (mean k), columns uniform; duplicates summed. */
 static cmrscl_status gen_random(long n, long k, uint64_t seed, cmrscl_csr *out)
 {
-    if (n < 1 || k < 0 || n > INT32_MAX || k > INT32_MAX / 2 || n * (2 * k + 1) > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "random:%ld:%ld exceeds 32-bit indices", n, k);
+    if (n < 1 || k < 0 || n > INT32_MAX || k > INT32_MAX / 2)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "random:%ld:%ld is outside N 1..%d, K 0..%d", n,
+                           k, INT32_MAX, INT32_MAX / 2);
     rng g = {seed};
     coo_builder c;
     cmrscl_status st = coo_init(&c, n * 2 * k + 1);
@@ -214,8 +268,8 @@ static cmrscl_status gen_perm(long n, uint64_t seed, cmrscl_csr *out)
 /* The paper's dense4 class: every entry of an n x n matrix stored. */
 static cmrscl_status gen_dense(long n, uint64_t seed, cmrscl_csr *out)
 {
-    if (n < 1 || n * n > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "dense:%ld exceeds 32-bit indices", n);
+    if (n < 1 || n > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "dense:%ld is outside 1..%d", n, INT32_MAX);
     rng g = {seed};
     rows_builder b;
     cmrscl_status st = builder_init(&b, n, n, n * n);
@@ -235,9 +289,10 @@ static cmrscl_status gen_dense(long n, uint64_t seed, cmrscl_csr *out)
  * the first rows. Duplicate edges are summed. */
 static cmrscl_status gen_rmat(long scale, long edge_factor, uint64_t seed, cmrscl_csr *out)
 {
-    if (scale < 1 || scale > 30 || edge_factor < 1 || (edge_factor << scale) > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "rmat:%ld:%ld exceeds 32-bit indices", scale,
-                           edge_factor);
+    if (scale < 1 || scale > 30 || edge_factor < 1 || edge_factor > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "rmat:%ld:%ld is outside SCALE 1..30, EDGES 1..%d", scale, edge_factor,
+                           INT32_MAX);
     long n = 1L << scale, edges = edge_factor << scale;
     rng g = {seed};
     int32_t *p = random_permutation(n, &g);
@@ -268,51 +323,54 @@ static cmrscl_status gen_rmat(long scale, long edge_factor, uint64_t seed, cmrsc
 }
 
 /* FEM-like block rows: a 27-point stencil on n^3 nodes with b unknowns per node, so each
- * row holds up to 27 dense blocks of b entries (mu about 27 b), diagonally dominant. Like
- * the stencils, any range of rows is built on its own. */
+ * row holds up to 27 dense blocks of b entries (mu about 27 b), diagonally dominant. */
+typedef struct fem {
+    int64_t n, bs;
+} fem;
+
+static int64_t fem_row(const void *shape, int64_t i, int32_t *cols, double *vals)
+{
+    const fem *f = shape;
+    int64_t n = f->n, bs = f->bs, node = i / bs, a = i % bs, len = 0;
+    int64_t x = node % n, y = node / n % n, z = node / (n * n);
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                if (x + dx < 0 || x + dx >= n || y + dy < 0 || y + dy >= n || z + dz < 0 ||
+                    z + dz >= n)
+                    continue;
+                int64_t other = (x + dx) + n * ((y + dy) + n * (z + dz));
+                bool self = dx == 0 && dy == 0 && dz == 0;
+                for (int64_t c = 0; c < bs; ++c, ++len) {
+                    cols[len] = (int32_t)(other * bs + c);
+                    vals[len] =
+                        self && c == a ? 27.0 * (double)bs : -1.0 / (double)(1 + labs(c - a));
+                }
+            }
+    return len;
+}
+
 static cmrscl_status gen_fem(long n, long bs, row_range want, cmrscl_csr *out, int64_t *total)
 {
-    bool sane = n >= 1 && bs >= 1 && n <= 2048 && bs <= 64;
-    int64_t per_row = 27 * (int64_t)bs, rows = sane ? (int64_t)n * n * n * bs : 0;
-    bool all = want.first == 0 && want.count >= rows;
-    if (!sane || rows > INT32_MAX || (all && rows * per_row > INT32_MAX))
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "fem:%ld:%ld exceeds 32-bit indices", n, bs);
-    row_range r = clip_range(want, rows);
+    if (n < 1 || bs < 1 || n > 2048 || bs > 64 || (int64_t)n * n * n * bs > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "fem:%ld:%ld is outside N 1..2048, B 1..64, N^3 B <= %d rows", n, bs,
+                           INT32_MAX);
+    fem f = {n, bs};
+    int64_t rows = (int64_t)n * n * n * bs;
     *total = rows;
-    rows_builder b;
-    cmrscl_status st = builder_init(&b, r.count, rows, r.count * per_row);
-    if (st != CMRSCL_OK)
-        return st;
-    for (int64_t i = 0; i < r.count; ++i) {
-        long row = (long)(r.first + i), a = row % bs, node = row / bs;
-        long x = node % n, y = node / n % n, z = node / n / n;
-        for (int dz = -1; dz <= 1; ++dz)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) {
-                    if (x + dx < 0 || x + dx >= n || y + dy < 0 || y + dy >= n || z + dz < 0 ||
-                        z + dz >= n)
-                        continue;
-                    long other = (x + dx) + n * ((y + dy) + n * (z + dz));
-                    bool self = dx == 0 && dy == 0 && dz == 0;
-                    for (long c = 0; c < bs; ++c)
-                        builder_add(&b, other * bs + c,
-                                    self && c == a ? 27.0 * (double)bs
-                                                   : -1.0 / (double)(1 + labs(c - a)));
-                }
-        builder_end_row(&b, i);
-    }
-    builder_finish(&b, out);
-    return CMRSCL_OK;
+    return gen_rows(clip_range(want, rows), rows, 27 * (int64_t)bs, fem_row, &f, out);
 }
 
 /* Mostly short rows (uniform 0..2k) plus d rows of len entries each, evenly spread: the
  * "a few very long rows among short ones" class that balances badly. */
 static cmrscl_status gen_skewed(long n, long k, long d, long len, uint64_t seed, cmrscl_csr *out)
 {
-    if (n < 1 || k < 0 || d < 0 || d > n || len < 0 || len > n || k > INT32_MAX / 2 ||
-        n * (2 * k + 1) + d * len > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "skewed:%ld:%ld:%ld:%ld exceeds 32-bit indices",
-                           n, k, d, len);
+    /* k below 2^29: the capacity n (2k + 1) + d len stays below 2^63 */
+    if (n < 1 || k < 0 || d < 0 || d > n || len < 0 || len > n || n > INT32_MAX || k >= 1 << 29)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "skewed:%ld:%ld:%ld:%ld is outside N 1..%d, K 0..2^29, D and LEN 0..N",
+                           n, k, d, len, INT32_MAX);
     rng g = {seed};
     coo_builder c;
     cmrscl_status st = coo_init(&c, n * (2 * k + 1) + d * len + 1);
@@ -367,11 +425,11 @@ static cmrscl_status keep_rows(cmrscl_csr *whole, row_range want, cmrscl_csr *ou
         return CMRSCL_OK;
     }
     int32_t first = (int32_t)r.first, count = (int32_t)r.count;
-    int32_t base = whole->row_ptr[first], nnz = whole->row_ptr[first + count] - base;
+    int64_t base = whole->row_ptr[first], nnz = whole->row_ptr[first + count] - base;
     cmrscl_csr a = {count,
                     whole->cols,
                     nnz,
-                    cmrscl_alloc((size_t)count + 1, sizeof(int32_t)),
+                    cmrscl_alloc((size_t)count + 1, sizeof(int64_t)),
                     cmrscl_alloc((size_t)nnz, sizeof(int32_t)),
                     cmrscl_alloc((size_t)nnz, sizeof(double))};
     cmrscl_status st = CMRSCL_OK;

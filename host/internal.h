@@ -90,12 +90,16 @@ CMRSCL_HIDDEN cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, cons
 
 /* The first row that starts at or after entry e (rows if none): where a thread's equal
  * share of the entries begins. */
-CMRSCL_HIDDEN int64_t csr_row_at(const int32_t *row_ptr, int32_t rows, int64_t e);
-/* The checks of cmrscl_csr_validate on bare arrays (values are not looked at). On the
- * way, *rows_sorted (may be NULL) says whether every row's columns are non-decreasing. */
+CMRSCL_HIDDEN int64_t csr_row_at(const int64_t *row_ptr, int32_t rows, int64_t e);
+/* The checks of cmrscl_csr_validate on bare arrays (values are not looked at), on all host
+ * threads for large matrices; the message names the first offending entry whatever the
+ * thread count. On the way, *rows_sorted (may be NULL) says whether every row's columns
+ * are non-decreasing. */
 CMRSCL_HIDDEN cmrscl_status csr_validate_structure(int32_t rows, int32_t cols,
-                                                   const int32_t *row_ptr, const int32_t *col_ind,
+                                                   const int64_t *row_ptr, const int32_t *col_ind,
                                                    bool *rows_sorted);
+/* row_ptr widened to 64 bits (rows + 1 entries, malloc'ed; NULL when out of memory). */
+CMRSCL_HIDDEN int64_t *csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows);
 /* cmrscl_csr_validate, also saying whether the rows are sorted (rows_sorted may be NULL). */
 CMRSCL_HIDDEN cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorted);
 
@@ -105,20 +109,32 @@ CMRSCL_HIDDEN cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorte
  * segment family reads entries as vectors of up to this many, and the last vector may
  * reach past nnz. */
 #define CMRS_ENTRY_PAD 4
-/* The flag of a long strip (split path) in StripPtr: LONG_STRIP of cl/spmv_common.cl. */
-#define STRIP_PTR_LONG 0x80000000u
+/* The flag of a long strip (split path) in StripPtr, its top bit at the matrix's entry index
+ * width: LONG_STRIP of cl/spmv_common.cl. */
+#define STRIP_PTR_LONG(index_bits) ((uint64_t)1 << ((index_bits)-1))
 
-/* Builds the CMRS structure (everything but values) of a valid CSR structure. *perm
- * receives, for each CMRS position, the CSR position of its entry, or NULL when the two
- * orders agree (no column ordering). out->values is left NULL; out->col_ind is followed
- * by CMRS_ENTRY_PAD zeros. */
-CMRSCL_HIDDEN cmrscl_status cmrs_build_structure(int32_t rows, int32_t cols, const int32_t *row_ptr,
-                                                 const int32_t *col_ind, int height, unsigned flags,
-                                                 cmrscl_cmrs *out, int32_t **perm);
-/* dst[k] = src[perm ? perm[k] : k] converted between float and double. */
-CMRSCL_HIDDEN void cmrs_gather_values(void *dst, cmrscl_precision dst_precision, const void *src,
-                                      cmrscl_precision src_precision, const int32_t *perm,
-                                      int32_t nnz);
+/* The values cmrs_build moves with the entries: src (CSR order) converted into dst (CMRS
+ * order, nnz + CMRS_ENTRY_PAD elements, the padding zeroed) as each strip is placed, so no
+ * permutation array is needed for them. */
+typedef struct cmrs_values {
+    const void *src;
+    cmrscl_precision src_precision;
+    void *dst;
+    cmrscl_precision dst_precision;
+} cmrs_values;
+/* Builds the CMRS arrays of a valid CSR structure: strip_ptr, col_ind (followed by
+ * CMRS_ENTRY_PAD zeros), row_in_strip, and the values when `values` is not NULL
+ * (out->values is left NULL: the caller owns values->dst). perm_bits 32 or 64 (0: none)
+ * asks for *perm: for each CMRS position the CSR position of its entry, as uint32_t or
+ * uint64_t (what the device's values updates read); NULL when the two orders agree (no
+ * column ordering). */
+CMRSCL_HIDDEN cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                       const int32_t *col_ind, int height, unsigned flags,
+                                       const cmrs_values *values, int perm_bits, cmrscl_cmrs *out,
+                                       void **perm);
+/* dst[k] = src[k] converted between float and double, for k < n, on all host threads. */
+CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
+                                  cmrscl_precision src_precision, int64_t n);
 /* Does the matrix fit the packed layout with this height? */
 CMRSCL_HIDDEN bool cmrs_packing_fits(int32_t cols, int height);
 
@@ -144,7 +160,7 @@ CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context c
  * of a few per cent of the columns (stencils, FEM), which caches keep. */
 #define LOCAL_SPREAD 0.05
 /* Row statistics and the column spread (col_ind may be NULL: spread 0). */
-CMRSCL_HIDDEN void analyze_rows(int32_t rows, int32_t cols, const int32_t *row_ptr,
+CMRSCL_HIDDEN void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr,
                                 const int32_t *col_ind, cmrscl_matrix_stats *out);
 /* The entries the column spread samples, for a device that holds col_ind: up to `entries`
  * evenly spaced entries (every ceil(len / entries), at least 1) of the rows j * row_step,
@@ -157,25 +173,30 @@ typedef struct spread_sample {
 CMRSCL_HIDDEN void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s);
 /* The sampled columns from the slots into sample order (sampled: rows x entries room);
  * returns their number. */
-CMRSCL_HIDDEN int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *row_ptr,
+CMRSCL_HIDDEN int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int64_t *row_ptr,
                                              const int32_t *slots, int32_t *sampled);
 /* analyze_rows with the sampled columns given in sample order instead of col_ind: the
  * same statistics, bit for bit. */
-CMRSCL_HIDDEN void analyze_rows_sampled(int32_t rows, int32_t cols, const int32_t *row_ptr,
+CMRSCL_HIDDEN void analyze_rows_sampled(int32_t rows, int32_t cols, const int64_t *row_ptr,
                                         const int32_t *sampled, cmrscl_matrix_stats *out);
 /* Entries of the longest strip of this height. */
-CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int32_t *row_ptr, int height);
-/* The split path's arrays: the strips of more than 2 * tile entries ("long"), in order,
- * each cut into tiles of `tile` entries (the last one shorter). */
+CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height);
+/* The split path's counts: the strips of more than 2 * tile entries ("long") and the tiles
+ * of `tile` entries (the last one of a strip shorter) they make. */
+CMRSCL_HIDDEN void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
+                               int64_t *tiles, int64_t *long_strips);
+/* The split path's arrays: the long strips, in order, each cut into tiles. Strip and tile
+ * numbers are 32-bit (tiles <= INT32_MAX: the plan checks it); a tile's first entry is an
+ * entry index, 64-bit here and narrowed for a 32-bit device (matrix.c). */
 typedef struct split_layout {
     int32_t tile; /* entries per tile; 0: nothing is split */
     int32_t tiles, long_strips;
-    uint32_t *tile_start; /* tiles: first entry */
+    uint64_t *tile_start; /* tiles: first entry */
     uint32_t *tile_strip; /* tiles: the strip */
     uint32_t *long_strip; /* long_strips: the strip */
     uint32_t *first_tile; /* long_strips + 1: its first tile */
 } split_layout;
-CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int32_t *row_ptr, int height,
+CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height,
                                         int32_t tile, split_layout *out);
 CMRSCL_HIDDEN void split_free(split_layout *s);
 
@@ -190,8 +211,9 @@ CMRSCL_HIDDEN int plan_default_height(const cmrscl_device_info *dev, cmrscl_prec
                                       const char **source);
 /* The matrix a plan is chosen for: its shape, RowPtr (for strip lengths) and statistics. */
 typedef struct plan_matrix {
-    int32_t rows, cols, nnz;
-    const int32_t *row_ptr;
+    int32_t rows, cols;
+    int64_t nnz;
+    const int64_t *row_ptr;
     cmrscl_matrix_stats stats;
 } plan_matrix;
 /* Fills every plan field of *out but the sizes and timings (precision, kernel, height,
@@ -213,7 +235,7 @@ CMRSCL_HIDDEN int make_parent_dirs(const char *file);
 
 /* ---- tuning_db.c: the winners of cmrscl_matrix_tune, by device and matrix class ---- */
 
-CMRSCL_HIDDEN void tuning_class(const cmrscl_matrix_stats *st, int32_t nnz, char *buf, size_t size);
+CMRSCL_HIDDEN void tuning_class(const cmrscl_matrix_stats *st, int64_t nnz, char *buf, size_t size);
 CMRSCL_HIDDEN bool tuning_db_lookup(const cmrscl_device_info *dev, cmrscl_precision precision,
                                     const char *cls, cmrscl_options *out);
 CMRSCL_HIDDEN cmrscl_status tuning_db_store(const cmrscl_device_info *dev,
@@ -293,6 +315,12 @@ enum {
 };
 CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
 
+/* An array of entry indices as the device holds them: narrowed in place to uint32_t when
+ * index_bits is 32 (the values fit: the plan chose the width), else left as it is.
+ * Returns a. */
+CMRSCL_HIDDEN void *index_narrow(uint64_t *a, size_t n, int index_bits);
+/* The reverse of index_narrow: n entry indices read from the device, widened in place. */
+CMRSCL_HIDDEN void index_widen(uint64_t *a, size_t n, int index_bits);
 /* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
  * context's memory limit. */
@@ -328,7 +356,7 @@ CMRSCL_HIDDEN cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
  * each array's device bytes (BUF_PERM: 0), for matrix_check_device_memory next: fills
  * m->params (but the timings), m->strip_groups and m->tile_groups. */
 CMRSCL_HIDDEN cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t rows,
-                                        int32_t cols, const int32_t *row_ptr,
+                                        int32_t cols, const int64_t *row_ptr,
                                         const cmrscl_matrix_stats *stats, const cmrscl_options *opt,
                                         split_layout *sp, size_t bytes[BUF_COUNT]);
 /* Creates the buffers with bytes[i] > 0, filled from host[i], or, where host[i] is NULL,

@@ -42,18 +42,34 @@ void cmrscl_matrix_free(cmrscl_matrix m)
     free(m);
 }
 
+void *index_narrow(uint64_t *a, size_t n, int index_bits)
+{
+    /* Element k moves from byte 8k to byte 4k: never over an element not yet moved. */
+    for (size_t k = 0; index_bits == 32 && k < n; ++k)
+        ((uint32_t *)a)[k] = (uint32_t)a[k];
+    return a;
+}
+
+/* The last element first, for the same reason. */
+void index_widen(uint64_t *a, size_t n, int index_bits)
+{
+    for (size_t k = n; index_bits == 32 && k-- > 0;)
+        a[k] = ((const uint32_t *)a)[k];
+}
+
 /* Device bytes of each array, known from the plan and the split alone, so the limits are
- * checked before any conversion work. */
+ * checked before any conversion work. Entry indices (StripPtr, the tiles' first entries)
+ * take index_bits each; strip and tile numbers 32. */
 static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t bytes[BUF_COUNT])
 {
     size_t strips = (size_t)p->strips, nnz = (size_t)p->nnz,
-           vs = cmrscl_precision_size(p->precision);
+           vs = cmrscl_precision_size(p->precision), is = (size_t)p->index_bits / 8;
     size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
-    bytes[BUF_STRIP_PTR] = sizeof(uint32_t) * (strips + 1);
+    bytes[BUF_STRIP_PTR] = is * (strips + 1);
     bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + CMRS_ENTRY_PAD);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
     bytes[BUF_VALUES] = vs * (nnz + CMRS_ENTRY_PAD);
-    bytes[BUF_TILE_START] = sizeof(uint32_t) * tiles;
+    bytes[BUF_TILE_START] = is * tiles;
     bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
     bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
@@ -198,43 +214,52 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
 }
 
 /* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
- * flagged in StripPtr for the kernels; then the upload. */
-static cmrscl_status convert_and_upload(cmrscl_matrix m, const int32_t *row_ptr,
+ * flagged in StripPtr for the kernels; then the upload. perm_bits (32, 64; 0: none): the
+ * column order's permutation goes to the device too (rows that were not sorted). */
+static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
                                         const int32_t *col_ind, const void *values,
-                                        cmrscl_precision values_precision, const split_layout *sp,
-                                        const size_t bytes[BUF_COUNT])
+                                        cmrscl_precision values_precision, int perm_bits,
+                                        split_layout *sp, const size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
     double convert_start = cmrscl_seconds();
-    cmrscl_cmrs host;
-    int32_t *perm = NULL;
-    void *vals = NULL;
+    cmrscl_cmrs host = {0};
+    void *perm = NULL;
     unsigned flags = (p->order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
                      (p->layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
-    cmrscl_status st =
-        cmrs_build_structure(p->rows, p->cols, row_ptr, col_ind, p->height, flags, &host, &perm);
     size_t value_size = cmrscl_precision_size(p->precision);
-    if (st == CMRSCL_OK && !(vals = parallel_alloc((size_t)host.nnz + CMRS_ENTRY_PAD, value_size)))
-        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d values", host.nnz);
+    cmrs_values vals = {values, values_precision,
+                        parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), p->precision};
+    cmrscl_status st = vals.dst ? cmrs_build(p->rows, p->cols, row_ptr, col_ind, p->height, flags,
+                                             &vals, perm_bits, &host, &perm)
+                                : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                              "no memory for %lld values", (long long)p->nnz);
     if (st == CMRSCL_OK) {
-        memset((char *)vals + value_size * (size_t)host.nnz, 0, value_size * CMRS_ENTRY_PAD);
-        cmrs_gather_values(vals, p->precision, values, values_precision, perm, host.nnz);
         for (int32_t k = 0; k < sp->long_strips; ++k)
-            host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG;
-        void *up[BUF_COUNT] = {
-            host.strip_ptr, host.col_ind, host.row_in_strip, vals,           sp->tile_start,
-            sp->tile_strip, NULL,         sp->long_strip,    sp->first_tile, perm};
+            host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);
+        void *up[BUF_COUNT] = {index_narrow(host.strip_ptr, (size_t)host.strips + 1, p->index_bits),
+                               host.col_ind,
+                               host.row_in_strip,
+                               vals.dst,
+                               index_narrow(sp->tile_start, (size_t)sp->tiles, p->index_bits),
+                               sp->tile_strip,
+                               NULL,
+                               sp->long_strip,
+                               sp->first_tile,
+                               perm};
         double t0 = cmrscl_seconds();
         p->convert_seconds = t0 - convert_start;
         st = matrix_upload_buffers(m, up, bytes);
         p->upload_seconds = cmrscl_seconds() - t0;
+        cmrscl_cmrs_free(&host);
     }
     free(perm);
-    free(vals);
-    cmrscl_cmrs_free(&host);
+    free(vals.dst);
     return st;
 }
 
+/* Every knob of the plan left to the library; the index width is not one (it changes how
+ * entries are counted, not the plan), so a forced width still gets the tuned plan. */
 static bool options_automatic(const cmrscl_options *o)
 {
     return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
@@ -258,7 +283,7 @@ cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
 }
 
 cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t rows, int32_t cols,
-                          const int32_t *row_ptr, const cmrscl_matrix_stats *stats,
+                          const int64_t *row_ptr, const cmrscl_matrix_stats *stats,
                           const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT])
 {
     cmrscl_context ctx = m->ctx;
@@ -270,6 +295,8 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t r
     char cls[64];
     tuning_class(&pm.stats, pm.nnz, cls, sizeof cls);
     bool from_db = options_automatic(opt) && tuning_db_lookup(&ctx->info, precision, cls, &tuned);
+    if (from_db)
+        tuned.index_bits = opt ? opt->index_bits : 0;
     cmrscl_status st = plan_choose(&ctx->info, precision, &pm, from_db ? &tuned : opt, p);
     if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
         from_db = false, st = plan_choose(&ctx->info, precision, &pm, opt, p);
@@ -296,7 +323,7 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t r
 /* The host path. `validated` NULL: the arrays are validated here; else the caller has done
  * it, and *validated says whether every row's columns are non-decreasing. */
 static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
-                                   int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
+                                   int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
                                    const void *values, cmrscl_precision values_precision,
                                    const bool *validated, const cmrscl_options *opt,
                                    cmrscl_matrix *out)
@@ -324,19 +351,22 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
     st = matrix_plan(m, precision, rows, cols, row_ptr, &stats, opt, &sp, bytes);
+    int perm_bits = 0;
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
         /* Updating values later needs each CMRS position's CSR entry. With sorted rows the
          * device rebuilds it from the CMRS arrays on the first update (matrix_update.c);
          * unsorted rows lose their CSR order in the column sort, so their permutation
          * goes to the device now. One row per strip keeps sorted rows as they are. */
         m->perm_pending = sorted && p->height > 1;
-        bytes[BUF_PERM] = sorted ? 0 : sizeof(uint32_t) * (size_t)p->nnz;
+        perm_bits = sorted ? 0 : p->index_bits;
+        bytes[BUF_PERM] = (size_t)perm_bits / 8 * (size_t)p->nnz;
     }
     if (st == CMRSCL_OK)
         st = matrix_check_device_memory(ctx, bytes);
     p->analyze_seconds = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK)
-        st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, &sp, bytes);
+        st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, perm_bits, &sp,
+                                bytes);
     split_free(&sp);
     if (st == CMRSCL_OK)
         st = matrix_create_kernels(m);
@@ -348,13 +378,32 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     return CMRSCL_OK;
 }
 
+cmrscl_status cmrscl_matrix_create_i64(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
+                                       int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
+                                       const void *values, const cmrscl_options *opt,
+                                       cmrscl_matrix *out)
+{
+    return matrix_create(ctx, precision, rows, cols, row_ptr, col_ind, values, precision, NULL, opt,
+                         out);
+}
+
 cmrscl_status cmrscl_matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
                                    int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
                                    const void *values, const cmrscl_options *opt,
                                    cmrscl_matrix *out)
 {
-    return matrix_create(ctx, precision, rows, cols, row_ptr, col_ind, values, precision, NULL, opt,
-                         out);
+    if (out)
+        *out = NULL;
+    if (rows < 0 || !row_ptr) /* the messages of the validation, before widening */
+        return csr_validate_structure(rows, cols, NULL, col_ind, NULL);
+    int64_t *wide = csr_widen_row_ptr(row_ptr, rows);
+    if (!wide)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                           "no memory for the row pointers of %d rows", rows);
+    cmrscl_status st =
+        matrix_create(ctx, precision, rows, cols, wide, col_ind, values, precision, NULL, opt, out);
+    free(wide);
+    return st;
 }
 
 cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx, cmrscl_precision precision,
@@ -398,11 +447,12 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
     size_t nnz = (size_t)p->nnz, vsize = cmrscl_precision_size(p->precision);
+    size_t strips = (size_t)p->strips + 1;
     bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
-    cmrscl_cmrs c = {p->rows,   p->cols, p->nnz,      p->height,
-                     p->strips, packed,  p->row_bits, p->order == CMRSCL_ORDER_COLUMNS,
-                     NULL,      NULL,    NULL,        NULL};
-    c.strip_ptr = cmrscl_alloc((size_t)p->strips + 1, sizeof(uint32_t));
+    cmrscl_cmrs c = {p->rows, p->cols, p->height,   p->strips,
+                     p->nnz,  packed,  p->row_bits, p->order == CMRSCL_ORDER_COLUMNS,
+                     NULL,    NULL,    NULL,        NULL};
+    c.strip_ptr = cmrscl_alloc(strips, sizeof(uint64_t));
     c.col_ind = cmrscl_alloc(nnz, sizeof(uint32_t));
     c.row_in_strip = packed ? NULL : cmrscl_alloc(nnz, 1);
     c.values = cmrscl_alloc(nnz, sizeof(double));
@@ -411,10 +461,12 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     if (!c.strip_ptr || !c.col_ind || (!packed && !c.row_in_strip) || !c.values || !raw)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     if (st == CMRSCL_OK)
-        st = read_buffer(m, m->buf[BUF_STRIP_PTR], sizeof(uint32_t) * ((size_t)p->strips + 1),
-                         c.strip_ptr);
-    for (int32_t s = 0; st == CMRSCL_OK && s <= p->strips; ++s)
-        c.strip_ptr[s] &= ~STRIP_PTR_LONG;
+        st = read_buffer(m, m->buf[BUF_STRIP_PTR], (size_t)p->index_bits / 8 * strips, c.strip_ptr);
+    if (st == CMRSCL_OK) {
+        index_widen(c.strip_ptr, strips, p->index_bits);
+        for (size_t s = 0; s < strips; ++s)
+            c.strip_ptr[s] &= ~STRIP_PTR_LONG(p->index_bits); /* the kernels' flag */
+    }
     if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);
     if (st == CMRSCL_OK && !packed)
@@ -422,7 +474,7 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_VALUES], vsize * nnz, raw);
     if (st == CMRSCL_OK)
-        cmrs_gather_values(c.values, CMRSCL_DOUBLE, raw, p->precision, NULL, p->nnz);
+        values_convert(c.values, CMRSCL_DOUBLE, raw, p->precision, p->nnz);
     free(raw);
     if (st != CMRSCL_OK) {
         cmrscl_cmrs_free(&c);

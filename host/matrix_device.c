@@ -93,11 +93,12 @@ static cmrscl_status report_bad_csr(const launcher *l, const device_csr *a, cons
 }
 
 /* Checks the CSR on the device, gathers the column spread's sample beside the check, and
- * reads RowPtr, the check's findings and the sample back in one round trip; then the row
- * statistics (analyze.c, on the sample in the order the host path sums it: the same
+ * reads RowPtr (into rp32), the check's findings and the sample back in one round trip; then
+ * widens RowPtr into *rp (what the analysis and the plan share with the host path) and takes
+ * the row statistics (analyze.c, on the sample in the order the host path sums it: the same
  * statistics, bit for bit). */
-static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, int32_t *rp,
-                                       cmrscl_matrix_stats *stats)
+static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, int32_t *rp32,
+                                       int64_t **rp, cmrscl_matrix_stats *stats)
 {
     cl_int bad[3] = {INT_MAX, INT_MAX, INT_MAX};
     spread_sample s;
@@ -130,7 +131,7 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, i
     if (st == CMRSCL_OK) {
         cl_int err =
             clEnqueueReadBuffer(l->queue, a->row_ptr, CL_FALSE, 0,
-                                sizeof(int32_t) * ((size_t)a->rows + 1), rp, 0, NULL, &reads[0]);
+                                sizeof(int32_t) * ((size_t)a->rows + 1), rp32, 0, NULL, &reads[0]);
         nreads += err == CL_SUCCESS;
         if (err == CL_SUCCESS)
             err = clEnqueueReadBuffer(l->queue, flags, CL_FALSE, 0, sizeof bad, bad, 0, NULL,
@@ -150,12 +151,15 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, i
     if (sample_buf)
         clReleaseMemObject(sample_buf);
     if (st == CMRSCL_OK && (bad[0] != INT_MAX || bad[1] != INT_MAX || bad[2] != INT_MAX))
-        st = report_bad_csr(l, a, rp, bad);
+        st = report_bad_csr(l, a, rp32, bad);
+    if (st == CMRSCL_OK && !(*rp = csr_widen_row_ptr(rp32, a->rows)))
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                         "no memory for the row pointers of %d rows", a->rows);
     if (st == CMRSCL_OK) {
         int32_t *sampled = sample ? sample + slots : NULL;
         if (sample)
-            analyze_spread_compact(a->rows, a->cols, rp, sample, sampled);
-        analyze_rows_sampled(a->rows, a->cols, rp, sampled, stats);
+            analyze_spread_compact(a->rows, a->cols, *rp, sample, sampled);
+        analyze_rows_sampled(a->rows, a->cols, *rp, sampled, stats);
     }
     free(sample);
     return st;
@@ -225,20 +229,23 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     cmrscl_params *p = &m->params;
     launcher l = launcher_make(m->ctx);
     double build = 0.0, t0 = cmrscl_seconds();
-    int32_t *rp = cmrscl_alloc((size_t)a->rows + 1, sizeof(int32_t));
+    int32_t *rp32 = cmrscl_alloc((size_t)a->rows + 1, sizeof(int32_t));
+    int64_t *rp = NULL; /* widened for the analysis and the plan, shared with the host path */
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
     cmrscl_matrix_stats stats;
-    cmrscl_status st = rp ? CMRSCL_OK
-                          : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                                        "no memory for the row pointers of %d rows", a->rows);
+    cmrscl_status st = rp32 ? CMRSCL_OK
+                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                          "no memory for the row pointers of %d rows", a->rows);
     if (st == CMRSCL_OK)
-        st = convert_program(m->ctx, precision, precision, &l.program, &build);
+        st = convert_program(m->ctx, precision, precision, 32, &l.program, &build);
     if (st == CMRSCL_OK)
-        st = check_and_analyze(&l, a, rp, &stats);
+        st = check_and_analyze(&l, a, rp32, &rp, &stats);
     double checked = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = matrix_plan(m, precision, a->rows, a->cols, rp, &stats, opt, &sp, bytes);
+    if (st == CMRSCL_OK && p->index_bits != 32) /* the checks above read the CSR alone */
+        st = convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
     cmrscl_trace("create_from_cl: program %.3f ms, check, sample, RowPtr back and statistics "
                  "%.3f ms, plan %.3f ms",
                  build * 1e3, (checked - t0 - build) * 1e3, (cmrscl_seconds() - checked) * 1e3);
@@ -247,7 +254,8 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     double t1 = cmrscl_seconds();
     p->analyze_seconds = t1 - t0 - build;
     if (st == CMRSCL_OK) { /* the split's small arrays come from the host; the rest is written */
-        void *host[BUF_COUNT] = {NULL,          NULL, NULL,          NULL,          sp.tile_start,
+        void *tile_start = index_narrow(sp.tile_start, (size_t)sp.tiles, p->index_bits);
+        void *host[BUF_COUNT] = {NULL,          NULL, NULL,          NULL,          tile_start,
                                  sp.tile_strip, NULL, sp.long_strip, sp.first_tile, NULL};
         st = matrix_upload_buffers(m, host, bytes);
     }
@@ -257,7 +265,7 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
         st = convert_entries(&l, m, a);
     p->convert_seconds = cmrscl_seconds() - t2;
     split_free(&sp);
-    free(rp);
+    free(rp32), free(rp);
     if (st == CMRSCL_OK)
         st = matrix_create_kernels(m);
     p->build_seconds += build;

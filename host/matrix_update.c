@@ -8,7 +8,8 @@
 /* ---- values-only updates ----
  * CMRS position k holds CSR entry perm[k]: k itself in row-ordered strips (and in
  * column-ordered strips of one row with sorted columns), a permutation within each strip
- * otherwise. The permutation (4 bytes per entry, as much as the column indices) is built
+ * otherwise. The permutation (an entry index per entry: 4 bytes, as much as the column
+ * indices, or 8 on a 64-bit matrix) is built
  * on the first update, not at creation: most matrices are never updated, and those that
  * are pay for it once, on the device, from the CMRS arrays (convert_permutation). That
  * needs rows whose CSR order the column sort kept (sorted columns: always on the device
@@ -35,7 +36,7 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     if (!m->perm_pending)
         return CMRSCL_OK;
     cmrscl_params *p = &m->params;
-    size_t bytes = sizeof(uint32_t) * (size_t)p->nnz;
+    size_t bytes = (size_t)p->index_bits / 8 * (size_t)p->nnz;
     if (!room_beside(m, bytes))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "the first values update needs a %zu-byte permutation, which the "
@@ -56,7 +57,7 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
                          ARG(perm)};
     launcher own = *l;
     if (st == CMRSCL_OK)
-        st = convert_program(m->ctx, p->precision, p->precision, &own.program, NULL);
+        st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
     if (st == CMRSCL_OK)
         st = launch_run(&own, "convert_permutation", args, COUNT(args),
                         (size_t)p->strips * (size_t)p->height, NULL);
@@ -92,15 +93,23 @@ static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size
     cmrscl_status st = CMRSCL_OK;
     if (!*k) {
         cl_program prog;
-        st = convert_program(m->ctx, p->precision, source, &prog, NULL);
+        st = convert_program(m->ctx, p->precision, source, p->index_bits, &prog, NULL);
         cl_int err = CL_SUCCESS;
         if (st == CMRSCL_OK && !(*k = clCreateKernel(prog, "convert_values", &err)))
             st = cmrscl_fail_cl(err, "clCreateKernel");
     }
-    cl_uint range[3] = {(cl_uint)first, (cl_uint)count, (cl_uint)src_offset};
+    /* index_t of convert.cl: the matrix's entry index width */
+    cl_uint range32[3] = {(cl_uint)first, (cl_uint)count, (cl_uint)src_offset};
+    cl_ulong range64[3] = {first, count, src_offset};
+    bool wide = p->index_bits == 64;
     cl_uint use_perm = perm != NULL;
-    launch_arg args[] = {ARG(range[0]), ARG(range[1]), ARG(use_perm),          ARG(perm),
-                         ARG(src),      ARG(range[2]), ARG(m->buf[BUF_VALUES])};
+    launch_arg args[] = {wide ? ARG(range64[0]) : ARG(range32[0]),
+                         wide ? ARG(range64[1]) : ARG(range32[1]),
+                         ARG(use_perm),
+                         ARG(perm),
+                         ARG(src),
+                         wide ? ARG(range64[2]) : ARG(range32[2]),
+                         ARG(m->buf[BUF_VALUES])};
     if (st == CMRSCL_OK)
         st = launch_set_args(*k, args, COUNT(args));
     if (st == CMRSCL_OK)
@@ -163,13 +172,20 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         return CMRSCL_OK;
     const cmrscl_params *p = &m->params;
     size_t nnz = (size_t)p->nnz, strips = (size_t)p->strips, slot = 0, chunks = 0;
-    uint32_t *strip_ptr = NULL;
+    uint64_t *strip_ptr = NULL; /* entry indices, the long-strip flag dropped */
     cmrscl_status st = CMRSCL_OK;
     if (m->buf[BUF_PERM]) { /* whole strips: read StripPtr once */
         strip_ptr = cmrscl_alloc(strips + 1, sizeof *strip_ptr);
         if (!strip_ptr)
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu strips", strips);
-        st = launch_read_ints(l, m->buf[BUF_STRIP_PTR], 0, strips + 1, strip_ptr);
+        cl_int err =
+            clEnqueueReadBuffer(l->queue, m->buf[BUF_STRIP_PTR], CL_TRUE, 0,
+                                (size_t)p->index_bits / 8 * (strips + 1), strip_ptr, 0, NULL, NULL);
+        st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
+        if (st == CMRSCL_OK)
+            index_widen(strip_ptr, strips + 1, p->index_bits);
+        for (size_t s = 0; st == CMRSCL_OK && s <= strips; ++s)
+            strip_ptr[s] &= ~STRIP_PTR_LONG(p->index_bits);
     }
     size_t *cut = cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut);
     if (st == CMRSCL_OK && !cut)
@@ -178,7 +194,7 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         cut[chunks++] = 0;
         for (size_t s = 1; strip_ptr && s <= strips; ++s) { /* cut before a strip that would
                                                              * overflow a non-empty chunk */
-            size_t end = strip_ptr[s] & ~STRIP_PTR_LONG, begin = strip_ptr[s - 1] & ~STRIP_PTR_LONG;
+            size_t end = strip_ptr[s], begin = strip_ptr[s - 1];
             if (end - cut[chunks - 1] > matrix_update_chunk && begin > cut[chunks - 1])
                 cut[chunks++] = begin;
         }
@@ -247,7 +263,7 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
     if (values_precision == CMRSCL_DOUBLE && !m->ctx->info.fp64) {
         if (!(rounded = cmrscl_alloc(nnz, sizeof(float))))
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu values", nnz);
-        cmrs_gather_values(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, NULL, p->nnz);
+        values_convert(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, p->nnz);
         values = rounded, values_precision = CMRSCL_FLOAT;
     }
     launcher l = launcher_make(m->ctx);

@@ -22,6 +22,8 @@
 #else
 #define MAX_DIMENSION INT32_MAX
 #endif
+/* Entries are counted in 64 bits; mirroring a symmetric file's entries must not overflow. */
+#define MAX_ENTRIES (INT64_MAX / 2)
 
 enum { FIRST_ENTRIES = 1 << 12 }; /* initial COO capacity, whatever the header declares */
 
@@ -129,13 +131,15 @@ static cmrscl_status parse_size(parser *ps, const char *p, const char *e)
     if (v[0] < 0 || v[1] < 0 || v[2] < 0)
         return line_fail(ps, CMRSCL_ERROR_PARSE, "negative size %lld x %lld, %lld entries",
                          (long long)v[0], (long long)v[1], (long long)v[2]);
-    if (v[0] > MAX_DIMENSION || v[1] > MAX_DIMENSION || v[2] > INT32_MAX) {
+    if (v[0] > MAX_DIMENSION || v[1] > MAX_DIMENSION || v[2] > MAX_ENTRIES) {
         char shown[3][48]; /* the text, since huge numbers saturated in v */
         for (int i = 0; i < 3; ++i)
             mtx_show(t[i].p, t[i].end, shown[i]);
         return line_fail(ps, CMRSCL_ERROR_TOO_LARGE,
-                         "size %s x %s with %s entries exceeds the limit of %d", shown[0], shown[1],
-                         shown[2], v[2] > INT32_MAX ? INT32_MAX : MAX_DIMENSION);
+                         "size %s x %s with %s entries exceeds the limit of %lld %s", shown[0],
+                         shown[1], shown[2],
+                         v[2] > MAX_ENTRIES ? (long long)MAX_ENTRIES : (long long)MAX_DIMENSION,
+                         v[2] > MAX_ENTRIES ? "entries" : "rows and columns");
     }
     if (ps->symmetry != SYM_GENERAL && v[0] != v[1])
         return line_fail(ps, CMRSCL_ERROR_PARSE,
@@ -146,8 +150,6 @@ static cmrscl_status parse_size(parser *ps, const char *p, const char *e)
     ps->declared = v[2];
     /* Mirroring at most doubles the entries; the COO arrays never grow beyond this. */
     ps->max_count = ps->symmetry == SYM_GENERAL ? v[2] : 2 * v[2];
-    if (ps->max_count > INT32_MAX)
-        ps->max_count = INT32_MAX;
     ps->stage = STAGE_ENTRIES;
     return CMRSCL_OK;
 }
@@ -181,9 +183,9 @@ oom:
  * costs memory only in proportion to the entries actually present. */
 static cmrscl_status grow_entries(parser *ps)
 {
-    if (ps->cap >= ps->max_count)
-        return line_fail(ps, CMRSCL_ERROR_TOO_LARGE,
-                         "expanding the symmetric matrix gives more than %d entries", INT32_MAX);
+    if (ps->cap >= ps->max_count) /* only the parallel reader's shares get here (it reruns) */
+        return line_fail(ps, CMRSCL_ERROR_PARSE, "more entries than the %lld expected",
+                         (long long)ps->max_count);
     int64_t cap = ps->cap ? 2 * ps->cap : FIRST_ENTRIES;
     return mtx_reserve_entries(ps, cap > ps->max_count ? ps->max_count : cap);
 }

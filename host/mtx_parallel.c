@@ -95,7 +95,7 @@ typedef struct parallel_parse {
     share *shares;
     int32_t *ri, *ci; /* the COO arrays of all shares, share after share */
     double *val;
-    int32_t *row_ptr; /* the in-order path: rows from the sorted row indices */
+    int64_t *row_ptr; /* the in-order path: rows from the sorted row indices */
     int64_t count;
 } parallel_parse;
 
@@ -190,10 +190,10 @@ static void rows_from_sorted(void *ctx, int thread, int threads)
     parallel_range(n, thread, threads, &k0, &k1);
     for (int64_t k = k0; k < k1; ++k)
         for (int32_t r = k ? pp->ri[k - 1] + 1 : 0; r <= pp->ri[k]; ++r)
-            pp->row_ptr[r] = (int32_t)k;
+            pp->row_ptr[r] = k;
     if (thread == threads - 1)
-        for (int32_t r = n ? pp->ri[n - 1] + 1 : 0; r <= rows; ++r)
-            pp->row_ptr[r] = (int32_t)n;
+        for (int64_t r = n ? pp->ri[n - 1] + 1 : 0; r <= rows; ++r)
+            pp->row_ptr[r] = n;
 }
 
 cmrscl_status mtx_parse_header(parser *ps, const char *text, const char *end, const char **body)
@@ -219,7 +219,7 @@ static cmrscl_status csr_in_place(parallel_parse *pp, int threads, cmrscl_csr *o
 {
     int64_t n = pp->count;
     int32_t rows = pp->header->rows;
-    pp->row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
+    pp->row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
     double *val = pp->val ? pp->val : parallel_alloc((size_t)n, sizeof(double));
     if (!pp->row_ptr || !val) {
         if (!pp->val)
@@ -229,7 +229,7 @@ static cmrscl_status csr_in_place(parallel_parse *pp, int threads, cmrscl_csr *o
     for (int64_t k = 0; !pp->val && k < n; ++k)
         val[k] = 1.0;
     parallel_run(threads, rows_from_sorted, pp);
-    *out = (cmrscl_csr){rows, pp->header->cols, (int32_t)n, pp->row_ptr, pp->ci, val};
+    *out = (cmrscl_csr){rows, pp->header->cols, n, pp->row_ptr, pp->ci, val};
     pp->row_ptr = NULL, pp->ci = NULL, pp->val = NULL; /* now the caller's */
     return CMRSCL_OK;
 }

@@ -54,11 +54,11 @@ static cmrscl_status write_text(gzFile gz, const char *path, const cmrscl_csr *c
 {
     int n = snprintf(buf, WRITE_CHUNK,
                      "%%%%MatrixMarket matrix coordinate real general\n"
-                     "%% written by cmrscl %s\n%d %d %d\n",
-                     cmrscl_version_string(), csr->rows, csr->cols, csr->nnz);
+                     "%% written by cmrscl %s\n%d %d %lld\n",
+                     cmrscl_version_string(), csr->rows, csr->cols, (long long)csr->nnz);
     size_t len = (size_t)n;
     for (int32_t i = 0; i < csr->rows; ++i) {
-        for (int32_t k = csr->row_ptr[i]; k < csr->row_ptr[i + 1]; ++k) {
+        for (int64_t k = csr->row_ptr[i]; k < csr->row_ptr[i + 1]; ++k) {
             if (WRITE_CHUNK - len < MAX_ENTRY_TEXT) {
                 if (!put(gz, buf, len))
                     return write_failed(gz, path);

@@ -26,7 +26,12 @@
  * the device needs to saturate memory (Kepler: 100%, giving 6 floats / 4 doubles; Fermi:
  * 2/3, giving 12 / 8). The rule aims at full occupancy:
  *     HEIGHT = local memory per compute unit / (resident work-items * value size),
- * clamped to 1..16. On Kepler's 48 KiB and 2048 threads it gives 6 for float. */
+ * clamped to 1..16. On Kepler's 48 KiB and 2048 threads it gives 6 for float.
+ *
+ * The width of the entry indices (choose_index_bits): 32 bits below 2^31 stored entries and
+ * 2^31 partial sums of the split path, 64 from there on (issue 9: an H200 holds about 1e10
+ * float entries); 64 costs every product 8-byte StripPtr loads and 64-bit loop counters, so
+ * ordinary matrices keep 32. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -367,6 +372,36 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
     if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
                            CMRSCL_MAX_HEIGHT);
+    if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);
+    return CMRSCL_OK;
+}
+
+/* The width of the device's entry indices. 32 bits hold every entry index while the matrix
+ * stores fewer than 2^31 entries (StripPtr keeps its top bit for the long-strip flag; the
+ * kernels' counters run a few warps past the end, far below 2^32) and the split path fewer
+ * than 2^31 partial sums; 64 bits otherwise, or when the user asks (tests force it on small
+ * matrices). Column indices, rows, strips and tiles stay 32-bit either way. */
+static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_options *opt,
+                                       cmrscl_params *p)
+{
+    int64_t tiles = 0, longs = 0;
+    if (p->tile > 0 && a->row_ptr)
+        split_count(a->rows, a->row_ptr, p->height, p->tile, &tiles, &longs);
+    if (tiles > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "the split makes %lld tiles of %d entries, more than %d: take longer "
+                           "tiles (cmrscl_options.tile)",
+                           (long long)tiles, p->tile, INT32_MAX);
+    int64_t partial_sums = tiles * p->height;
+    bool wide = a->nnz > INT32_MAX || partial_sums > INT32_MAX;
+    if (opt->index_bits == 32 && wide)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "32-bit indices hold at most %d entries and partial sums; the matrix "
+                           "needs 64 (%lld entries, %lld partial sums)",
+                           INT32_MAX, (long long)a->nnz, (long long)partial_sums);
+    p->index_bits = opt->index_bits ? opt->index_bits : wide ? 64 : 32;
     return CMRSCL_OK;
 }
 
@@ -414,6 +449,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         st = choose_layout(dev, a, opt, p);
     if (st == CMRSCL_OK)
         st = choose_split(dev, a, opt, p);
+    if (st == CMRSCL_OK)
+        st = choose_index_bits(a, opt, p);
     if (st != CMRSCL_OK)
         return st;
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)
@@ -429,7 +466,7 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
                            (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
     snprintf(p->build_options, sizeof p->build_options,
              "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
-             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d",
+             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d",
              p->reduce != CMRSCL_REDUCE_SUBGROUP ? "1.2"
              : dev->subgroup_cl_c == 30          ? "3.0"
              : dev->subgroup_cl_c == 20          ? "2.0"
@@ -437,6 +474,6 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
              (int)p->kernel, p->height, p->warp, p->work_group_size, precision == CMRSCL_DOUBLE,
              p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
              (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
-             p->lane_entries ? p->lane_entries : 1);
+             p->lane_entries ? p->lane_entries : 1, p->index_bits == 64);
     return CMRSCL_OK;
 }

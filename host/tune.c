@@ -109,7 +109,7 @@ static cmrscl_status tune_env_open(tune_env *e)
     if (!e->rounded.values || !e->x || !xd || !e->yhost)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to tune");
     bool f = e->precision == CMRSCL_FLOAT;
-    for (int32_t k = 0; st == CMRSCL_OK && k < a->nnz; ++k)
+    for (int64_t k = 0; st == CMRSCL_OK && k < a->nnz; ++k)
         e->rounded.values[k] = f ? (double)(float)a->values[k] : a->values[k];
     uint64_t s = 0x853c49e6748fea9bull;
     for (int32_t j = 0; st == CMRSCL_OK && j < a->cols; ++j) {

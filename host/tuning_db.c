@@ -31,7 +31,7 @@ static bool db_path(char *path, size_t size)
     return cache_dir(dir, sizeof dir) && snprintf(path, size, "%s/tuning.txt", dir) < (int)size;
 }
 
-void tuning_class(const cmrscl_matrix_stats *st, int32_t nnz, char *buf, size_t size)
+void tuning_class(const cmrscl_matrix_stats *st, int64_t nnz, char *buf, size_t size)
 {
     int mu = st->mu > 0 ? (int)floor(2.0 * log2(st->mu)) : -1; /* half octaves */
     int cv = st->row_cv < 0.3 ? 0 : st->row_cv < 1.0 ? 1 : st->row_cv < 3.0 ? 2 : 3;

@@ -19,6 +19,14 @@
  *   Host structs (cmrscl_csr, cmrscl_cmrs) are plain data: share them read-only.
  * - Determinism: the same matrix, vectors, parameters and device give bit-identical y on
  *   every run; the kernels use no atomics and a fixed summation order.
+ * - Limits: rows and columns are 32-bit (<= INT32_MAX); entries are counted in 64 bits
+ *   and limited by memory: on the host 12 bytes each in CSR; on the device each array must
+ *   fit CL_DEVICE_MAX_MEM_ALLOC_SIZE (the values take nnz x 4 or 8 bytes, the column
+ *   indices nnz x 4) and all of them the device's memory, else matrix creation fails with
+ *   ERROR_OUT_OF_DEVICE_MEMORY naming the array and the limit. The device indexes entries
+ *   with 32 bits below 2^31 stored entries and 64 bits from there on (cmrscl_params.
+ *   index_bits). The packed layout holds at most 2^(32 - row_bits) columns (else the
+ *   matrix is unpacked). Larger sizes fail with ERROR_TOO_LARGE and the limit named.
  */
 #ifndef CMRSCL_H
 #define CMRSCL_H
@@ -95,15 +103,18 @@ typedef enum cmrscl_precision { CMRSCL_FLOAT = 1, CMRSCL_DOUBLE = 2 } cmrscl_pre
 
 /* ---- Host CSR (no OpenCL needed) --------------------------------------------------- */
 
-/* Compressed sparse rows with 0-based 32-bit indices: nnz <= INT32_MAX.
+/* Compressed sparse rows with 0-based indices: 32-bit rows and columns (rows, cols <=
+ * INT32_MAX), 64-bit row pointers, so nnz is limited only by memory (8 bytes per row are
+ * little next to the 12 bytes of every entry, and one form serves every size).
  * Validity: rows, cols >= 0; row_ptr has rows+1 entries, row_ptr[0] = 0, non-decreasing,
  * row_ptr[rows] = nnz; 0 <= col_ind[k] < cols. Columns within a row may be in any order
  * and may repeat: a repeated (row, col) entry contributes its sum to A*x, exactly as the
  * kernels compute it. Readers that build CSR (cmrscl_csr_from_coo, cmrscl_mtx_read)
  * always produce canonical CSR: columns ascending within each row, duplicates summed. */
 typedef struct cmrscl_csr {
-    int32_t rows, cols, nnz;
-    int32_t *row_ptr; /* rows + 1 */
+    int32_t rows, cols;
+    int64_t nnz;
+    int64_t *row_ptr; /* rows + 1 */
     int32_t *col_ind; /* nnz */
     double *values;   /* nnz */
 } cmrscl_csr;
@@ -116,7 +127,8 @@ CMRSCL_API cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t
                                              const int32_t *row_idx, const int32_t *col_idx,
                                              const double *values, cmrscl_csr *out);
 /* y = alpha*A*x + beta*y on the CPU in double: the ground truth for every check. When
- * beta == 0, y is not read (so it may hold NaN). */
+ * beta == 0, y is not read (so it may hold NaN). Large matrices run on all host threads
+ * ($CMRSCL_THREADS); every row is summed in order, so y is the same for any count. */
 CMRSCL_API cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double *x,
                                          double beta, double *y);
 /* Checks y, computed by any means as alpha*A*x + beta*y0, against the reference above.
@@ -126,7 +138,9 @@ CMRSCL_API cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, co
  * bounds the rounding of any summation order (len_i: entries in row i; unit_roundoff:
  * 2^-24 for float, 2^-53 for double). bound_ratio <= 1 means y is right; a NaN or
  * infinity where the reference has none (or the reverse) gives infinity. y0 is only read
- * when beta != 0. Either output may be NULL; on failure both are infinity. */
+ * when beta != 0. Either output may be NULL; on failure both are infinity. Large matrices
+ * are checked on all host threads, in fixed blocks of rows summed in order: the same
+ * outputs for any thread count. */
 CMRSCL_API cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *csr, double alpha, const double *x,
                                                double beta, const double *y0, const double *y,
                                                double unit_roundoff, double *relative_error,
@@ -147,15 +161,16 @@ CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
  *   skewed:N:K:D:L    short rows (uniform 0..2K) plus D evenly spread rows of L entries
  * A suffix @SEED (e.g. "rmat:21:16@2") picks another instance of the random classes.
  * Errors: ERROR_INVALID_ARGUMENT for an unknown or malformed spec, ERROR_TOO_LARGE when the
- * matrix would exceed 32-bit indices (the message names the limit). */
+ * matrix would have more than INT32_MAX rows or columns (the message names the limit),
+ * ERROR_OUT_OF_HOST_MEMORY when its entries do not fit in memory (12 bytes each). */
 CMRSCL_API cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out);
 /* Rows first_row .. first_row + row_count - 1 of the matrix cmrscl_csr_generate(spec) builds,
  * bit for bit, as a CSR of those rows (out->rows; row_count is clipped to the rows the matrix
  * has) over all of its columns (out->cols); *total_rows (may be NULL) receives the whole
  * matrix's rows. For a distributed matrix each process builds only its own rows. The stencils
- * and fem build just the rows asked for, so only the range's entries must fit 32-bit counts
- * (the grid's rows must fit 32-bit indices); the random classes build the whole matrix
- * and keep the range (for tests, not for huge runs). Errors as cmrscl_csr_generate's, and
+ * and fem build just the rows asked for, on all host threads; the random classes build the
+ * whole matrix and keep the range (for tests, not for huge runs). Errors as
+ * cmrscl_csr_generate's, and
  * ERROR_INVALID_ARGUMENT for a negative first_row or row_count. */
 CMRSCL_API cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row,
                                                   int64_t row_count, cmrscl_csr *out,
@@ -175,11 +190,12 @@ CMRSCL_API cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t firs
 #define CMRSCL_MAX_HEIGHT 256
 
 typedef struct cmrscl_cmrs {
-    int32_t rows, cols, nnz, height, strips;
+    int32_t rows, cols, height, strips;
+    int64_t nnz;
     int packed;            /* 1: row in strip packed into col_ind */
     int row_bits;          /* packed: bits of the row in strip (cmrscl_cmrs_row_bits) */
     int column_ordered;    /* 1: entries of each strip sorted by column (paper, sec. 4) */
-    uint32_t *strip_ptr;   /* strips + 1 */
+    uint64_t *strip_ptr;   /* strips + 1 (the device holds 32 or 64 bits: index_bits) */
     uint32_t *col_ind;     /* nnz */
     uint8_t *row_in_strip; /* nnz when unpacked, else NULL */
     double *values;        /* nnz */
@@ -380,6 +396,11 @@ typedef struct cmrscl_options {
     int modulo; /* MODULO kernel: 2, 4, 8, 16 or 32 lanes per row slot set; 0: 8 */
     cmrscl_cache_hint cache_hint;
     int lane_entries; /* segment kernel: consecutive entries per lane, 1, 2 or 4; 0: 4 */
+    /* Bits of the device's entry indices (StripPtr, the tiles' first entries, the kernels'
+     * entry counters): 0 automatic - 32 unless the matrix stores 2^31 entries or more (or
+     * its split path as many partial sums), then 64; 32 or 64 forces a width (32 fails with
+     * ERROR_TOO_LARGE on a matrix that needs 64; 64 runs any matrix, as tests do). */
+    int index_bits;
 } cmrscl_options;
 
 /* Cheap statistics of the matrix's rows, taken when a matrix is created (O(rows)). */
@@ -413,7 +434,8 @@ typedef struct cmrscl_params {
     const char *height_source; /* where the plan came from: "user", "matrix rule", "device
                                   rule", "tuned", "tuning database" (static string) */
     char build_options[256];   /* the -D string the kernels were compiled with */
-    int32_t rows, cols, nnz, strips;
+    int32_t rows, cols, strips;
+    int64_t nnz;
     uint64_t device_bytes; /* device memory the matrix occupies */
     /* Set-up, step by step (seconds): row statistics and the plan; CSR -> CMRS arrays
      * (host or device); creating and filling the device buffers; the program: 0 when the
@@ -431,19 +453,29 @@ typedef struct cmrscl_params {
     int32_t tile;                         /* split: entries per tile; 0 when no strip is split */
     int32_t tiles, long_strips;           /* split: tiles, and the strips they cover */
     int64_t stored_entries;               /* entries on the device: nnz plus MODULO's padding */
-    cmrscl_matrix_stats stats;            /* what the plan looked at */
-    char plan_reason[256];                /* the rule's reason for this plan, in words */
+    int index_bits; /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
+    cmrscl_matrix_stats stats; /* what the plan looked at */
+    char plan_reason[256];     /* the rule's reason for this plan, in words */
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;
 
 /* Copies a host CSR matrix (validity rules of cmrscl_csr) to the device as CMRS.
  * `values` points to float or double according to `precision`; nnz = row_ptr[rows].
- * Double on a device without fp64 fails with ERROR_UNSUPPORTED. opt may be NULL. */
+ * Double on a device without fp64 fails with ERROR_UNSUPPORTED. opt may be NULL. The
+ * 32-bit row pointers are widened to 64 bits first (O(rows), freed before the call
+ * returns): one conversion path serves every size. */
 CMRSCL_API cmrscl_status cmrscl_matrix_create(cmrscl_context ctx, cmrscl_precision precision,
                                               int32_t rows, int32_t cols, const int32_t *row_ptr,
                                               const int32_t *col_ind, const void *values,
                                               const cmrscl_options *opt, cmrscl_matrix *out);
+/* The same with 64-bit row pointers (the form of cmrscl_csr), for matrices of INT32_MAX
+ * entries or more; the same arrays give the same matrix as cmrscl_matrix_create. */
+CMRSCL_API cmrscl_status cmrscl_matrix_create_i64(cmrscl_context ctx, cmrscl_precision precision,
+                                                  int32_t rows, int32_t cols,
+                                                  const int64_t *row_ptr, const int32_t *col_ind,
+                                                  const void *values, const cmrscl_options *opt,
+                                                  cmrscl_matrix *out);
 /* The same from a cmrscl_csr (double values, rounded to float for CMRSCL_FLOAT). */
 CMRSCL_API cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx,
                                                        cmrscl_precision precision,
@@ -452,9 +484,10 @@ CMRSCL_API cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx,
                                                        cmrscl_matrix *out);
 /* The same from a CSR matrix whose arrays already live in buffers of the context's
  * cl_context (codes that assemble on the device): int32 row_ptr[rows + 1], int32
- * col_ind[nnz] and values[nnz] of `precision`. Kernels convert it on the device: only
- * row_ptr and a bounded sample of columns (the statistics) come back to the host, and the
- * result is the matrix cmrscl_matrix_create builds from the same arrays, bit for bit (plan,
+ * col_ind[nnz] and values[nnz] of `precision`; the int32 row pointers limit it to nnz <=
+ * INT32_MAX (larger matrices come from the host: cmrscl_matrix_create_i64). Kernels convert it on
+ * the device: only row_ptr and a bounded sample of columns (the statistics) come back to the host,
+ * and the result is the matrix cmrscl_matrix_create builds from the same arrays, bit for bit (plan,
  * parameters, cmrscl_matrix_read_cmrs). The CSR must be canonical: row_ptr[0] = 0,
  * non-decreasing, row_ptr[rows] = nnz, and the columns of each row strictly ascending in
  * 0..cols-1 (no duplicates); a kernel checks it first, and ERROR_INVALID_MATRIX names the
@@ -474,8 +507,8 @@ CMRSCL_API cmrscl_status cmrscl_matrix_create_from_cl(
  * context's queue, ordered with the products enqueued there before and after it (from any
  * thread); products on other queues must be ordered by the caller. The first update of a
  * column-ordered matrix builds, on the device, the map from CMRS positions to CSR entries
- * and keeps it (4 bytes per entry, counted in cmrscl_params.device_bytes). Double values
- * on a device without fp64 are rounded on the host. */
+ * and keeps it (index_bits / 8 bytes per entry, counted in cmrscl_params.device_bytes).
+ * Double values on a device without fp64 are rounded on the host. */
 CMRSCL_API cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
                                                      cmrscl_precision values_precision);
 /* The same from a buffer of the matrix's cl_context holding nnz values (CSR order, written

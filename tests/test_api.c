@@ -1,7 +1,8 @@
 /* test_api.c - the public API on a real device (CMRSCL_DEVICE): version and status
  * strings, device selection, NULL handles and misuse, device-buffer SpMV with events and
  * queues, interop with the caller's OpenCL objects, device-memory limits (the context
- * stays usable), and a kernel build failure reporting its build log. */
+ * stays usable), a kernel build failure reporting its build log, and the two CSR forms
+ * (int32 and int64 row pointers), the index width option and the size limits. */
 #include "test_matrices.h"
 #include "test_util.h"
 
@@ -256,6 +257,65 @@ static void test_matrix_misuse(cmrscl_context ctx)
     cmrscl_matrix_free(m);
 }
 
+/* cmrscl_matrix_create (int32 row pointers, widened) and cmrscl_matrix_create_i64 build the
+ * same matrix, and so does a forced 64-bit index width (read back widened); bad widths,
+ * negative sizes and the packed layout's column limit fail with clear messages. */
+static void test_index_forms(cmrscl_context ctx)
+{
+    cmrscl_csr a = small_matrix();
+    int32_t *rp32 = test_row_ptr32(&a);
+    float *v = malloc(sizeof(float) * ((size_t)a.nnz + 1));
+    for (int64_t k = 0; k < a.nnz; ++k)
+        v[k] = (float)a.values[k];
+    cmrscl_matrix m32 = NULL, m64 = NULL, wide = NULL, m = NULL;
+    cmrscl_options o = {0};
+    o.index_bits = 64;
+    CHECK_OK(
+        cmrscl_matrix_create(ctx, CMRSCL_FLOAT, a.rows, a.cols, rp32, a.col_ind, v, NULL, &m32));
+    CHECK_OK(cmrscl_matrix_create_i64(ctx, CMRSCL_FLOAT, a.rows, a.cols, a.row_ptr, a.col_ind, v,
+                                      NULL, &m64));
+    CHECK_OK(
+        cmrscl_matrix_create(ctx, CMRSCL_FLOAT, a.rows, a.cols, rp32, a.col_ind, v, &o, &wide));
+    if (m32 && m64 && wide) {
+        cmrscl_params p32, p64, pw;
+        cmrscl_matrix_params(m32, &p32), cmrscl_matrix_params(m64, &p64);
+        cmrscl_matrix_params(wide, &pw);
+        CHECK(!strcmp(p32.build_options, p64.build_options) && p32.index_bits == 32 &&
+              p64.index_bits == 32 && pw.index_bits == 64 && p32.nnz == a.nnz);
+        check_same_cmrs(m32, m64, "int32 and int64 row pointers");
+        check_same_cmrs(m32, wide, "32-bit and 64-bit entry indices");
+    }
+    o.index_bits = 16;
+    CHECK_STATUS(
+        cmrscl_matrix_create(ctx, CMRSCL_FLOAT, a.rows, a.cols, rp32, a.col_ind, v, &o, &m),
+        CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(m == NULL && test_contains(cmrscl_last_error(), "index_bits 16"));
+    CHECK_STATUS(cmrscl_matrix_create(ctx, CMRSCL_FLOAT, -1, a.cols, rp32, a.col_ind, v, NULL, &m),
+                 CMRSCL_ERROR_INVALID_MATRIX);
+    CHECK(test_contains(cmrscl_last_error(), "negative size"));
+    CHECK_STATUS(
+        cmrscl_matrix_create_i64(ctx, CMRSCL_FLOAT, a.rows, -5, a.row_ptr, a.col_ind, v, NULL, &m),
+        CMRSCL_ERROR_INVALID_MATRIX);
+    /* 2^28 + 1 columns: beyond the packing of HEIGHT 16, unpacked unless packed is forced */
+    int64_t rp[] = {0, 1, 2};
+    int32_t ci[] = {0, 1 << 28};
+    float vv[] = {1, 2};
+    o = (cmrscl_options){.kernel = CMRSCL_KERNEL_STRIP, .height = 16};
+    CHECK_OK(cmrscl_matrix_create_i64(ctx, CMRSCL_FLOAT, 2, (1 << 28) + 1, rp, ci, vv, &o, &m));
+    cmrscl_params p;
+    if (m && cmrscl_matrix_params(m, &p) == CMRSCL_OK)
+        CHECK(p.layout == CMRSCL_LAYOUT_UNPACKED);
+    cmrscl_matrix_free(m);
+    m = NULL;
+    o.layout = CMRSCL_LAYOUT_PACKED;
+    CHECK_STATUS(cmrscl_matrix_create_i64(ctx, CMRSCL_FLOAT, 2, (1 << 28) + 1, rp, ci, vv, &o, &m),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "needs at most 2^28 columns (268435457 columns)"));
+    cmrscl_matrix_free(m32), cmrscl_matrix_free(m64), cmrscl_matrix_free(wide);
+    free(rp32), free(v);
+    cmrscl_csr_free(&a);
+}
+
 static void test_memory_limit(cmrscl_context ctx)
 {
     cmrscl_csr a = small_matrix();
@@ -353,6 +413,7 @@ int main(void)
         test_interop(ctx);
         test_out_of_order_queue(ctx);
         test_matrix_misuse(ctx);
+        test_index_forms(ctx);
         if (d.fp64)
             test_memory_limit(ctx);
         test_build_failure(ctx);

@@ -9,6 +9,8 @@
  *             order of an update between two products on the queue, and an out-of-order
  *             queue,
  *   errors    bad device CSR and bad buffers: the status, a message naming the problem.
+ * Some plans force 64-bit entry indices: the conversion kernels write a 64-bit StripPtr, the
+ * updates build and read a 64-bit permutation, on both paths.
  * Usage: test_device_convert float|double | errors */
 #include "internal.h"
 #include "test_matrices.h"
@@ -38,28 +40,35 @@ static const struct plan_case {
     cmrscl_order order;
     int tile; /* -1: never split */
     bool one_warp_groups;
+    int index_bits; /* 0: automatic (32 here) */
 } plans[] = {
-    {"automatic", CMRSCL_KERNEL_AUTO, 0, 0, 0, 0, false},
+    {"automatic", CMRSCL_KERNEL_AUTO, 0, 0, 0, 0, false, 0},
     {"strip h4 packed columns", CMRSCL_KERNEL_STRIP, 4, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS,
-     -1, false},
+     -1, false, 0},
     {"strip h3 packed rows", CMRSCL_KERNEL_STRIP, 3, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_ROWS, -1,
-     false},
+     false, 0},
     {"strip h16 unpacked columns", CMRSCL_KERNEL_STRIP, 16, CMRSCL_LAYOUT_UNPACKED,
-     CMRSCL_ORDER_COLUMNS, -1, false},
+     CMRSCL_ORDER_COLUMNS, -1, false, 0},
     {"strip h1 columns", CMRSCL_KERNEL_STRIP, 1, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS, -1,
-     false},
+     false, 0},
     {"strip h64 packed columns", CMRSCL_KERNEL_STRIP, 64, CMRSCL_LAYOUT_PACKED,
-     CMRSCL_ORDER_COLUMNS, -1, true},
+     CMRSCL_ORDER_COLUMNS, -1, true, 0},
     {"strip h33 unpacked columns", CMRSCL_KERNEL_STRIP, 33, CMRSCL_LAYOUT_UNPACKED,
-     CMRSCL_ORDER_COLUMNS, -1, true},
+     CMRSCL_ORDER_COLUMNS, -1, true, 0},
     {"segment h32 packed", CMRSCL_KERNEL_SEGMENT, 32, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_ROWS, -1,
-     false},
+     false, 0},
     {"segment h100 unpacked", CMRSCL_KERNEL_SEGMENT, 100, CMRSCL_LAYOUT_UNPACKED, CMRSCL_ORDER_ROWS,
-     -1, false},
+     -1, false, 0},
     {"split strip h3 tiles of 7 columns", CMRSCL_KERNEL_STRIP, 3, CMRSCL_LAYOUT_PACKED,
-     CMRSCL_ORDER_COLUMNS, 7, false},
+     CMRSCL_ORDER_COLUMNS, 7, false, 0},
     {"split segment h8 tiles of 7", CMRSCL_KERNEL_SEGMENT, 8, CMRSCL_LAYOUT_PACKED,
-     CMRSCL_ORDER_ROWS, 7, false},
+     CMRSCL_ORDER_ROWS, 7, false, 0},
+    {"strip h4 packed columns, 64-bit", CMRSCL_KERNEL_STRIP, 4, CMRSCL_LAYOUT_PACKED,
+     CMRSCL_ORDER_COLUMNS, -1, false, 64},
+    {"segment h32 unpacked, 64-bit", CMRSCL_KERNEL_SEGMENT, 32, CMRSCL_LAYOUT_UNPACKED,
+     CMRSCL_ORDER_ROWS, -1, false, 64},
+    {"split strip h3 tiles of 7 columns, 64-bit", CMRSCL_KERNEL_STRIP, 3, CMRSCL_LAYOUT_PACKED,
+     CMRSCL_ORDER_COLUMNS, 7, false, 64},
 };
 #define PLAN_COUNT ((int)(sizeof plans / sizeof plans[0]))
 
@@ -74,6 +83,7 @@ static const cmrscl_options *plan_options(const env *e, const struct plan_case *
     o->layout = c->layout;
     o->order = c->order;
     o->tile = c->tile;
+    o->index_bits = c->index_bits;
     if (c->one_warp_groups) /* tall strips stay inside local memory */
         o->work_group_size = (int)e->dev.warp_width;
     return o;
@@ -99,10 +109,10 @@ static void release(cl_mem b)
 }
 
 /* values[k] of a CSR in the given precision (malloc'ed, at least one element). */
-static void *values_in(const double *v, int32_t n, cmrscl_precision p)
+static void *values_in(const double *v, int64_t n, cmrscl_precision p)
 {
     void *out = malloc(cmrscl_precision_size(p) * ((size_t)n + 1));
-    for (int32_t k = 0; k < n; ++k)
+    for (int64_t k = 0; k < n; ++k)
         if (p == CMRSCL_FLOAT)
             ((float *)out)[k] = (float)v[k];
         else
@@ -114,7 +124,7 @@ static void *values_in(const double *v, int32_t n, cmrscl_precision p)
 static cmrscl_csr with_values(const cmrscl_csr *a, double scale, double shift)
 {
     cmrscl_csr b = test_csr_rounded(a, CMRSCL_DOUBLE);
-    for (int32_t k = 0; k < a->nnz; ++k)
+    for (int64_t k = 0; k < a->nnz; ++k)
         b.values[k] = a->values[k] * scale + shift;
     return b;
 }
@@ -127,10 +137,11 @@ typedef struct device_csr {
 static device_csr to_device(const env *e, const cmrscl_csr *a, cmrscl_precision p)
 {
     void *v = values_in(a->values, a->nnz, p);
-    device_csr d = {upload(e, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)),
+    int32_t *rp = test_row_ptr32(a); /* the device path takes int32 row pointers */
+    device_csr d = {upload(e, rp, sizeof(int32_t) * ((size_t)a->rows + 1)),
                     upload(e, a->col_ind, sizeof(int32_t) * (size_t)a->nnz),
                     upload(e, v, cmrscl_precision_size(p) * (size_t)a->nnz)};
-    free(v);
+    free(v), free(rp);
     return d;
 }
 
@@ -157,7 +168,8 @@ static void check_same_params(cmrscl_matrix host, cmrscl_matrix dev, const char 
         a.row_bits == b.row_bits && a.modulo == b.modulo && a.lane_entries == b.lane_entries &&
         a.cache_hint == b.cache_hint && a.tile == b.tile && a.tiles == b.tiles &&
         a.long_strips == b.long_strips && a.stored_entries == b.stored_entries &&
-        !memcmp(&a.stats, &b.stats, sizeof a.stats) && !strcmp(a.plan_reason, b.plan_reason);
+        a.index_bits == b.index_bits && !memcmp(&a.stats, &b.stats, sizeof a.stats) &&
+        !strcmp(a.plan_reason, b.plan_reason);
     CHECK_MSG(same,
               "%s: plans differ: host \"%s\" (%s; spread %.17g, %llu bytes), device \"%s\" (%s; "
               "spread %.17g, %llu bytes)",
@@ -296,11 +308,13 @@ static void run_noncanonical(const env *e)
     const cmrscl_csr *mats[] = {&a, &dup};
     const char *names[] = {"1500x1500 unsorted rows", "1500x1500 repeated columns"};
     for (int k = 0; k < 2; ++k)
-        for (int h = 1; h <= 8; h *= 8) {
+        for (int h = 1; h <= 64; h *= 8) { /* h 64: 64-bit indices, the uploaded permutation */
             cmrscl_options o = {0};
-            o.kernel = CMRSCL_KERNEL_STRIP, o.height = h, o.order = CMRSCL_ORDER_COLUMNS;
+            o.kernel = CMRSCL_KERNEL_STRIP, o.height = h > 8 ? 8 : h;
+            o.order = CMRSCL_ORDER_COLUMNS, o.index_bits = h > 8 ? 64 : 0;
             char what[128];
-            snprintf(what, sizeof what, "%s, strip h%d columns", names[k], h);
+            snprintf(what, sizeof what, "%s, strip h%d columns, index bits %d", names[k], o.height,
+                     o.index_bits);
             cmrscl_matrix m = host_matrix(e, mats[k], &o);
             cmrscl_csr b = with_values(mats[k], 2.0, 1.0);
             if (m) {

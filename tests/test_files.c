@@ -77,7 +77,7 @@ bool gzip_file(const char *path, const void *data, size_t size)
 bool same_csr(const cmrscl_csr *a, const cmrscl_csr *b)
 {
     return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
-           memcmp(a->row_ptr, b->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)) == 0 &&
+           memcmp(a->row_ptr, b->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1)) == 0 &&
            (a->nnz == 0 || (memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz) == 0 &&
                             memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz) == 0));
 }

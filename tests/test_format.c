@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* The paper's matrix M^ (rows 0..4): values 1..10 in row-major order. */
-static int32_t paper_row_ptr[] = {0, 2, 4, 6, 9, 10};
+static int64_t paper_row_ptr[] = {0, 2, 4, 6, 9, 10};
 static int32_t paper_col[] = {0, 3, 1, 4, 2, 4, 2, 3, 4, 4};
 static double paper_val[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 static const cmrscl_csr paper = {5, 5, 10, paper_row_ptr, paper_col, paper_val};
@@ -28,8 +28,8 @@ static void expect_cmrs(const cmrscl_cmrs *m, const uint32_t *strip_ptr, int str
 {
     CHECK(m->strips == strips);
     for (int s = 0; s <= strips; ++s)
-        CHECK_MSG(m->strip_ptr[s] == strip_ptr[s], "StripPtr[%d] = %u, expected %u", s,
-                  m->strip_ptr[s], strip_ptr[s]);
+        CHECK_MSG(m->strip_ptr[s] == strip_ptr[s], "StripPtr[%d] = %llu, expected %u", s,
+                  (unsigned long long)m->strip_ptr[s], strip_ptr[s]);
     for (int k = 0; k < m->nnz; ++k) {
         CHECK_MSG(entry_col(m, k) == col[k], "ColInd[%d] = %u, expected %u", k, entry_col(m, k),
                   col[k]);
@@ -78,7 +78,7 @@ static void expect_same_csr(const cmrscl_csr *a, const cmrscl_csr *b, const char
               what);
     if (a->rows != b->rows || a->nnz != b->nnz)
         return;
-    CHECK_MSG(!memcmp(a->row_ptr, b->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)),
+    CHECK_MSG(!memcmp(a->row_ptr, b->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1)),
               "%s: row_ptr differs", what);
     CHECK_MSG(!memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz),
               "%s: col_ind differs", what);
@@ -137,7 +137,7 @@ static void test_round_trips(void)
 static void test_unsorted_rows_round_trip(void)
 {
     /* Unsorted columns and a duplicate within a row: kept as given without ordering. */
-    int32_t rp[] = {0, 3, 5};
+    int64_t rp[] = {0, 3, 5};
     int32_t ci[] = {4, 1, 4, 3, 0};
     double v[] = {1, 2, 3, 4, 5};
     cmrscl_csr a = {2, 5, 5, rp, ci, v};
@@ -184,7 +184,7 @@ static void test_threads_agree(void)
         }
         unsetenv("CMRSCL_THREADS");
         size_t nnz = (size_t)a.nnz;
-        CHECK_MSG(memcmp(m[0].strip_ptr, m[1].strip_ptr, 4 * ((size_t)m[0].strips + 1)) == 0 &&
+        CHECK_MSG(memcmp(m[0].strip_ptr, m[1].strip_ptr, 8 * ((size_t)m[0].strips + 1)) == 0 &&
                       memcmp(m[0].col_ind, m[1].col_ind, 4 * nnz) == 0 &&
                       memcmp(m[0].values, m[1].values, 8 * nnz) == 0 &&
                       (m[0].packed || memcmp(m[0].row_in_strip, m[1].row_in_strip, nnz) == 0),
@@ -192,7 +192,7 @@ static void test_threads_agree(void)
         const cmrscl_cmrs *x = &m[1];
         bool ordered = true;
         for (int32_t s = 0; s < x->strips && (cases[c].flags & CMRSCL_CMRS_ORDER_COLUMNS); ++s)
-            for (uint32_t k = x->strip_ptr[s] + 1; k < x->strip_ptr[s + 1]; ++k) {
+            for (uint64_t k = x->strip_ptr[s] + 1; k < x->strip_ptr[s + 1]; ++k) {
                 uint32_t mask = x->packed ? (1u << x->row_bits) - 1 : 0;
                 uint32_t c0 = x->packed ? x->col_ind[k - 1] >> x->row_bits : x->col_ind[k - 1];
                 uint32_t c1 = x->packed ? x->col_ind[k] >> x->row_bits : x->col_ind[k];
@@ -214,7 +214,7 @@ static void test_threads_agree(void)
 static void test_wide_matrix_unpacked(void)
 {
     /* 2^28 + 1 columns do not fit 28 bits: the unpacked layout is used, not an error. */
-    int32_t rp[] = {0, 1, 2};
+    int64_t rp[] = {0, 1, 2};
     int32_t ci[] = {0, (1 << 28)};
     double v[] = {1, 2};
     cmrscl_csr a = {2, (1 << 28) + 1, 2, rp, ci, v};
@@ -240,7 +240,7 @@ static void test_wide_matrix_unpacked(void)
 
 static void test_csr_validation(void)
 {
-    int32_t rp[] = {0, 2, 1};
+    int64_t rp[] = {0, 2, 1};
     int32_t ci[] = {0, 1};
     double v[] = {1, 2};
     cmrscl_csr a = {2, 2, 1, rp, ci, v};
@@ -271,7 +271,7 @@ static void test_coo(void)
     double v[] = {1, 2, 3, 4, 0.5};
     cmrscl_csr a;
     CHECK_OK(cmrscl_csr_from_coo(2, 3, 5, ri, ci, v, &a));
-    static const int32_t rp[] = {0, 1, 3};
+    static const int64_t rp[] = {0, 1, 3};
     static const int32_t col[] = {1, 0, 2};
     static const double val[] = {6, 3, 1.5};
     CHECK(a.nnz == 3);
@@ -288,8 +288,7 @@ static void test_coo(void)
     ri[3] = 2;
     CHECK_STATUS(cmrscl_csr_from_coo(2, 3, 5, ri, ci, v, &a), CMRSCL_ERROR_INVALID_MATRIX);
     CHECK(test_contains(cmrscl_last_error(), "entry 3 at (2, 1)"));
-    CHECK_STATUS(cmrscl_csr_from_coo(2, 3, (int64_t)INT32_MAX + 1, ri, ci, v, &a),
-                 CMRSCL_ERROR_TOO_LARGE);
+    CHECK_STATUS(cmrscl_csr_from_coo(2, 3, -1, ri, ci, v, &a), CMRSCL_ERROR_INVALID_MATRIX);
     CHECK_OK(cmrscl_csr_from_coo(0, 0, 0, NULL, NULL, NULL, &a));
     CHECK(a.rows == 0 && a.row_ptr && a.row_ptr[0] == 0);
     cmrscl_csr_free(&a);
@@ -318,6 +317,72 @@ static void test_corrupt_cmrs(void)
     cmrscl_cmrs_free(&m);
 }
 
+/* Validation and the reference product walk large matrices on all host threads: the same
+ * first offender, the same y and the same check outputs for any thread count. */
+static void test_threads_validate_and_check(void)
+{
+    test_seed(33);
+    cmrscl_csr a = random_csr(6000, 4000, 400000);
+    double *x = malloc(sizeof(double) * (size_t)a.cols), *y[2], err[2], ratio[2];
+    for (int32_t j = 0; j < a.cols; ++j)
+        x[j] = test_uniform(-1, 1);
+    char message[2][256];
+    int32_t saved[2] = {a.col_ind[a.nnz - 10], a.col_ind[a.nnz / 2]};
+    for (int i = 0; i < 2; ++i) {
+        setenv("CMRSCL_THREADS", i ? "3" : "1", 1);
+        y[i] = malloc(sizeof(double) * (size_t)a.rows);
+        CHECK_OK(cmrscl_csr_spmv(&a, 1.5, x, 0.0, y[i]));
+        CHECK_OK(cmrscl_csr_spmv_check(&a, 1.5, x, 0.0, NULL, y[i], 0x1p-53, &err[i], &ratio[i]));
+        a.col_ind[a.nnz - 10] = a.cols, a.col_ind[a.nnz / 2] = -3; /* the second is reported */
+        CHECK_STATUS(cmrscl_csr_validate(&a), CMRSCL_ERROR_INVALID_MATRIX);
+        snprintf(message[i], sizeof message[i], "%s", cmrscl_last_error());
+        a.col_ind[a.nnz - 10] = saved[0], a.col_ind[a.nnz / 2] = saved[1];
+    }
+    unsetenv("CMRSCL_THREADS");
+    CHECK(!memcmp(y[0], y[1], sizeof(double) * (size_t)a.rows));
+    CHECK(!memcmp(err, err + 1, sizeof err[0]) && !memcmp(ratio, ratio + 1, sizeof ratio[0]));
+    CHECK(ratio[0] == 0.0);
+    CHECK_MSG(!strcmp(message[0], message[1]) && test_contains(message[0], "= -3 (row"),
+              "messages \"%s\" and \"%s\"", message[0], message[1]);
+    free(x), free(y[0]), free(y[1]);
+    cmrscl_csr_free(&a);
+}
+
+/* Rows and columns are 32-bit: generators refuse larger shapes with the limit named; the
+ * row-structured ones are built on all host threads, the same for any count. */
+static void test_generator_limits(void)
+{
+    static const struct {
+        const char *spec, *needle;
+    } too_large[] = {{"stencil27:1291", "outside 1..1290^3"},
+                     {"stencil5:46341", "outside 1..46340^2"},
+                     {"perm:2147483648", "outside 1..2147483647"},
+                     {"dense:2147483648", "outside 1..2147483647"},
+                     {"random:2147483648:1", "outside N 1..2147483647"},
+                     {"fem:2048:64", "N^3 B <= 2147483647 rows"}};
+    cmrscl_csr a;
+    for (size_t i = 0; i < sizeof too_large / sizeof *too_large; ++i) {
+        CHECK_STATUS(cmrscl_csr_generate(too_large[i].spec, &a), CMRSCL_ERROR_TOO_LARGE);
+        CHECK_MSG(test_contains(cmrscl_last_error(), too_large[i].needle), "%s: \"%s\"",
+                  too_large[i].spec, cmrscl_last_error());
+    }
+    static const char *const specs[] = {"stencil27:23", "stencil5:200", "fem:5:3"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; ++i) {
+        cmrscl_csr g[2];
+        for (int t = 0; t < 2; ++t) {
+            setenv("CMRSCL_THREADS", t ? "3" : "1", 1);
+            CHECK_OK(cmrscl_csr_generate(specs[i], &g[t]));
+        }
+        unsetenv("CMRSCL_THREADS");
+        expect_same_csr(&g[0], &g[1], specs[i]);
+        CHECK_OK(cmrscl_csr_validate(&g[1]));
+        cmrscl_csr_free(&g[0]), cmrscl_csr_free(&g[1]);
+    }
+    CHECK_OK(cmrscl_csr_generate("stencil27:23", &a)); /* (3 n - 2)^3 entries */
+    CHECK(a.nnz == 67LL * 67 * 67 && a.rows == 23 * 23 * 23);
+    cmrscl_csr_free(&a);
+}
+
 int main(void)
 {
     test_paper_example();
@@ -328,5 +393,7 @@ int main(void)
     test_csr_validation();
     test_coo();
     test_corrupt_cmrs();
+    test_threads_validate_and_check();
+    test_generator_limits();
     return test_finish("format");
 }

@@ -1,6 +1,9 @@
 /* test_kernel.c - every kernel family and variant against the CPU double reference on the
  * device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue, with beta = 0 and y
- * poisoned by NaN (every row must be written, none read) and beta != 0:
+ * poisoned by NaN (every row must be written, none read) and beta != 0; in every family a
+ * spread of its plans also with 64-bit entry indices forced, whose products must equal the
+ * 32-bit ones bit for bit (the same plan sums in the same order) and whose arrays must read
+ * back the same (a subset: each width is a program to compile, and CI compiles cold):
  *   strip_packed, strip_unpacked  Algorithm 1, HEIGHT 1..16 and taller, both orders
  *   strip_narrow                  several strips per warp (1..16 lanes each), CSR-scalar
  *   segment_packed, _unpacked     the segmented scan, HEIGHT 1..256
@@ -26,9 +29,10 @@ typedef struct variant {
     cmrscl_reduce reduce;
 } variant;
 
-/* Runs one product on the device and checks it against the CPU double reference. */
-static void check_product(cmrscl_matrix m, const cmrscl_csr *ref_a, cmrscl_precision prec,
-                          double alpha, double beta, const char *what)
+/* Runs one product on the device and checks it against the CPU double reference; the same
+ * product of wide (the matrix with 64-bit indices; may be NULL) must match it bit for bit. */
+static void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr *ref_a,
+                          cmrscl_precision prec, double alpha, double beta, const char *what)
 {
     int32_t rows = ref_a->rows, cols = ref_a->cols;
     size_t vs = cmrscl_precision_size(prec);
@@ -53,7 +57,15 @@ static void check_product(cmrscl_matrix m, const cmrscl_csr *ref_a, cmrscl_preci
         else
             ((double *)yd)[i] = v;
     }
+    void *y_wide = malloc(vs * ((size_t)rows + 1));
+    memcpy(y_wide, yd, vs * (size_t)rows);
     CHECK_OK(cmrscl_spmv_host(m, alpha, xd, beta, yd));
+    if (wide) {
+        CHECK_OK(cmrscl_spmv_host(wide, alpha, xd, beta, y_wide));
+        CHECK_MSG(!memcmp(yd, y_wide, vs * (size_t)rows),
+                  "%s alpha %g beta %g: 64-bit indices give another y", what, alpha, beta);
+    }
+    free(y_wide);
     for (int32_t i = 0; i < rows; ++i)
         y[i] = prec == CMRSCL_FLOAT ? (double)((float *)yd)[i] : ((double *)yd)[i];
     double ratio = INFINITY;
@@ -75,7 +87,7 @@ static void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char
     CHECK_OK(cmrscl_matrix_read_cmrs(m, &dev));
     CHECK_OK(cmrscl_cmrs_from_csr(a, p.height, flags, &host));
     bool same = dev.strips == host.strips && dev.nnz == host.nnz && dev.packed == host.packed &&
-                !memcmp(dev.strip_ptr, host.strip_ptr, 4 * ((size_t)host.strips + 1)) &&
+                !memcmp(dev.strip_ptr, host.strip_ptr, 8 * ((size_t)host.strips + 1)) &&
                 !memcmp(dev.col_ind, host.col_ind, 4 * (size_t)host.nnz) &&
                 (host.packed || !memcmp(dev.row_in_strip, host.row_in_strip, (size_t)host.nnz)) &&
                 !memcmp(dev.values, host.values, 8 * (size_t)host.nnz);
@@ -84,9 +96,10 @@ static void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char
     cmrscl_cmrs_free(&host);
 }
 
-/* Every catalogue matrix with these options, both products checked. */
+/* Every catalogue matrix with these options, both products checked; with wide, also with
+ * 64-bit indices forced. */
 static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
-                        const char *label)
+                        const char *label, bool wide)
 {
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a;
@@ -94,24 +107,42 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
         cmrscl_csr ref_a = test_csr_rounded(&a, v->precision);
         char what[200];
         snprintf(what, sizeof what, "%s, %s", name, label);
-        cmrscl_matrix m = NULL;
+        cmrscl_matrix m = NULL, m64 = NULL;
+        cmrscl_options opt64 = *opt;
+        opt64.index_bits = 64;
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, opt, &m));
-        if (m) {
-            cmrscl_params p;
+        if (wide)
+            CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &opt64, &m64));
+        if (m && (m64 || !wide)) {
+            cmrscl_params p, p64;
             CHECK_OK(cmrscl_matrix_params(m, &p));
+            p64 = p, p64.index_bits = 64; /* what the checks below expect without m64 */
+            p64.device_bytes += 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles;
+            snprintf(p64.build_options, sizeof p64.build_options, "-DINDEX64=1");
+            if (m64)
+                CHECK_OK(cmrscl_matrix_params(m64, &p64));
             CHECK_MSG(p.height == opt->height && p.kernel == opt->kernel &&
                           (!opt->layout || p.layout == opt->layout) &&
                           (!opt->warp || p.warp == opt->warp) &&
                           (v->reduce == CMRSCL_REDUCE_AUTO || p.reduce == v->reduce),
                       "%s: parameters not as asked (%s)", what, p.build_options);
+            CHECK_MSG(p.index_bits == 32 && p64.index_bits == 64 &&
+                          test_contains(p64.build_options, "-DINDEX64=1") &&
+                          p64.device_bytes ==
+                              p.device_bytes + 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles,
+                      "%s: index widths %d and %d (%s)", what, p.index_bits, p64.index_bits,
+                      p64.build_options);
             /* a tile of 1 entry splits every strip of 3 or more entries */
             CHECK_MSG(opt->tile != 1 || i != 6 || p.long_strips > 0, "%s: nothing was split", what);
-            check_product(m, &ref_a, v->precision, 1.0, 0.0, what);
-            check_product(m, &ref_a, v->precision, -1.5, 0.5, what);
+            check_product(m, m64, &ref_a, v->precision, 1.0, 0.0, what);
+            check_product(m, m64, &ref_a, v->precision, -1.5, 0.5, what);
             if (i == 5 || i == 6)
                 check_device_arrays(m, &ref_a, what);
+            if ((i == 5 || i == 6) && m64)
+                check_same_cmrs(m, m64, what); /* StripPtr read back widened, flags dropped */
         }
         cmrscl_matrix_free(m);
+        cmrscl_matrix_free(m64);
         cmrscl_csr_free(&ref_a);
         cmrscl_csr_free(&a);
     }
@@ -128,7 +159,8 @@ static cmrscl_options base_options(const variant *v, cmrscl_kernel kernel, int h
 }
 
 /* strip_packed / strip_unpacked: Algorithm 1 at every HEIGHT 1..16 (HEIGHT 1 is
- * CSR-vector), both strip orders, and taller strips. */
+ * CSR-vector), both strip orders, and taller strips; 64-bit indices at HEIGHT 1, 3, 16, 17
+ * and 64. */
 static void run_strip(cmrscl_context ctx, const variant *v, cmrscl_layout layout, int warp)
 {
     static const int tall[] = {17, 24, 32, 64};
@@ -145,12 +177,13 @@ static void run_strip(cmrscl_context ctx, const variant *v, cmrscl_layout layout
             char label[96];
             snprintf(label, sizeof label, "strip, height %d, %s order", h,
                      order == CMRSCL_ORDER_ROWS ? "row" : "column");
-            run_options(ctx, v, &o, label);
+            run_options(ctx, v, &o, label, h == 1 || h == 3 || h == 16 || h == 17 || h == 64);
         }
     }
 }
 
-/* strip_narrow: several strips per hardware warp (WARP lanes each), and CSR-scalar. */
+/* strip_narrow: several strips per hardware warp (WARP lanes each), and CSR-scalar; 64-bit
+ * indices for CSR-scalar and 8 lanes of HEIGHT 3. */
 static void run_strip_narrow(cmrscl_context ctx, const variant *v)
 {
     for (int warp = 1; warp <= 16; warp *= 2)
@@ -159,11 +192,12 @@ static void run_strip_narrow(cmrscl_context ctx, const variant *v)
             o.warp = warp;
             char label[96];
             snprintf(label, sizeof label, "strip, height %d, %d lanes per strip", h, warp);
-            run_options(ctx, v, &o, label);
+            run_options(ctx, v, &o, label, warp == 1 || (warp == 8 && h == 3));
         }
 }
 
-/* segment_packed / segment_unpacked: short to very tall strips. */
+/* segment_packed / segment_unpacked: short to very tall strips; 64-bit indices at HEIGHT 1
+ * and 33 with each lane width, and 256 with 4 entries per lane. */
 static void run_segment(cmrscl_context ctx, const variant *v, cmrscl_layout layout)
 {
     static const int heights[] = {1, 2, 5, 16, 32, 33, 100, 256};
@@ -175,11 +209,13 @@ static void run_segment(cmrscl_context ctx, const variant *v, cmrscl_layout layo
             char label[96];
             snprintf(label, sizeof label, "segment, height %d, %d entries per lane", heights[k],
                      entries);
-            run_options(ctx, v, &o, label);
+            run_options(ctx, v, &o, label,
+                        heights[k] == 1 || heights[k] == 33 || (heights[k] == 256 && entries == 4));
         }
 }
 
-/* split_strip / split_segment: long strips cut into tiles of 1, 7 and 64 entries. */
+/* split_strip / split_segment: long strips cut into tiles of 1, 7 and 64 entries, each also
+ * with 64-bit indices (the tiles' first entries and partial sums' slots widen). */
 static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel)
 {
     static const int strip_heights[] = {1, 3, 16}, segment_heights[] = {1, 8, 32, 100};
@@ -195,7 +231,7 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
             char label[96];
             snprintf(label, sizeof label, "%s, height %d, tiles of %d, %d entries per lane",
                      strip ? "strip" : "segment", h, tiles[t], o.lane_entries);
-            run_options(ctx, v, &o, label);
+            run_options(ctx, v, &o, label, true);
         }
 }
 

@@ -94,12 +94,12 @@ const char *test_matrix_build(int i, cmrscl_csr *out)
 cmrscl_csr test_csr_rounded(const cmrscl_csr *a, cmrscl_precision precision)
 {
     cmrscl_csr b = *a;
-    b.row_ptr = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));
+    b.row_ptr = malloc(sizeof(int64_t) * ((size_t)a->rows + 1));
     b.col_ind = malloc(sizeof(int32_t) * ((size_t)a->nnz + 1));
     b.values = malloc(sizeof(double) * ((size_t)a->nnz + 1));
-    memcpy(b.row_ptr, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1));
+    memcpy(b.row_ptr, a->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1));
     memcpy(b.col_ind, a->col_ind, sizeof(int32_t) * (size_t)a->nnz);
-    for (int32_t k = 0; k < a->nnz; ++k)
+    for (int64_t k = 0; k < a->nnz; ++k)
         b.values[k] = precision == CMRSCL_FLOAT ? (double)(float)a->values[k] : a->values[k];
     return b;
 }

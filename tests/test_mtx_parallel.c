@@ -127,7 +127,7 @@ static void test_large_files(void)
             fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %lld\n", a.rows,
                     a.rows, (long long)lower);
         for (int32_t i = 0; i < a.rows; ++i)
-            for (int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+            for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
                 if (a.col_ind[k] <= i) {
                     if (f)
                         fprintf(f, "%d %d %.17g\n", i + 1, a.col_ind[k] + 1, a.values[k]);
@@ -144,10 +144,10 @@ static void test_large_files(void)
     const char *pattern = tmp_path("pattern.mtx"), *gap = tmp_path("gap.mtx");
     for (int which = 0; which < 2; ++which) {
         FILE *f = fopen(which ? gap : pattern, "w");
-        fprintf(f, "%%%%MatrixMarket matrix coordinate %s general\n%d %d %d\n",
-                which ? "real" : "pattern", a.rows, a.cols, a.nnz);
+        fprintf(f, "%%%%MatrixMarket matrix coordinate %s general\n%d %d %lld\n",
+                which ? "real" : "pattern", a.rows, a.cols, (long long)a.nnz);
         for (int32_t i = 0; i < a.rows; ++i)
-            for (int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
                 if (which && k == a.nnz / 3)
                     fprintf(f, "%% a comment among the entries\n");
                 if (which)
@@ -225,8 +225,8 @@ static void test_from_coo(void)
     }
     for (int32_t r = 0; r < ROWS && same; ++r)
         same = a.row_ptr[r + 1] == (count[r + 1] += count[r]);
-    CHECK_MSG(same && at + 1 == a.nnz, "from_coo: not the canonical CSR (entry %lld of %d)",
-              (long long)at, a.nnz);
+    CHECK_MSG(same && at + 1 == a.nnz, "from_coo: not the canonical CSR (entry %lld of %lld)",
+              (long long)at, (long long)a.nnz);
     free(count);
     cmrscl_csr_free(&a);
     free(ri), free(ci), free(v), free(key);

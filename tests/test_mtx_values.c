@@ -157,7 +157,7 @@ static const struct {
 static bool canonical(const cmrscl_csr *a)
 {
     for (int32_t i = 0; i < a->rows; ++i)
-        for (int32_t k = a->row_ptr[i] + 1; k < a->row_ptr[i + 1]; ++k)
+        for (int64_t k = a->row_ptr[i] + 1; k < a->row_ptr[i + 1]; ++k)
             if (a->col_ind[k] <= a->col_ind[k - 1])
                 return false;
     return true;
@@ -166,7 +166,7 @@ static bool canonical(const cmrscl_csr *a)
 static double value_sum(const cmrscl_csr *a)
 {
     double s = 0.0;
-    for (int32_t k = 0; k < a->nnz; ++k)
+    for (int64_t k = 0; k < a->nnz; ++k)
         s += a->values[k];
     return s;
 }
@@ -209,8 +209,8 @@ static void test_shared_matrices(void)
         if (st != CMRSCL_OK)
             continue;
         CHECK_MSG(a.rows == r.rows && a.cols == r.cols && a.nnz == nnz,
-                  "%s: %d x %d, nnz %d; expected %ld x %ld, nnz %ld", shared[i].file, a.rows,
-                  a.cols, a.nnz, r.rows, r.cols, nnz);
+                  "%s: %d x %d, nnz %lld; expected %ld x %ld, nnz %ld", shared[i].file, a.rows,
+                  a.cols, (long long)a.nnz, r.rows, r.cols, nnz);
         CHECK_OK(cmrscl_csr_validate(&a));
         CHECK_MSG(canonical(&a), "%s: not canonical", shared[i].file);
         CHECK_MSG(fabs(value_sum(&a) - r.sum) <= 1e-12 * (r.magnitude + 1.0),
@@ -298,7 +298,7 @@ static void test_writer(void)
 
     /* Empty matrices, and the failures. */
     cmrscl_csr empty = {0};
-    int32_t zero = 0;
+    int64_t zero = 0;
     empty.row_ptr = &zero;
     check_round_trip("empty", &empty);
     CHECK_STATUS(cmrscl_mtx_write(NULL, &a), CMRSCL_ERROR_INVALID_ARGUMENT);

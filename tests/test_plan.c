@@ -257,7 +257,7 @@ static void test_split(void)
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
     d.warp_shuffle = 1, d.compute_units = 132;
     enum { ROWS = 40 };
-    int32_t row_ptr[ROWS + 1];
+    int64_t row_ptr[ROWS + 1];
     row_ptr[0] = 0;
     for (int i = 0; i < ROWS; ++i) /* row 7 holds 100000 entries, the others 3 */
         row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 100000 : 3);
@@ -306,6 +306,46 @@ static void test_tuned_table(void)
     CHECK(p.height == 7 && !strcmp(p.height_source, "user"));
 }
 
+/* The width of the device's entry indices. No matrix of 2^31 entries fits CI's memory, but
+ * the plan needs RowPtr alone: 32 bits up to INT32_MAX stored entries, 64 from there on or on
+ * request; the split's partial sums count too; 32 forced on a matrix that needs 64 fails. */
+static void test_index_width(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1, d.compute_units = 132;
+    int64_t rp[3] = {0, INT32_MAX / 2, INT32_MAX}; /* two rows of a billion entries */
+    plan_matrix a = {.rows = 2, .cols = INT32_MAX, .nnz = INT32_MAX, .row_ptr = rp};
+    analyze_rows(a.rows, a.cols, rp, NULL, &a.stats);
+    cmrscl_options o = {0};
+    cmrscl_params p;
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK(p.index_bits == 32 && test_contains(p.build_options, "-DINDEX64=0"));
+    o.index_bits = 64; /* forced, as the tests do on small matrices */
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK(p.index_bits == 64 && test_contains(p.build_options, "-DINDEX64=1"));
+    rp[2] = a.nnz = (int64_t)INT32_MAX + 1; /* 2^31 entries */
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK(p.index_bits == 64 && test_contains(p.build_options, "-DINDEX64=1"));
+    o.index_bits = 32;
+    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_TOO_LARGE);
+    CHECK(test_contains(cmrscl_last_error(), "needs 64 (2147483648 entries"));
+    o.index_bits = 48;
+    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o.index_bits = 0, o.tile = 1; /* a tile per entry: more tiles than 32-bit numbers */
+    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_TOO_LARGE);
+    CHECK(test_contains(cmrscl_last_error(), "take longer tiles"));
+    /* 9 million entries in one strip of 256 rows, tiles of one entry: 2.3e9 partial sums */
+    int64_t few[3] = {0, 9000000, 9000003};
+    plan_matrix b = {.rows = 2, .cols = 1 << 24, .nnz = few[2], .row_ptr = few};
+    analyze_rows(b.rows, b.cols, few, NULL, &b.stats);
+    o = (cmrscl_options){.kernel = CMRSCL_KERNEL_SEGMENT, .height = 256, .tile = 1};
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &b, &o, &p));
+    CHECK(p.index_bits == 64);
+    o.index_bits = 32;
+    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &b, &o, &p), CMRSCL_ERROR_TOO_LARGE);
+    CHECK(test_contains(cmrscl_last_error(), "2304000768 partial sums"));
+}
+
 /* The device-memory check on fake device facts: the device's own limits, which a real
  * test could only reach with a matrix of gigabytes, and the context's cap. */
 static void test_device_memory_limits(void)
@@ -341,6 +381,7 @@ int main(void)
     test_column_spread();
     test_split();
     test_tuned_table();
+    test_index_width();
     test_device_memory_limits();
     return test_finish("plan");
 }

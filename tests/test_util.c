@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,15 @@ cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context)
     return device;
 }
 
+int32_t *test_row_ptr32(const cmrscl_csr *a)
+{
+    int32_t *rp = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));
+    CHECK(rp != NULL && a->nnz <= INT32_MAX);
+    for (int64_t i = 0; rp && i <= a->rows; ++i)
+        rp[i] = (int32_t)a->row_ptr[i];
+    return rp;
+}
+
 void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what)
 {
     cmrscl_cmrs a, b;
@@ -80,7 +90,7 @@ void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what)
                  a.row_bits == b.row_bits && a.column_ordered == b.column_ordered;
     CHECK_MSG(shape, "%s: CMRS shapes differ", what);
     if (shape) {
-        CHECK_MSG(!memcmp(a.strip_ptr, b.strip_ptr, 4 * ((size_t)a.strips + 1)),
+        CHECK_MSG(!memcmp(a.strip_ptr, b.strip_ptr, 8 * ((size_t)a.strips + 1)),
                   "%s: strip_ptr differs", what);
         CHECK_MSG(!n || !memcmp(a.col_ind, b.col_ind, 4 * n), "%s: col_ind differs", what);
         CHECK_MSG(a.packed || !n || !memcmp(a.row_in_strip, b.row_in_strip, n),

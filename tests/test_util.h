@@ -45,6 +45,9 @@ bool test_contains(const char *haystack, const char *needle);
 /* The OpenCL context and device behind a cmrscl context (borrowed). */
 cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context);
 
+/* a's row pointers as int32 (what cmrscl_matrix_create and the device path take); malloc'ed. */
+int32_t *test_row_ptr32(const cmrscl_csr *a);
+
 /* Two device matrices' CMRS arrays (cmrscl_matrix_read_cmrs), bit for bit; a failed CHECK
  * names the array that differs. */
 void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what);

@@ -14,7 +14,7 @@ static double round_to(double v, cmrscl_precision p)
 
 void bench_round_values(cmrscl_csr *a, cmrscl_precision precision)
 {
-    for (int32_t k = 0; precision == CMRSCL_FLOAT && k < a->nnz; ++k)
+    for (int64_t k = 0; precision == CMRSCL_FLOAT && k < a->nnz; ++k)
         a->values[k] = round_to(a->values[k], precision);
 }
 
@@ -103,12 +103,12 @@ static int verify(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y, const
 }
 
 /* Paper, eq. (6.1), generalised to rectangular matrices, the unpacked layout (one byte
- * of row in strip per nonzero) and beta != 0 (y read too). */
+ * of row in strip per nonzero), 64-bit StripPtr entries and beta != 0 (y read too). */
 static void derive_rates(bench_result *r, double beta)
 {
     const cmrscl_params *p = &r->params;
-    double sv = p->precision == CMRSCL_FLOAT ? 4 : 8, si = 4, nnz = p->nnz;
-    double matrix = (sv + si) * nnz + si * (p->strips + 1.0) +
+    double sv = p->precision == CMRSCL_FLOAT ? 4 : 8, si = 4, nnz = (double)p->nnz;
+    double matrix = (sv + si) * nnz + p->index_bits / 8.0 * (p->strips + 1.0) +
                     (p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0.0);
     double y = sv * p->rows * (beta != 0.0 ? 2.0 : 1.0);
     double seconds = r->timing.median_ms * 1e-3;

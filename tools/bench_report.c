@@ -217,10 +217,10 @@ void bench_row_print(const bench_row *row, FILE *out, bool json)
     if (row->peer)
         snprintf(peer, sizeof peer, "%.2f (%.2f)", ratio(row->peer->median_ms, r->timing.median_ms),
                  ratio(row->peer->loop_ms, r->timing.loop_ms));
-    fprintf(out, "%-24.24s %-6s %-42.42s %9d %6.1f %9.4f %9.4f %8.0f %5.2f %12s %13s%s\n",
-            row->matrix, precision_name(row->precision), row->plan, row->nnz, row->stats.mu,
-            r->timing.median_ms, r->timing.loop_ms, r->beta_plus_gbs, row->eta_plus, csrv, peer,
-            r->verified && !(r->bound_ratio <= 1.0) ? "  WRONG RESULT" : "");
+    fprintf(out, "%-24.24s %-6s %-42.42s %9lld %6.1f %9.4f %9.4f %8.0f %5.2f %12s %13s%s\n",
+            row->matrix, precision_name(row->precision), row->plan, (long long)row->nnz,
+            row->stats.mu, r->timing.median_ms, r->timing.loop_ms, r->beta_plus_gbs, row->eta_plus,
+            csrv, peer, r->verified && !(r->bound_ratio <= 1.0) ? "  WRONG RESULT" : "");
     fflush(out);
 }
 
@@ -250,8 +250,9 @@ void bench_row_csv(const bench_row *row, FILE *out)
     const bench_result *r = &row->r;
     const cmrscl_params *p = &r->params;
     csv_text(out, row->matrix);
-    fprintf(out, "%d,%d,%d,%.6g,%.6g,%d,%d,%.4g,", row->rows, row->cols, row->nnz, row->stats.mu,
-            row->stats.row_cv, row->stats.max_row, row->stats.empty_rows, row->stats.col_spread);
+    fprintf(out, "%d,%d,%lld,%.6g,%.6g,%d,%d,%.4g,", row->rows, row->cols, (long long)row->nnz,
+            row->stats.mu, row->stats.row_cv, row->stats.max_row, row->stats.empty_rows,
+            row->stats.col_spread);
     csv_text(out, precision_name(row->precision));
     csv_text(out, row->plan_name);
     csv_text(out, row->plan);

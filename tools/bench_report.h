@@ -24,7 +24,8 @@ void peer_table_free(peer_table *t);
 
 typedef struct bench_row {
     char matrix[256];
-    int32_t rows, cols, nnz;
+    int32_t rows, cols;
+    int64_t nnz;
     cmrscl_matrix_stats stats;
     cmrscl_precision precision;
     char plan_name[64]; /* as asked: auto, csr-vector, segment:64, ... */

@@ -46,6 +46,8 @@ void cli_usage(FILE *out)
           "      --tile N           split strips longer than 2N entries into tiles of N;\n"
           "                         0 automatic, -1 never\n"
           "      --cache-hint H     auto | off | stream (NVIDIA: evict-first matrix loads)\n"
+          "      --index-bits N     0 | 32 | 64: the device's entry indices (default 0:\n"
+          "                         32, and 64 from 2^31 stored entries on)\n"
           "timing and checks:\n"
           "  -r, --repetitions N    timed runs (default 50)\n"
           "      --warmup N         untimed runs first (default 5)\n"
@@ -128,6 +130,7 @@ enum {
     OPT_THREADS,
     OPT_TILE,
     OPT_CACHE_HINT,
+    OPT_INDEX_BITS,
     OPT_WARMUP,
     OPT_ALPHA,
     OPT_BETA,
@@ -195,6 +198,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const reduces[] = {"auto", "local", "shuffle", "subgroup", NULL};
     static const char *const kernels[] = {"auto", "strip", "segment", NULL};
     static const char *const hints[] = {"auto", "off", "stream", NULL};
+    static const char *const index_bits[] = {"0", "32", "64", NULL}; /* 32 k bits */
     int k;
     switch (c) {
     case 'd': o->device = arg; return true;
@@ -255,6 +259,11 @@ static bool apply_option(int c, const char *arg, cli_options *o)
             return false;
         o->matrix.cache_hint = (cmrscl_cache_hint)k;
         return true;
+    case OPT_INDEX_BITS:
+        if (!parse_keyword("--index-bits", arg, index_bits, "0, 32 or 64", &k))
+            return false;
+        o->matrix.index_bits = 32 * k;
+        return true;
     default: return false;
     }
 }
@@ -279,6 +288,7 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                                           {"kernel", required_argument, NULL, OPT_KERNEL},
                                           {"tile", required_argument, NULL, OPT_TILE},
                                           {"cache-hint", required_argument, NULL, OPT_CACHE_HINT},
+                                          {"index-bits", required_argument, NULL, OPT_INDEX_BITS},
                                           {"plans", required_argument, NULL, OPT_PLANS},
                                           {"suite", required_argument, NULL, OPT_SUITE},
                                           {"csv", required_argument, NULL, OPT_CSV},

@@ -31,7 +31,7 @@ int cmd_gen(const cli_options *opt)
         json_close('}');
         json_end();
     } else if (st == CMRSCL_OK) {
-        printf("wrote %s: %d x %d, nnz %d\n", opt->output, a.rows, a.cols, a.nnz);
+        printf("wrote %s: %d x %d, nnz %lld\n", opt->output, a.rows, a.cols, (long long)a.nnz);
     }
     cmrscl_csr_free(&a);
     return st == CMRSCL_OK ? 0 : cli_fail("writing the matrix", st);
@@ -41,7 +41,7 @@ int cmd_gen(const cli_options *opt)
 static bool same_csr(const cmrscl_csr *a, const cmrscl_csr *b)
 {
     return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
-           !memcmp(a->row_ptr, b->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)) &&
+           !memcmp(a->row_ptr, b->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1)) &&
            !memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz) &&
            !memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz);
 }
@@ -105,8 +105,8 @@ int cmd_parse(const cli_options *opt)
             json_close('}');
         } else {
             if (c == 0)
-                printf("%s: %d x %d, nnz %d, %.1f MB (best of %d)\n", opt->file, first.rows,
-                       first.cols, first.nnz, mb, opt->repetitions);
+                printf("%s: %d x %d, nnz %lld, %.1f MB (best of %d)\n", opt->file, first.rows,
+                       first.cols, (long long)first.nnz, mb, opt->repetitions);
             char label[16];
             snprintf(label, sizeof label, counts[c] ? "%d" : "all", counts[c]);
             printf("  threads %-4s %8.3f s %9.1f MB/s %8.1f M entries/s  x%.2f\n", label, best,

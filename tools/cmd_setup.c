@@ -116,12 +116,12 @@ int cmd_setup(const cli_options *opt)
     if (!rc) {
         cmrscl_device_info dev;
         cmrscl_context_device_info(ctx, &dev);
-        printf("set-up of %s (%d x %d, nnz %d) on %s, %s; host steps: median of %d\n", lm.name,
-               a->rows, a->cols, a->nnz, dev.device_name,
+        printf("set-up of %s (%d x %d, nnz %lld) on %s, %s; host steps: median of %d\n", lm.name,
+               a->rows, a->cols, (long long)a->nnz, dev.device_name,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float", reps);
         if (lm.file_mb > 0)
             printf("  read      %9.4f s   %.1f MB/s, %.1f M entries/s\n", lm.load_seconds,
-                   lm.file_mb / lm.load_seconds, a->nnz / lm.load_seconds / 1e6);
+                   lm.file_mb / lm.load_seconds, (double)a->nnz / lm.load_seconds / 1e6);
         printf("  analyze   %9.4f s   row statistics, plan, split\n", cli_median(t[0], reps));
         printf("  convert   %9.4f s   CSR -> CMRS arrays on the host\n", cli_median(t[1], reps));
         printf("  upload    %9.4f s   device buffers\n", cli_median(t[2], reps));

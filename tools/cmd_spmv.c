@@ -56,10 +56,10 @@ static void print_text(const session *s, const bench_result *r)
 {
     const cmrscl_params *p = &r->params;
     const cmrscl_csr *a = &s->m.csr;
-    printf("matrix     %s: %d x %d, nnz %d, mu %.2f, row spread %.2f, longest row %d, "
+    printf("matrix     %s: %d x %d, nnz %lld, mu %.2f, row spread %.2f, longest row %d, "
            "empty rows %d, column spread %.3f\n",
-           s->m.name, a->rows, a->cols, a->nnz, p->stats.mu, p->stats.row_cv, p->stats.max_row,
-           p->stats.empty_rows, p->stats.col_spread);
+           s->m.name, a->rows, a->cols, (long long)a->nnz, p->stats.mu, p->stats.row_cv,
+           p->stats.max_row, p->stats.empty_rows, p->stats.col_spread);
     printf("device     %u:%u %s (%s)\n", s->dev.platform_index, s->dev.device_index,
            s->dev.device_name, s->dev.platform_name);
     printf("plan       %s kernel, %s, HEIGHT %d (%s), warp %d, work-group %d, %s, order %s, "
@@ -68,6 +68,9 @@ static void print_text(const session *s, const bench_result *r)
            p->height, p->height_source, p->warp, p->work_group_size, layout_name(p->layout),
            order_name(p->order), plan_reduce_name(p->reduce));
     printf("           why: %s\n", p->plan_reason);
+    printf("           %d-bit entry indices (%lld stored entries; automatic: 64-bit from 2^31 "
+           "on)\n",
+           p->index_bits, (long long)p->stored_entries);
     if (p->long_strips)
         printf("           split: %d long strips in %d tiles of %d entries\n", p->long_strips,
                p->tiles, p->tile);
@@ -117,6 +120,7 @@ static void json_params(const cmrscl_params *p)
     json_int("tile", p->tile);
     json_int("tiles", p->tiles);
     json_int("long_strips", p->long_strips);
+    json_int("index_bits", p->index_bits);
     json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
     json_string("build_options", p->build_options);
     json_close('}');
@@ -249,8 +253,8 @@ int cmd_tune(const cli_options *opt)
         json_head(&s);
         json_open("results", '[');
     } else {
-        printf("tuning %s (%d x %d, nnz %d) on %s, %s\n", s.m.name, s.m.csr.rows, s.m.csr.cols,
-               s.m.csr.nnz, s.dev.device_name,
+        printf("tuning %s (%d x %d, nnz %lld) on %s, %s\n", s.m.name, s.m.csr.rows, s.m.csr.cols,
+               (long long)s.m.csr.nnz, s.dev.device_name,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float");
         printf("%-40s %10s %10s  check\n", "plan", "median_ms", "loop_ms");
     }

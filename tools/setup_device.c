@@ -32,8 +32,8 @@ static cmrscl_status bus_copy(setup_run *r)
 static cmrscl_status device_create(setup_run *r)
 {
     const cmrscl_csr *a = r->csr;
-    return cmrscl_matrix_create_from_cl(r->ctx, r->precision, a->rows, a->cols, a->nnz, r->row_ptr,
-                                        r->col_ind, r->values, r->opt, &r->made);
+    return cmrscl_matrix_create_from_cl(r->ctx, r->precision, a->rows, a->cols, (int32_t)a->nnz,
+                                        r->row_ptr, r->col_ind, r->values, r->opt, &r->made);
 }
 
 static cmrscl_status update_from_device(setup_run *r)
@@ -98,22 +98,36 @@ static cl_mem upload(setup_run *r, const void *data, size_t bytes, cmrscl_status
     return b;
 }
 
-/* The CSR on the device and the values in the precision on the host (not timed). */
+/* The CSR on the device (int32 row pointers, what cmrscl_matrix_create_from_cl takes) and the
+ * values in the precision on the host (not timed). */
 static cmrscl_status prepare(setup_run *r)
 {
     const cmrscl_csr *a = r->csr;
+    if (a->nnz > INT32_MAX) {
+        fprintf(stderr,
+                "cmrscl-run: the device path takes int32 row pointers, so at most %d "
+                "entries (the matrix has %lld)\n",
+                INT32_MAX, (long long)a->nnz);
+        return CMRSCL_ERROR_TOO_LARGE;
+    }
     size_t nnz = (size_t)a->nnz, vs = r->precision == CMRSCL_DOUBLE ? 8 : 4;
     r->value_bytes = vs * nnz;
     r->host_values = malloc(r->value_bytes + vs);
-    if (!r->host_values)
+    int32_t *row_ptr = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));
+    if (!r->host_values || !row_ptr) {
+        free(row_ptr);
         return CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (int64_t i = 0; i <= a->rows; ++i)
+        row_ptr[i] = (int32_t)a->row_ptr[i];
     for (size_t k = 0; k < nnz; ++k)
         if (r->precision == CMRSCL_DOUBLE)
             ((double *)r->host_values)[k] = a->values[k];
         else
             ((float *)r->host_values)[k] = (float)a->values[k];
     cmrscl_status st = CMRSCL_OK;
-    r->row_ptr = upload(r, a->row_ptr, 4 * ((size_t)a->rows + 1), &st);
+    r->row_ptr = upload(r, row_ptr, 4 * ((size_t)a->rows + 1), &st);
+    free(row_ptr);
     r->col_ind = upload(r, a->col_ind, 4 * nnz, &st);
     r->values = upload(r, r->host_values, r->value_bytes, &st);
     r->copy_target = upload(r, NULL, r->value_bytes, &st);
@@ -167,9 +181,9 @@ int setup_device_report(cmrscl_context ctx, const cmrscl_csr *csr, cmrscl_precis
     if (st == CMRSCL_OK) {
         cmrscl_params p;
         cmrscl_matrix_params(r.updated, &p);
-        fprintf(out, "device set-up: %d x %d, %d entries, %s values (%.1f MB); median of %d\n",
-                csr->rows, csr->cols, csr->nnz, precision == CMRSCL_DOUBLE ? "double" : "float",
-                (double)r.value_bytes / 1e6, n);
+        fprintf(out, "device set-up: %d x %d, %lld entries, %s values (%.1f MB); median of %d\n",
+                csr->rows, csr->cols, (long long)csr->nnz,
+                precision == CMRSCL_DOUBLE ? "double" : "float", (double)r.value_bytes / 1e6, n);
         fprintf(out, "  plan: %s (%s)\n", p.build_options, p.plan_reason);
         print_step(out, "bus copy of the values (clEnqueueWrite)", bus, bus);
         print_step(out, "host create (cmrscl_matrix_create)", host_create_ms, bus);

@@ -27,7 +27,7 @@ bool fuzz_csr_identical(const cmrscl_csr *a, const cmrscl_csr *b)
     if (a->rows != b->rows || a->cols != b->cols || a->nnz != b->nnz)
         return false;
     size_t n = (size_t)a->nnz;
-    return memcmp(a->row_ptr, b->row_ptr, ((size_t)a->rows + 1) * sizeof(int32_t)) == 0 &&
+    return memcmp(a->row_ptr, b->row_ptr, ((size_t)a->rows + 1) * sizeof(int64_t)) == 0 &&
            (n == 0 || (memcmp(a->col_ind, b->col_ind, n * sizeof(int32_t)) == 0 &&
                        memcmp(a->values, b->values, n * sizeof(double)) == 0));
 }
@@ -46,24 +46,24 @@ void fuzz_check_cmrs_round_trip(const cmrscl_csr *csr, int height, unsigned flag
     FUZZ_CHECK(cmrs.rows == csr->rows && cmrs.cols == csr->cols && cmrs.nnz == csr->nnz &&
                    cmrs.height == height &&
                    cmrs.strips == (int32_t)(((int64_t)csr->rows + height - 1) / height),
-               "CMRS sizes %d x %d, nnz %d, height %d, %d strips", cmrs.rows, cmrs.cols, cmrs.nnz,
-               cmrs.height, cmrs.strips);
+               "CMRS sizes %d x %d, nnz %lld, height %d, %d strips", cmrs.rows, cmrs.cols,
+               (long long)cmrs.nnz, cmrs.height, cmrs.strips);
     FUZZ_CHECK(cmrs.packed == packed && (cmrs.row_in_strip == NULL) == packed &&
                    cmrs.row_bits == (packed ? bits : 0) && cmrs.column_ordered == ordered,
                "layout packed=%d ordered=%d, expected %d %d", cmrs.packed, cmrs.column_ordered,
                packed, ordered);
     for (int32_t s = 0; s <= cmrs.strips; ++s) {
         int32_t row = (int64_t)s * height < csr->rows ? s * height : csr->rows;
-        FUZZ_CHECK(cmrs.strip_ptr[s] == (uint32_t)csr->row_ptr[row],
-                   "strip_ptr[%d] = %u, row_ptr[%d] = %d", s, cmrs.strip_ptr[s], row,
-                   csr->row_ptr[row]);
+        FUZZ_CHECK(cmrs.strip_ptr[s] == (uint64_t)csr->row_ptr[row],
+                   "strip_ptr[%d] = %llu, row_ptr[%d] = %lld", s,
+                   (unsigned long long)cmrs.strip_ptr[s], row, (long long)csr->row_ptr[row]);
     }
     /* Column ordering is what the kernels rely on for locality in x; check it holds. */
     for (int32_t s = 0; ordered && s < cmrs.strips; ++s)
-        for (uint32_t k = cmrs.strip_ptr[s] + 1; k < cmrs.strip_ptr[s + 1]; ++k) {
+        for (uint64_t k = cmrs.strip_ptr[s] + 1; k < cmrs.strip_ptr[s + 1]; ++k) {
             uint32_t shift = packed ? (uint32_t)bits : 0;
             FUZZ_CHECK(cmrs.col_ind[k - 1] >> shift <= cmrs.col_ind[k] >> shift,
-                       "strip %d not column-ordered at entry %u", s, k);
+                       "strip %d not column-ordered at entry %llu", s, (unsigned long long)k);
         }
     cmrscl_csr back;
     st = cmrscl_cmrs_to_csr(&cmrs, &back);
@@ -169,12 +169,12 @@ static void check_write_read(const cmrscl_csr *csr)
     free(text);
     FUZZ_CHECK(st == CMRSCL_OK, "reading what mtx_write wrote: %s", cmrscl_status_name(st));
     FUZZ_CHECK(back.rows == csr->rows && back.cols == csr->cols && back.nnz == csr->nnz &&
-                   memcmp(back.row_ptr, csr->row_ptr, ((size_t)csr->rows + 1) * 4) == 0 &&
+                   memcmp(back.row_ptr, csr->row_ptr, ((size_t)csr->rows + 1) * 8) == 0 &&
                    (csr->nnz == 0 || memcmp(back.col_ind, csr->col_ind, (size_t)csr->nnz * 4) == 0),
                "write -> read changed the structure");
-    for (int32_t k = 0; k < csr->nnz; ++k)
+    for (int64_t k = 0; k < csr->nnz; ++k)
         FUZZ_CHECK(same_after_writing(csr->values[k], back.values[k]),
-                   "write -> read changed value %d: %016llx (%.17g) -> %016llx", k,
+                   "write -> read changed value %lld: %016llx (%.17g) -> %016llx", (long long)k,
                    (unsigned long long)bits_of(csr->values[k]), csr->values[k],
                    (unsigned long long)bits_of(back.values[k]));
     cmrscl_csr_free(&back);
@@ -184,7 +184,7 @@ void fuzz_check_read_ok(const cmrscl_csr *csr, int height, unsigned flags)
 {
     FUZZ_CHECK(cmrscl_csr_validate(csr) == CMRSCL_OK, "the reader returned an invalid CSR");
     for (int32_t i = 0; i < csr->rows; ++i)
-        for (int32_t k = csr->row_ptr[i] + 1; k < csr->row_ptr[i + 1]; ++k)
+        for (int64_t k = csr->row_ptr[i] + 1; k < csr->row_ptr[i + 1]; ++k)
             FUZZ_CHECK(csr->col_ind[k - 1] < csr->col_ind[k],
                        "row %d not canonical: column %d then %d", i, csr->col_ind[k - 1],
                        csr->col_ind[k]);

@@ -73,7 +73,7 @@ static void raw_csr(int32_t rows, int32_t cols, int32_t n, const int32_t *ri, co
                     const double *val, cmrscl_csr *out)
 {
     out->rows = rows, out->cols = cols, out->nnz = n;
-    out->row_ptr = calloc((size_t)rows + 1, sizeof(int32_t));
+    out->row_ptr = calloc((size_t)rows + 1, sizeof(int64_t));
     out->col_ind = malloc((size_t)n * sizeof(int32_t) + 1);
     out->values = malloc((size_t)n * sizeof(double) + 1);
     FUZZ_CHECK(out->row_ptr && out->col_ind && out->values, "no memory");
@@ -81,11 +81,11 @@ static void raw_csr(int32_t rows, int32_t cols, int32_t n, const int32_t *ri, co
         out->row_ptr[ri[k] + 1]++;
     for (int32_t i = 0; i < rows; ++i)
         out->row_ptr[i + 1] += out->row_ptr[i];
-    int32_t *fill = malloc(((size_t)rows + 1) * sizeof(int32_t));
+    int64_t *fill = malloc(((size_t)rows + 1) * sizeof(int64_t));
     FUZZ_CHECK(fill != NULL, "no memory");
-    memcpy(fill, out->row_ptr, ((size_t)rows + 1) * sizeof(int32_t));
+    memcpy(fill, out->row_ptr, ((size_t)rows + 1) * sizeof(int64_t));
     for (int32_t k = 0; k < n; ++k) {
-        int32_t at = fill[ri[k]]++;
+        int64_t at = fill[ri[k]]++;
         out->col_ind[at] = ci[k];
         out->values[at] = val ? val[k] : 1.0;
     }
@@ -96,16 +96,16 @@ static void raw_csr(int32_t rows, int32_t cols, int32_t n, const int32_t *ri, co
 static void stable_sort_rows(const cmrscl_csr *csr, cmrscl_csr *out)
 {
     *out = *csr;
-    out->row_ptr = malloc(((size_t)csr->rows + 1) * sizeof(int32_t));
+    out->row_ptr = malloc(((size_t)csr->rows + 1) * sizeof(int64_t));
     out->col_ind = malloc((size_t)csr->nnz * sizeof(int32_t) + 1);
     out->values = malloc((size_t)csr->nnz * sizeof(double) + 1);
     FUZZ_CHECK(out->row_ptr && out->col_ind && out->values, "no memory");
-    memcpy(out->row_ptr, csr->row_ptr, ((size_t)csr->rows + 1) * sizeof(int32_t));
+    memcpy(out->row_ptr, csr->row_ptr, ((size_t)csr->rows + 1) * sizeof(int64_t));
     memcpy(out->col_ind, csr->col_ind, (size_t)csr->nnz * sizeof(int32_t));
     memcpy(out->values, csr->values, (size_t)csr->nnz * sizeof(double));
     for (int32_t i = 0; i < csr->rows; ++i)
-        for (int32_t k = csr->row_ptr[i] + 1; k < csr->row_ptr[i + 1]; ++k)
-            for (int32_t j = k; j > csr->row_ptr[i] && out->col_ind[j - 1] > out->col_ind[j]; --j) {
+        for (int64_t k = csr->row_ptr[i] + 1; k < csr->row_ptr[i + 1]; ++k)
+            for (int64_t j = k; j > csr->row_ptr[i] && out->col_ind[j - 1] > out->col_ind[j]; --j) {
                 int32_t c = out->col_ind[j];
                 double v = out->values[j];
                 out->col_ind[j] = out->col_ind[j - 1], out->values[j] = out->values[j - 1];
@@ -129,7 +129,7 @@ static void corrupt(const cmrscl_cmrs *m, const uint8_t h[HEADER], cmrscl_cmrs *
 {
     *c = *m;
     size_t nnz = (size_t)m->nnz;
-    c->strip_ptr = copy_array(m->strip_ptr, ((size_t)m->strips + 1) * sizeof(uint32_t));
+    c->strip_ptr = copy_array(m->strip_ptr, ((size_t)m->strips + 1) * sizeof(uint64_t));
     c->col_ind = copy_array(m->col_ind, nnz * sizeof(uint32_t));
     c->row_in_strip = m->row_in_strip ? copy_array(m->row_in_strip, nnz) : NULL;
     c->values = copy_array(m->values, nnz * sizeof(double));
@@ -137,7 +137,7 @@ static void corrupt(const cmrscl_cmrs *m, const uint8_t h[HEADER], cmrscl_cmrs *
     uint8_t mask = h[7] ? h[7] : 1;
     int32_t wide = (int32_t)((uint32_t)mask << 8 * (pos % 4)); /* reaches the sign bit */
     uint8_t *bytes = (uint8_t *)c->strip_ptr;
-    size_t len = ((size_t)m->strips + 1) * sizeof(uint32_t);
+    size_t len = ((size_t)m->strips + 1) * sizeof(uint64_t);
     switch (h[4] % 10) {
     case 1: bytes = (uint8_t *)c->col_ind, len = nnz * sizeof(uint32_t); break;
     case 2: bytes = c->row_in_strip, len = c->row_in_strip ? nnz : 0; break;
@@ -209,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cmrscl_status st = cmrscl_csr_from_coo(rows, cols, n, ri, ci, values, &csr);
         FUZZ_CHECK(st == CMRSCL_OK, "csr_from_coo: %s", cmrscl_status_name(st));
         for (int32_t i = 0; i < rows; ++i)
-            for (int32_t k = csr.row_ptr[i] + 1; k < csr.row_ptr[i + 1]; ++k)
+            for (int64_t k = csr.row_ptr[i] + 1; k < csr.row_ptr[i + 1]; ++k)
                 FUZZ_CHECK(csr.col_ind[k - 1] < csr.col_ind[k], "csr_from_coo: row %d", i);
     }
     free(ri), free(ci), free(val);

@@ -5,7 +5,7 @@
 
 int main(void)
 {
-    int32_t row_ptr[] = {0, 1, 2};
+    int64_t row_ptr[] = {0, 1, 2};
     int32_t col[] = {1, 0};
     double val[] = {2.0, 3.0};
     cmrscl_csr a = {2, 2, 2, row_ptr, col, val};

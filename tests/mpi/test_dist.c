@@ -70,7 +70,7 @@ static void check_rows(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_precis
         for (int32_t k = 0; same && k < n; ++k) {
             int32_t c = got.col_ind[got.row_ptr[i] + k];
             int32_t global = c < plan.local_cols ? plan.first_col + c : halo[c - plan.local_cols];
-            int32_t ka = a->row_ptr[gi];
+            int64_t ka = a->row_ptr[gi];
             while (ka < a->row_ptr[gi + 1] && a->col_ind[ka] != global)
                 ++ka;
             double want = ka < a->row_ptr[gi + 1] ? a->values[ka] : NAN;
@@ -185,7 +185,7 @@ static void check_case(source_kind kind, const char *name, const cmrscl_csr *a)
                 mine = (cmrscl_csr){(int32_t)(r1 - r0),
                                     a->cols,
                                     a->row_ptr[r1] - a->row_ptr[r0],
-                                    malloc(sizeof(int32_t) * (size_t)(r1 - r0 + 1)),
+                                    malloc(sizeof *a->row_ptr * (size_t)(r1 - r0 + 1)),
                                     a->col_ind + a->row_ptr[r0],
                                     a->values + a->row_ptr[r0]};
                 for (int64_t i = r0; i <= r1; ++i)
@@ -232,10 +232,12 @@ int main(int argc, char **argv)
         cmrscl_csr_free(&a);
     }
     /* By hand: 7 x 5 with empty rows (rectangular), and 3 x 3 (more ranks than rows at 4). */
-    int32_t rp[] = {0, 2, 2, 3, 3, 6, 6, 8}, ci[] = {0, 4, 2, 0, 1, 3, 1, 4};
+    int64_t rp[] = {0, 2, 2, 3, 3, 6, 6, 8};
+    int32_t ci[] = {0, 4, 2, 0, 1, 3, 1, 4};
     double v[] = {1, 2, 3, 4, 5, 6, 7, 8};
     cmrscl_csr tall = {7, 5, 8, rp, ci, v};
-    int32_t rp3[] = {0, 2, 3, 5}, ci3[] = {0, 2, 1, 0, 2};
+    int64_t rp3[] = {0, 2, 3, 5};
+    int32_t ci3[] = {0, 2, 1, 0, 2};
     double v3[] = {4, -1, 4, -1, 4};
     cmrscl_csr small = {3, 3, 5, rp3, ci3, v3};
     if (ctx) {

@@ -90,7 +90,8 @@ int main(int argc, char **argv)
                                          NULL, &dm);
         expect(st, CMRSCL_ERROR_FILE_IO, "cannot open /no/such/file.mtx", 0);
     } else if (strcmp(mode, "rows") == 0) {
-        int32_t rp[] = {0, 1}, ci[] = {rank == last ? 99 : rank};
+        int64_t rp[] = {0, 1};
+        int32_t ci[] = {rank == last ? 99 : rank};
         double v[] = {1.0};
         cmrscl_csr mine = {1, ranks, 1, rp, ci, v};
         st = cmrscl_dist_create(MPI_COMM_WORLD, ctx, CMRSCL_FLOAT, &mine, NULL, &dm);

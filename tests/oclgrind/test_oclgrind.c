@@ -14,7 +14,9 @@
  *           into tiles; the strip family's split path, tiles of 3 entries by default)
  *        test_oclgrind shuffle   (says why the shuffle reduction cannot run; exits 77)
  *        test_oclgrind convert float|double   (cmrscl_matrix_create_from_cl and the values
- *          updates: cl/convert.cl under the checks, the results against the host path) */
+ *          updates: cl/convert.cl under the checks, the results against the host path)
+ *        test_oclgrind index64 ARGS...   (any of the above with 64-bit entry indices forced:
+ *          StripPtr, the tiles' first entries, the loops, the permutation of updates) */
 #include "internal.h"
 #include "test_matrices.h"
 #include "test_util.h"
@@ -25,6 +27,9 @@
 #include <string.h>
 
 #define SKIP 77
+
+/* cmrscl_options.index_bits of every matrix: 0 (the plan's: 32 here), or 64 (index64). */
+static int index_bits = 0;
 #define SHUFFLE_SKIP_REASON                                                                        \
     "the shuffle reduction uses NVIDIA inline PTX, so it cannot run under Oclgrind"
 
@@ -163,7 +168,8 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
             CHECK_OK(cmrscl_matrix_params(m, &p));
             CHECK_MSG(p.height == opt->height && p.warp == opt->warp && p.kernel == opt->kernel &&
                           p.work_group_size == opt->work_group_size && p.layout == opt->layout &&
-                          p.order == opt->order && p.reduce == CMRSCL_REDUCE_LOCAL,
+                          p.order == opt->order && p.reduce == CMRSCL_REDUCE_LOCAL &&
+                          p.index_bits == (opt->index_bits ? opt->index_bits : 32),
                       "%s: parameters not as asked (%s)", what, p.build_options);
             check_product(e, m, &ref_a, v->precision, 1.0, 0.0, what);
             check_product(e, m, &ref_a, v->precision, -1.5, 0.5, what);
@@ -199,28 +205,30 @@ static int run_convert(const env *e, cmrscl_precision prec)
         cmrscl_csr a, b;
         const char *name = build_matrix(i, &a);
         b = test_csr_rounded(&a, CMRSCL_DOUBLE);
-        for (int32_t k = 0; k < a.nnz; ++k)
+        for (int64_t k = 0; k < a.nnz; ++k)
             b.values[k] = 2.0 * a.values[k] + 1.0;
         cmrscl_csr ref_a = test_csr_rounded(&a, prec), ref_b = test_csr_rounded(&b, prec);
         void *va = malloc(vs * ((size_t)a.nnz + 1)), *vb = malloc(vs * ((size_t)a.nnz + 1));
-        for (int32_t k = 0; k < a.nnz; ++k)
+        for (int64_t k = 0; k < a.nnz; ++k)
             put(va, prec, (size_t)k, a.values[k]), put(vb, prec, (size_t)k, b.values[k]);
+        int32_t *rp32 = test_row_ptr32(&a); /* the device path takes int32 row pointers */
         for (size_t c = 0; c < sizeof plans / sizeof plans[0]; ++c, ++cases) {
             cmrscl_options opt = {0};
             opt.kernel = plans[c].kernel, opt.height = plans[c].height;
             opt.layout = plans[c].layout, opt.order = plans[c].order, opt.tile = plans[c].tile;
             opt.reduce = CMRSCL_REDUCE_LOCAL;
+            opt.index_bits = index_bits;
             char what[160];
-            snprintf(what, sizeof what, "%s, convert, %s height %d, plan %zu", name,
-                     cmrscl_precision_name(prec), opt.height, c);
-            cl_mem rp = exact_buffer(e, CL_MEM_READ_ONLY, 4 * ((size_t)a.rows + 1), a.row_ptr);
+            snprintf(what, sizeof what, "%s, convert, %s height %d, plan %zu, index bits %d", name,
+                     cmrscl_precision_name(prec), opt.height, c, index_bits);
+            cl_mem rp = exact_buffer(e, CL_MEM_READ_ONLY, 4 * ((size_t)a.rows + 1), rp32);
             cl_mem ci = exact_buffer(e, CL_MEM_READ_ONLY, 4 * (size_t)a.nnz, a.col_ind);
             cl_mem v = exact_buffer(e, CL_MEM_READ_ONLY, vs * (size_t)a.nnz, va);
             cl_mem nv = exact_buffer(e, CL_MEM_READ_ONLY, vs * (size_t)a.nnz, vb);
             cmrscl_matrix host = NULL, dev = NULL, fresh = NULL;
             CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, prec, &a, &opt, &host));
-            CHECK_OK(cmrscl_matrix_create_from_cl(e->ctx, prec, a.rows, a.cols, a.nnz, rp, ci, v,
-                                                  &opt, &dev));
+            CHECK_OK(cmrscl_matrix_create_from_cl(e->ctx, prec, a.rows, a.cols, (int32_t)a.nnz, rp,
+                                                  ci, v, &opt, &dev));
             CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, prec, &b, &opt, &fresh));
             if (host && dev && fresh) {
                 check_same_cmrs(host, dev, what);
@@ -236,7 +244,7 @@ static int run_convert(const env *e, cmrscl_precision prec)
                 if (**p)
                     clReleaseMemObject(**p);
         }
-        free(va), free(vb);
+        free(va), free(vb), free(rp32);
         cmrscl_csr_free(&ref_a), cmrscl_csr_free(&ref_b);
         cmrscl_csr_free(&a), cmrscl_csr_free(&b);
     }
@@ -284,6 +292,7 @@ static int run_height(const env *e, const variant *v, int height)
             opt.layout = v->layout;
             opt.order = k == 0 ? CMRSCL_ORDER_ROWS : CMRSCL_ORDER_COLUMNS;
             opt.reduce = CMRSCL_REDUCE_LOCAL;
+            opt.index_bits = index_bits;
             products += run_matrices(e, v, &opt);
         }
     return products;
@@ -387,20 +396,23 @@ static int run_variant(const env *e, const variant *v)
         last = h;
     }
     CHECK_MSG(count > 0, "no height lies in %d..%d", v->min_height, v->max_height);
-    printf("%s %s %s, warp %d, tile %d, %s order: %d products checked (%d heights from %d to %d, "
-           "work-groups of one warp and of several, %d matrices, beta = 0 and beta != 0)\n",
+    printf("%s %s %s, warp %d, tile %d, %s order, %d-bit indices: %d products checked (%d "
+           "heights from %d to %d, work-groups of one warp and of several, %d matrices, beta = 0 "
+           "and beta != 0)\n",
            v->kernel == CMRSCL_KERNEL_SEGMENT ? "segment" : "strip",
            cmrscl_precision_name(v->precision),
            v->layout == CMRSCL_LAYOUT_PACKED ? "packed" : "unpacked", v->warp, v->tile,
            v->orders == 3   ? "row and column"
            : v->orders == 1 ? "row"
                             : "column",
-           products, count, first, last, MATRIX_COUNT);
+           index_bits ? index_bits : 32, products, count, first, last, MATRIX_COUNT);
     return test_finish("oclgrind");
 }
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "index64")) /* the rest as usual, 64-bit indices */
+        index_bits = 64, --argc, ++argv;
     variant v;
     bool shuffle = argc == 2 && !strcmp(argv[1], "shuffle");
     bool convert = argc == 3 && !strcmp(argv[1], "convert");

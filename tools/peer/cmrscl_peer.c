@@ -205,12 +205,20 @@ static const struct {
 static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, int is_float,
                          const options *o, FILE *csv)
 {
-    for (int32_t k = 0; is_float && k < a->nnz; ++k) /* the device holds these values */
+    /* cuSPARSE gets 32-bit row offsets (CUSPARSE_INDEX_32I for both index arrays) */
+    if (a->nnz > INT32_MAX)
+        return failed(name, "more than INT32_MAX entries: the peer runs 32-bit indices only");
+    for (int64_t k = 0; is_float && k < a->nnz; ++k) /* the device holds these values */
         a->values[k] = (double)(float)a->values[k];
     size_t vs = is_float ? 4 : 8;
     double *x = malloc(sizeof(double) * ((size_t)a->cols + 1));
-    if (!x)
+    int32_t *row_ptr = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));
+    if (!x || !row_ptr) {
+        free(x), free(row_ptr);
         return failed(name, "out of host memory");
+    }
+    for (int64_t i = 0; i <= a->rows; ++i)
+        row_ptr[i] = (int32_t)a->row_ptr[i];
     make_x(x, a->cols, is_float);
     device_csr d;
     memset(&d, 0, sizeof d);
@@ -218,7 +226,7 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
     if (cudaMalloc((void **)&d.row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)) != cudaSuccess ||
         cudaMalloc((void **)&d.col_ind, sizeof(int32_t) * ((size_t)a->nnz + 1)) != cudaSuccess ||
         cudaMalloc(&d.y, vs * ((size_t)a->rows + 1)) != cudaSuccess ||
-        cudaMemcpy(d.row_ptr, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1),
+        cudaMemcpy(d.row_ptr, row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1),
                    cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaMemcpy(d.col_ind, a->col_ind, sizeof(int32_t) * (size_t)a->nnz,
                    cudaMemcpyHostToDevice) != cudaSuccess)
@@ -237,16 +245,16 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
                 name, is_float ? "float" : "double", algs[i].name, r.median_ms, r.min_ms, r.loop_ms,
                 r.bound_ratio, ok ? "PASS" : "FAIL");
         if (!rc)
-            fprintf(csv, "cuSPARSE %d.%d,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+            fprintf(csv, "cuSPARSE %d.%d,%s,%s,%s,%d,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g\n",
                     CUSPARSE_VER_MAJOR, CUSPARSE_VER_MINOR, name, is_float ? "float" : "double",
-                    algs[i].name, a->rows, a->cols, a->nnz, ok ? r.median_ms : 0.0,
+                    algs[i].name, a->rows, a->cols, (long long)a->nnz, ok ? r.median_ms : 0.0,
                     ok ? r.min_ms : 0.0, ok ? r.loop_ms : 0.0, r.relative_error, r.bound_ratio);
         fflush(csv);
         if (!ok)
             rc = 1;
     }
     device_free(&d);
-    free(x);
+    free(x), free(row_ptr);
     return rc;
 }
 
