@@ -47,8 +47,12 @@
     256 /* ... and for few-row matrices, where a tile's chain of loads is                          \
            the time (both measured, docs/PERFORMANCE.md "The plan") */
 #define SPLIT_FROM                                                                                 \
-    2048 /* automatic split only of strips longer than this: below, the                            \
-            second kernel costs more than the long strip */
+    2048               /* automatic split only of strips longer than this: below, the              \
+                          second kernel costs more than the long strip */
+#define VECTOR_WAVES 4 /* few-row matrices whose rows all get a warp within this many waves... */
+#define VECTOR_CHAIN                                                                               \
+    4096 /* ... and whose longest row is at most this long: CSR-vector in one kernel beats         \
+            HEIGHT 8 strips split in two (docs/PERFORMANCE.md, session 6) */
 
 /* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
  * match of the device name wins. Each entry says where it was measured. */
@@ -146,7 +150,21 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     p->height_source = "matrix rule";
     /* Few rows: short strips make short chains of loads. */
     bool few_rows = has_few_rows(dev, a->rows);
-    if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS) {
+    bool short_chain = a->rows <= VECTOR_WAVES * resident_warps(dev) &&
+                       st->max_row <= VECTOR_CHAIN && a->row_ptr &&
+                       analyze_longest_strip(a->rows, a->row_ptr, 8) > SPLIT_FROM;
+    if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS && short_chain) {
+        /* HEIGHT 8 would split a long strip and pay a second kernel; a warp per row (all
+         * rows resident within a few waves) has a chain of at most VECTOR_CHAIN / 128 rounds
+         * of four loads per lane, shorter than that kernel. */
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = 1;
+        p->tile = -1; /* never split: choose_split reads it */
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "few rows (%d <= %d x %.0f resident warps), longest %d <= %d: one warp per row "
+                 "(CSR-vector), no split",
+                 a->rows, VECTOR_WAVES, resident_warps(dev), st->max_row, VECTOR_CHAIN);
+    } else if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS) {
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 8;
         snprintf(p->plan_reason, sizeof p->plan_reason,
@@ -333,6 +351,10 @@ static cmrscl_status choose_split(const cmrscl_device_info *dev, const plan_matr
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "tile %d: expected entries per tile, 0 (automatic) or -1 (never split)",
                            opt->tile);
+    if (!opt->tile && p->tile == -1) { /* the matrix rule's "never split" */
+        p->tile = 0;
+        return CMRSCL_OK;
+    }
     p->tile = opt->tile == -1 ? 0 : opt->tile ? opt->tile : auto_tile(dev, a);
     int64_t long_from = 2 * (int64_t)p->tile;
     if (!opt->tile && long_from < SPLIT_FROM)

@@ -293,6 +293,36 @@ static void test_split(void)
     CHECK(p.tile == 0);
 }
 
+/* Few rows, one of them long: a warp per row in one kernel while every row gets a warp
+ * within VECTOR_WAVES waves and the longest row is short enough, else HEIGHT 8 split. */
+static void test_few_rows_long_row(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1, d.compute_units = 132; /* 8448 resident warps */
+    const struct {
+        int32_t rows, long_row;
+        int height, split;
+    } cases[] = {{2000, 3000, 1, 0}, {2000, 5000, 8, 1}, {40000, 3000, 8, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        int32_t rows = cases[c].rows;
+        int64_t *row_ptr = malloc(sizeof *row_ptr * ((size_t)rows + 1));
+        row_ptr[0] = 0;
+        for (int32_t i = 0; i < rows; ++i)
+            row_ptr[i + 1] = row_ptr[i] + (i == 7 ? cases[c].long_row : 6);
+        plan_matrix a = {.rows = rows, .cols = rows, .nnz = row_ptr[rows], .row_ptr = row_ptr};
+        analyze_rows(rows, rows, row_ptr, NULL, &a.stats);
+        cmrscl_params p;
+        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+        CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == cases[c].height &&
+              (p.tile > 0) == cases[c].split && test_contains(p.plan_reason, "few rows"));
+        cmrscl_options o = {0};
+        o.tile = 512; /* the user's tile still splits the CSR-vector plan */
+        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+        CHECK(p.tile == 512);
+        free(row_ptr);
+    }
+}
+
 static void test_tuned_table(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
@@ -380,6 +410,7 @@ int main(void)
     test_matrix_rule();
     test_column_spread();
     test_split();
+    test_few_rows_long_row();
     test_tuned_table();
     test_index_width();
     test_device_memory_limits();
