@@ -7,14 +7,18 @@
  * "The plan"):
  *   long rows (mu >= LONG_ROWS)     -> strip family, HEIGHT 1: CSR-vector, one warp per
  *                                      row;
- *   medium rows (mu >= MEDIUM_ROWS) -> strip family, Algorithm 1 with column-ordered strips,
- *                                      HEIGHT 16 (float) or 8 (double);
+ *   medium rows (mu >= MEDIUM_ROWS, -> strip family, Algorithm 1 with column-ordered strips,
+ *   or SCATTERED_FLOAT_ROWS for        HEIGHT 16 (float) or 8 (double);
+ *   scattered rows in float)
  *   short rows                      -> segment family, the matrix streamed past L2;
  *                                      banded (column spread < LOCAL_SPREAD): 128 rows per
  *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
  *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
  *   LONG_ROWS)                      -> strip family, HEIGHT 8: short strips, short chains
- *                                      of loads, the matrix left in L2 (it fits there).
+ *                                      of loads, the matrix left in L2 (it fits there);
+ *                                      but HEIGHT 1 without a split when HEIGHT 8 would
+ *                                      split, all rows fit VECTOR_WAVES waves of warps and
+ *                                      no row is longer than VECTOR_CHAIN.
  *   Any strip longer than 2 tiles and SPLIT_FROM entries is split (see auto_tile).
  * The segment family needs warp shuffles to be fast on a GPU; GPUs without them keep the
  * strip family with the device rule's HEIGHT, and CPUs walk each strip with one work-item
@@ -37,12 +41,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DEFAULT_WORK_GROUP 128 /* paper, section 6.3: smallest size that saturates memory */
-#define LONG_ROWS 128.0        /* mu from which one warp per row (CSR-vector) wins */
-#define MEDIUM_ROWS 8.0        /* mu from which Algorithm 1 wins over the segmented scan */
-#define SEGMENT_ROWS 64        /* rows per strip of the segment family (scattered rows) */
-#define SHORT_STRIP_MU 2.0     /* mu from which few-row matrices fill HEIGHT 8 strips enough */
-#define MIN_TILE 1024          /* shortest automatic tile of the split path ... */
+#define DEFAULT_WORK_GROUP 128   /* paper, section 6.3: smallest size that saturates memory */
+#define LONG_ROWS 128.0          /* mu from which one warp per row (CSR-vector) wins */
+#define MEDIUM_ROWS 8.0          /* mu from which Algorithm 1 wins over the segmented scan */
+#define SCATTERED_FLOAT_ROWS 3.5 /* ... and from which it wins on scattered rows in float */
+#define SEGMENT_ROWS 64          /* rows per strip of the segment family (scattered rows) */
+#define SHORT_STRIP_MU 2.0       /* mu from which few-row matrices fill HEIGHT 8 strips enough */
+#define MIN_TILE 1024            /* shortest automatic tile of the split path ... */
 #define MIN_TILE_FEW                                                                               \
     256 /* ... and for few-row matrices, where a tile's chain of loads is                          \
            the time (both measured, docs/PERFORMANCE.md "The plan") */
@@ -177,7 +182,9 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "long rows (mu %.1f >= %.0f): one warp per row (CSR-vector), long rows split",
                  st->mu, LONG_ROWS);
-    } else if (st->mu >= MEDIUM_ROWS) {
+    } else if (st->mu >= MEDIUM_ROWS ||
+               (precision == CMRSCL_FLOAT && st->col_spread >= LOCAL_SPREAD &&
+                st->mu >= SCATTERED_FLOAT_ROWS)) {
         /* Rows that fill a good part of a warp: Algorithm 1. Doubles take half the slots
          * (the same local memory per lane), which measured faster on every such matrix. */
         p->kernel = CMRSCL_KERNEL_STRIP;

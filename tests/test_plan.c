@@ -172,13 +172,20 @@ static void test_matrix_rule(void)
           p.cache_hint == CMRSCL_CACHE_HINT_OFF);
     CHECK_OK(choose_stats(&d, 15.5, 10.0, 0.0, 1000, &p)); /* power-law rows of mu 15 */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16);
-    CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p)); /* scattered short rows */
+    CHECK_OK(choose_stats(&d, 3, 0.6, 0.33, 1000, &p)); /* scattered short rows */
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64 && p.order == CMRSCL_ORDER_ROWS &&
           p.warp == 32 && p.reduce == CMRSCL_REDUCE_SHUFFLE && p.row_bits == 6 &&
           p.lane_entries == 1 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&
           test_contains(p.build_options, "-DKERNEL=2") &&
           test_contains(p.build_options, "-DLANE_ENTRIES=1") &&
           test_contains(p.plan_reason, "scattered"));
+    /* Scattered rows of mu 4 in float: Algorithm 1 already; in double still the scan. */
+    CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
+    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33}};
+    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.01, 1000, &p)); /* banded short rows: a stencil */
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 128 && p.row_bits == 7 &&
           p.lane_entries == 4 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&
