@@ -14,6 +14,7 @@
  *   SOURCE_DOUBLE  1: the CSR values read are doubles, 0: floats              (required)
  *   ENTRY_PAD      zero entries after ColInd and the values (CMRS_ENTRY_PAD)  (required)
  *   INDEX64        the matrix's entry indices (spmv_common.cl): 1 ulong, 0 uint (default 0)
+ *   CONVERT_GROUP  work-items per group (host/convert_launch.h)                (required)
  *
  * The CSR read here has int32 row pointers (cmrscl_matrix_create_from_cl), so its indices
  * are uint: nnz < 2^31, an entry index plus the padding, or a strip's begin plus its length,
@@ -114,23 +115,84 @@ __kernel void convert_check(const uint rows, const int cols, const uint nnz,
 }
 
 /* The sample of the column spread (host/analyze.c, analyze_spread_layout): sampled row j
- * is row j * row_step, whose entries 0, step, 2 * step, ... (step = ceil(len / entries), at
- * least 1) go to slots out[j * entries...]. Runs beside convert_check, before the row
- * pointers are known to be valid, so it reads only inside 0..nnz-1. */
+ * is row j * row_step, whose length goes to lengths[j] and whose entries 0, step, 2 * step,
+ * ... (step = ceil(len / entries), at least 1) go to slots out[j * entries...]. Runs beside
+ * convert_check, before the row pointers are known to be valid, so it reads only inside
+ * 0..nnz-1. */
 __kernel void convert_sample(const uint sampled_rows, const uint row_step, const int entries,
                              const int nnz, __global const int *restrict row_ptr,
-                             __global const int *restrict col_ind, __global int *restrict out)
+                             __global const int *restrict col_ind, __global int *restrict lengths,
+                             __global int *restrict out)
 {
     const uint j = get_global_id(0);
     if (j >= sampled_rows)
         return;
     const ulong i = (ulong)j * row_step;
     const int begin = row_ptr[i], len = row_ptr[i + 1] - begin;
+    lengths[j] = len;
     if (begin < 0 || len < 0 || begin > nnz - len)
         return; /* bad row pointers: convert_check reports them */
     const int step = len > entries ? (len + entries - 1) / entries : 1;
     for (int k = 0, t = 0; k < len; k += step, ++t)
         out[j * entries + t] = col_ind[begin + k];
+}
+
+/* ---- the row statistics (host/analyze.c, row_totals), summed on the device ----
+ * Value v of a work-group's totals: 0 the entries, 1 the squared row lengths, 2 the empty
+ * rows, 3 + k the longest strip of 2^k rows (k = 0: the longest row). Integers, so the sums
+ * are exact in any order; meaningless (but harmless) when convert_check finds bad row
+ * pointers. */
+#define TOTALS (3 + STRIP_HEIGHT_LOGS)
+#define STRIP_HEIGHT_LOGS 9
+
+/* Reduces each work-item's v-th value over the work-group into out[v] (sums for v < 3,
+ * maxima after), one value at a time through `scratch`. */
+INLINE void group_totals(ulong *mine, __local ulong *scratch, __global ulong *out)
+{
+    const uint l = get_local_id(0);
+    for (uint v = 0; v < TOTALS; ++v) {
+        scratch[l] = mine[v];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint w = CONVERT_GROUP / 2; w > 0; w >>= 1) {
+            if (l < w)
+                scratch[l] = v < 3 ? scratch[l] + scratch[l + w] : max(scratch[l], scratch[l + w]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (l == 0)
+            out[v] = scratch[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* One work-item per row: group g's totals into partial[g * TOTALS...]. */
+__kernel __attribute__((reqd_work_group_size(CONVERT_GROUP, 1, 1))) void
+convert_row_stats(const uint rows, __global const int *restrict row_ptr,
+                  __global ulong *restrict partial)
+{
+    __local ulong scratch[CONVERT_GROUP];
+    const uint i = get_global_id(0);
+    ulong mine[TOTALS] = {0};
+    if (i < rows) {
+        const ulong len = (ulong)(uint)(row_ptr[i + 1] - row_ptr[i]);
+        mine[0] = len, mine[1] = len * len, mine[2] = len == 0;
+        for (uint k = 0; k < STRIP_HEIGHT_LOGS; ++k)
+            if ((i & ((1u << k) - 1u)) == 0)
+                mine[3 + k] = (ulong)(uint)(row_ptr[min(i + (1u << k), rows)] - row_ptr[i]);
+    }
+    group_totals(mine, scratch, partial + (ulong)get_group_id(0) * TOTALS);
+}
+
+/* One work-group: the partial totals of `groups` groups into total[0..TOTALS-1]. */
+__kernel __attribute__((reqd_work_group_size(CONVERT_GROUP, 1, 1))) void
+convert_row_totals(const uint groups, __global const ulong *restrict partial,
+                   __global ulong *restrict total)
+{
+    __local ulong scratch[CONVERT_GROUP];
+    ulong mine[TOTALS] = {0};
+    for (uint g = get_local_id(0); g < groups; g += CONVERT_GROUP)
+        for (uint v = 0; v < TOTALS; ++v)
+            mine[v] = v < 3 ? mine[v] + partial[g * TOTALS + v] : max(mine[v], partial[g * TOTALS + v]);
+    group_totals(mine, scratch, total);
 }
 
 /* StripPtr: strip s starts where its first row does. */

@@ -24,16 +24,18 @@ static int64_t spread_entry_step(int64_t len)
     return len > SPREAD_ENTRIES ? (len + SPREAD_ENTRIES - 1) / SPREAD_ENTRIES : 1;
 }
 
-/* The columns come from col_ind, or, one per sampled entry in sample order, from sampled. */
+/* The columns come from col_ind, or, one per sampled entry in sample order, from sampled;
+ * the sampled rows' lengths from row_ptr, or, one per sampled row, from sample_len. */
 static double column_spread(int32_t rows, int32_t cols, const int64_t *row_ptr,
-                            const int32_t *col_ind, const int32_t *sampled)
+                            const int32_t *sample_len, const int32_t *col_ind,
+                            const int32_t *sampled)
 {
     if ((!col_ind && !sampled) || rows <= 0 || cols <= 0)
         return 0.0;
     int64_t row_step = rows > SPREAD_ROWS ? rows / SPREAD_ROWS : 1, seen = 0;
     double sum = 0.0;
     for (int64_t i = 0; i < rows; i += row_step) {
-        int64_t len = row_ptr[i + 1] - row_ptr[i];
+        int64_t len = row_ptr ? row_ptr[i + 1] - row_ptr[i] : sample_len[i / row_step];
         int64_t step = spread_entry_step(len);
         double diagonal = (double)i * cols / rows;
         for (int64_t k = 0; k < len; k += step, ++seen)
@@ -49,14 +51,14 @@ void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s)
     s->entries = SPREAD_ENTRIES;
 }
 
-int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int64_t *row_ptr,
+int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *sample_len,
                                const int32_t *slots, int32_t *sampled)
 {
     spread_sample s;
     analyze_spread_layout(rows, cols, &s);
     int64_t seen = 0;
     for (int64_t j = 0; j < s.rows; ++j) {
-        int64_t len = row_ptr[j * s.row_step + 1] - row_ptr[j * s.row_step];
+        int64_t len = sample_len[j];
         int64_t step = spread_entry_step(len);
         for (int32_t t = 0; t * step < len; ++t)
             sampled[seen++] = slots[j * s.entries + t];
@@ -91,41 +93,50 @@ static void sum_rows(void *ctx, int thread, int threads)
     r->part[thread].empty = empty, r->part[thread].longest = longest;
 }
 
-/* Rows from which the row sums take all threads. */
-#define PARALLEL_ROWS (1 << 18)
+/* Rows from which the row sums take all threads: starting 15 threads cost an H200 host
+ * about 1.5 ms, as long as a thread takes for a million rows. */
+#define PARALLEL_ROWS (1 << 21)
 
-static void row_stats(int32_t rows, int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
-                      const int32_t *sampled, cmrscl_matrix_stats *out)
+/* The statistics from the exact totals: the same doubles whoever summed them. */
+static void stats_from_totals(int32_t rows, int64_t sum, int64_t sum_sq, int64_t empty,
+                              int64_t longest, cmrscl_matrix_stats *out)
 {
     memset(out, 0, sizeof *out);
     if (rows <= 0)
         return;
-    row_sums r = {.row_ptr = row_ptr, .rows = rows};
-    int threads = rows < PARALLEL_ROWS ? 1 : parallel_threads();
-    threads = threads > 256 ? 256 : threads;
-    parallel_run(threads, sum_rows, &r);
-    int64_t sum = 0, sum_sq = 0;
-    for (int t = 0; t < threads; ++t) {
-        sum += r.part[t].sum, sum_sq += r.part[t].sum_sq;
-        out->empty_rows += (int32_t)r.part[t].empty;
-        out->max_row = r.part[t].longest > out->max_row ? r.part[t].longest : out->max_row;
-    }
+    out->empty_rows = (int32_t)empty;
+    out->max_row = (int32_t)longest; /* a valid row holds at most cols <= INT32_MAX entries */
     out->mu = (double)sum / rows;
     double var = (double)sum_sq / rows - out->mu * out->mu;
     out->row_cv = out->mu > 0 ? sqrt(var > 0 ? var : 0) / out->mu : 0.0;
-    out->col_spread = column_spread(rows, cols, row_ptr, col_ind, sampled);
 }
 
 void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
                   cmrscl_matrix_stats *out)
 {
-    row_stats(rows, cols, row_ptr, col_ind, NULL, out);
+    int64_t sum = 0, sum_sq = 0, empty = 0, longest = 0;
+    if (rows > 0) {
+        row_sums r = {.row_ptr = row_ptr, .rows = rows};
+        int threads = rows < PARALLEL_ROWS ? 1 : parallel_threads();
+        threads = threads > 256 ? 256 : threads;
+        parallel_run(threads, sum_rows, &r);
+        for (int t = 0; t < threads; ++t) {
+            sum += r.part[t].sum, sum_sq += r.part[t].sum_sq, empty += r.part[t].empty;
+            longest = r.part[t].longest > longest ? r.part[t].longest : longest;
+        }
+    }
+    stats_from_totals(rows, sum, sum_sq, empty, longest, out);
+    if (rows > 0)
+        out->col_spread = column_spread(rows, cols, row_ptr, NULL, col_ind, NULL);
 }
 
-void analyze_rows_sampled(int32_t rows, int32_t cols, const int64_t *row_ptr,
-                          const int32_t *sampled, cmrscl_matrix_stats *out)
+void analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t,
+                         const int32_t *sample_len, const int32_t *sampled,
+                         cmrscl_matrix_stats *out)
 {
-    row_stats(rows, cols, row_ptr, NULL, sampled, out);
+    stats_from_totals(rows, t->sum, t->sum_sq, t->empty, t->longest_strip[0], out);
+    if (rows > 0)
+        out->col_spread = column_spread(rows, cols, NULL, sample_len, NULL, sampled);
 }
 
 cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)

@@ -57,10 +57,12 @@ static void widen_range(void *ctx, int thread, int threads)
 
 int64_t *csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows)
 {
-    widening w = {row_ptr, cmrscl_alloc((size_t)rows + 1, sizeof(int64_t)), (int64_t)rows + 1};
-    /* on all threads from a million rows: the device create widens RowPtr on its critical path */
+    /* Huge pages: the device create widens RowPtr on its critical path, where faulting in
+     * 4 KiB pages cost an H200 host 1 ms for a million rows. Threads from 8 million rows
+     * (starting them costs about as much as a million rows). */
+    widening w = {row_ptr, parallel_alloc((size_t)rows + 1, sizeof(int64_t)), (int64_t)rows + 1};
     if (w.to)
-        parallel_run(w.n < (1 << 20) ? 1 : parallel_threads(), widen_range, &w);
+        parallel_run(w.n < (1 << 23) ? 1 : parallel_threads(), widen_range, &w);
     return w.to;
 }
 

@@ -55,7 +55,7 @@ CMRSCL_HIDDEN int parallel_threads(void);
  * caller's thread: the result never depends on it. */
 typedef void (*parallel_fn)(void *ctx, int thread, int threads);
 CMRSCL_HIDDEN void parallel_run(int threads, parallel_fn fn, void *ctx);
-/* Like cmrscl_alloc, for the set-up's big arrays: from 8 MB on, on 2 MB boundaries with
+/* Like cmrscl_alloc, for the set-up's big arrays: from 2 MB on, on 2 MB boundaries with
  * huge pages advised, since faulting in fresh 4 KB pages costs as much as filling them
  * (and more in virtual machines). free() releases it. */
 CMRSCL_HIDDEN void *parallel_alloc(size_t n, size_t size);
@@ -171,14 +171,22 @@ typedef struct spread_sample {
     int32_t entries;
 } spread_sample;
 CMRSCL_HIDDEN void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s);
-/* The sampled columns from the slots into sample order (sampled: rows x entries room);
- * returns their number. */
-CMRSCL_HIDDEN int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int64_t *row_ptr,
+/* The sampled columns from the slots into sample order (sampled: rows x entries room), the
+ * sampled rows' lengths given (sample_len); returns their number. */
+CMRSCL_HIDDEN int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *sample_len,
                                              const int32_t *slots, int32_t *sampled);
-/* analyze_rows with the sampled columns given in sample order instead of col_ind: the
- * same statistics, bit for bit. */
-CMRSCL_HIDDEN void analyze_rows_sampled(int32_t rows, int32_t cols, const int64_t *row_ptr,
-                                        const int32_t *sampled, cmrscl_matrix_stats *out);
+/* What the row statistics are made of, as the device sums them (convert_row_stats): exact
+ * integers, so the statistics equal analyze_rows' bit for bit. longest_strip[k]: entries of
+ * the longest strip of 2^k rows ([0]: the longest row). */
+#define STRIP_HEIGHT_LOGS 9 /* heights 1, 2, 4, ..., 256 */
+typedef struct row_totals {
+    int64_t sum, sum_sq, empty, longest_strip[STRIP_HEIGHT_LOGS];
+} row_totals;
+/* analyze_rows from the totals, the sampled rows' lengths and their sampled columns in
+ * sample order (analyze_spread_compact) instead of RowPtr and col_ind. */
+CMRSCL_HIDDEN void analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t,
+                                       const int32_t *sample_len, const int32_t *sampled,
+                                       cmrscl_matrix_stats *out);
 /* Entries of the longest strip of this height. */
 CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height);
 /* The split path's counts: the strips of more than 2 * tile entries ("long") and the tiles
@@ -213,8 +221,9 @@ CMRSCL_HIDDEN int plan_default_height(const cmrscl_device_info *dev, cmrscl_prec
 typedef struct plan_matrix {
     int32_t rows, cols;
     int64_t nnz;
-    const int64_t *row_ptr;
+    const int64_t *row_ptr; /* NULL on the device path until a split needs it */
     cmrscl_matrix_stats stats;
+    const int64_t *longest_strip; /* without row_ptr: row_totals.longest_strip, or NULL */
 } plan_matrix;
 /* Fills every plan field of *out but the sizes and timings (precision, kernel, height,
  * warp, work-group, layout, order, reduce, row_bits, modulo, cache_hint, tile, stats,
@@ -351,14 +360,16 @@ CMRSCL_HIDDEN extern size_t matrix_update_chunk;
 /* The steps of creating a matrix that the host path (matrix.c) and the device path
  * (matrix_device.c) share, in order. A matrix of ctx with its lock, nothing else yet. */
 CMRSCL_HIDDEN cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
-/* The plan from RowPtr and the statistics (the tuning database's plan for the matrix's class
- * when every option is automatic, else plan_choose), the split of long strips into *sp and
+/* The plan from the matrix's facts (the tuning database's plan for the matrix's class when
+ * every option is automatic, else plan_choose), the split of long strips into *sp and
  * each array's device bytes (BUF_PERM: 0), for matrix_check_device_memory next: fills
- * m->params (but the timings), m->strip_groups and m->tile_groups. */
-CMRSCL_HIDDEN cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t rows,
-                                        int32_t cols, const int64_t *row_ptr,
-                                        const cmrscl_matrix_stats *stats, const cmrscl_options *opt,
-                                        split_layout *sp, size_t bytes[BUF_COUNT]);
+ * m->params (but the timings), m->strip_groups and m->tile_groups. Without a->row_ptr, a
+ * plan that splits (or whose strips the table of a->longest_strip does not cover) sets
+ * *need_row_ptr and stops: the caller fetches RowPtr and plans again. */
+CMRSCL_HIDDEN cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision,
+                                        const plan_matrix *a, const cmrscl_options *opt,
+                                        split_layout *sp, size_t bytes[BUF_COUNT],
+                                        bool *need_row_ptr);
 /* Creates the buffers with bytes[i] > 0, filled from host[i], or, where host[i] is NULL,
  * left for kernels to write; adds their sizes to device_bytes. */
 CMRSCL_HIDDEN cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],

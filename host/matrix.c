@@ -282,14 +282,14 @@ cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
     return CMRSCL_OK;
 }
 
-cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t rows, int32_t cols,
-                          const int64_t *row_ptr, const cmrscl_matrix_stats *stats,
-                          const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT])
+cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const plan_matrix *a,
+                          const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT],
+                          bool *need_row_ptr)
 {
     cmrscl_context ctx = m->ctx;
     cmrscl_params *p = &m->params;
-    plan_matrix pm = {.rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr};
-    pm.stats = *stats;
+    plan_matrix pm = *a;
+    int32_t rows = a->rows, cols = a->cols;
     /* Every option automatic: a plan cmrscl_matrix_tune found for this class wins. */
     cmrscl_options tuned;
     char cls[64];
@@ -305,8 +305,12 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, int32_t r
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "the tuning database's fastest plan for matrices of class %s", cls);
     }
+    if (need_row_ptr)
+        *need_row_ptr = st == CMRSCL_OK && p->tile > 0 && !a->row_ptr;
+    if (need_row_ptr && *need_row_ptr)
+        return CMRSCL_OK;
     if (st == CMRSCL_OK)
-        st = split_build(rows, row_ptr, p->height, p->tile, sp);
+        st = split_build(rows, a->row_ptr, p->height, p->tile, sp);
     if (st != CMRSCL_OK)
         return st;
     p->rows = rows, p->cols = cols, p->nnz = pm.nnz;
@@ -350,7 +354,9 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     analyze_rows(rows, cols, row_ptr, col_ind, &stats);
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
-    st = matrix_plan(m, precision, rows, cols, row_ptr, &stats, opt, &sp, bytes);
+    plan_matrix pm = {.rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr,
+                      .stats = stats};
+    st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
     int perm_bits = 0;
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
         /* Updating values later needs each CMRS position's CSR entry. With sorted rows the

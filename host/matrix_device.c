@@ -92,27 +92,74 @@ static cmrscl_status report_bad_csr(const launcher *l, const device_csr *a, cons
                        row, e - 1, c[0], e, c[1]);
 }
 
-/* Checks the CSR on the device, gathers the column spread's sample beside the check, and
- * reads RowPtr (into rp32), the check's findings and the sample back in one round trip; then
- * widens RowPtr into *rp (what the analysis and the plan share with the host path) and takes
- * the row statistics (analyze.c, on the sample in the order the host path sums it: the same
- * statistics, bit for bit). */
-static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, int32_t *rp32,
-                                       int64_t **rp, cmrscl_matrix_stats *stats)
+/* RowPtr back from the device, widened (what the split and the error reports read). */
+static cmrscl_status fetch_row_ptr(const launcher *l, const device_csr *a, int32_t **rp32,
+                                   int64_t **rp)
 {
+    size_t n = (size_t)a->rows + 1;
+    /* huge pages: faulting in 4 KiB ones cost an H200 host as much as the copy */
+    if (!(*rp32 = parallel_alloc(n, sizeof(int32_t))))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                           "no memory for the row pointers of %d rows", a->rows);
+    cl_int err = clEnqueueReadBuffer(l->queue, a->row_ptr, CL_TRUE, 0, sizeof(int32_t) * n, *rp32,
+                                     0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueReadBuffer");
+    if (rp && !(*rp = csr_widen_row_ptr(*rp32, a->rows)))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                           "no memory for the row pointers of %d rows", a->rows);
+    return CMRSCL_OK;
+}
+
+/* Enqueues the row totals (convert_row_stats, then convert_row_totals into `total`). */
+static cmrscl_status sum_rows_on_device(const launcher *l, const device_csr *a, cl_mem total)
+{
+    cl_uint rows = (cl_uint)a->rows, groups = (rows + CONVERT_GROUP - 1) / CONVERT_GROUP;
+    cmrscl_status st = CMRSCL_OK;
+    cl_mem partial = launch_new_buffer(l->ctx, CL_MEM_READ_WRITE,
+                                       sizeof(cl_ulong) * ROW_TOTALS * (groups ? groups : 1), NULL,
+                                       &st, "row totals");
+    launch_arg stats_args[] = {ARG(rows), ARG(a->row_ptr), ARG(partial)};
+    launch_arg total_args[] = {ARG(groups), ARG(partial), ARG(total)};
+    if (st == CMRSCL_OK)
+        st = launch_run(l, "convert_row_stats", stats_args, COUNT(stats_args), rows, NULL);
+    if (st == CMRSCL_OK)
+        st =
+            launch_run(l, "convert_row_totals", total_args, COUNT(total_args), CONVERT_GROUP, NULL);
+    if (partial) /* released once the kernels are done with it */
+        clReleaseMemObject(partial);
+    return st;
+}
+
+/* Checks the CSR on the device and, beside the check, sums the row statistics and gathers
+ * the column spread's sample; reads the check's findings, the totals and the sample back in
+ * one round trip (RowPtr stays on the device unless the check failed), then the statistics
+ * (analyze.c, on the totals and on the sample in the order the host path sums it: the same
+ * statistics, bit for bit). */
+static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, row_totals *totals,
+                                       cmrscl_matrix_stats *stats)
+{
+    double t0 = cmrscl_seconds(), t_read = t0;
     cl_int bad[3] = {INT_MAX, INT_MAX, INT_MAX};
+    cl_ulong total[ROW_TOTALS] = {0};
     spread_sample s;
     analyze_spread_layout(a->rows, a->cols, &s);
-    size_t slots = (size_t)s.rows * (size_t)s.entries;
-    int32_t *sample = slots ? cmrscl_alloc(2 * slots, sizeof(int32_t)) : NULL;
+    size_t slots = (size_t)s.rows * (size_t)s.entries, sampled_rows = (size_t)s.rows;
+    /* the slots, the sampled columns in sample order, the sampled rows' lengths */
+    int32_t *sample = slots ? cmrscl_alloc(2 * slots + sampled_rows, sizeof(int32_t)) : NULL;
     cmrscl_status st = !slots || sample
                            ? CMRSCL_OK
                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                          "no memory for a sample of %zu entries", slots);
     cl_mem flags =
         launch_new_buffer(l->ctx, CL_MEM_READ_WRITE, sizeof bad, bad, &st, "check flags");
+    cl_mem total_buf =
+        launch_new_buffer(l->ctx, CL_MEM_READ_WRITE, sizeof total, total, &st, "row totals");
     cl_mem sample_buf =
         slots ? launch_new_buffer(l->ctx, CL_MEM_WRITE_ONLY, 4 * slots, NULL, &st, "sample") : NULL;
+    cl_mem lengths_buf = slots ? launch_new_buffer(l->ctx, CL_MEM_WRITE_ONLY, 4 * sampled_rows,
+                                                   NULL, &st, "sampled rows")
+                               : NULL;
     cl_uint rows = (cl_uint)a->rows, nnz = (cl_uint)a->nnz;
     cl_int cols = a->cols;
     launch_arg check_args[] = {ARG(rows),       ARG(cols),       ARG(nnz),
@@ -120,48 +167,68 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, i
     size_t items = (size_t)a->rows + 1 > (size_t)nnz ? (size_t)a->rows + 1 : (size_t)nnz;
     if (st == CMRSCL_OK)
         st = launch_run(l, "convert_check", check_args, COUNT(check_args), items, NULL);
-    cl_uint sampled_rows = (cl_uint)s.rows, row_step = (cl_uint)s.row_step;
+    cl_uint sample_rows = (cl_uint)s.rows, row_step = (cl_uint)s.row_step;
     cl_int entries = s.entries, count = a->nnz;
-    launch_arg sample_args[] = {ARG(sampled_rows), ARG(row_step),   ARG(entries),   ARG(count),
-                                ARG(a->row_ptr),   ARG(a->col_ind), ARG(sample_buf)};
+    launch_arg sample_args[] = {ARG(sample_rows), ARG(row_step),   ARG(entries),
+                                ARG(count),       ARG(a->row_ptr), ARG(a->col_ind),
+                                ARG(lengths_buf), ARG(sample_buf)};
     if (st == CMRSCL_OK && slots)
         st = launch_run(l, "convert_sample", sample_args, COUNT(sample_args), (size_t)s.rows, NULL);
-    cl_event reads[3] = {NULL, NULL, NULL};
+    if (st == CMRSCL_OK && a->rows > 0)
+        st = sum_rows_on_device(l, a, total_buf);
+    cl_event reads[4] = {NULL, NULL, NULL, NULL};
     cl_uint nreads = 0;
     if (st == CMRSCL_OK) {
-        cl_int err =
-            clEnqueueReadBuffer(l->queue, a->row_ptr, CL_FALSE, 0,
-                                sizeof(int32_t) * ((size_t)a->rows + 1), rp32, 0, NULL, &reads[0]);
+        cl_int err = clEnqueueReadBuffer(l->queue, flags, CL_FALSE, 0, sizeof bad, bad, 0, NULL,
+                                         &reads[nreads]);
         nreads += err == CL_SUCCESS;
         if (err == CL_SUCCESS)
-            err = clEnqueueReadBuffer(l->queue, flags, CL_FALSE, 0, sizeof bad, bad, 0, NULL,
-                                      &reads[nreads]);
-        nreads += err == CL_SUCCESS;
+            err = clEnqueueReadBuffer(l->queue, total_buf, CL_FALSE, 0, sizeof total, total, 0,
+                                      NULL, &reads[nreads]),
+            nreads += err == CL_SUCCESS;
         if (err == CL_SUCCESS && slots)
             err = clEnqueueReadBuffer(l->queue, sample_buf, CL_FALSE, 0, 4 * slots, sample, 0, NULL,
                                       &reads[nreads]),
+            nreads += err == CL_SUCCESS;
+        if (err == CL_SUCCESS && slots)
+            err = clEnqueueReadBuffer(l->queue, lengths_buf, CL_FALSE, 0, 4 * sampled_rows,
+                                      sample + slots, 0, NULL, &reads[nreads]),
             nreads += err == CL_SUCCESS;
         st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
         cmrscl_status waited = nreads ? launch_wait(reads, nreads) : CMRSCL_OK;
         if (st == CMRSCL_OK)
             st = waited;
     }
-    if (flags)
-        clReleaseMemObject(flags);
+    if (lengths_buf)
+        clReleaseMemObject(lengths_buf);
     if (sample_buf)
         clReleaseMemObject(sample_buf);
-    if (st == CMRSCL_OK && (bad[0] != INT_MAX || bad[1] != INT_MAX || bad[2] != INT_MAX))
-        st = report_bad_csr(l, a, rp32, bad);
-    if (st == CMRSCL_OK && !(*rp = csr_widen_row_ptr(rp32, a->rows)))
-        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                         "no memory for the row pointers of %d rows", a->rows);
+    if (total_buf)
+        clReleaseMemObject(total_buf);
+    if (flags)
+        clReleaseMemObject(flags);
+    t_read = cmrscl_seconds();
+    if (st == CMRSCL_OK && (bad[0] != INT_MAX || bad[1] != INT_MAX || bad[2] != INT_MAX)) {
+        int32_t *rp32 = NULL; /* the messages name rows: RowPtr comes back for them */
+        st = fetch_row_ptr(l, a, &rp32, NULL);
+        if (st == CMRSCL_OK)
+            st = report_bad_csr(l, a, rp32, bad);
+        free(rp32);
+    }
     if (st == CMRSCL_OK) {
-        int32_t *sampled = sample ? sample + slots : NULL;
+        totals->sum = (int64_t)total[0], totals->sum_sq = (int64_t)total[1];
+        totals->empty = (int64_t)total[2];
+        for (int k = 0; k < STRIP_HEIGHT_LOGS; ++k)
+            totals->longest_strip[k] = (int64_t)total[3 + k];
+        int32_t *sampled = sample ? sample + slots + sampled_rows : NULL;
+        const int32_t *lengths = sample ? sample + slots : NULL;
         if (sample)
-            analyze_spread_compact(a->rows, a->cols, *rp, sample, sampled);
-        analyze_rows_sampled(a->rows, a->cols, *rp, sampled, stats);
+            analyze_spread_compact(a->rows, a->cols, lengths, sample, sampled);
+        analyze_rows_totals(a->rows, a->cols, totals, lengths, sampled, stats);
     }
     free(sample);
+    cmrscl_trace("create_from_cl: check, totals, sample and read-back %.3f ms, statistics %.3f ms",
+                 (t_read - t0) * 1e3, (cmrscl_seconds() - t_read) * 1e3);
     return st;
 }
 
@@ -229,26 +296,29 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     cmrscl_params *p = &m->params;
     launcher l = launcher_make(m->ctx);
     double build = 0.0, t0 = cmrscl_seconds();
-    int32_t *rp32 = cmrscl_alloc((size_t)a->rows + 1, sizeof(int32_t));
-    int64_t *rp = NULL; /* widened for the analysis and the plan, shared with the host path */
+    int32_t *rp32 = NULL;
+    int64_t *rp = NULL; /* RowPtr, fetched when the plan splits long strips */
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
-    cmrscl_matrix_stats stats;
-    cmrscl_status st = rp32 ? CMRSCL_OK
-                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                                          "no memory for the row pointers of %d rows", a->rows);
+    row_totals totals;
+    plan_matrix pm = {.rows = a->rows, .cols = a->cols, .nnz = a->nnz};
+    bool need_row_ptr = false;
+    cmrscl_status st = convert_program(m->ctx, precision, precision, 32, &l.program, &build);
     if (st == CMRSCL_OK)
-        st = convert_program(m->ctx, precision, precision, 32, &l.program, &build);
-    if (st == CMRSCL_OK)
-        st = check_and_analyze(&l, a, rp32, &rp, &stats);
+        st = check_and_analyze(&l, a, &totals, &pm.stats);
     double checked = cmrscl_seconds();
+    pm.longest_strip = totals.longest_strip;
     if (st == CMRSCL_OK)
-        st = matrix_plan(m, precision, a->rows, a->cols, rp, &stats, opt, &sp, bytes);
+        st = matrix_plan(m, precision, &pm, opt, &sp, bytes, &need_row_ptr);
+    if (st == CMRSCL_OK && need_row_ptr && (st = fetch_row_ptr(&l, a, &rp32, &rp)) == CMRSCL_OK) {
+        pm.row_ptr = rp;
+        st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
+    }
     if (st == CMRSCL_OK && p->index_bits != 32) /* the checks above read the CSR alone */
         st = convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
-    cmrscl_trace("create_from_cl: program %.3f ms, check, sample, RowPtr back and statistics "
-                 "%.3f ms, plan %.3f ms",
-                 build * 1e3, (checked - t0 - build) * 1e3, (cmrscl_seconds() - checked) * 1e3);
+    cmrscl_trace("create_from_cl: program %.3f ms, check and statistics %.3f ms, plan %.3f ms%s",
+                 build * 1e3, (checked - t0 - build) * 1e3, (cmrscl_seconds() - checked) * 1e3,
+                 need_row_ptr ? " (with RowPtr back for the split)" : "");
     if (st == CMRSCL_OK)
         st = matrix_check_device_memory(m->ctx, bytes);
     double t1 = cmrscl_seconds();

@@ -121,6 +121,18 @@ static double resident_warps(const cmrscl_device_info *dev)
            (dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048) / hw_warp;
 }
 
+/* Entries of the longest strip of `height` rows: from RowPtr, else from the device's table
+ * of power-of-two heights; -1 when neither tells. */
+static int64_t longest_strip(const plan_matrix *a, int height)
+{
+    if (a->row_ptr)
+        return analyze_longest_strip(a->rows, a->row_ptr, height);
+    int k = 0;
+    while (k + 1 < STRIP_HEIGHT_LOGS && (1 << k) < height)
+        ++k;
+    return a->longest_strip && (1 << k) == height ? a->longest_strip[k] : -1;
+}
+
 /* Fewer strips of SEGMENT_ROWS rows than resident warps: each warp's chain of dependent
  * loads, not bandwidth, sets the time. */
 static bool has_few_rows(const cmrscl_device_info *dev, int32_t rows)
@@ -156,8 +168,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     /* Few rows: short strips make short chains of loads. */
     bool few_rows = has_few_rows(dev, a->rows);
     bool short_chain = a->rows <= VECTOR_WAVES * resident_warps(dev) &&
-                       st->max_row <= VECTOR_CHAIN && a->row_ptr &&
-                       analyze_longest_strip(a->rows, a->row_ptr, 8) > SPLIT_FROM;
+                       st->max_row <= VECTOR_CHAIN && longest_strip(a, 8) > SPLIT_FROM;
     if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS && short_chain) {
         /* HEIGHT 8 would split a long strip and pay a second kernel; a warp per row (all
          * rows resident within a few waves) has a chain of at most VECTOR_CHAIN / 128 rounds
@@ -366,8 +377,8 @@ static cmrscl_status choose_split(const cmrscl_device_info *dev, const plan_matr
     int64_t long_from = 2 * (int64_t)p->tile;
     if (!opt->tile && long_from < SPLIT_FROM)
         long_from = SPLIT_FROM;
-    if (p->tile > 0 && a->row_ptr &&
-        analyze_longest_strip(a->rows, a->row_ptr, p->height) <= long_from)
+    int64_t longest = p->tile > 0 ? longest_strip(a, p->height) : -1;
+    if (longest >= 0 && longest <= long_from)
         p->tile = 0; /* no strip is long: one kernel, no combine */
     return CMRSCL_OK;
 }

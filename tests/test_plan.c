@@ -26,7 +26,7 @@ static cmrscl_device_info fake_device(uint64_t local_per_cu, unsigned resident, 
 static cmrscl_status choose(const cmrscl_device_info *d, cmrscl_precision precision, int32_t cols,
                             const cmrscl_options *o, cmrscl_params *p)
 {
-    plan_matrix a = {10, cols, 10, NULL, {1.0, 0.0, 1, 0, 0.0}};
+    plan_matrix a = {10, cols, 10, NULL, {1.0, 0.0, 1, 0, 0.0}, NULL};
     return plan_choose(d, precision, &a, o, p);
 }
 
@@ -36,7 +36,7 @@ static cmrscl_status choose_rows(const cmrscl_device_info *d, int32_t rows, doub
                                  double spread, int32_t cols, cmrscl_params *p)
 {
     double nnz = rows * mu < INT32_MAX ? rows * mu : INT32_MAX;
-    plan_matrix a = {rows, cols, (int32_t)nnz, NULL, {mu, cv, (int32_t)(2 * mu), 0, spread}};
+    plan_matrix a = {rows, cols, (int32_t)nnz, NULL, {mu, cv, (int32_t)(2 * mu), 0, spread}, NULL};
     return plan_choose(d, CMRSCL_FLOAT, &a, NULL, p);
 }
 static cmrscl_status choose_stats(const cmrscl_device_info *d, double mu, double cv, double spread,
@@ -166,7 +166,7 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 26.5, 0.1, 0.0, 1000, &p)); /* 27-point stencil */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}};
+    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
           p.cache_hint == CMRSCL_CACHE_HINT_OFF);
@@ -183,7 +183,7 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33}};
+    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33}, NULL};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.01, 1000, &p)); /* banded short rows: a stencil */
