@@ -1,4 +1,4 @@
-/* cmrs_modulo.c - the layout of the MODULO kernel (paper, section 7; cl/cmrs_modulo.c): each
+/* cmrs_modulo.c - the layout of the MODULO kernel (paper, section 7; cl/cmrs_modulo.cl): each
  * strip of a built CMRS is re-laid so that within one step of WARP positions, no two
  * positions of the same class (position % MODULO) hold entries of the same row, inserting
  * holes (entries that contribute nothing) where no waiting entry fits; and the way back
