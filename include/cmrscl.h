@@ -467,7 +467,7 @@ typedef struct cmrscl_params {
     int32_t tiles, long_strips;           /* split: tiles, and the strips they cover */
     int64_t stored_entries; /* entries on the device: nnz plus MODULO's holes (stored_entries
                                / nnz: the padding overhead) */
-    int index_bits; /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
+    int index_bits;         /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
     cmrscl_matrix_stats stats; /* what the plan looked at */
     char plan_reason[256];     /* the rule's reason for this plan, in words */
 } cmrscl_params;
