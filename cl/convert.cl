@@ -301,7 +301,8 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
 
 /* A values-only update of CMRS positions first..first+count-1, a run of whole strips:
  * position k takes CSR value perm[k] (k itself without a permutation), which src holds
- * at src_offset + (perm[k] - first), converted to the matrix's precision. */
+ * at src_offset + (perm[k] - first), converted to the matrix's precision. A MODULO hole
+ * (perm[k] all bits set) stays 0 and reads nothing. */
 __kernel void convert_values(const index_t first, const index_t count, const uint use_perm,
                              __global const index_t *restrict perm,
                              __global const source_t *restrict src, const index_t src_offset,
@@ -310,6 +311,6 @@ __kernel void convert_values(const index_t first, const index_t count, const uin
     const index_t i = get_global_id(0);
     if (i >= count)
         return;
-    const index_t k = first + i;
-    dst[k] = (real_t)src[src_offset + (use_perm ? perm[k] : k) - first];
+    const index_t k = first + i, e = use_perm ? perm[k] : k;
+    dst[k] = e == (index_t)~(index_t)0 ? (real_t)0 : (real_t)src[src_offset + e - first];
 }

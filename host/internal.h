@@ -132,6 +132,36 @@ CMRSCL_HIDDEN cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t
                                        const int32_t *col_ind, int height, unsigned flags,
                                        const cmrs_values *values, int perm_bits, cmrscl_cmrs *out,
                                        void **perm);
+/* ---- cmrs_modulo.c: the MODULO kernel's layout ---- */
+
+/* col_ind of a hole: a position of the MODULO layout that holds no entry (value 0, and the
+ * kernel neither loads x nor adds for it). Never a real entry's col_ind: unpacked columns
+ * are below 2^31, and the plan keeps MODULO matrices packed only while the column bits can
+ * never be all ones (host/plan.c). */
+#define CMRS_HOLE 0xFFFFFFFFu
+/* The MODULO layout: cmrs (strip_ptr, col_ind with CMRS_ENTRY_PAD zeros after it,
+ * row_in_strip; cmrs.values NULL, cmrs.nnz the stored entries), the values in the matrix's
+ * precision (stored + CMRS_ENTRY_PAD, holes 0) and the permutation (CSR entry per position,
+ * all bits set for a hole). */
+typedef struct cmrs_modulo_out {
+    cmrscl_cmrs cmrs;
+    void *values;
+    void *perm;
+} cmrs_modulo_out;
+/* Re-lays each strip of `in` (built by cmrs_build) so that within a step of `warp`
+ * positions, positions with the same (position in strip) % modulo never hold the same row,
+ * with holes where needed. values: value_size bytes per position of in (may be NULL). perm:
+ * the CSR entry of each position of in, perm_bits wide (NULL: the identity, row-ordered
+ * strips); perm_bits 32 or 64 asks for out->perm, 0 for none. On all host threads; the
+ * result does not depend on their number. */
+CMRSCL_HIDDEN cmrscl_status cmrs_modulo_layout(const cmrscl_cmrs *in, const void *values,
+                                               size_t value_size, const void *perm, int perm_bits,
+                                               int modulo, int warp, cmrs_modulo_out *out);
+CMRSCL_HIDDEN void cmrs_modulo_free(cmrs_modulo_out *out);
+/* Drops the holes of a MODULO layout in place (strip_ptr, col_ind, row_in_strip, values,
+ * nnz): a valid CMRS of the matrix again. */
+CMRSCL_HIDDEN void cmrs_drop_holes(cmrscl_cmrs *c);
+
 /* dst[k] = src[k] converted between float and double, for k < n, on all host threads. */
 CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
                                   cmrscl_precision src_precision, int64_t n);
@@ -352,6 +382,10 @@ struct cmrscl_matrix_s {
     /* Updates from the host: chunk c is CSR entries update_cut[c]..update_cut[c+1]-1 (whole
      * strips), staged through two slots of update_slot values in BUF_STAGING. */
     size_t *update_cut, update_chunks, update_slot;
+    /* MODULO (holes between the entries): update_csr[c] is the CSR entry where chunk c
+     * starts, and strip_csr[s] (strips + 1) where strip s does; NULL otherwise. */
+    size_t *update_csr;
+    uint64_t *strip_csr;
 };
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */

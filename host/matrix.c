@@ -39,6 +39,8 @@ void cmrscl_matrix_free(cmrscl_matrix m)
             clReleaseMemObject(m->buf[i]);
     pthread_mutex_destroy(&m->lock);
     free(m->update_cut);
+    free(m->update_csr);
+    free(m->strip_csr);
     free(m);
 }
 
@@ -213,13 +215,38 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
     return CMRSCL_OK;
 }
 
+/* The MODULO layout of the built arrays (host/cmrs_modulo.c) in their place: holes make the
+ * entry arrays longer, so their device sizes are known, and checked, only now. */
+static cmrscl_status modulo_relayout(cmrscl_matrix m, cmrscl_cmrs *host, void **values, void **perm,
+                                     int perm_bits, size_t bytes[BUF_COUNT])
+{
+    cmrscl_params *p = &m->params;
+    size_t vs = cmrscl_precision_size(p->precision);
+    cmrs_modulo_out lay;
+    cmrscl_status st =
+        cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_cmrs_free(host);
+    free(*values), free(*perm);
+    *host = lay.cmrs, *values = lay.values, *perm = lay.perm;
+    size_t stored = (size_t)host->nnz;
+    p->stored_entries = host->nnz;
+    bytes[BUF_COL_IND] = sizeof(uint32_t) * (stored + CMRS_ENTRY_PAD);
+    bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? stored : 0;
+    bytes[BUF_VALUES] = vs * (stored + CMRS_ENTRY_PAD);
+    bytes[BUF_PERM] = (size_t)perm_bits / 8 * stored;
+    return matrix_check_device_memory(m->ctx, bytes);
+}
+
 /* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
  * flagged in StripPtr for the kernels; then the upload. perm_bits (32, 64; 0: none): the
- * column order's permutation goes to the device too (rows that were not sorted). */
+ * column order's permutation goes to the device too (rows that were not sorted; every
+ * MODULO matrix, whose holes move positions away from CSR entries). */
 static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
                                         const int32_t *col_ind, const void *values,
                                         cmrscl_precision values_precision, int perm_bits,
-                                        split_layout *sp, const size_t bytes[BUF_COUNT])
+                                        split_layout *sp, size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
     double convert_start = cmrscl_seconds();
@@ -234,6 +261,8 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
                                              &vals, perm_bits, &host, &perm)
                                 : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                               "no memory for %lld values", (long long)p->nnz);
+    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
+        st = modulo_relayout(m, &host, &vals.dst, &perm, perm_bits, bytes);
     if (st == CMRSCL_OK) {
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);
@@ -251,8 +280,8 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
         p->convert_seconds = t0 - convert_start;
         st = matrix_upload_buffers(m, up, bytes);
         p->upload_seconds = cmrscl_seconds() - t0;
-        cmrscl_cmrs_free(&host);
     }
+    cmrscl_cmrs_free(&host);
     free(perm);
     free(vals.dst);
     return st;
@@ -324,6 +353,24 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const pla
     return CMRSCL_OK;
 }
 
+/* MODULO: its permutation is built with the layout and uploaded at creation (holes move
+ * CMRS positions away from CSR entries, so the device cannot rebuild it from the arrays), and
+ * updates from the host need the CSR entry where each strip starts. */
+static cmrscl_status modulo_prepare(cmrscl_matrix m, const int64_t *row_ptr, int *perm_bits)
+{
+    const cmrscl_params *p = &m->params;
+    m->perm_pending = false;
+    *perm_bits = p->index_bits;
+    m->strip_csr = cmrscl_alloc((size_t)p->strips + 1, sizeof *m->strip_csr);
+    if (!m->strip_csr)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d strips", p->strips);
+    for (int64_t s = 0; s <= p->strips; ++s) {
+        int64_t row = s * p->height < p->rows ? s * p->height : p->rows;
+        m->strip_csr[s] = (uint64_t)row_ptr[row];
+    }
+    return CMRSCL_OK;
+}
+
 /* The host path. `validated` NULL: the arrays are validated here; else the caller has done
  * it, and *validated says whether every row's columns are non-decreasing. */
 static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
@@ -367,6 +414,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         perm_bits = sorted ? 0 : p->index_bits;
         bytes[BUF_PERM] = (size_t)perm_bits / 8 * (size_t)p->nnz;
     }
+    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO && p->nnz > 0)
+        st = modulo_prepare(m, row_ptr, &perm_bits);
     if (st == CMRSCL_OK)
         st = matrix_check_device_memory(ctx, bytes);
     p->analyze_seconds = cmrscl_seconds() - t0;
@@ -452,12 +501,22 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
-    size_t nnz = (size_t)p->nnz, vsize = cmrscl_precision_size(p->precision);
+    /* MODULO: the stored entries, holes included; dropped below */
+    size_t nnz = (size_t)p->stored_entries, vsize = cmrscl_precision_size(p->precision);
     size_t strips = (size_t)p->strips + 1;
     bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
-    cmrscl_cmrs c = {p->rows, p->cols, p->height,   p->strips,
-                     p->nnz,  packed,  p->row_bits, p->order == CMRSCL_ORDER_COLUMNS,
-                     NULL,    NULL,    NULL,        NULL};
+    cmrscl_cmrs c = {p->rows,
+                     p->cols,
+                     p->height,
+                     p->strips,
+                     p->stored_entries,
+                     packed,
+                     p->row_bits,
+                     p->order == CMRSCL_ORDER_COLUMNS,
+                     NULL,
+                     NULL,
+                     NULL,
+                     NULL};
     c.strip_ptr = cmrscl_alloc(strips, sizeof(uint64_t));
     c.col_ind = cmrscl_alloc(nnz, sizeof(uint32_t));
     c.row_in_strip = packed ? NULL : cmrscl_alloc(nnz, 1);
@@ -480,8 +539,10 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_VALUES], vsize * nnz, raw);
     if (st == CMRSCL_OK)
-        values_convert(c.values, CMRSCL_DOUBLE, raw, p->precision, p->nnz);
+        values_convert(c.values, CMRSCL_DOUBLE, raw, p->precision, p->stored_entries);
     free(raw);
+    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
+        cmrs_drop_holes(&c);
     if (st != CMRSCL_OK) {
         cmrscl_cmrs_free(&c);
         return st;

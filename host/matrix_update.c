@@ -16,7 +16,12 @@
  * path, and checked by the host path, which uploads the permutation at creation for rows
  * that were not sorted). From the host the values cross the bus once, raw, into a staging
  * buffer released after the gather: keeping one would cost a second copy of the values
- * for the matrix's lifetime. */
+ * for the matrix's lifetime.
+ *
+ * MODULO matrices hold holes between their entries (host/cmrs_modulo.c): their permutation is
+ * built with the layout and uploaded at creation, a hole's entry is all bits set (the gather
+ * writes 0 there and reads no value), and a run of whole strips covers more positions than
+ * CSR entries, so chunks keep both starts (update_cut, update_csr). */
 
 /* Whether `bytes` more fit beside the matrix: the device's limits and the context's. */
 static bool room_beside(cmrscl_matrix m, size_t bytes)
@@ -73,11 +78,11 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
 }
 
 /* Enqueues values[first, first + count) = src gathered through the permutation (a plain
- * copy when there is none and the precisions agree); src holds CSR entries first.. at
- * src_offset. The range is a run of whole strips (the permutation stays within strips).
- * The caller holds m->lock. */
+ * copy when there is none and the precisions agree); src holds CSR entries csr_first.. at
+ * src_offset (csr_first == first but for MODULO's holes). The range is a run of whole strips
+ * (the permutation stays within strips). The caller holds m->lock. */
 static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size_t src_offset,
-                            cmrscl_precision source, size_t first, size_t count)
+                            cmrscl_precision source, size_t first, size_t csr_first, size_t count)
 {
     const cmrscl_params *p = &m->params;
     cl_mem perm = m->buf[BUF_PERM];
@@ -98,7 +103,9 @@ static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size
         if (st == CMRSCL_OK && !(*k = clCreateKernel(prog, "convert_values", &err)))
             st = cmrscl_fail_cl(err, "clCreateKernel");
     }
-    /* index_t of convert.cl: the matrix's entry index width */
+    /* index_t of convert.cl: the matrix's entry index width. The kernel reads CSR entry e at
+     * src_offset + e - first: shift the offset by the holes before the range. */
+    src_offset += first - csr_first;
     cl_uint range32[3] = {(cl_uint)first, (cl_uint)count, (cl_uint)src_offset};
     cl_ulong range64[3] = {first, count, src_offset};
     bool wide = p->index_bits == 64;
@@ -149,8 +156,8 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
     st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
     if (st == CMRSCL_OK)
         st = ensure_permutation(m, &l);
-    if (st == CMRSCL_OK)
-        st = gather(m, &l, values, 0, values_precision, 0, nnz);
+    if (st == CMRSCL_OK) /* all positions, holes included */
+        st = gather(m, &l, values, 0, values_precision, 0, 0, (size_t)m->params.stored_entries);
     pthread_mutex_unlock(&m->lock);
     return st;
 }
@@ -171,8 +178,9 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
     if (m->buf[BUF_STAGING])
         return CMRSCL_OK;
     const cmrscl_params *p = &m->params;
-    size_t nnz = (size_t)p->nnz, strips = (size_t)p->strips, slot = 0, chunks = 0;
-    uint64_t *strip_ptr = NULL; /* entry indices, the long-strip flag dropped */
+    size_t nnz = (size_t)p->stored_entries, strips = (size_t)p->strips, slot = 0, chunks = 0;
+    const uint64_t *csr = m->strip_csr; /* MODULO: CSR starts differ from positions */
+    uint64_t *strip_ptr = NULL;         /* entry indices, the long-strip flag dropped */
     cmrscl_status st = CMRSCL_OK;
     if (m->buf[BUF_PERM]) { /* whole strips: read StripPtr once */
         strip_ptr = cmrscl_alloc(strips + 1, sizeof *strip_ptr);
@@ -188,21 +196,32 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
             strip_ptr[s] &= ~STRIP_PTR_LONG(p->index_bits);
     }
     size_t *cut = cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut);
-    if (st == CMRSCL_OK && !cut)
+    size_t *csr_cut =
+        csr ? cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut) : NULL;
+    if (st == CMRSCL_OK && (!cut || (csr && !csr_cut)))
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the update chunks");
     if (st == CMRSCL_OK) {
+        if (csr_cut)
+            csr_cut[chunks] = 0;
         cut[chunks++] = 0;
         for (size_t s = 1; strip_ptr && s <= strips; ++s) { /* cut before a strip that would
                                                              * overflow a non-empty chunk */
             size_t end = strip_ptr[s], begin = strip_ptr[s - 1];
-            if (end - cut[chunks - 1] > matrix_update_chunk && begin > cut[chunks - 1])
+            if (end - cut[chunks - 1] > matrix_update_chunk && begin > cut[chunks - 1]) {
+                if (csr_cut)
+                    csr_cut[chunks] = csr[s - 1];
                 cut[chunks++] = begin;
+            }
         }
         for (size_t e = matrix_update_chunk; !strip_ptr && e < nnz; e += matrix_update_chunk)
             cut[chunks++] = e;
         cut[chunks] = nnz;
+        if (csr_cut)
+            csr_cut[chunks] = (size_t)p->nnz;
+        const size_t *values_cut = csr_cut ? csr_cut : cut; /* what staging holds */
         for (size_t c = 0; c < chunks; ++c)
-            slot = cut[c + 1] - cut[c] > slot ? cut[c + 1] - cut[c] : slot;
+            slot =
+                values_cut[c + 1] - values_cut[c] > slot ? values_cut[c + 1] - values_cut[c] : slot;
         size_t bytes = 2 * slot * sizeof(double);
         if (!room_beside(m, bytes))
             st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
@@ -216,11 +235,13 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         if (st == CMRSCL_OK) {
             m->params.device_bytes += bytes;
             m->update_cut = cut, m->update_chunks = chunks, m->update_slot = slot;
+            m->update_csr = csr_cut;
             cmrscl_trace("updates from the host: %zu chunks of at most %zu entries", chunks, slot);
-            cut = NULL;
+            cut = csr_cut = NULL;
         }
     }
     free(cut);
+    free(csr_cut);
     free(strip_ptr);
     return st;
 }
@@ -234,17 +255,19 @@ static cmrscl_status update_in_chunks(cmrscl_matrix m, const launcher *l, const 
     cmrscl_status st = CMRSCL_OK;
     for (size_t c = 0; c < m->update_chunks && st == CMRSCL_OK; ++c) {
         size_t first = m->update_cut[c], count = m->update_cut[c + 1] - first;
+        const size_t *csr = m->update_csr ? m->update_csr : m->update_cut;
+        size_t csr_first = csr[c], csr_count = csr[c + 1] - csr_first;
         size_t offset = (c % 2) * m->update_slot;
         bool last = c + 1 == m->update_chunks;
         /* Blocking: NVIDIA copies pageable memory 25-40% slower without waiting. */
         cl_int err = clEnqueueWriteBuffer(l->queue, m->buf[BUF_STAGING], CL_TRUE, vs * offset,
-                                          vs * count, (const char *)values + vs * first, 0, NULL,
-                                          last ? last_write : NULL);
+                                          vs * csr_count, (const char *)values + vs * csr_first, 0,
+                                          NULL, last ? last_write : NULL);
         if (err == CL_SUCCESS)
             err = launch_order_point(l);
         st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer");
         if (st == CMRSCL_OK)
-            st = gather(m, l, m->buf[BUF_STAGING], offset, source, first, count);
+            st = gather(m, l, m->buf[BUF_STAGING], offset, source, first, csr_first, count);
     }
     return st;
 }

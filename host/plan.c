@@ -101,7 +101,9 @@ int plan_default_height(const cmrscl_device_info *dev, cmrscl_precision precisio
 
 const char *plan_kernel_file(cmrscl_kernel kernel)
 {
-    return kernel == CMRSCL_KERNEL_SEGMENT ? "cmrs_segment.cl" : "cmrs_strip.cl";
+    return kernel == CMRSCL_KERNEL_SEGMENT  ? "cmrs_segment.cl"
+           : kernel == CMRSCL_KERNEL_MODULO ? "cmrs_modulo.cl"
+                                            : "cmrs_strip.cl";
 }
 
 static bool power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -236,10 +238,32 @@ static int32_t auto_tile(const cmrscl_device_info *dev, const plan_matrix *a)
     return ((int32_t)t + 63) / 64 * 64;
 }
 
+/* MODULO's slot sets: the user's, else 8 (the paper's), or the warp when narrower; a power
+ * of two dividing the warp, so that lane % MODULO classes split every step evenly. Its
+ * steps synchronise with group barriers under the local reduction: one warp per group. */
+static cmrscl_status choose_modulo(const cmrscl_options *opt, cmrscl_params *p)
+{
+    if (p->warp < 2)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the MODULO kernel needs at least 2 lanes per strip (warp %d)", p->warp);
+    p->modulo = opt->modulo ? opt->modulo : p->warp < 8 ? p->warp : 8;
+    if (p->modulo > p->warp)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d must divide the warp of %d lanes per strip", p->modulo,
+                           p->warp);
+    if (p->reduce == CMRSCL_REDUCE_LOCAL && p->work_group_size != p->warp)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the MODULO kernel with the local reduction runs one warp per group "
+                           "(work-group %d, warp %d)",
+                           p->work_group_size, p->warp);
+    return CMRSCL_OK;
+}
+
 static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl_options *opt,
                                      cmrscl_params *p)
 {
     bool segment = p->kernel == CMRSCL_KERNEL_SEGMENT;
+    bool modulo = p->kernel == CMRSCL_KERNEL_MODULO;
     if (opt->warp)
         p->warp = opt->warp;
     else if (p->reduce == CMRSCL_REDUCE_SUBGROUP)
@@ -263,8 +287,10 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                                "work-group size %d is not a multiple of the warp width %d",
                                p->work_group_size, p->warp);
-    } else if (emulated || p->reduce == CMRSCL_REDUCE_SUBGROUP) {
-        /* The emulated warp primitives use group barriers; sub-groups run one per group. */
+    } else if (emulated || p->reduce == CMRSCL_REDUCE_SUBGROUP ||
+               (modulo && p->reduce == CMRSCL_REDUCE_LOCAL)) {
+        /* The emulated warp primitives and MODULO's steps use group barriers; sub-groups run
+         * one per group. */
         p->work_group_size = p->warp;
     } else {
         p->work_group_size = p->warp > DEFAULT_WORK_GROUP ? p->warp : DEFAULT_WORK_GROUP;
@@ -285,7 +311,7 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
                            "the segment kernel without warp shuffles runs one warp per group "
                            "(work-group %d, warp %d)",
                            p->work_group_size, p->warp);
-    return CMRSCL_OK;
+    return modulo ? choose_modulo(opt, p) : CMRSCL_OK;
 }
 
 /* The reduction: the user's, else shuffles where the device has them, else sub-groups
@@ -294,9 +320,12 @@ static cmrscl_status choose_reduce(const cmrscl_device_info *dev, const cmrscl_o
                                    cmrscl_params *p)
 {
     bool segment = p->kernel == CMRSCL_KERNEL_SEGMENT;
+    bool modulo = p->kernel == CMRSCL_KERNEL_MODULO; /* shuffles only for bar.warp.sync */
     int warp = opt->warp ? opt->warp : segment ? 32 : (int)dev->warp_width;
     bool shuffle_ok = dev->warp_shuffle && warp <= 32 &&
-                      (segment ? warp == 32 : p->height <= 32 && pow2_at_least(p->height) <= warp);
+                      (segment  ? warp == 32
+                       : modulo ? true
+                                : p->height <= 32 && pow2_at_least(p->height) <= warp);
     bool subgroup_ok =
         !segment && dev->subgroup_width && (!opt->warp || opt->warp == (int)dev->subgroup_width);
     switch (opt->reduce) {
@@ -332,6 +361,10 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
                                    const cmrscl_options *opt, cmrscl_params *p)
 {
     bool fits = cmrs_packing_fits(a->cols, p->height);
+    /* MODULO's holes have every col_ind bit set: a real packed entry must never look like
+     * one, so its column bits may not all be set either. */
+    if (p->kernel == CMRSCL_KERNEL_MODULO)
+        fits = fits && (int64_t)a->cols < (1ll << (32 - cmrscl_cmrs_row_bits(p->height)));
     if (opt->layout == CMRSCL_LAYOUT_PACKED && !fits)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "the packed layout of height %d needs at most 2^%d columns (%d "
@@ -369,6 +402,13 @@ static cmrscl_status choose_split(const cmrscl_device_info *dev, const plan_matr
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "tile %d: expected entries per tile, 0 (automatic) or -1 (never split)",
                            opt->tile);
+    if (p->kernel == CMRSCL_KERNEL_MODULO) { /* its layout is per whole strip */
+        if (opt->tile > 0)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "the MODULO kernel does not split long strips (tile %d)", opt->tile);
+        p->tile = 0;
+        return CMRSCL_OK;
+    }
     if (!opt->tile && p->tile == -1) { /* the matrix rule's "never split" */
         p->tile = 0;
         return CMRSCL_OK;
@@ -398,7 +438,7 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
     if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
         (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
         (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
-        (unsigned)opt->kernel > CMRSCL_KERNEL_SEGMENT ||
+        (unsigned)opt->kernel > CMRSCL_KERNEL_MODULO ||
         (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "options: layout %d, order %d, reduce %d, kernel %d or cache hint %d "
@@ -409,6 +449,13 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
         opt->lane_entries != 4)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "lane_entries %d: expected 1, 2 or 4 (0: automatic)", opt->lane_entries);
+    if (opt->modulo != 0 && (opt->modulo < 2 || opt->modulo > 32 || !power_of_two(opt->modulo)))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d: expected 2, 4, 8, 16 or 32 (0: automatic)", opt->modulo);
+    if (opt->modulo != 0 && opt->kernel != CMRSCL_KERNEL_MODULO)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d is an option of the MODULO kernel (kernel %d)", opt->modulo,
+                           (int)opt->kernel);
     if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
                            CMRSCL_MAX_HEIGHT);
@@ -435,12 +482,20 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
                            "tiles (cmrscl_options.tile)",
                            (long long)tiles, p->tile, INT32_MAX);
     int64_t partial_sums = tiles * p->height;
-    bool wide = a->nnz > INT32_MAX || partial_sums > INT32_MAX;
+    /* MODULO stores holes too, decided only by the layout: bound them. Each step of WARP
+     * positions places at least MODULO entries (or the strip's last ones). */
+    int64_t stored = a->nnz;
+    if (p->kernel == CMRSCL_KERNEL_MODULO)
+        stored = a->nnz * (p->warp / p->modulo) +
+                 ((int64_t)a->rows + p->height - 1) / p->height * p->warp;
+    bool wide = stored > INT32_MAX || partial_sums > INT32_MAX;
     if (opt->index_bits == 32 && wide)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "32-bit indices hold at most %d entries and partial sums; the matrix "
-                           "needs 64 (%lld entries, %lld partial sums)",
-                           INT32_MAX, (long long)a->nnz, (long long)partial_sums);
+                           "needs 64 (%lld entries%s, %lld partial sums)",
+                           INT32_MAX, (long long)stored,
+                           stored > a->nnz ? " at most, with MODULO's padding" : "",
+                           (long long)partial_sums);
     p->index_bits = opt->index_bits ? opt->index_bits : wide ? 64 : 32;
     return CMRSCL_OK;
 }
@@ -451,6 +506,9 @@ static uint64_t local_bytes(const cmrscl_params *p)
     uint64_t vs = cmrscl_precision_size(p->precision);
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)
         return p->reduce == CMRSCL_REDUCE_LOCAL && p->warp > 1 ? (uint64_t)p->warp * (vs + 4) : 0;
+    if (p->kernel == CMRSCL_KERNEL_MODULO)
+        return (uint64_t)(p->work_group_size / p->warp) * (uint64_t)p->modulo *
+               (uint64_t)p->height * vs;
     if (p->height == 1 && p->reduce != CMRSCL_REDUCE_LOCAL)
         return 0;
     return (uint64_t)p->work_group_size * (uint64_t)p->height * vs;
@@ -475,8 +533,12 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         p->height = plan_default_height(dev, precision, &p->height_source);
         if (p->kernel == CMRSCL_KERNEL_SEGMENT)
             p->height = 32, p->height_source = "matrix rule";
+        if (p->kernel == CMRSCL_KERNEL_MODULO) /* the paper's fixed HEIGHT (section 7) */
+            p->height = 16, p->height_source = "paper";
         snprintf(p->plan_reason, sizeof p->plan_reason, "%s kernel chosen by the user",
-                 p->kernel == CMRSCL_KERNEL_SEGMENT ? "segment" : "strip");
+                 p->kernel == CMRSCL_KERNEL_SEGMENT  ? "segment"
+                 : p->kernel == CMRSCL_KERNEL_MODULO ? "MODULO"
+                                                     : "strip");
     }
     if (opt->height) {
         p->height = opt->height;
@@ -515,5 +577,9 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
              p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
              (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
              p->lane_entries ? p->lane_entries : 1, p->index_bits == 64);
+    if (p->modulo) {
+        size_t n = strlen(p->build_options);
+        snprintf(p->build_options + n, sizeof p->build_options - n, " -DMODULO=%d", p->modulo);
+    }
     return CMRSCL_OK;
 }

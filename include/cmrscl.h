@@ -362,8 +362,20 @@ typedef enum cmrscl_reduce {
  *   CSR-vector (and, with warp 1, CSR-scalar).
  * - SEGMENT: row-ordered strips summed by a segmented warp scan in registers; no per-row
  *   slots, so strips can be tall (up to 256 rows): for short rows.
- * - MODULO: the paper's modified kernel (section 6.6): lanes that share lane % MODULO
- *   share a row slot; the host pads strips with explicit zeros so they never collide. */
+ * - MODULO: the paper's modified kernel (section 6.6, listing "Modified CMRS Kernel"):
+ *   the lanes of a strip share MODULO x HEIGHT row slots, lane l adding into [row][l %
+ *   MODULO]. The warp walks its strip in steps of WARP stored entries, synchronised between
+ *   steps (barrier, bar.warp.sync or a sub-group barrier: no implicit warp synchrony), and
+ *   the host lays each strip out so that within a step lanes sharing l % MODULO never hold
+ *   the same row, inserting holes (entries that read nothing and add nothing, so an Inf or
+ *   NaN in x is never multiplied by a padding zero) where nothing fits: correct for any
+ *   matrix. cmrscl_params.stored_entries / nnz is the padding overhead. Only on request
+ *   (the automatic plan does not choose it: not yet measured on a GPU); HEIGHT 16 (the
+ *   paper's) unless given; with the local reduction the work-group is one warp; long
+ *   strips are never split (tile must be 0 or -1); its permutation for values updates is
+ *   kept on the device from creation (index_bits / 8 bytes per stored entry);
+ *   cmrscl_matrix_create_from_cl refuses it (ERROR_UNSUPPORTED: the layout is built on the
+ *   host); cmrscl_matrix_read_cmrs returns its arrays with the holes dropped. */
 typedef enum cmrscl_kernel {
     CMRSCL_KERNEL_AUTO = 0,
     CMRSCL_KERNEL_STRIP = 1,
@@ -393,7 +405,8 @@ typedef struct cmrscl_options {
      * order by a second kernel. 0: automatic (from the device's resident warps); -1: never
      * split. */
     int tile;
-    int modulo; /* MODULO kernel: 2, 4, 8, 16 or 32 lanes per row slot set; 0: 8 */
+    int modulo; /* MODULO kernel: 2, 4, 8, 16 or 32 row slot sets per strip, dividing the
+                   warp; 0: 8, or the warp when narrower. Other kernels: must be 0 */
     cmrscl_cache_hint cache_hint;
     int lane_entries; /* segment kernel: consecutive entries per lane, 1, 2 or 4; 0: 4 */
     /* Bits of the device's entry indices (StripPtr, the tiles' first entries, the kernels'
@@ -431,7 +444,7 @@ typedef struct cmrscl_params {
     cmrscl_layout layout;      /* never AUTO */
     cmrscl_order order;        /* never AUTO */
     cmrscl_reduce reduce;      /* never AUTO */
-    const char *height_source; /* where the plan came from: "user", "matrix rule", "device
+    const char *height_source; /* where the plan came from: "user", "matrix rule", "paper", "device
                                   rule", "tuned", "tuning database" (static string) */
     char build_options[256];   /* the -D string the kernels were compiled with */
     int32_t rows, cols, strips;
@@ -447,13 +460,14 @@ typedef struct cmrscl_params {
     cmrscl_program_source program_source; /* where the program came from */
     cmrscl_kernel kernel;                 /* never AUTO */
     int row_bits;                         /* packed layout: bits of the row in strip */
-    int modulo;                           /* MODULO kernel: lanes per row slot set; else 0 */
+    int modulo;                           /* MODULO kernel: row slot sets per strip; else 0 */
     int lane_entries;                     /* segment kernel: consecutive entries per lane; else 0 */
     cmrscl_cache_hint cache_hint;         /* never AUTO */
     int32_t tile;                         /* split: entries per tile; 0 when no strip is split */
     int32_t tiles, long_strips;           /* split: tiles, and the strips they cover */
-    int64_t stored_entries;               /* entries on the device: nnz plus MODULO's padding */
-    int index_bits; /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
+    int64_t stored_entries; /* entries on the device: nnz plus MODULO's holes (stored_entries
+                               / nnz: the padding overhead) */
+    int index_bits;         /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
     cmrscl_matrix_stats stats; /* what the plan looked at */
     char plan_reason[256];     /* the rule's reason for this plan, in words */
 } cmrscl_params;

@@ -8,6 +8,7 @@
  *   strip_narrow                  several strips per warp (1..16 lanes each), CSR-scalar
  *   segment_packed, _unpacked     the segmented scan, HEIGHT 1..256
  *   split_strip, split_segment    long strips cut into tiles of 1, 7 and 64 entries
+ *   modulo                        the MODULO kernel, 2..32 slot sets, warps of 8 to 32
  * Usage: test_kernel float|double VARIANT [local|shuffle|subgroup|auto]
  * Exits 77 (CTest: skipped) when the device cannot run the variant, saying why. */
 #include "internal.h"
@@ -96,6 +97,30 @@ static void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char
     cmrscl_cmrs_free(&host);
 }
 
+/* A MODULO matrix's arrays read back (holes dropped) give the CSR matrix exactly: every entry
+ * once, and each row's entries in their CSR order (the layout moves entries only past those
+ * of other rows). */
+static void check_modulo_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
+{
+    cmrscl_params p;
+    CHECK_OK(cmrscl_matrix_params(m, &p));
+    CHECK_MSG(p.stored_entries >= p.nnz && p.nnz == a->nnz && p.tile == 0,
+              "%s: %lld stored entries for %lld nonzeros, tile %d", what,
+              (long long)p.stored_entries, (long long)p.nnz, (int)p.tile);
+    cmrscl_cmrs dev;
+    cmrscl_csr back;
+    CHECK_OK(cmrscl_matrix_read_cmrs(m, &dev));
+    CHECK_OK(cmrscl_cmrs_to_csr(&dev, &back));
+    size_t n = (size_t)a->nnz;
+    bool same =
+        back.nnz == a->nnz && !memcmp(back.row_ptr, a->row_ptr, 8 * ((size_t)a->rows + 1)) &&
+        (!n ||
+         (!memcmp(back.col_ind, a->col_ind, 4 * n) && !memcmp(back.values, a->values, 8 * n)));
+    CHECK_MSG(same, "%s: the MODULO arrays read back are not the CSR matrix", what);
+    cmrscl_csr_free(&back);
+    cmrscl_cmrs_free(&dev);
+}
+
 /* Every catalogue matrix with these options, both products checked; with wide, also with
  * 64-bit indices forced. */
 static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
@@ -117,7 +142,10 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
             cmrscl_params p, p64;
             CHECK_OK(cmrscl_matrix_params(m, &p));
             p64 = p, p64.index_bits = 64; /* what the checks below expect without m64 */
-            p64.device_bytes += 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles;
+            /* 64-bit indices widen StripPtr, the tiles' starts and MODULO's permutation */
+            uint64_t widened = 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles +
+                               (p.modulo && p.nnz ? 4 * (uint64_t)p.stored_entries : 0);
+            p64.device_bytes += widened;
             snprintf(p64.build_options, sizeof p64.build_options, "-DINDEX64=1");
             if (m64)
                 CHECK_OK(cmrscl_matrix_params(m64, &p64));
@@ -128,15 +156,18 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                       "%s: parameters not as asked (%s)", what, p.build_options);
             CHECK_MSG(p.index_bits == 32 && p64.index_bits == 64 &&
                           test_contains(p64.build_options, "-DINDEX64=1") &&
-                          p64.device_bytes ==
-                              p.device_bytes + 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles,
+                          p64.device_bytes == p.device_bytes + widened &&
+                          p64.stored_entries == p.stored_entries &&
+                          p.modulo == (opt->kernel == CMRSCL_KERNEL_MODULO ? opt->modulo : 0),
                       "%s: index widths %d and %d (%s)", what, p.index_bits, p64.index_bits,
                       p64.build_options);
             /* a tile of 1 entry splits every strip of 3 or more entries */
             CHECK_MSG(opt->tile != 1 || i != 6 || p.long_strips > 0, "%s: nothing was split", what);
             check_product(m, m64, &ref_a, v->precision, 1.0, 0.0, what);
             check_product(m, m64, &ref_a, v->precision, -1.5, 0.5, what);
-            if (i == 5 || i == 6)
+            if (p.kernel == CMRSCL_KERNEL_MODULO)
+                check_modulo_arrays(m, &ref_a, what);
+            else if (i == 5 || i == 6)
                 check_device_arrays(m, &ref_a, what);
             if ((i == 5 || i == 6) && m64)
                 check_same_cmrs(m, m64, what); /* StripPtr read back widened, flags dropped */
@@ -235,9 +266,44 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
         }
 }
 
-static const char *const variant_names[] = {
-    "strip_packed",     "strip_unpacked", "strip_narrow",  "segment_packed",
-    "segment_unpacked", "split_strip",    "split_segment", NULL};
+/* modulo: the MODULO kernel with 2, 4, 8 and 32 slot sets, warps of 8, 16 and 32 lanes, HEIGHT
+ * 1 (every step's class holds one entry: the most holes), 3, 5, 16 and 33, both layouts and
+ * orders; 64-bit indices on two. Sub-groups fix the warp: there the plan's is used. */
+static void run_modulo(cmrscl_context ctx, const variant *v, int subgroup_width)
+{
+    static const struct {
+        int modulo, warp, height;
+        cmrscl_layout layout;
+        cmrscl_order order;
+        bool wide;
+    } cases[] = {
+        {2, 8, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS, true},
+        {8, 8, 5, CMRSCL_LAYOUT_UNPACKED, CMRSCL_ORDER_ROWS, false},
+        {4, 16, 3, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS, false},
+        {2, 32, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_ROWS, false},
+        {8, 32, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS, true},
+        {8, 32, 1, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS, false},
+        {32, 32, 33, CMRSCL_LAYOUT_UNPACKED, CMRSCL_ORDER_COLUMNS, false},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        cmrscl_options o = base_options(v, CMRSCL_KERNEL_MODULO, cases[k].height);
+        o.modulo = cases[k].modulo;
+        o.warp = cases[k].warp;
+        o.layout = cases[k].layout;
+        o.order = cases[k].order;
+        o.tile = 0; /* automatic: MODULO never splits */
+        if (v->reduce == CMRSCL_REDUCE_SUBGROUP && o.warp != subgroup_width)
+            continue;
+        char label[96];
+        snprintf(label, sizeof label, "modulo %d, warp %d, height %d, %s order", o.modulo, o.warp,
+                 o.height, o.order == CMRSCL_ORDER_ROWS ? "row" : "column");
+        run_options(ctx, v, &o, label, cases[k].wide);
+    }
+}
+
+static const char *const variant_names[] = {"strip_packed",   "strip_unpacked",   "strip_narrow",
+                                            "segment_packed", "segment_unpacked", "split_strip",
+                                            "split_segment",  "modulo",           NULL};
 
 static bool parse_args(int argc, char **argv, variant *v)
 {
@@ -310,6 +376,8 @@ int main(int argc, char **argv)
         run_segment(ctx, &v, CMRSCL_LAYOUT_PACKED);
     else if (!strcmp(v.name, "segment_unpacked"))
         run_segment(ctx, &v, CMRSCL_LAYOUT_UNPACKED);
+    else if (!strcmp(v.name, "modulo"))
+        run_modulo(ctx, &v, (int)dev.subgroup_width);
     else
         run_split(ctx, &v,
                   !strcmp(v.name, "split_strip") ? CMRSCL_KERNEL_STRIP : CMRSCL_KERNEL_SEGMENT);

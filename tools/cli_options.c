@@ -36,7 +36,10 @@ void cli_usage(FILE *out)
           "                         stencil5:N stencil7:N stencil27:N random:N:K perm:N\n"
           "                         dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED]\n"
           "the plan (default: chosen from the device and the matrix):\n"
-          "      --kernel K         auto | strip | segment\n"
+          "      --kernel K         auto | strip | segment | modulo (modulo: chosen only\n"
+          "                         by hand, not yet measured on a GPU)\n"
+          "      --modulo N         modulo kernel: 2, 4, 8, 16 or 32 slot sets per strip\n"
+          "                         (default 8, or the warp when narrower)\n"
           "  -H, --height N         strip height 1..256\n"
           "      --warp N           work-items per strip\n"
           "      --work-group N     work-group size\n"
@@ -56,8 +59,9 @@ void cli_usage(FILE *out)
           "      --json             machine-readable output on stdout\n"
           "bench:\n"
           "      --plans LIST       comma-separated: auto, csr-vector, csr-scalar, strip[:H],\n"
-          "                         segment[:H], each with optional +stream, +nosplit,\n"
-          "                         +w=N (lanes per strip), +tile=N, +local, +shuffle\n"
+          "                         segment[:H], modulo[:H], each with optional +stream,\n"
+          "                         +nosplit, +w=N (lanes per strip), +tile=N, +m=N\n"
+          "                         (modulo's slot sets), +local, +shuffle\n"
           "                         (default: auto)\n"
           "      --suite FILE       matrices listed one per line (a .mtx path or a spec);\n"
           "                         repeatable\n"
@@ -131,6 +135,7 @@ enum {
     OPT_TILE,
     OPT_CACHE_HINT,
     OPT_INDEX_BITS,
+    OPT_MODULO,
     OPT_WARMUP,
     OPT_ALPHA,
     OPT_BETA,
@@ -196,7 +201,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const layouts[] = {"auto", "packed", "unpacked", NULL};
     static const char *const orders[] = {"auto", "rows", "columns", NULL};
     static const char *const reduces[] = {"auto", "local", "shuffle", "subgroup", NULL};
-    static const char *const kernels[] = {"auto", "strip", "segment", NULL};
+    static const char *const kernels[] = {"auto", "strip", "segment", "modulo", NULL};
     static const char *const hints[] = {"auto", "off", "stream", NULL};
     static const char *const index_bits[] = {"0", "32", "64", NULL}; /* 32 k bits */
     int k;
@@ -209,6 +214,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_WARP: return parse_int("--warp", arg, 1, 1024, &o->matrix.warp);
     case OPT_WG: return parse_int("--work-group", arg, 1, 1 << 16, &o->matrix.work_group_size);
     case OPT_TILE: return parse_int("--tile", arg, -1, 1 << 30, &o->matrix.tile);
+    case OPT_MODULO: return parse_int("--modulo", arg, 2, 32, &o->matrix.modulo);
     case 'r': return parse_int("--repetitions", arg, 1, 1000000, &o->repetitions);
     case OPT_WARMUP: return parse_int("--warmup", arg, 0, 1000000, &o->warmup);
     case OPT_ALPHA: return parse_double("--alpha", arg, &o->alpha);
@@ -250,7 +256,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->matrix.reduce = (cmrscl_reduce)k;
         return true;
     case OPT_KERNEL:
-        if (!parse_keyword("--kernel", arg, kernels, "auto, strip or segment", &k))
+        if (!parse_keyword("--kernel", arg, kernels, "auto, strip, segment or modulo", &k))
             return false;
         o->matrix.kernel = (cmrscl_kernel)k;
         return true;
@@ -287,6 +293,7 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                                           {"json", no_argument, NULL, OPT_JSON},
                                           {"kernel", required_argument, NULL, OPT_KERNEL},
                                           {"tile", required_argument, NULL, OPT_TILE},
+                                          {"modulo", required_argument, NULL, OPT_MODULO},
                                           {"cache-hint", required_argument, NULL, OPT_CACHE_HINT},
                                           {"index-bits", required_argument, NULL, OPT_INDEX_BITS},
                                           {"plans", required_argument, NULL, OPT_PLANS},

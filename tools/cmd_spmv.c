@@ -71,6 +71,11 @@ static void print_text(const session *s, const bench_result *r)
     printf("           %d-bit entry indices (%lld stored entries; automatic: 64-bit from 2^31 "
            "on)\n",
            p->index_bits, (long long)p->stored_entries);
+    if (p->modulo)
+        printf("           MODULO %d: %lld stored entries for %lld nonzeros, padding overhead "
+               "%.3f (stored / nnz)\n",
+               p->modulo, (long long)p->stored_entries, (long long)p->nnz,
+               p->nnz ? (double)p->stored_entries / (double)p->nnz : 1.0);
     if (p->long_strips)
         printf("           split: %d long strips in %d tiles of %d entries\n", p->long_strips,
                p->tiles, p->tile);
@@ -121,6 +126,8 @@ static void json_params(const cmrscl_params *p)
     json_int("tiles", p->tiles);
     json_int("long_strips", p->long_strips);
     json_int("index_bits", p->index_bits);
+    json_int("modulo", p->modulo);
+    json_int("stored_entries", p->stored_entries);
     json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
     json_string("build_options", p->build_options);
     json_close('}');

@@ -47,6 +47,12 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         if (*end || end == mod + 2 || w < 1 || w > 1024 || (w & (w - 1)))
             return bad_plan(name, "w=N needs a power of two N in 1..1024");
         o->warp = (int)w;
+    } else if (!strncmp(mod, "m=", 2)) {
+        char *end;
+        long m = strtol(mod + 2, &end, 10);
+        if (*end || end == mod + 2 || m < 2 || m > 32 || (m & (m - 1)))
+            return bad_plan(name, "m=N needs N in 2, 4, 8, 16, 32 (modulo's slot sets)");
+        o->modulo = (int)m;
     } else if (!strncmp(mod, "tile=", 5)) {
         char *end;
         long t = strtol(mod + 5, &end, 10);
@@ -55,7 +61,7 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->tile = (int)t;
     } else {
         return bad_plan(name, "unknown modifier (stream, nosplit, rows, columns, local, "
-                              "shuffle, subgroup, w=N, k=1|2|4, tile=N)");
+                              "shuffle, subgroup, w=N, k=1|2|4, tile=N, m=N)");
     }
     return true;
 }
@@ -93,8 +99,11 @@ bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options
         o.kernel = CMRSCL_KERNEL_STRIP;
     } else if (!strcmp(buf, "segment")) {
         o.kernel = CMRSCL_KERNEL_SEGMENT;
+    } else if (!strcmp(buf, "modulo")) {
+        o.kernel = CMRSCL_KERNEL_MODULO;
     } else {
-        return bad_plan(name, "unknown plan (auto, csr-vector, csr-scalar, strip, segment)");
+        return bad_plan(name,
+                        "unknown plan (auto, csr-vector, csr-scalar, strip, segment, modulo)");
     }
     if (height)
         o.height = height;
@@ -102,6 +111,8 @@ bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options
          m = strtok_r(NULL, "+", &save))
         if (!apply_modifier(name, m, &o))
             return false;
+    if (o.modulo && o.kernel != CMRSCL_KERNEL_MODULO)
+        return bad_plan(name, "m=N is a modifier of the modulo plan");
     *out = o;
     return true;
 }
@@ -114,6 +125,9 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size)
                      p->layout == CMRSCL_LAYOUT_UNPACKED ? " unpacked" : "");
     if (n > 0 && (size_t)n < size && p->lane_entries > 1)
         n += snprintf(buf + n, size - (size_t)n, " k%d", p->lane_entries);
+    if (n > 0 && (size_t)n < size && p->modulo)
+        n += snprintf(buf + n, size - (size_t)n, " m%d pad%.2f", p->modulo,
+                      p->nnz ? (double)p->stored_entries / (double)p->nnz : 1.0);
     if (n > 0 && (size_t)n < size && p->long_strips)
         n += snprintf(buf + n, size - (size_t)n, " split%d", (int)p->tile);
     if (n > 0 && (size_t)n < size && p->cache_hint == CMRSCL_CACHE_HINT_STREAM)

@@ -14,8 +14,10 @@
  *   csr-scalar  strip family, HEIGHT 1, one work-item per row, never split
  *   strip       Algorithm 1 (HEIGHT: the device's unless given)
  *   segment     the segmented warp scan (HEIGHT: the rule's unless given)
+ *   modulo      the paper's MODULO kernel (HEIGHT 16 unless given; never chosen by auto)
  * and MODIFIER one of stream (cache hint), nosplit, rows, columns, local, shuffle,
- * subgroup, w=N (lanes per strip), tile=N. On a bad name prints the reason and returns false. */
+ * subgroup, w=N (lanes per strip), tile=N, m=N (modulo's slot sets, 2..32). On a bad name prints
+ * the reason and returns false. */
 bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options *out);
 
 /* "segment h128 w32/32 shuffle rows packed" plus "split 1024" and "stream" when used. */

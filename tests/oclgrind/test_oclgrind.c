@@ -16,7 +16,10 @@
  *        test_oclgrind convert float|double   (cmrscl_matrix_create_from_cl and the values
  *          updates: cl/convert.cl under the checks, the results against the host path)
  *        test_oclgrind index64 ARGS...   (any of the above with 64-bit entry indices forced:
- *          StripPtr, the tiles' first entries, the loops, the permutation of updates) */
+ *          StripPtr, the tiles' first entries, the loops, the permutation of updates)
+ *        test_oclgrind modulo float|double WARP MODULO   (the MODULO kernel: its steps
+ *          between barriers race-free, holes never read x; HEIGHT 1, 3 and 16, both orders,
+ *          the unpacked layout at HEIGHT 3) */
 #include "internal.h"
 #include "test_matrices.h"
 #include "test_util.h"
@@ -158,8 +161,11 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
         cmrscl_csr ref_a = test_csr_rounded(&a, v->precision);
         char what[200];
         snprintf(what, sizeof what, "%s, %s, height %d, warp %d, work-group %d, %s order, tile %d",
-                 name, opt->kernel == CMRSCL_KERNEL_SEGMENT ? "segment" : "strip", opt->height,
-                 opt->warp, opt->work_group_size,
+                 name,
+                 opt->kernel == CMRSCL_KERNEL_SEGMENT  ? "segment"
+                 : opt->kernel == CMRSCL_KERNEL_MODULO ? "modulo"
+                                                       : "strip",
+                 opt->height, opt->warp, opt->work_group_size,
                  opt->order == CMRSCL_ORDER_ROWS ? "row" : "column", opt->tile);
         cmrscl_matrix m = NULL;
         CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, v->precision, &a, opt, &m));
@@ -298,6 +304,33 @@ static int run_height(const env *e, const variant *v, int height)
     return products;
 }
 
+/* The MODULO kernel (cl/cmrs_modulo.cl) with `modulo` slot sets, one warp per group. */
+static int run_modulo(const env *e, cmrscl_precision prec, int warp, int modulo)
+{
+    static const int heights[] = {1, 3, 16};
+    variant v = {CMRSCL_KERNEL_MODULO, -1, prec, CMRSCL_LAYOUT_PACKED, warp, 3, 1, 16};
+    int products = 0;
+    for (int k = 0; k < 3; ++k)
+        for (int order = CMRSCL_ORDER_ROWS; order <= CMRSCL_ORDER_COLUMNS; ++order) {
+            cmrscl_options opt = {0};
+            opt.kernel = CMRSCL_KERNEL_MODULO;
+            opt.modulo = modulo;
+            opt.height = heights[k];
+            opt.warp = opt.work_group_size = warp;
+            opt.layout = heights[k] == 3 && order == CMRSCL_ORDER_COLUMNS ? CMRSCL_LAYOUT_UNPACKED
+                                                                          : CMRSCL_LAYOUT_PACKED;
+            opt.order = (cmrscl_order)order;
+            opt.reduce = CMRSCL_REDUCE_LOCAL;
+            opt.tile = -1;
+            opt.index_bits = index_bits;
+            products += run_matrices(e, &v, &opt);
+        }
+    printf("modulo %s, warp %d, MODULO %d: %d products checked (HEIGHT 1, 3, 16, both orders, %d "
+           "matrices)\n",
+           cmrscl_precision_name(prec), warp, modulo, products, MATRIX_COUNT);
+    return test_finish("oclgrind modulo");
+}
+
 /* The shuffle reduction needs NVIDIA's shfl.sync: the library must refuse it here. */
 static int report_shuffle(const env *e)
 {
@@ -416,13 +449,15 @@ int main(int argc, char **argv)
     variant v;
     bool shuffle = argc == 2 && !strcmp(argv[1], "shuffle");
     bool convert = argc == 3 && !strcmp(argv[1], "convert");
-    if (!shuffle && !convert && !parse_args(argc, argv, &v)) {
+    bool modulo = argc == 5 && !strcmp(argv[1], "modulo");
+    if (!shuffle && !convert && !modulo && !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
                 "       %s segment|split float|double [WARP [TILE]]\n"
                 "       %s shuffle\n"
-                "       %s convert float|double\n",
-                argv[0], argv[0], argv[0], argv[0]);
+                "       %s convert float|double\n"
+                "       %s modulo float|double WARP MODULO\n",
+                argv[0], argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
     env e;
@@ -431,10 +466,13 @@ int main(int argc, char **argv)
         status = test_finish("oclgrind");
     else if (shuffle)
         status = report_shuffle(&e);
-    else if (convert && !strcmp(argv[2], "double") && !e.dev.fp64)
+    else if ((convert || modulo) && !strcmp(argv[2], "double") && !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
     else if (convert)
         status = run_convert(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
+    else if (modulo)
+        status = run_modulo(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT,
+                            atoi(argv[3]), atoi(argv[4]));
     else if (v.precision == CMRSCL_DOUBLE && !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
     else

@@ -1,0 +1,92 @@
+/* cmrs_modulo.cl - the MODULO family: the paper's modified CMRS kernel (section 7), made
+ * correct for any matrix without implicit warp synchrony (spmv_common.cl comes first).
+ *
+ * One warp of WARP work-items takes one strip of HEIGHT rows, and its lanes share a buffer of
+ * MODULO x HEIGHT sums in local memory instead of owning HEIGHT slots each: lane l adds into
+ * slot [row][l % MODULO]. The warp walks the strip in steps of WARP consecutive stored
+ * entries (lane l takes entry begin + t*WARP + l in step t), and the host (host/cmrs_modulo.c)
+ * lays each strip out so that within a step, lanes of one class (l % MODULO) never hold the
+ * same row: no two lanes of a step touch the same slot. Where no entry fits it puts a hole
+ * (col_ind all ones, value 0), for which the lane loads nothing and adds nothing, so an Inf or
+ * NaN in x never meets a padding zero. Between steps the strip's lanes synchronise, so one
+ * step's read-modify-writes are done and visible before the next step's:
+ *   REDUCE 1 (local):    barrier(); the plan makes the work-group exactly one warp, and every
+ *                        lane runs the same number of steps (the strip's stored length
+ *                        rounded up to WARP), so the barrier is uniform.
+ *   REDUCE 2 (shuffle):  bar.warp.sync with the mask of the strip's lanes (NVIDIA).
+ *   REDUCE 3 (subgroup): sub_group_barrier; the sub-group is the strip's WARP lanes.
+ * The paper's CUDA relied on the warp running in lock step instead, which OpenCL does not
+ * promise and current NVIDIA GPUs do not give. Then each of the first HEIGHT lanes sums its
+ * row's MODULO slots in slot order (the same order every run) and the row leaves through
+ * emit_row, as in the strip family. MODULO plans do not split long strips (host/plan.c).
+ *
+ * Build options besides spmv_common.cl's:
+ *   MODULO        slot sets per strip, a power of two dividing WARP            (required)
+ */
+#ifndef MODULO
+#error "MODULO (slot sets per strip) must be defined"
+#endif
+#if MODULO < 1 || (MODULO & (MODULO - 1)) != 0 || WARP % MODULO != 0
+#error "MODULO must be a power of two dividing WARP"
+#endif
+#if REDUCE == 1 && WG_SIZE != WARP
+#error "the MODULO kernel with local barriers runs one warp per work-group"
+#endif
+#if REDUCE == 3 && WG_SIZE != WARP
+#error "the MODULO kernel with sub-groups runs one sub-group per work-group"
+#endif
+
+#define HOLE 0xFFFFFFFFu
+
+#if REDUCE == 1
+#define STEP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#elif REDUCE == 2
+/* The lanes of this strip within the hardware warp of 32 (WARP may be narrower). */
+#define STRIP_MASK                                                                                 \
+    (WARP == 32 ? 0xffffffffu : ((1u << WARP) - 1u) << (get_local_id(0) % 32u & ~(WARP - 1u)))
+#define STEP_SYNC() asm volatile("bar.warp.sync %0;" ::"r"(STRIP_MASK) : "memory")
+#elif REDUCE == 3
+#define STEP_SYNC() sub_group_barrier(CLK_LOCAL_MEM_FENCE)
+#else
+#error "REDUCE must be 1 (local), 2 (shuffle) or 3 (subgroup)"
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
+cmrs_spmv(CMRS_SPMV_PARAMS)
+{
+    const uint lane = get_local_id(0) % WARP;
+    const uint warp = get_local_id(0) / WARP;
+    work w;
+    find_work(&w, warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start,
+              tile_strip);
+    __local real_t slots[WARPS_PER_GROUP * MODULO * HEIGHT];
+    __local real_t *base = slots + warp * (MODULO * HEIGHT);
+    __local real_t *mine = base + lane % MODULO; /* slot of row r: mine[r * MODULO] */
+    for (uint k = lane; k < MODULO * HEIGHT; k += WARP)
+        base[k] = (real_t)0;
+    STEP_SYNC();
+    /* inactive warps (past the last strip) have begin == end: no steps */
+    const index_t steps = (w.end - w.begin + (WARP - 1)) / WARP;
+    index_t j = w.begin + lane;
+    for (index_t t = 0; t < steps; ++t, j += WARP) {
+        if (j < w.end) {
+            const uint c = load_index(col_ind + j);
+            if (c != HOLE) {
+#if PACKED
+                const uint r = c & ROW_MASK, col = c >> ROW_BITS;
+#else
+                const uint r = row_in_strip[j], col = c;
+#endif
+                mine[r * MODULO] += load_value(val + j) * x[col];
+            }
+        }
+        STEP_SYNC(); /* this step's sums land before the next step reads its slots */
+    }
+    /* Lane r sums row r's MODULO slots in slot order. */
+    for (uint r = lane; w.active && r < HEIGHT; r += WARP) {
+        real_t sum = base[r * MODULO];
+        for (uint m = 1; m < MODULO; ++m)
+            sum += base[r * MODULO + m];
+        emit_row(&w, r, sum, rows, y, partial, alpha, beta);
+    }
+}

@@ -1,0 +1,329 @@
+/* test_modulo.c - the MODULO kernel beyond the variant matrix of test_kernel.c, on the device
+ * chosen by CMRSCL_DEVICE:
+ *   holes        x holds Inf and NaN in every column no entry uses (so in any column a hole
+ *                could name): y stays finite and right, in both layouts and orders;
+ *   determinism  the same product run after run, and from a second matrix, bit for bit;
+ *   updates      update_values (host, in many chunks) and update_values_cl, in either
+ *                precision, also of CSR with unsorted rows: the arrays and products of a fresh
+ *                create with the new values, and every hole still 0 on the device;
+ *   options      bad MODULO options fail with a message naming them; create_from_cl refuses
+ *                the kernel; the automatic plan never picks it.
+ * Usage: test_modulo float|double */
+#include "internal.h"
+#include "test_matrices.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SKIP 77
+
+static cmrscl_options modulo_options(int modulo, int warp, int height, cmrscl_layout layout,
+                                     cmrscl_order order)
+{
+    cmrscl_options o = {0};
+    o.kernel = CMRSCL_KERNEL_MODULO;
+    o.modulo = modulo, o.warp = warp, o.height = height;
+    o.layout = layout, o.order = order;
+    o.reduce = CMRSCL_REDUCE_LOCAL; /* what runs on every device */
+    return o;
+}
+
+static void *to_precision(const double *v, size_t n, cmrscl_precision p)
+{
+    void *out = malloc(cmrscl_precision_size(p) * (n + 1));
+    for (size_t i = 0; i < n; ++i)
+        if (p == CMRSCL_FLOAT)
+            ((float *)out)[i] = (float)v[i];
+        else
+            ((double *)out)[i] = v[i];
+    return out;
+}
+
+static double at(const void *a, cmrscl_precision p, size_t i)
+{
+    return p == CMRSCL_FLOAT ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+
+/* 45 x 40, entries only in odd columns, one dense row: with HEIGHT 16 and MODULO 2 of 8 lanes,
+ * most steps need holes. */
+static void holes_matrix(cmrscl_csr *out)
+{
+    int32_t ri[2000], ci[2000];
+    double v[2000];
+    int n = 0;
+    test_seed(77);
+    for (int32_t r = 0; r < 45; ++r) {
+        int len = r == 20 ? 20 : (int)test_uniform(0, 9);
+        for (int k = 0; k < len; ++k, ++n) {
+            ri[n] = r;
+            ci[n] = r == 20 ? 2 * k + 1 : 2 * (int32_t)test_uniform(0, 19) + 1;
+            v[n] = test_uniform(-1, 1);
+        }
+    }
+    CHECK_OK(cmrscl_csr_from_coo(45, 40, n, ri, ci, v, out));
+}
+
+static void test_holes(cmrscl_context ctx, cmrscl_precision prec)
+{
+    cmrscl_csr a;
+    holes_matrix(&a);
+    cmrscl_csr ref = test_csr_rounded(&a, prec);
+    double x[40], y0[45], y[45];
+    for (int j = 0; j < 40; ++j) /* unused columns: Inf, -Inf and NaN in turn */
+        x[j] = j % 2        ? (prec == CMRSCL_FLOAT ? (double)(float)test_uniform(-1, 1)
+                                                    : test_uniform(-1, 1))
+               : j % 6 == 0 ? INFINITY
+               : j % 6 == 2 ? -INFINITY
+                            : NAN;
+    memset(y0, 0, sizeof y0);
+    void *xd = to_precision(x, 40, prec), *yd = to_precision(y0, 45, prec);
+    for (int k = 0; k < 4; ++k) {
+        cmrscl_options o =
+            modulo_options(2, 8, 16, k % 2 ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED,
+                           k / 2 ? CMRSCL_ORDER_ROWS : CMRSCL_ORDER_COLUMNS);
+        cmrscl_matrix m = NULL;
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &m));
+        cmrscl_params p;
+        CHECK_OK(cmrscl_matrix_params(m, &p));
+        CHECK_MSG(p.stored_entries > p.nnz, "case %d: no holes (%lld stored, %lld nonzeros)", k,
+                  (long long)p.stored_entries, (long long)p.nnz);
+        CHECK_OK(cmrscl_spmv_host(m, 1.0, xd, 0.0, yd));
+        bool finite = true;
+        for (int i = 0; i < 45; ++i) {
+            y[i] = at(yd, prec, (size_t)i);
+            finite = finite && isfinite(y[i]);
+        }
+        CHECK_MSG(finite, "case %d: a hole met an Inf or NaN of x", k);
+        double ratio = INFINITY;
+        CHECK_OK(cmrscl_csr_spmv_check(&ref, 1.0, x, 0.0, y0, y,
+                                       prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
+        CHECK_MSG(ratio <= 1.0, "case %d: error %.3g x the rounding bound", k, ratio);
+        cmrscl_matrix_free(m);
+    }
+    free(xd), free(yd);
+    cmrscl_csr_free(&ref), cmrscl_csr_free(&a);
+}
+
+/* y of one product with random x (fixed seed) into y (rows elements of prec). */
+static void product(cmrscl_matrix m, const cmrscl_csr *a, cmrscl_precision prec, void *y)
+{
+    double *x = malloc(sizeof(double) * ((size_t)a->cols + 1));
+    test_seed(5);
+    for (int32_t j = 0; j < a->cols; ++j)
+        x[j] = test_uniform(-1, 1);
+    void *xd = to_precision(x, (size_t)a->cols, prec);
+    CHECK_OK(cmrscl_spmv_host(m, 1.0, xd, 0.0, y));
+    free(x), free(xd);
+}
+
+static void test_determinism(cmrscl_context ctx, cmrscl_precision prec)
+{
+    cmrscl_csr a;
+    test_matrix_build(9, &a); /* 1500 x 1500 random */
+    cmrscl_options o = modulo_options(8, 32, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS);
+    cmrscl_matrix m = NULL, again = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &m));
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &again));
+    size_t bytes = cmrscl_precision_size(prec) * (size_t)a.rows;
+    void *first = malloc(bytes), *y = malloc(bytes);
+    product(m, &a, prec, first);
+    for (int run = 0; run < 4; ++run) {
+        product(run == 3 ? again : m, &a, prec, y);
+        CHECK_MSG(!memcmp(first, y, bytes), "run %d: y differs from the first run", run);
+    }
+    free(first), free(y);
+    cmrscl_matrix_free(m), cmrscl_matrix_free(again);
+    cmrscl_csr_free(&a);
+}
+
+/* Every hole of the device arrays still holds 0. */
+static void check_holes_zero(cmrscl_matrix m, const char *what)
+{
+    const cmrscl_params *p = &m->params;
+    size_t n = (size_t)p->stored_entries, vs = cmrscl_precision_size(p->precision);
+    uint32_t *col = malloc(4 * (n + 1));
+    char *val = malloc(vs * (n + 1));
+    cl_command_queue q = m->ctx->queue;
+    cl_int err =
+        n ? clEnqueueReadBuffer(q, m->buf[BUF_COL_IND], CL_TRUE, 0, 4 * n, col, 0, NULL, NULL) |
+                clEnqueueReadBuffer(q, m->buf[BUF_VALUES], CL_TRUE, 0, vs * n, val, 0, NULL, NULL)
+          : CL_SUCCESS;
+    CHECK(err == CL_SUCCESS);
+    size_t holes = 0, nonzero = 0;
+    for (size_t k = 0; err == CL_SUCCESS && k < n; ++k)
+        if (col[k] == CMRS_HOLE)
+            ++holes, nonzero += at(val, p->precision, k) != 0.0;
+    CHECK_MSG(nonzero == 0, "%s: %zu of %zu holes hold a value", what, nonzero, holes);
+    free(col), free(val);
+}
+
+/* New values through both update calls against a fresh create; `unsorted` reverses the
+ * columns of every row of the CSR given to the create (a permutation built on the host). */
+static void check_update(cmrscl_context ctx, cmrscl_precision prec, const cmrscl_csr *a,
+                         const cmrscl_options *o, bool unsorted, const char *what)
+{
+    cmrscl_csr b = test_csr_rounded(a, CMRSCL_DOUBLE); /* a copy */
+    for (int32_t i = 0; unsorted && i < b.rows; ++i)
+        for (int64_t lo = b.row_ptr[i], hi = b.row_ptr[i + 1] - 1; lo < hi; ++lo, --hi) {
+            int32_t c = b.col_ind[lo];
+            double v = b.values[lo];
+            b.col_ind[lo] = b.col_ind[hi], b.values[lo] = b.values[hi];
+            b.col_ind[hi] = c, b.values[hi] = v;
+        }
+    double *fresh_values = malloc(sizeof(double) * ((size_t)b.nnz + 1));
+    for (int64_t k = 0; k < b.nnz; ++k)
+        fresh_values[k] = test_uniform(-2, 2);
+    int32_t *rp = test_row_ptr32(&b);
+    void *old_v = to_precision(b.values, (size_t)b.nnz, prec);
+    void *new_v = to_precision(fresh_values, (size_t)b.nnz, prec);
+    cmrscl_matrix m = NULL, cl_m = NULL, fresh = NULL;
+    CHECK_OK(cmrscl_matrix_create(ctx, prec, b.rows, b.cols, rp, b.col_ind, old_v, o, &m));
+    CHECK_OK(cmrscl_matrix_create(ctx, prec, b.rows, b.cols, rp, b.col_ind, old_v, o, &cl_m));
+    CHECK_OK(cmrscl_matrix_create(ctx, prec, b.rows, b.cols, rp, b.col_ind, new_v, o, &fresh));
+    if (m && cl_m && fresh) {
+        /* host: the values in double (converted on the device), in chunks of a few strips */
+        CHECK_OK(cmrscl_matrix_update_values(m, fresh_values, CMRSCL_DOUBLE));
+        cl_int err;
+        size_t bytes = cmrscl_precision_size(prec) * ((size_t)b.nnz + 1);
+        cl_mem buf = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                                    new_v, &err);
+        CHECK_OK(cmrscl_matrix_update_values_cl(cl_m, buf, prec));
+        clFinish(ctx->queue);
+        clReleaseMemObject(buf);
+        check_same_cmrs(fresh, m, what);
+        check_same_cmrs(fresh, cl_m, what);
+        check_holes_zero(m, what);
+        check_holes_zero(cl_m, what);
+        size_t ybytes = cmrscl_precision_size(prec) * ((size_t)b.rows + 1);
+        void *y_fresh = malloc(ybytes), *y_m = malloc(ybytes), *y_cl = malloc(ybytes);
+        product(fresh, &b, prec, y_fresh);
+        product(m, &b, prec, y_m);
+        product(cl_m, &b, prec, y_cl);
+        CHECK_MSG(!memcmp(y_fresh, y_m, ybytes - cmrscl_precision_size(prec)) &&
+                      !memcmp(y_fresh, y_cl, ybytes - cmrscl_precision_size(prec)),
+                  "%s: products after the updates differ from a fresh create's", what);
+        free(y_fresh), free(y_m), free(y_cl);
+    }
+    cmrscl_matrix_free(m), cmrscl_matrix_free(cl_m), cmrscl_matrix_free(fresh);
+    free(rp), free(old_v), free(new_v), free(fresh_values);
+    cmrscl_csr_free(&b);
+}
+
+static void test_updates(cmrscl_context ctx, cmrscl_precision prec)
+{
+    matrix_update_chunk = 100; /* many chunks, each of whole strips */
+    static const int matrices[] = {5, 6, 9, 3};
+    for (int i = 0; i < 4; ++i) {
+        cmrscl_csr a;
+        const char *name = test_matrix_build(matrices[i], &a);
+        for (int k = 0; k < 3; ++k) {
+            cmrscl_options o =
+                k == 0   ? modulo_options(8, 32, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS)
+                : k == 1 ? modulo_options(2, 8, 5, CMRSCL_LAYOUT_UNPACKED, CMRSCL_ORDER_ROWS)
+                         : modulo_options(4, 16, 3, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS);
+            o.index_bits = k == 2 ? 64 : 0;
+            char what[160];
+            snprintf(what, sizeof what, "%s, modulo %d, warp %d, height %d%s", name, o.modulo,
+                     o.warp, o.height, k == 2 ? ", unsorted rows, 64-bit" : "");
+            check_update(ctx, prec, &a, &o, k == 2, what);
+        }
+        cmrscl_csr_free(&a);
+    }
+}
+
+static void expect_error(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_options *o,
+                         cmrscl_status status, const char *words)
+{
+    cmrscl_matrix m = NULL;
+    CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, a, o, &m), status);
+    CHECK_MSG(test_contains(cmrscl_last_error(), words), "message \"%s\" lacks \"%s\"",
+              cmrscl_last_error(), words);
+    cmrscl_matrix_free(m);
+}
+
+static void test_options(cmrscl_context ctx)
+{
+    cmrscl_csr a;
+    test_matrix_build(9, &a);
+    cmrscl_options o = modulo_options(3, 8, 16, 0, 0);
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "modulo 3");
+    o.modulo = 64;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "modulo 64");
+    o.modulo = 16; /* wider than the warp of 8 */
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "must divide the warp");
+    o.modulo = 0, o.warp = 1;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "at least 2 lanes");
+    o.warp = 8, o.work_group_size = 16;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "one warp per group");
+    o.work_group_size = 0, o.tile = 64;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "does not split");
+    o = modulo_options(8, 8, 16, 0, 0);
+    o.kernel = CMRSCL_KERNEL_STRIP;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "option of the MODULO kernel");
+    o.kernel = (cmrscl_kernel)4;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "kernel 4");
+    /* the default MODULO: 8 slot sets, or the warp when narrower */
+    o = modulo_options(0, 4, 16, 0, 0);
+    cmrscl_matrix m = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m));
+    cmrscl_params p;
+    CHECK_OK(cmrscl_matrix_params(m, &p));
+    CHECK_MSG(p.modulo == 4 && test_contains(p.build_options, "-DMODULO=4"), "default modulo %d",
+              p.modulo);
+    cmrscl_matrix_free(m);
+    /* the device conversion has no MODULO layout */
+    cl_context cl;
+    test_cl_device(ctx, &cl);
+    int32_t *rp = test_row_ptr32(&a);
+    float *v = to_precision(a.values, (size_t)a.nnz, CMRSCL_FLOAT);
+    cl_int err;
+    cl_mem brp = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * ((size_t)a.rows + 1), rp, &err);
+    cl_mem bci = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * (size_t)a.nnz, a.col_ind, &err);
+    cl_mem bv = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * (size_t)a.nnz, v, &err);
+    o = modulo_options(8, 8, 16, 0, 0);
+    CHECK_STATUS(cmrscl_matrix_create_from_cl(ctx, CMRSCL_FLOAT, a.rows, a.cols, (int32_t)a.nnz,
+                                              brp, bci, bv, &o, &m),
+                 CMRSCL_ERROR_UNSUPPORTED);
+    CHECK(m == NULL && test_contains(cmrscl_last_error(), "MODULO"));
+    clReleaseMemObject(brp), clReleaseMemObject(bci), clReleaseMemObject(bv);
+    free(rp), free(v);
+    cmrscl_csr_free(&a);
+    /* the automatic plan (nothing measured on a GPU yet) never picks MODULO */
+    for (int i = 0; i < test_matrix_count(); ++i) {
+        test_matrix_build(i, &a);
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, NULL, &m));
+        CHECK_OK(cmrscl_matrix_params(m, &p));
+        CHECK_MSG(p.kernel != CMRSCL_KERNEL_MODULO && p.modulo == 0 && p.stored_entries == p.nnz,
+                  "matrix %d: the automatic plan chose MODULO", i);
+        cmrscl_matrix_free(m);
+        cmrscl_csr_free(&a);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || (strcmp(argv[1], "float") && strcmp(argv[1], "double"))) {
+        fprintf(stderr, "usage: %s float|double\n", argv[0]);
+        return 2;
+    }
+    cmrscl_precision prec = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+    cmrscl_context ctx;
+    CHECK_OK(cmrscl_context_create(NULL, &ctx));
+    if (test_failures)
+        return test_finish("modulo");
+    if (prec == CMRSCL_DOUBLE && !ctx->info.fp64) {
+        printf("skipped: the device has no fp64\n");
+        cmrscl_context_free(ctx);
+        return SKIP;
+    }
+    test_holes(ctx, prec);
+    test_determinism(ctx, prec);
+    test_updates(ctx, prec);
+    if (prec == CMRSCL_FLOAT)
+        test_options(ctx);
+    cmrscl_context_free(ctx);
+    return test_finish("modulo");
+}

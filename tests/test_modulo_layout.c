@@ -1,0 +1,135 @@
+/* test_modulo_layout.c - the MODULO kernel's host layout (host/cmrs_modulo.c) on the awkward
+ * matrix catalogue and on random strips, for every MODULO and a spread of warps and heights:
+ *   - within each step of WARP positions of a strip, no two entries whose positions share
+ *     position % MODULO have the same row (the property the kernel's race freedom rests on);
+ *   - every CSR entry is stored exactly once, with its own column, row and value; holes carry
+ *     the hole column, value 0 and the hole permutation entry;
+ *   - within each row the entries keep their order (their CSR entries ascend);
+ *   - the stored length stays within the bound the plan sizes indices by;
+ *   - dropping the holes gives back a CMRS of the same matrix. */
+#include "internal.h"
+#include "test_matrices.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t row_at(const cmrscl_cmrs *c, uint64_t k)
+{
+    return c->packed ? c->col_ind[k] & ((1u << c->row_bits) - 1u) : c->row_in_strip[k];
+}
+
+static uint32_t col_at(const cmrscl_cmrs *c, uint64_t k)
+{
+    return c->packed ? c->col_ind[k] >> c->row_bits : c->col_ind[k];
+}
+
+/* The step property and the holes of strip s. */
+static void check_steps(const cmrs_modulo_out *o, int32_t s, int modulo, int warp, const char *what)
+{
+    const cmrscl_cmrs *c = &o->cmrs;
+    const double *v = o->values;
+    const uint64_t *perm = o->perm;
+    uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
+    for (uint64_t step = begin; step < end; step += (uint64_t)warp)
+        for (uint64_t a = step; a < end && a < step + (uint64_t)warp; ++a) {
+            if (c->col_ind[a] == CMRS_HOLE) {
+                CHECK_MSG(v[a] == 0.0 && perm[a] == UINT64_MAX, "%s: hole %llu not empty", what,
+                          (unsigned long long)a);
+                continue;
+            }
+            for (uint64_t b = a + (uint64_t)modulo; b < end && b < step + (uint64_t)warp;
+                 b += (uint64_t)modulo)
+                CHECK_MSG(c->col_ind[b] == CMRS_HOLE || row_at(c, a) != row_at(c, b),
+                          "%s: strip %d, positions %llu and %llu share class and row %u", what, s,
+                          (unsigned long long)(a - begin), (unsigned long long)(b - begin),
+                          row_at(c, a));
+        }
+}
+
+/* Every CSR entry once, in place, rows in order. */
+static void check_entries(const cmrscl_csr *a, const cmrs_modulo_out *o, const char *what)
+{
+    const cmrscl_cmrs *c = &o->cmrs;
+    const uint64_t *perm = o->perm;
+    char *seen = calloc((size_t)a->nnz + 1, 1);
+    int64_t *last = malloc(sizeof(int64_t) * ((size_t)a->rows + 1)); /* last entry per row */
+    for (int32_t i = 0; i < a->rows; ++i)
+        last[i] = -1;
+    int64_t entries = 0;
+    for (int32_t s = 0; s < c->strips; ++s)
+        for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k) {
+            if (c->col_ind[k] == CMRS_HOLE)
+                continue;
+            int64_t e = (int64_t)perm[k], row = (int64_t)s * c->height + row_at(c, k);
+            bool ok = e >= 0 && e < a->nnz && !seen[e] && row < a->rows && a->row_ptr[row] <= e &&
+                      e < a->row_ptr[row + 1] && (int32_t)col_at(c, k) == a->col_ind[e] &&
+                      ((const double *)o->values)[k] == a->values[e] && e > last[row];
+            CHECK_MSG(ok, "%s: position %llu holds entry %lld wrongly or out of row order", what,
+                      (unsigned long long)k, (long long)e);
+            if (ok)
+                seen[e] = 1, last[row] = e, ++entries;
+        }
+    CHECK_MSG(entries == a->nnz, "%s: %lld of %lld entries stored", what, (long long)entries,
+              (long long)a->nnz);
+    free(seen), free(last);
+}
+
+/* The layout of `a` with these parameters, checked. */
+static void check_layout(const cmrscl_csr *a, const char *name, int height, unsigned flags,
+                         int modulo, int warp)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s, height %d, %s, modulo %d, warp %d", name, height,
+             flags & CMRSCL_CMRS_ORDER_COLUMNS ? "columns" : "rows", modulo, warp);
+    void *perm = NULL; /* the column order's permutation, as matrix.c asks for it */
+    cmrscl_cmrs again;
+    cmrs_values vals = {a->values, CMRSCL_DOUBLE, malloc(8 * ((size_t)a->nnz + CMRS_ENTRY_PAD)),
+                        CMRSCL_DOUBLE};
+    CHECK_OK(cmrs_build(a->rows, a->cols, a->row_ptr, a->col_ind, height, flags, &vals, 64, &again,
+                        &perm));
+    cmrs_modulo_out o;
+    CHECK_OK(cmrs_modulo_layout(&again, vals.dst, sizeof(double), perm, 64, modulo, warp, &o));
+    if (o.cmrs.strip_ptr) {
+        int64_t bound = a->nnz * (warp / modulo) + (int64_t)again.strips * warp;
+        CHECK_MSG(o.cmrs.nnz >= a->nnz && o.cmrs.nnz <= bound, "%s: %lld stored for %lld", what,
+                  (long long)o.cmrs.nnz, (long long)a->nnz);
+        CHECK_MSG(modulo != warp || o.cmrs.nnz == a->nnz, "%s: holes with MODULO == WARP", what);
+        for (int32_t s = 0; s < o.cmrs.strips; ++s)
+            check_steps(&o, s, modulo, warp, what);
+        check_entries(a, &o, what);
+        /* holes dropped: a CMRS of the same matrix again */
+        o.cmrs.values = o.values, o.values = NULL;
+        cmrs_drop_holes(&o.cmrs);
+        cmrscl_csr back;
+        CHECK_OK(cmrscl_cmrs_to_csr(&o.cmrs, &back));
+        CHECK_MSG(back.nnz == a->nnz && !memcmp(back.col_ind, a->col_ind, 4 * (size_t)a->nnz) &&
+                      !memcmp(back.values, a->values, 8 * (size_t)a->nnz),
+                  "%s: holes dropped, not the matrix", what);
+        cmrscl_csr_free(&back);
+    }
+    cmrs_modulo_free(&o);
+    cmrscl_cmrs_free(&again);
+    free(vals.dst), free(perm);
+}
+
+int main(void)
+{
+    static const int heights[] = {1, 3, 16, 33};
+    int layouts = 0;
+    for (int i = 0; i < test_matrix_count(); ++i) {
+        cmrscl_csr a;
+        const char *name = test_matrix_build(i, &a);
+        for (int h = 0; h < 4; ++h)
+            for (int modulo = 2; modulo <= 32; modulo *= 2)
+                for (int warp = modulo < 8 ? 8 : modulo; warp <= 32; warp *= 4, ++layouts)
+                    check_layout(&a, name, heights[h],
+                                 (unsigned)((h + modulo) % 2 ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
+                                     (h == 3 ? CMRSCL_CMRS_UNPACKED : 0),
+                                 modulo, warp);
+        cmrscl_csr_free(&a);
+    }
+    printf("%d layouts checked\n", layouts);
+    return test_finish("modulo_layout");
+}
