@@ -130,9 +130,8 @@ void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr, const int3
         out->col_spread = column_spread(rows, cols, row_ptr, NULL, col_ind, NULL);
 }
 
-void analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t,
-                         const int32_t *sample_len, const int32_t *sampled,
-                         cmrscl_matrix_stats *out)
+void analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t, const int32_t *sample_len,
+                         const int32_t *sampled, cmrscl_matrix_stats *out)
 {
     stats_from_totals(rows, t->sum, t->sum_sq, t->empty, t->longest_strip[0], out);
     if (rows > 0)

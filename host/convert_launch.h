@@ -6,7 +6,7 @@
 
 #include "internal.h"
 
-#define CONVERT_GROUP 256 /* work-items per group of the conversion kernels */
+#define CONVERT_GROUP 256                  /* work-items per group of the conversion kernels */
 #define ROW_TOTALS (3 + STRIP_HEIGHT_LOGS) /* TOTALS of convert.cl: row_totals' values */
 
 /* Where the conversion's commands go: the context's queue. An out-of-order queue gets a

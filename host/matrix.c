@@ -401,8 +401,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     analyze_rows(rows, cols, row_ptr, col_ind, &stats);
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
-    plan_matrix pm = {.rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr,
-                      .stats = stats};
+    plan_matrix pm = {
+        .rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr, .stats = stats};
     st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
     int perm_bits = 0;
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
