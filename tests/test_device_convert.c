@@ -108,18 +108,6 @@ static void release(cl_mem b)
         clReleaseMemObject(b);
 }
 
-/* values[k] of a CSR in the given precision (malloc'ed, at least one element). */
-static void *values_in(const double *v, int64_t n, cmrscl_precision p)
-{
-    void *out = malloc(cmrscl_precision_size(p) * ((size_t)n + 1));
-    for (int64_t k = 0; k < n; ++k)
-        if (p == CMRSCL_FLOAT)
-            ((float *)out)[k] = (float)v[k];
-        else
-            ((double *)out)[k] = v[k];
-    return out;
-}
-
 /* A copy of a with values a*scale + shift. */
 static cmrscl_csr with_values(const cmrscl_csr *a, double scale, double shift)
 {
@@ -136,7 +124,7 @@ typedef struct device_csr {
 
 static device_csr to_device(const env *e, const cmrscl_csr *a, cmrscl_precision p)
 {
-    void *v = values_in(a->values, a->nnz, p);
+    void *v = test_values_in(a->values, a->nnz, p);
     int32_t *rp = test_row_ptr32(a); /* the device path takes int32 row pointers */
     device_csr d = {upload(e, rp, sizeof(int32_t) * ((size_t)a->rows + 1)),
                     upload(e, a->col_ind, sizeof(int32_t) * (size_t)a->nnz),
@@ -190,7 +178,8 @@ static void check_product(const env *e, cmrscl_matrix m, const cmrscl_csr *a, do
     for (size_t i = 0; i < rows; ++i)
         y0[i] = beta == 0.0 ? NAN : test_uniform(-1, 1);
     /* x and y0 as the device sees them: rounded to the precision */
-    void *xd = values_in(x, (int32_t)cols, e->prec), *yd = values_in(y0, (int32_t)rows, e->prec);
+    void *xd = test_values_in(x, (int32_t)cols, e->prec),
+         *yd = test_values_in(y0, (int32_t)rows, e->prec);
     for (size_t j = 0; j < cols; ++j)
         x[j] = e->prec == CMRSCL_FLOAT ? (double)((float *)xd)[j] : x[j];
     for (size_t i = 0; i < rows; ++i)
@@ -234,7 +223,7 @@ static void check_update(const env *e, cmrscl_matrix m, const cmrscl_csr *b,
              p == CMRSCL_FLOAT ? "float" : "double");
     cmrscl_csr bp = test_csr_rounded(b, p); /* the values as sent */
     b = &bp;
-    void *v = values_in(b->values, b->nnz, p);
+    void *v = test_values_in(b->values, b->nnz, p);
     if (from_device) {
         cl_mem buf = upload(e, v, cmrscl_precision_size(p) * (size_t)b->nnz);
         CHECK_OK(cmrscl_matrix_update_values_cl(m, buf, p));
@@ -341,7 +330,8 @@ static void run_ordering(const env *e)
     double *ones = malloc(8 * n), *ya = malloc(8 * n), *yb = malloc(8 * n);
     for (size_t j = 0; j < n; ++j)
         ones[j] = 1.0;
-    void *x = values_in(ones, (int32_t)n, e->prec), *nv = values_in(b.values, b.nnz, e->prec);
+    void *x = test_values_in(ones, (int32_t)n, e->prec),
+         *nv = test_values_in(b.values, b.nnz, e->prec);
     cl_mem xb = upload(e, x, vs * n), y1 = upload(e, x, vs * n), y2 = upload(e, x, vs * n);
     cl_mem vb = upload(e, nv, vs * (size_t)b.nnz);
     if (m) {
@@ -403,7 +393,7 @@ static void run_out_of_order(const env *e)
     if (host && dev) {
         check_same_cmrs(host, dev, "out-of-order queue");
         cmrscl_csr b = with_values(&a, 2.0, 1.0);
-        void *v = values_in(b.values, b.nnz, o.prec);
+        void *v = test_values_in(b.values, b.nnz, o.prec);
         cl_mem vb = upload(&o, v, cmrscl_precision_size(o.prec) * (size_t)b.nnz);
         CHECK_OK(cmrscl_matrix_update_values(dev, v, o.prec));
         CHECK_OK(cmrscl_matrix_update_values_cl(host, vb, o.prec));

@@ -31,22 +31,6 @@ static cmrscl_options modulo_options(int modulo, int warp, int height, cmrscl_la
     return o;
 }
 
-static void *to_precision(const double *v, size_t n, cmrscl_precision p)
-{
-    void *out = malloc(cmrscl_precision_size(p) * (n + 1));
-    for (size_t i = 0; i < n; ++i)
-        if (p == CMRSCL_FLOAT)
-            ((float *)out)[i] = (float)v[i];
-        else
-            ((double *)out)[i] = v[i];
-    return out;
-}
-
-static double at(const void *a, cmrscl_precision p, size_t i)
-{
-    return p == CMRSCL_FLOAT ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-
 /* 45 x 40, entries only in odd columns, one dense row: with HEIGHT 16 and MODULO 2 of 8 lanes,
  * most steps need holes. */
 static void holes_matrix(cmrscl_csr *out)
@@ -79,7 +63,7 @@ static void test_holes(cmrscl_context ctx, cmrscl_precision prec)
                : j % 6 == 2 ? -INFINITY
                             : NAN;
     memset(y0, 0, sizeof y0);
-    void *xd = to_precision(x, 40, prec), *yd = to_precision(y0, 45, prec);
+    void *xd = test_values_in(x, 40, prec), *yd = test_values_in(y0, 45, prec);
     for (int k = 0; k < 4; ++k) {
         cmrscl_options o =
             modulo_options(2, 8, 16, k % 2 ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED,
@@ -93,7 +77,7 @@ static void test_holes(cmrscl_context ctx, cmrscl_precision prec)
         CHECK_OK(cmrscl_spmv_host(m, 1.0, xd, 0.0, yd));
         bool finite = true;
         for (int i = 0; i < 45; ++i) {
-            y[i] = at(yd, prec, (size_t)i);
+            y[i] = test_value_at(yd, prec, i);
             finite = finite && isfinite(y[i]);
         }
         CHECK_MSG(finite, "case %d: a hole met an Inf or NaN of x", k);
@@ -114,7 +98,7 @@ static void product(cmrscl_matrix m, const cmrscl_csr *a, cmrscl_precision prec,
     test_seed(5);
     for (int32_t j = 0; j < a->cols; ++j)
         x[j] = test_uniform(-1, 1);
-    void *xd = to_precision(x, (size_t)a->cols, prec);
+    void *xd = test_values_in(x, a->cols, prec);
     CHECK_OK(cmrscl_spmv_host(m, 1.0, xd, 0.0, y));
     free(x), free(xd);
 }
@@ -155,7 +139,7 @@ static void check_holes_zero(cmrscl_matrix m, const char *what)
     size_t holes = 0, nonzero = 0;
     for (size_t k = 0; err == CL_SUCCESS && k < n; ++k)
         if (col[k] == CMRS_HOLE)
-            ++holes, nonzero += at(val, p->precision, k) != 0.0;
+            ++holes, nonzero += test_value_at(val, p->precision, k) != 0.0;
     CHECK_MSG(nonzero == 0, "%s: %zu of %zu holes hold a value", what, nonzero, holes);
     free(col), free(val);
 }
@@ -177,8 +161,8 @@ static void check_update(cmrscl_context ctx, cmrscl_precision prec, const cmrscl
     for (int64_t k = 0; k < b.nnz; ++k)
         fresh_values[k] = test_uniform(-2, 2);
     int32_t *rp = test_row_ptr32(&b);
-    void *old_v = to_precision(b.values, (size_t)b.nnz, prec);
-    void *new_v = to_precision(fresh_values, (size_t)b.nnz, prec);
+    void *old_v = test_values_in(b.values, b.nnz, prec);
+    void *new_v = test_values_in(fresh_values, b.nnz, prec);
     cmrscl_matrix m = NULL, cl_m = NULL, fresh = NULL;
     CHECK_OK(cmrscl_matrix_create(ctx, prec, b.rows, b.cols, rp, b.col_ind, old_v, o, &m));
     CHECK_OK(cmrscl_matrix_create(ctx, prec, b.rows, b.cols, rp, b.col_ind, old_v, o, &cl_m));
@@ -278,7 +262,7 @@ static void test_options(cmrscl_context ctx)
     cl_context cl;
     test_cl_device(ctx, &cl);
     int32_t *rp = test_row_ptr32(&a);
-    float *v = to_precision(a.values, (size_t)a.nnz, CMRSCL_FLOAT);
+    float *v = test_values_in(a.values, a.nnz, CMRSCL_FLOAT);
     cl_int err;
     cl_mem brp = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * ((size_t)a.rows + 1), rp, &err);
     cl_mem bci = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * (size_t)a.nnz, a.col_ind, &err);

@@ -51,6 +51,22 @@ bool test_contains(const char *haystack, const char *needle)
 
 static unsigned long long rng_state = 88172645463325252ull;
 
+void *test_values_in(const double *v, int64_t n, cmrscl_precision p)
+{
+    void *out = malloc((p == CMRSCL_FLOAT ? sizeof(float) : sizeof(double)) * ((size_t)n + 1));
+    for (int64_t k = 0; out && k < n; ++k)
+        if (p == CMRSCL_FLOAT)
+            ((float *)out)[k] = (float)v[k];
+        else
+            ((double *)out)[k] = v[k];
+    return out;
+}
+
+double test_value_at(const void *a, cmrscl_precision p, int64_t i)
+{
+    return p == CMRSCL_FLOAT ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+
 void test_seed(unsigned long long seed) { rng_state = seed ? seed : 88172645463325252ull; }
 
 double test_uniform(double lo, double hi)

@@ -52,6 +52,11 @@ int32_t *test_row_ptr32(const cmrscl_csr *a);
  * names the array that differs. */
 void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what);
 
+/* v[0..n-1] converted to precision p (malloc'ed, room for at least one element), and
+ * element i of such an array as a double. */
+void *test_values_in(const double *v, int64_t n, cmrscl_precision p);
+double test_value_at(const void *a, cmrscl_precision p, int64_t i);
+
 /* Deterministic pseudo-random numbers (xorshift), seeded per test. */
 void test_seed(unsigned long long seed);
 double test_uniform(double lo, double hi);

@@ -29,23 +29,6 @@ static double value_at(int64_t i, uint64_t salt, cmrscl_precision p)
     return p == CMRSCL_FLOAT ? (double)(float)v : v;
 }
 
-static void *to_precision(const double *v, int64_t n, cmrscl_precision p)
-{
-    void *out = malloc(8 * (size_t)(n + 1));
-    for (int64_t i = 0; i < n; ++i) {
-        if (p == CMRSCL_FLOAT)
-            ((float *)out)[i] = (float)v[i];
-        else
-            ((double *)out)[i] = v[i];
-    }
-    return out;
-}
-
-static double get(const void *v, int64_t i, cmrscl_precision p)
-{
-    return p == CMRSCL_FLOAT ? ((const float *)v)[i] : ((const double *)v)[i];
-}
-
 /* The rows read back, in global columns, are the serial rows (values rounded). */
 static void check_rows(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_precision p,
                        const char *what)
@@ -120,11 +103,11 @@ static void check_product(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_pre
     /* Serial: the whole matrix on this rank's device. */
     cmrscl_matrix sm = NULL;
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, p, a, opt, &sm));
-    void *xs = to_precision(x, a->cols, p), *ys = to_precision(y0, a->rows, p);
+    void *xs = test_values_in(x, a->cols, p), *ys = test_values_in(y0, a->rows, p);
     CHECK_OK(cmrscl_spmv_host(sm, alpha, xs, beta, ys));
     /* Distributed: this rank's slices. */
-    void *xl = to_precision(x + plan.first_col, plan.local_cols, p);
-    void *yl = to_precision(y0 + plan.first_row, plan.local_rows, p);
+    void *xl = test_values_in(x + plan.first_col, plan.local_cols, p);
+    void *yl = test_values_in(y0 + plan.first_row, plan.local_rows, p);
     CHECK_OK(cmrscl_dist_spmv_host(dm, alpha, xl, beta, yl));
     cmrscl_csr rows;
     CHECK_OK(cmrscl_dist_read_rows(dm, &rows));
@@ -136,7 +119,7 @@ static void check_product(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_pre
         xc[c] = x[c < plan.local_cols ? plan.first_col + c : halo[c - plan.local_cols]];
     int32_t differ = 0, differ_no_halo = 0;
     for (int32_t i = 0; i < plan.local_rows; ++i) {
-        double d = get(yl, i, p), s = get(ys, plan.first_row + i, p);
+        double d = test_value_at(yl, p, i), s = test_value_at(ys, p, plan.first_row + i);
         yd[i] = d;
         bool remote = rows.row_ptr[i + 1] > rows.row_ptr[i] &&
                       rows.col_ind[rows.row_ptr[i + 1] - 1] >= plan.local_cols;

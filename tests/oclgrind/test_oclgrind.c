@@ -99,11 +99,6 @@ static double put(void *a, cmrscl_precision p, size_t i, double v)
     return ((double *)a)[i] = v;
 }
 
-static double get(const void *a, cmrscl_precision p, size_t i)
-{
-    return p == CMRSCL_FLOAT ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-
 /* A device buffer holding exactly `bytes` copied from `host`; NULL when bytes is 0. */
 static cl_mem exact_buffer(const env *e, cl_mem_flags flags, size_t bytes, void *host)
 {
@@ -138,7 +133,7 @@ static void check_product(const env *e, cmrscl_matrix m, const cmrscl_csr *ref_a
         CHECK_MSG(err == CL_SUCCESS, "%s: clEnqueueReadBuffer failed (%d)", what, (int)err);
     }
     for (size_t i = 0; i < rows; ++i)
-        y[i] = get(yd, prec, i);
+        y[i] = test_value_at(yd, prec, (int64_t)i);
     double ratio = INFINITY;
     CHECK_OK(cmrscl_csr_spmv_check(ref_a, alpha, x, beta, y0, y,
                                    prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
