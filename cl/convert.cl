@@ -15,6 +15,8 @@
  *   ENTRY_PAD      zero entries after ColInd and the values (CMRS_ENTRY_PAD)  (required)
  *   INDEX64        the matrix's entry indices (spmv_common.cl): 1 ulong, 0 uint (default 0)
  *   CONVERT_GROUP  work-items per group (host/convert_launch.h)                (required)
+ *   STRIP_HEIGHT_LOGS  strip heights 2^0 .. 2^(n-1) of the row totals (host/internal.h)
+ *                                                                             (required)
  *
  * The CSR read here has int32 row pointers (cmrscl_matrix_create_from_cl), so its indices
  * are uint: nnz < 2^31, an entry index plus the padding, or a strip's begin plus its length,
@@ -143,10 +145,12 @@ __kernel void convert_sample(const uint sampled_rows, const uint row_step, const
  * are exact in any order; meaningless (but harmless) when convert_check finds bad row
  * pointers. */
 #define TOTALS (3 + STRIP_HEIGHT_LOGS)
-#define STRIP_HEIGHT_LOGS 9
 
-/* Reduces each work-item's v-th value over the work-group into out[v] (sums for v < 3,
- * maxima after), one value at a time through `scratch`. */
+/* Two partial values v combined: sums for v < 3, maxima after. */
+INLINE ulong combine(uint v, ulong a, ulong b) { return v < 3 ? a + b : max(a, b); }
+
+/* Reduces each work-item's v-th value over the work-group into out[v], one value at a time
+ * through `scratch`. */
 INLINE void group_totals(ulong *mine, __local ulong *scratch, __global ulong *out)
 {
     const uint l = get_local_id(0);
@@ -155,7 +159,7 @@ INLINE void group_totals(ulong *mine, __local ulong *scratch, __global ulong *ou
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint w = CONVERT_GROUP / 2; w > 0; w >>= 1) {
             if (l < w)
-                scratch[l] = v < 3 ? scratch[l] + scratch[l + w] : max(scratch[l], scratch[l + w]);
+                scratch[l] = combine(v, scratch[l], scratch[l + w]);
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         if (l == 0)
@@ -191,7 +195,7 @@ convert_row_totals(const uint groups, __global const ulong *restrict partial,
     ulong mine[TOTALS] = {0};
     for (uint g = get_local_id(0); g < groups; g += CONVERT_GROUP)
         for (uint v = 0; v < TOTALS; ++v)
-            mine[v] = v < 3 ? mine[v] + partial[g * TOTALS + v] : max(mine[v], partial[g * TOTALS + v]);
+            mine[v] = combine(v, mine[v], partial[g * TOTALS + v]);
     group_totals(mine, scratch, total);
 }
 

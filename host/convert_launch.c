@@ -27,9 +27,10 @@ cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
     char options[192];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DCONVERT=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=1 -DVALUE_DOUBLE=%d "
-             "-DSOURCE_DOUBLE=%d -DENTRY_PAD=%d -DINDEX64=%d -DCONVERT_GROUP=%d",
+             "-DSOURCE_DOUBLE=%d -DENTRY_PAD=%d -DINDEX64=%d -DCONVERT_GROUP=%d "
+             "-DSTRIP_HEIGHT_LOGS=%d",
              precision == CMRSCL_DOUBLE, source == CMRSCL_DOUBLE, CMRS_ENTRY_PAD, index_bits == 64,
-             CONVERT_GROUP);
+             CONVERT_GROUP, STRIP_HEIGHT_LOGS);
     double s = 0.0;
     cmrscl_program_source from;
     cmrscl_status st = program_get(ctx, "convert.cl", options, out, &s, &from);

@@ -41,29 +41,12 @@ static void entry_share(const int64_t *row_ptr, int32_t rows, int t, int threads
     *r1 = t == threads - 1 ? rows : csr_row_at(row_ptr, rows, e1);
 }
 
-typedef struct widening {
-    const int32_t *from;
-    int64_t *to, n;
-} widening;
-
-static void widen_range(void *ctx, int thread, int threads)
-{
-    widening *w = ctx;
-    int64_t i0, i1;
-    parallel_range(w->n, thread, threads, &i0, &i1);
-    for (int64_t i = i0; i < i1; ++i)
-        w->to[i] = w->from[i];
-}
-
 int64_t *csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows)
 {
-    /* Huge pages: the device create widens RowPtr on its critical path, where faulting in
-     * 4 KiB pages cost an H200 host 1 ms for a million rows. Threads from 8 million rows
-     * (starting them costs about as much as a million rows). */
-    widening w = {row_ptr, parallel_alloc((size_t)rows + 1, sizeof(int64_t)), (int64_t)rows + 1};
-    if (w.to)
-        parallel_run(w.n < (1 << 23) ? 1 : parallel_threads(), widen_range, &w);
-    return w.to;
+    int64_t *wide = cmrscl_alloc((size_t)rows + 1, sizeof *wide);
+    for (int64_t i = 0; wide && i <= rows; ++i)
+        wide[i] = row_ptr[i];
+    return wide;
 }
 
 /* ---- validation: the first offender of each thread's range, the lowest one reported ---- */

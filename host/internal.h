@@ -55,7 +55,7 @@ CMRSCL_HIDDEN int parallel_threads(void);
  * caller's thread: the result never depends on it. */
 typedef void (*parallel_fn)(void *ctx, int thread, int threads);
 CMRSCL_HIDDEN void parallel_run(int threads, parallel_fn fn, void *ctx);
-/* Like cmrscl_alloc, for the set-up's big arrays: from 2 MB on, on 2 MB boundaries with
+/* Like cmrscl_alloc, for the set-up's big arrays: from 8 MB on, on 2 MB boundaries with
  * huge pages advised, since faulting in fresh 4 KB pages costs as much as filling them
  * (and more in virtual machines). free() releases it. */
 CMRSCL_HIDDEN void *parallel_alloc(size_t n, size_t size);

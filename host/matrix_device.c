@@ -97,8 +97,7 @@ static cmrscl_status fetch_row_ptr(const launcher *l, const device_csr *a, int32
                                    int64_t **rp)
 {
     size_t n = (size_t)a->rows + 1;
-    /* huge pages: faulting in 4 KiB ones cost an H200 host as much as the copy */
-    if (!(*rp32 = parallel_alloc(n, sizeof(int32_t))))
+    if (!(*rp32 = cmrscl_alloc(n, sizeof(int32_t))))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                            "no memory for the row pointers of %d rows", a->rows);
     cl_int err = clEnqueueReadBuffer(l->queue, a->row_ptr, CL_TRUE, 0, sizeof(int32_t) * n, *rp32,

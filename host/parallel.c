@@ -73,7 +73,7 @@ void *parallel_alloc(size_t n, size_t size)
     if (size != 0 && n > SIZE_MAX / size)
         return NULL;
     size_t bytes = n * size > 0 ? n * size : 1, huge = (size_t)2 << 20;
-    if (bytes < huge)
+    if (bytes < 4 * huge)
         return malloc(bytes);
     void *p = NULL;
     if (posix_memalign(&p, huge, bytes) != 0)
