@@ -138,7 +138,7 @@ static cmrscl_status sum_rows_on_device(const launcher *l, const device_csr *a, 
 static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, row_totals *totals,
                                        cmrscl_matrix_stats *stats)
 {
-    double t0 = cmrscl_seconds(), t_read = t0;
+    double t0 = cmrscl_seconds();
     cl_int bad[3] = {INT_MAX, INT_MAX, INT_MAX};
     cl_ulong total[ROW_TOTALS] = {0};
     spread_sample s;
@@ -175,38 +175,34 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, r
         st = launch_run(l, "convert_sample", sample_args, COUNT(sample_args), (size_t)s.rows, NULL);
     if (st == CMRSCL_OK && a->rows > 0)
         st = sum_rows_on_device(l, a, total_buf);
-    cl_event reads[4] = {NULL, NULL, NULL, NULL};
+    /* everything the host needs back, in one round trip */
+    const struct {
+        cl_mem buf;
+        size_t bytes;
+        void *dst;
+    } back[] = {{flags, sizeof bad, bad},
+                {total_buf, sizeof total, total},
+                {sample_buf, 4 * slots, sample},
+                {lengths_buf, 4 * sampled_rows, sample ? sample + slots : NULL}};
+    enum { BACK = sizeof back / sizeof back[0] };
+    cl_event reads[BACK];
     cl_uint nreads = 0;
-    if (st == CMRSCL_OK) {
-        cl_int err = clEnqueueReadBuffer(l->queue, flags, CL_FALSE, 0, sizeof bad, bad, 0, NULL,
-                                         &reads[nreads]);
-        nreads += err == CL_SUCCESS;
-        if (err == CL_SUCCESS)
-            err = clEnqueueReadBuffer(l->queue, total_buf, CL_FALSE, 0, sizeof total, total, 0,
-                                      NULL, &reads[nreads]),
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; st == CMRSCL_OK && err == CL_SUCCESS && i < BACK; ++i)
+        if (back[i].buf) {
+            err = clEnqueueReadBuffer(l->queue, back[i].buf, CL_FALSE, 0, back[i].bytes,
+                                      back[i].dst, 0, NULL, &reads[nreads]);
             nreads += err == CL_SUCCESS;
-        if (err == CL_SUCCESS && slots)
-            err = clEnqueueReadBuffer(l->queue, sample_buf, CL_FALSE, 0, 4 * slots, sample, 0, NULL,
-                                      &reads[nreads]),
-            nreads += err == CL_SUCCESS;
-        if (err == CL_SUCCESS && slots)
-            err = clEnqueueReadBuffer(l->queue, lengths_buf, CL_FALSE, 0, 4 * sampled_rows,
-                                      sample + slots, 0, NULL, &reads[nreads]),
-            nreads += err == CL_SUCCESS;
-        st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
-        cmrscl_status waited = nreads ? launch_wait(reads, nreads) : CMRSCL_OK;
-        if (st == CMRSCL_OK)
-            st = waited;
-    }
-    if (lengths_buf)
-        clReleaseMemObject(lengths_buf);
-    if (sample_buf)
-        clReleaseMemObject(sample_buf);
-    if (total_buf)
-        clReleaseMemObject(total_buf);
-    if (flags)
-        clReleaseMemObject(flags);
-    t_read = cmrscl_seconds();
+        }
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clEnqueueReadBuffer");
+    cmrscl_status waited = nreads ? launch_wait(reads, nreads) : CMRSCL_OK;
+    if (st == CMRSCL_OK)
+        st = waited;
+    for (int i = 0; i < BACK; ++i)
+        if (back[i].buf)
+            clReleaseMemObject(back[i].buf);
+    double t_read = cmrscl_seconds();
     if (st == CMRSCL_OK && (bad[0] != INT_MAX || bad[1] != INT_MAX || bad[2] != INT_MAX)) {
         int32_t *rp32 = NULL; /* the messages name rows: RowPtr comes back for them */
         st = fetch_row_ptr(l, a, &rp32, NULL);
