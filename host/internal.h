@@ -358,8 +358,9 @@ CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
  * index_bits is 32 (the values fit: the plan chose the width), else left as it is.
  * Returns a. */
 CMRSCL_HIDDEN void *index_narrow(uint64_t *a, size_t n, int index_bits);
-/* The reverse of index_narrow: n entry indices read from the device, widened in place. */
-CMRSCL_HIDDEN void index_widen(uint64_t *a, size_t n, int index_bits);
+/* StripPtr back from the device (strips + 1 entries), widened to 64 bits, the kernels'
+ * long-strip flag dropped: each strip's first entry. */
+CMRSCL_HIDDEN cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out);
 /* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
  * context's memory limit. */

@@ -52,8 +52,9 @@ void *index_narrow(uint64_t *a, size_t n, int index_bits)
     return a;
 }
 
-/* The last element first, for the same reason. */
-void index_widen(uint64_t *a, size_t n, int index_bits)
+/* The reverse of index_narrow, for arrays read back: the last element first, for the same
+ * reason. */
+static void index_widen(uint64_t *a, size_t n, int index_bits)
 {
     for (size_t k = n; index_bits == 32 && k-- > 0;)
         a[k] = ((const uint32_t *)a)[k];
@@ -495,6 +496,19 @@ static cmrscl_status read_buffer(cmrscl_matrix m, cl_mem buf, size_t bytes, void
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
 }
 
+cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
+{
+    const cmrscl_params *p = &m->params;
+    size_t n = (size_t)p->strips + 1;
+    cmrscl_status st = read_buffer(m, m->buf[BUF_STRIP_PTR], (size_t)p->index_bits / 8 * n, out);
+    if (st == CMRSCL_OK) {
+        index_widen(out, n, p->index_bits);
+        for (size_t s = 0; s < n; ++s)
+            out[s] &= ~STRIP_PTR_LONG(p->index_bits); /* the kernels' flag */
+    }
+    return st;
+}
+
 cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
 {
     if (!m || !out)
@@ -526,12 +540,7 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     if (!c.strip_ptr || !c.col_ind || (!packed && !c.row_in_strip) || !c.values || !raw)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     if (st == CMRSCL_OK)
-        st = read_buffer(m, m->buf[BUF_STRIP_PTR], (size_t)p->index_bits / 8 * strips, c.strip_ptr);
-    if (st == CMRSCL_OK) {
-        index_widen(c.strip_ptr, strips, p->index_bits);
-        for (size_t s = 0; s < strips; ++s)
-            c.strip_ptr[s] &= ~STRIP_PTR_LONG(p->index_bits); /* the kernels' flag */
-    }
+        st = matrix_read_strip_ptr(m, c.strip_ptr);
     if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);
     if (st == CMRSCL_OK && !packed)

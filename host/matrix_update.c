@@ -186,14 +186,7 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         strip_ptr = cmrscl_alloc(strips + 1, sizeof *strip_ptr);
         if (!strip_ptr)
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu strips", strips);
-        cl_int err =
-            clEnqueueReadBuffer(l->queue, m->buf[BUF_STRIP_PTR], CL_TRUE, 0,
-                                (size_t)p->index_bits / 8 * (strips + 1), strip_ptr, 0, NULL, NULL);
-        st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
-        if (st == CMRSCL_OK)
-            index_widen(strip_ptr, strips + 1, p->index_bits);
-        for (size_t s = 0; st == CMRSCL_OK && s <= strips; ++s)
-            strip_ptr[s] &= ~STRIP_PTR_LONG(p->index_bits);
+        st = matrix_read_strip_ptr(m, strip_ptr);
     }
     size_t *cut = cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut);
     size_t *csr_cut =
