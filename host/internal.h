@@ -55,6 +55,12 @@ CMRSCL_HIDDEN int parallel_threads(void);
  * caller's thread: the result never depends on it. */
 typedef void (*parallel_fn)(void *ctx, int thread, int threads);
 CMRSCL_HIDDEN void parallel_run(int threads, parallel_fn fn, void *ctx);
+/* Runs fn(ctx, piece) for piece = 0..pieces-1 on `threads` threads, each taking the next
+ * unclaimed piece when it finishes one, so a thread on a slower CPU (a virtual CPU sharing
+ * its core, say) takes fewer. Which thread runs a piece varies; what a piece does must not
+ * depend on it. */
+typedef void (*parallel_piece_fn)(void *ctx, int64_t piece);
+CMRSCL_HIDDEN void parallel_pieces(int threads, int64_t pieces, parallel_piece_fn fn, void *ctx);
 /* Like cmrscl_alloc, for the set-up's big arrays: from 8 MB on, on 2 MB boundaries with
  * huge pages advised, since faulting in fresh 4 KB pages costs as much as filling them
  * (and more in virtual machines). free() releases it. */

@@ -1,6 +1,7 @@
 /* mtx_parallel.c - the Matrix Market reader on all host threads: the file read into memory
  * by several threads at once, the header parsed on the calling thread, the entry lines cut
- * at line ends into one share per thread, each share parsed into its own COO piece by the
+ * at line ends into shares (several per thread, each thread taking the next when done, so
+ * that a slower CPU holds nobody up), each share parsed into its own COO piece by the
  * serial parser's own entry routine, and the pieces turned into CSR together
  * (coo_to_csr.c). Pieces keep the file's order, so the CSR is the serial reader's, bit for
  * bit. Anything unusual - a bad line, a count that does not match the header, a line too
@@ -79,7 +80,13 @@ void mtx_text_free(mtx_text *t)
     memset(t, 0, sizeof *t);
 }
 
-/* ---- parsing: one share of the entry lines per thread ---- */
+/* ---- parsing: the entry lines in shares ---- */
+
+/* Shares per thread. With one share each, the last thread to finish sets the time, and
+ * threads do not run equally fast: on a 16-vCPU GPU host, of 16 equal shares the first was
+ * parsed after 0.08-0.11 s and the last after 0.17-0.21 s. 16 per thread measured best
+ * there (PERFORMANCE.md, session 7); each is still megabytes of text on a large file. */
+#define SHARES_PER_THREAD 16
 
 typedef struct share {
     parser ps;      /* the header's state, writing into this share's part of the arrays */
@@ -93,6 +100,7 @@ typedef struct parallel_parse {
     const parser *header;
     const char *body, *end; /* the entry lines; *end == '\0' */
     share *shares;
+    int nshares;
     int32_t *ri, *ci; /* the COO arrays of all shares, share after share */
     double *val;
     int64_t *row_ptr; /* the in-order path: rows from the sorted row indices */
@@ -113,57 +121,57 @@ const char *mtx_share_start(const char *body, const char *end, int t, int shares
     return nl ? nl + 1 : end;
 }
 
-static const char *share_start(const parallel_parse *pp, int t, int threads)
+static const char *share_start(const parallel_parse *pp, int64_t t)
 {
-    return mtx_share_start(pp->body, pp->end, t, threads);
+    return mtx_share_start(pp->body, pp->end, (int)t, pp->nshares);
 }
 
-static void count_lines(void *ctx, int thread, int threads)
+static void count_lines(void *ctx, int64_t t)
 {
     parallel_parse *pp = ctx;
-    const char *p = share_start(pp, thread, threads), *e = share_start(pp, thread + 1, threads);
+    const char *p = share_start(pp, t), *e = share_start(pp, t + 1);
     int64_t n = e > p && e[-1] != '\n'; /* the file's last line may lack its '\n' */
     for (const char *nl; p < e && (nl = memchr(p, '\n', (size_t)(e - p))) != NULL; p = nl + 1)
         ++n;
-    pp->shares[thread].lines = n;
+    pp->shares[t].lines = n;
 }
 
-static void parse_share(void *ctx, int thread, int threads)
+static void parse_share(void *ctx, int64_t t)
 {
     parallel_parse *pp = ctx;
-    share *sh = &pp->shares[thread];
-    const char *p = share_start(pp, thread, threads), *e = share_start(pp, thread + 1, threads);
-    sh->ps = *pp->header;
-    sh->ps.ri = pp->ri + sh->offset, sh->ps.ci = pp->ci + sh->offset;
-    sh->ps.val = pp->val ? pp->val + sh->offset : NULL;
-    sh->ps.count = sh->ps.seen = 0;
-    sh->ps.declared = INT64_MAX; /* the total is checked after all shares */
+    share *sh = &pp->shares[t];
+    const char *p = share_start(pp, t), *e = share_start(pp, t + 1);
+    /* The state lives on this thread's stack while it parses: in the shares array, next to
+     * a share another thread is parsing, each entry's update would be false sharing. */
+    parser ps = *pp->header;
+    ps.ri = pp->ri + sh->offset, ps.ci = pp->ci + sh->offset;
+    ps.val = pp->val ? pp->val + sh->offset : NULL;
+    ps.count = ps.seen = 0;
+    ps.declared = INT64_MAX; /* the total is checked after all shares */
     /* Room for every line's entries; should it ever run out, growing fails (cap has
      * reached max_count) instead of reallocating a part of someone else's array. */
-    sh->ps.cap = sh->ps.max_count = sh->lines * (pp->header->symmetry == SYM_GENERAL ? 1 : 2);
-    sh->status = CMRSCL_OK;
+    ps.cap = ps.max_count = sh->lines * (pp->header->symmetry == SYM_GENERAL ? 1 : 2);
+    cmrscl_status st = CMRSCL_OK;
     c_numeric_scope numeric; /* uselocale is per thread */
     c_numeric_enter(&numeric);
-    while (sh->status == CMRSCL_OK && p < e) {
+    while (st == CMRSCL_OK && p < e) {
         const char *nl = memchr(p, '\n', (size_t)(e - p)), *line_end = nl ? nl : e;
-        sh->status = line_end - p >= MTX_MAX_LINE ? CMRSCL_ERROR_PARSE
-                                                  : mtx_parse_entry(&sh->ps, p, line_end);
+        st = line_end - p >= MTX_MAX_LINE ? CMRSCL_ERROR_PARSE : mtx_parse_entry(&ps, p, line_end);
         p = nl ? nl + 1 : e;
     }
     c_numeric_leave(&numeric);
-    const int32_t *r = sh->ps.ri, *c = sh->ps.ci;
     bool in_order = true;
-    for (int64_t k = 1; k < sh->ps.count && in_order; ++k)
-        in_order = r[k - 1] < r[k] || (r[k - 1] == r[k] && c[k - 1] < c[k]);
-    sh->in_order = in_order;
+    for (int64_t k = 1; k < ps.count && in_order; ++k)
+        in_order = ps.ri[k - 1] < ps.ri[k] || (ps.ri[k - 1] == ps.ri[k] && ps.ci[k - 1] < ps.ci[k]);
+    *sh = (share){ps, sh->lines, sh->offset, in_order, st};
 }
 
 /* Is the whole file row-major with ascending columns and no gaps (every line an entry)?
  * Then the COO arrays are the CSR arrays already. */
-static bool all_in_order(const parallel_parse *pp, int threads)
+static bool all_in_order(const parallel_parse *pp)
 {
     int64_t last_row = -1, last_col = -1, next = 0;
-    for (int t = 0; t < threads; ++t) {
+    for (int t = 0; t < pp->nshares; ++t) {
         const share *sh = &pp->shares[t];
         /* A share that stored fewer entries than it had room for (a comment line, or
          * mirrored entries that were diagonal) leaves a gap before the next one. */
@@ -244,13 +252,17 @@ cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name
     if (st != CMRSCL_OK)
         return st;
     threads = threads < 1 ? 1 : threads > 256 ? 256 : threads;
-    pp.shares = calloc((size_t)threads, sizeof *pp.shares);
-    if (!pp.shares)
+    pp.nshares = threads == 1 ? 1 : threads * SHARES_PER_THREAD;
+    pp.shares = calloc((size_t)pp.nshares, sizeof *pp.shares);
+    coo_piece *pieces = calloc((size_t)pp.nshares, sizeof *pieces);
+    if (!pp.shares || !pieces) {
+        free(pp.shares), free(pieces);
         return CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+    }
     double t0 = cmrscl_seconds();
-    parallel_run(threads, count_lines, &pp);
+    parallel_pieces(threads, pp.nshares, count_lines, &pp);
     int64_t room = 0, mirror = header.symmetry == SYM_GENERAL ? 1 : 2;
-    for (int t = 0; t < threads; ++t)
+    for (int t = 0; t < pp.nshares; ++t)
         pp.shares[t].offset = room, room += pp.shares[t].lines * mirror;
     pp.ri = parallel_alloc((size_t)room, sizeof(int32_t));
     pp.ci = parallel_alloc((size_t)room, sizeof(int32_t));
@@ -258,11 +270,10 @@ cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name
     if (!pp.ri || !pp.ci || (header.field != FIELD_PATTERN && !pp.val))
         st = CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
     if (st == CMRSCL_OK)
-        parallel_run(threads, parse_share, &pp);
+        parallel_pieces(threads, pp.nshares, parse_share, &pp);
     double t1 = cmrscl_seconds();
     int64_t seen = 0;
-    coo_piece pieces[256];
-    for (int t = 0; st == CMRSCL_OK && t < threads; ++t) {
+    for (int t = 0; st == CMRSCL_OK && t < pp.nshares; ++t) {
         const parser *ps = &pp.shares[t].ps;
         if (pp.shares[t].status != CMRSCL_OK)
             st = pp.shares[t].status;
@@ -272,13 +283,13 @@ cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name
     /* What the serial reader checks line by line, checked on the totals. */
     if (st == CMRSCL_OK && (seen != header.declared || pp.count > header.max_count))
         st = CMRSCL_ERROR_PARSE;
-    bool in_order = st == CMRSCL_OK && all_in_order(&pp, threads);
+    bool in_order = st == CMRSCL_OK && all_in_order(&pp);
     if (st == CMRSCL_OK)
         st = in_order
                  ? csr_in_place(&pp, threads, out)
-                 : csr_from_coo_pieces(header.rows, header.cols, pieces, threads, threads, out);
+                 : csr_from_coo_pieces(header.rows, header.cols, pieces, pp.nshares, threads, out);
     cmrscl_trace("%s: parsed in %.3f s, CSR in %.3f s (%d threads, %s)", name, t1 - t0,
                  cmrscl_seconds() - t1, threads, in_order ? "in order" : "sorted");
-    free(pp.ri), free(pp.ci), free(pp.val), free(pp.shares);
+    free(pp.ri), free(pp.ci), free(pp.val), free(pp.shares), free(pieces);
     return st;
 }

@@ -44,8 +44,9 @@ CMRSCL_HIDDEN cmrscl_status mtx_parse_header(parser *ps, const char *text, const
 CMRSCL_HIDDEN const char *mtx_share_start(const char *body, const char *end, int t, int shares);
 
 /* The parallel reader (mtx_parallel.c) on text[0..size) with text[size] == '\0': the
- * header on the calling thread, then the entry lines cut at line ends into one share per
- * thread, each parsed into its own COO piece, then csr_from_coo_pieces. It fails on any
+ * header on the calling thread, then the entry lines cut at line ends into shares (several
+ * per thread, taken as threads come free), each parsed into its own COO piece, then
+ * csr_from_coo_pieces. It fails on any
  * problem without saying where: the caller then runs the serial reader, whose message
  * (file and line) is the one the user sees, and whose result this always equals. */
 CMRSCL_HIDDEN cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name,

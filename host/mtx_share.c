@@ -1,6 +1,6 @@
 /* mtx_share.c - one share of a Matrix Market file's entry lines as coordinates, for one
  * process of a distributed reader (cmrscl_mtx_read_share): the header parsed by the reader's
- * own routines, then only the share's lines, cut as the parallel reader cuts its threads'
+ * own routines, then only the share's lines, cut as the parallel reader cuts its shares
  * (mtx_share_start). Lines are numbered from the share's start while parsing; only when a
  * line fails are the lines before the share counted, and the share parsed again, so that
  * the message names the line as the serial reader would. */

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -60,6 +61,27 @@ void parallel_run(int threads, parallel_fn fn, void *ctx)
         else
             fn(ctx, t, threads);
     }
+}
+
+typedef struct piece_queue {
+    parallel_piece_fn fn;
+    void *ctx;
+    int64_t pieces;
+    atomic_int_fast64_t next;
+} piece_queue;
+
+static void take_pieces(void *ctx, int thread, int threads)
+{
+    (void)thread, (void)threads;
+    piece_queue *q = ctx;
+    for (int64_t p; (p = atomic_fetch_add(&q->next, 1)) < q->pieces;)
+        q->fn(q->ctx, p);
+}
+
+void parallel_pieces(int threads, int64_t pieces, parallel_piece_fn fn, void *ctx)
+{
+    piece_queue q = {fn, ctx, pieces, 0};
+    parallel_run(threads < pieces ? threads : (int)(pieces > 0 ? pieces : 1), take_pieces, &q);
 }
 
 void parallel_range(int64_t n, int thread, int threads, int64_t *begin, int64_t *end)
