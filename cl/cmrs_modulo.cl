@@ -57,7 +57,7 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
     const uint lane = get_local_id(0) % WARP;
     const uint warp = get_local_id(0) / WARP;
     work w;
-    find_work(&w, warp, strips, strip_groups, tiles, tile_entries, strip_ptr, tile_start,
+    find_work(&w, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr, tile_start,
               tile_strip);
     __local real_t slots[WARPS_PER_GROUP * MODULO * HEIGHT];
     __local real_t *base = slots + warp * (MODULO * HEIGHT);

@@ -252,9 +252,12 @@ INLINE real_t shuffle_idx(real_t v, uint s) { return SHUFFLE_REAL(shuffle_idx_u3
 #endif /* REDUCE == 2 */
 
 /* ---- the work of one warp ----
- * The group ids below strip_groups take strips, one per warp; the rest take tiles of long
- * strips. A role is the same for the whole group, so barriers stay uniform. A long strip
- * is skipped by the strip role (its StripPtr carries LONG_STRIP); its tiles cover it. */
+ * Groups take strips, one per warp, or tiles of long strips: the tiles' groups are ids
+ * first_tile_group and on, the strips' groups the others. GPUs start groups roughly in id
+ * order, so whichever role has the longer chains of loads goes first (host/matrix.c) and
+ * the other fills in behind it, instead of forming a tail. A role is the same for the
+ * whole group, so barriers stay uniform. A long strip is skipped by the strip role (its
+ * StripPtr carries LONG_STRIP); its tiles cover it. */
 typedef struct work {
     index_t begin, end; /* entries [begin, end) */
     uint strip;         /* the strip they belong to */
@@ -263,14 +266,17 @@ typedef struct work {
     bool active;        /* false: nothing to do, but the warp still joins every barrier */
 } work;
 
-INLINE void find_work(work *out, uint warp, uint strips, uint strip_groups, uint tiles,
+INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, uint tiles,
                       uint tile_entries, __global const index_t *strip_ptr,
                       __global const index_t *tile_start, __global const uint *tile_strip)
 {
     const uint group = get_group_id(0);
+    const uint tile_groups = (tiles + WARPS_PER_GROUP - 1) / WARPS_PER_GROUP;
     work w;
-    w.tile = group >= strip_groups;
-    w.item = (w.tile ? group - strip_groups : group) * WARPS_PER_GROUP + warp;
+    w.tile = group >= first_tile_group && group - first_tile_group < tile_groups;
+    /* the strips' groups: those before the tiles', then those after them */
+    const uint strip_group = group < first_tile_group ? group : group - tile_groups;
+    w.item = (w.tile ? group - first_tile_group : strip_group) * WARPS_PER_GROUP + warp;
     w.begin = w.end = w.strip = 0;
     w.active = w.item < (w.tile ? tiles : strips);
     if (w.active && !w.tile) {
@@ -292,7 +298,7 @@ INLINE void find_work(work *out, uint warp, uint strips, uint strip_groups, uint
 /* The parameters of cmrs_spmv, the same in every family: host/matrix.c and host/spmv.c set
  * the arguments in this order. */
 #define CMRS_SPMV_PARAMS                                                                           \
-    const uint rows, const uint strips, const uint strip_groups, const uint tiles,                 \
+    const uint rows, const uint strips, const uint first_tile_group, const uint tiles,             \
         const uint tile_entries, __global const index_t *restrict strip_ptr,                       \
         __global const uint *restrict col_ind, __global const uchar *restrict row_in_strip,        \
         __global const real_t *restrict val, __global const index_t *restrict tile_start,          \

@@ -217,8 +217,10 @@ cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height, int3
     int64_t t = 0, k = 0;
     for (int64_t s = 0; s < strips; ++s) {
         int64_t len = strip_length(rows, row_ptr, height, s);
-        if (len <= 2 * (int64_t)tile)
+        if (len <= 2 * (int64_t)tile) {
+            out->longest_whole = len > out->longest_whole ? len : out->longest_whole;
             continue;
+        }
         int64_t begin = row_ptr[s * height];
         out->long_strip[k] = (uint32_t)s;
         out->first_tile[k++] = (uint32_t)t;

@@ -235,10 +235,11 @@ CMRSCL_HIDDEN void split_count(int32_t rows, const int64_t *row_ptr, int height,
 typedef struct split_layout {
     int32_t tile; /* entries per tile; 0: nothing is split */
     int32_t tiles, long_strips;
-    uint64_t *tile_start; /* tiles: first entry */
-    uint32_t *tile_strip; /* tiles: the strip */
-    uint32_t *long_strip; /* long_strips: the strip */
-    uint32_t *first_tile; /* long_strips + 1: its first tile */
+    int64_t longest_whole; /* entries of the longest strip not split */
+    uint64_t *tile_start;  /* tiles: first entry */
+    uint32_t *tile_strip;  /* tiles: the strip */
+    uint32_t *long_strip;  /* long_strips: the strip */
+    uint32_t *first_tile;  /* long_strips + 1: its first tile */
 } split_layout;
 CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height,
                                         int32_t tile, split_layout *out);
@@ -380,7 +381,8 @@ struct cmrscl_matrix_s {
     cl_kernel kernel;  /* the family's cmrs_spmv */
     cl_kernel combine; /* cmrs_combine, when strips are split */
     size_t strip_groups, tile_groups;
-    pthread_mutex_t lock; /* serialises clSetKernelArg + enqueue */
+    size_t first_tile_group; /* the tiles' groups come first (0) or after the strips' */
+    pthread_mutex_t lock;    /* serialises clSetKernelArg + enqueue */
     /* Values-only updates (matrix_update.c), under lock: BUF_PERM is still to be built from
      * the CMRS arrays (column-ordered strips of rows with sorted columns); the gather kernels
      * by the precision of the values read (float, double), made on first use. */

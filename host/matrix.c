@@ -12,7 +12,7 @@
 enum {
     ARG_ROWS,
     ARG_STRIPS,
-    ARG_STRIP_GROUPS,
+    ARG_FIRST_TILE_GROUP,
     ARG_TILES,
     ARG_TILE_ENTRIES,
     ARG_FIRST_BUFFER /* strip_ptr .. partial, in buffer order */
@@ -193,8 +193,9 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
                            "the kernel runs at most %zu work-items per group on this device, "
                            "fewer than the %d chosen",
                            max_wg, p->work_group_size);
-    cl_uint u[ARG_FIRST_BUFFER] = {(cl_uint)p->rows, (cl_uint)p->strips, (cl_uint)m->strip_groups,
-                                   (cl_uint)p->tiles, (cl_uint)p->tile};
+    cl_uint u[ARG_FIRST_BUFFER] = {(cl_uint)p->rows, (cl_uint)p->strips,
+                                   (cl_uint)m->first_tile_group, (cl_uint)p->tiles,
+                                   (cl_uint)p->tile};
     cl_int err = CL_SUCCESS;
     for (int i = 0; i < ARG_FIRST_BUFFER; ++i)
         err |= clSetKernelArg(m->kernel, (cl_uint)i, sizeof(cl_uint), &u[i]);
@@ -350,6 +351,10 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const pla
     size_t wpg = (size_t)(p->work_group_size / p->warp);
     m->strip_groups = sp->long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
     m->tile_groups = ((size_t)sp->tiles + wpg - 1) / wpg;
+    /* Longest chains first: the tiles when none of the strips left whole is longer than a
+     * tile (a few very long rows among short ones), else the strips (measured,
+     * docs/PERFORMANCE.md session 7). */
+    m->first_tile_group = sp->tile >= sp->longest_whole ? 0 : m->strip_groups;
     device_sizes(p, sp, bytes);
     return CMRSCL_OK;
 }

@@ -540,7 +540,10 @@ CMRSCL_API cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *o
  * and rows elements. Enqueued on `queue` (NULL: the context's queue; another queue must
  * belong to the same context and device) after the wait list; returns without waiting.
  * `event` (may be NULL) receives an event for the product, retained for the caller.
- * When beta == 0, y is not read. x and y must not overlap. */
+ * When beta == 0, y is not read. x and y must not overlap. Products of one matrix must not
+ * run on the device at the same time (on two queues, or an out-of-order one, without an
+ * event between them): a matrix with long strips (cmrscl_params.long_strips) keeps its
+ * tiles' partial sums in one buffer of its own. */
 CMRSCL_API cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
                                      cl_command_queue queue, cl_uint num_wait,
                                      const cl_event *wait_list, cl_event *event);

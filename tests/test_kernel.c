@@ -58,15 +58,20 @@ static void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr 
         else
             ((double *)yd)[i] = v;
     }
-    void *y_wide = malloc(vs * ((size_t)rows + 1));
+    void *y_wide = malloc(vs * ((size_t)rows + 1)), *y_again = malloc(vs * ((size_t)rows + 1));
     memcpy(y_wide, yd, vs * (size_t)rows);
+    memcpy(y_again, yd, vs * (size_t)rows);
     CHECK_OK(cmrscl_spmv_host(m, alpha, xd, beta, yd));
     if (wide) {
         CHECK_OK(cmrscl_spmv_host(wide, alpha, xd, beta, y_wide));
         CHECK_MSG(!memcmp(yd, y_wide, vs * (size_t)rows),
                   "%s alpha %g beta %g: 64-bit indices give another y", what, alpha, beta);
     }
-    free(y_wide);
+    /* Run after run the same y, bit for bit (the split path included). */
+    CHECK_OK(cmrscl_spmv_host(m, alpha, xd, beta, y_again));
+    CHECK_MSG(!memcmp(yd, y_again, vs * (size_t)rows),
+              "%s alpha %g beta %g: another y when run again", what, alpha, beta);
+    free(y_wide), free(y_again);
     for (int32_t i = 0; i < rows; ++i)
         y[i] = prec == CMRSCL_FLOAT ? (double)((float *)yd)[i] : ((double *)yd)[i];
     double ratio = INFINITY;

@@ -278,6 +278,7 @@ static void test_split(void)
     CHECK_OK(split_build(ROWS, row_ptr, p.height, p.tile, &sp));
     CHECK(sp.long_strips == 1 && sp.tiles == (100000 + 3 * (p.height - 1) + 255) / 256);
     CHECK(sp.first_tile[0] == 0 && sp.first_tile[1] == (uint32_t)sp.tiles);
+    CHECK(sp.longest_whole == 3 * p.height); /* the strips left whole: their chains */
     CHECK(sp.tile_start[1] == sp.tile_start[0] + 256 && sp.tile_strip[0] == 7u / p.height);
     split_free(&sp);
     /* A strip of 1500 entries is longer than two tiles but not worth a second kernel. */
