@@ -269,6 +269,9 @@ typedef struct plan_matrix {
 CMRSCL_HIDDEN cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
                                         const plan_matrix *a, const cmrscl_options *opt,
                                         cmrscl_params *out);
+/* A precision the library knows (float or double) that the device can run. */
+CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
+                                                 cmrscl_precision precision);
 /* The kernel file of a family ("cmrs_strip.cl", ...). */
 CMRSCL_HIDDEN const char *plan_kernel_file(cmrscl_kernel kernel);
 

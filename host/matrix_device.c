@@ -21,20 +21,14 @@ static cmrscl_status check_arguments(cmrscl_context ctx, cmrscl_precision precis
 {
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
-    if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "precision %d is neither CMRSCL_FLOAT nor CMRSCL_DOUBLE",
-                           (int)precision);
-    if (precision == CMRSCL_DOUBLE && !ctx->info.fp64)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "double precision needs cl_khr_fp64, which device \"%s\" lacks",
-                           ctx->info.device_name);
+    cmrscl_status st = plan_check_precision(&ctx->info, precision);
+    if (st != CMRSCL_OK)
+        return st;
     if (a->rows < 0 || a->cols < 0 || a->nnz < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d, nnz %d", a->rows,
                            a->cols, a->nnz);
     size_t vs = cmrscl_precision_size(precision), nnz = (size_t)a->nnz;
-    cmrscl_status st =
-        buffer_check(ctx->context, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1), "row_ptr");
+    st = buffer_check(ctx->context, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1), "row_ptr");
     if (st == CMRSCL_OK)
         st = buffer_check(ctx->context, a->col_ind, sizeof(int32_t) * nnz, "col_ind");
     if (st == CMRSCL_OK)

@@ -423,9 +423,7 @@ static cmrscl_status choose_split(const cmrscl_device_info *dev, const plan_matr
     return CMRSCL_OK;
 }
 
-/* Validates the options that need no device facts. */
-static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                   const cmrscl_options *opt)
+cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
 {
     if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -435,6 +433,16 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "double precision needs cl_khr_fp64, which device \"%s\" lacks",
                            dev->device_name);
+    return CMRSCL_OK;
+}
+
+/* Validates the options that need no device facts. */
+static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                   const cmrscl_options *opt)
+{
+    cmrscl_status st = plan_check_precision(dev, precision);
+    if (st != CMRSCL_OK)
+        return st;
     if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
         (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
         (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
