@@ -1,6 +1,7 @@
 /* gen.c - generated matrices by spec string, the classes of the paper's test set and
  * beyond: stencils, uniform random rows, permutations, dense, R-MAT power-law graphs,
- * FEM-like block rows, and short rows with a few dense ones. Every class is deterministic
+ * FEM-like block rows, short rows with a few dense ones, and Kronecker products of two
+ * Matrix Market files (large matrices built from real ones). Every class is deterministic
  * for its spec (an optional "@SEED" suffix picks another instance), so a benchmark, its
  * cuSPARSE peer and a test build bit-identical matrices from the same text. */
 #include "internal.h"
@@ -390,6 +391,71 @@ static cmrscl_status gen_skewed(long n, long k, long d, long len, uint64_t seed,
     return st == CMRSCL_OK ? coo_finish(&c, n, n, out) : st;
 }
 
+/* The Kronecker product A (x) B of two Matrix Market files: row i*rb + k holds a_ij b_kl at
+ * column j*cb + l, so each factor's structure repeats at the other's scale - large matrices
+ * with the rows of real ones (the held-out matrices of docs/PERFORMANCE.md). Canonical
+ * factors (sorted, duplicates summed, as cmrscl_mtx_read gives them) give canonical rows. */
+typedef struct kron {
+    cmrscl_csr a, b;
+} kron;
+
+static int64_t kron_row(const void *shape, int64_t i, int32_t *cols, double *vals)
+{
+    const kron *k = shape;
+    int64_t ia = i / k->b.rows, ib = i % k->b.rows, len = 0;
+    for (int64_t p = k->a.row_ptr[ia]; p < k->a.row_ptr[ia + 1]; ++p)
+        for (int64_t q = k->b.row_ptr[ib]; q < k->b.row_ptr[ib + 1]; ++q, ++len) {
+            cols[len] = (int32_t)((int64_t)k->a.col_ind[p] * k->b.cols + k->b.col_ind[q]);
+            vals[len] = k->a.values[p] * k->b.values[q];
+        }
+    return len;
+}
+
+static int64_t longest_row(const cmrscl_csr *m)
+{
+    int64_t longest = 0;
+    for (int32_t i = 0; i < m->rows; ++i)
+        if (m->row_ptr[i + 1] - m->row_ptr[i] > longest)
+            longest = m->row_ptr[i + 1] - m->row_ptr[i];
+    return longest;
+}
+
+static bool names_mtx(const char *begin, const char *end)
+{
+    size_t n = (size_t)(end - begin);
+    return (n > 4 && !strncmp(end - 4, ".mtx", 4)) || (n > 7 && !strncmp(end - 7, ".mtx.gz", 7));
+}
+
+/* files: "A.mtx:B.mtx" (either may end in .mtx.gz); split after the first factor's suffix. */
+static cmrscl_status gen_kron(const char *files, row_range want, cmrscl_csr *out, int64_t *total)
+{
+    const char *colon = files;
+    while ((colon = strchr(colon, ':')) && !names_mtx(files, colon))
+        ++colon;
+    if (!colon || !names_mtx(colon + 1, colon + strlen(colon)))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "kron:%s: expected two Matrix Market files, kron:A.mtx:B.mtx", files);
+    char first[4096];
+    snprintf(first, sizeof first, "%.*s", (int)(colon - files), files);
+    kron k = {{0}, {0}};
+    cmrscl_status st = cmrscl_mtx_read(first, NULL, &k.a);
+    if (st == CMRSCL_OK)
+        st = cmrscl_mtx_read(colon + 1, NULL, &k.b);
+    int64_t rows = (int64_t)k.a.rows * k.b.rows, cols = (int64_t)k.a.cols * k.b.cols;
+    if (st == CMRSCL_OK && (rows > INT32_MAX || cols > INT32_MAX))
+        st = cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                         "kron:%s is %lld x %lld: more than %d rows or columns", files,
+                         (long long)rows, (long long)cols, INT32_MAX);
+    if (st == CMRSCL_OK) {
+        *total = rows;
+        st = gen_rows(clip_range(want, rows), cols, longest_row(&k.a) * longest_row(&k.b), kron_row,
+                      &k, out);
+    }
+    cmrscl_csr_free(&k.a);
+    cmrscl_csr_free(&k.b);
+    return st;
+}
+
 /* Reads up to `max` colon-separated non-negative integers; returns how many, or -1. */
 static int parse_numbers(const char *text, const char *end, long *values, int max)
 {
@@ -413,7 +479,7 @@ static int parse_numbers(const char *text, const char *end, long *values, int ma
 
 #define GEN_CLASSES                                                                                \
     "stencil5:N, stencil7:N, stencil27:N, random:N:K, perm:N, dense:N, rmat:SCALE:EDGES, "         \
-    "fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED"
+    "fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED; kron:A.mtx:B.mtx"
 
 /* The rows [r.first, r.first + r.count) of a whole matrix, which is freed. */
 static cmrscl_status keep_rows(cmrscl_csr *whole, row_range want, cmrscl_csr *out, int64_t *total)
@@ -482,6 +548,13 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
     } classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1},
                    {"random:", 2},   {"perm:", 1},     {"dense:", 1},
                    {"rmat:", 2},     {"fem:", 2},      {"skewed:", 4}};
+    if (!strncmp(spec, "kron:", 5)) {
+        int64_t total = 0;
+        cmrscl_status st = gen_kron(spec + 5, (row_range){first_row, row_count}, out, &total);
+        if (st == CMRSCL_OK && total_rows)
+            *total_rows = total;
+        return st;
+    }
     const char *at = strchr(spec, '@'), *end = at ? at : spec + strlen(spec);
     uint64_t seed = 0x5EED;
     if (at) {

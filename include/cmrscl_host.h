@@ -130,9 +130,12 @@ CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
  *                     parameters, vertex labels permuted, duplicates summed)
  *   fem:N:B           FEM-like block rows: 27-point stencil on N^3 nodes, B x B blocks
  *   skewed:N:K:D:L    short rows (uniform 0..2K) plus D evenly spread rows of L entries
+ *   kron:A.mtx:B.mtx  the Kronecker product of two Matrix Market files (.mtx or .mtx.gz,
+ *                     read with cmrscl_mtx_read): rows of real matrices, at scale
  * A suffix @SEED (e.g. "rmat:21:16@2") picks another instance of the random classes.
  * Errors: ERROR_INVALID_ARGUMENT for an unknown or malformed spec, ERROR_TOO_LARGE when the
- * matrix would have more than INT32_MAX rows or columns (the message names the limit),
+ * matrix would have more than INT32_MAX rows or columns (the message names the limit), a
+ * reading error of cmrscl_mtx_read for a kron factor,
  * ERROR_OUT_OF_HOST_MEMORY when its entries do not fit in memory (12 bytes each). */
 CMRSCL_API cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out);
 /* Rows first_row .. first_row + row_count - 1 of the matrix cmrscl_csr_generate(spec) builds,

@@ -1,11 +1,13 @@
 /* test_generate_rows.c - cmrscl_csr_generate_rows: any range of rows of every generated
  * class is those rows of cmrscl_csr_generate's matrix, bit for bit (the ranges of a
  * partition, empty ranges, ranges past the end); the total row count; the limits: a range of
- * a grid whose whole matrix exceeds 32-bit counts, and bad arguments. */
+ * a grid whose whole matrix exceeds 32-bit counts, and bad arguments. Kronecker products of
+ * real files: every entry against the factors', and the same row ranges. */
 #include "test_util.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Rows [first, first + a->rows) of `whole` equal `a` exactly. */
 static bool same_rows(const cmrscl_csr *whole, int64_t first, const cmrscl_csr *a)
@@ -45,8 +47,57 @@ static void check_spec(const char *spec)
     cmrscl_csr_free(&whole);
 }
 
+/* Every entry of kron(A, B) is a_ij b_kl at (i*rb + k, j*cb + l), and nothing else. */
+static void check_kron(const char *file_a, const char *file_b)
+{
+    cmrscl_csr a, b, c;
+    char path_a[1024], path_b[1024], spec[2100];
+    snprintf(path_a, sizeof path_a, "%s", test_shared_matrix(file_a));
+    snprintf(path_b, sizeof path_b, "%s", test_shared_matrix(file_b));
+    snprintf(spec, sizeof spec, "kron:%s:%s", path_a, path_b);
+    CHECK_OK(cmrscl_mtx_read(path_a, NULL, &a));
+    CHECK_OK(cmrscl_mtx_read(path_b, NULL, &b));
+    CHECK_OK(cmrscl_csr_generate(spec, &c));
+    CHECK(c.rows == a.rows * b.rows && c.cols == a.cols * b.cols && c.nnz == a.nnz * b.nnz);
+    int64_t bad = 0;
+    for (int32_t i = 0; i < a.rows; ++i)
+        for (int32_t k = 0; k < b.rows; ++k) {
+            int64_t row = (int64_t)i * b.rows + k, e = c.row_ptr[row];
+            for (int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+                for (int64_t q = b.row_ptr[k]; q < b.row_ptr[k + 1]; ++q, ++e)
+                    bad += c.col_ind[e] != a.col_ind[p] * b.cols + b.col_ind[q] ||
+                           c.values[e] != a.values[p] * b.values[q];
+            bad += e != c.row_ptr[row + 1];
+        }
+    CHECK_MSG(bad == 0 && cmrscl_csr_validate(&c) == CMRSCL_OK, "%s: %lld wrong entries or rows",
+              spec, (long long)bad);
+    cmrscl_csr_free(&a), cmrscl_csr_free(&b), cmrscl_csr_free(&c);
+    check_spec(spec);
+}
+
 int main(void)
 {
+    check_kron("west0479.mtx", "lp_ship04l.mtx"); /* square (x) wide */
+    check_kron("illc1850.mtx", "1138_bus.mtx");   /* tall (x) symmetric */
+    cmrscl_csr a;
+    char spec[2100];
+    snprintf(spec, sizeof spec, "kron:%s:%s", test_shared_matrix("cage8.mtx"), "missing.mtx");
+    CHECK_STATUS(cmrscl_csr_generate(spec, &a), CMRSCL_ERROR_FILE_IO);
+    CHECK_STATUS(cmrscl_csr_generate("kron:a.txt:b.mtx", &a), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_csr_generate("kron:a.mtx", &a), CMRSCL_ERROR_INVALID_ARGUMENT);
+    /* 60,000^2 rows: past 32-bit row indices, refused before any entry is built. */
+    char wide[64];
+    snprintf(wide, sizeof wide, "/tmp/cmrscl-kron-%d.mtx", (int)getpid());
+    FILE *f = fopen(wide, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("%%MatrixMarket matrix coordinate real general\n60000 60000 1\n1 1 1.0\n", f);
+        fclose(f);
+        snprintf(spec, sizeof spec, "kron:%s:%s", wide, wide);
+        CHECK_STATUS(cmrscl_csr_generate(spec, &a), CMRSCL_ERROR_TOO_LARGE);
+        remove(wide);
+    }
+
     const char *specs[] = {"stencil5:7",     "stencil7:5", "stencil27:6",
                            "random:300:4@3", "perm:100",   "dense:9",
                            "rmat:8:4",       "fem:3:2",    "skewed:200:3:2:50"};
@@ -55,7 +106,6 @@ int main(void)
 
     /* stencil27:700 has 9.1e9 entries (more than this machine holds): a range is built
      * without the rest. */
-    cmrscl_csr a;
     int64_t total = 0;
     CHECK_OK(cmrscl_csr_generate_rows("stencil27:700", 343000000 - 1000, 1000, &a, &total));
     CHECK(total == 343000000 && a.rows == 1000 && a.cols == 343000000 && a.nnz > 0);

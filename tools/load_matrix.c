@@ -1,6 +1,7 @@
 /* load_matrix.c - loading a command's matrix: a Matrix Market file, or a generated matrix from a
  * spec (cmrscl_csr_generate in the library, so the cuSPARSE peer builds the same ones). */
 #include "cli.h"
+#include "suite.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,9 +44,6 @@ int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out)
             fputs("\r\033[K", stderr);
         if (s != CMRSCL_OK)
             return cli_fail("reading the matrix", s);
-        /* Named by the file's base name, the same way the peer tool names it. */
-        const char *base = strrchr(input, '/');
-        snprintf(out->name, sizeof out->name, "%s", base ? base + 1 : input);
     } else {
         char error[512];
         int rc = gen_matrix(input, &out->csr, error, sizeof error);
@@ -53,8 +51,9 @@ int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out)
             fprintf(stderr, "cmrscl-run: %s\n", error);
             return rc;
         }
-        snprintf(out->name, sizeof out->name, "%s", input);
     }
+    /* Named the way the peer tool names it, so their rows match. */
+    suite_matrix_name(input, !is_gen, out->name, sizeof out->name);
     out->load_seconds = cli_seconds() - t0;
     return 0;
 }

@@ -258,15 +258,13 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
     return rc;
 }
 
-/* A matrix by name: a .mtx/.mtx.gz path (named by its base name, as bench names it) or a
- * generator spec. */
+/* A matrix by name: a .mtx/.mtx.gz path or a generator spec (named as bench names it). */
 static int load(const char *input, int is_gen, cmrscl_csr *a, char *name, size_t size)
 {
     cmrscl_status st = is_gen ? cmrscl_csr_generate(input, a) : cmrscl_mtx_read(input, NULL, a);
     if (st != CMRSCL_OK)
         return failed(input, cmrscl_last_error());
-    const char *base = strrchr(input, '/');
-    snprintf(name, size, "%s", is_gen || !base ? input : base + 1);
+    suite_matrix_name(input, !is_gen, name, size);
     return 0;
 }
 
