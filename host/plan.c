@@ -15,7 +15,8 @@
  *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
  *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
  *   LONG_ROWS)                      -> strip family, HEIGHT 8: short strips, short chains
- *                                      of loads, the matrix left in L2 (it fits there);
+ *                                      of loads, the matrix left in L2 when it fits there
+ *                                      (L2_BYTES), else streamed past it;
  *                                      but HEIGHT 1 without a split when HEIGHT 8 would
  *                                      split, all rows fit VECTOR_WAVES waves of warps and
  *                                      no row is longer than VECTOR_CHAIN.
@@ -52,8 +53,9 @@
     256 /* ... and for few-row matrices, where a tile's chain of loads is                          \
            the time (both measured, docs/PERFORMANCE.md "The plan") */
 #define SPLIT_FROM                                                                                 \
-    2048               /* automatic split only of strips longer than this: below, the              \
-                          second kernel costs more than the long strip */
+    2048                     /* automatic split only of strips longer than this: below, the        \
+                                second kernel costs more than the long strip */
+#define L2_BYTES (50u << 20) /* L2 of the H100/H200 measured: OpenCL does not report it */
 #define VECTOR_WAVES 4 /* few-row matrices whose rows all get a warp within this many waves... */
 #define VECTOR_CHAIN                                                                               \
     4096 /* ... and whose longest row is at most this long: CSR-vector in one kernel beats         \
@@ -183,12 +185,17 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
                  "(CSR-vector), no split",
                  a->rows, VECTOR_WAVES, resident_warps(dev), st->max_row, VECTOR_CHAIN);
     } else if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS) {
+        /* Left in L2 when it fits there; a larger one (long rows: fem, Kronecker products of
+         * real matrices) is streamed past it like the medium rows, to keep x there. */
+        bool beyond_l2 = (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > L2_BYTES;
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 8;
+        p->cache_hint = beyond_l2 ? CMRSCL_CACHE_HINT_STREAM : 0;
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "few rows for the device (%d < %d x %.0f resident warps; mu %.1f): Algorithm 1, "
-                 "HEIGHT 8, column-ordered strips",
-                 a->rows, SEGMENT_ROWS, resident_warps(dev), st->mu);
+                 "HEIGHT 8, column-ordered strips%s",
+                 a->rows, SEGMENT_ROWS, resident_warps(dev), st->mu,
+                 beyond_l2 ? ", matrix streamed past L2" : "");
     } else if (st->mu >= LONG_ROWS) {
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 1;

@@ -197,6 +197,17 @@ static void test_matrix_rule(void)
           p.cache_hint == CMRSCL_CACHE_HINT_OFF && test_contains(p.plan_reason, "few rows"));
     CHECK_OK(choose_rows(&d, 1000, 1, 0, 0.33, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
+    /* Few rows of an H200 (132 units) but beyond its L2 (24M entries: fem, Kronecker
+     * products): the matrix streamed past L2 so x stays there. */
+    d.compute_units = 132;
+    CHECK_OK(choose_rows(&d, 400000, 60, 0.2, 0.01, 400000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_STREAM && test_contains(p.plan_reason, "few rows") &&
+          test_contains(p.plan_reason, "streamed past L2"));
+    CHECK_OK(choose_rows(&d, 400000, 4, 0.2, 0.01, 400000, &p)); /* 1.6M entries: in L2 */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    d.compute_units = 0;
     CHECK_OK(choose_stats(&d, 1, 0, 0.0, (1 << 26) + 1, &p)); /* too many columns for 6 row bits */
     CHECK(p.height == 32 && p.layout == CMRSCL_LAYOUT_PACKED && p.row_bits == 5);
     /* Without shuffles the strip family stays, with the device rule's HEIGHT. */
