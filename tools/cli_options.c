@@ -35,6 +35,7 @@ void cli_usage(FILE *out)
           "  -g, --gen SPEC         a generated matrix instead of FILE (bench: repeatable):\n"
           "                         stencil5:N stencil7:N stencil27:N random:N:K perm:N\n"
           "                         dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED]\n"
+          "                         kron:A.mtx:B.mtx (Kronecker product of two files)\n"
           "the plan (default: chosen from the device and the matrix):\n"
           "      --kernel K         auto | strip | segment | modulo (modulo: chosen only\n"
           "                         by hand, not yet measured on a GPU)\n"
