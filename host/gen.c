@@ -411,15 +411,6 @@ static int64_t kron_row(const void *shape, int64_t i, int32_t *cols, double *val
     return len;
 }
 
-static int64_t longest_row(const cmrscl_csr *m)
-{
-    int64_t longest = 0;
-    for (int32_t i = 0; i < m->rows; ++i)
-        if (m->row_ptr[i + 1] - m->row_ptr[i] > longest)
-            longest = m->row_ptr[i + 1] - m->row_ptr[i];
-    return longest;
-}
-
 static bool names_mtx(const char *begin, const char *end)
 {
     size_t n = (size_t)(end - begin);
@@ -448,8 +439,10 @@ static cmrscl_status gen_kron(const char *files, row_range want, cmrscl_csr *out
                          (long long)rows, (long long)cols, INT32_MAX);
     if (st == CMRSCL_OK) {
         *total = rows;
-        st = gen_rows(clip_range(want, rows), cols, longest_row(&k.a) * longest_row(&k.b), kron_row,
-                      &k, out);
+        st = gen_rows(clip_range(want, rows), cols,
+                      analyze_longest_strip(k.a.rows, k.a.row_ptr, 1) *
+                          analyze_longest_strip(k.b.rows, k.b.row_ptr, 1),
+                      kron_row, &k, out);
     }
     cmrscl_csr_free(&k.a);
     cmrscl_csr_free(&k.b);

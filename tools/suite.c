@@ -32,11 +32,12 @@ static const char *kron_split(const char *files)
 
 void suite_matrix_name(const char *input, bool is_file, char *name, size_t size)
 {
-    const char *files = input + 5, *split = strncmp(input, "kron:", 5) ? NULL : kron_split(files);
+    bool kron = !is_file && !strncmp(input, "kron:", 5);
+    const char *split = kron ? kron_split(input + 5) : NULL;
     if (is_file) {
         snprintf(name, size, "%s", base_of(input, input + strlen(input)));
     } else if (split) {
-        const char *a = base_of(files, split), *b = split + 1;
+        const char *a = base_of(input + 5, split), *b = split + 1;
         snprintf(name, size, "kron:%.*s:%s", (int)(split - a), a, base_of(b, b + strlen(b)));
     } else {
         snprintf(name, size, "%s", input);
