@@ -289,10 +289,11 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
         if (base + CHUNK < w.end) /* uniform over the warp */
             chunk(&b, lane, &carry, &w, rows, y, partial, alpha, beta, sv, su);
     }
-    if (!w.active)
-        return;
-    if (lane == 0)
-        emit(&w, carry.row, carry.sum, rows, y, partial, alpha, beta);
-    for (int q = max(carry.row, -1) + 1 + (int)lane; q < HEIGHT; q += WARP) /* trailing gap */
-        emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
+    if (w.active) {
+        if (lane == 0)
+            emit(&w, carry.row, carry.sum, rows, y, partial, alpha, beta);
+        for (int q = max(carry.row, -1) + 1 + (int)lane; q < HEIGHT; q += WARP) /* trailing gap */
+            emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
+    }
+    combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
 }

@@ -206,4 +206,5 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
 #else
 #error "REDUCE must be 1 (local), 2 (shuffle) or 3 (subgroup)"
 #endif
+    combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
 }

@@ -5,7 +5,8 @@
  *   - loads of the streamed matrix arrays, with an optional "evict first" cache hint,
  *   - the NVIDIA warp primitives (inline PTX; OpenCL C 1.2 has none of its own),
  *   - the work a warp takes: a short strip, or a tile of a long strip (the split path),
- *   - the combine kernel that sums the tiles of long strips in a fixed order.
+ *   - the sums of the tiles of long strips in a fixed order: in the tiles' work-group
+ *     (combine_in_group), or by the combine kernel.
  *
  * Build options (host/plan.c makes them):
  *   HEIGHT        rows per strip, >= 1                                        (required)
@@ -23,6 +24,9 @@
  *                 stored entries or more; 0: uint, which costs ordinary matrices nothing
  *                 (host/plan.c chooses; column indices and row, strip and tile numbers
  *                 stay 32-bit either way)                                     (default 0)
+ *   GROUP_COMBINE 1: the tiles of each long strip lie in one work-group, which sums them
+ *                 itself after a barrier (combine_in_group); 0: cmrs_combine, a second
+ *                 kernel, does                                                (default 0)
  */
 #ifndef HEIGHT
 #error "HEIGHT (rows per strip) must be defined"
@@ -51,6 +55,9 @@
 #ifndef INDEX64
 #define INDEX64 0
 #endif
+#ifndef GROUP_COMBINE
+#define GROUP_COMBINE 0
+#endif
 
 /* Helpers are inlined into the kernel, always: a helper left out of line takes its arrays
  * by address, and that puts them in (slow, per-thread) stack memory. */
@@ -68,6 +75,8 @@ typedef uint index_t;
 #define LONG_STRIP 0x80000000u
 #endif
 #define ENTRY_MASK (~LONG_STRIP)
+/* tile_strip of a slot that pads a work-group's tiles (GROUP_COMBINE): no work */
+#define NO_STRIP 0xffffffffu
 
 #if (WARP & (WARP - 1)) != 0 || WG_SIZE % WARP != 0
 #error "WARP must be a power of two dividing WG_SIZE"
@@ -289,8 +298,11 @@ INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, 
         }
     } else if (w.active) {
         w.strip = tile_strip[w.item];
-        w.begin = tile_start[w.item];
-        w.end = min(w.begin + tile_entries, strip_ptr[w.strip + 1] & ENTRY_MASK);
+        w.active = w.strip != NO_STRIP;
+        if (w.active) {
+            w.begin = tile_start[w.item];
+            w.end = min(w.begin + tile_entries, strip_ptr[w.strip + 1] & ENTRY_MASK);
+        }
     }
     *out = w;
 }
@@ -318,6 +330,37 @@ INLINE void emit_row(const work *w, uint r, real_t sum, uint rows, __global real
         if (row < rows)
             store_row(y, row, sum, alpha, beta);
     }
+}
+
+/* GROUP_COMBINE: the group's tiles have written their partial sums; after the barrier the
+ * work-item of (tile slot s, row r), where s is the first of a long strip's tiles, adds
+ * that strip's tiles in tile order - what cmrs_combine does, so the same bits - and writes
+ * the row. No second kernel, no atomics. Every group passes the barrier, strips' groups
+ * too: behind the group's role (uniform, so legal) PoCL 3.1 let the tiles read partial
+ * sums not yet written (warps of 8 lanes, tests/test_kernel.c split_strip). */
+INLINE void combine_in_group(const work *w, uint first_tile_group, uint rows, uint tiles,
+                             __global const uint *tile_strip, __global const real_t *partial,
+                             __global real_t *y, real_t alpha, real_t beta)
+{
+#if GROUP_COMBINE
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (!w->tile)
+        return;
+    const uint first = (get_group_id(0) - first_tile_group) * WARPS_PER_GROUP;
+    const uint end = min(first + WARPS_PER_GROUP, tiles);
+    for (uint i = get_local_id(0); i < WARPS_PER_GROUP * HEIGHT; i += WG_SIZE) {
+        const uint s = first + i / HEIGHT, r = i % HEIGHT;
+        const uint strip = s < end ? tile_strip[s] : NO_STRIP;
+        if (strip == NO_STRIP || (s > first && tile_strip[s - 1] == strip))
+            continue;
+        const uint row = strip * HEIGHT + r;
+        real_t sum = 0;
+        for (uint t = s; t < end && tile_strip[t] == strip; ++t)
+            sum += partial[(index_t)t * HEIGHT + r];
+        if (row < rows)
+            store_row(y, row, sum, alpha, beta);
+    }
+#endif
 }
 
 /* The long strips: each of the HEIGHT rows of long strip k sums its tiles' partial sums

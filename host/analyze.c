@@ -1,8 +1,9 @@
 /* analyze.c - what the plan looks at before choosing a kernel, in one pass over RowPtr:
  * row statistics (mean, spread, longest, empty rows), the lengths of the strips a HEIGHT
  * would make, and the split of long strips into tiles: each tile is summed by its own warp
- * and cmrs_combine adds a strip's tiles in order, so one huge strip no longer keeps one
- * warp busy while the device idles (the dense matrix and the hubs of power-law graphs).
+ * and cmrs_combine (or the tiles' work-group) adds a strip's tiles in order, so one huge
+ * strip no longer keeps one warp busy while the device idles (the dense matrix and the hubs
+ * of power-law graphs).
  * Also whether rows keep sorted columns, which values-only updates need to know. */
 #include "internal.h"
 
@@ -176,26 +177,36 @@ void split_free(split_layout *s)
     memset(s, 0, sizeof *s);
 }
 
-void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile, int64_t *tiles,
-                 int64_t *long_strips)
+/* The first slot of a long strip of n tiles placed after slot t: the next group when they
+ * would cross into it. */
+static int64_t tile_slot(int64_t t, int64_t n, int group_tiles)
+{
+    if (group_tiles > 0 && t % group_tiles + n > group_tiles)
+        t = (t + group_tiles - 1) / group_tiles * group_tiles;
+    return t;
+}
+
+void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile, int group_tiles,
+                 int64_t *tiles, int64_t *long_strips)
 {
     int64_t strips = ((int64_t)rows + height - 1) / height;
     *tiles = *long_strips = 0;
     for (int64_t s = 0; tile > 0 && s < strips; ++s) {
         int64_t len = strip_length(rows, row_ptr, height, s);
         if (len > 2 * (int64_t)tile) {
-            *tiles += (len + tile - 1) / tile;
+            int64_t n = (len + tile - 1) / tile;
+            *tiles = tile_slot(*tiles, n, group_tiles) + n;
             ++*long_strips;
         }
     }
 }
 
 cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
-                          split_layout *out)
+                          int group_tiles, split_layout *out)
 {
     memset(out, 0, sizeof *out);
     int64_t tiles, longs;
-    split_count(rows, row_ptr, height, tile, &tiles, &longs);
+    split_count(rows, row_ptr, height, tile, group_tiles, &tiles, &longs);
     if (longs == 0)
         return CMRSCL_OK;
     if (tiles > INT32_MAX) /* the plan checks it first; this is the last line of defence */
@@ -222,6 +233,8 @@ cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height, int3
             continue;
         }
         int64_t begin = row_ptr[s * height];
+        for (int64_t slot = tile_slot(t, (len + tile - 1) / tile, group_tiles); t < slot; ++t)
+            out->tile_start[t] = 0, out->tile_strip[t] = SPLIT_NO_STRIP;
         out->long_strip[k] = (uint32_t)s;
         out->first_tile[k++] = (uint32_t)t;
         for (int64_t e = 0; e < len; e += tile, ++t) {

@@ -226,12 +226,16 @@ CMRSCL_HIDDEN void analyze_rows_totals(int32_t rows, int32_t cols, const row_tot
 /* Entries of the longest strip of this height. */
 CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height);
 /* The split path's counts: the strips of more than 2 * tile entries ("long") and the tiles
- * of `tile` entries (the last one of a strip shorter) they make. */
+ * of `tile` entries (the last one of a strip shorter) they make. group_tiles > 0 (the
+ * in-group combine, warps per work-group): no long strip's tiles cross a multiple of it -
+ * empty slots pad the group instead, counted in *tiles. */
 CMRSCL_HIDDEN void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
-                               int64_t *tiles, int64_t *long_strips);
-/* The split path's arrays: the long strips, in order, each cut into tiles. Strip and tile
- * numbers are 32-bit (tiles <= INT32_MAX: the plan checks it); a tile's first entry is an
- * entry index, 64-bit here and narrowed for a 32-bit device (matrix.c). */
+                               int group_tiles, int64_t *tiles, int64_t *long_strips);
+/* The split path's arrays: the long strips, in order, each cut into tiles (tile_strip
+ * SPLIT_NO_STRIP on padding slots). Strip and tile numbers are 32-bit (tiles <= INT32_MAX:
+ * the plan checks it); a tile's first entry is an entry index, 64-bit here and narrowed
+ * for a 32-bit device (matrix.c). */
+#define SPLIT_NO_STRIP UINT32_MAX /* the kernels' NO_STRIP */
 typedef struct split_layout {
     int32_t tile; /* entries per tile; 0: nothing is split */
     int32_t tiles, long_strips;
@@ -242,7 +246,7 @@ typedef struct split_layout {
     uint32_t *first_tile;  /* long_strips + 1: its first tile */
 } split_layout;
 CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height,
-                                        int32_t tile, split_layout *out);
+                                        int32_t tile, int group_tiles, split_layout *out);
 CMRSCL_HIDDEN void split_free(split_layout *s);
 
 /* ---- plan.c: device facts + matrix statistics + options -> the plan and -D string ---- */
@@ -274,6 +278,29 @@ CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
                                                  cmrscl_precision precision);
 /* The kernel file of a family ("cmrs_strip.cl", ...). */
 CMRSCL_HIDDEN const char *plan_kernel_file(cmrscl_kernel kernel);
+/* Warps the device keeps resident at once (the occupancy the HEIGHT rule assumes). */
+CMRSCL_HIDDEN double plan_resident_warps(const cmrscl_device_info *dev);
+/* Fewer strips of 64 rows than resident warps: each warp's chain of dependent loads, not
+ * bandwidth, sets the time. */
+CMRSCL_HIDDEN bool plan_few_rows(const cmrscl_device_info *dev, int32_t rows);
+/* Entries of the longest strip of `height` rows: from RowPtr, else from the device's table
+ * of power-of-two heights; -1 when neither tells. */
+CMRSCL_HIDDEN int64_t plan_longest_strip(const plan_matrix *a, int height);
+/* Local memory a work-group of the plan needs. */
+CMRSCL_HIDDEN uint64_t plan_local_bytes(const cmrscl_params *p);
+
+/* ---- plan_split.c: which strips are split, into what tiles, combined where ---- */
+
+/* Strips up to this many entries are never split automatically: below it, the split's
+ * extra work (a second kernel, or the group's barrier) costs more than the long strip. */
+#define PLAN_SPLIT_FROM 2048
+/* Sets p->tile (0: nothing splits), p->combine and, for the in-group combine, the work-group
+ * size the longest strip needs; the plan's family, HEIGHT, warp and work-group come first. */
+CMRSCL_HIDDEN cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
+                                       const cmrscl_options *opt, cmrscl_params *p);
+/* Tiles per work-group when its tiles are combined in the group (split_build's
+ * group_tiles), else 0. */
+CMRSCL_HIDDEN int plan_group_tiles(const cmrscl_params *p);
 
 /* ---- cache_dir.c: the per-user cache directory ---- */
 

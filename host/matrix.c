@@ -181,7 +181,7 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
                                    &m->params.build_seconds, &m->params.program_source);
     if (st == CMRSCL_OK)
         st = make_kernel(m, prog, "cmrs_spmv", &m->kernel);
-    if (st == CMRSCL_OK && p->long_strips)
+    if (st == CMRSCL_OK && p->long_strips && p->combine != CMRSCL_COMBINE_GROUP)
         st = make_kernel(m, prog, "cmrs_combine", &m->combine);
     if (st != CMRSCL_OK)
         return st;
@@ -341,7 +341,7 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const pla
     if (need_row_ptr && *need_row_ptr)
         return CMRSCL_OK;
     if (st == CMRSCL_OK)
-        st = split_build(rows, a->row_ptr, p->height, p->tile, sp);
+        st = split_build(rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), sp);
     if (st != CMRSCL_OK)
         return st;
     p->rows = rows, p->cols = cols, p->nnz = pm.nnz;

@@ -20,7 +20,7 @@
  *                                      but HEIGHT 1 without a split when HEIGHT 8 would
  *                                      split, all rows fit VECTOR_WAVES waves of warps and
  *                                      no row is longer than VECTOR_CHAIN.
- *   Any strip longer than 2 tiles and SPLIT_FROM entries is split (see auto_tile).
+ *   Any strip longer than 2 tiles and PLAN_SPLIT_FROM entries is split (plan_split.c).
  * The segment family needs warp shuffles to be fast on a GPU; GPUs without them keep the
  * strip family with the device rule's HEIGHT, and CPUs walk each strip with one work-item
  * (the segment family without lanes).
@@ -48,18 +48,12 @@
 #define SCATTERED_FLOAT_ROWS 3.5 /* ... and from which it wins on scattered rows in float */
 #define SEGMENT_ROWS 64          /* rows per strip of the segment family (scattered rows) */
 #define SHORT_STRIP_MU 2.0       /* mu from which few-row matrices fill HEIGHT 8 strips enough */
-#define MIN_TILE 1024            /* shortest automatic tile of the split path ... */
-#define MIN_TILE_FEW                                                                               \
-    256 /* ... and for few-row matrices, where a tile's chain of loads is                          \
-           the time (both measured, docs/PERFORMANCE.md "The plan") */
-#define SPLIT_FROM                                                                                 \
-    2048                     /* automatic split only of strips longer than this: below, the        \
-                                second kernel costs more than the long strip */
-#define L2_BYTES (50u << 20) /* L2 of the H100/H200 measured: OpenCL does not report it */
+#define L2_BYTES (50u << 20)     /* L2 of the H100/H200 measured: OpenCL does not report it */
 #define VECTOR_WAVES 4 /* few-row matrices whose rows all get a warp within this many waves... */
 #define VECTOR_CHAIN                                                                               \
-    4096 /* ... and whose longest row is at most this long: CSR-vector in one kernel beats         \
-            HEIGHT 8 strips split in two (docs/PERFORMANCE.md, session 6) */
+    2048 /* ... and whose longest row is at most this long: CSR-vector beats HEIGHT 8 strips       \
+            split (4096 against the second kernel, session 6; 2048 against the in-group          \
+            combine, session 9: rajat01's 1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x) */
 
 /* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
  * match of the device name wins. Each entry says where it was measured. */
@@ -117,17 +111,14 @@ static int pow2_at_least(double v)
     return p;
 }
 
-/* Warps the device keeps resident at once (the occupancy the HEIGHT rule assumes). */
-static double resident_warps(const cmrscl_device_info *dev)
+double plan_resident_warps(const cmrscl_device_info *dev)
 {
     unsigned hw_warp = dev->warp_width ? dev->warp_width : 32;
     return (double)(dev->compute_units ? dev->compute_units : 1) *
            (dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048) / hw_warp;
 }
 
-/* Entries of the longest strip of `height` rows: from RowPtr, else from the device's table
- * of power-of-two heights; -1 when neither tells. */
-static int64_t longest_strip(const plan_matrix *a, int height)
+int64_t plan_longest_strip(const plan_matrix *a, int height)
 {
     if (a->row_ptr)
         return analyze_longest_strip(a->rows, a->row_ptr, height);
@@ -137,11 +128,9 @@ static int64_t longest_strip(const plan_matrix *a, int height)
     return a->longest_strip && (1 << k) == height ? a->longest_strip[k] : -1;
 }
 
-/* Fewer strips of SEGMENT_ROWS rows than resident warps: each warp's chain of dependent
- * loads, not bandwidth, sets the time. */
-static bool has_few_rows(const cmrscl_device_info *dev, int32_t rows)
+bool plan_few_rows(const cmrscl_device_info *dev, int32_t rows)
 {
-    return rows < SEGMENT_ROWS * resident_warps(dev);
+    return rows < SEGMENT_ROWS * plan_resident_warps(dev);
 }
 
 /* The family and its parameters from the matrix (the rule in the header), with the reason.
@@ -170,20 +159,20 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     }
     p->height_source = "matrix rule";
     /* Few rows: short strips make short chains of loads. */
-    bool few_rows = has_few_rows(dev, a->rows);
-    bool short_chain = a->rows <= VECTOR_WAVES * resident_warps(dev) &&
-                       st->max_row <= VECTOR_CHAIN && longest_strip(a, 8) > SPLIT_FROM;
+    bool few_rows = plan_few_rows(dev, a->rows);
+    bool short_chain = a->rows <= VECTOR_WAVES * plan_resident_warps(dev) &&
+                       st->max_row <= VECTOR_CHAIN && plan_longest_strip(a, 8) > PLAN_SPLIT_FROM;
     if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS && short_chain) {
-        /* HEIGHT 8 would split a long strip and pay a second kernel; a warp per row (all
-         * rows resident within a few waves) has a chain of at most VECTOR_CHAIN / 128 rounds
-         * of four loads per lane, shorter than that kernel. */
+        /* HEIGHT 8 would split a long strip; a warp per row (all rows resident within a few
+         * waves) has a chain of at most VECTOR_CHAIN / 128 rounds of four loads per lane and
+         * none of the split's overheads. */
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 1;
         p->tile = -1; /* never split: choose_split reads it */
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "few rows (%d <= %d x %.0f resident warps), longest %d <= %d: one warp per row "
                  "(CSR-vector), no split",
-                 a->rows, VECTOR_WAVES, resident_warps(dev), st->max_row, VECTOR_CHAIN);
+                 a->rows, VECTOR_WAVES, plan_resident_warps(dev), st->max_row, VECTOR_CHAIN);
     } else if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS) {
         /* Left in L2 when it fits there; a larger one (long rows: fem, Kronecker products of
          * real matrices) is streamed past it like the medium rows, to keep x there. */
@@ -194,7 +183,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "few rows for the device (%d < %d x %.0f resident warps; mu %.1f): Algorithm 1, "
                  "HEIGHT 8, column-ordered strips%s",
-                 a->rows, SEGMENT_ROWS, resident_warps(dev), st->mu,
+                 a->rows, SEGMENT_ROWS, plan_resident_warps(dev), st->mu,
                  beyond_l2 ? ", matrix streamed past L2" : "");
     } else if (st->mu >= LONG_ROWS) {
         p->kernel = CMRSCL_KERNEL_STRIP;
@@ -231,18 +220,6 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
                  "per strip, %d entries per lane, matrix streamed past L2",
                  st->mu, banded ? "banded" : "scattered", st->col_spread, h, p->lane_entries);
     }
-}
-
-/* Tile size of the split path: short enough that the device has about four tiles' worth
- * of work per resident warp, so no single strip outlasts the rest; at least MIN_TILE
- * entries, so the partial sums stay few, or MIN_TILE_FEW when the matrix has few rows and
- * one tile's chain of loads is the time. */
-static int32_t auto_tile(const cmrscl_device_info *dev, const plan_matrix *a)
-{
-    double floor = has_few_rows(dev, a->rows) ? MIN_TILE_FEW : MIN_TILE;
-    double t = (double)a->nnz / (4.0 * resident_warps(dev));
-    t = t < floor ? floor : t > (1 << 20) ? (1 << 20) : t;
-    return ((int32_t)t + 63) / 64 * 64;
 }
 
 /* MODULO's slot sets: the user's, else 8 (the paper's), or the warp when narrower; a power
@@ -402,34 +379,6 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
     return CMRSCL_OK;
 }
 
-static cmrscl_status choose_split(const cmrscl_device_info *dev, const plan_matrix *a,
-                                  const cmrscl_options *opt, cmrscl_params *p)
-{
-    if (opt->tile < -1)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "tile %d: expected entries per tile, 0 (automatic) or -1 (never split)",
-                           opt->tile);
-    if (p->kernel == CMRSCL_KERNEL_MODULO) { /* its layout is per whole strip */
-        if (opt->tile > 0)
-            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "the MODULO kernel does not split long strips (tile %d)", opt->tile);
-        p->tile = 0;
-        return CMRSCL_OK;
-    }
-    if (!opt->tile && p->tile == -1) { /* the matrix rule's "never split" */
-        p->tile = 0;
-        return CMRSCL_OK;
-    }
-    p->tile = opt->tile == -1 ? 0 : opt->tile ? opt->tile : auto_tile(dev, a);
-    int64_t long_from = 2 * (int64_t)p->tile;
-    if (!opt->tile && long_from < SPLIT_FROM)
-        long_from = SPLIT_FROM;
-    int64_t longest = p->tile > 0 ? longest_strip(a, p->height) : -1;
-    if (longest >= 0 && longest <= long_from)
-        p->tile = 0; /* no strip is long: one kernel, no combine */
-    return CMRSCL_OK;
-}
-
 cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
 {
     if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
@@ -460,6 +409,9 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
                            "is not a known value",
                            (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
                            (int)opt->cache_hint);
+    if ((unsigned)opt->combine > CMRSCL_COMBINE_GROUP)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "options: combine %d is not a known value", (int)opt->combine);
     if (opt->lane_entries != 0 && opt->lane_entries != 1 && opt->lane_entries != 2 &&
         opt->lane_entries != 4)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -490,7 +442,7 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
 {
     int64_t tiles = 0, longs = 0;
     if (p->tile > 0 && a->row_ptr)
-        split_count(a->rows, a->row_ptr, p->height, p->tile, &tiles, &longs);
+        split_count(a->rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), &tiles, &longs);
     if (tiles > INT32_MAX)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "the split makes %lld tiles of %d entries, more than %d: take longer "
@@ -515,8 +467,7 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
     return CMRSCL_OK;
 }
 
-/* Local memory a work-group of the plan needs. */
-static uint64_t local_bytes(const cmrscl_params *p)
+uint64_t plan_local_bytes(const cmrscl_params *p)
 {
     uint64_t vs = cmrscl_precision_size(p->precision);
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)
@@ -565,7 +516,7 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     if (st == CMRSCL_OK)
         st = choose_layout(dev, a, opt, p);
     if (st == CMRSCL_OK)
-        st = choose_split(dev, a, opt, p);
+        st = plan_split(dev, a, opt, p);
     if (st == CMRSCL_OK)
         st = choose_index_bits(a, opt, p);
     if (st != CMRSCL_OK)
@@ -574,7 +525,7 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         p->lane_entries = opt->lane_entries ? opt->lane_entries
                           : p->lane_entries ? p->lane_entries
                                             : 4;
-    uint64_t local = local_bytes(p);
+    uint64_t local = plan_local_bytes(p);
     if (local > dev->local_mem_bytes)
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
                            "height %d x work-group %d x %zu-byte values need %llu bytes of local "
@@ -583,7 +534,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
                            (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
     snprintf(p->build_options, sizeof p->build_options,
              "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
-             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d",
+             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
+             "-DGROUP_COMBINE=%d",
              p->reduce != CMRSCL_REDUCE_SUBGROUP ? "1.2"
              : dev->subgroup_cl_c == 30          ? "3.0"
              : dev->subgroup_cl_c == 20          ? "2.0"
@@ -591,7 +543,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
              (int)p->kernel, p->height, p->warp, p->work_group_size, precision == CMRSCL_DOUBLE,
              p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
              (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
-             p->lane_entries ? p->lane_entries : 1, p->index_bits == 64);
+             p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
+             p->combine == CMRSCL_COMBINE_GROUP);
     if (p->modulo) {
         size_t n = strlen(p->build_options);
         snprintf(p->build_options + n, sizeof p->build_options - n, " -DMODULO=%d", p->modulo);

@@ -1,6 +1,7 @@
 /* spmv.c - launching y = alpha*A*x + beta*y: argument checks against the matrix (sizes,
  * context, x and y the same buffer), the launches (the family's kernel over strips and
- * tiles, then cmrs_combine when strips are split), events, the timing of a product, and
+ * tiles, then cmrs_combine when strips are split and their work-groups do not combine the
+ * tiles themselves), events, the timing of a product, and
  * the blocking convenience call on host arrays. */
 #include "internal.h"
 

@@ -166,6 +166,18 @@ typedef enum cmrscl_cache_hint {
     CMRSCL_CACHE_HINT_STREAM = 2
 } cmrscl_cache_hint;
 
+/* Where the tiles of a split long strip are added up (cmrscl_options.tile): by a second
+ * kernel, cmrs_combine, or by the work-group that summed them - the plan then places all
+ * tiles of a long strip in one work-group (growing the work-group and the tile as the
+ * longest strip needs) and the product is one kernel: one launch fewer, which is most of a
+ * small matrix's time. Both add a strip's tiles in tile order: with the same tiles, the
+ * same bits. */
+typedef enum cmrscl_combine {
+    CMRSCL_COMBINE_AUTO = 0,
+    CMRSCL_COMBINE_KERNEL = 1,
+    CMRSCL_COMBINE_GROUP = 2
+} cmrscl_combine;
+
 /* Zero-initialised options mean "choose for me" everywhere; NULL is the same. Fields left
  * at 0 are chosen by the plan (host/plan.c) from the device and the matrix. */
 typedef struct cmrscl_options {
@@ -178,8 +190,9 @@ typedef struct cmrscl_options {
     cmrscl_kernel kernel;
     /* Long strips: a strip of more than 2 * tile entries is split into tiles of `tile`
      * entries, each summed by its own warp, and the tiles' sums are combined in a fixed
-     * order by a second kernel. 0: automatic (from the device's resident warps); -1: never
-     * split. */
+     * order (by a second kernel or in their work-group: `combine`). 0: automatic (from the
+     * device's resident warps); -1: never split. The in-group combine takes at least the
+     * tile that cuts the longest strip into one work-group's warps. */
     int tile;
     int modulo; /* MODULO kernel: 2, 4, 8, 16 or 32 row slot sets per strip, dividing the
                    warp; 0: 8, or the warp when narrower. Other kernels: must be 0 */
@@ -190,6 +203,7 @@ typedef struct cmrscl_options {
      * its split path as many partial sums), then 64; 32 or 64 forces a width (32 fails with
      * ERROR_TOO_LARGE on a matrix that needs 64; 64 runs any matrix, as tests do). */
     int index_bits;
+    cmrscl_combine combine; /* split path: where the tiles are added up; AUTO: the plan's */
 } cmrscl_options;
 
 /* Cheap statistics of the matrix's rows, taken when a matrix is created (O(rows)). */
@@ -240,7 +254,9 @@ typedef struct cmrscl_params {
     int lane_entries;                     /* segment kernel: consecutive entries per lane; else 0 */
     cmrscl_cache_hint cache_hint;         /* never AUTO */
     int32_t tile;                         /* split: entries per tile; 0 when no strip is split */
-    int32_t tiles, long_strips;           /* split: tiles, and the strips they cover */
+    int32_t tiles, long_strips;           /* split: tiles (GROUP: with the slots that pad
+                                             work-groups), and the strips they cover */
+    cmrscl_combine combine;               /* split: KERNEL or GROUP; AUTO when nothing splits */
     int64_t stored_entries; /* entries on the device: nnz plus MODULO's holes (stored_entries
                                / nnz: the padding overhead) */
     int index_bits;         /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */

@@ -7,7 +7,8 @@
  *   strip_packed, strip_unpacked  Algorithm 1, HEIGHT 1..16 and taller, both orders
  *   strip_narrow                  several strips per warp (1..16 lanes each), CSR-scalar
  *   segment_packed, _unpacked     the segmented scan, HEIGHT 1..256
- *   split_strip, split_segment    long strips cut into tiles of 1, 7 and 64 entries
+ *   split_strip, split_segment    long strips cut into tiles of 1, 7 and 64 entries, summed
+ *                                 by a second kernel or in their work-group
  *   modulo                        the MODULO kernel, 2..32 slot sets, warps of 8 to 32
  * Usage: test_kernel float|double VARIANT [local|shuffle|subgroup|auto]
  * Exits 77 (CTest: skipped) when the device cannot run the variant, saying why. */
@@ -65,7 +66,9 @@ static void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr 
     if (wide) {
         CHECK_OK(cmrscl_spmv_host(wide, alpha, xd, beta, y_wide));
         CHECK_MSG(!memcmp(yd, y_wide, vs * (size_t)rows),
-                  "%s alpha %g beta %g: 64-bit indices give another y", what, alpha, beta);
+                  "%s alpha %g beta %g: the twin (64-bit indices, or the in-group combine) gives "
+                  "another y",
+                  what, alpha, beta);
     }
     /* Run after run the same y, bit for bit (the split path included). */
     CHECK_OK(cmrscl_spmv_host(m, alpha, xd, beta, y_again));
@@ -250,8 +253,49 @@ static void run_segment(cmrscl_context ctx, const variant *v, cmrscl_layout layo
         }
 }
 
+/* The in-group combine against the second kernel on every catalogue matrix: with the tiles
+ * the group plan chose, both add each strip's tiles in tile order, so the same bits. */
+static void run_group_twins(cmrscl_context ctx, const variant *v, const cmrscl_options *group,
+                            const char *label)
+{
+    for (int i = 0; i < test_matrix_count(); ++i) {
+        cmrscl_csr a;
+        const char *name = test_matrix_build(i, &a);
+        cmrscl_csr ref_a = test_csr_rounded(&a, v->precision);
+        char what[200];
+        snprintf(what, sizeof what, "%s, %s, in-group combine vs second kernel", name, label);
+        cmrscl_matrix mg = NULL, mk = NULL;
+        cmrscl_params pg, pk;
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, group, &mg));
+        if (mg) {
+            CHECK_OK(cmrscl_matrix_params(mg, &pg));
+            cmrscl_options ko = *group;
+            ko.combine = CMRSCL_COMBINE_KERNEL;
+            ko.tile = pg.tile > 0 ? pg.tile : -1; /* nothing long for the group: no split */
+            CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &ko, &mk));
+        }
+        if (mk) {
+            CHECK_OK(cmrscl_matrix_params(mk, &pk));
+            CHECK_MSG(
+                pk.long_strips == pg.long_strips && pk.tile == pg.tile &&
+                    pg.combine == (pg.long_strips ? CMRSCL_COMBINE_GROUP : CMRSCL_COMBINE_AUTO) &&
+                    (!pk.long_strips || pk.combine == CMRSCL_COMBINE_KERNEL),
+                "%s: %d / %d long strips, tiles of %d / %d, combine %d / %d", what, pg.long_strips,
+                pk.long_strips, pg.tile, pk.tile, (int)pg.combine, (int)pk.combine);
+            check_product(mk, mg, &ref_a, v->precision, 1.0, 0.0, what);
+            check_product(mk, mg, &ref_a, v->precision, -1.5, 0.5, what);
+        }
+        cmrscl_matrix_free(mg);
+        cmrscl_matrix_free(mk);
+        cmrscl_csr_free(&ref_a);
+        cmrscl_csr_free(&a);
+    }
+}
+
 /* split_strip / split_segment: long strips cut into tiles of 1, 7 and 64 entries, each also
- * with 64-bit indices (the tiles' first entries and partial sums' slots widen). */
+ * with 64-bit indices (the tiles' first entries and partial sums' slots widen); then the
+ * in-group combine (tiles of at least 1 and 64: the plan grows them until a long strip fits
+ * a group) against the second kernel, and once with 64-bit indices. */
 static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel)
 {
     static const int strip_heights[] = {1, 3, 16}, segment_heights[] = {1, 8, 32, 100};
@@ -268,6 +312,14 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
             snprintf(label, sizeof label, "%s, height %d, tiles of %d, %d entries per lane",
                      strip ? "strip" : "segment", h, tiles[t], o.lane_entries);
             run_options(ctx, v, &o, label, true);
+            if (t == 1)
+                continue;
+            o.combine = CMRSCL_COMBINE_GROUP;
+            snprintf(label, sizeof label, "%s, height %d, tiles of %d or more, %d entries per lane",
+                     strip ? "strip" : "segment", h, tiles[t], o.lane_entries);
+            run_group_twins(ctx, v, &o, label);
+            if (k == 1 && t == 0)
+                run_options(ctx, v, &o, label, true);
         }
 }
 

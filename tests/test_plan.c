@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static cmrscl_device_info fake_device(uint64_t local_per_cu, unsigned resident, uint64_t local)
@@ -286,7 +287,7 @@ static void test_split(void)
     CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     CHECK(p.tile == 256); /* 100117 entries spread over 8448 warps: the floor */
     split_layout sp;
-    CHECK_OK(split_build(ROWS, row_ptr, p.height, p.tile, &sp));
+    CHECK_OK(split_build(ROWS, row_ptr, p.height, p.tile, 0, &sp));
     CHECK(sp.long_strips == 1 && sp.tiles == (100000 + 3 * (p.height - 1) + 255) / 256);
     CHECK(sp.first_tile[0] == 0 && sp.first_tile[1] == (uint32_t)sp.tiles);
     CHECK(sp.longest_whole == 3 * p.height); /* the strips left whole: their chains */
@@ -321,7 +322,7 @@ static void test_few_rows_long_row(void)
     const struct {
         int32_t rows, long_row;
         int height, split;
-    } cases[] = {{2000, 3000, 1, 0}, {2000, 5000, 8, 1}, {40000, 3000, 8, 1}};
+    } cases[] = {{2000, 2040, 1, 0}, {2000, 3000, 8, 1}, {2000, 5000, 8, 1}, {40000, 2040, 8, 1}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
         int32_t rows = cases[c].rows;
         int64_t *row_ptr = malloc(sizeof *row_ptr * ((size_t)rows + 1));
@@ -340,6 +341,69 @@ static void test_few_rows_long_row(void)
         CHECK(p.tile == 512);
         free(row_ptr);
     }
+}
+
+/* The in-group combine: few-row matrices whose longest strip fits one work-group take it
+ * (the work-group doubles up to 256 while its tiles would exceed 256 entries and local
+ * memory allows); larger matrices, the user's KERNEL and a fixed work-group are respected; and
+ * the layout pads groups so that no long strip's tiles cross one. */
+static void test_group_combine(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1, d.compute_units = 132; /* 8448 resident warps */
+    enum { ROWS = 40000 };
+    int64_t *row_ptr = malloc(sizeof *row_ptr * (ROWS + 1));
+    row_ptr[0] = 0;
+    for (int32_t i = 0; i < ROWS; ++i) /* rows 8, 16 and 24 hold 6000 entries, the others 6 */
+        row_ptr[i + 1] = row_ptr[i] + (i == 8 || i == 16 || i == 24 ? 6000 : 6);
+    plan_matrix a = {.rows = ROWS, .cols = ROWS, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
+    analyze_rows(ROWS, ROWS, row_ptr, NULL, &a.stats);
+    cmrscl_params p;
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    /* strips of 6042 entries: 4 warps would take tiles of 1536, 8 warps (the most) 768 */
+    CHECK(p.height == 8 && p.combine == CMRSCL_COMBINE_GROUP && p.work_group_size == 256 &&
+          p.tile == 768 && test_contains(p.build_options, "-DGROUP_COMBINE=1") &&
+          test_contains(p.plan_reason, "work-group of 256"));
+    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &a, NULL, &p));
+    CHECK(p.combine == CMRSCL_COMBINE_GROUP && p.work_group_size == 256 && p.tile == 768);
+    /* 8 KiB of local memory: 256 x 8 doubles do not fit, 128 would need tiles of 1536 */
+    cmrscl_device_info small = d;
+    small.local_mem_bytes = 8 * 1024;
+    CHECK_OK(plan_choose(&small, CMRSCL_DOUBLE, &a, NULL, &p));
+    CHECK(p.combine == CMRSCL_COMBINE_KERNEL && p.work_group_size == 128 && p.tile == 256);
+    cmrscl_options o = {0};
+    o.combine = CMRSCL_COMBINE_KERNEL;
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK(p.combine == CMRSCL_COMBINE_KERNEL && p.work_group_size == 128 && p.tile == 256 &&
+          test_contains(p.build_options, "-DGROUP_COMBINE=0"));
+    o.combine = CMRSCL_COMBINE_GROUP, o.work_group_size = 128; /* 4 warps: tiles of 1511 */
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK(p.combine == CMRSCL_COMBINE_GROUP && p.work_group_size == 128 && p.tile == 1536);
+    o.combine = (cmrscl_combine)7;
+    CHECK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p) == CMRSCL_ERROR_INVALID_ARGUMENT);
+    /* Many rows: a launch is noise, the second kernel takes any split. */
+    plan_matrix many = a;
+    many.rows = many.cols = 1 << 20, many.row_ptr = NULL;
+    int64_t longest[STRIP_HEIGHT_LOGS];
+    for (int k = 0; k < STRIP_HEIGHT_LOGS; ++k)
+        longest[k] = 6000 + ((int64_t)6 << k);
+    many.longest_strip = longest;
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &many, NULL, &p));
+    CHECK(p.tile > 0 && p.combine == CMRSCL_COMBINE_KERNEL && p.work_group_size == 128);
+    /* Groups of 5 tiles, strips of 4 tiles of 2000: slots 0-3, then 5-8 and 10-13 (4 and 9
+     * pad). */
+    split_layout sp;
+    int64_t tiles, longs;
+    CHECK_OK(split_build(ROWS, row_ptr, 8, 2000, 5, &sp));
+    split_count(ROWS, row_ptr, 8, 2000, 5, &tiles, &longs);
+    CHECK(sp.tiles == 14 && tiles == 14 && sp.long_strips == 3 && longs == 3);
+    for (int k = 0; k < sp.long_strips; ++k)
+        CHECK(sp.first_tile[k] / 5 == (sp.first_tile[k] + 3) / 5 &&
+              sp.tile_strip[sp.first_tile[k] + 3] == sp.long_strip[k]);
+    CHECK(sp.tile_strip[4] == SPLIT_NO_STRIP && sp.tile_strip[9] == SPLIT_NO_STRIP &&
+          sp.first_tile[1] == 5 && sp.first_tile[2] == 10);
+    split_free(&sp);
+    free(row_ptr);
 }
 
 static void test_tuned_table(void)
@@ -430,6 +494,7 @@ int main(void)
     test_column_spread();
     test_split();
     test_few_rows_long_row();
+    test_group_combine();
     test_tuned_table();
     test_index_width();
     test_device_memory_limits();

@@ -49,6 +49,9 @@ void cli_usage(FILE *out)
           "      --reduce R         auto | local | shuffle | subgroup\n"
           "      --tile N           split strips longer than 2N entries into tiles of N;\n"
           "                         0 automatic, -1 never\n"
+          "      --combine C        auto | kernel | group: tiles summed by a second kernel,\n"
+          "                         or by their work-group (one kernel; the tile and the\n"
+          "                         work-group grow so a long strip fits one group)\n"
           "      --cache-hint H     auto | off | stream (NVIDIA: evict-first matrix loads)\n"
           "      --index-bits N     0 | 32 | 64: the device's entry indices (default 0:\n"
           "                         32, and 64 from 2^31 stored entries on)\n"
@@ -61,7 +64,8 @@ void cli_usage(FILE *out)
           "bench:\n"
           "      --plans LIST       comma-separated: auto, csr-vector, csr-scalar, strip[:H],\n"
           "                         segment[:H], modulo[:H], each with optional +stream,\n"
-          "                         +nosplit, +w=N (lanes per strip), +tile=N, +m=N\n"
+          "                         +nosplit, +w=N (lanes per strip), +wg=N (work-group),\n"
+          "                         +tile=N, +group, +combine (--combine), +m=N\n"
           "                         (modulo's slot sets), +local, +shuffle\n"
           "                         (default: auto)\n"
           "      --suite FILE       matrices listed one per line (a .mtx path or a spec);\n"
@@ -135,6 +139,7 @@ enum {
     OPT_THREADS,
     OPT_TILE,
     OPT_CACHE_HINT,
+    OPT_COMBINE,
     OPT_INDEX_BITS,
     OPT_MODULO,
     OPT_WARMUP,
@@ -204,6 +209,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const reduces[] = {"auto", "local", "shuffle", "subgroup", NULL};
     static const char *const kernels[] = {"auto", "strip", "segment", "modulo", NULL};
     static const char *const hints[] = {"auto", "off", "stream", NULL};
+    static const char *const combines[] = {"auto", "kernel", "group", NULL};
     static const char *const index_bits[] = {"0", "32", "64", NULL}; /* 32 k bits */
     int k;
     switch (c) {
@@ -266,6 +272,11 @@ static bool apply_option(int c, const char *arg, cli_options *o)
             return false;
         o->matrix.cache_hint = (cmrscl_cache_hint)k;
         return true;
+    case OPT_COMBINE:
+        if (!parse_keyword("--combine", arg, combines, "auto, kernel or group", &k))
+            return false;
+        o->matrix.combine = (cmrscl_combine)k;
+        return true;
     case OPT_INDEX_BITS:
         if (!parse_keyword("--index-bits", arg, index_bits, "0, 32 or 64", &k))
             return false;
@@ -296,6 +307,7 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                                           {"tile", required_argument, NULL, OPT_TILE},
                                           {"modulo", required_argument, NULL, OPT_MODULO},
                                           {"cache-hint", required_argument, NULL, OPT_CACHE_HINT},
+                                          {"combine", required_argument, NULL, OPT_COMBINE},
                                           {"index-bits", required_argument, NULL, OPT_INDEX_BITS},
                                           {"plans", required_argument, NULL, OPT_PLANS},
                                           {"suite", required_argument, NULL, OPT_SUITE},

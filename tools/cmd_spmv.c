@@ -77,8 +77,10 @@ static void print_text(const session *s, const bench_result *r)
                p->modulo, (long long)p->stored_entries, (long long)p->nnz,
                p->nnz ? (double)p->stored_entries / (double)p->nnz : 1.0);
     if (p->long_strips)
-        printf("           split: %d long strips in %d tiles of %d entries\n", p->long_strips,
-               p->tiles, p->tile);
+        printf("           split: %d long strips in %d tiles of %d entries, summed %s\n",
+               p->long_strips, p->tiles, p->tile,
+               p->combine == CMRSCL_COMBINE_GROUP ? "in their work-group (one kernel)"
+                                                  : "by a second kernel");
     if (p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         printf("           matrix loads with the evict-first (streaming) cache hint\n");
     printf("           %s\n", p->build_options);
@@ -125,6 +127,9 @@ static void json_params(const cmrscl_params *p)
     json_int("tile", p->tile);
     json_int("tiles", p->tiles);
     json_int("long_strips", p->long_strips);
+    json_string("combine", p->combine == CMRSCL_COMBINE_GROUP    ? "group"
+                           : p->combine == CMRSCL_COMBINE_KERNEL ? "kernel"
+                                                                 : "none");
     json_int("index_bits", p->index_bits);
     json_int("modulo", p->modulo);
     json_int("stored_entries", p->stored_entries);

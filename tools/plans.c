@@ -29,6 +29,10 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->cache_hint = CMRSCL_CACHE_HINT_STREAM;
     else if (!strcmp(mod, "nosplit"))
         o->tile = -1;
+    else if (!strcmp(mod, "group"))
+        o->combine = CMRSCL_COMBINE_GROUP;
+    else if (!strcmp(mod, "combine"))
+        o->combine = CMRSCL_COMBINE_KERNEL;
     else if (!strcmp(mod, "rows"))
         o->order = CMRSCL_ORDER_ROWS;
     else if (!strcmp(mod, "columns"))
@@ -47,6 +51,12 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         if (*end || end == mod + 2 || w < 1 || w > 1024 || (w & (w - 1)))
             return bad_plan(name, "w=N needs a power of two N in 1..1024");
         o->warp = (int)w;
+    } else if (!strncmp(mod, "wg=", 3)) {
+        char *end;
+        long g = strtol(mod + 3, &end, 10);
+        if (*end || end == mod + 3 || g < 1 || g > 65536)
+            return bad_plan(name, "wg=N needs a work-group size N in 1..65536");
+        o->work_group_size = (int)g;
     } else if (!strncmp(mod, "m=", 2)) {
         char *end;
         long m = strtol(mod + 2, &end, 10);
@@ -60,8 +70,9 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
             return bad_plan(name, "tile=N needs N in 1..2^30");
         o->tile = (int)t;
     } else {
-        return bad_plan(name, "unknown modifier (stream, nosplit, rows, columns, local, "
-                              "shuffle, subgroup, w=N, k=1|2|4, tile=N, m=N)");
+        return bad_plan(name, "unknown modifier (stream, nosplit, group, combine, rows, "
+                              "columns, local, shuffle, subgroup, w=N, wg=N, k=1|2|4, tile=N, "
+                              "m=N)");
     }
     return true;
 }
@@ -129,7 +140,8 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size)
         n += snprintf(buf + n, size - (size_t)n, " m%d pad%.2f", p->modulo,
                       p->nnz ? (double)p->stored_entries / (double)p->nnz : 1.0);
     if (n > 0 && (size_t)n < size && p->long_strips)
-        n += snprintf(buf + n, size - (size_t)n, " split%d", (int)p->tile);
+        n += snprintf(buf + n, size - (size_t)n, " split%d%s", (int)p->tile,
+                      p->combine == CMRSCL_COMBINE_GROUP ? " group" : "");
     if (n > 0 && (size_t)n < size && p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         snprintf(buf + n, size - (size_t)n, " stream");
 }

@@ -9,9 +9,10 @@
  * through cmrscl_options.warp.
  * Usage: test_oclgrind float|double packed|unpacked WARP rows|columns|both [MIN-MAX]
  *          (MIN-MAX: only the heights in that range, so a variant can be split in parts)
- *        test_oclgrind segment|split float|double [WARP [TILE]]
+ *        test_oclgrind segment|split|group float|double [WARP [TILE]]
  *          (the segment family, its warp primitives emulated with barriers, whole or split
- *           into tiles; the strip family's split path, tiles of 3 entries by default)
+ *           into tiles; the strip family's split path, tiles of 3 entries by default, summed
+ *           by the second kernel, or by their work-group: group)
  *        test_oclgrind shuffle   (says why the shuffle reduction cannot run; exits 77)
  *        test_oclgrind convert float|double   (cmrscl_matrix_create_from_cl and the values
  *          updates: cl/convert.cl under the checks, the results against the host path)
@@ -44,6 +45,7 @@ typedef struct variant {
     int warp;
     int orders;                 /* bit 0: row order, bit 1: column order */
     int min_height, max_height; /* the heights to run, within 1..16 and the unpacked extras */
+    cmrscl_combine combine;     /* split: where the tiles are summed */
 } variant;
 
 typedef struct env {
@@ -285,6 +287,7 @@ static int run_height(const env *e, const variant *v, int height)
             cmrscl_options opt = {0};
             opt.kernel = v->kernel;
             opt.tile = v->tile;
+            opt.combine = v->combine;
             /* the segment family: 1, 2 and 4 entries per lane in turn over the heights */
             opt.lane_entries = segment ? 1 << (height % 3) : 0;
             opt.height = height;
@@ -303,7 +306,7 @@ static int run_height(const env *e, const variant *v, int height)
 static int run_modulo(const env *e, cmrscl_precision prec, int warp, int modulo)
 {
     static const int heights[] = {1, 3, 16};
-    variant v = {CMRSCL_KERNEL_MODULO, -1, prec, CMRSCL_LAYOUT_PACKED, warp, 3, 1, 16};
+    variant v = {CMRSCL_KERNEL_MODULO, -1, prec, CMRSCL_LAYOUT_PACKED, warp, 3, 1, 16, 0};
     int products = 0;
     for (int k = 0; k < 3; ++k)
         for (int order = CMRSCL_ORDER_ROWS; order <= CMRSCL_ORDER_COLUMNS; ++order) {
@@ -352,7 +355,8 @@ static bool parse_args(int argc, char **argv, variant *v)
     static const char *const orders[] = {"", "rows", "columns", "both"};
     v->kernel = CMRSCL_KERNEL_STRIP;
     v->tile = -1;
-    if (argc > 1 && (!strcmp(argv[1], "segment") || !strcmp(argv[1], "split"))) {
+    v->combine = argc > 1 && !strcmp(argv[1], "group") ? CMRSCL_COMBINE_GROUP : CMRSCL_COMBINE_AUTO;
+    if (argc > 1 && (!strcmp(argv[1], "segment") || !strcmp(argv[1], "split") || v->combine)) {
         if (argc < 3 || argc > 5)
             return false;
         bool segment = !strcmp(argv[1], "segment");
@@ -448,7 +452,7 @@ int main(int argc, char **argv)
     if (!shuffle && !convert && !modulo && !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
-                "       %s segment|split float|double [WARP [TILE]]\n"
+                "       %s segment|split|group float|double [WARP [TILE]]\n"
                 "       %s shuffle\n"
                 "       %s convert float|double\n"
                 "       %s modulo float|double WARP MODULO\n",
