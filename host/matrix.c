@@ -76,7 +76,9 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
     bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
     bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
-    bytes[BUF_FIRST_TILE] = longs ? sizeof(uint32_t) * (longs + 1) : 0;
+    /* read by cmrs_combine only: none when the tiles' work-groups combine them */
+    bool combine_kernel = longs && p->combine != CMRSCL_COMBINE_GROUP;
+    bytes[BUF_FIRST_TILE] = combine_kernel ? sizeof(uint32_t) * (longs + 1) : 0;
     bytes[BUF_PERM] = 0;    /* see matrix_create and matrix_update.c */
     bytes[BUF_STAGING] = 0; /* made by the first update from the host */
 }

@@ -52,7 +52,7 @@
 #define VECTOR_WAVES 4 /* few-row matrices whose rows all get a warp within this many waves... */
 #define VECTOR_CHAIN                                                                               \
     2048 /* ... and whose longest row is at most this long: CSR-vector beats HEIGHT 8 strips       \
-            split (4096 against the second kernel, session 6; 2048 against the in-group          \
+            split (4096 against the second kernel, session 6; 2048 against the in-group            \
             combine, session 9: rajat01's 1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x) */
 
 /* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first

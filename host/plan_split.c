@@ -75,11 +75,11 @@ int plan_group_tiles(const cmrscl_params *p)
     return p->combine == CMRSCL_COMBINE_GROUP && p->tile > 0 ? p->work_group_size / p->warp : 0;
 }
 
-/* The in-group combine for a split that needs it (p->tile > 0, longest known): the tile
- * grows to group_tile; where a group holds fewer than three tiles nothing is long any more
- * and nothing splits. */
-static void combine_in_group(const cmrscl_device_info *dev, const cmrscl_options *opt,
-                             cmrscl_params *p, int64_t longest)
+/* Fits the split (p->tile > 0, longest known) to the in-group combine: the work-group grows
+ * and the tile to group_tile; where a group holds fewer than three tiles nothing is long
+ * any more and nothing splits. */
+static void fit_in_group(const cmrscl_device_info *dev, const cmrscl_options *opt, cmrscl_params *p,
+                         int64_t longest)
 {
     grow_group(dev, opt, p, longest);
     int64_t need = group_tile(p, longest);
@@ -122,7 +122,7 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
     if (p->combine == CMRSCL_COMBINE_AUTO) {
         cmrscl_params group = *p;
         group.combine = CMRSCL_COMBINE_GROUP;
-        combine_in_group(dev, opt, &group, longest);
+        fit_in_group(dev, opt, &group, longest);
         /* the user's tile is kept: the group must take it as it is */
         bool fits =
             group.tile > 0 && group.tile <= MIN_TILE && (!opt->tile || group.tile == p->tile);
@@ -135,7 +135,7 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
                      p->work_group_size);
         }
     } else if (p->combine == CMRSCL_COMBINE_GROUP) {
-        combine_in_group(dev, opt, p, longest);
+        fit_in_group(dev, opt, p, longest);
     }
     return CMRSCL_OK;
 }
