@@ -1,6 +1,7 @@
-/* bandwidth.c - the device's achievable memory bandwidth through OpenCL (cl/stream.cl):
- * stream read, copy and triad over three buffers far larger than the last-level cache,
- * best of the repetitions by profiling events, as B in the paper's eta = beta/tau / B. */
+/* bandwidth.c - what the device's memory achieves through OpenCL (cl/stream.cl): stream
+ * read, copy and triad over three buffers far larger than the last-level cache, best of the
+ * repetitions by profiling events, as B in the paper's eta = beta/tau / B; and the rate of
+ * scattered loads from a buffer the size of x, the other roof of a sparse product. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -129,5 +130,65 @@ cmrscl_status cmrscl_bandwidth_measure(cmrscl_context ctx, uint64_t bytes, int r
     for (int i = 0; i < 4; ++i)
         if (all[i])
             clReleaseMemObject(all[i]);
+    return st;
+}
+
+#define GATHER_LOADS 128 /* loads per work-item: ~2e7 per launch on a large GPU */
+
+cmrscl_status cmrscl_gather_measure(cmrscl_context ctx, uint64_t bytes, int repetitions,
+                                    double *gloads)
+{
+    if (gloads)
+        *gloads = 0.0;
+    if (!ctx || !gloads || repetitions < 1)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "context or gloads is NULL, or repetitions %d < 1", repetitions);
+    const cmrscl_device_info *d = &ctx->info;
+    if (bytes < 4 || bytes / 4 > UINT32_MAX || bytes > d->max_alloc_bytes)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "%llu bytes to gather from: expected 4 bytes to the device's largest "
+                           "buffer (%llu bytes) and at most 16 GiB",
+                           (unsigned long long)bytes, (unsigned long long)d->max_alloc_bytes);
+    bytes = bytes / 4 * 4;
+    stream_env e = {ctx->queue, NULL, NULL, NULL, NULL, 0, (cl_uint)(bytes / 4)}; /* floats */
+    e.global = (size_t)(d->compute_units ? d->compute_units : 1) * 2048;
+    char *src = NULL;
+    cl_program prog = NULL;
+    cl_kernel k = NULL;
+    cl_int err = CL_SUCCESS;
+    e.a = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err == CL_SUCCESS)
+        e.sums = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, e.global * sizeof(cl_float), NULL,
+                                &err);
+    cl_float one = 1.0f;
+    if (err == CL_SUCCESS) /* never time untouched memory */
+        err = clEnqueueFillBuffer(e.q, e.a, &one, sizeof one, 0, bytes, 0, NULL, NULL);
+    cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "gather buffers");
+    if (st == CMRSCL_OK)
+        st = program_source("stream.cl", &src);
+    if (st == CMRSCL_OK)
+        st = program_build(ctx->context, ctx->device, src, "-cl-std=CL1.2", &prog);
+    if (st == CMRSCL_OK && !(k = clCreateKernel(prog, "stream_gather", &err)))
+        st = cmrscl_fail_cl(err, "clCreateKernel (gather)");
+    cl_uint loads = GATHER_LOADS;
+    if (st == CMRSCL_OK &&
+        (clSetKernelArg(k, 0, sizeof(cl_mem), &e.a) | clSetKernelArg(k, 1, sizeof(cl_uint), &e.n) |
+         clSetKernelArg(k, 2, sizeof(cl_uint), &loads) |
+         clSetKernelArg(k, 3, sizeof(cl_mem), &e.sums)) != CL_SUCCESS)
+        st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg (gather) failed");
+    double t = 0.0;
+    if (st == CMRSCL_OK)
+        st = best_time(&e, k, repetitions, &t);
+    if (st == CMRSCL_OK && t > 0)
+        *gloads = (double)e.global * GATHER_LOADS / t * 1e-9;
+    if (k)
+        clReleaseKernel(k);
+    if (prog)
+        clReleaseProgram(prog);
+    free(src);
+    if (e.a)
+        clReleaseMemObject(e.a);
+    if (e.sums)
+        clReleaseMemObject(e.sums);
     return st;
 }

@@ -404,6 +404,14 @@ typedef struct cmrscl_bandwidth {
 CMRSCL_API cmrscl_status cmrscl_bandwidth_measure(cmrscl_context ctx, uint64_t bytes,
                                                   int repetitions, cmrscl_bandwidth *out);
 
+/* How fast the device serves scattered loads, as it must the x of a matrix whose columns
+ * are scattered: random 4-byte loads from one buffer of `bytes` (give x's size), each to
+ * its own 32-byte sector but by chance, in billions of loads per second (*gloads), best of
+ * `repetitions`. With x inside the last-level cache this is that cache's rate of scattered
+ * sectors: a product that gathers S such sectors takes at least S / rate. */
+CMRSCL_API cmrscl_status cmrscl_gather_measure(cmrscl_context ctx, uint64_t bytes, int repetitions,
+                                               double *gloads);
+
 #ifdef __cplusplus
 }
 #endif

@@ -397,6 +397,23 @@ static void test_empty_matrix_event(cmrscl_context ctx)
     cmrscl_matrix_free(m);
 }
 
+/* The device's rates: a scattered-load rate from a small and a larger buffer, and every
+ * argument it cannot take refused with a reason. */
+static void test_rates(cmrscl_context ctx)
+{
+    double g = -1.0, big = -1.0;
+    CHECK_OK(cmrscl_gather_measure(ctx, 1 << 16, 2, &g));
+    CHECK_OK(cmrscl_gather_measure(ctx, 4 << 20, 2, &big));
+    CHECK(g > 0.0 && big > 0.0);
+    CHECK_STATUS(cmrscl_gather_measure(ctx, 2, 2, &g), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(g == 0.0 && test_contains(cmrscl_last_error(), "2 bytes to gather from"));
+    CHECK_STATUS(cmrscl_gather_measure(ctx, 1 << 16, 0, &g), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_gather_measure(ctx, 1 << 16, 1, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_gather_measure(NULL, 1 << 16, 1, &g), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_gather_measure(ctx, (uint64_t)1 << 40, 1, &g),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     test_strings();
@@ -418,6 +435,7 @@ int main(void)
             test_memory_limit(ctx);
         test_build_failure(ctx);
         test_empty_matrix_event(ctx);
+        test_rates(ctx);
     }
     cmrscl_context_free(ctx);
     return test_finish("api");

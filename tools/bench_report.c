@@ -124,7 +124,7 @@ static double model_a(int h, double mu, double b)
 
 void bench_row_fill(bench_row *row, const loaded_matrix *m, cmrscl_precision precision,
                     const char *plan_name, double csrvec_ms, double bandwidth_gbs,
-                    const peer_table *peer)
+                    const bench_roof *roof, const peer_table *peer)
 {
     snprintf(row->matrix, sizeof row->matrix, "%s", m->name);
     row->rows = m->csr.rows, row->cols = m->csr.cols, row->nnz = m->csr.nnz;
@@ -136,6 +136,7 @@ void bench_row_fill(bench_row *row, const loaded_matrix *m, cmrscl_precision pre
     row->model_a =
         model_a(row->r.params.height, row->stats.mu, (double)(precision == CMRSCL_DOUBLE ? 8 : 4));
     row->eta_plus = bandwidth_gbs > 0 ? row->r.beta_plus_gbs / bandwidth_gbs : 0.0;
+    row->roof = *roof;
     row->peer = NULL;
     for (int i = 0; peer && i < peer->n; ++i)
         if (peer->e[i].precision == precision && !strcmp(peer->e[i].matrix, m->name))
@@ -167,8 +168,9 @@ static double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0.0; }
 
 void bench_table_header(FILE *out)
 {
-    fprintf(out, "%-24s %-6s %-42s %9s %6s %9s %9s %8s %5s %12s %13s\n", "matrix", "prec", "plan",
-            "nnz", "mu", "med_ms", "loop_ms", "b+/t GB/s", "eta+", "x csrv (a)", "x peer (loop)");
+    fprintf(out, "%-24s %-6s %-42s %9s %6s %9s %9s %8s %5s %5s %12s %13s\n", "matrix", "prec",
+            "plan", "nnz", "mu", "med_ms", "loop_ms", "b+/t GB/s", "eta+", "roof", "x csrv (a)",
+            "x peer (loop)");
 }
 
 void bench_row_print(const bench_row *row, FILE *out, bool json)
@@ -199,12 +201,19 @@ void bench_row_print(const bench_row *row, FILE *out, bool json)
         json_number("speedup_csrvec", ratio(row->csrvec_ms, r->timing.median_ms));
         json_number("model_a", row->model_a);
         json_number("bound_ratio", r->verified ? r->bound_ratio : NAN);
+        json_number("x_sectors", row->roof.x_sectors);
+        json_number("gather_gloads", row->roof.gather_gloads);
+        json_number("dram_roof_ms", row->roof.dram_ms);
+        json_number("l2_roof_ms", row->roof.l2_ms);
+        json_number("roof_ms", row->roof.roof_ms);
+        json_number("of_roof", ratio(row->roof.roof_ms, r->timing.median_ms));
         if (row->peer) {
             json_string("peer_alg", row->peer->alg);
             json_number("peer_median_ms", row->peer->median_ms);
             json_number("peer_loop_ms", row->peer->loop_ms);
             json_number("speedup_peer", ratio(row->peer->median_ms, r->timing.median_ms));
             json_number("speedup_peer_loop", ratio(row->peer->loop_ms, r->timing.loop_ms));
+            json_number("peer_of_roof", ratio(row->roof.roof_ms, row->peer->median_ms));
         }
         json_close('}');
         fflush(stdout);
@@ -217,10 +226,11 @@ void bench_row_print(const bench_row *row, FILE *out, bool json)
     if (row->peer)
         snprintf(peer, sizeof peer, "%.2f (%.2f)", ratio(row->peer->median_ms, r->timing.median_ms),
                  ratio(row->peer->loop_ms, r->timing.loop_ms));
-    fprintf(out, "%-24.24s %-6s %-42.42s %9lld %6.1f %9.4f %9.4f %8.0f %5.2f %12s %13s%s\n",
+    fprintf(out, "%-24.24s %-6s %-42.42s %9lld %6.1f %9.4f %9.4f %8.0f %5.2f %5.2f %12s %13s%s\n",
             row->matrix, precision_name(row->precision), row->plan, (long long)row->nnz,
             row->stats.mu, r->timing.median_ms, r->timing.loop_ms, r->beta_plus_gbs, row->eta_plus,
-            csrv, peer, r->verified && !(r->bound_ratio <= 1.0) ? "  WRONG RESULT" : "");
+            ratio(row->roof.roof_ms, r->timing.median_ms), csrv, peer,
+            r->verified && !(r->bound_ratio <= 1.0) ? "  WRONG RESULT" : "");
     fflush(out);
 }
 
@@ -232,7 +242,8 @@ void bench_csv_header(FILE *out)
           "kernel,"
           "height,warp,reduce,tile,long_strips,cache_hint,median_ms,min_ms,loop_ms,gflops,"
           "beta_minus_gbs,beta_plus_gbs,eta_plus,csrvec_ms,speedup_csrvec,model_a,bound_ratio,"
-          "peer_alg,peer_median_ms,peer_loop_ms,speedup_peer,speedup_peer_loop\n",
+          "x_sectors,gather_gloads,dram_roof_ms,l2_roof_ms,roof_ms,of_roof,"
+          "peer_alg,peer_median_ms,peer_loop_ms,speedup_peer,speedup_peer_loop,peer_of_roof\n",
           out);
     fflush(out);
 }
@@ -263,12 +274,16 @@ void bench_row_csv(const bench_row *row, FILE *out)
             r->timing.min_ms, r->timing.loop_ms, r->gflops, r->beta_minus_gbs, r->beta_plus_gbs,
             row->eta_plus, row->csrvec_ms, ratio(row->csrvec_ms, r->timing.median_ms), row->model_a,
             r->verified ? r->bound_ratio : NAN);
+    const bench_roof *f = &row->roof;
+    fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", f->x_sectors, f->gather_gloads, f->dram_ms,
+            f->l2_ms, f->roof_ms, ratio(f->roof_ms, r->timing.median_ms));
     if (row->peer)
-        fprintf(out, "%s,%.6g,%.6g,%.6g,%.6g\n", row->peer->alg, row->peer->median_ms,
+        fprintf(out, "%s,%.6g,%.6g,%.6g,%.6g,%.6g\n", row->peer->alg, row->peer->median_ms,
                 row->peer->loop_ms, ratio(row->peer->median_ms, r->timing.median_ms),
-                ratio(row->peer->loop_ms, r->timing.loop_ms));
+                ratio(row->peer->loop_ms, r->timing.loop_ms),
+                ratio(f->roof_ms, row->peer->median_ms));
     else
-        fputs(",,,,\n", out);
+        fputs(",,,,,\n", out);
     fflush(out);
 }
 

@@ -5,6 +5,7 @@
 #define CMRSCL_BENCH_REPORT_H
 
 #include "bench.h"
+#include "bench_roof.h"
 
 /* A peer's results (tools/peer/cmrscl_peer.c writes them), best per matrix and precision. */
 typedef struct peer_entry {
@@ -34,6 +35,7 @@ typedef struct bench_row {
     double csrvec_ms;       /* 0: no baseline */
     double model_a;         /* the paper's a(h, mu), eq. (5.2) */
     double eta_plus;        /* beta+/tau / B */
+    bench_roof roof;        /* the device's lower bound on this product's time */
     const peer_entry *peer; /* NULL: none */
 } bench_row;
 typedef struct bench_rows {
@@ -43,7 +45,7 @@ typedef struct bench_rows {
 
 void bench_row_fill(bench_row *row, const loaded_matrix *m, cmrscl_precision precision,
                     const char *plan_name, double csrvec_ms, double bandwidth_gbs,
-                    const peer_table *peer);
+                    const bench_roof *roof, const peer_table *peer);
 bool bench_rows_add(bench_rows *rows, const bench_row *row);
 void bench_rows_free(bench_rows *rows);
 

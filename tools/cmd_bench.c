@@ -1,7 +1,8 @@
 /* cmd_bench.c - `cmrscl-run bench`: matrices x plans x precisions, each verified and timed
  * both ways (per-product device time, back-to-back loop), with the paper's measures (beta-/tau,
  * beta+/tau, eta against the device's stream bandwidth, the speedup over csr-vector next to
- * the model a(h, mu)) and, given a peer's CSV (tools/peer), the peer's times and our speedup.
+ * the model a(h, mu)), the fraction of the device's roof reached (bench_roof.h) and, given a
+ * peer's CSV (tools/peer), the peer's times and our speedup.
  * A table on the terminal, a progress line on stderr, --csv and --json-out for machines. */
 #include "bench.h"
 #include "bench_report.h"
@@ -25,6 +26,7 @@ typedef struct bench_ctx {
     cmrscl_options plans[MAX_PLANS];
     int nplans;
     bench_rows rows;
+    roof_rates rates; /* scattered-load rates by x's size */
     FILE *csv;
     int total, done;
     bool tty;
@@ -60,6 +62,8 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
     if (!bench_vectors_make(&m->csr, &o, &v))
         return EXIT_RUN_FAILED;
     int rc = 0;
+    bench_roof roof;
+    roof_compute(b->ctx, &b->rates, &m->csr, precision, o.beta, b->bandwidth_gbs, &roof);
     double csrvec_ms = 0.0;
     if (o.baseline) {
         cmrscl_options base;
@@ -78,7 +82,8 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
             rc = run;
             continue;
         }
-        bench_row_fill(&row, m, precision, b->plan_names[i], csrvec_ms, b->bandwidth_gbs, &b->peer);
+        bench_row_fill(&row, m, precision, b->plan_names[i], csrvec_ms, b->bandwidth_gbs, &roof,
+                       &b->peer);
         if (row.r.verified && !(row.r.bound_ratio <= 1.0))
             rc = EXIT_RUN_FAILED;
         if (b->tty)
@@ -196,6 +201,10 @@ int cmd_bench(const cli_options *opt)
     return rc;
 }
 
+/* Scattered loads from buffers the size of x, across the last-level cache's size. */
+static const int gather_mb[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+#define GATHER_SIZES (int)(sizeof gather_mb / sizeof gather_mb[0])
+
 int cmd_bandwidth(const cli_options *opt)
 {
     cmrscl_context ctx;
@@ -205,7 +214,12 @@ int cmd_bandwidth(const cli_options *opt)
     cmrscl_device_info dev;
     cmrscl_context_device_info(ctx, &dev);
     cmrscl_bandwidth bw;
+    double gloads[GATHER_SIZES] = {0};
     st = cmrscl_bandwidth_measure(ctx, (uint64_t)(opt->size_mb * 1e6), opt->repetitions, &bw);
+    for (int i = 0; st == CMRSCL_OK && i < GATHER_SIZES; ++i)
+        if ((uint64_t)gather_mb[i] << 20 <= dev.max_alloc_bytes)
+            st = cmrscl_gather_measure(ctx, (uint64_t)gather_mb[i] << 20, opt->repetitions,
+                                       &gloads[i]);
     if (st == CMRSCL_OK && opt->json) {
         json_open(NULL, '{');
         json_string("device", dev.device_name);
@@ -214,6 +228,16 @@ int cmd_bandwidth(const cli_options *opt)
         json_number("copy_gbs", bw.copy_gbs);
         json_number("triad_gbs", bw.triad_gbs);
         json_number("best_gbs", bw.best_gbs);
+        json_open("gather", '[');
+        for (int i = 0; i < GATHER_SIZES; ++i) {
+            if (gloads[i] <= 0)
+                continue;
+            json_open(NULL, '{');
+            json_int("bytes", (long long)gather_mb[i] << 20);
+            json_number("gloads", gloads[i]);
+            json_close('}');
+        }
+        json_close(']');
         json_close('}');
         json_end();
     } else if (st == CMRSCL_OK) {
@@ -221,6 +245,11 @@ int cmd_bandwidth(const cli_options *opt)
                dev.device_name, bw.bytes / 1e6, opt->repetitions);
         printf("read   %8.1f GB/s\ncopy   %8.1f GB/s\ntriad  %8.1f GB/s\nbest   %8.1f GB/s\n",
                bw.read_gbs, bw.copy_gbs, bw.triad_gbs, bw.best_gbs);
+        printf("scattered 4-byte loads (one 32-byte sector each), from a buffer of:\n");
+        for (int i = 0; i < GATHER_SIZES; ++i)
+            if (gloads[i] > 0)
+                printf("gather %4d MiB %8.1f G loads/s (%.0f GB/s of sectors)\n", gather_mb[i],
+                       gloads[i], gloads[i] * 32);
     }
     cmrscl_context_free(ctx);
     return st == CMRSCL_OK ? 0 : cli_fail("measuring the bandwidth", st);
