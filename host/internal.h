@@ -291,6 +291,9 @@ CMRSCL_HIDDEN uint64_t plan_local_bytes(const cmrscl_params *p);
 
 /* ---- plan_split.c: which strips are split, into what tiles, combined where ---- */
 
+/* Rows this long on average (mu) are the long-rows class: one warp per row (plan.c), and
+ * their split sized for throughput (plan_split.c). */
+#define PLAN_LONG_ROWS 128.0
 /* Strips up to this many entries are never split automatically: below it, the split's
  * extra work (a second kernel, or the group's barrier) costs more than the long strip. */
 #define PLAN_SPLIT_FROM 2048

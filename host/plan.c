@@ -5,16 +5,18 @@
  *
  * The matrix rule for GPUs with warp shuffles (measured on an H200, docs/PERFORMANCE.md
  * "The plan"):
- *   long rows (mu >= LONG_ROWS)     -> strip family, HEIGHT 1: CSR-vector, one warp per
- *                                      row;
+ *   long rows (mu >= PLAN_LONG_ROWS) -> strip family, HEIGHT 1: CSR-vector, one warp per
+ *                                      row; the matrix streamed past L2 when it does not
+ *                                      fit there (L2_BYTES);
  *   medium rows (mu >= MEDIUM_ROWS, -> strip family, Algorithm 1 with column-ordered strips,
- *   or SCATTERED_FLOAT_ROWS for        HEIGHT 16 (float) or 8 (double);
- *   scattered rows in float)
+ *   or SCATTERED_FLOAT_ROWS for        HEIGHT 16 (float) or 8 (double); the matrix
+ *   scattered rows in float)           streamed past L2 in float, and in double when the
+ *                                      columns are scattered (x gathered from L2);
  *   short rows                      -> segment family, the matrix streamed past L2;
  *                                      banded (column spread < LOCAL_SPREAD): 128 rows per
  *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
  *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
- *   LONG_ROWS)                      -> strip family, HEIGHT 8: short strips, short chains
+ *   PLAN_LONG_ROWS)                 -> strip family, HEIGHT 8: short strips, short chains
  *                                      of loads, the matrix left in L2 when it fits there
  *                                      (L2_BYTES), else streamed past it;
  *                                      but HEIGHT 1 without a split when HEIGHT 8 would
@@ -43,7 +45,6 @@
 #include <string.h>
 
 #define DEFAULT_WORK_GROUP 128   /* paper, section 6.3: smallest size that saturates memory */
-#define LONG_ROWS 128.0          /* mu from which one warp per row (CSR-vector) wins */
 #define MEDIUM_ROWS 8.0          /* mu from which Algorithm 1 wins over the segmented scan */
 #define SCATTERED_FLOAT_ROWS 3.5 /* ... and from which it wins on scattered rows in float */
 #define SEGMENT_ROWS 64          /* rows per strip of the segment family (scattered rows) */
@@ -158,11 +159,13 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         return;
     }
     p->height_source = "matrix rule";
+    bool beyond_l2 = (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > L2_BYTES;
+    bool scattered = st->col_spread >= LOCAL_SPREAD;
     /* Few rows: short strips make short chains of loads. */
     bool few_rows = plan_few_rows(dev, a->rows);
     bool short_chain = a->rows <= VECTOR_WAVES * plan_resident_warps(dev) &&
                        st->max_row <= VECTOR_CHAIN && plan_longest_strip(a, 8) > PLAN_SPLIT_FROM;
-    if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS && short_chain) {
+    if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < PLAN_LONG_ROWS && short_chain) {
         /* HEIGHT 8 would split a long strip; a warp per row (all rows resident within a few
          * waves) has a chain of at most VECTOR_CHAIN / 128 rounds of four loads per lane and
          * none of the split's overheads. */
@@ -173,10 +176,9 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
                  "few rows (%d <= %d x %.0f resident warps), longest %d <= %d: one warp per row "
                  "(CSR-vector), no split",
                  a->rows, VECTOR_WAVES, plan_resident_warps(dev), st->max_row, VECTOR_CHAIN);
-    } else if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < LONG_ROWS) {
+    } else if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < PLAN_LONG_ROWS) {
         /* Left in L2 when it fits there; a larger one (long rows: fem, Kronecker products of
          * real matrices) is streamed past it like the medium rows, to keep x there. */
-        bool beyond_l2 = (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > L2_BYTES;
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 8;
         p->cache_hint = beyond_l2 ? CMRSCL_CACHE_HINT_STREAM : 0;
@@ -185,30 +187,35 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
                  "HEIGHT 8, column-ordered strips%s",
                  a->rows, SEGMENT_ROWS, plan_resident_warps(dev), st->mu,
                  beyond_l2 ? ", matrix streamed past L2" : "");
-    } else if (st->mu >= LONG_ROWS) {
+    } else if (st->mu >= PLAN_LONG_ROWS) {
+        /* Streamed past L2 when it does not fit there: dense 6000 x 6000 1-3% faster (run 48). */
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 1;
+        p->cache_hint = beyond_l2 ? CMRSCL_CACHE_HINT_STREAM : 0;
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "long rows (mu %.1f >= %.0f): one warp per row (CSR-vector), long rows split",
-                 st->mu, LONG_ROWS);
+                 "long rows (mu %.1f >= %.0f): one warp per row (CSR-vector), long rows split%s",
+                 st->mu, PLAN_LONG_ROWS, beyond_l2 ? ", matrix streamed past L2" : "");
     } else if (st->mu >= MEDIUM_ROWS ||
-               (precision == CMRSCL_FLOAT && st->col_spread >= LOCAL_SPREAD &&
-                st->mu >= SCATTERED_FLOAT_ROWS)) {
+               (precision == CMRSCL_FLOAT && scattered && st->mu >= SCATTERED_FLOAT_ROWS)) {
         /* Rows that fill a good part of a warp: Algorithm 1. Doubles take half the slots
-         * (the same local memory per lane), which measured faster on every such matrix. */
+         * (the same local memory per lane), which measured faster on every such matrix.
+         * Streaming the matrix keeps x in L2: float always; double where x is gathered
+         * from all over (R-MAT 1.5-2.5% faster, run 48), not from a band (the 27-point
+         * stencil 2% slower). */
+        bool stream = precision == CMRSCL_FLOAT || scattered;
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = precision == CMRSCL_DOUBLE ? 8 : 16;
-        p->cache_hint = precision == CMRSCL_FLOAT ? CMRSCL_CACHE_HINT_STREAM : 0;
+        p->cache_hint = stream ? CMRSCL_CACHE_HINT_STREAM : 0;
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "medium rows (mu %.1f): Algorithm 1, HEIGHT %d, column-ordered strips", st->mu,
-                 p->height);
+                 "medium rows (mu %.1f): Algorithm 1, HEIGHT %d, column-ordered strips%s", st->mu,
+                 p->height, stream ? ", matrix streamed past L2" : "");
     } else {
         p->kernel = CMRSCL_KERNEL_SEGMENT;
         /* Banded rows gather x from a window that stays in L1/L2: long chunks of four
          * entries per lane, 128 rows per strip. Scattered rows wait on x at random: one
          * entry per lane (fewer registers, more warps in flight to hide the gathers).
          * Either way the matrix is streamed past L2, which keeps x there. */
-        bool banded = st->col_spread < LOCAL_SPREAD;
+        bool banded = !scattered;
         int h = banded ? 2 * SEGMENT_ROWS : SEGMENT_ROWS;
         while (h > 32 && !cmrs_packing_fits(a->cols, h)) /* stay packed if a height can */
             h /= 2;

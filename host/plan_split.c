@@ -14,8 +14,11 @@
  * On NVIDIA's OpenCL a launch costs the host about 5 us (docs/PERFORMANCE.md, session 9),
  * as long as a small matrix's whole product, and back-to-back products are host-bound at
  * one launch each: few-row matrices whose longest strip fits one group (tiles of at most
- * MIN_TILE entries) take GROUP; larger ones, where a launch is noise and a strip may need
- * thousands of tiles, take KERNEL. */
+ * MIN_TILE entries) take GROUP. So do matrices of long rows (mu >= PLAN_LONG_ROWS, the
+ * dense class) whose longest strip fits one group in tiles of at most 2 x MIN_TILE: there
+ * the tiles are the work rather than a critical path, and the group is sized for tiles of
+ * at least MIN_TILE (session 10). Other matrices, where a strip may need thousands of
+ * tiles, take KERNEL. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -75,13 +78,36 @@ int plan_group_tiles(const cmrscl_params *p)
     return p->combine == CMRSCL_COMBINE_GROUP && p->tile > 0 ? p->work_group_size / p->warp : 0;
 }
 
-/* Fits the split (p->tile > 0, longest known) to the in-group combine: the work-group grows
- * and the tile to group_tile; where a group holds fewer than three tiles nothing is long
- * any more and nothing splits. */
-static void fit_in_group(const cmrscl_device_info *dev, const cmrscl_options *opt, cmrscl_params *p,
-                         int64_t longest)
+/* Long rows: every strip splits, so the tiles are the work, and fewer, longer tiles
+ * measured faster than short ones (run 48, dense 6000 x 6000: 4 tiles of 1504 entries a row
+ * 3-6% faster than 8 of 768, and than the second kernel's tiles of 1088). The group: the
+ * most warps, up to GROUP_MAX_WG, that leave the longest strip's tiles MIN_TILE entries. */
+static void size_group_for_long_rows(const cmrscl_device_info *dev, const cmrscl_options *opt,
+                                     cmrscl_params *p, int64_t longest)
 {
-    grow_group(dev, opt, p, longest);
+    if (opt->work_group_size || p->work_group_size <= p->warp)
+        return;
+    int wg = p->warp;
+    while (2 * wg <= GROUP_MAX_WG && 2 * wg <= (int)dev->max_work_group_size &&
+           longest / (2 * wg / p->warp) >= MIN_TILE) {
+        p->work_group_size = 2 * wg;
+        if (plan_local_bytes(p) > dev->local_mem_bytes)
+            break;
+        wg = p->work_group_size;
+    }
+    p->work_group_size = wg;
+}
+
+/* Fits the split (p->tile > 0, longest known) to the in-group combine: the work-group is
+ * sized and the tile raised to group_tile; where a group holds fewer than three tiles
+ * nothing is long any more and nothing splits. */
+static void fit_in_group(const cmrscl_device_info *dev, const cmrscl_options *opt, cmrscl_params *p,
+                         int64_t longest, bool long_rows)
+{
+    if (long_rows)
+        size_group_for_long_rows(dev, opt, p, longest);
+    else
+        grow_group(dev, opt, p, longest);
     int64_t need = group_tile(p, longest);
     if (p->tile < need)
         p->tile = (int32_t)need;
@@ -119,15 +145,17 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
     /* Unknown longest strip (the device path's first look, before RowPtr comes back): the
      * second kernel, which takes any split; the plan is made again with RowPtr. */
     p->combine = longest < 0 ? CMRSCL_COMBINE_KERNEL : opt->combine;
+    bool long_rows = a->stats.mu >= PLAN_LONG_ROWS;
     if (p->combine == CMRSCL_COMBINE_AUTO) {
         cmrscl_params group = *p;
         group.combine = CMRSCL_COMBINE_GROUP;
-        fit_in_group(dev, opt, &group, longest);
+        fit_in_group(dev, opt, &group, longest, long_rows);
         /* the user's tile is kept: the group must take it as it is */
+        int32_t longest_tile = long_rows ? 2 * MIN_TILE : MIN_TILE;
         bool fits =
-            group.tile > 0 && group.tile <= MIN_TILE && (!opt->tile || group.tile == p->tile);
+            group.tile > 0 && group.tile <= longest_tile && (!opt->tile || group.tile == p->tile);
         p->combine = CMRSCL_COMBINE_KERNEL;
-        if (plan_few_rows(dev, a->rows) && fits) {
+        if ((long_rows || plan_few_rows(dev, a->rows)) && fits) {
             *p = group;
             size_t n = strlen(p->plan_reason);
             snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
@@ -135,7 +163,7 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
                      p->work_group_size);
         }
     } else if (p->combine == CMRSCL_COMBINE_GROUP) {
-        fit_in_group(dev, opt, p, longest);
+        fit_in_group(dev, opt, p, longest, long_rows);
     }
     return CMRSCL_OK;
 }

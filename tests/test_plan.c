@@ -406,6 +406,51 @@ static void test_group_combine(void)
     free(row_ptr);
 }
 
+/* Long rows (the dense class): every strip splits, the work-group sized so the tiles keep
+ * at least 1024 entries, one launch while they fit one group in tiles of at most 2048;
+ * streamed past L2 beyond it. Medium rows stream in double only when scattered. */
+static void test_long_rows(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1, d.compute_units = 132;
+    static const struct {
+        int32_t rows, cols;
+        cmrscl_combine combine; /* expected; AUTO: no split */
+        int wg, tile;           /* expected; tile -1: any split */
+    } cases[] = {
+        {6000, 6000, CMRSCL_COMBINE_GROUP, 128, 1504},
+        {5000, 5000, CMRSCL_COMBINE_GROUP, 128, 1280},
+        {3000, 3000, CMRSCL_COMBINE_KERNEL, 128, -1},  /* a group of 2 tiles is no split */
+        {2000, 40000, CMRSCL_COMBINE_KERNEL, 128, -1}, /* 8 tiles of 5000: too long */
+        {20000, 20000, CMRSCL_COMBINE_AUTO, 128, 0},   /* 20000 warps fill the device */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        int32_t n = cases[c].rows;
+        int64_t *rp = malloc(sizeof *rp * ((size_t)n + 1));
+        for (int32_t i = 0; i <= n; ++i)
+            rp[i] = (int64_t)i * cases[c].cols;
+        plan_matrix a = {.rows = n, .cols = cases[c].cols, .nnz = rp[n], .row_ptr = rp};
+        analyze_rows(n, cases[c].cols, rp, NULL, &a.stats);
+        cmrscl_params p;
+        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+        CHECK(p.height == 1 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
+        CHECK(p.combine == cases[c].combine && p.work_group_size == cases[c].wg);
+        CHECK(cases[c].tile < 0 ? p.tile > 0 : p.tile == cases[c].tile);
+        CHECK((p.combine == CMRSCL_COMBINE_GROUP) == test_contains(p.plan_reason, "summed in"));
+        free(rp);
+    }
+    /* Medium rows in double: scattered columns stream the matrix, banded ones do not. */
+    plan_matrix m = {1 << 20, 1 << 20, 16 << 20, NULL, {16.0, 0.2, 32, 0, 0.3}, NULL};
+    cmrscl_params p;
+    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &m, NULL, &p));
+    CHECK(p.height == 8 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
+    m.stats.col_spread = 0.001;
+    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &m, NULL, &p));
+    CHECK(p.height == 8 && p.cache_hint != CMRSCL_CACHE_HINT_STREAM);
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &m, NULL, &p));
+    CHECK(p.height == 16 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
+}
+
 static void test_tuned_table(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
@@ -495,6 +540,7 @@ int main(void)
     test_split();
     test_few_rows_long_row();
     test_group_combine();
+    test_long_rows();
     test_tuned_table();
     test_index_width();
     test_device_memory_limits();
