@@ -140,6 +140,11 @@ def fmt(v, digits=3):
     return "-" if v is None else f"{v:.{digits}g}"
 
 
+def sectors_per_entry(r):
+    sectors, nnz = number(r.get("x_sectors")), number(r["nnz"])
+    return fmt(sectors / nnz, 3) if sectors and nnz else "-"
+
+
 def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, command):
     rel = os.path.relpath(fig_dir, os.path.dirname(os.path.abspath(path)))
     out = ["# cmrscl benchmark", ""]
@@ -176,9 +181,15 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
     out += ["", f"![speedup over cuSPARSE]({rel}/speedup_peer.png)", "",
             f"![speedup over csr-vector against mu]({rel}/speedup_mu.png)", "",
             f"![eta]({rel}/eta.png)", ""]
+    out += ["Roof: the fraction of the device's lower bound reached (tools/bench_roof.h): the "
+            "larger of CSR's least traffic at B and of every 32-byte sector the compute units "
+            "receive - x's sectors (x sec/nnz per entry, 32 entries a warp load) and the rest - "
+            "at the device's measured rate of scattered loads from a buffer of x's size. Above "
+            "1: x comes from L1 (banded matrices), which the L2 term does not count.", ""]
     out.append("| matrix | prec | rows | nnz | mu | cv | plan | ms | loop ms | GFLOP/s | eta "
-               "| vs csr-vector | a(h,mu) | cuSPARSE | its ms | speedup | loop speedup |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+               "| x sec/nnz | roof | vs csr-vector | a(h,mu) | cuSPARSE | its ms | its roof "
+               "| speedup | loop speedup |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in matrices:
         for p in precisions:
             r = table.get((m, p))
@@ -187,9 +198,10 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
             out.append("| " + " | ".join([
                 m, p, r["rows"], r["nnz"], fmt(r["mu"]), fmt(r["row_cv"], 2), r["plan"],
                 fmt(r["median_ms"], 4), fmt(r["loop_ms"], 4), fmt(r["gflops"], 4),
-                fmt(r["eta_plus"], 2), fmt(r["speedup_csrvec"]), fmt(r["model_a"]),
-                r["peer_alg"] or "-", fmt(r["peer_median_ms"], 4), fmt(r["speedup_peer"]),
-                fmt(r["speedup_peer_loop"])]) + " |")
+                fmt(r["eta_plus"], 2), sectors_per_entry(r), fmt(r.get("of_roof"), 3),
+                fmt(r["speedup_csrvec"]), fmt(r["model_a"]), r["peer_alg"] or "-",
+                fmt(r["peer_median_ms"], 4), fmt(r.get("peer_of_roof"), 3),
+                fmt(r["speedup_peer"]), fmt(r["speedup_peer_loop"])]) + " |")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
 
