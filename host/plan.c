@@ -12,7 +12,7 @@
  *   or SCATTERED_FLOAT_ROWS for        HEIGHT 16 (float) or 8 (double); the matrix
  *   scattered rows in float)           streamed past L2 in float, and in double when the
  *                                      columns are scattered (x gathered from L2);
- *   short rows                      -> segment family, the matrix streamed past L2;
+ *   short rows                      -> segment family, streamed as the medium rows;
  *                                      banded (column spread < LOCAL_SPREAD): 128 rows per
  *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
  *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
@@ -161,6 +161,10 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     p->height_source = "matrix rule";
     bool beyond_l2 = (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > L2_BYTES;
     bool scattered = st->col_spread >= LOCAL_SPREAD;
+    /* Medium and short rows: streaming the matrix past L2 keeps x there. It pays in float,
+     * and in double where x is gathered from all over (R-MAT 1.5-2.5% faster, run 48), not
+     * from a band (27-point stencil 2% slower, 7- and 5-point 2.5-5% slower; runs 47-48). */
+    bool stream = precision == CMRSCL_FLOAT || scattered;
     /* Few rows: short strips make short chains of loads. */
     bool few_rows = plan_few_rows(dev, a->rows);
     bool short_chain = a->rows <= VECTOR_WAVES * plan_resident_warps(dev) &&
@@ -198,11 +202,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     } else if (st->mu >= MEDIUM_ROWS ||
                (precision == CMRSCL_FLOAT && scattered && st->mu >= SCATTERED_FLOAT_ROWS)) {
         /* Rows that fill a good part of a warp: Algorithm 1. Doubles take half the slots
-         * (the same local memory per lane), which measured faster on every such matrix.
-         * Streaming the matrix keeps x in L2: float always; double where x is gathered
-         * from all over (R-MAT 1.5-2.5% faster, run 48), not from a band (the 27-point
-         * stencil 2% slower). */
-        bool stream = precision == CMRSCL_FLOAT || scattered;
+         * (the same local memory per lane), which measured faster on every such matrix. */
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = precision == CMRSCL_DOUBLE ? 8 : 16;
         p->cache_hint = stream ? CMRSCL_CACHE_HINT_STREAM : 0;
@@ -213,19 +213,19 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         p->kernel = CMRSCL_KERNEL_SEGMENT;
         /* Banded rows gather x from a window that stays in L1/L2: long chunks of four
          * entries per lane, 128 rows per strip. Scattered rows wait on x at random: one
-         * entry per lane (fewer registers, more warps in flight to hide the gathers).
-         * Either way the matrix is streamed past L2, which keeps x there. */
+         * entry per lane (fewer registers, more warps in flight to hide the gathers). */
         bool banded = !scattered;
         int h = banded ? 2 * SEGMENT_ROWS : SEGMENT_ROWS;
         while (h > 32 && !cmrs_packing_fits(a->cols, h)) /* stay packed if a height can */
             h /= 2;
         p->height = h;
         p->lane_entries = banded ? 4 : 1;
-        p->cache_hint = CMRSCL_CACHE_HINT_STREAM;
+        p->cache_hint = stream ? CMRSCL_CACHE_HINT_STREAM : 0;
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "short rows (mu %.1f), %s (column spread %.3f): segmented warp scan, %d rows "
-                 "per strip, %d entries per lane, matrix streamed past L2",
-                 st->mu, banded ? "banded" : "scattered", st->col_spread, h, p->lane_entries);
+                 "per strip, %d entries per lane%s",
+                 st->mu, banded ? "banded" : "scattered", st->col_spread, h, p->lane_entries,
+                 stream ? ", matrix streamed past L2" : "");
     }
 }
 

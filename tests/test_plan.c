@@ -408,7 +408,7 @@ static void test_group_combine(void)
 
 /* Long rows (the dense class): every strip splits, the work-group sized so the tiles keep
  * at least 1024 entries, one launch while they fit one group in tiles of at most 2048;
- * streamed past L2 beyond it. Medium rows stream in double only when scattered. */
+ * streamed past L2 beyond it. */
 static void test_long_rows(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
@@ -439,16 +439,41 @@ static void test_long_rows(void)
         CHECK((p.combine == CMRSCL_COMBINE_GROUP) == test_contains(p.plan_reason, "summed in"));
         free(rp);
     }
-    /* Medium rows in double: scattered columns stream the matrix, banded ones do not. */
-    plan_matrix m = {1 << 20, 1 << 20, 16 << 20, NULL, {16.0, 0.2, 32, 0, 0.3}, NULL};
-    cmrscl_params p;
-    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &m, NULL, &p));
-    CHECK(p.height == 8 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    m.stats.col_spread = 0.001;
-    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &m, NULL, &p));
-    CHECK(p.height == 8 && p.cache_hint != CMRSCL_CACHE_HINT_STREAM);
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &m, NULL, &p));
-    CHECK(p.height == 16 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
+}
+
+/* The matrix streamed past L2 (medium and short rows): always in float, in double only when
+ * x is gathered from all over (scattered columns), not from a band. */
+static void test_stream_rule(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1, d.compute_units = 132;
+    static const struct {
+        double mu, spread;
+        cmrscl_precision precision;
+        cmrscl_kernel kernel;
+        bool stream;
+    } cases[] = {
+        {16.0, 0.3, CMRSCL_DOUBLE, CMRSCL_KERNEL_STRIP, true},
+        {16.0, 0.001, CMRSCL_DOUBLE, CMRSCL_KERNEL_STRIP, false},
+        {16.0, 0.001, CMRSCL_FLOAT, CMRSCL_KERNEL_STRIP, true},
+        {5.0, 0.3, CMRSCL_DOUBLE, CMRSCL_KERNEL_SEGMENT, true},
+        {5.0, 0.001, CMRSCL_DOUBLE, CMRSCL_KERNEL_SEGMENT, false},
+        {5.0, 0.001, CMRSCL_FLOAT, CMRSCL_KERNEL_SEGMENT, true},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        double mu = cases[c].mu;
+        plan_matrix m = {1 << 22,
+                         1 << 22,
+                         (int32_t)(mu * (1 << 22)),
+                         NULL,
+                         {mu, 0.2, (int32_t)(2 * mu), 0, cases[c].spread},
+                         NULL};
+        cmrscl_params p;
+        CHECK_OK(plan_choose(&d, cases[c].precision, &m, NULL, &p));
+        CHECK(p.kernel == cases[c].kernel);
+        CHECK((p.cache_hint == CMRSCL_CACHE_HINT_STREAM) == cases[c].stream);
+        CHECK(test_contains(p.plan_reason, "streamed past L2") == cases[c].stream);
+    }
 }
 
 static void test_tuned_table(void)
@@ -541,6 +566,7 @@ int main(void)
     test_few_rows_long_row();
     test_group_combine();
     test_long_rows();
+    test_stream_rule();
     test_tuned_table();
     test_index_width();
     test_device_memory_limits();
