@@ -81,7 +81,8 @@ int plan_group_tiles(const cmrscl_params *p)
 /* Long rows: every strip splits, so the tiles are the work, and fewer, longer tiles
  * measured faster than short ones (run 48, dense 6000 x 6000: 4 tiles of 1504 entries a row
  * 3-6% faster than 8 of 768, and than the second kernel's tiles of 1088). The group: the
- * most warps, up to GROUP_MAX_WG, that leave the longest strip's tiles MIN_TILE entries. */
+ * most warps, up to GROUP_MAX_WG, that leave the longest strip's tiles at least MIN_TILE
+ * entries. */
 static void size_group_for_long_rows(const cmrscl_device_info *dev, const cmrscl_options *opt,
                                      cmrscl_params *p, int64_t longest)
 {
