@@ -14,6 +14,17 @@ typedef struct stream_env {
     cl_uint n; /* float4 elements per buffer */
 } stream_env;
 
+/* cl/stream.cl built for the context's device. */
+static cmrscl_status stream_program(cmrscl_context ctx, cl_program *prog)
+{
+    char *src = NULL;
+    cmrscl_status st = program_source("stream.cl", &src);
+    if (st == CMRSCL_OK)
+        st = program_build(ctx->context, ctx->device, src, "-cl-std=CL1.2", prog);
+    free(src);
+    return st;
+}
+
 /* Best (shortest) time in seconds of `repetitions` launches of k, after one warm-up. */
 static cmrscl_status best_time(const stream_env *e, cl_kernel k, int repetitions, double *best)
 {
@@ -40,13 +51,10 @@ static cmrscl_status best_time(const stream_env *e, cl_kernel k, int repetitions
 static cmrscl_status run_streams(cmrscl_context ctx, const stream_env *e, int repetitions,
                                  cmrscl_bandwidth *out)
 {
-    char *src = NULL;
     cl_program prog = NULL;
     cl_kernel k[3] = {NULL, NULL, NULL};
     static const char *const names[3] = {"stream_read", "stream_copy", "stream_triad"};
-    cmrscl_status st = program_source("stream.cl", &src);
-    if (st == CMRSCL_OK)
-        st = program_build(ctx->context, ctx->device, src, "-cl-std=CL1.2", &prog);
+    cmrscl_status st = stream_program(ctx, &prog);
     for (int i = 0; st == CMRSCL_OK && i < 3; ++i) {
         cl_int err;
         if (!(k[i] = clCreateKernel(prog, names[i], &err)))
@@ -83,7 +91,6 @@ static cmrscl_status run_streams(cmrscl_context ctx, const stream_env *e, int re
             clReleaseKernel(k[i]);
     if (prog)
         clReleaseProgram(prog);
-    free(src);
     return st;
 }
 
@@ -152,7 +159,6 @@ cmrscl_status cmrscl_gather_measure(cmrscl_context ctx, uint64_t bytes, int repe
     bytes = bytes / 4 * 4;
     stream_env e = {ctx->queue, NULL, NULL, NULL, NULL, 0, (cl_uint)(bytes / 4)}; /* floats */
     e.global = (size_t)(d->compute_units ? d->compute_units : 1) * 2048;
-    char *src = NULL;
     cl_program prog = NULL;
     cl_kernel k = NULL;
     cl_int err = CL_SUCCESS;
@@ -165,9 +171,7 @@ cmrscl_status cmrscl_gather_measure(cmrscl_context ctx, uint64_t bytes, int repe
         err = clEnqueueFillBuffer(e.q, e.a, &one, sizeof one, 0, bytes, 0, NULL, NULL);
     cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "gather buffers");
     if (st == CMRSCL_OK)
-        st = program_source("stream.cl", &src);
-    if (st == CMRSCL_OK)
-        st = program_build(ctx->context, ctx->device, src, "-cl-std=CL1.2", &prog);
+        st = stream_program(ctx, &prog);
     if (st == CMRSCL_OK && !(k = clCreateKernel(prog, "stream_gather", &err)))
         st = cmrscl_fail_cl(err, "clCreateKernel (gather)");
     cl_uint loads = GATHER_LOADS;
@@ -185,7 +189,6 @@ cmrscl_status cmrscl_gather_measure(cmrscl_context ctx, uint64_t bytes, int repe
         clReleaseKernel(k);
     if (prog)
         clReleaseProgram(prog);
-    free(src);
     if (e.a)
         clReleaseMemObject(e.a);
     if (e.sums)

@@ -54,16 +54,29 @@ static int64_t group_tile(const cmrscl_params *p, int64_t longest)
     return (t + p->warp - 1) / p->warp * p->warp;
 }
 
-/* Doubles a work-group of several warps that the plan chose (not the user, not one warp
- * fixed by the reduction) while its tiles of the longest strip exceed GROUP_TILE and the
- * device and local memory allow. */
+/* Whether the group should take twice its warps. Few rows: the longest strip's tiles are
+ * the critical path, so shorter tiles, down to GROUP_TILE. Long rows: every strip splits, so
+ * the tiles are the work, and fewer, longer tiles measured faster (run 48, dense 6000 x
+ * 6000: 4 tiles of 1504 entries a row 3-6% faster than 8 of 768, and than the second
+ * kernel's tiles of 1088): more warps only while tiles keep at least MIN_TILE entries. */
+static bool wants_more_warps(const cmrscl_params *p, int64_t longest, bool long_rows)
+{
+    if (long_rows)
+        return longest / (2 * p->work_group_size / p->warp) >= MIN_TILE;
+    return group_tile(p, longest) > GROUP_TILE;
+}
+
+/* Sizes a work-group of several warps that the plan chose (not the user, not one warp fixed
+ * by the reduction): doubled, from the plan's size (from one warp for long rows), while
+ * wants_more_warps and the device and local memory allow. */
 static void grow_group(const cmrscl_device_info *dev, const cmrscl_options *opt, cmrscl_params *p,
-                       int64_t longest)
+                       int64_t longest, bool long_rows)
 {
     if (opt->work_group_size || p->work_group_size <= p->warp)
         return;
-    int wg = p->work_group_size;
-    while (group_tile(p, longest) > GROUP_TILE && 2 * wg <= GROUP_MAX_WG &&
+    int wg = long_rows ? p->warp : p->work_group_size;
+    p->work_group_size = wg;
+    while (wants_more_warps(p, longest, long_rows) && 2 * wg <= GROUP_MAX_WG &&
            2 * wg <= (int)dev->max_work_group_size) {
         p->work_group_size = 2 * wg;
         if (plan_local_bytes(p) > dev->local_mem_bytes)
@@ -78,37 +91,13 @@ int plan_group_tiles(const cmrscl_params *p)
     return p->combine == CMRSCL_COMBINE_GROUP && p->tile > 0 ? p->work_group_size / p->warp : 0;
 }
 
-/* Long rows: every strip splits, so the tiles are the work, and fewer, longer tiles
- * measured faster than short ones (run 48, dense 6000 x 6000: 4 tiles of 1504 entries a row
- * 3-6% faster than 8 of 768, and than the second kernel's tiles of 1088). The group: the
- * most warps, up to GROUP_MAX_WG, that leave the longest strip's tiles at least MIN_TILE
- * entries. */
-static void size_group_for_long_rows(const cmrscl_device_info *dev, const cmrscl_options *opt,
-                                     cmrscl_params *p, int64_t longest)
-{
-    if (opt->work_group_size || p->work_group_size <= p->warp)
-        return;
-    int wg = p->warp;
-    while (2 * wg <= GROUP_MAX_WG && 2 * wg <= (int)dev->max_work_group_size &&
-           longest / (2 * wg / p->warp) >= MIN_TILE) {
-        p->work_group_size = 2 * wg;
-        if (plan_local_bytes(p) > dev->local_mem_bytes)
-            break;
-        wg = p->work_group_size;
-    }
-    p->work_group_size = wg;
-}
-
 /* Fits the split (p->tile > 0, longest known) to the in-group combine: the work-group is
  * sized and the tile raised to group_tile; where a group holds fewer than three tiles
  * nothing is long any more and nothing splits. */
 static void fit_in_group(const cmrscl_device_info *dev, const cmrscl_options *opt, cmrscl_params *p,
                          int64_t longest, bool long_rows)
 {
-    if (long_rows)
-        size_group_for_long_rows(dev, opt, p, longest);
-    else
-        grow_group(dev, opt, p, longest);
+    grow_group(dev, opt, p, longest, long_rows);
     int64_t need = group_tile(p, longest);
     if (p->tile < need)
         p->tile = (int32_t)need;

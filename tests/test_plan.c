@@ -23,6 +23,15 @@ static cmrscl_device_info fake_device(uint64_t local_per_cu, unsigned resident, 
     return d;
 }
 
+/* An H100/H200-like GPU: warp shuffles, 132 compute units (8448 resident warps), the
+ * matrix rule's device. */
+static cmrscl_device_info fake_gpu(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.warp_shuffle = 1, d.compute_units = 132;
+    return d;
+}
+
 /* A matrix of `cols` columns with the given row statistics and no RowPtr (no split). */
 static cmrscl_status choose(const cmrscl_device_info *d, cmrscl_precision precision, int32_t cols,
                             const cmrscl_options *o, cmrscl_params *p)
@@ -273,8 +282,7 @@ static void test_column_spread(void)
  * that have a strip longer than two tiles are split. */
 static void test_split(void)
 {
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    d.warp_shuffle = 1, d.compute_units = 132;
+    cmrscl_device_info d = fake_gpu();
     enum { ROWS = 40 };
     int64_t row_ptr[ROWS + 1];
     row_ptr[0] = 0;
@@ -317,8 +325,7 @@ static void test_split(void)
  * within VECTOR_WAVES waves and the longest row is short enough, else HEIGHT 8 split. */
 static void test_few_rows_long_row(void)
 {
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    d.warp_shuffle = 1, d.compute_units = 132; /* 8448 resident warps */
+    cmrscl_device_info d = fake_gpu();
     const struct {
         int32_t rows, long_row;
         int height, split;
@@ -349,8 +356,7 @@ static void test_few_rows_long_row(void)
  * the layout pads groups so that no long strip's tiles cross one. */
 static void test_group_combine(void)
 {
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    d.warp_shuffle = 1, d.compute_units = 132; /* 8448 resident warps */
+    cmrscl_device_info d = fake_gpu();
     enum { ROWS = 40000 };
     int64_t *row_ptr = malloc(sizeof *row_ptr * (ROWS + 1));
     row_ptr[0] = 0;
@@ -411,8 +417,7 @@ static void test_group_combine(void)
  * streamed past L2 beyond it. */
 static void test_long_rows(void)
 {
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    d.warp_shuffle = 1, d.compute_units = 132;
+    cmrscl_device_info d = fake_gpu();
     static const struct {
         int32_t rows, cols;
         cmrscl_combine combine; /* expected; AUTO: no split */
@@ -445,8 +450,7 @@ static void test_long_rows(void)
  * x is gathered from all over (scattered columns), not from a band. */
 static void test_stream_rule(void)
 {
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    d.warp_shuffle = 1, d.compute_units = 132;
+    cmrscl_device_info d = fake_gpu();
     static const struct {
         double mu, spread;
         cmrscl_precision precision;
@@ -494,8 +498,7 @@ static void test_tuned_table(void)
  * request; the split's partial sums count too; 32 forced on a matrix that needs 64 fails. */
 static void test_index_width(void)
 {
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    d.warp_shuffle = 1, d.compute_units = 132;
+    cmrscl_device_info d = fake_gpu();
     int64_t rp[3] = {0, INT32_MAX / 2, INT32_MAX}; /* two rows of a billion entries */
     plan_matrix a = {.rows = 2, .cols = INT32_MAX, .nnz = INT32_MAX, .row_ptr = rp};
     analyze_rows(a.rows, a.cols, rp, NULL, &a.stats);
