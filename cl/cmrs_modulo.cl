@@ -1,5 +1,6 @@
 /* cmrs_modulo.cl - the MODULO family: the paper's modified CMRS kernel (section 7), made
- * correct for any matrix without implicit warp synchrony (spmv_common.cl comes first).
+ * correct for any matrix without implicit warp synchrony (after spmv_common.cl and the warp
+ * layer, warp.cl).
  *
  * One warp of WARP work-items takes one strip of HEIGHT rows, and its lanes share a buffer of
  * MODULO x HEIGHT sums in local memory instead of owning HEIGHT slots each: lane l adds into
@@ -7,14 +8,13 @@
  * entries (lane l takes entry begin + t*WARP + l in step t), and the host (host/cmrs_modulo.c)
  * lays each strip out so that within a step, lanes of one class (l % MODULO) never hold the
  * same row: no two lanes of a step touch the same slot. Where no entry fits it puts a hole
- * (col_ind all ones, value 0), for which the lane loads nothing and adds nothing, so an Inf or
- * NaN in x never meets a padding zero. Between steps the strip's lanes synchronise, so one
- * step's read-modify-writes are done and visible before the next step's:
- *   REDUCE 1 (local):    barrier(); the plan makes the work-group exactly one warp, and every
- *                        lane runs the same number of steps (the strip's stored length
- *                        rounded up to WARP), so the barrier is uniform.
- *   REDUCE 2 (shuffle):  bar.warp.sync with the mask of the strip's lanes (NVIDIA).
- *   REDUCE 3 (subgroup): sub_group_barrier; the sub-group is the strip's WARP lanes.
+ * (col_ind CMRS_HOLE, value 0), for which the lane loads nothing and adds nothing, so an Inf
+ * or NaN in x never meets a padding zero. Between steps the strip's lanes synchronise
+ * (warp_sync of the warp layer), so one step's read-modify-writes are done and visible before
+ * the next step's: on the LOCAL backend that is a group barrier, and the plan makes the
+ * work-group exactly one warp, every lane of which runs the same number of steps (the strip's
+ * stored length rounded up to WARP), so the barrier is uniform; NVIDIA's bar.warp.sync and
+ * sub-group barriers order the strip's lanes alone.
  * The paper's CUDA relied on the warp running in lock step instead, which OpenCL does not
  * promise and current NVIDIA GPUs do not give. Then each of the first HEIGHT lanes sums its
  * row's MODULO slots in slot order (the same order every run) and the row leaves through
@@ -29,33 +29,14 @@
 #if MODULO < 1 || (MODULO & (MODULO - 1)) != 0 || WARP % MODULO != 0
 #error "MODULO must be a power of two dividing WARP"
 #endif
-#if REDUCE == 1 && WG_SIZE != WARP
+#if REDUCE == CMRS_REDUCE_LOCAL && WG_SIZE != WARP
 #error "the MODULO kernel with local barriers runs one warp per work-group"
 #endif
-#if REDUCE == 3 && WG_SIZE != WARP
-#error "the MODULO kernel with sub-groups runs one sub-group per work-group"
-#endif
 
-#define HOLE 0xFFFFFFFFu
-
-#if REDUCE == 1
-#define STEP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
-#elif REDUCE == 2
-/* The lanes of this strip within the hardware warp of 32 (WARP may be narrower). */
-#define STRIP_MASK                                                                                 \
-    (WARP == 32 ? 0xffffffffu : ((1u << WARP) - 1u) << (get_local_id(0) % 32u & ~(WARP - 1u)))
-#define STEP_SYNC() asm volatile("bar.warp.sync %0;" ::"r"(STRIP_MASK) : "memory")
-#elif REDUCE == 3
-#define STEP_SYNC() sub_group_barrier(CLK_LOCAL_MEM_FENCE)
-#else
-#error "REDUCE must be 1 (local), 2 (shuffle) or 3 (subgroup)"
-#endif
-
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
-cmrs_spmv(CMRS_SPMV_PARAMS)
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
 {
-    const uint lane = get_local_id(0) % WARP;
-    const uint warp = get_local_id(0) / WARP;
+    const uint lane = warp_lane();
+    const uint warp = warp_index();
     work w;
     find_work(&w, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr, tile_start,
               tile_strip);
@@ -64,14 +45,14 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
     __local real_t *mine = base + lane % MODULO; /* slot of row r: mine[r * MODULO] */
     for (uint k = lane; k < MODULO * HEIGHT; k += WARP)
         base[k] = (real_t)0;
-    STEP_SYNC();
+    warp_sync();
     /* inactive warps (past the last strip) have begin == end: no steps */
     const index_t steps = (w.end - w.begin + (WARP - 1)) / WARP;
     index_t j = w.begin + lane;
     for (index_t t = 0; t < steps; ++t, j += WARP) {
         if (j < w.end) {
             const uint c = load_index(col_ind + j);
-            if (c != HOLE) {
+            if (c != CMRS_HOLE) {
 #if PACKED
                 const uint r = c & ROW_MASK, col = c >> ROW_BITS;
 #else
@@ -80,7 +61,7 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
                 mine[r * MODULO] += load_value(val + j) * x[col];
             }
         }
-        STEP_SYNC(); /* this step's sums land before the next step reads its slots */
+        warp_sync(); /* this step's sums land before the next step reads its slots */
     }
     /* Lane r sums row r's MODULO slots in slot order. */
     for (uint r = lane; w.active && r < HEIGHT; r += WARP) {

@@ -1,5 +1,5 @@
-/* cmrs_segment.cl - the segment family, for short and irregular rows (spmv_common.cl comes
- * first).
+/* cmrs_segment.cl - the segment family, for short and irregular rows (after spmv_common.cl
+ * and the warp layer, warp.cl).
  *
  * Algorithm 1 gives every lane HEIGHT slots in local memory: each strip then pays HEIGHT
  * stores to clear them, HEIGHT loads and a HEIGHT-row reduction, however few products it
@@ -26,9 +26,13 @@
  * the tile's HEIGHT row sums (zero for rows it does not touch) to `partial`.
  *
  * Build options besides spmv_common.cl's: LANE_ENTRIES (1, 2 or 4; default 4).
- * Warp primitives: REDUCE 2 uses NVIDIA's shfl.sync / vote.sync (WARP must be 32);
- * REDUCE 1 with WARP 1 walks each strip with one work-item (devices without shuffles);
- * REDUCE 1 with more lanes emulates the primitives in local memory (Oclgrind model only).
+ * The lanes talk through the warp layer (warp.cl): NVIDIA shuffles (WARP 32), sub-groups
+ * (any width), or, on the LOCAL backend, one work-item per strip (WARP 1: devices without
+ * shuffles, and CPUs) or several lanes with the shuffles emulated in local memory between
+ * group barriers (one warp per work-group; kept as the portable model of the warp scan that
+ * the Oclgrind tests run - the plan never picks it, because PoCL 3.1 gave intermittently wrong
+ * sums with it when its work-groups ran on several threads of a loaded machine,
+ * docs/PERFORMANCE.md session 2).
  * The summation order is fixed by the lane pattern, so results are the same every run.
  */
 #ifndef LANE_ENTRIES
@@ -37,74 +41,15 @@
 #if LANE_ENTRIES != 1 && LANE_ENTRIES != 2 && LANE_ENTRIES != 4
 #error "LANE_ENTRIES must be 1, 2 or 4"
 #endif
+#if LANE_ENTRIES > CMRS_ENTRY_PAD
+#error "a lane's vector of entries may reach past nnz by more than the arrays' padding"
+#endif
 #define CHUNK (LANE_ENTRIES * WARP)
-
-#if REDUCE == 2
-#if WARP != 32
-#error "the segment kernel's warp shuffles need WARP == 32"
+#if REDUCE == CMRS_REDUCE_SHUFFLE && WARP != 32
+#error "the segment kernel's NVIDIA shuffles need WARP == 32"
 #endif
-#define SHUFFLE_UP_U32(v, d) shuffle_up_u32(v, d)
-#define SHUFFLE_DOWN_U32(v, d) shuffle_down_u32(v, d)
-#define SHUFFLE_IDX_U32(v, s) shuffle_idx_u32(v, s)
-#define SHUFFLE_UP(v, d) shuffle_up(v, d)
-#define SHUFFLE_IDX(v, s) shuffle_idx(v, s)
-#define BALLOT(p) warp_ballot(p)
-#elif REDUCE == 1 && WARP == 1
-/* One work-item per strip: a sequential walk, no lanes to talk to, no barriers. This is
- * what devices without warp shuffles run. */
-#define SHUFFLE_UP_U32(v, d) (v)
-#define SHUFFLE_DOWN_U32(v, d) (v)
-#define SHUFFLE_IDX_U32(v, s) (v)
-#define SHUFFLE_UP(v, d) (v)
-#define SHUFFLE_IDX(v, s) (v)
-#define BALLOT(p) ((uint)(p))
-#elif REDUCE == 1
-/* Several lanes without shuffles: the primitives emulated in local memory with barriers.
- * Correct by the OpenCL memory model (Oclgrind's race checks pass), it is kept as the
- * portable model of the warp scan that the Oclgrind tests run; the plan never picks it,
- * because PoCL 3.1 gave intermittently wrong sums with it when its work-groups ran on
- * several threads of a loaded machine (docs/PERFORMANCE.md, session 2). */
-#if WG_SIZE != WARP
+#if REDUCE == CMRS_REDUCE_LOCAL && WARP > 1 && WG_SIZE != WARP
 #error "the segment kernel's local-memory warp emulation needs WG_SIZE == WARP"
-#endif
-/* Write, barrier, read the partner's value, barrier. The group is one warp and every loop
- * below is uniform over it, so every work-item meets every barrier. */
-#define EMULATED(name, T, scratch, read)                                                           \
-    INLINE T name(__local T *scratch, uint lane, T v, uint arg)                             \
-    {                                                                                              \
-        scratch[lane] = v;                                                                         \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
-        const T r = read;                                                                          \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
-        return r;                                                                                  \
-    }
-EMULATED(emu_up_u32, uint, su, lane >= arg ? su[lane - arg] : v)
-EMULATED(emu_down_u32, uint, su, lane + arg < WARP ? su[lane + arg] : v)
-EMULATED(emu_idx_u32, uint, su, su[arg])
-EMULATED(emu_up, real_t, sv, lane >= arg ? sv[lane - arg] : v)
-EMULATED(emu_idx, real_t, sv, sv[arg])
-INLINE uint emu_ballot(__local uint *su, uint lane, bool p)
-{
-    su[lane] = p ? 1u << lane : 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint m = 0;
-    for (uint l = 0; l < WARP; ++l)
-        m |= su[l];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return m;
-}
-#define SHUFFLE_UP_U32(v, d) emu_up_u32(su, lane, v, d)
-#define SHUFFLE_DOWN_U32(v, d) emu_down_u32(su, lane, v, d)
-#define SHUFFLE_IDX_U32(v, s) emu_idx_u32(su, lane, v, s)
-#define SHUFFLE_UP(v, d) emu_up(sv, lane, v, d)
-#define SHUFFLE_IDX(v, s) emu_idx(sv, lane, v, s)
-#define BALLOT(p) emu_ballot(su, lane, p)
-#else
-#error "the segment kernel supports REDUCE 1 (one lane, or emulation) and 2 (NVIDIA shuffles)"
-#endif
-
-#if WARP > 32
-#error "the segment kernel's ballot holds at most 32 lanes"
 #endif
 
 /* The run that reaches the end of a chunk and may go on: its row and its sum so far. */
@@ -138,15 +83,34 @@ typedef struct lane_entries {
 #if LANE_ENTRIES == 4
 #define COLUMNS(j) load_index4(col_ind + (j))
 #define VALUES(j) load_value4(val + (j))
-#define PART(v, k) ((k) == 0 ? (v).s0 : (k) == 1 ? (v).s1 : (k) == 2 ? (v).s2 : (v).s3)
 #elif LANE_ENTRIES == 2
 #define COLUMNS(j) load_index2(col_ind + (j))
 #define VALUES(j) load_value2(val + (j))
-#define PART(v, k) ((k) == 0 ? (v).s0 : (v).s1)
 #else
 #define COLUMNS(j) load_index(col_ind + (j))
 #define VALUES(j) load_value(val + (j))
-#define PART(v, k) (v)
+#endif
+
+/* Entry j0 + k of the lane, from component ck of its columns and vk of its values. Written
+ * out per component (no loop selecting components by index): Intel's OpenCL compiler got the
+ * loop's component selects wrong in kernels of fixed sub-group size (2026.2: products of
+ * other entries' values, tests/test_kernel.c segment_packed). */
+#if PACKED
+#define LANE_ENTRY(k, ck, vk)                                                                      \
+    e.r[k] = j0 + (k) < w->begin ? -1 : HEIGHT;                                                    \
+    e.p[k] = 0;                                                                                    \
+    if (j0 + (k) >= w->begin && j0 + (k) < w->end) {                                               \
+        e.r[k] = (int)((ck)&ROW_MASK);                                                             \
+        e.p[k] = (vk)*x[(ck) >> ROW_BITS];                                                         \
+    }
+#else
+#define LANE_ENTRY(k, ck, vk)                                                                      \
+    e.r[k] = j0 + (k) < w->begin ? -1 : HEIGHT;                                                    \
+    e.p[k] = 0;                                                                                    \
+    if (j0 + (k) >= w->begin && j0 + (k) < w->end) {                                               \
+        e.r[k] = (int)row_in_strip[j0 + (k)];                                                      \
+        e.p[k] = (vk)*x[ck];                                                                       \
+    }
 #endif
 
 INLINE void load_lane(lane_entries *out, const work *w, index_t j0, __global const uint *col_ind,
@@ -160,32 +124,22 @@ INLINE void load_lane(lane_entries *out, const work *w, index_t j0, __global con
 #if LANE_ENTRIES == 4
     const uint4 c = any ? COLUMNS(j0) : (uint4)(zero);
     const real4_t v = any ? VALUES(j0) : (real4_t)(0);
+    LANE_ENTRY(0, c.s0, v.s0)
+    LANE_ENTRY(1, c.s1, v.s1)
+    LANE_ENTRY(2, c.s2, v.s2)
+    LANE_ENTRY(3, c.s3, v.s3)
 #elif LANE_ENTRIES == 2
     const uint2 c = any ? COLUMNS(j0) : (uint2)(zero);
     const real2_t v = any ? VALUES(j0) : (real2_t)(0);
+    LANE_ENTRY(0, c.s0, v.s0)
+    LANE_ENTRY(1, c.s1, v.s1)
 #else
     const uint c = any ? COLUMNS(j0) : zero;
     const real_t v = any ? VALUES(j0) : 0;
+    LANE_ENTRY(0, c, v)
 #endif
-#pragma unroll
-    for (uint k = 0; k < LANE_ENTRIES; ++k) {
-        const index_t j = j0 + k;
-        const uint ck = PART(c, k);
-        e.r[k] = j < w->begin ? -1 : HEIGHT;
-        e.p[k] = 0;
-        if (j >= w->begin && j < w->end) {
-#if PACKED
-            e.r[k] = (int)(ck & ROW_MASK);
-            e.p[k] = PART(v, k) * x[ck >> ROW_BITS];
-#else
-            e.r[k] = (int)row_in_strip[j];
-            e.p[k] = PART(v, k) * x[ck];
-#endif
-        }
-    }
     *out = e;
 }
-#undef PART
 
 /* Step 1, in the lane: sums the runs in order, writes the complete ones and the gaps
  * between runs, and returns the first run's sum (*first_sum) and the last run's. */
@@ -218,8 +172,8 @@ INLINE real_t lane_runs(const lane_entries *e, real_t *first_sum, const work *w,
 
 /* Steps 1 and 2 for one chunk; updates the carry for the next. */
 INLINE void chunk(const lane_entries *e, uint lane, carry_t *carry_io, const work *w, uint rows,
-                  __global real_t *y, __global real_t *partial, real_t alpha, real_t beta,
-                  __local real_t *sv, __local uint *su)
+                  __global real_t *y, __global real_t *partial, real_t alpha,
+                  real_t beta WARP_SCRATCH_PARAMS)
 {
     carry_t carry = *carry_io;
     const int first = e->r[0], last = e->r[LANE_ENTRIES - 1];
@@ -237,16 +191,15 @@ INLINE void chunk(const lane_entries *e, uint lane, carry_t *carry_io, const wor
         }
     }
     /* Segmented prefix scan of the tails over lanes with the same last row. */
-    const int prev_last = (int)SHUFFLE_UP_U32((uint)last, 1);
-    const uint heads = BALLOT(lane == 0 || last != prev_last);
-    const uint start = 31 - clz(heads & ((2u << lane) - 1u)); /* my segment's first lane */
+    const int prev_last = (int)warp_shuffle_up_u32((uint)last, 1);
+    const uint start = warp_last_head(lane == 0 || last != prev_last); /* my segment's first */
     for (uint d = 1; d < WARP; d <<= 1) {
-        const real_t t = SHUFFLE_UP(tail, d);
+        const real_t t = warp_shuffle_up(tail, d);
         if (lane >= start + d)
             tail += t;
     }
-    const real_t prev_tail = SHUFFLE_UP(tail, 1);
-    const int next_first = (int)SHUFFLE_DOWN_U32((uint)first, 1);
+    const real_t prev_tail = warp_shuffle_up(tail, 1);
+    const int next_first = (int)warp_shuffle_down_u32((uint)first, 1);
     if (lane > 0 && !single) { /* my first run ends here: it may have begun before */
         emit(w, first, first_sum + (prev_last == first ? prev_tail : 0), rows, y, partial, alpha,
              beta);
@@ -257,23 +210,16 @@ INLINE void chunk(const lane_entries *e, uint lane, carry_t *carry_io, const wor
         emit(w, first, first_sum, rows, y, partial, alpha, beta);
     if (lane + 1 < WARP && next_first != last) /* my last row does not go on */
         emit(w, last, tail, rows, y, partial, alpha, beta);
-    carry.row = (int)SHUFFLE_IDX_U32((uint)last, WARP - 1);
-    carry.sum = SHUFFLE_IDX(tail, WARP - 1);
+    carry.row = (int)warp_shuffle_idx_u32((uint)last, WARP - 1);
+    carry.sum = warp_shuffle_idx(tail, WARP - 1);
     *carry_io = carry;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
-cmrs_spmv(CMRS_SPMV_PARAMS)
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
 {
-#if REDUCE == 1 && WARP > 1
-    __local real_t sv[WARP];
-    __local uint su[WARP];
-#else
-    __local real_t *sv = 0;
-    __local uint *su = 0;
-#endif
-    const uint lane = get_local_id(0) % WARP;
-    const uint warp = get_local_id(0) / WARP;
+    WARP_SCRATCH
+    const uint lane = warp_lane();
+    const uint warp = warp_index();
     work w;
     find_work(&w, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr, tile_start,
               tile_strip);
@@ -285,9 +231,9 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
         lane_entries a, b;
         load_lane(&a, &w, base + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
         load_lane(&b, &w, base + CHUNK + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
-        chunk(&a, lane, &carry, &w, rows, y, partial, alpha, beta, sv, su);
+        chunk(&a, lane, &carry, &w, rows, y, partial, alpha, beta WARP_SCRATCH_ARGS);
         if (base + CHUNK < w.end) /* uniform over the warp */
-            chunk(&b, lane, &carry, &w, rows, y, partial, alpha, beta, sv, su);
+            chunk(&b, lane, &carry, &w, rows, y, partial, alpha, beta WARP_SCRATCH_ARGS);
     }
     if (w.active) {
         if (lane == 0)

@@ -1,5 +1,5 @@
 /* cmrs_strip.cl - the strip family: y = alpha*A*x + beta*y for A in CMRS, Algorithm 1 of
- * Koza et al. (2014), generalised (spmv_common.cl comes first).
+ * Koza et al. (2014), generalised (after spmv_common.cl and the warp layer, warp.cl).
  *
  * One warp of WARP work-items takes one strip of HEIGHT rows (or one tile of a long strip).
  * WARP may be narrower than the hardware warp: several strips then share it. Each
@@ -9,17 +9,19 @@
  * single sum in a register: that is CSR-vector (WARP lanes per row) and, with WARP 1,
  * CSR-scalar - the paper's baselines, in the same runtime.
  *
- * The warp then reduces its HEIGHT x WARP partial sums to HEIGHT row sums:
- *   REDUCE 1 (local):    a tree in local memory with work-group barriers; any device.
- *   REDUCE 2 (shuffle):  a reduce-scatter butterfly of NVIDIA warp shuffles.
- *   REDUCE 3 (subgroup): sub_group_reduce_add per row (cl_khr_subgroups, when the
- *                        sub-group is exactly the strip's WARP lanes).
- * None relies on implicit warp synchrony, which OpenCL does not define.
+ * The warp then reduces its HEIGHT x WARP partial sums to HEIGHT row sums, through the warp
+ * layer:
+ *   with genuine shuffles (NVIDIA PTX, sub-groups): a reduce-scatter butterfly of xor
+ *     shuffles in registers, HEIGHT_POW2 - 1 shuffles for all rows (HEIGHT up to 32 and at
+ *     most WARP), else each row's own butterfly;
+ *   without (LOCAL): a tree in local memory, a warp_sync (a group barrier) between steps.
+ * Either way the order of the additions is fixed by the lanes, so results are the same
+ * every run.
  */
-#define SLOTS (HEIGHT > 1 || REDUCE == 1)
+#define SLOTS (HEIGHT > 1 || !WARP_HAS_SHUFFLE)
 
-/* ---- REDUCE 2: butterfly of warp shuffles ---- */
-#if REDUCE == 2
+/* ---- with shuffles: butterflies of xor shuffles ---- */
+#if WARP_HAS_SHUFFLE
 /* HEIGHT rounded up to a power of two: the butterfly halves the rows at each step. */
 #if HEIGHT <= 1
 #define HEIGHT_POW2 1
@@ -34,11 +36,10 @@
 #elif HEIGHT <= 32
 #define HEIGHT_POW2 32
 #else
-#error "the shuffle reduction supports HEIGHT <= 32"
+#define HEIGHT_POW2 0 /* taller: a butterfly per row */
 #endif
-#if HEIGHT_POW2 > WARP
-#error "the shuffle reduction needs HEIGHT <= WARP"
-#endif
+/* One butterfly for all rows needs a lane per row at the end. */
+#define ROWS_BUTTERFLY (HEIGHT_POW2 > 0 && HEIGHT_POW2 <= WARP)
 
 /* The butterfly below is straight-line code with literal indices into v[], so v[] is
  * promoted to registers before any optimisation runs. Written as loops, the compiler
@@ -51,7 +52,7 @@
 #define ELEM(i, N, O)                                                                              \
     {                                                                                              \
         const real_t lo_ = v[i], hi_ = v[(i) + (N)];                                               \
-        v[i] = (upper ? hi_ : lo_) + shuffle_xor(upper ? lo_ : hi_, (O));                          \
+        v[i] = (upper ? hi_ : lo_) + warp_shuffle_xor(upper ? lo_ : hi_, (O));                     \
     }
 #define ELEMS1(N, O) ELEM(0, N, O)
 #define ELEMS2(N, O) ELEMS1(N, O) ELEM(1, N, O)
@@ -68,6 +69,7 @@
 #define LOAD(r) v[r] = (r) < HEIGHT ? mine[(r)*WARP] : (real_t)0;
 #define LOADS4(b) LOAD(b) LOAD((b) + 1) LOAD((b) + 2) LOAD((b) + 3)
 
+#if ROWS_BUTTERFLY
 /* Reduce-scatter: HEIGHT_POW2 - 1 shuffles leave each lane one row; plain xor steps then
  * sum the WARP / HEIGHT_POW2 lanes sharing that row. Lane l ends with row
  * l / (WARP / HEIGHT_POW2). `first` is the register sum when HEIGHT is 1. */
@@ -102,47 +104,49 @@ INLINE void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, 
     STEP(1, WARP / 2)
 #endif
     for (uint o = WARP / (2 * HEIGHT_POW2); o > 0; o >>= 1)
-        v[0] += shuffle_xor(v[0], o);
+        v[0] += warp_shuffle_xor(v[0], o);
     const uint lanes_per_row = WARP / HEIGHT_POW2;
     const uint r = lane / lanes_per_row;
     if (w->active && lane % lanes_per_row == 0 && r < HEIGHT)
         emit_row(w, r, v[0], rows, y, partial, alpha, beta);
 }
-#endif /* REDUCE == 2 */
+#else
+/* More rows than lanes, or taller than 32: each row's WARP slots summed by its own
+ * butterfly, lane r % WARP writing row r. */
+INLINE void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
+                           uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
+                           real_t beta)
+{
+    for (uint r = 0; r < HEIGHT; ++r) {
+        real_t v = mine[r * WARP];
+        for (uint o = WARP / 2; o > 0; o >>= 1)
+            v += warp_shuffle_xor(v, o);
+        if (w->active && lane == r % WARP)
+            emit_row(w, r, v, rows, y, partial, alpha, beta);
+    }
+}
+#endif
+#endif /* WARP_HAS_SHUFFLE */
 
-/* ---- REDUCE 1: tree in local memory ---- */
-#if REDUCE == 1
+/* ---- without shuffles: a tree in local memory ---- */
+#if !WARP_HAS_SHUFFLE
 /* At step `width`, slots [width, 2*width) of each row are added into [0, width). Every
- * work-item of the group reaches every barrier. */
+ * work-item of the group reaches every warp_sync (a group barrier on this backend). */
 INLINE void reduce_local(__local real_t *base, uint lane, const work *w, uint rows,
                          __global real_t *y, __global real_t *partial, real_t alpha, real_t beta)
 {
-    barrier(CLK_LOCAL_MEM_FENCE);
+    warp_sync();
     for (uint width = WARP / 2; width > 0; width >>= 1) {
         for (uint k = lane; k < HEIGHT * width; k += WARP) {
             const uint r = k / width, l = k % width;
             base[r * WARP + l] += base[r * WARP + l + width];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        warp_sync();
     }
     for (uint r = lane; w->active && r < HEIGHT; r += WARP)
         emit_row(w, r, base[r * WARP], rows, y, partial, alpha, beta);
 }
-#endif /* REDUCE == 1 */
-
-/* ---- REDUCE 3: sub-group reductions ---- */
-#if REDUCE == 3
-INLINE void reduce_subgroup(__local const real_t *mine, real_t first, uint lane, const work *w,
-                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
-                            real_t beta)
-{
-    for (uint r = 0; r < HEIGHT; ++r) {
-        const real_t s = sub_group_reduce_add(HEIGHT == 1 ? first : mine[r * WARP]);
-        if (w->active && lane == r % WARP)
-            emit_row(w, r, s, rows, y, partial, alpha, beta);
-    }
-}
-#endif
+#endif /* !WARP_HAS_SHUFFLE */
 
 /* Entry j + k*WARP of this lane: product and row; then its sum, in a register when HEIGHT
  * is 1, else in the lane's slot of its row. */
@@ -156,11 +160,10 @@ INLINE void reduce_subgroup(__local const real_t *mine, real_t first, uint lane,
 #define ADD(k) mine[r##k * WARP] += p##k;
 #endif
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void
-cmrs_spmv(CMRS_SPMV_PARAMS)
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
 {
-    const uint lane = get_local_id(0) % WARP;
-    const uint warp = get_local_id(0) / WARP;
+    const uint lane = warp_lane();
+    const uint warp = warp_index();
     work w;
     find_work(&w, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr, tile_start,
               tile_strip);
@@ -194,17 +197,13 @@ cmrs_spmv(CMRS_SPMV_PARAMS)
         ENTRY(0)
         ADD(0)
     }
-#if REDUCE == 1
+#if WARP_HAS_SHUFFLE
+    reduce_shuffle(mine, sum, lane, &w, rows, y, partial, alpha, beta);
+#else
 #if HEIGHT == 1
     mine[0] = sum;
 #endif
     reduce_local(base, lane, &w, rows, y, partial, alpha, beta);
-#elif REDUCE == 2
-    reduce_shuffle(mine, sum, lane, &w, rows, y, partial, alpha, beta);
-#elif REDUCE == 3
-    reduce_subgroup(mine, sum, lane, &w, rows, y, partial, alpha, beta);
-#else
-#error "REDUCE must be 1 (local), 2 (shuffle) or 3 (subgroup)"
 #endif
     combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
 }

@@ -1,9 +1,9 @@
-/* spmv_common.cl - what every CMRS SpMV kernel family shares; host/program.c puts it in
- * front of the family's file (cmrs_strip.cl, cmrs_segment.cl, cmrs_modulo.cl):
+/* spmv_common.cl - what every CMRS SpMV kernel family shares. host/program.c builds each
+ * family as cmrs_abi.h (the host's contract), this file, warp.cl (the warp layer) and the
+ * family's file (cmrs_strip.cl, cmrs_segment.cl, cmrs_modulo.cl). This file holds
  *   - the build options and their checks,
  *   - decoding an entry (column and row in strip, packed or not),
  *   - loads of the streamed matrix arrays, with an optional "evict first" cache hint,
- *   - the NVIDIA warp primitives (inline PTX; OpenCL C 1.2 has none of its own),
  *   - the work a warp takes: a short strip, or a tile of a long strip (the split path),
  *   - the sums of the tiles of long strips in a fixed order: in the tiles' work-group
  *     (combine_in_group), or by the combine kernel.
@@ -15,8 +15,11 @@
  *   VALUE_DOUBLE  1: double values and vectors, 0: float                      (required)
  *   PACKED        1: row in strip in the low ROW_BITS bits of col_ind         (default 1)
  *   ROW_BITS      bits of the row in strip when packed                        (default 4)
- *   REDUCE        1: local memory + barriers, 2: NVIDIA warp shuffles (PTX),
- *                 3: cl_khr_subgroups                                         (default 1)
+ *   REDUCE        the warp layer's backend (warp.cl): 1 local memory + barriers,
+ *                 2 NVIDIA warp shuffles (PTX), 3 OpenCL sub-groups           (default 1)
+ *   SG_RELATIVE   REDUCE 3: 1 when cl_khr_subgroup_shuffle_relative is there  (default 0)
+ *   REQD_SUBGROUP REDUCE 3: the sub-group size the kernel asks the compiler for
+ *                 (intel_reqd_sub_group_size), 0 where it cannot             (default 0)
  *   CACHE_HINT    1: matrix arrays loaded with ld.global.cs (NVIDIA), so the
  *                 streamed matrix does not evict x from L2                    (default 0)
  *   INDEX64       1: entry indices (StripPtr, the tiles' first entries, the loops over
@@ -47,7 +50,10 @@
 #define ROW_BITS 4
 #endif
 #ifndef REDUCE
-#define REDUCE 1
+#define REDUCE CMRS_REDUCE_LOCAL
+#endif
+#ifndef REQD_SUBGROUP
+#define REQD_SUBGROUP 0
 #endif
 #ifndef CACHE_HINT
 #define CACHE_HINT 0
@@ -69,23 +75,24 @@
  * + combine) owns its rows. */
 #if INDEX64
 typedef ulong index_t;
-#define LONG_STRIP 0x8000000000000000ul
+#define LONG_STRIP ((ulong)1 << CMRS_LONG_STRIP_BIT(64))
 #else
 typedef uint index_t;
-#define LONG_STRIP 0x80000000u
+#define LONG_STRIP (1u << CMRS_LONG_STRIP_BIT(32))
 #endif
 #define ENTRY_MASK (~LONG_STRIP)
-/* tile_strip of a slot that pads a work-group's tiles (GROUP_COMBINE): no work */
-#define NO_STRIP 0xffffffffu
 
-#if (WARP & (WARP - 1)) != 0 || WG_SIZE % WARP != 0
-#error "WARP must be a power of two dividing WG_SIZE"
-#endif
 #if PACKED && HEIGHT > (1 << ROW_BITS)
 #error "HEIGHT does not fit ROW_BITS"
 #endif
-#if REDUCE == 2 && (WARP > 32 || WG_SIZE % 32 != 0)
-#error "NVIDIA warp shuffles need WARP <= 32 and whole hardware warps per group"
+/* The kernel's attribute: its work-group size, and under sub-groups the sub-group size the
+ * warp layer counts on, where the device lets the kernel ask for it. */
+#if REQD_SUBGROUP
+#define CMRS_KERNEL_ATTRIBUTES                                                                     \
+    __attribute__((reqd_work_group_size(WG_SIZE, 1, 1)))                                           \
+    __attribute__((intel_reqd_sub_group_size(REQD_SUBGROUP)))
+#else
+#define CMRS_KERNEL_ATTRIBUTES __attribute__((reqd_work_group_size(WG_SIZE, 1, 1)))
 #endif
 
 #if VALUE_DOUBLE
@@ -97,9 +104,6 @@ typedef double4 real4_t;
 typedef float real_t;
 typedef float2 real2_t;
 typedef float4 real4_t;
-#endif
-#if REDUCE == 3
-#pragma OPENCL EXTENSION cl_khr_subgroups : enable
 #endif
 
 /* ---- loads of the streamed matrix arrays ---- */
@@ -203,63 +207,6 @@ INLINE void store_row(__global real_t *y, uint row, real_t sum, real_t alpha, re
     y[row] = beta == (real_t)0 ? alpha * sum : alpha * sum + beta * y[row];
 }
 
-/* ---- NVIDIA warp primitives: shfl.sync / vote.sync / bar.warp.sync with a full member
- * mask, so every lane of the hardware warp must execute them (callers keep them out of
- * divergent code). ---- */
-#if REDUCE == 2
-INLINE uint shuffle_xor_u32(uint v, uint lane_mask)
-{
-    uint r;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                 : "=r"(r)
-                 : "r"(v), "r"(lane_mask));
-    return r;
-}
-INLINE uint shuffle_down_u32(uint v, uint delta)
-{
-    uint r;
-    asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                 : "=r"(r)
-                 : "r"(v), "r"(delta));
-    return r;
-}
-INLINE uint shuffle_up_u32(uint v, uint delta)
-{
-    uint r;
-    asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;"
-                 : "=r"(r)
-                 : "r"(v), "r"(delta));
-    return r;
-}
-INLINE uint shuffle_idx_u32(uint v, uint src)
-{
-    uint r;
-    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                 : "=r"(r)
-                 : "r"(v), "r"(src));
-    return r;
-}
-INLINE uint warp_ballot(bool p)
-{
-    uint r;
-    asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; vote.sync.ballot.b32 %0, q, "
-                 "0xffffffff; }"
-                 : "=r"(r)
-                 : "r"((uint)p));
-    return r;
-}
-#define warp_sync() asm volatile("bar.warp.sync 0xffffffff;" ::: "memory")
-#if VALUE_DOUBLE
-#define SHUFFLE_REAL(op, v, arg)                                                                   \
-    as_double((uint2)(op(as_uint2(v).x, arg), op(as_uint2(v).y, arg)))
-#else
-#define SHUFFLE_REAL(op, v, arg) as_float(op(as_uint(v), arg))
-#endif
-INLINE real_t shuffle_xor(real_t v, uint m) { return SHUFFLE_REAL(shuffle_xor_u32, v, m); }
-INLINE real_t shuffle_up(real_t v, uint d) { return SHUFFLE_REAL(shuffle_up_u32, v, d); }
-INLINE real_t shuffle_idx(real_t v, uint s) { return SHUFFLE_REAL(shuffle_idx_u32, v, s); }
-#endif /* REDUCE == 2 */
-
 /* ---- the work of one warp ----
  * Groups take strips, one per warp, or tiles of long strips: the tiles' groups are ids
  * first_tile_group and on, the strips' groups the others. GPUs start groups roughly in id
@@ -298,7 +245,7 @@ INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, 
         }
     } else if (w.active) {
         w.strip = tile_strip[w.item];
-        w.active = w.strip != NO_STRIP;
+        w.active = w.strip != CMRS_NO_STRIP;
         if (w.active) {
             w.begin = tile_start[w.item];
             w.end = min(w.begin + tile_entries, strip_ptr[w.strip + 1] & ENTRY_MASK);
@@ -307,8 +254,8 @@ INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, 
     *out = w;
 }
 
-/* The parameters of cmrs_spmv, the same in every family: host/matrix.c and host/spmv.c set
- * the arguments in this order. */
+/* The parameters of cmrs_spmv, the same in every family, in the order of enum cmrs_spmv_arg
+ * (cmrs_abi.h), by which host/matrix.c and host/spmv.c set them. */
 #define CMRS_SPMV_PARAMS                                                                           \
     const uint rows, const uint strips, const uint first_tile_group, const uint tiles,             \
         const uint tile_entries, __global const index_t *restrict strip_ptr,                       \
@@ -350,8 +297,8 @@ INLINE void combine_in_group(const work *w, uint first_tile_group, uint rows, ui
     const uint end = min(first + WARPS_PER_GROUP, tiles);
     for (uint i = get_local_id(0); i < WARPS_PER_GROUP * HEIGHT; i += WG_SIZE) {
         const uint s = first + i / HEIGHT, r = i % HEIGHT;
-        const uint strip = s < end ? tile_strip[s] : NO_STRIP;
-        if (strip == NO_STRIP || (s > first && tile_strip[s - 1] == strip))
+        const uint strip = s < end ? tile_strip[s] : CMRS_NO_STRIP;
+        if (strip == CMRS_NO_STRIP || (s > first && tile_strip[s - 1] == strip))
             continue;
         const uint row = strip * HEIGHT + r;
         real_t sum = 0;
@@ -364,7 +311,8 @@ INLINE void combine_in_group(const work *w, uint first_tile_group, uint rows, ui
 }
 
 /* The long strips: each of the HEIGHT rows of long strip k sums its tiles' partial sums
- * first_tile[k] .. first_tile[k+1]-1 in tile order - the same order every run. */
+ * first_tile[k] .. first_tile[k+1]-1 in tile order - the same order every run. Arguments in
+ * the order of enum cmrs_combine_arg. */
 __kernel void cmrs_combine(const uint rows, const uint long_strips,
                            __global const uint *restrict long_strip,
                            __global const uint *restrict first_tile,

@@ -1,6 +1,8 @@
 /* device.c - OpenCL platforms and devices: enumeration in "P:D" order, selection by index,
- * type or name, and the facts the kernel parameters depend on (local memory, warp or
- * wavefront width and how it was found, fp64, sub-groups, NVIDIA compute capability). */
+ * type or name, and the facts the plan depends on: local memory, warp or wavefront width and
+ * how it was found, the resident work-items and the last-level cache, fp64, NVIDIA's compute
+ * capability; sub-groups are found by subgroups.c. Each fact comes from a query where OpenCL
+ * or a vendor extension has one, and from a table (that says what it is) where not. */
 #include "internal.h"
 
 #include <ctype.h>
@@ -182,24 +184,61 @@ const char *cmrscl_warp_source_name(cmrscl_warp_source source)
     return "unknown";
 }
 
-/* Shared memory per SM and resident threads per SM by compute capability (CUDA C
- * Programming Guide, "Technical Specifications per Compute Capability"). OpenCL only
- * reports the 48 KiB a work-group may use, which is too small for the occupancy rule. */
-static void nv_sm_limits(int cc, uint64_t *smem, unsigned *threads)
+/* NVIDIA per SM, by compute capability: shared memory and resident threads (CUDA C
+ * Programming Guide, "Technical Specifications per Compute Capability"), and the L2 cache
+ * of the generation's data-centre part divided by its SMs. OpenCL reports only the 48 KiB a
+ * work-group may use (too small for the occupancy rule), and as its global memory cache
+ * 32 KiB per SM (4,325,376 bytes on an H100's 132 SMs), not the L2. */
+static void nv_sm_limits(int cc, unsigned sms, cmrscl_device_info *out)
 {
     static const struct {
         int cc;
-        unsigned kib, threads;
-    } table[] = {{30, 48, 2048},   {37, 112, 2048}, {50, 64, 2048},  {52, 96, 2048},
-                 {53, 64, 2048},   {60, 64, 2048},  {61, 96, 2048},  {62, 64, 2048},
-                 {70, 96, 2048},   {72, 96, 2048},  {75, 64, 1024},  {80, 164, 2048},
-                 {86, 100, 1536},  {87, 164, 1536}, {89, 100, 1536}, {90, 228, 2048},
-                 {100, 228, 2048}, {120, 100, 1536}};
+        unsigned smem_kib, threads;
+        uint64_t l2_per_sm; /* bytes */
+    } table[] = {
+        {30, 48, 2048, (1536u << 10) / 15},   {37, 112, 2048, (1536u << 10) / 15},
+        {50, 64, 2048, (2048u << 10) / 16},   {52, 96, 2048, (3072u << 10) / 24},
+        {53, 64, 2048, (256u << 10) / 2},     {60, 64, 2048, (4096u << 10) / 56}, /* P100 */
+        {61, 96, 2048, (3072u << 10) / 30},   {62, 64, 2048, (512u << 10) / 2},
+        {70, 96, 2048, (6144u << 10) / 80},                                       /* V100 */
+        {72, 96, 2048, (512u << 10) / 8},     {75, 64, 1024, (4096u << 10) / 40}, /* T4 */
+        {80, 164, 2048, (40u << 20) / 108},                                       /* A100 */
+        {86, 100, 1536, (6144u << 10) / 84},  {87, 164, 1536, (4096u << 10) / 16},
+        {89, 100, 1536, (72u << 20) / 128}, /* RTX 4090 */
+        {90, 228, 2048, (50u << 20) / 132}, /* H100 SXM: the 50 MB the H200 plans were
+                                               measured against too (docs/PERFORMANCE.md) */
+        {100, 228, 2048, (126u << 20) / 148}, {120, 100, 1536, (96u << 20) / 170}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i)
         if (table[i].cc <= cc) { /* the newest entry not newer than the device */
-            *smem = (uint64_t)table[i].kib * 1024;
-            *threads = table[i].threads;
+            out->local_mem_per_cu_bytes = (uint64_t)table[i].smem_kib * 1024;
+            out->resident_items_per_cu = table[i].threads;
+            out->cache_bytes = table[i].l2_per_sm * sms;
+            out->cache_source = "NVIDIA table: L2 per SM by compute capability";
         }
+}
+
+/* cl_intel_device_attribute_query and cl_amd_device_attribute_query facts. */
+#define CL_DEVICE_NUM_THREADS_PER_EU_INTEL 0x4255
+#define CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD 0x4040
+
+/* Work-items a compute unit keeps resident, the occupancy the plan's rules assume. */
+static void resident_items(cl_device_id d, const char *ext, cmrscl_device_info *out)
+{
+    cl_uint v = 0;
+    out->resident_items_per_cu = 2048; /* unknown devices: Kepler's figure, the paper's */
+    if (!(out->type & CL_DEVICE_TYPE_GPU))
+        return;
+    /* Intel GPUs count EUs as compute units: hardware threads per EU, each one sub-group. */
+    if (strstr(ext, "cl_intel_device_attribute_query") &&
+        clGetDeviceInfo(d, CL_DEVICE_NUM_THREADS_PER_EU_INTEL, sizeof v, &v, NULL) == CL_SUCCESS &&
+        v && out->subgroup_width)
+        out->resident_items_per_cu = v * out->subgroup_width;
+    /* AMD: SIMDs per CU, each with up to 10 wavefronts (GCN; an assumption, not measured). */
+    else if (strstr(ext, "cl_amd_device_attribute_query") &&
+             clGetDeviceInfo(d, CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD, sizeof v, &v, NULL) ==
+                 CL_SUCCESS &&
+             v)
+        out->resident_items_per_cu = v * 10 * out->warp_width;
 }
 
 static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsigned *warp)
@@ -238,75 +277,6 @@ static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsig
         w *= 2;
     *warp = w;
     return st;
-}
-
-/* Runs probe_subgroups on one group of `group` work-items; *width is the sub-group size
- * when every sub-group has it and holds consecutive work-items, else 0. */
-static cmrscl_status run_subgroup_probe(cl_context context, cl_device_id device, cl_kernel k,
-                                        size_t group, unsigned *width)
-{
-    *width = 0;
-    cl_int err;
-    cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
-    cl_mem out = q ? clCreateBuffer(context, CL_MEM_WRITE_ONLY, 8 * group, NULL, &err) : NULL;
-    cl_uint *ids = malloc(8 * group);
-    if (out && ids)
-        err = clSetKernelArg(k, 0, sizeof out, &out);
-    if (out && ids && err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, k, 1, NULL, &group, &group, 0, NULL, NULL);
-    if (out && ids && err == CL_SUCCESS)
-        err = clEnqueueReadBuffer(q, out, CL_TRUE, 0, 8 * group, ids, 0, NULL, NULL);
-    if (out && ids && err == CL_SUCCESS) {
-        unsigned s = ids[0];
-        bool regular = s > 0 && (s & (s - 1)) == 0 && group % s == 0;
-        for (size_t i = 0; regular && i < group; ++i)
-            regular = ids[2 * i] == s && ids[2 * i + 1] == i % s;
-        *width = regular ? s : 0;
-    }
-    free(ids);
-    if (out)
-        clReleaseMemObject(out);
-    if (q)
-        clReleaseCommandQueue(q);
-    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "sub-group probe");
-}
-
-/* cl_khr_subgroups says nothing of the sub-groups' size or layout, so a probe kernel
- * reports them, under the first OpenCL C version that declares the extension. The
- * sub-group reduction runs one sub-group per work-group, the one arrangement that holds
- * whether or not the sub-groups follow the group size. */
-static void probe_subgroups(const device_entry *e, cl_context context, cmrscl_device_info *out)
-{
-    static const struct {
-        const char *std;
-        int version;
-    } stds[] = {{"-cl-std=CL1.2", 12}, {"-cl-std=CL2.0", 20}, {"-cl-std=CL3.0", 30}};
-    cl_int err;
-    cl_context own = context ? NULL : clCreateContext(NULL, 1, &e->device, NULL, NULL, &err);
-    char *src = NULL;
-    if (!own && !context)
-        return;
-    if (program_source("probe.cl", &src) == CMRSCL_OK)
-        for (size_t i = 0; i < 3 && !out->subgroup_width; ++i) {
-            cl_program prog = NULL;
-            cl_kernel k = NULL;
-            if (program_build(context ? context : own, e->device, src, stds[i].std, &prog) !=
-                CMRSCL_OK)
-                continue;
-            unsigned w = 0;
-            if ((k = clCreateKernel(prog, "probe_subgroups", &err)) != NULL &&
-                run_subgroup_probe(context ? context : own, e->device, k, 64, &w) == CMRSCL_OK &&
-                w >= 2) {
-                out->subgroup_width = w;
-                out->subgroup_cl_c = stds[i].version;
-            }
-            if (k)
-                clReleaseKernel(k);
-            clReleaseProgram(prog);
-        }
-    free(src);
-    if (own)
-        clReleaseContext(own);
 }
 
 static cmrscl_status query_warp(const device_entry *e, cl_context context, const char *ext,
@@ -360,6 +330,10 @@ cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_dev
     out->max_alloc_bytes = ul;
     clGetDeviceInfo(e->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul, NULL);
     out->local_mem_bytes = ul;
+    ul = 0;
+    clGetDeviceInfo(e->device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof ul, &ul, NULL);
+    out->cache_bytes = ul;
+    out->cache_source = "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE";
 
     size_t ext_size = 0;
     clGetDeviceInfo(e->device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_size);
@@ -368,7 +342,6 @@ cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_dev
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for device extensions");
     clGetDeviceInfo(e->device, CL_DEVICE_EXTENSIONS, ext_size, ext, NULL);
     out->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
-    out->subgroups = strstr(ext, "cl_khr_subgroups") != NULL;
     if (strstr(ext, "cl_nv_device_attribute_query")) {
         cl_uint major = 0, minor = 0;
         clGetDeviceInfo(e->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major,
@@ -378,24 +351,19 @@ cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_dev
         out->nv_compute_capability = (int)(major * 10 + minor);
     }
     cmrscl_status st = query_warp(e, context, ext, out);
+    if (st == CMRSCL_OK)
+        subgroups_query(e, context, ext, out);
+    /* Occupancy inputs of the HEIGHT rule (plan.c): the local memory of one work-group per
+     * compute unit where nothing better is known. */
+    out->local_mem_per_cu_bytes = out->local_mem_bytes;
+    resident_items(e->device, ext, out);
     free(ext);
     if (st != CMRSCL_OK)
         return st;
-    if (out->subgroups && out->max_work_group_size >= 64)
-        probe_subgroups(e, context, out);
-
-    /* Occupancy inputs of the HEIGHT rule (params.c). Unknown devices: the local memory of
-     * one work-group per compute unit and 2048 resident work-items, Kepler's figures. */
-    out->local_mem_per_cu_bytes = out->local_mem_bytes;
-    out->resident_items_per_cu = 2048;
     if (out->nv_compute_capability >= 30)
-        nv_sm_limits(out->nv_compute_capability, &out->local_mem_per_cu_bytes,
-                     &out->resident_items_per_cu);
+        nv_sm_limits(out->nv_compute_capability, out->compute_units, out);
     /* shfl.sync needs sm_30+ and 32-wide warps. */
     out->warp_shuffle = out->nv_compute_capability >= 30 && out->warp_width == 32;
-    const char *source;
-    out->height_float = plan_default_height(out, CMRSCL_FLOAT, &source);
-    out->height_double = out->fp64 ? plan_default_height(out, CMRSCL_DOUBLE, &source) : 0;
     return CMRSCL_OK;
 }
 

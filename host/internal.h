@@ -7,6 +7,8 @@
 
 #include "cmrscl.h"
 
+#include "../cl/cmrs_abi.h" /* the kernels' contract: sentinels, argument order, option codes */
+
 #include <locale.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -111,13 +113,9 @@ CMRSCL_HIDDEN cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorte
 
 /* ---- cmrs.c: CSR -> CMRS ---- */
 
-/* Entries of zero padding after col_ind (and, on the device, after the values): the
- * segment family reads entries as vectors of up to this many, and the last vector may
- * reach past nnz. */
-#define CMRS_ENTRY_PAD 4
 /* The flag of a long strip (split path) in StripPtr, its top bit at the matrix's entry index
- * width: LONG_STRIP of cl/spmv_common.cl. */
-#define STRIP_PTR_LONG(index_bits) ((uint64_t)1 << ((index_bits)-1))
+ * width (cmrs_abi.h). */
+#define STRIP_PTR_LONG(index_bits) ((uint64_t)1 << CMRS_LONG_STRIP_BIT(index_bits))
 
 /* The values cmrs_build moves with the entries: src (CSR order) converted into dst (CMRS
  * order, nnz + CMRS_ENTRY_PAD elements, the padding zeroed) as each strip is placed, so no
@@ -140,11 +138,6 @@ CMRSCL_HIDDEN cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t
                                        void **perm);
 /* ---- cmrs_modulo.c: the MODULO kernel's layout ---- */
 
-/* col_ind of a hole: a position of the MODULO layout that holds no entry (value 0, and the
- * kernel neither loads x nor adds for it). Never a real entry's col_ind: unpacked columns
- * are below 2^31, and the plan keeps MODULO matrices packed only while the column bits can
- * never be all ones (host/plan.c). */
-#define CMRS_HOLE 0xFFFFFFFFu
 /* The MODULO layout: cmrs (strip_ptr, col_ind with CMRS_ENTRY_PAD zeros after it,
  * row_in_strip; cmrs.values NULL, cmrs.nnz the stored entries), the values in the matrix's
  * precision (stored + CMRS_ENTRY_PAD, holes 0) and the permutation (CSR entry per position,
@@ -189,6 +182,17 @@ CMRSCL_HIDDEN cmrscl_status device_select(const char *selector, device_entry *ou
 /* Fills the facts of a device; `context` (may be NULL) is used for the warp probe. */
 CMRSCL_HIDDEN cmrscl_status device_query(const device_entry *entry, cl_context context,
                                          cmrscl_device_info *out);
+
+/* ---- subgroups.c: the sub-groups of a device, and of a built kernel ---- */
+
+/* Fills the sub-group facts of *out (subgroups .. subgroup_cl_c) from the extensions and
+ * OpenCL C features, checked by probe kernels; warp_width and max_work_group_size first. */
+CMRSCL_HIDDEN void subgroups_query(const device_entry *entry, cl_context context, const char *ext,
+                                   cmrscl_device_info *out);
+/* Whether a kernel built for a SUBGROUP plan has the plan's sub-group width (p->warp) in
+ * work-groups of p->work_group_size; else ERROR_UNSUPPORTED saying what it has. */
+CMRSCL_HIDDEN cmrscl_status subgroups_check_kernel(cmrscl_context ctx, cl_kernel kernel,
+                                                   const cmrscl_params *p);
 
 /* ---- analyze.c: statistics of the rows and the split of long strips ---- */
 
@@ -235,7 +239,7 @@ CMRSCL_HIDDEN void split_count(int32_t rows, const int64_t *row_ptr, int height,
  * SPLIT_NO_STRIP on padding slots). Strip and tile numbers are 32-bit (tiles <= INT32_MAX:
  * the plan checks it); a tile's first entry is an entry index, 64-bit here and narrowed
  * for a 32-bit device (matrix.c). */
-#define SPLIT_NO_STRIP UINT32_MAX /* the kernels' NO_STRIP */
+#define SPLIT_NO_STRIP CMRS_NO_STRIP
 typedef struct split_layout {
     int32_t tile; /* entries per tile; 0: nothing is split */
     int32_t tiles, long_strips;
@@ -249,15 +253,54 @@ CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, in
                                         int32_t tile, int group_tiles, split_layout *out);
 CMRSCL_HIDDEN void split_free(split_layout *s);
 
+/* ---- variants.c: the kernel variants (variants.def) ---- */
+
+/* A kernel family: its file in cl/, defaults, the HEIGHTs the tuner tries and the local memory
+ * a work-group of a plan needs. */
+typedef struct variant_family {
+    cmrscl_kernel kernel;
+    const char *name, *file;
+    int height;              /* default HEIGHT; 0: the device's occupancy rule */
+    int local_warp;          /* lanes per strip without shuffles; 0: the device's warp */
+    const int *tune_heights; /* 0-terminated */
+    uint64_t (*local_bytes)(const cmrscl_params *p, uint64_t value_size);
+} variant_family;
+/* What a variant needs of the device, and the lanes per strip it takes (variants.def). */
+enum { NEEDS_NOTHING = 0, NEEDS_PTX = 1, NEEDS_SUBGROUPS = 2, NEEDS_SG_SHUFFLE = 4 };
+enum { LANES_ANY, LANES_HW_WARP, LANES_32, LANES_SUBGROUP };
+typedef struct kernel_variant {
+    cmrscl_variant pub; /* names, kernel, reduce, file: what the API shows */
+    const variant_family *family;
+    unsigned needs;
+    int lanes;
+    bool in_loops; /* the warp layer is called in loops of lengths that differ between warps */
+} kernel_variant;
+CMRSCL_HIDDEN size_t variant_count(void);
+/* Row i in the plan's order of preference; NULL past the end. */
+CMRSCL_HIDDEN const kernel_variant *variant_at(size_t i);
+CMRSCL_HIDDEN const kernel_variant *variant_find(cmrscl_kernel kernel, cmrscl_reduce reduce);
+CMRSCL_HIDDEN const variant_family *variant_family_of(cmrscl_kernel kernel);
+CMRSCL_HIDDEN const char *variant_family_name(cmrscl_kernel kernel);
+CMRSCL_HIDDEN const char *variant_reduce_name(cmrscl_reduce reduce);
+/* What the device lacks to run the variant, in words; NULL when it has everything. */
+CMRSCL_HIDDEN const char *variant_missing(const cmrscl_device_info *dev, const kernel_variant *v);
+/* The variant's lanes per strip when nobody asks for others. */
+CMRSCL_HIDDEN int variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v);
+/* Why the variant cannot take `warp` lanes per strip on the device; NULL when it can. */
+CMRSCL_HIDDEN const char *variant_lanes_refused(const cmrscl_device_info *dev,
+                                                const kernel_variant *v, int warp);
+/* Whether the variant's work-group must be one warp of `warp` lanes on the device: its warps
+ * part ways (in_loops) where the backend's cannot. */
+CMRSCL_HIDDEN bool variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *v,
+                                    int warp);
+/* Local memory a work-group of the plan needs. */
+CMRSCL_HIDDEN uint64_t variant_local_bytes(const cmrscl_params *p);
+
 /* ---- plan.c: device facts + matrix statistics + options -> the plan and -D string ---- */
 
 /* HEIGHT of the strip kernel from local memory per compute unit, resident work-items and
  * value size (the paper's occupancy rule). */
 CMRSCL_HIDDEN int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
-/* The strip kernel's HEIGHT when nothing else decides: the tuned table's, else the rule's;
- * *source says which ("tuned" or "device rule"). */
-CMRSCL_HIDDEN int plan_default_height(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                      const char **source);
 /* The matrix a plan is chosen for: its shape, RowPtr (for strip lengths) and statistics. */
 typedef struct plan_matrix {
     int32_t rows, cols;
@@ -276,8 +319,9 @@ CMRSCL_HIDDEN cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_pr
 /* A precision the library knows (float or double) that the device can run. */
 CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
                                                  cmrscl_precision precision);
-/* The kernel file of a family ("cmrs_strip.cl", ...). */
-CMRSCL_HIDDEN const char *plan_kernel_file(cmrscl_kernel kernel);
+/* The -D string of a plan whose fields are chosen (plan_choose's last step; the fallback from
+ * sub-groups redoes it). */
+CMRSCL_HIDDEN void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p);
 /* Warps the device keeps resident at once (the occupancy the HEIGHT rule assumes). */
 CMRSCL_HIDDEN double plan_resident_warps(const cmrscl_device_info *dev);
 /* Fewer strips of 64 rows than resident warps: each warp's chain of dependent loads, not
@@ -286,8 +330,19 @@ CMRSCL_HIDDEN bool plan_few_rows(const cmrscl_device_info *dev, int32_t rows);
 /* Entries of the longest strip of `height` rows: from RowPtr, else from the device's table
  * of power-of-two heights; -1 when neither tells. */
 CMRSCL_HIDDEN int64_t plan_longest_strip(const plan_matrix *a, int height);
-/* Local memory a work-group of the plan needs. */
-CMRSCL_HIDDEN uint64_t plan_local_bytes(const cmrscl_params *p);
+
+/* ---- plan_api.c: the whole plan of a matrix ---- */
+
+/* The tuning database's plan for the matrix's class when every option is automatic (and it
+ * still fits), else plan_choose's; *used (may be NULL) receives the options it was made with. */
+CMRSCL_HIDDEN cmrscl_status plan_for_matrix(const cmrscl_device_info *dev,
+                                            cmrscl_precision precision, const plan_matrix *a,
+                                            const cmrscl_options *opt, cmrscl_params *p,
+                                            cmrscl_options *used);
+/* The plan's sizes: rows, cols, nnz, strips, stored entries and the split's counts (tile 0
+ * when nothing splits). */
+CMRSCL_HIDDEN void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips,
+                              cmrscl_params *p);
 
 /* ---- plan_split.c: which strips are split, into what tiles, combined where ---- */
 

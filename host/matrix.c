@@ -8,16 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Kernel arguments (cl/cmrs_*.cl); spmv.c sets x, y, alpha and beta per product. */
-enum {
-    ARG_ROWS,
-    ARG_STRIPS,
-    ARG_FIRST_TILE_GROUP,
-    ARG_TILES,
-    ARG_TILE_ENTRIES,
-    ARG_FIRST_BUFFER /* strip_ptr .. partial, in buffer order */
-};
-enum { COMBINE_ROWS, COMBINE_LONG_STRIPS, COMBINE_LONG_STRIP, COMBINE_FIRST_TILE, COMBINE_PARTIAL };
+/* The kernels' arguments are in the order of cl/cmrs_abi.h; the matrix's buffers follow its
+ * scalars in buffer order (BUF_STRIP_PTR .. BUF_PARTIAL). spmv.c sets x, y, alpha and beta
+ * per product. */
+_Static_assert(CMRS_ARG_STRIP_PTR + BUF_PARTIAL - BUF_STRIP_PTR == CMRS_ARG_PARTIAL &&
+                   CMRS_ARG_PARTIAL + 1 == CMRS_ARG_X,
+               "the matrix buffers are the kernel arguments strip_ptr .. partial, in order");
 
 const char *const matrix_buffer_names[BUF_COUNT] = {
     "strip_ptr", "col_ind",    "row_in_strip", "values",      "tile_start", "tile_strip",
@@ -179,8 +175,12 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
 {
     const cmrscl_params *p = &m->params;
     cl_program prog;
-    cmrscl_status st = program_get(m->ctx, plan_kernel_file(p->kernel), p->build_options, &prog,
-                                   &m->params.build_seconds, &m->params.program_source);
+    double seconds;
+    cmrscl_program_source from;
+    cmrscl_status st = program_get(m->ctx, variant_family_of(p->kernel)->file, p->build_options,
+                                   &prog, &seconds, &from);
+    if (from != CMRSCL_PROGRAM_CONTEXT || m->params.build_seconds == 0.0) /* not the plan's check */
+        m->params.build_seconds = seconds, m->params.program_source = from;
     if (st == CMRSCL_OK)
         st = make_kernel(m, prog, "cmrs_spmv", &m->kernel);
     if (st == CMRSCL_OK && p->long_strips && p->combine != CMRSCL_COMBINE_GROUP)
@@ -195,24 +195,25 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
                            "the kernel runs at most %zu work-items per group on this device, "
                            "fewer than the %d chosen",
                            max_wg, p->work_group_size);
-    cl_uint u[ARG_FIRST_BUFFER] = {(cl_uint)p->rows, (cl_uint)p->strips,
-                                   (cl_uint)m->first_tile_group, (cl_uint)p->tiles,
-                                   (cl_uint)p->tile};
+    cl_uint u[CMRS_ARG_STRIP_PTR] = {(cl_uint)p->rows, (cl_uint)p->strips,
+                                     (cl_uint)m->first_tile_group, (cl_uint)p->tiles,
+                                     (cl_uint)p->tile};
     cl_int err = CL_SUCCESS;
-    for (int i = 0; i < ARG_FIRST_BUFFER; ++i)
+    for (int i = 0; i < CMRS_ARG_STRIP_PTR; ++i)
         err |= clSetKernelArg(m->kernel, (cl_uint)i, sizeof(cl_uint), &u[i]);
-    for (int i = 0; i <= BUF_PARTIAL; ++i)
-        err |=
-            clSetKernelArg(m->kernel, (cl_uint)(ARG_FIRST_BUFFER + i), sizeof(cl_mem), &m->buf[i]);
+    for (int i = BUF_STRIP_PTR; i <= BUF_PARTIAL; ++i)
+        err |= clSetKernelArg(m->kernel, (cl_uint)(CMRS_ARG_STRIP_PTR + i - BUF_STRIP_PTR),
+                              sizeof(cl_mem), &m->buf[i]);
     if (m->combine) {
         cl_uint longs = (cl_uint)p->long_strips;
-        err |= clSetKernelArg(m->combine, COMBINE_ROWS, sizeof(cl_uint), &u[ARG_ROWS]);
-        err |= clSetKernelArg(m->combine, COMBINE_LONG_STRIPS, sizeof longs, &longs);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_ROWS, sizeof(cl_uint), &u[CMRS_ARG_ROWS]);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_LONG_STRIPS, sizeof longs, &longs);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_LONG_STRIP, sizeof(cl_mem),
+                              &m->buf[BUF_LONG_STRIP]);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_FIRST_TILE, sizeof(cl_mem),
+                              &m->buf[BUF_FIRST_TILE]);
         err |=
-            clSetKernelArg(m->combine, COMBINE_LONG_STRIP, sizeof(cl_mem), &m->buf[BUF_LONG_STRIP]);
-        err |=
-            clSetKernelArg(m->combine, COMBINE_FIRST_TILE, sizeof(cl_mem), &m->buf[BUF_FIRST_TILE]);
-        err |= clSetKernelArg(m->combine, COMBINE_PARTIAL, sizeof(cl_mem), &m->buf[BUF_PARTIAL]);
+            clSetKernelArg(m->combine, CMRS_COMBINE_PARTIAL, sizeof(cl_mem), &m->buf[BUF_PARTIAL]);
     }
     if (err != CL_SUCCESS)
         return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for the matrix arguments failed");
@@ -291,15 +292,6 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     return st;
 }
 
-/* Every knob of the plan left to the library; the index width is not one (it changes how
- * entries are counted, not the plan), so a forced width still gets the tuned plan. */
-static bool options_automatic(const cmrscl_options *o)
-{
-    return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
-                  !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint &&
-                  !o->lane_entries);
-}
-
 cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
 {
     *out = NULL;
@@ -315,41 +307,57 @@ cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
     return CMRSCL_OK;
 }
 
+/* A sub-group plan holds only if the compiler gives its kernel the plan's sub-group width
+ * (subgroups.c): the kernel is built now (it stays in the context's cache for the matrix),
+ * and where its width differs the plan takes the local reduction instead, saying why - unless
+ * the user asked for sub-groups, who gets the error. */
+static cmrscl_status check_subgroups(cmrscl_matrix m, cmrscl_precision precision,
+                                     const plan_matrix *a, const cmrscl_options *opt)
+{
+    cmrscl_params *p = &m->params;
+    cl_program prog;
+    cl_kernel k = NULL;
+    cl_int err;
+    cmrscl_status st = program_get(m->ctx, variant_family_of(p->kernel)->file, p->build_options,
+                                   &prog, &p->build_seconds, &p->program_source);
+    if (st == CMRSCL_OK && !(k = clCreateKernel(prog, "cmrs_spmv", &err)))
+        st = cmrscl_fail_cl(err, "clCreateKernel");
+    if (st == CMRSCL_OK)
+        st = subgroups_check_kernel(m->ctx, k, p);
+    if (k)
+        clReleaseKernel(k);
+    if (st != CMRSCL_ERROR_UNSUPPORTED || (opt && opt->reduce == CMRSCL_REDUCE_SUBGROUP))
+        return st;
+    char why[200];
+    snprintf(why, sizeof why, "%s", cmrscl_last_error());
+    cmrscl_options local = {0};
+    if (opt)
+        local = *opt;
+    local.reduce = CMRSCL_REDUCE_LOCAL;
+    st = plan_choose(&m->ctx->info, precision, a, &local, p); /* its kernel: built later */
+    size_t n = strlen(p->plan_reason);
+    snprintf(p->plan_reason + n, sizeof p->plan_reason - n, "; local reduction: %s", why);
+    return st;
+}
+
 cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const plan_matrix *a,
                           const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT],
                           bool *need_row_ptr)
 {
-    cmrscl_context ctx = m->ctx;
     cmrscl_params *p = &m->params;
-    plan_matrix pm = *a;
-    int32_t rows = a->rows, cols = a->cols;
-    /* Every option automatic: a plan cmrscl_matrix_tune found for this class wins. */
-    cmrscl_options tuned;
-    char cls[64];
-    tuning_class(&pm.stats, pm.nnz, cls, sizeof cls);
-    bool from_db = options_automatic(opt) && tuning_db_lookup(&ctx->info, precision, cls, &tuned);
-    if (from_db)
-        tuned.index_bits = opt ? opt->index_bits : 0;
-    cmrscl_status st = plan_choose(&ctx->info, precision, &pm, from_db ? &tuned : opt, p);
-    if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
-        from_db = false, st = plan_choose(&ctx->info, precision, &pm, opt, p);
-    if (st == CMRSCL_OK && from_db) {
-        p->height_source = "tuning database";
-        snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "the tuning database's fastest plan for matrices of class %s", cls);
-    }
+    cmrscl_options used;
+    cmrscl_status st = plan_for_matrix(&m->ctx->info, precision, a, opt, p, &used);
+    if (st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP)
+        st = check_subgroups(m, precision, a, &used);
     if (need_row_ptr)
         *need_row_ptr = st == CMRSCL_OK && p->tile > 0 && !a->row_ptr;
     if (need_row_ptr && *need_row_ptr)
         return CMRSCL_OK;
     if (st == CMRSCL_OK)
-        st = split_build(rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), sp);
+        st = split_build(a->rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), sp);
     if (st != CMRSCL_OK)
         return st;
-    p->rows = rows, p->cols = cols, p->nnz = pm.nnz;
-    p->strips = (int32_t)(((int64_t)rows + p->height - 1) / p->height);
-    p->tile = sp->tile, p->tiles = sp->tiles, p->long_strips = sp->long_strips;
-    p->stored_entries = pm.nnz;
+    plan_sizes(a, sp->tiles, sp->long_strips, p);
     size_t wpg = (size_t)(p->work_group_size / p->warp);
     m->strip_groups = sp->long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
     m->tile_groups = ((size_t)sp->tiles + wpg - 1) / wpg;

@@ -1,13 +1,14 @@
 /* plan.c - the plan: from device facts, the matrix's row statistics (analyze.c) and user
- * options to a kernel family, its parameters, the exact -D string it is compiled with, and
- * the reason in words. Every field falls back user -> tuning database -> matrix rule ->
- * device rule; cmrscl_params records where the plan came from.
+ * options to a kernel variant (variants.c), its parameters, the exact -D string it is compiled
+ * with, and the reason in words. Every field falls back user -> tuning database -> matrix
+ * rule -> device rule; cmrscl_params records where the plan came from.
  *
- * The matrix rule for GPUs with warp shuffles (measured on an H200, docs/PERFORMANCE.md
- * "The plan"):
+ * The matrix rule for GPUs whose lanes can talk - NVIDIA's shuffles, or sub-groups with
+ * shuffles - from the device's facts (resident warps, last-level cache, warp or sub-group
+ * width); measured on an H200 (docs/PERFORMANCE.md "The plan"):
  *   long rows (mu >= PLAN_LONG_ROWS) -> strip family, HEIGHT 1: CSR-vector, one warp per
  *                                      row; the matrix streamed past L2 when it does not
- *                                      fit there (L2_BYTES);
+ *                                      fit there (cache_bytes);
  *   medium rows (mu >= MEDIUM_ROWS, -> strip family, Algorithm 1 with column-ordered strips,
  *   or SCATTERED_FLOAT_ROWS for        HEIGHT 16 (float) or 8 (double); the matrix
  *   scattered rows in float)           streamed past L2 in float, and in double when the
@@ -17,15 +18,20 @@
  *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
  *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
  *   PLAN_LONG_ROWS)                 -> strip family, HEIGHT 8: short strips, short chains
- *                                      of loads, the matrix left in L2 when it fits there
- *                                      (L2_BYTES), else streamed past it;
+ *                                      of loads, the matrix left in L2 when it fits there,
+ *                                      else streamed past it;
  *                                      but HEIGHT 1 without a split when HEIGHT 8 would
  *                                      split, all rows fit VECTOR_WAVES waves of warps and
  *                                      no row is longer than VECTOR_CHAIN.
  *   Any strip longer than 2 tiles and PLAN_SPLIT_FROM entries is split (plan_split.c).
- * The segment family needs warp shuffles to be fast on a GPU; GPUs without them keep the
- * strip family with the device rule's HEIGHT, and CPUs walk each strip with one work-item
- * (the segment family without lanes).
+ * The streaming hint is NVIDIA's (inline PTX); other GPUs take the same families and HEIGHTs
+ * (not yet measured there). GPUs whose lanes cannot talk keep the strip family: CSR-vector for
+ * long rows, else the device rule's HEIGHT; CPUs walk each strip with one work-item (the
+ * segment family without lanes: measured fastest on Intel's and PoCL's CPU runtimes,
+ * docs/PORTABILITY.md).
+ * The variant - the family's backend of the warp layer - is the first of the family's rows in
+ * the variant table that the device runs (NVIDIA shuffles, then sub-groups, then local
+ * memory), unless the user names one.
  *
  * The device rule for HEIGHT (paper, section 6.3): each work-item of the strip kernel keeps
  * HEIGHT partial sums in local memory, so HEIGHT limits how many work-items fit on a
@@ -49,26 +55,11 @@
 #define SCATTERED_FLOAT_ROWS 3.5 /* ... and from which it wins on scattered rows in float */
 #define SEGMENT_ROWS 64          /* rows per strip of the segment family (scattered rows) */
 #define SHORT_STRIP_MU 2.0       /* mu from which few-row matrices fill HEIGHT 8 strips enough */
-#define L2_BYTES (50u << 20)     /* L2 of the H100/H200 measured: OpenCL does not report it */
 #define VECTOR_WAVES 4 /* few-row matrices whose rows all get a warp within this many waves... */
 #define VECTOR_CHAIN                                                                               \
     2048 /* ... and whose longest row is at most this long: CSR-vector beats HEIGHT 8 strips       \
             split (4096 against the second kernel, session 6; 2048 against the in-group            \
             combine, session 9: rajat01's 1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x) */
-
-/* Measured optima of the strip kernel's HEIGHT, searched by `cmrscl-run tune`; first
- * match of the device name wins. Each entry says where it was measured. */
-static const struct {
-    const char *device_name;
-    cmrscl_precision precision;
-    int height;
-} tuned[] = {
-    /* NVIDIA H200, OpenCL 3.0 CUDA 13.0, stencil27:100 and random:1000000:4, 2026-11-21:
-     * the rule's 14 for double ran 12% slower than 16; 16 for float is the rule's too. */
-    {"H200", CMRSCL_FLOAT, 16},
-    {"H200", CMRSCL_DOUBLE, 16},
-    {NULL, CMRSCL_FLOAT, 0}, /* terminator */
-};
 
 int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
 {
@@ -84,34 +75,7 @@ int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
     return h < 1 ? 1 : (int)h;
 }
 
-int plan_default_height(const cmrscl_device_info *dev, cmrscl_precision precision,
-                        const char **source)
-{
-    for (size_t i = 0; tuned[i].device_name; ++i)
-        if (tuned[i].precision == precision && strstr(dev->device_name, tuned[i].device_name)) {
-            *source = "tuned";
-            return tuned[i].height;
-        }
-    *source = "device rule";
-    return plan_rule_height(dev, precision);
-}
-
-const char *plan_kernel_file(cmrscl_kernel kernel)
-{
-    return kernel == CMRSCL_KERNEL_SEGMENT  ? "cmrs_segment.cl"
-           : kernel == CMRSCL_KERNEL_MODULO ? "cmrs_modulo.cl"
-                                            : "cmrs_strip.cl";
-}
-
 static bool power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
-static int pow2_at_least(double v)
-{
-    int p = 1;
-    while (p < v && p < (1 << 30))
-        p *= 2;
-    return p;
-}
-
 double plan_resident_warps(const cmrscl_device_info *dev)
 {
     unsigned hw_warp = dev->warp_width ? dev->warp_width : 32;
@@ -142,29 +106,41 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     const cmrscl_matrix_stats *st = &a->stats;
     if (!dev->warp_shuffle && (dev->type & CL_DEVICE_TYPE_CPU)) {
         /* A CPU core walks a strip best alone: the segment family with one work-item per
-         * strip reads each row once, in order, with no lanes to combine. */
+         * strip reads each row once, in order, with no lanes to combine (measured against the
+         * sub-group variants on Intel's and PoCL's CPU runtimes, docs/PORTABILITY.md). */
         p->kernel = CMRSCL_KERNEL_SEGMENT;
+        p->reduce = CMRSCL_REDUCE_LOCAL;
         p->height = 32;
         p->height_source = "device rule";
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "a CPU device: one work-item walks each strip of 32 rows (segment kernel)");
         return;
     }
-    if (!dev->warp_shuffle) {
+    p->height_source = "matrix rule";
+    if (!dev->warp_shuffle && !(dev->subgroup_width && dev->subgroup_shuffle)) {
+        /* Lanes that cannot talk but through group barriers: the strip family, whose local
+         * tree pays one barrier per halving; a warp per row for long rows. */
         p->kernel = CMRSCL_KERNEL_STRIP;
-        p->height = plan_default_height(dev, precision, &p->height_source);
+        bool long_rows = st->mu >= PLAN_LONG_ROWS;
+        p->height = long_rows ? 1 : plan_rule_height(dev, precision);
+        if (!long_rows)
+            p->height_source = "device rule";
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "no warp shuffles on this device: strip kernel with the %s's HEIGHT",
-                 p->height_source);
+                 "no warp shuffles or sub-groups on this device: strip kernel, %s",
+                 long_rows ? "long rows: one warp per row (CSR-vector)"
+                           : "HEIGHT from the device's occupancy rule");
         return;
     }
-    p->height_source = "matrix rule";
-    bool beyond_l2 = (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > L2_BYTES;
+    /* The matrix arrays are streamed past the cache with NVIDIA's evict-first loads (PTX). */
+    bool ptx = dev->warp_shuffle;
+    bool beyond_l2 =
+        (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > (double)dev->cache_bytes;
     bool scattered = st->col_spread >= LOCAL_SPREAD;
     /* Medium and short rows: streaming the matrix past L2 keeps x there. It pays in float,
      * and in double where x is gathered from all over (R-MAT 1.5-2.5% faster, run 48), not
      * from a band (27-point stencil 2% slower, 7- and 5-point 2.5-5% slower; runs 47-48). */
-    bool stream = precision == CMRSCL_FLOAT || scattered;
+    bool stream = ptx && (precision == CMRSCL_FLOAT || scattered);
+    beyond_l2 = ptx && beyond_l2;
     /* Few rows: short strips make short chains of loads. */
     bool few_rows = plan_few_rows(dev, a->rows);
     bool short_chain = a->rows <= VECTOR_WAVES * plan_resident_warps(dev) &&
@@ -230,8 +206,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
 }
 
 /* MODULO's slot sets: the user's, else 8 (the paper's), or the warp when narrower; a power
- * of two dividing the warp, so that lane % MODULO classes split every step evenly. Its
- * steps synchronise with group barriers under the local reduction: one warp per group. */
+ * of two dividing the warp, so that lane % MODULO classes split every step evenly. */
 static cmrscl_status choose_modulo(const cmrscl_options *opt, cmrscl_params *p)
 {
     if (p->warp < 2)
@@ -242,46 +217,32 @@ static cmrscl_status choose_modulo(const cmrscl_options *opt, cmrscl_params *p)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "modulo %d must divide the warp of %d lanes per strip", p->modulo,
                            p->warp);
-    if (p->reduce == CMRSCL_REDUCE_LOCAL && p->work_group_size != p->warp)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "the MODULO kernel with the local reduction runs one warp per group "
-                           "(work-group %d, warp %d)",
-                           p->work_group_size, p->warp);
     return CMRSCL_OK;
 }
 
+/* Lanes per strip and the work-group of variant v: the user's, else the variant's. A variant
+ * whose warps part ways where the device's cannot (variant_one_warp: emulated shuffles and
+ * MODULO's steps on the LOCAL backend; sub-groups tied together) runs one warp per group. */
 static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl_options *opt,
-                                     cmrscl_params *p)
+                                     const kernel_variant *v, cmrscl_params *p)
 {
-    bool segment = p->kernel == CMRSCL_KERNEL_SEGMENT;
-    bool modulo = p->kernel == CMRSCL_KERNEL_MODULO;
-    if (opt->warp)
-        p->warp = opt->warp;
-    else if (p->reduce == CMRSCL_REDUCE_SUBGROUP)
-        p->warp = (int)dev->subgroup_width;
-    else if (segment) /* without shuffles: one work-item walks each strip */
-        p->warp = p->reduce == CMRSCL_REDUCE_SHUFFLE ? 32 : 1;
-    else
-        p->warp = (int)dev->warp_width;
-    /* several lanes of the segment family without shuffles: emulated warp primitives */
-    bool emulated = segment && p->reduce == CMRSCL_REDUCE_LOCAL && p->warp > 1;
+    p->warp = opt->warp ? opt->warp : variant_default_warp(dev, v);
     if (!power_of_two(p->warp) || p->warp > 1024)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "warp %d is not a power of two in 1..1024", p->warp);
-    if (segment && p->warp > 32)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "the segment kernel takes at most 32 lanes per strip (warp %d)",
-                           p->warp);
+    bool one_warp = variant_one_warp(dev, v, p->warp);
     if (opt->work_group_size) {
         p->work_group_size = opt->work_group_size;
         if (p->work_group_size < p->warp || p->work_group_size % p->warp)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                                "work-group size %d is not a multiple of the warp width %d",
                                p->work_group_size, p->warp);
-    } else if (emulated || p->reduce == CMRSCL_REDUCE_SUBGROUP ||
-               (modulo && p->reduce == CMRSCL_REDUCE_LOCAL)) {
-        /* The emulated warp primitives and MODULO's steps use group barriers; sub-groups run
-         * one per group. */
+        if (one_warp && p->work_group_size != p->warp)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "the %s variant with %d lanes per strip runs one warp per "
+                               "work-group (work-group %d)",
+                               v->pub.name, p->warp, p->work_group_size);
+    } else if (one_warp) {
         p->work_group_size = p->warp;
     } else {
         p->work_group_size = p->warp > DEFAULT_WORK_GROUP ? p->warp : DEFAULT_WORK_GROUP;
@@ -292,60 +253,61 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
                            "work-group size %d exceeds the device's maximum of %u",
                            p->work_group_size, dev->max_work_group_size);
-    if (p->reduce == CMRSCL_REDUCE_SUBGROUP && p->work_group_size != p->warp)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "the sub-group reduction runs one sub-group per group (work-group "
-                           "%d, warp %d)",
-                           p->work_group_size, p->warp);
-    if (emulated && p->work_group_size != p->warp)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "the segment kernel without warp shuffles runs one warp per group "
-                           "(work-group %d, warp %d)",
-                           p->work_group_size, p->warp);
-    return modulo ? choose_modulo(opt, p) : CMRSCL_OK;
+    return p->kernel == CMRSCL_KERNEL_MODULO ? choose_modulo(opt, p) : CMRSCL_OK;
 }
 
-/* The reduction: the user's, else shuffles where the device has them, else sub-groups
- * where the probe found them (strip family), else local memory. */
-static cmrscl_status choose_reduce(const cmrscl_device_info *dev, const cmrscl_options *opt,
-                                   cmrscl_params *p)
+/* Whether variant v runs on the device with the user's lanes per strip and work-group; why
+ * not in *why. */
+static bool variant_fits(const cmrscl_device_info *dev, const kernel_variant *v,
+                         const cmrscl_options *opt, bool check_group, const char **why)
 {
-    bool segment = p->kernel == CMRSCL_KERNEL_SEGMENT;
-    bool modulo = p->kernel == CMRSCL_KERNEL_MODULO; /* shuffles only for bar.warp.sync */
-    int warp = opt->warp ? opt->warp : segment ? 32 : (int)dev->warp_width;
-    bool shuffle_ok = dev->warp_shuffle && warp <= 32 &&
-                      (segment  ? warp == 32
-                       : modulo ? true
-                                : p->height <= 32 && pow2_at_least(p->height) <= warp);
-    bool subgroup_ok =
-        !segment && dev->subgroup_width && (!opt->warp || opt->warp == (int)dev->subgroup_width);
-    switch (opt->reduce) {
-    case CMRSCL_REDUCE_SHUFFLE:
-        if (!shuffle_ok)
+    int warp = opt->warp ? opt->warp : variant_default_warp(dev, v);
+    int group = check_group ? opt->work_group_size : 0;
+    *why = variant_missing(dev, v);
+    if (!*why)
+        *why = variant_lanes_refused(dev, v, warp);
+    if (!*why && group && warp > 0 &&
+        (group % warp || (variant_one_warp(dev, v, warp) && group != warp)))
+        *why = "the work-group asked for is not made of its warps";
+    return *why == NULL;
+}
+
+/* The variant of the family (variant table): the user's reduction, else the matrix rule's
+ * where the device runs it, else the first of the family's rows the device runs - with the
+ * user's work-group where one does, else the first that runs (choose_geometry then says what
+ * is wrong with the work-group). */
+static cmrscl_status choose_variant(const cmrscl_device_info *dev, const cmrscl_options *opt,
+                                    cmrscl_params *p, const kernel_variant **out)
+{
+    const char *why = NULL;
+    if (opt->reduce) {
+        const kernel_variant *v = variant_find(p->kernel, opt->reduce);
+        if (!v || !variant_fits(dev, v, opt, false, &why))
             return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                               "the shuffle reduction needs an NVIDIA device (sm_30+), warp 32 "
-                               "and height <= 32 (device \"%s\", warp %d, height %d)",
-                               dev->device_name, warp, p->height);
-        break;
-    case CMRSCL_REDUCE_SUBGROUP:
-        if (!subgroup_ok)
-            return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                               "the sub-group reduction needs the strip kernel and a device "
-                               "with probed cl_khr_subgroups whose width is the warp (device "
-                               "\"%s\", sub-group width %u, warp %d)",
-                               dev->device_name, dev->subgroup_width, warp);
-        break;
-    case CMRSCL_REDUCE_LOCAL: break;
-    default: /* sub-groups run one per group: not when the user's group is wider */
-        subgroup_ok = subgroup_ok &&
-                      (!opt->work_group_size || opt->work_group_size == (int)dev->subgroup_width);
-        p->reduce = shuffle_ok    ? CMRSCL_REDUCE_SHUFFLE
-                    : subgroup_ok ? CMRSCL_REDUCE_SUBGROUP
-                                  : CMRSCL_REDUCE_LOCAL;
+                               "the %s/%s variant on device \"%s\" (%d lanes per strip asked): %s",
+                               variant_family_name(p->kernel), variant_reduce_name(opt->reduce),
+                               dev->device_name, opt->warp, v ? why : "no such variant");
+        *out = v;
         return CMRSCL_OK;
     }
-    p->reduce = opt->reduce;
-    return CMRSCL_OK;
+    const kernel_variant *preferred = p->reduce ? variant_find(p->kernel, p->reduce) : NULL;
+    for (int check_group = 1; check_group >= 0; --check_group) {
+        if (preferred && variant_fits(dev, preferred, opt, check_group, &why)) {
+            *out = preferred;
+            return CMRSCL_OK;
+        }
+        for (size_t i = 0; i < variant_count(); ++i) {
+            const kernel_variant *v = variant_at(i);
+            if (v->pub.kernel == p->kernel && variant_fits(dev, v, opt, check_group, &why)) {
+                *out = v;
+                return CMRSCL_OK;
+            }
+        }
+    }
+    return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                       "no variant of the %s family runs on device \"%s\" with %d lanes per strip "
+                       "(the last refused: %s)",
+                       variant_family_name(p->kernel), dev->device_name, opt->warp, why);
 }
 
 static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_matrix *a,
@@ -474,19 +436,6 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
     return CMRSCL_OK;
 }
 
-uint64_t plan_local_bytes(const cmrscl_params *p)
-{
-    uint64_t vs = cmrscl_precision_size(p->precision);
-    if (p->kernel == CMRSCL_KERNEL_SEGMENT)
-        return p->reduce == CMRSCL_REDUCE_LOCAL && p->warp > 1 ? (uint64_t)p->warp * (vs + 4) : 0;
-    if (p->kernel == CMRSCL_KERNEL_MODULO)
-        return (uint64_t)(p->work_group_size / p->warp) * (uint64_t)p->modulo *
-               (uint64_t)p->height * vs;
-    if (p->height == 1 && p->reduce != CMRSCL_REDUCE_LOCAL)
-        return 0;
-    return (uint64_t)p->work_group_size * (uint64_t)p->height * vs;
-}
-
 cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
                           const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
@@ -503,23 +452,23 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         matrix_rule(dev, precision, a, p);
     } else {
         p->kernel = opt->kernel ? opt->kernel : CMRSCL_KERNEL_STRIP;
-        p->height = plan_default_height(dev, precision, &p->height_source);
-        if (p->kernel == CMRSCL_KERNEL_SEGMENT)
-            p->height = 32, p->height_source = "matrix rule";
-        if (p->kernel == CMRSCL_KERNEL_MODULO) /* the paper's fixed HEIGHT (section 7) */
-            p->height = 16, p->height_source = "paper";
-        snprintf(p->plan_reason, sizeof p->plan_reason, "%s kernel chosen by the user",
-                 p->kernel == CMRSCL_KERNEL_SEGMENT  ? "segment"
-                 : p->kernel == CMRSCL_KERNEL_MODULO ? "MODULO"
-                                                     : "strip");
+        const variant_family *f = variant_family_of(p->kernel);
+        p->height = f->height ? f->height : plan_rule_height(dev, precision);
+        p->height_source = p->kernel == CMRSCL_KERNEL_MODULO ? "paper" /* section 7 */
+                           : f->height                       ? "family default"
+                                                             : "device rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason, "%s kernel chosen by the user", f->name);
     }
     if (opt->height) {
         p->height = opt->height;
         p->height_source = "user";
     }
-    st = choose_reduce(dev, opt, p);
-    if (st == CMRSCL_OK)
-        st = choose_geometry(dev, opt, p);
+    const kernel_variant *v = NULL;
+    st = choose_variant(dev, opt, p, &v);
+    if (st == CMRSCL_OK) {
+        p->reduce = v->pub.reduce;
+        st = choose_geometry(dev, opt, v, p);
+    }
     if (st == CMRSCL_OK)
         st = choose_layout(dev, a, opt, p);
     if (st == CMRSCL_OK)
@@ -532,29 +481,42 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         p->lane_entries = opt->lane_entries ? opt->lane_entries
                           : p->lane_entries ? p->lane_entries
                                             : 4;
-    uint64_t local = plan_local_bytes(p);
+    uint64_t local = variant_local_bytes(p);
     if (local > dev->local_mem_bytes)
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
                            "height %d x work-group %d x %zu-byte values need %llu bytes of local "
                            "memory; the device offers %llu",
                            p->height, p->work_group_size, cmrscl_precision_size(precision),
                            (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
-    snprintf(p->build_options, sizeof p->build_options,
-             "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
-             "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
-             "-DGROUP_COMBINE=%d",
-             p->reduce != CMRSCL_REDUCE_SUBGROUP ? "1.2"
-             : dev->subgroup_cl_c == 30          ? "3.0"
-             : dev->subgroup_cl_c == 20          ? "2.0"
-                                                 : "1.2",
-             (int)p->kernel, p->height, p->warp, p->work_group_size, precision == CMRSCL_DOUBLE,
-             p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
-             (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
-             p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
-             p->combine == CMRSCL_COMBINE_GROUP);
-    if (p->modulo) {
-        size_t n = strlen(p->build_options);
-        snprintf(p->build_options + n, sizeof p->build_options - n, " -DMODULO=%d", p->modulo);
-    }
+    plan_build_options(dev, p);
     return CMRSCL_OK;
+}
+
+void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
+{
+    bool sub = p->reduce == CMRSCL_REDUCE_SUBGROUP;
+    int n = snprintf(
+        p->build_options, sizeof p->build_options,
+        "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
+        "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
+        "-DGROUP_COMBINE=%d",
+        !sub                       ? "1.2"
+        : dev->subgroup_cl_c == 30 ? "3.0"
+        : dev->subgroup_cl_c == 20 ? "2.0"
+                                   : "1.2",
+        (int)p->kernel, p->height, p->warp, p->work_group_size, p->precision == CMRSCL_DOUBLE,
+        p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
+        (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
+        p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
+        p->combine == CMRSCL_COMBINE_GROUP);
+    /* Sub-groups: fixed to the plan's width where the device lets a kernel ask for one (else
+     * the built kernel's own width is checked, subgroups.c), and the shuffles it has. */
+    if (sub && n > 0 && (size_t)n < sizeof p->build_options)
+        n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
+                      " -DREQD_SUBGROUP=%d -DSG_RELATIVE=%d",
+                      dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
+                      dev->subgroup_relative);
+    if (p->modulo && n > 0 && (size_t)n < sizeof p->build_options)
+        snprintf(p->build_options + n, sizeof p->build_options - (size_t)n, " -DMODULO=%d",
+                 p->modulo);
 }

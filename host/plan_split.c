@@ -79,7 +79,7 @@ static void grow_group(const cmrscl_device_info *dev, const cmrscl_options *opt,
     while (wants_more_warps(p, longest, long_rows) && 2 * wg <= GROUP_MAX_WG &&
            2 * wg <= (int)dev->max_work_group_size) {
         p->work_group_size = 2 * wg;
-        if (plan_local_bytes(p) > dev->local_mem_bytes)
+        if (variant_local_bytes(p) > dev->local_mem_bytes)
             break;
         wg = p->work_group_size;
     }

@@ -130,27 +130,35 @@ static void dump_binary(cl_program prog, const char *options)
     free(bin);
 }
 
-/* The source of a kernel family: the shared spmv_common.cl, then the family's file. */
+/* What every SpMV program is built from, before the family's own file: the host's contract
+ * (sentinels, argument order, option codes), the shared options and helpers, the warp layer. */
+static const char *const program_prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl"};
+#define PRELUDE_FILES (sizeof program_prelude / sizeof program_prelude[0])
+
+/* The source of a program: the prelude, then the family's (or convert.cl's) file. */
 static cmrscl_status family_source(const char *file, char **out)
 {
-    char *common = NULL, *family = NULL;
+    char *part[PRELUDE_FILES + 1] = {NULL};
+    size_t length[PRELUDE_FILES + 1], total = 0;
+    cmrscl_status st = CMRSCL_OK;
     *out = NULL;
-    cmrscl_status st = program_source("spmv_common.cl", &common);
-    if (st == CMRSCL_OK)
-        st = program_source(file, &family);
-    if (st == CMRSCL_OK) {
-        size_t a = strlen(common), b = strlen(family);
-        *out = malloc(a + b + 2);
-        if (*out) {
-            memcpy(*out, common, a);
-            (*out)[a] = '\n';
-            memcpy(*out + a + 1, family, b + 1);
-        } else {
-            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for kernel %s", file);
-        }
+    for (size_t i = 0; i <= PRELUDE_FILES && st == CMRSCL_OK; ++i) {
+        st = program_source(i < PRELUDE_FILES ? program_prelude[i] : file, &part[i]);
+        length[i] = st == CMRSCL_OK ? strlen(part[i]) : 0;
+        total += length[i] + 1;
     }
-    free(common);
-    free(family);
+    char *text = st == CMRSCL_OK ? malloc(total + 1) : NULL;
+    if (st == CMRSCL_OK && !text)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for kernel %s", file);
+    for (size_t i = 0, at = 0; text && i <= PRELUDE_FILES; ++i) {
+        memcpy(text + at, part[i], length[i]);
+        at += length[i];
+        text[at++] = '\n';
+        text[at] = '\0';
+    }
+    for (size_t i = 0; i <= PRELUDE_FILES; ++i)
+        free(part[i]);
+    *out = text;
     return st;
 }
 

@@ -9,9 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per-product arguments: of cmrs_spmv (after the matrix's), and of cmrs_combine. */
-enum { ARG_X = 12, ARG_Y, ARG_ALPHA, ARG_BETA };
-enum { COMBINE_Y = 5, COMBINE_ALPHA, COMBINE_BETA };
+/* Per-product arguments of cmrs_spmv and cmrs_combine: cl/cmrs_abi.h. */
 
 /* A buffer a kernel will touch: right context and at least `need` bytes. */
 cmrscl_status buffer_check(cl_context context, cl_mem buf, size_t need, const char *name)
@@ -100,12 +98,12 @@ cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
         return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueMarkerWithWaitList");
     }
     cl_mem xarg = p->cols > 0 ? x : NULL;
-    err = set_scalars(m->kernel, ARG_ALPHA, p->precision, alpha, beta);
-    err |= clSetKernelArg(m->kernel, ARG_X, sizeof(cl_mem), &xarg);
-    err |= clSetKernelArg(m->kernel, ARG_Y, sizeof(cl_mem), &y);
+    err = set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
+    err |= clSetKernelArg(m->kernel, CMRS_ARG_X, sizeof(cl_mem), &xarg);
+    err |= clSetKernelArg(m->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
     if (m->combine) {
-        err |= set_scalars(m->combine, COMBINE_ALPHA, p->precision, alpha, beta);
-        err |= clSetKernelArg(m->combine, COMBINE_Y, sizeof(cl_mem), &y);
+        err |= set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
     }
     if (err != CL_SUCCESS)
         return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for x, y, alpha or beta failed");

@@ -1,7 +1,7 @@
-/* tune.c - cmrscl_matrix_tune: the measured side of the plan. Candidate plans (the kernel
- * families over their HEIGHTs and reductions, then the streaming cache hint on the best
- * few) are built, checked against the CPU double reference and timed on the actual matrix;
- * the fastest by median device time is kept and recorded in the tuning database. */
+/* tune.c - cmrscl_matrix_tune: the measured side of the plan. Candidate plans (the variant
+ * table's rows the device runs, over their families' HEIGHTs, then the streaming cache hint
+ * on the best few) are built, checked against the CPU double reference and timed on the actual
+ * matrix; the fastest by median device time is kept and recorded in the tuning database. */
 #include "internal.h"
 
 #include <math.h>
@@ -9,34 +9,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CANDIDATES 32
+#define MAX_CANDIDATES 64
 #define HINT_RETRIES 3 /* the best plans retried with the streaming cache hint */
 
-static int add(cmrscl_options *c, int n, cmrscl_kernel kernel, int height, int warp)
+static int add(cmrscl_options *c, int n, const kernel_variant *v, int height, int warp)
 {
     if (n == MAX_CANDIDATES)
         return n;
     memset(&c[n], 0, sizeof c[n]);
-    c[n].kernel = kernel;
+    c[n].kernel = v->pub.kernel;
+    c[n].reduce = v->pub.reduce;
     c[n].height = height;
     c[n].warp = warp;
     return n + 1;
 }
 
-/* The plan space: Algorithm 1 at the HEIGHTs that matter (1 is CSR-vector), CSR-vector on
- * narrower lane groups where shuffles allow them, and the segment family's tall strips. */
+/* The plan space, from the variant table: every variant the device runs, at its family's
+ * HEIGHTs with its own lanes per strip (HEIGHT 1 of the strip family is CSR-vector); and
+ * CSR-vector on narrower lane groups where the variant's lanes can talk (shuffles, or
+ * sub-groups kernels can be fixed to). */
 static int candidates(const cmrscl_device_info *dev, cmrscl_options *c)
 {
-    static const int strip_heights[] = {1, 2, 4, 8, 12, 16};
-    static const int segment_heights[] = {16, 32, 64, 128, 256};
     int n = 0;
-    for (size_t i = 0; i < sizeof strip_heights / sizeof *strip_heights; ++i)
-        n = add(c, n, CMRSCL_KERNEL_STRIP, strip_heights[i], 0);
-    if (dev->warp_shuffle)
-        for (int w = 4; w <= 16; w *= 2)
-            n = add(c, n, CMRSCL_KERNEL_STRIP, 1, w);
-    for (size_t i = 0; i < sizeof segment_heights / sizeof *segment_heights; ++i)
-        n = add(c, n, CMRSCL_KERNEL_SEGMENT, segment_heights[i], 0);
+    for (size_t i = 0; i < variant_count(); ++i) {
+        const kernel_variant *v = variant_at(i);
+        if (variant_missing(dev, v))
+            continue;
+        for (const int *h = v->family->tune_heights; *h; ++h)
+            n = add(c, n, v, *h, 0);
+        bool talks = v->pub.reduce != CMRSCL_REDUCE_LOCAL;
+        for (int w = 4; talks && v->pub.kernel == CMRSCL_KERNEL_STRIP && w <= 16; w *= 2)
+            if (w != variant_default_warp(dev, v) && !variant_lanes_refused(dev, v, w))
+                n = add(c, n, v, 1, w);
+    }
     return n;
 }
 

@@ -65,10 +65,13 @@ static bool parse_options(const char *text, cmrscl_options *o)
     if (sscanf(text, "k%d h%d w%d g%d o%d r%d t%d c%d l%d", &k, &h, &w, &g, &ord, &r, &t, &c, &l) !=
         9)
         return false;
-    if (k < 0 || k > CMRSCL_KERNEL_SEGMENT || h < 0 || h > CMRSCL_MAX_HEIGHT || w < 0 || w > 1024 ||
-        g < 0 || g > 65536 || ord < 0 || ord > CMRSCL_ORDER_COLUMNS || r < 0 ||
-        r > CMRSCL_REDUCE_SUBGROUP || t < -1 || c < 0 || c > CMRSCL_CACHE_HINT_STREAM || l < 0 ||
-        l > CMRSCL_LAYOUT_UNPACKED)
+    /* a kernel and reduction given together name a row of the variant table */
+    bool variant =
+        k && r ? variant_find((cmrscl_kernel)k, (cmrscl_reduce)r) != NULL
+               : k >= 0 && k <= CMRSCL_KERNEL_MODULO && r >= 0 && r <= CMRSCL_REDUCE_SUBGROUP;
+    if (!variant || h < 0 || h > CMRSCL_MAX_HEIGHT || w < 0 || w > 1024 || g < 0 || g > 65536 ||
+        ord < 0 || ord > CMRSCL_ORDER_COLUMNS || t < -1 || c < 0 || c > CMRSCL_CACHE_HINT_STREAM ||
+        l < 0 || l > CMRSCL_LAYOUT_UNPACKED)
         return false;
     memset(o, 0, sizeof *o);
     o->kernel = (cmrscl_kernel)k, o->height = h, o->warp = w, o->work_group_size = g;

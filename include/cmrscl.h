@@ -65,19 +65,34 @@ typedef struct cmrscl_device_info {
     uint64_t max_alloc_bytes;
     uint64_t local_mem_bytes;        /* CL_DEVICE_LOCAL_MEM_SIZE: per work-group */
     uint64_t local_mem_per_cu_bytes; /* what the HEIGHT rule assumes per compute unit */
-    unsigned resident_items_per_cu;  /* what the HEIGHT rule assumes (occupancy target) */
-    unsigned warp_width;
+    unsigned resident_items_per_cu;  /* work-items a compute unit keeps resident (occupancy) */
+    uint64_t cache_bytes;            /* the last-level cache the plan assumes (matrices that
+                                        fit it stay there) */
+    const char *cache_source;        /* where cache_bytes comes from (static string) */
+    unsigned warp_width;             /* the hardware's SIMD width (warp, wavefront) */
     cmrscl_warp_source warp_source;
-    int fp64;                  /* cl_khr_fp64 */
-    int subgroups;             /* cl_khr_subgroups */
-    int warp_shuffle;          /* a genuine warp shuffle is available (NVIDIA inline PTX) */
-    unsigned subgroup_width;   /* cl_khr_subgroups probed: lanes per sub-group, laid out as
-                                  consecutive work-items; 0 when absent or irregular */
+    int fp64;         /* cl_khr_fp64 */
+    int warp_shuffle; /* NVIDIA's warp shuffles (inline PTX): the SHUFFLE reduction */
+    /* Sub-groups, the SUBGROUP reduction (cl/warp.cl). Each fact below was checked by a probe
+     * kernel at query time: an implementation may list what it does not do. */
+    int subgroups;             /* listed: cl_khr_subgroups, or OpenCL C 3.0's feature
+                                  __opencl_c_subgroups (3.0 devices need not list the
+                                  extension) */
+    unsigned subgroup_width;   /* lanes per sub-group the plans use (consecutive work-items,
+                                  checked); 0: no usable sub-groups */
+    unsigned subgroup_widths;  /* the widths kernels can be fixed to, OR-ed (each a power of
+                                  two: intel_reqd_sub_group_size, each checked); 0: only the
+                                  compiler's own, checked on every kernel built */
+    int subgroup_shuffle;      /* sub_group_shuffle(_xor) of cl_khr_subgroup_shuffle work:
+                                  what the strip and segment families' sub-group path needs */
+    int subgroup_relative;     /* ... and sub_group_shuffle_up/down (shuffle_relative) */
+    int subgroup_apart;        /* the sub-groups of one work-group may take different paths
+                                  (loops of different lengths with shuffles in them); where
+                                  not (PoCL 5 runs sub-group functions as group barriers),
+                                  families that need it run one sub-group per work-group */
     int subgroup_cl_c;         /* the OpenCL C version (12, 20, 30) sub-group kernels are
                                   built with; 0 without sub-groups */
     int nv_compute_capability; /* e.g. 90; 0 if not NVIDIA */
-    int height_float;          /* default HEIGHT (tuned table, else rule) for float */
-    int height_double;         /* ... and for double (0: no fp64) */
 } cmrscl_device_info;
 
 /* Every device of every platform, in "P:D" order. Free with free(). */
@@ -122,9 +137,9 @@ typedef enum cmrscl_order {
     CMRSCL_ORDER_ROWS = 1,
     CMRSCL_ORDER_COLUMNS = 2
 } cmrscl_order;
-/* How the lanes of a warp combine their partial sums: in local memory with work-group
- * barriers (any device), with genuine warp shuffles (NVIDIA inline PTX), or with
- * cl_khr_subgroups reductions (devices whose sub-groups the library could probe). */
+/* How the lanes of a warp work together - the backend of the warp layer (cl/warp.cl): local
+ * memory with work-group barriers (any device), NVIDIA's warp shuffles (inline PTX), or
+ * OpenCL sub-groups (cmrscl_device_info.subgroup_width). */
 typedef enum cmrscl_reduce {
     CMRSCL_REDUCE_AUTO = 0,
     CMRSCL_REDUCE_LOCAL = 1,
@@ -177,6 +192,26 @@ typedef enum cmrscl_combine {
     CMRSCL_COMBINE_KERNEL = 1,
     CMRSCL_COMBINE_GROUP = 2
 } cmrscl_combine;
+
+/* A kernel variant: a family on a backend of the warp layer ("strip/subgroup"). The library
+ * keeps a table of them in the order its plan prefers them; the tuner, the tests and
+ * cmrscl-run iterate over it. */
+typedef struct cmrscl_variant {
+    const char *name;      /* "family/reduction" */
+    const char *family;    /* "strip", "segment", "modulo" */
+    const char *reduction; /* "shuffle", "subgroup", "local" */
+    cmrscl_kernel kernel;  /* never AUTO */
+    cmrscl_reduce reduce;  /* never AUTO */
+    const char *file;      /* the family's kernel source in cl/ */
+} cmrscl_variant;
+
+CMRSCL_API size_t cmrscl_variant_count(void);
+/* Variant `index` (0 .. count - 1) of the table, static; NULL past its end. */
+CMRSCL_API const cmrscl_variant *cmrscl_variant_get(size_t index);
+/* CMRSCL_OK when the device has what the variant needs, else ERROR_UNSUPPORTED with what it
+ * lacks in cmrscl_last_error(). */
+CMRSCL_API cmrscl_status cmrscl_variant_check(const cmrscl_device_info *dev,
+                                              const cmrscl_variant *variant);
 
 /* Zero-initialised options mean "choose for me" everywhere; NULL is the same. Fields left
  * at 0 are chosen by the plan (host/plan.c) from the device and the matrix. */
@@ -265,6 +300,18 @@ typedef struct cmrscl_params {
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;
+
+/* The plan cmrscl_matrix_create would make for this matrix on this device - the variant, its
+ * parameters, the -D string and the reason - without a context or any device buffer: a plain
+ * struct to inspect or test. `dev` comes from cmrscl_devices or cmrscl_context_device_info, or
+ * is filled by hand to ask about another device. The tuning database is consulted as
+ * cmrscl_matrix_create does. The sizes are the matrix's (rows .. tiles, stored_entries); the
+ * timings and device_bytes stay 0. One difference is possible: where a device's compiler picks
+ * its kernels' sub-group width itself (subgroup_widths 0), cmrscl_matrix_create checks the
+ * built kernel and takes the local reduction when the width differs (plan_reason says so). */
+CMRSCL_API cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                     const cmrscl_csr *csr, const cmrscl_options *opt,
+                                     cmrscl_params *out);
 
 /* Copies a host CSR matrix (validity rules of cmrscl_csr) to the device as CMRS.
  * `values` points to float or double according to `precision`; nnz = row_ptr[rows].

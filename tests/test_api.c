@@ -349,14 +349,17 @@ static void test_build_failure(cmrscl_context ctx)
     char dir[] = "/tmp/cmrscl-kernels-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char path[128];
-    snprintf(path, sizeof path, "%s/spmv_common.cl", dir);
-    FILE *f = fopen(path, "w");
-    fputs("/* the shared part, empty here */\n", f);
-    fclose(f);
-    char common[128];
-    snprintf(common, sizeof common, "%s", path);
+    /* the shared parts, empty here */
+    static const char *const prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl"};
+    char written[3][128];
+    for (int i = 0; i < 3; ++i) {
+        snprintf(written[i], sizeof written[i], "%s/%s", dir, prelude[i]);
+        FILE *f = fopen(written[i], "w");
+        fputs("/* empty here */\n", f);
+        fclose(f);
+    }
     snprintf(path, sizeof path, "%s/cmrs_strip.cl", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     fputs("__kernel void cmrs_spmv(__global float *y) { this is not OpenCL C }\n", f);
     fclose(f);
     setenv("CMRSCL_KERNEL_DIR", dir, 1);
@@ -372,7 +375,8 @@ static void test_build_failure(cmrscl_context ctx)
     CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m),
                  CMRSCL_ERROR_FILE_IO);
     CHECK(test_contains(cmrscl_last_error(), path));
-    remove(common);
+    for (int i = 0; i < 3; ++i)
+        remove(written[i]);
     rmdir(dir);
     unsetenv("CMRSCL_KERNEL_DIR");
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m));

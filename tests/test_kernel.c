@@ -1,17 +1,22 @@
-/* test_kernel.c - every kernel family and variant against the CPU double reference on the
- * device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue, with beta = 0 and y
- * poisoned by NaN (every row must be written, none read) and beta != 0; in every family a
- * spread of its plans also with 64-bit entry indices forced, whose products must equal the
- * 32-bit ones bit for bit (the same plan sums in the same order) and whose arrays must read
- * back the same (a subset: each width is a program to compile, and CI compiles cold):
+/* test_kernel.c - every kernel variant of the variant table (host/variants.def) against the
+ * CPU double reference on the device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue,
+ * with beta = 0 and y poisoned by NaN (every row must be written, none read) and beta != 0,
+ * each product run twice (the same y, bit for bit); in every family a spread of its plans also
+ * with 64-bit entry indices forced, whose products must equal the 32-bit ones bit for bit (the
+ * same plan sums in the same order) and whose arrays must read back the same (a subset: each
+ * width is a program to compile, and CI compiles cold). The test cases of each family:
  *   strip_packed, strip_unpacked  Algorithm 1, HEIGHT 1..16 and taller, both orders
  *   strip_narrow                  several strips per warp (1..16 lanes each), CSR-scalar
  *   segment_packed, _unpacked     the segmented scan, HEIGHT 1..256
  *   split_strip, split_segment    long strips cut into tiles of 1, 7 and 64 entries, summed
  *                                 by a second kernel or in their work-group
  *   modulo                        the MODULO kernel, 2..32 slot sets, warps of 8 to 32
- * Usage: test_kernel float|double VARIANT [local|shuffle|subgroup|auto]
- * Exits 77 (CTest: skipped) when the device cannot run the variant, saying why. */
+ * tests/CMakeLists.txt makes one test per variant row, case of its family and precision, and
+ * for the sub-group variants one per sub-group width (8, 16, 32, 64): lanes per strip are
+ * then that width in every case.
+ * Usage: test_kernel float|double CASE local|shuffle|subgroup [WIDTH]
+ * Exits 77 (CTest: skipped) when the device cannot run the variant, saying why, and fails when
+ * a case ran no product at all. */
 #include "internal.h"
 #include "test_matrices.h"
 #include "test_util.h"
@@ -23,13 +28,17 @@
 
 #define SKIP 77
 
-/* What one test process runs: a precision, a variant of the kernel family table below,
- * and the reduction (auto: what the plan picks on this device). */
+/* What one test process runs: a precision, a test case of a family, the variant's
+ * reduction, and the lanes per strip where the variant fixes them (sub-groups; else 0). */
 typedef struct variant {
     cmrscl_precision precision;
-    const char *name;
+    const char *name; /* the test case */
     cmrscl_reduce reduce;
+    int width;
 } variant;
+
+/* Products checked against the reference: a case that checks none fails. */
+static long products_checked = 0;
 
 /* Runs one product on the device and checks it against the CPU double reference; the same
  * product of wide (the matrix with 64-bit indices; may be NULL) must match it bit for bit. */
@@ -82,6 +91,7 @@ static void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr 
                                    prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
     CHECK_MSG(ratio <= 1.0, "%s alpha %g beta %g: error %.3g x the rounding bound", what, alpha,
               beta, ratio);
+    ++products_checked;
     free(x), free(y0), free(y), free(xd), free(yd);
 }
 
@@ -147,30 +157,36 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
         if (wide)
             CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &opt64, &m64));
         if (m && (m64 || !wide)) {
-            cmrscl_params p, p64;
+            cmrscl_params p;
             CHECK_OK(cmrscl_matrix_params(m, &p));
-            p64 = p, p64.index_bits = 64; /* what the checks below expect without m64 */
-            /* 64-bit indices widen StripPtr, the tiles' starts and MODULO's permutation */
-            uint64_t widened = 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles +
-                               (p.modulo && p.nnz ? 4 * (uint64_t)p.stored_entries : 0);
-            p64.device_bytes += widened;
-            snprintf(p64.build_options, sizeof p64.build_options, "-DINDEX64=1");
-            if (m64)
-                CHECK_OK(cmrscl_matrix_params(m64, &p64));
             CHECK_MSG(p.height == opt->height && p.kernel == opt->kernel &&
                           (!opt->layout || p.layout == opt->layout) &&
-                          (!opt->warp || p.warp == opt->warp) &&
-                          (v->reduce == CMRSCL_REDUCE_AUTO || p.reduce == v->reduce),
-                      "%s: parameters not as asked (%s)", what, p.build_options);
-            CHECK_MSG(p.index_bits == 32 && p64.index_bits == 64 &&
-                          test_contains(p64.build_options, "-DINDEX64=1") &&
-                          p64.device_bytes == p.device_bytes + widened &&
-                          p64.stored_entries == p.stored_entries &&
+                          (!opt->warp || p.warp == opt->warp) && p.reduce == v->reduce &&
+                          p.index_bits == 32 &&
                           p.modulo == (opt->kernel == CMRSCL_KERNEL_MODULO ? opt->modulo : 0),
-                      "%s: index widths %d and %d (%s)", what, p.index_bits, p64.index_bits,
-                      p64.build_options);
-            /* a tile of 1 entry splits every strip of 3 or more entries */
-            CHECK_MSG(opt->tile != 1 || i != 6 || p.long_strips > 0, "%s: nothing was split", what);
+                      "%s: parameters not as asked (%s)", what, p.build_options);
+            if (m64) {
+                /* 64-bit indices widen StripPtr, the tiles' starts and MODULO's permutation */
+                cmrscl_params p64;
+                CHECK_OK(cmrscl_matrix_params(m64, &p64));
+                uint64_t widened = 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles +
+                                   (p.modulo && p.nnz ? 4 * (uint64_t)p.stored_entries : 0);
+                CHECK_MSG(p64.index_bits == 64 && test_contains(p64.build_options, "-DINDEX64=1") &&
+                              p64.device_bytes == p.device_bytes + widened &&
+                              p64.stored_entries == p.stored_entries,
+                          "%s: 64-bit twin: index bits %d, %llu device bytes against %llu + %llu "
+                          "(%s)",
+                          what, p64.index_bits, (unsigned long long)p64.device_bytes,
+                          (unsigned long long)p.device_bytes, (unsigned long long)widened,
+                          p64.build_options);
+            }
+            /* A tile of 1 entry splits every strip of 3 or more entries - unless its tiles are
+             * to be summed in a work-group of one warp, which holds one tile: then nothing
+             * may split (one-warp groups: PoCL 5's sub-groups, tied together in a group). */
+            bool can_split = !(opt->combine == CMRSCL_COMBINE_GROUP && p.work_group_size == p.warp);
+            CHECK_MSG(opt->tile != 1 || i != 6 || (p.long_strips > 0) == can_split,
+                      "%s: %d long strips in work-groups of %d, warps of %d", what, p.long_strips,
+                      p.work_group_size, p.warp);
             check_product(m, m64, &ref_a, v->precision, 1.0, 0.0, what);
             check_product(m, m64, &ref_a, v->precision, -1.5, 0.5, what);
             if (p.kernel == CMRSCL_KERNEL_MODULO)
@@ -193,7 +209,8 @@ static cmrscl_options base_options(const variant *v, cmrscl_kernel kernel, int h
     o.kernel = kernel;
     o.height = height;
     o.reduce = v->reduce;
-    o.tile = -1; /* only the split variants split */
+    o.warp = v->width; /* sub-groups: the width under test; else the variant's */
+    o.tile = -1;       /* only the split variants split */
     return o;
 }
 
@@ -205,14 +222,12 @@ static void run_strip(cmrscl_context ctx, const variant *v, cmrscl_layout layout
     static const int tall[] = {17, 24, 32, 64};
     for (int k = 0; k < 16 + 4; ++k) {
         int h = k < 16 ? k + 1 : tall[k - 16];
-        if (v->reduce == CMRSCL_REDUCE_SHUFFLE && h > 32)
-            continue;
         for (int order = CMRSCL_ORDER_ROWS; order <= CMRSCL_ORDER_COLUMNS; ++order) {
             cmrscl_options o = base_options(v, CMRSCL_KERNEL_STRIP, h);
             o.layout = layout;
             o.order = (cmrscl_order)order;
             if (h > 16) /* one warp per group keeps tall strips inside local memory */
-                o.work_group_size = warp;
+                o.work_group_size = o.warp ? o.warp : warp;
             char label[96];
             snprintf(label, sizeof label, "strip, height %d, %s order", h,
                      order == CMRSCL_ORDER_ROWS ? "row" : "column");
@@ -325,8 +340,9 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
 
 /* modulo: the MODULO kernel with 2, 4, 8 and 32 slot sets, warps of 8, 16 and 32 lanes, HEIGHT
  * 1 (every step's class holds one entry: the most holes), 3, 5, 16 and 33, both layouts and
- * orders; 64-bit indices on two. Sub-groups fix the warp: there the plan's is used. */
-static void run_modulo(cmrscl_context ctx, const variant *v, int subgroup_width)
+ * orders; 64-bit indices on two. Sub-groups fix the warp to the width under test, and the slot
+ * sets to at most that many. */
+static void run_modulo(cmrscl_context ctx, const variant *v)
 {
     static const struct {
         int modulo, warp, height;
@@ -344,13 +360,11 @@ static void run_modulo(cmrscl_context ctx, const variant *v, int subgroup_width)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cmrscl_options o = base_options(v, CMRSCL_KERNEL_MODULO, cases[k].height);
-        o.modulo = cases[k].modulo;
-        o.warp = cases[k].warp;
+        o.warp = v->width ? v->width : cases[k].warp;
+        o.modulo = cases[k].modulo < o.warp ? cases[k].modulo : o.warp;
         o.layout = cases[k].layout;
         o.order = cases[k].order;
         o.tile = 0; /* automatic: MODULO never splits */
-        if (v->reduce == CMRSCL_REDUCE_SUBGROUP && o.warp != subgroup_width)
-            continue;
         char label[96];
         snprintf(label, sizeof label, "modulo %d, warp %d, height %d, %s order", o.modulo, o.warp,
                  o.height, o.order == CMRSCL_ORDER_ROWS ? "row" : "column");
@@ -358,50 +372,65 @@ static void run_modulo(cmrscl_context ctx, const variant *v, int subgroup_width)
     }
 }
 
-static const char *const variant_names[] = {"strip_packed",   "strip_unpacked",   "strip_narrow",
-                                            "segment_packed", "segment_unpacked", "split_strip",
-                                            "split_segment",  "modulo",           NULL};
+/* The test cases (see the header) and their families. */
+static const struct {
+    const char *name;
+    cmrscl_kernel kernel;
+} cases[] = {{"strip_packed", CMRSCL_KERNEL_STRIP},     {"strip_unpacked", CMRSCL_KERNEL_STRIP},
+             {"strip_narrow", CMRSCL_KERNEL_STRIP},     {"split_strip", CMRSCL_KERNEL_STRIP},
+             {"segment_packed", CMRSCL_KERNEL_SEGMENT}, {"segment_unpacked", CMRSCL_KERNEL_SEGMENT},
+             {"split_segment", CMRSCL_KERNEL_SEGMENT},  {"modulo", CMRSCL_KERNEL_MODULO}};
 
-static bool parse_args(int argc, char **argv, variant *v)
+static bool parse_args(int argc, char **argv, variant *v, cmrscl_kernel *kernel)
 {
-    if (argc < 3)
+    if (argc < 4 || argc > 5)
         return false;
     v->precision = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
     v->name = NULL;
-    for (int i = 0; variant_names[i]; ++i)
-        if (!strcmp(argv[2], variant_names[i]))
-            v->name = variant_names[i];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        if (!strcmp(argv[2], cases[i].name))
+            v->name = cases[i].name, *kernel = cases[i].kernel;
     v->reduce = CMRSCL_REDUCE_AUTO;
-    if (argc > 3)
-        v->reduce = !strcmp(argv[3], "local")      ? CMRSCL_REDUCE_LOCAL
-                    : !strcmp(argv[3], "shuffle")  ? CMRSCL_REDUCE_SHUFFLE
-                    : !strcmp(argv[3], "subgroup") ? CMRSCL_REDUCE_SUBGROUP
-                                                   : CMRSCL_REDUCE_AUTO;
-    return v->name != NULL;
+    for (size_t i = 0; i < cmrscl_variant_count(); ++i) {
+        const cmrscl_variant *t = cmrscl_variant_get(i);
+        if (v->name && t->kernel == *kernel && !strcmp(variant_reduce_name(t->reduce), argv[3]))
+            v->reduce = t->reduce;
+    }
+    v->width = argc > 4 ? atoi(argv[4]) : 0;
+    return v->name && v->reduce && (v->width > 0) == (v->reduce == CMRSCL_REDUCE_SUBGROUP);
 }
 
-/* Why this device cannot run the variant, or NULL. */
-static const char *skip_reason(const variant *v, const cmrscl_device_info *dev)
+/* Why this device cannot run the test, or NULL. */
+static const char *skip_reason(const variant *v, cmrscl_kernel kernel,
+                               const cmrscl_device_info *dev, char *buf, size_t size)
 {
-    bool segment = !strncmp(v->name, "segment", 7) || !strcmp(v->name, "split_segment");
     if (v->precision == CMRSCL_DOUBLE && !dev->fp64)
         return "the device has no fp64";
-    if (v->reduce == CMRSCL_REDUCE_SHUFFLE && !dev->warp_shuffle)
-        return "the device has no warp shuffle (NVIDIA inline PTX)";
-    if (v->reduce == CMRSCL_REDUCE_SUBGROUP && (!dev->subgroup_width || segment))
-        return "no probed sub-groups on this device, or a family without a sub-group path";
-    if (v->reduce == CMRSCL_REDUCE_SUBGROUP && !strcmp(v->name, "strip_narrow"))
-        return "sub-groups fix the lanes per strip";
-    if (v->reduce == CMRSCL_REDUCE_AUTO && !dev->warp_shuffle && (!dev->subgroup_width || segment))
-        return "auto is the local reduction on this device: the local variant runs it";
+    const kernel_variant *t = variant_find(kernel, v->reduce);
+    const char *missing = variant_missing(dev, t);
+    if (missing) {
+        snprintf(buf, size, "%s needs %s", t->pub.name, missing);
+        return buf;
+    }
+    if (v->width && variant_lanes_refused(dev, t, v->width)) {
+        snprintf(buf, size,
+                 "the device's sub-groups cannot be %d lanes wide (it uses %u; widths "
+                 "kernels can be fixed to, OR-ed: %u)",
+                 v->width, dev->subgroup_width, dev->subgroup_widths);
+        return buf;
+    }
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     variant v;
-    if (!parse_args(argc, argv, &v)) {
-        fprintf(stderr, "usage: %s float|double VARIANT [local|shuffle|subgroup|auto]\n", argv[0]);
+    cmrscl_kernel kernel = CMRSCL_KERNEL_AUTO;
+    if (!parse_args(argc, argv, &v, &kernel)) {
+        fprintf(stderr,
+                "usage: %s float|double CASE local|shuffle|subgroup [WIDTH]\n"
+                "  (WIDTH: lanes per sub-group, for subgroup alone)\n",
+                argv[0]);
         return 2;
     }
     cmrscl_context ctx;
@@ -413,16 +442,14 @@ int main(int argc, char **argv)
     printf("device %u:%u %s (%s), warp %u, sub-group width %u\n", dev.platform_index,
            dev.device_index, dev.device_name, dev.platform_name, dev.warp_width,
            dev.subgroup_width);
-    const char *skip = skip_reason(&v, &dev);
+    char why[256];
+    const char *skip = skip_reason(&v, kernel, &dev, why, sizeof why);
     if (skip) {
         printf("skipped: %s\n", skip);
         cmrscl_context_free(ctx);
         return SKIP;
     }
-    /* The lanes per strip the plan will use: sub-groups, where they are the reduction. */
-    bool subgroups = v.reduce == CMRSCL_REDUCE_SUBGROUP ||
-                     (v.reduce == CMRSCL_REDUCE_AUTO && !dev.warp_shuffle && dev.subgroup_width);
-    int warp = subgroups ? (int)dev.subgroup_width : (int)dev.warp_width;
+    int warp = v.width ? v.width : (int)dev.warp_width;
     if (!strcmp(v.name, "strip_packed"))
         run_strip(ctx, &v, CMRSCL_LAYOUT_PACKED, warp);
     else if (!strcmp(v.name, "strip_unpacked"))
@@ -434,10 +461,13 @@ int main(int argc, char **argv)
     else if (!strcmp(v.name, "segment_unpacked"))
         run_segment(ctx, &v, CMRSCL_LAYOUT_UNPACKED);
     else if (!strcmp(v.name, "modulo"))
-        run_modulo(ctx, &v, (int)dev.subgroup_width);
+        run_modulo(ctx, &v);
     else
-        run_split(ctx, &v,
-                  !strcmp(v.name, "split_strip") ? CMRSCL_KERNEL_STRIP : CMRSCL_KERNEL_SEGMENT);
+        run_split(ctx, &v, kernel);
     cmrscl_context_free(ctx);
+    CHECK_MSG(products_checked > 0, "%s: no product was checked", v.name);
+    printf("%s %s %s%s%s: %ld products checked against the CPU reference\n", v.name,
+           cmrscl_precision_name(v.precision), variant_reduce_name(v.reduce),
+           v.width ? ", sub-groups of " : "", v.width ? argv[4] : "", products_checked);
     return test_finish("kernel");
 }

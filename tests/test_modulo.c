@@ -241,7 +241,7 @@ static void test_options(cmrscl_context ctx)
     o.modulo = 0, o.warp = 1;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "at least 2 lanes");
     o.warp = 8, o.work_group_size = 16;
-    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "one warp per group");
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "one warp per work-group");
     o.work_group_size = 0, o.tile = 64;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "does not split");
     o = modulo_options(8, 8, 16, 0, 0);

@@ -20,6 +20,7 @@ static cmrscl_device_info fake_device(uint64_t local_per_cu, unsigned resident, 
     d.max_work_group_size = 1024;
     d.warp_width = 32;
     d.fp64 = 1;
+    d.cache_bytes = 50u << 20; /* an H100's L2 */
     return d;
 }
 
@@ -145,10 +146,14 @@ static void test_errors(void)
     o.kernel = CMRSCL_KERNEL_SEGMENT, o.order = CMRSCL_ORDER_COLUMNS;
     CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK(test_contains(cmrscl_last_error(), "row-ordered"));
-    o.order = CMRSCL_ORDER_AUTO, o.warp = 64;
+    o.order = CMRSCL_ORDER_AUTO, o.warp = 32, o.work_group_size = 64;
+    /* emulated warp primitives: one warp per group */
     CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
-    o.warp = 32, o.work_group_size = 64; /* emulated warp primitives: one warp per group */
-    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "one warp per work-group"));
+    o.work_group_size = 0, o.reduce = CMRSCL_REDUCE_SHUFFLE; /* NVIDIA's: not here */
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
+    CHECK(test_contains(cmrscl_last_error(), "segment/shuffle") &&
+          test_contains(cmrscl_last_error(), "inline PTX"));
     o = (cmrscl_options){0};
     o.cache_hint = CMRSCL_CACHE_HINT_STREAM; /* PTX: NVIDIA only */
     CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
@@ -231,20 +236,56 @@ static void test_matrix_rule(void)
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.height == 32 &&
           p.reduce == CMRSCL_REDUCE_LOCAL && test_contains(p.plan_reason, "CPU"));
     d.type = CL_DEVICE_TYPE_GPU;
-    /* A sub-group width the probe found: the strip family reduces with sub-groups. */
-    d.subgroup_width = 16;
+    cmrscl_options o;
+    /* Sub-groups the probe confirmed, with shuffles: the matrix rule as with NVIDIA's
+     * shuffles (no PTX streaming hint), on the sub-group variants, several sub-groups a
+     * work-group. Without shuffles, the strip family on local memory. */
+    d.subgroup_width = 16, d.subgroup_shuffle = 1;
     CHECK_OK(choose_stats(&d, 8, 0, 0.0, 1000, &p));
-    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 && p.work_group_size == 16 &&
-          test_contains(p.build_options, "-DREDUCE=3"));
-    /* A work-group the user sized otherwise: not sub-groups (one per group), no error
-     * (PoCL 5: sub-groups of 64 lanes, a group of 8 given). */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.reduce == CMRSCL_REDUCE_SUBGROUP &&
+          p.warp == 16 && p.work_group_size == 128 && p.cache_hint == CMRSCL_CACHE_HINT_OFF &&
+          test_contains(p.build_options, "-DREDUCE=3") &&
+          test_contains(p.build_options, "-DREQD_SUBGROUP=0"));
+    CHECK_OK(choose_stats(&d, 3, 0.6, 0.33, 1000, &p)); /* short scattered rows */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 &&
+          p.lane_entries == 1 && p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    /* The segment family's warps part ways: where sub-groups cannot (tied together, PoCL
+     * 5), one sub-group a work-group; where they can, several. */
+    CHECK(p.work_group_size == 16);
+    d.subgroup_apart = 1;
+    CHECK_OK(choose_stats(&d, 3, 0.6, 0.33, 1000, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 && p.work_group_size == 128);
+    d.subgroup_widths = 8 | 16 | 64; /* kernels can be fixed to these */
+    o = (cmrscl_options){0};
+    o.warp = 64;
+    CHECK_OK(choose_stats(&d, 3, 0.6, 0.33, 1000, &p));
+    CHECK(p.warp == 16 && test_contains(p.build_options, "-DREQD_SUBGROUP=16"));
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, &o, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 64 &&
+          test_contains(p.build_options, "-DREQD_SUBGROUP=64"));
+    o.warp = 32; /* not a width of this device: the local variant */
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, &o, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
+    o.reduce = CMRSCL_REDUCE_SUBGROUP;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
+    CHECK(test_contains(cmrscl_last_error(), "sub-group width"));
+    d.subgroup_widths = 0;
+    d.subgroup_shuffle = 0;
+    CHECK_OK(choose_stats(&d, 8, 0, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL &&
+          test_contains(p.plan_reason, "no warp shuffles or sub-groups"));
+    CHECK_OK(choose_stats(&d, 300, 0, 0.0, 1000, &p)); /* long rows: a warp per row */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
+    /* A work-group the user sized otherwise: not sub-groups, no error (PoCL 5: sub-groups of
+     * 64 lanes, a group of 8 given). */
+    d.subgroup_width = 64, d.subgroup_shuffle = 1;
     cmrscl_options wg = {.kernel = CMRSCL_KERNEL_STRIP, .height = 4, .work_group_size = 8};
     d.warp_width = 8;
     CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, &wg, &p));
     CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 8 && p.work_group_size == 8);
     /* The segment family without shuffles: one work-item walks each strip; several lanes
      * (emulated warp primitives) only when asked, one warp a group. */
-    cmrscl_options o = {0};
+    o = (cmrscl_options){0};
     o.kernel = CMRSCL_KERNEL_SEGMENT;
     d.subgroup_width = 0, d.warp_width = 8;
     CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, &o, &p));
@@ -480,17 +521,19 @@ static void test_stream_rule(void)
     }
 }
 
-static void test_tuned_table(void)
+/* The cache the device reports (or NVIDIA's table gives) decides what stays in it: few rows
+ * of 1.6M entries (13 MB in float) fit 50 MB, not 8 MB. */
+static void test_cache_from_device(void)
 {
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    snprintf(d.device_name, sizeof d.device_name, "NVIDIA H200");
+    cmrscl_device_info d = fake_gpu();
     cmrscl_params p;
-    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, NULL, &p));
-    CHECK(p.height == 16 && !strcmp(p.height_source, "tuned"));
-    cmrscl_options o = {0};
-    o.height = 7; /* the user still wins */
-    CHECK_OK(choose(&d, CMRSCL_DOUBLE, 10, &o, &p));
-    CHECK(p.height == 7 && !strcmp(p.height_source, "user"));
+    CHECK_OK(choose_rows(&d, 400000, 4, 0.2, 0.01, 400000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    d.cache_bytes = 8u << 20;
+    CHECK_OK(choose_rows(&d, 400000, 4, 0.2, 0.01, 400000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
 }
 
 /* The width of the device's entry indices. No matrix of 2^31 entries fits CI's memory, but
@@ -570,7 +613,7 @@ int main(void)
     test_group_combine();
     test_long_rows();
     test_stream_rule();
-    test_tuned_table();
+    test_cache_from_device();
     test_index_width();
     test_device_memory_limits();
     return test_finish("plan");

@@ -2,6 +2,7 @@
  * the options): strict values (a bad number or keyword is a usage error naming the flag),
  * one optional positional FILE. */
 #include "cli.h"
+#include "plans.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -207,8 +208,6 @@ static bool apply_option(int c, const char *arg, cli_options *o)
 {
     static const char *const layouts[] = {"auto", "packed", "unpacked", NULL};
     static const char *const orders[] = {"auto", "rows", "columns", NULL};
-    static const char *const reduces[] = {"auto", "local", "shuffle", "subgroup", NULL};
-    static const char *const kernels[] = {"auto", "strip", "segment", "modulo", NULL};
     static const char *const hints[] = {"auto", "off", "stream", NULL};
     static const char *const combines[] = {"auto", "kernel", "group", NULL};
     static const char *const index_bits[] = {"0", "32", "64", NULL}; /* 32 k bits */
@@ -258,16 +257,14 @@ static bool apply_option(int c, const char *arg, cli_options *o)
             return false;
         o->matrix.order = (cmrscl_order)k;
         return true;
-    case OPT_REDUCE:
-        if (!parse_keyword("--reduce", arg, reduces, "auto, local, shuffle or subgroup", &k))
-            return false;
-        o->matrix.reduce = (cmrscl_reduce)k;
-        return true;
-    case OPT_KERNEL:
-        if (!parse_keyword("--kernel", arg, kernels, "auto, strip, segment or modulo", &k))
-            return false;
-        o->matrix.kernel = (cmrscl_kernel)k;
-        return true;
+    case OPT_REDUCE: /* the reductions of the library's variant table */
+        o->matrix.reduce = CMRSCL_REDUCE_AUTO;
+        return !strcmp(arg, "auto") || plan_reduce_by_name(arg, &o->matrix.reduce) ||
+               usage_error("--reduce", "auto, local, shuffle or subgroup", arg);
+    case OPT_KERNEL: /* the families of the variant table */
+        o->matrix.kernel = CMRSCL_KERNEL_AUTO;
+        return !strcmp(arg, "auto") || plan_kernel_by_name(arg, &o->matrix.kernel) ||
+               usage_error("--kernel", "auto, strip, segment or modulo", arg);
     case OPT_CACHE_HINT:
         if (!parse_keyword("--cache-hint", arg, hints, "auto, off or stream", &k))
             return false;

@@ -5,16 +5,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Families and reductions are named by the library's variant table. */
 const char *plan_kernel_name(cmrscl_kernel k)
 {
-    return k == CMRSCL_KERNEL_SEGMENT ? "segment" : k == CMRSCL_KERNEL_MODULO ? "modulo" : "strip";
+    for (size_t i = 0; i < cmrscl_variant_count(); ++i)
+        if (cmrscl_variant_get(i)->kernel == k)
+            return cmrscl_variant_get(i)->family;
+    return "auto";
 }
 
 const char *plan_reduce_name(cmrscl_reduce r)
 {
-    return r == CMRSCL_REDUCE_SHUFFLE    ? "shuffle"
-           : r == CMRSCL_REDUCE_SUBGROUP ? "subgroup"
-                                         : "local";
+    for (size_t i = 0; i < cmrscl_variant_count(); ++i)
+        if (cmrscl_variant_get(i)->reduce == r)
+            return cmrscl_variant_get(i)->reduction;
+    return "auto";
+}
+
+bool plan_kernel_by_name(const char *name, cmrscl_kernel *out)
+{
+    for (size_t i = 0; i < cmrscl_variant_count(); ++i)
+        if (!strcmp(cmrscl_variant_get(i)->family, name)) {
+            *out = cmrscl_variant_get(i)->kernel;
+            return true;
+        }
+    return false;
+}
+
+bool plan_reduce_by_name(const char *name, cmrscl_reduce *out)
+{
+    for (size_t i = 0; i < cmrscl_variant_count(); ++i)
+        if (!strcmp(cmrscl_variant_get(i)->reduction, name)) {
+            *out = cmrscl_variant_get(i)->reduce;
+            return true;
+        }
+    return false;
 }
 
 static bool bad_plan(const char *name, const char *why)
@@ -37,12 +62,8 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->order = CMRSCL_ORDER_ROWS;
     else if (!strcmp(mod, "columns"))
         o->order = CMRSCL_ORDER_COLUMNS;
-    else if (!strcmp(mod, "local"))
-        o->reduce = CMRSCL_REDUCE_LOCAL;
-    else if (!strcmp(mod, "shuffle"))
-        o->reduce = CMRSCL_REDUCE_SHUFFLE;
-    else if (!strcmp(mod, "subgroup"))
-        o->reduce = CMRSCL_REDUCE_SUBGROUP;
+    else if (plan_reduce_by_name(mod, &o->reduce))
+        ;
     else if (!strncmp(mod, "k=", 2) && (mod[2] == '1' || mod[2] == '2' || mod[2] == '4') && !mod[3])
         o->lane_entries = mod[2] - '0';
     else if (!strncmp(mod, "w=", 2)) {
@@ -106,13 +127,7 @@ bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options
         o.height = 1;
         o.tile = -1;
         o.warp = buf[4] == 's' ? 1 : 0;
-    } else if (!strcmp(buf, "strip")) {
-        o.kernel = CMRSCL_KERNEL_STRIP;
-    } else if (!strcmp(buf, "segment")) {
-        o.kernel = CMRSCL_KERNEL_SEGMENT;
-    } else if (!strcmp(buf, "modulo")) {
-        o.kernel = CMRSCL_KERNEL_MODULO;
-    } else {
+    } else if (!plan_kernel_by_name(buf, &o.kernel)) {
         return bad_plan(name,
                         "unknown plan (auto, csr-vector, csr-scalar, strip, segment, modulo)");
     }

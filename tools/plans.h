@@ -25,5 +25,8 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size);
 
 const char *plan_kernel_name(cmrscl_kernel k);
 const char *plan_reduce_name(cmrscl_reduce r);
+/* The kernel family or reduction of a name of the variant table; false if none. */
+bool plan_kernel_by_name(const char *name, cmrscl_kernel *out);
+bool plan_reduce_by_name(const char *name, cmrscl_reduce *out);
 
 #endif

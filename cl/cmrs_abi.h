@@ -1,0 +1,70 @@
+/* cmrs_abi.h - the contract between the host and the SpMV kernels, read by both compilers:
+ * the host C files include it, and host/program.c puts it in front of every SpMV program.
+ * It holds the codes of the build options, the sentinels stored in the matrix arrays and the
+ * order of the kernels' arguments: change one here and both sides follow.
+ * Plain C that OpenCL C accepts too (no includes, no stdint types). */
+#ifndef CMRS_ABI_H
+#define CMRS_ABI_H
+
+/* -DKERNEL: the kernel family (the values of cmrscl_kernel). */
+#define CMRS_KERNEL_STRIP 1
+#define CMRS_KERNEL_SEGMENT 2
+#define CMRS_KERNEL_MODULO 3
+
+/* -DREDUCE: the backend of the warp layer (cl/warp.cl; the values of cmrscl_reduce). */
+#define CMRS_REDUCE_LOCAL 1    /* local memory and work-group barriers */
+#define CMRS_REDUCE_SHUFFLE 2  /* NVIDIA shfl.sync / vote.sync / bar.warp.sync (inline PTX) */
+#define CMRS_REDUCE_SUBGROUP 3 /* OpenCL sub-groups */
+
+/* Zero entries stored after col_ind and after the values: the segment family reads entries
+ * as vectors of up to this many, and the last vector may reach past nnz. */
+#define CMRS_ENTRY_PAD 4
+
+/* StripPtr's top bit at the entry index width (32 or 64) marks a long strip: the split
+ * path's tiles cover its entries and the strip role skips it. */
+#define CMRS_LONG_STRIP_BIT(index_bits) ((index_bits)-1)
+
+/* tile_strip of a slot that pads a work-group's tiles (the in-group combine): no work. */
+#define CMRS_NO_STRIP 0xffffffffu
+
+/* col_ind of a MODULO hole: a stored position with no entry (value 0; the kernel neither
+ * loads x nor adds for it). Never a real entry's col_ind: unpacked columns are below 2^31,
+ * and the plan keeps MODULO matrices packed only while the column bits can never be all ones. */
+#define CMRS_HOLE 0xffffffffu
+
+/* The arguments of cmrs_spmv, the same in every family. The matrix's (set once when the
+ * matrix is made) come first, then the product's (x, y, alpha, beta: set per product). */
+enum cmrs_spmv_arg {
+    CMRS_ARG_ROWS,
+    CMRS_ARG_STRIPS,
+    CMRS_ARG_FIRST_TILE_GROUP,
+    CMRS_ARG_TILES,
+    CMRS_ARG_TILE_ENTRIES,
+    CMRS_ARG_STRIP_PTR, /* the matrix's buffers, in this order from here */
+    CMRS_ARG_COL_IND,
+    CMRS_ARG_ROW_IN_STRIP,
+    CMRS_ARG_VALUES,
+    CMRS_ARG_TILE_START,
+    CMRS_ARG_TILE_STRIP,
+    CMRS_ARG_PARTIAL,
+    CMRS_ARG_X, /* the product's, from here */
+    CMRS_ARG_Y,
+    CMRS_ARG_ALPHA,
+    CMRS_ARG_BETA,
+    CMRS_ARG_COUNT
+};
+
+/* The arguments of cmrs_combine (split strips whose tiles a second kernel adds up). */
+enum cmrs_combine_arg {
+    CMRS_COMBINE_ROWS,
+    CMRS_COMBINE_LONG_STRIPS,
+    CMRS_COMBINE_LONG_STRIP,
+    CMRS_COMBINE_FIRST_TILE,
+    CMRS_COMBINE_PARTIAL,
+    CMRS_COMBINE_Y, /* the product's, from here */
+    CMRS_COMBINE_ALPHA,
+    CMRS_COMBINE_BETA,
+    CMRS_COMBINE_COUNT
+};
+
+#endif /* CMRS_ABI_H */
