@@ -2,17 +2,22 @@
 # quickstart.sh - everything a fresh machine needs, in one command:
 #   tools/quickstart.sh run    install dependencies (Debian/Ubuntu), build, and run
 #                              cmrscl-run spmv on the default matrix and device
-#   tools/quickstart.sh test   install dependencies, build, and run the CTest suite
+#   tools/quickstart.sh test   install dependencies, build, run the CTest suite, and print
+#                              what it checked: the device, passed / failed / skipped, and
+#                              every skipped test under the reason it gave
 # Dependencies are installed with apt-get only when missing (as root, or through sudo).
-# BUILD_DIR (default: build) and CMRSCL_DEVICE (default: the first GPU, else the first
-# device) are honoured.
+# The build's output goes to BUILD_DIR/build.log (shown when it fails). Environment:
+#   BUILD_DIR          build directory (default: build)
+#   CMRSCL_DEVICE      the device the tests use (default: the first GPU, else the first device)
+#   CMRSCL_TEST_LABEL  only the tests of this CTest label (e.g. device: those that run kernels)
+#   CMRSCL_TEST_NAME   the implementation's name in the summary (and in BUILD_DIR/junit-NAME.xml)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
 mode=${1:-}
 case "$mode" in run | test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
 
-packages=(cmake make gcc pkg-config ocl-icd-opencl-dev opencl-c-headers zlib1g-dev clinfo)
+packages=(cmake make gcc pkg-config ocl-icd-opencl-dev opencl-c-headers zlib1g-dev clinfo python3)
 # An OpenCL driver: PoCL (CPU) unless some platform is already registered.
 if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then packages+=(pocl-opencl-icd); fi
 missing=()
@@ -31,9 +36,22 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)"
+mkdir -p "$build"
+echo "quickstart: building in $build (log: $build/build.log)"
+if ! { cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$build" -j "$(nproc)"; } >"$build/build.log" 2>&1; then
+    tail -n 40 "$build/build.log" >&2
+    echo "quickstart: the build failed (whole log: $build/build.log)" >&2
+    exit 1
+fi
 if [ "$mode" = run ]; then
     exec "$build/bin/cmrscl-run" spmv
 fi
-exec ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+name=${CMRSCL_TEST_NAME:-tests}
+junit="$build/junit-${name//[^A-Za-z0-9._-]/_}.xml"
+status=0
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --output-junit "$junit" \
+    ${CMRSCL_TEST_LABEL:+-L "$CMRSCL_TEST_LABEL"} || status=$?
+# the summary fails too on a skipped test that gave no reason
+python3 "$top/tools/ci/test_summary.py" "$junit" --name "$name" || [ "$status" -ne 0 ] || status=1
+exit "$status"

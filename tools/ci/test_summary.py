@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""test_summary.py - what one run of the test suite checked, from CTest's JUnit file.
+
+    tools/ci/test_summary.py JUNIT.xml [--name IMPLEMENTATION]
+
+Prints the device the tests ran on (from their own output), how many passed, failed and were
+skipped, and every skipped test grouped under the reason it printed ("skipped: ..."): a test
+that could not run its path says so and is never counted as checked. Exits 1 when a test
+failed or a skipped test gave no reason, else 0. Standard library only.
+"""
+import argparse
+import collections
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+
+def read(path):
+    """(name, status, output) of every test case: status run, fail or notrun."""
+    root = ET.parse(path).getroot()
+    for case in root.iter("testcase"):
+        out = case.findtext("system-out") or ""
+        yield case.get("name"), case.get("status"), out
+
+
+def device_of(outputs):
+    """The most frequent 'device P:D NAME (PLATFORM)' line the tests printed."""
+    seen = collections.Counter()
+    for out in outputs:
+        m = re.search(r"^device \d+:\d+ (.*?)(?:, warp|, sub-group|;|$)", out, re.M)
+        if m:
+            seen[m.group(1)] += 1
+    return seen.most_common(1)[0][0] if seen else "(no test named its device)"
+
+
+def reason_of(output):
+    """The reason a skipped test gave, or None."""
+    m = re.search(r"^skipped: (.*)$", output, re.M)
+    return m.group(1).strip() if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("junit")
+    ap.add_argument("--name", default="", help="the implementation, for the heading")
+    args = ap.parse_args()
+    cases = list(read(args.junit))
+    passed = [n for n, s, _ in cases if s == "run"]
+    failed = [n for n, s, _ in cases if s == "fail"]
+    skipped = collections.defaultdict(list)
+    for n, s, out in cases:
+        if s == "notrun":
+            skipped[reason_of(out) or "NO REASON GIVEN"].append(n)
+    heading = args.name or "tests"
+    print(f"== {heading}: {device_of(out for _, _, out in cases)}")
+    print(f"   {len(cases)} tests: {len(passed)} passed, {len(failed)} failed, "
+          f"{sum(map(len, skipped.values()))} skipped")
+    oclgrind = [n for n, _, _ in cases if n.startswith("oclgrind_")]
+    if not oclgrind:
+        print("   Oclgrind kernel checks: none in this run (oclgrind not installed, or not "
+              "selected)")
+    for reason, names in sorted(skipped.items(), key=lambda kv: -len(kv[1])):
+        print(f"   skipped {len(names)}: {reason}")
+        print("      " + " ".join(sorted(names)))
+    for n in failed:
+        print(f"   FAILED: {n}")
+    bad = failed or "NO REASON GIVEN" in skipped
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
