@@ -98,6 +98,49 @@ bool plan_few_rows(const cmrscl_device_info *dev, int32_t rows)
     return rows < SEGMENT_ROWS * plan_resident_warps(dev);
 }
 
+/* CPUs (docs/PORTABILITY.md, "The plan on CPUs"; measured with Intel's OpenCL CPU runtime
+ * 2026.2 on a 2-core AMD EPYC with AVX-512 and 32 MB of L3, and PoCL 5 on a 16-core Xeon): a
+ * core walks a strip best alone - the segment family with one work-item per strip reads each
+ * row once, in order, with no lanes to combine - unless the device's sub-groups are SIMD
+ * vectors of their own (they part ways: Intel's; PoCL 5's, tied together in a group,
+ * measured slower than the walk) and the rows fill one: then Algorithm 1 of HEIGHT 8, or
+ * CSR-vector for long rows, on sub-groups of CPU_LANES lanes, where that measured faster -
+ * on matrices of up to CPU_SMALL entries (1.1-4.4x for mu 6-1200, up to 1.8M entries; 0.8-1.4x
+ * for mu 4-5) and on irregular rows of any size (R-MAT, row_cv >= 1: 2.5-4.8x at 8.4M
+ * entries), not on larger regular ones (0.74-1.17x for 14-26M entries of mu 8-75). */
+#define CPU_STRIP_ROWS 6.0 /* mu from which sub-groups beat the walk on a CPU */
+#define CPU_SMALL (1 << 23) /* entries up to which they beat it on regular rows too */
+#define CPU_IRREGULAR 1.0   /* row_cv from which they beat it at any size */
+#define CPU_LANES 8         /* ... with sub-groups of this width (16 and 32 measured slower) */
+static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
+{
+    const cmrscl_matrix_stats *st = &a->stats;
+    bool lanes = dev->subgroup_width && dev->subgroup_shuffle && dev->subgroup_apart;
+    bool pays = st->mu >= CPU_STRIP_ROWS && (a->nnz <= CPU_SMALL || st->row_cv >= CPU_IRREGULAR);
+    p->height_source = "device rule";
+    if (lanes && pays) {
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->reduce = CMRSCL_REDUCE_SUBGROUP;
+        p->warp = dev->subgroup_widths & CPU_LANES ? CPU_LANES : (int)dev->subgroup_width;
+        p->height = st->mu >= PLAN_LONG_ROWS ? 1 : 8;
+        p->height_source = "matrix rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "a CPU with sub-groups that part ways, %s %s rows (mu %.1f): %s on sub-groups "
+                 "of %d",
+                 a->nnz <= CPU_SMALL ? "few" : "irregular", p->height == 1 ? "long" : "medium",
+                 st->mu,
+                 p->height == 1 ? "one sub-group per row (CSR-vector)" : "Algorithm 1, HEIGHT 8",
+                 p->warp);
+        return;
+    }
+    p->kernel = CMRSCL_KERNEL_SEGMENT;
+    p->reduce = CMRSCL_REDUCE_LOCAL;
+    p->height = 32;
+    snprintf(p->plan_reason, sizeof p->plan_reason,
+             "a CPU device%s: one work-item walks each strip of 32 rows (segment kernel)",
+             !lanes ? "" : st->mu < CPU_STRIP_ROWS ? ", short rows" : ", many regular rows");
+}
+
 /* The family and its parameters from the matrix (the rule in the header), with the reason.
  * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
 static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
@@ -105,15 +148,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
 {
     const cmrscl_matrix_stats *st = &a->stats;
     if (!dev->warp_shuffle && (dev->type & CL_DEVICE_TYPE_CPU)) {
-        /* A CPU core walks a strip best alone: the segment family with one work-item per
-         * strip reads each row once, in order, with no lanes to combine (measured against the
-         * sub-group variants on Intel's and PoCL's CPU runtimes, docs/PORTABILITY.md). */
-        p->kernel = CMRSCL_KERNEL_SEGMENT;
-        p->reduce = CMRSCL_REDUCE_LOCAL;
-        p->height = 32;
-        p->height_source = "device rule";
-        snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "a CPU device: one work-item walks each strip of 32 rows (segment kernel)");
+        cpu_rule(dev, a, p);
         return;
     }
     p->height_source = "matrix rule";
@@ -226,7 +261,11 @@ static cmrscl_status choose_modulo(const cmrscl_options *opt, cmrscl_params *p)
 static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl_options *opt,
                                      const kernel_variant *v, cmrscl_params *p)
 {
-    p->warp = opt->warp ? opt->warp : variant_default_warp(dev, v);
+    /* the matrix rule may have asked for lanes the variant takes (CPUs: sub-groups of 8) */
+    if (opt->warp)
+        p->warp = opt->warp;
+    else if (!p->warp || variant_lanes_refused(dev, v, p->warp))
+        p->warp = variant_default_warp(dev, v);
     if (!power_of_two(p->warp) || p->warp > 1024)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "warp %d is not a power of two in 1..1024", p->warp);
@@ -466,6 +505,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     const kernel_variant *v = NULL;
     st = choose_variant(dev, opt, p, &v);
     if (st == CMRSCL_OK) {
+        if (p->reduce != v->pub.reduce) /* lanes the rule chose for another variant */
+            p->warp = 0;
         p->reduce = v->pub.reduce;
         st = choose_geometry(dev, opt, v, p);
     }

@@ -235,6 +235,31 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.height == 32 &&
           p.reduce == CMRSCL_REDUCE_LOCAL && test_contains(p.plan_reason, "CPU"));
+    /* A CPU whose sub-groups are vectors of their own (they part ways, Intel's): rows of 6
+     * entries and more take Algorithm 1 (long rows: CSR-vector) on sub-groups of 8; shorter
+     * rows, and sub-groups tied together in a group (PoCL 5), the walk. */
+    d.subgroup_width = 16, d.subgroup_widths = 4 | 8 | 16 | 32 | 64, d.subgroup_shuffle = 1;
+    d.subgroup_apart = 1;
+    CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.warp == 8 &&
+          p.reduce == CMRSCL_REDUCE_SUBGROUP && test_contains(p.build_options, "-DREQD_SUBGROUP=8"));
+    CHECK_OK(choose_rows(&d, 10000, 300, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.warp == 8);
+    CHECK_OK(choose_stats(&d, 4, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
+    CHECK_OK(choose_rows(&d, 2 << 20, 8, 0.3, 0.3, 1000, &p)); /* 16M regular entries */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && test_contains(p.plan_reason, "many regular"));
+    CHECK_OK(choose_rows(&d, 2 << 20, 8, 1.5, 0.3, 1000, &p)); /* ... irregular: R-MAT */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_SUBGROUP &&
+          test_contains(p.plan_reason, "irregular"));
+    cmrscl_options local = {.reduce = CMRSCL_REDUCE_LOCAL}; /* the rule's lanes are not kept */
+    plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0}, NULL};
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &rows7, &local, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
+    d.subgroup_apart = 0;
+    CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
+    d.subgroup_width = 0, d.subgroup_widths = 0, d.subgroup_shuffle = 0;
     d.type = CL_DEVICE_TYPE_GPU;
     cmrscl_options o;
     /* Sub-groups the probe confirmed, with shuffles: the matrix rule as with NVIDIA's
