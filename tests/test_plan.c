@@ -235,9 +235,9 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.height == 32 &&
           p.reduce == CMRSCL_REDUCE_LOCAL && test_contains(p.plan_reason, "CPU"));
-    /* A CPU whose sub-groups are vectors of their own (they part ways, Intel's): rows of 6
-     * entries and more take Algorithm 1 (long rows: CSR-vector) on sub-groups of 8; shorter
-     * rows, and sub-groups tied together in a group (PoCL 5), the walk. */
+    /* A CPU with sub-groups that part ways (Intel's): rows of 6 entries and more take
+     * Algorithm 1 (long rows: CSR-vector) on sub-groups of 8 on matrices up to 2^23 entries
+     * or with irregular rows; shorter rows, and larger regular matrices, the walk. */
     d.subgroup_width = 16, d.subgroup_widths = 4 | 8 | 16 | 32 | 64, d.subgroup_shuffle = 1;
     d.subgroup_apart = 1;
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
@@ -256,9 +256,11 @@ static void test_matrix_rule(void)
     plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0}, NULL};
     CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &rows7, &local, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
-    d.subgroup_apart = 0;
+    d.subgroup_apart = 0; /* tied together (PoCL 5): from mu 15 */
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
+    CHECK_OK(choose_rows(&d, 100000, 26.5, 0.1, 0.0, 100000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.reduce == CMRSCL_REDUCE_SUBGROUP);
     d.subgroup_width = 0, d.subgroup_widths = 0, d.subgroup_shuffle = 0;
     d.type = CL_DEVICE_TYPE_GPU;
     cmrscl_options o;
