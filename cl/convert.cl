@@ -3,8 +3,9 @@
  * device, the sample of columns the statistics need, CSR -> CMRS (StripPtr, packed or unpacked
  * ColInd, values, column-ordered strips), and the permutation and gather of updates.
  *
- * Built after spmv_common.cl (program_get), which gives real_t, LONG_STRIP and ENTRY_MASK:
- * the StripPtr flag is defined once for the kernels that write it and those that read it.
+ * Built after cmrs_abi.h and spmv_common.cl (program_get), which give CMRS_ENTRY_PAD, real_t,
+ * LONG_STRIP and ENTRY_MASK: the padding and the StripPtr flag are defined once for the host,
+ * the kernels that write them and those that read them.
  * The strip height, layout and order are kernel arguments, so one program per pair of
  * precisions serves every plan; the HEIGHT, WARP and WG_SIZE spmv_common.cl requires are
  * set to 1 and mean nothing here.
@@ -12,7 +13,6 @@
  * Build options:
  *   VALUE_DOUBLE   1: the matrix holds doubles, 0: floats                     (required)
  *   SOURCE_DOUBLE  1: the CSR values read are doubles, 0: floats              (required)
- *   ENTRY_PAD      zero entries after ColInd and the values (CMRS_ENTRY_PAD)  (required)
  *   INDEX64        the matrix's entry indices (spmv_common.cl): 1 ulong, 0 uint (default 0)
  *   CONVERT_GROUP  work-items per group (host/convert_launch.h)                (required)
  *   STRIP_HEIGHT_LOGS  strip heights 2^0 .. 2^(n-1) of the row totals (host/internal.h)
@@ -25,9 +25,6 @@
  * serve matrices made on the host too, of any size. */
 #ifndef SOURCE_DOUBLE
 #error "SOURCE_DOUBLE (0: float, 1: double CSR values) must be defined"
-#endif
-#ifndef ENTRY_PAD
-#error "ENTRY_PAD (zero entries after the arrays) must be defined"
 #endif
 
 #if SOURCE_DOUBLE
@@ -252,7 +249,7 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
 {
     const uint e = get_global_id(0);
     if (e >= nnz) {
-        if (e < nnz + ENTRY_PAD) {
+        if (e < nnz + CMRS_ENTRY_PAD) {
             out_col[e] = 0;
             out_val[e] = 0;
         }

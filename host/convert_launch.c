@@ -17,7 +17,7 @@ cl_int launch_order_point(const launcher *l)
     return l->out_of_order ? clEnqueueBarrierWithWaitList(l->queue, 0, NULL, NULL) : CL_SUCCESS;
 }
 
-/* convert.cl is built after spmv_common.cl like the families; its plan-dependent values are
+/* convert.cl is built after cmrs_abi.h and spmv_common.cl like the families; its plan-dependent values are
  * kernel arguments, so the program depends on the precisions alone (one build per context
  * and pair, not per plan). *seconds (may be NULL) grows by the build or load time. */
 cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
@@ -27,10 +27,9 @@ cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
     char options[192];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DCONVERT=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=1 -DVALUE_DOUBLE=%d "
-             "-DSOURCE_DOUBLE=%d -DENTRY_PAD=%d -DINDEX64=%d -DCONVERT_GROUP=%d "
-             "-DSTRIP_HEIGHT_LOGS=%d",
-             precision == CMRSCL_DOUBLE, source == CMRSCL_DOUBLE, CMRS_ENTRY_PAD, index_bits == 64,
-             CONVERT_GROUP, STRIP_HEIGHT_LOGS);
+             "-DSOURCE_DOUBLE=%d -DINDEX64=%d -DCONVERT_GROUP=%d -DSTRIP_HEIGHT_LOGS=%d",
+             precision == CMRSCL_DOUBLE, source == CMRSCL_DOUBLE, index_bits == 64, CONVERT_GROUP,
+             STRIP_HEIGHT_LOGS);
     double s = 0.0;
     cmrscl_program_source from;
     cmrscl_status st = program_get(ctx, "convert.cl", options, out, &s, &from);

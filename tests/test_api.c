@@ -418,6 +418,68 @@ static void test_rates(cmrscl_context ctx)
                  CMRSCL_ERROR_INVALID_ARGUMENT);
 }
 
+/* The plan without a matrix (cmrscl_plan) is the plan cmrscl_matrix_create makes, field by
+ * field, for every catalogue matrix on this device - automatic and with options; and the
+ * variant table: each row named family/reduction, checked against the device with a reason
+ * when refused, and every automatic plan a row the device runs. */
+static void test_plan_without_matrix(cmrscl_context ctx)
+{
+    cmrscl_device_info d;
+    CHECK_OK(cmrscl_context_device_info(ctx, &d));
+    cmrscl_options variants[3] = {{0}};
+    variants[1].kernel = CMRSCL_KERNEL_SEGMENT, variants[1].height = 8;
+    variants[2].kernel = CMRSCL_KERNEL_STRIP, variants[2].height = 3, variants[2].tile = 7;
+    for (int i = 0; i < test_matrix_count(); ++i)
+        for (int k = 0; k < 3; ++k) {
+            cmrscl_csr a;
+            const char *name = test_matrix_build(i, &a);
+            cmrscl_params planned, made;
+            cmrscl_matrix m = NULL;
+            CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &variants[k], &planned));
+            CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &variants[k], &m));
+            CHECK_OK(cmrscl_matrix_params(m, &made));
+            /* where the device's compiler picks sub-group widths itself, a create may fall
+             * back to local memory: then only that differs, and the reason says so */
+            bool fell_back = planned.reduce == CMRSCL_REDUCE_SUBGROUP &&
+                             made.reduce == CMRSCL_REDUCE_LOCAL &&
+                             test_contains(made.plan_reason, "local reduction:");
+            CHECK_MSG(fell_back || (!strcmp(planned.build_options, made.build_options) &&
+                                    !strcmp(planned.plan_reason, made.plan_reason) &&
+                                    planned.strips == made.strips && planned.tiles == made.tiles &&
+                                    planned.long_strips == made.long_strips &&
+                                    planned.tile == made.tile && planned.nnz == made.nnz),
+                      "%s, options %d: planned \"%s\" (%d tiles), made \"%s\" (%d tiles)", name,
+                      k, planned.build_options, planned.tiles, made.build_options, made.tiles);
+            bool runs = false;
+            for (size_t v = 0; v < cmrscl_variant_count(); ++v) {
+                const cmrscl_variant *t = cmrscl_variant_get(v);
+                runs |= t->kernel == made.kernel && t->reduce == made.reduce &&
+                        cmrscl_variant_check(&d, t) == CMRSCL_OK;
+            }
+            CHECK_MSG(runs, "%s: the plan's variant is no row the device runs", name);
+            cmrscl_matrix_free(m);
+            cmrscl_csr_free(&a);
+        }
+    CHECK(cmrscl_variant_get(cmrscl_variant_count()) == NULL);
+    for (size_t v = 0; v < cmrscl_variant_count(); ++v) {
+        const cmrscl_variant *t = cmrscl_variant_get(v);
+        char name[64];
+        snprintf(name, sizeof name, "%s/%s", t->family, t->reduction);
+        CHECK(!strcmp(name, t->name) && t->kernel && t->reduce && t->file);
+        cmrscl_status st = cmrscl_variant_check(&d, t);
+        CHECK(st == CMRSCL_OK || (st == CMRSCL_ERROR_UNSUPPORTED &&
+                                  test_contains(cmrscl_last_error(), t->name) &&
+                                  test_contains(cmrscl_last_error(), "needs")));
+    }
+    cmrscl_csr a = small_matrix();
+    cmrscl_params p;
+    CHECK_STATUS(cmrscl_plan(NULL, CMRSCL_FLOAT, &a, NULL, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_variant_check(&d, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
+    a.col_ind[0] = a.cols; /* out of range: the validation's message */
+    CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, &a, NULL, &p), CMRSCL_ERROR_INVALID_MATRIX);
+    cmrscl_csr_free(&a);
+}
+
 int main(void)
 {
     test_strings();
@@ -440,6 +502,7 @@ int main(void)
         test_build_failure(ctx);
         test_empty_matrix_event(ctx);
         test_rates(ctx);
+        test_plan_without_matrix(ctx);
     }
     cmrscl_context_free(ctx);
     return test_finish("api");
