@@ -1,0 +1,123 @@
+/* test_plan_devices.c - the plan on other kinds of device than NVIDIA's, without a device:
+ * GPUs with sub-groups (the matrix rule on the sub-group variants, widths fixed or not,
+ * sub-groups that part ways or not), GPUs with neither shuffles nor sub-groups, CPUs (the walk,
+ * or Algorithm 1 on sub-groups where it measured faster), and the cache a device reports. */
+#include "internal.h"
+#include "plan_fixtures.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A GPU with sub-groups and, at first, nothing else. */
+static void test_subgroup_gpu(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    cmrscl_params p;
+    cmrscl_options o;
+    /* Sub-groups the probe confirmed, with shuffles: the matrix rule as with NVIDIA's
+     * shuffles (no PTX streaming hint), on the sub-group variants, several sub-groups a
+     * work-group. Without shuffles, the strip family on local memory. */
+    d.subgroup_width = 16, d.subgroup_shuffle = 1;
+    CHECK_OK(choose_stats(&d, 8, 0, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.reduce == CMRSCL_REDUCE_SUBGROUP &&
+          p.warp == 16 && p.work_group_size == 128 && p.cache_hint == CMRSCL_CACHE_HINT_OFF &&
+          test_contains(p.build_options, "-DREDUCE=3") &&
+          test_contains(p.build_options, "-DREQD_SUBGROUP=0"));
+    CHECK_OK(choose_stats(&d, 3, 0.6, 0.33, 1000, &p)); /* short scattered rows */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 &&
+          p.lane_entries == 1 && p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    /* The segment family's warps part ways: where sub-groups cannot (tied together, PoCL
+     * 5), one sub-group a work-group; where they can, several. */
+    CHECK(p.work_group_size == 16);
+    d.subgroup_apart = 1;
+    CHECK_OK(choose_stats(&d, 3, 0.6, 0.33, 1000, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 16 && p.work_group_size == 128);
+    d.subgroup_widths = 8 | 16 | 64; /* kernels can be fixed to these */
+    o = (cmrscl_options){0};
+    o.warp = 64;
+    CHECK_OK(choose_stats(&d, 3, 0.6, 0.33, 1000, &p));
+    CHECK(p.warp == 16 && test_contains(p.build_options, "-DREQD_SUBGROUP=16"));
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, &o, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 64 &&
+          test_contains(p.build_options, "-DREQD_SUBGROUP=64"));
+    o.warp = 32; /* not a width of this device: the local variant */
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, &o, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
+    o.reduce = CMRSCL_REDUCE_SUBGROUP;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
+    CHECK(test_contains(cmrscl_last_error(), "sub-group width"));
+    d.subgroup_widths = 0;
+    d.subgroup_shuffle = 0;
+    CHECK_OK(choose_stats(&d, 8, 0, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL &&
+          test_contains(p.plan_reason, "no warp shuffles or sub-groups"));
+    CHECK_OK(choose_stats(&d, 300, 0, 0.0, 1000, &p)); /* long rows: a warp per row */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
+    /* A work-group the user sized otherwise: not sub-groups, no error (PoCL 5: sub-groups of
+     * 64 lanes, a group of 8 given). */
+    d.subgroup_width = 64, d.subgroup_shuffle = 1;
+    cmrscl_options wg = {.kernel = CMRSCL_KERNEL_STRIP, .height = 4, .work_group_size = 8};
+    d.warp_width = 8;
+    CHECK_OK(choose(&d, CMRSCL_FLOAT, 10, &wg, &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 8 && p.work_group_size == 8);
+}
+
+/* CPUs: the walk, or Algorithm 1 on sub-groups. */
+static void test_cpu(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    cmrscl_params p;
+    d.type = CL_DEVICE_TYPE_CPU; /* without sub-groups the walk: test_plan.c */
+    /* A CPU with sub-groups that part ways (Intel's): rows of 6 entries and more take
+     * Algorithm 1 (long rows: CSR-vector) on sub-groups of 8 on matrices up to 2^23 entries
+     * or with irregular rows; shorter rows, and larger regular matrices, the walk. */
+    d.subgroup_width = 16, d.subgroup_widths = 4 | 8 | 16 | 32 | 64, d.subgroup_shuffle = 1;
+    d.subgroup_apart = 1;
+    CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.warp == 8 &&
+          p.reduce == CMRSCL_REDUCE_SUBGROUP &&
+          test_contains(p.build_options, "-DREQD_SUBGROUP=8"));
+    CHECK_OK(choose_rows(&d, 10000, 300, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.warp == 8);
+    CHECK_OK(choose_stats(&d, 4, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
+    CHECK_OK(choose_rows(&d, 2 << 20, 8, 0.3, 0.3, 1000, &p)); /* 16M regular entries */
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && test_contains(p.plan_reason, "many regular"));
+    CHECK_OK(choose_rows(&d, 2 << 20, 8, 1.5, 0.3, 1000, &p)); /* ... irregular: R-MAT */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_SUBGROUP &&
+          test_contains(p.plan_reason, "irregular"));
+    cmrscl_options local = {.reduce = CMRSCL_REDUCE_LOCAL}; /* the rule's lanes are not kept */
+    plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0}, NULL};
+    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &rows7, &local, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
+    d.subgroup_apart = 0; /* tied together (PoCL 5): from mu 15 */
+    CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
+    CHECK_OK(choose_rows(&d, 100000, 26.5, 0.1, 0.0, 100000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.reduce == CMRSCL_REDUCE_SUBGROUP);
+    d.subgroup_width = 0, d.subgroup_widths = 0, d.subgroup_shuffle = 0;
+}
+
+/* The cache the device reports (or NVIDIA's table gives) decides what stays in it: few rows
+ * of 1.6M entries (13 MB in float) fit 50 MB, not 8 MB. */
+static void test_cache_from_device(void)
+{
+    cmrscl_device_info d = fake_gpu();
+    cmrscl_params p;
+    CHECK_OK(choose_rows(&d, 400000, 4, 0.2, 0.01, 400000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_OFF);
+    d.cache_bytes = 8u << 20;
+    CHECK_OK(choose_rows(&d, 400000, 4, 0.2, 0.01, 400000, &p));
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+          p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
+}
+
+int main(void)
+{
+    test_subgroup_gpu();
+    test_cpu();
+    test_cache_from_device();
+    return test_finish("plan_devices");
+}
