@@ -21,8 +21,9 @@ cpu=${CPU_DEVICE-cpu}
 mkdir -p "$log_dir"
 
 "$top/tools/register-nvidia-icd.sh"
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$log_dir/build.log"
-cmake --build "$build" -j "$(nproc)" >>"$log_dir/build.log"
+mkdir -p "$build"
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$build/build.log"
+cmake --build "$build" -j "$(nproc)" >>"$build/build.log"
 "$build/bin/cmrscl-run" devices | tee "$log_dir/devices.txt"
 devices_json=$("$build/bin/cmrscl-run" devices --json)
 if ! grep -q '"type": "gpu"' <<<"$devices_json"; then

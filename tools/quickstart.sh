@@ -10,6 +10,7 @@
 #   BUILD_DIR          build directory (default: build)
 #   CMRSCL_DEVICE      the device the tests use (default: the first GPU, else the first device)
 #   CMRSCL_TEST_LABEL  only the tests of this CTest label (e.g. device: those that run kernels)
+#   CMRSCL_TEST_SKIP_LABEL  not the tests of this label (e.g. mpi)
 #   CMRSCL_TEST_NAME   the implementation's name in the summary (and in BUILD_DIR/junit-NAME.xml)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +52,8 @@ name=${CMRSCL_TEST_NAME:-tests}
 junit="$build/junit-${name//[^A-Za-z0-9._-]/_}.xml"
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --output-junit "$junit" \
-    ${CMRSCL_TEST_LABEL:+-L "$CMRSCL_TEST_LABEL"} || status=$?
+    ${CMRSCL_TEST_LABEL:+-L "$CMRSCL_TEST_LABEL"} \
+    ${CMRSCL_TEST_SKIP_LABEL:+-LE "$CMRSCL_TEST_SKIP_LABEL"} || status=$?
 # the summary fails too on a skipped test that gave no reason
 python3 "$top/tools/ci/test_summary.py" "$junit" --name "$name" || [ "$status" -ne 0 ] || status=1
 exit "$status"

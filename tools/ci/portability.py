@@ -8,8 +8,8 @@ kernel tests ran, were skipped (and why) or failed, and each run's totals.
 NAME labels a row of results (an implementation and its device); JUNIT is CTest's
 --output-junit file of that run (tools/quickstart.sh test and tools/ci-gpu.sh write them).
 The kernel tests are named kernel_PRECISION_CASE_REDUCTION[WIDTH] (tests/CMakeLists.txt); a
-name "Oclgrind=JUNIT" takes the oclgrind_* tests of a run instead (they run under Oclgrind
-whatever device the rest used). With --update, the tables replace what lies between the
+NAME starting with "Oclgrind" takes the oclgrind_* tests of a run instead (they run under
+Oclgrind whatever device the rest used). With --update, the tables replace what lies between the
 markers in FILE; else they are printed. Standard library only.
 """
 import collections
@@ -80,7 +80,7 @@ def tables(runs):
     """The markdown tables of [(name, cases)]."""
     lines = []
     notes = {}
-    cells = [(name, variant_cells(cases, notes, name == "Oclgrind")) for name, cases in runs]
+    cells = [(name, variant_cells(cases, notes, name.startswith("Oclgrind"))) for name, cases in runs]
     variants = sorted({v for _, c in cells for v in c},
                       key=lambda v: (["strip", "segment", "modulo"].index(v.split("/")[0]),
                                      ["shuffle", "subgroup", "local"].index(v.split("/")[1])))
@@ -96,7 +96,7 @@ def tables(runs):
                  "| skipped |")
     lines.append("|---|---|---|---|---|---|")
     for name, cases in runs:
-        if name == "Oclgrind":
+        if name.startswith("Oclgrind"):
             cases = [c for c in cases if c[0].startswith("oclgrind_")]
         count = collections.Counter(s for _, s, _ in cases)
         device = test_summary.device_of(out for _, _, out in cases)
