@@ -58,41 +58,48 @@ static unsigned listed_widths(cl_device_id device, const char *ext)
     return mask;
 }
 
-/* Runs a probe kernel on one group of PROBE_GROUP work-items; the width of its sub-groups
- * when every one has it, holds consecutive work-items in order and, with `shuffles`, swapped
- * lanes right through the shuffles the families use; else 0. */
-static unsigned run_probe(cl_context context, cl_device_id device, cl_program prog,
-                          const char *name, bool shuffles)
+/* Runs probe kernel `name` on one group of PROBE_GROUP work-items, each writing `words`
+ * uints, into got; false when anything fails. */
+static bool launch_probe(cl_context context, cl_device_id device, cl_program prog,
+                         const char *name, size_t words, cl_uint *got)
 {
     cl_int err;
-    size_t group = PROBE_GROUP;
+    size_t group = PROBE_GROUP, bytes = sizeof(cl_uint) * words * group;
     cl_kernel k = clCreateKernel(prog, name, &err);
     cl_command_queue q = k ? clCreateCommandQueue(context, device, 0, &err) : NULL;
-    cl_mem out = q ? clCreateBuffer(context, CL_MEM_WRITE_ONLY, 16 * group, NULL, &err) : NULL;
-    cl_uint *got = malloc(16 * group);
-    unsigned width = 0;
-    if (out && got && clSetKernelArg(k, 0, sizeof out, &out) == CL_SUCCESS &&
-        clEnqueueNDRangeKernel(q, k, 1, NULL, &group, &group, 0, NULL, NULL) == CL_SUCCESS &&
-        clEnqueueReadBuffer(q, out, CL_TRUE, 0, 16 * group, got, 0, NULL, NULL) == CL_SUCCESS) {
-        unsigned s = got[0];
-        bool regular = s >= 2 && (s & (s - 1)) == 0 && group % s == 0;
-        for (size_t i = 0; regular && i < group; ++i) {
-            const cl_uint *g = got + 4 * i;
-            regular = g[0] == s && g[1] == (i % s | (i / s) << 16);
-            if (shuffles) /* lane ^ 1, lane - 1 (lane 0 its own), lane + 1 (the last its own) */
-                regular = regular && g[2] == (i ^ 1) &&
-                          g[3] == ((i % s ? i - 1 : i) | (i % s + 1 < s ? i + 1 : i) << 16);
-        }
-        width = regular ? s : 0;
-    }
-    free(got);
+    cl_mem out = q ? clCreateBuffer(context, CL_MEM_WRITE_ONLY, bytes, NULL, &err) : NULL;
+    bool ran = out && clSetKernelArg(k, 0, sizeof out, &out) == CL_SUCCESS &&
+               clEnqueueNDRangeKernel(q, k, 1, NULL, &group, &group, 0, NULL, NULL) ==
+                   CL_SUCCESS &&
+               clEnqueueReadBuffer(q, out, CL_TRUE, 0, bytes, got, 0, NULL, NULL) == CL_SUCCESS;
     if (out)
         clReleaseMemObject(out);
     if (q)
         clReleaseCommandQueue(q);
     if (k)
         clReleaseKernel(k);
-    return width;
+    return ran;
+}
+
+/* The width of the probe's sub-groups when every one has it, holds consecutive work-items in
+ * order and, with `shuffles`, swapped lanes right through the shuffles the families use;
+ * else 0. */
+static unsigned run_probe(cl_context context, cl_device_id device, cl_program prog,
+                          const char *name, bool shuffles)
+{
+    cl_uint got[4 * PROBE_GROUP];
+    if (!launch_probe(context, device, prog, name, 4, got))
+        return 0;
+    unsigned s = got[0];
+    bool regular = s >= 2 && (s & (s - 1)) == 0 && PROBE_GROUP % s == 0;
+    for (cl_uint i = 0; regular && i < PROBE_GROUP; ++i) {
+        const cl_uint *g = got + 4 * i;
+        regular = g[0] == s && g[1] == (i % s | (i / s) << 16);
+        if (shuffles) /* lane ^ 1, lane - 1 (lane 0 its own), lane + 1 (the last its own) */
+            regular = regular && g[2] == (i ^ 1) &&
+                      g[3] == ((i % s ? i - 1 : i) | (i % s + 1 < s ? i + 1 : i) << 16);
+    }
+    return regular ? s : 0;
 }
 
 /* Whether the sub-groups of `width` lanes in one group may take different paths: the apart
@@ -100,26 +107,12 @@ static unsigned run_probe(cl_context context, cl_device_id device, cl_program pr
 static bool run_apart_probe(cl_context context, cl_device_id device, cl_program prog,
                             const char *name, unsigned width)
 {
-    cl_int err;
-    size_t group = PROBE_GROUP;
-    cl_kernel k = clCreateKernel(prog, name, &err);
-    cl_command_queue q = k ? clCreateCommandQueue(context, device, 0, &err) : NULL;
-    cl_mem out = q ? clCreateBuffer(context, CL_MEM_WRITE_ONLY, 4 * group, NULL, &err) : NULL;
     cl_uint got[PROBE_GROUP];
-    bool apart =
-        out && clSetKernelArg(k, 0, sizeof out, &out) == CL_SUCCESS &&
-        clEnqueueNDRangeKernel(q, k, 1, NULL, &group, &group, 0, NULL, NULL) == CL_SUCCESS &&
-        clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL) == CL_SUCCESS;
+    bool apart = launch_probe(context, device, prog, name, 1, got);
     for (cl_uint i = 0; apart && i < PROBE_GROUP; ++i) {
         cl_uint lane = i % width, g = i / width;
         apart = got[i] == (g + 1) * (lane ^ 1u) + g * (g + 1) / 2;
     }
-    if (out)
-        clReleaseMemObject(out);
-    if (q)
-        clReleaseCommandQueue(q);
-    if (k)
-        clReleaseKernel(k);
     return apart;
 }
 
