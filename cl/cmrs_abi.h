@@ -1,5 +1,5 @@
 /* cmrs_abi.h - the contract between the host and the SpMV kernels, read by both compilers:
- * the host C files include it, and host/program.c puts it in front of every SpMV program.
+ * the host C files include it, and src/runtime/program.c puts it in front of every SpMV program.
  * It holds the codes of the build options, the sentinels stored in the matrix arrays and the
  * order of the kernels' arguments: change one here and both sides follow.
  * Plain C that OpenCL C accepts too (no includes, no stdint types). */

@@ -1,4 +1,4 @@
-/* spmv_common.cl - what every CMRS SpMV kernel family shares. host/program.c builds each
+/* spmv_common.cl - what every CMRS SpMV kernel family shares. src/runtime/program.c builds each
  * family as cmrs_abi.h (the host's contract), this file, warp.cl (the warp layer) and the
  * family's file (cmrs_strip.cl, cmrs_segment.cl, cmrs_modulo.cl). This file holds
  *   - the build options and their checks,
@@ -8,7 +8,7 @@
  *   - the sums of the tiles of long strips in a fixed order: in the tiles' work-group
  *     (combine_in_group), or by the combine kernel.
  *
- * Build options (host/plan.c makes them):
+ * Build options (src/plan/plan.c makes them):
  *   HEIGHT        rows per strip, >= 1                                        (required)
  *   WARP          work-items per strip or tile, a power of two                (required)
  *   WG_SIZE       work-group size, a multiple of WARP                         (required)
@@ -25,7 +25,7 @@
  *   INDEX64       1: entry indices (StripPtr, the tiles' first entries, the loops over
  *                 entries, the partial sums' slots) are ulong, for matrices of 2^31
  *                 stored entries or more; 0: uint, which costs ordinary matrices nothing
- *                 (host/plan.c chooses; column indices and row, strip and tile numbers
+ *                 (src/plan/plan.c chooses; column indices and row, strip and tile numbers
  *                 stay 32-bit either way)                                     (default 0)
  *   GROUP_COMBINE 1: the tiles of each long strip lie in one work-group, which sums them
  *                 itself after a barrier (combine_in_group); 0: cmrs_combine, a second
@@ -210,7 +210,7 @@ INLINE void store_row(__global real_t *y, uint row, real_t sum, real_t alpha, re
 /* ---- the work of one warp ----
  * Groups take strips, one per warp, or tiles of long strips: the tiles' groups are ids
  * first_tile_group and on, the strips' groups the others. GPUs start groups roughly in id
- * order, so whichever role has the longer chains of loads goes first (host/matrix.c) and
+ * order, so whichever role has the longer chains of loads goes first (src/exec/matrix.c) and
  * the other fills in behind it, instead of forming a tail. A role is the same for the
  * whole group, so barriers stay uniform. A long strip is skipped by the strip role (its
  * StripPtr carries LONG_STRIP); its tiles cover it. */
@@ -255,7 +255,7 @@ INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, 
 }
 
 /* The parameters of cmrs_spmv, the same in every family, in the order of enum cmrs_spmv_arg
- * (cmrs_abi.h), by which host/matrix.c and host/spmv.c set them. */
+ * (cmrs_abi.h), by which src/exec/matrix.c and src/exec/spmv.c set them. */
 #define CMRS_SPMV_PARAMS                                                                           \
     const uint rows, const uint strips, const uint first_tile_group, const uint tiles,             \
         const uint tile_entries, __global const index_t *restrict strip_ptr,                       \

@@ -1,4 +1,4 @@
-/* stream.cl - the device's achievable memory bandwidth (host/bandwidth.c): read, copy and
+/* stream.cl - the device's achievable memory bandwidth (src/exec/bandwidth.c): read, copy and
  * triad over buffers many times the last-level cache, 16-byte accesses, grid-stride loops
  * so a modest grid keeps every compute unit streaming. */
 

@@ -1,8 +1,8 @@
-/* create.c - a distributed matrix from each rank's rows: the layout (rows as given, x in
- * proportion), the split of the rows into the local block (own columns, renumbered) and the
- * remote block (halo columns, compressed and ascending, so grouped by owner), the
- * communication plan (who sends which x entries to whom, computed once by MPI_Alltoall(v)),
- * the two cmrscl matrices and the exchange's device side. */
+/* create.c - a distributed matrix from each rank's rows (cmrscl_dist_create): the layout (rows as
+ * given, x in proportion), the split of the rows into the local block (own columns, renumbered) and
+ * the remote block (halo columns, compressed and ascending, so grouped by owner), the communication
+ * plan (who sends which x entries to whom, computed once by MPI_Alltoall(v)), the two cmrscl
+ * matrices and the exchange's device side. */
 #include "dist_internal.h"
 
 #include <stdlib.h>
@@ -272,4 +272,25 @@ cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_precisi
     else
         *out = m;
     return st;
+}
+
+cmrscl_status cmrscl_dist_create(MPI_Comm comm, cmrscl_context ctx, cmrscl_precision precision,
+                                 const cmrscl_csr *local_rows, const cmrscl_options *opt,
+                                 cmrscl_dist_matrix *out)
+{
+    if (out)
+        *out = NULL;
+    MPI_Comm dup;
+    cmrscl_status st = dist_comm_dup(comm, &dup);
+    if (st != CMRSCL_OK)
+        return st;
+    st = dist_check_args(ctx, precision, out);
+    if (st == CMRSCL_OK)
+        st = local_rows ? cmrscl_csr_validate(local_rows)
+                        : dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "local_rows is NULL");
+    if ((st = dist_agree(dup, st)) != CMRSCL_OK) {
+        MPI_Comm_free(&dup);
+        return st;
+    }
+    return dist_create_rows(dup, ctx, precision, local_rows, opt, out);
 }

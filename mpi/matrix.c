@@ -1,5 +1,6 @@
-/* matrix.c - the public face of a distributed matrix: creating one from each rank's rows,
- * freeing it, and the queries (layout, neighbours, halo, blocks, rows read back). */
+/* matrix.c - the public face of a distributed matrix: the checks its creators share, freeing
+ * it, and the queries (layout, neighbours, halo, blocks, rows read back); create.c makes
+ * one from each rank's rows. */
 #include "dist_internal.h"
 
 #include <stdlib.h>
@@ -14,27 +15,6 @@ cmrscl_status dist_comm_dup(MPI_Comm comm, MPI_Comm *out)
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
     return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Comm_dup");
-}
-
-cmrscl_status cmrscl_dist_create(MPI_Comm comm, cmrscl_context ctx, cmrscl_precision precision,
-                                 const cmrscl_csr *local_rows, const cmrscl_options *opt,
-                                 cmrscl_dist_matrix *out)
-{
-    if (out)
-        *out = NULL;
-    MPI_Comm dup;
-    cmrscl_status st = dist_comm_dup(comm, &dup);
-    if (st != CMRSCL_OK)
-        return st;
-    st = dist_check_args(ctx, precision, out);
-    if (st == CMRSCL_OK)
-        st = local_rows ? cmrscl_csr_validate(local_rows)
-                        : dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "local_rows is NULL");
-    if ((st = dist_agree(dup, st)) != CMRSCL_OK) {
-        MPI_Comm_free(&dup);
-        return st;
-    }
-    return dist_create_rows(dup, ctx, precision, local_rows, opt, out);
 }
 
 cmrscl_status dist_check_args(cmrscl_context ctx, cmrscl_precision precision,

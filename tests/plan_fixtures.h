@@ -3,7 +3,7 @@
 #ifndef CMRSCL_PLAN_FIXTURES_H
 #define CMRSCL_PLAN_FIXTURES_H
 
-#include "internal.h"
+#include "plan/plan.h"
 
 /* A device with these occupancy facts: warp 32, fp64, 1024 work-items a group, 50 MB cache,
  * no warp primitives. */

@@ -448,8 +448,8 @@ static void test_plan_without_matrix(cmrscl_context ctx)
                                     planned.strips == made.strips && planned.tiles == made.tiles &&
                                     planned.long_strips == made.long_strips &&
                                     planned.tile == made.tile && planned.nnz == made.nnz),
-                      "%s, options %d: planned \"%s\" (%d tiles), made \"%s\" (%d tiles)", name,
-                      k, planned.build_options, planned.tiles, made.build_options, made.tiles);
+                      "%s, options %d: planned \"%s\" (%d tiles), made \"%s\" (%d tiles)", name, k,
+                      planned.build_options, planned.tiles, made.build_options, made.tiles);
             bool runs = false;
             for (size_t v = 0; v < cmrscl_variant_count(); ++v) {
                 const cmrscl_variant *t = cmrscl_variant_get(v);
@@ -467,9 +467,9 @@ static void test_plan_without_matrix(cmrscl_context ctx)
         snprintf(name, sizeof name, "%s/%s", t->family, t->reduction);
         CHECK(!strcmp(name, t->name) && t->kernel && t->reduce && t->file);
         cmrscl_status st = cmrscl_variant_check(&d, t);
-        CHECK(st == CMRSCL_OK || (st == CMRSCL_ERROR_UNSUPPORTED &&
-                                  test_contains(cmrscl_last_error(), t->name) &&
-                                  test_contains(cmrscl_last_error(), "needs")));
+        CHECK(st == CMRSCL_OK ||
+              (st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), t->name) &&
+               test_contains(cmrscl_last_error(), "needs")));
     }
     cmrscl_csr a = small_matrix();
     cmrscl_params p;

@@ -12,7 +12,8 @@
  * Some plans force 64-bit entry indices: the conversion kernels write a 64-bit StripPtr, the
  * updates build and read a 64-bit permutation, on both paths.
  * Usage: test_device_convert float|double | errors */
-#include "internal.h"
+#include "exec/exec.h"
+#include "io/io.h"
 #include "test_matrices.h"
 #include "test_util.h"
 

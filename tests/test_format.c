@@ -1,7 +1,8 @@
 /* test_format.c - host format tests: the paper's 5x5 example (section 3 and 4) reproduced
  * exactly, CSR validation, COO -> CSR, CSR <-> CMRS round trips for heights 1..20 in both
  * layouts and orders, and rejection of corrupted CMRS arrays. */
-#include "internal.h"
+#include "format/format.h"
+#include "io/io.h"
 #include "test_util.h"
 
 #include <stdio.h>

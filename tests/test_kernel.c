@@ -1,4 +1,4 @@
-/* test_kernel.c - every kernel variant of the variant table (host/variants.def) against the
+/* test_kernel.c - every kernel variant of the variant table (src/plan/variants.def) against the
  * CPU double reference on the device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue,
  * with beta = 0 and y poisoned by NaN (every row must be written, none read) and beta != 0,
  * each product run twice (the same y, bit for bit); in every family a spread of its plans also
@@ -17,7 +17,7 @@
  * Usage: test_kernel float|double CASE local|shuffle|subgroup [WIDTH]
  * Exits 77 (CTest: skipped) when the device cannot run the variant, saying why, and fails when
  * a case ran no product at all. */
-#include "internal.h"
+#include "exec/exec.h"
 #include "test_matrices.h"
 #include "test_util.h"
 

@@ -9,7 +9,7 @@
  *   options      bad MODULO options fail with a message naming them; create_from_cl refuses
  *                the kernel; the automatic plan never picks it.
  * Usage: test_modulo float|double */
-#include "internal.h"
+#include "exec/exec.h"
 #include "test_matrices.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-/* test_modulo_layout.c - the MODULO kernel's host layout (host/cmrs_modulo.c) on the awkward
+/* test_modulo_layout.c - the MODULO kernel's host layout (src/format/cmrs_modulo.c) on the awkward
  * matrix catalogue and on random strips, for every MODULO and a spread of warps and heights:
  *   - within each step of WARP positions of a strip, no two entries whose positions share
  *     position % MODULO have the same row (the property the kernel's race freedom rests on);
@@ -7,7 +7,8 @@
  *   - within each row the entries keep their order (their CSR entries ascend);
  *   - the stored length stays within the bound the plan sizes indices by;
  *   - dropping the holes gives back a CMRS of the same matrix. */
-#include "internal.h"
+#include "format/format.h"
+#include "io/io.h"
 #include "test_matrices.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
  * a table of malformed files with the status and message each must give, the file system
  * (missing, unreadable, directories), gzip (files, memory, members, damage), long lines
  * and hostile sizes. Values, real matrices and the writer: test_mtx_values.c. */
-#include "internal.h"
+#include "io/io.h"
 #include "test_files.h"
 #include "test_util.h"
 

@@ -4,7 +4,7 @@
  * several thread counts; on files large enough that cmrscl_mtx_read takes the parallel
  * path (plain and gzip, general and symmetric, good and damaged); and cmrscl_csr_from_coo
  * on all threads against a plain reference (shuffled entries, duplicates). */
-#include "internal.h"
+#include "io/io.h"
 #include "test_files.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
  * files: correctly rounded values (like strtod), the SuiteSparse matrices against an
  * independent reader, write -> read round trips (plain and gzip), progress reports, and
  * a comma-decimal locale in the application. */
-#include "internal.h"
+#include "io/io.h"
 #include "test_files.h"
 #include "test_util.h"
 

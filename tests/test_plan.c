@@ -2,7 +2,7 @@
  * HEIGHT rule against the paper's numbers (section 6.3), the matrix rule's choice of kernel
  * family per class of rows, the split of long strips, user overrides, and every error a
  * user can provoke (no fp64, bad warp, local memory, packing, orders the kernel cannot run). */
-#include "internal.h"
+#include "exec/exec.h" /* matrix_check_device_memory */
 #include "plan_fixtures.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
  * GPUs with sub-groups (the matrix rule on the sub-group variants, widths fixed or not,
  * sub-groups that part ways or not), GPUs with neither shuffles nor sub-groups, CPUs (the walk,
  * or Algorithm 1 on sub-groups where it measured faster), and the cache a device reports. */
-#include "internal.h"
+#include "plan/plan.h"
 #include "plan_fixtures.h"
 #include "test_util.h"
 

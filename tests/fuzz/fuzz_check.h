@@ -4,7 +4,8 @@
 #ifndef CMRSCL_FUZZ_CHECK_H
 #define CMRSCL_FUZZ_CHECK_H
 
-#include "internal.h"
+#include "io/io.h"
+#include "format/format.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -22,7 +22,7 @@
  *        test_oclgrind modulo float|double WARP MODULO   (the MODULO kernel: its steps
  *          between barriers race-free, holes never read x; HEIGHT 1, 3 and 16, both orders,
  *          the unpacked layout at HEIGHT 3) */
-#include "internal.h"
+#include "exec/exec.h"
 #include "test_matrices.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@ kernel tests ran, were skipped (and why) or failed, and each run's totals.
     tools/ci/portability.py [--update FILE] "NAME=JUNIT.xml" ...
 
 NAME labels a row of results (an implementation and its device); JUNIT is CTest's
---output-junit file of that run (tools/quickstart.sh test and tools/ci-gpu.sh write them).
+--output-junit file of that run (tools/quickstart.sh test and tools/ci/ci-gpu.sh write them).
 The kernel tests are named kernel_PRECISION_CASE_REDUCTION[WIDTH] (tests/CMakeLists.txt); a
 NAME starting with "Oclgrind" takes the oclgrind_* tests of a run instead (they run under
 Oclgrind whatever device the rest used). With --update, the tables replace what lies between the

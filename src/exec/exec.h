@@ -1,0 +1,98 @@
+/* exec.h - the execution stage: a device matrix - its plan, arrays and kernels (matrix.c; CSR
+ * already on the device: matrix_device.c, convert_launch.c), its values updates
+ * (matrix_update.c) and its products (spmv.c) - and what measures on the device: tuning
+ * (tune.c) and bandwidth (bandwidth.c). */
+#ifndef CMRSCL_EXEC_H
+#define CMRSCL_EXEC_H
+
+#include "format/format.h"
+#include "plan/plan.h"
+#include "runtime/runtime.h"
+
+/* ---- matrix.c / spmv.c ---- */
+
+/* The device arrays of a matrix, in the order of the kernel arguments that take them. */
+enum {
+    BUF_STRIP_PTR,
+    BUF_COL_IND,
+    BUF_ROW_IN_STRIP, /* unpacked layout only */
+    BUF_VALUES,
+    BUF_TILE_START, /* split path only, from here on */
+    BUF_TILE_STRIP,
+    BUF_PARTIAL,
+    BUF_LONG_STRIP,
+    BUF_FIRST_TILE,
+    BUF_PERM, /* CMRS position -> CSR entry, for cmrscl_matrix_update_values; see matrix_update.c */
+    BUF_STAGING, /* two chunks of values on their way from the host (matrix_update.c) */
+    BUF_COUNT
+};
+CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
+
+/* An array of entry indices as the device holds them: narrowed in place to uint32_t when
+ * index_bits is 32 (the values fit: the plan chose the width), else left as it is.
+ * Returns a. */
+CMRSCL_HIDDEN void *index_narrow(uint64_t *a, size_t n, int index_bits);
+/* StripPtr back from the device (strips + 1 entries), widened to 64 bits, the kernels'
+ * long-strip flag dropped: each strip's first entry. */
+CMRSCL_HIDDEN cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out);
+/* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
+ * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
+ * context's memory limit. */
+CMRSCL_HIDDEN cmrscl_status matrix_check_device_memory(cmrscl_context ctx,
+                                                       const size_t bytes[BUF_COUNT]);
+
+struct cmrscl_matrix_s {
+    cmrscl_context ctx;
+    cmrscl_params params;
+    cl_mem buf[BUF_COUNT];
+    cl_kernel kernel;  /* the family's cmrs_spmv */
+    cl_kernel combine; /* cmrs_combine, when strips are split */
+    size_t strip_groups, tile_groups;
+    size_t first_tile_group; /* the tiles' groups come first (0) or after the strips' */
+    pthread_mutex_t lock;    /* serialises clSetKernelArg + enqueue */
+    /* Values-only updates (matrix_update.c), under lock: BUF_PERM is still to be built from
+     * the CMRS arrays (column-ordered strips of rows with sorted columns); the gather kernels
+     * by the precision of the values read (float, double), made on first use. */
+    bool perm_pending;
+    cl_kernel update[2];
+    /* Updates from the host: chunk c is CSR entries update_cut[c]..update_cut[c+1]-1 (whole
+     * strips), staged through two slots of update_slot values in BUF_STAGING. */
+    size_t *update_cut, update_chunks, update_slot;
+    /* MODULO (holes between the entries): update_csr[c] is the CSR entry where chunk c
+     * starts, and strip_csr[s] (strips + 1) where strip s does; NULL otherwise. */
+    size_t *update_csr;
+    uint64_t *strip_csr;
+};
+
+/* Entries per chunk of an update from the host (tests make it small to get many chunks). */
+CMRSCL_HIDDEN extern size_t matrix_update_chunk;
+
+/* The steps of creating a matrix that the host path (matrix.c) and the device path
+ * (matrix_device.c) share, in order. A matrix of ctx with its lock, nothing else yet. */
+CMRSCL_HIDDEN cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
+/* The plan from the matrix's facts (the tuning database's plan for the matrix's class when
+ * every option is automatic, else plan_choose), the split of long strips into *sp and
+ * each array's device bytes (BUF_PERM: 0), for matrix_check_device_memory next: fills
+ * m->params (but the timings), m->strip_groups and m->tile_groups. Without a->row_ptr, a
+ * plan that splits (or whose strips the table of a->longest_strip does not cover) sets
+ * *need_row_ptr and stops: the caller fetches RowPtr and plans again. */
+CMRSCL_HIDDEN cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision,
+                                        const plan_matrix *a, const cmrscl_options *opt,
+                                        split_layout *sp, size_t bytes[BUF_COUNT],
+                                        bool *need_row_ptr);
+/* Creates the buffers with bytes[i] > 0, filled from host[i], or, where host[i] is NULL,
+ * left for kernels to write; adds their sizes to device_bytes. */
+CMRSCL_HIDDEN cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
+                                                  const size_t bytes[BUF_COUNT]);
+/* The family's kernels from the context's program cache, the matrix arguments set. */
+CMRSCL_HIDDEN cmrscl_status matrix_create_kernels(cmrscl_matrix m);
+
+/* Enqueues one product (one or two kernels) after the wait list; *first and *last (may be
+ * NULL) receive the events of its first and last kernel (the same event when it has one;
+ * each retained for the caller). The caller holds m->lock. */
+CMRSCL_HIDDEN cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
+                                         cl_mem y, cl_command_queue queue, cl_uint num_wait,
+                                         const cl_event *wait_list, cl_event *first,
+                                         cl_event *last);
+
+#endif /* CMRSCL_EXEC_H */

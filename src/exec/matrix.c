@@ -1,0 +1,577 @@
+/* matrix.c - a device matrix: row statistics -> plan -> split of long strips -> host CSR ->
+ * CMRS -> device buffers (checked against the device's limits first), and the kernels from
+ * the context's program cache with their matrix arguments already set. The plan, buffer and
+ * kernel steps are shared with the device path (matrix_device.c). */
+#include "exec/exec.h"
+#include "io/io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The kernels' arguments are in the order of cl/cmrs_abi.h; the matrix's buffers follow its
+ * scalars in buffer order (BUF_STRIP_PTR .. BUF_PARTIAL). spmv.c sets x, y, alpha and beta
+ * per product. */
+_Static_assert(CMRS_ARG_STRIP_PTR + BUF_PARTIAL - BUF_STRIP_PTR == CMRS_ARG_PARTIAL &&
+                   CMRS_ARG_PARTIAL + 1 == CMRS_ARG_X,
+               "the matrix buffers are the kernel arguments strip_ptr .. partial, in order");
+
+const char *const matrix_buffer_names[BUF_COUNT] = {
+    "strip_ptr", "col_ind",    "row_in_strip", "values",      "tile_start", "tile_strip",
+    "partial",   "long_strip", "first_tile",   "permutation", "staging"};
+
+void cmrscl_matrix_free(cmrscl_matrix m)
+{
+    if (!m)
+        return;
+    if (m->kernel)
+        clReleaseKernel(m->kernel);
+    if (m->combine)
+        clReleaseKernel(m->combine);
+    for (int i = 0; i < 2; ++i)
+        if (m->update[i])
+            clReleaseKernel(m->update[i]);
+    for (int i = 0; i < BUF_COUNT; ++i)
+        if (m->buf[i])
+            clReleaseMemObject(m->buf[i]);
+    pthread_mutex_destroy(&m->lock);
+    free(m->update_cut);
+    free(m->update_csr);
+    free(m->strip_csr);
+    free(m);
+}
+
+void *index_narrow(uint64_t *a, size_t n, int index_bits)
+{
+    /* Element k moves from byte 8k to byte 4k: never over an element not yet moved. */
+    for (size_t k = 0; index_bits == 32 && k < n; ++k)
+        ((uint32_t *)a)[k] = (uint32_t)a[k];
+    return a;
+}
+
+/* The reverse of index_narrow, for arrays read back: the last element first, for the same
+ * reason. */
+static void index_widen(uint64_t *a, size_t n, int index_bits)
+{
+    for (size_t k = n; index_bits == 32 && k-- > 0;)
+        a[k] = ((const uint32_t *)a)[k];
+}
+
+/* Device bytes of each array, known from the plan and the split alone, so the limits are
+ * checked before any conversion work. Entry indices (StripPtr, the tiles' first entries)
+ * take index_bits each; strip and tile numbers 32. */
+static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t bytes[BUF_COUNT])
+{
+    size_t strips = (size_t)p->strips, nnz = (size_t)p->nnz,
+           vs = cmrscl_precision_size(p->precision), is = (size_t)p->index_bits / 8;
+    size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
+    bytes[BUF_STRIP_PTR] = is * (strips + 1);
+    bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + CMRS_ENTRY_PAD);
+    bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
+    bytes[BUF_VALUES] = vs * (nnz + CMRS_ENTRY_PAD);
+    bytes[BUF_TILE_START] = is * tiles;
+    bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
+    bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
+    bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
+    /* read by cmrs_combine only: none when the tiles' work-groups combine them */
+    bool combine_kernel = longs && p->combine != CMRSCL_COMBINE_GROUP;
+    bytes[BUF_FIRST_TILE] = combine_kernel ? sizeof(uint32_t) * (longs + 1) : 0;
+    bytes[BUF_PERM] = 0;    /* see matrix_create and matrix_update.c */
+    bytes[BUF_STAGING] = 0; /* made by the first update from the host */
+}
+
+/* Fails with the sizes when the matrix cannot fit: one buffer above the largest single
+ * allocation, or all of them above the memory; the context's cap tightens both. */
+cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[BUF_COUNT])
+{
+    const cmrscl_device_info *d = &ctx->info;
+    pthread_mutex_lock(&ctx->lock);
+    uint64_t limit = ctx->memory_limit;
+    pthread_mutex_unlock(&ctx->lock);
+    uint64_t total = 0, largest = 0, alloc_cap = d->max_alloc_bytes,
+             total_cap = d->global_mem_bytes;
+    int which = 0;
+    for (int i = 0; i < BUF_COUNT; ++i) {
+        total += bytes[i];
+        if (bytes[i] > largest)
+            largest = bytes[i], which = i;
+    }
+    bool capped = limit && limit < alloc_cap;
+    if (limit && limit < total_cap)
+        total_cap = limit;
+    if (capped)
+        alloc_cap = limit;
+    if (largest > alloc_cap)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
+                           "the matrix needs a %llu-byte %s buffer but at most %llu bytes can be "
+                           "allocated at once on device \"%s\" (%s)",
+                           (unsigned long long)largest, matrix_buffer_names[which],
+                           (unsigned long long)alloc_cap, d->device_name,
+                           capped ? "the context's memory limit" : "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    if (total > total_cap)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
+                           "the matrix needs %llu bytes of device memory but device \"%s\" "
+                           "offers %llu (%s)",
+                           (unsigned long long)total, d->device_name, (unsigned long long)total_cap,
+                           total_cap == d->global_mem_bytes ? "CL_DEVICE_GLOBAL_MEM_SIZE"
+                                                            : "the context's memory limit");
+    return CMRSCL_OK;
+}
+
+/* Creates the device buffers and fills those with a host array (host[i]); host[i] NULL
+ * with bytes[i] > 0 means "allocate only" (partial sums; the device path's arrays), bytes[i]
+ * == 0 means "not used" (the argument stays NULL). Kernels write the buffers allocated
+ * only, and the values (cmrscl_matrix_update_values). The fills are non-blocking writes
+ * waited for together: NVIDIA's driver copies pageable memory several times faster that
+ * way than through CL_MEM_COPY_HOST_PTR at creation. */
+cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
+                                    const size_t bytes[BUF_COUNT])
+{
+    cl_event written[BUF_COUNT];
+    cl_uint writes = 0;
+    cmrscl_status st = CMRSCL_OK;
+    for (int i = 0; i < BUF_COUNT && st == CMRSCL_OK; ++i) {
+        if (bytes[i] == 0)
+            continue;
+        cl_int err;
+        bool kernel_writes = !host[i] || i == BUF_VALUES;
+        m->buf[i] =
+            clCreateBuffer(m->ctx->context, kernel_writes ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
+                           bytes[i], NULL, &err);
+        if (m->buf[i] && host[i]) {
+            err = clEnqueueWriteBuffer(m->ctx->queue, m->buf[i], CL_FALSE, 0, bytes[i], host[i], 0,
+                                       NULL, &written[writes]);
+            writes += err == CL_SUCCESS; /* a failed write returns no event */
+        }
+        if (!m->buf[i] || err != CL_SUCCESS) {
+            st = cmrscl_fail_cl(err, m->buf[i] ? "clEnqueueWriteBuffer" : "clCreateBuffer");
+            if (err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+                st = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
+            char sizes[128];
+            snprintf(sizes, sizeof sizes, " (%s, %zu bytes)", matrix_buffer_names[i], bytes[i]);
+            cmrscl_fail_append(sizes);
+            break;
+        }
+        m->params.device_bytes += bytes[i];
+    }
+    /* The host arrays are freed when this returns, whatever happened. */
+    cl_int err = writes ? clWaitForEvents(writes, written) : CL_SUCCESS;
+    for (cl_uint i = 0; i < writes; ++i)
+        clReleaseEvent(written[i]);
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clWaitForEvents (filling the matrix's buffers)");
+    return st;
+}
+
+static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *name, cl_kernel *out)
+{
+    cl_int err;
+    *out = clCreateKernel(prog, name, &err);
+    if (!*out)
+        return cmrscl_fail_cl(err, "clCreateKernel");
+    return CMRSCL_OK;
+}
+
+cmrscl_status matrix_create_kernels(cmrscl_matrix m)
+{
+    const cmrscl_params *p = &m->params;
+    cl_program prog;
+    double seconds;
+    cmrscl_program_source from;
+    cmrscl_status st = program_get(m->ctx, variant_family_of(p->kernel)->file, p->build_options,
+                                   &prog, &seconds, &from);
+    if (from != CMRSCL_PROGRAM_CONTEXT || m->params.build_seconds == 0.0) /* not the plan's check */
+        m->params.build_seconds = seconds, m->params.program_source = from;
+    if (st == CMRSCL_OK)
+        st = make_kernel(m, prog, "cmrs_spmv", &m->kernel);
+    if (st == CMRSCL_OK && p->long_strips && p->combine != CMRSCL_COMBINE_GROUP)
+        st = make_kernel(m, prog, "cmrs_combine", &m->combine);
+    if (st != CMRSCL_OK)
+        return st;
+    size_t max_wg = 0;
+    clGetKernelWorkGroupInfo(m->kernel, m->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
+                             &max_wg, NULL);
+    if (max_wg && max_wg < (size_t)p->work_group_size)
+        return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                           "the kernel runs at most %zu work-items per group on this device, "
+                           "fewer than the %d chosen",
+                           max_wg, p->work_group_size);
+    cl_uint u[CMRS_ARG_STRIP_PTR] = {(cl_uint)p->rows, (cl_uint)p->strips,
+                                     (cl_uint)m->first_tile_group, (cl_uint)p->tiles,
+                                     (cl_uint)p->tile};
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < CMRS_ARG_STRIP_PTR; ++i)
+        err |= clSetKernelArg(m->kernel, (cl_uint)i, sizeof(cl_uint), &u[i]);
+    for (int i = BUF_STRIP_PTR; i <= BUF_PARTIAL; ++i)
+        err |= clSetKernelArg(m->kernel, (cl_uint)(CMRS_ARG_STRIP_PTR + i - BUF_STRIP_PTR),
+                              sizeof(cl_mem), &m->buf[i]);
+    if (m->combine) {
+        cl_uint longs = (cl_uint)p->long_strips;
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_ROWS, sizeof(cl_uint), &u[CMRS_ARG_ROWS]);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_LONG_STRIPS, sizeof longs, &longs);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_LONG_STRIP, sizeof(cl_mem),
+                              &m->buf[BUF_LONG_STRIP]);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_FIRST_TILE, sizeof(cl_mem),
+                              &m->buf[BUF_FIRST_TILE]);
+        err |=
+            clSetKernelArg(m->combine, CMRS_COMBINE_PARTIAL, sizeof(cl_mem), &m->buf[BUF_PARTIAL]);
+    }
+    if (err != CL_SUCCESS)
+        return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for the matrix arguments failed");
+    return CMRSCL_OK;
+}
+
+/* The MODULO layout of the built arrays (src/format/cmrs_modulo.c) in their place: holes make the
+ * entry arrays longer, so their device sizes are known, and checked, only now. */
+static cmrscl_status modulo_relayout(cmrscl_matrix m, cmrscl_cmrs *host, void **values, void **perm,
+                                     int perm_bits, size_t bytes[BUF_COUNT])
+{
+    cmrscl_params *p = &m->params;
+    size_t vs = cmrscl_precision_size(p->precision);
+    cmrs_modulo_out lay;
+    cmrscl_status st =
+        cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_cmrs_free(host);
+    free(*values), free(*perm);
+    *host = lay.cmrs, *values = lay.values, *perm = lay.perm;
+    size_t stored = (size_t)host->nnz;
+    p->stored_entries = host->nnz;
+    bytes[BUF_COL_IND] = sizeof(uint32_t) * (stored + CMRS_ENTRY_PAD);
+    bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? stored : 0;
+    bytes[BUF_VALUES] = vs * (stored + CMRS_ENTRY_PAD);
+    bytes[BUF_PERM] = (size_t)perm_bits / 8 * stored;
+    return matrix_check_device_memory(m->ctx, bytes);
+}
+
+/* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
+ * flagged in StripPtr for the kernels; then the upload. perm_bits (32, 64; 0: none): the
+ * column order's permutation goes to the device too (rows that were not sorted; every
+ * MODULO matrix, whose holes move positions away from CSR entries). */
+static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
+                                        const int32_t *col_ind, const void *values,
+                                        cmrscl_precision values_precision, int perm_bits,
+                                        split_layout *sp, size_t bytes[BUF_COUNT])
+{
+    cmrscl_params *p = &m->params;
+    double convert_start = cmrscl_seconds();
+    cmrscl_cmrs host = {0};
+    void *perm = NULL;
+    unsigned flags = (p->order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
+                     (p->layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
+    size_t value_size = cmrscl_precision_size(p->precision);
+    cmrs_values vals = {values, values_precision,
+                        parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), p->precision};
+    cmrscl_status st = vals.dst ? cmrs_build(p->rows, p->cols, row_ptr, col_ind, p->height, flags,
+                                             &vals, perm_bits, &host, &perm)
+                                : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                              "no memory for %lld values", (long long)p->nnz);
+    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
+        st = modulo_relayout(m, &host, &vals.dst, &perm, perm_bits, bytes);
+    if (st == CMRSCL_OK) {
+        for (int32_t k = 0; k < sp->long_strips; ++k)
+            host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);
+        void *up[BUF_COUNT] = {index_narrow(host.strip_ptr, (size_t)host.strips + 1, p->index_bits),
+                               host.col_ind,
+                               host.row_in_strip,
+                               vals.dst,
+                               index_narrow(sp->tile_start, (size_t)sp->tiles, p->index_bits),
+                               sp->tile_strip,
+                               NULL,
+                               sp->long_strip,
+                               sp->first_tile,
+                               perm};
+        double t0 = cmrscl_seconds();
+        p->convert_seconds = t0 - convert_start;
+        st = matrix_upload_buffers(m, up, bytes);
+        p->upload_seconds = cmrscl_seconds() - t0;
+    }
+    cmrscl_cmrs_free(&host);
+    free(perm);
+    free(vals.dst);
+    return st;
+}
+
+cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
+{
+    *out = NULL;
+    cmrscl_matrix m = calloc(1, sizeof *m);
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a matrix");
+    if (pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+    }
+    m->ctx = ctx;
+    *out = m;
+    return CMRSCL_OK;
+}
+
+/* A sub-group plan holds only if the compiler gives its kernel the plan's sub-group width
+ * (subgroups.c): the kernel is built now (it stays in the context's cache for the matrix),
+ * and where its width differs the plan takes the local reduction instead, saying why - unless
+ * the user asked for sub-groups, who gets the error. */
+static cmrscl_status check_subgroups(cmrscl_matrix m, cmrscl_precision precision,
+                                     const plan_matrix *a, const cmrscl_options *opt)
+{
+    cmrscl_params *p = &m->params;
+    cl_program prog;
+    cl_kernel k = NULL;
+    cl_int err;
+    cmrscl_status st = program_get(m->ctx, variant_family_of(p->kernel)->file, p->build_options,
+                                   &prog, &p->build_seconds, &p->program_source);
+    if (st == CMRSCL_OK && !(k = clCreateKernel(prog, "cmrs_spmv", &err)))
+        st = cmrscl_fail_cl(err, "clCreateKernel");
+    if (st == CMRSCL_OK)
+        st = subgroups_check_kernel(m->ctx, k, p);
+    if (k)
+        clReleaseKernel(k);
+    if (st != CMRSCL_ERROR_UNSUPPORTED || (opt && opt->reduce == CMRSCL_REDUCE_SUBGROUP))
+        return st;
+    char why[200];
+    snprintf(why, sizeof why, "%s", cmrscl_last_error());
+    cmrscl_options local = {0};
+    if (opt)
+        local = *opt;
+    local.reduce = CMRSCL_REDUCE_LOCAL;
+    st = plan_choose(&m->ctx->info, precision, a, &local, p); /* its kernel: built later */
+    size_t n = strlen(p->plan_reason);
+    snprintf(p->plan_reason + n, sizeof p->plan_reason - n, "; local reduction: %s", why);
+    return st;
+}
+
+cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const plan_matrix *a,
+                          const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT],
+                          bool *need_row_ptr)
+{
+    cmrscl_params *p = &m->params;
+    cmrscl_options used;
+    cmrscl_status st = plan_for_matrix(&m->ctx->info, precision, a, opt, p, &used);
+    if (st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP)
+        st = check_subgroups(m, precision, a, &used);
+    if (need_row_ptr)
+        *need_row_ptr = st == CMRSCL_OK && p->tile > 0 && !a->row_ptr;
+    if (need_row_ptr && *need_row_ptr)
+        return CMRSCL_OK;
+    if (st == CMRSCL_OK)
+        st = split_build(a->rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), sp);
+    if (st != CMRSCL_OK)
+        return st;
+    plan_sizes(a, sp->tiles, sp->long_strips, p);
+    size_t wpg = (size_t)(p->work_group_size / p->warp);
+    m->strip_groups = sp->long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
+    m->tile_groups = ((size_t)sp->tiles + wpg - 1) / wpg;
+    /* Longest chains first: the tiles when none of the strips left whole is longer than a
+     * tile (a few very long rows among short ones), else the strips (measured,
+     * docs/PERFORMANCE.md session 7). */
+    m->first_tile_group = sp->tile >= sp->longest_whole ? 0 : m->strip_groups;
+    device_sizes(p, sp, bytes);
+    return CMRSCL_OK;
+}
+
+/* MODULO: its permutation is built with the layout and uploaded at creation (holes move
+ * CMRS positions away from CSR entries, so the device cannot rebuild it from the arrays), and
+ * updates from the host need the CSR entry where each strip starts. */
+static cmrscl_status modulo_prepare(cmrscl_matrix m, const int64_t *row_ptr, int *perm_bits)
+{
+    const cmrscl_params *p = &m->params;
+    m->perm_pending = false;
+    *perm_bits = p->index_bits;
+    m->strip_csr = cmrscl_alloc((size_t)p->strips + 1, sizeof *m->strip_csr);
+    if (!m->strip_csr)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d strips", p->strips);
+    for (int64_t s = 0; s <= p->strips; ++s) {
+        int64_t row = s * p->height < p->rows ? s * p->height : p->rows;
+        m->strip_csr[s] = (uint64_t)row_ptr[row];
+    }
+    return CMRSCL_OK;
+}
+
+/* The host path. `validated` NULL: the arrays are validated here; else the caller has done
+ * it, and *validated says whether every row's columns are non-decreasing. */
+static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
+                                   int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
+                                   const void *values, cmrscl_precision values_precision,
+                                   const bool *validated, const cmrscl_options *opt,
+                                   cmrscl_matrix *out)
+{
+    if (!out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (!ctx)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
+    bool sorted = validated && *validated;
+    cmrscl_status st =
+        validated ? CMRSCL_OK : csr_validate_structure(rows, cols, row_ptr, col_ind, &sorted);
+    if (st != CMRSCL_OK)
+        return st;
+    if (row_ptr[rows] > 0 && !values)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "values is NULL");
+    cmrscl_matrix m = NULL;
+    st = matrix_new(ctx, &m);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_params *p = &m->params;
+    double t0 = cmrscl_seconds();
+    cmrscl_matrix_stats stats;
+    analyze_rows(rows, cols, row_ptr, col_ind, &stats);
+    split_layout sp = {0};
+    size_t bytes[BUF_COUNT];
+    plan_matrix pm = {
+        .rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr, .stats = stats};
+    st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
+    int perm_bits = 0;
+    if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
+        /* Updating values later needs each CMRS position's CSR entry. With sorted rows the
+         * device rebuilds it from the CMRS arrays on the first update (matrix_update.c);
+         * unsorted rows lose their CSR order in the column sort, so their permutation
+         * goes to the device now. One row per strip keeps sorted rows as they are. */
+        m->perm_pending = sorted && p->height > 1;
+        perm_bits = sorted ? 0 : p->index_bits;
+        bytes[BUF_PERM] = (size_t)perm_bits / 8 * (size_t)p->nnz;
+    }
+    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO && p->nnz > 0)
+        st = modulo_prepare(m, row_ptr, &perm_bits);
+    if (st == CMRSCL_OK)
+        st = matrix_check_device_memory(ctx, bytes);
+    p->analyze_seconds = cmrscl_seconds() - t0;
+    if (st == CMRSCL_OK)
+        st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, perm_bits, &sp,
+                                bytes);
+    split_free(&sp);
+    if (st == CMRSCL_OK)
+        st = matrix_create_kernels(m);
+    if (st != CMRSCL_OK) {
+        cmrscl_matrix_free(m);
+        return st;
+    }
+    *out = m;
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_matrix_create_i64(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
+                                       int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
+                                       const void *values, const cmrscl_options *opt,
+                                       cmrscl_matrix *out)
+{
+    return matrix_create(ctx, precision, rows, cols, row_ptr, col_ind, values, precision, NULL, opt,
+                         out);
+}
+
+cmrscl_status cmrscl_matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
+                                   int32_t cols, const int32_t *row_ptr, const int32_t *col_ind,
+                                   const void *values, const cmrscl_options *opt,
+                                   cmrscl_matrix *out)
+{
+    if (out)
+        *out = NULL;
+    if (rows < 0 || !row_ptr) /* the messages of the validation, before widening */
+        return csr_validate_structure(rows, cols, NULL, col_ind, NULL);
+    int64_t *wide = csr_widen_row_ptr(row_ptr, rows);
+    if (!wide)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                           "no memory for the row pointers of %d rows", rows);
+    cmrscl_status st =
+        matrix_create(ctx, precision, rows, cols, wide, col_ind, values, precision, NULL, opt, out);
+    free(wide);
+    return st;
+}
+
+cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx, cmrscl_precision precision,
+                                            const cmrscl_csr *csr, const cmrscl_options *opt,
+                                            cmrscl_matrix *out)
+{
+    if (out)
+        *out = NULL;
+    bool sorted;
+    cmrscl_status st = csr_validate(csr, &sorted); /* once: matrix_create trusts it */
+    if (st != CMRSCL_OK)
+        return st;
+    return matrix_create(ctx, precision, csr->rows, csr->cols, csr->row_ptr, csr->col_ind,
+                         csr->values, CMRSCL_DOUBLE, &sorted, opt, out);
+}
+
+cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!m || !out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
+    pthread_mutex_lock(&m->lock); /* device_bytes grows with a first update */
+    *out = m->params;
+    pthread_mutex_unlock(&m->lock);
+    return CMRSCL_OK;
+}
+
+static cmrscl_status read_buffer(cmrscl_matrix m, cl_mem buf, size_t bytes, void *dst)
+{
+    if (bytes == 0)
+        return CMRSCL_OK;
+    cl_int err = clEnqueueReadBuffer(m->ctx->queue, buf, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
+}
+
+cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
+{
+    const cmrscl_params *p = &m->params;
+    size_t n = (size_t)p->strips + 1;
+    cmrscl_status st = read_buffer(m, m->buf[BUF_STRIP_PTR], (size_t)p->index_bits / 8 * n, out);
+    if (st == CMRSCL_OK) {
+        index_widen(out, n, p->index_bits);
+        for (size_t s = 0; s < n; ++s)
+            out[s] &= ~STRIP_PTR_LONG(p->index_bits); /* the kernels' flag */
+    }
+    return st;
+}
+
+cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
+{
+    if (!m || !out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
+    memset(out, 0, sizeof *out);
+    const cmrscl_params *p = &m->params;
+    /* MODULO: the stored entries, holes included; dropped below */
+    size_t nnz = (size_t)p->stored_entries, vsize = cmrscl_precision_size(p->precision);
+    size_t strips = (size_t)p->strips + 1;
+    bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
+    cmrscl_cmrs c = {p->rows,
+                     p->cols,
+                     p->height,
+                     p->strips,
+                     p->stored_entries,
+                     packed,
+                     p->row_bits,
+                     p->order == CMRSCL_ORDER_COLUMNS,
+                     NULL,
+                     NULL,
+                     NULL,
+                     NULL};
+    c.strip_ptr = cmrscl_alloc(strips, sizeof(uint64_t));
+    c.col_ind = cmrscl_alloc(nnz, sizeof(uint32_t));
+    c.row_in_strip = packed ? NULL : cmrscl_alloc(nnz, 1);
+    c.values = cmrscl_alloc(nnz, sizeof(double));
+    void *raw = cmrscl_alloc(nnz, vsize);
+    cmrscl_status st = CMRSCL_OK;
+    if (!c.strip_ptr || !c.col_ind || (!packed && !c.row_in_strip) || !c.values || !raw)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
+    if (st == CMRSCL_OK)
+        st = matrix_read_strip_ptr(m, c.strip_ptr);
+    if (st == CMRSCL_OK)
+        st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);
+    if (st == CMRSCL_OK && !packed)
+        st = read_buffer(m, m->buf[BUF_ROW_IN_STRIP], nnz, c.row_in_strip);
+    if (st == CMRSCL_OK)
+        st = read_buffer(m, m->buf[BUF_VALUES], vsize * nnz, raw);
+    if (st == CMRSCL_OK)
+        values_convert(c.values, CMRSCL_DOUBLE, raw, p->precision, p->stored_entries);
+    free(raw);
+    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
+        cmrs_drop_holes(&c);
+    if (st != CMRSCL_OK) {
+        cmrscl_cmrs_free(&c);
+        return st;
+    }
+    *out = c;
+    return CMRSCL_OK;
+}

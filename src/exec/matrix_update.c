@@ -1,0 +1,314 @@
+/* matrix_update.c - values-only updates of any matrix (cmrscl_matrix_update_values[_cl]):
+ * new values in the original CSR order, gathered into place on the device through a
+ * permutation, by the kernels of cl/convert.cl. */
+#include "convert_launch.h"
+
+#include <stdlib.h>
+
+/* ---- values-only updates ----
+ * CMRS position k holds CSR entry perm[k]: k itself in row-ordered strips (and in
+ * column-ordered strips of one row with sorted columns), a permutation within each strip
+ * otherwise. The permutation (an entry index per entry: 4 bytes, as much as the column
+ * indices, or 8 on a 64-bit matrix) is built
+ * on the first update, not at creation: most matrices are never updated, and those that
+ * are pay for it once, on the device, from the CMRS arrays (convert_permutation). That
+ * needs rows whose CSR order the column sort kept (sorted columns: always on the device
+ * path, and checked by the host path, which uploads the permutation at creation for rows
+ * that were not sorted). From the host the values cross the bus once, raw, into a staging
+ * buffer released after the gather: keeping one would cost a second copy of the values
+ * for the matrix's lifetime.
+ *
+ * MODULO matrices hold holes between their entries (src/format/cmrs_modulo.c): their permutation is
+ * built with the layout and uploaded at creation, a hole's entry is all bits set (the gather
+ * writes 0 there and reads no value), and a run of whole strips covers more positions than
+ * CSR entries, so chunks keep both starts (update_cut, update_csr). */
+
+/* Whether `bytes` more fit beside the matrix: the device's limits and the context's. */
+static bool room_beside(cmrscl_matrix m, size_t bytes)
+{
+    const cmrscl_device_info *d = &m->ctx->info;
+    pthread_mutex_lock(&m->ctx->lock);
+    uint64_t limit = m->ctx->memory_limit;
+    pthread_mutex_unlock(&m->ctx->lock);
+    uint64_t total = m->params.device_bytes + bytes;
+    return bytes <= d->max_alloc_bytes && total <= d->global_mem_bytes &&
+           (!limit || total <= limit);
+}
+
+/* Builds BUF_PERM when it is pending; the caller holds m->lock. */
+static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
+{
+    if (!m->perm_pending)
+        return CMRSCL_OK;
+    cmrscl_params *p = &m->params;
+    size_t bytes = (size_t)p->index_bits / 8 * (size_t)p->nnz;
+    if (!room_beside(m, bytes))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
+                           "the first values update needs a %zu-byte permutation, which the "
+                           "device's limits or the context's memory limit do not leave beside "
+                           "the matrix's %llu bytes",
+                           bytes, (unsigned long long)p->device_bytes);
+    cmrscl_status st = CMRSCL_OK;
+    cl_mem perm = launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "permutation");
+    cl_uint strips = (cl_uint)p->strips, height = (cl_uint)p->height;
+    cl_uint row_bits = (cl_uint)p->row_bits, packed = p->layout == CMRSCL_LAYOUT_PACKED;
+    launch_arg args[] = {ARG(strips),
+                         ARG(height),
+                         ARG(row_bits),
+                         ARG(packed),
+                         ARG(m->buf[BUF_STRIP_PTR]),
+                         ARG(m->buf[BUF_COL_IND]),
+                         ARG(m->buf[BUF_ROW_IN_STRIP]),
+                         ARG(perm)};
+    launcher own = *l;
+    if (st == CMRSCL_OK)
+        st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
+    if (st == CMRSCL_OK)
+        st = launch_run(&own, "convert_permutation", args, COUNT(args),
+                        (size_t)p->strips * (size_t)p->height, NULL);
+    if (st != CMRSCL_OK) {
+        if (perm)
+            clReleaseMemObject(perm);
+        return st;
+    }
+    m->buf[BUF_PERM] = perm;
+    p->device_bytes += bytes;
+    m->perm_pending = false;
+    return CMRSCL_OK;
+}
+
+/* Enqueues values[first, first + count) = src gathered through the permutation (a plain
+ * copy when there is none and the precisions agree); src holds CSR entries csr_first.. at
+ * src_offset (csr_first == first but for MODULO's holes). The range is a run of whole strips
+ * (the permutation stays within strips). The caller holds m->lock. */
+static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size_t src_offset,
+                            cmrscl_precision source, size_t first, size_t csr_first, size_t count)
+{
+    const cmrscl_params *p = &m->params;
+    cl_mem perm = m->buf[BUF_PERM];
+    if (!perm && source == p->precision) {
+        size_t vs = cmrscl_precision_size(source);
+        cl_int err = clEnqueueCopyBuffer(l->queue, src, m->buf[BUF_VALUES], vs * src_offset,
+                                         vs * first, vs * count, 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = launch_order_point(l);
+        return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueCopyBuffer");
+    }
+    cl_kernel *k = &m->update[source == CMRSCL_DOUBLE];
+    cmrscl_status st = CMRSCL_OK;
+    if (!*k) {
+        cl_program prog;
+        st = convert_program(m->ctx, p->precision, source, p->index_bits, &prog, NULL);
+        cl_int err = CL_SUCCESS;
+        if (st == CMRSCL_OK && !(*k = clCreateKernel(prog, "convert_values", &err)))
+            st = cmrscl_fail_cl(err, "clCreateKernel");
+    }
+    /* index_t of convert.cl: the matrix's entry index width. The kernel reads CSR entry e at
+     * src_offset + e - first: shift the offset by the holes before the range. */
+    src_offset += first - csr_first;
+    cl_uint range32[3] = {(cl_uint)first, (cl_uint)count, (cl_uint)src_offset};
+    cl_ulong range64[3] = {first, count, src_offset};
+    bool wide = p->index_bits == 64;
+    cl_uint use_perm = perm != NULL;
+    launch_arg args[] = {wide ? ARG(range64[0]) : ARG(range32[0]),
+                         wide ? ARG(range64[1]) : ARG(range32[1]),
+                         ARG(use_perm),
+                         ARG(perm),
+                         ARG(src),
+                         wide ? ARG(range64[2]) : ARG(range32[2]),
+                         ARG(m->buf[BUF_VALUES])};
+    if (st == CMRSCL_OK)
+        st = launch_set_args(*k, args, COUNT(args));
+    if (st == CMRSCL_OK)
+        st = launch_enqueue(l, *k, count, 0, NULL, NULL);
+    return st;
+}
+
+static cmrscl_status check_update(cmrscl_matrix m, cmrscl_precision values_precision)
+{
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    if (values_precision != CMRSCL_FLOAT && values_precision != CMRSCL_DOUBLE)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "values precision %d is neither CMRSCL_FLOAT nor CMRSCL_DOUBLE",
+                           (int)values_precision);
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
+                                             cmrscl_precision values_precision)
+{
+    cmrscl_status st = check_update(m, values_precision);
+    if (st != CMRSCL_OK)
+        return st;
+    if (values_precision == CMRSCL_DOUBLE && !m->ctx->info.fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "double values need cl_khr_fp64, which device \"%s\" lacks",
+                           m->ctx->info.device_name);
+    size_t nnz = (size_t)m->params.nnz;
+    st = buffer_check(m->ctx->context, values, cmrscl_precision_size(values_precision) * nnz,
+                      "values");
+    if (st != CMRSCL_OK || nnz == 0)
+        return st;
+    launcher l = launcher_make(m->ctx);
+    pthread_mutex_lock(&m->lock);
+    cl_int err = launch_order_point(&l); /* after the products enqueued before */
+    st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    if (st == CMRSCL_OK)
+        st = ensure_permutation(m, &l);
+    if (st == CMRSCL_OK) /* all positions, holes included */
+        st = gather(m, &l, values, 0, values_precision, 0, 0, (size_t)m->params.stored_entries);
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+/* ---- updates from host memory: chunks through a staging ring ----
+ * The values cross the bus in chunks of whole strips into one of two staging slots, and
+ * each chunk is gathered into place as soon as it has landed: the device memory this
+ * takes is two chunks, not a second copy of the values, and the time is the bus copy's
+ * plus the last chunk's gather (measured against a full-size staging buffer allocated per
+ * call: that allocation alone cost NVIDIA 15-25% of the copy). */
+
+size_t matrix_update_chunk = (size_t)4 << 20; /* 32 MB of doubles, 16 MB of floats */
+
+/* The chunk boundaries (strip starts) and the staging ring, made on the first update from
+ * the host; the caller holds m->lock. Without a permutation any boundary will do. */
+static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
+{
+    if (m->buf[BUF_STAGING])
+        return CMRSCL_OK;
+    const cmrscl_params *p = &m->params;
+    size_t nnz = (size_t)p->stored_entries, strips = (size_t)p->strips, slot = 0, chunks = 0;
+    const uint64_t *csr = m->strip_csr; /* MODULO: CSR starts differ from positions */
+    uint64_t *strip_ptr = NULL;         /* entry indices, the long-strip flag dropped */
+    cmrscl_status st = CMRSCL_OK;
+    if (m->buf[BUF_PERM]) { /* whole strips: read StripPtr once */
+        strip_ptr = cmrscl_alloc(strips + 1, sizeof *strip_ptr);
+        if (!strip_ptr)
+            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu strips", strips);
+        st = matrix_read_strip_ptr(m, strip_ptr);
+    }
+    size_t *cut = cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut);
+    size_t *csr_cut =
+        csr ? cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut) : NULL;
+    if (st == CMRSCL_OK && (!cut || (csr && !csr_cut)))
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the update chunks");
+    if (st == CMRSCL_OK) {
+        if (csr_cut)
+            csr_cut[chunks] = 0;
+        cut[chunks++] = 0;
+        for (size_t s = 1; strip_ptr && s <= strips; ++s) { /* cut before a strip that would
+                                                             * overflow a non-empty chunk */
+            size_t end = strip_ptr[s], begin = strip_ptr[s - 1];
+            if (end - cut[chunks - 1] > matrix_update_chunk && begin > cut[chunks - 1]) {
+                if (csr_cut)
+                    csr_cut[chunks] = csr[s - 1];
+                cut[chunks++] = begin;
+            }
+        }
+        for (size_t e = matrix_update_chunk; !strip_ptr && e < nnz; e += matrix_update_chunk)
+            cut[chunks++] = e;
+        cut[chunks] = nnz;
+        if (csr_cut)
+            csr_cut[chunks] = (size_t)p->nnz;
+        const size_t *values_cut = csr_cut ? csr_cut : cut; /* what staging holds */
+        for (size_t c = 0; c < chunks; ++c)
+            slot =
+                values_cut[c + 1] - values_cut[c] > slot ? values_cut[c + 1] - values_cut[c] : slot;
+        size_t bytes = 2 * slot * sizeof(double);
+        if (!room_beside(m, bytes))
+            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
+                             "an update from the host needs %zu bytes of staging, which the "
+                             "device's limits or the context's memory limit do not leave beside "
+                             "the matrix's %llu bytes",
+                             bytes, (unsigned long long)m->params.device_bytes);
+        else
+            m->buf[BUF_STAGING] =
+                launch_new_buffer(m->ctx, CL_MEM_READ_ONLY, bytes, NULL, &st, "staging");
+        if (st == CMRSCL_OK) {
+            m->params.device_bytes += bytes;
+            m->update_cut = cut, m->update_chunks = chunks, m->update_slot = slot;
+            m->update_csr = csr_cut;
+            cmrscl_trace("updates from the host: %zu chunks of at most %zu entries", chunks, slot);
+            cut = csr_cut = NULL;
+        }
+    }
+    free(cut);
+    free(csr_cut);
+    free(strip_ptr);
+    return st;
+}
+
+/* Enqueues the chunks: chunk c is written into slot c % 2 (after the gather that last read
+ * it, by queue order) and gathered into place. *last_write: the last write's event. */
+static cmrscl_status update_in_chunks(cmrscl_matrix m, const launcher *l, const void *values,
+                                      cmrscl_precision source, cl_event *last_write)
+{
+    size_t vs = cmrscl_precision_size(source);
+    cmrscl_status st = CMRSCL_OK;
+    for (size_t c = 0; c < m->update_chunks && st == CMRSCL_OK; ++c) {
+        size_t first = m->update_cut[c], count = m->update_cut[c + 1] - first;
+        const size_t *csr = m->update_csr ? m->update_csr : m->update_cut;
+        size_t csr_first = csr[c], csr_count = csr[c + 1] - csr_first;
+        size_t offset = (c % 2) * m->update_slot;
+        bool last = c + 1 == m->update_chunks;
+        /* Blocking: NVIDIA copies pageable memory 25-40% slower without waiting. */
+        cl_int err = clEnqueueWriteBuffer(l->queue, m->buf[BUF_STAGING], CL_TRUE, vs * offset,
+                                          vs * csr_count, (const char *)values + vs * csr_first, 0,
+                                          NULL, last ? last_write : NULL);
+        if (err == CL_SUCCESS)
+            err = launch_order_point(l);
+        st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer");
+        if (st == CMRSCL_OK)
+            st = gather(m, l, m->buf[BUF_STAGING], offset, source, first, csr_first, count);
+    }
+    return st;
+}
+
+cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
+                                          cmrscl_precision values_precision)
+{
+    cmrscl_status st = check_update(m, values_precision);
+    if (st != CMRSCL_OK || m->params.nnz == 0)
+        return st;
+    if (!values)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "values is NULL");
+    const cmrscl_params *p = &m->params;
+    size_t nnz = (size_t)p->nnz;
+    void *rounded = NULL; /* doubles for a device without fp64 */
+    if (values_precision == CMRSCL_DOUBLE && !m->ctx->info.fp64) {
+        if (!(rounded = cmrscl_alloc(nnz, sizeof(float))))
+            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu values", nnz);
+        values_convert(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, p->nnz);
+        values = rounded, values_precision = CMRSCL_FLOAT;
+    }
+    launcher l = launcher_make(m->ctx);
+    cl_event written = NULL;
+    pthread_mutex_lock(&m->lock);
+    cl_int err = launch_order_point(&l); /* after the products enqueued before */
+    st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    if (st == CMRSCL_OK)
+        st = ensure_permutation(m, &l);
+    bool direct = !m->buf[BUF_PERM] && values_precision == p->precision;
+    if (st == CMRSCL_OK && direct) {
+        err = clEnqueueWriteBuffer(l.queue, m->buf[BUF_VALUES], CL_FALSE, 0,
+                                   cmrscl_precision_size(values_precision) * nnz, values, 0, NULL,
+                                   &written);
+        if (err == CL_SUCCESS)
+            err = launch_order_point(&l);
+        st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer");
+    } else if (st == CMRSCL_OK) {
+        st = ensure_update_ring(m, &l);
+        if (st == CMRSCL_OK)
+            st = update_in_chunks(m, &l, values, values_precision, &written);
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (written) { /* the caller may reuse `values` when this returns: every write is done
+                    * once the last is (queue order) */
+        cmrscl_status waited = launch_wait(&written, 1);
+        if (st == CMRSCL_OK)
+            st = waited;
+    }
+    free(rounded);
+    return st;
+}

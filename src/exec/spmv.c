@@ -1,0 +1,258 @@
+/* spmv.c - launching y = alpha*A*x + beta*y: argument checks against the matrix (sizes,
+ * context, x and y the same buffer), the launches (the family's kernel over strips and
+ * tiles, then cmrs_combine when strips are split and their work-groups do not combine the
+ * tiles themselves), events, the timing of a product, and
+ * the blocking convenience call on host arrays. */
+#include "exec/exec.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-product arguments of cmrs_spmv and cmrs_combine: cl/cmrs_abi.h. */
+
+static cmrscl_status check_queue(cmrscl_matrix m, cl_command_queue queue)
+{
+    cl_context context = NULL;
+    cl_device_id device = NULL;
+    cmrscl_status st = queue_owner(queue, &context, &device);
+    if (st != CMRSCL_OK)
+        return st;
+    if (context != m->ctx->context || device != m->ctx->device)
+        return cmrscl_fail(CMRSCL_ERROR_CONTEXT_MISMATCH,
+                           "the queue belongs to another context or device than the matrix");
+    return CMRSCL_OK;
+}
+
+/* Everything cmrscl_spmv checks before it enqueues. */
+static cmrscl_status check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue queue,
+                                   cl_uint num_wait, const cl_event *wait_list)
+{
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    if ((num_wait > 0) != (wait_list != NULL))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "num_wait and wait_list disagree");
+    const cmrscl_params *p = &m->params;
+    size_t vsize = cmrscl_precision_size(p->precision);
+    /* With no rows the product is empty: nothing is read, so x may be NULL too. */
+    cl_context context = m->ctx->context;
+    cmrscl_status st = buffer_check(context, x, p->rows > 0 ? vsize * (size_t)p->cols : 0, "x");
+    if (st == CMRSCL_OK)
+        st = buffer_check(context, y, vsize * (size_t)p->rows, "y");
+    if (st == CMRSCL_OK && queue)
+        st = check_queue(m, queue);
+    if (st == CMRSCL_OK && x && x == y && p->rows > 0 && p->cols > 0)
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x and y must be different buffers");
+    return st;
+}
+
+static cl_int set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, double alpha,
+                          double beta)
+{
+    if (precision == CMRSCL_DOUBLE)
+        return clSetKernelArg(k, at, sizeof alpha, &alpha) |
+               clSetKernelArg(k, at + 1, sizeof beta, &beta);
+    cl_float a = (cl_float)alpha, b = (cl_float)beta;
+    return clSetKernelArg(k, at, sizeof a, &a) | clSetKernelArg(k, at + 1, sizeof b, &b);
+}
+
+cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                           cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
+                           cl_event *first, cl_event *last)
+{
+    const cmrscl_params *p = &m->params;
+    cl_int err;
+    if (p->rows == 0) { /* nothing to compute; still honour the wait list and the events */
+        cl_event e = NULL;
+        err = first || last ? clEnqueueMarkerWithWaitList(queue, num_wait, wait_list, &e)
+                            : CL_SUCCESS;
+        if (first && last && e)
+            clRetainEvent(e);
+        if (first)
+            *first = e;
+        if (last)
+            *last = e;
+        return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueMarkerWithWaitList");
+    }
+    cl_mem xarg = p->cols > 0 ? x : NULL;
+    err = set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
+    err |= clSetKernelArg(m->kernel, CMRS_ARG_X, sizeof(cl_mem), &xarg);
+    err |= clSetKernelArg(m->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
+    if (m->combine) {
+        err |= set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
+    }
+    if (err != CL_SUCCESS)
+        return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for x, y, alpha or beta failed");
+    size_t local = (size_t)p->work_group_size;
+    size_t global = (m->strip_groups + m->tile_groups) * local;
+    /* The combine kernel must see the tiles' sums: an in-order queue guarantees it; an
+     * out-of-order one needs the main kernel's event (NVIDIA: an event wait between two
+     * kernels costs microseconds, a visible share of a product on small matrices). Only
+     * split matrices ask the queue. */
+    bool in_order = true;
+    if (m->combine) {
+        cl_command_queue_properties qprops = 0;
+        clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
+        in_order = !(qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    }
+    cl_event main_done = NULL, combine_done = NULL;
+    bool want_main = first || last || !in_order;
+    err = clEnqueueNDRangeKernel(queue, m->kernel, 1, NULL, &global, &local, num_wait, wait_list,
+                                 want_main ? &main_done : NULL);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueNDRangeKernel");
+    if (m->combine) {
+        size_t clocal = 64, items = (size_t)p->long_strips * (size_t)p->height;
+        size_t cglobal = (items + clocal - 1) / clocal * clocal;
+        err =
+            clEnqueueNDRangeKernel(queue, m->combine, 1, NULL, &cglobal, &clocal, in_order ? 0 : 1,
+                                   in_order ? NULL : &main_done, last ? &combine_done : NULL);
+        if (err != CL_SUCCESS) {
+            if (main_done)
+                clReleaseEvent(main_done);
+            return cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (combine)");
+        }
+    }
+    if (last)
+        *last = combine_done ? combine_done : main_done;
+    if (last && !combine_done && first)
+        clRetainEvent(main_done); /* one reference for each output */
+    if (first)
+        *first = main_done;
+    else if (main_done && !(last && !combine_done))
+        clReleaseEvent(main_done);
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                          cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
+                          cl_event *event)
+{
+    if (event)
+        *event = NULL;
+    cmrscl_status st = check_product(m, x, y, queue, num_wait, wait_list);
+    if (st != CMRSCL_OK)
+        return st;
+    pthread_mutex_lock(&m->lock);
+    st = spmv_enqueue(m, alpha, x, beta, y, queue ? queue : m->ctx->queue, num_wait, wait_list,
+                      NULL, event);
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Device time of each of n products from its first and last events. */
+static cmrscl_status product_times(cl_event *first, cl_event *last, int n, double *ms)
+{
+    for (int i = 0; i < n; ++i) {
+        cl_int err = event_ms(first[i], last[i], &ms[i]);
+        if (err != CL_SUCCESS)
+            return cmrscl_fail_cl(err, "clGetEventProfilingInfo");
+    }
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                               int warmup, int repetitions, cmrscl_timing *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!out || warmup < 0 || repetitions < 1)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "out is NULL, or warmup %d < 0, or repetitions %d < 1", warmup,
+                           repetitions);
+    cmrscl_status st = check_product(m, x, y, NULL, 0, NULL);
+    if (st != CMRSCL_OK)
+        return st;
+    cl_command_queue q = m->ctx->queue;
+    cl_command_queue_properties props = 0;
+    clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (!(props & CL_QUEUE_PROFILING_ENABLE))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "timing needs a queue with CL_QUEUE_PROFILING_ENABLE");
+    int n = repetitions;
+    cl_event *first = calloc((size_t)n, sizeof *first), *last = calloc((size_t)n, sizeof *last);
+    double *ms = calloc((size_t)n, sizeof *ms);
+    if (!first || !last || !ms)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d timing events", n);
+    for (int i = 0; st == CMRSCL_OK && i < warmup; ++i)
+        st = cmrscl_spmv(m, alpha, x, beta, y, NULL, 0, NULL, NULL);
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; st == CMRSCL_OK && i < n; ++i)
+        st = spmv_enqueue(m, alpha, x, beta, y, q, 0, NULL, &first[i], &last[i]);
+    pthread_mutex_unlock(&m->lock);
+    cl_int err = clFinish(q);
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clFinish");
+    if (st == CMRSCL_OK)
+        st = product_times(first, last, n, ms);
+    for (int i = 0; first && last && i < n; ++i) {
+        if (first[i])
+            clReleaseEvent(first[i]);
+        if (last[i])
+            clReleaseEvent(last[i]);
+    }
+    /* Back to back: what a solver loop sees, launch overhead included. */
+    double t0 = cmrscl_seconds();
+    for (int i = 0; st == CMRSCL_OK && i < n; ++i)
+        st = cmrscl_spmv(m, alpha, x, beta, y, NULL, 0, NULL, NULL);
+    err = clFinish(q);
+    double loop = cmrscl_seconds() - t0;
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clFinish");
+    if (st == CMRSCL_OK) {
+        qsort(ms, (size_t)n, sizeof *ms, compare_doubles);
+        out->warmup = warmup;
+        out->repetitions = n;
+        out->min_ms = ms[0];
+        out->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+        out->loop_ms = loop * 1e3 / n;
+    }
+    free(first), free(last), free(ms);
+    return st;
+}
+
+cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, double beta, void *y)
+{
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    const cmrscl_params *p = &m->params;
+    size_t vsize = cmrscl_precision_size(p->precision);
+    size_t xbytes = vsize * (size_t)p->cols, ybytes = vsize * (size_t)p->rows;
+    if (ybytes == 0)
+        return CMRSCL_OK;
+    if ((xbytes && !x) || !y)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
+    cl_context context = m->ctx->context;
+    cl_int err = CL_SUCCESS;
+    cl_mem xbuf = NULL, ybuf = NULL;
+    if (xbytes)
+        xbuf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, xbytes, (void *)x,
+                              &err);
+    if (err == CL_SUCCESS)
+        ybuf = clCreateBuffer(context, CL_MEM_READ_WRITE | (beta != 0.0 ? CL_MEM_COPY_HOST_PTR : 0),
+                              ybytes, beta != 0.0 ? y : NULL, &err);
+    cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (x/y)");
+    /* The read waits on the product's event: a caller's queue may be out of order. */
+    cl_event done = NULL;
+    if (st == CMRSCL_OK)
+        st = cmrscl_spmv(m, alpha, xbuf, beta, ybuf, NULL, 0, NULL, &done);
+    if (st == CMRSCL_OK) {
+        err = clEnqueueReadBuffer(m->ctx->queue, ybuf, CL_TRUE, 0, ybytes, y, 1, &done, NULL);
+        if (err != CL_SUCCESS)
+            st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (y)");
+    }
+    if (done)
+        clReleaseEvent(done);
+    if (xbuf)
+        clReleaseMemObject(xbuf);
+    if (ybuf)
+        clReleaseMemObject(ybuf);
+    return st;
+}

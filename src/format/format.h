@@ -1,0 +1,101 @@
+/* format.h - the format stage: the arrays the device holds, built on the host from a valid
+ * CSR structure and the plan's parameters - CMRS (StripPtr, packed or unpacked ColInd, the
+ * values, column-ordered strips; cmrs.c), the MODULO layout with its holes (cmrs_modulo.c),
+ * and the split of long strips into tiles (split.c) - with their sentinels from the kernels'
+ * contract, cl/cmrs_abi.h. */
+#ifndef CMRSCL_FORMAT_H
+#define CMRSCL_FORMAT_H
+
+#include "base/base.h"
+#include "cmrs_abi.h" /* the kernels' contract: sentinels, argument order, option codes */
+
+/* ---- cmrs.c: CSR -> CMRS ---- */
+
+/* The flag of a long strip (split path) in StripPtr, its top bit at the matrix's entry index
+ * width (cmrs_abi.h). */
+#define STRIP_PTR_LONG(index_bits) ((uint64_t)1 << CMRS_LONG_STRIP_BIT(index_bits))
+
+/* The values cmrs_build moves with the entries: src (CSR order) converted into dst (CMRS
+ * order, nnz + CMRS_ENTRY_PAD elements, the padding zeroed) as each strip is placed, so no
+ * permutation array is needed for them. */
+typedef struct cmrs_values {
+    const void *src;
+    cmrscl_precision src_precision;
+    void *dst;
+    cmrscl_precision dst_precision;
+} cmrs_values;
+/* Builds the CMRS arrays of a valid CSR structure: strip_ptr, col_ind (followed by
+ * CMRS_ENTRY_PAD zeros), row_in_strip, and the values when `values` is not NULL
+ * (out->values is left NULL: the caller owns values->dst). perm_bits 32 or 64 (0: none)
+ * asks for *perm: for each CMRS position the CSR position of its entry, as uint32_t or
+ * uint64_t (what the device's values updates read); NULL when the two orders agree (no
+ * column ordering). */
+CMRSCL_HIDDEN cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                       const int32_t *col_ind, int height, unsigned flags,
+                                       const cmrs_values *values, int perm_bits, cmrscl_cmrs *out,
+                                       void **perm);
+
+/* ---- cmrs_modulo.c: the MODULO kernel's layout ---- */
+
+/* The MODULO layout: cmrs (strip_ptr, col_ind with CMRS_ENTRY_PAD zeros after it,
+ * row_in_strip; cmrs.values NULL, cmrs.nnz the stored entries), the values in the matrix's
+ * precision (stored + CMRS_ENTRY_PAD, holes 0) and the permutation (CSR entry per position,
+ * all bits set for a hole). */
+typedef struct cmrs_modulo_out {
+    cmrscl_cmrs cmrs;
+    void *values;
+    void *perm;
+} cmrs_modulo_out;
+/* Re-lays each strip of `in` (built by cmrs_build) so that within a step of `warp`
+ * positions, positions with the same (position in strip) % modulo never hold the same row,
+ * with holes where needed. values: value_size bytes per position of in (may be NULL). perm:
+ * the CSR entry of each position of in, perm_bits wide (NULL: the identity, row-ordered
+ * strips); perm_bits 32 or 64 asks for out->perm, 0 for none. On all host threads; the
+ * result does not depend on their number. */
+CMRSCL_HIDDEN cmrscl_status cmrs_modulo_layout(const cmrscl_cmrs *in, const void *values,
+                                               size_t value_size, const void *perm, int perm_bits,
+                                               int modulo, int warp, cmrs_modulo_out *out);
+CMRSCL_HIDDEN void cmrs_modulo_free(cmrs_modulo_out *out);
+/* Drops the holes of a MODULO layout in place (strip_ptr, col_ind, row_in_strip, values,
+ * nnz): a valid CMRS of the matrix again. */
+CMRSCL_HIDDEN void cmrs_drop_holes(cmrscl_cmrs *c);
+
+/* dst[k] = src[k] converted between float and double, for k < n, on all host threads. */
+CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
+                                  cmrscl_precision src_precision, int64_t n);
+/* Does the matrix fit the packed layout with this height? */
+CMRSCL_HIDDEN bool cmrs_packing_fits(int32_t cols, int height);
+
+/* ---- split.c: long strips cut into tiles ---- */
+
+/* Entries of strip s of `height` rows. */
+static inline int64_t csr_strip_length(int32_t rows, const int64_t *row_ptr, int height, int64_t s)
+{
+    int64_t r0 = s * height, r1 = r0 + height < rows ? r0 + height : rows;
+    return row_ptr[r1] - row_ptr[r0];
+}
+/* The split path's counts: the strips of more than 2 * tile entries ("long") and the tiles
+ * of `tile` entries (the last one of a strip shorter) they make. group_tiles > 0 (the
+ * in-group combine, warps per work-group): no long strip's tiles cross a multiple of it -
+ * empty slots pad the group instead, counted in *tiles. */
+CMRSCL_HIDDEN void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
+                               int group_tiles, int64_t *tiles, int64_t *long_strips);
+/* The split path's arrays: the long strips, in order, each cut into tiles (tile_strip
+ * SPLIT_NO_STRIP on padding slots). Strip and tile numbers are 32-bit (tiles <= INT32_MAX:
+ * the plan checks it); a tile's first entry is an entry index, 64-bit here and narrowed
+ * for a 32-bit device (matrix.c). */
+#define SPLIT_NO_STRIP CMRS_NO_STRIP
+typedef struct split_layout {
+    int32_t tile; /* entries per tile; 0: nothing is split */
+    int32_t tiles, long_strips;
+    int64_t longest_whole; /* entries of the longest strip not split */
+    uint64_t *tile_start;  /* tiles: first entry */
+    uint32_t *tile_strip;  /* tiles: the strip */
+    uint32_t *long_strip;  /* long_strips: the strip */
+    uint32_t *first_tile;  /* long_strips + 1: its first tile */
+} split_layout;
+CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height,
+                                        int32_t tile, int group_tiles, split_layout *out);
+CMRSCL_HIDDEN void split_free(split_layout *s);
+
+#endif /* CMRSCL_FORMAT_H */

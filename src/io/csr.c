@@ -1,0 +1,302 @@
+/* csr.c - compressed sparse rows on the host: validation and the CPU reference SpMV in
+ * double that every check compares against (COO -> CSR is in coo_to_csr.c). Both walk
+ * large matrices on all host threads - a product of billions of entries is checked in
+ * seconds - and both give the same answer, message and bits for any thread count. */
+#include "io/io.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Matrices this small are walked on the calling thread. */
+#define PARALLEL_MIN_ENTRIES (1 << 16)
+
+static int threads_for(int64_t entries)
+{
+    return entries < PARALLEL_MIN_ENTRIES ? 1 : parallel_threads();
+}
+
+int64_t csr_row_at(const int64_t *row_ptr, int32_t rows, int64_t e)
+{
+    int64_t a = 0, z = rows;
+    while (a < z) {
+        int64_t m = (a + z) / 2;
+        if (row_ptr[m] < e)
+            a = m + 1;
+        else
+            z = m;
+    }
+    return a;
+}
+
+/* Thread t's rows [*r0, *r1): whole rows holding about an equal share of the entries (the
+ * last thread also takes the empty rows at the end). row_ptr must be non-decreasing. */
+static void entry_share(const int64_t *row_ptr, int32_t rows, int t, int threads, int64_t *r0,
+                        int64_t *r1)
+{
+    int64_t e0, e1;
+    parallel_range(row_ptr[rows], t, threads, &e0, &e1);
+    *r0 = t == 0 ? 0 : csr_row_at(row_ptr, rows, e0);
+    *r1 = t == threads - 1 ? rows : csr_row_at(row_ptr, rows, e1);
+}
+
+int64_t *csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows)
+{
+    int64_t *wide = cmrscl_alloc((size_t)rows + 1, sizeof *wide);
+    for (int64_t i = 0; wide && i <= rows; ++i)
+        wide[i] = row_ptr[i];
+    return wide;
+}
+
+/* ---- validation: the first offender of each thread's range, the lowest one reported ---- */
+
+typedef struct validation {
+    int32_t rows, cols;
+    const int64_t *row_ptr;
+    const int32_t *col_ind;
+    int64_t bad[256]; /* per thread: the first bad row pointer or entry, or -1 */
+    int64_t row[256]; /* ... and the row of that entry */
+    bool sorted[256]; /* per thread: its rows' columns are non-decreasing */
+} validation;
+
+static void check_row_ptr(void *ctx, int t, int threads)
+{
+    validation *v = ctx;
+    int64_t i0, i1;
+    parallel_range(v->rows, t, threads, &i0, &i1);
+    v->bad[t] = -1;
+    for (int64_t i = i0; i < i1; ++i)
+        if (v->row_ptr[i + 1] < v->row_ptr[i]) {
+            v->bad[t] = i;
+            return;
+        }
+}
+
+static void check_entries(void *ctx, int t, int threads)
+{
+    validation *v = ctx;
+    int64_t r0, r1;
+    entry_share(v->row_ptr, v->rows, t, threads, &r0, &r1);
+    v->bad[t] = -1;
+    bool sorted = true;
+    for (int64_t i = r0; i < r1; ++i)
+        for (int64_t k = v->row_ptr[i]; k < v->row_ptr[i + 1]; ++k) {
+            if ((uint32_t)v->col_ind[k] >= (uint32_t)v->cols) {
+                v->bad[t] = k, v->row[t] = i;
+                return;
+            }
+            sorted &= k == v->row_ptr[i] || v->col_ind[k] >= v->col_ind[k - 1];
+        }
+    v->sorted[t] = sorted;
+}
+
+/* The first thread that found something, or -1. */
+static int first_bad(const validation *v, int threads)
+{
+    for (int t = 0; t < threads; ++t)
+        if (v->bad[t] >= 0)
+            return t;
+    return -1;
+}
+
+cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                     const int32_t *col_ind, bool *rows_sorted)
+{
+    if (rows < 0 || cols < 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d", rows, cols);
+    if (!row_ptr)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "row_ptr is NULL");
+    if (row_ptr[0] != 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "row_ptr[0] = %lld, expected 0",
+                           (long long)row_ptr[0]);
+    validation *v = malloc(sizeof *v);
+    if (!v)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to validate a matrix");
+    *v = (validation){.rows = rows, .cols = cols, .row_ptr = row_ptr, .col_ind = col_ind};
+    int threads = threads_for(rows);
+    parallel_run(threads, check_row_ptr, v);
+    int t = first_bad(v, threads);
+    int64_t nnz = t < 0 ? row_ptr[rows] : 0;
+    cmrscl_status st = CMRSCL_OK;
+    if (t >= 0) {
+        int64_t i = v->bad[t];
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                         "row_ptr decreases: row_ptr[%lld] = %lld < row_ptr[%lld] = %lld",
+                         (long long)i + 1, (long long)row_ptr[i + 1], (long long)i,
+                         (long long)row_ptr[i]);
+    } else if (nnz > 0 && !col_ind) {
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "col_ind is NULL but nnz = %lld",
+                         (long long)nnz);
+    } else {
+        threads = threads_for(nnz);
+        parallel_run(threads, check_entries, v);
+        if ((t = first_bad(v, threads)) >= 0) {
+            int64_t k = v->bad[t];
+            st = cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                             "col_ind[%lld] = %d (row %lld) is outside 0..%d", (long long)k,
+                             col_ind[k], (long long)v->row[t], cols - 1);
+        }
+    }
+    bool sorted = true;
+    for (int k = 0; k < threads && st == CMRSCL_OK; ++k)
+        sorted &= v->sorted[k];
+    if (rows_sorted && st == CMRSCL_OK)
+        *rows_sorted = sorted;
+    free(v);
+    return st;
+}
+
+cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr) { return csr_validate(csr, NULL); }
+
+cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorted)
+{
+    if (!csr)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "csr is NULL");
+    cmrscl_status st =
+        csr_validate_structure(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, rows_sorted);
+    if (st != CMRSCL_OK)
+        return st;
+    if (csr->row_ptr[csr->rows] != csr->nnz)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "row_ptr[rows] = %lld but nnz = %lld",
+                           (long long)csr->row_ptr[csr->rows], (long long)csr->nnz);
+    if (csr->nnz > 0 && !csr->values)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "values is NULL but nnz = %lld",
+                           (long long)csr->nnz);
+    return CMRSCL_OK;
+}
+
+void cmrscl_csr_free(cmrscl_csr *csr)
+{
+    if (!csr)
+        return;
+    free(csr->row_ptr);
+    free(csr->col_ind);
+    free(csr->values);
+    memset(csr, 0, sizeof *csr);
+}
+
+/* ---- the reference product ---- */
+
+/* One row of alpha*A*x + beta*y0 in double, the ground truth, and the magnitude term of its
+ * rounding bound (used by the check). y0 is read only when beta != 0. */
+static double row_reference(const cmrscl_csr *a, int64_t i, double alpha, const double *x,
+                            double beta, const double *y0, double *magnitude)
+{
+    double sum = 0.0, mag = 0.0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+        sum += a->values[k] * x[a->col_ind[k]];
+        mag += fabs(a->values[k] * x[a->col_ind[k]]);
+    }
+    *magnitude = fabs(alpha) * mag + (beta != 0.0 ? fabs(beta * y0[i]) : 0.0);
+    return beta != 0.0 ? alpha * sum + beta * y0[i] : alpha * sum;
+}
+
+typedef struct reference {
+    const cmrscl_csr *a;
+    double alpha, beta, unit_roundoff;
+    const double *x, *y0, *y;
+    double *out; /* the product's y */
+    /* The check, per block of CHECK_BLOCK rows: sum of squared differences, of squared
+     * reference values, and the worst bound ratio; summed in block order afterwards. */
+    double (*block)[3];
+    int64_t blocks;
+} reference;
+
+static void product_rows(void *ctx, int t, int threads)
+{
+    const reference *r = ctx;
+    int64_t i0, i1;
+    entry_share(r->a->row_ptr, r->a->rows, t, threads, &i0, &i1);
+    for (int64_t i = i0; i < i1; ++i) {
+        double magnitude;
+        r->out[i] = row_reference(r->a, i, r->alpha, r->x, r->beta, r->out, &magnitude);
+    }
+}
+
+/* y is written by the threads, through reference.out (which clang-tidy does not follow). */
+cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double *x, double beta,
+                              double *y) // NOLINT(readability-non-const-parameter)
+{
+    cmrscl_status st = cmrscl_csr_validate(csr);
+    if (st != CMRSCL_OK)
+        return st;
+    if ((csr->cols > 0 && !x) || (csr->rows > 0 && !y))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
+    reference r = {.a = csr, .alpha = alpha, .beta = beta, .x = x, .out = y};
+    parallel_run(threads_for(csr->nnz), product_rows, &r);
+    return CMRSCL_OK;
+}
+
+/* Rows per block of the check: the blocks, not the threads, fix the order of its sums. */
+#define CHECK_BLOCK 4096
+
+static void check_blocks(void *ctx, int t, int threads)
+{
+    const reference *r = ctx;
+    const cmrscl_csr *a = r->a;
+    int64_t b0, b1;
+    parallel_range(r->blocks, t, threads, &b0, &b1);
+    for (int64_t b = b0; b < b1; ++b) {
+        double diff2 = 0.0, ref2 = 0.0, worst = 0.0;
+        int64_t end = (b + 1) * CHECK_BLOCK < a->rows ? (b + 1) * CHECK_BLOCK : a->rows;
+        for (int64_t i = b * CHECK_BLOCK; i < end; ++i) {
+            double mag, yi = r->y[i];
+            double ref = row_reference(a, i, r->alpha, r->x, r->beta, r->y0, &mag);
+            if (!isfinite(ref) != !isfinite(yi) || (!isfinite(ref) && !(ref == yi))) {
+                if (!(isnan(ref) && isnan(yi))) /* NaN matches NaN; inf must match exactly */
+                    worst = INFINITY;
+                continue;
+            }
+            if (!isfinite(ref))
+                continue;
+            double d = yi - ref;
+            diff2 += d * d;
+            ref2 += ref * ref;
+            double len = (double)(a->row_ptr[i + 1] - a->row_ptr[i]);
+            double ratio = fabs(d) / ((len + 10) * r->unit_roundoff * mag + DBL_MIN);
+            if (ratio > worst)
+                worst = ratio;
+        }
+        r->block[b][0] = diff2, r->block[b][1] = ref2, r->block[b][2] = worst;
+    }
+}
+
+cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *a, double alpha, const double *x, double beta,
+                                    const double *y0, const double *y, double unit_roundoff,
+                                    double *relative_error, double *bound_ratio)
+{
+    if (relative_error)
+        *relative_error = INFINITY;
+    if (bound_ratio) /* a failed check must never read as a pass */
+        *bound_ratio = INFINITY;
+    cmrscl_status st = cmrscl_csr_validate(a);
+    if (st != CMRSCL_OK)
+        return st;
+    if ((a->cols > 0 && !x) || (a->rows > 0 && (!y || (beta != 0.0 && !y0))))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x, y or y0 is NULL");
+    reference r = {a, alpha, beta, unit_roundoff, x, y0, y, NULL, NULL, 0};
+    r.blocks = ((int64_t)a->rows + CHECK_BLOCK - 1) / CHECK_BLOCK;
+    if (!(r.block = cmrscl_alloc((size_t)r.blocks, sizeof *r.block)))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to check %d rows", a->rows);
+    parallel_run(threads_for(a->nnz), check_blocks, &r);
+    double diff2 = 0.0, ref2 = 0.0, worst = 0.0;
+    for (int64_t b = 0; b < r.blocks; ++b) {
+        diff2 += r.block[b][0], ref2 += r.block[b][1];
+        worst = r.block[b][2] > worst ? r.block[b][2] : worst;
+    }
+    free(r.block);
+    if (relative_error)
+        *relative_error = ref2 > 0.0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    if (bound_ratio)
+        *bound_ratio = worst;
+    return CMRSCL_OK;
+}
+
+int64_t csr_longest_row(int32_t rows, const int64_t *row_ptr)
+{
+    int64_t longest = 0;
+    for (int32_t r = 0; r < rows; ++r)
+        longest = row_ptr[r + 1] - row_ptr[r] > longest ? row_ptr[r + 1] - row_ptr[r] : longest;
+    return longest;
+}

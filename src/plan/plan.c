@@ -1,0 +1,547 @@
+/* plan.c - the plan: from device facts, the matrix's row statistics (analyze.c) and user
+ * options to a kernel variant (variants.c), its parameters, the exact -D string it is compiled
+ * with, and the reason in words. Every field falls back user -> tuning database -> matrix
+ * rule -> device rule; cmrscl_params records where the plan came from.
+ *
+ * The matrix rule for GPUs whose lanes can talk - NVIDIA's shuffles, or sub-groups with
+ * shuffles - from the device's facts (resident warps, last-level cache, warp or sub-group
+ * width); measured on an H200 (docs/PERFORMANCE.md "The plan"):
+ *   long rows (mu >= PLAN_LONG_ROWS) -> strip family, HEIGHT 1: CSR-vector, one warp per
+ *                                      row; the matrix streamed past L2 when it does not
+ *                                      fit there (cache_bytes);
+ *   medium rows (mu >= MEDIUM_ROWS, -> strip family, Algorithm 1 with column-ordered strips,
+ *   or SCATTERED_FLOAT_ROWS for        HEIGHT 16 (float) or 8 (double); the matrix
+ *   scattered rows in float)           streamed past L2 in float, and in double when the
+ *                                      columns are scattered (x gathered from L2);
+ *   short rows                      -> segment family, streamed as the medium rows;
+ *                                      banded (column spread < LOCAL_SPREAD): 128 rows per
+ *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
+ *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
+ *   PLAN_LONG_ROWS)                 -> strip family, HEIGHT 8: short strips, short chains
+ *                                      of loads, the matrix left in L2 when it fits there,
+ *                                      else streamed past it;
+ *                                      but HEIGHT 1 without a split when HEIGHT 8 would
+ *                                      split, all rows fit VECTOR_WAVES waves of warps and
+ *                                      no row is longer than VECTOR_CHAIN.
+ *   Any strip longer than 2 tiles and PLAN_SPLIT_FROM entries is split (plan_split.c).
+ * The streaming hint is NVIDIA's (inline PTX); other GPUs take the same families and HEIGHTs
+ * (not yet measured there). GPUs whose lanes cannot talk keep the strip family: CSR-vector for
+ * long rows, else the device rule's HEIGHT; CPUs walk each strip with one work-item (the
+ * segment family without lanes: measured fastest on Intel's and PoCL's CPU runtimes,
+ * docs/PORTABILITY.md).
+ * The variant - the family's backend of the warp layer - is the first of the family's rows in
+ * the variant table that the device runs (NVIDIA shuffles, then sub-groups, then local
+ * memory), unless the user names one.
+ *
+ * The device rule for HEIGHT (paper, section 6.3): each work-item of the strip kernel keeps
+ * HEIGHT partial sums in local memory, so HEIGHT limits how many work-items fit on a
+ * compute unit, and the paper found the best HEIGHT where that limit meets the occupancy
+ * the device needs to saturate memory (Kepler: 100%, giving 6 floats / 4 doubles; Fermi:
+ * 2/3, giving 12 / 8). The rule aims at full occupancy:
+ *     HEIGHT = local memory per compute unit / (resident work-items * value size),
+ * clamped to 1..16. On Kepler's 48 KiB and 2048 threads it gives 6 for float.
+ *
+ * The width of the entry indices (choose_index_bits): 32 bits below 2^31 stored entries and
+ * 2^31 partial sums of the split path, 64 from there on (issue 9: an H200 holds about 1e10
+ * float entries); 64 costs every product 8-byte StripPtr loads and 64-bit loop counters, so
+ * ordinary matrices keep 32. */
+#include "plan/plan.h"
+#include "format/format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_WORK_GROUP 128         /* paper, section 6.3: smallest size that saturates memory */
+#define MEDIUM_ROWS 8.0                /* mu from which Algorithm 1 wins over the segmented scan */
+#define SCATTERED_FLOAT_ROWS 3.5       /* ... and from which it wins on scattered rows in float */
+#define SEGMENT_ROWS PLAN_SEGMENT_ROWS /* rows per strip of the segment family (scattered rows) */
+#define SHORT_STRIP_MU 2.0 /* mu from which few-row matrices fill HEIGHT 8 strips enough */
+#define VECTOR_WAVES 4 /* few-row matrices whose rows all get a warp within this many waves... */
+#define VECTOR_CHAIN                                                                               \
+    2048 /* ... and whose longest row is at most this long: CSR-vector beats HEIGHT 8 strips       \
+            split (4096 against the second kernel, session 6; 2048 against the in-group            \
+            combine, session 9: rajat01's 1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x) */
+
+int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
+{
+    uint64_t value = cmrscl_precision_size(precision);
+    uint64_t resident = dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048;
+    uint64_t h = dev->local_mem_per_cu_bytes / (resident * value);
+    /* A work-group of the default size must still fit its local memory. */
+    uint64_t per_group = dev->local_mem_bytes / (DEFAULT_WORK_GROUP * value);
+    if (h > per_group)
+        h = per_group;
+    if (h > 16)
+        h = 16;
+    return h < 1 ? 1 : (int)h;
+}
+
+static bool power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
+/* CPUs (docs/PORTABILITY.md, "The plan on CPUs"; measured with Intel's OpenCL CPU runtime
+ * 2026.2 on a 2-core AMD EPYC with AVX-512 and 32 MB of L3, and with PoCL 5 on a 16-core
+ * Xeon): a core walks a strip best alone - the segment family with one work-item per strip
+ * reads each row once, in order, with no lanes to combine - unless the device has sub-groups
+ * with shuffles and the rows are long enough to pay for them: then Algorithm 1 of HEIGHT 8,
+ * or CSR-vector for long rows, on sub-groups of CPU_LANES lanes. Sub-groups that part ways
+ * (Intel's: SIMD vectors of their own) pay from mu 6 (1.1-4.4x against the walk for mu
+ * 6-1200; 0.8-1.4x for mu 4-5); sub-groups tied together in a group (PoCL 5's: each shuffle a
+ * group barrier) from mu 15 (1.1-2.6x for mu 15-1200; 0.5-0.9x for mu 2-8). Both on matrices
+ * of up to CPU_SMALL entries, and on irregular rows of any size (R-MAT, row_cv >= 1: Intel
+ * 2.5-4.8x at 8.4M entries); larger regular matrices keep the walk (Intel: 0.74-1.17x for 14-26M
+ * entries of mu 8-75). */
+#define CPU_STRIP_ROWS 6.0       /* mu from which sub-groups that part ways beat the walk ... */
+#define CPU_STRIP_ROWS_TIED 15.0 /* ... and sub-groups tied together (each shuffle a barrier) */
+#define CPU_SMALL (1 << 23)      /* entries up to which they beat it on regular rows too */
+#define CPU_IRREGULAR 1.0        /* row_cv from which they beat it at any size */
+#define CPU_LANES 8              /* ... with sub-groups of this width (16 and 32 measured slower) */
+static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
+{
+    const cmrscl_matrix_stats *st = &a->stats;
+    bool lanes = dev->subgroup_width && dev->subgroup_shuffle;
+    double from = dev->subgroup_apart ? CPU_STRIP_ROWS : CPU_STRIP_ROWS_TIED;
+    bool pays = st->mu >= from && (a->nnz <= CPU_SMALL || st->row_cv >= CPU_IRREGULAR);
+    p->height_source = "device rule";
+    if (lanes && pays) {
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->reduce = CMRSCL_REDUCE_SUBGROUP;
+        p->warp = dev->subgroup_widths & CPU_LANES ? CPU_LANES : (int)dev->subgroup_width;
+        p->height = st->mu >= PLAN_LONG_ROWS ? 1 : 8;
+        p->height_source = "matrix rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "a CPU with sub-groups, %s %s rows (mu %.1f): %s on sub-groups of %d",
+                 a->nnz <= CPU_SMALL ? "few" : "irregular", p->height == 1 ? "long" : "medium",
+                 st->mu,
+                 p->height == 1 ? "one sub-group per row (CSR-vector)" : "Algorithm 1, HEIGHT 8",
+                 p->warp);
+        return;
+    }
+    p->kernel = CMRSCL_KERNEL_SEGMENT;
+    p->reduce = CMRSCL_REDUCE_LOCAL;
+    p->height = 32;
+    snprintf(p->plan_reason, sizeof p->plan_reason,
+             "a CPU device%s: one work-item walks each strip of 32 rows (segment kernel)",
+             !lanes          ? ""
+             : st->mu < from ? ", short rows"
+                             : ", many regular rows");
+}
+
+/* The family and its parameters from the matrix (the rule in the header), with the reason.
+ * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
+static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
+                        const plan_matrix *a, cmrscl_params *p)
+{
+    const cmrscl_matrix_stats *st = &a->stats;
+    if (!dev->warp_shuffle && (dev->type & CL_DEVICE_TYPE_CPU)) {
+        cpu_rule(dev, a, p);
+        return;
+    }
+    p->height_source = "matrix rule";
+    if (!dev->warp_shuffle && !(dev->subgroup_width && dev->subgroup_shuffle)) {
+        /* Lanes that cannot talk but through group barriers: the strip family, whose local
+         * tree pays one barrier per halving; a warp per row for long rows. */
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        bool long_rows = st->mu >= PLAN_LONG_ROWS;
+        p->height = long_rows ? 1 : plan_rule_height(dev, precision);
+        if (!long_rows)
+            p->height_source = "device rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "no warp shuffles or sub-groups on this device: strip kernel, %s",
+                 long_rows ? "long rows: one warp per row (CSR-vector)"
+                           : "HEIGHT from the device's occupancy rule");
+        return;
+    }
+    /* The matrix arrays are streamed past the cache with NVIDIA's evict-first loads (PTX). */
+    bool ptx = dev->warp_shuffle;
+    bool beyond_l2 =
+        (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > (double)dev->cache_bytes;
+    bool scattered = st->col_spread >= LOCAL_SPREAD;
+    /* Medium and short rows: streaming the matrix past L2 keeps x there. It pays in float,
+     * and in double where x is gathered from all over (R-MAT 1.5-2.5% faster, run 48), not
+     * from a band (27-point stencil 2% slower, 7- and 5-point 2.5-5% slower; runs 47-48). */
+    bool stream = ptx && (precision == CMRSCL_FLOAT || scattered);
+    beyond_l2 = ptx && beyond_l2;
+    /* Few rows: short strips make short chains of loads. */
+    bool few_rows = plan_few_rows(dev, a->rows);
+    bool short_chain = a->rows <= VECTOR_WAVES * plan_resident_warps(dev) &&
+                       st->max_row <= VECTOR_CHAIN && plan_longest_strip(a, 8) > PLAN_SPLIT_FROM;
+    if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < PLAN_LONG_ROWS && short_chain) {
+        /* HEIGHT 8 would split a long strip; a warp per row (all rows resident within a few
+         * waves) has a chain of at most VECTOR_CHAIN / 128 rounds of four loads per lane and
+         * none of the split's overheads. */
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = 1;
+        p->tile = -1; /* never split: choose_split reads it */
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "few rows (%d <= %d x %.0f resident warps), longest %d <= %d: one warp per row "
+                 "(CSR-vector), no split",
+                 a->rows, VECTOR_WAVES, plan_resident_warps(dev), st->max_row, VECTOR_CHAIN);
+    } else if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < PLAN_LONG_ROWS) {
+        /* Left in L2 when it fits there; a larger one (long rows: fem, Kronecker products of
+         * real matrices) is streamed past it like the medium rows, to keep x there. */
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = 8;
+        p->cache_hint = beyond_l2 ? CMRSCL_CACHE_HINT_STREAM : 0;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "few rows for the device (%d < %d x %.0f resident warps; mu %.1f): Algorithm 1, "
+                 "HEIGHT 8, column-ordered strips%s",
+                 a->rows, SEGMENT_ROWS, plan_resident_warps(dev), st->mu,
+                 beyond_l2 ? ", matrix streamed past L2" : "");
+    } else if (st->mu >= PLAN_LONG_ROWS) {
+        /* Streamed past L2 when it does not fit there: dense 6000 x 6000 1-3% faster (run 48). */
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = 1;
+        p->cache_hint = beyond_l2 ? CMRSCL_CACHE_HINT_STREAM : 0;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "long rows (mu %.1f >= %.0f): one warp per row (CSR-vector), long rows split%s",
+                 st->mu, PLAN_LONG_ROWS, beyond_l2 ? ", matrix streamed past L2" : "");
+    } else if (st->mu >= MEDIUM_ROWS ||
+               (precision == CMRSCL_FLOAT && scattered && st->mu >= SCATTERED_FLOAT_ROWS)) {
+        /* Rows that fill a good part of a warp: Algorithm 1. Doubles take half the slots
+         * (the same local memory per lane), which measured faster on every such matrix. */
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = precision == CMRSCL_DOUBLE ? 8 : 16;
+        p->cache_hint = stream ? CMRSCL_CACHE_HINT_STREAM : 0;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "medium rows (mu %.1f): Algorithm 1, HEIGHT %d, column-ordered strips%s", st->mu,
+                 p->height, stream ? ", matrix streamed past L2" : "");
+    } else {
+        p->kernel = CMRSCL_KERNEL_SEGMENT;
+        /* Banded rows gather x from a window that stays in L1/L2: long chunks of four
+         * entries per lane, 128 rows per strip. Scattered rows wait on x at random: one
+         * entry per lane (fewer registers, more warps in flight to hide the gathers). */
+        bool banded = !scattered;
+        int h = banded ? 2 * SEGMENT_ROWS : SEGMENT_ROWS;
+        while (h > 32 && !cmrs_packing_fits(a->cols, h)) /* stay packed if a height can */
+            h /= 2;
+        p->height = h;
+        p->lane_entries = banded ? 4 : 1;
+        p->cache_hint = stream ? CMRSCL_CACHE_HINT_STREAM : 0;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "short rows (mu %.1f), %s (column spread %.3f): segmented warp scan, %d rows "
+                 "per strip, %d entries per lane%s",
+                 st->mu, banded ? "banded" : "scattered", st->col_spread, h, p->lane_entries,
+                 stream ? ", matrix streamed past L2" : "");
+    }
+}
+
+/* MODULO's slot sets: the user's, else 8 (the paper's), or the warp when narrower; a power
+ * of two dividing the warp, so that lane % MODULO classes split every step evenly. */
+static cmrscl_status choose_modulo(const cmrscl_options *opt, cmrscl_params *p)
+{
+    if (p->warp < 2)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the MODULO kernel needs at least 2 lanes per strip (warp %d)", p->warp);
+    p->modulo = opt->modulo ? opt->modulo : p->warp < 8 ? p->warp : 8;
+    if (p->modulo > p->warp)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d must divide the warp of %d lanes per strip", p->modulo,
+                           p->warp);
+    return CMRSCL_OK;
+}
+
+/* Lanes per strip and the work-group of variant v: the user's, else the variant's. A variant
+ * whose warps part ways where the device's cannot (variant_one_warp: emulated shuffles and
+ * MODULO's steps on the LOCAL backend; sub-groups tied together) runs one warp per group. */
+static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl_options *opt,
+                                     const kernel_variant *v, cmrscl_params *p)
+{
+    /* the matrix rule may have asked for lanes the variant takes (CPUs: sub-groups of 8) */
+    if (opt->warp)
+        p->warp = opt->warp;
+    else if (!p->warp || variant_lanes_refused(dev, v, p->warp))
+        p->warp = variant_default_warp(dev, v);
+    if (!power_of_two(p->warp) || p->warp > 1024)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "warp %d is not a power of two in 1..1024", p->warp);
+    bool one_warp = variant_one_warp(dev, v, p->warp);
+    if (opt->work_group_size) {
+        p->work_group_size = opt->work_group_size;
+        if (p->work_group_size < p->warp || p->work_group_size % p->warp)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "work-group size %d is not a multiple of the warp width %d",
+                               p->work_group_size, p->warp);
+        if (one_warp && p->work_group_size != p->warp)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "the %s variant with %d lanes per strip runs one warp per "
+                               "work-group (work-group %d)",
+                               v->pub.name, p->warp, p->work_group_size);
+    } else if (one_warp) {
+        p->work_group_size = p->warp;
+    } else {
+        p->work_group_size = p->warp > DEFAULT_WORK_GROUP ? p->warp : DEFAULT_WORK_GROUP;
+        while (p->work_group_size > (int)dev->max_work_group_size && p->work_group_size > p->warp)
+            p->work_group_size -= p->warp;
+    }
+    if (p->work_group_size > (int)dev->max_work_group_size)
+        return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                           "work-group size %d exceeds the device's maximum of %u",
+                           p->work_group_size, dev->max_work_group_size);
+    return p->kernel == CMRSCL_KERNEL_MODULO ? choose_modulo(opt, p) : CMRSCL_OK;
+}
+
+/* Whether variant v runs on the device with the user's lanes per strip and work-group; why
+ * not in *why. */
+static bool variant_fits(const cmrscl_device_info *dev, const kernel_variant *v,
+                         const cmrscl_options *opt, bool check_group, const char **why)
+{
+    int warp = opt->warp ? opt->warp : variant_default_warp(dev, v);
+    int group = check_group ? opt->work_group_size : 0;
+    *why = variant_missing(dev, v);
+    if (!*why)
+        *why = variant_lanes_refused(dev, v, warp);
+    if (!*why && group && warp > 0 &&
+        (group % warp || (variant_one_warp(dev, v, warp) && group != warp)))
+        *why = "the work-group asked for is not made of its warps";
+    return *why == NULL;
+}
+
+/* The variant of the family (variant table): the user's reduction, else the matrix rule's
+ * where the device runs it, else the first of the family's rows the device runs - with the
+ * user's work-group where one does, else the first that runs (choose_geometry then says what
+ * is wrong with the work-group). */
+static cmrscl_status choose_variant(const cmrscl_device_info *dev, const cmrscl_options *opt,
+                                    cmrscl_params *p, const kernel_variant **out)
+{
+    const char *why = NULL;
+    if (opt->reduce) {
+        const kernel_variant *v = variant_find(p->kernel, opt->reduce);
+        if (!v || !variant_fits(dev, v, opt, false, &why))
+            return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                               "the %s/%s variant on device \"%s\" (%d lanes per strip asked): %s",
+                               variant_family_name(p->kernel), variant_reduce_name(opt->reduce),
+                               dev->device_name, opt->warp, v ? why : "no such variant");
+        *out = v;
+        return CMRSCL_OK;
+    }
+    const kernel_variant *preferred = p->reduce ? variant_find(p->kernel, p->reduce) : NULL;
+    for (int check_group = 1; check_group >= 0; --check_group) {
+        if (preferred && variant_fits(dev, preferred, opt, check_group, &why)) {
+            *out = preferred;
+            return CMRSCL_OK;
+        }
+        for (size_t i = 0; i < variant_count(); ++i) {
+            const kernel_variant *v = variant_at(i);
+            if (v->pub.kernel == p->kernel && variant_fits(dev, v, opt, check_group, &why)) {
+                *out = v;
+                return CMRSCL_OK;
+            }
+        }
+    }
+    return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                       "no variant of the %s family runs on device \"%s\" with %d lanes per strip "
+                       "(the last refused: %s)",
+                       variant_family_name(p->kernel), dev->device_name, opt->warp, why);
+}
+
+static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_matrix *a,
+                                   const cmrscl_options *opt, cmrscl_params *p)
+{
+    bool fits = cmrs_packing_fits(a->cols, p->height);
+    /* MODULO's holes have every col_ind bit set: a real packed entry must never look like
+     * one, so its column bits may not all be set either. */
+    if (p->kernel == CMRSCL_KERNEL_MODULO)
+        fits = fits && (int64_t)a->cols < (1ll << (32 - cmrscl_cmrs_row_bits(p->height)));
+    if (opt->layout == CMRSCL_LAYOUT_PACKED && !fits)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the packed layout of height %d needs at most 2^%d columns (%d "
+                           "columns)",
+                           p->height, 32 - cmrscl_cmrs_row_bits(p->height), a->cols);
+    p->layout = opt->layout == CMRSCL_LAYOUT_UNPACKED || !fits ? CMRSCL_LAYOUT_UNPACKED
+                                                               : CMRSCL_LAYOUT_PACKED;
+    p->row_bits = p->layout == CMRSCL_LAYOUT_PACKED ? cmrscl_cmrs_row_bits(p->height) : 0;
+    if (p->kernel == CMRSCL_KERNEL_SEGMENT) {
+        /* The segmented scan needs each row's entries contiguous within the strip. */
+        if (opt->order == CMRSCL_ORDER_COLUMNS)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "the segment kernel needs row-ordered strips (--order rows)");
+        p->order = CMRSCL_ORDER_ROWS;
+    } else {
+        /* Paper, section 6.3: "the data should be sorted" - column order within strips. */
+        p->order = opt->order == CMRSCL_ORDER_ROWS ? CMRSCL_ORDER_ROWS : CMRSCL_ORDER_COLUMNS;
+    }
+    if (opt->cache_hint == CMRSCL_CACHE_HINT_STREAM && !dev->warp_shuffle)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "the streaming cache hint is NVIDIA inline PTX (device \"%s\")",
+                           dev->device_name);
+    /* The user's hint, else the matrix rule's (it asks for it on NVIDIA only). */
+    if (opt->cache_hint != CMRSCL_CACHE_HINT_AUTO)
+        p->cache_hint = opt->cache_hint;
+    else if (p->cache_hint != CMRSCL_CACHE_HINT_STREAM)
+        p->cache_hint = CMRSCL_CACHE_HINT_OFF;
+    return CMRSCL_OK;
+}
+
+cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
+{
+    if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "precision %d is neither CMRSCL_FLOAT nor CMRSCL_DOUBLE",
+                           (int)precision);
+    if (precision == CMRSCL_DOUBLE && !dev->fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "double precision needs cl_khr_fp64, which device \"%s\" lacks",
+                           dev->device_name);
+    return CMRSCL_OK;
+}
+
+/* Validates the options that need no device facts. */
+static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                   const cmrscl_options *opt)
+{
+    cmrscl_status st = plan_check_precision(dev, precision);
+    if (st != CMRSCL_OK)
+        return st;
+    if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
+        (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
+        (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
+        (unsigned)opt->kernel > CMRSCL_KERNEL_MODULO ||
+        (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "options: layout %d, order %d, reduce %d, kernel %d or cache hint %d "
+                           "is not a known value",
+                           (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
+                           (int)opt->cache_hint);
+    if ((unsigned)opt->combine > CMRSCL_COMBINE_GROUP)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "options: combine %d is not a known value", (int)opt->combine);
+    if (opt->lane_entries != 0 && opt->lane_entries != 1 && opt->lane_entries != 2 &&
+        opt->lane_entries != 4)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "lane_entries %d: expected 1, 2 or 4 (0: automatic)", opt->lane_entries);
+    if (opt->modulo != 0 && (opt->modulo < 2 || opt->modulo > 32 || !power_of_two(opt->modulo)))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d: expected 2, 4, 8, 16 or 32 (0: automatic)", opt->modulo);
+    if (opt->modulo != 0 && opt->kernel != CMRSCL_KERNEL_MODULO)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d is an option of the MODULO kernel (kernel %d)", opt->modulo,
+                           (int)opt->kernel);
+    if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
+                           CMRSCL_MAX_HEIGHT);
+    if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);
+    return CMRSCL_OK;
+}
+
+/* The width of the device's entry indices. 32 bits hold every entry index while the matrix
+ * stores fewer than 2^31 entries (StripPtr keeps its top bit for the long-strip flag; the
+ * kernels' counters run a few warps past the end, far below 2^32) and the split path fewer
+ * than 2^31 partial sums; 64 bits otherwise, or when the user asks (tests force it on small
+ * matrices). Column indices, rows, strips and tiles stay 32-bit either way. */
+static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_options *opt,
+                                       cmrscl_params *p)
+{
+    int64_t tiles = 0, longs = 0;
+    if (p->tile > 0 && a->row_ptr)
+        split_count(a->rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), &tiles, &longs);
+    if (tiles > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "the split makes %lld tiles of %d entries, more than %d: take longer "
+                           "tiles (cmrscl_options.tile)",
+                           (long long)tiles, p->tile, INT32_MAX);
+    int64_t partial_sums = tiles * p->height;
+    /* MODULO stores holes too, decided only by the layout: bound them. Each step of WARP
+     * positions places at least MODULO entries (or the strip's last ones). */
+    int64_t stored = a->nnz;
+    if (p->kernel == CMRSCL_KERNEL_MODULO)
+        stored = a->nnz * (p->warp / p->modulo) +
+                 ((int64_t)a->rows + p->height - 1) / p->height * p->warp;
+    bool wide = stored > INT32_MAX || partial_sums > INT32_MAX;
+    if (opt->index_bits == 32 && wide)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "32-bit indices hold at most %d entries and partial sums; the matrix "
+                           "needs 64 (%lld entries%s, %lld partial sums)",
+                           INT32_MAX, (long long)stored,
+                           stored > a->nnz ? " at most, with MODULO's padding" : "",
+                           (long long)partial_sums);
+    p->index_bits = opt->index_bits ? opt->index_bits : wide ? 64 : 32;
+    return CMRSCL_OK;
+}
+
+cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
+                          const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
+{
+    static const cmrscl_options defaults;
+    if (!opt)
+        opt = &defaults;
+    memset(p, 0, sizeof *p);
+    cmrscl_status st = check_options(dev, precision, opt);
+    if (st != CMRSCL_OK)
+        return st;
+    p->precision = precision;
+    p->stats = a->stats;
+    if (opt->kernel == CMRSCL_KERNEL_AUTO && !opt->height) {
+        matrix_rule(dev, precision, a, p);
+    } else {
+        p->kernel = opt->kernel ? opt->kernel : CMRSCL_KERNEL_STRIP;
+        const variant_family *f = variant_family_of(p->kernel);
+        p->height = f->height ? f->height : plan_rule_height(dev, precision);
+        p->height_source = p->kernel == CMRSCL_KERNEL_MODULO ? "paper" /* section 7 */
+                           : f->height                       ? "family default"
+                                                             : "device rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason, "%s kernel chosen by the user", f->name);
+    }
+    if (opt->height) {
+        p->height = opt->height;
+        p->height_source = "user";
+    }
+    const kernel_variant *v = NULL;
+    st = choose_variant(dev, opt, p, &v);
+    if (st == CMRSCL_OK) {
+        if (p->reduce != v->pub.reduce) /* lanes the rule chose for another variant */
+            p->warp = 0;
+        p->reduce = v->pub.reduce;
+        st = choose_geometry(dev, opt, v, p);
+    }
+    if (st == CMRSCL_OK)
+        st = choose_layout(dev, a, opt, p);
+    if (st == CMRSCL_OK)
+        st = plan_split(dev, a, opt, p);
+    if (st == CMRSCL_OK)
+        st = choose_index_bits(a, opt, p);
+    if (st != CMRSCL_OK)
+        return st;
+    if (p->kernel == CMRSCL_KERNEL_SEGMENT)
+        p->lane_entries = opt->lane_entries ? opt->lane_entries
+                          : p->lane_entries ? p->lane_entries
+                                            : 4;
+    uint64_t local = variant_local_bytes(p);
+    if (local > dev->local_mem_bytes)
+        return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                           "height %d x work-group %d x %zu-byte values need %llu bytes of local "
+                           "memory; the device offers %llu",
+                           p->height, p->work_group_size, cmrscl_precision_size(precision),
+                           (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
+    plan_build_options(dev, p);
+    return CMRSCL_OK;
+}
+
+void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
+{
+    bool sub = p->reduce == CMRSCL_REDUCE_SUBGROUP;
+    int n = snprintf(
+        p->build_options, sizeof p->build_options,
+        "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
+        "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
+        "-DGROUP_COMBINE=%d",
+        !sub                       ? "1.2"
+        : dev->subgroup_cl_c == 30 ? "3.0"
+        : dev->subgroup_cl_c == 20 ? "2.0"
+                                   : "1.2",
+        (int)p->kernel, p->height, p->warp, p->work_group_size, p->precision == CMRSCL_DOUBLE,
+        p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
+        (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
+        p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
+        p->combine == CMRSCL_COMBINE_GROUP);
+    /* Sub-groups: fixed to the plan's width where the device lets a kernel ask for one (else
+     * the built kernel's own width is checked, subgroups.c), and the shuffles it has. */
+    if (sub && n > 0 && (size_t)n < sizeof p->build_options)
+        n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
+                      " -DREQD_SUBGROUP=%d -DSG_RELATIVE=%d",
+                      dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
+                      dev->subgroup_relative);
+    if (p->modulo && n > 0 && (size_t)n < sizeof p->build_options)
+        snprintf(p->build_options + n, sizeof p->build_options - (size_t)n, " -DMODULO=%d",
+                 p->modulo);
+}

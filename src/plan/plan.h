@@ -1,0 +1,168 @@
+/* plan.h - the plan stage: the statistics of a matrix's rows (analyze.c), the table of
+ * kernel variants (variants.def, variants.c), and the rule that turns device facts, statistics
+ * and options into a plan - the variant, its parameters, the -D string and the reason
+ * (plan.c, facts.c, plan_split.c, plan_api.c) - with the tuning database's measured plans
+ * (tuning_db.c). Needs no device: the tests fill device facts by hand. */
+#ifndef CMRSCL_PLAN_H
+#define CMRSCL_PLAN_H
+
+#include "base/base.h"
+
+/* ---- analyze.c: statistics of the rows ---- */
+
+/* Column spread below which a matrix counts as banded: its rows gather x from a window
+ * of a few per cent of the columns (stencils, FEM), which caches keep. */
+#define LOCAL_SPREAD 0.05
+/* Row statistics and the column spread (col_ind may be NULL: spread 0). */
+CMRSCL_HIDDEN void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                const int32_t *col_ind, cmrscl_matrix_stats *out);
+/* The entries the column spread samples, for a device that holds col_ind: up to `entries`
+ * evenly spaced entries (every ceil(len / entries), at least 1) of the rows j * row_step,
+ * j < rows; the layout depends on the sizes alone, so the device gathers the sample into
+ * `entries` slots per sampled row before RowPtr is back on the host. */
+typedef struct spread_sample {
+    int64_t row_step, rows;
+    int32_t entries;
+} spread_sample;
+CMRSCL_HIDDEN void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s);
+/* The sampled columns from the slots into sample order (sampled: rows x entries room), the
+ * sampled rows' lengths given (sample_len); returns their number. */
+CMRSCL_HIDDEN int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *sample_len,
+                                             const int32_t *slots, int32_t *sampled);
+/* What the row statistics are made of, as the device sums them (convert_row_stats): exact
+ * integers, so the statistics equal analyze_rows' bit for bit. longest_strip[k]: entries of
+ * the longest strip of 2^k rows ([0]: the longest row). */
+#define STRIP_HEIGHT_LOGS 9 /* heights 1, 2, 4, ..., 256 */
+typedef struct row_totals {
+    int64_t sum, sum_sq, empty, longest_strip[STRIP_HEIGHT_LOGS];
+} row_totals;
+/* analyze_rows from the totals, the sampled rows' lengths and their sampled columns in
+ * sample order (analyze_spread_compact) instead of RowPtr and col_ind. */
+CMRSCL_HIDDEN void analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t,
+                                       const int32_t *sample_len, const int32_t *sampled,
+                                       cmrscl_matrix_stats *out);
+/* Entries of the longest strip of this height. */
+CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height);
+
+/* ---- variants.c: the kernel variants (variants.def) ---- */
+
+/* A kernel family: its file in cl/, defaults, the HEIGHTs the tuner tries and the local memory
+ * a work-group of a plan needs. */
+typedef struct variant_family {
+    cmrscl_kernel kernel;
+    const char *name, *file;
+    int height;              /* default HEIGHT; 0: the device's occupancy rule */
+    int local_warp;          /* lanes per strip without shuffles; 0: the device's warp */
+    const int *tune_heights; /* 0-terminated */
+    uint64_t (*local_bytes)(const cmrscl_params *p, uint64_t value_size);
+} variant_family;
+/* What a variant needs of the device, and the lanes per strip it takes (variants.def). */
+enum { NEEDS_NOTHING = 0, NEEDS_PTX = 1, NEEDS_SUBGROUPS = 2, NEEDS_SG_SHUFFLE = 4 };
+enum { LANES_ANY, LANES_HW_WARP, LANES_32, LANES_SUBGROUP };
+typedef struct kernel_variant {
+    cmrscl_variant pub; /* names, kernel, reduce, file: what the API shows */
+    const variant_family *family;
+    unsigned needs;
+    int lanes;
+    bool in_loops; /* the warp layer is called in loops of lengths that differ between warps */
+} kernel_variant;
+CMRSCL_HIDDEN size_t variant_count(void);
+/* Row i in the plan's order of preference; NULL past the end. */
+CMRSCL_HIDDEN const kernel_variant *variant_at(size_t i);
+CMRSCL_HIDDEN const kernel_variant *variant_find(cmrscl_kernel kernel, cmrscl_reduce reduce);
+CMRSCL_HIDDEN const variant_family *variant_family_of(cmrscl_kernel kernel);
+CMRSCL_HIDDEN const char *variant_family_name(cmrscl_kernel kernel);
+CMRSCL_HIDDEN const char *variant_reduce_name(cmrscl_reduce reduce);
+/* What the device lacks to run the variant, in words; NULL when it has everything. */
+CMRSCL_HIDDEN const char *variant_missing(const cmrscl_device_info *dev, const kernel_variant *v);
+/* The variant's lanes per strip when nobody asks for others. */
+CMRSCL_HIDDEN int variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v);
+/* Why the variant cannot take `warp` lanes per strip on the device; NULL when it can. */
+CMRSCL_HIDDEN const char *variant_lanes_refused(const cmrscl_device_info *dev,
+                                                const kernel_variant *v, int warp);
+/* Whether the variant's work-group must be one warp of `warp` lanes on the device: its warps
+ * part ways (in_loops) where the backend's cannot. */
+CMRSCL_HIDDEN bool variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *v,
+                                    int warp);
+/* Local memory a work-group of the plan needs. */
+CMRSCL_HIDDEN uint64_t variant_local_bytes(const cmrscl_params *p);
+
+/* ---- plan.c: device facts + matrix statistics + options -> the plan and -D string ---- */
+
+/* HEIGHT of the strip kernel from local memory per compute unit, resident work-items and
+ * value size (the paper's occupancy rule). */
+CMRSCL_HIDDEN int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
+/* The matrix a plan is chosen for: its shape, RowPtr (for strip lengths) and statistics. */
+typedef struct plan_matrix {
+    int32_t rows, cols;
+    int64_t nnz;
+    const int64_t *row_ptr; /* NULL on the device path until a split needs it */
+    cmrscl_matrix_stats stats;
+    const int64_t *longest_strip; /* without row_ptr: row_totals.longest_strip, or NULL */
+} plan_matrix;
+/* Fills every plan field of *out but the sizes and timings (precision, kernel, height,
+ * warp, work-group, layout, order, reduce, row_bits, modulo, cache_hint, tile, stats,
+ * height_source, plan_reason, build_options); fails with a message when an option cannot
+ * run on the device or does not fit the matrix. */
+CMRSCL_HIDDEN cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                        const plan_matrix *a, const cmrscl_options *opt,
+                                        cmrscl_params *out);
+/* A precision the library knows (float or double) that the device can run. */
+CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
+                                                 cmrscl_precision precision);
+/* The -D string of a plan whose fields are chosen (plan_choose's last step; the fallback from
+ * sub-groups redoes it). */
+CMRSCL_HIDDEN void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p);
+/* ---- facts.c: what the plan's rules read off the device and the matrix ---- */
+
+/* Rows per strip of the segment family on scattered rows, and the strips of it that make a
+ * matrix "few rows" for the device. */
+#define PLAN_SEGMENT_ROWS 64
+/* Warps the device keeps resident at once (the occupancy the HEIGHT rule assumes). */
+CMRSCL_HIDDEN double plan_resident_warps(const cmrscl_device_info *dev);
+/* Fewer strips of 64 rows than resident warps: each warp's chain of dependent loads, not
+ * bandwidth, sets the time. */
+CMRSCL_HIDDEN bool plan_few_rows(const cmrscl_device_info *dev, int32_t rows);
+/* Entries of the longest strip of `height` rows: from RowPtr, else from the device's table
+ * of power-of-two heights; -1 when neither tells. */
+CMRSCL_HIDDEN int64_t plan_longest_strip(const plan_matrix *a, int height);
+
+/* ---- plan_split.c: which strips are split, into what tiles, combined where ---- */
+
+/* Rows this long on average (mu) are the long-rows class: one warp per row (plan.c), and
+ * their split sized for throughput (plan_split.c). */
+#define PLAN_LONG_ROWS 128.0
+/* Strips up to this many entries are never split automatically: below it, the split's
+ * extra work (a second kernel, or the group's barrier) costs more than the long strip. */
+#define PLAN_SPLIT_FROM 2048
+/* Sets p->tile (0: nothing splits), p->combine and, for the in-group combine, the work-group
+ * size the longest strip needs; the plan's family, HEIGHT, warp and work-group come first. */
+CMRSCL_HIDDEN cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
+                                       const cmrscl_options *opt, cmrscl_params *p);
+/* Tiles per work-group when its tiles are combined in the group (split_build's
+ * group_tiles), else 0. */
+CMRSCL_HIDDEN int plan_group_tiles(const cmrscl_params *p);
+
+/* ---- plan_api.c: the whole plan of a matrix ---- */
+
+/* The tuning database's plan for the matrix's class when every option is automatic (and it
+ * still fits), else plan_choose's; *used (may be NULL) receives the options it was made with. */
+CMRSCL_HIDDEN cmrscl_status plan_for_matrix(const cmrscl_device_info *dev,
+                                            cmrscl_precision precision, const plan_matrix *a,
+                                            const cmrscl_options *opt, cmrscl_params *p,
+                                            cmrscl_options *used);
+/* The plan's sizes: rows, cols, nnz, strips, stored entries and the split's counts (tile 0
+ * when nothing splits). */
+CMRSCL_HIDDEN void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips,
+                              cmrscl_params *p);
+
+/* ---- tuning_db.c: the winners of cmrscl_matrix_tune, by device and matrix class ---- */
+
+CMRSCL_HIDDEN void tuning_class(const cmrscl_matrix_stats *st, int64_t nnz, char *buf, size_t size);
+CMRSCL_HIDDEN bool tuning_db_lookup(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                    const char *cls, cmrscl_options *out);
+CMRSCL_HIDDEN cmrscl_status tuning_db_store(const cmrscl_device_info *dev,
+                                            cmrscl_precision precision, const char *cls,
+                                            const cmrscl_options *opt, double median_ms);
+
+#endif /* CMRSCL_PLAN_H */

@@ -1,0 +1,78 @@
+/* plan_api.c - the whole plan of a matrix, as cmrscl_matrix_create makes it and as
+ * cmrscl_plan shows it without a context: the tuning database's plan for the matrix's class
+ * when every option is automatic, else (or when that plan no longer fits) the rule's
+ * (plan.c); then the matrix's sizes and its split into tiles. */
+#include "plan/plan.h"
+#include "format/format.h"
+#include "io/io.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Every knob of the plan left to the library; the index width is not one (it changes how
+ * entries are counted, not the plan), so a forced width still gets the tuned plan. */
+static bool options_automatic(const cmrscl_options *o)
+{
+    return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
+                  !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint &&
+                  !o->lane_entries);
+}
+
+cmrscl_status plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision precision,
+                              const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p,
+                              cmrscl_options *used)
+{
+    char cls[64];
+    tuning_class(&a->stats, a->nnz, cls, sizeof cls);
+    cmrscl_options tuned;
+    bool from_db = options_automatic(opt) && tuning_db_lookup(dev, precision, cls, &tuned);
+    if (from_db)
+        tuned.index_bits = opt ? opt->index_bits : 0;
+    cmrscl_status st = plan_choose(dev, precision, a, from_db ? &tuned : opt, p);
+    if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
+        from_db = false, st = plan_choose(dev, precision, a, opt, p);
+    if (st == CMRSCL_OK && from_db) {
+        p->height_source = "tuning database";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "the tuning database's fastest plan for matrices of class %s", cls);
+    }
+    if (used) {
+        static const cmrscl_options none;
+        *used = from_db ? tuned : opt ? *opt : none;
+    }
+    return st;
+}
+
+void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl_params *p)
+{
+    p->rows = a->rows, p->cols = a->cols, p->nnz = a->nnz;
+    p->strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
+    p->tiles = tiles, p->long_strips = long_strips;
+    if (!long_strips)
+        p->tile = 0;
+    p->stored_entries = a->nnz;
+}
+
+cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precision,
+                          const cmrscl_csr *csr, const cmrscl_options *opt, cmrscl_params *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!dev || !out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device or out is NULL");
+    cmrscl_status st = csr_validate(csr, NULL);
+    if (st != CMRSCL_OK)
+        return st;
+    plan_matrix a = {
+        .rows = csr->rows, .cols = csr->cols, .nnz = csr->nnz, .row_ptr = csr->row_ptr};
+    analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, &a.stats);
+    st = plan_for_matrix(dev, precision, &a, opt, out, NULL);
+    if (st != CMRSCL_OK)
+        return st;
+    int64_t tiles = 0, longs = 0;
+    if (out->tile > 0)
+        split_count(a.rows, a.row_ptr, out->height, out->tile, plan_group_tiles(out), &tiles,
+                    &longs);
+    plan_sizes(&a, (int32_t)tiles, (int32_t)longs, out);
+    return CMRSCL_OK;
+}

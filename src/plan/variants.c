@@ -1,0 +1,187 @@
+/* variants.c - the table of kernel variants (variants.def): each family with its kernel
+ * file, defaults, tunable HEIGHTs and local memory, and each variant - a family on a backend
+ * of the warp layer - with what it needs of the device and the lanes per strip it takes.
+ * The plan picks from it (plan.c), the tuner times it (tune.c), the tuning database and the
+ * CLI accept its names, and the tests run every row a device can run. */
+#include "plan/plan.h"
+
+#include "cmrs_abi.h" /* the kernels' option codes, which the public enums equal */
+
+#include <stdio.h>
+#include <string.h>
+
+_Static_assert(CMRSCL_KERNEL_STRIP == CMRS_KERNEL_STRIP &&
+                   CMRSCL_KERNEL_SEGMENT == CMRS_KERNEL_SEGMENT &&
+                   CMRSCL_KERNEL_MODULO == CMRS_KERNEL_MODULO,
+               "cmrscl_kernel is the kernels' -DKERNEL code (cl/cmrs_abi.h)");
+_Static_assert(CMRSCL_REDUCE_LOCAL == CMRS_REDUCE_LOCAL &&
+                   CMRSCL_REDUCE_SHUFFLE == CMRS_REDUCE_SHUFFLE &&
+                   CMRSCL_REDUCE_SUBGROUP == CMRS_REDUCE_SUBGROUP,
+               "cmrscl_reduce is the kernels' -DREDUCE code (cl/cmrs_abi.h)");
+
+/* Local memory of a work-group, per family. */
+static uint64_t strip_local(const cmrscl_params *p, uint64_t value_size)
+{
+    /* each lane's HEIGHT slots; HEIGHT 1 keeps its sum in a register where shuffles reduce */
+    if (p->height == 1 && p->reduce != CMRSCL_REDUCE_LOCAL)
+        return 0;
+    return (uint64_t)p->work_group_size * (uint64_t)p->height * value_size;
+}
+static uint64_t segment_local(const cmrscl_params *p, uint64_t value_size)
+{
+    /* the warp layer's scratch where it emulates shuffles: a value and an index a lane */
+    bool emulated = p->reduce == CMRSCL_REDUCE_LOCAL && p->warp > 1;
+    return emulated ? (uint64_t)p->work_group_size * (value_size + 4) : 0;
+}
+static uint64_t modulo_local(const cmrscl_params *p, uint64_t value_size)
+{
+    /* MODULO x HEIGHT slots per warp */
+    return (uint64_t)(p->work_group_size / p->warp) * (uint64_t)p->modulo * (uint64_t)p->height *
+           value_size;
+}
+
+static const int strip_heights[] = {1, 2, 4, 8, 12, 16, 0};
+static const int segment_heights[] = {16, 32, 64, 128, 256, 0};
+static const int no_heights[] = {0};
+
+/* The families by the names variants.def uses. */
+#define KERNEL_strip CMRSCL_KERNEL_STRIP
+#define KERNEL_segment CMRSCL_KERNEL_SEGMENT
+#define KERNEL_modulo CMRSCL_KERNEL_MODULO
+#define FILE_strip "cmrs_strip.cl"
+#define FILE_segment "cmrs_segment.cl"
+#define FILE_modulo "cmrs_modulo.cl"
+#define REDUCE_local CMRSCL_REDUCE_LOCAL
+#define REDUCE_shuffle CMRSCL_REDUCE_SHUFFLE
+#define REDUCE_subgroup CMRSCL_REDUCE_SUBGROUP
+
+static const variant_family families[] = {
+    /* HEIGHT 0: the device's occupancy rule (plan.c); local warp 0: the device's warp */
+    {KERNEL_strip, "strip", FILE_strip, 0, 0, strip_heights, strip_local},
+    /* without shuffles one work-item walks each strip */
+    {KERNEL_segment, "segment", FILE_segment, 32, 1, segment_heights, segment_local},
+    /* the paper's HEIGHT (section 7); only on request, so nothing to tune */
+    {KERNEL_modulo, "modulo", FILE_modulo, 16, 0, no_heights, modulo_local},
+};
+#define FAMILY_strip (&families[0])
+#define FAMILY_segment (&families[1])
+#define FAMILY_modulo (&families[2])
+
+static const kernel_variant variants[] = {
+#define VARIANT(family, reduce, needs, lanes, in_loops)                                            \
+    {{#family "/" #reduce, #family, #reduce, KERNEL_##family, REDUCE_##reduce, FILE_##family},     \
+     FAMILY_##family,                                                                              \
+     needs,                                                                                        \
+     lanes,                                                                                        \
+     in_loops},
+#include "variants.def"
+#undef VARIANT
+};
+
+size_t variant_count(void) { return sizeof variants / sizeof variants[0]; }
+
+const kernel_variant *variant_at(size_t i) { return i < variant_count() ? &variants[i] : NULL; }
+
+const kernel_variant *variant_find(cmrscl_kernel kernel, cmrscl_reduce reduce)
+{
+    for (size_t i = 0; i < variant_count(); ++i)
+        if (variants[i].pub.kernel == kernel && variants[i].pub.reduce == reduce)
+            return &variants[i];
+    return NULL;
+}
+
+const variant_family *variant_family_of(cmrscl_kernel kernel)
+{
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; ++i)
+        if (families[i].kernel == kernel)
+            return &families[i];
+    return NULL;
+}
+
+const char *variant_family_name(cmrscl_kernel kernel)
+{
+    const variant_family *f = variant_family_of(kernel);
+    return f ? f->name : "unknown";
+}
+
+const char *variant_reduce_name(cmrscl_reduce reduce)
+{
+    for (size_t i = 0; i < variant_count(); ++i)
+        if (variants[i].pub.reduce == reduce)
+            return variants[i].pub.reduction;
+    return "auto";
+}
+
+const char *variant_missing(const cmrscl_device_info *dev, const kernel_variant *v)
+{
+    if ((v->needs & NEEDS_PTX) && !dev->warp_shuffle)
+        return "NVIDIA's warp shuffles (inline PTX: sm_30 or newer, warps of 32)";
+    if ((v->needs & NEEDS_SUBGROUPS) && !dev->subgroup_width)
+        return "sub-groups (cl_khr_subgroups, or OpenCL C 3.0's __opencl_c_subgroups) whose "
+               "width and layout a probe kernel confirms";
+    if ((v->needs & NEEDS_SG_SHUFFLE) && !dev->subgroup_shuffle)
+        return "sub-group shuffles (cl_khr_subgroup_shuffle) that a probe kernel confirms";
+    return NULL;
+}
+
+int variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v)
+{
+    switch (v->lanes) {
+    case LANES_SUBGROUP: return (int)dev->subgroup_width;
+    case LANES_32: return 32;
+    case LANES_HW_WARP: return dev->warp_width < 32 ? (int)dev->warp_width : 32;
+    default: return v->family->local_warp ? v->family->local_warp : (int)dev->warp_width;
+    }
+}
+
+const char *variant_lanes_refused(const cmrscl_device_info *dev, const kernel_variant *v, int warp)
+{
+    switch (v->lanes) {
+    case LANES_SUBGROUP:
+        if (warp == (int)dev->subgroup_width ||
+            (warp > 1 && (dev->subgroup_widths & (unsigned)warp)))
+            return NULL;
+        return "lanes per strip must be the sub-group width the device uses, or one kernels can "
+               "be fixed to (cmrscl_device_info.subgroup_width, subgroup_widths)";
+    case LANES_32: return warp == 32 ? NULL : "its NVIDIA shuffles need exactly 32 lanes per strip";
+    case LANES_HW_WARP:
+        return warp <= 32 ? NULL : "its NVIDIA shuffles need at most 32 lanes per strip";
+    default: return NULL;
+    }
+}
+
+bool variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *v, int warp)
+{
+    bool apart = v->pub.reduce == CMRSCL_REDUCE_SHUFFLE ||
+                 (v->pub.reduce == CMRSCL_REDUCE_SUBGROUP && dev->subgroup_apart);
+    return v->in_loops && warp > 1 && !apart;
+}
+
+uint64_t variant_local_bytes(const cmrscl_params *p)
+{
+    const variant_family *f = variant_family_of(p->kernel);
+    return f ? f->local_bytes(p, cmrscl_precision_size(p->precision)) : 0;
+}
+
+size_t cmrscl_variant_count(void) { return variant_count(); }
+
+const cmrscl_variant *cmrscl_variant_get(size_t index)
+{
+    const kernel_variant *v = variant_at(index);
+    return v ? &v->pub : NULL;
+}
+
+cmrscl_status cmrscl_variant_check(const cmrscl_device_info *dev, const cmrscl_variant *variant)
+{
+    if (!dev || !variant)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device or variant is NULL");
+    const kernel_variant *v = variant_find(variant->kernel, variant->reduce);
+    if (!v)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "no variant of kernel %d and reduce %d",
+                           (int)variant->kernel, (int)variant->reduce);
+    const char *missing = variant_missing(dev, v);
+    if (missing)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "%s needs %s, which device \"%s\" lacks",
+                           v->pub.name, missing, dev->device_name);
+    return CMRSCL_OK;
+}

@@ -1,0 +1,99 @@
+/* cli.h - what the pieces of cmrscl-run share: parsed options, the built-in matrix
+ * generators, a minimal JSON writer, and the subcommands. */
+#ifndef CMRSCL_CLI_H
+#define CMRSCL_CLI_H
+
+#include "cmrscl.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit statuses: 0 success, 1 a failure while running (library error, wrong result),
+ * 2 a usage error (bad flag or value). */
+enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
+
+#define DEFAULT_MATRIX "stencil27:100"
+
+#define CLI_MAX_INPUTS 256
+
+typedef struct cli_options {
+    const char *command;
+    /* Matrices in the order given: FILE arguments and --gen SPECs (bench takes many, the
+     * other commands one); is_gen[i] says which. file/gen: the single one's, or NULL. */
+    const char *inputs[CLI_MAX_INPUTS];
+    bool is_gen[CLI_MAX_INPUTS];
+    int ninputs;
+    const char *file, *gen;
+    const char *device;         /* --device SEL (NULL: CMRSCL_DEVICE, then the default) */
+    const char *output;         /* --output FILE (gen) */
+    cmrscl_precision precision; /* the first of --precision's list */
+    unsigned precisions;        /* bench: bit 0 float, bit 1 double */
+    cmrscl_options matrix;      /* the plan's knobs: kernel, height, warp, ... */
+    const char *plans;          /* bench: comma-separated plan names (tools/cli/plans.c) */
+    const char *suites[8];      /* bench: files listing matrices (--suite, repeatable) */
+    int nsuites;
+    const char *csv, *json_out; /* bench: result files */
+    const char *peer;           /* bench: a peer's CSV (tools/peer) to compare with */
+    double bandwidth_gbs;       /* bench: B for eta; 0: measure it */
+    double size_mb;             /* bandwidth: MB per buffer; 0: the default */
+    int threads[16];            /* --threads LIST: parse tries each; reading takes the first */
+    int nthreads;               /* 0: not given (0 in the list: all CPUs) */
+    int repetitions, warmup;
+    double alpha, beta;
+    bool verify, json, progress, baseline;
+} cli_options;
+
+/* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
+extern const char *cli_name;
+
+/* Parses argv; on a usage error prints one line and returns false. */
+bool cli_parse(int argc, char **argv, cli_options *opt);
+void cli_usage(FILE *out);
+
+/* A monotonic clock in seconds, for host-side timings (loading, parsing). */
+double cli_seconds(void);
+/* The median of n > 0 values (sorts them). */
+double cli_median(double *v, int n);
+
+/* Prints "<cli_name>: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED. */
+int cli_fail(const char *what, cmrscl_status status);
+
+/* A generated matrix (cmrscl_csr_generate lists the specs). Returns 0, or an exit status
+ * (EXIT_USAGE for a bad spec, EXIT_RUN_FAILED when memory runs out) with the reason in
+ * `error`. */
+int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size);
+
+/* The matrix a command works on: FILE, --gen SPEC, or the default generated matrix.
+ * Reports load time and throughput through the out parameters. */
+typedef struct loaded_matrix {
+    cmrscl_csr csr;
+    char name[256];
+    double load_seconds;
+    double file_mb; /* 0 for generated matrices */
+} loaded_matrix;
+int load_matrix(const cli_options *opt, loaded_matrix *out);
+/* The same for one input: a file path (read with `threads` threads, 0: all CPUs), or a spec
+ * when is_gen. */
+int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out);
+
+/* Minimal streaming JSON writer to stdout: nested objects/arrays, commas handled. */
+void json_open(const char *key, char bracket);
+void json_close(char bracket);
+void json_string(const char *key, const char *value);
+void json_number(const char *key, double value);
+void json_int(const char *key, long long value);
+void json_bool(const char *key, bool value);
+void json_end(void);
+/* Where the writer goes: a file (e.g. bench --json-out), or stdout after json_to(NULL). */
+void json_to(FILE *file);
+
+int cmd_devices(const cli_options *opt);
+int cmd_spmv(const cli_options *opt);
+int cmd_tune(const cli_options *opt);
+int cmd_gen(const cli_options *opt);
+int cmd_parse(const cli_options *opt);
+int cmd_setup(const cli_options *opt);
+int cmd_bench(const cli_options *opt);
+int cmd_bandwidth(const cli_options *opt);
+
+#endif

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# mpi-scaling.sh - strong and weak scaling of the distributed product from 1 to 2 GPUs of one
+# host (cmrscl-run-mpi under mpirun, one GPU per rank by node-local rank), float and double:
+#   strong: the same matrix (default stencil27:270, 19.7 M rows, 531 M nonzeros) on 1 and 2
+#           ranks; efficiency = T1 / (2 T2)
+#   weak:   stencil27:216 (10.1 M rows) on 1 rank, stencil27:272 (20.1 M rows, 2.0 x) on 2;
+#           efficiency = per-rank rate on 2 ranks / rate on 1 = (nnz2 / 2 / T2) / (nnz1 / T1)
+# T is the back-to-back time per product with the overlap (the host clock of the slowest
+# rank: what a solver loop sees); the device-event time of a product is shown beside it.
+# Also the halo volume, the communication time (pack + MPI exchange + unpack, measured
+# without the overlap) and the share of it the overlap hides. Every product is verified
+# against the CPU double reference (VERIFY=0 skips that, to save set-up time).
+# Needs: CMake, a C compiler, OpenCL headers and loader, an MPI (mpicc, mpirun) and 2 GPUs;
+# registers NVIDIA's OpenCL driver when it is installed but unregistered (as root).
+# About 4-6 minutes on 2 H100/H200s (most of it set-up: generating, converting, uploading
+# and verifying half a billion entries per run). Environment (defaults in brackets):
+#   BUILD_DIR [build-mpi]  LOG_DIR [BUILD_DIR/mpi-scaling]  REPS [30]
+#   STRONG [stencil27:270]  WEAK1 [stencil27:216]  WEAK2 [stencil27:272]
+#   PRECISIONS ["float double"]  VERIFY [1]  DEVICE [gpu]  RUN_TIMEOUT [240] (s per run)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD_DIR:-$top/build-mpi}
+log_dir=${LOG_DIR:-$build/mpi-scaling}
+reps=${REPS:-30}
+strong=${STRONG:-stencil27:270}
+weak1=${WEAK1:-stencil27:216}
+weak2=${WEAK2:-stencil27:272}
+precisions=${PRECISIONS:-float double}
+device=${DEVICE:-gpu}
+
+"$top/tools/ci/register-nvidia-icd.sh"
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMRSCL_MPI=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" --target cmrscl-run-mpi cmrscl-run
+"$build/bin/cmrscl-run" devices | grep -E "^[0-9]+:[0-9]+" || true
+mkdir -p "$log_dir"
+
+# Open MPI: allowed as root; ranks not pinned to one core each (the set-up uses host threads).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_flags=()
+if mpirun --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then mpi_flags+=(--bind-to none); fi
+verify=()
+[ "${VERIFY:-1}" = 0 ] && verify=(--no-verify)
+
+# run NAME RANKS SPEC PRECISION: one cmrscl-run-mpi spmv, its output kept in LOG_DIR/NAME.txt.
+run() {
+    local log="$log_dir/$1.txt"
+    echo "== mpirun -np $2 cmrscl-run-mpi spmv -g $3 -p $4 -d $device -r $reps ${verify[*]}"
+    timeout "${RUN_TIMEOUT:-240}" mpirun -np "$2" "${mpi_flags[@]}" "$build/bin/cmrscl-run-mpi" \
+        spmv -g "$3" -p "$4" -d "$device" -r "$reps" "${verify[@]}" | tee "$log"
+}
+# field NAME WHAT: a number from a run's output.
+field() {
+    local log="$log_dir/$1.txt"
+    case "$2" in
+    loop) awk '/^loop /{print $2}' "$log" ;;
+    product) awk '/^product /{print $2}' "$log" ;;
+    nnz) sed -n 's/^matrix .*nnz \([0-9]*\).*/\1/p' "$log" ;;
+    halo) awk '/^halo /{print $2}' "$log" ;;
+    comm) awk '/^overlap /{print $3}' "$log" ;;
+    hidden) sed -n 's/^overlap .*hides \([0-9]*\)%.*/\1/p' "$log" ;;
+    check) grep -q "rounding bound: PASS" "$log" && echo PASS || { grep -q "not verified" "$log" && echo - || echo FAIL; } ;;
+    esac
+}
+
+summary="$log_dir/summary.txt"
+: >"$summary"
+status=0
+for p in $precisions; do
+    run "strong-1-$p" 1 "$strong" "$p" || status=1
+    run "strong-2-$p" 2 "$strong" "$p" || status=1
+    run "weak-1-$p" 1 "$weak1" "$p" || status=1
+    run "weak-2-$p" 2 "$weak2" "$p" || status=1
+    {
+        printf '\n%s, %s: T = back-to-back ms per product (device-event ms in brackets)\n' "$p" "$(date -u +%F)"
+        printf '%-6s %-16s %5s %12s %9s %9s %10s %9s %7s %6s\n' kind matrix ranks nnz T_ms event_ms halo comm_ms hidden check
+        for k in strong-1 strong-2 weak-1 weak-2; do
+            n="$k-$p"
+            spec=$([ "${k%-*}" = strong ] && echo "$strong" || { [ "$k" = weak-1 ] && echo "$weak1" || echo "$weak2"; })
+            printf '%-6s %-16s %5s %12s %9s %9s %10s %9s %6s%% %6s\n' "${k%-*}" "$spec" "${k#*-}" \
+                "$(field "$n" nnz)" "$(field "$n" loop)" "$(field "$n" product)" "$(field "$n" halo)" \
+                "$(field "$n" comm)" "$(field "$n" hidden)" "$(field "$n" check)"
+        done
+        awk -v t1="$(field "strong-1-$p" loop)" -v t2="$(field "strong-2-$p" loop)" \
+            -v e1="$(field "strong-1-$p" product)" -v e2="$(field "strong-2-$p" product)" \
+            'BEGIN { if (t2 > 0) printf "strong scaling 1 -> 2 GPUs: efficiency %.3f (device events: %.3f; target >= 0.85)\n", t1 / (2 * t2), e1 / (2 * e2) }'
+        awk -v t1="$(field "weak-1-$p" loop)" -v t2="$(field "weak-2-$p" loop)" \
+            -v n1="$(field "weak-1-$p" nnz)" -v n2="$(field "weak-2-$p" nnz)" \
+            -v e1="$(field "weak-1-$p" product)" -v e2="$(field "weak-2-$p" product)" \
+            'BEGIN { if (t2 > 0) printf "weak scaling 1 -> 2 GPUs: efficiency %.3f (device events: %.3f; target >= 0.9)\n", (n2 / 2 / t2) / (n1 / t1), (n2 / 2 / e2) / (n1 / e1) }'
+    } | tee -a "$summary"
+done
+grep -q FAIL "$summary" && status=1
+echo "mpi-scaling: logs and summary in $log_dir"
+exit $status
