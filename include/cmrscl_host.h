@@ -213,6 +213,12 @@ typedef struct cmrscl_mtx_options {
  * Errors name the file and line. opt may be NULL. */
 CMRSCL_API cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt,
                                          cmrscl_csr *out);
+/* The size line of a Matrix Market file, read with the banner and nothing else (plain or
+ * gzip, the rules of cmrscl_mtx_read): rows, columns, and the entries the CSR will hold at
+ * most (symmetric files: twice the declared ones, the mirror images counted). What a caller
+ * checks against its memory before cmrscl_mtx_read allocates for them. */
+CMRSCL_API cmrscl_status cmrscl_mtx_read_size(const char *path, int32_t *rows, int32_t *cols,
+                                              int64_t *entries);
 /* Writes `coordinate real general`, gzip-compressed when path ends in ".gz". Reading
  * the file back gives the same CSR bit for bit, but for NaN payloads (NaN stays NaN). */
 CMRSCL_API cmrscl_status cmrscl_mtx_write(const char *path, const cmrscl_csr *csr);

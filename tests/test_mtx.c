@@ -1,7 +1,8 @@
 /* test_mtx.c - the Matrix Market reader on files: exact CSR for tiny hand-checked files,
  * a table of malformed files with the status and message each must give, the file system
  * (missing, unreadable, directories), gzip (files, memory, members, damage), long lines
- * and hostile sizes. Values, real matrices and the writer: test_mtx_values.c. */
+ * and hostile sizes; the size line read alone. Values, real matrices and the writer:
+ * test_mtx_values.c. */
 #include "io/io.h"
 #include "test_files.h"
 #include "test_util.h"
@@ -335,6 +336,80 @@ static void test_hostile_header(void)
     }
 }
 
+/* ---- the size line alone ---- */
+
+/* The files of bad_files whose fault is in the banner or the size line. */
+static const char *const header_faults[] = {"empty.mtx",
+                                            "blank_only.mtx",
+                                            "no_banner.mtx",
+                                            "banner_short.mtx",
+                                            "banner_typo.mtx",
+                                            "banner_extra.mtx",
+                                            "array.mtx",
+                                            "complex.mtx",
+                                            "hermitian.mtx",
+                                            "vector.mtx",
+                                            "pattern_skew.mtx",
+                                            "no_size.mtx",
+                                            "size_short.mtx",
+                                            "size_junk.mtx",
+                                            "size_word.mtx",
+                                            "size_negative.mtx",
+                                            "size_huge_rows.mtx",
+                                            "size_overflow.mtx",
+                                            "symmetric_not_square.mtx",
+                                            "binary.mtx"};
+
+static bool is_header_fault(const char *file)
+{
+    for (size_t i = 0; i < sizeof header_faults / sizeof *header_faults; ++i)
+        if (!strcmp(file, header_faults[i]))
+            return true;
+    return false;
+}
+
+static void test_read_size(void)
+{
+    char rel[256];
+    int32_t rows, cols;
+    int64_t entries;
+    for (size_t i = 0; i < sizeof good_files / sizeof *good_files; ++i) {
+        const expected_csr *e = &good_files[i];
+        snprintf(rel, sizeof rel, "mtx/good/%s", e->file);
+        CHECK_OK(cmrscl_mtx_read_size(test_data(rel), &rows, &cols, &entries));
+        /* duplicates merge and mirror images skip the diagonal: entries bounds nnz */
+        CHECK_MSG(rows == e->rows && cols == e->cols && entries >= e->nnz, "%s: %d x %d, %lld",
+                  e->file, rows, cols, (long long)entries);
+    }
+    CHECK_OK(cmrscl_mtx_read_size(test_data("mtx/good/symmetric.mtx"), &rows, &cols, &entries));
+    CHECK(entries == 8); /* 4 declared, each counted with its mirror image */
+    /* The header the reader refuses, refused the same way; a fault further on is not seen. */
+    for (size_t i = 0; i < sizeof bad_files / sizeof *bad_files; ++i) {
+        const bad_case *b = &bad_files[i];
+        snprintf(rel, sizeof rel, "mtx/bad/%s", b->file);
+        cmrscl_status st = cmrscl_mtx_read_size(test_data(rel), &rows, &cols, &entries);
+        if (is_header_fault(b->file)) {
+            CHECK_MSG(st == b->status && test_contains(cmrscl_last_error(), b->message),
+                      "%s: %s (%s)", b->file, cmrscl_status_name(st), cmrscl_last_error());
+            CHECK(rows == 0 && cols == 0 && entries == 0);
+        } else {
+            CHECK_MSG(st == CMRSCL_OK || st == b->status, "%s: %s", b->file,
+                      cmrscl_status_name(st));
+        }
+    }
+    /* A huge size line in a tiny file, gzip-compressed: read at once, nothing allocated. */
+    const char text[] = "%%MatrixMarket matrix coordinate real general\n% a comment\n"
+                        "500000000 500000000 1\n1 1 2.0\n";
+    const char *gz_path = tmp_path("huge_one_entry.mtx.gz");
+    CHECK(gzip_file(gz_path, text, sizeof text - 1));
+    CHECK_OK(cmrscl_mtx_read_size(gz_path, &rows, &cols, &entries));
+    CHECK(rows == 500000000 && cols == 500000000 && entries == 1);
+    CHECK_STATUS(cmrscl_mtx_read_size(tmp_path("no_such_file.mtx"), &rows, &cols, &entries),
+                 CMRSCL_ERROR_FILE_IO);
+    CHECK_STATUS(cmrscl_mtx_read_size(gz_path, NULL, &cols, &entries),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     if (!tmp_init())
@@ -347,6 +422,7 @@ int main(void)
     test_gzip();
     test_long_lines();
     test_hostile_header();
+    test_read_size();
     tmp_cleanup();
     return test_finish("mtx");
 }

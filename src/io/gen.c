@@ -131,8 +131,9 @@ static cmrscl_status gen_rows(row_range r, int64_t cols, int64_t max_len, row_fn
     a.col_ind = parallel_alloc((size_t)a.nnz, sizeof(int32_t));
     a.values = parallel_alloc((size_t)a.nnz, sizeof(double));
     if (g.out_of_memory || !a.col_ind || !a.values) {
+        int64_t wanted = g.out_of_memory ? max_len : a.nnz; /* before the free zeroes a */
         cmrscl_csr_free(&a);
-        return no_memory(g.out_of_memory ? max_len : a.nnz);
+        return no_memory(wanted);
     }
     g.fill = true;
     parallel_run(threads, generate_rows, &g);

@@ -31,7 +31,8 @@ static cmrscl_status grow_buffer(const parser *ps, char **buf, size_t *cap)
 }
 
 /* Reads the source chunk by chunk, parsing each complete line; a partial last line is
- * carried over to the front of the buffer. buf[len] is always a '\0' sentinel. */
+ * carried over to the front of the buffer. buf[len] is always a '\0' sentinel. A parser
+ * reading the header only stops at the first entry line. */
 static cmrscl_status parse_stream(mtx_source *src, parser *ps, size_t cap)
 {
     char *buf = malloc(cap + 1);
@@ -41,14 +42,16 @@ static cmrscl_status parse_stream(mtx_source *src, parser *ps, size_t cap)
     size_t len = 0, pos = 0;
     bool eof = false;
     cmrscl_status st = CMRSCL_OK;
+    bool done = false;
     while (st == CMRSCL_OK) {
         const char *nl;
-        while (st == CMRSCL_OK && (nl = memchr(buf + pos, '\n', len - pos)) != NULL) {
+        while (st == CMRSCL_OK && !done && (nl = memchr(buf + pos, '\n', len - pos)) != NULL) {
             ps->line++;
             st = mtx_parse_line(ps, buf + pos, nl);
             pos = (size_t)(nl - buf) + 1;
+            done = ps->header_only && ps->stage == STAGE_ENTRIES;
         }
-        if (st != CMRSCL_OK || eof)
+        if (st != CMRSCL_OK || eof || done)
             break;
         memmove(buf, buf + pos, len - pos);
         len -= pos;
@@ -61,7 +64,7 @@ static cmrscl_status parse_stream(mtx_source *src, parser *ps, size_t cap)
         buf[len] = '\0';
         eof = got == 0;
     }
-    if (st == CMRSCL_OK && pos < len) { /* a last line without '\n' */
+    if (st == CMRSCL_OK && !done && pos < len) { /* a last line without '\n' */
         ps->line++;
         st = mtx_parse_line(ps, buf + pos, buf + len);
     }
@@ -201,5 +204,30 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
     if (st == CMRSCL_OK)
         mtx_report_progress(&src, src.total, true);
     gzclose(src.gz);
+    return st;
+}
+
+cmrscl_status cmrscl_mtx_read_size(const char *path, int32_t *rows, int32_t *cols, int64_t *entries)
+{
+    if (!path || !rows || !cols || !entries)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "path, rows, cols or entries is NULL");
+    *rows = *cols = 0, *entries = 0;
+    int fd;
+    struct stat sb;
+    cmrscl_status st = mtx_open(path, &fd, &sb);
+    if (st != CMRSCL_OK)
+        return st;
+    mtx_source src = {.name = path};
+    if (!(src.gz = gzdopen(fd, "rb"))) { /* plain text passes through */
+        close(fd);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", path);
+    }
+    parser ps = {.name = path, .stage = STAGE_BANNER, .header_only = true};
+    st = parse_stream(&src, &ps, 1 << 16);
+    if (st == CMRSCL_OK && ps.stage != STAGE_ENTRIES)
+        st = check_complete(&ps);
+    gzclose(src.gz);
+    if (st == CMRSCL_OK)
+        *rows = ps.rows, *cols = ps.cols, *entries = ps.max_count;
     return st;
 }

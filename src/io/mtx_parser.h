@@ -26,6 +26,7 @@ typedef struct parser {
     int64_t count, cap, max_count; /* COO entries stored, mirrored ones included */
     int32_t *ri, *ci;              /* 0-based */
     double *val;                   /* NULL for pattern files: ones */
+    bool header_only;              /* stop at the first entry line (cmrscl_mtx_read_size) */
 } parser;
 
 /* A parse error at the parser's line: "<name>:<line>: <what>". */

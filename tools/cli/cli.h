@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 /* Exit statuses: 0 success, 1 a failure while running (library error, wrong result),
- * 2 a usage error (bad flag or value). */
+ * 2 a usage error (bad flag or value, whether the parser or the library finds it). */
 enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
 
 #define DEFAULT_MATRIX "stencil27:100"
@@ -39,6 +39,8 @@ typedef struct cli_options {
     int threads[16];            /* --threads LIST: parse tries each; reading takes the first */
     int nthreads;               /* 0: not given (0 in the list: all CPUs) */
     int repetitions, warmup;
+    bool repetitions_given;
+    const char *help_for; /* command "help": the command whose help was asked, or NULL */
     double alpha, beta;
     bool verify, json, progress, baseline;
 } cli_options;
@@ -46,16 +48,80 @@ typedef struct cli_options {
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
 extern const char *cli_name;
 
-/* Parses argv; on a usage error prints one line and returns false. */
+/* The commands, as bits of the options' masks. */
+enum {
+    CMD_DEVICES = 1 << 0,
+    CMD_SPMV = 1 << 1,
+    CMD_TUNE = 1 << 2,
+    CMD_BENCH = 1 << 3,
+    CMD_BANDWIDTH = 1 << 4,
+    CMD_GEN = 1 << 5,
+    CMD_PARSE = 1 << 6,
+    CMD_SETUP = 1 << 7
+};
+/* Option ids past the short options' characters. */
+enum {
+    OPT_WARP = 256,
+    OPT_WG,
+    OPT_LAYOUT,
+    OPT_ORDER,
+    OPT_REDUCE,
+    OPT_KERNEL,
+    OPT_THREADS,
+    OPT_TILE,
+    OPT_CACHE_HINT,
+    OPT_COMBINE,
+    OPT_INDEX_BITS,
+    OPT_MODULO,
+    OPT_WARMUP,
+    OPT_ALPHA,
+    OPT_BETA,
+    OPT_NO_VERIFY,
+    OPT_JSON,
+    OPT_VERSION,
+    OPT_PLANS,
+    OPT_SUITE,
+    OPT_CSV,
+    OPT_JSON_OUT,
+    OPT_PEER,
+    OPT_BANDWIDTH,
+    OPT_NO_BASELINE,
+    OPT_SIZE
+};
+enum { CLI_GROUP_MAIN, CLI_GROUP_PLAN, CLI_GROUP_TIMING, CLI_GROUP_BENCH, CLI_GROUP_OTHER };
+/* cli_table.c: the commands and the options, with what each option is for and the commands
+ * that take it (cli_parse refuses it elsewhere). */
+typedef struct cli_command {
+    const char *name;
+    unsigned bit;
+    const char *args, *text;
+} cli_command;
+typedef struct cli_flag {
+    const char *name; /* long name, without "--" */
+    int id;           /* the short option's character, or an OPT_ id */
+    const char *arg;  /* the value's name, or NULL: a switch */
+    unsigned commands;
+    int group;
+    const char *help;
+} cli_flag;
+extern const cli_command cli_commands[]; /* ends with a NULL name */
+extern const cli_flag cli_flags[];       /* ends with a NULL name */
+const cli_command *cli_command_named(const char *name);
+const cli_flag *cli_flag_of(int id);
+/* The whole help, or one command's (its options only) when `command` names one. */
+void cli_usage(FILE *out, const char *command);
+
+/* Parses argv; on a usage error prints one line and returns false. A COMMAND --help (or
+ * --help alone) leaves command "help" and help_for the command (or NULL). */
 bool cli_parse(int argc, char **argv, cli_options *opt);
-void cli_usage(FILE *out);
 
 /* A monotonic clock in seconds, for host-side timings (loading, parsing). */
 double cli_seconds(void);
 /* The median of n > 0 values (sorts them). */
 double cli_median(double *v, int n);
 
-/* Prints "<cli_name>: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED. */
+/* Prints "<cli_name>: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED, or EXIT_USAGE
+ * for the library's INVALID_ARGUMENT (a value of the user's the device or matrix refuses). */
 int cli_fail(const char *what, cmrscl_status status);
 
 /* A generated matrix (cmrscl_csr_generate lists the specs). Returns 0, or an exit status
@@ -71,10 +137,14 @@ typedef struct loaded_matrix {
     double load_seconds;
     double file_mb; /* 0 for generated matrices */
 } loaded_matrix;
-int load_matrix(const cli_options *opt, loaded_matrix *out);
+struct run_memory;
+/* `check` (run_memory.h; NULL: none): refuse a matrix the run cannot hold, a file from its
+ * size line before reading its entries. */
+int load_matrix(const cli_options *opt, const struct run_memory *check, loaded_matrix *out);
 /* The same for one input: a file path (read with `threads` threads, 0: all CPUs), or a spec
  * when is_gen. */
-int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out);
+int load_input(const char *input, bool is_gen, int threads, const struct run_memory *check,
+               loaded_matrix *out);
 
 /* Minimal streaming JSON writer to stdout: nested objects/arrays, commas handled. */
 void json_open(const char *key, char bracket);

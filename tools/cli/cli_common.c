@@ -30,5 +30,8 @@ int cli_fail(const char *what, cmrscl_status status)
 {
     fprintf(stderr, "%s: %s: %s: %s\n", cli_name, what, cmrscl_status_name(status),
             *cmrscl_last_error() ? cmrscl_last_error() : cmrscl_status_message(status));
-    return EXIT_RUN_FAILED;
+    /* The library's INVALID_ARGUMENT here is an option or value of the user's that only the
+     * device or the matrix shows to be wrong (a work-group that is no multiple of the plan's
+     * warp): a usage error, like the values the parser refuses. */
+    return status == CMRSCL_ERROR_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_RUN_FAILED;
 }

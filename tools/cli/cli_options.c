@@ -1,6 +1,7 @@
 /* cli_options.c - command-line parsing for cmrscl-run (and cmrscl-run-mpi, which shares
- * the options): strict values (a bad number or keyword is a usage error naming the flag),
- * one optional positional FILE. */
+ * the options), from the option table (cli_table.c): strict values (a bad number or keyword
+ * is a usage error naming the flag), options the command does not take refused, one optional
+ * positional FILE. */
 #include "cli.h"
 #include "plans.h"
 
@@ -9,83 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void cli_usage(FILE *out)
-{
-    fputs("usage: cmrscl-run COMMAND [FILE...] [options]\n"
-          "\n"
-          "commands:\n"
-          "  devices            list every OpenCL device and the parameters cmrscl picks\n"
-          "  spmv [FILE]        run, verify and time y = alpha*A*x + beta*y (default matrix:\n"
-          "                     " DEFAULT_MATRIX ", a 27-point 3-D stencil on a 100^3 grid)\n"
-          "  tune [FILE]        time every plan (kernel family x HEIGHT x reduction), verified,\n"
-          "                     report the fastest and remember it in the tuning database\n"
-          "  bench [FILE...]    matrices x plans x precisions: tables, --csv, --json-out\n"
-          "  bandwidth          the device's stream read, copy and triad bandwidth, and its\n"
-          "                     rate of scattered loads from buffers of 1-256 MiB\n"
-          "  gen SPEC -o FILE   write a generated matrix as Matrix Market (.mtx or .mtx.gz)\n"
-          "  parse FILE         read a Matrix Market file and report the parse throughput\n"
-          "                     (with each --threads count; the same CSR from each)\n"
-          "  setup [FILE]       time every set-up step: read, analyze, convert, upload,\n"
-          "                     program (JIT and on-disk cache), first product, and the\n"
-          "                     device-side conversion and values-only updates\n"
-          "\n"
-          "options:\n"
-          "  -d, --device SEL       P:D index, gpu|cpu|accelerator, or a name substring\n"
-          "                         (default: $CMRSCL_DEVICE, else the first GPU)\n"
-          "  -p, --precision P      float (default), double, or float,double (bench)\n"
-          "  -g, --gen SPEC         a generated matrix instead of FILE (bench: repeatable):\n"
-          "                         stencil5:N stencil7:N stencil27:N random:N:K perm:N\n"
-          "                         dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED]\n"
-          "                         kron:A.mtx:B.mtx (Kronecker product of two files)\n"
-          "the plan (default: chosen from the device and the matrix):\n"
-          "      --kernel K         auto | strip | segment | modulo (modulo: chosen only\n"
-          "                         by hand, not yet measured on a GPU)\n"
-          "      --modulo N         modulo kernel: 2, 4, 8, 16 or 32 slot sets per strip\n"
-          "                         (default 8, or the warp when narrower)\n"
-          "  -H, --height N         strip height 1..256\n"
-          "      --warp N           work-items per strip\n"
-          "      --work-group N     work-group size\n"
-          "      --layout L         auto | packed | unpacked\n"
-          "      --order O          auto | rows | columns (in-strip column ordering)\n"
-          "      --reduce R         auto | local | shuffle | subgroup\n"
-          "      --tile N           split strips longer than 2N entries into tiles of N;\n"
-          "                         0 automatic, -1 never\n"
-          "      --combine C        auto | kernel | group: tiles summed by a second kernel,\n"
-          "                         or by their work-group (one kernel; the tile and the\n"
-          "                         work-group grow so a long strip fits one group)\n"
-          "      --cache-hint H     auto | off | stream (NVIDIA: evict-first matrix loads)\n"
-          "      --index-bits N     0 | 32 | 64: the device's entry indices (default 0:\n"
-          "                         32, and 64 from 2^31 stored entries on)\n"
-          "timing and checks:\n"
-          "  -r, --repetitions N    timed runs (default 50)\n"
-          "      --warmup N         untimed runs first (default 5)\n"
-          "      --alpha A, --beta B  scalars (default 1 and 0)\n"
-          "      --no-verify        skip the check against the CPU double reference\n"
-          "      --json             machine-readable output on stdout\n"
-          "bench:\n"
-          "      --plans LIST       comma-separated: auto, csr-vector, csr-scalar, strip[:H],\n"
-          "                         segment[:H], modulo[:H], each with optional +stream,\n"
-          "                         +nosplit, +w=N (lanes per strip), +wg=N (work-group),\n"
-          "                         +tile=N, +group, +combine (--combine), +m=N\n"
-          "                         (modulo's slot sets), +local, +shuffle\n"
-          "                         (default: auto)\n"
-          "      --suite FILE       matrices listed one per line (a .mtx path or a spec);\n"
-          "                         repeatable\n"
-          "      --csv FILE, --json-out FILE   result files\n"
-          "      --peer FILE        a peer's CSV (cmrscl-peer): times and speedups side by side\n"
-          "      --bandwidth GBS    B for eta (default: measured with the stream kernels)\n"
-          "      --no-baseline      skip the csr-vector run behind the speedup column\n"
-          "other:\n"
-          "      --threads LIST     host threads reading files, e.g. 1,2,4,16; 0 = all CPUs\n"
-          "                         (default: $CMRSCL_THREADS, else all; parse: 1,0)\n"
-          "      --size MB          bandwidth: MB per buffer (default 1024)\n"
-          "  -o, --output FILE      output file (gen)\n"
-          "  -h, --help             this text;  --version  the library version\n"
-          "\n"
-          "exit status: 0 success, 1 failure while running, 2 usage error\n",
-          out);
-}
 
 static bool usage_error(const char *flag, const char *expected, const char *got)
 {
@@ -102,6 +26,19 @@ static bool parse_int(const char *flag, const char *text, long lo, long hi, int 
     char expected[64];
     snprintf(expected, sizeof expected, "an integer in %ld..%ld", lo, hi);
     if (errno || end == text || *end || v < lo || v > hi)
+        return usage_error(flag, expected, text);
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_power_of_two(const char *flag, const char *text, long lo, long hi, int *out)
+{
+    char expected[64];
+    snprintf(expected, sizeof expected, "a power of two in %ld..%ld", lo, hi);
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi || (v & (v - 1)))
         return usage_error(flag, expected, text);
     *out = (int)v;
     return true;
@@ -130,35 +67,6 @@ static bool parse_keyword(const char *flag, const char *text, const char *const 
         }
     return usage_error(flag, expected, text);
 }
-
-enum {
-    OPT_WARP = 256,
-    OPT_WG,
-    OPT_LAYOUT,
-    OPT_ORDER,
-    OPT_REDUCE,
-    OPT_KERNEL,
-    OPT_THREADS,
-    OPT_TILE,
-    OPT_CACHE_HINT,
-    OPT_COMBINE,
-    OPT_INDEX_BITS,
-    OPT_MODULO,
-    OPT_WARMUP,
-    OPT_ALPHA,
-    OPT_BETA,
-    OPT_NO_VERIFY,
-    OPT_JSON,
-    OPT_VERSION,
-    OPT_PLANS,
-    OPT_SUITE,
-    OPT_CSV,
-    OPT_JSON_OUT,
-    OPT_PEER,
-    OPT_BANDWIDTH,
-    OPT_NO_BASELINE,
-    OPT_SIZE
-};
 
 /* -p: one precision, or a comma-separated list of them (bench). */
 static bool parse_precisions(const char *arg, cli_options *o)
@@ -213,16 +121,23 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const index_bits[] = {"0", "32", "64", NULL}; /* 32 k bits */
     int k;
     switch (c) {
-    case 'd': o->device = arg; return true;
+    case 'd': /* "" would quietly mean "the default device" */
+        o->device = arg;
+        return arg[0] || usage_error("--device", "P:D, gpu, cpu, accelerator or a name", arg);
     case 'g': return add_input(o, arg, true);
     case 'o': o->output = arg; return true;
     case 'p': return parse_precisions(arg, o);
     case 'H': return parse_int("--height", arg, 1, CMRSCL_MAX_HEIGHT, &o->matrix.height);
-    case OPT_WARP: return parse_int("--warp", arg, 1, 1024, &o->matrix.warp);
-    case OPT_WG: return parse_int("--work-group", arg, 1, 1 << 16, &o->matrix.work_group_size);
+    case OPT_WARP: return parse_power_of_two("--warp", arg, 1, 1024, &o->matrix.warp);
+    /* the library takes any multiple of the warp (a device's largest group need not be a
+     * power of two); by hand, a power of two is what anyone means */
+    case OPT_WG:
+        return parse_power_of_two("--work-group", arg, 1, 1024, &o->matrix.work_group_size);
     case OPT_TILE: return parse_int("--tile", arg, -1, 1 << 30, &o->matrix.tile);
-    case OPT_MODULO: return parse_int("--modulo", arg, 2, 32, &o->matrix.modulo);
-    case 'r': return parse_int("--repetitions", arg, 1, 1000000, &o->repetitions);
+    case OPT_MODULO: return parse_power_of_two("--modulo", arg, 2, 32, &o->matrix.modulo);
+    case 'r':
+        o->repetitions_given = true;
+        return parse_int("--repetitions", arg, 1, 1000000, &o->repetitions);
     case OPT_WARMUP: return parse_int("--warmup", arg, 0, 1000000, &o->warmup);
     case OPT_ALPHA: return parse_double("--alpha", arg, &o->alpha);
     case OPT_BETA: return parse_double("--beta", arg, &o->beta);
@@ -284,42 +199,46 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     }
 }
 
+/* getopt's table and short options from the option table. */
+static void getopt_tables(struct option *longs, char *shorts)
+{
+    int n = 0;
+    char *sp = shorts;
+    *sp++ = ':'; /* a missing value reports ':' */
+    for (const cli_flag *f = cli_flags; f->name; ++f, ++n) {
+        longs[n] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL, f->id};
+        if (f->id < 256) {
+            *sp++ = (char)f->id;
+            if (f->arg)
+                *sp++ = ':';
+        }
+    }
+    longs[n] = (struct option){NULL, 0, NULL, 0};
+    *sp = '\0';
+}
+
+/* The options given that the command does not take: a usage error naming the first. */
+static bool options_fit(const cli_options *o, const int *given, int ngiven)
+{
+    const cli_command *c = cli_command_named(o->command);
+    for (int i = 0; c && i < ngiven; ++i) {
+        const cli_flag *f = cli_flag_of(given[i]);
+        if (f && !(f->commands & c->bit)) {
+            fprintf(stderr, "%s: %s takes no --%s (see %s %s --help)\n", cli_name, c->name, f->name,
+                    cli_name, c->name);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool cli_parse(int argc, char **argv, cli_options *o)
 {
-    static const struct option longs[] = {{"device", required_argument, NULL, 'd'},
-                                          {"precision", required_argument, NULL, 'p'},
-                                          {"gen", required_argument, NULL, 'g'},
-                                          {"height", required_argument, NULL, 'H'},
-                                          {"warp", required_argument, NULL, OPT_WARP},
-                                          {"work-group", required_argument, NULL, OPT_WG},
-                                          {"layout", required_argument, NULL, OPT_LAYOUT},
-                                          {"order", required_argument, NULL, OPT_ORDER},
-                                          {"reduce", required_argument, NULL, OPT_REDUCE},
-                                          {"repetitions", required_argument, NULL, 'r'},
-                                          {"warmup", required_argument, NULL, OPT_WARMUP},
-                                          {"alpha", required_argument, NULL, OPT_ALPHA},
-                                          {"beta", required_argument, NULL, OPT_BETA},
-                                          {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-                                          {"json", no_argument, NULL, OPT_JSON},
-                                          {"kernel", required_argument, NULL, OPT_KERNEL},
-                                          {"tile", required_argument, NULL, OPT_TILE},
-                                          {"modulo", required_argument, NULL, OPT_MODULO},
-                                          {"cache-hint", required_argument, NULL, OPT_CACHE_HINT},
-                                          {"combine", required_argument, NULL, OPT_COMBINE},
-                                          {"index-bits", required_argument, NULL, OPT_INDEX_BITS},
-                                          {"plans", required_argument, NULL, OPT_PLANS},
-                                          {"suite", required_argument, NULL, OPT_SUITE},
-                                          {"csv", required_argument, NULL, OPT_CSV},
-                                          {"json-out", required_argument, NULL, OPT_JSON_OUT},
-                                          {"peer", required_argument, NULL, OPT_PEER},
-                                          {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
-                                          {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
-                                          {"size", required_argument, NULL, OPT_SIZE},
-                                          {"threads", required_argument, NULL, OPT_THREADS},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"version", no_argument, NULL, OPT_VERSION},
-                                          {NULL, 0, NULL, 0}};
+    struct option longs[64];
+    char shorts[64];
+    getopt_tables(longs, shorts);
+    int given[64], ngiven = 0;
+    bool help = false;
     memset(o, 0, sizeof *o);
     o->precision = CMRSCL_FLOAT;
     o->precisions = 1;
@@ -330,9 +249,13 @@ bool cli_parse(int argc, char **argv, cli_options *o)
     o->verify = true;
     opterr = 0; /* our own messages */
     int c;
-    while ((c = getopt_long(argc, argv, ":d:p:g:H:r:o:h", longs, NULL)) != -1) {
-        if (c == 'h' || c == OPT_VERSION) {
-            o->command = c == 'h' ? "help" : "version";
+    while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        if (c == 'h') {
+            help = true;
+            continue;
+        }
+        if (c == OPT_VERSION) {
+            o->command = "version";
             return true;
         }
         if (c == '?' || c == ':') {
@@ -345,11 +268,18 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                     c == '?' ? "unknown" : "missing value for", bad, cli_name);
             return false;
         }
+        if (ngiven < 64)
+            given[ngiven++] = c;
         if (!apply_option(c, optarg, o))
             return false;
     }
     if (optind < argc)
         o->command = argv[optind++];
+    if (help) { /* COMMAND --help: that command's options */
+        o->help_for = o->command;
+        o->command = "help";
+        return true;
+    }
     if (!o->command) {
         fprintf(stderr, "%s: missing COMMAND (see %s --help)\n", cli_name, cli_name);
         return false;
@@ -384,5 +314,5 @@ bool cli_parse(int argc, char **argv, cli_options *o)
         else
             o->file = o->inputs[i];
     }
-    return true;
+    return options_fit(o, given, ngiven);
 }

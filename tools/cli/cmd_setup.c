@@ -11,6 +11,7 @@
  * then the device-side steps (tools/cli/setup_device.c): conversion from CSR in cl_mem
  * buffers and values-only updates, next to a bus copy of the values. */
 #include "bench.h"
+#include "run_memory.h"
 #include "setup_device.h"
 
 #include <stdlib.h>
@@ -74,7 +75,8 @@ static int program_in_new_context(const cli_options *opt, const cmrscl_csr *a, c
 int cmd_setup(const cli_options *opt)
 {
     loaded_matrix lm;
-    int rc = load_matrix(opt, &lm);
+    run_memory check = {opt->precision, true, NULL}; /* the contexts come later */
+    int rc = load_matrix(opt, &check, &lm);
     if (rc)
         return rc;
     const cmrscl_csr *a = &lm.csr;

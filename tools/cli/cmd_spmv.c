@@ -2,6 +2,7 @@
  * `cmrscl-run tune` (sweep HEIGHT and the reductions, report the fastest verified one). */
 #include "bench.h"
 #include "plans.h"
+#include "run_memory.h"
 
 #include <string.h>
 
@@ -15,8 +16,8 @@ static const char *order_name(cmrscl_order o)
 }
 static bool passed(const bench_result *r) { return !r->verified || r->bound_ratio <= 1.0; }
 
-/* Sets up what both commands need: the matrix (rounded to the precision), the vectors and
- * the context. */
+/* Sets up what both commands need: the context, then the matrix (refused at once when the
+ * run cannot hold it; rounded to the precision) and the vectors. */
 typedef struct session {
     loaded_matrix m;
     bench_vectors v;
@@ -27,13 +28,14 @@ typedef struct session {
 static int session_open(const cli_options *opt, session *s)
 {
     memset(s, 0, sizeof *s);
-    int rc = load_matrix(opt, &s->m);
-    if (rc)
-        return rc;
     cmrscl_status st = cmrscl_context_create(opt->device, &s->ctx);
     if (st != CMRSCL_OK)
         return cli_fail("selecting the device", st);
     cmrscl_context_device_info(s->ctx, &s->dev);
+    run_memory check = {opt->precision, opt->verify, &s->dev};
+    int rc = load_matrix(opt, &check, &s->m);
+    if (rc)
+        return rc;
     bench_round_values(&s->m.csr, opt->precision);
     return bench_vectors_make(&s->m.csr, opt, &s->v) ? 0 : EXIT_RUN_FAILED;
 }

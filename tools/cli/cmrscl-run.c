@@ -2,6 +2,7 @@
  * SpMV on a Matrix Market file or a built-in generated matrix. `cmrscl-run --help`. */
 #include "cli.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int main(int argc, char **argv)
@@ -16,7 +17,12 @@ int main(int argc, char **argv)
                     {"bench", cmd_bench},     {"bandwidth", cmd_bandwidth}, {"gen", cmd_gen},
                     {"parse", cmd_parse},     {"setup", cmd_setup}};
     if (strcmp(opt.command, "help") == 0) {
-        cli_usage(stdout);
+        if (opt.help_for && !cli_command_named(opt.help_for)) {
+            fprintf(stderr, "cmrscl-run: unknown command '%s' (see cmrscl-run --help)\n",
+                    opt.help_for);
+            return EXIT_USAGE;
+        }
+        cli_usage(stdout, opt.help_for);
         return 0;
     }
     if (strcmp(opt.command, "version") == 0) {

@@ -1,6 +1,7 @@
 /* load_matrix.c - loading a command's matrix: a Matrix Market file, or a generated matrix from a
  * spec (cmrscl_csr_generate in the library, so the cuSPARSE peer builds the same ones). */
 #include "cli.h"
+#include "run_memory.h"
 #include "suite.h"
 
 #include <stdint.h>
@@ -27,10 +28,23 @@ static void show_progress(void *user, uint64_t done, uint64_t total)
         fprintf(stderr, "\rloading %s: %3d%%", (const char *)user, (int)(100.0 * done / total));
 }
 
-int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out)
+int load_input(const char *input, bool is_gen, int threads, const run_memory *check,
+               loaded_matrix *out)
 {
     memset(out, 0, sizeof *out);
+    /* Named the way the peer tool names it, so their rows match. */
+    suite_matrix_name(input, !is_gen, out->name, sizeof out->name);
     double t0 = cli_seconds();
+    if (!is_gen && check) { /* the size line first: nothing read or allocated yet */
+        int32_t rows, cols;
+        int64_t entries;
+        cmrscl_status s = cmrscl_mtx_read_size(input, &rows, &cols, &entries);
+        if (s != CMRSCL_OK)
+            return cli_fail("reading the matrix", s);
+        int rc = run_memory_check(check, out->name, rows, cols, entries, true);
+        if (rc)
+            return rc;
+    }
     if (!is_gen) {
         struct stat st;
         if (stat(input, &st) == 0)
@@ -48,20 +62,23 @@ int load_input(const char *input, bool is_gen, int threads, loaded_matrix *out)
         char error[512];
         int rc = gen_matrix(input, &out->csr, error, sizeof error);
         if (rc) {
-            fprintf(stderr, "cmrscl-run: %s\n", error);
+            fprintf(stderr, "cmrscl-run: generating %s: %s\n", input, error);
+            return rc;
+        }
+        const cmrscl_csr *a = &out->csr;
+        if (check && (rc = run_memory_check(check, out->name, a->rows, a->cols, a->nnz, false))) {
+            cmrscl_csr_free(&out->csr);
             return rc;
         }
     }
-    /* Named the way the peer tool names it, so their rows match. */
-    suite_matrix_name(input, !is_gen, out->name, sizeof out->name);
     out->load_seconds = cli_seconds() - t0;
     return 0;
 }
 
-int load_matrix(const cli_options *opt, loaded_matrix *out)
+int load_matrix(const cli_options *opt, const run_memory *check, loaded_matrix *out)
 {
     int threads = opt->nthreads ? opt->threads[0] : 0;
     if (opt->file)
-        return load_input(opt->file, false, threads, out);
-    return load_input(opt->gen ? opt->gen : DEFAULT_MATRIX, true, threads, out);
+        return load_input(opt->file, false, threads, check, out);
+    return load_input(opt->gen ? opt->gen : DEFAULT_MATRIX, true, threads, check, out);
 }

@@ -1,0 +1,196 @@
+/* cli_table.c - cmrscl-run's commands and options, one table each: what a command is for and
+ * which options it takes, each option's help. The parser (cli_options.c) refuses an option
+ * the command does not take, and `cmrscl-run COMMAND --help` shows that command's options
+ * only: the help and the parser cannot disagree. */
+#include "cli.h"
+
+#include <string.h>
+
+/* Options that shape the plan: every command that makes a device matrix to run. */
+#define PLAN_CMDS (CMD_SPMV | CMD_BENCH | CMD_SETUP)
+/* Options of a command that reads or generates one matrix and runs it. */
+#define RUN_CMDS (CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_SETUP)
+
+const cli_command cli_commands[] = {
+    {"devices", CMD_DEVICES, "",
+     "list every OpenCL device: its facts and the kernel variants it runs"},
+    {"spmv", CMD_SPMV, "[FILE]",
+     "run, verify and time y = alpha*A*x + beta*y (default matrix: " DEFAULT_MATRIX
+     ", a 27-point 3-D stencil on a 100^3 grid)"},
+    {"tune", CMD_TUNE, "[FILE]",
+     "time every plan the device runs (variant x HEIGHT), verified; report the fastest and "
+     "remember it in the tuning database"},
+    {"bench", CMD_BENCH, "[FILE...]", "matrices x plans x precisions: tables, --csv, --json-out"},
+    {"bandwidth", CMD_BANDWIDTH, "",
+     "the device's stream read, copy and triad bandwidth, and its rate of scattered loads "
+     "from buffers of 1-256 MiB"},
+    {"gen", CMD_GEN, "SPEC -o FILE", "write a generated matrix as Matrix Market (.mtx or .mtx.gz)"},
+    {"parse", CMD_PARSE, "FILE",
+     "read a Matrix Market file and report the parse throughput (with each --threads count; "
+     "the same CSR from each)"},
+    {"setup", CMD_SETUP, "[FILE]",
+     "time every set-up step: read, analyze, convert, upload, program (JIT and on-disk "
+     "cache), first product, and the device-side conversion and values-only updates"},
+    {NULL, 0, NULL, NULL}};
+
+const cli_flag cli_flags[] = {
+    {"device", 'd', "SEL", RUN_CMDS | CMD_BANDWIDTH, CLI_GROUP_MAIN,
+     "P:D index, gpu|cpu|accelerator, or a name substring (default: $CMRSCL_DEVICE, else the "
+     "first GPU)"},
+    {"precision", 'p', "P", RUN_CMDS, CLI_GROUP_MAIN,
+     "float (default), double, or float,double (bench)"},
+    {"gen", 'g', "SPEC", RUN_CMDS | CMD_GEN, CLI_GROUP_MAIN,
+     "a generated matrix instead of FILE (bench: repeatable): stencil5:N stencil7:N stencil27:N "
+     "random:N:K perm:N dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED], "
+     "kron:A.mtx:B.mtx (Kronecker product of two files)"},
+    {"kernel", OPT_KERNEL, "K", PLAN_CMDS, CLI_GROUP_PLAN,
+     "auto | strip | segment | modulo (modulo: chosen only by hand, not yet measured on a GPU)"},
+    {"modulo", OPT_MODULO, "N", PLAN_CMDS, CLI_GROUP_PLAN,
+     "modulo kernel: 2, 4, 8, 16 or 32 slot sets per strip (default 8, or the warp when "
+     "narrower)"},
+    {"height", 'H', "N", PLAN_CMDS, CLI_GROUP_PLAN, "strip height 1..256"},
+    {"warp", OPT_WARP, "N", PLAN_CMDS, CLI_GROUP_PLAN,
+     "work-items per strip: a power of two (sub-groups: a width the device has)"},
+    {"work-group", OPT_WG, "N", PLAN_CMDS, CLI_GROUP_PLAN,
+     "work-group size: a power of two, a multiple of the warp"},
+    {"layout", OPT_LAYOUT, "L", PLAN_CMDS, CLI_GROUP_PLAN, "auto | packed | unpacked"},
+    {"order", OPT_ORDER, "O", PLAN_CMDS, CLI_GROUP_PLAN,
+     "auto | rows | columns (in-strip column ordering)"},
+    {"reduce", OPT_REDUCE, "R", PLAN_CMDS, CLI_GROUP_PLAN,
+     "auto | local | shuffle | subgroup: the warp layer's backend"},
+    {"tile", OPT_TILE, "N", PLAN_CMDS, CLI_GROUP_PLAN,
+     "split strips longer than 2N entries into tiles of N; 0 automatic, -1 never"},
+    {"combine", OPT_COMBINE, "C", PLAN_CMDS, CLI_GROUP_PLAN,
+     "auto | kernel | group: tiles summed by a second kernel, or by their work-group (one "
+     "kernel; the tile and the work-group grow so a long strip fits one group)"},
+    {"cache-hint", OPT_CACHE_HINT, "H", PLAN_CMDS, CLI_GROUP_PLAN,
+     "auto | off | stream (NVIDIA: evict-first matrix loads)"},
+    {"index-bits", OPT_INDEX_BITS, "N", PLAN_CMDS, CLI_GROUP_PLAN,
+     "0 | 32 | 64: the device's entry indices (default 0: 32, and 64 from 2^31 stored entries "
+     "on)"},
+    {"repetitions", 'r', "N", RUN_CMDS | CMD_BANDWIDTH | CMD_PARSE, CLI_GROUP_TIMING,
+     "timed runs (default 50; bandwidth: the best of 5)"},
+    {"warmup", OPT_WARMUP, "N", CMD_SPMV | CMD_TUNE | CMD_BENCH, CLI_GROUP_TIMING,
+     "untimed runs first (default 5)"},
+    {"alpha", OPT_ALPHA, "A", CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING, "alpha (default 1)"},
+    {"beta", OPT_BETA, "B", CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING, "beta (default 0)"},
+    {"no-verify", OPT_NO_VERIFY, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
+     "skip the check against the CPU double reference"},
+    {"json", OPT_JSON, NULL,
+     CMD_DEVICES | CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_BANDWIDTH | CMD_GEN | CMD_PARSE,
+     CLI_GROUP_TIMING, "machine-readable output on stdout"},
+    {"plans", OPT_PLANS, "LIST", CMD_BENCH, CLI_GROUP_BENCH,
+     "comma-separated: auto, csr-vector, csr-scalar, strip[:H], segment[:H], modulo[:H], each "
+     "with optional +stream, +nosplit, +w=N (lanes per strip), +wg=N (work-group), +tile=N, "
+     "+group, +combine (--combine), +m=N (modulo's slot sets), +local, +shuffle, +subgroup "
+     "(default: auto)"},
+    {"suite", OPT_SUITE, "FILE", CMD_BENCH, CLI_GROUP_BENCH,
+     "matrices listed one per line (a .mtx path or a spec); repeatable"},
+    {"csv", OPT_CSV, "FILE", CMD_BENCH, CLI_GROUP_BENCH, "the results as CSV"},
+    {"json-out", OPT_JSON_OUT, "FILE", CMD_BENCH, CLI_GROUP_BENCH, "the results as JSON"},
+    {"peer", OPT_PEER, "FILE", CMD_BENCH, CLI_GROUP_BENCH,
+     "a peer's CSV (cmrscl-peer): times and speedups side by side"},
+    {"bandwidth", OPT_BANDWIDTH, "GBS", CMD_BENCH, CLI_GROUP_BENCH,
+     "B for eta (default: measured with the stream kernels)"},
+    {"no-baseline", OPT_NO_BASELINE, NULL, CMD_BENCH, CLI_GROUP_BENCH,
+     "skip the csr-vector run behind the speedup column"},
+    {"threads", OPT_THREADS, "LIST", RUN_CMDS | CMD_PARSE, CLI_GROUP_OTHER,
+     "host threads reading files, e.g. 1,2,4,16; 0 = all CPUs (default: $CMRSCL_THREADS, else "
+     "all; parse: 1,0)"},
+    {"size", OPT_SIZE, "MB", CMD_BANDWIDTH, CLI_GROUP_OTHER, "MB per buffer (default 1024)"},
+    {"output", 'o', "FILE", CMD_GEN, CLI_GROUP_OTHER, "the file to write"},
+    {"help", 'h', NULL, ~0u, CLI_GROUP_OTHER, "this text (COMMAND --help: that command's)"},
+    {"version", OPT_VERSION, NULL, ~0u, CLI_GROUP_OTHER, "the library version"},
+    {NULL, 0, NULL, 0, 0, NULL}};
+
+const cli_command *cli_command_named(const char *name)
+{
+    for (const cli_command *c = cli_commands; name && c->name; ++c)
+        if (!strcmp(c->name, name))
+            return c;
+    return NULL;
+}
+
+const cli_flag *cli_flag_of(int id)
+{
+    for (const cli_flag *f = cli_flags; f->name; ++f)
+        if (f->id == id)
+            return f;
+    return NULL;
+}
+
+/* Writes `text` indented by `indent`, folded before `width` columns, from column `at`. */
+static void folded(FILE *out, const char *text, int at, int indent, int width)
+{
+    while (*text) {
+        size_t n = strlen(text), room = (size_t)(width - at);
+        size_t cut = n;
+        if (n > room) {
+            cut = room;
+            while (cut > 0 && text[cut] != ' ')
+                --cut;
+            if (cut == 0)
+                cut = room;
+        }
+        fprintf(out, "%.*s\n", (int)cut, text);
+        text += cut;
+        while (*text == ' ')
+            ++text;
+        if (*text)
+            fprintf(out, "%*s", indent, "");
+        at = indent;
+    }
+}
+
+static void print_flag(FILE *out, const cli_flag *f)
+{
+    char left[48];
+    if (f->id < 256)
+        snprintf(left, sizeof left, "  -%c, --%s%s%s", f->id, f->name, f->arg ? " " : "",
+                 f->arg ? f->arg : "");
+    else
+        snprintf(left, sizeof left, "      --%s%s%s", f->name, f->arg ? " " : "",
+                 f->arg ? f->arg : "");
+    int n = fprintf(out, "%-25s", left);
+    folded(out, f->help, n, 25, 92);
+}
+
+void cli_usage(FILE *out, const char *command)
+{
+    static const char *const groups[] = {"",
+                                         "the plan (default: chosen from the device and the "
+                                         "matrix):",
+                                         "timing and output:", "bench:", "other:"};
+    const cli_command *c = cli_command_named(command);
+    if (c) {
+        fprintf(out, "usage: %s %s %s%s[options]\n\n", cli_name, c->name, c->args,
+                c->args[0] ? " " : "");
+        fputs("  ", out);
+        folded(out, c->text, 2, 2, 92);
+        fputs("\noptions:\n", out);
+    } else {
+        fprintf(out, "usage: %s COMMAND [FILE...] [options]\n\ncommands:\n", cli_name);
+        for (const cli_command *k = cli_commands; k->name; ++k) {
+            char left[40];
+            snprintf(left, sizeof left, "  %s %s", k->name, k->args);
+            int n = fprintf(out, "%-21s", left);
+            folded(out, k->text, n, 21, 92);
+        }
+        fprintf(out, "\n%s COMMAND --help shows the options that COMMAND takes.\n\noptions:\n",
+                cli_name);
+    }
+    for (int g = CLI_GROUP_MAIN; g <= CLI_GROUP_OTHER; ++g) {
+        bool header = false;
+        for (const cli_flag *f = cli_flags; f->name; ++f) {
+            if (f->group != g || (c && !(f->commands & c->bit)))
+                continue;
+            if (!header && groups[g][0])
+                fprintf(out, "%s\n", groups[g]);
+            header = true;
+            print_flag(out, f);
+        }
+    }
+    fputs("\nexit status: 0 success, 1 failure while running, 2 usage error (a bad option or\n"
+          "value, whether the parser or the library finds it)\n",
+          out);
+}
