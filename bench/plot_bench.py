@@ -12,7 +12,10 @@ Writes to OUT_DIR:
   eta.png            eta = beta+/tau over the device's measured bandwidth, per matrix
 and the report (default OUT_DIR/report.md): the device, the command, the per-matrix table
 and the geometric means, with the figures. Rows of one plan are used (--plan, default the
-first plan in the file, normally `auto`). Needs matplotlib (Debian: python3-matplotlib).
+first plan in the file, normally `auto`). The figures need matplotlib (Debian:
+python3-matplotlib): without it the report has the tables alone and says so. Without a peer
+in the CSV (`bench --peer`), the peer's figure, columns and means are left out, not drawn
+empty.
 """
 import argparse
 import csv
@@ -107,11 +110,10 @@ def plot_speedup_peer(plt, matrices, precisions, table, path):
 
 
 def plot_speedup_mu(plt, rows, path):
-    fig, ax = plt.subplots(figsize=(8, 5))
     mus = [number(r["mu"]) for r in rows if number(r["mu"])]
-    if not mus:
-        plt.close(fig)
-        return
+    if not mus or not any(number(r["speedup_csrvec"]) for r in rows):
+        return False
+    fig, ax = plt.subplots(figsize=(8, 5))
     for p, marker in (("float", "o"), ("double", "s")):
         pts = [(number(r["mu"]), number(r["speedup_csrvec"])) for r in rows
                if r["precision"] == p and number(r["mu"]) and number(r["speedup_csrvec"])]
@@ -124,6 +126,7 @@ def plot_speedup_mu(plt, rows, path):
     ax.set_xlabel("mu (mean nonzeros per row)")
     finish(plt, fig, ax, path, "speedup over csr-vector",
            "CMRS over CSR-vector against the paper's model", log_x=True)
+    return True
 
 
 def plot_eta(plt, matrices, precisions, table, path):
@@ -145,8 +148,14 @@ def sectors_per_entry(r):
     return fmt(sectors / nnz, 3) if sectors and nnz else "-"
 
 
-def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, command):
+def has_peer(rows):
+    return any(number(r["speedup_peer"]) for r in rows)
+
+
+def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, command, figures):
+    """figures: the names of the figures drawn (none without matplotlib)."""
     rel = os.path.relpath(fig_dir, os.path.dirname(os.path.abspath(path)))
+    peer = has_peer(rows)
     out = ["# cmrscl benchmark", ""]
     if info:
         dev = info.get("device", {})
@@ -158,11 +167,19 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
         out += ["Reproduce:", "", "```", command, "```", ""]
     out += [f"Plan: `{plan}`. Times are medians of the per-product device time (profiling "
             "events) and the per-product time of a back-to-back loop (host clock, after a "
-            "finish). Speedups are the peer's time over ours (> 1: cmrscl faster); the peer "
-            "is the fastest cuSPARSE algorithm for each matrix.", ""]
-    out.append("| precision, matrices | geomean speedup over cuSPARSE (device time) | (loop time) | "
-               "matrices faster | geomean speedup over csr-vector |")
-    out.append("|---|---|---|---|---|")
+            "finish)." + (" Speedups are the peer's time over ours (> 1: cmrscl faster); the "
+                          "peer is the fastest cuSPARSE algorithm for each matrix." if peer else
+                          " No peer's times in this CSV (`bench --peer`): the comparison with "
+                          "cuSPARSE is left out."), ""]
+    if not figures:
+        out += ["No figures: matplotlib is not installed (Debian: python3-matplotlib).", ""]
+    if peer:
+        out.append("| precision, matrices | geomean speedup over cuSPARSE (device time) | "
+                   "(loop time) | matrices faster | geomean speedup over csr-vector |")
+        out.append("|---|---|---|---|---|")
+    else:
+        out.append("| precision, matrices | geomean speedup over csr-vector |")
+        out.append("|---|---|")
     groups = (("all", lambda r: True),
               (f"nnz >= {LARGE_NNZ:,} (beyond L2)", lambda r: int(r["nnz"]) >= LARGE_NNZ),
               (f"nnz < {LARGE_NNZ:,}", lambda r: int(r["nnz"]) < LARGE_NNZ))
@@ -176,32 +193,41 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
             cv = [number(r["speedup_csrvec"]) for r in sel]
             faster = sum(1 for v in ev if v and v >= 1.0)
             counted = sum(1 for v in ev if v)
-            out.append(f"| {p}, {label} | {fmt(geomean(ev))} | {fmt(geomean(lp))} | "
-                       f"{faster} of {counted} | {fmt(geomean(cv))} |")
-    out += ["", f"![speedup over cuSPARSE]({rel}/speedup_peer.png)", "",
-            f"![speedup over csr-vector against mu]({rel}/speedup_mu.png)", "",
-            f"![eta]({rel}/eta.png)", ""]
+            if peer:
+                out.append(f"| {p}, {label} | {fmt(geomean(ev))} | {fmt(geomean(lp))} | "
+                           f"{faster} of {counted} | {fmt(geomean(cv))} |")
+            else:
+                out.append(f"| {p}, {label} | {fmt(geomean(cv))} |")
+    captions = {"speedup_peer": "speedup over cuSPARSE",
+                "speedup_mu": "speedup over csr-vector against mu", "eta": "eta"}
+    out.append("")
+    for name in figures:
+        out += [f"![{captions[name]}]({rel}/{name}.png)", ""]
     out += ["Roof: the fraction of the device's lower bound reached (tools/cli/bench_roof.h): the "
             "larger of CSR's least traffic at B and of every 32-byte sector the compute units "
             "receive - x's sectors (x sec/nnz per entry, 32 entries a warp load) and the rest - "
             "at the device's measured rate of scattered loads from a buffer of x's size. Above "
             "1: x comes from L1 (banded matrices), which the L2 term does not count.", ""]
-    out.append("| matrix | prec | rows | nnz | mu | cv | plan | ms | loop ms | GFLOP/s | eta "
-               "| x sec/nnz | roof | vs csr-vector | a(h,mu) | cuSPARSE | its ms | its roof "
-               "| speedup | loop speedup |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    head = ["matrix", "prec", "rows", "nnz", "mu", "cv", "plan", "ms", "loop ms", "GFLOP/s",
+            "eta", "x sec/nnz", "roof", "vs csr-vector", "a(h,mu)"]
+    if peer:
+        head += ["cuSPARSE", "its ms", "its roof", "speedup", "loop speedup"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|---" * len(head) + "|")
     for m in matrices:
         for p in precisions:
             r = table.get((m, p))
             if not r:
                 continue
-            out.append("| " + " | ".join([
-                m, p, r["rows"], r["nnz"], fmt(r["mu"]), fmt(r["row_cv"], 2), r["plan"],
-                fmt(r["median_ms"], 4), fmt(r["loop_ms"], 4), fmt(r["gflops"], 4),
-                fmt(r["eta_plus"], 2), sectors_per_entry(r), fmt(r.get("of_roof"), 3),
-                fmt(r["speedup_csrvec"]), fmt(r["model_a"]), r["peer_alg"] or "-",
-                fmt(r["peer_median_ms"], 4), fmt(r.get("peer_of_roof"), 3),
-                fmt(r["speedup_peer"]), fmt(r["speedup_peer_loop"])]) + " |")
+            cells = [m, p, r["rows"], r["nnz"], fmt(r["mu"]), fmt(r["row_cv"], 2), r["plan"],
+                     fmt(r["median_ms"], 4), fmt(r["loop_ms"], 4), fmt(r["gflops"], 4),
+                     fmt(r["eta_plus"], 2), sectors_per_entry(r), fmt(r.get("of_roof"), 3),
+                     fmt(r["speedup_csrvec"]), fmt(r["model_a"])]
+            if peer:
+                cells += [r["peer_alg"] or "-", fmt(r["peer_median_ms"], 4),
+                          fmt(r.get("peer_of_roof"), 3), fmt(r["speedup_peer"]),
+                          fmt(r["speedup_peer_loop"])]
+            out.append("| " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
 
@@ -220,7 +246,9 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        sys.exit("plot_bench: matplotlib is not installed (apt-get install python3-matplotlib)")
+        plt = None
+        print("plot_bench: matplotlib is not installed (apt-get install python3-matplotlib): "
+              "the report without figures", file=sys.stderr)
 
     rows, plan = read_rows(args.csv, args.plan)
     matrices, precisions, table = per_precision(rows)
@@ -230,12 +258,21 @@ def main():
     if os.path.exists(json_path):
         with open(json_path) as f:
             info = json.load(f)
-    plot_speedup_peer(plt, matrices, precisions, table, os.path.join(args.out_dir, "speedup_peer.png"))
-    plot_speedup_mu(plt, rows, os.path.join(args.out_dir, "speedup_mu.png"))
-    plot_eta(plt, matrices, precisions, table, os.path.join(args.out_dir, "eta.png"))
+    figures = []
+    if plt and has_peer(rows):
+        plot_speedup_peer(plt, matrices, precisions, table,
+                          os.path.join(args.out_dir, "speedup_peer.png"))
+        figures.append("speedup_peer")
+    if plt and plot_speedup_mu(plt, rows, os.path.join(args.out_dir, "speedup_mu.png")):
+        figures.append("speedup_mu")
+    if plt:
+        plot_eta(plt, matrices, precisions, table, os.path.join(args.out_dir, "eta.png"))
+        figures.append("eta")
     report = args.report or os.path.join(args.out_dir, "report.md")
-    write_report(report, args.out_dir, rows, plan, matrices, precisions, table, info, args.command)
-    print(f"plot_bench: {len(rows)} results of plan '{plan}' -> {args.out_dir}, {report}")
+    write_report(report, args.out_dir, rows, plan, matrices, precisions, table, info,
+                 args.command, figures)
+    print(f"plot_bench: {len(rows)} results of plan '{plan}' -> {args.out_dir}, {report} "
+          f"({len(figures)} figures)")
 
 
 if __name__ == "__main__":
