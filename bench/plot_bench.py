@@ -152,10 +152,17 @@ def has_peer(rows):
     return any(number(r["speedup_peer"]) for r in rows)
 
 
+def has_peer_formats(rows):
+    """The peer's best is a format beside CSR (cmrscl-peer's SELL) for some row: then the
+    speedup over its CSR alone is shown too (CSVs from before that column have none)."""
+    return any(number(r.get("speedup_peer_csr")) and r.get("peer_alg") == "SELL" for r in rows)
+
+
 def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, command, figures):
     """figures: the names of the figures drawn (none without matplotlib)."""
     rel = os.path.relpath(fig_dir, os.path.dirname(os.path.abspath(path)))
     peer = has_peer(rows)
+    formats = peer and has_peer_formats(rows)
     out = ["# cmrscl benchmark", ""]
     if info:
         dev = info.get("device", {})
@@ -168,15 +175,19 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
     out += [f"Plan: `{plan}`. Times are medians of the per-product device time (profiling "
             "events) and the per-product time of a back-to-back loop (host clock, after a "
             "finish)." + (" Speedups are the peer's time over ours (> 1: cmrscl faster); the "
-                          "peer is the fastest cuSPARSE algorithm for each matrix." if peer else
+                          "peer is the fastest cuSPARSE algorithm for each matrix" +
+                          (", CSR or sliced ELL (SELL, slice 32); 'CSR alone' compares with its "
+                           "fastest CSR algorithm." if formats else ".") if peer else
                           " No peer's times in this CSV (`bench --peer`): the comparison with "
                           "cuSPARSE is left out."), ""]
     if not figures:
         out += ["No figures: matplotlib is not installed (Debian: python3-matplotlib).", ""]
     if peer:
         out.append("| precision, matrices | geomean speedup over cuSPARSE (device time) | "
-                   "(loop time) | matrices faster | geomean speedup over csr-vector |")
-        out.append("|---|---|---|---|---|")
+                   "(loop time) | matrices faster | " +
+                   ("over cuSPARSE CSR alone (device time) | " if formats else "") +
+                   "geomean speedup over csr-vector |")
+        out.append("|---|---|---|---|---|" + ("---|" if formats else ""))
     else:
         out.append("| precision, matrices | geomean speedup over csr-vector |")
         out.append("|---|---|")
@@ -194,8 +205,11 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
             faster = sum(1 for v in ev if v and v >= 1.0)
             counted = sum(1 for v in ev if v)
             if peer:
+                csr = ([number(r.get("speedup_peer_csr")) for r in sel] if formats else [])
                 out.append(f"| {p}, {label} | {fmt(geomean(ev))} | {fmt(geomean(lp))} | "
-                           f"{faster} of {counted} | {fmt(geomean(cv))} |")
+                           f"{faster} of {counted} | " +
+                           (f"{fmt(geomean(csr))} | " if formats else "") +
+                           f"{fmt(geomean(cv))} |")
             else:
                 out.append(f"| {p}, {label} | {fmt(geomean(cv))} |")
     captions = {"speedup_peer": "speedup over cuSPARSE",
@@ -212,6 +226,8 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
             "eta", "x sec/nnz", "roof", "vs csr-vector", "a(h,mu)"]
     if peer:
         head += ["cuSPARSE", "its ms", "its roof", "speedup", "loop speedup"]
+    if formats:
+        head += ["vs CSR alone"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|---" * len(head) + "|")
     for m in matrices:
@@ -227,6 +243,8 @@ def write_report(path, fig_dir, rows, plan, matrices, precisions, table, info, c
                 cells += [r["peer_alg"] or "-", fmt(r["peer_median_ms"], 4),
                           fmt(r.get("peer_of_roof"), 3), fmt(r["speedup_peer"]),
                           fmt(r["speedup_peer_loop"])]
+            if formats:
+                cells += [fmt(r.get("speedup_peer_csr"))]
             out.append("| " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")

@@ -2,6 +2,8 @@
 """test_plot_bench.py - bench/plot_bench.py on a bench CSV without a peer (tests/data/bench):
 the report must say the peer is missing instead of showing empty comparisons ("0 of 0", a
 cuSPARSE column of dashes), link only figures that exist, and say why when there are none.
+On one whose peer was fastest in sliced ELL (sell-peer.csv), the report must show the
+speedup over the peer's CSR alone beside the speedup over its best.
 
     tests/bench/test_plot_bench.py SOURCE_DIR WORK_DIR
 """
@@ -30,6 +32,17 @@ if not figures and "No figures: matplotlib is not installed" not in report:
     failures.append("no figures and no word why")
 if "speedup_peer" in " ".join(figures):
     failures.append("a figure of the speedup over a peer that is not there")
+sell_csv = os.path.join(source, "tests", "data", "bench", "sell-peer.csv")
+sell_dir = os.path.join(work, "sell")
+run = subprocess.run([sys.executable, os.path.join(source, "bench", "plot_bench.py"), sell_csv,
+                      sell_dir], capture_output=True, text=True)
+sell = open(os.path.join(sell_dir, "report.md")).read() if run.returncode == 0 else ""
+if run.returncode != 0:
+    failures.append(f"plot_bench.py failed on sell-peer.csv: {run.stderr.strip()}")
+if "over cuSPARSE CSR alone (device time)" not in sell or "| vs CSR alone |" not in sell:
+    failures.append("a peer fastest in SELL, but no comparison with its CSR alone")
+if not re.search(r"\| SELL \| [0-9.]+ \|", sell):
+    failures.append("the SELL row does not name SELL as the peer's algorithm")
 for f in failures:
     print("FAIL:", f)
 print(f"plot_bench: {len(figures)} figures linked, "

@@ -12,8 +12,9 @@ typedef struct peer_entry {
     char matrix[256];
     cmrscl_precision precision;
     char alg[32];     /* the algorithm with the best median */
-    double median_ms; /* best median device time over the algorithms */
+    double median_ms; /* best median device time over the algorithms (and formats) */
     double loop_ms;   /* best back-to-back time over the algorithms */
+    double csr_median_ms, csr_loop_ms; /* the same over its CSR algorithms alone (0: none) */
 } peer_entry;
 typedef struct peer_table {
     peer_entry *e;
@@ -57,7 +58,8 @@ void bench_row_csv(const bench_row *row, FILE *out);
 void bench_json_device(const cmrscl_device_info *dev, double bandwidth_gbs);
 int bench_json_write(const char *path, const cmrscl_device_info *dev, double bandwidth_gbs,
                      const bench_rows *rows);
-/* Geometric means per plan and precision: over csr-vector, and over the peer. */
+/* Geometric means per plan and precision: over csr-vector, and over the peer (and its CSR
+ * alone when the peer's CSV has other formats). */
 void bench_summary(const bench_rows *rows, FILE *out);
 
 #endif
