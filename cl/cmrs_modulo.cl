@@ -5,11 +5,11 @@
  * One warp of WARP work-items takes one strip of HEIGHT rows, and its lanes share a buffer of
  * MODULO x HEIGHT sums in local memory instead of owning HEIGHT slots each: lane l adds into
  * slot [row][l % MODULO]. The warp walks the strip in steps of WARP consecutive stored
- * entries (lane l takes entry begin + t*WARP + l in step t), and the host (src/format/cmrs_modulo.c)
- * lays each strip out so that within a step, lanes of one class (l % MODULO) never hold the
- * same row: no two lanes of a step touch the same slot. Where no entry fits it puts a hole
- * (col_ind CMRS_HOLE, value 0), for which the lane loads nothing and adds nothing, so an Inf
- * or NaN in x never meets a padding zero. Between steps the strip's lanes synchronise
+ * entries (lane l takes entry begin + t*WARP + l in step t), and the host
+ * (src/format/cmrs_modulo.c) lays each strip out so that within a step, lanes of one class (l %
+ * MODULO) never hold the same row: no two lanes of a step touch the same slot. Where no entry fits
+ * it puts a hole (col_ind CMRS_HOLE, value 0), for which the lane loads nothing and adds nothing,
+ * so an Inf or NaN in x never meets a padding zero. Between steps the strip's lanes synchronise
  * (warp_sync of the warp layer), so one step's read-modify-writes are done and visible before
  * the next step's: on the LOCAL backend that is a group barrier, and the plan makes the
  * work-group exactly one warp, every lane of which runs the same number of steps (the strip's
@@ -23,6 +23,9 @@
  * Build options besides spmv_common.cl's:
  *   MODULO        slot sets per strip, a power of two dividing WARP            (required)
  */
+#if VALUES != CMRS_VALUES_PLAIN
+#error "the MODULO kernel's holes store zeros: its values are plain"
+#endif
 #ifndef MODULO
 #error "MODULO (slot sets per strip) must be defined"
 #endif
@@ -58,7 +61,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
 #else
                 const uint r = row_in_strip[j], col = c;
 #endif
-                mine[r * MODULO] += load_value(val + j) * x[col];
+                mine[r * MODULO] += VALUE_AT(j, c) * x[col];
             }
         }
         warp_sync(); /* this step's sums land before the next step reads its slots */

@@ -80,15 +80,16 @@ typedef struct lane_entries {
     real_t p[LANE_ENTRIES];
 } lane_entries;
 
+/* A lane's vector of column words at j, and of their values (VALUES_AT: as stored). */
 #if LANE_ENTRIES == 4
 #define COLUMNS(j) load_index4(col_ind + (j))
-#define VALUES(j) load_value4(val + (j))
+#define LANE_VALUES(j, c) VALUES4_AT(j, c)
 #elif LANE_ENTRIES == 2
 #define COLUMNS(j) load_index2(col_ind + (j))
-#define VALUES(j) load_value2(val + (j))
+#define LANE_VALUES(j, c) VALUES2_AT(j, c)
 #else
 #define COLUMNS(j) load_index(col_ind + (j))
-#define VALUES(j) load_value(val + (j))
+#define LANE_VALUES(j, c) VALUE_AT(j, c)
 #endif
 
 /* Entry j0 + k of the lane, from component ck of its columns and vk of its values. Written
@@ -100,8 +101,8 @@ typedef struct lane_entries {
     e.r[k] = j0 + (k) < w->begin ? -1 : HEIGHT;                                                    \
     e.p[k] = 0;                                                                                    \
     if (j0 + (k) >= w->begin && j0 + (k) < w->end) {                                               \
-        e.r[k] = (int)((ck)&ROW_MASK);                                                             \
-        e.p[k] = (vk)*x[(ck) >> ROW_BITS];                                                         \
+        e.r[k] = (int)ROW_OF(ck);                                                                  \
+        e.p[k] = (vk)*x[COLUMN_OF(ck)];                                                            \
     }
 #else
 #define LANE_ENTRY(k, ck, vk)                                                                      \
@@ -109,12 +110,12 @@ typedef struct lane_entries {
     e.p[k] = 0;                                                                                    \
     if (j0 + (k) >= w->begin && j0 + (k) < w->end) {                                               \
         e.r[k] = (int)row_in_strip[j0 + (k)];                                                      \
-        e.p[k] = (vk)*x[ck];                                                                       \
+        e.p[k] = (vk)*x[COLUMN_OF(ck)];                                                            \
     }
 #endif
 
 INLINE void load_lane(lane_entries *out, const work *w, index_t j0, __global const uint *col_ind,
-                      __global const uchar *row_in_strip, __global const real_t *val,
+                      __global const uchar *row_in_strip, __global const stored_t *val,
                       __global const real_t *x)
 {
     lane_entries e;
@@ -123,19 +124,19 @@ INLINE void load_lane(lane_entries *out, const work *w, index_t j0, __global con
     const uint zero = 0;
 #if LANE_ENTRIES == 4
     const uint4 c = any ? COLUMNS(j0) : (uint4)(zero);
-    const real4_t v = any ? VALUES(j0) : (real4_t)(0);
+    const real4_t v = any ? LANE_VALUES(j0, c) : (real4_t)(0);
     LANE_ENTRY(0, c.s0, v.s0)
     LANE_ENTRY(1, c.s1, v.s1)
     LANE_ENTRY(2, c.s2, v.s2)
     LANE_ENTRY(3, c.s3, v.s3)
 #elif LANE_ENTRIES == 2
     const uint2 c = any ? COLUMNS(j0) : (uint2)(zero);
-    const real2_t v = any ? VALUES(j0) : (real2_t)(0);
+    const real2_t v = any ? LANE_VALUES(j0, c) : (real2_t)(0);
     LANE_ENTRY(0, c.s0, v.s0)
     LANE_ENTRY(1, c.s1, v.s1)
 #else
     const uint c = any ? COLUMNS(j0) : zero;
-    const real_t v = any ? VALUES(j0) : 0;
+    const real_t v = any ? LANE_VALUES(j0, c) : 0;
     LANE_ENTRY(0, c, v)
 #endif
     *out = e;

@@ -151,9 +151,9 @@ INLINE void reduce_local(__local real_t *base, uint lane, const work *w, uint ro
 /* Entry j + k*WARP of this lane: product and row; then its sum, in a register when HEIGHT
  * is 1, else in the lane's slot of its row. */
 #define ENTRY(k)                                                                                   \
-    const uint2 e##k = entry_at(col_ind, j + (k)*WARP, row_in_strip);                              \
+    const uint3 e##k = entry_at(col_ind, j + (k)*WARP, row_in_strip);                              \
     const uint r##k = e##k.y;                                                                      \
-    const real_t p##k = load_value(val + j + (k)*WARP) * x[e##k.x];
+    const real_t p##k = VALUE_AT(j + (k)*WARP, e##k.z) * x[e##k.x];
 #if HEIGHT == 1
 #define ADD(k) sum += p##k;
 #else

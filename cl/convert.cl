@@ -1,7 +1,8 @@
 /* convert.cl - the device side of cmrscl_matrix_create_from_cl (src/exec/matrix_device.c) and
  * of the values-only updates (src/exec/matrix_update.c): checks of a canonical CSR held on the
  * device, the sample of columns the statistics need, CSR -> CMRS (StripPtr, packed or unpacked
- * ColInd, values, column-ordered strips), and the permutation and gather of updates.
+ * ColInd, values, column-ordered strips), and the permutation and gather of updates (and the
+ * dictionary bits a coded matrix drops at its first update).
  *
  * Built after cmrs_abi.h and spmv_common.cl (program_get), which give CMRS_ENTRY_PAD, real_t,
  * LONG_STRIP and ENTRY_MASK: the padding and the StripPtr flag are defined once for the host,
@@ -298,6 +299,20 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
     for (index_t k = begin; k < end; ++k)
         if ((packed ? col_ind[k] & mask : row_in_strip[k]) == r)
             perm[k] = e++;
+}
+
+/* The column words of a dictionary-coded matrix without their dictionary index (bits
+ * row_bits .. row_bits + dict_bits - 1), into a new array (the kernels' ColInd is
+ * read-only): what its first values update stores plain (src/exec/matrix_update.c,
+ * ensure_plain_values). */
+__kernel void convert_drop_dict(const index_t n, const uint row_bits, const uint dict_bits,
+                                __global const uint *restrict coded, __global uint *restrict plain)
+{
+    const index_t k = get_global_id(0);
+    if (k >= n)
+        return;
+    const uint c = coded[k];
+    plain[k] = (c >> (row_bits + dict_bits)) << row_bits | (c & ((1u << row_bits) - 1u));
 }
 
 /* A values-only update of CMRS positions first..first+count-1, a run of whole strips:

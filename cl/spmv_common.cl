@@ -2,7 +2,8 @@
  * family as cmrs_abi.h (the host's contract), this file, warp.cl (the warp layer) and the
  * family's file (cmrs_strip.cl, cmrs_segment.cl, cmrs_modulo.cl). This file holds
  *   - the build options and their checks,
- *   - decoding an entry (column and row in strip, packed or not),
+ *   - decoding an entry (column, row in strip and value, packed or not, as the values are
+ *     stored),
  *   - loads of the streamed matrix arrays, with an optional "evict first" cache hint,
  *   - the work a warp takes: a short strip, or a tile of a long strip (the split path),
  *   - the sums of the tiles of long strips in a fixed order: in the tiles' work-group
@@ -30,6 +31,9 @@
  *   GROUP_COMBINE 1: the tiles of each long strip lie in one work-group, which sums them
  *                 itself after a barrier (combine_in_group); 0: cmrs_combine, a second
  *                 kernel, does                                                (default 0)
+ *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT (below,
+ *                 "the values")                                               (default PLAIN)
+ *   DICT_BITS     VALUES DICT: bits of an entry's dictionary index            (default 0)
  */
 #ifndef HEIGHT
 #error "HEIGHT (rows per strip) must be defined"
@@ -63,6 +67,12 @@
 #endif
 #ifndef GROUP_COMBINE
 #define GROUP_COMBINE 0
+#endif
+#ifndef VALUES
+#define VALUES CMRS_VALUES_PLAIN
+#endif
+#ifndef DICT_BITS
+#define DICT_BITS 0
 #endif
 
 /* Helpers are inlined into the kernel, always: a helper left out of line takes its arrays
@@ -110,30 +120,15 @@ typedef float4 real4_t;
 
 #if CACHE_HINT
 /* ld.global.cs: "cache streaming, likely accessed once" - evict-first in L1 and L2, so the
- * matrix, read exactly once per product, leaves L2 to x. */
+ * matrix, read exactly once per product, leaves L2 to x. Vectors of consecutive entries at
+ * an index that is a multiple of their length: one 8- or 16-byte load (ld.global.cs.v2/v4)
+ * instead of two or four. */
 INLINE uint load_index(__global const uint *p)
 {
     uint v;
     asm("ld.global.cs.u32 %0, [%1];" : "=r"(v) : "l"(p));
     return v;
 }
-#if VALUE_DOUBLE
-INLINE real_t load_value(__global const real_t *p)
-{
-    double v;
-    asm("ld.global.cs.f64 %0, [%1];" : "=d"(v) : "l"(p));
-    return v;
-}
-#else
-INLINE real_t load_value(__global const real_t *p)
-{
-    float v;
-    asm("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(p));
-    return v;
-}
-#endif
-/* Vectors of consecutive entries at an index that is a multiple of their length: one
- * 8- or 16-byte load (ld.global.cs.v2/v4) instead of two or four. */
 INLINE uint2 load_index2(__global const uint *p)
 {
     uint a, b;
@@ -146,58 +141,117 @@ INLINE uint4 load_index4(__global const uint *p)
     asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
     return (uint4)(a, b, c, d);
 }
-#if VALUE_DOUBLE
-INLINE double2 load_value2(__global const double *p)
+INLINE float load_f32(__global const float *p)
 {
-    double a, b;
-    asm("ld.global.cs.v2.f64 {%0, %1}, [%2];" : "=d"(a), "=d"(b) : "l"(p));
-    return (double2)(a, b);
+    float v;
+    asm("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
 }
-INLINE double4 load_value4(__global const double *p)
-{
-    return (double4)(load_value2(p), load_value2(p + 2));
-}
-#else
-INLINE float2 load_value2(__global const float *p)
+INLINE float2 load_f32x2(__global const float *p)
 {
     float a, b;
     asm("ld.global.cs.v2.f32 {%0, %1}, [%2];" : "=f"(a), "=f"(b) : "l"(p));
     return (float2)(a, b);
 }
-INLINE float4 load_value4(__global const float *p)
+INLINE float4 load_f32x4(__global const float *p)
 {
     float a, b, c, d;
     asm("ld.global.cs.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(p));
     return (float4)(a, b, c, d);
 }
+#if VALUE_DOUBLE
+INLINE double load_f64(__global const double *p)
+{
+    double v;
+    asm("ld.global.cs.f64 %0, [%1];" : "=d"(v) : "l"(p));
+    return v;
+}
+INLINE double2 load_f64x2(__global const double *p)
+{
+    double a, b;
+    asm("ld.global.cs.v2.f64 {%0, %1}, [%2];" : "=d"(a), "=d"(b) : "l"(p));
+    return (double2)(a, b);
+}
+INLINE double4 load_f64x4(__global const double *p)
+{
+    return (double4)(load_f64x2(p), load_f64x2(p + 2));
+}
 #endif
 #else
-#define load_index(p) (*(p))
-#define load_value(p) (*(p))
 /* Casts, not vload: they promise the vector's alignment, so the loads are single 8- and
  * 16-byte accesses. */
+#define load_index(p) (*(p))
 #define load_index2(p) (*(__global const uint2 *)(p))
 #define load_index4(p) (*(__global const uint4 *)(p))
-#if VALUE_DOUBLE
-#define load_value2(p) (*(__global const double2 *)(p))
-#define load_value4(p) (*(__global const double4 *)(p))
-#else
-#define load_value2(p) (*(__global const float2 *)(p))
-#define load_value4(p) (*(__global const float4 *)(p))
-#endif
+#define load_f32(p) (*(p))
+#define load_f32x2(p) (*(__global const float2 *)(p))
+#define load_f32x4(p) (*(__global const float4 *)(p))
+#define load_f64(p) (*(p))
+#define load_f64x2(p) (*(__global const double2 *)(p))
+#define load_f64x4(p) (*(__global const double4 *)(p))
 #endif
 
-/* Entry j: (column, row within the strip). Returned by value: values whose address is
- * taken and that live across barriers are where some OpenCL compilers stumble (PoCL 3.1
- * gave intermittently wrong sums with an out-parameter here). */
-INLINE uint2 entry_at(__global const uint *col_ind, index_t j,
-                             __global const uchar *row_in_strip)
+/* ---- the values: how they are stored (VALUES, cmrscl_values in cmrscl.h) ----
+ *   PLAIN  one real_t per entry, at the entry's index;
+ *   FLOAT  doubles that are all exactly floats, one float per entry, widened here;
+ *   DICT   `val` is the dictionary, and an entry's index into it sits in DICT_BITS bits of
+ *          its column word, above the row in strip: column << (ROW_BITS + DICT_BITS) |
+ *          index << ROW_BITS | row (packed), column << DICT_BITS | index (unpacked). The
+ *          dictionary is a few values that stay in L1: an entry moves its column word only.
+ * Every codec hands the kernel the same value, so the products are the same bits. */
+#if VALUES == CMRS_VALUES_FLOAT && !VALUE_DOUBLE
+#error "VALUES FLOAT stores doubles as floats: it needs VALUE_DOUBLE"
+#endif
+#if VALUES != CMRS_VALUES_DICT && DICT_BITS != 0
+#error "DICT_BITS belongs to VALUES DICT"
+#endif
+#if VALUES == CMRS_VALUES_FLOAT
+typedef float stored_t; /* what `val` holds */
+#else
+typedef real_t stored_t;
+#endif
+#define DICT_SHIFT (PACKED ? ROW_BITS : 0) /* where an entry's dictionary index starts */
+#define COLUMN_SHIFT (DICT_SHIFT + DICT_BITS)
+#define DICT_MASK ((1u << DICT_BITS) - 1u)
+#define COLUMN_OF(c) ((c) >> COLUMN_SHIFT)
+#define ROW_OF(c) ((c)&ROW_MASK)
+#define DICT_OF(c) (((c) >> DICT_SHIFT) & DICT_MASK)
+
+#if VALUES == CMRS_VALUES_DICT
+/* Dictionary entry i: an indexed load the L1 cache answers. A select chain between
+ * hoisted entries instead (bits <= 2) measured slower on an H100: fem:50:3 double 0.068 ms
+ * against 0.059 (docs/PERFORMANCE.md, session 12). The buffer holds 2^DICT_BITS entries. */
+#define DICT_AT(i) val[i]
+/* Entry j's value, from its column word c */
+#define VALUE_AT(j, c) DICT_AT(DICT_OF(c))
+#define VALUES2_AT(j, c) ((real2_t)(DICT_AT(DICT_OF(c.s0)), DICT_AT(DICT_OF(c.s1))))
+#define VALUES4_AT(j, c)                                                                           \
+    ((real4_t)(DICT_AT(DICT_OF(c.s0)), DICT_AT(DICT_OF(c.s1)), DICT_AT(DICT_OF(c.s2)),             \
+               DICT_AT(DICT_OF(c.s3))))
+#elif VALUES == CMRS_VALUES_FLOAT
+#define VALUE_AT(j, c) ((double)load_f32(val + (j)))
+#define VALUES2_AT(j, c) convert_double2(load_f32x2(val + (j)))
+#define VALUES4_AT(j, c) convert_double4(load_f32x4(val + (j)))
+#elif VALUE_DOUBLE
+#define VALUE_AT(j, c) load_f64(val + (j))
+#define VALUES2_AT(j, c) load_f64x2(val + (j))
+#define VALUES4_AT(j, c) load_f64x4(val + (j))
+#else
+#define VALUE_AT(j, c) load_f32(val + (j))
+#define VALUES2_AT(j, c) load_f32x2(val + (j))
+#define VALUES4_AT(j, c) load_f32x4(val + (j))
+#endif
+
+/* Entry j: (column, row within the strip, column word). Returned by value: values whose
+ * address is taken and that live across barriers are where some OpenCL compilers stumble
+ * (PoCL 3.1 gave intermittently wrong sums with an out-parameter here). */
+INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uchar *row_in_strip)
 {
     const uint c = load_index(col_ind + j);
 #if PACKED
-    return (uint2)(c >> ROW_BITS, c & ROW_MASK);
+    return (uint3)(COLUMN_OF(c), ROW_OF(c), c);
 #else
-    return (uint2)(c, row_in_strip[j]);
+    return (uint3)(COLUMN_OF(c), row_in_strip[j], c);
 #endif
 }
 
@@ -260,7 +314,7 @@ INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, 
     const uint rows, const uint strips, const uint first_tile_group, const uint tiles,             \
         const uint tile_entries, __global const index_t *restrict strip_ptr,                       \
         __global const uint *restrict col_ind, __global const uchar *restrict row_in_strip,        \
-        __global const real_t *restrict val, __global const index_t *restrict tile_start,          \
+        __global const stored_t *restrict val, __global const index_t *restrict tile_start,        \
         __global const uint *restrict tile_strip, __global real_t *restrict partial,               \
         __global const real_t *restrict x, __global real_t *restrict y, const real_t alpha,        \
         const real_t beta

@@ -193,6 +193,29 @@ typedef enum cmrscl_combine {
     CMRSCL_COMBINE_GROUP = 2
 } cmrscl_combine;
 
+/* How the device stores the matrix's values (cmrscl_options.values). Every codec is exact:
+ * the kernels multiply the same values in the same order, so a product is bit-identical
+ * to the plain one. AUTO looks at the values (in the matrix's precision) when the matrix is
+ * created from host arrays and takes the smallest codec that holds them:
+ * - DICT: at most CMRSCL_MAX_DICT distinct values (stencils, many FEM and graph matrices,
+ *   pattern matrices): a dictionary of them on the device and, per entry, its index in
+ *   dict_bits bits of the column word, beside the row in strip - no value array at all
+ *   (0 bits for a single value). Needs the columns to leave those bits free.
+ * - FLOAT: double values that are all exactly floats: stored as floats, widened in the
+ *   kernel (4 bytes an entry instead of 8).
+ * - PLAIN: the values in the matrix's precision, one per entry.
+ * The MODULO kernel and matrices made on the device (cmrscl_matrix_create_from_cl) keep
+ * PLAIN. The first values update of a DICT or FLOAT matrix stores its values plain from then
+ * on (the columns lose their dictionary bits; the kernels are rebuilt): updated values are
+ * not examined again. cmrscl_matrix_read_cmrs returns the plain arrays whatever the codec. */
+typedef enum cmrscl_values {
+    CMRSCL_VALUES_AUTO = 0,
+    CMRSCL_VALUES_PLAIN = 1,
+    CMRSCL_VALUES_FLOAT = 2,
+    CMRSCL_VALUES_DICT = 3
+} cmrscl_values;
+#define CMRSCL_MAX_DICT 16 /* values a dictionary holds (4 bits an entry) */
+
 /* A kernel variant: a family on a backend of the warp layer ("strip/subgroup"). The library
  * keeps a table of them in the order its plan prefers them; the tuner, the tests and
  * cmrscl-run iterate over it. */
@@ -239,6 +262,9 @@ typedef struct cmrscl_options {
      * ERROR_TOO_LARGE on a matrix that needs 64; 64 runs any matrix, as tests do). */
     int index_bits;
     cmrscl_combine combine; /* split path: where the tiles are added up; AUTO: the plan's */
+    cmrscl_values values;   /* how the values are stored (cmrscl_values); AUTO: the plan's.
+                               DICT or FLOAT on values that do not fit fails with
+                               ERROR_INVALID_ARGUMENT */
 } cmrscl_options;
 
 /* Cheap statistics of the matrix's rows, taken when a matrix is created (O(rows)). */
@@ -295,6 +321,14 @@ typedef struct cmrscl_params {
     int64_t stored_entries; /* entries on the device: nnz plus MODULO's holes (stored_entries
                                / nnz: the padding overhead) */
     int index_bits;         /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
+    cmrscl_values values;   /* how the values are stored; never AUTO */
+    int dict_bits;          /* DICT: bits of the dictionary index in each column word */
+    int dict_size;          /* DICT: distinct values in the dictionary; else 0 */
+    /* Bytes a product moves per entry (nnz), at the least: the matrix's arrays (every array
+     * a product reads, entry arrays, StripPtr, the split's; MODULO's holes included), x
+     * (each element once) and y (each element written once; read once more when beta is
+     * not 0). Their sum over the device's bandwidth bounds the product's time. */
+    double bytes_per_entry_matrix, bytes_per_entry_x, bytes_per_entry_y;
     cmrscl_matrix_stats stats; /* what the plan looked at */
     char plan_reason[256];     /* the rule's reason for this plan, in words */
 } cmrscl_params;

@@ -4,7 +4,11 @@
  * each product run twice (the same y, bit for bit); in every family a spread of its plans also
  * with 64-bit entry indices forced, whose products must equal the 32-bit ones bit for bit (the
  * same plan sums in the same order) and whose arrays must read back the same (a subset: each
- * width is a program to compile, and CI compiles cold). The test cases of each family:
+ * width is a program to compile, and CI compiles cold); and in each process the first such
+ * plan also with the values coded (cmrscl_values): a copy of every catalogue matrix whose
+ * values are 3 distinct numbers (DICT) and, in double, one whose values are all floats
+ * (FLOAT) against its twin with plain values, bit for bit, read back as the plain arrays,
+ * and stored plain after a values update. The test cases of each family:
  *   strip_packed, strip_unpacked  Algorithm 1, HEIGHT 1..16 and taller, both orders
  *   strip_narrow                  several strips per warp (1..16 lanes each), CSR-scalar
  *   segment_packed, _unpacked     the segmented scan, HEIGHT 1..256
@@ -75,8 +79,8 @@ static void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr 
     if (wide) {
         CHECK_OK(cmrscl_spmv_host(wide, alpha, xd, beta, y_wide));
         CHECK_MSG(!memcmp(yd, y_wide, vs * (size_t)rows),
-                  "%s alpha %g beta %g: the twin (64-bit indices, or the in-group combine) gives "
-                  "another y",
+                  "%s alpha %g beta %g: the twin (64-bit indices, the in-group combine, or plain "
+                  "values) gives another y",
                   what, alpha, beta);
     }
     /* Run after run the same y, bit for bit (the split path included). */
@@ -139,11 +143,106 @@ static void check_modulo_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char
     cmrscl_cmrs_free(&dev);
 }
 
+/* Matrix a with its values coded as `codec` (the plan's choice: `expect` unless the plan
+ * refuses it, MODULO) against its twin with plain values: the same y bit for bit, the plain
+ * arrays read back, and after a values update (new values, in CSR order) stored plain and
+ * still right. */
+static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
+                        const cmrscl_csr *a, cmrscl_values expect, bool read_back, const char *what)
+{
+    cmrscl_options coded = *opt, plain = *opt;
+    plain.values = CMRSCL_VALUES_PLAIN;
+    cmrscl_matrix m = NULL, twin = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &coded, &m));
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &plain, &twin));
+    if (m && twin) {
+        cmrscl_params p, q;
+        CHECK_OK(cmrscl_matrix_params(m, &p));
+        CHECK_OK(cmrscl_matrix_params(twin, &q));
+        if (p.kernel == CMRSCL_KERNEL_MODULO || a->nnz == 0)
+            expect = CMRSCL_VALUES_PLAIN;
+        size_t vs = cmrscl_precision_size(v->precision), n = (size_t)a->nnz;
+        uint64_t saved = expect == CMRSCL_VALUES_DICT
+                             ? vs * (n + CMRS_ENTRY_PAD) - vs * ((size_t)1 << p.dict_bits)
+                         : expect == CMRSCL_VALUES_FLOAT ? 4 * (n + CMRS_ENTRY_PAD)
+                                                         : 0;
+        CHECK_MSG(p.values == expect && q.values == CMRSCL_VALUES_PLAIN &&
+                      p.device_bytes + saved == q.device_bytes &&
+                      p.bytes_per_entry_matrix <= q.bytes_per_entry_matrix,
+                  "%s: values %d (expected %d), %llu device bytes against plain %llu (%s)", what,
+                  (int)p.values, (int)expect, (unsigned long long)p.device_bytes,
+                  (unsigned long long)q.device_bytes, p.plan_reason);
+        cmrscl_csr ref = test_csr_rounded(a, v->precision);
+        check_product(m, twin, &ref, v->precision, 1.0, 0.0, what);
+        check_product(m, twin, &ref, v->precision, -1.5, 0.5, what);
+        if (read_back && p.kernel != CMRSCL_KERNEL_MODULO)
+            check_device_arrays(m, &ref, what);
+        cmrscl_csr_free(&ref);
+        /* an update stores the values plain: other values, one per entry (a matrix without
+         * entries has nothing to update) */
+        if (n == 0) {
+            cmrscl_matrix_free(m);
+            cmrscl_matrix_free(twin);
+            return;
+        }
+        double *other = malloc(sizeof(double) * (n + 1));
+        for (size_t k = 0; k < n; ++k)
+            other[k] = test_uniform(-1, 1);
+        CHECK_OK(cmrscl_matrix_update_values(m, other, CMRSCL_DOUBLE));
+        CHECK_OK(cmrscl_matrix_params(m, &p));
+        CHECK_MSG(p.values == CMRSCL_VALUES_PLAIN &&
+                      p.bytes_per_entry_matrix == q.bytes_per_entry_matrix &&
+                      test_contains(p.build_options, "-DVALUES=1 -DDICT_BITS=0"),
+                  "%s: after an update: values %d, %.3f bytes per entry against plain %.3f", what,
+                  (int)p.values, p.bytes_per_entry_matrix, q.bytes_per_entry_matrix);
+        cmrscl_csr updated = *a;
+        updated.values = other;
+        ref = test_csr_rounded(&updated, v->precision);
+        check_product(m, NULL, &ref, v->precision, 1.0, 0.0, what);
+        cmrscl_csr_free(&ref);
+        free(other);
+    }
+    cmrscl_matrix_free(m);
+    cmrscl_matrix_free(twin);
+}
+
+/* Matrix a's values as DICT and (double) FLOAT codecs take them, each against plain twins. */
+static void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
+                         const cmrscl_csr *a, bool read_back, const char *what)
+{
+    static const double few[] = {-1.0, 0.5, 3.0};
+    cmrscl_csr c = *a;
+    double *values = malloc(sizeof(double) * ((size_t)a->nnz + 1));
+    c.values = values;
+    char label[240];
+    for (int64_t k = 0; k < a->nnz; ++k)
+        values[k] = few[k % 3];
+    snprintf(label, sizeof label, "%s, dictionary values", what);
+    check_codec(ctx, v, opt, &c, CMRSCL_VALUES_DICT, read_back, label);
+    if (v->precision == CMRSCL_DOUBLE) {
+        int distinct = 0; /* up to CMRSCL_MAX_DICT + 1: a dictionary would take fewer */
+        for (int64_t k = 0; k < a->nnz; ++k) {
+            values[k] = (double)(float)a->values[k];
+            bool seen = false;
+            for (int64_t j = 0; j < k && !seen && distinct <= CMRSCL_MAX_DICT; ++j)
+                seen = values[j] == values[k];
+            distinct += !seen;
+        }
+        snprintf(label, sizeof label, "%s, float values", what);
+        check_codec(ctx, v, opt, &c,
+                    distinct > CMRSCL_MAX_DICT ? CMRSCL_VALUES_FLOAT : CMRSCL_VALUES_DICT,
+                    read_back, label);
+    }
+    free(values);
+}
+
 /* Every catalogue matrix with these options, both products checked; with wide, also with
- * 64-bit indices forced. */
+ * 64-bit indices forced, and the first time also with coded values (check_codecs). */
 static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                         const char *label, bool wide)
 {
+    static int wide_sets = 0; /* the codecs on the first: each codec is a program to compile */
+    bool codecs = wide && wide_sets++ == 0;
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a;
         const char *name = test_matrix_build(i, &a);
@@ -195,6 +294,8 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                 check_device_arrays(m, &ref_a, what);
             if ((i == 5 || i == 6) && m64)
                 check_same_cmrs(m, m64, what); /* StripPtr read back widened, flags dropped */
+            if (codecs)
+                check_codecs(ctx, v, opt, &a, i == 5 || i == 6, what);
         }
         cmrscl_matrix_free(m);
         cmrscl_matrix_free(m64);

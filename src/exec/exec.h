@@ -35,6 +35,9 @@ CMRSCL_HIDDEN void *index_narrow(uint64_t *a, size_t n, int index_bits);
 /* StripPtr back from the device (strips + 1 entries), widened to 64 bits, the kernels'
  * long-strip flag dropped: each strip's first entry. */
 CMRSCL_HIDDEN cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out);
+/* Device bytes of the values buffer for `stored` entries, as the plan stores them: one per
+ * entry (and the padding), or the dictionary. */
+CMRSCL_HIDDEN size_t matrix_values_bytes(const cmrscl_params *p, size_t stored);
 /* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
  * context's memory limit. */

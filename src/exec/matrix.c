@@ -49,12 +49,12 @@ void *index_narrow(uint64_t *a, size_t n, int index_bits)
     return a;
 }
 
-/* The reverse of index_narrow, for arrays read back: the last element first, for the same
- * reason. */
-static void index_widen(uint64_t *a, size_t n, int index_bits)
+size_t matrix_values_bytes(const cmrscl_params *p, size_t stored)
 {
-    for (size_t k = n; index_bits == 32 && k-- > 0;)
-        a[k] = ((const uint32_t *)a)[k];
+    size_t vs = cmrscl_precision_size(p->precision);
+    if (p->values == CMRSCL_VALUES_DICT) /* the dictionary, its unused indices zero */
+        return vs * ((size_t)1 << p->dict_bits);
+    return (p->values == CMRSCL_VALUES_FLOAT ? sizeof(float) : vs) * (stored + CMRS_ENTRY_PAD);
 }
 
 /* Device bytes of each array, known from the plan and the split alone, so the limits are
@@ -68,7 +68,7 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
     bytes[BUF_STRIP_PTR] = is * (strips + 1);
     bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + CMRS_ENTRY_PAD);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
-    bytes[BUF_VALUES] = vs * (nnz + CMRS_ENTRY_PAD);
+    bytes[BUF_VALUES] = matrix_values_bytes(p, nnz);
     bytes[BUF_TILE_START] = is * tiles;
     bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
@@ -240,8 +240,9 @@ static cmrscl_status modulo_relayout(cmrscl_matrix m, cmrscl_cmrs *host, void **
     p->stored_entries = host->nnz;
     bytes[BUF_COL_IND] = sizeof(uint32_t) * (stored + CMRS_ENTRY_PAD);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? stored : 0;
-    bytes[BUF_VALUES] = vs * (stored + CMRS_ENTRY_PAD);
+    bytes[BUF_VALUES] = matrix_values_bytes(p, stored);
     bytes[BUF_PERM] = (size_t)perm_bits / 8 * stored;
+    plan_bytes_per_entry(p);
     return matrix_check_device_memory(m->ctx, bytes);
 }
 
@@ -249,10 +250,30 @@ static cmrscl_status modulo_relayout(cmrscl_matrix m, cmrscl_cmrs *host, void **
  * flagged in StripPtr for the kernels; then the upload. perm_bits (32, 64; 0: none): the
  * column order's permutation goes to the device too (rows that were not sorted; every
  * MODULO matrix, whose holes move positions away from CSR entries). */
+/* The values as the plan stores them (cmrscl_values): DICT puts each entry's dictionary
+ * index in its column word and hands back the dictionary for the values buffer; FLOAT was
+ * converted by cmrs_build already; PLAIN stays. */
+static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, void **values,
+                                   const value_census *census)
+{
+    if (p->values != CMRSCL_VALUES_DICT)
+        return CMRSCL_OK;
+    void *dict = calloc((size_t)1 << p->dict_bits, cmrscl_precision_size(p->precision));
+    if (!dict)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a dictionary");
+    values_encode_dict(host->col_ind, host->nnz, p->row_bits, p->dict_bits, *values, p->precision,
+                       census);
+    value_dictionary(census, p->precision, dict);
+    free(*values);
+    *values = dict;
+    return CMRSCL_OK;
+}
+
 static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
                                         const int32_t *col_ind, const void *values,
-                                        cmrscl_precision values_precision, int perm_bits,
-                                        split_layout *sp, size_t bytes[BUF_COUNT])
+                                        cmrscl_precision values_precision,
+                                        const value_census *census, int perm_bits, split_layout *sp,
+                                        size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
     double convert_start = cmrscl_seconds();
@@ -260,15 +281,19 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     void *perm = NULL;
     unsigned flags = (p->order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
                      (p->layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
-    size_t value_size = cmrscl_precision_size(p->precision);
+    /* FLOAT: the doubles go straight to floats, exactly (the census said so) */
+    cmrscl_precision stored = p->values == CMRSCL_VALUES_FLOAT ? CMRSCL_FLOAT : p->precision;
+    size_t value_size = cmrscl_precision_size(stored);
     cmrs_values vals = {values, values_precision,
-                        parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), p->precision};
+                        parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), stored};
     cmrscl_status st = vals.dst ? cmrs_build(p->rows, p->cols, row_ptr, col_ind, p->height, flags,
                                              &vals, perm_bits, &host, &perm)
                                 : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                               "no memory for %lld values", (long long)p->nnz);
     if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
         st = modulo_relayout(m, &host, &vals.dst, &perm, perm_bits, bytes);
+    if (st == CMRSCL_OK)
+        st = encode_values(p, &host, &vals.dst, census);
     if (st == CMRSCL_OK) {
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);
@@ -416,10 +441,16 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     double t0 = cmrscl_seconds();
     cmrscl_matrix_stats stats;
     analyze_rows(rows, cols, row_ptr, col_ind, &stats);
+    value_census census;
+    value_census_take(values, values_precision, row_ptr[rows], precision, &census);
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
-    plan_matrix pm = {
-        .rows = rows, .cols = cols, .nnz = row_ptr[rows], .row_ptr = row_ptr, .stats = stats};
+    plan_matrix pm = {.rows = rows,
+                      .cols = cols,
+                      .nnz = row_ptr[rows],
+                      .row_ptr = row_ptr,
+                      .stats = stats,
+                      .values = &census};
     st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
     int perm_bits = 0;
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
@@ -437,8 +468,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         st = matrix_check_device_memory(ctx, bytes);
     p->analyze_seconds = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK)
-        st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, perm_bits, &sp,
-                                bytes);
+        st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, &census, perm_bits,
+                                &sp, bytes);
     split_free(&sp);
     if (st == CMRSCL_OK)
         st = matrix_create_kernels(m);
@@ -501,77 +532,5 @@ cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
     pthread_mutex_lock(&m->lock); /* device_bytes grows with a first update */
     *out = m->params;
     pthread_mutex_unlock(&m->lock);
-    return CMRSCL_OK;
-}
-
-static cmrscl_status read_buffer(cmrscl_matrix m, cl_mem buf, size_t bytes, void *dst)
-{
-    if (bytes == 0)
-        return CMRSCL_OK;
-    cl_int err = clEnqueueReadBuffer(m->ctx->queue, buf, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
-    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
-}
-
-cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
-{
-    const cmrscl_params *p = &m->params;
-    size_t n = (size_t)p->strips + 1;
-    cmrscl_status st = read_buffer(m, m->buf[BUF_STRIP_PTR], (size_t)p->index_bits / 8 * n, out);
-    if (st == CMRSCL_OK) {
-        index_widen(out, n, p->index_bits);
-        for (size_t s = 0; s < n; ++s)
-            out[s] &= ~STRIP_PTR_LONG(p->index_bits); /* the kernels' flag */
-    }
-    return st;
-}
-
-cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
-{
-    if (!m || !out)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
-    memset(out, 0, sizeof *out);
-    const cmrscl_params *p = &m->params;
-    /* MODULO: the stored entries, holes included; dropped below */
-    size_t nnz = (size_t)p->stored_entries, vsize = cmrscl_precision_size(p->precision);
-    size_t strips = (size_t)p->strips + 1;
-    bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
-    cmrscl_cmrs c = {p->rows,
-                     p->cols,
-                     p->height,
-                     p->strips,
-                     p->stored_entries,
-                     packed,
-                     p->row_bits,
-                     p->order == CMRSCL_ORDER_COLUMNS,
-                     NULL,
-                     NULL,
-                     NULL,
-                     NULL};
-    c.strip_ptr = cmrscl_alloc(strips, sizeof(uint64_t));
-    c.col_ind = cmrscl_alloc(nnz, sizeof(uint32_t));
-    c.row_in_strip = packed ? NULL : cmrscl_alloc(nnz, 1);
-    c.values = cmrscl_alloc(nnz, sizeof(double));
-    void *raw = cmrscl_alloc(nnz, vsize);
-    cmrscl_status st = CMRSCL_OK;
-    if (!c.strip_ptr || !c.col_ind || (!packed && !c.row_in_strip) || !c.values || !raw)
-        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
-    if (st == CMRSCL_OK)
-        st = matrix_read_strip_ptr(m, c.strip_ptr);
-    if (st == CMRSCL_OK)
-        st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);
-    if (st == CMRSCL_OK && !packed)
-        st = read_buffer(m, m->buf[BUF_ROW_IN_STRIP], nnz, c.row_in_strip);
-    if (st == CMRSCL_OK)
-        st = read_buffer(m, m->buf[BUF_VALUES], vsize * nnz, raw);
-    if (st == CMRSCL_OK)
-        values_convert(c.values, CMRSCL_DOUBLE, raw, p->precision, p->stored_entries);
-    free(raw);
-    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
-        cmrs_drop_holes(&c);
-    if (st != CMRSCL_OK) {
-        cmrscl_cmrs_free(&c);
-        return st;
-    }
-    *out = c;
     return CMRSCL_OK;
 }

@@ -3,7 +3,9 @@
  * permutation, by the kernels of cl/convert.cl. */
 #include "convert_launch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- values-only updates ----
  * CMRS position k holds CSR entry perm[k]: k itself in row-ordered strips (and in
@@ -75,6 +77,73 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     p->device_bytes += bytes;
     m->perm_pending = false;
     return CMRSCL_OK;
+}
+
+/* A DICT or FLOAT matrix stores its values plain from its first update on (cmrscl_values in
+ * cmrscl.h): updated values are not examined again - a matrix whose values change (a
+ * Jacobian, a time step) seldom keeps them few or float-exact. The column words drop their
+ * dictionary bits on the device, the values buffer grows to one per entry (filled by the
+ * update that follows: it writes every position), and the kernels are rebuilt for PLAIN.
+ * The caller holds m->lock. */
+static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
+{
+    cmrscl_params *p = &m->params;
+    if (p->values == CMRSCL_VALUES_PLAIN)
+        return CMRSCL_OK;
+    cmrscl_params plain = *p;
+    plain.values = CMRSCL_VALUES_PLAIN, plain.dict_bits = plain.dict_size = 0;
+    size_t n = (size_t)p->stored_entries, old = matrix_values_bytes(p, n),
+           bytes = matrix_values_bytes(&plain, n),
+           words = n + CMRS_ENTRY_PAD, /* and the padding the vector loads read: zeros */
+        col_bytes = p->dict_bits > 0 ? sizeof(uint32_t) * words : 0;
+    if (!room_beside(m, bytes + col_bytes)) /* the new column words beside the old, a while */
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
+                           "updated values are stored plain: %zu bytes, which the device's "
+                           "limits or the context's memory limit do not leave beside the "
+                           "matrix's %llu bytes",
+                           bytes + col_bytes, (unsigned long long)p->device_bytes);
+    cmrscl_status st = CMRSCL_OK;
+    cl_mem values = launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "values");
+    cl_mem cols = col_bytes && st == CMRSCL_OK ? launch_new_buffer(m->ctx, CL_MEM_READ_WRITE,
+                                                                   col_bytes, NULL, &st, "col_ind")
+                                               : NULL;
+    if (cols) {
+        launcher own = *l;
+        cl_uint n32 = (cl_uint)words, row_bits = (cl_uint)p->row_bits,
+                dict_bits = (cl_uint)p->dict_bits;
+        cl_ulong n64 = words;
+        launch_arg args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(row_bits),
+                             ARG(dict_bits), ARG(m->buf[BUF_COL_IND]), ARG(cols)};
+        st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
+        if (st == CMRSCL_OK)
+            st = launch_run(&own, "convert_drop_dict", args, COUNT(args), words, NULL);
+    }
+    if (st != CMRSCL_OK) {
+        if (values)
+            clReleaseMemObject(values);
+        if (cols)
+            clReleaseMemObject(cols);
+        return st;
+    }
+    if (cols) { /* in order after convert_drop_dict: a release waits for the queued reads */
+        clReleaseMemObject(m->buf[BUF_COL_IND]);
+        m->buf[BUF_COL_IND] = cols;
+    }
+    clReleaseMemObject(m->buf[BUF_VALUES]);
+    m->buf[BUF_VALUES] = values;
+    plain.device_bytes = p->device_bytes - old + bytes;
+    size_t len = strlen(plain.plan_reason);
+    snprintf(plain.plan_reason + len, sizeof plain.plan_reason - len,
+             "; stored plain since a values update");
+    plan_build_options(&m->ctx->info, &plain);
+    plan_bytes_per_entry(&plain);
+    *p = plain;
+    clReleaseKernel(m->kernel);
+    m->kernel = NULL;
+    if (m->combine)
+        clReleaseKernel(m->combine);
+    m->combine = NULL;
+    return matrix_create_kernels(m);
 }
 
 /* Enqueues values[first, first + count) = src gathered through the permutation (a plain
@@ -154,6 +223,8 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
     pthread_mutex_lock(&m->lock);
     cl_int err = launch_order_point(&l); /* after the products enqueued before */
     st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    if (st == CMRSCL_OK)
+        st = ensure_plain_values(m, &l);
     if (st == CMRSCL_OK)
         st = ensure_permutation(m, &l);
     if (st == CMRSCL_OK) /* all positions, holes included */
@@ -287,6 +358,8 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
     pthread_mutex_lock(&m->lock);
     cl_int err = launch_order_point(&l); /* after the products enqueued before */
     st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    if (st == CMRSCL_OK)
+        st = ensure_plain_values(m, &l);
     if (st == CMRSCL_OK)
         st = ensure_permutation(m, &l);
     bool direct = !m->buf[BUF_PERM] && values_precision == p->precision;

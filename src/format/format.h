@@ -66,6 +66,36 @@ CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, con
 /* Does the matrix fit the packed layout with this height? */
 CMRSCL_HIDDEN bool cmrs_packing_fits(int32_t cols, int height);
 
+/* ---- values_codec.c: how the device stores the values (cmrscl_values) ---- */
+
+/* What the plan knows of the values: the distinct ones in the matrix's precision (compared
+ * by their bits) and whether doubles are all exactly floats. */
+typedef struct value_census {
+    bool examined;    /* false: not looked at (made on the device): the values stay plain */
+    int distinct;     /* 0 .. CMRSCL_MAX_DICT, or CMRSCL_MAX_DICT + 1 for "more" */
+    bool float_exact; /* a double matrix whose values are all floats */
+    uint64_t dict[CMRSCL_MAX_DICT]; /* the distinct values' bits, ascending (a float's in the
+                                       low 32): the dictionary, index = position */
+} value_census;
+/* The census of n values (src precision) as the matrix's precision sees them; stops
+ * counting past CMRSCL_MAX_DICT distinct. On all host threads; the result does not depend on
+ * their number. */
+CMRSCL_HIDDEN void value_census_take(const void *values, cmrscl_precision src, int64_t n,
+                                     cmrscl_precision precision, value_census *out);
+/* Bits of a dictionary index for `distinct` values (0 for one). */
+CMRSCL_HIDDEN int value_dict_bits(int distinct);
+/* The dictionary as the device holds it: c->distinct values of `precision` into out. */
+CMRSCL_HIDDEN void value_dictionary(const value_census *c, cmrscl_precision precision, void *out);
+/* Puts each entry's dictionary index in its column word, above the row_bits of the row in
+ * strip (0 when unpacked): col << (row_bits + dict_bits) | index << row_bits | row. values:
+ * the entries' values in CMRS order and the matrix's precision, every one in the census. */
+CMRSCL_HIDDEN void values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits, int dict_bits,
+                                      const void *values, cmrscl_precision precision,
+                                      const value_census *c);
+/* The reverse: plain column words and each entry's value from the dictionary. */
+CMRSCL_HIDDEN void values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bits,
+                                      int dict_bits, const double *dict);
+
 /* ---- split.c: long strips cut into tiles ---- */
 
 /* Entries of strip s of `height` rows. */

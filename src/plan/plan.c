@@ -395,12 +395,13 @@ static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precisi
         (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
         (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
         (unsigned)opt->kernel > CMRSCL_KERNEL_MODULO ||
-        (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM)
+        (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM ||
+        (unsigned)opt->values > CMRSCL_VALUES_DICT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "options: layout %d, order %d, reduce %d, kernel %d or cache hint %d "
-                           "is not a known value",
+                           "options: layout %d, order %d, reduce %d, kernel %d, cache hint %d or "
+                           "values %d is not a known value",
                            (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
-                           (int)opt->cache_hint);
+                           (int)opt->cache_hint, (int)opt->values);
     if ((unsigned)opt->combine > CMRSCL_COMBINE_GROUP)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "options: combine %d is not a known value", (int)opt->combine);
@@ -497,6 +498,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     if (st == CMRSCL_OK)
         st = choose_layout(dev, a, opt, p);
     if (st == CMRSCL_OK)
+        st = plan_choose_values(a, opt, p);
+    if (st == CMRSCL_OK)
         st = plan_split(dev, a, opt, p);
     if (st == CMRSCL_OK)
         st = choose_index_bits(a, opt, p);
@@ -524,7 +527,7 @@ void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
         p->build_options, sizeof p->build_options,
         "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
         "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
-        "-DGROUP_COMBINE=%d",
+        "-DGROUP_COMBINE=%d -DVALUES=%d -DDICT_BITS=%d",
         !sub                       ? "1.2"
         : dev->subgroup_cl_c == 30 ? "3.0"
         : dev->subgroup_cl_c == 20 ? "2.0"
@@ -533,7 +536,7 @@ void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
         p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
         (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
         p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
-        p->combine == CMRSCL_COMBINE_GROUP);
+        p->combine == CMRSCL_COMBINE_GROUP, (int)p->values, p->dict_bits);
     /* Sub-groups: fixed to the plan's width where the device lets a kernel ask for one (else
      * the built kernel's own width is checked, subgroups.c), and the shuffles it has. */
     if (sub && n > 0 && (size_t)n < sizeof p->build_options)

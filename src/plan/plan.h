@@ -7,6 +7,7 @@
 #define CMRSCL_PLAN_H
 
 #include "base/base.h"
+#include "format/format.h" /* value_census */
 
 /* ---- analyze.c: statistics of the rows ---- */
 
@@ -99,6 +100,7 @@ typedef struct plan_matrix {
     const int64_t *row_ptr; /* NULL on the device path until a split needs it */
     cmrscl_matrix_stats stats;
     const int64_t *longest_strip; /* without row_ptr: row_totals.longest_strip, or NULL */
+    const value_census *values;   /* NULL or not examined: the values stay plain */
 } plan_matrix;
 /* Fills every plan field of *out but the sizes and timings (precision, kernel, height,
  * warp, work-group, layout, order, reduce, row_bits, modulo, cache_hint, tile, stats,
@@ -151,8 +153,16 @@ CMRSCL_HIDDEN cmrscl_status plan_for_matrix(const cmrscl_device_info *dev,
                                             cmrscl_precision precision, const plan_matrix *a,
                                             const cmrscl_options *opt, cmrscl_params *p,
                                             cmrscl_options *used);
+/* plan_values.c: p->values, dict_bits and dict_size after the layout (row_bits) is chosen,
+ * and the reason's "; values" clause; fails when opt->values asks for a codec that does not
+ * fit. */
+CMRSCL_HIDDEN cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
+                                               cmrscl_params *p);
+/* The bytes per entry a product moves (cmrscl_params.bytes_per_entry_*), from the plan's
+ * sizes, stored entries and codec. */
+CMRSCL_HIDDEN void plan_bytes_per_entry(cmrscl_params *p);
 /* The plan's sizes: rows, cols, nnz, strips, stored entries and the split's counts (tile 0
- * when nothing splits). */
+ * when nothing splits), and the bytes per entry. */
 CMRSCL_HIDDEN void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips,
                               cmrscl_params *p);
 

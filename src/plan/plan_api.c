@@ -26,21 +26,41 @@ cmrscl_status plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision pr
     tuning_class(&a->stats, a->nnz, cls, sizeof cls);
     cmrscl_options tuned;
     bool from_db = options_automatic(opt) && tuning_db_lookup(dev, precision, cls, &tuned);
-    if (from_db)
-        tuned.index_bits = opt ? opt->index_bits : 0;
+    if (from_db) /* neither changes the plan's kernel, only how entries are held */
+        tuned.index_bits = opt ? opt->index_bits : 0, tuned.values = opt ? opt->values : 0;
     cmrscl_status st = plan_choose(dev, precision, a, from_db ? &tuned : opt, p);
     if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
         from_db = false, st = plan_choose(dev, precision, a, opt, p);
     if (st == CMRSCL_OK && from_db) {
         p->height_source = "tuning database";
+        const char *values = strstr(p->plan_reason, "; values");
+        char keep[96] = "";
+        if (values)
+            snprintf(keep, sizeof keep, "%.95s", values);
         snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "the tuning database's fastest plan for matrices of class %s", cls);
+                 "the tuning database's fastest plan for matrices of class %.64s%s", cls, keep);
     }
     if (used) {
         static const cmrscl_options none;
         *used = from_db ? tuned : opt ? *opt : none;
     }
     return st;
+}
+
+void plan_bytes_per_entry(cmrscl_params *p)
+{
+    double nnz = p->nnz > 0 ? (double)p->nnz : 1.0, stored = (double)p->stored_entries;
+    double vs = (double)cmrscl_precision_size(p->precision), is = p->index_bits / 8.0;
+    double value = p->values == CMRSCL_VALUES_DICT    ? 0.0
+                   : p->values == CMRSCL_VALUES_FLOAT ? 4.0
+                                                      : vs;
+    double row = p->layout == CMRSCL_LAYOUT_UNPACKED ? 1.0 : 0.0;
+    /* the tiles' first entry and strip, and their partial sums written and read back */
+    double tiles = (double)p->tiles * (is + 4.0 + 2.0 * vs * p->height);
+    p->bytes_per_entry_matrix =
+        (stored * (4.0 + row + value) + is * ((double)p->strips + 1.0) + tiles) / nnz;
+    p->bytes_per_entry_x = (double)p->cols * vs / nnz;
+    p->bytes_per_entry_y = (double)p->rows * vs / nnz;
 }
 
 void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl_params *p)
@@ -51,6 +71,7 @@ void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl
     if (!long_strips)
         p->tile = 0;
     p->stored_entries = a->nnz;
+    plan_bytes_per_entry(p);
 }
 
 cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precision,
@@ -63,8 +84,13 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
     cmrscl_status st = csr_validate(csr, NULL);
     if (st != CMRSCL_OK)
         return st;
-    plan_matrix a = {
-        .rows = csr->rows, .cols = csr->cols, .nnz = csr->nnz, .row_ptr = csr->row_ptr};
+    value_census values;
+    value_census_take(csr->values, CMRSCL_DOUBLE, csr->nnz, precision, &values);
+    plan_matrix a = {.rows = csr->rows,
+                     .cols = csr->cols,
+                     .nnz = csr->nnz,
+                     .row_ptr = csr->row_ptr,
+                     .values = &values};
     analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, &a.stats);
     st = plan_for_matrix(dev, precision, &a, opt, out, NULL);
     if (st != CMRSCL_OK)
