@@ -55,8 +55,8 @@ cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt
     size_t n = strlen(p->plan_reason);
     if (p->values == CMRSCL_VALUES_DICT)
         snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
-                 "; values: a dictionary of %d, %d bits an entry in its column word", c->distinct,
-                 bits);
+                 "; values: a dictionary of %d, %d bit%s an entry in its column word", c->distinct,
+                 bits, bits == 1 ? "" : "s");
     else if (p->values == CMRSCL_VALUES_FLOAT)
         snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
                  "; values: doubles stored as floats");

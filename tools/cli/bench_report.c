@@ -250,7 +250,8 @@ void bench_csv_header(FILE *out)
 {
     fputs("matrix,rows,cols,nnz,mu,row_cv,max_row,empty_rows,col_spread,precision,plan_name,plan,"
           "kernel,"
-          "height,warp,reduce,tile,long_strips,cache_hint,median_ms,min_ms,loop_ms,gflops,"
+          "height,warp,reduce,tile,long_strips,cache_hint,values,matrix_bytes_per_nnz,median_ms,"
+          "min_ms,loop_ms,gflops,"
           "beta_minus_gbs,beta_plus_gbs,eta_plus,csrvec_ms,speedup_csrvec,model_a,bound_ratio,"
           "x_sectors,gather_gloads,dram_roof_ms,l2_roof_ms,roof_ms,of_roof,"
           "peer_alg,peer_median_ms,peer_loop_ms,speedup_peer,speedup_peer_loop,peer_of_roof,"
@@ -278,9 +279,10 @@ void bench_row_csv(const bench_row *row, FILE *out)
     csv_text(out, precision_name(row->precision));
     csv_text(out, row->plan_name);
     csv_text(out, row->plan);
-    fprintf(out, "%s,%d,%d,%s,%d,%d,%s,", plan_kernel_name(p->kernel), p->height, p->warp,
+    fprintf(out, "%s,%d,%d,%s,%d,%d,%s,%s,%.4g,", plan_kernel_name(p->kernel), p->height, p->warp,
             plan_reduce_name(p->reduce), p->tile, p->long_strips,
-            p->cache_hint == CMRSCL_CACHE_HINT_STREAM ? "stream" : "off");
+            p->cache_hint == CMRSCL_CACHE_HINT_STREAM ? "stream" : "off", plan_values_name(p),
+            p->bytes_per_entry_matrix);
     fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", r->timing.median_ms,
             r->timing.min_ms, r->timing.loop_ms, r->gflops, r->beta_minus_gbs, r->beta_plus_gbs,
             row->eta_plus, row->csrvec_ms, ratio(row->csrvec_ms, r->timing.median_ms), row->model_a,

@@ -70,6 +70,7 @@ enum {
     OPT_THREADS,
     OPT_TILE,
     OPT_CACHE_HINT,
+    OPT_VALUES,
     OPT_COMBINE,
     OPT_INDEX_BITS,
     OPT_MODULO,

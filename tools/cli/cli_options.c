@@ -117,6 +117,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const layouts[] = {"auto", "packed", "unpacked", NULL};
     static const char *const orders[] = {"auto", "rows", "columns", NULL};
     static const char *const hints[] = {"auto", "off", "stream", NULL};
+    static const char *const values[] = {"auto", "plain", "float", "dict", NULL};
     static const char *const combines[] = {"auto", "kernel", "group", NULL};
     static const char *const index_bits[] = {"0", "32", "64", NULL}; /* 32 k bits */
     int k;
@@ -184,6 +185,11 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         if (!parse_keyword("--cache-hint", arg, hints, "auto, off or stream", &k))
             return false;
         o->matrix.cache_hint = (cmrscl_cache_hint)k;
+        return true;
+    case OPT_VALUES:
+        if (!parse_keyword("--values", arg, values, "auto, plain, float or dict", &k))
+            return false;
+        o->matrix.values = (cmrscl_values)k;
         return true;
     case OPT_COMBINE:
         if (!parse_keyword("--combine", arg, combines, "auto, kernel or group", &k))

@@ -65,6 +65,10 @@ const cli_flag cli_flags[] = {
      "kernel; the tile and the work-group grow so a long strip fits one group)"},
     {"cache-hint", OPT_CACHE_HINT, "H", PLAN_CMDS, CLI_GROUP_PLAN,
      "auto | off | stream (NVIDIA: evict-first matrix loads)"},
+    {"values", OPT_VALUES, "V", PLAN_CMDS, CLI_GROUP_PLAN,
+     "auto | plain | float | dict: how the device stores the values (auto: the smallest exact "
+     "one - a dictionary of up to 16 values in the column words, doubles that are floats as "
+     "floats)"},
     {"index-bits", OPT_INDEX_BITS, "N", PLAN_CMDS, CLI_GROUP_PLAN,
      "0 | 32 | 64: the device's entry indices (default 0: 32, and 64 from 2^31 stored entries "
      "on)"},

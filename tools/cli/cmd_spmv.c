@@ -85,6 +85,10 @@ static void print_text(const session *s, const bench_result *r)
                                                   : "by a second kernel");
     if (p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         printf("           matrix loads with the evict-first (streaming) cache hint\n");
+    printf("           values %s; bytes per entry a product moves: matrix %.2f, x %.2f, y %.2f "
+           "(device matrix %llu bytes)\n",
+           plan_values_name(p), p->bytes_per_entry_matrix, p->bytes_per_entry_x,
+           p->bytes_per_entry_y, (unsigned long long)p->device_bytes);
     printf("           %s\n", p->build_options);
     if (s->m.file_mb > 0)
         printf("load       %.3f s (%.1f MB/s)\n", s->m.load_seconds,
@@ -136,6 +140,12 @@ static void json_params(const cmrscl_params *p)
     json_int("modulo", p->modulo);
     json_int("stored_entries", p->stored_entries);
     json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
+    json_string("values", plan_values_name(p));
+    json_int("dict_size", p->dict_size);
+    json_number("bytes_per_entry_matrix", p->bytes_per_entry_matrix);
+    json_number("bytes_per_entry_x", p->bytes_per_entry_x);
+    json_number("bytes_per_entry_y", p->bytes_per_entry_y);
+    json_int("device_bytes", (long long)p->device_bytes);
     json_string("build_options", p->build_options);
     json_close('}');
 }

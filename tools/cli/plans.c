@@ -42,6 +42,17 @@ bool plan_reduce_by_name(const char *name, cmrscl_reduce *out)
     return false;
 }
 
+const char *plan_values_name(const cmrscl_params *p)
+{
+    static const char *const dict[] = {"dict1", "dict2", "dict4", "dict8", "dict16"};
+    switch (p->values) {
+    case CMRSCL_VALUES_DICT:
+        return p->dict_bits >= 0 && p->dict_bits <= 4 ? dict[p->dict_bits] : "dict";
+    case CMRSCL_VALUES_FLOAT: return "float";
+    default: return "plain";
+    }
+}
+
 static bool bad_plan(const char *name, const char *why)
 {
     fprintf(stderr, "cmrscl-run: --plans: '%s': %s (see cmrscl-run --help)\n", name, why);
@@ -64,6 +75,8 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->order = CMRSCL_ORDER_COLUMNS;
     else if (plan_reduce_by_name(mod, &o->reduce))
         ;
+    else if (!strcmp(mod, "plain"))
+        o->values = CMRSCL_VALUES_PLAIN;
     else if (!strncmp(mod, "k=", 2) && (mod[2] == '1' || mod[2] == '2' || mod[2] == '4') && !mod[3])
         o->lane_entries = mod[2] - '0';
     else if (!strncmp(mod, "w=", 2)) {
@@ -91,9 +104,10 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
             return bad_plan(name, "tile=N needs N in 1..2^30");
         o->tile = (int)t;
     } else {
-        return bad_plan(name, "unknown modifier (stream, nosplit, group, combine, rows, "
-                              "columns, local, shuffle, subgroup, w=N, wg=N, k=1|2|4, tile=N, "
-                              "m=N)");
+        return bad_plan(name,
+                        "unknown modifier (stream, nosplit, group, combine, rows, "
+                        "columns, local, shuffle, subgroup, plain, w=N, wg=N, k=1|2|4, tile=N, "
+                        "m=N)");
     }
     return true;
 }
@@ -158,5 +172,7 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size)
         n += snprintf(buf + n, size - (size_t)n, " split%d%s", (int)p->tile,
                       p->combine == CMRSCL_COMBINE_GROUP ? " group" : "");
     if (n > 0 && (size_t)n < size && p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
-        snprintf(buf + n, size - (size_t)n, " stream");
+        n += snprintf(buf + n, size - (size_t)n, " stream");
+    if (n > 0 && (size_t)n < size && p->values != CMRSCL_VALUES_PLAIN)
+        snprintf(buf + n, size - (size_t)n, " %s", plan_values_name(p));
 }
