@@ -1,13 +1,13 @@
 /* test_kernel.c - every kernel variant of the variant table (src/plan/variants.def) against the
- * CPU double reference on the device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue,
- * with beta = 0 and y poisoned by NaN (every row must be written, none read) and beta != 0,
- * each product run twice (the same y, bit for bit); in every family a spread of its plans also
- * with 64-bit entry indices forced, whose products must equal the 32-bit ones bit for bit (the
- * same plan sums in the same order) and whose arrays must read back the same (a subset: each
- * width is a program to compile, and CI compiles cold); and in each process the first such
+ * CPU double reference on the device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue
+ * (values stored plain), with beta = 0 and y poisoned by NaN (every row must be written, none read)
+ * and beta != 0, each product run twice (the same y, bit for bit); in every family a spread of its
+ * plans also with 64-bit entry indices forced, whose products must equal the 32-bit ones bit for
+ * bit (the same plan sums in the same order) and whose arrays must read back the same (a subset:
+ * each width is a program to compile, and CI compiles cold); and in each process the first such
  * plan also with the values coded (cmrscl_values): a copy of every catalogue matrix whose
- * values are 3 distinct numbers (DICT) and, in double, one whose values are all floats
- * (FLOAT) against its twin with plain values, bit for bit, read back as the plain arrays,
+ * values are 1 to 16 distinct numbers, by test case (DICT) and, in double, one whose values are all
+ * floats (FLOAT) against its twin with plain values, bit for bit, read back as the plain arrays,
  * and stored plain after a values update. The test cases of each family:
  *   strip_packed, strip_unpacked  Algorithm 1, HEIGHT 1..16 and taller, both orders
  *   strip_narrow                  several strips per warp (1..16 lanes each), CSR-scalar
@@ -206,18 +206,35 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
     cmrscl_matrix_free(twin);
 }
 
+/* The dictionary's size in each test case: together they decode 0, 1, 2, 3 and 4 index bits,
+ * in packed and unpacked column words, in every family (one size a process: each is a
+ * program to compile). */
+static int dictionary_size(const char *test_case)
+{
+    static const struct {
+        const char *name;
+        int size;
+    } sizes[] = {{"strip_packed", 3},   {"strip_unpacked", 16},  {"strip_narrow", 2},
+                 {"segment_packed", 1}, {"segment_unpacked", 5}, {"split_strip", 16},
+                 {"split_segment", 2}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        if (!strcmp(test_case, sizes[i].name))
+            return sizes[i].size;
+    return 3;
+}
+
 /* Matrix a's values as DICT and (double) FLOAT codecs take them, each against plain twins. */
 static void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                          const cmrscl_csr *a, bool read_back, const char *what)
 {
-    static const double few[] = {-1.0, 0.5, 3.0};
+    int size = dictionary_size(v->name);
     cmrscl_csr c = *a;
     double *values = malloc(sizeof(double) * ((size_t)a->nnz + 1));
     c.values = values;
     char label[240];
-    for (int64_t k = 0; k < a->nnz; ++k)
-        values[k] = few[k % 3];
-    snprintf(label, sizeof label, "%s, dictionary values", what);
+    for (int64_t k = 0; k < a->nnz; ++k) /* `size` values, exact in float */
+        values[k] = 0.75 * (double)(k % size) - 2.5;
+    snprintf(label, sizeof label, "%s, %d dictionary values", what, size);
     check_codec(ctx, v, opt, &c, CMRSCL_VALUES_DICT, read_back, label);
     if (v->precision == CMRSCL_DOUBLE) {
         int distinct = 0; /* up to CMRSCL_MAX_DICT + 1: a dictionary would take fewer */
@@ -236,8 +253,9 @@ static void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_opti
     free(values);
 }
 
-/* Every catalogue matrix with these options, both products checked; with wide, also with
- * 64-bit indices forced, and the first time also with coded values (check_codecs). */
+/* Every catalogue matrix with these options and plain values, both products checked; with
+ * wide, also with 64-bit indices forced, and the first time also with coded values
+ * (check_codecs). */
 static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                         const char *label, bool wide)
 {
@@ -250,9 +268,10 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
         char what[200];
         snprintf(what, sizeof what, "%s, %s", name, label);
         cmrscl_matrix m = NULL, m64 = NULL;
-        cmrscl_options opt64 = *opt;
+        cmrscl_options plain = *opt, opt64 = *opt; /* the codecs: check_codecs */
+        plain.values = opt64.values = CMRSCL_VALUES_PLAIN;
         opt64.index_bits = 64;
-        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, opt, &m));
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &plain, &m));
         if (wide)
             CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &opt64, &m64));
         if (m && (m64 || !wide)) {
