@@ -175,6 +175,10 @@ static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *n
 cmrscl_status matrix_create_kernels(cmrscl_matrix m)
 {
     const cmrscl_params *p = &m->params;
+    if (m->kernel) /* kernels of an earlier plan (matrix_update.c: values stored plain) */
+        clReleaseKernel(m->kernel), m->kernel = NULL;
+    if (m->combine)
+        clReleaseKernel(m->combine), m->combine = NULL;
     cl_program prog;
     double seconds;
     cmrscl_program_source from;
@@ -441,8 +445,9 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     double t0 = cmrscl_seconds();
     cmrscl_matrix_stats stats;
     analyze_rows(rows, cols, row_ptr, col_ind, &stats);
-    value_census census;
-    value_census_take(values, values_precision, row_ptr[rows], precision, &census);
+    value_census census = {0}; /* plain values asked for: nothing to examine */
+    if (!opt || opt->values != CMRSCL_VALUES_PLAIN)
+        value_census_take(values, values_precision, row_ptr[rows], precision, &census);
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
     plan_matrix pm = {.rows = rows,

@@ -93,9 +93,9 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
     cmrscl_params plain = *p;
     plain.values = CMRSCL_VALUES_PLAIN, plain.dict_bits = plain.dict_size = 0;
     size_t n = (size_t)p->stored_entries, old = matrix_values_bytes(p, n),
-           bytes = matrix_values_bytes(&plain, n),
-           words = n + CMRS_ENTRY_PAD, /* and the padding the vector loads read: zeros */
-        col_bytes = p->dict_bits > 0 ? sizeof(uint32_t) * words : 0;
+           bytes = matrix_values_bytes(&plain, n);
+    size_t words = n + CMRS_ENTRY_PAD; /* and the padding the vector loads read: zeros */
+    size_t col_bytes = p->dict_bits > 0 ? sizeof(uint32_t) * words : 0;
     if (!room_beside(m, bytes + col_bytes)) /* the new column words beside the old, a while */
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "updated values are stored plain: %zu bytes, which the device's "
@@ -138,11 +138,6 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
     plan_build_options(&m->ctx->info, &plain);
     plan_bytes_per_entry(&plain);
     *p = plain;
-    clReleaseKernel(m->kernel);
-    m->kernel = NULL;
-    if (m->combine)
-        clReleaseKernel(m->combine);
-    m->combine = NULL;
     return matrix_create_kernels(m);
 }
 

@@ -207,9 +207,6 @@ static void build_strips(void *ctx, int thread, int threads)
     strip_entries_free(&a), strip_entries_free(&b), free(run_end);
 }
 
-/* Matrices this small are converted on the calling thread. */
-#define PARALLEL_MIN_ENTRIES (1 << 16)
-
 cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
                          int height, unsigned flags, const cmrs_values *values, int perm_bits,
                          cmrscl_cmrs *out, void **perm)
@@ -241,7 +238,7 @@ cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t *row_ptr, con
             size_t vs = cmrscl_precision_size(values->dst_precision);
             memset((char *)values->dst + vs * (size_t)nnz, 0, vs * CMRS_ENTRY_PAD);
         }
-        parallel_run(nnz < PARALLEL_MIN_ENTRIES ? 1 : parallel_threads(), build_strips, &c);
+        parallel_run(format_threads(nnz), build_strips, &c);
     } else {
         c.out_of_memory = true;
     }
@@ -283,7 +280,7 @@ void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
                     cmrscl_precision src_precision, int64_t n)
 {
     conversion v = {dst, dst_precision, src_precision, src, n};
-    parallel_run(n < PARALLEL_MIN_ENTRIES ? 1 : parallel_threads(), convert_range, &v);
+    parallel_run(format_threads(n), convert_range, &v);
 }
 
 cmrscl_status cmrscl_cmrs_from_csr(const cmrscl_csr *csr, int height, unsigned flags,

@@ -119,16 +119,13 @@ static void lay_strips(void *ctx, int thread, int threads)
     free(win), free(used);
 }
 
-/* Strips at most this long are laid out on the calling thread. */
-#define PARALLEL_MIN_ENTRIES (1 << 16)
-
 cmrscl_status cmrs_modulo_layout(const cmrscl_cmrs *in, const void *values, size_t value_size,
                                  const void *perm, int perm_bits, int modulo, int warp,
                                  cmrs_modulo_out *out)
 {
     memset(out, 0, sizeof *out);
     modulo_job j = {in, values, value_size, perm, perm_bits, modulo, warp, false, NULL, out, false};
-    int threads = in->nnz < PARALLEL_MIN_ENTRIES ? 1 : parallel_threads();
+    int threads = format_threads(in->nnz);
     cmrscl_cmrs *c = &out->cmrs;
     *c = *in;
     c->strip_ptr = j.strip_ptr = cmrscl_alloc((size_t)in->strips + 1, sizeof(uint64_t));

@@ -9,6 +9,10 @@
 #include "base/base.h"
 #include "cmrs_abi.h" /* the kernels' contract: sentinels, argument order, option codes */
 
+/* Threads for a pass over n entries: the calling thread alone below 2^16 entries, where
+ * starting threads costs more than it saves. */
+static inline int format_threads(int64_t n) { return n < (1 << 16) ? 1 : parallel_threads(); }
+
 /* ---- cmrs.c: CSR -> CMRS ---- */
 
 /* The flag of a long strip (split path) in StripPtr, its top bit at the matrix's entry index

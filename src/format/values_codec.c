@@ -93,7 +93,7 @@ void value_census_take(const void *values, cmrscl_precision src, int64_t n,
     out->examined = true;
     out->float_exact = true;
     census_job *j = malloc(sizeof *j);
-    int threads = n < (1 << 16) ? 1 : parallel_threads();
+    int threads = format_threads(n);
     if (!j) { /* unexamined: the plan keeps the values plain */
         out->examined = false;
         return;
@@ -167,7 +167,7 @@ void values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits, int dict_bit
                         const void *values, cmrscl_precision precision, const value_census *c)
 {
     encode_job j = {col_ind, values, precision, n, row_bits, dict_bits, c};
-    parallel_run(n < (1 << 16) ? 1 : parallel_threads(), encode_range, &j);
+    parallel_run(format_threads(n), encode_range, &j);
 }
 
 void values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bits, int dict_bits,

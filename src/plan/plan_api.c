@@ -84,8 +84,9 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
     cmrscl_status st = csr_validate(csr, NULL);
     if (st != CMRSCL_OK)
         return st;
-    value_census values;
-    value_census_take(csr->values, CMRSCL_DOUBLE, csr->nnz, precision, &values);
+    value_census values = {0}; /* plain values asked for: nothing to examine */
+    if (!opt || opt->values != CMRSCL_VALUES_PLAIN)
+        value_census_take(csr->values, CMRSCL_DOUBLE, csr->nnz, precision, &values);
     plan_matrix a = {.rows = csr->rows,
                      .cols = csr->cols,
                      .nnz = csr->nnz,
