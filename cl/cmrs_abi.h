@@ -10,6 +10,7 @@
 #define CMRS_KERNEL_STRIP 1
 #define CMRS_KERNEL_SEGMENT 2
 #define CMRS_KERNEL_MODULO 3
+#define CMRS_KERNEL_SLICE 4
 
 /* -DREDUCE: the backend of the warp layer (cl/warp.cl; the values of cmrscl_reduce). */
 #define CMRS_REDUCE_LOCAL 1    /* local memory and work-group barriers */
@@ -31,9 +32,10 @@
 /* tile_strip of a slot that pads a work-group's tiles (the in-group combine): no work. */
 #define CMRS_NO_STRIP 0xffffffffu
 
-/* col_ind of a MODULO hole: a stored position with no entry (value 0; the kernel neither
- * loads x nor adds for it). Never a real entry's col_ind: unpacked columns are below 2^31,
- * and the plan keeps MODULO matrices packed only while the column bits can never be all ones. */
+/* col_ind of a hole of the MODULO and slice layouts: a stored position with no entry (value
+ * 0; the kernel neither loads x nor adds for it). Never a real entry's col_ind: the plan
+ * keeps the column field (above the row and dictionary bits) of these layouts from ever
+ * being all ones. */
 #define CMRS_HOLE 0xffffffffu
 
 /* The arguments of cmrs_spmv, the same in every family. The matrix's (set once when the

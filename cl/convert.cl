@@ -275,16 +275,22 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
     out_val[k] = (real_t)val[e];
 }
 
-/* The permutation of column-ordered strips whose rows had ascending columns: a row keeps its
- * CSR order within its strip, so CMRS position k of row r holds CSR entry
- *     strip begin + (entries of the strip in rows above r) + (entries of row r before k).
+/* The permutation of column-ordered strips whose rows had ascending columns, or of slices
+ * (src/format/cmrs_slice.c): a row keeps its CSR order within its strip, so position k of row
+ * r holds CSR entry
+ *     strip's first CSR entry + (entries of the strip in rows above r) + (entries of row r
+ *     before k),
+ * the strip's first CSR entry being its first position where no holes lie between entries,
+ * else strip_csr[s] (use_csr). A hole's permutation is all bits set; the work-item of
+ * (strip, r) writes those at positions r, r + height, ... of its strip - a slice's row r.
  * One work-item per (strip, row in strip) walks the strip twice, counting and then placing;
  * the work-items of a strip read the same entries at the same time. Built once, on the
  * first update (src/exec/matrix_update.c says why). */
 __kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
                                   const uint packed, __global const index_t *restrict strip_ptr,
                                   __global const uint *restrict col_ind,
-                                  __global const uchar *restrict row_in_strip,
+                                  __global const uchar *restrict row_in_strip, const uint use_csr,
+                                  __global const index_t *restrict strip_csr,
                                   __global index_t *restrict perm)
 {
     const ulong i = get_global_id(0);
@@ -293,18 +299,25 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
     const uint s = (uint)(i / height), r = (uint)(i % height);
     const index_t begin = strip_ptr[s] & ENTRY_MASK, end = strip_ptr[s + 1] & ENTRY_MASK;
     const uint mask = packed ? (1u << row_bits) - 1u : 0u;
-    index_t e = begin;
+    index_t e = use_csr ? strip_csr[s] : begin;
+#define ROW_AT(k) (packed ? col_ind[k] & mask : row_in_strip[k])
     for (index_t k = begin; k < end; ++k)
-        e += (packed ? col_ind[k] & mask : row_in_strip[k]) < r;
-    for (index_t k = begin; k < end; ++k)
-        if ((packed ? col_ind[k] & mask : row_in_strip[k]) == r)
+        e += col_ind[k] != CMRS_HOLE && ROW_AT(k) < r;
+    for (index_t k = begin; k < end; ++k) {
+        if (col_ind[k] == CMRS_HOLE) {
+            if ((k - begin) % height == r)
+                perm[k] = ~(index_t)0;
+        } else if (ROW_AT(k) == r) {
             perm[k] = e++;
+        }
+    }
+#undef ROW_AT
 }
 
 /* The column words of a dictionary-coded matrix without their dictionary index (bits
  * row_bits .. row_bits + dict_bits - 1), into a new array (the kernels' ColInd is
  * read-only): what its first values update stores plain (src/exec/matrix_update.c,
- * ensure_plain_values). */
+ * ensure_plain_values). A hole stays a hole. */
 __kernel void convert_drop_dict(const index_t n, const uint row_bits, const uint dict_bits,
                                 __global const uint *restrict coded, __global uint *restrict plain)
 {
@@ -312,7 +325,8 @@ __kernel void convert_drop_dict(const index_t n, const uint row_bits, const uint
     if (k >= n)
         return;
     const uint c = coded[k];
-    plain[k] = (c >> (row_bits + dict_bits)) << row_bits | (c & ((1u << row_bits) - 1u));
+    plain[k] = c == CMRS_HOLE ? c
+                              : (c >> (row_bits + dict_bits)) << row_bits | (c & ((1u << row_bits) - 1u));
 }
 
 /* A values-only update of CMRS positions first..first+count-1, a run of whole strips:

@@ -166,12 +166,20 @@ typedef enum cmrscl_reduce {
  *   strips are never split (tile must be 0 or -1); its permutation for values updates is
  *   kept on the device from creation (index_bits / 8 bytes per stored entry);
  *   cmrscl_matrix_create_from_cl refuses it (ERROR_UNSUPPORTED: the layout is built on the
- *   host); cmrscl_matrix_read_cmrs returns its arrays with the holes dropped. */
+ *   host); cmrscl_matrix_read_cmrs returns its arrays with the holes dropped.
+ * - SLICE: for short rows of about equal length (stencils): each strip laid out as a slice,
+ *   entry i of row r at StripPtr[s] + i x HEIGHT + r, rows padded with holes to the strip's
+ *   longest, and one work-item per row, so every load of the strip's lanes is coalesced and
+ *   no lanes combine: no shuffles or sub-groups needed. HEIGHT (32 unless given; a power of
+ *   two) rows per strip, and as many lanes (cmrscl_options.warp must be 0 or HEIGHT); like MODULO
+ * it stores holes (stored_entries), never splits, keeps its permutation on the device, is refused
+ * by cmrscl_matrix_create_from_cl and reads back without its holes. */
 typedef enum cmrscl_kernel {
     CMRSCL_KERNEL_AUTO = 0,
     CMRSCL_KERNEL_STRIP = 1,
     CMRSCL_KERNEL_SEGMENT = 2,
-    CMRSCL_KERNEL_MODULO = 3
+    CMRSCL_KERNEL_MODULO = 3,
+    CMRSCL_KERNEL_SLICE = 4
 } cmrscl_kernel;
 
 /* NVIDIA: load the matrix arrays with an evict-first hint so that x stays in L2. */

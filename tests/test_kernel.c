@@ -15,6 +15,7 @@
  *   split_strip, split_segment    long strips cut into tiles of 1, 7 and 64 entries, summed
  *                                 by a second kernel or in their work-group
  *   modulo                        the MODULO kernel, 2..32 slot sets, warps of 8 to 32
+ *   slice                         slices of HEIGHT 1..64, one lane per row
  * tests/CMakeLists.txt makes one test per variant row, case of its family and precision, and
  * for the sub-group variants one per sub-group width (8, 16, 32, 64): lanes per strip are
  * then that width in every case.
@@ -99,50 +100,6 @@ static void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr 
     free(x), free(y0), free(y), free(xd), free(yd);
 }
 
-/* The device copy must be exactly the host conversion with the same parameters. */
-static void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
-{
-    cmrscl_params p;
-    CHECK_OK(cmrscl_matrix_params(m, &p));
-    cmrscl_cmrs dev, host;
-    unsigned flags = (p.order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
-                     (p.layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
-    CHECK_OK(cmrscl_matrix_read_cmrs(m, &dev));
-    CHECK_OK(cmrscl_cmrs_from_csr(a, p.height, flags, &host));
-    bool same = dev.strips == host.strips && dev.nnz == host.nnz && dev.packed == host.packed &&
-                !memcmp(dev.strip_ptr, host.strip_ptr, 8 * ((size_t)host.strips + 1)) &&
-                !memcmp(dev.col_ind, host.col_ind, 4 * (size_t)host.nnz) &&
-                (host.packed || !memcmp(dev.row_in_strip, host.row_in_strip, (size_t)host.nnz)) &&
-                !memcmp(dev.values, host.values, 8 * (size_t)host.nnz);
-    CHECK_MSG(same, "%s: device CMRS arrays differ from the host conversion", what);
-    cmrscl_cmrs_free(&dev);
-    cmrscl_cmrs_free(&host);
-}
-
-/* A MODULO matrix's arrays read back (holes dropped) give the CSR matrix exactly: every entry
- * once, and each row's entries in their CSR order (the layout moves entries only past those
- * of other rows). */
-static void check_modulo_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
-{
-    cmrscl_params p;
-    CHECK_OK(cmrscl_matrix_params(m, &p));
-    CHECK_MSG(p.stored_entries >= p.nnz && p.nnz == a->nnz && p.tile == 0,
-              "%s: %lld stored entries for %lld nonzeros, tile %d", what,
-              (long long)p.stored_entries, (long long)p.nnz, (int)p.tile);
-    cmrscl_cmrs dev;
-    cmrscl_csr back;
-    CHECK_OK(cmrscl_matrix_read_cmrs(m, &dev));
-    CHECK_OK(cmrscl_cmrs_to_csr(&dev, &back));
-    size_t n = (size_t)a->nnz;
-    bool same =
-        back.nnz == a->nnz && !memcmp(back.row_ptr, a->row_ptr, 8 * ((size_t)a->rows + 1)) &&
-        (!n ||
-         (!memcmp(back.col_ind, a->col_ind, 4 * n) && !memcmp(back.values, a->values, 8 * n)));
-    CHECK_MSG(same, "%s: the MODULO arrays read back are not the CSR matrix", what);
-    cmrscl_csr_free(&back);
-    cmrscl_cmrs_free(&dev);
-}
-
 /* Matrix a with its values coded as `codec` (the plan's choice: `expect` unless the plan
  * refuses it, MODULO) against its twin with plain values: the same y bit for bit, the plain
  * arrays read back, and after a values update (new values, in CSR order) stored plain and
@@ -161,10 +118,11 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
         CHECK_OK(cmrscl_matrix_params(twin, &q));
         if (p.kernel == CMRSCL_KERNEL_MODULO || a->nnz == 0)
             expect = CMRSCL_VALUES_PLAIN;
-        size_t vs = cmrscl_precision_size(v->precision), n = (size_t)a->nnz;
+        size_t vs = cmrscl_precision_size(v->precision), n = (size_t)a->nnz,
+               stored = (size_t)p.stored_entries; /* with the holes of a slice */
         uint64_t saved = expect == CMRSCL_VALUES_DICT
-                             ? vs * (n + CMRS_ENTRY_PAD) - vs * ((size_t)1 << p.dict_bits)
-                         : expect == CMRSCL_VALUES_FLOAT ? 4 * (n + CMRS_ENTRY_PAD)
+                             ? vs * (stored + CMRS_ENTRY_PAD) - vs * ((size_t)1 << p.dict_bits)
+                         : expect == CMRSCL_VALUES_FLOAT ? 4 * (stored + CMRS_ENTRY_PAD)
                                                          : 0;
         CHECK_MSG(p.values == expect && q.values == CMRSCL_VALUES_PLAIN &&
                       p.device_bytes + saved == q.device_bytes &&
@@ -175,7 +133,9 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
         cmrscl_csr ref = test_csr_rounded(a, v->precision);
         check_product(m, twin, &ref, v->precision, 1.0, 0.0, what);
         check_product(m, twin, &ref, v->precision, -1.5, 0.5, what);
-        if (read_back && p.kernel != CMRSCL_KERNEL_MODULO)
+        if (read_back && plan_has_holes(p.kernel))
+            check_holed_arrays(m, &ref, what);
+        else if (read_back)
             check_device_arrays(m, &ref, what);
         cmrscl_csr_free(&ref);
         /* an update stores the values plain: other values, one per entry (a matrix without
@@ -214,9 +174,10 @@ static int dictionary_size(const char *test_case)
     static const struct {
         const char *name;
         int size;
-    } sizes[] = {{"strip_packed", 3},   {"strip_unpacked", 16},  {"strip_narrow", 2},
-                 {"segment_packed", 1}, {"segment_unpacked", 5}, {"split_strip", 16},
-                 {"split_segment", 2}};
+    } sizes[] = {{"strip_packed", 3},     {"strip_unpacked", 16},
+                 {"strip_narrow", 2},     {"segment_packed", 1},
+                 {"segment_unpacked", 5}, {"split_strip", 16},
+                 {"split_segment", 2},    {"slice", 4}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
         if (!strcmp(test_case, sizes[i].name))
             return sizes[i].size;
@@ -307,8 +268,8 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                       p.work_group_size, p.warp);
             check_product(m, m64, &ref_a, v->precision, 1.0, 0.0, what);
             check_product(m, m64, &ref_a, v->precision, -1.5, 0.5, what);
-            if (p.kernel == CMRSCL_KERNEL_MODULO)
-                check_modulo_arrays(m, &ref_a, what);
+            if (plan_has_holes(p.kernel))
+                check_holed_arrays(m, &ref_a, what);
             else if (i == 5 || i == 6)
                 check_device_arrays(m, &ref_a, what);
             if ((i == 5 || i == 6) && m64)
@@ -496,14 +457,42 @@ static void run_modulo(cmrscl_context ctx, const variant *v)
     }
 }
 
+/* slice: one lane per row, HEIGHT 1 (a row per strip, no holes), 4, 32 (a hardware warp)
+ * and 64, both layouts; 64-bit indices on two (the first also takes the codecs). */
+static void run_slice(cmrscl_context ctx, const variant *v)
+{
+    static const struct {
+        int height;
+        cmrscl_layout layout;
+        bool wide;
+    } cases[] = {{1, CMRSCL_LAYOUT_PACKED, false},
+                 {4, CMRSCL_LAYOUT_UNPACKED, true},
+                 {32, CMRSCL_LAYOUT_PACKED, true},
+                 {64, CMRSCL_LAYOUT_UNPACKED, false}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        cmrscl_options o = base_options(v, CMRSCL_KERNEL_SLICE, cases[k].height);
+        o.layout = cases[k].layout;
+        o.tile = 0; /* automatic: slices never split */
+        char label[96];
+        snprintf(label, sizeof label, "slice, height %d, %s", o.height,
+                 o.layout == CMRSCL_LAYOUT_PACKED ? "packed" : "unpacked");
+        run_options(ctx, v, &o, label, cases[k].wide);
+    }
+}
+
 /* The test cases (see the header) and their families. */
 static const struct {
     const char *name;
     cmrscl_kernel kernel;
-} cases[] = {{"strip_packed", CMRSCL_KERNEL_STRIP},     {"strip_unpacked", CMRSCL_KERNEL_STRIP},
-             {"strip_narrow", CMRSCL_KERNEL_STRIP},     {"split_strip", CMRSCL_KERNEL_STRIP},
-             {"segment_packed", CMRSCL_KERNEL_SEGMENT}, {"segment_unpacked", CMRSCL_KERNEL_SEGMENT},
-             {"split_segment", CMRSCL_KERNEL_SEGMENT},  {"modulo", CMRSCL_KERNEL_MODULO}};
+} cases[] = {{"strip_packed", CMRSCL_KERNEL_STRIP},
+             {"strip_unpacked", CMRSCL_KERNEL_STRIP},
+             {"strip_narrow", CMRSCL_KERNEL_STRIP},
+             {"split_strip", CMRSCL_KERNEL_STRIP},
+             {"segment_packed", CMRSCL_KERNEL_SEGMENT},
+             {"segment_unpacked", CMRSCL_KERNEL_SEGMENT},
+             {"split_segment", CMRSCL_KERNEL_SEGMENT},
+             {"modulo", CMRSCL_KERNEL_MODULO},
+             {"slice", CMRSCL_KERNEL_SLICE}};
 
 static bool parse_args(int argc, char **argv, variant *v, cmrscl_kernel *kernel)
 {
@@ -586,6 +575,8 @@ int main(int argc, char **argv)
         run_segment(ctx, &v, CMRSCL_LAYOUT_UNPACKED);
     else if (!strcmp(v.name, "modulo"))
         run_modulo(ctx, &v);
+    else if (!strcmp(v.name, "slice"))
+        run_slice(ctx, &v);
     else
         run_split(ctx, &v, kernel);
     cmrscl_context_free(ctx);

@@ -136,7 +136,7 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 26.5, 0.1, 0.0, 1000, &p)); /* 27-point stencil */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL, NULL};
+    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL, NULL, false};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
           p.cache_hint == CMRSCL_CACHE_HINT_OFF);
@@ -153,7 +153,7 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33}, NULL, NULL};
+    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33}, NULL, NULL, false};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.01, 1000, &p)); /* banded short rows: a stencil */
@@ -421,12 +421,56 @@ static void test_stream_rule(void)
                          NULL,
                          {mu, 0.2, (int32_t)(2 * mu), 0, cases[c].spread},
                          NULL,
-                         NULL};
+                         NULL,
+                         false};
         cmrscl_params p;
         CHECK_OK(plan_choose(&d, cases[c].precision, &m, NULL, &p));
         CHECK(p.kernel == cases[c].kernel);
         CHECK((p.cache_hint == CMRSCL_CACHE_HINT_STREAM) == cases[c].stream);
         CHECK(test_contains(p.plan_reason, "streamed past L2") == cases[c].stream);
+    }
+}
+
+/* The slice rule: rows of about equal length, with enough strips of 32 rows for the device
+ * (a quarter of its resident warps), laid out on the host; few holes (at most 1.25 stored
+ * positions an entry). */
+static void test_slice_rule(void)
+{
+    cmrscl_device_info d = fake_gpu(); /* 8448 resident warps: slices from 2112 strips */
+    static const struct {
+        int32_t rows;
+        int short_every; /* rows of 7 entries, every this many one of `other` */
+        int other;
+        bool host, slice;
+    } cases[] = {
+        {1 << 20, 160, 6, true, true},         /* a 7-point stencil's lines: 1.00 */
+        {1 << 20, 160, 6, false, false},       /* made on the device: no layout with holes */
+        {1 << 20, 2, 2, true, false},          /* 7 and 2 in turn: 1.56 */
+        {1 << 20, 4, 3, true, true},           /* a short row in four: 1.17 */
+        {2112 * 32 - 64, 160, 6, true, false}, /* 2110 strips */
+        {2112 * 32, 160, 6, true, true},       /* 2112 strips */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        int32_t n = cases[c].rows;
+        int64_t *rp = malloc(sizeof(int64_t) * ((size_t)n + 1));
+        rp[0] = 0;
+        for (int32_t i = 0; i < n; ++i)
+            rp[i + 1] = rp[i] + (i % cases[c].short_every ? 7 : cases[c].other);
+        plan_matrix m = {
+            .rows = n, .cols = n, .nnz = rp[n], .row_ptr = rp, .host_layout = cases[c].host};
+        m.stats.mu = (double)rp[n] / n, m.stats.max_row = 7;
+        cmrscl_params p;
+        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &m, NULL, &p));
+        bool slice = p.kernel == CMRSCL_KERNEL_SLICE;
+        CHECK_MSG(slice == cases[c].slice, "case %zu: kernel %d (%s)", c, (int)p.kernel,
+                  p.plan_reason);
+        if (slice)
+            CHECK_MSG(p.height == 32 && p.warp == 32 && p.order == CMRSCL_ORDER_ROWS &&
+                          p.tile == 0 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&
+                          test_contains(p.plan_reason, "slices, a lane per row") &&
+                          test_contains(p.build_options, "-DKERNEL=4"),
+                      "case %zu: %s (%s)", c, p.build_options, p.plan_reason);
+        free(rp);
     }
 }
 
@@ -507,6 +551,7 @@ int main(void)
     test_group_combine();
     test_long_rows();
     test_stream_rule();
+    test_slice_rule();
     test_index_width();
     test_device_memory_limits();
     return test_finish("plan");

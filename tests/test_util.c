@@ -116,3 +116,59 @@ void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what)
     cmrscl_cmrs_free(&a);
     cmrscl_cmrs_free(&b);
 }
+
+/* The device copy must be exactly the host conversion with the same parameters. */
+void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
+{
+    cmrscl_params p;
+    CHECK_OK(cmrscl_matrix_params(m, &p));
+    cmrscl_cmrs dev, host;
+    unsigned flags = (p.order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
+                     (p.layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
+    CHECK_OK(cmrscl_matrix_read_cmrs(m, &dev));
+    CHECK_OK(cmrscl_cmrs_from_csr(a, p.height, flags, &host));
+    bool same = dev.strips == host.strips && dev.nnz == host.nnz && dev.packed == host.packed &&
+                !memcmp(dev.strip_ptr, host.strip_ptr, 8 * ((size_t)host.strips + 1)) &&
+                !memcmp(dev.col_ind, host.col_ind, 4 * (size_t)host.nnz) &&
+                (host.packed || !memcmp(dev.row_in_strip, host.row_in_strip, (size_t)host.nnz)) &&
+                !memcmp(dev.values, host.values, 8 * (size_t)host.nnz);
+    CHECK_MSG(same, "%s: device CMRS arrays differ from the host conversion", what);
+    cmrscl_cmrs_free(&dev);
+    cmrscl_cmrs_free(&host);
+}
+
+/* The arrays of a layout with holes (MODULO, slice) read back (holes dropped) give the CSR
+ * matrix exactly: every entry once, and each row's entries in their CSR order (the layouts
+ * move entries only past those of other rows). A slice stores each strip's longest row times
+ * its height. */
+void check_holed_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
+{
+    cmrscl_params p;
+    CHECK_OK(cmrscl_matrix_params(m, &p));
+    int64_t slice = 0; /* a slice: each strip's longest row times its height */
+    for (int32_t r0 = 0; p.kernel == CMRSCL_KERNEL_SLICE && r0 < a->rows; r0 += p.height) {
+        int64_t width = 0;
+        for (int32_t r = r0; r < r0 + p.height && r < a->rows; ++r)
+            width = a->row_ptr[r + 1] - a->row_ptr[r] > width ? a->row_ptr[r + 1] - a->row_ptr[r]
+                                                              : width;
+        slice += width * p.height;
+    }
+    if (p.kernel != CMRSCL_KERNEL_SLICE)
+        slice = p.stored_entries;
+    CHECK_MSG(p.stored_entries >= p.nnz && p.nnz == a->nnz && p.tile == 0 &&
+                  p.stored_entries == slice,
+              "%s: %lld stored entries for %lld nonzeros, tile %d", what,
+              (long long)p.stored_entries, (long long)p.nnz, (int)p.tile);
+    cmrscl_cmrs dev;
+    cmrscl_csr back;
+    CHECK_OK(cmrscl_matrix_read_cmrs(m, &dev));
+    CHECK_OK(cmrscl_cmrs_to_csr(&dev, &back));
+    size_t n = (size_t)a->nnz;
+    bool same =
+        back.nnz == a->nnz && !memcmp(back.row_ptr, a->row_ptr, 8 * ((size_t)a->rows + 1)) &&
+        (!n ||
+         (!memcmp(back.col_ind, a->col_ind, 4 * n) && !memcmp(back.values, a->values, 8 * n)));
+    CHECK_MSG(same, "%s: the arrays read back (holes dropped) are not the CSR matrix", what);
+    cmrscl_csr_free(&back);
+    cmrscl_cmrs_free(&dev);
+}

@@ -51,6 +51,12 @@ int32_t *test_row_ptr32(const cmrscl_csr *a);
 /* Two device matrices' CMRS arrays (cmrscl_matrix_read_cmrs), bit for bit; a failed CHECK
  * names the array that differs. */
 void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what);
+/* A device matrix's arrays read back are exactly the host conversion of a
+ * (cmrscl_cmrs_from_csr) with the matrix's height, layout and order. */
+void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what);
+/* The arrays of a layout with holes (MODULO, slice) read back, holes dropped, give the CSR
+ * matrix a exactly; a slice stores each strip's longest row times its height. */
+void check_holed_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what);
 
 /* v[0..n-1] converted to precision p (malloc'ed, room for at least one element), and
  * element i of such an array as a double. */

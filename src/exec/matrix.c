@@ -225,16 +225,21 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
     return CMRSCL_OK;
 }
 
-/* The MODULO layout of the built arrays (src/format/cmrs_modulo.c) in their place: holes make the
- * entry arrays longer, so their device sizes are known, and checked, only now. */
-static cmrscl_status modulo_relayout(cmrscl_matrix m, cmrscl_cmrs *host, void **values, void **perm,
-                                     int perm_bits, size_t bytes[BUF_COUNT])
+/* The layout with holes of the built arrays (src/format/cmrs_holes.c: MODULO's or the
+ * slices) in their place: holes make the entry arrays longer, so their device sizes are
+ * known, and checked, only now. */
+static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, cmrscl_cmrs *host,
+                                    void **values, void **perm, int perm_bits,
+                                    size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
-    size_t vs = cmrscl_precision_size(p->precision);
-    cmrs_modulo_out lay;
+    size_t vs =
+        p->values == CMRSCL_VALUES_FLOAT ? sizeof(float) : cmrscl_precision_size(p->precision);
+    cmrs_holed lay;
     cmrscl_status st =
-        cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
+        p->kernel == CMRSCL_KERNEL_SLICE
+            ? cmrs_slice_layout(host, row_ptr, *values, vs, perm_bits, &lay)
+            : cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
     if (st != CMRSCL_OK)
         return st;
     cmrscl_cmrs_free(host);
@@ -253,7 +258,7 @@ static cmrscl_status modulo_relayout(cmrscl_matrix m, cmrscl_cmrs *host, void **
 /* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
  * flagged in StripPtr for the kernels; then the upload. perm_bits (32, 64; 0: none): the
  * column order's permutation goes to the device too (rows that were not sorted; every
- * MODULO matrix, whose holes move positions away from CSR entries). */
+ * layout with holes, which move positions away from CSR entries). */
 /* The values as the plan stores them (cmrscl_values): DICT puts each entry's dictionary
  * index in its column word and hands back the dictionary for the values buffer; FLOAT was
  * converted by cmrs_build already; PLAIN stays. */
@@ -294,8 +299,8 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
                                              &vals, perm_bits, &host, &perm)
                                 : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                               "no memory for %lld values", (long long)p->nnz);
-    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
-        st = modulo_relayout(m, &host, &vals.dst, &perm, perm_bits, bytes);
+    if (st == CMRSCL_OK && plan_has_holes(p->kernel))
+        st = holes_relayout(m, row_ptr, &host, &vals.dst, &perm, perm_bits, bytes);
     if (st == CMRSCL_OK)
         st = encode_values(p, &host, &vals.dst, census);
     if (st == CMRSCL_OK) {
@@ -399,14 +404,18 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const pla
     return CMRSCL_OK;
 }
 
-/* MODULO: its permutation is built with the layout and uploaded at creation (holes move
- * CMRS positions away from CSR entries, so the device cannot rebuild it from the arrays), and
- * updates from the host need the CSR entry where each strip starts. */
-static cmrscl_status modulo_prepare(cmrscl_matrix m, const int64_t *row_ptr, int *perm_bits)
+/* Layouts with holes: the CSR entry where each strip starts, which updates from the host
+ * need (holes move positions away from CSR entries). MODULO's permutation is built with the
+ * layout and uploaded at creation: the device could not rebuild it from the arrays. A
+ * slice's can be (each row keeps its order, and these starts place the strip's rows), so
+ * like that of column-ordered strips it is built on the device by the first values update
+ * (matrix_update.c): most matrices are never updated, and it would cost them index_bits / 8
+ * bytes an entry of device memory - as much as the dictionary-coded entries themselves. */
+static cmrscl_status holes_prepare(cmrscl_matrix m, const int64_t *row_ptr, int *perm_bits)
 {
     const cmrscl_params *p = &m->params;
-    m->perm_pending = false;
-    *perm_bits = p->index_bits;
+    m->perm_pending = p->kernel == CMRSCL_KERNEL_SLICE;
+    *perm_bits = m->perm_pending ? 0 : p->index_bits;
     m->strip_csr = cmrscl_alloc((size_t)p->strips + 1, sizeof *m->strip_csr);
     if (!m->strip_csr)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d strips", p->strips);
@@ -455,7 +464,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
                       .nnz = row_ptr[rows],
                       .row_ptr = row_ptr,
                       .stats = stats,
-                      .values = &census};
+                      .values = &census,
+                      .host_layout = true};
     st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
     int perm_bits = 0;
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
@@ -467,8 +477,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         perm_bits = sorted ? 0 : p->index_bits;
         bytes[BUF_PERM] = (size_t)perm_bits / 8 * (size_t)p->nnz;
     }
-    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO && p->nnz > 0)
-        st = modulo_prepare(m, row_ptr, &perm_bits);
+    if (st == CMRSCL_OK && plan_has_holes(p->kernel) && p->nnz > 0)
+        st = holes_prepare(m, row_ptr, &perm_bits);
     if (st == CMRSCL_OK)
         st = matrix_check_device_memory(ctx, bytes);
     p->analyze_seconds = cmrscl_seconds() - t0;

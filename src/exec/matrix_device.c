@@ -345,12 +345,15 @@ cmrscl_status cmrscl_matrix_create_from_cl(cmrscl_context ctx, cmrscl_precision 
     *out = NULL;
     device_csr a = {rows, cols, nnz, row_ptr, nnz > 0 ? col_ind : NULL, nnz > 0 ? values : NULL};
     cmrscl_status st = check_arguments(ctx, precision, &a);
-    /* MODULO's layout (holes, entries moved between rows' turns) is a host algorithm over
-     * whole strips; the device conversion places each entry alone and has none. */
-    if (st == CMRSCL_OK && opt && opt->kernel == CMRSCL_KERNEL_MODULO)
+    /* The layouts with holes (MODULO's, the slices) are host algorithms over whole strips;
+     * the device conversion places each entry alone and has none. The plan says so too
+     * (for a tuning database's plan); here it is said before any work. */
+    if (st == CMRSCL_OK && opt && plan_has_holes(opt->kernel))
         st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                         "the MODULO kernel's layout is built on the host: create the matrix with "
-                         "cmrscl_matrix_create (or _i64, _from_csr), not from OpenCL buffers");
+                         "the %s kernel's layout is built on the host: create the matrix from host "
+                         "arrays (cmrscl_matrix_create, _i64 or _from_csr), not from OpenCL "
+                         "buffers",
+                         variant_family_name(opt->kernel));
     cmrscl_matrix m = NULL;
     if (st == CMRSCL_OK)
         st = matrix_new(ctx, &m);

@@ -1,6 +1,6 @@
 /* matrix_read.c - a device matrix read back: StripPtr for the tuner and the device path, and
  * the whole CMRS arrays (cmrscl_matrix_read_cmrs), plain whatever the device stores (the values
- * decoded from their dictionary or widened from floats, MODULO's holes dropped). */
+ * decoded from their dictionary or widened from floats, holes dropped). */
 #include "exec/exec.h"
 
 #include <stdlib.h>
@@ -41,7 +41,7 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
-    /* MODULO: the stored entries, holes included; dropped below */
+    /* MODULO, slice: the stored entries, holes included; dropped below */
     size_t nnz = (size_t)p->stored_entries;
     size_t strips = (size_t)p->strips + 1;
     bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
@@ -84,7 +84,7 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
                        p->stored_entries);
     }
     free(raw);
-    if (st == CMRSCL_OK && p->kernel == CMRSCL_KERNEL_MODULO)
+    if (st == CMRSCL_OK && plan_has_holes(p->kernel))
         cmrs_drop_holes(&c);
     if (st != CMRSCL_OK) {
         cmrscl_cmrs_free(&c);

@@ -20,7 +20,7 @@
  * buffer released after the gather: keeping one would cost a second copy of the values
  * for the matrix's lifetime.
  *
- * MODULO matrices hold holes between their entries (src/format/cmrs_modulo.c): their permutation is
+ * Layouts with holes (MODULO, slice: src/format/cmrs_holes.c) have their permutation
  * built with the layout and uploaded at creation, a hole's entry is all bits set (the gather
  * writes 0 there and reads no value), and a run of whole strips covers more positions than
  * CSR entries, so chunks keep both starts (update_cut, update_csr). */
@@ -43,7 +43,7 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     if (!m->perm_pending)
         return CMRSCL_OK;
     cmrscl_params *p = &m->params;
-    size_t bytes = (size_t)p->index_bits / 8 * (size_t)p->nnz;
+    size_t is = (size_t)p->index_bits / 8, bytes = is * (size_t)p->stored_entries;
     if (!room_beside(m, bytes))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "the first values update needs a %zu-byte permutation, which the "
@@ -52,8 +52,23 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
                            bytes, (unsigned long long)p->device_bytes);
     cmrscl_status st = CMRSCL_OK;
     cl_mem perm = launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "permutation");
+    /* slices: where each strip's CSR entries start, for the while the kernel runs */
+    cl_mem csr = NULL;
+    if (st == CMRSCL_OK && m->strip_csr) {
+        uint64_t *starts = cmrscl_alloc((size_t)p->strips + 1, sizeof *starts);
+        if (!starts)
+            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d strips", p->strips);
+        if (starts) {
+            memcpy(starts, m->strip_csr, ((size_t)p->strips + 1) * sizeof *starts);
+            csr = launch_new_buffer(m->ctx, CL_MEM_READ_ONLY, is * ((size_t)p->strips + 1),
+                                    index_narrow(starts, (size_t)p->strips + 1, p->index_bits), &st,
+                                    "strip starts");
+            free(starts);
+        }
+    }
     cl_uint strips = (cl_uint)p->strips, height = (cl_uint)p->height;
     cl_uint row_bits = (cl_uint)p->row_bits, packed = p->layout == CMRSCL_LAYOUT_PACKED;
+    cl_uint use_csr = csr != NULL;
     launch_arg args[] = {ARG(strips),
                          ARG(height),
                          ARG(row_bits),
@@ -61,6 +76,8 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
                          ARG(m->buf[BUF_STRIP_PTR]),
                          ARG(m->buf[BUF_COL_IND]),
                          ARG(m->buf[BUF_ROW_IN_STRIP]),
+                         ARG(use_csr),
+                         ARG(csr),
                          ARG(perm)};
     launcher own = *l;
     if (st == CMRSCL_OK)
@@ -68,6 +85,8 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     if (st == CMRSCL_OK)
         st = launch_run(&own, "convert_permutation", args, COUNT(args),
                         (size_t)p->strips * (size_t)p->height, NULL);
+    if (csr) /* in order after the kernel: a release waits for the queued reads */
+        clReleaseMemObject(csr);
     if (st != CMRSCL_OK) {
         if (perm)
             clReleaseMemObject(perm);
@@ -143,8 +162,8 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
 
 /* Enqueues values[first, first + count) = src gathered through the permutation (a plain
  * copy when there is none and the precisions agree); src holds CSR entries csr_first.. at
- * src_offset (csr_first == first but for MODULO's holes). The range is a run of whole strips
- * (the permutation stays within strips). The caller holds m->lock. */
+ * src_offset (csr_first == first but for the holes of MODULO and slice). The range is a run of
+ * whole strips (the permutation stays within strips). The caller holds m->lock. */
 static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size_t src_offset,
                             cmrscl_precision source, size_t first, size_t csr_first, size_t count)
 {
@@ -245,7 +264,7 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         return CMRSCL_OK;
     const cmrscl_params *p = &m->params;
     size_t nnz = (size_t)p->stored_entries, strips = (size_t)p->strips, slot = 0, chunks = 0;
-    const uint64_t *csr = m->strip_csr; /* MODULO: CSR starts differ from positions */
+    const uint64_t *csr = m->strip_csr; /* holes: CSR starts differ from positions */
     uint64_t *strip_ptr = NULL;         /* entry indices, the long-strip flag dropped */
     cmrscl_status st = CMRSCL_OK;
     if (m->buf[BUF_PERM]) { /* whole strips: read StripPtr once */

@@ -1,7 +1,8 @@
 /* format.h - the format stage: the arrays the device holds, built on the host from a valid
  * CSR structure and the plan's parameters - CMRS (StripPtr, packed or unpacked ColInd, the
- * values, column-ordered strips; cmrs.c), the MODULO layout with its holes (cmrs_modulo.c),
- * and the split of long strips into tiles (split.c) - with their sentinels from the kernels'
+ * values, column-ordered strips; cmrs.c), the layouts with holes (cmrs_holes.c: MODULO's,
+ * cmrs_modulo.c, and the slices, cmrs_slice.c), and the split of long strips into tiles
+ * (split.c) - with their sentinels from the kernels'
  * contract, cl/cmrs_abi.h. */
 #ifndef CMRSCL_FORMAT_H
 #define CMRSCL_FORMAT_H
@@ -39,17 +40,43 @@ CMRSCL_HIDDEN cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t
                                        const cmrs_values *values, int perm_bits, cmrscl_cmrs *out,
                                        void **perm);
 
-/* ---- cmrs_modulo.c: the MODULO kernel's layout ---- */
+/* ---- cmrs_holes.c: layouts with holes (MODULO, slice) ---- */
 
-/* The MODULO layout: cmrs (strip_ptr, col_ind with CMRS_ENTRY_PAD zeros after it,
- * row_in_strip; cmrs.values NULL, cmrs.nnz the stored entries), the values in the matrix's
- * precision (stored + CMRS_ENTRY_PAD, holes 0) and the permutation (CSR entry per position,
+/* A layout with holes: cmrs (strip_ptr, col_ind with CMRS_ENTRY_PAD zeros after it,
+ * row_in_strip; cmrs.values NULL, cmrs.nnz the stored positions), the values (value_size
+ * bytes a position + CMRS_ENTRY_PAD, holes 0) and the permutation (CSR entry per position,
  * all bits set for a hole). */
-typedef struct cmrs_modulo_out {
+typedef struct cmrs_holed {
     cmrscl_cmrs cmrs;
     void *values;
     void *perm;
-} cmrs_modulo_out;
+} cmrs_holed;
+/* What a layout with holes places: the positions of a CMRS built by cmrs_build, their values
+ * (value_size bytes a position; NULL: none) and their CSR entries (perm, perm_bits wide; NULL:
+ * the identity, row-ordered strips); perm_bits 32 or 64 asks for the output's permutation, 0
+ * for none. */
+typedef struct holed_source {
+    const cmrscl_cmrs *in;
+    const void *values;
+    size_t value_size;
+    const void *perm;
+    int perm_bits;
+} holed_source;
+/* The steps of a layout: start (out->cmrs a copy of in's header and a zeroed StripPtr), each
+ * strip's stored length into out->cmrs.strip_ptr[s + 1], allocate (their prefix sums, the
+ * arrays), then position q of the output takes input position k, or a hole for UINT64_MAX.
+ * On failure out is freed. */
+CMRSCL_HIDDEN cmrscl_status cmrs_holed_start(const holed_source *src, cmrs_holed *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_holed_allocate(const holed_source *src, cmrs_holed *out);
+CMRSCL_HIDDEN void cmrs_holed_place(const holed_source *src, cmrs_holed *out, uint64_t q,
+                                    uint64_t k);
+CMRSCL_HIDDEN void cmrs_holed_free(cmrs_holed *out);
+/* Drops the holes in place (strip_ptr, col_ind, row_in_strip, values, nnz): a valid CMRS of
+ * the matrix again. */
+CMRSCL_HIDDEN void cmrs_drop_holes(cmrscl_cmrs *c);
+
+/* ---- cmrs_modulo.c: the MODULO kernel's layout ---- */
+
 /* Re-lays each strip of `in` (built by cmrs_build) so that within a step of `warp`
  * positions, positions with the same (position in strip) % modulo never hold the same row,
  * with holes where needed. values: value_size bytes per position of in (may be NULL). perm:
@@ -58,11 +85,21 @@ typedef struct cmrs_modulo_out {
  * result does not depend on their number. */
 CMRSCL_HIDDEN cmrscl_status cmrs_modulo_layout(const cmrscl_cmrs *in, const void *values,
                                                size_t value_size, const void *perm, int perm_bits,
-                                               int modulo, int warp, cmrs_modulo_out *out);
-CMRSCL_HIDDEN void cmrs_modulo_free(cmrs_modulo_out *out);
-/* Drops the holes of a MODULO layout in place (strip_ptr, col_ind, row_in_strip, values,
- * nnz): a valid CMRS of the matrix again. */
-CMRSCL_HIDDEN void cmrs_drop_holes(cmrscl_cmrs *c);
+                                               int modulo, int warp, cmrs_holed *out);
+
+/* ---- cmrs_slice.c: the slice kernel's layout ---- */
+
+/* Positions the slice layout of HEIGHT `height` stores for a CSR structure: each strip's
+ * longest row times height. */
+CMRSCL_HIDDEN int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr, int height);
+/* Re-lays each strip of `in` (built by cmrs_build from row_ptr with row-ordered strips) as a
+ * slice: entry i of the strip's row r at strip_ptr[s] + i * height + r, rows shorter than the
+ * strip's longest padded with holes. values and perm_bits as for cmrs_modulo_layout (the
+ * input permutation is the identity). On all host threads; the result does not depend on
+ * their number. */
+CMRSCL_HIDDEN cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr,
+                                              const void *values, size_t value_size, int perm_bits,
+                                              cmrs_holed *out);
 
 /* dst[k] = src[k] converted between float and double, for k < n, on all host threads. */
 CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
@@ -92,11 +129,12 @@ CMRSCL_HIDDEN int value_dict_bits(int distinct);
 CMRSCL_HIDDEN void value_dictionary(const value_census *c, cmrscl_precision precision, void *out);
 /* Puts each entry's dictionary index in its column word, above the row_bits of the row in
  * strip (0 when unpacked): col << (row_bits + dict_bits) | index << row_bits | row. values:
- * the entries' values in CMRS order and the matrix's precision, every one in the census. */
+ * the entries' values in CMRS order and the matrix's precision, every one in the census
+ * (holes, CMRS_HOLE, are left as they are). */
 CMRSCL_HIDDEN void values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits, int dict_bits,
                                       const void *values, cmrscl_precision precision,
                                       const value_census *c);
-/* The reverse: plain column words and each entry's value from the dictionary. */
+/* The reverse: plain column words and each entry's value from the dictionary (a hole's 0). */
 CMRSCL_HIDDEN void values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bits,
                                       int dict_bits, const double *dict);
 

@@ -153,6 +153,8 @@ static void encode_range(void *ctx, int thread, int threads)
     const uint32_t row_mask = (1u << j->row_bits) - 1u;
     uint32_t idx = 0;
     for (int64_t k = begin; k < end; ++k) {
+        if (j->col_ind[k] == CMRS_HOLE) /* no value; the kernels skip it */
+            continue;
         uint64_t b = value_bits(j->values, j->precision, k, j->precision);
         if (j->c->dict[idx] != b) /* the census holds every value: the search ends */
             for (idx = 0; j->c->dict[idx] != b; ++idx)
@@ -176,6 +178,10 @@ void values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bi
     const uint32_t row_mask = (1u << row_bits) - 1u, dict_mask = (1u << dict_bits) - 1u;
     for (int64_t k = 0; k < n; ++k) {
         uint32_t w = col_ind[k];
+        if (w == CMRS_HOLE) {
+            values[k] = 0;
+            continue;
+        }
         values[k] = dict[(w >> row_bits) & dict_mask];
         col_ind[k] = (w >> (row_bits + dict_bits)) << row_bits | (w & row_mask);
     }

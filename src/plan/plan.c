@@ -24,6 +24,10 @@
  *                                      split, all rows fit VECTOR_WAVES waves of warps and
  *                                      no row is longer than VECTOR_CHAIN.
  *   Any strip longer than 2 tiles and PLAN_SPLIT_FROM entries is split (plan_split.c).
+ * Before all of them, on any GPU: rows of about equal length (few holes in slices of 32 rows)
+ * and enough strips for the device -> slice family (slice_rule).
+ *   rows of about equal length      -> slice family, HEIGHT 32: a lane per row, the matrix
+ *                                      streamed past L2 (NVIDIA).
  * The streaming hint is NVIDIA's (inline PTX); other GPUs take the same families and HEIGHTs
  * (not yet measured there). GPUs whose lanes cannot talk keep the strip family: CSR-vector for
  * long rows, else the device rule's HEIGHT; CPUs walk each strip with one work-item (the
@@ -76,7 +80,6 @@ int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
     return h < 1 ? 1 : (int)h;
 }
 
-static bool power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
 /* CPUs (docs/PORTABILITY.md, "The plan on CPUs"; measured with Intel's OpenCL CPU runtime
  * 2026.2 on a 2-core AMD EPYC with AVX-512 and 32 MB of L3, and with PoCL 5 on a 16-core
  * Xeon): a core walks a strip best alone - the segment family with one work-item per strip
@@ -125,6 +128,40 @@ static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl
                              : ", many regular rows");
 }
 
+/* Slices (the slice family: a lane per row, every load coalesced, no lanes to combine) where
+ * a strip's rows are about equally long: measured on an H100 (docs/PERFORMANCE.md session
+ * 13, run 1), against the plans below in the same run - stencils (holes 0-6% of the
+ * entries) 1.4-1.6x in float and double, FEM-like blocks (1-2%) 0.97-1.22x, a permutation
+ * (none) 1.01-1.16x; uniform random rows (holes doubling the entries) 0.96-1.00x in float and
+ * 0.87-0.92x in double. Tall strips leave too few warps: 2844 strips of 32 rows (a third of
+ * the H100's resident warps; stencil7:45) still won 1.27-1.36x, 432 (stencil27:24) lost
+ * 0.86x and 125 (fem:10:4) 0.61-0.67x. HEIGHT 64 measured the same, 16 3-10% slower; the
+ * streaming hint (NVIDIA) 0-8% faster on all but two, 1% slower there. Rows as long as the
+ * long-rows class were not measured: they keep their warp per row. */
+#define SLICE_HEIGHT 32
+#define SLICE_HOLES 1.25 /* stored positions per entry up to which slices are taken */
+#define SLICE_WARPS 0.25 /* ... and strips per resident warp from which */
+static bool slice_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
+{
+    const cmrscl_matrix_stats *st = &a->stats;
+    double strips = ((double)a->rows + SLICE_HEIGHT - 1) / SLICE_HEIGHT;
+    if (!a->host_layout || !a->row_ptr || a->nnz == 0 || st->mu >= PLAN_LONG_ROWS ||
+        strips < SLICE_WARPS * plan_resident_warps(dev) ||
+        !cmrs_packing_fits(a->cols, SLICE_HEIGHT)) /* a hole's word must stay unique */
+        return false;
+    double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, SLICE_HEIGHT) / (double)a->nnz;
+    if (holes > SLICE_HOLES)
+        return false;
+    p->kernel = CMRSCL_KERNEL_SLICE;
+    p->height = SLICE_HEIGHT;
+    p->cache_hint = dev->warp_shuffle ? CMRSCL_CACHE_HINT_STREAM : 0;
+    snprintf(p->plan_reason, sizeof p->plan_reason,
+             "rows of about equal length (mu %.1f; %.2f stored positions per entry with the "
+             "holes of slices of %d rows): slices, a lane per row%s",
+             st->mu, holes, SLICE_HEIGHT, dev->warp_shuffle ? ", matrix streamed past L2" : "");
+    return true;
+}
+
 /* The family and its parameters from the matrix (the rule in the header), with the reason.
  * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
 static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
@@ -136,6 +173,8 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         return;
     }
     p->height_source = "matrix rule";
+    if (slice_rule(dev, a, p))
+        return;
     if (!dev->warp_shuffle && !(dev->subgroup_width && dev->subgroup_shuffle)) {
         /* Lanes that cannot talk but through group barriers: the strip family, whose local
          * tree pays one barrier per halving; a warp per row for long rows. */
@@ -246,11 +285,23 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
                                      const kernel_variant *v, cmrscl_params *p)
 {
     /* the matrix rule may have asked for lanes the variant takes (CPUs: sub-groups of 8) */
-    if (opt->warp)
+    if (p->kernel == CMRSCL_KERNEL_SLICE) { /* a lane per row of its strip */
+        if (!plan_power_of_two(p->height))
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "the slice kernel runs one lane per row: its height %d must be a "
+                               "power of two",
+                               p->height);
+        if (opt->warp && opt->warp != p->height)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "the slice kernel runs one lane per row: warp %d must be its "
+                               "height %d (or 0)",
+                               opt->warp, p->height);
+        p->warp = p->height;
+    } else if (opt->warp)
         p->warp = opt->warp;
     else if (!p->warp || variant_lanes_refused(dev, v, p->warp))
         p->warp = variant_default_warp(dev, v);
-    if (!power_of_two(p->warp) || p->warp > 1024)
+    if (!plan_power_of_two(p->warp) || p->warp > 1024)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "warp %d is not a power of two in 1..1024", p->warp);
     bool one_warp = variant_one_warp(dev, v, p->warp);
@@ -337,9 +388,9 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
                                    const cmrscl_options *opt, cmrscl_params *p)
 {
     bool fits = cmrs_packing_fits(a->cols, p->height);
-    /* MODULO's holes have every col_ind bit set: a real packed entry must never look like
-     * one, so its column bits may not all be set either. */
-    if (p->kernel == CMRSCL_KERNEL_MODULO)
+    /* Holes have every col_ind bit set: a real packed entry must never look like one, so
+     * its column bits may not all be set either. */
+    if (plan_has_holes(p->kernel))
         fits = fits && (int64_t)a->cols < (1ll << (32 - cmrscl_cmrs_row_bits(p->height)));
     if (opt->layout == CMRSCL_LAYOUT_PACKED && !fits)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -349,11 +400,13 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
     p->layout = opt->layout == CMRSCL_LAYOUT_UNPACKED || !fits ? CMRSCL_LAYOUT_UNPACKED
                                                                : CMRSCL_LAYOUT_PACKED;
     p->row_bits = p->layout == CMRSCL_LAYOUT_PACKED ? cmrscl_cmrs_row_bits(p->height) : 0;
-    if (p->kernel == CMRSCL_KERNEL_SEGMENT) {
-        /* The segmented scan needs each row's entries contiguous within the strip. */
+    if (p->kernel == CMRSCL_KERNEL_SEGMENT || p->kernel == CMRSCL_KERNEL_SLICE) {
+        /* The segmented scan needs each row's entries contiguous within the strip; the
+         * slices are laid from row-ordered strips. */
         if (opt->order == CMRSCL_ORDER_COLUMNS)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "the segment kernel needs row-ordered strips (--order rows)");
+                               "the %s kernel needs row-ordered strips (--order rows)",
+                               variant_family_name(p->kernel));
         p->order = CMRSCL_ORDER_ROWS;
     } else {
         /* Paper, section 6.3: "the data should be sorted" - column order within strips. */
@@ -368,60 +421,6 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
         p->cache_hint = opt->cache_hint;
     else if (p->cache_hint != CMRSCL_CACHE_HINT_STREAM)
         p->cache_hint = CMRSCL_CACHE_HINT_OFF;
-    return CMRSCL_OK;
-}
-
-cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
-{
-    if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "precision %d is neither CMRSCL_FLOAT nor CMRSCL_DOUBLE",
-                           (int)precision);
-    if (precision == CMRSCL_DOUBLE && !dev->fp64)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "double precision needs cl_khr_fp64, which device \"%s\" lacks",
-                           dev->device_name);
-    return CMRSCL_OK;
-}
-
-/* Validates the options that need no device facts. */
-static cmrscl_status check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                   const cmrscl_options *opt)
-{
-    cmrscl_status st = plan_check_precision(dev, precision);
-    if (st != CMRSCL_OK)
-        return st;
-    if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
-        (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
-        (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
-        (unsigned)opt->kernel > CMRSCL_KERNEL_MODULO ||
-        (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM ||
-        (unsigned)opt->values > CMRSCL_VALUES_DICT)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "options: layout %d, order %d, reduce %d, kernel %d, cache hint %d or "
-                           "values %d is not a known value",
-                           (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
-                           (int)opt->cache_hint, (int)opt->values);
-    if ((unsigned)opt->combine > CMRSCL_COMBINE_GROUP)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "options: combine %d is not a known value", (int)opt->combine);
-    if (opt->lane_entries != 0 && opt->lane_entries != 1 && opt->lane_entries != 2 &&
-        opt->lane_entries != 4)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "lane_entries %d: expected 1, 2 or 4 (0: automatic)", opt->lane_entries);
-    if (opt->modulo != 0 && (opt->modulo < 2 || opt->modulo > 32 || !power_of_two(opt->modulo)))
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "modulo %d: expected 2, 4, 8, 16 or 32 (0: automatic)", opt->modulo);
-    if (opt->modulo != 0 && opt->kernel != CMRSCL_KERNEL_MODULO)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "modulo %d is an option of the MODULO kernel (kernel %d)", opt->modulo,
-                           (int)opt->kernel);
-    if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
-                           CMRSCL_MAX_HEIGHT);
-    if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);
     return CMRSCL_OK;
 }
 
@@ -448,13 +447,15 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
     if (p->kernel == CMRSCL_KERNEL_MODULO)
         stored = a->nnz * (p->warp / p->modulo) +
                  ((int64_t)a->rows + p->height - 1) / p->height * p->warp;
+    if (p->kernel == CMRSCL_KERNEL_SLICE) /* row_ptr is there: the layout is the host's */
+        stored = cmrs_slice_stored(a->rows, a->row_ptr, p->height);
     bool wide = stored > INT32_MAX || partial_sums > INT32_MAX;
     if (opt->index_bits == 32 && wide)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "32-bit indices hold at most %d entries and partial sums; the matrix "
                            "needs 64 (%lld entries%s, %lld partial sums)",
                            INT32_MAX, (long long)stored,
-                           stored > a->nnz ? " at most, with MODULO's padding" : "",
+                           stored > a->nnz ? " at most, with the layout's holes" : "",
                            (long long)partial_sums);
     p->index_bits = opt->index_bits ? opt->index_bits : wide ? 64 : 32;
     return CMRSCL_OK;
@@ -467,7 +468,7 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     if (!opt)
         opt = &defaults;
     memset(p, 0, sizeof *p);
-    cmrscl_status st = check_options(dev, precision, opt);
+    cmrscl_status st = plan_check_options(dev, precision, opt);
     if (st != CMRSCL_OK)
         return st;
     p->precision = precision;
@@ -495,6 +496,12 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         p->reduce = v->pub.reduce;
         st = choose_geometry(dev, opt, v, p);
     }
+    if (st == CMRSCL_OK && plan_has_holes(p->kernel) && (!a->host_layout || !a->row_ptr))
+        st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                         "the %s kernel's layout is built on the host: create the matrix from host "
+                         "arrays (cmrscl_matrix_create, _i64 or _from_csr), not from OpenCL "
+                         "buffers",
+                         variant_family_name(p->kernel));
     if (st == CMRSCL_OK)
         st = choose_layout(dev, a, opt, p);
     if (st == CMRSCL_OK)
@@ -518,33 +525,4 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
                            (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
     plan_build_options(dev, p);
     return CMRSCL_OK;
-}
-
-void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
-{
-    bool sub = p->reduce == CMRSCL_REDUCE_SUBGROUP;
-    int n = snprintf(
-        p->build_options, sizeof p->build_options,
-        "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
-        "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
-        "-DGROUP_COMBINE=%d -DVALUES=%d -DDICT_BITS=%d",
-        !sub                       ? "1.2"
-        : dev->subgroup_cl_c == 30 ? "3.0"
-        : dev->subgroup_cl_c == 20 ? "2.0"
-                                   : "1.2",
-        (int)p->kernel, p->height, p->warp, p->work_group_size, p->precision == CMRSCL_DOUBLE,
-        p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
-        (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
-        p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
-        p->combine == CMRSCL_COMBINE_GROUP, (int)p->values, p->dict_bits);
-    /* Sub-groups: fixed to the plan's width where the device lets a kernel ask for one (else
-     * the built kernel's own width is checked, subgroups.c), and the shuffles it has. */
-    if (sub && n > 0 && (size_t)n < sizeof p->build_options)
-        n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
-                      " -DREQD_SUBGROUP=%d -DSG_RELATIVE=%d",
-                      dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
-                      dev->subgroup_relative);
-    if (p->modulo && n > 0 && (size_t)n < sizeof p->build_options)
-        snprintf(p->build_options + n, sizeof p->build_options - (size_t)n, " -DMODULO=%d",
-                 p->modulo);
 }

@@ -101,7 +101,13 @@ typedef struct plan_matrix {
     cmrscl_matrix_stats stats;
     const int64_t *longest_strip; /* without row_ptr: row_totals.longest_strip, or NULL */
     const value_census *values;   /* NULL or not examined: the values stay plain */
+    bool host_layout; /* laid out on the host (not the device path): layouts with holes can be */
 } plan_matrix;
+/* Layouts that store holes between the entries (src/format/cmrs_holes.c). */
+static inline bool plan_has_holes(cmrscl_kernel k)
+{
+    return k == CMRSCL_KERNEL_MODULO || k == CMRSCL_KERNEL_SLICE;
+}
 /* Fills every plan field of *out but the sizes and timings (precision, kernel, height,
  * warp, work-group, layout, order, reduce, row_bits, modulo, cache_hint, tile, stats,
  * height_source, plan_reason, build_options); fails with a message when an option cannot
@@ -109,6 +115,11 @@ typedef struct plan_matrix {
 CMRSCL_HIDDEN cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
                                         const plan_matrix *a, const cmrscl_options *opt,
                                         cmrscl_params *out);
+/* plan_options.c: the options that need no device facts, checked (plan_choose's first step). */
+CMRSCL_HIDDEN cmrscl_status plan_check_options(const cmrscl_device_info *dev,
+                                               cmrscl_precision precision,
+                                               const cmrscl_options *opt);
+static inline bool plan_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
 /* A precision the library knows (float or double) that the device can run. */
 CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
                                                  cmrscl_precision precision);

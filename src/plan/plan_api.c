@@ -91,7 +91,8 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
                      .cols = csr->cols,
                      .nnz = csr->nnz,
                      .row_ptr = csr->row_ptr,
-                     .values = &values};
+                     .values = &values,
+                     .host_layout = true};
     analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, &a.stats);
     st = plan_for_matrix(dev, precision, &a, opt, out, NULL);
     if (st != CMRSCL_OK)

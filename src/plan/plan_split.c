@@ -112,10 +112,11 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "tile %d: expected entries per tile, 0 (automatic) or -1 (never split)",
                            opt->tile);
-    if (p->kernel == CMRSCL_KERNEL_MODULO) { /* its layout is per whole strip */
+    if (plan_has_holes(p->kernel)) { /* its layout is per whole strip */
         if (opt->tile > 0)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "the MODULO kernel does not split long strips (tile %d)", opt->tile);
+                               "the %s kernel does not split long strips (tile %d)",
+                               variant_family_name(p->kernel), opt->tile);
         p->tile = 0;
         return CMRSCL_OK;
     }

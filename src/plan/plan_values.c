@@ -16,7 +16,9 @@ cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt
     const char *why = NULL;
     p->values = CMRSCL_VALUES_PLAIN;
     int bits = c && c->distinct <= CMRSCL_MAX_DICT ? value_dict_bits(c->distinct) : 0;
-    bool dict_fits = (int64_t)a->cols <= (1ll << (32 - p->row_bits - bits));
+    /* a hole's word is all ones: with holes the column field may never be */
+    int64_t columns_fit = (1ll << (32 - p->row_bits - bits)) - (plan_has_holes(p->kernel) ? 1 : 0);
+    bool dict_fits = (int64_t)a->cols <= columns_fit;
     if (p->kernel == CMRSCL_KERNEL_MODULO)
         why = "MODULO's holes store zeros";
     else if (a->nnz == 0)

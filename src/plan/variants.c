@@ -12,7 +12,8 @@
 
 _Static_assert(CMRSCL_KERNEL_STRIP == CMRS_KERNEL_STRIP &&
                    CMRSCL_KERNEL_SEGMENT == CMRS_KERNEL_SEGMENT &&
-                   CMRSCL_KERNEL_MODULO == CMRS_KERNEL_MODULO,
+                   CMRSCL_KERNEL_MODULO == CMRS_KERNEL_MODULO &&
+                   CMRSCL_KERNEL_SLICE == CMRS_KERNEL_SLICE,
                "cmrscl_kernel is the kernels' -DKERNEL code (cl/cmrs_abi.h)");
 _Static_assert(CMRSCL_REDUCE_LOCAL == CMRS_REDUCE_LOCAL &&
                    CMRSCL_REDUCE_SHUFFLE == CMRS_REDUCE_SHUFFLE &&
@@ -40,17 +41,26 @@ static uint64_t modulo_local(const cmrscl_params *p, uint64_t value_size)
            value_size;
 }
 
+static uint64_t no_local(const cmrscl_params *p, uint64_t value_size)
+{
+    (void)p, (void)value_size; /* slice: a row's sum stays in its work-item's register */
+    return 0;
+}
+
 static const int strip_heights[] = {1, 2, 4, 8, 12, 16, 0};
 static const int segment_heights[] = {16, 32, 64, 128, 256, 0};
+static const int slice_heights[] = {16, 32, 64, 0};
 static const int no_heights[] = {0};
 
 /* The families by the names variants.def uses. */
 #define KERNEL_strip CMRSCL_KERNEL_STRIP
 #define KERNEL_segment CMRSCL_KERNEL_SEGMENT
 #define KERNEL_modulo CMRSCL_KERNEL_MODULO
+#define KERNEL_slice CMRSCL_KERNEL_SLICE
 #define FILE_strip "cmrs_strip.cl"
 #define FILE_segment "cmrs_segment.cl"
 #define FILE_modulo "cmrs_modulo.cl"
+#define FILE_slice "cmrs_slice.cl"
 #define REDUCE_local CMRSCL_REDUCE_LOCAL
 #define REDUCE_shuffle CMRSCL_REDUCE_SHUFFLE
 #define REDUCE_subgroup CMRSCL_REDUCE_SUBGROUP
@@ -62,10 +72,13 @@ static const variant_family families[] = {
     {KERNEL_segment, "segment", FILE_segment, 32, 1, segment_heights, segment_local},
     /* the paper's HEIGHT (section 7); only on request, so nothing to tune */
     {KERNEL_modulo, "modulo", FILE_modulo, 16, 0, no_heights, modulo_local},
+    /* a strip's lanes are its rows: the plan sets the warp to HEIGHT */
+    {KERNEL_slice, "slice", FILE_slice, 32, 0, slice_heights, no_local},
 };
 #define FAMILY_strip (&families[0])
 #define FAMILY_segment (&families[1])
 #define FAMILY_modulo (&families[2])
+#define FAMILY_slice (&families[3])
 
 static const kernel_variant variants[] = {
 #define VARIANT(family, reduce, needs, lanes, in_loops)                                            \

@@ -180,7 +180,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_KERNEL: /* the families of the variant table */
         o->matrix.kernel = CMRSCL_KERNEL_AUTO;
         return !strcmp(arg, "auto") || plan_kernel_by_name(arg, &o->matrix.kernel) ||
-               usage_error("--kernel", "auto, strip, segment or modulo", arg);
+               usage_error("--kernel", "auto, strip, segment, modulo or slice", arg);
     case OPT_CACHE_HINT:
         if (!parse_keyword("--cache-hint", arg, hints, "auto, off or stream", &k))
             return false;

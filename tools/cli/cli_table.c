@@ -44,7 +44,8 @@ const cli_flag cli_flags[] = {
      "random:N:K perm:N dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED], "
      "kron:A.mtx:B.mtx (Kronecker product of two files)"},
     {"kernel", OPT_KERNEL, "K", PLAN_CMDS, CLI_GROUP_PLAN,
-     "auto | strip | segment | modulo (modulo: chosen only by hand, not yet measured on a GPU)"},
+     "auto | strip | segment | modulo | slice (modulo: chosen only by hand, not yet measured on "
+     "a GPU)"},
     {"modulo", OPT_MODULO, "N", PLAN_CMDS, CLI_GROUP_PLAN,
      "modulo kernel: 2, 4, 8, 16 or 32 slot sets per strip (default 8, or the warp when "
      "narrower)"},

@@ -142,8 +142,8 @@ bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options
         o.tile = -1;
         o.warp = buf[4] == 's' ? 1 : 0;
     } else if (!plan_kernel_by_name(buf, &o.kernel)) {
-        return bad_plan(name,
-                        "unknown plan (auto, csr-vector, csr-scalar, strip, segment, modulo)");
+        return bad_plan(
+            name, "unknown plan (auto, csr-vector, csr-scalar, strip, segment, modulo, slice)");
     }
     if (height)
         o.height = height;
@@ -166,8 +166,10 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size)
     if (n > 0 && (size_t)n < size && p->lane_entries > 1)
         n += snprintf(buf + n, size - (size_t)n, " k%d", p->lane_entries);
     if (n > 0 && (size_t)n < size && p->modulo)
-        n += snprintf(buf + n, size - (size_t)n, " m%d pad%.2f", p->modulo,
-                      p->nnz ? (double)p->stored_entries / (double)p->nnz : 1.0);
+        n += snprintf(buf + n, size - (size_t)n, " m%d", p->modulo);
+    if (n > 0 && (size_t)n < size && p->stored_entries > p->nnz) /* holes */
+        n += snprintf(buf + n, size - (size_t)n, " pad%.2f",
+                      (double)p->stored_entries / (double)p->nnz);
     if (n > 0 && (size_t)n < size && p->long_strips)
         n += snprintf(buf + n, size - (size_t)n, " split%d%s", (int)p->tile,
                       p->combine == CMRSCL_COMBINE_GROUP ? " group" : "");

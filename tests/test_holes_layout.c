@@ -1,12 +1,16 @@
-/* test_modulo_layout.c - the MODULO kernel's host layout (src/format/cmrs_modulo.c) on the awkward
- * matrix catalogue and on random strips, for every MODULO and a spread of warps and heights:
+/* test_holes_layout.c - the host layouts with holes on the awkward matrix catalogue. The MODULO
+ * kernel's (src/format/cmrs_modulo.c), for every MODULO and a spread of warps and heights:
  *   - within each step of WARP positions of a strip, no two entries whose positions share
  *     position % MODULO have the same row (the property the kernel's race freedom rests on);
  *   - every CSR entry is stored exactly once, with its own column, row and value; holes carry
  *     the hole column, value 0 and the hole permutation entry;
  *   - within each row the entries keep their order (their CSR entries ascend);
  *   - the stored length stays within the bound the plan sizes indices by;
- *   - dropping the holes gives back a CMRS of the same matrix. */
+ *   - dropping the holes gives back a CMRS of the same matrix.
+ * The slice kernel's (src/format/cmrs_slice.c), heights 1, 4, 16 and 64: each strip stores its
+ * longest row times the height (what cmrs_slice_stored counts for the plan), entry i of row r
+ * at i * height + r and holes elsewhere; every entry once, rows in order, holes dropped the
+ * matrix again. */
 #include "format/format.h"
 #include "io/io.h"
 #include "test_matrices.h"
@@ -27,7 +31,7 @@ static uint32_t col_at(const cmrscl_cmrs *c, uint64_t k)
 }
 
 /* The step property and the holes of strip s. */
-static void check_steps(const cmrs_modulo_out *o, int32_t s, int modulo, int warp, const char *what)
+static void check_steps(const cmrs_holed *o, int32_t s, int modulo, int warp, const char *what)
 {
     const cmrscl_cmrs *c = &o->cmrs;
     const double *v = o->values;
@@ -49,8 +53,21 @@ static void check_steps(const cmrs_modulo_out *o, int32_t s, int modulo, int war
         }
 }
 
+/* Holes dropped: a CMRS of the same matrix again (consumes o's values). */
+static void check_dropped(const cmrscl_csr *a, cmrs_holed *o, const char *what)
+{
+    o->cmrs.values = o->values, o->values = NULL;
+    cmrs_drop_holes(&o->cmrs);
+    cmrscl_csr back;
+    CHECK_OK(cmrscl_cmrs_to_csr(&o->cmrs, &back));
+    CHECK_MSG(back.nnz == a->nnz && !memcmp(back.col_ind, a->col_ind, 4 * (size_t)a->nnz) &&
+                  !memcmp(back.values, a->values, 8 * (size_t)a->nnz),
+              "%s: holes dropped, not the matrix", what);
+    cmrscl_csr_free(&back);
+}
+
 /* Every CSR entry once, in place, rows in order. */
-static void check_entries(const cmrscl_csr *a, const cmrs_modulo_out *o, const char *what)
+static void check_entries(const cmrscl_csr *a, const cmrs_holed *o, const char *what)
 {
     const cmrscl_cmrs *c = &o->cmrs;
     const uint64_t *perm = o->perm;
@@ -90,7 +107,7 @@ static void check_layout(const cmrscl_csr *a, const char *name, int height, unsi
                         CMRSCL_DOUBLE};
     CHECK_OK(cmrs_build(a->rows, a->cols, a->row_ptr, a->col_ind, height, flags, &vals, 64, &again,
                         &perm));
-    cmrs_modulo_out o;
+    cmrs_holed o;
     CHECK_OK(cmrs_modulo_layout(&again, vals.dst, sizeof(double), perm, 64, modulo, warp, &o));
     if (o.cmrs.strip_ptr) {
         int64_t bound = a->nnz * (warp / modulo) + (int64_t)again.strips * warp;
@@ -100,19 +117,61 @@ static void check_layout(const cmrscl_csr *a, const char *name, int height, unsi
         for (int32_t s = 0; s < o.cmrs.strips; ++s)
             check_steps(&o, s, modulo, warp, what);
         check_entries(a, &o, what);
-        /* holes dropped: a CMRS of the same matrix again */
-        o.cmrs.values = o.values, o.values = NULL;
-        cmrs_drop_holes(&o.cmrs);
-        cmrscl_csr back;
-        CHECK_OK(cmrscl_cmrs_to_csr(&o.cmrs, &back));
-        CHECK_MSG(back.nnz == a->nnz && !memcmp(back.col_ind, a->col_ind, 4 * (size_t)a->nnz) &&
-                      !memcmp(back.values, a->values, 8 * (size_t)a->nnz),
-                  "%s: holes dropped, not the matrix", what);
-        cmrscl_csr_free(&back);
+        check_dropped(a, &o, what);
     }
-    cmrs_modulo_free(&o);
+    cmrs_holed_free(&o);
     cmrscl_cmrs_free(&again);
     free(vals.dst), free(perm);
+}
+
+/* The slice layout of `a` with this height: each strip its longest row times the height,
+ * entry i of row r at i * height + r, holes elsewhere (hole column, value 0, hole entry). */
+static void check_slices(const cmrscl_csr *a, const char *name, int height, unsigned flags)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s, slices of height %d%s", name, height,
+             flags & CMRSCL_CMRS_UNPACKED ? ", unpacked" : "");
+    cmrscl_cmrs rows;
+    cmrs_values vals = {a->values, CMRSCL_DOUBLE, malloc(8 * ((size_t)a->nnz + CMRS_ENTRY_PAD)),
+                        CMRSCL_DOUBLE};
+    void *none = NULL; /* row-ordered strips: no permutation */
+    CHECK_OK(cmrs_build(a->rows, a->cols, a->row_ptr, a->col_ind, height, flags, &vals, 64, &rows,
+                        &none));
+    CHECK(none == NULL);
+    cmrs_holed o;
+    CHECK_OK(cmrs_slice_layout(&rows, a->row_ptr, vals.dst, sizeof(double), 64, &o));
+    if (o.cmrs.strip_ptr) {
+        CHECK_MSG(o.cmrs.nnz == cmrs_slice_stored(a->rows, a->row_ptr, height),
+                  "%s: %lld stored, counted %lld", what, (long long)o.cmrs.nnz,
+                  (long long)cmrs_slice_stored(a->rows, a->row_ptr, height));
+        const uint64_t *perm = o.perm;
+        const double *v = o.values;
+        bool placed = true;
+        for (int32_t s = 0; s < o.cmrs.strips && placed; ++s) {
+            int64_t width = 0, r0 = (int64_t)s * height;
+            for (int64_t r = r0; r < r0 + height && r < a->rows; ++r)
+                if (a->row_ptr[r + 1] - a->row_ptr[r] > width)
+                    width = a->row_ptr[r + 1] - a->row_ptr[r];
+            placed = o.cmrs.strip_ptr[s + 1] - o.cmrs.strip_ptr[s] == (uint64_t)(width * height);
+            for (int64_t i = 0; i < width && placed; ++i)
+                for (int64_t r = 0; r < height && placed; ++r) {
+                    uint64_t k = o.cmrs.strip_ptr[s] + (uint64_t)(i * height + r);
+                    int64_t row = r0 + r;
+                    bool entry = row < a->rows && i < a->row_ptr[row + 1] - a->row_ptr[row];
+                    placed = entry ? perm[k] == (uint64_t)(a->row_ptr[row] + i) &&
+                                         row_at(&o.cmrs, k) == (uint32_t)r
+                                   : o.cmrs.col_ind[k] == CMRS_HOLE && v[k] == 0.0 &&
+                                         perm[k] == UINT64_MAX;
+                    CHECK_MSG(placed, "%s: strip %d, row %lld, entry %lld misplaced", what, s,
+                              (long long)r, (long long)i);
+                }
+        }
+        check_entries(a, &o, what);
+        check_dropped(a, &o, what);
+    }
+    cmrs_holed_free(&o);
+    cmrscl_cmrs_free(&rows);
+    free(vals.dst);
 }
 
 int main(void)
@@ -129,8 +188,10 @@ int main(void)
                                  (unsigned)((h + modulo) % 2 ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
                                      (h == 3 ? CMRSCL_CMRS_UNPACKED : 0),
                                  modulo, warp);
+        for (int h = 1; h <= 64; h *= 4, ++layouts) /* 1, 4, 16, 64 */
+            check_slices(&a, name, h, h == 4 ? CMRSCL_CMRS_UNPACKED : 0);
         cmrscl_csr_free(&a);
     }
     printf("%d layouts checked\n", layouts);
-    return test_finish("modulo_layout");
+    return test_finish("holes_layout");
 }

@@ -1,14 +1,15 @@
-/* test_modulo.c - the MODULO kernel beyond the variant matrix of test_kernel.c, on the device
- * chosen by CMRSCL_DEVICE:
+/* test_holes.c - the layouts with holes (the MODULO and slice kernels) beyond the variant
+ * matrix of test_kernel.c, on the device chosen by CMRSCL_DEVICE:
  *   holes        x holds Inf and NaN in every column no entry uses (so in any column a hole
- *                could name): y stays finite and right, in both layouts and orders;
+ *                could name): y stays finite and right, in both layouts (and orders);
  *   determinism  the same product run after run, and from a second matrix, bit for bit;
  *   updates      update_values (host, in many chunks) and update_values_cl, in either
  *                precision, also of CSR with unsorted rows: the arrays and products of a fresh
- *                create with the new values, and every hole still 0 on the device;
- *   options      bad MODULO options fail with a message naming them; create_from_cl refuses
- *                the kernel; the automatic plan never picks it.
- * Usage: test_modulo float|double */
+ *                create with the new values, and every hole still 0 on the device (a slice's
+ *                permutation is built by the first update, MODULO's at creation);
+ *   options      bad MODULO and slice options fail with a message naming them;
+ *                create_from_cl refuses both; the automatic plan never picks MODULO.
+ * Usage: test_holes float|double */
 #include "exec/exec.h"
 #include "test_matrices.h"
 #include "test_util.h"
@@ -28,6 +29,14 @@ static cmrscl_options modulo_options(int modulo, int warp, int height, cmrscl_la
     o.modulo = modulo, o.warp = warp, o.height = height;
     o.layout = layout, o.order = order;
     o.reduce = CMRSCL_REDUCE_LOCAL; /* what runs on every device */
+    return o;
+}
+
+static cmrscl_options slice_options(int height, cmrscl_layout layout)
+{
+    cmrscl_options o = {0};
+    o.kernel = CMRSCL_KERNEL_SLICE;
+    o.height = height, o.layout = layout;
     return o;
 }
 
@@ -64,10 +73,11 @@ static void test_holes(cmrscl_context ctx, cmrscl_precision prec)
                             : NAN;
     memset(y0, 0, sizeof y0);
     void *xd = test_values_in(x, 40, prec), *yd = test_values_in(y0, 45, prec);
-    for (int k = 0; k < 4; ++k) {
-        cmrscl_options o =
-            modulo_options(2, 8, 16, k % 2 ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED,
-                           k / 2 ? CMRSCL_ORDER_ROWS : CMRSCL_ORDER_COLUMNS);
+    for (int k = 0; k < 6; ++k) {
+        cmrscl_layout layout = k % 2 ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED;
+        cmrscl_options o = k < 4 ? modulo_options(2, 8, 16, layout,
+                                                  k / 2 ? CMRSCL_ORDER_ROWS : CMRSCL_ORDER_COLUMNS)
+                                 : slice_options(k == 4 ? 32 : 4, layout);
         cmrscl_matrix m = NULL;
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &m));
         cmrscl_params p;
@@ -107,19 +117,24 @@ static void test_determinism(cmrscl_context ctx, cmrscl_precision prec)
 {
     cmrscl_csr a;
     test_matrix_build(9, &a); /* 1500 x 1500 random */
-    cmrscl_options o = modulo_options(8, 32, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS);
-    cmrscl_matrix m = NULL, again = NULL;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &m));
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &again));
-    size_t bytes = cmrscl_precision_size(prec) * (size_t)a.rows;
-    void *first = malloc(bytes), *y = malloc(bytes);
-    product(m, &a, prec, first);
-    for (int run = 0; run < 4; ++run) {
-        product(run == 3 ? again : m, &a, prec, y);
-        CHECK_MSG(!memcmp(first, y, bytes), "run %d: y differs from the first run", run);
+    for (int k = 0; k < 2; ++k) {
+        cmrscl_options o =
+            k ? slice_options(32, CMRSCL_LAYOUT_PACKED)
+              : modulo_options(8, 32, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS);
+        cmrscl_matrix m = NULL, again = NULL;
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &m));
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &again));
+        size_t bytes = cmrscl_precision_size(prec) * (size_t)a.rows;
+        void *first = malloc(bytes), *y = malloc(bytes);
+        product(m, &a, prec, first);
+        for (int run = 0; run < 4; ++run) {
+            product(run == 3 ? again : m, &a, prec, y);
+            CHECK_MSG(!memcmp(first, y, bytes), "%s, run %d: y differs from the first run",
+                      k ? "slice" : "modulo", run);
+        }
+        free(first), free(y);
+        cmrscl_matrix_free(m), cmrscl_matrix_free(again);
     }
-    free(first), free(y);
-    cmrscl_matrix_free(m), cmrscl_matrix_free(again);
     cmrscl_csr_free(&a);
 }
 
@@ -203,16 +218,21 @@ static void test_updates(cmrscl_context ctx, cmrscl_precision prec)
     for (int i = 0; i < 4; ++i) {
         cmrscl_csr a;
         const char *name = test_matrix_build(matrices[i], &a);
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k < 5; ++k) {
             cmrscl_options o =
                 k == 0   ? modulo_options(8, 32, 16, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS)
                 : k == 1 ? modulo_options(2, 8, 5, CMRSCL_LAYOUT_UNPACKED, CMRSCL_ORDER_ROWS)
-                         : modulo_options(4, 16, 3, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS);
-            o.index_bits = k == 2 ? 64 : 0;
+                : k == 2 ? modulo_options(4, 16, 3, CMRSCL_LAYOUT_PACKED, CMRSCL_ORDER_COLUMNS)
+                : k == 3 ? slice_options(32, CMRSCL_LAYOUT_PACKED)
+                         : slice_options(4, CMRSCL_LAYOUT_UNPACKED);
+            bool unsorted = k == 2 || k == 4;
+            o.index_bits = unsorted ? 64 : 0;
+            o.values = CMRSCL_VALUES_PLAIN; /* coded values' updates: test_kernel.c */
             char what[160];
-            snprintf(what, sizeof what, "%s, modulo %d, warp %d, height %d%s", name, o.modulo,
-                     o.warp, o.height, k == 2 ? ", unsorted rows, 64-bit" : "");
-            check_update(ctx, prec, &a, &o, k == 2, what);
+            snprintf(what, sizeof what, "%s, %s %d, warp %d, height %d%s", name,
+                     k < 3 ? "modulo" : "slice", o.modulo, o.warp, o.height,
+                     unsorted ? ", unsorted rows, 64-bit" : "");
+            check_update(ctx, prec, &a, &o, unsorted, what);
         }
         cmrscl_csr_free(&a);
     }
@@ -247,8 +267,17 @@ static void test_options(cmrscl_context ctx)
     o = modulo_options(8, 8, 16, 0, 0);
     o.kernel = CMRSCL_KERNEL_STRIP;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "option of the MODULO kernel");
-    o.kernel = (cmrscl_kernel)4;
-    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "kernel 4");
+    o.kernel = (cmrscl_kernel)5;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "kernel 5");
+    /* the slice kernel: a lane per row, from row-ordered strips, never split */
+    o = slice_options(24, 0);
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "height 24 must be a power of two");
+    o = slice_options(32, 0), o.warp = 8;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "warp 8 must be its height 32");
+    o = slice_options(32, 0), o.order = CMRSCL_ORDER_COLUMNS;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "slice kernel needs row-ordered");
+    o = slice_options(32, 0), o.tile = 64;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "slice kernel does not split");
     /* the default MODULO: 8 slot sets, or the warp when narrower */
     o = modulo_options(0, 4, 16, 0, 0);
     cmrscl_matrix m = NULL;
@@ -267,11 +296,15 @@ static void test_options(cmrscl_context ctx)
     cl_mem brp = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * ((size_t)a.rows + 1), rp, &err);
     cl_mem bci = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * (size_t)a.nnz, a.col_ind, &err);
     cl_mem bv = clCreateBuffer(cl, CL_MEM_COPY_HOST_PTR, 4 * (size_t)a.nnz, v, &err);
-    o = modulo_options(8, 8, 16, 0, 0);
-    CHECK_STATUS(cmrscl_matrix_create_from_cl(ctx, CMRSCL_FLOAT, a.rows, a.cols, (int32_t)a.nnz,
-                                              brp, bci, bv, &o, &m),
-                 CMRSCL_ERROR_UNSUPPORTED);
-    CHECK(m == NULL && test_contains(cmrscl_last_error(), "MODULO"));
+    for (int k = 0; k < 2; ++k) {
+        o = k ? slice_options(32, 0) : modulo_options(8, 8, 16, 0, 0);
+        CHECK_STATUS(cmrscl_matrix_create_from_cl(ctx, CMRSCL_FLOAT, a.rows, a.cols, (int32_t)a.nnz,
+                                                  brp, bci, bv, &o, &m),
+                     CMRSCL_ERROR_UNSUPPORTED);
+        CHECK(m == NULL &&
+              test_contains(cmrscl_last_error(), k ? "slice kernel's layout is built"
+                                                   : "modulo kernel's layout is built"));
+    }
     clReleaseMemObject(brp), clReleaseMemObject(bci), clReleaseMemObject(bv);
     free(rp), free(v);
     cmrscl_csr_free(&a);
@@ -297,7 +330,7 @@ int main(int argc, char **argv)
     cmrscl_context ctx;
     CHECK_OK(cmrscl_context_create(NULL, &ctx));
     if (test_failures)
-        return test_finish("modulo");
+        return test_finish("holes");
     if (prec == CMRSCL_DOUBLE && !ctx->info.fp64) {
         printf("skipped: the device has no fp64\n");
         cmrscl_context_free(ctx);
@@ -309,5 +342,5 @@ int main(int argc, char **argv)
     if (prec == CMRSCL_FLOAT)
         test_options(ctx);
     cmrscl_context_free(ctx);
-    return test_finish("modulo");
+    return test_finish("holes");
 }

@@ -1,0 +1,42 @@
+/* cmrs_slice.cl - the slice family, for short regular rows (after spmv_common.cl and the warp
+ * layer, whose shuffles it does not use).
+ *
+ * The segment family reads a strip's entries in row order and pays a segmented warp scan to
+ * find where rows end: on short rows that scan, not memory, bounds it (a 7-point stencil in
+ * float moved its 4-byte entries at half the H100's bandwidth, docs/PERFORMANCE.md session
+ * 12). Here the host (src/format/cmrs_slice.c) lays each strip out as a slice: entry i of row
+ * r of the strip at StripPtr[s] + i x HEIGHT + r, every row padded with holes (col_ind
+ * CMRS_HOLE, value 0) to the strip's longest row. One work-item takes one row: lane r of the
+ * strip walks positions r, r + HEIGHT, ..., so a step of the strip's lanes reads HEIGHT
+ * consecutive column words - every load coalesced - and no lane waits for another: no scan,
+ * no shuffles, no local memory. The row-in-strip bits of the column word are not read (the
+ * position says the row); they stay so that the arrays read back as CMRS.
+ * A hole is skipped (no x load, no add), so an Inf or NaN in x never meets a padding zero,
+ * and each row is summed in its entries' order: the same bits every run.
+ * The plan takes it where strips' rows are about equally long (the padding is what it costs)
+ * and never splits its strips; WARP is HEIGHT (src/plan/plan.c).
+ */
+#if WARP != HEIGHT
+#error "the slice kernel takes one work-item per row of its strip: WARP == HEIGHT"
+#endif
+#if WG_SIZE % HEIGHT != 0
+#error "a work-group of the slice kernel holds whole strips"
+#endif
+
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
+{
+    const uint r = get_local_id(0) % HEIGHT;
+    const uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / HEIGHT;
+    if (strip >= strips)
+        return;
+    const index_t end = strip_ptr[strip + 1];
+    real_t sum = 0;
+    for (index_t j = strip_ptr[strip] + r; j < end; j += HEIGHT) {
+        const uint c = load_index(col_ind + j);
+        if (c != CMRS_HOLE)
+            sum += VALUE_AT(j, c) * x[COLUMN_OF(c)];
+    }
+    const uint row = strip * HEIGHT + r;
+    if (row < rows)
+        store_row(y, row, sum, alpha, beta);
+}

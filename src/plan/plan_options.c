@@ -1,0 +1,90 @@
+/* plan_options.c - the plan's options in and out: the user's options checked before any
+ * device fact is read (plan_check_options, plan_check_precision), and the exact -D string
+ * the plan's kernel is compiled with (plan_build_options). */
+#include "plan/plan.h"
+
+#include <stdio.h>
+
+cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
+{
+    if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "precision %d is neither CMRSCL_FLOAT nor CMRSCL_DOUBLE",
+                           (int)precision);
+    if (precision == CMRSCL_DOUBLE && !dev->fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "double precision needs cl_khr_fp64, which device \"%s\" lacks",
+                           dev->device_name);
+    return CMRSCL_OK;
+}
+
+/* Validates the options that need no device facts. */
+cmrscl_status plan_check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                 const cmrscl_options *opt)
+{
+    cmrscl_status st = plan_check_precision(dev, precision);
+    if (st != CMRSCL_OK)
+        return st;
+    if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
+        (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
+        (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
+        (unsigned)opt->kernel > CMRSCL_KERNEL_SLICE ||
+        (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM ||
+        (unsigned)opt->values > CMRSCL_VALUES_DICT)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "options: layout %d, order %d, reduce %d, kernel %d, cache hint %d or "
+                           "values %d is not a known value",
+                           (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
+                           (int)opt->cache_hint, (int)opt->values);
+    if ((unsigned)opt->combine > CMRSCL_COMBINE_GROUP)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "options: combine %d is not a known value", (int)opt->combine);
+    if (opt->lane_entries != 0 && opt->lane_entries != 1 && opt->lane_entries != 2 &&
+        opt->lane_entries != 4)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "lane_entries %d: expected 1, 2 or 4 (0: automatic)", opt->lane_entries);
+    if (opt->modulo != 0 &&
+        (opt->modulo < 2 || opt->modulo > 32 || !plan_power_of_two(opt->modulo)))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d: expected 2, 4, 8, 16 or 32 (0: automatic)", opt->modulo);
+    if (opt->modulo != 0 && opt->kernel != CMRSCL_KERNEL_MODULO)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "modulo %d is an option of the MODULO kernel (kernel %d)", opt->modulo,
+                           (int)opt->kernel);
+    if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
+                           CMRSCL_MAX_HEIGHT);
+    if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);
+    return CMRSCL_OK;
+}
+
+void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
+{
+    bool sub = p->reduce == CMRSCL_REDUCE_SUBGROUP;
+    int n = snprintf(
+        p->build_options, sizeof p->build_options,
+        "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
+        "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
+        "-DGROUP_COMBINE=%d -DVALUES=%d -DDICT_BITS=%d",
+        !sub                       ? "1.2"
+        : dev->subgroup_cl_c == 30 ? "3.0"
+        : dev->subgroup_cl_c == 20 ? "2.0"
+                                   : "1.2",
+        (int)p->kernel, p->height, p->warp, p->work_group_size, p->precision == CMRSCL_DOUBLE,
+        p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
+        (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
+        p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
+        p->combine == CMRSCL_COMBINE_GROUP, (int)p->values, p->dict_bits);
+    /* Sub-groups: fixed to the plan's width where the device lets a kernel ask for one (else
+     * the built kernel's own width is checked, subgroups.c), and the shuffles it has. */
+    if (sub && n > 0 && (size_t)n < sizeof p->build_options)
+        n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
+                      " -DREQD_SUBGROUP=%d -DSG_RELATIVE=%d",
+                      dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
+                      dev->subgroup_relative);
+    if (p->modulo && n > 0 && (size_t)n < sizeof p->build_options)
+        snprintf(p->build_options + n, sizeof p->build_options - (size_t)n, " -DMODULO=%d",
+                 p->modulo);
+}
