@@ -433,22 +433,23 @@ static void test_stream_rule(void)
 
 /* The slice rule: rows of about equal length, with enough strips of 32 rows for the device
  * (a quarter of its resident warps), laid out on the host; few holes (at most 1.25 stored
- * positions an entry). */
+ * positions an entry) and no row longer than 2 x mu. */
 static void test_slice_rule(void)
 {
     cmrscl_device_info d = fake_gpu(); /* 8448 resident warps: slices from 2112 strips */
     static const struct {
         int32_t rows;
         int short_every; /* rows of 7 entries, every this many one of `other` */
-        int other;
+        int other, longest;
         bool host, slice;
     } cases[] = {
-        {1 << 20, 160, 6, true, true},         /* a 7-point stencil's lines: 1.00 */
-        {1 << 20, 160, 6, false, false},       /* made on the device: no layout with holes */
-        {1 << 20, 2, 2, true, false},          /* 7 and 2 in turn: 1.56 */
-        {1 << 20, 4, 3, true, true},           /* a short row in four: 1.17 */
-        {2112 * 32 - 64, 160, 6, true, false}, /* 2110 strips */
-        {2112 * 32, 160, 6, true, true},       /* 2112 strips */
+        {1 << 20, 160, 6, 7, true, true},         /* a 7-point stencil's lines: 1.00 */
+        {1 << 20, 160, 6, 7, false, false},       /* made on the device: no holes */
+        {1 << 20, 2, 2, 7, true, false},          /* 7 and 2 in turn: 1.56 */
+        {1 << 20, 4, 3, 7, true, true},           /* a short row in four: 1.17 */
+        {1 << 20, 160, 6, 14, true, false},       /* a row longer than 2 x mu (as told) */
+        {2112 * 32 - 64, 160, 6, 7, true, false}, /* 2110 strips */
+        {2112 * 32, 160, 6, 7, true, true},       /* 2112 strips */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         int32_t n = cases[c].rows;
@@ -458,7 +459,7 @@ static void test_slice_rule(void)
             rp[i + 1] = rp[i] + (i % cases[c].short_every ? 7 : cases[c].other);
         plan_matrix m = {
             .rows = n, .cols = n, .nnz = rp[n], .row_ptr = rp, .host_layout = cases[c].host};
-        m.stats.mu = (double)rp[n] / n, m.stats.max_row = 7;
+        m.stats.mu = (double)rp[n] / n, m.stats.max_row = cases[c].longest;
         cmrscl_params p;
         CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &m, NULL, &p));
         bool slice = p.kernel == CMRSCL_KERNEL_SLICE;

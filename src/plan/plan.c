@@ -135,18 +135,23 @@ static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl
  * (none) 1.01-1.16x; uniform random rows (holes doubling the entries) 0.96-1.00x in float and
  * 0.87-0.92x in double. Tall strips leave too few warps: 2844 strips of 32 rows (a third of
  * the H100's resident warps; stencil7:45) still won 1.27-1.36x, 432 (stencil27:24) lost
- * 0.86x and 125 (fem:10:4) 0.61-0.67x. HEIGHT 64 measured the same, 16 3-10% slower; the
- * streaming hint (NVIDIA) 0-8% faster on all but two, 1% slower there. Rows as long as the
- * long-rows class were not measured: they keep their warp per row. */
+ * 0.86x and 125 (fem:10:4) 0.61-0.67x. A lane walks its whole row, one dependent load after
+ * another, so the longest row sets the product's shortest time: the held-out Kronecker
+ * product 1138_bus x cage8 (longest row 324, 8.4 x mu, holes 18%) took 0.30 ms in slices
+ * against 0.15 in split strips (run 3); the rows of the winners are at most 1.1 x mu long.
+ * HEIGHT 64 measured the same, 16 3-10% slower; the streaming hint (NVIDIA) 0-8% faster on
+ * all but two, 1% slower there. Rows as long as the long-rows class were not measured: they
+ * keep their warp per row. */
 #define SLICE_HEIGHT 32
-#define SLICE_HOLES 1.25 /* stored positions per entry up to which slices are taken */
-#define SLICE_WARPS 0.25 /* ... and strips per resident warp from which */
+#define SLICE_HOLES 1.25  /* stored positions per entry up to which slices are taken */
+#define SLICE_WARPS 0.25  /* ... strips per resident warp from which */
+#define SLICE_LONGEST 2.0 /* ... and the longest row, in mu, up to which */
 static bool slice_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
     double strips = ((double)a->rows + SLICE_HEIGHT - 1) / SLICE_HEIGHT;
     if (!a->host_layout || !a->row_ptr || a->nnz == 0 || st->mu >= PLAN_LONG_ROWS ||
-        strips < SLICE_WARPS * plan_resident_warps(dev) ||
+        st->max_row > SLICE_LONGEST * st->mu || strips < SLICE_WARPS * plan_resident_warps(dev) ||
         !cmrs_packing_fits(a->cols, SLICE_HEIGHT)) /* a hole's word must stay unique */
         return false;
     double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, SLICE_HEIGHT) / (double)a->nnz;

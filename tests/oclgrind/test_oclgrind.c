@@ -21,7 +21,9 @@
  *          StripPtr, the tiles' first entries, the loops, the permutation of updates)
  *        test_oclgrind modulo float|double WARP MODULO   (the MODULO kernel: its steps
  *          between barriers race-free, holes never read x; HEIGHT 1, 3 and 16, both orders,
- *          the unpacked layout at HEIGHT 3) */
+ *          the unpacked layout at HEIGHT 3)
+ *        test_oclgrind slice float|double   (the slice kernel: holes never read x; HEIGHT 1,
+ *          4 and 32) */
 #include "exec/exec.h"
 #include "test_matrices.h"
 #include "test_util.h"
@@ -160,6 +162,7 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
                  name,
                  opt->kernel == CMRSCL_KERNEL_SEGMENT  ? "segment"
                  : opt->kernel == CMRSCL_KERNEL_MODULO ? "modulo"
+                 : opt->kernel == CMRSCL_KERNEL_SLICE  ? "slice"
                                                        : "strip",
                  opt->height, opt->warp, opt->work_group_size,
                  opt->order == CMRSCL_ORDER_ROWS ? "row" : "column", opt->tile);
@@ -299,6 +302,29 @@ static int run_height(const env *e, const variant *v, int height)
             products += run_matrices(e, v, &opt);
         }
     return products;
+}
+
+/* The slice kernel (cl/cmrs_slice.cl): a lane per row, HEIGHT 1, 4 (unpacked) and 32, groups
+ * of 128 work-items; holes must never load x (a hole's column is far past x). */
+static int run_slice(const env *e, cmrscl_precision prec)
+{
+    static const int heights[] = {1, 4, 32};
+    variant v = {CMRSCL_KERNEL_SLICE, -1, prec, CMRSCL_LAYOUT_PACKED, 32, 1, 1, 32, 0};
+    int products = 0;
+    for (int k = 0; k < 3; ++k) {
+        cmrscl_options opt = {0};
+        opt.kernel = CMRSCL_KERNEL_SLICE;
+        opt.height = opt.warp = heights[k];
+        opt.work_group_size = 128;
+        opt.layout = heights[k] == 4 ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED;
+        opt.order = CMRSCL_ORDER_ROWS;
+        opt.reduce = CMRSCL_REDUCE_LOCAL;
+        opt.index_bits = index_bits;
+        products += run_matrices(e, &v, &opt);
+    }
+    printf("slice %s: %d products checked (HEIGHT 1, 4, 32, %d matrices)\n",
+           cmrscl_precision_name(prec), products, MATRIX_COUNT);
+    return test_finish("oclgrind slice");
 }
 
 /* The MODULO kernel (cl/cmrs_modulo.cl) with `modulo` slot sets, one warp per group. */
@@ -454,14 +480,16 @@ int main(int argc, char **argv)
     bool refused = argc == 2 && !strcmp(argv[1], "refused");
     bool convert = argc == 3 && !strcmp(argv[1], "convert");
     bool modulo = argc == 5 && !strcmp(argv[1], "modulo");
-    if (!refused && !convert && !modulo && !parse_args(argc, argv, &v)) {
+    bool slice = argc == 3 && !strcmp(argv[1], "slice");
+    if (!refused && !convert && !modulo && !slice && !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
                 "       %s segment|split|group float|double [WARP [TILE]]\n"
                 "       %s refused\n"
                 "       %s convert float|double\n"
-                "       %s modulo float|double WARP MODULO\n",
-                argv[0], argv[0], argv[0], argv[0], argv[0]);
+                "       %s modulo float|double WARP MODULO\n"
+                "       %s slice float|double\n",
+                argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
     env e;
@@ -470,10 +498,12 @@ int main(int argc, char **argv)
         status = test_finish("oclgrind");
     else if (refused)
         status = report_refused(&e);
-    else if ((convert || modulo) && !strcmp(argv[2], "double") && !e.dev.fp64)
+    else if ((convert || modulo || slice) && !strcmp(argv[2], "double") && !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
     else if (convert)
         status = run_convert(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
+    else if (slice)
+        status = run_slice(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
     else if (modulo)
         status = run_modulo(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT,
                             atoi(argv[3]), atoi(argv[4]));
