@@ -171,9 +171,11 @@ typedef enum cmrscl_reduce {
  *   entry i of row r at StripPtr[s] + i x HEIGHT + r, rows padded with holes to the strip's
  *   longest, and one work-item per row, so every load of the strip's lanes is coalesced and
  *   no lanes combine: no shuffles or sub-groups needed. HEIGHT (32 unless given; a power of
- *   two) rows per strip, and as many lanes (cmrscl_options.warp must be 0 or HEIGHT); like MODULO
- * it stores holes (stored_entries), never splits, keeps its permutation on the device, is refused
- * by cmrscl_matrix_create_from_cl and reads back without its holes. */
+ *   two) rows per strip, and as many lanes (cmrscl_options.warp must be 0 or HEIGHT). Like
+ *   MODULO it stores holes (stored_entries), never splits, is refused by
+ *   cmrscl_matrix_create_from_cl and reads back without its holes; its permutation for
+ *   values updates is built on the device by the first update (index_bits / 8 bytes per
+ *   stored entry from then on). */
 typedef enum cmrscl_kernel {
     CMRSCL_KERNEL_AUTO = 0,
     CMRSCL_KERNEL_STRIP = 1,
@@ -326,8 +328,8 @@ typedef struct cmrscl_params {
     int32_t tiles, long_strips;           /* split: tiles (GROUP: with the slots that pad
                                              work-groups), and the strips they cover */
     cmrscl_combine combine;               /* split: KERNEL or GROUP; AUTO when nothing splits */
-    int64_t stored_entries; /* entries on the device: nnz plus MODULO's holes (stored_entries
-                               / nnz: the padding overhead) */
+    int64_t stored_entries; /* entries on the device: nnz plus the holes of MODULO and slices
+                               (stored_entries / nnz: the padding overhead) */
     int index_bits;         /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
     cmrscl_values values;   /* how the values are stored; never AUTO */
     int dict_bits;          /* DICT: bits of the dictionary index in each column word */
