@@ -453,7 +453,7 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
         stored = a->nnz * (p->warp / p->modulo) +
                  ((int64_t)a->rows + p->height - 1) / p->height * p->warp;
     if (p->kernel == CMRSCL_KERNEL_SLICE) /* row_ptr is there: the layout is the host's */
-        stored = cmrs_slice_stored(a->rows, a->row_ptr, p->height);
+        stored = p->stored_entries = cmrs_slice_stored(a->rows, a->row_ptr, p->height);
     bool wide = stored > INT32_MAX || partial_sums > INT32_MAX;
     if (opt->index_bits == 32 && wide)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,

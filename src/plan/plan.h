@@ -172,8 +172,8 @@ CMRSCL_HIDDEN cmrscl_status plan_choose_values(const plan_matrix *a, const cmrsc
 /* The bytes per entry a product moves (cmrscl_params.bytes_per_entry_*), from the plan's
  * sizes, stored entries and codec. */
 CMRSCL_HIDDEN void plan_bytes_per_entry(cmrscl_params *p);
-/* The plan's sizes: rows, cols, nnz, strips, stored entries and the split's counts (tile 0
- * when nothing splits), and the bytes per entry. */
+/* The plan's sizes: rows, cols, nnz, strips, stored entries (a slice's as plan_choose counted
+ * them) and the split's counts (tile 0 when nothing splits), and the bytes per entry. */
 CMRSCL_HIDDEN void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips,
                               cmrscl_params *p);
 

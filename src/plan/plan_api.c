@@ -70,10 +70,10 @@ void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl
     p->tiles = tiles, p->long_strips = long_strips;
     if (!long_strips)
         p->tile = 0;
-    /* a slice's holes are known from RowPtr alone (MODULO's only once laid out) */
-    p->stored_entries = p->kernel == CMRSCL_KERNEL_SLICE && a->row_ptr
-                            ? cmrs_slice_stored(a->rows, a->row_ptr, p->height)
-                            : a->nnz;
+    /* a slice's holes are known from RowPtr alone, and counted by the plan already
+     * (choose_index_bits); MODULO's only once laid out */
+    if (p->kernel != CMRSCL_KERNEL_SLICE)
+        p->stored_entries = a->nnz;
     plan_bytes_per_entry(p);
 }
 
