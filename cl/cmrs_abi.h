@@ -38,6 +38,10 @@
  * being all ones. */
 #define CMRS_HOLE 0xffffffffu
 
+/* A hole among a slice's narrow columns (-DCOLUMN_BITS=16, src/format/cmrs_narrow.c): the
+ * 16-bit word of all ones, which the plan keeps every real step and dictionary index below. */
+#define CMRS_NARROW_HOLE 0xffffu
+
 /* The arguments of cmrs_spmv, the same in every family. The matrix's (set once when the
  * matrix is made) come first, then the product's (x, y, alpha, beta: set per product). */
 enum cmrs_spmv_arg {

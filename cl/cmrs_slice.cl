@@ -15,6 +15,10 @@
  * and each row is summed in its entries' order: the same bits every run.
  * The plan takes it where strips' rows are about equally long (the padding is what it costs)
  * and never splits its strips; WARP is HEIGHT (src/plan/plan.c).
+ * Narrow columns (COLUMN_BITS 16, src/format/cmrs_narrow.c): col_ind holds the strips' first
+ * columns, then a 16-bit word per position - the step from the column before in the row, the
+ * dictionary index in its low bits - so a banded matrix moves 2 bytes of column an entry;
+ * the lane adds the steps as it walks its row.
  */
 #if WARP != HEIGHT
 #error "the slice kernel takes one work-item per row of its strip: WARP == HEIGHT"
@@ -31,10 +35,33 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
         return;
     const index_t end = strip_ptr[strip + 1];
     real_t sum = 0;
-    for (index_t j = strip_ptr[strip] + r; j < end; j += HEIGHT) {
-        const uint c = load_index(col_ind + j);
-        if (c != CMRS_HOLE)
-            sum += VALUE_AT(j, c) * x[COLUMN_OF(c)];
+    /* AHEAD words loaded before any is used (past the row's end: holes). With narrow columns
+     * each column depends on the words before it, and a loop that tests each word before
+     * the next load walks the row one load latency an entry (session 14, H100, run 1:
+     * fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four ahead, run 2: 0.035;
+     * two 0.052, eight 0.037, run 3). 32-bit words gain too: stencil7:160 float 0.066 ms
+     * one ahead, 0.061 four ahead (run 4). */
+#define AHEAD 4
+#if COLUMN_BITS == 16
+    __global const ushort *steps = (__global const ushort *)(col_ind + strips);
+    uint column = col_ind[strip];
+#define LOAD_WORD(j) load_step(steps + (j))
+#define HOLE_WORD CMRS_NARROW_HOLE
+#define NEXT_COLUMN(w) (column += (w) >> DICT_BITS)
+#else
+#define LOAD_WORD(j) load_index(col_ind + (j))
+#define HOLE_WORD CMRS_HOLE
+#define NEXT_COLUMN(w) COLUMN_OF(w)
+#endif
+    for (index_t j = strip_ptr[strip] + r; j < end; j += AHEAD * HEIGHT) {
+        uint w[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; ++k)
+            w[k] = j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;
+#pragma unroll
+        for (int k = 0; k < AHEAD; ++k)
+            if (w[k] != HOLE_WORD)
+                sum += VALUE_AT(j + k * HEIGHT, w[k]) * x[NEXT_COLUMN(w[k])];
     }
     const uint row = strip * HEIGHT + r;
     if (row < rows)

@@ -285,9 +285,12 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
  * (strip, r) writes those at positions r, r + height, ... of its strip - a slice's row r.
  * One work-item per (strip, row in strip) walks the strip twice, counting and then placing;
  * the work-items of a strip read the same entries at the same time. Built once, on the
- * first update (src/exec/matrix_update.c says why). */
+ * first update (src/exec/matrix_update.c says why). A slice with narrow columns (narrow:
+ * col_ind holds the strips' first columns, then 16-bit words, src/format/cmrs_narrow.c)
+ * has its holes among the words, and a position's row is its place in the slice. */
 __kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
-                                  const uint packed, __global const index_t *restrict strip_ptr,
+                                  const uint packed, const uint narrow,
+                                  __global const index_t *restrict strip_ptr,
                                   __global const uint *restrict col_ind,
                                   __global const uchar *restrict row_in_strip, const uint use_csr,
                                   __global const index_t *restrict strip_csr,
@@ -300,11 +303,13 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
     const index_t begin = strip_ptr[s] & ENTRY_MASK, end = strip_ptr[s + 1] & ENTRY_MASK;
     const uint mask = packed ? (1u << row_bits) - 1u : 0u;
     index_t e = use_csr ? strip_csr[s] : begin;
-#define ROW_AT(k) (packed ? col_ind[k] & mask : row_in_strip[k])
+    __global const ushort *steps = (__global const ushort *)(col_ind + strips);
+#define HOLE_AT(k) (narrow ? steps[k] == CMRS_NARROW_HOLE : col_ind[k] == CMRS_HOLE)
+#define ROW_AT(k) (narrow ? (uint)(((k)-begin) % height) : packed ? col_ind[k] & mask : row_in_strip[k])
     for (index_t k = begin; k < end; ++k)
-        e += col_ind[k] != CMRS_HOLE && ROW_AT(k) < r;
+        e += !HOLE_AT(k) && ROW_AT(k) < r;
     for (index_t k = begin; k < end; ++k) {
-        if (col_ind[k] == CMRS_HOLE) {
+        if (HOLE_AT(k)) {
             if ((k - begin) % height == r)
                 perm[k] = ~(index_t)0;
         } else if (ROW_AT(k) == r) {
@@ -312,6 +317,7 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
         }
     }
 #undef ROW_AT
+#undef HOLE_AT
 }
 
 /* The column words of a dictionary-coded matrix without their dictionary index (bits
@@ -327,6 +333,22 @@ __kernel void convert_drop_dict(const index_t n, const uint row_bits, const uint
     const uint c = coded[k];
     plain[k] = c == CMRS_HOLE ? c
                               : (c >> (row_bits + dict_bits)) << row_bits | (c & ((1u << row_bits) - 1u));
+}
+
+/* The same for a slice's narrow columns (src/format/cmrs_narrow.c): the strips' first columns
+ * copied (work-items k < strips), and the index bits dropped from each of the n 16-bit words
+ * (step << dict_bits | index) after them. */
+__kernel void convert_drop_dict_narrow(const index_t n, const uint strips, const uint dict_bits,
+                                       __global const uint *restrict coded,
+                                       __global uint *restrict plain)
+{
+    const index_t k = get_global_id(0);
+    if (k < strips)
+        plain[k] = coded[k];
+    if (k >= n)
+        return;
+    const ushort w = ((__global const ushort *)(coded + strips))[k];
+    ((__global ushort *)(plain + strips))[k] = w == CMRS_NARROW_HOLE ? w : (ushort)(w >> dict_bits);
 }
 
 /* A values-only update of CMRS positions first..first+count-1, a run of whole strips:

@@ -34,6 +34,9 @@
  *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT (below,
  *                 "the values")                                               (default PLAIN)
  *   DICT_BITS     VALUES DICT: bits of an entry's dictionary index            (default 0)
+ *   COLUMN_BITS   32: a column word per entry; 16: the slice family's narrow columns,
+ *                 a 16-bit step per entry, dictionary index in its low DICT_BITS
+ *                 (src/format/cmrs_narrow.c)                                  (default 32)
  */
 #ifndef HEIGHT
 #error "HEIGHT (rows per strip) must be defined"
@@ -73,6 +76,12 @@
 #endif
 #ifndef DICT_BITS
 #define DICT_BITS 0
+#endif
+#ifndef COLUMN_BITS
+#define COLUMN_BITS 32
+#endif
+#if COLUMN_BITS != 32 && (COLUMN_BITS != 16 || KERNEL != CMRS_KERNEL_SLICE)
+#error "COLUMN_BITS is 32, or 16 for the slice family's narrow columns"
 #endif
 
 /* Helpers are inlined into the kernel, always: a helper left out of line takes its arrays
@@ -129,6 +138,13 @@ INLINE uint load_index(__global const uint *p)
     asm("ld.global.cs.u32 %0, [%1];" : "=r"(v) : "l"(p));
     return v;
 }
+/* a narrow column word, zero-extended: PTX lets a load fill a register wider than its type */
+INLINE uint load_step(__global const ushort *p)
+{
+    uint v;
+    asm("ld.global.cs.u16 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
 INLINE uint2 load_index2(__global const uint *p)
 {
     uint a, b;
@@ -181,6 +197,7 @@ INLINE double4 load_f64x4(__global const double *p)
 /* Casts, not vload: they promise the vector's alignment, so the loads are single 8- and
  * 16-byte accesses. */
 #define load_index(p) (*(p))
+#define load_step(p) ((uint)*(p))
 #define load_index2(p) (*(__global const uint2 *)(p))
 #define load_index4(p) (*(__global const uint4 *)(p))
 #define load_f32(p) (*(p))
@@ -210,7 +227,9 @@ typedef float stored_t; /* what `val` holds */
 #else
 typedef real_t stored_t;
 #endif
-#define DICT_SHIFT (PACKED ? ROW_BITS : 0) /* where an entry's dictionary index starts */
+/* where an entry's dictionary index starts: above the row in strip, or at bit 0 of a narrow
+ * column word (step << DICT_BITS | index) */
+#define DICT_SHIFT (PACKED && COLUMN_BITS == 32 ? ROW_BITS : 0)
 #define COLUMN_SHIFT (DICT_SHIFT + DICT_BITS)
 #define DICT_MASK ((1u << DICT_BITS) - 1u)
 #define COLUMN_OF(c) ((c) >> COLUMN_SHIFT)

@@ -175,7 +175,8 @@ typedef enum cmrscl_reduce {
  *   MODULO it stores holes (stored_entries), never splits, is refused by
  *   cmrscl_matrix_create_from_cl and reads back without its holes; its permutation for
  *   values updates is built on the device by the first update (index_bits / 8 bytes per
- *   stored entry from then on). */
+ *   stored entry from then on). Where each row's column steps fit 16 bits it stores narrow
+ *   columns (cmrscl_options.column_bits): 2 bytes of column an entry instead of 4. */
 typedef enum cmrscl_kernel {
     CMRSCL_KERNEL_AUTO = 0,
     CMRSCL_KERNEL_STRIP = 1,
@@ -275,6 +276,14 @@ typedef struct cmrscl_options {
     cmrscl_values values;   /* how the values are stored (cmrscl_values); AUTO: the plan's.
                                DICT or FLOAT on values that do not fit fails with
                                ERROR_INVALID_ARGUMENT */
+    /* Bits of a column word on the device: 0 automatic; 32 a word per entry; 16 the slice
+     * kernel's narrow columns - each strip's first column once, then per entry the step from
+     * the column before in its row (and its dictionary index) in 16 bits: for banded rows,
+     * half the column bytes. Automatic takes 16 for every slice whose steps fit (host
+     * arrays with sorted rows); 16 fails with ERROR_INVALID_ARGUMENT where they do not, or
+     * with another kernel. The first values update keeps them (cmrscl_matrix_read_cmrs
+     * returns the 32-bit words). */
+    int column_bits;
 } cmrscl_options;
 
 /* Cheap statistics of the matrix's rows, taken when a matrix is created (O(rows)). */
@@ -334,13 +343,14 @@ typedef struct cmrscl_params {
     cmrscl_values values;   /* how the values are stored; never AUTO */
     int dict_bits;          /* DICT: bits of the dictionary index in each column word */
     int dict_size;          /* DICT: distinct values in the dictionary; else 0 */
+    int column_bits;        /* 32, or 16: a slice's narrow columns (cmrscl_options.column_bits) */
     /* Bytes a product moves per entry (nnz), at the least: the matrix's arrays (every array
      * a product reads, entry arrays, StripPtr, the split's; MODULO's holes included), x
      * (each element once) and y (each element written once; read once more when beta is
      * not 0). Their sum over the device's bandwidth bounds the product's time. */
     double bytes_per_entry_matrix, bytes_per_entry_x, bytes_per_entry_y;
     cmrscl_matrix_stats stats; /* what the plan looked at */
-    char plan_reason[256];     /* the rule's reason for this plan, in words */
+    char plan_reason[512];     /* the rule's reason for this plan, in words */
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;

@@ -143,17 +143,20 @@ static void check_holes_zero(cmrscl_matrix m, const char *what)
 {
     const cmrscl_params *p = &m->params;
     size_t n = (size_t)p->stored_entries, vs = cmrscl_precision_size(p->precision);
-    uint32_t *col = malloc(4 * (n + 1));
+    size_t col_bytes = matrix_column_bytes(p, n);
+    uint32_t *col = malloc(col_bytes);
     char *val = malloc(vs * (n + 1));
     cl_command_queue q = m->ctx->queue;
     cl_int err =
-        n ? clEnqueueReadBuffer(q, m->buf[BUF_COL_IND], CL_TRUE, 0, 4 * n, col, 0, NULL, NULL) |
+        n ? clEnqueueReadBuffer(q, m->buf[BUF_COL_IND], CL_TRUE, 0, col_bytes, col, 0, NULL, NULL) |
                 clEnqueueReadBuffer(q, m->buf[BUF_VALUES], CL_TRUE, 0, vs * n, val, 0, NULL, NULL)
           : CL_SUCCESS;
     CHECK(err == CL_SUCCESS);
+    /* narrow columns: the strips' first columns, then a 16-bit word a position */
+    const uint16_t *narrow = (const uint16_t *)(col + p->strips);
     size_t holes = 0, nonzero = 0;
     for (size_t k = 0; err == CL_SUCCESS && k < n; ++k)
-        if (col[k] == CMRS_HOLE)
+        if (p->column_bits == 16 ? narrow[k] == CMRS_NARROW_HOLE : col[k] == CMRS_HOLE)
             ++holes, nonzero += test_value_at(val, p->precision, k) != 0.0;
     CHECK_MSG(nonzero == 0, "%s: %zu of %zu holes hold a value", what, nonzero, holes);
     free(col), free(val);
@@ -278,6 +281,25 @@ static void test_options(cmrscl_context ctx)
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "slice kernel needs row-ordered");
     o = slice_options(32, 0), o.tile = 64;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "slice kernel does not split");
+    /* narrow columns: 16 or 32 bits, the slice kernel's, steps that fit */
+    o = slice_options(32, 0), o.column_bits = 8;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "column_bits 8: expected 16, 32");
+    o = modulo_options(8, 8, 16, 0, 0), o.column_bits = 16;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "narrow columns are the slice");
+    cmrscl_csr far = {
+        2, 70000, 4, (int64_t[]){0, 2, 4}, (int32_t[]){0, 65536, 1, 2}, (double[]){1, 2, 3, 4}};
+    o = slice_options(32, 0), o.column_bits = 16, o.values = CMRSCL_VALUES_PLAIN;
+    expect_error(ctx, &far, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "a step of 65536 columns");
+    far.col_ind[1] = 65534; /* the largest step 16 bits hold beside no dictionary index */
+    cmrscl_matrix narrow = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &far, &o, &narrow));
+    if (narrow) {
+        float x[70000] = {0}, y[2];
+        x[1] = 1.0f, x[2] = 10.0f, x[65534] = 100.0f;
+        CHECK_OK(cmrscl_spmv_host(narrow, 1.0, x, 0.0, y));
+        CHECK_MSG(y[0] == 200.0f && y[1] == 43.0f, "the largest step: y = (%g, %g)", y[0], y[1]);
+    }
+    cmrscl_matrix_free(narrow);
     /* the default MODULO: 8 slot sets, or the warp when narrower */
     o = modulo_options(0, 4, 16, 0, 0);
     cmrscl_matrix m = NULL;

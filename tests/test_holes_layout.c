@@ -124,6 +124,44 @@ static void check_layout(const cmrscl_csr *a, const char *name, int height, unsi
     free(vals.dst), free(perm);
 }
 
+/* A slice's narrow columns (src/format/cmrs_narrow.c), where its steps fit, decode to its
+ * column words, holes too; the largest step is the brute-force one. */
+static void check_narrow(const cmrscl_csr *a, const cmrscl_cmrs *c, int height, const char *what)
+{
+    int64_t largest = 0;
+    for (int32_t s = 0; s < c->strips && largest >= 0; ++s) {
+        int64_t first = INT64_MAX, r1 = (int64_t)(s + 1) * height;
+        for (int64_t r = (int64_t)s * height; r < r1 && r < a->rows; ++r)
+            if (a->row_ptr[r] < a->row_ptr[r + 1] && a->col_ind[a->row_ptr[r]] < first)
+                first = a->col_ind[a->row_ptr[r]];
+        for (int64_t r = (int64_t)s * height; r < r1 && r < a->rows && largest >= 0; ++r)
+            for (int64_t k = a->row_ptr[r], before = first; k < a->row_ptr[r + 1]; ++k) {
+                int64_t step = a->col_ind[k] - before;
+                largest = step < 0 ? -1 : step > largest ? step : largest;
+                before = a->col_ind[k];
+            }
+    }
+    CHECK_MSG(cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, height) == largest,
+              "%s: largest step %lld, counted %lld", what,
+              (long long)cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, height),
+              (long long)largest);
+    if (largest < 0 || largest > 65534)
+        return;
+    void *narrow = NULL;
+    uint32_t *back = malloc(sizeof(uint32_t) * ((size_t)c->nnz + 1));
+    CHECK_OK(cmrs_narrow_encode(c, 0, &narrow));
+    if (narrow) {
+        cmrs_narrow_decode(narrow, c, 0, back);
+        const uint16_t *words = (const uint16_t *)((const uint32_t *)narrow + c->strips);
+        int64_t wrong = 0;
+        for (int64_t k = 0; k < c->nnz; ++k)
+            wrong += back[k] != c->col_ind[k] ||
+                     (words[k] == CMRS_NARROW_HOLE) != (c->col_ind[k] == CMRS_HOLE);
+        CHECK_MSG(wrong == 0, "%s: %lld narrow columns decode wrong", what, (long long)wrong);
+    }
+    free(narrow), free(back);
+}
+
 /* The slice layout of `a` with this height: each strip its longest row times the height,
  * entry i of row r at i * height + r, holes elsewhere (hole column, value 0, hole entry). */
 static void check_slices(const cmrscl_csr *a, const char *name, int height, unsigned flags)
@@ -166,6 +204,7 @@ static void check_slices(const cmrscl_csr *a, const char *name, int height, unsi
                               (long long)r, (long long)i);
                 }
         }
+        check_narrow(a, &o.cmrs, height, what);
         check_entries(a, &o, what);
         check_dropped(a, &o, what);
     }

@@ -136,7 +136,7 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 26.5, 0.1, 0.0, 1000, &p)); /* 27-point stencil */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL, NULL, false};
+    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL, NULL, false, NULL};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
           p.cache_hint == CMRSCL_CACHE_HINT_OFF);
@@ -153,7 +153,8 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33}, NULL, NULL, false};
+    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33},
+                             NULL,    NULL, false,   NULL};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.01, 1000, &p)); /* banded short rows: a stencil */
@@ -223,6 +224,38 @@ static void test_column_spread(void)
         CHECK_MSG(st.col_spread >= cases[i].low && st.col_spread <= cases[i].high,
                   "%s: column spread %.4f outside [%.2f, %.2f]", cases[i].spec, st.col_spread,
                   cases[i].low, cases[i].high);
+        cmrscl_csr_free(&a);
+    }
+}
+
+/* Narrow columns (src/format/cmrs_narrow.c): a slice takes 16-bit steps where they fit
+ * beside its dictionary index and make it smaller, the reason saying which; other kernels
+ * keep 32-bit words, and cannot be asked for 16. */
+static void test_narrow_columns(void)
+{
+    static const struct {
+        const char *spec;
+        int bits;
+        const char *why;
+    } cases[] = {{"stencil7:40", 16, "columns: 16-bit steps (the largest 1600)"},
+                 {"fem:12:3", 16, "columns: 16-bit steps"},
+                 {"random:100000:4", 32, "columns 32-bit: a step of"},
+                 {"perm:200000", 32, "above 65534"}};
+    cmrscl_device_info d = fake_gpu();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cmrscl_csr a;
+        CHECK_OK(cmrscl_csr_generate(cases[i].spec, &a));
+        cmrscl_options o = {.kernel = CMRSCL_KERNEL_SLICE};
+        cmrscl_params p;
+        CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p));
+        CHECK_MSG(p.column_bits == cases[i].bits && test_contains(p.plan_reason, cases[i].why) &&
+                      test_contains(p.build_options, "-DCOLUMN_BITS=16") == (cases[i].bits == 16),
+                  "%s: column bits %d (%s)", cases[i].spec, p.column_bits, p.plan_reason);
+        o.kernel = CMRSCL_KERNEL_STRIP;
+        CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p));
+        CHECK(p.column_bits == 32 && !test_contains(p.build_options, "COLUMN_BITS"));
+        o.column_bits = 16;
+        CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
         cmrscl_csr_free(&a);
     }
 }
@@ -422,7 +455,8 @@ static void test_stream_rule(void)
                          {mu, 0.2, (int32_t)(2 * mu), 0, cases[c].spread},
                          NULL,
                          NULL,
-                         false};
+                         false,
+                         NULL};
         cmrscl_params p;
         CHECK_OK(plan_choose(&d, cases[c].precision, &m, NULL, &p));
         CHECK(p.kernel == cases[c].kernel);
@@ -553,6 +587,7 @@ int main(void)
     test_long_rows();
     test_stream_rule();
     test_slice_rule();
+    test_narrow_columns();
     test_index_width();
     test_device_memory_limits();
     return test_finish("plan");

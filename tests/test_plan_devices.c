@@ -88,7 +88,8 @@ static void test_cpu(void)
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_SUBGROUP &&
           test_contains(p.plan_reason, "irregular"));
     cmrscl_options local = {.reduce = CMRSCL_REDUCE_LOCAL}; /* the rule's lanes are not kept */
-    plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0}, NULL, NULL, false};
+    plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0},
+                         NULL,    NULL, false,   NULL};
     CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &rows7, &local, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
     d.subgroup_apart = 0; /* tied together (PoCL 5): from mu 15 */

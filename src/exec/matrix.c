@@ -57,6 +57,13 @@ size_t matrix_values_bytes(const cmrscl_params *p, size_t stored)
     return (p->values == CMRSCL_VALUES_FLOAT ? sizeof(float) : vs) * (stored + CMRS_ENTRY_PAD);
 }
 
+size_t matrix_column_bytes(const cmrscl_params *p, size_t stored)
+{
+    if (p->column_bits == 16)
+        return cmrs_narrow_bytes(p->strips, (int64_t)stored);
+    return sizeof(uint32_t) * (stored + CMRS_ENTRY_PAD);
+}
+
 /* Device bytes of each array, known from the plan and the split alone, so the limits are
  * checked before any conversion work. Entry indices (StripPtr, the tiles' first entries)
  * take index_bits each; strip and tile numbers 32. */
@@ -66,7 +73,7 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
            vs = cmrscl_precision_size(p->precision), is = (size_t)p->index_bits / 8;
     size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
     bytes[BUF_STRIP_PTR] = is * (strips + 1);
-    bytes[BUF_COL_IND] = sizeof(uint32_t) * (nnz + CMRS_ENTRY_PAD);
+    bytes[BUF_COL_IND] = matrix_column_bytes(p, nnz);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
     bytes[BUF_VALUES] = matrix_values_bytes(p, nnz);
     bytes[BUF_TILE_START] = is * tiles;
@@ -247,7 +254,7 @@ static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, cmr
     *host = lay.cmrs, *values = lay.values, *perm = lay.perm;
     size_t stored = (size_t)host->nnz;
     p->stored_entries = host->nnz;
-    bytes[BUF_COL_IND] = sizeof(uint32_t) * (stored + CMRS_ENTRY_PAD);
+    bytes[BUF_COL_IND] = matrix_column_bytes(p, stored);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? stored : 0;
     bytes[BUF_VALUES] = matrix_values_bytes(p, stored);
     bytes[BUF_PERM] = (size_t)perm_bits / 8 * stored;
@@ -303,11 +310,14 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
         st = holes_relayout(m, row_ptr, &host, &vals.dst, &perm, perm_bits, bytes);
     if (st == CMRSCL_OK)
         st = encode_values(p, &host, &vals.dst, census);
+    void *narrow = NULL; /* the column words as the device holds them: narrow, or host's */
+    if (st == CMRSCL_OK && p->column_bits == 16)
+        st = cmrs_narrow_encode(&host, p->dict_bits, &narrow);
     if (st == CMRSCL_OK) {
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);
         void *up[BUF_COUNT] = {index_narrow(host.strip_ptr, (size_t)host.strips + 1, p->index_bits),
-                               host.col_ind,
+                               narrow ? narrow : host.col_ind,
                                host.row_in_strip,
                                vals.dst,
                                index_narrow(sp->tile_start, (size_t)sp->tiles, p->index_bits),
@@ -322,6 +332,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
         p->upload_seconds = cmrscl_seconds() - t0;
     }
     cmrscl_cmrs_free(&host);
+    free(narrow);
     free(perm);
     free(vals.dst);
     return st;
@@ -463,6 +474,7 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
                       .cols = cols,
                       .nnz = row_ptr[rows],
                       .row_ptr = row_ptr,
+                      .col_ind = col_ind,
                       .stats = stats,
                       .values = &census,
                       .host_layout = true};

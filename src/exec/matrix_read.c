@@ -1,6 +1,7 @@
 /* matrix_read.c - a device matrix read back: StripPtr for the tuner and the device path, and
  * the whole CMRS arrays (cmrscl_matrix_read_cmrs), plain whatever the device stores (the values
- * decoded from their dictionary or widened from floats, holes dropped). */
+ * decoded from their dictionary or widened from floats, a slice's narrow columns back to
+ * column words, holes dropped). */
 #include "exec/exec.h"
 
 #include <stdlib.h>
@@ -32,6 +33,20 @@ cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
         for (size_t s = 0; s < n; ++s)
             out[s] &= ~STRIP_PTR_LONG(p->index_bits); /* the kernels' flag */
     }
+    return st;
+}
+
+/* A slice's narrow columns back as column words (c: StripPtr read, the shape set). */
+static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
+{
+    size_t bytes = cmrs_narrow_bytes(c->strips, c->nnz);
+    void *narrow = malloc(bytes);
+    if (!narrow)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
+    cmrscl_status st = read_buffer(m, m->buf[BUF_COL_IND], bytes, narrow);
+    if (st == CMRSCL_OK)
+        cmrs_narrow_decode(narrow, c, m->params.dict_bits, c->col_ind);
+    free(narrow);
     return st;
 }
 
@@ -68,7 +83,9 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     if (st == CMRSCL_OK)
         st = matrix_read_strip_ptr(m, c.strip_ptr);
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && p->column_bits == 16)
+        st = read_narrow_columns(m, &c);
+    else if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);
     if (st == CMRSCL_OK && !packed)
         st = read_buffer(m, m->buf[BUF_ROW_IN_STRIP], nnz, c.row_in_strip);

@@ -68,11 +68,12 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     }
     cl_uint strips = (cl_uint)p->strips, height = (cl_uint)p->height;
     cl_uint row_bits = (cl_uint)p->row_bits, packed = p->layout == CMRSCL_LAYOUT_PACKED;
-    cl_uint use_csr = csr != NULL;
+    cl_uint use_csr = csr != NULL, narrow = p->column_bits == 16;
     launch_arg args[] = {ARG(strips),
                          ARG(height),
                          ARG(row_bits),
                          ARG(packed),
+                         ARG(narrow),
                          ARG(m->buf[BUF_STRIP_PTR]),
                          ARG(m->buf[BUF_COL_IND]),
                          ARG(m->buf[BUF_ROW_IN_STRIP]),
@@ -113,8 +114,7 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
     plain.values = CMRSCL_VALUES_PLAIN, plain.dict_bits = plain.dict_size = 0;
     size_t n = (size_t)p->stored_entries, old = matrix_values_bytes(p, n),
            bytes = matrix_values_bytes(&plain, n);
-    size_t words = n + CMRS_ENTRY_PAD; /* and the padding the vector loads read: zeros */
-    size_t col_bytes = p->dict_bits > 0 ? sizeof(uint32_t) * words : 0;
+    size_t col_bytes = p->dict_bits > 0 ? matrix_column_bytes(p, n) : 0;
     if (!room_beside(m, bytes + col_bytes)) /* the new column words beside the old, a while */
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "updated values are stored plain: %zu bytes, which the device's "
@@ -127,15 +127,24 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
                                                                    col_bytes, NULL, &st, "col_ind")
                                                : NULL;
     if (cols) {
+        /* the column words, and the padding the vector loads read (zeros); narrow: the
+         * strips' first columns, then the 16-bit words */
+        bool narrow = p->column_bits == 16;
+        size_t header = narrow ? (size_t)p->strips : 0;
+        size_t words = narrow ? (col_bytes - 4 * header) / 2 : n + CMRS_ENTRY_PAD;
         launcher own = *l;
         cl_uint n32 = (cl_uint)words, row_bits = (cl_uint)p->row_bits,
-                dict_bits = (cl_uint)p->dict_bits;
+                dict_bits = (cl_uint)p->dict_bits, strips = (cl_uint)p->strips;
         cl_ulong n64 = words;
-        launch_arg args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(row_bits),
-                             ARG(dict_bits), ARG(m->buf[BUF_COL_IND]), ARG(cols)};
+        launch_arg wide_args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(row_bits),
+                                  ARG(dict_bits), ARG(m->buf[BUF_COL_IND]), ARG(cols)};
+        launch_arg narrow_args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(strips),
+                                    ARG(dict_bits), ARG(m->buf[BUF_COL_IND]), ARG(cols)};
         st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
         if (st == CMRSCL_OK)
-            st = launch_run(&own, "convert_drop_dict", args, COUNT(args), words, NULL);
+            st = launch_run(&own, narrow ? "convert_drop_dict_narrow" : "convert_drop_dict",
+                            narrow ? narrow_args : wide_args, COUNT(wide_args),
+                            words > header ? words : header, NULL);
     }
     if (st != CMRSCL_OK) {
         if (values)

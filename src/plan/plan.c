@@ -515,6 +515,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         st = plan_split(dev, a, opt, p);
     if (st == CMRSCL_OK)
         st = choose_index_bits(a, opt, p);
+    if (st == CMRSCL_OK)
+        st = plan_choose_columns(a, opt, p);
     if (st != CMRSCL_OK)
         return st;
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)

@@ -102,6 +102,7 @@ typedef struct plan_matrix {
     const int64_t *longest_strip; /* without row_ptr: row_totals.longest_strip, or NULL */
     const value_census *values;   /* NULL or not examined: the values stay plain */
     bool host_layout; /* laid out on the host (not the device path): layouts with holes can be */
+    const int32_t *col_ind; /* NULL on the device path: no narrow columns */
 } plan_matrix;
 /* Layouts that store holes between the entries (src/format/cmrs_holes.c). */
 static inline bool plan_has_holes(cmrscl_kernel k)
@@ -169,6 +170,11 @@ CMRSCL_HIDDEN cmrscl_status plan_for_matrix(const cmrscl_device_info *dev,
  * fit. */
 CMRSCL_HIDDEN cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
                                                cmrscl_params *p);
+/* plan_values.c: p->column_bits after the values (dict_bits): 16 for a slice whose steps
+ * fit (cmrs_narrow.c), else 32, and the reason's "; columns" clause; fails when
+ * opt->column_bits asks for 16 where they do not fit. */
+CMRSCL_HIDDEN cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *opt,
+                                                cmrscl_params *p);
 /* The bytes per entry a product moves (cmrscl_params.bytes_per_entry_*), from the plan's
  * sizes, stored entries and codec. */
 CMRSCL_HIDDEN void plan_bytes_per_entry(cmrscl_params *p);

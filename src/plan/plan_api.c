@@ -57,8 +57,12 @@ void plan_bytes_per_entry(cmrscl_params *p)
     double row = p->layout == CMRSCL_LAYOUT_UNPACKED ? 1.0 : 0.0;
     /* the tiles' first entry and strip, and their partial sums written and read back */
     double tiles = (double)p->tiles * (is + 4.0 + 2.0 * vs * p->height);
+    /* narrow columns: 2 bytes a position and each strip's first column */
+    double column = p->column_bits == 16 ? 2.0 : 4.0;
+    double first_columns = p->column_bits == 16 ? 4.0 * (double)p->strips : 0.0;
     p->bytes_per_entry_matrix =
-        (stored * (4.0 + row + value) + is * ((double)p->strips + 1.0) + tiles) / nnz;
+        (stored * (column + row + value) + first_columns + is * ((double)p->strips + 1.0) + tiles) /
+        nnz;
     p->bytes_per_entry_x = (double)p->cols * vs / nnz;
     p->bytes_per_entry_y = (double)p->rows * vs / nnz;
 }
@@ -94,6 +98,7 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
                      .cols = csr->cols,
                      .nnz = csr->nnz,
                      .row_ptr = csr->row_ptr,
+                     .col_ind = csr->col_ind,
                      .values = &values,
                      .host_layout = true};
     analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, &a.stats);

@@ -54,6 +54,9 @@ cmrscl_status plan_check_options(const cmrscl_device_info *dev, cmrscl_precision
     if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
                            CMRSCL_MAX_HEIGHT);
+    if (opt->column_bits != 0 && opt->column_bits != 16 && opt->column_bits != 32)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "column_bits %d: expected 16, 32 or 0 (automatic)", opt->column_bits);
     if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);
@@ -84,6 +87,9 @@ void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
                       " -DREQD_SUBGROUP=%d -DSG_RELATIVE=%d",
                       dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
                       dev->subgroup_relative);
+    if (p->column_bits == 16 && n > 0 && (size_t)n < sizeof p->build_options)
+        n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
+                      " -DCOLUMN_BITS=16");
     if (p->modulo && n > 0 && (size_t)n < sizeof p->build_options)
         snprintf(p->build_options + n, sizeof p->build_options - (size_t)n, " -DMODULO=%d",
                  p->modulo);

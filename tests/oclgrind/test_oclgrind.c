@@ -305,13 +305,14 @@ static int run_height(const env *e, const variant *v, int height)
 }
 
 /* The slice kernel (cl/cmrs_slice.cl): a lane per row, HEIGHT 1, 4 (unpacked) and 32, groups
- * of 128 work-items; holes must never load x (a hole's column is far past x). */
+ * of 128 work-items, with 32-bit column words and (HEIGHT 4 and 32 again) with narrow columns
+ * where they fit; holes must never load x (a hole's column is far past x). */
 static int run_slice(const env *e, cmrscl_precision prec)
 {
-    static const int heights[] = {1, 4, 32};
+    static const int heights[] = {1, 4, 32, 4, 32};
     variant v = {CMRSCL_KERNEL_SLICE, -1, prec, CMRSCL_LAYOUT_PACKED, 32, 1, 1, 32, 0};
     int products = 0;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < 5; ++k) {
         cmrscl_options opt = {0};
         opt.kernel = CMRSCL_KERNEL_SLICE;
         opt.height = opt.warp = heights[k];
@@ -320,9 +321,10 @@ static int run_slice(const env *e, cmrscl_precision prec)
         opt.order = CMRSCL_ORDER_ROWS;
         opt.reduce = CMRSCL_REDUCE_LOCAL;
         opt.index_bits = index_bits;
+        opt.column_bits = k < 3 ? 32 : 0; /* 0: narrow where the steps fit */
         products += run_matrices(e, &v, &opt);
     }
-    printf("slice %s: %d products checked (HEIGHT 1, 4, 32, %d matrices)\n",
+    printf("slice %s: %d products checked (HEIGHT 1, 4, 32; 4, 32 narrow; %d matrices)\n",
            cmrscl_precision_name(prec), products, MATRIX_COUNT);
     return test_finish("oclgrind slice");
 }

@@ -73,6 +73,7 @@ enum {
     OPT_VALUES,
     OPT_COMBINE,
     OPT_INDEX_BITS,
+    OPT_COLUMN_BITS,
     OPT_MODULO,
     OPT_WARMUP,
     OPT_ALPHA,

@@ -119,7 +119,8 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const hints[] = {"auto", "off", "stream", NULL};
     static const char *const values[] = {"auto", "plain", "float", "dict", NULL};
     static const char *const combines[] = {"auto", "kernel", "group", NULL};
-    static const char *const index_bits[] = {"0", "32", "64", NULL}; /* 32 k bits */
+    static const char *const index_bits[] = {"0", "32", "64", NULL};  /* 32 k bits */
+    static const char *const column_bits[] = {"0", "16", "32", NULL}; /* 16 k bits */
     int k;
     switch (c) {
     case 'd': /* "" would quietly mean "the default device" */
@@ -200,6 +201,11 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         if (!parse_keyword("--index-bits", arg, index_bits, "0, 32 or 64", &k))
             return false;
         o->matrix.index_bits = 32 * k;
+        return true;
+    case OPT_COLUMN_BITS:
+        if (!parse_keyword("--column-bits", arg, column_bits, "0, 16 or 32", &k))
+            return false;
+        o->matrix.column_bits = 16 * k;
         return true;
     default: return false;
     }

@@ -85,6 +85,8 @@ static void print_text(const session *s, const bench_result *r)
                                                   : "by a second kernel");
     if (p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         printf("           matrix loads with the evict-first (streaming) cache hint\n");
+    if (p->column_bits == 16)
+        printf("           narrow columns: 16-bit steps within each row of a slice\n");
     printf("           values %s; bytes per entry a product moves: matrix %.2f, x %.2f, y %.2f "
            "(device matrix %llu bytes)\n",
            plan_values_name(p), p->bytes_per_entry_matrix, p->bytes_per_entry_x,
@@ -137,6 +139,7 @@ static void json_params(const cmrscl_params *p)
                            : p->combine == CMRSCL_COMBINE_KERNEL ? "kernel"
                                                                  : "none");
     json_int("index_bits", p->index_bits);
+    json_int("column_bits", p->column_bits);
     json_int("modulo", p->modulo);
     json_int("stored_entries", p->stored_entries);
     json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);

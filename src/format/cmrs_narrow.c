@@ -1,0 +1,159 @@
+/* cmrs_narrow.c - narrow columns, the slice layout's 2-byte column words (issue 20 item 2).
+ * In a slice the position of an entry says its row (entry i of row r at i x HEIGHT + r), so
+ * the column word needs no row bits; and the rows of a strip of a banded matrix (stencils,
+ * FEM) gather from a window far narrower than the matrix. So each strip stores its first
+ * column once, and each entry the step from the column before it in its row (the row's first
+ * entry: from the strip's first column) in 16 bits, with the entry's dictionary index in the
+ * low dict_bits: step << dict_bits | index. A hole is CMRS_NARROW_HOLE (all ones, which no
+ * step the plan admits reaches). The device array: `strips` 32-bit first columns, then the
+ * 16-bit words, one per stored position (and CMRS_ENTRY_PAD more, zero). The lane walking a
+ * row adds the steps as it goes (cl/cmrs_slice.cl): 2 bytes an entry instead of 4. */
+#include "format/format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct narrow_job {
+    const int64_t *row_ptr;
+    const int32_t *col_ind;
+    int32_t rows;
+    int height;
+    int64_t strips;
+    int64_t largest[64]; /* per thread; -1: a row's columns go down */
+} narrow_job;
+
+static void largest_steps(void *ctx, int thread, int threads)
+{
+    narrow_job *j = ctx;
+    int64_t s0, s1, largest = 0;
+    parallel_range(j->strips, thread, threads, &s0, &s1);
+    for (int64_t s = s0; s < s1 && largest >= 0; ++s) {
+        int64_t r0 = s * j->height, r1 = r0 + j->height < j->rows ? r0 + j->height : j->rows;
+        int64_t first = INT64_MAX;
+        for (int64_t r = r0; r < r1; ++r)
+            if (j->row_ptr[r] < j->row_ptr[r + 1] && j->col_ind[j->row_ptr[r]] < first)
+                first = j->col_ind[j->row_ptr[r]];
+        for (int64_t r = r0; r < r1 && largest >= 0; ++r) {
+            int64_t before = first;
+            for (int64_t k = j->row_ptr[r]; k < j->row_ptr[r + 1]; ++k) {
+                int64_t step = j->col_ind[k] - before;
+                if (step < 0) {
+                    largest = -1;
+                    break;
+                }
+                largest = step > largest ? step : largest;
+                before = j->col_ind[k];
+            }
+        }
+    }
+    j->largest[thread] = largest;
+}
+
+int64_t cmrs_narrow_largest_step(int32_t rows, const int64_t *row_ptr, const int32_t *col_ind,
+                                 int height)
+{
+    narrow_job j = {row_ptr, col_ind, rows, height, ((int64_t)rows + height - 1) / height, {0}};
+    int threads = format_threads(row_ptr[rows]);
+    threads = threads > 64 ? 64 : threads;
+    parallel_run(threads, largest_steps, &j);
+    int64_t largest = 0;
+    for (int t = 0; t < threads; ++t) {
+        if (j.largest[t] < 0)
+            return -1;
+        largest = j.largest[t] > largest ? j.largest[t] : largest;
+    }
+    return largest;
+}
+
+size_t cmrs_narrow_bytes(int32_t strips, int64_t stored)
+{
+    size_t words = (size_t)stored + CMRS_ENTRY_PAD;
+    return sizeof(uint32_t) * (size_t)strips + sizeof(uint16_t) * (words + (words & 1));
+}
+
+typedef struct code_job {
+    const cmrscl_cmrs *c;
+    int dict_bits;
+    uint32_t *first;
+    uint16_t *words;
+    uint32_t *wide; /* decode: the column words out */
+} code_job;
+
+/* The column of a wide word, and the rest (dictionary index, row) beside it. */
+#define SHIFT(c, d) ((c)->row_bits + (d))
+
+static void encode_strips(void *ctx, int thread, int threads)
+{
+    const code_job *j = ctx;
+    const cmrscl_cmrs *c = j->c;
+    const int shift = SHIFT(c, j->dict_bits);
+    const uint32_t index_mask = (1u << j->dict_bits) - 1u;
+    int64_t s0, s1;
+    parallel_range(c->strips, thread, threads, &s0, &s1);
+    for (int64_t s = s0; s < s1; ++s) {
+        const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
+        uint32_t first = UINT32_MAX; /* a row's first entry sits in the strip's first step */
+        for (uint64_t k = begin; k < end && k < begin + (uint64_t)c->height; ++k)
+            if (c->col_ind[k] != CMRS_HOLE && c->col_ind[k] >> shift < first)
+                first = c->col_ind[k] >> shift;
+        j->first[s] = first == UINT32_MAX ? 0 : first;
+        for (int r = 0; r < c->height; ++r) {
+            uint32_t before = j->first[s];
+            for (uint64_t k = begin + (uint64_t)r; k < end; k += (uint64_t)c->height) {
+                const uint32_t w = c->col_ind[k];
+                if (w == CMRS_HOLE) {
+                    j->words[k] = CMRS_NARROW_HOLE;
+                    continue;
+                }
+                const uint32_t index = (w >> c->row_bits) & index_mask;
+                j->words[k] = (uint16_t)(((w >> shift) - before) << j->dict_bits | index);
+                before = w >> shift;
+            }
+        }
+    }
+}
+
+cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, void **out)
+{
+    *out = parallel_alloc(cmrs_narrow_bytes(c->strips, c->nnz), 1);
+    if (!*out)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld narrow columns",
+                           (long long)c->nnz);
+    code_job j = {c, dict_bits, *out, (uint16_t *)((uint32_t *)*out + c->strips), NULL};
+    memset(j.words + c->nnz, 0, sizeof(uint16_t) * CMRS_ENTRY_PAD);
+    parallel_run(format_threads(c->nnz), encode_strips, &j);
+    return CMRSCL_OK;
+}
+
+static void decode_strips(void *ctx, int thread, int threads)
+{
+    const code_job *j = ctx;
+    const cmrscl_cmrs *c = j->c;
+    const int shift = SHIFT(c, j->dict_bits);
+    const uint16_t index_mask = (uint16_t)((1u << j->dict_bits) - 1u);
+    int64_t s0, s1;
+    parallel_range(c->strips, thread, threads, &s0, &s1);
+    for (int64_t s = s0; s < s1; ++s) {
+        const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
+        for (int r = 0; r < c->height; ++r) {
+            uint32_t column = j->first[s];
+            const uint32_t row = c->packed ? (uint32_t)r : 0;
+            for (uint64_t k = begin + (uint64_t)r; k < end; k += (uint64_t)c->height) {
+                const uint16_t w = j->words[k];
+                if (w == CMRS_NARROW_HOLE) {
+                    j->wide[k] = CMRS_HOLE;
+                    continue;
+                }
+                column += (uint32_t)(w >> j->dict_bits);
+                j->wide[k] = column << shift | (uint32_t)(w & index_mask) << c->row_bits | row;
+            }
+        }
+    }
+}
+
+void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits, uint32_t *col_ind)
+{
+    code_job j = {c, dict_bits, (uint32_t *)narrow,
+                  (uint16_t *)((const uint32_t *)narrow + c->strips), col_ind};
+    parallel_run(format_threads(c->nnz), decode_strips, &j);
+}
