@@ -39,7 +39,7 @@ cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
 /* A slice's narrow columns back as column words (c: StripPtr read, the shape set). */
 static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
 {
-    size_t bytes = cmrs_narrow_bytes(c->strips, c->nnz);
+    size_t bytes = matrix_column_bytes(&m->params, (size_t)c->nnz);
     void *narrow = malloc(bytes);
     if (!narrow)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");

@@ -133,18 +133,16 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
         size_t header = narrow ? (size_t)p->strips : 0;
         size_t words = narrow ? (col_bytes - 4 * header) / 2 : n + CMRS_ENTRY_PAD;
         launcher own = *l;
-        cl_uint n32 = (cl_uint)words, row_bits = (cl_uint)p->row_bits,
-                dict_bits = (cl_uint)p->dict_bits, strips = (cl_uint)p->strips;
+        /* the second argument: the row bits of 32-bit words, the header of narrow ones */
+        cl_uint n32 = (cl_uint)words, dict_bits = (cl_uint)p->dict_bits,
+                shape = narrow ? (cl_uint)p->strips : (cl_uint)p->row_bits;
         cl_ulong n64 = words;
-        launch_arg wide_args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(row_bits),
-                                  ARG(dict_bits), ARG(m->buf[BUF_COL_IND]), ARG(cols)};
-        launch_arg narrow_args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(strips),
-                                    ARG(dict_bits), ARG(m->buf[BUF_COL_IND]), ARG(cols)};
+        launch_arg args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(shape), ARG(dict_bits),
+                             ARG(m->buf[BUF_COL_IND]), ARG(cols)};
         st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
         if (st == CMRSCL_OK)
-            st = launch_run(&own, narrow ? "convert_drop_dict_narrow" : "convert_drop_dict",
-                            narrow ? narrow_args : wide_args, COUNT(wide_args),
-                            words > header ? words : header, NULL);
+            st = launch_run(&own, narrow ? "convert_drop_dict_narrow" : "convert_drop_dict", args,
+                            COUNT(args), words > header ? words : header, NULL);
     }
     if (st != CMRSCL_OK) {
         if (values)

@@ -79,14 +79,11 @@ typedef struct code_job {
     uint32_t *wide; /* decode: the column words out */
 } code_job;
 
-/* The column of a wide word, and the rest (dictionary index, row) beside it. */
-#define SHIFT(c, d) ((c)->row_bits + (d))
-
 static void encode_strips(void *ctx, int thread, int threads)
 {
     const code_job *j = ctx;
     const cmrscl_cmrs *c = j->c;
-    const int shift = SHIFT(c, j->dict_bits);
+    const int shift = c->row_bits + j->dict_bits; /* a 32-bit word's column */
     const uint32_t index_mask = (1u << j->dict_bits) - 1u;
     int64_t s0, s1;
     parallel_range(c->strips, thread, threads, &s0, &s1);
@@ -115,12 +112,15 @@ static void encode_strips(void *ctx, int thread, int threads)
 
 cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, void **out)
 {
-    *out = parallel_alloc(cmrs_narrow_bytes(c->strips, c->nnz), 1);
+    size_t bytes = cmrs_narrow_bytes(c->strips, c->nnz);
+    *out = parallel_alloc(bytes, 1);
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld narrow columns",
                            (long long)c->nnz);
     code_job j = {c, dict_bits, *out, (uint16_t *)((uint32_t *)*out + c->strips), NULL};
-    memset(j.words + c->nnz, 0, sizeof(uint16_t) * CMRS_ENTRY_PAD);
+    /* the padding, and the word that rounds the array to 4 bytes: zeros */
+    size_t pad = bytes - sizeof(uint32_t) * (size_t)c->strips - sizeof(uint16_t) * (size_t)c->nnz;
+    memset(j.words + c->nnz, 0, pad);
     parallel_run(format_threads(c->nnz), encode_strips, &j);
     return CMRSCL_OK;
 }
@@ -129,7 +129,7 @@ static void decode_strips(void *ctx, int thread, int threads)
 {
     const code_job *j = ctx;
     const cmrscl_cmrs *c = j->c;
-    const int shift = SHIFT(c, j->dict_bits);
+    const int shift = c->row_bits + j->dict_bits; /* a 32-bit word's column */
     const uint16_t index_mask = (uint16_t)((1u << j->dict_bits) - 1u);
     int64_t s0, s1;
     parallel_range(c->strips, thread, threads, &s0, &s1);

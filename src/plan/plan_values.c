@@ -107,7 +107,7 @@ cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *op
                  (long long)limit);
     else if (!opt->column_bits && narrow_bytes >= wide_bytes)
         snprintf(why, sizeof why, "strips of %.1f entries: their first columns cost more",
-                 (double)p->stored_entries / p->strips);
+                 (double)p->stored_entries / strips);
     else
         p->column_bits = 16;
     if (opt->column_bits == 16 && p->column_bits != 16)
