@@ -351,6 +351,9 @@ typedef struct cmrscl_params {
     double bytes_per_entry_matrix, bytes_per_entry_x, bytes_per_entry_y;
     cmrscl_matrix_stats stats; /* what the plan looked at */
     char plan_reason[512];     /* the rule's reason for this plan, in words */
+    /* Device memory of the kept transpose (cmrscl_matrix_prepare_transpose): 0 while none
+     * is built; not part of device_bytes. */
+    uint64_t transpose_device_bytes;
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;
@@ -462,6 +465,38 @@ typedef struct cmrscl_timing {
 CMRSCL_API cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta,
                                           cl_mem y, int warmup, int repetitions,
                                           cmrscl_timing *out);
+
+/* ---- The transposed product ----------------------------------------------------------- */
+
+/* Which product: y = alpha*A*x + beta*y, or y = alpha*A^T*x + beta*y (x of rows elements,
+ * y of cols). */
+typedef enum cmrscl_operation { CMRSCL_NON_TRANSPOSE = 0, CMRSCL_TRANSPOSE = 1 } cmrscl_operation;
+
+/* A^T is kept as a CMRS matrix of its own, planned for its rows like any matrix: a
+ * transposed product is an ordinary product on it - the same kernels, no atomics, the same
+ * bits run after run - and costs as much device memory again as A^T takes
+ * (cmrscl_params.transpose_device_bytes), until cmrscl_matrix_release_transpose or
+ * cmrscl_matrix_free. It is built from A's arrays read back and transposed on the host
+ * (whatever way A was created): by cmrscl_matrix_prepare_transpose, with opt for its plan
+ * (NULL: automatic; the options are kept for later rebuilds) and its parameters in *out
+ * (may be NULL); else by the first transposed product, which then blocks while it is built.
+ * A values update of A frees it: the next transposed product builds it again from the new
+ * values. */
+CMRSCL_API cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_options *opt,
+                                                         cmrscl_params *out);
+CMRSCL_API cmrscl_status cmrscl_matrix_release_transpose(cmrscl_matrix m);
+/* cmrscl_spmv, cmrscl_spmv_host and cmrscl_spmv_time with an operation; with
+ * CMRSCL_NON_TRANSPOSE they are those calls. With CMRSCL_TRANSPOSE, x has rows elements and
+ * y cols, and calls on one matrix wait for each other while they look up A^T. */
+CMRSCL_API cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha,
+                                        cl_mem x, double beta, cl_mem y, cl_command_queue queue,
+                                        cl_uint num_wait, const cl_event *wait_list,
+                                        cl_event *event);
+CMRSCL_API cmrscl_status cmrscl_spmv_host_op(cmrscl_matrix m, cmrscl_operation op, double alpha,
+                                             const void *x, double beta, void *y);
+CMRSCL_API cmrscl_status cmrscl_spmv_time_op(cmrscl_matrix m, cmrscl_operation op, double alpha,
+                                             cl_mem x, double beta, cl_mem y, int warmup,
+                                             int repetitions, cmrscl_timing *out);
 
 /* ---- Tuning ------------------------------------------------------------------------------ */
 

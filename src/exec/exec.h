@@ -68,6 +68,13 @@ struct cmrscl_matrix_s {
      * starts, and strip_csr[s] (strips + 1) where strip s does; NULL otherwise. */
     size_t *update_csr;
     uint64_t *strip_csr;
+    /* The transposed product (transpose.c), under transpose_lock: A^T as a matrix of its
+     * own, NULL until a transposed product or a prepare builds it, and after an update; the
+     * options of its plan when the user gave them (transpose_opt_set). */
+    pthread_mutex_t transpose_lock;
+    cmrscl_matrix transpose;
+    bool transpose_opt_set;
+    cmrscl_options transpose_opt;
 };
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
@@ -92,6 +99,12 @@ CMRSCL_HIDDEN cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const h
                                                   const size_t bytes[BUF_COUNT]);
 /* The family's kernels from the context's program cache, the matrix arguments set. */
 CMRSCL_HIDDEN cmrscl_status matrix_create_kernels(cmrscl_matrix m);
+
+/* ---- transpose.c ---- */
+
+/* A values update of m: its transpose (if built) is freed, to be built again from the new
+ * values by the next transposed product. */
+CMRSCL_HIDDEN void matrix_transpose_outdated(cmrscl_matrix m);
 
 /* Enqueues one product (one or two kernels) after the wait list; *first and *last (may be
  * NULL) receive the events of its first and last kernel (the same event when it has one;

@@ -34,6 +34,8 @@ void cmrscl_matrix_free(cmrscl_matrix m)
     for (int i = 0; i < BUF_COUNT; ++i)
         if (m->buf[i])
             clReleaseMemObject(m->buf[i]);
+    cmrscl_matrix_free(m->transpose);
+    pthread_mutex_destroy(&m->transpose_lock);
     pthread_mutex_destroy(&m->lock);
     free(m->update_cut);
     free(m->update_csr);
@@ -348,6 +350,11 @@ cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
         free(m);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
     }
+    if (pthread_mutex_init(&m->transpose_lock, NULL) != 0) {
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+    }
     m->ctx = ctx;
     *out = m;
     return CMRSCL_OK;
@@ -559,5 +566,8 @@ cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
     pthread_mutex_lock(&m->lock); /* device_bytes grows with a first update */
     *out = m->params;
     pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&m->transpose_lock); /* transpose.c builds and drops it */
+    out->transpose_device_bytes = m->transpose ? m->transpose->params.device_bytes : 0;
+    pthread_mutex_unlock(&m->transpose_lock);
     return CMRSCL_OK;
 }

@@ -251,6 +251,7 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
     if (st == CMRSCL_OK) /* all positions, holes included */
         st = gather(m, &l, values, 0, values_precision, 0, 0, (size_t)m->params.stored_entries);
     pthread_mutex_unlock(&m->lock);
+    matrix_transpose_outdated(m);
     return st;
 }
 
@@ -397,6 +398,7 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
             st = update_in_chunks(m, &l, values, values_precision, &written);
     }
     pthread_mutex_unlock(&m->lock);
+    matrix_transpose_outdated(m);
     if (written) { /* the caller may reuse `values` when this returns: every write is done
                     * once the last is (queue order) */
         cmrscl_status waited = launch_wait(&written, 1);

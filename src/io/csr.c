@@ -176,6 +176,48 @@ void cmrscl_csr_free(cmrscl_csr *csr)
     memset(csr, 0, sizeof *csr);
 }
 
+/* ---- the transpose ---- */
+
+cmrscl_status cmrscl_csr_transpose(const cmrscl_csr *a, cmrscl_csr *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
+    cmrscl_status st = cmrscl_csr_validate(a);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_csr t = {.rows = a->cols, .cols = a->rows, .nnz = a->nnz};
+    size_t nnz = (size_t)a->nnz;
+    t.row_ptr = calloc((size_t)t.rows + 1, sizeof *t.row_ptr);
+    t.col_ind = cmrscl_alloc(nnz, sizeof *t.col_ind);
+    t.values = cmrscl_alloc(nnz, sizeof *t.values);
+    if (!t.row_ptr || !t.col_ind || !t.values) {
+        cmrscl_csr_free(&t);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                           "no memory for the transpose of %lld entries", (long long)a->nnz);
+    }
+    /* A counting sort by column: row_ptr[c + 1] counts column c, the prefix sums make them
+     * the rows' starts, and walking A's rows in order leaves each row of the transpose in
+     * ascending column order (repeated entries in A's order). */
+    for (size_t k = 0; k < nnz; ++k)
+        ++t.row_ptr[a->col_ind[k] + 1];
+    for (int32_t c = 0; c < t.rows; ++c)
+        t.row_ptr[c + 1] += t.row_ptr[c];
+    int64_t *next = t.row_ptr; /* row c's next slot, shifted back afterwards */
+    for (int32_t i = 0; i < a->rows; ++i)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            int64_t slot = next[a->col_ind[k]]++;
+            t.col_ind[slot] = i;
+            t.values[slot] = a->values[k];
+        }
+    for (int32_t c = t.rows; c > 0; --c)
+        t.row_ptr[c] = t.row_ptr[c - 1];
+    t.row_ptr[0] = 0;
+    *out = t;
+    return CMRSCL_OK;
+}
+
 /* ---- the reference product ---- */
 
 /* One row of alpha*A*x + beta*y0 in double, the ground truth, and the magnitude term of its

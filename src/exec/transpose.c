@@ -1,0 +1,165 @@
+/* transpose.c - the transposed product y = alpha*A^T*x + beta*y (cmrscl_spmv_op and its host
+ * and timing forms).
+ *
+ * A^T is kept as a CMRS matrix of its own. CMRS walks rows; a kernel on A's strips that
+ * scattered into y[column] would need atomic additions, whose order - and so whose
+ * rounding - changes from run to run. A second matrix costs as much device memory again
+ * (the user sees it in cmrscl_params.transpose_device_bytes and decides: prepare, release),
+ * and buys what every other product has: its own plan for A^T's rows (a matrix with short
+ * rows can have long columns), the same kernels, the same bits every run.
+ *
+ * It is built from A's arrays read back (cmrscl_matrix_read_cmrs: whatever layout, codecs
+ * or device path made A), turned into CSR and transposed on the host - one path for every
+ * way a matrix is created. A values update drops it (matrix_transpose_outdated), and the
+ * next transposed product builds it again from the updated arrays. */
+#include "exec/exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A^T from A's device arrays, planned with opt (NULL: automatic). */
+static cmrscl_status build_transpose(cmrscl_matrix m, const cmrscl_options *opt, cmrscl_matrix *out)
+{
+    cmrscl_cmrs cmrs;
+    cmrscl_csr a = {0}, t = {0};
+    cmrscl_status st = cmrscl_matrix_read_cmrs(m, &cmrs);
+    if (st != CMRSCL_OK)
+        return st;
+    st = cmrscl_cmrs_to_csr(&cmrs, &a);
+    cmrscl_cmrs_free(&cmrs);
+    if (st == CMRSCL_OK)
+        st = cmrscl_csr_transpose(&a, &t);
+    cmrscl_csr_free(&a);
+    /* The values came back as doubles; a float matrix's round exactly to themselves. */
+    if (st == CMRSCL_OK)
+        st = cmrscl_matrix_create_from_csr(m->ctx, m->params.precision, &t, opt, out);
+    cmrscl_csr_free(&t);
+    return st;
+}
+
+/* The current transpose of m, built if there is none; the caller holds transpose_lock. */
+static cmrscl_status current_transpose(cmrscl_matrix m, cmrscl_matrix *out)
+{
+    if (!m->transpose) {
+        cmrscl_status st =
+            build_transpose(m, m->transpose_opt_set ? &m->transpose_opt : NULL, &m->transpose);
+        if (st != CMRSCL_OK)
+            return st;
+    }
+    *out = m->transpose;
+    return CMRSCL_OK;
+}
+
+void matrix_transpose_outdated(cmrscl_matrix m)
+{
+    pthread_mutex_lock(&m->transpose_lock);
+    /* Products enqueued on it still run: OpenCL frees its buffers after them. */
+    cmrscl_matrix_free(m->transpose);
+    m->transpose = NULL;
+    pthread_mutex_unlock(&m->transpose_lock);
+}
+
+cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_options *opt,
+                                              cmrscl_params *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    pthread_mutex_lock(&m->transpose_lock);
+    bool same_options = opt ? m->transpose_opt_set && !memcmp(opt, &m->transpose_opt, sizeof *opt)
+                            : !m->transpose_opt_set;
+    if (!same_options) { /* a new plan: the old transpose goes, the options stay for rebuilds */
+        cmrscl_matrix_free(m->transpose);
+        m->transpose = NULL;
+        m->transpose_opt_set = opt != NULL;
+        if (opt)
+            m->transpose_opt = *opt;
+    }
+    cmrscl_matrix t = NULL;
+    cmrscl_status st = current_transpose(m, &t);
+    if (st == CMRSCL_OK && out)
+        st = cmrscl_matrix_params(t, out);
+    pthread_mutex_unlock(&m->transpose_lock);
+    return st;
+}
+
+cmrscl_status cmrscl_matrix_release_transpose(cmrscl_matrix m)
+{
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    matrix_transpose_outdated(m);
+    return CMRSCL_OK;
+}
+
+/* ---- the products with an operation ---- */
+
+static cmrscl_status check_operation(cmrscl_matrix m, cmrscl_operation op)
+{
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    if (op != CMRSCL_NON_TRANSPOSE && op != CMRSCL_TRANSPOSE)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "operation %d is neither CMRSCL_NON_TRANSPOSE nor CMRSCL_TRANSPOSE",
+                           (int)op);
+    return CMRSCL_OK;
+}
+
+/* Each call below runs its product on A^T under transpose_lock, so an update on another
+ * thread cannot free A^T between its lookup and its enqueue. */
+cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
+                             double beta, cl_mem y, cl_command_queue queue, cl_uint num_wait,
+                             const cl_event *wait_list, cl_event *event)
+{
+    if (event)
+        *event = NULL;
+    cmrscl_status st = check_operation(m, op);
+    if (st != CMRSCL_OK)
+        return st;
+    if (op == CMRSCL_NON_TRANSPOSE)
+        return cmrscl_spmv(m, alpha, x, beta, y, queue, num_wait, wait_list, event);
+    cmrscl_matrix t = NULL;
+    pthread_mutex_lock(&m->transpose_lock);
+    st = current_transpose(m, &t);
+    if (st == CMRSCL_OK)
+        st = cmrscl_spmv(t, alpha, x, beta, y, queue, num_wait, wait_list, event);
+    pthread_mutex_unlock(&m->transpose_lock);
+    return st;
+}
+
+cmrscl_status cmrscl_spmv_host_op(cmrscl_matrix m, cmrscl_operation op, double alpha, const void *x,
+                                  double beta, void *y)
+{
+    cmrscl_status st = check_operation(m, op);
+    if (st != CMRSCL_OK)
+        return st;
+    if (op == CMRSCL_NON_TRANSPOSE)
+        return cmrscl_spmv_host(m, alpha, x, beta, y);
+    cmrscl_matrix t = NULL;
+    pthread_mutex_lock(&m->transpose_lock);
+    st = current_transpose(m, &t);
+    if (st == CMRSCL_OK)
+        st = cmrscl_spmv_host(t, alpha, x, beta, y);
+    pthread_mutex_unlock(&m->transpose_lock);
+    return st;
+}
+
+cmrscl_status cmrscl_spmv_time_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
+                                  double beta, cl_mem y, int warmup, int repetitions,
+                                  cmrscl_timing *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    cmrscl_status st = check_operation(m, op);
+    if (st != CMRSCL_OK)
+        return st;
+    if (op == CMRSCL_NON_TRANSPOSE)
+        return cmrscl_spmv_time(m, alpha, x, beta, y, warmup, repetitions, out);
+    cmrscl_matrix t = NULL;
+    pthread_mutex_lock(&m->transpose_lock);
+    st = current_transpose(m, &t);
+    if (st == CMRSCL_OK)
+        st = cmrscl_spmv_time(t, alpha, x, beta, y, warmup, repetitions, out);
+    pthread_mutex_unlock(&m->transpose_lock);
+    return st;
+}
