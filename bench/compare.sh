@@ -7,7 +7,9 @@
 #   bench/compare.sh [OUT_DIR]          (default: bench-results)
 #
 # Environment: SUITES (default: bench/suite-large.txt bench/suite-small.txt), PRECISIONS
-# (float,double), PLANS (auto), REPS (100), BUILD_DIR (build), CMRSCL_DEVICE (gpu).
+# (float,double), PLANS (auto), REPS (100), BUILD_DIR (build), CMRSCL_DEVICE (gpu),
+# TRANSPOSE (1: the transposed product y = A^T x on both sides, rows named MATRIX^T; the
+# peer's best of its transposed operation and of the ordinary product on an explicit A^T).
 # Outputs in OUT_DIR: peer.csv, bench.csv, bench.json, bench.txt (the table and the
 # geometric means), *.png and report.md (bench/plot_bench.py, when matplotlib is there).
 set -euo pipefail
@@ -18,6 +20,8 @@ suites=${SUITES:-"$top/bench/suite-large.txt $top/bench/suite-small.txt"}
 precisions=${PRECISIONS:-float,double}
 plans=${PLANS:-auto}
 reps=${REPS:-100}
+op_args=()
+if [ "${TRANSPOSE:-0}" = 1 ]; then op_args=(--transpose); fi
 export CMRSCL_DEVICE=${CMRSCL_DEVICE:-gpu}
 mkdir -p "$out"
 
@@ -31,11 +35,13 @@ fi
 suite_args=()
 for s in $suites; do suite_args+=(--suite "$s"); done
 
-"$build/bin/cmrscl-peer" "${suite_args[@]}" -p "$precisions" -r "$reps" --csv "$out/peer.csv" \
+"$build/bin/cmrscl-peer" "${suite_args[@]}" "${op_args[@]}" -p "$precisions" -r "$reps" \
+    --csv "$out/peer.csv" \
     2> >(tee "$out/peer.log" >&2) || echo "compare: cmrscl-peer reported a failure" >&2
 
 status=0
-"$build/bin/cmrscl-run" bench "${suite_args[@]}" -p "$precisions" -r "$reps" --plans "$plans" \
+"$build/bin/cmrscl-run" bench "${suite_args[@]}" "${op_args[@]}" -p "$precisions" -r "$reps" \
+    --plans "$plans" \
     --peer "$out/peer.csv" --csv "$out/bench.csv" --json-out "$out/bench.json" \
     | tee "$out/bench.txt" || status=${PIPESTATUS[0]}
 

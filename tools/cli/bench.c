@@ -1,6 +1,7 @@
-/* bench.c - runs one configuration: device matrix, one product checked against the CPU
- * double reference, then the library's timing of the product (cmrscl_spmv_time): device
- * time per product from profiling events (median, minimum) and the back-to-back loop. */
+/* bench.c - runs one configuration: device matrix, one product (A's, or with --transpose
+ * A^T's) checked against the CPU double reference, then the library's timing of the product
+ * (cmrscl_spmv_time_op): device time per product from profiling events (median, minimum)
+ * and the back-to-back loop. */
 #include "bench.h"
 
 #include <math.h>
@@ -71,12 +72,27 @@ cl_mem bench_upload(cl_context context, const double *src, int32_t n, cmrscl_pre
     return buf;
 }
 
+const cmrscl_csr *bench_product_matrix(const cmrscl_csr *a, const cli_options *opt, cmrscl_csr *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!opt->transpose)
+        return a;
+    cmrscl_status st = cmrscl_csr_transpose(a, t);
+    return st == CMRSCL_OK ? t : (cli_fail("transposing the matrix on the host", st), NULL);
+}
+
+static cmrscl_operation operation(const cli_options *opt)
+{
+    return opt->transpose ? CMRSCL_TRANSPOSE : CMRSCL_NON_TRANSPOSE;
+}
+
 static int verify(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y, const cmrscl_csr *a,
                   const bench_vectors *v, const cli_options *opt, bench_result *r)
 {
     clFinish(q);
     double t0 = cli_seconds();
-    cmrscl_status st = cmrscl_spmv(m, opt->alpha, x, opt->beta, y, NULL, 0, NULL, NULL);
+    cmrscl_status st =
+        cmrscl_spmv_op(m, operation(opt), opt->alpha, x, opt->beta, y, NULL, 0, NULL, NULL);
     clFinish(q);
     r->first_product_seconds = cli_seconds() - t0;
     if (st != CMRSCL_OK)
@@ -119,21 +135,32 @@ static void derive_rates(bench_result *r, double beta)
     r->beta_plus_gbs = (matrix + sv * p->cols + y) / seconds * 1e-9;
 }
 
-int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const bench_vectors *v,
-              const cli_options *opt, const cmrscl_options *options, bench_result *out)
+int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr *product,
+              const bench_vectors *v, const cli_options *opt, const cmrscl_options *options,
+              bench_result *out)
 {
     memset(out, 0, sizeof *out);
     cmrscl_matrix m = NULL;
-    cmrscl_status st = cmrscl_matrix_create_from_csr(ctx, opt->precision, a, options, &m);
+    cmrscl_status st =
+        cmrscl_matrix_create_from_csr(ctx, opt->precision, a, opt->transpose ? NULL : options, &m);
     if (st != CMRSCL_OK)
         return cli_fail("creating the device matrix", st);
-    cmrscl_matrix_params(m, &out->params);
+    double t0 = cli_seconds();
+    if (opt->transpose)
+        st = cmrscl_matrix_prepare_transpose(m, options, &out->params);
+    out->transpose_seconds = opt->transpose ? cli_seconds() - t0 : 0.0;
+    if (!opt->transpose)
+        st = cmrscl_matrix_params(m, &out->params);
+    if (st != CMRSCL_OK) {
+        cmrscl_matrix_free(m);
+        return cli_fail("building the transpose", st);
+    }
     cl_context context;
     cl_command_queue q;
     cmrscl_context_cl(ctx, &context, &q);
     cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
-    cl_mem x = bench_upload(context, v->x, a->cols, opt->precision, &e1);
-    cl_mem y = bench_upload(context, v->y0, a->rows, opt->precision, &e2);
+    cl_mem x = bench_upload(context, v->x, product->cols, opt->precision, &e1);
+    cl_mem y = bench_upload(context, v->y0, product->rows, opt->precision, &e2);
     int rc = 0;
     if (!x || !y) {
         fprintf(stderr, "cmrscl-run: allocating x and y on the device failed (OpenCL error %d)\n",
@@ -141,10 +168,10 @@ int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const bench_vectors *v,
         rc = EXIT_RUN_FAILED;
     }
     if (!rc && opt->verify)
-        rc = verify(m, q, x, y, a, v, opt, out);
+        rc = verify(m, q, x, y, product, v, opt, out);
     if (!rc) {
-        st = cmrscl_spmv_time(m, opt->alpha, x, opt->beta, y, opt->warmup, opt->repetitions,
-                              &out->timing);
+        st = cmrscl_spmv_time_op(m, operation(opt), opt->alpha, x, opt->beta, y, opt->warmup,
+                                 opt->repetitions, &out->timing);
         if (st != CMRSCL_OK)
             rc = cli_fail("timing", st);
     }

@@ -15,6 +15,8 @@ typedef struct bench_result {
     double beta_minus_gbs;        /* paper eq. (6.1): x not cached, per nonzero */
     double beta_plus_gbs;         /* x fully cached: matrix + x + y once */
     double first_product_seconds; /* the verified product, the first after create */
+    double transpose_seconds;     /* --transpose: building A^T (read back, host transpose,
+                                     create), cmrscl_matrix_prepare_transpose */
 } bench_result;
 
 /* The test vectors of a run: x and y0 drawn once, stored in double after rounding to the
@@ -32,10 +34,19 @@ cl_mem bench_upload(cl_context context, const double *src, int32_t n, cmrscl_pre
 /* Rounds the matrix values to the precision in place (a no-op for double). */
 void bench_round_values(cmrscl_csr *a, cmrscl_precision precision);
 
-/* Builds the device matrix with `options`, verifies one product (unless --no-verify),
- * then times products both ways (cmrscl_spmv_time). Returns 0 or an exit status, having
- * printed the reason. */
-int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const bench_vectors *v,
-              const cli_options *opt, const cmrscl_options *options, bench_result *out);
+/* The matrix whose product a run computes: A, or with --transpose its transpose, made on the
+ * host into *t (for the reference, the vectors' sizes and the report; free it with
+ * cmrscl_csr_free). NULL, having printed why, when it cannot be made. */
+const cmrscl_csr *bench_product_matrix(const cmrscl_csr *a, const cli_options *opt, cmrscl_csr *t);
+
+/* Builds the device matrix of A with `options`, verifies one product (unless --no-verify),
+ * then times products both ways (cmrscl_spmv_time). With --transpose the product is the
+ * library's transposed one: A with the automatic plan, `options` for A^T's
+ * (cmrscl_matrix_prepare_transpose), checked against `product` (bench_product_matrix), whose
+ * plan and sizes out->params then holds. Returns 0 or an exit status, having printed the
+ * reason. */
+int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr *product,
+              const bench_vectors *v, const cli_options *opt, const cmrscl_options *options,
+              bench_result *out);
 
 #endif

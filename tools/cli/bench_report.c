@@ -98,7 +98,7 @@ int peer_table_read(const char *path, peer_table *out)
         }
         if (loop < e->loop_ms)
             e->loop_ms = loop;
-        if (!strcmp(alg, "SELL")) /* cmrscl-peer's one format beside CSR */
+        if (strstr(alg, "SELL")) /* cmrscl-peer's one format beside CSR (or explicit:SELL) */
             continue;
         e->csr_median_ms = med < e->csr_median_ms ? med : e->csr_median_ms;
         e->csr_loop_ms = loop < e->csr_loop_ms ? loop : e->csr_loop_ms;
@@ -130,12 +130,13 @@ static double model_a(int h, double mu, double b)
     return f1 / fh;
 }
 
-void bench_row_fill(bench_row *row, const loaded_matrix *m, cmrscl_precision precision,
-                    const char *plan_name, double csrvec_ms, double bandwidth_gbs,
-                    const bench_roof *roof, const peer_table *peer)
+void bench_row_fill(bench_row *row, const loaded_matrix *m, bool transposed,
+                    cmrscl_precision precision, const char *plan_name, double csrvec_ms,
+                    double bandwidth_gbs, const bench_roof *roof, const peer_table *peer)
 {
-    snprintf(row->matrix, sizeof row->matrix, "%s", m->name);
-    row->rows = m->csr.rows, row->cols = m->csr.cols, row->nnz = m->csr.nnz;
+    snprintf(row->matrix, sizeof row->matrix, "%.*s%s", (int)sizeof row->matrix - 3, m->name,
+             transposed ? "^T" : "");
+    row->rows = row->r.params.rows, row->cols = row->r.params.cols, row->nnz = row->r.params.nnz;
     row->stats = row->r.params.stats;
     row->precision = precision;
     snprintf(row->plan_name, sizeof row->plan_name, "%s", plan_name);
@@ -147,7 +148,7 @@ void bench_row_fill(bench_row *row, const loaded_matrix *m, cmrscl_precision pre
     row->roof = *roof;
     row->peer = NULL;
     for (int i = 0; peer && i < peer->n; ++i)
-        if (peer->e[i].precision == precision && !strcmp(peer->e[i].matrix, m->name))
+        if (peer->e[i].precision == precision && !strcmp(peer->e[i].matrix, row->matrix))
             row->peer = &peer->e[i];
 }
 

@@ -43,6 +43,7 @@ typedef struct cli_options {
     const char *help_for; /* command "help": the command whose help was asked, or NULL */
     double alpha, beta;
     bool verify, json, progress, baseline;
+    bool transpose; /* spmv, bench: the transposed product, y = alpha*A^T*x + beta*y */
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
@@ -79,6 +80,7 @@ enum {
     OPT_ALPHA,
     OPT_BETA,
     OPT_NO_VERIFY,
+    OPT_TRANSPOSE,
     OPT_JSON,
     OPT_VERSION,
     OPT_PLANS,

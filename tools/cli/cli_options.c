@@ -150,6 +150,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         return parse_double("--size", arg, &o->size_mb) &&
                (o->size_mb > 0 || usage_error("--size", "a positive number of MB", arg));
     case OPT_NO_VERIFY: o->verify = false; return true;
+    case OPT_TRANSPOSE: o->transpose = true; return true;
     case OPT_NO_BASELINE: o->baseline = false; return true;
     case OPT_JSON: o->json = true; return true;
     case OPT_PLANS: o->plans = arg; return true;

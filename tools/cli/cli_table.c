@@ -82,6 +82,9 @@ const cli_flag cli_flags[] = {
      "untimed runs first (default 5)"},
     {"alpha", OPT_ALPHA, "A", CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING, "alpha (default 1)"},
     {"beta", OPT_BETA, "B", CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING, "beta (default 0)"},
+    {"transpose", OPT_TRANSPOSE, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
+     "the transposed product y = alpha*A^T*x + beta*y (the plan's options then shape A^T's "
+     "plan: the library keeps A^T as a matrix of its own)"},
     {"no-verify", OPT_NO_VERIFY, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
      "skip the check against the CPU double reference"},
     {"json", OPT_JSON, NULL,

@@ -59,32 +59,36 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
 {
     cli_options o = *b->opt;
     o.precision = precision;
+    cmrscl_csr t;
+    const cmrscl_csr *product = bench_product_matrix(&m->csr, &o, &t);
     bench_vectors v;
-    if (!bench_vectors_make(&m->csr, &o, &v))
+    if (!product || !bench_vectors_make(product, &o, &v)) {
+        cmrscl_csr_free(&t);
         return EXIT_RUN_FAILED;
+    }
     int rc = 0;
     bench_roof roof;
-    roof_compute(b->ctx, &b->rates, &m->csr, precision, o.beta, b->bandwidth_gbs, &roof);
+    roof_compute(b->ctx, &b->rates, product, precision, o.beta, b->bandwidth_gbs, &roof);
     double csrvec_ms = 0.0;
     if (o.baseline) {
         cmrscl_options base;
         plan_from_name("csr-vector", &o.matrix, &base);
         bench_result r;
         progress(b, m->name, precision, "csr-vector (baseline)");
-        if (bench_run(b->ctx, &m->csr, &v, &o, &base, &r) == 0)
+        if (bench_run(b->ctx, &m->csr, product, &v, &o, &base, &r) == 0)
             csrvec_ms = r.timing.median_ms;
     }
     for (int i = 0; i < b->nplans; ++i) {
         progress(b, m->name, precision, b->plan_names[i]);
         bench_row row;
         memset(&row, 0, sizeof row);
-        int run = bench_run(b->ctx, &m->csr, &v, &o, &b->plans[i], &row.r);
+        int run = bench_run(b->ctx, &m->csr, product, &v, &o, &b->plans[i], &row.r);
         if (run) {
             rc = run;
             continue;
         }
-        bench_row_fill(&row, m, precision, b->plan_names[i], csrvec_ms, b->bandwidth_gbs, &roof,
-                       &b->peer);
+        bench_row_fill(&row, m, o.transpose, precision, b->plan_names[i], csrvec_ms,
+                       b->bandwidth_gbs, &roof, &b->peer);
         if (row.r.verified && !(row.r.bound_ratio <= 1.0))
             rc = EXIT_RUN_FAILED;
         if (b->tty)
@@ -96,6 +100,7 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
             rc = EXIT_RUN_FAILED;
     }
     bench_vectors_free(&v);
+    cmrscl_csr_free(&t);
     return rc;
 }
 

@@ -20,6 +20,8 @@ static bool passed(const bench_result *r) { return !r->verified || r->bound_rati
  * run cannot hold it; rounded to the precision) and the vectors. */
 typedef struct session {
     loaded_matrix m;
+    cmrscl_csr t;              /* --transpose: A^T on the host */
+    const cmrscl_csr *product; /* the product's matrix: &m.csr or &t */
     bench_vectors v;
     cmrscl_context ctx;
     cmrscl_device_info dev;
@@ -37,7 +39,9 @@ static int session_open(const cli_options *opt, session *s)
     if (rc)
         return rc;
     bench_round_values(&s->m.csr, opt->precision);
-    return bench_vectors_make(&s->m.csr, opt, &s->v) ? 0 : EXIT_RUN_FAILED;
+    if (!(s->product = bench_product_matrix(&s->m.csr, opt, &s->t)))
+        return EXIT_RUN_FAILED;
+    return bench_vectors_make(s->product, opt, &s->v) ? 0 : EXIT_RUN_FAILED;
 }
 
 static void session_close(session *s)
@@ -45,6 +49,7 @@ static void session_close(session *s)
     bench_vectors_free(&s->v);
     cmrscl_context_free(s->ctx);
     cmrscl_csr_free(&s->m.csr);
+    cmrscl_csr_free(&s->t);
 }
 
 static const char *program_source_name(cmrscl_program_source s)
@@ -57,11 +62,12 @@ static const char *program_source_name(cmrscl_program_source s)
 static void print_text(const session *s, const bench_result *r)
 {
     const cmrscl_params *p = &r->params;
-    const cmrscl_csr *a = &s->m.csr;
-    printf("matrix     %s: %d x %d, nnz %lld, mu %.2f, row spread %.2f, longest row %d, "
+    const cmrscl_csr *a = s->product;
+    printf("matrix     %s%s: %d x %d, nnz %lld, mu %.2f, row spread %.2f, longest row %d, "
            "empty rows %d, column spread %.3f\n",
-           s->m.name, a->rows, a->cols, (long long)a->nnz, p->stats.mu, p->stats.row_cv,
-           p->stats.max_row, p->stats.empty_rows, p->stats.col_spread);
+           s->m.name, a == &s->t ? " transposed" : "", a->rows, a->cols, (long long)a->nnz,
+           p->stats.mu, p->stats.row_cv, p->stats.max_row, p->stats.empty_rows,
+           p->stats.col_spread);
     printf("device     %u:%u %s (%s)\n", s->dev.platform_index, s->dev.device_index,
            s->dev.device_name, s->dev.platform_name);
     printf("plan       %s kernel, %s, HEIGHT %d (%s), warp %d, work-group %d, %s, order %s, "
@@ -101,6 +107,10 @@ static void print_text(const session *s, const bench_result *r)
     printf("convert    %.3f s (CSR -> CMRS arrays)\n", p->convert_seconds);
     printf("upload     %.3f s (device buffers)\n", p->upload_seconds);
     printf("program    %.3f s (%s)\n", p->build_seconds, program_source_name(p->program_source));
+    if (r->transpose_seconds > 0)
+        printf("transpose  %.3f s (A^T built: A read back, transposed on the host, created; "
+               "the steps above are its create's)\n",
+               r->transpose_seconds);
     if (r->verified)
         printf("first      %.4f s (the first product, launch to finish)\n",
                r->first_product_seconds);
@@ -163,6 +173,7 @@ static void json_result(const bench_result *r)
     json_number("jit_s", r->params.build_seconds);
     json_string("program", program_source_name(r->params.program_source));
     json_number("first_product_s", r->first_product_seconds);
+    json_number("transpose_s", r->transpose_seconds);
     json_number("kernel_median_ms", r->timing.median_ms);
     json_number("kernel_min_ms", r->timing.min_ms);
     json_number("loop_ms", r->timing.loop_ms);
@@ -182,9 +193,10 @@ static void json_result(const bench_result *r)
 
 static void json_head(const session *s)
 {
-    const cmrscl_csr *a = &s->m.csr;
+    const cmrscl_csr *a = s->product;
     json_open("matrix", '{');
     json_string("name", s->m.name);
+    json_bool("transposed", a == &s->t);
     json_int("rows", a->rows);
     json_int("cols", a->cols);
     json_int("nnz", a->nnz);
@@ -214,7 +226,7 @@ int cmd_spmv(const cli_options *opt)
     int rc = session_open(opt, &s);
     bench_result r;
     if (!rc)
-        rc = bench_run(s.ctx, &s.m.csr, &s.v, opt, &opt->matrix, &r);
+        rc = bench_run(s.ctx, &s.m.csr, s.product, &s.v, opt, &opt->matrix, &r);
     if (!rc) {
         if (opt->json) {
             json_open(NULL, '{');

@@ -6,8 +6,13 @@
  * host clock after a synchronisation), and checked against the same CPU double reference.
  * Writes the CSV `cmrscl-run bench --peer` reads; bench/compare.sh runs both.
  *
+ * --transpose times y = A^T x instead, as `cmrscl-run bench --transpose` does, under the
+ * matrix's name with "^T": cuSPARSE's transposed operation on A's CSR (algorithms "T:DEFAULT",
+ * "T:CSR_ALG1", "T:CSR_ALG2"; SELL has none), and what a user who keeps A^T explicitly runs -
+ * the ordinary product on the CSR of A^T and its SELL ("explicit:" before the name).
+ *
  * Usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE]... [-p float,double]
- *                    [-r N] [--warmup N] [--csv FILE] [--device N]
+ *                    [-r N] [--warmup N] [--csv FILE] [--device N] [--transpose]
  * Built by CMake only when a CUDA toolkit is found; never needed for the tests. */
 #include <cmrscl.h>
 #include <cuda_runtime_api.h>
@@ -31,6 +36,7 @@ typedef struct options {
     int nsuites;
     unsigned precisions; /* bit 0 float, bit 1 double */
     int repetitions, warmup, device;
+    bool transpose;
 } options;
 
 static int failed(const char *what, const char *detail)
@@ -112,10 +118,12 @@ typedef struct result {
     double median_ms, min_ms, loop_ms, relative_error, bound_ratio;
 } result;
 
-/* One algorithm on one matrix descriptor: buffer, preprocess, check, then the two timings. */
+/* One algorithm on one matrix descriptor with operation op: buffer, preprocess, check, then
+ * the two timings. `a` is the product's matrix (A, or A^T for the transposed operation): the
+ * vectors' sizes and the reference. */
 static int run_alg(cusparseHandle_t h, const cmrscl_csr *a, cusparseSpMatDescr_t mat, device_csr *d,
-                   cusparseSpMVAlg_t alg, int is_float, const double *x, const options *o,
-                   result *r)
+                   cusparseOperation_t op, cusparseSpMVAlg_t alg, int is_float, const double *x,
+                   const options *o, result *r)
 {
     cudaDataType type = is_float ? CUDA_R_32F : CUDA_R_64F;
     size_t vs = is_float ? 4 : 8;
@@ -127,21 +135,18 @@ static int run_alg(cusparseHandle_t h, const cmrscl_csr *a, cusparseSpMatDescr_t
     CUSPARSE(cusparseCreateDnVec(&vx, a->cols, d->x, type));
     CUSPARSE(cusparseCreateDnVec(&vy, a->rows, d->y, type));
     size_t need = 0;
-    CUSPARSE(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat, vx, beta, vy,
-                                     type, alg, &need));
+    CUSPARSE(cusparseSpMV_bufferSize(h, op, alpha, mat, vx, beta, vy, type, alg, &need));
     if (need > d->buffer_size) {
         cudaFree(d->buffer);
         CUDA(cudaMalloc(&d->buffer, need));
         d->buffer_size = need;
     }
     /* what a user does before a loop of products; a format with nothing to prepare says so */
-    cusparseStatus_t prep = cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat,
-                                                    vx, beta, vy, type, alg, d->buffer);
+    cusparseStatus_t prep =
+        cusparseSpMV_preprocess(h, op, alpha, mat, vx, beta, vy, type, alg, d->buffer);
     if (prep != CUSPARSE_STATUS_SUCCESS && prep != CUSPARSE_STATUS_NOT_SUPPORTED)
         return failed("cusparseSpMV_preprocess", cusparseGetErrorString(prep));
-#define SPMV()                                                                                     \
-    cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, mat, vx, beta, vy, type, alg,         \
-                 d->buffer)
+#define SPMV() cusparseSpMV(h, op, alpha, mat, vx, beta, vy, type, alg, d->buffer)
     /* The check: NaN in y first, so an unwritten row shows. */
     CUDA(cudaMemset(d->y, 0xff, vs * (size_t)(a->rows ? a->rows : 1)));
     CUSPARSE(SPMV());
@@ -278,9 +283,17 @@ static int report(FILE *csv, const char *name, const cmrscl_csr *a, int is_float
     return ok ? 0 : 1;
 }
 
+/* An algorithm's name in the CSV: the prefix (the operation) and the name. */
+static const char *prefix_name(const char *prefix, const char *name)
+{
+    static char text[64];
+    snprintf(text, sizeof text, "%s%s", prefix, name);
+    return text;
+}
+
 /* Sliced ELL from the same CSR, on the device arrays d holds for x and y. */
-static int run_sell(cusparseHandle_t h, const char *name, const cmrscl_csr *a, device_csr *d,
-                    int is_float, const double *x, const options *o, FILE *csv)
+static int run_sell(cusparseHandle_t h, const char *name, const char *prefix, const cmrscl_csr *a,
+                    device_csr *d, int is_float, const double *x, const options *o, FILE *csv)
 {
     host_sell s;
     char why[96];
@@ -316,13 +329,70 @@ static int run_sell(cusparseHandle_t h, const char *name, const cmrscl_csr *a, d
     result r;
     memset(&r, 0, sizeof r);
     if (!rc) {
-        rc = run_alg(h, a, mat, d, CUSPARSE_SPMV_SELL_ALG1, is_float, x, o, &r);
-        rc = report(csv, name, a, is_float, "SELL", rc, &r);
+        rc = run_alg(h, a, mat, d, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_SELL_ALG1,
+                     is_float, x, o, &r);
+        rc = report(csv, name, a, is_float, prefix_name(prefix, "SELL"), rc, &r);
     }
     if (mat)
         cusparseDestroySpMat(mat);
     cudaFree(offsets), cudaFree(cols), cudaFree(values);
     sell_free(&s);
+    return rc;
+}
+
+/* Matrix a (its CSR on the GPU) with operation op - the product's matrix p: a, or a's
+ * transpose - by every CSR algorithm, then (op N) as SELL; algorithm names after prefix. */
+static int run_matrix(cusparseHandle_t h, const char *name, const cmrscl_csr *a,
+                      const cmrscl_csr *p, cusparseOperation_t op, const char *prefix, int is_float,
+                      const options *o, FILE *csv)
+{
+    size_t vs = is_float ? 4 : 8;
+    double *x = malloc(sizeof(double) * ((size_t)p->cols + 1));
+    int32_t *row_ptr = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));
+    if (!x || !row_ptr) {
+        free(x), free(row_ptr);
+        return failed(name, "out of host memory");
+    }
+    for (int64_t i = 0; i <= a->rows; ++i)
+        row_ptr[i] = (int32_t)a->row_ptr[i];
+    make_x(x, p->cols, is_float);
+    device_csr d;
+    memset(&d, 0, sizeof d);
+    int rc = 0;
+    if (cudaMalloc((void **)&d.row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)) != cudaSuccess ||
+        cudaMalloc((void **)&d.col_ind, sizeof(int32_t) * ((size_t)a->nnz + 1)) != cudaSuccess ||
+        cudaMalloc(&d.y, vs * ((size_t)p->rows + 1)) != cudaSuccess ||
+        cudaMemcpy(d.row_ptr, row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1),
+                   cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(d.col_ind, a->col_ind, sizeof(int32_t) * (size_t)a->nnz,
+                   cudaMemcpyHostToDevice) != cudaSuccess)
+        rc = failed(name, "cannot put the matrix on the GPU");
+    if (!rc)
+        rc = upload_values(&d.values, a->values, (size_t)a->nnz, vs);
+    if (!rc)
+        rc = upload_values(&d.x, x, (size_t)p->cols, vs);
+    for (size_t i = 0; !rc && i < sizeof algs / sizeof algs[0]; ++i) {
+        cusparseSpMatDescr_t mat;
+        if (cusparseCreateCsr(&mat, a->rows, a->cols, a->nnz, d.row_ptr, d.col_ind, d.values,
+                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                              is_float ? CUDA_R_32F : CUDA_R_64F) != CUSPARSE_STATUS_SUCCESS) {
+            rc = failed(name, "cusparseCreateCsr failed");
+            break;
+        }
+        result r;
+        memset(&r, 0, sizeof r);
+        int run = run_alg(h, p, mat, &d, op, algs[i].alg, is_float, x, o, &r);
+        cusparseDestroySpMat(mat);
+        rc = report(csv, name, p, is_float, prefix_name(prefix, algs[i].name), run, &r);
+    }
+    /* SELL beside the CSR: the CSR arrays go first, so both fit where either does */
+    if (!rc && op == CUSPARSE_OPERATION_NON_TRANSPOSE) {
+        cudaFree(d.row_ptr), cudaFree(d.col_ind), cudaFree(d.values);
+        d.row_ptr = d.col_ind = NULL, d.values = NULL;
+        rc = run_sell(h, name, prefix, a, &d, is_float, x, o, csv);
+    }
+    device_free(&d);
+    free(x), free(row_ptr);
     return rc;
 }
 
@@ -334,53 +404,17 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
         return failed(name, "more than INT32_MAX entries: the peer runs 32-bit indices only");
     for (int64_t k = 0; is_float && k < a->nnz; ++k) /* the device holds these values */
         a->values[k] = (double)(float)a->values[k];
-    size_t vs = is_float ? 4 : 8;
-    double *x = malloc(sizeof(double) * ((size_t)a->cols + 1));
-    int32_t *row_ptr = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));
-    if (!x || !row_ptr) {
-        free(x), free(row_ptr);
-        return failed(name, "out of host memory");
-    }
-    for (int64_t i = 0; i <= a->rows; ++i)
-        row_ptr[i] = (int32_t)a->row_ptr[i];
-    make_x(x, a->cols, is_float);
-    device_csr d;
-    memset(&d, 0, sizeof d);
-    int rc = 0;
-    if (cudaMalloc((void **)&d.row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)) != cudaSuccess ||
-        cudaMalloc((void **)&d.col_ind, sizeof(int32_t) * ((size_t)a->nnz + 1)) != cudaSuccess ||
-        cudaMalloc(&d.y, vs * ((size_t)a->rows + 1)) != cudaSuccess ||
-        cudaMemcpy(d.row_ptr, row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1),
-                   cudaMemcpyHostToDevice) != cudaSuccess ||
-        cudaMemcpy(d.col_ind, a->col_ind, sizeof(int32_t) * (size_t)a->nnz,
-                   cudaMemcpyHostToDevice) != cudaSuccess)
-        rc = failed(name, "cannot put the matrix on the GPU");
-    if (!rc)
-        rc = upload_values(&d.values, a->values, (size_t)a->nnz, vs);
-    if (!rc)
-        rc = upload_values(&d.x, x, (size_t)a->cols, vs);
-    for (size_t i = 0; !rc && i < sizeof algs / sizeof algs[0]; ++i) {
-        cusparseSpMatDescr_t mat;
-        if (cusparseCreateCsr(&mat, a->rows, a->cols, a->nnz, d.row_ptr, d.col_ind, d.values,
-                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                              is_float ? CUDA_R_32F : CUDA_R_64F) != CUSPARSE_STATUS_SUCCESS) {
-            rc = failed(name, "cusparseCreateCsr failed");
-            break;
-        }
-        result r;
-        memset(&r, 0, sizeof r);
-        int run = run_alg(h, a, mat, &d, algs[i].alg, is_float, x, o, &r);
-        cusparseDestroySpMat(mat);
-        rc = report(csv, name, a, is_float, algs[i].name, run, &r);
-    }
-    /* SELL beside the CSR: the CSR arrays go first, so both fit where either does */
-    if (!rc) {
-        cudaFree(d.row_ptr), cudaFree(d.col_ind), cudaFree(d.values);
-        d.row_ptr = d.col_ind = NULL, d.values = NULL;
-        rc = run_sell(h, name, a, &d, is_float, x, o, csv);
-    }
-    device_free(&d);
-    free(x), free(row_ptr);
+    if (!o->transpose)
+        return run_matrix(h, name, a, a, CUSPARSE_OPERATION_NON_TRANSPOSE, "", is_float, o, csv);
+    cmrscl_csr t;
+    if (cmrscl_csr_transpose(a, &t) != CMRSCL_OK)
+        return failed(name, cmrscl_last_error());
+    char tname[300];
+    snprintf(tname, sizeof tname, "%s^T", name);
+    int rc = run_matrix(h, tname, a, &t, CUSPARSE_OPERATION_TRANSPOSE, "T:", is_float, o, csv);
+    rc |= run_matrix(h, tname, &t, &t, CUSPARSE_OPERATION_NON_TRANSPOSE, "explicit:", is_float, o,
+                     csv);
+    cmrscl_csr_free(&t);
     return rc;
 }
 
@@ -435,6 +469,10 @@ static int parse(int argc, char **argv, options *o)
             o->inputs[o->n] = a, o->is_gen[o->n++] = 0;
             continue;
         }
+        if (!strcmp(a, "--transpose")) {
+            o->transpose = true;
+            continue;
+        }
         if (!v)
             return 2;
         ++i;
@@ -470,7 +508,7 @@ int main(int argc, char **argv)
     int nowned = 0;
     if (parse(argc, argv, &o)) {
         fputs("usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE] [-p float,double]\n"
-              "                   [-r N] [--warmup N] [--csv FILE] [--device N]\n",
+              "                   [-r N] [--warmup N] [--csv FILE] [--device N] [--transpose]\n",
               stderr);
         return 2;
     }
