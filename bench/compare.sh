@@ -35,12 +35,12 @@ fi
 suite_args=()
 for s in $suites; do suite_args+=(--suite "$s"); done
 
-"$build/bin/cmrscl-peer" "${suite_args[@]}" "${op_args[@]}" -p "$precisions" -r "$reps" \
+"$build/bin/cmrscl-peer" "${suite_args[@]}" ${op_args[@]+"${op_args[@]}"} -p "$precisions" -r "$reps" \
     --csv "$out/peer.csv" \
     2> >(tee "$out/peer.log" >&2) || echo "compare: cmrscl-peer reported a failure" >&2
 
 status=0
-"$build/bin/cmrscl-run" bench "${suite_args[@]}" "${op_args[@]}" -p "$precisions" -r "$reps" \
+"$build/bin/cmrscl-run" bench "${suite_args[@]}" ${op_args[@]+"${op_args[@]}"} -p "$precisions" -r "$reps" \
     --plans "$plans" \
     --peer "$out/peer.csv" --csv "$out/bench.csv" --json-out "$out/bench.json" \
     | tee "$out/bench.txt" || status=${PIPESTATUS[0]}
@@ -52,7 +52,7 @@ for py in python3 /usr/bin/python3; do
 done
 if [ -n "$plot_python" ]; then
     "$plot_python" "$top/bench/plot_bench.py" "$out/bench.csv" "$out" --json "$out/bench.json" \
-        --command "PRECISIONS=$precisions PLANS=$plans REPS=$reps bench/compare.sh $*"
+        --command "${TRANSPOSE:+TRANSPOSE=$TRANSPOSE }PRECISIONS=$precisions PLANS=$plans REPS=$reps bench/compare.sh $*"
 else
     echo "compare: matplotlib not found: no figures (apt-get install python3-matplotlib)" >&2
 fi

@@ -38,7 +38,7 @@ static bool parse(int argc, char **argv, settings *s)
             s->matrix = a;
             continue;
         }
-        if (!v || a[2] != '\0')
+        if (!v || a[1] == '\0' || a[2] != '\0')
             return false;
         ++i;
         if (a[1] == 'p' && (!strcmp(v, "float") || !strcmp(v, "double")))

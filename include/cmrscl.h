@@ -478,16 +478,18 @@ typedef enum cmrscl_operation { CMRSCL_NON_TRANSPOSE = 0, CMRSCL_TRANSPOSE = 1 }
  * (cmrscl_params.transpose_device_bytes), until cmrscl_matrix_release_transpose or
  * cmrscl_matrix_free. It is built from A's arrays read back and transposed on the host
  * (whatever way A was created): by cmrscl_matrix_prepare_transpose, with opt for its plan
- * (NULL: automatic; the options are kept for later rebuilds) and its parameters in *out
- * (may be NULL); else by the first transposed product, which then blocks while it is built.
- * A values update of A frees it: the next transposed product builds it again from the new
- * values. */
+ * (NULL: automatic; the options are kept for later rebuilds; options that fail leave the
+ * transpose as it was) and its parameters in *out (may be NULL); else by the first
+ * transposed product, which then blocks while it is built. A values update of A frees it:
+ * the next transposed product builds it again from the new values. */
 CMRSCL_API cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_options *opt,
                                                          cmrscl_params *out);
 CMRSCL_API cmrscl_status cmrscl_matrix_release_transpose(cmrscl_matrix m);
 /* cmrscl_spmv, cmrscl_spmv_host and cmrscl_spmv_time with an operation; with
  * CMRSCL_NON_TRANSPOSE they are those calls. With CMRSCL_TRANSPOSE, x has rows elements and
- * y cols, and calls on one matrix wait for each other while they look up A^T. */
+ * y cols, and the transposed calls, prepare, release and the updates of one matrix run one
+ * at a time (cmrscl_spmv_op only while it enqueues; the host and timing forms until they
+ * return). */
 CMRSCL_API cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha,
                                         cl_mem x, double beta, cl_mem y, cl_command_queue queue,
                                         cl_uint num_wait, const cl_event *wait_list,

@@ -116,9 +116,9 @@ CMRSCL_API cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *csr, double alp
                                                double beta, const double *y0, const double *y,
                                                double unit_roundoff, double *relative_error,
                                                double *bound_ratio);
-/* The transpose of a valid CSR (cols x rows): each of its rows lists A's entries of that
- * column in ascending row order (a repeated entry stays repeated, in A's order), so the
- * transpose of a canonical CSR is canonical. */
+/* The transpose of a valid CSR (cols x rows) into a new CSR (out must not be csr): each of
+ * its rows lists A's entries of that column in ascending row order (a repeated entry stays
+ * repeated, in A's order), so the transpose of a canonical CSR is canonical. */
 CMRSCL_API cmrscl_status cmrscl_csr_transpose(const cmrscl_csr *csr, cmrscl_csr *out);
 /* Frees the arrays and zeroes the struct. */
 CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);

@@ -178,6 +178,23 @@ static void test_updates(cmrscl_context ctx, cmrscl_precision p)
     cmrscl_csr_free(&a);
     a = test_csr_rounded(&a0, p);
     free(checked_product(m, &a, p, "after the update"));
+    /* the same from a buffer */
+    for (int64_t k = 0; k < a0.nnz; ++k)
+        a0.values[k] = test_uniform(-3, 3);
+    cl_context context;
+    test_cl_device(ctx, &context);
+    cl_int err;
+    cl_mem vb = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof(double) * (size_t)a0.nnz,
+                               a0.values, &err);
+    if (ctx->info.fp64) {
+        CHECK_OK(cmrscl_matrix_update_values_cl(m, vb, CMRSCL_DOUBLE));
+        CHECK_OK(cmrscl_matrix_params(m, &params));
+        CHECK_MSG(params.transpose_device_bytes == 0, "update_values_cl kept a stale transpose");
+        cmrscl_csr_free(&a);
+        a = test_csr_rounded(&a0, p);
+        free(checked_product(m, &a, p, "after the update from a buffer"));
+    }
+    clReleaseMemObject(vb);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a0), cmrscl_csr_free(&a);
 }
@@ -199,7 +216,18 @@ static void test_prepare(cmrscl_context ctx, cmrscl_precision p)
     CHECK(params.transpose_device_bytes == t.device_bytes && t.device_bytes > 0);
     cmrscl_csr a = test_csr_rounded(&a0, p);
     free(checked_product(m, &a, p, "prepared with options"));
-    cmrscl_matrix_update_values(m, a0.values, CMRSCL_DOUBLE); /* rebuilt with the options */
+    CHECK_OK(cmrscl_matrix_update_values(m, a0.values, CMRSCL_DOUBLE));
+    CHECK_OK(cmrscl_matrix_params(m, &params));
+    CHECK(params.transpose_device_bytes == 0);
+    free(checked_product(m, &a, p, "rebuilt after an update")); /* with the kept options */
+    CHECK_OK(cmrscl_matrix_params(m, &params));
+    CHECK(params.transpose_device_bytes == t.device_bytes);
+    CHECK_OK(cmrscl_matrix_prepare_transpose(m, &o, &t)); /* the same options: kept as it is */
+    CHECK(t.kernel == CMRSCL_KERNEL_STRIP && t.height == 4);
+    cmrscl_options bad = {0}; /* MODULO's slot sets without the MODULO kernel */
+    bad.modulo = 3;
+    CHECK_STATUS(cmrscl_matrix_prepare_transpose(m, &bad, &t), CMRSCL_ERROR_INVALID_ARGUMENT);
+    free(checked_product(m, &a, p, "after options that failed")); /* the old A^T still serves */
     CHECK_OK(cmrscl_matrix_prepare_transpose(m, &o, &t));
     CHECK(t.kernel == CMRSCL_KERNEL_STRIP && t.height == 4);
     CHECK_OK(cmrscl_matrix_release_transpose(m));
@@ -247,7 +275,15 @@ static void test_buffers_and_misuse(cmrscl_context ctx, cmrscl_precision p)
                  CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_spmv_op(m, CMRSCL_TRANSPOSE, 1, small, 0, yb, NULL, 0, NULL, NULL),
                  CMRSCL_ERROR_INVALID_ARGUMENT);
-    CHECK(test_contains(cmrscl_last_error(), "x"));
+    CHECK(test_contains(cmrscl_last_error(), "x holds"));
+    /* y sized for A's product (rows elements) is too small for A^T's (cols) */
+    cmrscl_matrix_release_transpose(m);
+    CHECK_STATUS(cmrscl_spmv_op(m, CMRSCL_TRANSPOSE, 1, xb, 0, small, NULL, 0, NULL, NULL),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "y holds"));
+    cmrscl_params params;
+    CHECK_OK(cmrscl_matrix_params(m, &params));
+    CHECK_MSG(params.transpose_device_bytes == 0, "a refused call built the transpose");
     CHECK_STATUS(cmrscl_matrix_prepare_transpose(NULL, NULL, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_matrix_release_transpose(NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
     if (done)

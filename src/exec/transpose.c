@@ -22,7 +22,14 @@ static cmrscl_status build_transpose(cmrscl_matrix m, const cmrscl_options *opt,
 {
     cmrscl_cmrs cmrs;
     cmrscl_csr a = {0}, t = {0};
-    cmrscl_status st = cmrscl_matrix_read_cmrs(m, &cmrs);
+    /* Under m->lock: a first update of a coded matrix replaces its arrays and parameters.
+     * The barrier orders the reads after every update enqueued before, also on an
+     * out-of-order queue. */
+    pthread_mutex_lock(&m->lock);
+    cl_int err = clEnqueueBarrierWithWaitList(m->ctx->queue, 0, NULL, NULL);
+    cmrscl_status st = err == CL_SUCCESS ? cmrscl_matrix_read_cmrs(m, &cmrs)
+                                         : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    pthread_mutex_unlock(&m->lock);
     if (st != CMRSCL_OK)
         return st;
     st = cmrscl_cmrs_to_csr(&cmrs, &a);
@@ -69,15 +76,23 @@ cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_opti
     pthread_mutex_lock(&m->transpose_lock);
     bool same_options = opt ? m->transpose_opt_set && !memcmp(opt, &m->transpose_opt, sizeof *opt)
                             : !m->transpose_opt_set;
-    if (!same_options) { /* a new plan: the old transpose goes, the options stay for rebuilds */
-        cmrscl_matrix_free(m->transpose);
-        m->transpose = NULL;
-        m->transpose_opt_set = opt != NULL;
-        if (opt)
-            m->transpose_opt = *opt;
+    cmrscl_status st = CMRSCL_OK;
+    if (!same_options) {
+        /* A new plan replaces the transpose and its options only once it is built: options
+         * that fail leave the transpose as it was. */
+        cmrscl_matrix t = NULL;
+        st = build_transpose(m, opt, &t);
+        if (st == CMRSCL_OK) {
+            cmrscl_matrix_free(m->transpose);
+            m->transpose = t;
+            m->transpose_opt_set = opt != NULL;
+            if (opt)
+                m->transpose_opt = *opt;
+        }
     }
     cmrscl_matrix t = NULL;
-    cmrscl_status st = current_transpose(m, &t);
+    if (st == CMRSCL_OK)
+        st = current_transpose(m, &t);
     if (st == CMRSCL_OK && out)
         st = cmrscl_matrix_params(t, out);
     pthread_mutex_unlock(&m->transpose_lock);
@@ -105,8 +120,20 @@ static cmrscl_status check_operation(cmrscl_matrix m, cmrscl_operation op)
     return CMRSCL_OK;
 }
 
+/* The vectors of a transposed product against A's shape (x: rows elements, y: cols), before
+ * A^T is built for a call that would fail anyway; the product on A^T checks the rest. */
+static cmrscl_status check_transposed_vectors(cmrscl_matrix m, cl_mem x, cl_mem y)
+{
+    const cmrscl_params *p = &m->params;
+    size_t vsize = cmrscl_precision_size(p->precision);
+    cl_context context = m->ctx->context;
+    cmrscl_status st = buffer_check(context, x, p->cols > 0 ? vsize * (size_t)p->rows : 0, "x");
+    return st != CMRSCL_OK ? st : buffer_check(context, y, vsize * (size_t)p->cols, "y");
+}
+
 /* Each call below runs its product on A^T under transpose_lock, so an update on another
- * thread cannot free A^T between its lookup and its enqueue. */
+ * thread cannot free A^T between its lookup and its use: a blocking call (host, timing) holds
+ * it until it returns. */
 cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
                              double beta, cl_mem y, cl_command_queue queue, cl_uint num_wait,
                              const cl_event *wait_list, cl_event *event)
@@ -118,6 +145,8 @@ cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha,
         return st;
     if (op == CMRSCL_NON_TRANSPOSE)
         return cmrscl_spmv(m, alpha, x, beta, y, queue, num_wait, wait_list, event);
+    if ((st = check_transposed_vectors(m, x, y)) != CMRSCL_OK)
+        return st;
     cmrscl_matrix t = NULL;
     pthread_mutex_lock(&m->transpose_lock);
     st = current_transpose(m, &t);
@@ -135,6 +164,8 @@ cmrscl_status cmrscl_spmv_host_op(cmrscl_matrix m, cmrscl_operation op, double a
         return st;
     if (op == CMRSCL_NON_TRANSPOSE)
         return cmrscl_spmv_host(m, alpha, x, beta, y);
+    if ((m->params.rows > 0 && !x) || (m->params.cols > 0 && !y))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
     cmrscl_matrix t = NULL;
     pthread_mutex_lock(&m->transpose_lock);
     st = current_transpose(m, &t);
@@ -155,6 +186,10 @@ cmrscl_status cmrscl_spmv_time_op(cmrscl_matrix m, cmrscl_operation op, double a
         return st;
     if (op == CMRSCL_NON_TRANSPOSE)
         return cmrscl_spmv_time(m, alpha, x, beta, y, warmup, repetitions, out);
+    if (!out || warmup < 0 || repetitions < 1)
+        return cmrscl_spmv_time(m, alpha, x, beta, y, warmup, repetitions, out); /* its message */
+    if ((st = check_transposed_vectors(m, x, y)) != CMRSCL_OK)
+        return st;
     cmrscl_matrix t = NULL;
     pthread_mutex_lock(&m->transpose_lock);
     st = current_transpose(m, &t);

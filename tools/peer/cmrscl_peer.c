@@ -8,7 +8,9 @@
  *
  * --transpose times y = A^T x instead, as `cmrscl-run bench --transpose` does, under the
  * matrix's name with "^T": cuSPARSE's transposed operation on A's CSR (algorithms "T:DEFAULT",
- * "T:CSR_ALG1", "T:CSR_ALG2"; SELL has none), and what a user who keeps A^T explicitly runs -
+ * "T:CSR_ALG1", "T:CSR_ALG2" - which cuSPARSE's documentation says runs as CSR_ALG1 for a
+ * transposed operation, not deterministic; SELL has none), and what a user who keeps A^T
+ * explicitly runs -
  * the ordinary product on the CSR of A^T and its SELL ("explicit:" before the name).
  *
  * Usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE]... [-p float,double]
