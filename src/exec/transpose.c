@@ -131,9 +131,23 @@ static cmrscl_status check_transposed_vectors(cmrscl_matrix m, cl_mem x, cl_mem 
     return st != CMRSCL_OK ? st : buffer_check(context, y, vsize * (size_t)p->cols, "y");
 }
 
-/* Each call below runs its product on A^T under transpose_lock, so an update on another
- * thread cannot free A^T between its lookup and its use: a blocking call (host, timing) holds
- * it until it returns. */
+/* Each call below runs its product on A^T between these two, under transpose_lock, so an
+ * update on another thread cannot free A^T between its lookup and its use: a blocking call
+ * (host, timing) holds it until it returns. On failure the lock is not held. */
+static cmrscl_status lock_transpose(cmrscl_matrix m, cmrscl_matrix *t)
+{
+    pthread_mutex_lock(&m->transpose_lock);
+    cmrscl_status st = current_transpose(m, t);
+    if (st != CMRSCL_OK)
+        pthread_mutex_unlock(&m->transpose_lock);
+    return st;
+}
+
+static cmrscl_status unlock_transpose(cmrscl_matrix m, cmrscl_status st)
+{
+    pthread_mutex_unlock(&m->transpose_lock);
+    return st;
+}
 cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
                              double beta, cl_mem y, cl_command_queue queue, cl_uint num_wait,
                              const cl_event *wait_list, cl_event *event)
@@ -148,12 +162,10 @@ cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha,
     if ((st = check_transposed_vectors(m, x, y)) != CMRSCL_OK)
         return st;
     cmrscl_matrix t = NULL;
-    pthread_mutex_lock(&m->transpose_lock);
-    st = current_transpose(m, &t);
-    if (st == CMRSCL_OK)
-        st = cmrscl_spmv(t, alpha, x, beta, y, queue, num_wait, wait_list, event);
-    pthread_mutex_unlock(&m->transpose_lock);
-    return st;
+    if ((st = lock_transpose(m, &t)) != CMRSCL_OK)
+        return st;
+    return unlock_transpose(m,
+                            cmrscl_spmv(t, alpha, x, beta, y, queue, num_wait, wait_list, event));
 }
 
 cmrscl_status cmrscl_spmv_host_op(cmrscl_matrix m, cmrscl_operation op, double alpha, const void *x,
@@ -167,12 +179,9 @@ cmrscl_status cmrscl_spmv_host_op(cmrscl_matrix m, cmrscl_operation op, double a
     if ((m->params.rows > 0 && !x) || (m->params.cols > 0 && !y))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
     cmrscl_matrix t = NULL;
-    pthread_mutex_lock(&m->transpose_lock);
-    st = current_transpose(m, &t);
-    if (st == CMRSCL_OK)
-        st = cmrscl_spmv_host(t, alpha, x, beta, y);
-    pthread_mutex_unlock(&m->transpose_lock);
-    return st;
+    if ((st = lock_transpose(m, &t)) != CMRSCL_OK)
+        return st;
+    return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, beta, y));
 }
 
 cmrscl_status cmrscl_spmv_time_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
@@ -191,10 +200,7 @@ cmrscl_status cmrscl_spmv_time_op(cmrscl_matrix m, cmrscl_operation op, double a
     if ((st = check_transposed_vectors(m, x, y)) != CMRSCL_OK)
         return st;
     cmrscl_matrix t = NULL;
-    pthread_mutex_lock(&m->transpose_lock);
-    st = current_transpose(m, &t);
-    if (st == CMRSCL_OK)
-        st = cmrscl_spmv_time(t, alpha, x, beta, y, warmup, repetitions, out);
-    pthread_mutex_unlock(&m->transpose_lock);
-    return st;
+    if ((st = lock_transpose(m, &t)) != CMRSCL_OK)
+        return st;
+    return unlock_transpose(m, cmrscl_spmv_time(t, alpha, x, beta, y, warmup, repetitions, out));
 }

@@ -145,12 +145,13 @@ int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr *product
         cmrscl_matrix_create_from_csr(ctx, opt->precision, a, opt->transpose ? NULL : options, &m);
     if (st != CMRSCL_OK)
         return cli_fail("creating the device matrix", st);
-    double t0 = cli_seconds();
-    if (opt->transpose)
+    if (opt->transpose) {
+        double t0 = cli_seconds();
         st = cmrscl_matrix_prepare_transpose(m, options, &out->params);
-    out->transpose_seconds = opt->transpose ? cli_seconds() - t0 : 0.0;
-    if (!opt->transpose)
+        out->transpose_seconds = cli_seconds() - t0;
+    } else {
         st = cmrscl_matrix_params(m, &out->params);
+    }
     if (st != CMRSCL_OK) {
         cmrscl_matrix_free(m);
         return cli_fail("building the transpose", st);
