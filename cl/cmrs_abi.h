@@ -77,4 +77,25 @@ enum cmrs_combine_arg {
     CMRS_COMBINE_COUNT
 };
 
+/* The arguments of cmrs_spmm (cl/cmrs_spmm.cl): the matrix's, then the block product's. */
+enum cmrs_spmm_arg {
+    CMRS_SPMM_ROWS,
+    CMRS_SPMM_STRIPS,
+    CMRS_SPMM_STRIP_PTR,
+    CMRS_SPMM_COL_IND,
+    CMRS_SPMM_ROW_IN_STRIP,
+    CMRS_SPMM_VALUES,
+    CMRS_SPMM_X, /* the product's, from here */
+    CMRS_SPMM_X_ROW,
+    CMRS_SPMM_X_VEC,
+    CMRS_SPMM_Y,
+    CMRS_SPMM_Y_ROW,
+    CMRS_SPMM_Y_VEC,
+    CMRS_SPMM_VEC_BEGIN,
+    CMRS_SPMM_VEC_END,
+    CMRS_SPMM_ALPHA,
+    CMRS_SPMM_BETA,
+    CMRS_SPMM_COUNT
+};
+
 #endif /* CMRS_ABI_H */

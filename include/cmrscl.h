@@ -500,6 +500,41 @@ CMRSCL_API cmrscl_status cmrscl_spmv_time_op(cmrscl_matrix m, cmrscl_operation o
                                              cl_mem x, double beta, cl_mem y, int warmup,
                                              int repetitions, cmrscl_timing *out);
 
+/* ---- Many vectors at once: Y = alpha*A*X + beta*Y (SpMM) ------------------------------ */
+
+/* How a block of k vectors lies in memory. Row-major: element (i, j) - row i of the block,
+ * vector j - at i*ld + j, so each row's k values lie together (numpy's C order of an (n, k)
+ * array): a matrix entry's k products read one contiguous piece of X, which is what the
+ * kernel reads best. Column-major: at j*ld + i, each vector contiguous (Fortran order). */
+typedef enum cmrscl_dense_order {
+    CMRSCL_ROW_MAJOR = 0,
+    CMRSCL_COLUMN_MAJOR = 1
+} cmrscl_dense_order;
+
+/* Y = alpha*A*X + beta*Y for k >= 1 vectors at once: X holds cols x k elements, Y rows x k,
+ * both in `order` with leading dimensions ldx and ldy in elements (0: packed - k row-major,
+ * cols or rows column-major; else at least that), on device buffers of the matrix's
+ * precision large enough for the last element. The matrix is read once per block of up to
+ * 64 vectors (cmrs_spmm, cl/cmrs_spmm.cl), not once per vector; k = 1 with a contiguous
+ * vector is cmrscl_spmv, the same bits. Each element of Y is summed in an order fixed by the
+ * matrix and k: the same bits run after run (not always the bits of k single products).
+ * When beta == 0, Y is not read. X and Y must be different buffers. Queue, wait list and
+ * event as cmrscl_spmv; products of one matrix must not run at the same time. */
+CMRSCL_API cmrscl_status cmrscl_spmm(cmrscl_matrix m, cmrscl_dense_order order, int k, double alpha,
+                                     cl_mem x, size_t ldx, double beta, cl_mem y, size_t ldy,
+                                     cl_command_queue queue, cl_uint num_wait,
+                                     const cl_event *wait_list, cl_event *event);
+/* The same on host arrays; blocks until Y is written. */
+CMRSCL_API cmrscl_status cmrscl_spmm_host(cmrscl_matrix m, cmrscl_dense_order order, int k,
+                                          double alpha, const void *x, size_t ldx, double beta,
+                                          void *y, size_t ldy);
+/* cmrscl_spmv_time for the block product: per-product device time and loop time of one
+ * whole block of k vectors. */
+CMRSCL_API cmrscl_status cmrscl_spmm_time(cmrscl_matrix m, cmrscl_dense_order order, int k,
+                                          double alpha, cl_mem x, size_t ldx, double beta, cl_mem y,
+                                          size_t ldy, int warmup, int repetitions,
+                                          cmrscl_timing *out);
+
 /* ---- Tuning ------------------------------------------------------------------------------ */
 
 /* Called after each candidate plan with its timing and its error against the CPU double

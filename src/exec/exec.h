@@ -75,6 +75,9 @@ struct cmrscl_matrix_s {
     cmrscl_matrix transpose;
     bool transpose_opt_set;
     cmrscl_options transpose_opt;
+    /* The block product's kernels (spmm.c), built on first use, one per launch shape and
+     * layout; under lock. */
+    struct spmm_kernel *spmm;
 };
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
@@ -113,5 +116,24 @@ CMRSCL_HIDDEN cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x
                                          cl_mem y, cl_command_queue queue, cl_uint num_wait,
                                          const cl_event *wait_list, cl_event *first,
                                          cl_event *last);
+
+/* The checks and settings cmrscl_spmv and the block product (spmm.c) share: the queue is of
+ * the matrix's context and device; alpha and beta as the kernel's two real_t arguments from
+ * `at` on. */
+CMRSCL_HIDDEN cmrscl_status spmv_check_queue(cmrscl_matrix m, cl_command_queue queue);
+CMRSCL_HIDDEN cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision,
+                                      double alpha, double beta);
+/* One product for time_products: enqueued on the matrix's queue, taking m->lock itself;
+ * first and last as spmv_enqueue's (NULL: not timed). */
+typedef cmrscl_status (*product_fn)(void *job, cl_event *first, cl_event *last);
+/* `warmup` products, then `repetitions` timed by their events and as many back to back
+ * (cmrscl_timing). */
+CMRSCL_HIDDEN cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job,
+                                          int warmup, int repetitions, cmrscl_timing *out);
+
+/* ---- spmm.c ---- */
+
+/* Releases a matrix's block-product kernels. */
+CMRSCL_HIDDEN void spmm_kernels_free(struct spmm_kernel *k);
 
 #endif /* CMRSCL_EXEC_H */

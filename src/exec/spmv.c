@@ -11,7 +11,7 @@
 
 /* Per-product arguments of cmrs_spmv and cmrs_combine: cl/cmrs_abi.h. */
 
-static cmrscl_status check_queue(cmrscl_matrix m, cl_command_queue queue)
+cmrscl_status spmv_check_queue(cmrscl_matrix m, cl_command_queue queue)
 {
     cl_context context = NULL;
     cl_device_id device = NULL;
@@ -40,14 +40,14 @@ static cmrscl_status check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_comma
     if (st == CMRSCL_OK)
         st = buffer_check(context, y, vsize * (size_t)p->rows, "y");
     if (st == CMRSCL_OK && queue)
-        st = check_queue(m, queue);
+        st = spmv_check_queue(m, queue);
     if (st == CMRSCL_OK && x && x == y && p->rows > 0 && p->cols > 0)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x and y must be different buffers");
     return st;
 }
 
-static cl_int set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, double alpha,
-                          double beta)
+cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, double alpha,
+                        double beta)
 {
     if (precision == CMRSCL_DOUBLE)
         return clSetKernelArg(k, at, sizeof alpha, &alpha) |
@@ -75,11 +75,11 @@ cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
         return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueMarkerWithWaitList");
     }
     cl_mem xarg = p->cols > 0 ? x : NULL;
-    err = set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
+    err = spmv_set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
     err |= clSetKernelArg(m->kernel, CMRS_ARG_X, sizeof(cl_mem), &xarg);
     err |= clSetKernelArg(m->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
     if (m->combine) {
-        err |= set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
+        err |= spmv_set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
         err |= clSetKernelArg(m->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
     }
     if (err != CL_SUCCESS)
@@ -158,8 +158,8 @@ static cmrscl_status product_times(cl_event *first, cl_event *last, int n, doubl
     return CMRSCL_OK;
 }
 
-cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
-                               int warmup, int repetitions, cmrscl_timing *out)
+cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job, int warmup,
+                            int repetitions, cmrscl_timing *out)
 {
     if (out)
         memset(out, 0, sizeof *out);
@@ -167,9 +167,6 @@ cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double b
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "out is NULL, or warmup %d < 0, or repetitions %d < 1", warmup,
                            repetitions);
-    cmrscl_status st = check_product(m, x, y, NULL, 0, NULL);
-    if (st != CMRSCL_OK)
-        return st;
     cl_command_queue q = m->ctx->queue;
     cl_command_queue_properties props = 0;
     clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
@@ -179,14 +176,13 @@ cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double b
     int n = repetitions;
     cl_event *first = calloc((size_t)n, sizeof *first), *last = calloc((size_t)n, sizeof *last);
     double *ms = calloc((size_t)n, sizeof *ms);
+    cmrscl_status st = CMRSCL_OK;
     if (!first || !last || !ms)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d timing events", n);
     for (int i = 0; st == CMRSCL_OK && i < warmup; ++i)
-        st = cmrscl_spmv(m, alpha, x, beta, y, NULL, 0, NULL, NULL);
-    pthread_mutex_lock(&m->lock);
+        st = product(job, NULL, NULL);
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
-        st = spmv_enqueue(m, alpha, x, beta, y, q, 0, NULL, &first[i], &last[i]);
-    pthread_mutex_unlock(&m->lock);
+        st = product(job, &first[i], &last[i]);
     cl_int err = clFinish(q);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clFinish");
@@ -201,7 +197,7 @@ cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double b
     /* Back to back: what a solver loop sees, launch overhead included. */
     double t0 = cmrscl_seconds();
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
-        st = cmrscl_spmv(m, alpha, x, beta, y, NULL, 0, NULL, NULL);
+        st = product(job, NULL, NULL);
     err = clFinish(q);
     double loop = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK && err != CL_SUCCESS)
@@ -216,6 +212,35 @@ cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double b
     }
     free(first), free(last), free(ms);
     return st;
+}
+
+/* One product of cmrscl_spmv_time. */
+typedef struct spmv_job {
+    cmrscl_matrix m;
+    double alpha, beta;
+    cl_mem x, y;
+} spmv_job;
+
+static cmrscl_status spmv_product(void *job, cl_event *first, cl_event *last)
+{
+    spmv_job *j = job;
+    pthread_mutex_lock(&j->m->lock);
+    cmrscl_status st =
+        spmv_enqueue(j->m, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0, NULL, first, last);
+    pthread_mutex_unlock(&j->m->lock);
+    return st;
+}
+
+cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                               int warmup, int repetitions, cmrscl_timing *out)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    cmrscl_status st = check_product(m, x, y, NULL, 0, NULL);
+    if (st != CMRSCL_OK)
+        return st;
+    spmv_job job = {m, alpha, beta, x, y};
+    return time_products(m, spmv_product, &job, warmup, repetitions, out);
 }
 
 cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, double beta, void *y)

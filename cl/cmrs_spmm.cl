@@ -1,0 +1,205 @@
+/* cmrs_spmm.cl - many vectors at once: Y = alpha*A*X + beta*Y for a block of vectors, on the
+ * arrays of whichever family's layout the matrix's plan chose (after spmv_common.cl and the
+ * warp layer, warp.cl, of which it uses warp_sync alone).
+ *
+ * One warp of WARP lanes takes one strip. Its lanes form ENTRY_GROUPS groups of VEC_LANES:
+ * a group takes one stored entry at a time, and lane v of the group multiplies it by the
+ * entry's row of X for vectors v, v + VEC_LANES, ... (VEC_PER_LANE of them). So the matrix
+ * is read once for the whole block, and a row-major X gives each group one contiguous load
+ * per entry; with 32 vectors or more a warp is one group and needs no reduction at all.
+ *
+ * Two walks, by layout:
+ *   positions (strip, segment, MODULO layouts): group g takes the strip's stored entries
+ *     g, g + ENTRY_GROUPS, ... in order, whatever their rows (the row in strip from the
+ *     column word, or row_in_strip), each lane adding into its own local-memory slot per
+ *     (row, vector) - no lane touches another's, as in the strip family. Then the groups'
+ *     slots are added pairwise in a fixed tree (warp_sync between steps), and group g
+ *     writes rows g, g + ENTRY_GROUPS, ...
+ *   rows (slice layout, KERNEL SLICE: entry i of row r at StripPtr + i x HEIGHT + r):
+ *     group g walks rows g, g + ENTRY_GROUPS, ... one at a time, summing in registers - no
+ *     local memory, no synchronisation. Narrow columns (COLUMN_BITS 16) are steps along the
+ *     row, so this walk is the one that can read them.
+ * Holes (MODULO and slice layouts) are skipped: no X load, no add. Long strips (the split
+ * path's flag in StripPtr) are taken whole by their warp. Every element of Y is summed in an
+ * order fixed by the layout and the launch's shape: the same bits every run.
+ *
+ * Build options besides spmv_common.cl's (src/plan/plan_options.c, plan_spmm_options):
+ *   VEC_LANES     lanes sharing one entry, a power of two dividing WARP        (required)
+ *   VEC_PER_LANE  vectors each lane takes; a launch covers VEC_LANES x VEC_PER_LANE
+ *                 vectors at most                                               (required)
+ */
+#if !defined(VEC_LANES) || !defined(VEC_PER_LANE)
+#error "VEC_LANES and VEC_PER_LANE must be defined"
+#endif
+#if VEC_LANES < 1 || (VEC_LANES & (VEC_LANES - 1)) != 0 || WARP % VEC_LANES != 0
+#error "VEC_LANES must be a power of two dividing WARP"
+#endif
+#define ENTRY_GROUPS (WARP / VEC_LANES)
+#define HOLES (KERNEL == CMRS_KERNEL_MODULO || KERNEL == CMRS_KERNEL_SLICE)
+#define ROW_WALK (KERNEL == CMRS_KERNEL_SLICE)
+#define SPMM_SLOTS (!ROW_WALK && (HEIGHT > 1 || ENTRY_GROUPS > 1))
+
+/* In the order of enum cmrs_spmm_arg (cmrs_abi.h). Element (i, j) of X is
+ * x[i * x_row + j * x_vec] (row-major: x_row = ld, x_vec = 1), of Y likewise; the launch
+ * takes vectors vec_begin .. vec_end - 1. */
+#define CMRS_SPMM_PARAMS                                                                           \
+    const uint rows, const uint strips, __global const index_t *restrict strip_ptr,                \
+        __global const uint *restrict col_ind, __global const uchar *restrict row_in_strip,        \
+        __global const stored_t *restrict val, __global const real_t *restrict x,                 \
+        const ulong x_row, const ulong x_vec, __global real_t *restrict y, const ulong y_row,      \
+        const ulong y_vec, const uint vec_begin, const uint vec_end, const real_t alpha,           \
+        const real_t beta
+
+/* An element of Y leaves: alpha and beta applied; with beta == 0, Y is not read. */
+INLINE void store_block(__global real_t *y, ulong at, real_t sum, real_t alpha, real_t beta)
+{
+    y[at] = beta == (real_t)0 ? alpha * sum : alpha * sum + beta * y[at];
+}
+
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmm(CMRS_SPMM_PARAMS)
+{
+    const uint lane = warp_lane();
+    const uint group = lane / VEC_LANES, v = lane % VEC_LANES;
+    const uint strip = get_group_id(0) * WARPS_PER_GROUP + warp_index();
+    index_t begin = 0, end = 0; /* past the last strip: no entries, but every warp_sync */
+    if (strip < strips) {
+        begin = strip_ptr[strip] & ENTRY_MASK;
+        end = strip_ptr[strip + 1] & ENTRY_MASK;
+    }
+    /* this lane's vectors: which are in the launch, and where they start in X */
+    bool on[VEC_PER_LANE];
+    ulong x_at[VEC_PER_LANE];
+#pragma unroll
+    for (uint q = 0; q < VEC_PER_LANE; ++q) {
+        const uint vec = vec_begin + q * VEC_LANES + v;
+        on[q] = vec < vec_end;
+        x_at[q] = (ulong)vec * x_vec;
+    }
+#define Y_AT(row, q) ((ulong)(row)*y_row + (ulong)(vec_begin + (q)*VEC_LANES + v) * y_vec)
+
+#if ROW_WALK
+    /* ---- rows: group g walks its rows, AHEAD column words loaded before any is used ---- */
+#define AHEAD 4
+#if COLUMN_BITS == 16
+    __global const ushort *steps = (__global const ushort *)(col_ind + strips);
+#define LOAD_WORD(j) load_step(steps + (j))
+#define HOLE_WORD CMRS_NARROW_HOLE
+#define NEXT_COLUMN(w) (column += (w) >> DICT_BITS)
+#else
+#define LOAD_WORD(j) load_index(col_ind + (j))
+#define HOLE_WORD CMRS_HOLE
+#define NEXT_COLUMN(w) COLUMN_OF(w)
+#endif
+    for (uint r = group; strip < strips && r < HEIGHT; r += ENTRY_GROUPS) {
+#if COLUMN_BITS == 16
+        uint column = col_ind[strip];
+#endif
+        real_t sum[VEC_PER_LANE];
+#pragma unroll
+        for (uint q = 0; q < VEC_PER_LANE; ++q)
+            sum[q] = 0;
+        for (index_t j = begin + r; j < end; j += AHEAD * HEIGHT) {
+            uint w[AHEAD];
+#pragma unroll
+            for (int t = 0; t < AHEAD; ++t)
+                w[t] = j + t * HEIGHT < end ? LOAD_WORD(j + t * HEIGHT) : HOLE_WORD;
+#pragma unroll
+            for (int t = 0; t < AHEAD; ++t) {
+                if (w[t] == HOLE_WORD)
+                    continue;
+                const real_t a = VALUE_AT(j + t * HEIGHT, w[t]);
+                const ulong col = NEXT_COLUMN(w[t]);
+#pragma unroll
+                for (uint q = 0; q < VEC_PER_LANE; ++q)
+                    if (on[q])
+                        sum[q] += a * x[col * x_row + x_at[q]];
+            }
+        }
+        const uint row = strip * HEIGHT + r;
+#pragma unroll
+        for (uint q = 0; q < VEC_PER_LANE; ++q)
+            if (on[q] && row < rows)
+                store_block(y, Y_AT(row, q), sum[q], alpha, beta);
+    }
+#else
+    /* ---- positions: group g takes every ENTRY_GROUPS-th entry of the strip ---- */
+#if SPMM_SLOTS
+    __local real_t slots[WARPS_PER_GROUP * HEIGHT * VEC_PER_LANE * WARP];
+    __local real_t *base = slots + warp_index() * (HEIGHT * VEC_PER_LANE * WARP);
+#define SLOT(r, q) base[((r)*VEC_PER_LANE + (q)) * WARP + lane]
+#endif
+    real_t sum[VEC_PER_LANE]; /* HEIGHT 1: the row's sums stay in registers */
+#pragma unroll
+    for (uint q = 0; q < VEC_PER_LANE; ++q)
+        sum[q] = 0;
+#if HEIGHT > 1
+    for (uint r = 0; r < HEIGHT; ++r)
+#pragma unroll
+        for (uint q = 0; q < VEC_PER_LANE; ++q)
+            SLOT(r, q) = 0;
+#define ADD_TO(r, q, p) SLOT(r, q) += (p)
+#else
+#define ADD_TO(r, q, p) sum[q] += (p)
+#endif
+    /* Entry j + t*ENTRY_GROUPS of this group: its value (0 for a hole), row and X loads,
+     * all issued before the first add needs one. */
+#define ENTRY(t)                                                                                   \
+    const index_t j##t = j + (t)*ENTRY_GROUPS;                                                     \
+    const uint3 e##t = entry_at(col_ind, j##t, row_in_strip);                                      \
+    const bool real##t = !HOLES || e##t.z != CMRS_HOLE;                                            \
+    const real_t a##t = real##t ? VALUE_AT(j##t, e##t.z) : (real_t)0;                              \
+    real_t x##t[VEC_PER_LANE];                                                                     \
+    for (uint q = 0; q < VEC_PER_LANE; ++q)                                                        \
+        x##t[q] = real##t && on[q] ? x[(ulong)e##t.x * x_row + x_at[q]] : (real_t)0;
+#define ADD(t)                                                                                     \
+    if (real##t)                                                                                   \
+        for (uint q = 0; q < VEC_PER_LANE; ++q)                                                    \
+            ADD_TO(e##t.y, q, a##t * x##t[q]);
+    index_t j = begin + group;
+    for (; j + 3 * ENTRY_GROUPS < end; j += 4 * ENTRY_GROUPS) {
+        ENTRY(0)
+        ENTRY(1)
+        ENTRY(2)
+        ENTRY(3)
+        ADD(0)
+        ADD(1)
+        ADD(2)
+        ADD(3)
+    }
+    for (; j < end; j += ENTRY_GROUPS) {
+        ENTRY(0)
+        ADD(0)
+    }
+#if SPMM_SLOTS
+#if HEIGHT == 1
+#pragma unroll
+    for (uint q = 0; q < VEC_PER_LANE; ++q)
+        SLOT(0, q) = sum[q];
+#endif
+    /* The groups' slots added pairwise, group g + width into g: a fixed order. */
+    warp_sync();
+    for (uint width = ENTRY_GROUPS / 2; width > 0; width >>= 1) {
+        if (group < width)
+            for (uint r = 0; r < HEIGHT; ++r)
+#pragma unroll
+                for (uint q = 0; q < VEC_PER_LANE; ++q)
+                    SLOT(r, q) += base[((r * VEC_PER_LANE + q) * WARP) + lane + width * VEC_LANES];
+        warp_sync();
+    }
+    /* group 0's slots hold the sums; group g writes rows g, g + ENTRY_GROUPS, ... */
+    for (uint r = group; strip < strips && r < HEIGHT; r += ENTRY_GROUPS) {
+        const uint row = strip * HEIGHT + r;
+#pragma unroll
+        for (uint q = 0; q < VEC_PER_LANE; ++q)
+            if (on[q] && row < rows)
+                store_block(y, Y_AT(row, q), base[(r * VEC_PER_LANE + q) * WARP + v], alpha,
+                            beta);
+    }
+#else /* HEIGHT 1 and one group: the lane holds its row's sums */
+#pragma unroll
+    for (uint q = 0; q < VEC_PER_LANE; ++q)
+        if (on[q] && strip < strips && strip < rows)
+            store_block(y, Y_AT(strip, q), sum[q], alpha, beta);
+#endif
+#endif
+}
