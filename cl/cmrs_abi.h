@@ -81,11 +81,16 @@ enum cmrs_combine_arg {
 enum cmrs_spmm_arg {
     CMRS_SPMM_ROWS,
     CMRS_SPMM_STRIPS,
+    CMRS_SPMM_TILES,
+    CMRS_SPMM_TILE_ENTRIES,
     CMRS_SPMM_STRIP_PTR,
     CMRS_SPMM_COL_IND,
     CMRS_SPMM_ROW_IN_STRIP,
     CMRS_SPMM_VALUES,
-    CMRS_SPMM_X, /* the product's, from here */
+    CMRS_SPMM_TILE_START,
+    CMRS_SPMM_TILE_STRIP,
+    CMRS_SPMM_PARTIAL, /* the block product's own: tiles x HEIGHT x the launch's vectors */
+    CMRS_SPMM_X,       /* the product's, from here */
     CMRS_SPMM_X_ROW,
     CMRS_SPMM_X_VEC,
     CMRS_SPMM_Y,
@@ -96,6 +101,22 @@ enum cmrs_spmm_arg {
     CMRS_SPMM_ALPHA,
     CMRS_SPMM_BETA,
     CMRS_SPMM_COUNT
+};
+
+/* The arguments of cmrs_spmm_combine: the tiles' sums of each long strip into Y. */
+enum cmrs_spmm_combine_arg {
+    CMRS_SPMM_COMBINE_ROWS,
+    CMRS_SPMM_COMBINE_TILES,
+    CMRS_SPMM_COMBINE_TILE_STRIP,
+    CMRS_SPMM_COMBINE_PARTIAL,
+    CMRS_SPMM_COMBINE_Y,
+    CMRS_SPMM_COMBINE_Y_ROW,
+    CMRS_SPMM_COMBINE_Y_VEC,
+    CMRS_SPMM_COMBINE_VEC_BEGIN,
+    CMRS_SPMM_COMBINE_VEC_END,
+    CMRS_SPMM_COMBINE_ALPHA,
+    CMRS_SPMM_COMBINE_BETA,
+    CMRS_SPMM_COMBINE_COUNT
 };
 
 #endif /* CMRS_ABI_H */

@@ -1,9 +1,11 @@
 /* test_spmm.c - the block product Y = alpha*A*X + beta*Y (src/exec/spmm.c, cl/cmrs_spmm.cl), on
  * the device chosen by CMRSCL_DEVICE:
- *   catalogue    every awkward matrix, planned seven ways (automatic, strip unpacked and
+ *   catalogue    every awkward matrix, planned nine ways (automatic, strip unpacked and
  *                column-ordered, segment, slice, slice with narrow columns, MODULO, values
- *                as a dictionary), blocks of 3, 8 and 33 vectors row-major and
- *                column-major with padded leading dimensions: each vector against the CPU
+ *                as a dictionary, long strips split into tiles combined by the second
+ *                kernel and in their work-group), blocks of 3, 8 and 33 vectors row-major
+ *                (vectors loaded one, two and four at a time) and column-major with padded
+ *                leading dimensions: each vector against the CPU
  *                double reference, the padding untouched, the same bits run after run;
  *   wide         70 vectors (two launches: 64, then 6) and one vector (the SpMV's bits);
  *   updates      a values update, then the block product uses the new values;
@@ -111,7 +113,7 @@ static bool runs_equal(cmrscl_matrix m, const cmrscl_csr *a, cmrscl_precision p,
 
 static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
 {
-    enum { PLANS = 7 };
+    enum { PLANS = 9 };
     cmrscl_options plans[PLANS] = {{0}};
     plans[1].kernel = CMRSCL_KERNEL_STRIP, plans[1].height = 4;
     plans[1].layout = CMRSCL_LAYOUT_UNPACKED, plans[1].order = CMRSCL_ORDER_COLUMNS;
@@ -122,6 +124,10 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
     plans[5].reduce = CMRSCL_REDUCE_LOCAL;
     plans[6].kernel = CMRSCL_KERNEL_STRIP, plans[6].height = 8;
     plans[6].values = CMRSCL_VALUES_DICT;
+    plans[7].kernel = CMRSCL_KERNEL_STRIP, plans[7].height = 2, plans[7].tile = 16;
+    plans[7].combine = CMRSCL_COMBINE_KERNEL;
+    plans[8].kernel = CMRSCL_KERNEL_STRIP, plans[8].height = 4, plans[8].tile = 32;
+    plans[8].combine = CMRSCL_COMBINE_GROUP;
     const int ks[] = {3, 8, 33};
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a0;
@@ -138,8 +144,10 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
             }
             for (size_t q = 0; q < sizeof ks / sizeof *ks; ++q) {
                 int kk = ks[q];
-                free(checked_block(m, &a, p, kk, CMRSCL_ROW_MAJOR, (size_t)kk + 1, (size_t)kk + 2,
-                                   what));
+                /* padded leading dimensions, multiples of 4: runs of 2 and 4 vectors load
+                 * as one where the block has enough of them (k 8, 33) */
+                size_t ld = ((size_t)kk + 4) / 4 * 4;
+                free(checked_block(m, &a, p, kk, CMRSCL_ROW_MAJOR, ld, ld + 4, what));
                 free(checked_block(m, &a, p, kk, CMRSCL_COLUMN_MAJOR, (size_t)a.cols + 2,
                                    (size_t)a.rows + 1, what));
             }

@@ -75,9 +75,11 @@ struct cmrscl_matrix_s {
     cmrscl_matrix transpose;
     bool transpose_opt_set;
     cmrscl_options transpose_opt;
-    /* The block product's kernels (spmm.c), built on first use, one per launch shape and
-     * layout; under lock. */
+    /* The block product (spmm.c), under lock: its kernels, built on first use, one pair per
+     * launch shape and layout; the partial sums of the long strips' tiles, made on first use. */
     struct spmm_kernel *spmm;
+    cl_mem spmm_partial;
+    size_t spmm_partial_bytes;
 };
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
@@ -133,7 +135,7 @@ CMRSCL_HIDDEN cmrscl_status time_products(cmrscl_matrix m, product_fn product, v
 
 /* ---- spmm.c ---- */
 
-/* Releases a matrix's block-product kernels. */
-CMRSCL_HIDDEN void spmm_kernels_free(struct spmm_kernel *k);
+/* Releases what the block product made for matrix m: kernels, partial sums. */
+CMRSCL_HIDDEN void spmm_release(cmrscl_matrix m);
 
 #endif /* CMRSCL_EXEC_H */

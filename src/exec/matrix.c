@@ -34,7 +34,7 @@ void cmrscl_matrix_free(cmrscl_matrix m)
     for (int i = 0; i < BUF_COUNT; ++i)
         if (m->buf[i])
             clReleaseMemObject(m->buf[i]);
-    spmm_kernels_free(m->spmm);
+    spmm_release(m);
     cmrscl_matrix_free(m->transpose);
     pthread_mutex_destroy(&m->transpose_lock);
     pthread_mutex_destroy(&m->lock);

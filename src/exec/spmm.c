@@ -15,25 +15,56 @@
 #define SPMM_MAX_WARPS 4 /* warps per work-group at most */
 
 /* The shape of one launch: the warp layer's backend, lanes per strip, lanes sharing one entry
- * (each taking vec_per_lane vectors), work-group size. */
+ * (each taking vec_per_lane runs of vec_width consecutive vectors), work-group size. */
 typedef struct spmm_shape {
-    int reduce, warp, vec_lanes, vec_per_lane, work_group_size;
+    int reduce, warp, vec_lanes, vec_per_lane, vec_width, work_group_size;
 } spmm_shape;
+
+/* The block product's arguments, checked; the leading dimensions with 0 resolved. */
+typedef struct block_args {
+    cmrscl_dense_order order;
+    int k;
+    size_t ldx, ldy;
+    size_t x_elements, y_elements;
+} block_args;
 
 struct spmm_kernel {
     char options[320]; /* the -D string: the matrix's layout (an update may change it) + shape */
-    cl_kernel kernel;
+    cl_kernel kernel, combine;
     struct spmm_kernel *next;
 };
 
-void spmm_kernels_free(struct spmm_kernel *k)
+void spmm_release(cmrscl_matrix m)
 {
-    while (k) {
-        struct spmm_kernel *next = k->next;
+    for (struct spmm_kernel *k = m->spmm, *next; k; k = next) {
+        next = k->next;
         clReleaseKernel(k->kernel);
+        clReleaseKernel(k->combine);
         free(k);
-        k = next;
     }
+    m->spmm = NULL;
+    if (m->spmm_partial)
+        clReleaseMemObject(m->spmm_partial);
+    m->spmm_partial = NULL;
+    m->spmm_partial_bytes = 0;
+}
+
+/* The long strips' tiles' partial sums for a launch of `vectors`: the matrix's buffer for
+ * them, made (or grown) now. Under m->lock. */
+static cmrscl_status spmm_partial(cmrscl_matrix m, int vectors)
+{
+    size_t bytes = (size_t)m->params.tiles * (size_t)m->params.height * (size_t)vectors *
+                   cmrscl_precision_size(m->params.precision);
+    if (bytes <= m->spmm_partial_bytes)
+        return CMRSCL_OK;
+    if (m->spmm_partial)
+        clReleaseMemObject(m->spmm_partial);
+    cl_int err;
+    m->spmm_partial = clCreateBuffer(m->ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    m->spmm_partial_bytes = err == CL_SUCCESS ? bytes : 0;
+    return err == CL_SUCCESS ? CMRSCL_OK
+                             : cmrscl_fail_cl(err, "clCreateBuffer (the block product's partial "
+                                                   "sums of long strips)");
 }
 
 static int pow2_at_least(int n)
@@ -44,22 +75,43 @@ static int pow2_at_least(int n)
     return p;
 }
 
-/* The shape for n vectors (1 .. SPMM_MAX_VECTORS): as many of them as lanes allow, the sums
- * of each warp (local slots: HEIGHT x vectors per lane x lanes) within half the local
- * memory of a work-group, so two groups can share a compute unit. The launch then covers
- * vec_lanes x vec_per_lane of the n vectors, maybe fewer. */
-static cmrscl_status spmm_shape_for(cmrscl_matrix m, int n, spmm_shape *out)
+/* Consecutive vectors a lane loads as one (16 bytes: 4 floats, 2 doubles) from a row-major
+ * block whose runs stay aligned (leading dimensions multiples of it), when the launch has
+ * at least 4 such runs: each entry then costs a lane one wide load and its sums a few
+ * instructions instead of a few per vector. Else 1. */
+static int spmm_vec_width(const cmrscl_params *p, const block_args *b, int begin, int n)
+{
+    int w = p->precision == CMRSCL_FLOAT ? 4 : 2;
+    while (w > 1 && (b->order != CMRSCL_ROW_MAJOR || b->ldx % (size_t)w || b->ldy % (size_t)w ||
+                     begin % w || n < 4 * w))
+        w /= 2;
+    return w;
+}
+
+/* The shape for vectors begin .. begin + n - 1 (n <= SPMM_MAX_VECTORS): runs of vec_width vectors,
+ * as many of them as lanes allow, the sums of each warp (local slots: HEIGHT x runs per lane x
+ * lanes) within half the local memory of a work-group, so two groups can share a compute unit. The
+ * launch then covers vec_lanes x vec_per_lane x vec_width of the n vectors, maybe fewer (whole runs
+ * only). */
+static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int begin, int n,
+                                    spmm_shape *out)
 {
     const cmrscl_device_info *dev = &m->ctx->info;
     const cmrscl_params *p = &m->params;
-    size_t elt = cmrscl_precision_size(p->precision), budget = dev->local_mem_bytes / 2;
-    spmm_shape s = {dev->warp_shuffle ? CMRS_REDUCE_SHUFFLE : CMRS_REDUCE_LOCAL, SPMM_WARP, 0, 0,
+    spmm_shape s = {dev->warp_shuffle ? CMRS_REDUCE_SHUFFLE : CMRS_REDUCE_LOCAL,
+                    SPMM_WARP,
+                    0,
+                    0,
+                    spmm_vec_width(p, b, begin, n),
                     0};
+    size_t elt = cmrscl_precision_size(p->precision) * (size_t)s.vec_width,
+           budget = dev->local_mem_bytes / 2;
+    int runs = n / s.vec_width;
     while (s.warp > 1 && (unsigned)s.warp > dev->max_work_group_size)
         s.warp /= 2;
     for (;;) {
-        s.vec_lanes = pow2_at_least(n) < s.warp ? pow2_at_least(n) : s.warp;
-        s.vec_per_lane = s.vec_per_lane ? s.vec_per_lane : (n + s.vec_lanes - 1) / s.vec_lanes;
+        s.vec_lanes = pow2_at_least(runs) < s.warp ? pow2_at_least(runs) : s.warp;
+        s.vec_per_lane = s.vec_per_lane ? s.vec_per_lane : (runs + s.vec_lanes - 1) / s.vec_lanes;
         bool slots = p->kernel != CMRSCL_KERNEL_SLICE && (p->height > 1 || s.vec_lanes < s.warp);
         size_t warp_bytes =
             slots ? (size_t)p->height * (size_t)s.vec_per_lane * (size_t)s.warp * elt : 0;
@@ -87,18 +139,18 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, int n, spmm_shape *out)
     }
 }
 
-/* The kernel of shape s for the matrix's current layout: kept, or built now. Under m->lock. */
-static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, cl_kernel *out)
+/* The kernels of shape s for the matrix's current layout: kept, or built now. Under m->lock. */
+static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct spmm_kernel **out)
 {
     char options[320];
     int n = plan_spmm_options(&m->params, s->reduce, s->warp, s->work_group_size, s->vec_lanes,
-                              s->vec_per_lane, options, sizeof options);
+                              s->vec_per_lane, s->vec_width, options, sizeof options);
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "the block product's build options are too long");
     for (struct spmm_kernel *k = m->spmm; k; k = k->next)
         if (!strcmp(k->options, options)) {
-            *out = k->kernel;
+            *out = k;
             return CMRSCL_OK;
         }
     cl_program prog;
@@ -107,16 +159,21 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, cl_kernel
     cmrscl_status st = program_get(m->ctx, "cmrs_spmm.cl", options, &prog, &seconds, &from);
     if (st != CMRSCL_OK)
         return st;
-    cl_int err;
+    cl_int err, err2 = CL_SUCCESS;
     cl_kernel kernel = clCreateKernel(prog, "cmrs_spmm", &err);
-    if (err != CL_SUCCESS)
-        return cmrscl_fail_cl(err, "clCreateKernel (cmrs_spmm)");
+    cl_kernel combine = err == CL_SUCCESS ? clCreateKernel(prog, "cmrs_spmm_combine", &err2) : NULL;
+    if (err != CL_SUCCESS || err2 != CL_SUCCESS) {
+        if (kernel)
+            clReleaseKernel(kernel);
+        return cmrscl_fail_cl(err != CL_SUCCESS ? err : err2, "clCreateKernel (cmrs_spmm)");
+    }
     size_t max_wg = 0;
     clGetKernelWorkGroupInfo(kernel, m->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
                              &max_wg, NULL);
     struct spmm_kernel *k = calloc(1, sizeof *k);
     if (!k || (max_wg && max_wg < (size_t)s->work_group_size)) {
         clReleaseKernel(kernel);
+        clReleaseKernel(combine);
         free(k);
         return k ? cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
                                "the block product's kernel runs at most %zu work-items per "
@@ -126,9 +183,10 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, cl_kernel
     }
     memcpy(k->options, options, sizeof options);
     k->kernel = kernel;
+    k->combine = combine;
     k->next = m->spmm;
     m->spmm = k;
-    *out = kernel;
+    *out = k;
     return CMRSCL_OK;
 }
 
@@ -144,14 +202,6 @@ static bool block_elements(cmrscl_dense_order order, size_t length, size_t k, si
         return true;
     return !__builtin_mul_overflow(lines - 1, ld, out) && !__builtin_add_overflow(*out, last, out);
 }
-
-/* The block product's arguments, checked; the leading dimensions with 0 resolved. */
-typedef struct block_args {
-    cmrscl_dense_order order;
-    int k;
-    size_t ldx, ldy;
-    size_t x_elements, y_elements;
-} block_args;
 
 static cmrscl_status check_block(cmrscl_matrix m, cmrscl_dense_order order, int k, size_t ldx,
                                  size_t ldy, block_args *b)
@@ -209,8 +259,88 @@ static bool plain_vector(const block_args *b)
     return b->k == 1 && (b->order == CMRSCL_COLUMN_MAJOR || (b->ldx == 1 && b->ldy == 1));
 }
 
-/* Enqueues the block product: launches of up to SPMM_MAX_VECTORS vectors, in vector order;
- * *first and *last as spmv_enqueue's. The caller holds m->lock. */
+/* The launches of one block product in order on one queue: on an in-order queue the
+ * caller's wait list goes to the first and the queue orders the rest (an event wait between
+ * kernels costs microseconds on NVIDIA); on an out-of-order one each waits for the one
+ * before. The first and last events are kept when asked for. */
+typedef struct launch_chain {
+    cl_command_queue queue;
+    bool in_order, keep;
+    cl_uint num_wait;
+    const cl_event *wait_list;
+    cl_event first, last;
+} launch_chain;
+
+static cl_int chain_enqueue(launch_chain *c, cl_kernel k, size_t global, size_t local)
+{
+    bool first = !c->first && !c->last;
+    cl_uint n = first ? c->num_wait : c->in_order ? 0 : 1;
+    const cl_event *list = first ? c->wait_list : c->in_order ? NULL : &c->last;
+    cl_event done = NULL;
+    bool want = c->keep || !c->in_order;
+    cl_int err = clEnqueueNDRangeKernel(c->queue, k, 1, NULL, &global, &local, n, n ? list : NULL,
+                                        want ? &done : NULL);
+    if (err != CL_SUCCESS || !want)
+        return err;
+    if (first)
+        c->first = done, clRetainEvent(done);
+    if (c->last)
+        clReleaseEvent(c->last);
+    c->last = done;
+    return CL_SUCCESS;
+}
+
+/* The arguments of one launch of shape s over vectors range[0] .. range[1] - 1. */
+static cl_int set_launch_args(cmrscl_matrix m, const block_args *b, const struct spmm_kernel *k,
+                              double alpha, cl_mem x, double beta, cl_mem y, const cl_uint range[2])
+{
+    const cmrscl_params *p = &m->params;
+    bool rm = b->order == CMRSCL_ROW_MAJOR;
+    cl_ulong stride[4] = {rm ? b->ldx : 1, rm ? 1 : b->ldx, rm ? b->ldy : 1, rm ? 1 : b->ldy};
+    cl_mem xarg = p->cols > 0 ? x : NULL;
+    cl_uint u[4] = {(cl_uint)p->rows, (cl_uint)p->strips, (cl_uint)p->tiles, (cl_uint)p->tile};
+    cl_kernel kern = k->kernel;
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < 4; ++i)
+        err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_ROWS + i), sizeof(cl_uint), &u[i]);
+    /* the matrix's buffers, every launch: an update may replace them */
+    for (int i = 0; i < 4; ++i)
+        err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_STRIP_PTR + i), sizeof(cl_mem),
+                              &m->buf[BUF_STRIP_PTR + i]);
+    for (int i = 0; i < 2; ++i)
+        err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_TILE_START + i), sizeof(cl_mem),
+                              &m->buf[BUF_TILE_START + i]);
+    err |= clSetKernelArg(kern, CMRS_SPMM_PARTIAL, sizeof(cl_mem), &m->spmm_partial);
+    err |= clSetKernelArg(kern, CMRS_SPMM_X, sizeof xarg, &xarg);
+    err |= clSetKernelArg(kern, CMRS_SPMM_Y, sizeof y, &y);
+    for (int i = 0; i < 2; ++i) {
+        err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_X_ROW + i), sizeof(cl_ulong), &stride[i]);
+        err |=
+            clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_Y_ROW + i), sizeof(cl_ulong), &stride[2 + i]);
+        err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_VEC_BEGIN + i), sizeof(cl_uint), &range[i]);
+    }
+    err |= spmv_set_scalars(kern, CMRS_SPMM_ALPHA, p->precision, alpha, beta);
+    if (!p->tiles)
+        return err;
+    cl_kernel comb = k->combine;
+    err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_ROWS, sizeof(cl_uint), &u[0]);
+    err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_TILES, sizeof(cl_uint), &u[2]);
+    err |=
+        clSetKernelArg(comb, CMRS_SPMM_COMBINE_TILE_STRIP, sizeof(cl_mem), &m->buf[BUF_TILE_STRIP]);
+    err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_PARTIAL, sizeof(cl_mem), &m->spmm_partial);
+    err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_Y, sizeof y, &y);
+    for (int i = 0; i < 2; ++i) {
+        err |= clSetKernelArg(comb, (cl_uint)(CMRS_SPMM_COMBINE_Y_ROW + i), sizeof(cl_ulong),
+                              &stride[2 + i]);
+        err |= clSetKernelArg(comb, (cl_uint)(CMRS_SPMM_COMBINE_VEC_BEGIN + i), sizeof(cl_uint),
+                              &range[i]);
+    }
+    return err | spmv_set_scalars(comb, CMRS_SPMM_COMBINE_ALPHA, p->precision, alpha, beta);
+}
+
+/* Enqueues the block product: launches of up to SPMM_MAX_VECTORS vectors in vector order,
+ * each with its combine when strips are split; *first and *last as spmv_enqueue's. The
+ * caller holds m->lock. */
 static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double alpha, cl_mem x,
                                   double beta, cl_mem y, cl_command_queue queue, cl_uint num_wait,
                                   const cl_event *wait_list, cl_event *first, cl_event *last)
@@ -218,74 +348,56 @@ static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double a
     const cmrscl_params *p = &m->params;
     if (plain_vector(b) || p->rows == 0)
         return spmv_enqueue(m, alpha, x, beta, y, queue, num_wait, wait_list, first, last);
-    bool rm = b->order == CMRSCL_ROW_MAJOR;
-    cl_ulong stride[4] = {rm ? b->ldx : 1, rm ? 1 : b->ldx, rm ? b->ldy : 1, rm ? 1 : b->ldy};
-    cl_mem xarg = p->cols > 0 ? x : NULL;
-    cl_uint u[2] = {(cl_uint)p->rows, (cl_uint)p->strips};
-    cl_event prev = NULL;
+    cl_command_queue_properties qprops = 0;
+    clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
+    launch_chain c = {queue,         !(qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE),
+                      first || last, num_wait,
+                      wait_list,     NULL,
+                      NULL};
     cmrscl_status st = CMRSCL_OK;
     for (int begin = 0; st == CMRSCL_OK && begin < b->k;) {
         int n = b->k - begin < SPMM_MAX_VECTORS ? b->k - begin : SPMM_MAX_VECTORS;
         spmm_shape s = {0};
-        cl_kernel kern = NULL;
-        st = spmm_shape_for(m, n, &s);
+        struct spmm_kernel *k = NULL;
+        st = spmm_shape_for(m, b, begin, n, &s);
+        int width = s.vec_lanes * s.vec_per_lane * s.vec_width; /* the partial sums' width */
+        int covered = n / s.vec_width * s.vec_width;            /* whole runs */
         if (st == CMRSCL_OK)
-            st = spmm_kernel(m, &s, &kern);
+            st = spmm_kernel(m, &s, &k);
+        if (st == CMRSCL_OK && p->tiles)
+            st = spmm_partial(m, width);
         if (st != CMRSCL_OK)
             break;
-        cl_uint range[2] = {
-            (cl_uint)begin,
-            (cl_uint)(begin +
-                      (n < s.vec_lanes * s.vec_per_lane ? n : s.vec_lanes * s.vec_per_lane))};
-        cl_int err = clSetKernelArg(kern, CMRS_SPMM_ROWS, sizeof u[0], &u[0]);
-        err |= clSetKernelArg(kern, CMRS_SPMM_STRIPS, sizeof u[1], &u[1]);
-        for (int i = 0; i < 4; ++i) /* the matrix's buffers: an update may replace them */
-            err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_STRIP_PTR + i), sizeof(cl_mem),
-                                  &m->buf[BUF_STRIP_PTR + i]);
-        err |= clSetKernelArg(kern, CMRS_SPMM_X, sizeof xarg, &xarg);
-        err |= clSetKernelArg(kern, CMRS_SPMM_Y, sizeof y, &y);
-        for (int i = 0; i < 2; ++i) {
-            err |=
-                clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_X_ROW + i), sizeof(cl_ulong), &stride[i]);
-            err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_Y_ROW + i), sizeof(cl_ulong),
-                                  &stride[2 + i]);
-            err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_VEC_BEGIN + i), sizeof(cl_uint),
-                                  &range[i]);
-        }
-        err |= spmv_set_scalars(kern, CMRS_SPMM_ALPHA, p->precision, alpha, beta);
-        if (err != CL_SUCCESS) {
+        cl_uint range[2] = {(cl_uint)begin, (cl_uint)(begin + (covered < width ? covered : width))};
+        if (set_launch_args(m, b, k, alpha, x, beta, y, range) != CL_SUCCESS) {
             st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for the block product failed");
             break;
         }
         size_t local = (size_t)s.work_group_size, warps = local / (size_t)s.warp;
-        size_t global = ((size_t)p->strips + warps - 1) / warps * local;
-        bool is_first = begin == 0;
-        begin = (int)range[1];
-        bool is_last = begin == b->k;
-        /* one queue, in order or not: each launch waits for the one before (they write
-         * different vectors, but the event chain keeps first..last one product) */
-        cl_event done = NULL;
-        err = clEnqueueNDRangeKernel(queue, kern, 1, NULL, &global, &local,
-                                     is_first ? num_wait : (prev ? 1 : 0),
-                                     is_first ? wait_list : (prev ? &prev : NULL), &done);
+        size_t items = (size_t)p->tiles + (size_t)p->strips;
+        cl_int err = chain_enqueue(&c, k->kernel, (items + warps - 1) / warps * local, local);
         if (err != CL_SUCCESS) {
             st = cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (cmrs_spmm)");
             break;
         }
-        if (is_first && first) {
-            clRetainEvent(done);
-            *first = done;
+        if (p->tiles) {
+            size_t cl = 64, citems = (size_t)p->tiles * (size_t)p->height * (size_t)width;
+            err = chain_enqueue(&c, k->combine, (citems + cl - 1) / cl * cl, cl);
+            if (err != CL_SUCCESS) {
+                st = cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (cmrs_spmm_combine)");
+                break;
+            }
         }
-        if (prev)
-            clReleaseEvent(prev);
-        prev = done;
-        if (is_last && last) {
-            *last = prev;
-            prev = NULL;
-        }
+        begin = (int)range[1];
     }
-    if (prev)
-        clReleaseEvent(prev);
+    if (first && st == CMRSCL_OK)
+        *first = c.first, c.first = NULL;
+    if (last && st == CMRSCL_OK)
+        *last = c.last, c.last = NULL;
+    if (c.first)
+        clReleaseEvent(c.first);
+    if (c.last)
+        clReleaseEvent(c.last);
     return st;
 }
 

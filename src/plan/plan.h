@@ -130,8 +130,8 @@ CMRSCL_HIDDEN void plan_build_options(const cmrscl_device_info *dev, cmrscl_para
 /* The -D string of the block product's kernel (cl/cmrs_spmm.cl) for a matrix of plan p, on
  * the warp layer's backend `reduce` (cmrs_abi.h), with its launch shape; snprintf's result. */
 CMRSCL_HIDDEN int plan_spmm_options(const cmrscl_params *p, int reduce, int warp,
-                                    int work_group_size, int vec_lanes, int vec_per_lane, char *out,
-                                    size_t size);
+                                    int work_group_size, int vec_lanes, int vec_per_lane,
+                                    int vec_width, char *out, size_t size);
 /* ---- facts.c: what the plan's rules read off the device and the matrix ---- */
 
 /* Rows per strip of the segment family on scattered rows, and the strips of it that make a

@@ -96,7 +96,7 @@ void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
 }
 
 int plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int work_group_size,
-                      int vec_lanes, int vec_per_lane, char *out, size_t size)
+                      int vec_lanes, int vec_per_lane, int vec_width, char *out, size_t size)
 {
     /* The matrix's layout and values as its plan stores them; the warp layer's backend and
      * the launch's shape are the block product's own. */
@@ -104,10 +104,10 @@ int plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int work_gro
                     "-cl-std=CL1.2 -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d "
                     "-DVALUE_DOUBLE=%d -DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d "
                     "-DINDEX64=%d -DVALUES=%d -DDICT_BITS=%d -DCOLUMN_BITS=%d -DVEC_LANES=%d "
-                    "-DVEC_PER_LANE=%d",
+                    "-DVEC_PER_LANE=%d -DVEC_WIDTH=%d",
                     (int)p->kernel, p->height, warp, work_group_size, p->precision == CMRSCL_DOUBLE,
                     p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
                     reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM, p->index_bits == 64,
                     (int)p->values, p->dict_bits, p->column_bits ? p->column_bits : 32, vec_lanes,
-                    vec_per_lane);
+                    vec_per_lane, vec_width);
 }

@@ -130,12 +130,17 @@ static double model_a(int h, double mu, double b)
     return f1 / fh;
 }
 
-void bench_row_fill(bench_row *row, const loaded_matrix *m, bool transposed,
+void bench_row_fill(bench_row *row, const loaded_matrix *m, const cli_options *o,
                     cmrscl_precision precision, const char *plan_name, double csrvec_ms,
                     double bandwidth_gbs, const bench_roof *roof, const peer_table *peer)
 {
-    snprintf(row->matrix, sizeof row->matrix, "%.*s%s", (int)sizeof row->matrix - 3, m->name,
-             transposed ? "^T" : "");
+    char product[24] = "";
+    if (o->transpose)
+        snprintf(product, sizeof product, "^T");
+    else if (o->block)
+        snprintf(product, sizeof product, "[k=%d]", o->block);
+    snprintf(row->matrix, sizeof row->matrix, "%.*s%s",
+             (int)(sizeof row->matrix - 1 - strlen(product)), m->name, product);
     row->rows = row->r.params.rows, row->cols = row->r.params.cols, row->nnz = row->r.params.nnz;
     row->stats = row->r.params.stats;
     row->precision = precision;

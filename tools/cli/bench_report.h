@@ -44,9 +44,9 @@ typedef struct bench_rows {
     int n, cap;
 } bench_rows;
 
-/* The row of run row->r on matrix m; with `transposed`, the row is A^T's, named m's name
- * with "^T" (the name the peer gives its transposed runs). */
-void bench_row_fill(bench_row *row, const loaded_matrix *m, bool transposed,
+/* The row of run row->r on matrix m, named m's name, with "^T" for --transpose and "[k=K]"
+ * for a block of K vectors (the names the peer gives those runs). */
+void bench_row_fill(bench_row *row, const loaded_matrix *m, const cli_options *o,
                     cmrscl_precision precision, const char *plan_name, double csrvec_ms,
                     double bandwidth_gbs, const bench_roof *roof, const peer_table *peer);
 bool bench_rows_add(bench_rows *rows, const bench_row *row);

@@ -44,6 +44,11 @@ typedef struct cli_options {
     double alpha, beta;
     bool verify, json, progress, baseline;
     bool transpose; /* spmv, bench: the transposed product, y = alpha*A^T*x + beta*y */
+    /* spmv, bench: --vectors, the block product Y = alpha*A*X + beta*Y for each k listed
+     * (spmv: one); `block` is the run's k (0: the single product), column_major X and Y's
+     * order */
+    int vectors[16], nvectors, block;
+    bool column_major;
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
@@ -81,6 +86,8 @@ enum {
     OPT_BETA,
     OPT_NO_VERIFY,
     OPT_TRANSPOSE,
+    OPT_VECTORS,
+    OPT_COLUMN_MAJOR,
     OPT_JSON,
     OPT_VERSION,
     OPT_PLANS,

@@ -112,6 +112,21 @@ static bool parse_threads(const char *text, cli_options *o)
     return o->nthreads > 0 || usage_error("--threads", "a list of counts like 1,4,16", text);
 }
 
+/* --vectors: a comma-separated list of block widths. */
+static bool parse_vectors(const char *text, cli_options *o)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    o->nvectors = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (o->nvectors == 16)
+            return usage_error("--vectors", "at most 16 block widths", text);
+        if (!parse_int("--vectors", t, 1, 4096, &o->vectors[o->nvectors++]))
+            return false;
+    }
+    return o->nvectors > 0 || usage_error("--vectors", "a list of widths like 4,8,16,32", text);
+}
+
 static bool apply_option(int c, const char *arg, cli_options *o)
 {
     static const char *const layouts[] = {"auto", "packed", "unpacked", NULL};
@@ -151,6 +166,8 @@ static bool apply_option(int c, const char *arg, cli_options *o)
                (o->size_mb > 0 || usage_error("--size", "a positive number of MB", arg));
     case OPT_NO_VERIFY: o->verify = false; return true;
     case OPT_TRANSPOSE: o->transpose = true; return true;
+    case OPT_VECTORS: return parse_vectors(arg, o);
+    case OPT_COLUMN_MAJOR: o->column_major = true; return true;
     case OPT_NO_BASELINE: o->baseline = false; return true;
     case OPT_JSON: o->json = true; return true;
     case OPT_PLANS: o->plans = arg; return true;
@@ -321,6 +338,20 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                 cli_name);
         return false;
     }
+    if (o->nvectors && o->transpose) {
+        fprintf(stderr, "%s: --vectors and --transpose: the block product is A's only\n", cli_name);
+        return false;
+    }
+    if (!bench && o->nvectors > 1) {
+        fprintf(stderr, "%s: --vectors takes one width here (several: use bench)\n", cli_name);
+        return false;
+    }
+    if (o->column_major && !o->nvectors) {
+        fprintf(stderr, "%s: --column-major is the layout of --vectors' blocks: give --vectors\n",
+                cli_name);
+        return false;
+    }
+    o->block = o->nvectors ? o->vectors[0] : 0;
     for (int i = 0; i < o->ninputs; ++i) {
         if (o->is_gen[i])
             o->gen = o->inputs[i];

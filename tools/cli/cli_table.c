@@ -85,6 +85,11 @@ const cli_flag cli_flags[] = {
     {"transpose", OPT_TRANSPOSE, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
      "the transposed product y = alpha*A^T*x + beta*y (the plan's options then shape A^T's "
      "plan: the library keeps A^T as a matrix of its own)"},
+    {"vectors", OPT_VECTORS, "K", CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
+     "the block product Y = alpha*A*X + beta*Y for K vectors at once (1..4096; bench: a "
+     "list like 4,8,16,32, rows named MATRIX[k=K])"},
+    {"column-major", OPT_COLUMN_MAJOR, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
+     "with --vectors: X and Y column-major (each vector contiguous; default row-major)"},
     {"no-verify", OPT_NO_VERIFY, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
      "skip the check against the CPU double reference"},
     {"json", OPT_JSON, NULL,

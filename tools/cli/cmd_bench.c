@@ -54,11 +54,14 @@ static void progress(bench_ctx *b, const char *matrix, cmrscl_precision p, const
             matrix, p == CMRSCL_DOUBLE ? "double" : "float", plan, b->tty ? "" : "\n");
 }
 
-/* One matrix in one precision: the csr-vector baseline, then every plan. */
-static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precision precision)
+/* One matrix in one precision, one product (a block of `block` vectors; 0: the single
+ * product): the csr-vector baseline, then every plan. */
+static int bench_product(bench_ctx *b, const loaded_matrix *m, cmrscl_precision precision,
+                         int block)
 {
     cli_options o = *b->opt;
     o.precision = precision;
+    o.block = block;
     cmrscl_csr t;
     const cmrscl_csr *product = bench_product_matrix(&m->csr, &o, &t);
     bench_vectors v;
@@ -67,10 +70,13 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
         return EXIT_RUN_FAILED;
     }
     int rc = 0;
+    /* the roof and the csr-vector baseline are the single product's: a block has neither */
     bench_roof roof;
-    roof_compute(b->ctx, &b->rates, product, precision, o.beta, b->bandwidth_gbs, &roof);
+    memset(&roof, 0, sizeof roof);
+    if (!block)
+        roof_compute(b->ctx, &b->rates, product, precision, o.beta, b->bandwidth_gbs, &roof);
     double csrvec_ms = 0.0;
-    if (o.baseline) {
+    if (o.baseline && !block) {
         cmrscl_options base;
         plan_from_name("csr-vector", &o.matrix, &base);
         bench_result r;
@@ -87,8 +93,8 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
             rc = run;
             continue;
         }
-        bench_row_fill(&row, m, o.transpose, precision, b->plan_names[i], csrvec_ms,
-                       b->bandwidth_gbs, &roof, &b->peer);
+        bench_row_fill(&row, m, &o, precision, b->plan_names[i], csrvec_ms, b->bandwidth_gbs, &roof,
+                       &b->peer);
         if (row.r.verified && !(row.r.bound_ratio <= 1.0))
             rc = EXIT_RUN_FAILED;
         if (b->tty)
@@ -101,6 +107,18 @@ static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precisio
     }
     bench_vectors_free(&v);
     cmrscl_csr_free(&t);
+    return rc;
+}
+
+static int bench_precision(bench_ctx *b, const loaded_matrix *m, cmrscl_precision precision)
+{
+    if (!b->opt->nvectors)
+        return bench_product(b, m, precision, 0);
+    int rc = 0;
+    for (int i = 0; i < b->opt->nvectors; ++i) {
+        int r = bench_product(b, m, precision, b->opt->vectors[i]);
+        rc = rc ? rc : r;
+    }
     return rc;
 }
 
@@ -179,8 +197,9 @@ int cmd_bench(const cli_options *opt)
         rc = inputs_collect(opt, &in);
     if (!rc)
         rc = bench_setup(&b);
-    int per_matrix = b.nplans + (opt->baseline ? 1 : 0);
-    b.total = in.n * per_matrix * ((opt->precisions & 1) + (opt->precisions >> 1 & 1));
+    int per_matrix = b.nplans + (opt->baseline && !opt->nvectors ? 1 : 0);
+    b.total = in.n * per_matrix * ((opt->precisions & 1) + (opt->precisions >> 1 & 1)) *
+              (opt->nvectors ? opt->nvectors : 1);
     if (!rc) {
         if (opt->json) {
             json_open(NULL, '{');

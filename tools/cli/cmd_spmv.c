@@ -114,12 +114,16 @@ static void print_text(const session *s, const bench_result *r)
     if (r->verified)
         printf("first      %.4f s (the first product, launch to finish)\n",
                r->first_product_seconds);
+    if (s->v.k > 1)
+        printf("block      %d vectors, %s: a product is the whole block (per vector %.4f ms)\n",
+               s->v.k, s->v.column_major ? "column-major" : "row-major",
+               r->timing.median_ms / s->v.k);
     printf("kernel     median %.4f ms, min %.4f ms per product (device, %d runs after %d "
            "warm-up)\n",
            r->timing.median_ms, r->timing.min_ms, r->timing.repetitions, r->timing.warmup);
     printf("loop       %.4f ms per product, %d back to back (host clock)\n", r->timing.loop_ms,
            r->timing.repetitions);
-    printf("rate       %.1f GFLOP/s (2 nnz / median)\n", r->gflops);
+    printf("rate       %.1f GFLOP/s (2 nnz%s / median)\n", r->gflops, s->v.k > 1 ? " k" : "");
     printf("bandwidth  beta-/tau %.1f GB/s, beta+/tau %.1f GB/s (paper eq. 6.1)\n",
            r->beta_minus_gbs, r->beta_plus_gbs);
     if (r->verified)
@@ -197,6 +201,8 @@ static void json_head(const session *s)
     json_open("matrix", '{');
     json_string("name", s->m.name);
     json_bool("transposed", a == &s->t);
+    json_int("vectors", s->v.k);
+    json_string("vectors_order", s->v.column_major ? "column-major" : "row-major");
     json_int("rows", a->rows);
     json_int("cols", a->cols);
     json_int("nnz", a->nnz);

@@ -13,112 +13,41 @@
  * explicitly runs -
  * the ordinary product on the CSR of A^T and its SELL ("explicit:" before the name).
  *
+ * --vectors K,K,... times the block product Y = A X of k vectors at once instead, for each k
+ * (1 to 4096), as `cmrscl-run bench --vectors` does, under the name "NAME[k=K]": cuSPARSE's
+ * SpMM on A's CSR (peer_spmm.c; algorithms "SPMM_DEFAULT", "SPMM_CSR_ALG1", "SPMM_CSR_ALG2",
+ * "SPMM_CSR_ALG3", each that cuSPARSE accepts), X and Y row-major, or column-major with
+ * --column-major ("col:" before the algorithm); times are per block. Not with --transpose.
+ *
  * Usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE]... [-p float,double]
- *                    [-r N] [--warmup N] [--csv FILE] [--device N] [--transpose]
+ *                    [-r N] [--warmup N] [--csv FILE] [--device N]
+ *                    [--transpose | --vectors K,K,... [--column-major]]
  * Built by CMake only when a CUDA toolkit is found; never needed for the tests. */
-#include <cmrscl.h>
-#include <cuda_runtime_api.h>
-#include <cusparse.h>
+#include "peer.h"
 
-#include <math.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../cli/suite.h"
 
-#define MAX_INPUTS 256
+/* One SpMV call's arguments, for peer_time. */
+typedef struct spmv_call {
+    cusparseHandle_t h;
+    cusparseOperation_t op;
+    const void *alpha, *beta;
+    cusparseSpMatDescr_t mat;
+    cusparseDnVecDescr_t vx, vy;
+    cudaDataType type;
+    cusparseSpMVAlg_t alg;
+    void *buffer;
+} spmv_call;
 
-typedef struct options {
-    const char *inputs[MAX_INPUTS];
-    int is_gen[MAX_INPUTS], n;
-    const char *suites[8], *csv;
-    int nsuites;
-    unsigned precisions; /* bit 0 float, bit 1 double */
-    int repetitions, warmup, device;
-    bool transpose;
-} options;
-
-static int failed(const char *what, const char *detail)
+static cusparseStatus_t spmv(const void *args)
 {
-    fprintf(stderr, "cmrscl-peer: %s: %s\n", what, detail);
-    return 1;
+    const spmv_call *c = args;
+    return cusparseSpMV(c->h, c->op, c->alpha, c->mat, c->vx, c->beta, c->vy, c->type, c->alg,
+                        c->buffer);
 }
-#define CUDA(call)                                                                                 \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess)                                                                     \
-            return failed(#call, cudaGetErrorString(e_));                                          \
-    } while (0)
-#define CUSPARSE(call)                                                                             \
-    do {                                                                                           \
-        cusparseStatus_t s_ = (call);                                                              \
-        if (s_ != CUSPARSE_STATUS_SUCCESS)                                                         \
-            return failed(#call, cusparseGetErrorString(s_));                                      \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The same x as cmrscl-run's bench (tools/cli/bench.c): one LCG stream, rounded to the
- * precision. */
-static void make_x(double *x, int32_t n, int is_float)
-{
-    uint64_t s = 12345;
-    for (int32_t j = 0; j < n; ++j) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        double v = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-        x[j] = is_float ? (double)(float)v : v;
-    }
-}
-
-typedef struct device_csr {
-    int32_t *row_ptr, *col_ind;
-    void *values, *x, *y, *buffer;
-    size_t buffer_size;
-} device_csr;
-
-static void device_free(device_csr *d)
-{
-    cudaFree(d->row_ptr), cudaFree(d->col_ind), cudaFree(d->values);
-    cudaFree(d->x), cudaFree(d->y), cudaFree(d->buffer);
-    memset(d, 0, sizeof *d);
-}
-
-/* Copies an array of doubles to the device in the precision (vs = 4 or 8 bytes). */
-static int upload_values(void **dst, const double *src, size_t n, size_t vs)
-{
-    void *tmp = malloc(vs * (n ? n : 1));
-    if (!tmp)
-        return failed("upload", "out of host memory");
-    for (size_t i = 0; i < n; ++i) {
-        if (vs == 4)
-            ((float *)tmp)[i] = (float)src[i];
-        else
-            ((double *)tmp)[i] = src[i];
-    }
-    cudaError_t e = cudaMalloc(dst, vs * (n ? n : 1));
-    if (e == cudaSuccess && n)
-        e = cudaMemcpy(*dst, tmp, vs * n, cudaMemcpyHostToDevice);
-    free(tmp);
-    return e == cudaSuccess ? 0 : failed("upload", cudaGetErrorString(e));
-}
-
-typedef struct result {
-    double median_ms, min_ms, loop_ms, relative_error, bound_ratio;
-} result;
 
 /* One algorithm on one matrix descriptor with operation op: buffer, preprocess, check, then
  * the two timings. `a` is the product's matrix (A, or A^T for the transposed operation): the
@@ -138,68 +67,41 @@ static int run_alg(cusparseHandle_t h, const cmrscl_csr *a, cusparseSpMatDescr_t
     CUSPARSE(cusparseCreateDnVec(&vy, a->rows, d->y, type));
     size_t need = 0;
     CUSPARSE(cusparseSpMV_bufferSize(h, op, alpha, mat, vx, beta, vy, type, alg, &need));
-    if (need > d->buffer_size) {
-        cudaFree(d->buffer);
-        CUDA(cudaMalloc(&d->buffer, need));
-        d->buffer_size = need;
-    }
+    if (peer_reserve_buffer(d, need))
+        return 1;
     /* what a user does before a loop of products; a format with nothing to prepare says so */
     cusparseStatus_t prep =
         cusparseSpMV_preprocess(h, op, alpha, mat, vx, beta, vy, type, alg, d->buffer);
     if (prep != CUSPARSE_STATUS_SUCCESS && prep != CUSPARSE_STATUS_NOT_SUPPORTED)
-        return failed("cusparseSpMV_preprocess", cusparseGetErrorString(prep));
-#define SPMV() cusparseSpMV(h, op, alpha, mat, vx, beta, vy, type, alg, d->buffer)
+        return peer_failed("cusparseSpMV_preprocess", cusparseGetErrorString(prep));
+    spmv_call call = {.h = h,
+                      .op = op,
+                      .alpha = alpha,
+                      .beta = beta,
+                      .mat = mat,
+                      .vx = vx,
+                      .vy = vy,
+                      .type = type,
+                      .alg = alg,
+                      .buffer = d->buffer};
     /* The check: NaN in y first, so an unwritten row shows. */
     CUDA(cudaMemset(d->y, 0xff, vs * (size_t)(a->rows ? a->rows : 1)));
-    CUSPARSE(SPMV());
+    CUSPARSE(spmv(&call));
     CUDA(cudaDeviceSynchronize());
     void *yraw = malloc(vs * ((size_t)a->rows + 1));
     double *y = malloc(sizeof(double) * ((size_t)a->rows + 1));
     if (!yraw || !y)
-        return failed("check", "out of host memory");
+        return peer_failed("check", "out of host memory");
     CUDA(cudaMemcpy(yraw, d->y, vs * (size_t)a->rows, cudaMemcpyDeviceToHost));
     for (int32_t i = 0; i < a->rows; ++i)
         y[i] = is_float ? (double)((float *)yraw)[i] : ((double *)yraw)[i];
     cmrscl_csr_spmv_check(a, 1.0, x, 0.0, NULL, y, is_float ? 0x1p-24 : 0x1p-53, &r->relative_error,
                           &r->bound_ratio);
     free(yraw), free(y);
-    for (int i = 0; i < o->warmup; ++i)
-        CUSPARSE(SPMV());
-    /* Each product between two events on the stream, as OpenCL profiles each product. */
-    int n = o->repetitions;
-    cudaEvent_t *ev = malloc(sizeof *ev * 2 * (size_t)n);
-    double *ms = malloc(sizeof *ms * (size_t)n);
-    if (!ev || !ms)
-        return failed("timing", "out of host memory");
-    for (int i = 0; i < 2 * n; ++i)
-        CUDA(cudaEventCreate(&ev[i]));
-    for (int i = 0; i < n; ++i) {
-        CUDA(cudaEventRecord(ev[2 * i], 0));
-        CUSPARSE(SPMV());
-        CUDA(cudaEventRecord(ev[2 * i + 1], 0));
-    }
-    CUDA(cudaDeviceSynchronize());
-    for (int i = 0; i < n; ++i) {
-        float t = 0;
-        CUDA(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
-        ms[i] = t;
-    }
-    for (int i = 0; i < 2 * n; ++i)
-        cudaEventDestroy(ev[i]);
-    qsort(ms, (size_t)n, sizeof *ms, compare_doubles);
-    r->min_ms = ms[0];
-    r->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-    /* Back to back: what a solver loop sees. */
-    double t0 = now();
-    for (int i = 0; i < n; ++i)
-        CUSPARSE(SPMV());
-    CUDA(cudaDeviceSynchronize());
-    r->loop_ms = (now() - t0) * 1e3 / n;
-#undef SPMV
-    free(ev), free(ms);
+    int rc = peer_time(spmv, &call, o, r);
     cusparseDestroyDnVec(vx);
     cusparseDestroyDnVec(vy);
-    return 0;
+    return rc;
 }
 
 static const struct {
@@ -268,23 +170,6 @@ static int sell_build(const cmrscl_csr *a, host_sell *s, char *why, size_t why_s
     return 0;
 }
 
-/* The CSV line and the log line of one algorithm's result; 1 when it failed its check. */
-static int report(FILE *csv, const char *name, const cmrscl_csr *a, int is_float, const char *alg,
-                  int rc, const result *r)
-{
-    bool ok = !rc && r->bound_ratio <= 1.0;
-    fprintf(stderr, "%-28s %-6s %-8s median %.4f ms, min %.4f ms, loop %.4f ms, %.3g x bound %s\n",
-            name, is_float ? "float" : "double", alg, r->median_ms, r->min_ms, r->loop_ms,
-            r->bound_ratio, ok ? "PASS" : "FAIL");
-    if (!rc)
-        fprintf(csv, "cuSPARSE %d.%d,%s,%s,%s,%d,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g\n",
-                CUSPARSE_VER_MAJOR, CUSPARSE_VER_MINOR, name, is_float ? "float" : "double", alg,
-                a->rows, a->cols, (long long)a->nnz, ok ? r->median_ms : 0.0, ok ? r->min_ms : 0.0,
-                ok ? r->loop_ms : 0.0, r->relative_error, r->bound_ratio);
-    fflush(csv);
-    return ok ? 0 : 1;
-}
-
 /* An algorithm's name in the CSV: the prefix (the operation) and the name. */
 static const char *prefix_name(const char *prefix, const char *name)
 {
@@ -301,7 +186,7 @@ static int run_sell(cusparseHandle_t h, const char *name, const char *prefix, co
     char why[96];
     int built = sell_build(a, &s, why, sizeof why);
     if (built < 0)
-        return failed(name, "out of host memory for SELL");
+        return peer_failed(name, "out of host memory for SELL");
     if (built > 0) {
         fprintf(stderr, "%-28s %-6s SELL     skipped: %s\n", name, is_float ? "float" : "double",
                 why);
@@ -319,21 +204,21 @@ static int run_sell(cusparseHandle_t h, const char *name, const char *prefix, co
                    cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaMemcpy(cols, s.cols, sizeof(int32_t) * (size_t)s.size, cudaMemcpyHostToDevice) !=
             cudaSuccess)
-        rc = failed(name, "cannot put the SELL matrix on the GPU");
+        rc = peer_failed(name, "cannot put the SELL matrix on the GPU");
     if (!rc)
-        rc = upload_values(&values, s.values, (size_t)s.size, vs);
+        rc = peer_upload_values(&values, s.values, (size_t)s.size, vs);
     cusparseSpMatDescr_t mat = NULL;
     if (!rc && cusparseCreateSlicedEll(
                    &mat, a->rows, a->cols, a->nnz, s.size, SELL_SLICE, offsets, cols, values,
                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
                    is_float ? CUDA_R_32F : CUDA_R_64F) != CUSPARSE_STATUS_SUCCESS)
-        rc = failed(name, "cusparseCreateSlicedEll failed");
+        rc = peer_failed(name, "cusparseCreateSlicedEll failed");
     result r;
     memset(&r, 0, sizeof r);
     if (!rc) {
         rc = run_alg(h, a, mat, d, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_SELL_ALG1,
                      is_float, x, o, &r);
-        rc = report(csv, name, a, is_float, prefix_name(prefix, "SELL"), rc, &r);
+        rc = peer_report(csv, name, a, is_float, prefix_name(prefix, "SELL"), rc, &r);
     }
     if (mat)
         cusparseDestroySpMat(mat);
@@ -350,42 +235,28 @@ static int run_matrix(cusparseHandle_t h, const char *name, const cmrscl_csr *a,
 {
     size_t vs = is_float ? 4 : 8;
     double *x = malloc(sizeof(double) * ((size_t)p->cols + 1));
-    int32_t *row_ptr = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));
-    if (!x || !row_ptr) {
-        free(x), free(row_ptr);
-        return failed(name, "out of host memory");
-    }
-    for (int64_t i = 0; i <= a->rows; ++i)
-        row_ptr[i] = (int32_t)a->row_ptr[i];
-    make_x(x, p->cols, is_float);
+    if (!x)
+        return peer_failed(name, "out of host memory");
+    peer_make_x(x, p->cols, is_float);
     device_csr d;
-    memset(&d, 0, sizeof d);
-    int rc = 0;
-    if (cudaMalloc((void **)&d.row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1)) != cudaSuccess ||
-        cudaMalloc((void **)&d.col_ind, sizeof(int32_t) * ((size_t)a->nnz + 1)) != cudaSuccess ||
-        cudaMalloc(&d.y, vs * ((size_t)p->rows + 1)) != cudaSuccess ||
-        cudaMemcpy(d.row_ptr, row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1),
-                   cudaMemcpyHostToDevice) != cudaSuccess ||
-        cudaMemcpy(d.col_ind, a->col_ind, sizeof(int32_t) * (size_t)a->nnz,
-                   cudaMemcpyHostToDevice) != cudaSuccess)
-        rc = failed(name, "cannot put the matrix on the GPU");
+    int rc = peer_upload_csr(name, a, vs, &d);
+    if (!rc && cudaMalloc(&d.y, vs * ((size_t)p->rows + 1)) != cudaSuccess)
+        rc = peer_failed(name, "cannot put y on the GPU");
     if (!rc)
-        rc = upload_values(&d.values, a->values, (size_t)a->nnz, vs);
-    if (!rc)
-        rc = upload_values(&d.x, x, (size_t)p->cols, vs);
+        rc = peer_upload_values(&d.x, x, (size_t)p->cols, vs);
     for (size_t i = 0; !rc && i < sizeof algs / sizeof algs[0]; ++i) {
         cusparseSpMatDescr_t mat;
         if (cusparseCreateCsr(&mat, a->rows, a->cols, a->nnz, d.row_ptr, d.col_ind, d.values,
                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
                               is_float ? CUDA_R_32F : CUDA_R_64F) != CUSPARSE_STATUS_SUCCESS) {
-            rc = failed(name, "cusparseCreateCsr failed");
+            rc = peer_failed(name, "cusparseCreateCsr failed");
             break;
         }
         result r;
         memset(&r, 0, sizeof r);
         int run = run_alg(h, p, mat, &d, op, algs[i].alg, is_float, x, o, &r);
         cusparseDestroySpMat(mat);
-        rc = report(csv, name, p, is_float, prefix_name(prefix, algs[i].name), run, &r);
+        rc = peer_report(csv, name, p, is_float, prefix_name(prefix, algs[i].name), run, &r);
     }
     /* SELL beside the CSR: the CSR arrays go first, so both fit where either does */
     if (!rc && op == CUSPARSE_OPERATION_NON_TRANSPOSE) {
@@ -393,8 +264,8 @@ static int run_matrix(cusparseHandle_t h, const char *name, const cmrscl_csr *a,
         d.row_ptr = d.col_ind = NULL, d.values = NULL;
         rc = run_sell(h, name, prefix, a, &d, is_float, x, o, csv);
     }
-    device_free(&d);
-    free(x), free(row_ptr);
+    peer_device_free(&d);
+    free(x);
     return rc;
 }
 
@@ -403,14 +274,16 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
 {
     /* cuSPARSE gets 32-bit row offsets (CUSPARSE_INDEX_32I for both index arrays) */
     if (a->nnz > INT32_MAX)
-        return failed(name, "more than INT32_MAX entries: the peer runs 32-bit indices only");
+        return peer_failed(name, "more than INT32_MAX entries: the peer runs 32-bit indices only");
     for (int64_t k = 0; is_float && k < a->nnz; ++k) /* the device holds these values */
         a->values[k] = (double)(float)a->values[k];
+    if (o->nvectors)
+        return peer_run_spmm(h, name, a, is_float, o, csv);
     if (!o->transpose)
         return run_matrix(h, name, a, a, CUSPARSE_OPERATION_NON_TRANSPOSE, "", is_float, o, csv);
     cmrscl_csr t;
     if (cmrscl_csr_transpose(a, &t) != CMRSCL_OK)
-        return failed(name, cmrscl_last_error());
+        return peer_failed(name, cmrscl_last_error());
     char tname[300];
     snprintf(tname, sizeof tname, "%s^T", name);
     int rc = run_matrix(h, tname, a, &t, CUSPARSE_OPERATION_TRANSPOSE, "T:", is_float, o, csv);
@@ -425,7 +298,7 @@ static int load(const char *input, int is_gen, cmrscl_csr *a, char *name, size_t
 {
     cmrscl_status st = is_gen ? cmrscl_csr_generate(input, a) : cmrscl_mtx_read(input, NULL, a);
     if (st != CMRSCL_OK)
-        return failed(input, cmrscl_last_error());
+        return peer_failed(input, cmrscl_last_error());
     suite_matrix_name(input, !is_gen, name, size);
     return 0;
 }
@@ -453,7 +326,7 @@ static int read_suite(const char *path, options *o, char **owned, int *nowned)
 {
     suite_sink k = {o, owned, nowned};
     if (suite_read(path, add_suite_entry, &k) < 0)
-        return failed(path, "cannot open the suite");
+        return peer_failed(path, "cannot open the suite");
     return 0; /* at MAX_INPUTS the rest of the suite is left out */
 }
 
@@ -473,6 +346,10 @@ static int parse(int argc, char **argv, options *o)
         }
         if (!strcmp(a, "--transpose")) {
             o->transpose = true;
+            continue;
+        }
+        if (!strcmp(a, "--column-major")) {
+            o->column_major = true;
             continue;
         }
         if (!v)
@@ -496,9 +373,20 @@ static int parse(int argc, char **argv, options *o)
             o->warmup = atoi(v);
         } else if (!strcmp(a, "--device")) {
             o->device = atoi(v);
+        } else if (!strcmp(a, "--vectors")) {
+            if (peer_parse_vectors(v, o))
+                return 2;
         } else {
             return 2;
         }
+    }
+    /* no transposed block product: `cmrscl-run bench` times none to compare with */
+    const char *clash = o->nvectors && o->transpose ? "--vectors and --transpose exclude each other"
+                        : o->column_major && !o->nvectors ? "--column-major needs --vectors"
+                                                          : NULL;
+    if (clash) {
+        fprintf(stderr, "cmrscl-peer: %s\n", clash);
+        return 2;
     }
     return o->precisions && o->repetitions > 0 && o->warmup >= 0 ? 0 : 2;
 }
@@ -510,7 +398,8 @@ int main(int argc, char **argv)
     int nowned = 0;
     if (parse(argc, argv, &o)) {
         fputs("usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE] [-p float,double]\n"
-              "                   [-r N] [--warmup N] [--csv FILE] [--device N] [--transpose]\n",
+              "                   [-r N] [--warmup N] [--csv FILE] [--device N]\n"
+              "                   [--transpose | --vectors K,K,... [--column-major]]\n",
               stderr);
         return 2;
     }
@@ -524,7 +413,7 @@ int main(int argc, char **argv)
             CUSPARSE_VER_MINOR, CUSPARSE_VER_PATCH);
     FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
     if (!csv)
-        return failed(o.csv, "cannot write");
+        return peer_failed(o.csv, "cannot write");
     fputs("peer,matrix,precision,alg,rows,cols,nnz,median_ms,min_ms,loop_ms,relative_error,"
           "bound_ratio\n",
           csv);
