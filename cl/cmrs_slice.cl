@@ -35,31 +35,16 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
         return;
     const index_t end = strip_ptr[strip + 1];
     real_t sum = 0;
-    /* AHEAD words loaded before any is used (past the row's end: holes). With narrow columns
-     * each column depends on the words before it, and a loop that tests each word before
-     * the next load walks the row one load latency an entry (session 14, H100, run 1:
-     * fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four ahead, run 2: 0.035;
-     * two 0.052, eight 0.037, run 3). 32-bit words gain too: stencil7:160 float 0.066 ms
-     * one ahead, 0.061 four ahead (run 4). */
-#define AHEAD 4
-#if COLUMN_BITS == 16
-    __global const ushort *steps = (__global const ushort *)(col_ind + strips);
-    uint column = col_ind[strip];
-#define LOAD_WORD(j) load_step(steps + (j))
-#define HOLE_WORD CMRS_NARROW_HOLE
-#define NEXT_COLUMN(w) (column += (w) >> DICT_BITS)
-#else
-#define LOAD_WORD(j) load_index(col_ind + (j))
-#define HOLE_WORD CMRS_HOLE
-#define NEXT_COLUMN(w) COLUMN_OF(w)
-#endif
-    for (index_t j = strip_ptr[strip] + r; j < end; j += AHEAD * HEIGHT) {
-        uint w[AHEAD];
+    /* the row's words, SLICE_AHEAD at a time (spmv_common.cl) */
+    uint column = FIRST_COLUMN(strip);
+    (void)column;
+    for (index_t j = strip_ptr[strip] + r; j < end; j += SLICE_AHEAD * HEIGHT) {
+        uint w[SLICE_AHEAD];
 #pragma unroll
-        for (int k = 0; k < AHEAD; ++k)
+        for (int k = 0; k < SLICE_AHEAD; ++k)
             w[k] = j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;
 #pragma unroll
-        for (int k = 0; k < AHEAD; ++k)
+        for (int k = 0; k < SLICE_AHEAD; ++k)
             if (w[k] != HOLE_WORD)
                 sum += VALUE_AT(j + k * HEIGHT, w[k]) * x[NEXT_COLUMN(w[k])];
     }

@@ -130,33 +130,21 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmm(CMRS_SPMM_PARAMS)
     ((ulong)(row)*y_row + (ulong)(vec_begin + ((q)*VEC_LANES + v) * VEC_WIDTH) * y_vec)
 
 #if ROW_WALK
-    /* ---- rows: group g walks its rows, AHEAD column words loaded before any is used ---- */
-#define AHEAD 4
-#if COLUMN_BITS == 16
-    __global const ushort *steps = (__global const ushort *)(col_ind + strips);
-#define LOAD_WORD(j) load_step(steps + (j))
-#define HOLE_WORD CMRS_NARROW_HOLE
-#define NEXT_COLUMN(w) (column += (w) >> DICT_BITS)
-#else
-#define LOAD_WORD(j) load_index(col_ind + (j))
-#define HOLE_WORD CMRS_HOLE
-#define NEXT_COLUMN(w) COLUMN_OF(w)
-#endif
+    /* ---- rows: group g walks its rows, SLICE_AHEAD words at a time (spmv_common.cl) ---- */
     for (uint r = group; active && r < HEIGHT; r += ENTRY_GROUPS) {
-#if COLUMN_BITS == 16
-        uint column = col_ind[strip];
-#endif
+        uint column = FIRST_COLUMN(strip);
+        (void)column;
         realv_t sum[VEC_PER_LANE];
 #pragma unroll
         for (uint q = 0; q < VEC_PER_LANE; ++q)
             sum[q] = (realv_t)0;
-        for (index_t j = begin + r; j < end; j += AHEAD * HEIGHT) {
-            uint w[AHEAD];
+        for (index_t j = begin + r; j < end; j += SLICE_AHEAD * HEIGHT) {
+            uint w[SLICE_AHEAD];
 #pragma unroll
-            for (int t = 0; t < AHEAD; ++t)
+            for (int t = 0; t < SLICE_AHEAD; ++t)
                 w[t] = j + t * HEIGHT < end ? LOAD_WORD(j + t * HEIGHT) : HOLE_WORD;
 #pragma unroll
-            for (int t = 0; t < AHEAD; ++t) {
+            for (int t = 0; t < SLICE_AHEAD; ++t) {
                 if (w[t] == HOLE_WORD)
                     continue;
                 const real_t a = VALUE_AT(j + t * HEIGHT, w[t]);

@@ -101,7 +101,7 @@ static bool runs_equal(cmrscl_matrix m, const cmrscl_csr *a, cmrscl_precision p,
     size_t xn, yn;
     for (int r = 0; r < 2; ++r) {
         test_seed(42);
-        void *x = random_block(a->cols, k, o, 0 + (o == CMRSCL_ROW_MAJOR ? k : a->cols), &xn, p);
+        void *x = random_block(a->cols, k, o, o == CMRSCL_ROW_MAJOR ? k : a->cols, &xn, p);
         y[r] = random_block(a->rows, k, o, o == CMRSCL_ROW_MAJOR ? k : a->rows, &yn, p);
         CHECK_OK(cmrscl_spmm_host(m, o, k, 0.75, x, 0, 0.25, y[r], 0));
         free(x);

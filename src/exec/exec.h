@@ -133,6 +133,14 @@ typedef cmrscl_status (*product_fn)(void *job, cl_event *first, cl_event *last);
 CMRSCL_HIDDEN cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job,
                                           int warmup, int repetitions, cmrscl_timing *out);
 
+/* A product on host arrays: x and y copied into buffers of xbytes and ybytes (y only when
+ * y_in: it is read, or parts of it must come back as they were), `product` enqueued on them
+ * with its event, y read back after that event. */
+typedef cmrscl_status (*buffer_product_fn)(void *job, cl_mem x, cl_mem y, cl_event *done);
+CMRSCL_HIDDEN cmrscl_status host_product(cmrscl_matrix m, const void *x, size_t xbytes, void *y,
+                                         size_t ybytes, bool y_in, buffer_product_fn product,
+                                         void *job);
+
 /* ---- spmm.c ---- */
 
 /* Releases what the block product made for matrix m: kernels, partial sums. */

@@ -20,12 +20,13 @@ typedef struct spmm_shape {
     int reduce, warp, vec_lanes, vec_per_lane, vec_width, work_group_size;
 } spmm_shape;
 
-/* The block product's arguments, checked; the leading dimensions with 0 resolved. */
+/* The block product's arguments, checked; the leading dimensions with 0 resolved, the bytes
+ * of X and Y up to their last elements. */
 typedef struct block_args {
     cmrscl_dense_order order;
     int k;
     size_t ldx, ldy;
-    size_t x_elements, y_elements;
+    size_t x_bytes, y_bytes;
 } block_args;
 
 struct spmm_kernel {
@@ -226,8 +227,10 @@ static cmrscl_status check_block(cmrscl_matrix m, cmrscl_dense_order order, int 
                            "leading dimensions ldx %zu, ldy %zu: at least %zu and %zu for %s "
                            "blocks of %d vectors",
                            ldx, ldy, least_x, least_y, rm ? "row-major" : "column-major", k);
-    if (!block_elements(order, (size_t)p->cols, (size_t)k, b->ldx, &b->x_elements) ||
-        !block_elements(order, (size_t)p->rows, (size_t)k, b->ldy, &b->y_elements))
+    size_t vs = cmrscl_precision_size(p->precision), xn, yn;
+    if (!block_elements(order, (size_t)p->cols, (size_t)k, b->ldx, &xn) ||
+        !block_elements(order, (size_t)p->rows, (size_t)k, b->ldy, &yn) ||
+        __builtin_mul_overflow(xn, vs, &b->x_bytes) || __builtin_mul_overflow(yn, vs, &b->y_bytes))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "the blocks' sizes overflow size_t");
     return CMRSCL_OK;
 }
@@ -238,17 +241,13 @@ static cmrscl_status check_buffers(cmrscl_matrix m, const block_args *b, cl_mem 
 {
     if ((num_wait > 0) != (wait_list != NULL))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "num_wait and wait_list disagree");
-    size_t vs = cmrscl_precision_size(m->params.precision);
-    if (b->x_elements > SIZE_MAX / vs || b->y_elements > SIZE_MAX / vs)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "the blocks' sizes overflow size_t");
     cl_context context = m->ctx->context;
-    size_t xbytes = m->params.rows > 0 ? vs * b->x_elements : 0;
-    cmrscl_status st = buffer_check(context, x, xbytes, "X");
+    cmrscl_status st = buffer_check(context, x, m->params.rows > 0 ? b->x_bytes : 0, "X");
     if (st == CMRSCL_OK)
-        st = buffer_check(context, y, vs * b->y_elements, "Y");
+        st = buffer_check(context, y, b->y_bytes, "Y");
     if (st == CMRSCL_OK && queue)
         st = spmv_check_queue(m, queue);
-    if (st == CMRSCL_OK && x && x == y && b->x_elements && b->y_elements)
+    if (st == CMRSCL_OK && x && x == y && b->x_bytes && b->y_bytes)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "X and Y must be different buffers");
     return st;
 }
@@ -453,6 +452,13 @@ cmrscl_status cmrscl_spmm_time(cmrscl_matrix m, cmrscl_dense_order order, int k,
     return time_products(m, spmm_product, &job, warmup, repetitions, out);
 }
 
+static cmrscl_status spmm_on_buffers(void *job, cl_mem x, cl_mem y, cl_event *done)
+{
+    spmm_job *j = job;
+    return cmrscl_spmm(j->m, j->b.order, j->b.k, j->alpha, x, j->b.ldx, j->beta, y, j->b.ldy, NULL,
+                       0, NULL, done);
+}
+
 cmrscl_status cmrscl_spmm_host(cmrscl_matrix m, cmrscl_dense_order order, int k, double alpha,
                                const void *x, size_t ldx, double beta, void *y, size_t ldy)
 {
@@ -460,40 +466,14 @@ cmrscl_status cmrscl_spmm_host(cmrscl_matrix m, cmrscl_dense_order order, int k,
     cmrscl_status st = check_block(m, order, k, ldx, ldy, &b);
     if (st != CMRSCL_OK)
         return st;
-    size_t vs = cmrscl_precision_size(m->params.precision);
-    if (b.x_elements > SIZE_MAX / vs || b.y_elements > SIZE_MAX / vs)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "the blocks' sizes overflow size_t");
-    size_t xbytes = vs * b.x_elements, ybytes = vs * b.y_elements;
-    if (ybytes == 0)
+    if (b.y_bytes == 0)
         return CMRSCL_OK;
-    if ((xbytes && !x) || !y)
+    if ((b.x_bytes && !x) || !y)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "X or Y is NULL");
-    cl_context context = m->ctx->context;
-    cl_int err = CL_SUCCESS;
-    cl_mem xbuf = NULL, ybuf = NULL;
-    if (xbytes)
-        xbuf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, xbytes, (void *)x,
-                              &err);
     /* Y goes in unless it is written whole without being read: the elements between its
      * rows or vectors (ld above the packed one) come back as they were */
-    bool y_in = beta != 0.0 || b.y_elements != (size_t)m->params.rows * (size_t)k;
-    if (err == CL_SUCCESS)
-        ybuf = clCreateBuffer(context, CL_MEM_READ_WRITE | (y_in ? CL_MEM_COPY_HOST_PTR : 0),
-                              ybytes, y_in ? y : NULL, &err);
-    st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (X/Y)");
-    cl_event done = NULL;
-    if (st == CMRSCL_OK)
-        st = cmrscl_spmm(m, order, k, alpha, xbuf, b.ldx, beta, ybuf, b.ldy, NULL, 0, NULL, &done);
-    if (st == CMRSCL_OK) {
-        err = clEnqueueReadBuffer(m->ctx->queue, ybuf, CL_TRUE, 0, ybytes, y, 1, &done, NULL);
-        if (err != CL_SUCCESS)
-            st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (Y)");
-    }
-    if (done)
-        clReleaseEvent(done);
-    if (xbuf)
-        clReleaseMemObject(xbuf);
-    if (ybuf)
-        clReleaseMemObject(ybuf);
-    return st;
+    size_t packed = cmrscl_precision_size(m->params.precision) * (size_t)m->params.rows * (size_t)k;
+    spmm_job job = {m, b, alpha, beta, NULL, NULL};
+    return host_product(m, x, b.x_bytes, y, b.y_bytes, beta != 0.0 || b.y_bytes != packed,
+                        spmm_on_buffers, &job);
 }

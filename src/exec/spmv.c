@@ -243,17 +243,9 @@ cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double b
     return time_products(m, spmv_product, &job, warmup, repetitions, out);
 }
 
-cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, double beta, void *y)
+cmrscl_status host_product(cmrscl_matrix m, const void *x, size_t xbytes, void *y, size_t ybytes,
+                           bool y_in, buffer_product_fn product, void *job)
 {
-    if (!m)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
-    const cmrscl_params *p = &m->params;
-    size_t vsize = cmrscl_precision_size(p->precision);
-    size_t xbytes = vsize * (size_t)p->cols, ybytes = vsize * (size_t)p->rows;
-    if (ybytes == 0)
-        return CMRSCL_OK;
-    if ((xbytes && !x) || !y)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
     cl_context context = m->ctx->context;
     cl_int err = CL_SUCCESS;
     cl_mem xbuf = NULL, ybuf = NULL;
@@ -261,13 +253,13 @@ cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, dou
         xbuf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, xbytes, (void *)x,
                               &err);
     if (err == CL_SUCCESS)
-        ybuf = clCreateBuffer(context, CL_MEM_READ_WRITE | (beta != 0.0 ? CL_MEM_COPY_HOST_PTR : 0),
-                              ybytes, beta != 0.0 ? y : NULL, &err);
+        ybuf = clCreateBuffer(context, CL_MEM_READ_WRITE | (y_in ? CL_MEM_COPY_HOST_PTR : 0),
+                              ybytes, y_in ? y : NULL, &err);
     cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (x/y)");
     /* The read waits on the product's event: a caller's queue may be out of order. */
     cl_event done = NULL;
     if (st == CMRSCL_OK)
-        st = cmrscl_spmv(m, alpha, xbuf, beta, ybuf, NULL, 0, NULL, &done);
+        st = product(job, xbuf, ybuf, &done);
     if (st == CMRSCL_OK) {
         err = clEnqueueReadBuffer(m->ctx->queue, ybuf, CL_TRUE, 0, ybytes, y, 1, &done, NULL);
         if (err != CL_SUCCESS)
@@ -280,4 +272,25 @@ cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, dou
     if (ybuf)
         clReleaseMemObject(ybuf);
     return st;
+}
+
+static cmrscl_status spmv_on_buffers(void *job, cl_mem x, cl_mem y, cl_event *done)
+{
+    spmv_job *j = job;
+    return cmrscl_spmv(j->m, j->alpha, x, j->beta, y, NULL, 0, NULL, done);
+}
+
+cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, double beta, void *y)
+{
+    if (!m)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    const cmrscl_params *p = &m->params;
+    size_t vsize = cmrscl_precision_size(p->precision);
+    size_t xbytes = vsize * (size_t)p->cols, ybytes = vsize * (size_t)p->rows;
+    if (ybytes == 0)
+        return CMRSCL_OK;
+    if ((xbytes && !x) || !y)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
+    spmv_job job = {m, alpha, beta, NULL, NULL};
+    return host_product(m, x, xbytes, y, ybytes, beta != 0.0, spmv_on_buffers, &job);
 }
