@@ -1,0 +1,50 @@
+"""cmrscl: sparse matrix-vector products in the CMRS format on OpenCL devices.
+
+    import cmrscl, numpy as np, scipy.sparse as sp
+    A = sp.random(1000, 1000, density=0.01, format="csr")
+    M = cmrscl.Matrix(A)                   # on the default device; M.plan says why
+    y = M @ np.ones(1000)                  # numpy in, numpy out
+    x, info = scipy.sparse.linalg.cg(M.aslinearoperator(), b)   # solvers through cmrscl
+
+Errors of the library raise cmrscl.Error (status, status_name, the library's message);
+wrong Python arguments raise TypeError or ValueError."""
+import ctypes
+
+import numpy as np
+import scipy.sparse
+
+from ._context import Context, DeviceArray, Device, devices
+from ._lib import Csr, Error, check, lib, text
+from ._matrix import Matrix, default_context
+
+__version__ = "0.1.0"
+__all__ = ["Context", "Device", "DeviceArray", "Error", "Matrix", "aslinearoperator",
+           "default_context", "devices", "generate", "library_version"]
+
+
+def library_version():
+    """The version of the libcmrscl this package loaded."""
+    return text(lib.cmrscl_version_string())
+
+
+def aslinearoperator(matrix):
+    """scipy.sparse.linalg.LinearOperator of a cmrscl.Matrix (its products on the device)."""
+    return matrix.aslinearoperator()
+
+
+def generate(spec):
+    """A generated matrix as scipy.sparse.csr_array: libcmrscl's specs, deterministic -
+    "stencil7:N" (3-D Poisson on N^3 points), "stencil5:N", "stencil27:N", "random:N:K",
+    "rmat:S:E", "fem:N:B", "dense:N", "perm:N", "skewed:N:K:D:L" (include/cmrscl_host.h)."""
+    if not isinstance(spec, str):
+        raise TypeError(f"spec must be a string such as 'stencil7:100', not {spec!r}")
+    csr = Csr()
+    check(lib.cmrscl_csr_generate(spec.encode(), ctypes.byref(csr)))
+    try:
+        nnz = csr.nnz
+        indptr = np.ctypeslib.as_array(csr.row_ptr, (csr.rows + 1,)).copy()
+        indices = np.ctypeslib.as_array(csr.col_ind, (nnz,)).copy() if nnz else np.empty(0, np.int32)
+        data = np.ctypeslib.as_array(csr.values, (nnz,)).copy() if nnz else np.empty(0)
+        return scipy.sparse.csr_array((data, indices, indptr), shape=(csr.rows, csr.cols))
+    finally:
+        lib.cmrscl_csr_free(ctypes.byref(csr))

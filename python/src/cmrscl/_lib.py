@@ -1,0 +1,185 @@
+"""libcmrscl through ctypes: finding the library, the C structs it fills, its prototypes,
+and its failures turned into exceptions.
+
+ctypes.CDLL releases the GIL for every foreign call, so products, matrix creation and
+reads run while other Python threads go on. The structs mirror include/cmrscl.h field for
+field; each has a spare tail (_GUARD) so a library newer than this file, with a longer
+struct, cannot write past the Python object, and tests check the fields read back sane."""
+import ctypes
+import ctypes.util
+import os
+import pathlib
+
+c_int, c_uint, c_int32, c_int64 = ctypes.c_int, ctypes.c_uint, ctypes.c_int32, ctypes.c_int64
+c_uint64, c_double, c_size_t = ctypes.c_uint64, ctypes.c_double, ctypes.c_size_t
+c_char_p, c_void_p = ctypes.c_char_p, ctypes.c_void_p
+_GUARD = 256
+
+
+class Error(Exception):
+    """A failure of libcmrscl: `status` is the library's code (negative), `status_name` its
+    name (e.g. "CMRSCL_ERROR_INVALID_MATRIX"), and the message is cmrscl_last_error()."""
+
+    def __init__(self, status, message, status_name=""):
+        super().__init__(f"{message} ({status_name})" if status_name else message)
+        self.status = status
+        self.status_name = status_name
+
+
+def _candidates():
+    env = os.environ.get("CMRSCL_LIBRARY")
+    if env:  # a build of the repository used in place (tests on a tree, GPU hosts)
+        yield env
+        return
+    here = pathlib.Path(__file__).resolve().parent
+    yield from sorted(str(p) for p in here.glob("libcmrscl.so*"))  # the wheel's own copy
+    found = ctypes.util.find_library("cmrscl")  # an installed libcmrscl
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        try:
+            return ctypes.CDLL(path)
+        except OSError as exc:
+            tried.append(f"{path}: {exc}")
+    raise ImportError("cmrscl: cannot load libcmrscl (set CMRSCL_LIBRARY to its path, or "
+                      "install the package with pip): " + ("; ".join(tried) or "not found"))
+
+
+lib = _load()
+
+
+class DeviceInfo(ctypes.Structure):
+    _fields_ = [("platform_index", c_uint), ("device_index", c_uint),
+                ("platform_name", ctypes.c_char * 128), ("device_name", ctypes.c_char * 128),
+                ("device_version", ctypes.c_char * 96), ("driver_version", ctypes.c_char * 64),
+                ("type", c_uint64), ("compute_units", c_uint), ("max_work_group_size", c_uint),
+                ("global_mem_bytes", c_uint64), ("max_alloc_bytes", c_uint64),
+                ("local_mem_bytes", c_uint64), ("local_mem_per_cu_bytes", c_uint64),
+                ("resident_items_per_cu", c_uint), ("cache_bytes", c_uint64),
+                ("cache_source", c_char_p), ("warp_width", c_uint), ("warp_source", c_int),
+                ("fp64", c_int), ("warp_shuffle", c_int), ("subgroups", c_int),
+                ("subgroup_width", c_uint), ("subgroup_widths", c_uint),
+                ("subgroup_shuffle", c_int), ("subgroup_relative", c_int),
+                ("subgroup_apart", c_int), ("subgroup_cl_c", c_int),
+                ("nv_compute_capability", c_int)]
+
+
+class Options(ctypes.Structure):
+    _fields_ = [(name, c_int) for name in (
+        "height", "warp", "work_group_size", "layout", "order", "reduce", "kernel", "tile",
+        "modulo", "cache_hint", "lane_entries", "index_bits", "combine", "values",
+        "column_bits")]
+
+
+class MatrixStats(ctypes.Structure):
+    _fields_ = [("mu", c_double), ("row_cv", c_double), ("max_row", c_int32),
+                ("empty_rows", c_int32), ("col_spread", c_double)]
+
+
+class Params(ctypes.Structure):
+    _fields_ = [("precision", c_int), ("height", c_int), ("warp", c_int),
+                ("work_group_size", c_int), ("layout", c_int), ("order", c_int),
+                ("reduce", c_int), ("height_source", c_char_p),
+                ("build_options", ctypes.c_char * 256), ("rows", c_int32), ("cols", c_int32),
+                ("strips", c_int32), ("nnz", c_int64), ("device_bytes", c_uint64),
+                ("analyze_seconds", c_double), ("convert_seconds", c_double),
+                ("upload_seconds", c_double), ("build_seconds", c_double),
+                ("program_source", c_int), ("kernel", c_int), ("row_bits", c_int),
+                ("modulo", c_int), ("lane_entries", c_int), ("cache_hint", c_int),
+                ("tile", c_int32), ("tiles", c_int32), ("long_strips", c_int32),
+                ("combine", c_int), ("stored_entries", c_int64), ("index_bits", c_int),
+                ("values", c_int), ("dict_bits", c_int), ("dict_size", c_int),
+                ("column_bits", c_int), ("bytes_per_entry_matrix", c_double),
+                ("bytes_per_entry_x", c_double), ("bytes_per_entry_y", c_double),
+                ("stats", MatrixStats), ("plan_reason", ctypes.c_char * 512),
+                ("transpose_device_bytes", c_uint64)]
+
+
+class Timing(ctypes.Structure):
+    _fields_ = [("warmup", c_int), ("repetitions", c_int), ("median_ms", c_double),
+                ("min_ms", c_double), ("loop_ms", c_double)]
+
+
+class Csr(ctypes.Structure):
+    _fields_ = [("rows", c_int32), ("cols", c_int32), ("nnz", c_int64),
+                ("row_ptr", ctypes.POINTER(c_int64)), ("col_ind", ctypes.POINTER(c_int32)),
+                ("values", ctypes.POINTER(c_double))]
+
+
+def guarded(struct_type):
+    """An instance of struct_type with _GUARD spare bytes after it, for the library to fill."""
+    room = (ctypes.c_char * (ctypes.sizeof(struct_type) + _GUARD))()
+    return struct_type.from_buffer(room), room
+
+
+# Names of the enums as the C header spells them, lower case: "slice", "subgroup", ...
+ENUMS = {
+    "layout": ("auto", "packed", "unpacked"),
+    "order": ("auto", "rows", "columns"),
+    "reduce": ("auto", "local", "shuffle", "subgroup"),
+    "kernel": ("auto", "strip", "segment", "modulo", "slice"),
+    "cache_hint": ("auto", "off", "stream"),
+    "combine": ("auto", "kernel", "group"),
+    "values": ("auto", "plain", "float", "dict"),
+    "program_source": ("context", "jit", "disk"),
+}
+FLOAT, DOUBLE = 1, 2
+ROW_MAJOR, COLUMN_MAJOR = 0, 1
+NON_TRANSPOSE, TRANSPOSE = 0, 1
+
+_P = ctypes.POINTER
+_status = c_int
+_PROTOTYPES = {
+    "cmrscl_version_string": (c_char_p, []),
+    "cmrscl_status_name": (c_char_p, [c_int]),
+    "cmrscl_status_message": (c_char_p, [c_int]),
+    "cmrscl_last_error": (c_char_p, []),
+    "cmrscl_devices": (_status, [_P(c_void_p), _P(c_size_t)]),
+    "cmrscl_device_type_name": (c_char_p, [c_uint64]),
+    "cmrscl_context_create": (_status, [c_char_p, _P(c_void_p)]),
+    "cmrscl_context_create_from_cl": (_status, [c_void_p, c_void_p, _P(c_void_p)]),
+    "cmrscl_context_free": (None, [c_void_p]),
+    "cmrscl_context_device_info": (_status, [c_void_p, _P(DeviceInfo)]),
+    "cmrscl_context_cl": (_status, [c_void_p, _P(c_void_p), _P(c_void_p)]),
+    "cmrscl_matrix_create_i64": (_status, [c_void_p, c_int, c_int32, c_int32, c_void_p,
+                                           c_void_p, c_void_p, _P(Options), _P(c_void_p)]),
+    "cmrscl_matrix_free": (None, [c_void_p]),
+    "cmrscl_matrix_params": (_status, [c_void_p, _P(Params)]),
+    "cmrscl_matrix_update_values": (_status, [c_void_p, c_void_p, c_int]),
+    "cmrscl_matrix_prepare_transpose": (_status, [c_void_p, _P(Options), _P(Params)]),
+    "cmrscl_matrix_release_transpose": (_status, [c_void_p]),
+    "cmrscl_spmv_op": (_status, [c_void_p, c_int, c_double, c_void_p, c_double, c_void_p,
+                                 c_void_p, c_uint, c_void_p, c_void_p]),
+    "cmrscl_spmv_host_op": (_status, [c_void_p, c_int, c_double, c_void_p, c_double,
+                                      c_void_p]),
+    "cmrscl_spmv_time_op": (_status, [c_void_p, c_int, c_double, c_void_p, c_double,
+                                      c_void_p, c_int, c_int, _P(Timing)]),
+    "cmrscl_spmm": (_status, [c_void_p, c_int, c_int, c_double, c_void_p, c_size_t, c_double,
+                              c_void_p, c_size_t, c_void_p, c_uint, c_void_p, c_void_p]),
+    "cmrscl_spmm_host": (_status, [c_void_p, c_int, c_int, c_double, c_void_p, c_size_t,
+                                   c_double, c_void_p, c_size_t]),
+    "cmrscl_spmm_time": (_status, [c_void_p, c_int, c_int, c_double, c_void_p, c_size_t,
+                                   c_double, c_void_p, c_size_t, c_int, c_int, _P(Timing)]),
+    "cmrscl_csr_generate": (_status, [c_char_p, _P(Csr)]),
+    "cmrscl_csr_free": (None, [_P(Csr)]),
+}
+for _name, (_restype, _argtypes) in _PROTOTYPES.items():
+    _fn = getattr(lib, _name)
+    _fn.restype, _fn.argtypes = _restype, _argtypes
+libc_free = ctypes.CDLL(None).free
+libc_free.argtypes, libc_free.restype = [c_void_p], None
+
+
+def text(raw):
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def check(status):
+    """Raises Error for a failing status, with the calling thread's last error message."""
+    if status != 0:
+        message = text(lib.cmrscl_last_error()) or text(lib.cmrscl_status_message(status))
+        raise Error(status, message, text(lib.cmrscl_status_name(status)))

@@ -1,0 +1,136 @@
+"""Products against scipy's in double: every test matrix, both precisions, one vector and
+blocks in both orders, the transposed product, device arrays, updates and the plan."""
+import numpy as np
+import pytest
+import scipy.sparse
+
+import cmrscl
+from conftest import FILES, SPECS, assert_product, load
+
+
+def vectors(n, k=None, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, n if k is None else (n, k))
+
+
+@pytest.mark.parametrize("name", FILES + SPECS)
+def test_matvec_every_matrix(context, precisions, name):
+    A = load(name)
+    x, y0 = vectors(A.shape[1]), vectors(A.shape[0], seed=1)
+    for precision in precisions:
+        M = cmrscl.Matrix(A, precision, context)
+        assert M.dtype == (np.float32 if precision == "float" else np.float64)
+        xp = x.astype(M.dtype)  # the rounded x is what the device multiplies
+        assert_product(A, xp, M @ x, precision=precision)
+        y = y0.astype(M.dtype)
+        result = M.matvec(x, alpha=-0.5, beta=2.0, y=y)
+        assert result is y  # updated in place
+        assert_product(A, xp, y, -0.5, 2.0, y0.astype(M.dtype), precision)
+        xt = vectors(A.shape[0], seed=2).astype(M.dtype)
+        assert_product(A.T, xt, M.T @ xt, precision=precision)
+        M.close()
+
+
+@pytest.mark.parametrize("name", ["cage8.mtx", "skewed:3000:4:3:2500"])
+def test_block_orders_and_views(context, name):
+    A = load(name)
+    M = cmrscl.Matrix(A, "double", context)
+    X = vectors(A.shape[1], 7)
+    assert_product(A, X, M @ X)
+    assert_product(A, X, M @ np.asfortranarray(X))
+    wide = vectors(A.shape[1], 12)
+    view = wide[:, 2:9]  # a leading dimension of 12, read in place
+    assert_product(A, view, M @ view)
+    Y0 = vectors(A.shape[0], 7, seed=3)
+    Y = np.asfortranarray(Y0.copy())
+    assert M.matmat(X, 2.0, -1.0, Y) is Y
+    assert_product(A, X, Y, 2.0, -1.0, Y0)
+    assert M.matmat(np.empty((A.shape[1], 0))).shape == (A.shape[0], 0)
+
+
+def test_device_arrays(context):
+    A = load("rmat:11:4")
+    M = cmrscl.Matrix(A, "float", context)
+    x = vectors(A.shape[1]).astype(np.float32)
+    dx = context.to_device(x)
+    dy = M @ dx
+    assert isinstance(dy, cmrscl.DeviceArray)
+    assert_product(A, x, dy.get(), precision="float")
+    y0 = dy.get()
+    M.matvec(dx, 1.0, 1.0, dy)  # y += A x on the device
+    assert_product(A, x, dy.get(), 1.0, 1.0, y0, "float")
+    X = vectors(A.shape[1], 5).astype(np.float32)
+    DY = M @ context.to_device(X)
+    assert DY.shape == (A.shape[0], 5)
+    assert_product(A, X, DY.get(), precision="float")
+    assert np.array_equal(context.zeros(4, np.float32).get(), np.zeros(4))
+    assert np.array_equal(dx.copy().get(), x)
+
+
+def test_same_bits_every_run(context):
+    A = load("stencil7:14")
+    x = vectors(A.shape[1])
+    for options in ({}, {"kernel": "strip", "height": 4}, {"kernel": "slice"}):
+        M = cmrscl.Matrix(A, "double", context, **options)
+        first = M @ x
+        assert all(np.array_equal(first, M @ x) for _ in range(3))
+        if options:
+            assert M.plan["kernel"] == options["kernel"]
+        assert_product(A, x, first)
+
+
+def test_plan_reads_back(context):
+    A = load("cage8.mtx")
+    M = cmrscl.Matrix(A, "double", context)
+    plan = M.plan
+    assert (plan["rows"], plan["cols"], plan["nnz"]) == (A.shape[0], A.shape[1], A.nnz)
+    assert plan["precision"] == "double" and plan["kernel"] in ("strip", "segment", "slice")
+    assert plan["plan_reason"] and "-DHEIGHT=" in plan["build_options"]
+    assert plan["stats"]["mu"] == pytest.approx(A.nnz / A.shape[0])
+    assert plan["transpose_device_bytes"] == 0  # the struct's last field
+    transposed = M.prepare_transpose()
+    assert transposed["rows"] == A.shape[1] and transposed["nnz"] == A.nnz
+    assert M.plan["transpose_device_bytes"] > 0
+    M.release_transpose()
+    assert M.plan["transpose_device_bytes"] == 0
+
+
+def test_update_values(context):
+    A = load("1138_bus.mtx")
+    M = cmrscl.Matrix(A, "double", context)
+    B = A.copy()
+    B.data = np.linspace(1, 2, B.nnz)
+    x = vectors(A.shape[1])
+    M.update_values(B.data)
+    assert_product(B, x, M @ x)
+    M.update_values(A)  # a sparse matrix of the same pattern
+    assert_product(A, x, M @ x)
+
+
+def test_triple_and_generate(context):
+    A = cmrscl.generate("stencil5:10")
+    assert A.shape == (100, 100) and A.nnz == 460 and A.diagonal().min() == 4
+    M = cmrscl.Matrix((A.data, A.indices, A.indptr), context=context, shape=A.shape)
+    x = vectors(100)
+    assert_product(A, x, M @ x)
+    M64 = cmrscl.Matrix(scipy.sparse.csr_matrix(A, dtype=np.float32), context=context)
+    assert M64.dtype == np.float32  # float32 values: float unless asked otherwise
+
+
+def test_versions():
+    assert cmrscl.library_version() == cmrscl.__version__
+    assert cmrscl.devices()
+
+
+def test_threads_share_a_matrix(context):
+    """Products from several threads at once (ctypes lets go of the GIL in each call; the
+    library serialises one matrix's launches): every result right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    A = load("rajat01.mtx")
+    M = cmrscl.Matrix(A, "double", context)
+    xs = [vectors(A.shape[1], seed=s) for s in range(16)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda x: M @ x, xs))
+    for x, y in zip(xs, results):
+        assert_product(A, x, y)
