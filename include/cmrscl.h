@@ -466,6 +466,30 @@ CMRSCL_API cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem 
                                           cl_mem y, int warmup, int repetitions,
                                           cmrscl_timing *out);
 
+/* ---- Recorded products: a loop's product without its set-up ---------------------------- */
+
+/* A product y = alpha*A*x + beta*y recorded once - matrix, buffers, alpha and beta - to be
+ * enqueued many times, as a solver's loop does. cmrscl_spmv_record checks what cmrscl_spmv
+ * checks, once. Where the device offers cl_khr_command_buffer 1.0 (Intel's OpenCL CPU
+ * runtime; not the provisional 0.9 versions, PoCL's) the product's launches are
+ * recorded in a command buffer with their arguments, and each cmrscl_recording_enqueue is
+ * one clEnqueueCommandBufferKHR; elsewhere (NVIDIA's OpenCL on driver 580 has none, or
+ * CMRSCL_COMMAND_BUFFER=off) it enqueues the product's kernels with the recorded arguments.
+ * Either way y gets the bits cmrscl_spmv gives with those arguments. Replays run on the
+ * context's queue, after the wait list, with an event for the caller (may be NULL); like
+ * any product of the matrix, one at a time. Products of the matrix with other arguments in
+ * between change nothing recorded; a values update that stores the values differently
+ * (cmrscl_values) makes the next replay record again. Free recordings before their matrix;
+ * the buffers must live as long as the recording. */
+typedef struct cmrscl_recording_s *cmrscl_recording;
+CMRSCL_API cmrscl_status cmrscl_spmv_record(cmrscl_matrix m, double alpha, cl_mem x, double beta,
+                                            cl_mem y, cmrscl_recording *out);
+CMRSCL_API cmrscl_status cmrscl_recording_enqueue(cmrscl_recording r, cl_uint num_wait,
+                                                  const cl_event *wait_list, cl_event *event);
+/* 1 when replays are a command buffer, else 0; *reason (may be NULL) says why, in words. */
+CMRSCL_API int cmrscl_recording_is_command_buffer(cmrscl_recording r, const char **reason);
+CMRSCL_API void cmrscl_recording_free(cmrscl_recording r);
+
 /* ---- The transposed product ----------------------------------------------------------- */
 
 /* Which product: y = alpha*A*x + beta*y, or y = alpha*A^T*x + beta*y (x of rows elements,

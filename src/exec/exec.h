@@ -56,6 +56,8 @@ struct cmrscl_matrix_s {
     size_t strip_groups, tile_groups;
     size_t first_tile_group; /* the tiles' groups come first (0) or after the strips' */
     pthread_mutex_t lock;    /* serialises clSetKernelArg + enqueue */
+    unsigned kernels_made;   /* counts matrix_create_kernels: a recording of older kernels
+                                records again (recording.c) */
     /* Values-only updates (matrix_update.c), under lock: BUF_PERM is still to be built from
      * the CMRS arrays (column-ordered strips of rows with sorted columns); the gather kernels
      * by the precision of the values read (float, double), made on first use. */
@@ -123,6 +125,16 @@ CMRSCL_HIDDEN cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x
  * the matrix's context and device; alpha and beta as the kernel's two real_t arguments from
  * `at` on. */
 CMRSCL_HIDDEN cmrscl_status spmv_check_queue(cmrscl_matrix m, cl_command_queue queue);
+/* Everything cmrscl_spmv checks before it enqueues: the matrix, the buffers' sizes and
+ * context, the queue, the wait list. */
+CMRSCL_HIDDEN cmrscl_status spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y,
+                                               cl_command_queue queue, cl_uint num_wait,
+                                               const cl_event *wait_list);
+/* The product's arguments set on its kernels (under m->lock), and their launch sizes: the
+ * family's kernel, then cmrs_combine (when m->combine). */
+CMRSCL_HIDDEN cl_int spmv_set_args(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y);
+CMRSCL_HIDDEN void spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global, size_t *combine_local,
+                              size_t *combine_global);
 CMRSCL_HIDDEN cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision,
                                       double alpha, double beta);
 /* One product for time_products: enqueued on the matrix's queue, taking m->lock itself;

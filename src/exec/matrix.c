@@ -185,6 +185,7 @@ static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *n
 cmrscl_status matrix_create_kernels(cmrscl_matrix m)
 {
     const cmrscl_params *p = &m->params;
+    ++m->kernels_made;
     if (m->kernel) /* kernels of an earlier plan (matrix_update.c: values stored plain) */
         clReleaseKernel(m->kernel), m->kernel = NULL;
     if (m->combine)

@@ -24,9 +24,8 @@ cmrscl_status spmv_check_queue(cmrscl_matrix m, cl_command_queue queue)
     return CMRSCL_OK;
 }
 
-/* Everything cmrscl_spmv checks before it enqueues. */
-static cmrscl_status check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue queue,
-                                   cl_uint num_wait, const cl_event *wait_list)
+cmrscl_status spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue queue,
+                                 cl_uint num_wait, const cl_event *wait_list)
 {
     if (!m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
@@ -56,6 +55,31 @@ cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, dou
     return clSetKernelArg(k, at, sizeof a, &a) | clSetKernelArg(k, at + 1, sizeof b, &b);
 }
 
+cl_int spmv_set_args(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y)
+{
+    const cmrscl_params *p = &m->params;
+    cl_mem xarg = p->cols > 0 ? x : NULL;
+    cl_int err = spmv_set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
+    err |= clSetKernelArg(m->kernel, CMRS_ARG_X, sizeof(cl_mem), &xarg);
+    err |= clSetKernelArg(m->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
+    if (m->combine) {
+        err |= spmv_set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
+        err |= clSetKernelArg(m->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
+    }
+    return err;
+}
+
+void spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global, size_t *combine_local,
+                size_t *combine_global)
+{
+    const cmrscl_params *p = &m->params;
+    *local = (size_t)p->work_group_size;
+    *global = (m->strip_groups + m->tile_groups) * *local;
+    size_t items = (size_t)p->long_strips * (size_t)p->height;
+    *combine_local = 64;
+    *combine_global = (items + 63) / 64 * 64;
+}
+
 cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
                            cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
                            cl_event *first, cl_event *last)
@@ -74,18 +98,10 @@ cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
             *last = e;
         return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueMarkerWithWaitList");
     }
-    cl_mem xarg = p->cols > 0 ? x : NULL;
-    err = spmv_set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
-    err |= clSetKernelArg(m->kernel, CMRS_ARG_X, sizeof(cl_mem), &xarg);
-    err |= clSetKernelArg(m->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
-    if (m->combine) {
-        err |= spmv_set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
-        err |= clSetKernelArg(m->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
-    }
-    if (err != CL_SUCCESS)
+    if (spmv_set_args(m, alpha, x, beta, y) != CL_SUCCESS)
         return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for x, y, alpha or beta failed");
-    size_t local = (size_t)p->work_group_size;
-    size_t global = (m->strip_groups + m->tile_groups) * local;
+    size_t local, global, clocal, cglobal;
+    spmv_sizes(m, &local, &global, &clocal, &cglobal);
     /* The combine kernel must see the tiles' sums: an in-order queue guarantees it; an
      * out-of-order one needs the main kernel's event (NVIDIA: an event wait between two
      * kernels costs microseconds, a visible share of a product on small matrices). Only
@@ -103,8 +119,6 @@ cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clEnqueueNDRangeKernel");
     if (m->combine) {
-        size_t clocal = 64, items = (size_t)p->long_strips * (size_t)p->height;
-        size_t cglobal = (items + clocal - 1) / clocal * clocal;
         err =
             clEnqueueNDRangeKernel(queue, m->combine, 1, NULL, &cglobal, &clocal, in_order ? 0 : 1,
                                    in_order ? NULL : &main_done, last ? &combine_done : NULL);
@@ -131,7 +145,7 @@ cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, 
 {
     if (event)
         *event = NULL;
-    cmrscl_status st = check_product(m, x, y, queue, num_wait, wait_list);
+    cmrscl_status st = spmv_check_product(m, x, y, queue, num_wait, wait_list);
     if (st != CMRSCL_OK)
         return st;
     pthread_mutex_lock(&m->lock);
@@ -236,7 +250,7 @@ cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double b
 {
     if (out)
         memset(out, 0, sizeof *out);
-    cmrscl_status st = check_product(m, x, y, NULL, 0, NULL);
+    cmrscl_status st = spmv_check_product(m, x, y, NULL, 0, NULL);
     if (st != CMRSCL_OK)
         return st;
     spmv_job job = {m, alpha, beta, x, y};

@@ -7,6 +7,8 @@
 
 #include "base/base.h"
 
+#include <CL/cl_ext.h>
+
 /* ---- device.c: platforms, devices, selection and facts ---- */
 
 typedef struct device_entry {
@@ -72,6 +74,22 @@ CMRSCL_HIDDEN cl_program program_disk_load(const program_key *key, cl_context co
 /* Writes the binary of a built program as the entry (atomically); failures are ignored. */
 CMRSCL_HIDDEN void program_disk_store(const program_key *key, cl_program prog);
 
+/* ---- command_buffer.c: cl_khr_command_buffer, where a device offers it ---- */
+
+/* The extension's entry points for one context's device and queue, found once. create is
+ * NULL where a recorded product cannot be a command buffer there; `why` says why (or how
+ * it is used). */
+typedef struct command_buffer_api {
+    clCreateCommandBufferKHR_fn create;
+    clFinalizeCommandBufferKHR_fn finalize;
+    clCommandNDRangeKernelKHR_fn ndrange;
+    clEnqueueCommandBufferKHR_fn enqueue;
+    clReleaseCommandBufferKHR_fn release;
+    const char *why; /* static string */
+} command_buffer_api;
+/* The context's command-buffer support, probed on first use (under ctx->lock). */
+CMRSCL_HIDDEN const command_buffer_api *command_buffer_support(cmrscl_context ctx);
+
 /* ---- context.c ---- */
 
 struct cmrscl_context_s {
@@ -80,8 +98,10 @@ struct cmrscl_context_s {
     cl_command_queue queue;
     cmrscl_device_info info;
     uint64_t memory_limit; /* 0: none */
-    pthread_mutex_t lock;  /* guards the program cache */
+    pthread_mutex_t lock;  /* guards the program cache and the command-buffer probe */
     program_cache_entry *programs;
+    bool command_buffer_probed;
+    command_buffer_api command_buffer;
 };
 
 /* The context and device a command queue belongs to. */

@@ -1,0 +1,182 @@
+/* launch_cost.c - where a product's host time goes (issue 21 item 3: loops without overhead).
+ * For one matrix it measures, per product, from a loop of N calls:
+ *   device       the product's device time (profiling events, median) and the back-to-back
+ *                loop's time (cmrscl_spmv_time's loop_ms)
+ *   cmrscl_spmv  host time of one call, enqueue only (the loop's time before its clFinish)
+ *   recording    the same for a replay of the product recorded once (cmrscl_spmv_record:
+ *                a command buffer where the device offers cl_khr_command_buffer 1.0), and
+ *                the replays' back-to-back loop with its clFinish
+ * and the floor OpenCL itself sets on this device, with a kernel that does nothing:
+ *   launch       clEnqueueNDRangeKernel alone (arguments set once)
+ *   launch+args  the same with four clSetKernelArg per launch (x, y, alpha, beta)
+ *   queries      four clGetMemObjectInfo (size and context of x and y: what the library
+ *                checks per call)
+ * so cmrscl_spmv's cost above "launch+args" is the library's own.
+ *
+ *   cmrscl-launch-cost [FILE.mtx | SPEC] [-p float|double] [-d SELECTOR] [-n N]
+ *
+ * Default: stencil7:20 (8000 rows, a product of a few microseconds), double, N = 5000. */
+#include <cmrscl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static const char *nop_source =
+    "__kernel void nop(__global float *x, __global float *y, float a, float b) {}\n";
+
+/* Microseconds per call of each way to launch the empty kernel (best of three loops). */
+static int floor_costs(cl_context cl, cl_command_queue q, cl_mem x, cl_mem y, int n, double us[3])
+{
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(cl, 1, &nop_source, NULL, &err);
+    if (err != CL_SUCCESS || clBuildProgram(p, 0, NULL, NULL, NULL, NULL) != CL_SUCCESS)
+        return -1;
+    cl_kernel k = clCreateKernel(p, "nop", &err);
+    if (err != CL_SUCCESS)
+        return -1;
+    float a = 1.0f, b = 0.0f;
+    size_t global = 128, local = 128;
+    clSetKernelArg(k, 0, sizeof x, &x), clSetKernelArg(k, 1, sizeof y, &y);
+    clSetKernelArg(k, 2, sizeof a, &a), clSetKernelArg(k, 3, sizeof b, &b);
+    for (int way = 0; way < 3; ++way) {
+        us[way] = 1e30;
+        for (int round = 0; round < 3; ++round) {
+            clFinish(q);
+            double t0 = now();
+            for (int i = 0; i < n; ++i) {
+                if (way == 1)
+                    clSetKernelArg(k, 0, sizeof x, &x), clSetKernelArg(k, 1, sizeof y, &y),
+                        clSetKernelArg(k, 2, sizeof a, &a), clSetKernelArg(k, 3, sizeof b, &b);
+                if (way == 2) {
+                    size_t size;
+                    cl_context owner;
+                    clGetMemObjectInfo(x, CL_MEM_SIZE, sizeof size, &size, NULL);
+                    clGetMemObjectInfo(x, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+                    clGetMemObjectInfo(y, CL_MEM_SIZE, sizeof size, &size, NULL);
+                    clGetMemObjectInfo(y, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+                } else {
+                    clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
+                }
+            }
+            double t = (now() - t0) / n * 1e6;
+            us[way] = t < us[way] ? t : us[way];
+        }
+    }
+    clFinish(q);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = "stencil7:20", *device = NULL;
+    cmrscl_precision precision = CMRSCL_DOUBLE;
+    int n = 5000;
+    for (int i = 1; i < argc; ++i) {
+        if (argv[i][0] != '-')
+            spec = argv[i];
+        else if (i + 1 < argc && !strcmp(argv[i], "-p"))
+            precision = !strcmp(argv[++i], "float") ? CMRSCL_FLOAT : CMRSCL_DOUBLE;
+        else if (i + 1 < argc && !strcmp(argv[i], "-d"))
+            device = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "-n") && (n = atoi(argv[++i])) > 0)
+            continue;
+        else {
+            fputs("usage: cmrscl-launch-cost [FILE.mtx | SPEC] [-p float|double] [-d SELECTOR] "
+                  "[-n N]\n",
+                  stderr);
+            return 2;
+        }
+    }
+    cmrscl_csr a = {0};
+    cmrscl_context ctx = NULL;
+    cmrscl_matrix m = NULL;
+    cl_context cl = NULL;
+    cl_command_queue q = NULL;
+    size_t len = strlen(spec);
+    cmrscl_status st = len > 4 && strstr(spec, ".mtx") ? cmrscl_mtx_read(spec, NULL, &a)
+                                                       : cmrscl_csr_generate(spec, &a);
+    if (st == CMRSCL_OK)
+        st = cmrscl_context_create(device, &ctx);
+    if (st == CMRSCL_OK)
+        st = cmrscl_matrix_create_from_csr(ctx, precision, &a, NULL, &m);
+    if (st == CMRSCL_OK)
+        st = cmrscl_context_cl(ctx, &cl, &q);
+    if (st != CMRSCL_OK) {
+        fprintf(stderr, "cmrscl-launch-cost: %s: %s\n", cmrscl_status_name(st),
+                cmrscl_last_error());
+        cmrscl_matrix_free(m), cmrscl_context_free(ctx), cmrscl_csr_free(&a);
+        return 1;
+    }
+    size_t elem = precision == CMRSCL_DOUBLE ? 8 : 4;
+    cl_int err;
+    cl_mem x = clCreateBuffer(cl, CL_MEM_READ_WRITE, elem * ((size_t)a.cols + 1), NULL, &err);
+    cl_mem y = clCreateBuffer(cl, CL_MEM_READ_WRITE, elem * ((size_t)a.rows + 1), NULL, &err);
+    clEnqueueFillBuffer(q, x, &(double){0}, elem, 0, elem * (size_t)a.cols, 0, NULL, NULL);
+    cmrscl_timing t;
+    st = cmrscl_spmv_time(m, 1.0, x, 0.0, y, 20, n, &t);
+    double spmv_us = 1e30, floor_us[3] = {0};
+    for (int round = 0; st == CMRSCL_OK && round < 3; ++round) {
+        clFinish(q);
+        double t0 = now();
+        for (int i = 0; st == CMRSCL_OK && i < n; ++i)
+            st = cmrscl_spmv(m, 1.0, x, 0.0, y, NULL, 0, NULL, NULL);
+        double us = (now() - t0) / n * 1e6;
+        spmv_us = us < spmv_us ? us : spmv_us;
+    }
+    clFinish(q);
+    cmrscl_recording rec = NULL;
+    const char *rec_how = "";
+    double replay_us = 1e30, replay_loop_us = 1e30;
+    if (st == CMRSCL_OK)
+        st = cmrscl_spmv_record(m, 1.0, x, 0.0, y, &rec);
+    cmrscl_recording_is_command_buffer(rec, &rec_how);
+    for (int round = 0; st == CMRSCL_OK && round < 3; ++round) {
+        clFinish(q);
+        double t0 = now();
+        for (int i = 0; st == CMRSCL_OK && i < n; ++i)
+            st = cmrscl_recording_enqueue(rec, 0, NULL, NULL);
+        double t1 = now();
+        clFinish(q);
+        double us = (t1 - t0) / n * 1e6, loop = (now() - t0) / n * 1e6;
+        replay_us = us < replay_us ? us : replay_us;
+        replay_loop_us = loop < replay_loop_us ? loop : replay_loop_us;
+    }
+    cmrscl_recording_free(rec);
+    int floor_ok = st == CMRSCL_OK ? floor_costs(cl, q, x, y, n, floor_us) : -1;
+    cmrscl_params p;
+    cmrscl_matrix_params(m, &p);
+    cmrscl_device_info info;
+    cmrscl_context_device_info(ctx, &info);
+    if (st == CMRSCL_OK) {
+        printf("launch-cost: %s, %s, %d rows, %lld nonzeros on %s (%s)\n", spec,
+               precision == CMRSCL_DOUBLE ? "double" : "float", a.rows, (long long)a.nnz,
+               info.device_name, info.driver_version);
+        printf("launch-cost: plan %s\n", p.plan_reason);
+        printf("launch-cost: device %.2f us (median), back-to-back loop %.2f us a product\n",
+               t.median_ms * 1e3, t.loop_ms * 1e3);
+        printf("launch-cost: cmrscl_spmv enqueue %.2f us a call\n", spmv_us);
+        printf("launch-cost: recording (%s): enqueue %.2f us a replay, loop %.2f us a replay\n",
+               rec_how, replay_us, replay_loop_us);
+        if (floor_ok == 0)
+            printf("launch-cost: empty kernel: launch %.2f us, launch + 4 args %.2f us; 4 buffer "
+                   "queries %.3f us\n",
+                   floor_us[0], floor_us[1], floor_us[2]);
+    } else {
+        fprintf(stderr, "cmrscl-launch-cost: %s: %s\n", cmrscl_status_name(st),
+                cmrscl_last_error());
+    }
+    clReleaseMemObject(x), clReleaseMemObject(y);
+    cmrscl_matrix_free(m), cmrscl_context_free(ctx), cmrscl_csr_free(&a);
+    return st == CMRSCL_OK ? 0 : 1;
+}
