@@ -470,11 +470,12 @@ CMRSCL_API cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem 
 
 /* A product y = alpha*A*x + beta*y recorded once - matrix, buffers, alpha and beta - to be
  * enqueued many times, as a solver's loop does. cmrscl_spmv_record checks what cmrscl_spmv
- * checks, once. Where the device offers cl_khr_command_buffer 1.0 (Intel's OpenCL CPU
- * runtime; not the provisional 0.9 versions, PoCL's) the product's launches are
- * recorded in a command buffer with their arguments, and each cmrscl_recording_enqueue is
- * one clEnqueueCommandBufferKHR; elsewhere (NVIDIA's OpenCL on driver 580 has none, or
- * CMRSCL_COMMAND_BUFFER=off) it enqueues the product's kernels with the recorded arguments.
+ * checks, once, and each cmrscl_recording_enqueue enqueues the product's kernels with the
+ * recorded arguments. With CMRSCL_COMMAND_BUFFER=on, where the device offers
+ * cl_khr_command_buffer 1.0 (Intel's OpenCL CPU runtime; not the provisional 0.9 versions,
+ * PoCL's; NVIDIA's driver 580 has none), the launches are recorded in a command buffer and
+ * a replay is one clEnqueueCommandBufferKHR - not by default: on Intel's CPU runtime it was
+ * no faster (docs/PERFORMANCE.md, session 17).
  * Either way y gets the bits cmrscl_spmv gives with those arguments. Replays run on the
  * context's queue, after the wait list, with an event for the caller (may be NULL); like
  * any product of the matrix, one at a time. Products of the matrix with other arguments in

@@ -1,7 +1,7 @@
 /* test_recording.c - recorded products (cmrscl_spmv_record, src/exec/recording.c) on the
  * device chosen by CMRSCL_DEVICE, one way a run:
- *   command_buffer  replays are cl_khr_command_buffer command buffers (skipped, with the
- *                   reason, where the device offers none we can use);
+ *   command_buffer  CMRSCL_COMMAND_BUFFER=on: replays are cl_khr_command_buffer command
+ *                   buffers (skipped, with the reason, where the device offers none we use);
  *   enqueue         CMRSCL_COMMAND_BUFFER=off: replays enqueue the kernels.
  * Each way: matrices of the catalogue and split ones (both combines) and a slice, a replay
  * and then four back to back (beta 1: each adds to the last) give the bits of the same
@@ -157,8 +157,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int want_buffer = !strcmp(argv[1], "command_buffer");
-    if (!want_buffer)
-        setenv("CMRSCL_COMMAND_BUFFER", "off", 1);
+    setenv("CMRSCL_COMMAND_BUFFER", want_buffer ? "on" : "off", 1);
     cmrscl_context ctx;
     CHECK_OK(cmrscl_context_create(NULL, &ctx));
     if (test_failures)

@@ -1,7 +1,7 @@
 /* recording.c - a product recorded once and enqueued many times (cmrscl_spmv_record): a
- * solver loop's product without its per-call set-up. Where the context's device offers
- * command buffers (runtime/command_buffer.c) the product's launches - the family's kernel,
- * then cmrs_combine after it by a sync point - are recorded with their arguments, and a
+ * solver loop's product without its per-call set-up. Where command buffers are asked for
+ * and the device offers them (runtime/command_buffer.c) the product's launches - the family's
+ * kernel, then cmrs_combine after it by a sync point - are recorded with their arguments, and a
  * replay is one clEnqueueCommandBufferKHR. Elsewhere a replay is spmv_enqueue with the
  * recorded arguments, skipping the checks made when recording. A recorded command keeps
  * the arguments it was recorded with, so the matrix's kernels may take other arguments in
