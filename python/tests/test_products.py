@@ -134,3 +134,36 @@ def test_threads_share_a_matrix(context):
         results = list(pool.map(lambda x: M @ x, xs))
     for x, y in zip(xs, results):
         assert_product(A, x, y)
+
+
+def test_awkward_blocks_and_outputs(context):
+    """Size-1 dimensions, a Fortran Y of one vector, a strided Y whose other columns must
+    stay untouched, and what scipy's LinearOperator passes: (n, 1) vectors, A^H blocks."""
+    A = load("illc1850.mtx")  # rectangular: the transposed products differ in shape
+    M = cmrscl.Matrix(A, "double", context)
+    x = vectors(A.shape[1])
+    assert_product(A, x[:, None], M @ x[:, None])
+    Y = np.zeros((A.shape[0], 1), order="F")
+    assert_product(A, x[:, None], M.matmat(x[:, None], Y=Y))
+    B = np.full((A.shape[0], 8), 7.0)
+    X = vectors(A.shape[1], 4)
+    M.matmat(X, Y=B[:, 2:6])
+    assert_product(A, X, B[:, 2:6])
+    assert np.all(B[:, :2] == 7.0) and np.all(B[:, 6:] == 7.0)
+    op = M.aslinearoperator()
+    assert_product(A, x, op.matvec(x[:, None]).ravel())
+    xt = vectors(A.shape[0], 2)
+    assert np.allclose(op.H @ xt, A.T @ xt, rtol=1e-12, atol=1e-14)
+    empty = context.to_device(np.empty(0))
+    assert empty.get().shape == (0,)
+
+
+def test_wrong_outputs(context):
+    A = load("cage8.mtx")
+    M = cmrscl.Matrix(A, "double", context)
+    with pytest.raises(TypeError, match="float array"):
+        M.matvec(vectors(A.shape[1]), y=np.zeros(A.shape[0], int))
+    with pytest.raises(TypeError, match="float array"):
+        M.matvec(vectors(A.shape[1]), beta=1.0, y=np.zeros(A.shape[0], complex))
+    with pytest.raises(ValueError, match="does not fit"):
+        cmrscl.Matrix(A, context=context, height=2**32 + 16)

@@ -18,6 +18,7 @@ struct cmrscl_recording_s {
     const command_buffer_api *api; /* NULL: replays enqueue the kernels */
     cl_command_buffer_khr buffer;
     unsigned kernels_made; /* m->kernels_made when recorded */
+    const char *why;       /* a command buffer that could not be made: NULL, or why not */
 };
 
 /* Records the product in a new command buffer (under m->lock). */
@@ -65,17 +66,15 @@ cmrscl_status cmrscl_spmv_record(cmrscl_matrix m, double alpha, cl_mem x, double
     cmrscl_recording r = calloc(1, sizeof *r);
     if (!r)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a recording");
-    *r = (struct cmrscl_recording_s){m, alpha, beta, x, y, NULL, NULL, 0};
+    *r = (struct cmrscl_recording_s){m, alpha, beta, x, y, NULL, NULL, 0, NULL};
     const command_buffer_api *api = command_buffer_support(m->ctx);
     if (api->create && m->params.rows > 0) { /* no rows: a replay is a marker (spmv_enqueue) */
         r->api = api;
         pthread_mutex_lock(&m->lock);
-        st = record(r);
+        if (record(r) != CMRSCL_OK) /* e.g. a queue the device's command buffers refuse */
+            r->api = NULL, r->why = "the command buffer could not be made (a queue or a "
+                                    "kernel the device refused): the kernels are enqueued";
         pthread_mutex_unlock(&m->lock);
-    }
-    if (st != CMRSCL_OK) {
-        free(r);
-        return st;
     }
     *out = r;
     return CMRSCL_OK;

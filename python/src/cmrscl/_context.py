@@ -3,7 +3,8 @@
 Lifetimes: a Context owns a libcmrscl context (an OpenCL context and in-order queue); each
 Matrix and DeviceArray keeps its Context alive, so the garbage collector frees them before
 it. Context.close() closes what still lives in it first. Using a closed object raises
-Error, never touches freed memory."""
+Error, never touches freed memory; closing an object while another thread is inside a call
+on it (or on its matrices and arrays) is not allowed."""
 import ctypes
 import weakref
 

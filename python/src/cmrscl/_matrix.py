@@ -4,6 +4,7 @@ Vectors are numpy arrays (copied to the device and back per call: the transfer i
 cost), DeviceArrays of the matrix's Context, or pyopencl arrays of a Context made with
 Context.from_pyopencl (no copy: the product is enqueued and the call returns)."""
 import ctypes
+import threading
 import weakref
 
 import numpy as np
@@ -16,15 +17,17 @@ from ._lib import (COLUMN_MAJOR, DOUBLE, ENUMS, FLOAT, NON_TRANSPOSE, ROW_MAJOR,
 
 _INT32_MAX = 2**31 - 1
 _default_context = None
+_default_lock = threading.Lock()
 
 
 def default_context():
     """The Context matrices get when none is given: made on first use, on the device
     Context() picks ($CMRSCL_DEVICE, else the first GPU, else the first device)."""
     global _default_context
-    if _default_context is None or _default_context.closed:
-        _default_context = Context()
-    return _default_context
+    with _default_lock:
+        if _default_context is None or _default_context.closed:
+            _default_context = Context()
+        return _default_context
 
 
 def _precision(precision, data_dtype):
@@ -51,6 +54,8 @@ def _options(options):
             value = ENUMS[key].index(value)
         elif not isinstance(value, (int, np.integer)) or isinstance(value, bool):
             raise TypeError(f"option {key} takes an integer, not {value!r}")
+        elif not -2**31 <= value < 2**31:
+            raise ValueError(f"option {key} = {value} does not fit a C int")
         setattr(opt, key, int(value))
     return opt
 
@@ -73,7 +78,7 @@ def _csr_arrays(A, shape):
     if indptr.ndim != 1 or len(indptr) < 1 or indices.ndim != 1 or data.ndim != 1:
         raise ValueError("data, indices and indptr must be 1-D, indptr of rows + 1 entries")
     nnz = int(indptr[-1])
-    if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or nnz > min(len(indices), len(data)):
+    if indptr[0] != 0 or np.any(indptr[1:] < indptr[:-1]) or nnz > min(len(indices), len(data)):
         raise ValueError("indptr must start at 0, never decrease, and end at nnz <= "
                          f"len(indices), len(data) ({len(indices)}, {len(data)})")
     if shape is None:
@@ -90,14 +95,25 @@ def _csr_arrays(A, shape):
             np.ascontiguousarray(indptr, np.int64), (rows, cols))
 
 
+def _leading(a, order):
+    """The leading dimension with which the library reads the 2-D array a in `order` in
+    place, or None (a size-1 dimension's stride does not matter)."""
+    item, (n, k), (s0, s1) = a.itemsize, a.shape, a.strides
+    if order == COLUMN_MAJOR:
+        (n, k), (s0, s1) = (k, n), (s1, s0)
+    if k > 1 and s1 != item:
+        return None
+    if n <= 1:
+        return k
+    return s0 // item if s0 % item == 0 and s0 >= item * k else None
+
+
 def _block_layout(a):
-    """(order, leading dimension) of a 2-D numpy array the library can read in place."""
-    item = a.itemsize
-    n, k = a.shape
-    if a.strides[1] == item and a.strides[0] % item == 0 and a.strides[0] >= item * k:
-        return ROW_MAJOR, a.strides[0] // item
-    if a.strides[0] == item and a.strides[1] % item == 0 and a.strides[1] >= item * n:
-        return COLUMN_MAJOR, a.strides[1] // item
+    """(order, leading dimension) of a 2-D array the library can read in place, or None."""
+    for order in (ROW_MAJOR, COLUMN_MAJOR):
+        ld = _leading(a, order)
+        if ld is not None:
+            return order, ld
     return None
 
 
@@ -192,6 +208,8 @@ class Matrix:
             x_mem = self._device_vector(X, (self.shape[1], k), "X")
             Y = Y if Y is not None else DeviceArray(self.context, (self.shape[0], k), self.dtype)
             y_mem = self._device_vector(Y, (self.shape[0], k), "Y")
+            if k == 0:
+                return Y
             check(lib.cmrscl_spmm(self.handle(), ROW_MAJOR, k, alpha, x_mem, k, beta, y_mem, k,
                                   None, 0, None, None))
             return Y
@@ -203,10 +221,11 @@ class Matrix:
         out, result = self._host_output(Y, (self.shape[0], k), beta, block=True)
         if k == 0:
             return _written(out, result)
-        (x_order, ldx), (y_order, ldy) = _block_layout(X), _block_layout(out)
-        if x_order != y_order:  # one order for both: X follows Y's
-            X = np.ascontiguousarray(X) if y_order == ROW_MAJOR else np.asfortranarray(X)
-            x_order, ldx = _block_layout(X)
+        y_order, ldy = _block_layout(out)
+        ldx = _leading(X, y_order)
+        if ldx is None:  # one order for both: X follows Y's
+            X = np.array(X, self.dtype, order="C" if y_order == ROW_MAJOR else "F")
+            ldx = _leading(X, y_order)
         check(lib.cmrscl_spmm_host(self.handle(), y_order, k, alpha, X.ctypes.data, ldx, beta,
                                    out.ctypes.data, ldy))
         return _written(out, result)
@@ -274,9 +293,9 @@ class Matrix:
     def aslinearoperator(self):
         """A scipy.sparse.linalg.LinearOperator whose products run on the device, so cg,
         gmres, eigsh and lsqr can use it (numpy in and out: a copy each way per product)."""
-        return scipy.sparse.linalg.LinearOperator(
-            self.shape, matvec=self.matvec, rmatvec=self.rmatvec, matmat=self.matmat,
-            dtype=self.dtype)
+        return scipy.sparse.linalg.LinearOperator(  # scipy may pass vectors as (n, 1)
+            self.shape, matvec=lambda x: self.matvec(np.ravel(x)),
+            rmatvec=lambda x: self.rmatvec(np.ravel(x)), matmat=self.matmat, dtype=self.dtype)
 
     # ---- argument checks ----------------------------------------------------------------
     def _device_vector(self, v, shape, name):
@@ -319,9 +338,12 @@ class Matrix:
             raise ValueError(f"y has shape {y.shape}, the product needs {shape}")
         if not y.flags.writeable:
             raise ValueError("y is read-only")
-        fits = y.dtype == self.dtype and (
-            _block_layout(y) is not None if block else y.flags.c_contiguous)
-        if fits:
+        if y.dtype.kind != "f":
+            raise TypeError(f"y must be a float array, not {y.dtype}")
+        # in place only when packed: the library writes back the whole span it covers, and a
+        # strided view's gaps belong to the caller
+        packed = y.flags.c_contiguous or (block and y.flags.f_contiguous)
+        if y.dtype == self.dtype and packed:
             return y, y
         out = np.array(y, self.dtype, order="C") if beta != 0 else np.empty(shape, self.dtype)
         return out, y

@@ -44,11 +44,15 @@ def create_buffer(context, nbytes):
 
 
 def write(queue, mem, array):
+    if array.nbytes == 0:  # a zero-size transfer is CL_INVALID_VALUE
+        return
     _check(_cl.clEnqueueWriteBuffer(queue, mem, 1, 0, array.nbytes, array.ctypes.data, 0,
                                     None, None), "clEnqueueWriteBuffer")
 
 
 def read(queue, mem, array):
+    if array.nbytes == 0:
+        return
     _check(_cl.clEnqueueReadBuffer(queue, mem, 1, 0, array.nbytes, array.ctypes.data, 0,
                                    None, None), "clEnqueueReadBuffer")
 
