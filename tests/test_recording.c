@@ -167,11 +167,11 @@ int main(int argc, char **argv)
         cmrscl_csr a;
         cmrscl_matrix m;
         cmrscl_recording r = NULL;
-        cl_mem x = buffer_of(NULL, 0), y = buffer_of(NULL, 0);
+        float *v = random_vector(16);
+        cl_mem x = buffer_of(v, 16), y = buffer_of(v, 16);
+        free(v);
         CHECK_OK(cmrscl_csr_generate("stencil5:4", &a));
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
-        clReleaseMemObject(x), clReleaseMemObject(y);
-        x = buffer_of(NULL, 16), y = buffer_of(NULL, 16);
         CHECK_OK(cmrscl_spmv_record(m, 1, x, 0, y, &r));
         const char *why = "";
         int usable = cmrscl_recording_is_command_buffer(r, &why);

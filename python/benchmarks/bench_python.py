@@ -12,6 +12,7 @@
         [--iterations N] [--repetitions R] [--precision float|double]
 """
 import argparse
+import inspect
 import time
 
 import numpy as np
@@ -61,15 +62,11 @@ def run_cg(operator, b, iterations):
     def callback(_):
         count[0] += 1
 
-    try:
-        solve = lambda: sla.cg(operator, b, rtol=1e-30, atol=0, maxiter=iterations,
-                               callback=callback)
-        start = time.perf_counter()
-        x, _ = solve()
-    except TypeError:  # scipy < 1.12 names the relative tolerance tol
-        count[0] = 0
-        start = time.perf_counter()
-        x, _ = sla.cg(operator, b, tol=1e-30, atol=0, maxiter=iterations, callback=callback)
+    # scipy < 1.12 names the relative tolerance tol, later ones rtol
+    relative = "rtol" if "rtol" in inspect.signature(sla.cg).parameters else "tol"
+    start = time.perf_counter()
+    x, _ = sla.cg(operator, b, atol=0, maxiter=iterations, callback=callback,
+                  **{relative: 1e-30})
     return x, time.perf_counter() - start, count[0]
 
 

@@ -137,7 +137,7 @@ CMRSCL_HIDDEN void spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global, si
                               size_t *combine_global);
 CMRSCL_HIDDEN cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision,
                                       double alpha, double beta);
-/* One product for time_products: enqueued on the matrix's queue, taking m->lock itself;
+/* One product for time_products, which holds m->lock around it: enqueued on the matrix's queue;
  * first and last as spmv_enqueue's (NULL: not timed). */
 typedef cmrscl_status (*product_fn)(void *job, cl_event *first, cl_event *last);
 /* `warmup` products, then `repetitions` timed by their events and as many back to back

@@ -430,11 +430,8 @@ typedef struct spmm_job {
 static cmrscl_status spmm_product(void *job, cl_event *first, cl_event *last)
 {
     spmm_job *j = job;
-    pthread_mutex_lock(&j->m->lock);
-    cmrscl_status st = spmm_enqueue(j->m, &j->b, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0,
-                                    NULL, first, last);
-    pthread_mutex_unlock(&j->m->lock);
-    return st;
+    return spmm_enqueue(j->m, &j->b, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0, NULL,
+                        first, last);
 }
 
 cmrscl_status cmrscl_spmm_time(cmrscl_matrix m, cmrscl_dense_order order, int k, double alpha,

@@ -172,6 +172,16 @@ static cmrscl_status product_times(cl_event *first, cl_event *last, int n, doubl
     return CMRSCL_OK;
 }
 
+/* One product under the matrix's lock (argument setting + enqueue, as every product). */
+static cmrscl_status locked(cmrscl_matrix m, product_fn product, void *job, cl_event *first,
+                            cl_event *last)
+{
+    pthread_mutex_lock(&m->lock);
+    cmrscl_status st = product(job, first, last);
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
 cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job, int warmup,
                             int repetitions, cmrscl_timing *out)
 {
@@ -194,9 +204,9 @@ cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job, int 
     if (!first || !last || !ms)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d timing events", n);
     for (int i = 0; st == CMRSCL_OK && i < warmup; ++i)
-        st = product(job, NULL, NULL);
+        st = locked(m, product, job, NULL, NULL);
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
-        st = product(job, &first[i], &last[i]);
+        st = locked(m, product, job, &first[i], &last[i]);
     cl_int err = clFinish(q);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clFinish");
@@ -211,7 +221,7 @@ cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job, int 
     /* Back to back: what a solver loop sees, launch overhead included. */
     double t0 = cmrscl_seconds();
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
-        st = product(job, NULL, NULL);
+        st = locked(m, product, job, NULL, NULL);
     err = clFinish(q);
     double loop = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK && err != CL_SUCCESS)
@@ -238,11 +248,8 @@ typedef struct spmv_job {
 static cmrscl_status spmv_product(void *job, cl_event *first, cl_event *last)
 {
     spmv_job *j = job;
-    pthread_mutex_lock(&j->m->lock);
-    cmrscl_status st =
-        spmv_enqueue(j->m, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0, NULL, first, last);
-    pthread_mutex_unlock(&j->m->lock);
-    return st;
+    return spmv_enqueue(j->m, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0, NULL, first,
+                        last);
 }
 
 cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,

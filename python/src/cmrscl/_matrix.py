@@ -118,8 +118,8 @@ def _block_layout(a):
 
 
 def _is_device(x):
-    return isinstance(x, DeviceArray) or hasattr(x, "base_data") or (
-        hasattr(x, "data") and hasattr(getattr(x, "data"), "int_ptr"))
+    """A DeviceArray, or a pyopencl array (its buffer has an int_ptr)."""
+    return isinstance(x, DeviceArray) or hasattr(getattr(x, "data", None), "int_ptr")
 
 
 class Matrix:
