@@ -11,7 +11,7 @@
  * Two walks, by layout:
  *   positions (strip, segment, MODULO layouts): group g takes the strip's stored entries
  *     g, g + ENTRY_GROUPS, ... in order, whatever their rows (the row in strip from the
- *     column word, or row_in_strip), each lane adding into its own local-memory slot per
+ *     column word, or row_in_strip; a strip's narrow offsets decoded by entry_at), each lane adding into its own local-memory slot per
  *     (row, vector) - no lane touches another's, as in the strip family. Then the groups'
  *     slots are added pairwise in a fixed tree (warp_sync between steps), and group g
  *     writes rows g, g + ENTRY_GROUPS, ...
@@ -185,7 +185,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmm(CMRS_SPMM_PARAMS)
      * all issued before the first add needs one. */
 #define ENTRY(t)                                                                                   \
     const index_t j##t = j + (t)*ENTRY_GROUPS;                                                     \
-    const uint3 e##t = entry_at(col_ind, j##t, row_in_strip);                                      \
+    const uint3 e##t = entry_at(col_ind, j##t, row_in_strip, strips, first);                       \
     const bool real##t = !HOLES || e##t.z != CMRS_HOLE;                                            \
     const real_t a##t = real##t ? VALUE_AT(j##t, e##t.z) : (real_t)0;                              \
     realv_t x##t[VEC_PER_LANE];                                                                    \
@@ -195,6 +195,8 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmm(CMRS_SPMM_PARAMS)
     if (real##t)                                                                                   \
         for (uint q = 0; q < VEC_PER_LANE; ++q)                                                    \
             ADD_TO(e##t.y, q, a##t * x##t[q]);
+    /* a strip's narrow offsets: what each 16-bit word adds up to its 32-bit word */
+    const uint first = active ? STRIP_FIRST(strip) : 0u;
     index_t j = begin + group;
     for (; j + 3 * ENTRY_GROUPS < end; j += 4 * ENTRY_GROUPS) {
         ENTRY(0)

@@ -17,6 +17,11 @@
  *   without (LOCAL): a tree in local memory, a warp_sync (a group barrier) between steps.
  * Either way the order of the additions is fixed by the lanes, so results are the same
  * every run.
+ *
+ * Narrow columns (COLUMN_BITS 16, src/format/cmrs_narrow.c): each entry's 16-bit word is its
+ * 32-bit word less the strip's first column, decoded by entry_at on its own - for strips
+ * whose columns span less than the field's 16 - ROW_BITS - DICT_BITS bits (dense rows, small
+ * matrices): 2 bytes of column an entry instead of 4.
  */
 #define SLOTS (HEIGHT > 1 || !WARP_HAS_SHUFFLE)
 
@@ -151,7 +156,7 @@ INLINE void reduce_local(__local real_t *base, uint lane, const work *w, uint ro
 /* Entry j + k*WARP of this lane: product and row; then its sum, in a register when HEIGHT
  * is 1, else in the lane's slot of its row. */
 #define ENTRY(k)                                                                                   \
-    const uint3 e##k = entry_at(col_ind, j + (k)*WARP, row_in_strip);                              \
+    const uint3 e##k = entry_at(col_ind, j + (k)*WARP, row_in_strip, strips, first);               \
     const uint r##k = e##k.y;                                                                      \
     const real_t p##k = VALUE_AT(j + (k)*WARP, e##k.z) * x[e##k.x];
 #if HEIGHT == 1
@@ -175,6 +180,8 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
     __local real_t *mine = 0;
 #endif
 
+    /* narrow offsets: what each 16-bit word of the strip adds up to its 32-bit word */
+    const uint first = w.active ? STRIP_FIRST(w.strip) : 0u;
     real_t sum = 0; /* HEIGHT 1: the row's sum stays in a register */
 #if HEIGHT > 1
     for (uint r = 0; r < HEIGHT; ++r)

@@ -285,9 +285,10 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
  * (strip, r) writes those at positions r, r + height, ... of its strip - a slice's row r.
  * One work-item per (strip, row in strip) walks the strip twice, counting and then placing;
  * the work-items of a strip read the same entries at the same time. Built once, on the
- * first update (src/exec/matrix_update.c says why). A slice with narrow columns (narrow:
- * col_ind holds the strips' first columns, then 16-bit words, src/format/cmrs_narrow.c)
- * has its holes among the words, and a position's row is its place in the slice. */
+ * first update (src/exec/matrix_update.c says why). With narrow columns (col_ind holds the
+ * strips' first columns, then 16-bit words, src/format/cmrs_narrow.c): a slice's steps
+ * (narrow 1) have their holes among the words, and a position's row is its place in the
+ * slice; a strip's offsets (narrow 2) keep the row in strip in their low bits. */
 __kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
                                   const uint packed, const uint narrow,
                                   __global const index_t *restrict strip_ptr,
@@ -304,8 +305,11 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
     const uint mask = packed ? (1u << row_bits) - 1u : 0u;
     index_t e = use_csr ? strip_csr[s] : begin;
     __global const ushort *steps = (__global const ushort *)(col_ind + strips);
-#define HOLE_AT(k) (narrow ? steps[k] == CMRS_NARROW_HOLE : col_ind[k] == CMRS_HOLE)
-#define ROW_AT(k) (narrow ? (uint)(((k)-begin) % height) : packed ? col_ind[k] & mask : row_in_strip[k])
+#define HOLE_AT(k) (narrow == 1 ? steps[k] == CMRS_NARROW_HOLE : !narrow && col_ind[k] == CMRS_HOLE)
+#define ROW_AT(k)                                                                                  \
+    (narrow == 1 ? (uint)(((k)-begin) % height)                                                    \
+     : packed    ? (narrow ? steps[k] : col_ind[k]) & mask                                         \
+                 : row_in_strip[k])
     for (index_t k = begin; k < end; ++k)
         e += !HOLE_AT(k) && ROW_AT(k) < r;
     for (index_t k = begin; k < end; ++k) {
@@ -323,33 +327,28 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
 /* The column words of a dictionary-coded matrix without their dictionary index (bits
  * row_bits .. row_bits + dict_bits - 1), into a new array (the kernels' ColInd is
  * read-only): what its first values update stores plain (src/exec/matrix_update.c,
- * ensure_plain_values). A hole stays a hole. */
-__kernel void convert_drop_dict(const index_t n, const uint row_bits, const uint dict_bits,
+ * ensure_plain_values). A hole stays a hole. Narrow columns (narrow: the 16-bit words after
+ * the strips' first columns, src/format/cmrs_narrow.c): the first columns copied
+ * (work-items k < strips), then the n words likewise (a slice's steps: row_bits 0). */
+#define DROP_DICT(w) ((w) >> (row_bits + dict_bits) << row_bits | ((w) & ((1u << row_bits) - 1u)))
+__kernel void convert_drop_dict(const index_t n, const uint narrow, const uint strips,
+                                const uint row_bits, const uint dict_bits,
                                 __global const uint *restrict coded, __global uint *restrict plain)
 {
     const index_t k = get_global_id(0);
-    if (k >= n)
-        return;
-    const uint c = coded[k];
-    plain[k] = c == CMRS_HOLE ? c
-                              : (c >> (row_bits + dict_bits)) << row_bits | (c & ((1u << row_bits) - 1u));
-}
-
-/* The same for a slice's narrow columns (src/format/cmrs_narrow.c): the strips' first columns
- * copied (work-items k < strips), and the index bits dropped from each of the n 16-bit words
- * (step << dict_bits | index) after them. */
-__kernel void convert_drop_dict_narrow(const index_t n, const uint strips, const uint dict_bits,
-                                       __global const uint *restrict coded,
-                                       __global uint *restrict plain)
-{
-    const index_t k = get_global_id(0);
-    if (k < strips)
+    if (narrow && k < strips)
         plain[k] = coded[k];
     if (k >= n)
         return;
-    const ushort w = ((__global const ushort *)(coded + strips))[k];
-    ((__global ushort *)(plain + strips))[k] = w == CMRS_NARROW_HOLE ? w : (ushort)(w >> dict_bits);
+    if (narrow) {
+        const uint w = ((__global const ushort *)(coded + strips))[k];
+        ((__global ushort *)(plain + strips))[k] = w == CMRS_NARROW_HOLE ? w : (ushort)DROP_DICT(w);
+    } else {
+        const uint c = coded[k];
+        plain[k] = c == CMRS_HOLE ? c : DROP_DICT(c);
+    }
 }
+#undef DROP_DICT
 
 /* A values-only update of CMRS positions first..first+count-1, a run of whole strips:
  * position k takes CSR value perm[k] (k itself without a permutation), which src holds

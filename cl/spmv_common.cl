@@ -34,9 +34,10 @@
  *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT (below,
  *                 "the values")                                               (default PLAIN)
  *   DICT_BITS     VALUES DICT: bits of an entry's dictionary index            (default 0)
- *   COLUMN_BITS   32: a column word per entry; 16: the slice family's narrow columns,
- *                 a 16-bit step per entry, dictionary index in its low DICT_BITS
- *                 (src/format/cmrs_narrow.c)                                  (default 32)
+ *   COLUMN_BITS   32: a column word per entry; 16: narrow columns (src/format/
+ *                 cmrs_narrow.c) - the slice family's 16-bit steps along a row, dictionary
+ *                 index in their low DICT_BITS, or the strip family's 16-bit offsets
+ *                 from the strip's first column                              (default 32)
  */
 #ifndef HEIGHT
 #error "HEIGHT (rows per strip) must be defined"
@@ -80,8 +81,20 @@
 #ifndef COLUMN_BITS
 #define COLUMN_BITS 32
 #endif
-#if COLUMN_BITS != 32 && (COLUMN_BITS != 16 || KERNEL != CMRS_KERNEL_SLICE)
-#error "COLUMN_BITS is 32, or 16 for the slice family's narrow columns"
+/* narrow columns: steps along a slice's rows, or offsets from a strip's first column (as
+ * literals: the conversion kernels, which include this file, define no KERNEL) */
+#if COLUMN_BITS == 16 && KERNEL == CMRS_KERNEL_SLICE
+#define NARROW_STEPS 1
+#else
+#define NARROW_STEPS 0
+#endif
+#if COLUMN_BITS == 16 && KERNEL == CMRS_KERNEL_STRIP
+#define NARROW_OFFSETS 1
+#else
+#define NARROW_OFFSETS 0
+#endif
+#if COLUMN_BITS != 32 && !NARROW_STEPS && !NARROW_OFFSETS
+#error "COLUMN_BITS is 32, or 16 for the slice and strip families' narrow columns"
 #endif
 
 /* Helpers are inlined into the kernel, always: a helper left out of line takes its arrays
@@ -227,9 +240,9 @@ typedef float stored_t; /* what `val` holds */
 #else
 typedef real_t stored_t;
 #endif
-/* where an entry's dictionary index starts: above the row in strip, or at bit 0 of a narrow
- * column word (step << DICT_BITS | index) */
-#define DICT_SHIFT (PACKED && COLUMN_BITS == 32 ? ROW_BITS : 0)
+/* where an entry's dictionary index starts: above the row in strip, or at bit 0 of a slice's
+ * narrow column word (step << DICT_BITS | index) */
+#define DICT_SHIFT (PACKED && !NARROW_STEPS ? ROW_BITS : 0)
 #define COLUMN_SHIFT (DICT_SHIFT + DICT_BITS)
 #define DICT_MASK ((1u << DICT_BITS) - 1u)
 #define COLUMN_OF(c) ((c) >> COLUMN_SHIFT)
@@ -263,10 +276,23 @@ typedef real_t stored_t;
 
 /* Entry j: (column, row within the strip, column word). Returned by value: values whose
  * address is taken and that live across barriers are where some OpenCL compilers stumble
- * (PoCL 3.1 gave intermittently wrong sums with an out-parameter here). */
-INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uchar *row_in_strip)
+ * (PoCL 3.1 gave intermittently wrong sums with an out-parameter here). With a strip's
+ * narrow offsets the 16-bit words follow the strips' first columns, and `first` is
+ * STRIP_FIRST of the entry's strip: the word plus it is the 32-bit word. */
+#if NARROW_OFFSETS
+#define STRIP_FIRST(strip) (col_ind[strip] << COLUMN_SHIFT)
+#else
+#define STRIP_FIRST(strip) 0u
+#endif
+INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uchar *row_in_strip,
+                      uint strips, uint first)
 {
+#if NARROW_OFFSETS
+    const uint c = load_step((__global const ushort *)(col_ind + strips) + j) + first;
+#else
+    (void)strips, (void)first;
     const uint c = load_index(col_ind + j);
+#endif
 #if PACKED
     return (uint3)(COLUMN_OF(c), ROW_OF(c), c);
 #else

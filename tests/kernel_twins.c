@@ -78,7 +78,7 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &coded, &m));
     cmrscl_params columns;
     if (m && cmrscl_matrix_params(m, &columns) == CMRSCL_OK &&
-        columns.kernel == CMRSCL_KERNEL_SLICE)
+        (columns.kernel == CMRSCL_KERNEL_SLICE || columns.kernel == CMRSCL_KERNEL_STRIP))
         plain.column_bits = columns.column_bits; /* the same column words: only values differ */
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &plain, &twin));
     if (m && twin) {
@@ -183,7 +183,7 @@ void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *op
     free(values);
 }
 
-/* Slices store narrow columns where their steps fit (src/format/cmrs_narrow.c): matrix m,
+/* Slices and strips store narrow columns where they fit (src/format/cmrs_narrow.c): matrix m,
  * made with automatic column bits, against its twin of 32-bit columns - the same y bit for
  * bit and the device bytes the narrow words save - or, where m kept 32 bits, the reason
  * says why. Returns whether m is narrow. */

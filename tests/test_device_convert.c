@@ -209,12 +209,13 @@ static void check_products(const env *e, cmrscl_matrix m, const cmrscl_csr *a, c
 }
 
 /* The host path's matrix of a with these options (values rounded from double), its values
- * plain: the device path does not examine values (cmrscl_values). */
+ * plain and columns 32-bit: the device path examines neither (cmrscl_values, column_bits). */
 static cmrscl_matrix host_matrix(const env *e, const cmrscl_csr *a, const cmrscl_options *o)
 {
     cmrscl_matrix m = NULL;
     cmrscl_options plain = o ? *o : (cmrscl_options){0};
     plain.values = CMRSCL_VALUES_PLAIN;
+    plain.column_bits = o && o->column_bits ? o->column_bits : 32;
     CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, e->prec, a, &plain, &m));
     return m;
 }

@@ -10,7 +10,8 @@
  * The slice kernel's (src/format/cmrs_slice.c), heights 1, 4, 16 and 64: each strip stores its
  * longest row times the height (what cmrs_slice_stored counts for the plan), entry i of row r
  * at i * height + r and holes elsewhere; every entry once, rows in order, holes dropped the
- * matrix again. */
+ * matrix again. Narrow columns (src/format/cmrs_narrow.c): a slice's steps and a strip's
+ * offsets, where they fit, decode to the column words. */
 #include "format/format.h"
 #include "io/io.h"
 #include "test_matrices.h"
@@ -94,6 +95,45 @@ static void check_entries(const cmrscl_csr *a, const cmrs_holed *o, const char *
     free(seen), free(last);
 }
 
+/* A strip's narrow offsets (src/format/cmrs_narrow.c), where they fit: each word plus its
+ * strip's first column (the smallest) in the column field is the column word; the largest
+ * offset is the brute-force one. */
+static void check_offsets(const cmrscl_csr *a, const cmrscl_cmrs *c, int height, const char *what)
+{
+    int64_t largest = 0;
+    for (int32_t s = 0; s < c->strips; ++s) {
+        int64_t lo = INT64_MAX, hi = -1, r0 = (int64_t)s * height;
+        int64_t r1 = r0 + height < a->rows ? r0 + height : a->rows;
+        for (int64_t k = a->row_ptr[r0]; k < a->row_ptr[r1]; ++k) {
+            lo = a->col_ind[k] < lo ? a->col_ind[k] : lo;
+            hi = a->col_ind[k] > hi ? a->col_ind[k] : hi;
+        }
+        largest = hi >= 0 && hi - lo > largest ? hi - lo : largest;
+    }
+    CHECK_MSG(cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, height) == largest,
+              "%s: largest offset %lld, counted %lld", what,
+              (long long)cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, height),
+              (long long)largest);
+    if (largest > (1ll << (16 - c->row_bits)) - 2)
+        return;
+    void *narrow = NULL;
+    uint32_t *back = malloc(sizeof(uint32_t) * ((size_t)c->nnz + 1));
+    CHECK_OK(cmrs_narrow_encode(c, 0, true, &narrow));
+    if (narrow) {
+        cmrs_narrow_decode(narrow, c, 0, true, back);
+        const uint32_t *first = narrow;
+        const uint16_t *words = (const uint16_t *)(first + c->strips);
+        int64_t wrong = 0;
+        for (int32_t s = 0; s < c->strips; ++s)
+            for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k)
+                wrong += back[k] != c->col_ind[k] ||
+                         words[k] + (first[s] << c->row_bits) != c->col_ind[k] ||
+                         words[k] == CMRS_NARROW_HOLE;
+        CHECK_MSG(wrong == 0, "%s: %lld narrow offsets decode wrong", what, (long long)wrong);
+    }
+    free(narrow), free(back);
+}
+
 /* The layout of `a` with these parameters, checked. */
 static void check_layout(const cmrscl_csr *a, const char *name, int height, unsigned flags,
                          int modulo, int warp)
@@ -107,6 +147,7 @@ static void check_layout(const cmrscl_csr *a, const char *name, int height, unsi
                         CMRSCL_DOUBLE};
     CHECK_OK(cmrs_build(a->rows, a->cols, a->row_ptr, a->col_ind, height, flags, &vals, 64, &again,
                         &perm));
+    check_offsets(a, &again, height, what);
     cmrs_holed o;
     CHECK_OK(cmrs_modulo_layout(&again, vals.dst, sizeof(double), perm, 64, modulo, warp, &o));
     if (o.cmrs.strip_ptr) {
@@ -149,9 +190,9 @@ static void check_narrow(const cmrscl_csr *a, const cmrscl_cmrs *c, int height, 
         return;
     void *narrow = NULL;
     uint32_t *back = malloc(sizeof(uint32_t) * ((size_t)c->nnz + 1));
-    CHECK_OK(cmrs_narrow_encode(c, 0, &narrow));
+    CHECK_OK(cmrs_narrow_encode(c, 0, false, &narrow));
     if (narrow) {
-        cmrs_narrow_decode(narrow, c, 0, back);
+        cmrs_narrow_decode(narrow, c, 0, false, back);
         const uint16_t *words = (const uint16_t *)((const uint32_t *)narrow + c->strips);
         int64_t wrong = 0;
         for (int64_t k = 0; k < c->nnz; ++k)

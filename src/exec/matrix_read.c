@@ -1,6 +1,6 @@
 /* matrix_read.c - a device matrix read back: StripPtr for the tuner and the device path, and
  * the whole CMRS arrays (cmrscl_matrix_read_cmrs), plain whatever the device stores (the values
- * decoded from their dictionary or widened from floats, a slice's narrow columns back to
+ * decoded from their dictionary or widened from floats, narrow columns back to
  * column words, holes dropped). */
 #include "exec/exec.h"
 
@@ -36,7 +36,7 @@ cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
     return st;
 }
 
-/* A slice's narrow columns back as column words (c: StripPtr read, the shape set). */
+/* Narrow columns back as column words (c: StripPtr read, the shape set). */
 static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
 {
     size_t bytes = matrix_column_bytes(&m->params, (size_t)c->nnz);
@@ -45,7 +45,8 @@ static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     cmrscl_status st = read_buffer(m, m->buf[BUF_COL_IND], bytes, narrow);
     if (st == CMRSCL_OK)
-        cmrs_narrow_decode(narrow, c, m->params.dict_bits, c->col_ind);
+        cmrs_narrow_decode(narrow, c, m->params.dict_bits, m->params.kernel != CMRSCL_KERNEL_SLICE,
+                           c->col_ind);
     free(narrow);
     return st;
 }

@@ -68,7 +68,10 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     }
     cl_uint strips = (cl_uint)p->strips, height = (cl_uint)p->height;
     cl_uint row_bits = (cl_uint)p->row_bits, packed = p->layout == CMRSCL_LAYOUT_PACKED;
-    cl_uint use_csr = csr != NULL, narrow = p->column_bits == 16;
+    /* narrow columns: 1 a slice's steps, 2 a strip's offsets (cl/convert.cl) */
+    cl_uint use_csr = csr != NULL, narrow = p->column_bits != 16               ? 0
+                                            : p->kernel == CMRSCL_KERNEL_SLICE ? 1
+                                                                               : 2;
     launch_arg args[] = {ARG(strips),
                          ARG(height),
                          ARG(row_bits),
@@ -133,16 +136,22 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
         size_t header = narrow ? (size_t)p->strips : 0;
         size_t words = narrow ? (col_bytes - 4 * header) / 2 : n + CMRS_ENTRY_PAD;
         launcher own = *l;
-        /* the second argument: the row bits of 32-bit words, the header of narrow ones */
-        cl_uint n32 = (cl_uint)words, dict_bits = (cl_uint)p->dict_bits,
-                shape = narrow ? (cl_uint)p->strips : (cl_uint)p->row_bits;
+        /* a slice's narrow steps carry no row bits */
+        bool steps = narrow && p->kernel == CMRSCL_KERNEL_SLICE;
+        cl_uint n32 = (cl_uint)words, is_narrow = narrow, strips = (cl_uint)header,
+                row_bits = steps ? 0 : (cl_uint)p->row_bits, dict_bits = (cl_uint)p->dict_bits;
         cl_ulong n64 = words;
-        launch_arg args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32), ARG(shape), ARG(dict_bits),
-                             ARG(m->buf[BUF_COL_IND]), ARG(cols)};
+        launch_arg args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32),
+                             ARG(is_narrow),
+                             ARG(strips),
+                             ARG(row_bits),
+                             ARG(dict_bits),
+                             ARG(m->buf[BUF_COL_IND]),
+                             ARG(cols)};
         st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
         if (st == CMRSCL_OK)
-            st = launch_run(&own, narrow ? "convert_drop_dict_narrow" : "convert_drop_dict", args,
-                            COUNT(args), words > header ? words : header, NULL);
+            st = launch_run(&own, "convert_drop_dict", args, COUNT(args),
+                            words > header ? words : header, NULL);
     }
     if (st != CMRSCL_OK) {
         if (values)

@@ -1,13 +1,20 @@
-/* cmrs_narrow.c - narrow columns, the slice layout's 2-byte column words (issue 20 item 2).
- * In a slice the position of an entry says its row (entry i of row r at i x HEIGHT + r), so
- * the column word needs no row bits; and the rows of a strip of a banded matrix (stencils,
- * FEM) gather from a window far narrower than the matrix. So each strip stores its first
- * column once, and each entry the step from the column before it in its row (the row's first
- * entry: from the strip's first column) in 16 bits, with the entry's dictionary index in the
- * low dict_bits: step << dict_bits | index. A hole is CMRS_NARROW_HOLE (all ones, which no
- * step the plan admits reaches). The device array: `strips` 32-bit first columns, then the
- * 16-bit words, one per stored position (and CMRS_ENTRY_PAD more, zero). The lane walking a
- * row adds the steps as it goes (cl/cmrs_slice.cl): 2 bytes an entry instead of 4. */
+/* cmrs_narrow.c - narrow columns, 2-byte column words (issue 20 item 2). The rows of a strip
+ * of a banded matrix (stencils, FEM) or of a small one gather from a window far narrower than
+ * the matrix, so each strip stores its first column once (the smallest of its columns) and
+ * each entry a 16-bit word relative to it. Two kinds, by layout:
+ *   steps (slices): the position of an entry says its row (entry i of row r at i x HEIGHT +
+ *     r), so the word needs no row bits: the step from the column before in the row (the
+ *     row's first entry: from the strip's first column), the dictionary index in the low
+ *     dict_bits - step << dict_bits | index. A hole is CMRS_NARROW_HOLE (all ones, which no
+ *     step the plan admits reaches). The lane walking a row adds the steps as it goes
+ *     (cl/cmrs_slice.cl).
+ *   offsets (strips): the 32-bit word less the strip's first column in its column field -
+ *     offset << (row_bits + dict_bits) | index << row_bits | row - so the strip family's
+ *     lanes, which take a strip's entries in any order, decode each word on its own
+ *     (cl/spmv_common.cl, entry_at). The plan keeps the field below all ones, so no word is
+ *     CMRS_NARROW_HOLE.
+ * The device array: `strips` 32-bit first columns, then the 16-bit words, one per stored
+ * position (and CMRS_ENTRY_PAD more, zero): 2 bytes an entry instead of 4. */
 #include "format/format.h"
 
 #include <stdlib.h>
@@ -49,20 +56,51 @@ static void largest_steps(void *ctx, int thread, int threads)
     j->largest[thread] = largest;
 }
 
+/* offsets: a strip's largest column less its smallest */
+static void largest_spans(void *ctx, int thread, int threads)
+{
+    narrow_job *j = ctx;
+    int64_t s0, s1, largest = 0;
+    parallel_range(j->strips, thread, threads, &s0, &s1);
+    for (int64_t s = s0; s < s1; ++s) {
+        int64_t r0 = s * j->height, r1 = r0 + j->height < j->rows ? r0 + j->height : j->rows;
+        int32_t lo = INT32_MAX, hi = -1;
+        for (int64_t k = j->row_ptr[r0]; k < j->row_ptr[r1]; ++k) {
+            lo = j->col_ind[k] < lo ? j->col_ind[k] : lo;
+            hi = j->col_ind[k] > hi ? j->col_ind[k] : hi;
+        }
+        largest = hi >= 0 && (int64_t)hi - lo > largest ? (int64_t)hi - lo : largest;
+    }
+    j->largest[thread] = largest;
+}
+
+/* The largest value of whichever kind, over all host threads (at most 64). */
+static int64_t largest_over_threads(narrow_job *j, void (*kind)(void *, int, int))
+{
+    int threads = format_threads(j->row_ptr[j->rows]);
+    threads = threads > 64 ? 64 : threads;
+    parallel_run(threads, kind, j);
+    int64_t largest = 0;
+    for (int t = 0; t < threads; ++t) {
+        if (j->largest[t] < 0)
+            return -1;
+        largest = j->largest[t] > largest ? j->largest[t] : largest;
+    }
+    return largest;
+}
+
 int64_t cmrs_narrow_largest_step(int32_t rows, const int64_t *row_ptr, const int32_t *col_ind,
                                  int height)
 {
     narrow_job j = {row_ptr, col_ind, rows, height, ((int64_t)rows + height - 1) / height, {0}};
-    int threads = format_threads(row_ptr[rows]);
-    threads = threads > 64 ? 64 : threads;
-    parallel_run(threads, largest_steps, &j);
-    int64_t largest = 0;
-    for (int t = 0; t < threads; ++t) {
-        if (j.largest[t] < 0)
-            return -1;
-        largest = j.largest[t] > largest ? j.largest[t] : largest;
-    }
-    return largest;
+    return largest_over_threads(&j, largest_steps);
+}
+
+int64_t cmrs_narrow_largest_offset(int32_t rows, const int64_t *row_ptr, const int32_t *col_ind,
+                                   int height)
+{
+    narrow_job j = {row_ptr, col_ind, rows, height, ((int64_t)rows + height - 1) / height, {0}};
+    return largest_over_threads(&j, largest_spans);
 }
 
 size_t cmrs_narrow_bytes(int32_t strips, int64_t stored)
@@ -74,10 +112,21 @@ size_t cmrs_narrow_bytes(int32_t strips, int64_t stored)
 typedef struct code_job {
     const cmrscl_cmrs *c;
     int dict_bits;
+    bool offsets; /* the strips' kind; else steps */
     uint32_t *first;
     uint16_t *words;
     uint32_t *wide; /* decode: the column words out */
 } code_job;
+
+/* A strip's first column: the smallest column field among its words (holes aside). */
+static uint32_t first_column(const cmrscl_cmrs *c, int64_t s, int shift)
+{
+    uint32_t first = UINT32_MAX;
+    for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k)
+        if (c->col_ind[k] != CMRS_HOLE && c->col_ind[k] >> shift < first)
+            first = c->col_ind[k] >> shift;
+    return first == UINT32_MAX ? 0 : first;
+}
 
 static void encode_strips(void *ctx, int thread, int threads)
 {
@@ -89,11 +138,12 @@ static void encode_strips(void *ctx, int thread, int threads)
     parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
-        uint32_t first = UINT32_MAX; /* a row's first entry sits in the strip's first step */
-        for (uint64_t k = begin; k < end && k < begin + (uint64_t)c->height; ++k)
-            if (c->col_ind[k] != CMRS_HOLE && c->col_ind[k] >> shift < first)
-                first = c->col_ind[k] >> shift;
-        j->first[s] = first == UINT32_MAX ? 0 : first;
+        j->first[s] = first_column(c, s, shift);
+        if (j->offsets) {
+            for (uint64_t k = begin; k < end; ++k)
+                j->words[k] = (uint16_t)(c->col_ind[k] - (j->first[s] << shift));
+            continue;
+        }
         for (int r = 0; r < c->height; ++r) {
             uint32_t before = j->first[s];
             for (uint64_t k = begin + (uint64_t)r; k < end; k += (uint64_t)c->height) {
@@ -110,14 +160,14 @@ static void encode_strips(void *ctx, int thread, int threads)
     }
 }
 
-cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, void **out)
+cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offsets, void **out)
 {
     size_t bytes = cmrs_narrow_bytes(c->strips, c->nnz);
     *out = parallel_alloc(bytes, 1);
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld narrow columns",
                            (long long)c->nnz);
-    code_job j = {c, dict_bits, *out, (uint16_t *)((uint32_t *)*out + c->strips), NULL};
+    code_job j = {c, dict_bits, offsets, *out, (uint16_t *)((uint32_t *)*out + c->strips), NULL};
     /* the padding, and the word that rounds the array to 4 bytes: zeros */
     size_t pad = bytes - sizeof(uint32_t) * (size_t)c->strips - sizeof(uint16_t) * (size_t)c->nnz;
     memset(j.words + c->nnz, 0, pad);
@@ -135,6 +185,11 @@ static void decode_strips(void *ctx, int thread, int threads)
     parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
+        if (j->offsets) {
+            for (uint64_t k = begin; k < end; ++k)
+                j->wide[k] = j->words[k] + (j->first[s] << shift);
+            continue;
+        }
         for (int r = 0; r < c->height; ++r) {
             uint32_t column = j->first[s];
             const uint32_t row = c->packed ? (uint32_t)r : 0;
@@ -151,9 +206,14 @@ static void decode_strips(void *ctx, int thread, int threads)
     }
 }
 
-void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits, uint32_t *col_ind)
+void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits, bool offsets,
+                        uint32_t *col_ind)
 {
-    code_job j = {c, dict_bits, (uint32_t *)narrow,
-                  (uint16_t *)((const uint32_t *)narrow + c->strips), col_ind};
+    code_job j = {c,
+                  dict_bits,
+                  offsets,
+                  (uint32_t *)narrow,
+                  (uint16_t *)((const uint32_t *)narrow + c->strips),
+                  col_ind};
     parallel_run(format_threads(c->nnz), decode_strips, &j);
 }

@@ -101,23 +101,30 @@ CMRSCL_HIDDEN cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64
                                               const void *values, size_t value_size, int perm_bits,
                                               cmrs_holed *out);
 
-/* ---- cmrs_narrow.c: a slice's narrow columns (2-byte steps; see the file) ---- */
+/* ---- cmrs_narrow.c: narrow columns, 2-byte steps (slices) or offsets (strips; see the
+ * file) ---- */
 
 /* The largest step a narrow slice of `height` rows would store for this CSR structure: each
  * row's first column from its strip's smallest first column, then each column from the one
  * before; -1 when some row's columns go down (unsorted: no steps). */
 CMRSCL_HIDDEN int64_t cmrs_narrow_largest_step(int32_t rows, const int64_t *row_ptr,
                                                const int32_t *col_ind, int height);
+/* The largest offset a narrow strip of `height` rows would store: over the strips, the
+ * largest column less the smallest. */
+CMRSCL_HIDDEN int64_t cmrs_narrow_largest_offset(int32_t rows, const int64_t *row_ptr,
+                                                 const int32_t *col_ind, int height);
 /* Device bytes of the narrow columns: a 32-bit first column per strip, then a 16-bit word
  * per stored position and CMRS_ENTRY_PAD more, rounded to 4 bytes. */
 CMRSCL_HIDDEN size_t cmrs_narrow_bytes(int32_t strips, int64_t stored);
-/* The narrow columns (*out, cmrs_narrow_bytes, the caller frees) of a slice-laid CMRS whose
- * column words carry dict_bits of dictionary index above the row_bits of the row; every
- * step must fit 16 - dict_bits bits and stay below their all-ones (the plan checked). */
-CMRSCL_HIDDEN cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, void **out);
+/* The narrow columns (*out, cmrs_narrow_bytes, the caller frees) of a CMRS whose column
+ * words carry dict_bits of dictionary index above the row_bits of the row: offsets (strips),
+ * else steps (a slice layout). Every step must fit 16 - dict_bits bits, every offset 16 -
+ * row_bits - dict_bits, and stay below their all-ones (the plan checked). */
+CMRSCL_HIDDEN cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offsets,
+                                               void **out);
 /* The reverse: c's column words (c: strip_ptr and the shape) from the narrow columns. */
 CMRSCL_HIDDEN void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits,
-                                      uint32_t *col_ind);
+                                      bool offsets, uint32_t *col_ind);
 
 /* dst[k] = src[k] converted between float and double, for k < n, on all host threads. */
 CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,

@@ -67,58 +67,67 @@ cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt
     return CMRSCL_OK;
 }
 
-/* Narrow columns (cmrs_narrow.c) for a slice whose steps fit 16 bits beside its dictionary
- * index, below the hole's all ones: the largest step at most 2^(16 - dict_bits) - 2. They
- * halve the column bytes and cost the lane one add an entry; measured on an H100 (docs/
- * PERFORMANCE.md, session 14), so taken wherever they fit and make the matrix smaller (the
- * strips' first columns cost 4 bytes each: not for strips of about 2 entries). */
+/* Narrow columns (cmrs_narrow.c): 16-bit words where they fit and make the matrix smaller (the
+ * strips' first columns cost 4 bytes each: not for strips of about 2 entries). Slices store
+ * steps along each row, beside the dictionary index: the largest at most 2^(16 - dict_bits)
+ * - 2 (below the hole's all ones); they halve the column bytes and cost the lane one add an
+ * entry, measured on an H100 (docs/PERFORMANCE.md, session 14). Strips store each entry's
+ * offset from the strip's first column in the 32-bit word's column field: at most 2^(16 -
+ * row_bits - dict_bits) - 2, the same rule kept (dense:6000, session 18). The segment and
+ * MODULO families have none. */
 cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
     p->column_bits = 32;
-    bool slice = p->kernel == CMRSCL_KERNEL_SLICE;
-    if (!slice && !opt->column_bits)
+    bool slice = p->kernel == CMRSCL_KERNEL_SLICE, strip = p->kernel == CMRSCL_KERNEL_STRIP;
+    if (!slice && !strip && !opt->column_bits)
         return CMRSCL_OK;
     if (opt->column_bits == 32) {
         size_t n = strlen(p->plan_reason);
-        if (slice)
-            snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
-                     "; columns 32-bit: chosen by the user");
+        snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
+                 "; columns 32-bit: chosen by the user");
         return CMRSCL_OK;
     }
-    if (!slice)
+    if (!slice && !strip)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "column_bits 16: narrow columns are the slice kernel's (kernel %s)",
+                           "column_bits 16: narrow columns are the slice and strip kernels' "
+                           "(kernel %s)",
                            variant_family_name(p->kernel));
-    int64_t limit = (1ll << (16 - p->dict_bits)) - 2;
+    int field = 16 - p->dict_bits - (slice ? 0 : p->row_bits);
+    int64_t limit = (1ll << field) - 2;
     int32_t strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
-    int64_t largest = a->col_ind && a->nnz > 0
-                          ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)
-                          : -2;
+    int64_t largest = -2;
+    if (a->col_ind && a->nnz > 0)
+        largest = slice ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)
+                        : cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, p->height);
     /* a 32-bit first column a strip against 2 bytes saved a position (the plan counted them) */
-    size_t narrow_bytes = cmrs_narrow_bytes(strips, p->stored_entries),
-           wide_bytes = 4 * ((size_t)p->stored_entries + CMRS_ENTRY_PAD);
+    int64_t stored = slice ? p->stored_entries : a->nnz; /* strips have no holes */
+    size_t narrow_bytes = cmrs_narrow_bytes(strips, stored),
+           wide_bytes = 4 * ((size_t)stored + CMRS_ENTRY_PAD);
+    const char *kind = slice ? "step" : "offset";
     char why[96];
     if (largest == -2)
         snprintf(why, sizeof why, "%s", a->nnz ? "columns not on the host" : "no entries");
     else if (largest < 0)
         snprintf(why, sizeof why, "a row's columns are not sorted");
     else if (largest > limit)
-        snprintf(why, sizeof why, "a step of %lld columns, above %lld", (long long)largest,
-                 (long long)limit);
+        snprintf(why, sizeof why, "%s %s of %lld columns, above %lld", slice ? "a" : "an", kind,
+                 (long long)largest, (long long)limit);
     else if (!opt->column_bits && narrow_bytes >= wide_bytes)
         snprintf(why, sizeof why, "strips of %.1f entries: their first columns cost more",
-                 (double)p->stored_entries / strips);
+                 (double)stored / strips);
     else
         p->column_bits = 16;
     if (opt->column_bits == 16 && p->column_bits != 16)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "column_bits 16: narrow columns need each step within a row (and "
-                           "from its strip's first column) to fit %d bits: %s",
-                           16 - p->dict_bits, why);
+                           "column_bits 16: narrow columns need each %s to fit %d bits: %s",
+                           slice ? "step (from the column before in its row, or from its "
+                                   "strip's first column)"
+                                 : "column's offset from its strip's first column",
+                           field, why);
     size_t n = strlen(p->plan_reason);
     if (p->column_bits == 16)
         snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
-                 "; columns: 16-bit steps (the largest %lld)", (long long)largest);
+                 "; columns: 16-bit %ss (the largest %lld)", kind, (long long)largest);
     else
         snprintf(p->plan_reason + n, sizeof p->plan_reason - n, "; columns 32-bit: %s", why);
     return CMRSCL_OK;
