@@ -37,7 +37,7 @@
  *   COLUMN_BITS   32: a column word per entry; 16: narrow columns (src/format/
  *                 cmrs_narrow.c) - the slice family's 16-bit steps along a row, dictionary
  *                 index in their low DICT_BITS, or the strip family's 16-bit offsets
- *                 from the strip's first column                              (default 32)
+ *                 from the strip's first column (entry_at)                   (default 32)
  */
 #ifndef HEIGHT
 #error "HEIGHT (rows per strip) must be defined"
@@ -274,13 +274,18 @@ typedef real_t stored_t;
 #define VALUES4_AT(j, c) load_f32x4(val + (j))
 #endif
 
-/* Entry j: (column, row within the strip, column word). Returned by value: values whose
- * address is taken and that live across barriers are where some OpenCL compilers stumble
- * (PoCL 3.1 gave intermittently wrong sums with an out-parameter here). With a strip's
- * narrow offsets the 16-bit words follow the strips' first columns, and `first` is
- * STRIP_FIRST of the entry's strip: the word plus it is the 32-bit word. */
+/* Entry j: (column, row within the strip, column word - what DICT_OF reads). Returned by
+ * value: values whose address is taken and that live across barriers are where some OpenCL
+ * compilers stumble (PoCL 3.1 gave intermittently wrong sums with an out-parameter here).
+ * A strip's narrow offsets (src/format/cmrs_narrow.c): 16-bit words after the strips' first
+ * columns, offset << (NARROW_ROW_BITS + DICT_BITS) | index << NARROW_ROW_BITS | row, the row
+ * in as few bits as HEIGHT needs; `first` is STRIP_FIRST of the entry's strip. */
 #if NARROW_OFFSETS
-#define STRIP_FIRST(strip) (col_ind[strip] << COLUMN_SHIFT)
+#define STRIP_FIRST(strip) col_ind[strip]
+#define BITS_FOR(h)                                                                                \
+    ((h) <= 1 ? 0 : (h) <= 2 ? 1 : (h) <= 4 ? 2 : (h) <= 8 ? 3 : (h) <= 16 ? 4 : (h) <= 32 ? 5     \
+                 : (h) <= 64 ? 6 : (h) <= 128 ? 7 : 8)
+#define NARROW_ROW_BITS (PACKED ? BITS_FOR(HEIGHT) : 0)
 #else
 #define STRIP_FIRST(strip) 0u
 #endif
@@ -288,15 +293,23 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
                       uint strips, uint first)
 {
 #if NARROW_OFFSETS
-    const uint c = load_step((__global const ushort *)(col_ind + strips) + j) + first;
+    const uint w = load_step((__global const ushort *)(col_ind + strips) + j);
+    const uint column = first + (w >> (NARROW_ROW_BITS + DICT_BITS));
+    const uint index = (w >> NARROW_ROW_BITS) & DICT_MASK;
+#if PACKED
+    const uint row = w & ((1u << NARROW_ROW_BITS) - 1u);
+#else
+    const uint row = row_in_strip[j];
+#endif
+    return (uint3)(column, row, index << DICT_SHIFT);
 #else
     (void)strips, (void)first;
     const uint c = load_index(col_ind + j);
-#endif
 #if PACKED
     return (uint3)(COLUMN_OF(c), ROW_OF(c), c);
 #else
     return (uint3)(COLUMN_OF(c), row_in_strip[j], c);
+#endif
 #endif
 }
 

@@ -95,9 +95,9 @@ static void check_entries(const cmrscl_csr *a, const cmrs_holed *o, const char *
     free(seen), free(last);
 }
 
-/* A strip's narrow offsets (src/format/cmrs_narrow.c), where they fit: each word plus its
- * strip's first column (the smallest) in the column field is the column word; the largest
- * offset is the brute-force one. */
+/* A strip's narrow offsets (src/format/cmrs_narrow.c), where they fit: each word is the offset
+ * from its strip's first column (the smallest) above the row in as few bits as the height
+ * needs, and decodes to the column word; the largest offset is the brute-force one. */
 static void check_offsets(const cmrscl_csr *a, const cmrscl_cmrs *c, int height, const char *what)
 {
     int64_t largest = 0;
@@ -114,7 +114,8 @@ static void check_offsets(const cmrscl_csr *a, const cmrscl_cmrs *c, int height,
               "%s: largest offset %lld, counted %lld", what,
               (long long)cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, height),
               (long long)largest);
-    if (largest > (1ll << (16 - c->row_bits)) - 2)
+    const int bits = cmrs_narrow_row_bits(height, c->packed); /* the word's row bits */
+    if (largest > (1ll << (16 - bits)) - 2)
         return;
     void *narrow = NULL;
     uint32_t *back = malloc(sizeof(uint32_t) * ((size_t)c->nnz + 1));
@@ -125,10 +126,13 @@ static void check_offsets(const cmrscl_csr *a, const cmrscl_cmrs *c, int height,
         const uint16_t *words = (const uint16_t *)(first + c->strips);
         int64_t wrong = 0;
         for (int32_t s = 0; s < c->strips; ++s)
-            for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k)
+            for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k) {
+                uint32_t column = c->col_ind[k] >> c->row_bits,
+                         row = c->packed ? c->col_ind[k] & ((1u << c->row_bits) - 1u) : 0;
                 wrong += back[k] != c->col_ind[k] ||
-                         words[k] + (first[s] << c->row_bits) != c->col_ind[k] ||
+                         words[k] != ((column - first[s]) << bits | row) ||
                          words[k] == CMRS_NARROW_HOLE;
+            }
         CHECK_MSG(wrong == 0, "%s: %lld narrow offsets decode wrong", what, (long long)wrong);
     }
     free(narrow), free(back);

@@ -8,11 +8,12 @@
  *     dict_bits - step << dict_bits | index. A hole is CMRS_NARROW_HOLE (all ones, which no
  *     step the plan admits reaches). The lane walking a row adds the steps as it goes
  *     (cl/cmrs_slice.cl).
- *   offsets (strips): the 32-bit word less the strip's first column in its column field -
- *     offset << (row_bits + dict_bits) | index << row_bits | row - so the strip family's
- *     lanes, which take a strip's entries in any order, decode each word on its own
- *     (cl/spmv_common.cl, entry_at). The plan keeps the field below all ones, so no word is
- *     CMRS_NARROW_HOLE.
+ *   offsets (strips): the offset from the strip's first column, the dictionary index and
+ *     the row in strip in as few bits as the height needs (cmrs_narrow_row_bits, not the
+ *     paper's 4: a strip of one row spends none) - offset << (row bits + dict_bits) |
+ *     index << row bits | row - so the strip family's lanes, which take a strip's entries
+ *     in any order, decode each word on its own (cl/spmv_common.cl, entry_at). The plan
+ *     keeps the offset below its field's all ones, so no word is CMRS_NARROW_HOLE.
  * The device array: `strips` 32-bit first columns, then the 16-bit words, one per stored
  * position (and CMRS_ENTRY_PAD more, zero): 2 bytes an entry instead of 4. */
 #include "format/format.h"
@@ -103,6 +104,14 @@ int64_t cmrs_narrow_largest_offset(int32_t rows, const int64_t *row_ptr, const i
     return largest_over_threads(&j, largest_spans);
 }
 
+int cmrs_narrow_row_bits(int height, bool packed)
+{
+    int bits = 0;
+    while (packed && (1 << bits) < height)
+        ++bits;
+    return bits;
+}
+
 size_t cmrs_narrow_bytes(int32_t strips, int64_t stored)
 {
     size_t words = (size_t)stored + CMRS_ENTRY_PAD;
@@ -113,6 +122,7 @@ typedef struct code_job {
     const cmrscl_cmrs *c;
     int dict_bits;
     bool offsets; /* the strips' kind; else steps */
+    int row_bits; /* offsets: bits of the row in strip in a 16-bit word */
     uint32_t *first;
     uint16_t *words;
     uint32_t *wide; /* decode: the column words out */
@@ -134,14 +144,19 @@ static void encode_strips(void *ctx, int thread, int threads)
     const cmrscl_cmrs *c = j->c;
     const int shift = c->row_bits + j->dict_bits; /* a 32-bit word's column */
     const uint32_t index_mask = (1u << j->dict_bits) - 1u;
+    const uint32_t row_mask = (1u << j->row_bits) - 1u; /* offsets: the row the word keeps */
     int64_t s0, s1;
     parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
         j->first[s] = first_column(c, s, shift);
         if (j->offsets) {
-            for (uint64_t k = begin; k < end; ++k)
-                j->words[k] = (uint16_t)(c->col_ind[k] - (j->first[s] << shift));
+            for (uint64_t k = begin; k < end; ++k) {
+                const uint32_t w = c->col_ind[k];
+                j->words[k] =
+                    (uint16_t)(((w >> shift) - j->first[s]) << (j->row_bits + j->dict_bits) |
+                               ((w >> c->row_bits) & index_mask) << j->row_bits | (w & row_mask));
+            }
             continue;
         }
         for (int r = 0; r < c->height; ++r) {
@@ -167,7 +182,10 @@ cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offse
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld narrow columns",
                            (long long)c->nnz);
-    code_job j = {c, dict_bits, offsets, *out, (uint16_t *)((uint32_t *)*out + c->strips), NULL};
+    code_job j = {c,       dict_bits,
+                  offsets, cmrs_narrow_row_bits(c->height, c->packed),
+                  *out,    (uint16_t *)((uint32_t *)*out + c->strips),
+                  NULL};
     /* the padding, and the word that rounds the array to 4 bytes: zeros */
     size_t pad = bytes - sizeof(uint32_t) * (size_t)c->strips - sizeof(uint16_t) * (size_t)c->nnz;
     memset(j.words + c->nnz, 0, pad);
@@ -181,13 +199,17 @@ static void decode_strips(void *ctx, int thread, int threads)
     const cmrscl_cmrs *c = j->c;
     const int shift = c->row_bits + j->dict_bits; /* a 32-bit word's column */
     const uint16_t index_mask = (uint16_t)((1u << j->dict_bits) - 1u);
+    const uint32_t row_mask = (1u << j->row_bits) - 1u;
     int64_t s0, s1;
     parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
         if (j->offsets) {
-            for (uint64_t k = begin; k < end; ++k)
-                j->wide[k] = j->words[k] + (j->first[s] << shift);
+            for (uint64_t k = begin; k < end; ++k) {
+                const uint32_t w = j->words[k];
+                j->wide[k] = (j->first[s] + (w >> (j->row_bits + j->dict_bits))) << shift |
+                             ((w >> j->row_bits) & index_mask) << c->row_bits | (w & row_mask);
+            }
             continue;
         }
         for (int r = 0; r < c->height; ++r) {
@@ -212,6 +234,7 @@ void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits,
     code_job j = {c,
                   dict_bits,
                   offsets,
+                  cmrs_narrow_row_bits(c->height, c->packed),
                   (uint32_t *)narrow,
                   (uint16_t *)((const uint32_t *)narrow + c->strips),
                   col_ind};

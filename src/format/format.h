@@ -113,13 +113,16 @@ CMRSCL_HIDDEN int64_t cmrs_narrow_largest_step(int32_t rows, const int64_t *row_
  * largest column less the smallest. */
 CMRSCL_HIDDEN int64_t cmrs_narrow_largest_offset(int32_t rows, const int64_t *row_ptr,
                                                  const int32_t *col_ind, int height);
+/* Bits of the row in strip in a strip's 16-bit offset word: as few as `height` needs when
+ * packed (0 for one row), none unpacked. */
+CMRSCL_HIDDEN int cmrs_narrow_row_bits(int height, bool packed);
 /* Device bytes of the narrow columns: a 32-bit first column per strip, then a 16-bit word
  * per stored position and CMRS_ENTRY_PAD more, rounded to 4 bytes. */
 CMRSCL_HIDDEN size_t cmrs_narrow_bytes(int32_t strips, int64_t stored);
 /* The narrow columns (*out, cmrs_narrow_bytes, the caller frees) of a CMRS whose column
  * words carry dict_bits of dictionary index above the row_bits of the row: offsets (strips),
  * else steps (a slice layout). Every step must fit 16 - dict_bits bits, every offset 16 -
- * row_bits - dict_bits, and stay below their all-ones (the plan checked). */
+ * cmrs_narrow_row_bits - dict_bits, and stay below their all-ones (the plan checked). */
 CMRSCL_HIDDEN cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offsets,
                                                void **out);
 /* The reverse: c's column words (c: strip_ptr and the shape) from the narrow columns. */

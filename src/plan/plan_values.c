@@ -72,9 +72,9 @@ cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt
  * steps along each row, beside the dictionary index: the largest at most 2^(16 - dict_bits)
  * - 2 (below the hole's all ones); they halve the column bytes and cost the lane one add an
  * entry, measured on an H100 (docs/PERFORMANCE.md, session 14). Strips store each entry's
- * offset from the strip's first column in the 32-bit word's column field: at most 2^(16 -
- * row_bits - dict_bits) - 2, the same rule kept (dense:6000, session 18). The segment and
- * MODULO families have none. */
+ * offset from the strip's first column beside its dictionary index and its row (in as few
+ * bits as the height needs): at most 2^(16 - those bits) - 2; the same rule kept (dense,
+ * session 18). The segment and MODULO families have none. */
 cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
     p->column_bits = 32;
@@ -92,7 +92,8 @@ cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *op
                            "column_bits 16: narrow columns are the slice and strip kernels' "
                            "(kernel %s)",
                            variant_family_name(p->kernel));
-    int field = 16 - p->dict_bits - (slice ? 0 : p->row_bits);
+    int field = 16 - p->dict_bits -
+                (slice ? 0 : cmrs_narrow_row_bits(p->height, p->layout == CMRSCL_LAYOUT_PACKED));
     int64_t limit = (1ll << field) - 2;
     int32_t strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
     int64_t largest = -2;
