@@ -45,6 +45,9 @@ static int narrow_plans = 0; /* slices and strips that took narrow columns (chec
 static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                         const char *label, bool wide)
 {
+    cmrscl_device_info info;
+    CHECK_OK(cmrscl_context_device_info(ctx, &info));
+    const cmrscl_device_info *dev = &info;
     static int wide_sets = 0; /* the codecs on the first: each codec is a program to compile */
     bool codecs = wide && wide_sets++ == 0;
     for (int i = 0; i < test_matrix_count(); ++i) {
@@ -57,9 +60,19 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
         cmrscl_options plain = *opt, opt64 = *opt; /* the codecs: check_codecs */
         plain.values = opt64.values = CMRSCL_VALUES_PLAIN;
         opt64.index_bits = 64;
-        /* strips' narrow columns only where the twins are made: each is a program more */
-        if (opt->kernel == CMRSCL_KERNEL_STRIP && !wide && !opt->column_bits)
-            plain.column_bits = 32;
+        /* Strips: narrow offsets wherever they fit and save bytes, on the heights with twins
+         * (the plan takes them by itself only beyond the device's cache, which no catalogue
+         * matrix is), 32-bit columns elsewhere (each is a program more). */
+        if (opt->kernel == CMRSCL_KERNEL_STRIP && !opt->column_bits) {
+            cmrscl_params p16, p32;
+            cmrscl_options o16 = plain;
+            o16.column_bits = 16, plain.column_bits = 32;
+            if (wide && cmrscl_plan(dev, v->precision, &a, &o16, &p16) == CMRSCL_OK &&
+                cmrscl_plan(dev, v->precision, &a, &plain, &p32) == CMRSCL_OK &&
+                p16.bytes_per_entry_matrix < p32.bytes_per_entry_matrix)
+                plain.column_bits = 16;
+            opt64.column_bits = plain.column_bits;
+        }
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &plain, &m));
         if (wide)
             CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &opt64, &m64));

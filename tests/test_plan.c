@@ -228,44 +228,6 @@ static void test_column_spread(void)
     }
 }
 
-/* Narrow columns (src/format/cmrs_narrow.c): slices take 16-bit steps, strips offsets, where
- * they fit beside row and dictionary bits (stencil7:40 strips: 11), segments 32 bits. */
-static void test_narrow_columns(void)
-{
-    static const int kernels[3] = {CMRSCL_KERNEL_SLICE, CMRSCL_KERNEL_STRIP, CMRSCL_KERNEL_SEGMENT};
-    static const struct {
-        const char *spec;
-        int bits[2]; /* slices, strips; segments 32 */
-        const char *why[2];
-    } cases[] = {
-        {"stencil7:40", {16, 32}, {"steps (the largest 1600)", "3215 columns, above 2046"}},
-        {"stencil7:20", {16, 16}, {"steps (the largest 400)", "offsets (the largest 815)"}},
-        {"fem:12:3", {16, 16}, {"columns: 16-bit steps", "columns: 16-bit offsets"}},
-        {"dense:300", {16, 16}, {"16-bit steps", "16-bit offsets (the largest 299)"}},
-        {"random:100000:4", {32, 32}, {"32-bit: a step of", "32-bit: an offset of"}},
-        {"perm:200000", {32, 32}, {"above 65534", "above"}}};
-    cmrscl_device_info d = fake_gpu();
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        cmrscl_csr a;
-        CHECK_OK(cmrscl_csr_generate(cases[i].spec, &a));
-        cmrscl_params p;
-        for (int k = 0; k < 3; ++k) {
-            cmrscl_options o = {.kernel = (cmrscl_kernel)kernels[k]};
-            int bits = k < 2 ? cases[i].bits[k] : 32;
-            CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p));
-            CHECK_MSG(p.column_bits == bits &&
-                          (k == 2 || test_contains(p.plan_reason, cases[i].why[k])) &&
-                          test_contains(p.build_options, "-DCOLUMN_BITS=16") == (bits == 16),
-                      "%s, kernel %d: column bits %d (%s)", cases[i].spec, (int)o.kernel,
-                      p.column_bits, p.plan_reason);
-            o.column_bits = 16;
-            CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p),
-                         bits == 16 ? CMRSCL_OK : CMRSCL_ERROR_INVALID_ARGUMENT);
-        }
-        cmrscl_csr_free(&a);
-    }
-}
-
 /* Long strips: the automatic tile from the device's resident warps, and only matrices
  * that have a strip longer than two tiles are split. */
 static void test_split(void)
@@ -593,7 +555,6 @@ int main(void)
     test_long_rows();
     test_stream_rule();
     test_slice_rule();
-    test_narrow_columns();
     test_index_width();
     test_device_memory_limits();
     return test_finish("plan");

@@ -2,8 +2,8 @@
  * the device chosen by CMRSCL_DEVICE:
  *   catalogue    every awkward matrix, planned nine ways (automatic, strip unpacked and
  *                column-ordered, segment, slice, slice with narrow columns, MODULO, values
- *                as a dictionary, long strips split into tiles combined by the second
- *                kernel and in their work-group), blocks of 3, 8 and 33 vectors row-major
+ *                as a dictionary in strips with narrow columns, long strips split into tiles
+ * combined by the second kernel and in their work-group), blocks of 3, 8 and 33 vectors row-major
  *                (vectors loaded one, two and four at a time) and column-major with padded
  *                leading dimensions: each vector against the CPU
  *                double reference, the padding untouched, the same bits run after run;
@@ -123,7 +123,7 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
     plans[5].kernel = CMRSCL_KERNEL_MODULO, plans[5].modulo = 8, plans[5].height = 16;
     plans[5].reduce = CMRSCL_REDUCE_LOCAL;
     plans[6].kernel = CMRSCL_KERNEL_STRIP, plans[6].height = 8;
-    plans[6].values = CMRSCL_VALUES_DICT;
+    plans[6].values = CMRSCL_VALUES_DICT, plans[6].column_bits = 16; /* strips' offsets */
     plans[7].kernel = CMRSCL_KERNEL_STRIP, plans[7].height = 2, plans[7].tile = 16;
     plans[7].combine = CMRSCL_COMBINE_KERNEL;
     plans[8].kernel = CMRSCL_KERNEL_STRIP, plans[8].height = 4, plans[8].tile = 32;
@@ -138,7 +138,7 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
             snprintf(what, sizeof what, "%s, plan %d", name, k);
             cmrscl_matrix m = NULL;
             cmrscl_status st = cmrscl_matrix_create_from_csr(ctx, p, &a0, &plans[k], &m);
-            if (st != CMRSCL_OK) { /* narrow columns or a dictionary that this matrix refuses */
+            if (st != CMRSCL_OK) { /* narrow columns or a dictionary this matrix refuses */
                 CHECK_MSG(k == 4 || k == 6, "%s: %s", what, cmrscl_last_error());
                 continue;
             }

@@ -516,7 +516,7 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     if (st == CMRSCL_OK)
         st = choose_index_bits(a, opt, p);
     if (st == CMRSCL_OK)
-        st = plan_choose_columns(a, opt, p);
+        st = plan_choose_columns(dev, a, opt, p);
     if (st != CMRSCL_OK)
         return st;
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)

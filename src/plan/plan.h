@@ -176,10 +176,11 @@ CMRSCL_HIDDEN cmrscl_status plan_for_matrix(const cmrscl_device_info *dev,
 CMRSCL_HIDDEN cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
                                                cmrscl_params *p);
 /* plan_values.c: p->column_bits after the values (dict_bits): 16 for a slice whose steps
- * fit (cmrs_narrow.c), else 32, and the reason's "; columns" clause; fails when
- * opt->column_bits asks for 16 where they do not fit. */
-CMRSCL_HIDDEN cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *opt,
-                                                cmrscl_params *p);
+ * fit, or a strip beyond the device's cache whose offsets fit (cmrs_narrow.c), else 32, and
+ * the reason's "; columns" clause; fails when opt->column_bits asks for 16 where they do not
+ * fit. */
+CMRSCL_HIDDEN cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
+                                                const cmrscl_options *opt, cmrscl_params *p);
 /* The bytes per entry a product moves (cmrscl_params.bytes_per_entry_*), from the plan's
  * sizes, stored entries and codec. */
 CMRSCL_HIDDEN void plan_bytes_per_entry(cmrscl_params *p);

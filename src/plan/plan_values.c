@@ -73,9 +73,13 @@ cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt
  * - 2 (below the hole's all ones); they halve the column bytes and cost the lane one add an
  * entry, measured on an H100 (docs/PERFORMANCE.md, session 14). Strips store each entry's
  * offset from the strip's first column beside its dictionary index and its row (in as few
- * bits as the height needs): at most 2^(16 - those bits) - 2; the same rule kept (dense,
- * session 18). The segment and MODULO families have none. */
-cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
+ * bits as the height needs): at most 2^(16 - those bits) - 2. They pay where the matrix
+ * streams from memory (H100, session 18 run 2: dense:6000 0.108 -> 0.087 ms in float, 0.155
+ * -> 0.135 in double), and cost up to 9% of a small one's device time where it stays in the
+ * cache (run 3: rajat01 double, fem:10:4 float): taken only for a matrix whose 32-bit entries
+ * exceed the device's cache. The segment and MODULO families have none. */
+cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
+                                  const cmrscl_options *opt, cmrscl_params *p)
 {
     p->column_bits = 32;
     bool slice = p->kernel == CMRSCL_KERNEL_SLICE, strip = p->kernel == CMRSCL_KERNEL_STRIP;
@@ -105,6 +109,11 @@ cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *op
     size_t narrow_bytes = cmrs_narrow_bytes(strips, stored),
            wide_bytes = 4 * ((size_t)stored + CMRS_ENTRY_PAD);
     const char *kind = slice ? "step" : "offset";
+    /* strips: the matrix's bytes with 32-bit column words, as its values are stored */
+    size_t value_bytes = p->values == CMRSCL_VALUES_DICT    ? 0
+                         : p->values == CMRSCL_VALUES_FLOAT ? 4
+                                                            : cmrscl_precision_size(p->precision);
+    double entry_bytes = (double)stored * (double)(4 + value_bytes);
     char why[96];
     if (largest == -2)
         snprintf(why, sizeof why, "%s", a->nnz ? "columns not on the host" : "no entries");
@@ -113,6 +122,9 @@ cmrscl_status plan_choose_columns(const plan_matrix *a, const cmrscl_options *op
     else if (largest > limit)
         snprintf(why, sizeof why, "%s %s of %lld columns, above %lld", slice ? "a" : "an", kind,
                  (long long)largest, (long long)limit);
+    else if (!opt->column_bits && strip && entry_bytes <= (double)dev->cache_bytes)
+        snprintf(why, sizeof why, "the matrix fits the device's cache (%.1f MB of entries)",
+                 entry_bytes / 1e6);
     else if (!opt->column_bits && narrow_bytes >= wide_bytes)
         snprintf(why, sizeof why, "strips of %.1f entries: their first columns cost more",
                  (double)stored / strips);
