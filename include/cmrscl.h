@@ -151,7 +151,9 @@ typedef enum cmrscl_reduce {
 /* The kernel families (docs/PERFORMANCE.md says where each wins):
  * - STRIP: Algorithm 1 of the paper: one warp (or a narrower group of lanes) per strip,
  *   per-lane row slots in local memory, strips optionally column-ordered. HEIGHT 1 is
- *   CSR-vector (and, with warp 1, CSR-scalar).
+ *   CSR-vector (and, with warp 1, CSR-scalar). A matrix beyond the device's cache whose
+ *   strips each span fewer than about 2^16 columns (dense rows) stores narrow columns
+ *   (cmrscl_options.column_bits): 2 bytes of column an entry instead of 4.
  * - SEGMENT: row-ordered strips summed by a segmented warp scan in registers; no per-row
  *   slots, so strips can be tall (up to 256 rows): for short rows.
  * - MODULO: the paper's modified kernel (section 6.6, listing "Modified CMRS Kernel"):
@@ -277,13 +279,16 @@ typedef struct cmrscl_options {
     cmrscl_values values;   /* how the values are stored (cmrscl_values); AUTO: the plan's.
                                DICT or FLOAT on values that do not fit fails with
                                ERROR_INVALID_ARGUMENT */
-    /* Bits of a column word on the device: 0 automatic; 32 a word per entry; 16 the slice
-     * kernel's narrow columns - each strip's first column once, then per entry the step from
-     * the column before in its row (and its dictionary index) in 16 bits: for banded rows,
-     * half the column bytes. Automatic takes 16 for every slice whose steps fit (host
-     * arrays with sorted rows); 16 fails with ERROR_INVALID_ARGUMENT where they do not, or
-     * with another kernel. The first values update keeps them (cmrscl_matrix_read_cmrs
-     * returns the 32-bit words). */
+    /* Bits of a column word on the device: 0 automatic; 32 a word per entry; 16 narrow
+     * columns - each strip's first column once, then per entry 16 bits: in a slice the step
+     * from the column before in its row (and its dictionary index); in a strip the offset
+     * from the strip's first column (its dictionary index and row in strip beside it). For
+     * banded rows, dense rows and small matrices, half the column bytes. Automatic takes 16
+     * for every slice whose steps fit (host arrays with sorted rows) and for every strip
+     * layout whose offsets fit and whose entries exceed the device's cache (cache-resident,
+     * they measured slower); 16 fails with ERROR_INVALID_ARGUMENT where they do not fit, or
+     * with the segment and MODULO kernels. The first values update keeps them
+     * (cmrscl_matrix_read_cmrs returns the 32-bit words). */
     int column_bits;
 } cmrscl_options;
 
@@ -344,7 +349,7 @@ typedef struct cmrscl_params {
     cmrscl_values values;   /* how the values are stored; never AUTO */
     int dict_bits;          /* DICT: bits of the dictionary index in each column word */
     int dict_size;          /* DICT: distinct values in the dictionary; else 0 */
-    int column_bits;        /* 32, or 16: a slice's narrow columns (cmrscl_options.column_bits) */
+    int column_bits;        /* 32, or 16: narrow columns (cmrscl_options.column_bits) */
     /* Bytes a product moves per entry (nnz), at the least: the matrix's arrays (every array
      * a product reads, entry arrays, StripPtr, the split's; MODULO's holes included), x
      * (each element once) and y (each element written once; read once more when beta is
