@@ -6,7 +6,8 @@
  * beta = 0 and a beta != 0 case. Vectors are device buffers of exactly cols and rows
  * elements, so Oclgrind sees any access past either end. Oclgrind's device reports a preferred
  * work-group multiple of 1, so the library's probe finds warp 1; warps 8 and 32 are forced
- * through cmrscl_options.warp.
+ * through cmrscl_options.warp. The strip family with warps of 8 takes narrow columns (16-bit
+ * offsets) wherever they fit; with 1 and 32 lanes, 32-bit column words.
  * Usage: test_oclgrind float|double packed|unpacked WARP rows|columns|both [MIN-MAX]
  *          (MIN-MAX: only the heights in that range, so a variant can be split in parts)
  *        test_oclgrind segment|split|group float|double [WARP [TILE]]
@@ -37,6 +38,7 @@
 
 /* cmrscl_options.index_bits of every matrix: 0 (the plan's: 32 here), or 64 (index64). */
 static int index_bits = 0;
+static int narrow_plans = 0; /* strips with narrow columns (run_matrices) */
 
 typedef struct variant {
     cmrscl_kernel kernel; /* strip, or segment (its warp primitives emulated with barriers) */
@@ -166,15 +168,24 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
                                                        : "strip",
                  opt->height, opt->warp, opt->work_group_size,
                  opt->order == CMRSCL_ORDER_ROWS ? "row" : "column", opt->tile);
+        /* strips with warps of 8: narrow columns (16-bit offsets) wherever they fit */
+        cmrscl_options o = *opt;
+        cmrscl_params p;
+        if (o.kernel == CMRSCL_KERNEL_STRIP && o.warp == 8 && !o.column_bits) {
+            o.column_bits = 16;
+            bool fits = cmrscl_plan(&e->dev, v->precision, &a, &o, &p) == CMRSCL_OK;
+            o.column_bits = fits ? 16 : 32;
+            narrow_plans += fits;
+        }
         cmrscl_matrix m = NULL;
-        CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, v->precision, &a, opt, &m));
+        CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, v->precision, &a, &o, &m));
         if (m) {
-            cmrscl_params p;
             CHECK_OK(cmrscl_matrix_params(m, &p));
             CHECK_MSG(p.height == opt->height && p.warp == opt->warp && p.kernel == opt->kernel &&
                           p.work_group_size == opt->work_group_size && p.layout == opt->layout &&
                           p.order == opt->order && p.reduce == CMRSCL_REDUCE_LOCAL &&
-                          p.index_bits == (opt->index_bits ? opt->index_bits : 32),
+                          p.index_bits == (opt->index_bits ? opt->index_bits : 32) &&
+                          (!o.column_bits || p.column_bits == o.column_bits),
                       "%s: parameters not as asked (%s)", what, p.build_options);
             check_product(e, m, &ref_a, v->precision, 1.0, 0.0, what);
             check_product(e, m, &ref_a, v->precision, -1.5, 0.5, what);
@@ -463,14 +474,14 @@ static int run_variant(const env *e, const variant *v)
     CHECK_MSG(count > 0, "no height lies in %d..%d", v->min_height, v->max_height);
     printf("%s %s %s, warp %d, tile %d, %s order, %d-bit indices: %d products checked (%d "
            "heights from %d to %d, work-groups of one warp and of several, %d matrices, beta = 0 "
-           "and beta != 0)\n",
+           "and beta != 0; %d plans with narrow columns)\n",
            v->kernel == CMRSCL_KERNEL_SEGMENT ? "segment" : "strip",
            cmrscl_precision_name(v->precision),
            v->layout == CMRSCL_LAYOUT_PACKED ? "packed" : "unpacked", v->warp, v->tile,
            v->orders == 3   ? "row and column"
            : v->orders == 1 ? "row"
                             : "column",
-           index_bits ? index_bits : 32, products, count, first, last, MATRIX_COUNT);
+           index_bits ? index_bits : 32, products, count, first, last, MATRIX_COUNT, narrow_plans);
     return test_finish("oclgrind");
 }
 
