@@ -14,7 +14,8 @@
  *   WARP          work-items per strip or tile, a power of two                (required)
  *   WG_SIZE       work-group size, a multiple of WARP                         (required)
  *   VALUE_DOUBLE  1: double values and vectors, 0: float                      (required)
- *   PACKED        1: row in strip in the low ROW_BITS bits of col_ind         (default 1)
+ *   PACKED        1: row in strip in the low ROW_BITS bits of col_ind (narrow
+ *                 offsets: NARROW_ROW_BITS, entry_at)                         (default 1)
  *   ROW_BITS      bits of the row in strip when packed                        (default 4)
  *   REDUCE        the warp layer's backend (warp.cl): 1 local memory + barriers,
  *                 2 NVIDIA warp shuffles (PTX), 3 OpenCL sub-groups           (default 1)

@@ -152,7 +152,8 @@ typedef enum cmrscl_reduce {
  * - STRIP: Algorithm 1 of the paper: one warp (or a narrower group of lanes) per strip,
  *   per-lane row slots in local memory, strips optionally column-ordered. HEIGHT 1 is
  *   CSR-vector (and, with warp 1, CSR-scalar). A matrix beyond the device's cache whose
- *   strips each span fewer than about 2^16 columns (dense rows) stores narrow columns
+ *   strips each span fewer columns than 16 bits hold beside the row in strip and the
+ *   dictionary index (65534 at HEIGHT 1, 2046 at HEIGHT 32) stores narrow columns
  *   (cmrscl_options.column_bits): 2 bytes of column an entry instead of 4.
  * - SEGMENT: row-ordered strips summed by a segmented warp scan in registers; no per-row
  *   slots, so strips can be tall (up to 256 rows): for short rows.

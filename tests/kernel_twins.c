@@ -75,7 +75,12 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
     cmrscl_options coded = *opt, plain = *opt;
     plain.values = CMRSCL_VALUES_PLAIN;
     cmrscl_matrix m = NULL, twin = NULL;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &coded, &m));
+    /* narrow columns asked for may not fit beside the dictionary's bits: then 32-bit */
+    if (coded.column_bits == 16 &&
+        cmrscl_matrix_create_from_csr(ctx, v->precision, a, &coded, &m) != CMRSCL_OK)
+        coded.column_bits = 32;
+    if (!m)
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &coded, &m));
     cmrscl_params columns;
     if (m && cmrscl_matrix_params(m, &columns) == CMRSCL_OK &&
         (columns.kernel == CMRSCL_KERNEL_SLICE || columns.kernel == CMRSCL_KERNEL_STRIP))
@@ -184,9 +189,10 @@ void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *op
 }
 
 /* Slices and strips store narrow columns where they fit (src/format/cmrs_narrow.c): matrix m,
- * made with automatic column bits, against its twin of 32-bit columns - the same y bit for
- * bit and the device bytes the narrow words save - or, where m kept 32 bits, the reason
- * says why. Returns whether m is narrow. */
+ * made with automatic column bits (slices) or those test_kernel chose (strips: 16 where they
+ * fit and save bytes), against its twin of 32-bit columns - the same y bit for bit and the
+ * device bytes the narrow words save - or, where m kept 32 bits, the reason says why.
+ * Returns whether m is narrow. */
 bool check_narrow(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                   const cmrscl_csr *a, const cmrscl_csr *ref_a, cmrscl_matrix m, const char *what)
 {

@@ -120,8 +120,11 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                 check_same_cmrs(m, m64, what); /* StripPtr read back widened, flags dropped */
             /* the codecs on the matrices that reach their paths (no entries, the paper's,
              * empty strips, a split row, many strips): each plan a program to compile */
-            if (codecs && (i == 3 || i == 4 || i == 5 || i == 6 || i == 9))
-                check_codecs(ctx, v, opt, &a, i == 5 || i == 6, what);
+            if (codecs && (i == 3 || i == 4 || i == 5 || i == 6 || i == 9)) {
+                cmrscl_options columns = *opt; /* strips: narrow where the test took them */
+                columns.column_bits = opt->kernel == CMRSCL_KERNEL_STRIP ? p.column_bits : 0;
+                check_codecs(ctx, v, &columns, &a, i == 5 || i == 6, what);
+            }
         }
         cmrscl_matrix_free(m);
         cmrscl_matrix_free(m64);

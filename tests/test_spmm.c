@@ -2,11 +2,11 @@
  * the device chosen by CMRSCL_DEVICE:
  *   catalogue    every awkward matrix, planned nine ways (automatic, strip unpacked and
  *                column-ordered, segment, slice, slice with narrow columns, MODULO, values
- *                as a dictionary in strips with narrow columns, long strips split into tiles
- * combined by the second kernel and in their work-group), blocks of 3, 8 and 33 vectors row-major
- *                (vectors loaded one, two and four at a time) and column-major with padded
- *                leading dimensions: each vector against the CPU
- *                double reference, the padding untouched, the same bits run after run;
+ *                as a dictionary in strips with narrow columns, long strips split into
+ *                tiles combined by the second kernel and in their work-group), blocks of 3,
+ *                8 and 33 vectors row-major (vectors loaded one, two and four at a time)
+ *                and column-major with padded leading dimensions: each vector against the
+ *                CPU double reference, the padding untouched, the same bits run after run;
  *   wide         70 vectors (two launches: 64, then 6) and one vector (the SpMV's bits);
  *   updates      a values update, then the block product uses the new values;
  *   buffers      cl_mem blocks and the event, the same bits as the host form; timing;

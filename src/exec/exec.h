@@ -38,8 +38,8 @@ CMRSCL_HIDDEN cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out
 /* Device bytes of the values buffer for `stored` entries, as the plan stores them: one per
  * entry (and the padding), or the dictionary. */
 CMRSCL_HIDDEN size_t matrix_values_bytes(const cmrscl_params *p, size_t stored);
-/* Device bytes of the column words for `stored` positions: 4 each, or a slice's narrow
- * columns (src/format/cmrs_narrow.c). */
+/* Device bytes of the column words for `stored` positions: 4 each, or narrow columns
+ * (src/format/cmrs_narrow.c). */
 CMRSCL_HIDDEN size_t matrix_column_bytes(const cmrscl_params *p, size_t stored);
 /* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the

@@ -128,14 +128,16 @@ typedef struct code_job {
     uint32_t *wide; /* decode: the column words out */
 } code_job;
 
-/* A strip's first column: the smallest column field among its words (holes aside). */
-static uint32_t first_column(const cmrscl_cmrs *c, int64_t s, int shift)
+/* A strip's first column: the smallest column field among its words - a slice's holes
+ * aside (a strip has none, and its last column's word may be all ones). */
+static uint32_t first_column(const cmrscl_cmrs *c, int64_t s, int shift, bool holes)
 {
     uint32_t first = UINT32_MAX;
+    bool any = false;
     for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k)
-        if (c->col_ind[k] != CMRS_HOLE && c->col_ind[k] >> shift < first)
-            first = c->col_ind[k] >> shift;
-    return first == UINT32_MAX ? 0 : first;
+        if (!(holes && c->col_ind[k] == CMRS_HOLE) && c->col_ind[k] >> shift <= first)
+            first = c->col_ind[k] >> shift, any = true;
+    return any ? first : 0;
 }
 
 static void encode_strips(void *ctx, int thread, int threads)
@@ -149,7 +151,7 @@ static void encode_strips(void *ctx, int thread, int threads)
     parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
-        j->first[s] = first_column(c, s, shift);
+        j->first[s] = first_column(c, s, shift, !j->offsets);
         if (j->offsets) {
             for (uint64_t k = begin; k < end; ++k) {
                 const uint32_t w = c->col_ind[k];

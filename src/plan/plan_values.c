@@ -100,31 +100,33 @@ cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matr
                 (slice ? 0 : cmrs_narrow_row_bits(p->height, p->layout == CMRSCL_LAYOUT_PACKED));
     int64_t limit = (1ll << field) - 2;
     int32_t strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
-    int64_t largest = -2;
-    if (a->col_ind && a->nnz > 0)
-        largest = slice ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)
-                        : cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, p->height);
     /* a 32-bit first column a strip against 2 bytes saved a position (the plan counted them) */
     int64_t stored = slice ? p->stored_entries : a->nnz; /* strips have no holes */
     size_t narrow_bytes = cmrs_narrow_bytes(strips, stored),
            wide_bytes = 4 * ((size_t)stored + CMRS_ENTRY_PAD);
     const char *kind = slice ? "step" : "offset";
-    /* strips: the matrix's bytes with 32-bit column words, as its values are stored */
+    /* strips: the matrix's bytes with 32-bit column words, as its values are stored; a
+     * device that reports no cache (Oclgrind) has every matrix beyond it */
     size_t value_bytes = p->values == CMRSCL_VALUES_DICT    ? 0
                          : p->values == CMRSCL_VALUES_FLOAT ? 4
                                                             : cmrscl_precision_size(p->precision);
     double entry_bytes = (double)stored * (double)(4 + value_bytes);
+    bool cached = !opt->column_bits && strip && entry_bytes <= (double)dev->cache_bytes;
+    int64_t largest = -2; /* not counted: no columns, or a cached strip layout */
+    if (a->col_ind && a->nnz > 0 && !cached)
+        largest = slice ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)
+                        : cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, p->height);
     char why[96];
-    if (largest == -2)
+    if (cached)
+        snprintf(why, sizeof why, "the matrix fits the device's cache (%.1f MB of entries)",
+                 entry_bytes / 1e6);
+    else if (largest == -2)
         snprintf(why, sizeof why, "%s", a->nnz ? "columns not on the host" : "no entries");
     else if (largest < 0)
         snprintf(why, sizeof why, "a row's columns are not sorted");
     else if (largest > limit)
         snprintf(why, sizeof why, "%s %s of %lld columns, above %lld", slice ? "a" : "an", kind,
                  (long long)largest, (long long)limit);
-    else if (!opt->column_bits && strip && entry_bytes <= (double)dev->cache_bytes)
-        snprintf(why, sizeof why, "the matrix fits the device's cache (%.1f MB of entries)",
-                 entry_bytes / 1e6);
     else if (!opt->column_bits && narrow_bytes >= wide_bytes)
         snprintf(why, sizeof why, "strips of %.1f entries: their first columns cost more",
                  (double)stored / strips);
