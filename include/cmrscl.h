@@ -287,9 +287,9 @@ typedef struct cmrscl_options {
      * banded rows, dense rows and small matrices, half the column bytes. Automatic takes 16
      * for every slice whose steps fit (host arrays with sorted rows) and for every strip
      * layout whose offsets fit and whose entries exceed the device's cache (cache-resident,
-     * they measured slower); 16 fails with ERROR_INVALID_ARGUMENT where they do not fit, or
-     * with the segment and MODULO kernels. The first values update keeps them
-     * (cmrscl_matrix_read_cmrs returns the 32-bit words). */
+     * they measured slower; none where the device reports no cache size); 16 fails with
+     * ERROR_INVALID_ARGUMENT where they do not fit, or with the segment and MODULO kernels. The
+     * first values update keeps them (cmrscl_matrix_read_cmrs returns the 32-bit words). */
     int column_bits;
 } cmrscl_options;
 

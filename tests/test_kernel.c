@@ -42,6 +42,14 @@
  * (check_codecs). */
 static int narrow_plans = 0; /* slices and strips that took narrow columns (check_narrow) */
 
+/* Whether this variant's strip cases take narrow columns: the decode (entry_at) comes before
+ * and apart from the warp layer, so of the sub-group widths one is enough (each width is a
+ * test of its own, and each narrow plan a program more to compile). */
+static bool narrow_strips(const variant *v)
+{
+    return v->reduce != CMRSCL_REDUCE_SUBGROUP || v->width == 16;
+}
+
 static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                         const char *label, bool wide)
 {
@@ -67,7 +75,8 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
             cmrscl_params p16, p32;
             cmrscl_options o16 = plain;
             o16.column_bits = 16, plain.column_bits = 32;
-            if (wide && cmrscl_plan(dev, v->precision, &a, &o16, &p16) == CMRSCL_OK &&
+            if (wide && narrow_strips(v) &&
+                cmrscl_plan(dev, v->precision, &a, &o16, &p16) == CMRSCL_OK &&
                 cmrscl_plan(dev, v->precision, &a, &plain, &p32) == CMRSCL_OK &&
                 p16.bytes_per_entry_matrix < p32.bytes_per_entry_matrix)
                 plain.column_bits = 16;
@@ -427,7 +436,7 @@ int main(int argc, char **argv)
     else
         run_split(ctx, &v, kernel);
     cmrscl_context_free(ctx);
-    if (!strcmp(v.name, "slice") || strstr(v.name, "strip")) {
+    if (!strcmp(v.name, "slice") || (strstr(v.name, "strip") && narrow_strips(&v))) {
         CHECK_MSG(narrow_plans > 0, "no plan of the catalogue took narrow columns");
         printf("%s: %d plans with narrow columns, each against its twin of 32-bit columns\n",
                v.name, narrow_plans);

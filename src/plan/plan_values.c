@@ -105,19 +105,22 @@ cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matr
     size_t narrow_bytes = cmrs_narrow_bytes(strips, stored),
            wide_bytes = 4 * ((size_t)stored + CMRS_ENTRY_PAD);
     const char *kind = slice ? "step" : "offset";
-    /* strips: the matrix's bytes with 32-bit column words, as its values are stored; a
-     * device that reports no cache (Oclgrind) has every matrix beyond it */
+    /* strips: the matrix's bytes with 32-bit column words, as its values are stored; where
+     * the device reports no cache size (Oclgrind), nothing is known to be beyond it */
     size_t value_bytes = p->values == CMRSCL_VALUES_DICT    ? 0
                          : p->values == CMRSCL_VALUES_FLOAT ? 4
                                                             : cmrscl_precision_size(p->precision);
     double entry_bytes = (double)stored * (double)(4 + value_bytes);
-    bool cached = !opt->column_bits && strip && entry_bytes <= (double)dev->cache_bytes;
+    bool cached = !opt->column_bits && strip &&
+                  (!dev->cache_bytes || entry_bytes <= (double)dev->cache_bytes);
     int64_t largest = -2; /* not counted: no columns, or a cached strip layout */
     if (a->col_ind && a->nnz > 0 && !cached)
         largest = slice ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)
                         : cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, p->height);
     char why[96];
-    if (cached)
+    if (cached && !dev->cache_bytes)
+        snprintf(why, sizeof why, "the device reports no cache size");
+    else if (cached)
         snprintf(why, sizeof why, "the matrix fits the device's cache (%.1f MB of entries)",
                  entry_bytes / 1e6);
     else if (largest == -2)

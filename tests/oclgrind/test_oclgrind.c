@@ -6,9 +6,9 @@
  * beta = 0 and a beta != 0 case. Vectors are device buffers of exactly cols and rows
  * elements, so Oclgrind sees any access past either end. Oclgrind's device reports a preferred
  * work-group multiple of 1, so the library's probe finds warp 1; warps 8 and 32 are forced
- * through cmrscl_options.warp. The strip family with warps of 8 asks for narrow columns
- * (16-bit offsets) wherever they fit; with 1 and 32 lanes the plan chooses (Oclgrind reports
- * no cache, so narrow wherever they fit and save bytes).
+ * through cmrscl_options.warp. The packed strip family with warps of 8 asks for narrow
+ * columns (16-bit offsets) wherever they fit; elsewhere 32-bit words (Oclgrind reports no
+ * cache size, so the plan takes no narrow strips by itself).
  * Usage: test_oclgrind float|double packed|unpacked WARP rows|columns|both [MIN-MAX]
  *          (MIN-MAX: only the heights in that range, so a variant can be split in parts)
  *        test_oclgrind segment|split|group float|double [WARP [TILE]]
@@ -169,10 +169,11 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
                                                        : "strip",
                  opt->height, opt->warp, opt->work_group_size,
                  opt->order == CMRSCL_ORDER_ROWS ? "row" : "column", opt->tile);
-        /* strips with warps of 8: narrow columns (16-bit offsets) wherever they fit */
+        /* packed strips with warps of 8: narrow columns (16-bit offsets) wherever they fit */
         cmrscl_options o = *opt;
         cmrscl_params p;
-        if (o.kernel == CMRSCL_KERNEL_STRIP && o.warp == 8 && !o.column_bits) {
+        if (o.kernel == CMRSCL_KERNEL_STRIP && o.warp == 8 && o.layout == CMRSCL_LAYOUT_PACKED &&
+            !o.column_bits) {
             o.column_bits = 16;
             bool fits = cmrscl_plan(&e->dev, v->precision, &a, &o, &p) == CMRSCL_OK;
             o.column_bits = fits ? 16 : 32;
@@ -473,7 +474,8 @@ static int run_variant(const env *e, const variant *v)
         last = h;
     }
     CHECK_MSG(count > 0, "no height lies in %d..%d", v->min_height, v->max_height);
-    CHECK_MSG(v->kernel != CMRSCL_KERNEL_STRIP || v->warp != 8 || narrow_plans > 0,
+    CHECK_MSG(v->kernel != CMRSCL_KERNEL_STRIP || v->warp != 8 ||
+                  v->layout != CMRSCL_LAYOUT_PACKED || narrow_plans > 0,
               "no plan took narrow columns");
     printf("%s %s %s, warp %d, tile %d, %s order, %d-bit indices: %d products checked (%d "
            "heights from %d to %d, work-groups of one warp and of several, %d matrices, beta = 0 "
