@@ -361,6 +361,10 @@ typedef struct cmrscl_params {
     /* Device memory of the kept transpose (cmrscl_matrix_prepare_transpose): 0 while none
      * is built; not part of device_bytes. */
     uint64_t transpose_device_bytes;
+    /* The block product (cmrscl_spmm): vectors one launch takes at most, each launch reading
+     * the matrix once - 64, or in the slice layout 128 bytes of X a row (32 floats, 16
+     * doubles), which measured faster there (docs/PERFORMANCE.md, session 19). */
+    int block_vectors;
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;
@@ -546,12 +550,12 @@ typedef enum cmrscl_dense_order {
 /* Y = alpha*A*X + beta*Y for k >= 1 vectors at once: X holds cols x k elements, Y rows x k,
  * both in `order` with leading dimensions ldx and ldy in elements (0: packed - k row-major,
  * cols or rows column-major; else at least that), on device buffers of the matrix's
- * precision large enough for the last element. The matrix is read once per block of up to
- * 64 vectors (cmrs_spmm, cl/cmrs_spmm.cl), not once per vector; k = 1 with a contiguous
- * vector is cmrscl_spmv, the same bits. Each element of Y is summed in an order fixed by the
- * matrix and k: the same bits run after run (not always the bits of k single products).
- * When beta == 0, Y is not read. X and Y must be different buffers. Queue, wait list and
- * event as cmrscl_spmv; products of one matrix must not run at the same time. */
+ * precision large enough for the last element. The matrix is read once per launch of up to
+ * cmrscl_params.block_vectors vectors (cmrs_spmm, cl/cmrs_spmm.cl), not once per vector; k = 1 with
+ * a contiguous vector is cmrscl_spmv, the same bits. Each element of Y is summed in an order fixed
+ * by the matrix and k: the same bits run after run (not always the bits of k single products). When
+ * beta == 0, Y is not read. X and Y must be different buffers. Queue, wait list and event as
+ * cmrscl_spmv; products of one matrix must not run at the same time. */
 CMRSCL_API cmrscl_status cmrscl_spmm(cmrscl_matrix m, cmrscl_dense_order order, int k, double alpha,
                                      cl_mem x, size_t ldx, double beta, cl_mem y, size_t ldy,
                                      cl_command_queue queue, cl_uint num_wait,

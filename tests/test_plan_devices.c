@@ -1,8 +1,8 @@
 /* test_plan_devices.c - the plan on other kinds of device than NVIDIA's, without a device:
  * GPUs with sub-groups (the matrix rule on the sub-group variants, widths fixed or not,
  * sub-groups that part ways or not), GPUs with neither shuffles nor sub-groups, CPUs (the walk,
- * or Algorithm 1 on sub-groups where it measured faster), the cache a device reports, and the
- * narrow columns that depend on it. */
+ * or Algorithm 1 on sub-groups where it measured faster), the cache a device reports, the
+ * narrow columns that depend on it, and the block product's vectors a launch. */
 #include "plan/plan.h"
 #include "plan_fixtures.h"
 #include "test_util.h"
@@ -163,11 +163,32 @@ static void test_narrow_columns(void)
     }
 }
 
+/* The block product's launches: 128 bytes of X a row in the slice layout (16 doubles, 32
+ * floats), 64 vectors in the others (plan_block_vectors). */
+static void test_block_vectors(void)
+{
+    cmrscl_device_info d = fake_gpu();
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate("stencil7:12", &a));
+    static const int kernels[3] = {CMRSCL_KERNEL_SLICE, CMRSCL_KERNEL_STRIP, CMRSCL_KERNEL_SEGMENT};
+    for (int k = 0; k < 3; ++k)
+        for (int dbl = 0; dbl < 2; ++dbl) {
+            cmrscl_options o = {.kernel = (cmrscl_kernel)kernels[k]};
+            cmrscl_params p;
+            CHECK_OK(cmrscl_plan(&d, dbl ? CMRSCL_DOUBLE : CMRSCL_FLOAT, &a, &o, &p));
+            int want = k > 0 ? 64 : dbl ? 16 : 32;
+            CHECK_MSG(p.block_vectors == want, "kernel %d, %s: %d vectors a launch, not %d",
+                      (int)p.kernel, dbl ? "double" : "float", p.block_vectors, want);
+        }
+    cmrscl_csr_free(&a);
+}
+
 int main(void)
 {
     test_subgroup_gpu();
     test_cpu();
     test_cache_from_device();
     test_narrow_columns();
+    test_block_vectors();
     return test_finish("plan_devices");
 }

@@ -4,7 +4,8 @@
  *                column-ordered, segment, slice, slice with narrow columns, MODULO, values
  *                as a dictionary in strips with narrow columns, long strips split into
  *                tiles combined by the second kernel and in their work-group), blocks of 3,
- *                8 and 33 vectors row-major (vectors loaded one, two and four at a time)
+ *                8 and 33 vectors row-major (vectors loaded one, two and four at a time;
+ *                33 in two launches, or three, where slices take 32 or 16 a launch)
  *                and column-major with padded leading dimensions: each vector against the
  *                CPU double reference, the padding untouched, the same bits run after run;
  *   wide         70 vectors (two launches: 64, then 6) and one vector (the SpMV's bits);
@@ -142,6 +143,9 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
                 CHECK_MSG(k == 4 || k == 6, "%s: %s", what, cmrscl_last_error());
                 continue;
             }
+            cmrscl_params mp;
+            CHECK_OK(cmrscl_matrix_params(m, &mp)); /* slices: 33 vectors in 2 or 3 launches */
+            CHECK(mp.kernel != CMRSCL_KERNEL_SLICE || mp.block_vectors < 33);
             for (size_t q = 0; q < sizeof ks / sizeof *ks; ++q) {
                 int kk = ks[q];
                 /* padded leading dimensions, multiples of 4: runs of 2 and 4 vectors load

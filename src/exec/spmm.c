@@ -1,16 +1,13 @@
 /* spmm.c - launching Y = alpha*A*X + beta*Y for a block of k vectors (cl/cmrs_spmm.cl):
  * argument checks against the matrix, the launch's shape from the vectors and the device's
  * local memory, its kernels built on first use and kept per shape, launches of up to
- * SPMM_MAX_VECTORS vectors each, and the host and timing forms. */
+ * cmrscl_params.block_vectors vectors each (plan_block_vectors), and the host and timing
+ * forms. */
 #include "exec/exec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Vectors one launch takes at most: 32 lanes x 2 each. A wider block is several launches,
- * each reading the matrix once; more vectors per lane would hold more sums per lane (local
- * memory, registers) for a share of the matrix's bytes that is small by then. */
-#define SPMM_MAX_VECTORS 64
 #define SPMM_WARP 32     /* lanes per strip: the width of NVIDIA's warp */
 #define SPMM_MAX_WARPS 4 /* warps per work-group at most */
 
@@ -89,11 +86,11 @@ static int spmm_vec_width(const cmrscl_params *p, const block_args *b, int begin
     return w;
 }
 
-/* The shape for vectors begin .. begin + n - 1 (n <= SPMM_MAX_VECTORS): runs of vec_width vectors,
- * as many of them as lanes allow, the sums of each warp (local slots: HEIGHT x runs per lane x
- * lanes) within half the local memory of a work-group, so two groups can share a compute unit. The
- * launch then covers vec_lanes x vec_per_lane x vec_width of the n vectors, maybe fewer (whole runs
- * only). */
+/* The shape for vectors begin .. begin + n - 1 (n <= PLAN_BLOCK_VECTORS_MAX): runs of vec_width
+ * vectors, as many of them as lanes allow, the sums of each warp (local slots: HEIGHT x runs per
+ * lane x lanes) within half the local memory of a work-group, so two groups can share a compute
+ * unit. The launch then covers vec_lanes x vec_per_lane x vec_width of the n vectors, maybe fewer
+ * (whole runs only). */
 static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int begin, int n,
                                     spmm_shape *out)
 {
@@ -337,7 +334,7 @@ static cl_int set_launch_args(cmrscl_matrix m, const block_args *b, const struct
     return err | spmv_set_scalars(comb, CMRS_SPMM_COMBINE_ALPHA, p->precision, alpha, beta);
 }
 
-/* Enqueues the block product: launches of up to SPMM_MAX_VECTORS vectors in vector order,
+/* Enqueues the block product: launches of up to block_vectors vectors in vector order,
  * each with its combine when strips are split; *first and *last as spmv_enqueue's. The
  * caller holds m->lock. */
 static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double alpha, cl_mem x,
@@ -355,7 +352,7 @@ static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double a
                       NULL};
     cmrscl_status st = CMRSCL_OK;
     for (int begin = 0; st == CMRSCL_OK && begin < b->k;) {
-        int n = b->k - begin < SPMM_MAX_VECTORS ? b->k - begin : SPMM_MAX_VECTORS;
+        int n = b->k - begin < p->block_vectors ? b->k - begin : p->block_vectors;
         spmm_shape s = {0};
         struct spmm_kernel *k = NULL;
         st = spmm_shape_for(m, b, begin, n, &s);

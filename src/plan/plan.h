@@ -132,6 +132,12 @@ CMRSCL_HIDDEN void plan_build_options(const cmrscl_device_info *dev, cmrscl_para
 CMRSCL_HIDDEN int plan_spmm_options(const cmrscl_params *p, int reduce, int warp,
                                     int work_group_size, int vec_lanes, int vec_per_lane,
                                     int vec_width, char *out, size_t size);
+/* Vectors one launch of the block product takes at most: two a lane of a 32-lane warp. More a
+ * lane would hold more sums a lane (local memory, registers) for a share of the matrix's bytes
+ * that is small by then. */
+#define PLAN_BLOCK_VECTORS_MAX 64
+/* cmrscl_params.block_vectors: the block product's vectors a launch, by layout and precision. */
+CMRSCL_HIDDEN int plan_block_vectors(const cmrscl_params *p);
 /* ---- facts.c: what the plan's rules read off the device and the matrix ---- */
 
 /* Rows per strip of the segment family on scattered rows, and the strips of it that make a
@@ -185,7 +191,8 @@ CMRSCL_HIDDEN cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, c
  * sizes, stored entries and codec. */
 CMRSCL_HIDDEN void plan_bytes_per_entry(cmrscl_params *p);
 /* The plan's sizes: rows, cols, nnz, strips, stored entries (a slice's as plan_choose counted
- * them) and the split's counts (tile 0 when nothing splits), and the bytes per entry. */
+ * them) and the split's counts (tile 0 when nothing splits), the bytes per entry and the block
+ * product's vectors a launch. */
 CMRSCL_HIDDEN void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips,
                               cmrscl_params *p);
 

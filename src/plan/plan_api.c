@@ -79,6 +79,7 @@ void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl
     if (p->kernel != CMRSCL_KERNEL_SLICE)
         p->stored_entries = a->nnz;
     plan_bytes_per_entry(p);
+    p->block_vectors = plan_block_vectors(p);
 }
 
 cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precision,

@@ -95,6 +95,24 @@ void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
                  p->modulo);
 }
 
+/* Each launch of the block product reads the matrix once, so wide launches pay where the
+ * matrix's bytes count and X's rows come from DRAM: the strip and segment layouts keep up to
+ * 64 vectors (session 19 runs 1-2, NVIDIA H100, k = 32 in double: launches of 32 faster than
+ * two of 16 on random:2000000:8 1.17x, R-MAT 1.11x, dense:6000 1.20x, a Kronecker product
+ * 1.13x; slower on random:500000:32 1.21x, the evidence against). In the slice layout
+ * (stencils, FEM: 2 bytes an entry, X's rows from L2) launches whose row of X is at most 128
+ * bytes run faster instead: k = 32 in double as two launches of 16 and k = 64 in float as
+ * two of 32 alike - stencil27:100 1.48x / 1.49x, fem:50:3 1.25x, stencil7:200 1.20x / 1.22x,
+ * stencil27:120 1.15x, fem:40:4 1.05x; stencil5:2000, stencil7:160 and fem:64:2 3-4%
+ * slower. Narrower still loses: k = 32 in float as two launches of 16, stencil27:100 1.19x
+ * slower. */
+int plan_block_vectors(const cmrscl_params *p)
+{
+    if (p->kernel == CMRSCL_KERNEL_SLICE)
+        return 128 / (int)cmrscl_precision_size(p->precision);
+    return PLAN_BLOCK_VECTORS_MAX;
+}
+
 int plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int work_group_size,
                       int vec_lanes, int vec_per_lane, int vec_width, char *out, size_t size)
 {

@@ -115,8 +115,9 @@ static void print_text(const session *s, const bench_result *r)
         printf("first      %.4f s (the first product, launch to finish)\n",
                r->first_product_seconds);
     if (s->v.k > 1)
-        printf("block      %d vectors, %s: a product is the whole block (per vector %.4f ms)\n",
-               s->v.k, s->v.column_major ? "column-major" : "row-major",
+        printf("block      %d vectors, %s, in launches of up to %d (each reads the matrix once): "
+               "a product is the whole block (per vector %.4f ms)\n",
+               s->v.k, s->v.column_major ? "column-major" : "row-major", p->block_vectors,
                r->timing.median_ms / s->v.k);
     printf("kernel     median %.4f ms, min %.4f ms per product (device, %d runs after %d "
            "warm-up)\n",
@@ -159,6 +160,7 @@ static void json_params(const cmrscl_params *p)
     json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
     json_string("values", plan_values_name(p));
     json_int("dict_size", p->dict_size);
+    json_int("block_vectors", p->block_vectors);
     json_number("bytes_per_entry_matrix", p->bytes_per_entry_matrix);
     json_number("bytes_per_entry_x", p->bytes_per_entry_x);
     json_number("bytes_per_entry_y", p->bytes_per_entry_y);

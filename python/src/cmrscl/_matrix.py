@@ -197,7 +197,7 @@ class Matrix:
 
     def matmat(self, X, alpha=1.0, beta=0.0, Y=None):
         """Y = alpha*A*X + beta*Y for a block of k vectors (X of shape (cols, k)): one read
-        of the matrix per 64 vectors. numpy blocks in C or Fortran order (or views with a
+        of the matrix per launch of plan["block_vectors"] vectors (16-64). numpy blocks in C or Fortran order (or views with a
         leading dimension) are read in place; device blocks are row-major."""
         if beta != 0 and Y is None:
             raise ValueError("beta != 0 needs Y")
