@@ -39,6 +39,9 @@
  *                 cmrs_narrow.c) - the slice family's 16-bit steps along a row, dictionary
  *                 index in their low DICT_BITS, or the strip family's 16-bit offsets
  *                 from the strip's first column (entry_at)                   (default 32)
+ *   NARROW_ROW_BITS the strip family's narrow offsets: bits of the row in strip
+ *                 beside each offset (0 unpacked, else ceil(log2 HEIGHT))
+ *                                                   (required with those offsets)
  */
 #ifndef HEIGHT
 #error "HEIGHT (rows per strip) must be defined"
@@ -283,10 +286,9 @@ typedef real_t stored_t;
  * in as few bits as HEIGHT needs; `first` is STRIP_FIRST of the entry's strip. */
 #if NARROW_OFFSETS
 #define STRIP_FIRST(strip) col_ind[strip]
-#define BITS_FOR(h)                                                                                \
-    ((h) <= 1 ? 0 : (h) <= 2 ? 1 : (h) <= 4 ? 2 : (h) <= 8 ? 3 : (h) <= 16 ? 4 : (h) <= 32 ? 5     \
-                 : (h) <= 64 ? 6 : (h) <= 128 ? 7 : 8)
-#define NARROW_ROW_BITS (PACKED ? BITS_FOR(HEIGHT) : 0)
+#ifndef NARROW_ROW_BITS /* the host's plan_narrow_row_bits: 0 unpacked, else ceil(log2 HEIGHT) */
+#error "NARROW_ROW_BITS must be defined with a strip's narrow columns"
+#endif
 #else
 #define STRIP_FIRST(strip) 0u
 #endif

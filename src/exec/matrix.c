@@ -316,7 +316,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
         st = encode_values(p, &host, &vals.dst, census);
     void *narrow = NULL; /* the column words as the device holds them: narrow, or host's */
     if (st == CMRSCL_OK && p->column_bits == 16)
-        st = cmrs_narrow_encode(&host, p->dict_bits, p->kernel != CMRSCL_KERNEL_SLICE, &narrow);
+        st = cmrs_narrow_encode(&host, p->dict_bits, plan_narrow_offsets(p), &narrow);
     if (st == CMRSCL_OK) {
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);

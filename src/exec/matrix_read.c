@@ -45,7 +45,7 @@ static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     cmrscl_status st = read_buffer(m, m->buf[BUF_COL_IND], bytes, narrow);
     if (st == CMRSCL_OK)
-        cmrs_narrow_decode(narrow, c, m->params.dict_bits, m->params.kernel != CMRSCL_KERNEL_SLICE,
+        cmrs_narrow_decode(narrow, c, m->params.dict_bits, plan_narrow_offsets(&m->params),
                            c->col_ind);
     free(narrow);
     return st;

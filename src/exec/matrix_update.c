@@ -70,9 +70,8 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     cl_uint packed = p->layout == CMRSCL_LAYOUT_PACKED, use_csr = csr != NULL;
     /* narrow columns: 1 a slice's steps, 2 a strip's offsets (cl/convert.cl), whose words
      * keep the row in strip in as few bits as it needs */
-    cl_uint narrow = p->column_bits != 16 ? 0 : p->kernel == CMRSCL_KERNEL_SLICE ? 1 : 2;
-    cl_uint row_bits =
-        narrow == 2 ? (cl_uint)cmrs_narrow_row_bits(p->height, packed) : (cl_uint)p->row_bits;
+    cl_uint narrow = p->column_bits != 16 ? 0 : plan_narrow_offsets(p) ? 2 : 1;
+    cl_uint row_bits = narrow == 2 ? (cl_uint)plan_narrow_row_bits(p) : (cl_uint)p->row_bits;
     launch_arg args[] = {ARG(strips),
                          ARG(height),
                          ARG(row_bits),
@@ -138,11 +137,8 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
         size_t words = narrow ? (col_bytes - 4 * header) / 2 : n + CMRS_ENTRY_PAD;
         launcher own = *l;
         /* the row's bits: none in a slice's steps, as few as needed in a strip's offsets */
-        bool packed = p->layout == CMRSCL_LAYOUT_PACKED;
-        int narrow_rows =
-            p->kernel == CMRSCL_KERNEL_SLICE ? 0 : cmrs_narrow_row_bits(p->height, packed);
         cl_uint n32 = (cl_uint)words, is_narrow = narrow, strips = (cl_uint)header,
-                row_bits = (cl_uint)(narrow ? narrow_rows : p->row_bits),
+                row_bits = (cl_uint)(narrow ? plan_narrow_row_bits(p) : p->row_bits),
                 dict_bits = (cl_uint)p->dict_bits;
         cl_ulong n64 = words;
         launch_arg args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32),

@@ -132,6 +132,20 @@ CMRSCL_HIDDEN void plan_build_options(const cmrscl_device_info *dev, cmrscl_para
 CMRSCL_HIDDEN int plan_spmm_options(const cmrscl_params *p, int reduce, int warp,
                                     int work_group_size, int vec_lanes, int vec_per_lane,
                                     int vec_width, char *out, size_t size);
+/* Narrow columns (column_bits 16, src/format/cmrs_narrow.c): a strip's words are offsets from
+ * its first column with the row in strip beside them, in as few bits as the height needs; a
+ * slice's are steps along its rows, without one. Said once here for the encoder, the
+ * read-back, the values updates and the kernels' -DNARROW_ROW_BITS. */
+static inline bool plan_narrow_offsets(const cmrscl_params *p)
+{
+    return p->kernel != CMRSCL_KERNEL_SLICE;
+}
+static inline int plan_narrow_row_bits(const cmrscl_params *p)
+{
+    return plan_narrow_offsets(p)
+               ? cmrs_narrow_row_bits(p->height, p->layout == CMRSCL_LAYOUT_PACKED)
+               : 0;
+}
 /* Vectors one launch of the block product takes at most: two a lane of a 32-lane warp. More a
  * lane would hold more sums a lane (local memory, registers) for a share of the matrix's bytes
  * that is small by then. */

@@ -89,7 +89,7 @@ void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
                       dev->subgroup_relative);
     if (p->column_bits == 16 && n > 0 && (size_t)n < sizeof p->build_options)
         n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
-                      " -DCOLUMN_BITS=16");
+                      " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d", plan_narrow_row_bits(p));
     if (p->modulo && n > 0 && (size_t)n < sizeof p->build_options)
         snprintf(p->build_options + n, sizeof p->build_options - (size_t)n, " -DMODULO=%d",
                  p->modulo);
@@ -122,10 +122,10 @@ int plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int work_gro
                     "-cl-std=CL1.2 -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d "
                     "-DVALUE_DOUBLE=%d -DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d "
                     "-DINDEX64=%d -DVALUES=%d -DDICT_BITS=%d -DCOLUMN_BITS=%d -DVEC_LANES=%d "
-                    "-DVEC_PER_LANE=%d -DVEC_WIDTH=%d",
+                    "-DVEC_PER_LANE=%d -DVEC_WIDTH=%d -DNARROW_ROW_BITS=%d",
                     (int)p->kernel, p->height, warp, work_group_size, p->precision == CMRSCL_DOUBLE,
                     p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
                     reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM, p->index_bits == 64,
                     (int)p->values, p->dict_bits, p->column_bits ? p->column_bits : 32, vec_lanes,
-                    vec_per_lane, vec_width);
+                    vec_per_lane, vec_width, plan_narrow_row_bits(p));
 }

@@ -96,8 +96,7 @@ cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matr
                            "column_bits 16: narrow columns are the slice and strip kernels' "
                            "(kernel %s)",
                            variant_family_name(p->kernel));
-    int field = 16 - p->dict_bits -
-                (slice ? 0 : cmrs_narrow_row_bits(p->height, p->layout == CMRSCL_LAYOUT_PACKED));
+    int field = 16 - p->dict_bits - plan_narrow_row_bits(p);
     int64_t limit = (1ll << field) - 2;
     int32_t strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
     /* a 32-bit first column a strip against 2 bytes saved a position (the plan counted them) */
