@@ -9,9 +9,10 @@
  *   local block (the columns it owns, renumbered from 0) and the remote block (the columns
  *   it needs from other ranks, its "halo", compressed to 0..halo-1 in ascending global
  *   order, so grouped by owner).
- * - A product gathers the x entries other ranks need on the device, starts the exchange,
- *   runs the local product meanwhile, writes the received halo to the device and adds the
- *   remote product (beta = 1). Which entries go where is computed once, at creation.
+ * - A product gathers the x entries other ranks need on the device, ahead of the local
+ *   product, and exchanges them while the local product runs; then it writes the received
+ *   halo to the device and adds the remote block's product, which holds only the rows with
+ *   remote entries. Which entries go where is computed once, at creation.
  *
  * Conventions are libcmrscl's (cmrscl.h): a status per call, cmrscl_last_error() for the
  * details, NULL-safe frees, the library never prints. In addition, every function that takes
@@ -85,6 +86,7 @@ typedef struct cmrscl_dist_plan {
     int32_t first_row, local_rows; /* this rank's rows: its slice of y */
     int32_t first_col, local_cols; /* this rank's slice of x */
     int64_t local_nnz, remote_nnz; /* entries of the local and the remote block */
+    int32_t remote_rows;           /* rows with remote entries: the remote block's rows */
     int32_t halo;                  /* x entries received per product */
     int32_t sent;                  /* x entries sent per product */
     int neighbours;                /* ranks it receives from or sends to */
@@ -101,6 +103,9 @@ CMRSCL_API cmrscl_status cmrscl_dist_neighbours(cmrscl_dist_matrix m, int max, i
 /* The global columns of the halo (plan.halo of them, ascending): column h of the remote
  * block is global column columns[h] (not collective). */
 CMRSCL_API cmrscl_status cmrscl_dist_halo_columns(cmrscl_dist_matrix m, int32_t *columns);
+/* This rank's rows with remote entries (plan.remote_rows of them, ascending, numbered from
+ * the rank's first row): row j of the remote block is row rows[j] of y (not collective). */
+CMRSCL_API cmrscl_status cmrscl_dist_remote_rows(cmrscl_dist_matrix m, int32_t *rows);
 /* The two blocks, borrowed (for cmrscl_matrix_params); remote is NULL when the halo is
  * empty (not collective). */
 CMRSCL_API cmrscl_status cmrscl_dist_blocks(cmrscl_dist_matrix m, cmrscl_matrix *local,
@@ -134,7 +139,8 @@ typedef struct cmrscl_dist_timing {
     double serial_loop_ms; /* the same with the exchange after the local product: no overlap */
     double product_ms;     /* device: start of the first command to end of the remote product */
     double local_ms;       /* device: the local product */
-    double remote_ms;      /* device: the remote product (0 without a halo) */
+    double remote_ms;      /* device: the remote product and its addition into y (0 without a
+                            * halo) */
     double pack_ms;        /* device: gathering the sent x entries and reading them back */
     double exchange_ms;    /* host: the MPI exchange, from posting the sends to the halo in */
     double unpack_ms;      /* device: writing the halo */

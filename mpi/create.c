@@ -55,22 +55,34 @@ static cmrscl_status find_halo(const cmrscl_csr *a, int32_t col0, int32_t col1, 
     return CMRSCL_OK;
 }
 
-/* Splits rows into the local block (columns col0..col1-1 as 0..) and the remote block
- * (halo columns as their index in the halo); entries keep their order within each row. */
+/* Splits rows into the local block (columns col0..col1-1 as 0..) and the remote block (halo
+ * columns as their index in the halo; only the rows with such entries, listed ascending in
+ * *remote_row); entries keep their order within each row. */
 static cmrscl_status split_blocks(const cmrscl_csr *a, int32_t col0, int32_t col1,
                                   const int32_t *halo, int32_t nhalo, cmrscl_csr *local,
-                                  cmrscl_csr *remote)
+                                  cmrscl_csr *remote, int32_t **remote_row)
 {
     int64_t nnz = a->row_ptr[a->rows], nl = 0;
-    for (int64_t k = 0; k < nnz; ++k)
-        nl += a->col_ind[k] >= col0 && a->col_ind[k] < col1;
-    cmrscl_status st = csr_alloc(a->rows, col1 - col0, nl, local);
-    if (st == CMRSCL_OK && (st = csr_alloc(a->rows, nhalo, nnz - nl, remote)) != CMRSCL_OK)
-        cmrscl_csr_free(local);
-    if (st != CMRSCL_OK)
-        return st;
-    int64_t l = 0, r = 0;
+    int32_t nr = 0;
     for (int32_t i = 0; i < a->rows; ++i) {
+        int64_t own = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            own += a->col_ind[k] >= col0 && a->col_ind[k] < col1;
+        nl += own;
+        nr += own < a->row_ptr[i + 1] - a->row_ptr[i];
+    }
+    *remote_row = malloc(sizeof **remote_row * ((size_t)nr + 1));
+    cmrscl_status st = *remote_row ? csr_alloc(a->rows, col1 - col0, nl, local)
+                                   : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                               "no memory for %d remote rows", nr);
+    if (st == CMRSCL_OK && (st = csr_alloc(nr, nhalo, nnz - nl, remote)) != CMRSCL_OK)
+        cmrscl_csr_free(local);
+    if (st != CMRSCL_OK) {
+        free(*remote_row), *remote_row = NULL;
+        return st;
+    }
+    int64_t l = 0, r = 0;
+    for (int32_t i = 0, ri = 0; i < a->rows; ++i) {
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
             int32_t c = a->col_ind[k];
             if (c >= col0 && c < col1) {
@@ -83,7 +95,10 @@ static cmrscl_status split_blocks(const cmrscl_csr *a, int32_t col0, int32_t col
             }
         }
         local->row_ptr[i + 1] = l;
-        remote->row_ptr[i + 1] = r;
+        if (r > remote->row_ptr[ri]) {
+            (*remote_row)[ri++] = i;
+            remote->row_ptr[ri] = r;
+        }
     }
     return CMRSCL_OK;
 }
@@ -208,8 +223,10 @@ static cmrscl_status build_blocks(cmrscl_dist_matrix m, const cmrscl_csr *a, cmr
     int32_t col0 = m->plan.first_col, col1 = col0 + m->plan.local_cols;
     cmrscl_status st = find_halo(a, col0, col1, &m->halo_cols, &m->plan.halo);
     if (st == CMRSCL_OK)
-        st = split_blocks(a, col0, col1, m->halo_cols, m->plan.halo, local, remote);
+        st = split_blocks(a, col0, col1, m->halo_cols, m->plan.halo, local, remote,
+                          &m->remote_row);
     m->plan.local_nnz = local->nnz, m->plan.remote_nnz = remote->nnz;
+    m->plan.remote_rows = remote->rows;
     return st;
 }
 

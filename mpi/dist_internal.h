@@ -46,6 +46,7 @@ struct cmrscl_dist_matrix_s {
     cmrscl_dist_plan plan;
     cmrscl_matrix local, remote; /* remote: NULL without a halo */
     int32_t *halo_cols;          /* plan.halo global columns, ascending */
+    int32_t *remote_row;         /* plan.remote_rows: the local row of each remote-block row */
     /* The neighbours: rank, entries received from it and sent to it, and where they sit in
      * the halo and send arrays. */
     int *nb_rank;
@@ -59,9 +60,12 @@ struct cmrscl_dist_matrix_s {
     cl_command_queue side;  /* the halo's gather and copies, beside the local product */
     cl_program program;
     cl_kernel gather;   /* send values = x[send index] */
+    cl_kernel scatter;  /* y[remote row] += remote part; NULL where every row is remote */
     cl_mem send_index;  /* plan.sent local column indices, grouped by neighbour */
     cl_mem send_values; /* plan.sent values gathered */
     cl_mem halo_values; /* plan.halo values for the remote product */
+    cl_mem remote_rows; /* with scatter: remote_row on the device */
+    cl_mem remote_part; /* with scatter: the remote block's product, plan.remote_rows values */
     cl_mem pinned[2];   /* host-mapped staging: sent values, received halo */
     void *send_host, *halo_host;
     cl_event last_write; /* the previous product's halo write, which reads halo_host */
@@ -82,16 +86,18 @@ DIST_HIDDEN cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx,
 
 /* ---- halo.c: the exchange's device and MPI steps ---- */
 
-/* The gather kernel, the device and pinned buffers of the exchange (after the plan);
+/* The small kernels, the device and pinned buffers of the exchange (after the plan);
  * send_local: the plan.sent local columns to send, grouped by neighbour. */
 DIST_HIDDEN cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local);
 DIST_HIDDEN void halo_free(cmrscl_dist_matrix m);
-/* Enqueues on the side queue, after `ready` (an event of the context's queue: x is written;
- * may be NULL), the gather of the sent entries from x and their read into the pinned staging;
- * *read receives the read's event (NULL when nothing is sent), *gather the gather's (may be
- * NULL). */
-DIST_HIDDEN cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event ready,
-                                    cl_event *gather, cl_event *read);
+/* Enqueues on the context's queue, after what it holds (the commands that wrote x, the
+ * previous product), the gather of the sent entries from x - or a marker where nothing is
+ * sent but a halo is received - and on the side queue the gathered entries' read into the
+ * pinned staging. *start receives the gather's or the marker's event (NULL when neither is
+ * needed): the halo buffer is free to be written once it has run. *read receives the read's
+ * event (NULL when nothing is sent). */
+DIST_HIDDEN cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start,
+                                    cl_event *read);
 /* Posts the receives (before the sends are ready, so no message waits for a receive). */
 DIST_HIDDEN cmrscl_status halo_post_receives(cmrscl_dist_matrix m);
 /* Posts the sends, once the read has finished. */
@@ -103,12 +109,14 @@ DIST_HIDDEN cmrscl_status halo_wait(cmrscl_dist_matrix m);
  * halo buffer; may be NULL), the write of the received halo; *event receives its event (NULL
  * without a halo), for the remote product to wait on. */
 DIST_HIDDEN cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event);
+/* Enqueues on the context's queue y[remote_row[i]] += remote_part[i] (with m->scatter). */
+DIST_HIDDEN cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event);
 
 /* ---- spmv.c: one product ---- */
 
 /* What one product did, for the timing: events (retained, NULL when absent) and host times. */
 typedef struct product_record {
-    cl_event gather, read, local, write, remote;
+    cl_event gather, read, local, write, remote, scatter;
     double exchange_s; /* posting the receives to every request complete */
     double wait_s;     /* of that, inside MPI_Waitall after the sends were posted */
 } product_record;

@@ -1,9 +1,11 @@
 /* halo.c - the halo exchange's steps: on the device, the sent x entries gathered by a small
  * kernel of our own (mpi/halo.cl, built in the matrix's context) and read into pinned host
  * memory; over MPI, nonblocking receives and sends per neighbour on the matrix's own
- * communicator; then the received halo written to the device for the remote product. The
- * device steps run on a queue of their own, so the copies overlap the local product on the
- * context's queue; events order the two queues. */
+ * communicator; then the received halo written to the device for the remote product, whose
+ * rows another small kernel adds into y. The kernels run on the context's queue, the gather
+ * ahead of the local product: a kernel queued behind it would wait for the local product's
+ * work-groups to drain, and the exchange with it. The copies run on a queue of their own, so
+ * they overlap the local product; events order the two queues. */
 #include "dist_internal.h"
 
 #include <stdio.h>
@@ -26,7 +28,7 @@ static cmrscl_status cl_fail(cl_int err, const char *what)
                      "%s failed: OpenCL error %d", what, (int)err);
 }
 
-static cmrscl_status build_gather(cmrscl_dist_matrix m)
+static cmrscl_status build_kernels(cmrscl_dist_matrix m, bool scatter)
 {
     cl_device_id device = NULL;
     cl_int err = clGetCommandQueueInfo(m->queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
@@ -45,7 +47,9 @@ static cmrscl_status build_gather(cmrscl_dist_matrix m)
                          log);
     }
     m->gather = clCreateKernel(m->program, "halo_gather", &err);
-    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateKernel (halo_gather)");
+    if (err == CL_SUCCESS && scatter)
+        m->scatter = clCreateKernel(m->program, "halo_scatter_add", &err);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateKernel (halo.cl)");
 }
 
 /* A buffer in host memory the device copies from or to directly (pinned where the driver
@@ -79,19 +83,30 @@ cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
     if (st == CMRSCL_OK && (m->plan.sent > 0 || m->plan.halo > 0))
         st = side_queue(m);
     size_t vs = dist_value_size(m->plan.precision), sent = (size_t)m->plan.sent;
-    size_t halo = (size_t)m->plan.halo;
+    size_t halo = (size_t)m->plan.halo, remote_rows = (size_t)m->plan.remote_rows;
+    /* Where only some rows have remote entries, the remote block holds those rows alone and
+     * its product is added into y by a kernel: for a stencil's plane of halo rows, the
+     * product then reads and writes that plane's y, not every row's. Where every row has
+     * remote entries the block's rows are y's, and its product adds into y itself. */
+    bool scatter = halo > 0 && remote_rows < (size_t)m->plan.local_rows;
     cl_int err = CL_SUCCESS;
+    if (st == CMRSCL_OK && (sent > 0 || scatter))
+        st = build_kernels(m, scatter);
+    if (st == CMRSCL_OK && scatter) {
+        m->remote_rows = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        sizeof(cl_int) * remote_rows, m->remote_row, &err);
+        if (err == CL_SUCCESS)
+            m->remote_part = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, vs * remote_rows, NULL, &err);
+        if (err != CL_SUCCESS)
+            st = cl_fail(err, "the remote rows' buffers");
+    }
     if (st == CMRSCL_OK && sent > 0) {
-        st = build_gather(m);
-        if (st == CMRSCL_OK)
-            m->send_index = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                           sizeof(cl_int) * sent, (void *)send_local, &err);
-        if (st == CMRSCL_OK && err == CL_SUCCESS)
+        m->send_index = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       sizeof(cl_int) * sent, (void *)send_local, &err);
+        if (err == CL_SUCCESS)
             m->send_values = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, vs * sent, NULL, &err);
-        if (st == CMRSCL_OK && err != CL_SUCCESS)
-            st = cl_fail(err, "the send buffers");
-        if (st == CMRSCL_OK)
-            st = pinned(m, vs * sent, &m->pinned[0], &m->send_host);
+        st = err == CL_SUCCESS ? pinned(m, vs * sent, &m->pinned[0], &m->send_host)
+                               : cl_fail(err, "the send buffers");
     }
     if (st == CMRSCL_OK && halo > 0) {
         m->halo_values = clCreateBuffer(m->cl, CL_MEM_READ_ONLY, vs * halo, NULL, &err);
@@ -113,42 +128,58 @@ void halo_free(cmrscl_dist_matrix m)
         clFinish(m->side);
         clReleaseCommandQueue(m->side);
     }
-    cl_mem bufs[] = {m->send_index, m->send_values, m->halo_values, m->pinned[0], m->pinned[1]};
+    cl_mem bufs[] = {m->send_index, m->send_values, m->halo_values,
+                     m->remote_rows, m->remote_part, m->pinned[0], m->pinned[1]};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
     if (m->gather)
         clReleaseKernel(m->gather);
+    if (m->scatter)
+        clReleaseKernel(m->scatter);
     if (m->program)
         clReleaseProgram(m->program);
 }
 
-cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event ready, cl_event *gather,
-                        cl_event *read)
+/* A kernel of halo.cl over n items: out = in[index] or y[index] += in, on the context's queue. */
+static cmrscl_status enqueue_small(cmrscl_dist_matrix m, cl_kernel k, cl_mem a, cl_mem index,
+                                   cl_mem b, cl_int n, cl_event *event)
 {
-    *read = NULL;
-    if (gather)
-        *gather = NULL;
-    if (m->plan.sent == 0)
-        return CMRSCL_OK;
-    cl_int n = m->plan.sent;
-    cl_int err = clSetKernelArg(m->gather, 0, sizeof x, &x);
-    err |= clSetKernelArg(m->gather, 1, sizeof m->send_index, &m->send_index);
-    err |= clSetKernelArg(m->gather, 2, sizeof m->send_values, &m->send_values);
-    err |= clSetKernelArg(m->gather, 3, sizeof n, &n);
+    cl_int err = clSetKernelArg(k, 0, sizeof a, &a);
+    err |= clSetKernelArg(k, 1, sizeof index, &index);
+    err |= clSetKernelArg(k, 2, sizeof b, &b);
+    err |= clSetKernelArg(k, 3, sizeof n, &n);
     if (err != CL_SUCCESS)
-        return cl_fail(err, "clSetKernelArg (halo_gather)");
+        return cl_fail(err, "clSetKernelArg (halo.cl)");
     size_t local = 64, global = ((size_t)n + local - 1) / local * local;
-    err = clEnqueueNDRangeKernel(m->side, m->gather, 1, NULL, &global, &local, ready ? 1 : 0,
-                                 ready ? &ready : NULL, gather);
-    if (err != CL_SUCCESS)
-        return cl_fail(err, "clEnqueueNDRangeKernel (halo_gather)");
-    size_t bytes = dist_value_size(m->plan.precision) * (size_t)n;
-    err = clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE, 0, bytes, m->send_host, 0, NULL,
-                              read);
+    err = clEnqueueNDRangeKernel(m->queue, k, 1, NULL, &global, &local, 0, NULL, event);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueNDRangeKernel (halo.cl)");
+}
+
+cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_event *read)
+{
+    *start = *read = NULL;
+    if (m->plan.sent == 0) {
+        cl_int err = m->plan.halo > 0 ? clEnqueueMarkerWithWaitList(m->queue, 0, NULL, start)
+                                      : CL_SUCCESS;
+        return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueMarkerWithWaitList");
+    }
+    cmrscl_status st =
+        enqueue_small(m, m->gather, x, m->send_index, m->send_values, m->plan.sent, start);
+    if (st != CMRSCL_OK)
+        return st;
+    size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.sent;
+    cl_int err = clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE, 0, bytes, m->send_host, 1,
+                                     start, read);
     if (err == CL_SUCCESS)
         err = clFlush(m->side);
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueReadBuffer (sent x entries)");
+}
+
+cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event)
+{
+    return enqueue_small(m, m->scatter, y, m->remote_rows, m->remote_part, m->plan.remote_rows,
+                         event);
 }
 
 /* Posts one nonblocking call per neighbour with entries that way (the others' requests are

@@ -35,7 +35,7 @@ void cmrscl_dist_free(cmrscl_dist_matrix m)
     halo_free(m);
     cmrscl_matrix_free(m->local);
     cmrscl_matrix_free(m->remote);
-    free(m->halo_cols);
+    free(m->halo_cols), free(m->remote_row);
     free(m->nb_rank), free(m->nb_recv), free(m->nb_send);
     free(m->nb_recv_at), free(m->nb_send_at), free(m->requests);
     if (m->comm != MPI_COMM_NULL)
@@ -69,13 +69,25 @@ cmrscl_status cmrscl_dist_neighbours(cmrscl_dist_matrix m, int max, int *ranks, 
     return CMRSCL_OK;
 }
 
+/* n entries of an array the matrix keeps, copied out. */
+static cmrscl_status copy_out(cmrscl_dist_matrix m, int32_t *out, const int32_t *kept, int32_t n,
+                              const char *what)
+{
+    if (!m || (!out && n > 0))
+        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or %s is NULL", what);
+    if (n > 0)
+        memcpy(out, kept, sizeof *out * (size_t)n);
+    return CMRSCL_OK;
+}
+
 cmrscl_status cmrscl_dist_halo_columns(cmrscl_dist_matrix m, int32_t *columns)
 {
-    if (!m || (!columns && m->plan.halo > 0))
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or columns is NULL");
-    if (m->plan.halo > 0)
-        memcpy(columns, m->halo_cols, sizeof *columns * (size_t)m->plan.halo);
-    return CMRSCL_OK;
+    return copy_out(m, columns, m ? m->halo_cols : NULL, m ? m->plan.halo : 0, "columns");
+}
+
+cmrscl_status cmrscl_dist_remote_rows(cmrscl_dist_matrix m, int32_t *rows)
+{
+    return copy_out(m, rows, m ? m->remote_row : NULL, m ? m->plan.remote_rows : 0, "rows");
 }
 
 cmrscl_status cmrscl_dist_blocks(cmrscl_dist_matrix m, cmrscl_matrix *local, cmrscl_matrix *remote)
@@ -117,7 +129,8 @@ cmrscl_status cmrscl_dist_read_rows(cmrscl_dist_matrix m, cmrscl_csr *out)
         cmrscl_csr_free(&l);
         return st;
     }
-    /* Row by row: the local entries, then the remote ones after the local columns. */
+    /* Row by row: the local entries, then the remote ones after the local columns (remote
+     * row j is local row remote_row[j]). */
     int32_t rows = m->plan.local_rows, lc = m->plan.local_cols;
     cmrscl_csr a = {.rows = rows, .cols = lc + m->plan.halo, .nnz = l.nnz + r.nnz};
     a.row_ptr = malloc(sizeof *a.row_ptr * ((size_t)rows + 1));
@@ -128,12 +141,15 @@ cmrscl_status cmrscl_dist_read_rows(cmrscl_dist_matrix m, cmrscl_csr *out)
         st = dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows", rows);
     }
     int64_t n = 0;
-    for (int32_t i = 0; st == CMRSCL_OK && i < rows; ++i) {
+    for (int32_t i = 0, j = 0; st == CMRSCL_OK && i < rows; ++i) {
         a.row_ptr[i] = n;
         for (int64_t k = l.row_ptr[i]; k < l.row_ptr[i + 1]; ++k)
             a.col_ind[n] = l.col_ind[k], a.values[n++] = l.values[k];
-        for (int64_t k = r.row_ptr ? r.row_ptr[i] : 0; r.row_ptr && k < r.row_ptr[i + 1]; ++k)
-            a.col_ind[n] = lc + r.col_ind[k], a.values[n++] = r.values[k];
+        if (j < r.rows && m->remote_row[j] == i) {
+            for (int64_t k = r.row_ptr[j]; k < r.row_ptr[j + 1]; ++k)
+                a.col_ind[n] = lc + r.col_ind[k], a.values[n++] = r.values[k];
+            ++j;
+        }
     }
     if (st == CMRSCL_OK) {
         a.row_ptr[rows] = n;

@@ -1,8 +1,9 @@
-/* spmv.c - the distributed product: agree that every rank's arguments are good, gather and
- * read back the x entries others need (on the side queue), enqueue the local product (on the
- * context's queue), exchange over MPI while the device computes, write the halo and enqueue
- * the remote product (beta = 1) after it, agree on the outcome. Also the serial variant (exchange
- * after the local product) that the timing compares with, and the host-array convenience call. */
+/* spmv.c - the distributed product: agree that every rank's arguments are good, gather the x
+ * entries others need and read them back (the gather first on the context's queue, the read on
+ * the side queue), enqueue the local product behind the gather, exchange over MPI while the
+ * device computes, write the halo and enqueue the remote product and its addition into y, agree
+ * on the outcome. Also the serial variant (exchange after the local product) that the timing
+ * compares with, and the host-array convenience call. */
 #include "dist_internal.h"
 
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 void dist_record_release(product_record *r)
 {
-    cl_event e[] = {r->gather, r->read, r->local, r->write, r->remote};
+    cl_event e[] = {r->gather, r->read, r->local, r->write, r->remote, r->scatter};
     for (size_t i = 0; i < sizeof e / sizeof *e; ++i)
         if (e[i])
             clReleaseEvent(e[i]);
@@ -82,23 +83,34 @@ static cmrscl_status exchange(cmrscl_dist_matrix m, cl_event read, product_recor
     return st;
 }
 
+/* The remote block's product, after the halo's write: into y itself where the block has every
+ * row (beta = 1), else into remote_part, then added into y's rows with remote entries. */
+static cmrscl_status remote_product(cmrscl_dist_matrix m, double alpha, cl_mem y,
+                                    product_record *rec)
+{
+    cl_uint waits = m->last_write ? 1 : 0;
+    cl_event *wait = waits ? &m->last_write : NULL;
+    if (!m->scatter)
+        return cmrscl_spmv(m->remote, alpha, m->halo_values, 1.0, y, NULL, waits, wait,
+                           rec ? &rec->remote : NULL);
+    cmrscl_status st = cmrscl_spmv(m->remote, alpha, m->halo_values, 0.0, m->remote_part, NULL,
+                                   waits, wait, rec ? &rec->remote : NULL);
+    return st == CMRSCL_OK ? halo_scatter(m, y, rec ? &rec->scatter : NULL) : st;
+}
+
 cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha, cl_mem x,
                            double beta, cl_mem y, bool overlap, product_record *rec)
 {
     cmrscl_status st = dist_agree(m->comm, pre != CMRSCL_OK ? pre : check_product(m, x, y));
     if (st != CMRSCL_OK)
         return st;
-    cl_event read = NULL, ready = NULL;
+    cl_event read = NULL, start = NULL;
     if (!overlap) {
         st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
         clFinish(m->queue);
     }
-    /* The side queue starts after what the context's queue holds: the commands that wrote x,
-     * and the previous remote product, which reads the halo buffer. */
-    if (st == CMRSCL_OK && m->side && clEnqueueMarkerWithWaitList(m->queue, 0, NULL, &ready))
-        st = dist_fail(CMRSCL_ERROR_OPENCL, "clEnqueueMarkerWithWaitList failed");
     if (st == CMRSCL_OK)
-        st = halo_pack(m, x, ready, rec ? &rec->gather : NULL, &read);
+        st = halo_pack(m, x, &start, &read);
     if (st == CMRSCL_OK && overlap)
         st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
     clFlush(m->queue); /* the device starts while the host exchanges */
@@ -107,16 +119,17 @@ cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha
         rec->read = read;
     else if (read)
         clReleaseEvent(read);
+    /* The halo buffer is free once `start` has run: it follows the previous remote product. */
     if (st == CMRSCL_OK)
-        st = halo_unpack(m, ready, &m->last_write);
-    if (ready)
-        clReleaseEvent(ready);
+        st = halo_unpack(m, start, &m->last_write);
+    if (start && rec && m->plan.sent > 0)
+        rec->gather = start;
+    else if (start)
+        clReleaseEvent(start);
     if (st == CMRSCL_OK && rec && m->last_write)
         clRetainEvent(rec->write = m->last_write);
-    cl_uint waits = m->last_write ? 1 : 0;
     if (st == CMRSCL_OK && m->remote)
-        st = cmrscl_spmv(m->remote, alpha, m->halo_values, 1.0, y, NULL, waits,
-                         waits ? &m->last_write : NULL, rec ? &rec->remote : NULL);
+        st = remote_product(m, alpha, y, rec);
     return dist_agree(m->comm, st);
 }
 

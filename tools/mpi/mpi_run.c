@@ -123,9 +123,9 @@ static void rank_line(cmrscl_context ctx, cmrscl_dist_matrix dm, char *line)
     char device[160];
     snprintf(device, sizeof device, "%u:%u %s", dev.platform_index, dev.device_index,
              dev.device_name);
-    snprintf(line, MPI_RANK_LINE, "%4d  %-24.24s %10d %12lld %9d %9d  %-10s %s | %s", p.rank,
-             device, p.local_rows, (long long)(p.local_nnz + p.remote_nnz), p.halo, p.sent,
-             *nb ? nb : "-", plans[0], plans[1]);
+    snprintf(line, MPI_RANK_LINE, "%4d  %-24.24s %10d %12lld %9d %9d %9d  %-10s %s | %s", p.rank,
+             device, p.local_rows, (long long)(p.local_nnz + p.remote_nnz), p.remote_rows, p.halo,
+             p.sent, *nb ? nb : "-", plans[0], plans[1]);
 }
 
 /* The slowest rank's times, the halo totals and every rank's line, for rank 0. */
