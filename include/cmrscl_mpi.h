@@ -86,11 +86,11 @@ typedef struct cmrscl_dist_plan {
     int32_t first_row, local_rows; /* this rank's rows: its slice of y */
     int32_t first_col, local_cols; /* this rank's slice of x */
     int64_t local_nnz, remote_nnz; /* entries of the local and the remote block */
-    int32_t remote_rows;           /* rows with remote entries: the remote block's rows */
     int32_t halo;                  /* x entries received per product */
     int32_t sent;                  /* x entries sent per product */
     int neighbours;                /* ranks it receives from or sends to */
     cmrscl_precision precision;
+    int32_t remote_rows; /* rows with remote entries: the remote block's rows */
 } cmrscl_dist_plan;
 
 /* This rank's part (not collective). */
@@ -137,12 +137,14 @@ typedef struct cmrscl_dist_timing {
     int warmup, repetitions;
     double loop_ms;        /* per product, back to back, with the overlap (what a solver sees) */
     double serial_loop_ms; /* the same with the exchange after the local product: no overlap */
-    double product_ms;     /* device: start of the first command to end of the remote product */
+    double product_ms;     /* device: start of the first command to the end of the last (the
+                            * remote product or its addition into y) */
     double local_ms;       /* device: the local product */
     double remote_ms;      /* device: the remote product and its addition into y (0 without a
                             * halo) */
     double pack_ms;        /* device: gathering the sent x entries and reading them back */
-    double exchange_ms;    /* host: the MPI exchange, from posting the sends to the halo in */
+    double exchange_ms;    /* host: the MPI exchange, from the sent entries on the host (the
+                            * pack over) to the halo in */
     double unpack_ms;      /* device: writing the halo */
     double wait_ms;        /* host, overlapped loop: time spent waiting for the exchange */
     /* What the overlap must hide: pack + exchange + unpack measured in the serial loop; and

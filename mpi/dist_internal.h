@@ -57,7 +57,7 @@ struct cmrscl_dist_matrix_s {
     /* halo.c: the device side of the exchange. */
     cl_context cl;
     cl_command_queue queue; /* the context's: the products */
-    cl_command_queue side;  /* the halo's gather and copies, beside the local product */
+    cl_command_queue side;  /* the halo's copies, beside the local product */
     cl_program program;
     cl_kernel gather;   /* send values = x[send index] */
     cl_kernel scatter;  /* y[remote row] += remote part; NULL where every row is remote */
@@ -116,7 +116,10 @@ DIST_HIDDEN cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event 
 
 /* What one product did, for the timing: events (retained, NULL when absent) and host times. */
 typedef struct product_record {
-    cl_event gather, read, local, write, remote, scatter;
+    cl_event gather, read;               /* the pack: NULL when nothing is sent */
+    cl_event local_begin, local;         /* a marker before the local product, its last kernel */
+    cl_event write;                      /* the halo's write: NULL without a halo */
+    cl_event remote_begin, remote, scatter; /* likewise; scatter NULL where y takes it all */
     double exchange_s; /* posting the receives to every request complete */
     double wait_s;     /* of that, inside MPI_Waitall after the sends were posted */
 } product_record;

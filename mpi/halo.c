@@ -168,9 +168,12 @@ cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_even
         enqueue_small(m, m->gather, x, m->send_index, m->send_values, m->plan.sent, start);
     if (st != CMRSCL_OK)
         return st;
+    /* Flushed before another queue waits on it (OpenCL asks it), and so it starts at once. */
     size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.sent;
-    cl_int err = clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE, 0, bytes, m->send_host, 1,
-                                     start, read);
+    cl_int err = clFlush(m->queue);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE, 0, bytes, m->send_host, 1,
+                                  start, read);
     if (err == CL_SUCCESS)
         err = clFlush(m->side);
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueReadBuffer (sent x entries)");
@@ -183,25 +186,29 @@ cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event)
 }
 
 /* Posts one nonblocking call per neighbour with entries that way (the others' requests are
- * null, which MPI_Waitall skips). */
+ * null, which MPI_Waitall skips). After a failed call the others are still posted, so that
+ * every neighbour's matching call completes; the first failure is returned. */
 static cmrscl_status post(cmrscl_dist_matrix m, bool receive)
 {
     size_t vs = dist_value_size(m->plan.precision);
-    int nb = m->plan.neighbours, rc = MPI_SUCCESS;
+    int nb = m->plan.neighbours, first = MPI_SUCCESS;
     for (int k = 0; k < nb; ++k) {
         MPI_Request *req = &m->requests[receive ? k : nb + k];
-        int count = receive ? m->nb_recv[k] : m->nb_send[k];
+        int count = receive ? m->nb_recv[k] : m->nb_send[k], rc = MPI_SUCCESS;
         *req = MPI_REQUEST_NULL;
-        if (count == 0 || rc != MPI_SUCCESS)
-            continue;
-        if (receive)
+        if (count > 0 && receive)
             rc = MPI_Irecv((char *)m->halo_host + vs * (size_t)m->nb_recv_at[k], count, m->type,
                            m->nb_rank[k], HALO_TAG, m->comm, req);
-        else
+        else if (count > 0)
             rc = MPI_Isend((char *)m->send_host + vs * (size_t)m->nb_send_at[k], count, m->type,
                            m->nb_rank[k], HALO_TAG, m->comm, req);
+        if (rc != MPI_SUCCESS) {
+            *req = MPI_REQUEST_NULL;
+            first = first == MPI_SUCCESS ? rc : first;
+        }
     }
-    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, receive ? "MPI_Irecv" : "MPI_Isend");
+    return first == MPI_SUCCESS ? CMRSCL_OK
+                                : dist_fail_mpi(first, receive ? "MPI_Irecv" : "MPI_Isend");
 }
 
 cmrscl_status halo_post_receives(cmrscl_dist_matrix m) { return post(m, true); }

@@ -72,10 +72,10 @@ static cmrscl_status recorded(cmrscl_dist_matrix m, const run_args *a, bool over
         st = dist_product(m, CMRSCL_OK, a->alpha, a->x, a->beta, a->y, overlap, &r);
         clFinish(m->queue);
         cl_event remote_end = r.scatter ? r.scatter : r.remote;
-        cl_event first = r.gather ? r.gather : r.local, last = remote_end ? remote_end : r.local;
-        parts[PART_PRODUCT][i] = span_ms(first, last);
-        parts[PART_LOCAL][i] = span_ms(r.local, r.local);
-        parts[PART_REMOTE][i] = span_ms(r.remote, remote_end);
+        cl_event first = r.gather ? r.gather : r.local_begin;
+        parts[PART_PRODUCT][i] = span_ms(first, remote_end ? remote_end : r.local);
+        parts[PART_LOCAL][i] = span_ms(r.local_begin, r.local);
+        parts[PART_REMOTE][i] = span_ms(r.remote_begin, remote_end);
         parts[PART_PACK][i] = span_ms(r.gather, r.read);
         /* A rank without neighbours has nothing to exchange: no time to hide. */
         parts[PART_EXCHANGE][i] = m->plan.neighbours > 0 ? r.exchange_s * 1e3 : 0.0;

@@ -253,6 +253,15 @@ static void check_case(source_kind kind, const char *name, const cmrscl_csr *a)
             }
             if (!dm)
                 continue;
+            if (strstr(name, "bidiagonal") && ranks > 1) { /* the paths it is here for */
+                cmrscl_dist_plan plan;
+                CHECK_OK(cmrscl_dist_matrix_plan(dm, &plan));
+                bool last = rank == ranks - 1, first = rank == 0;
+                CHECK_MSG((plan.sent == 0) == last && (plan.halo == 0) == first &&
+                              plan.remote_rows == (first ? 0 : 1),
+                          "%s: rank %d sends %d, receives %d, %d remote rows", what, rank,
+                          plan.sent, plan.halo, plan.remote_rows);
+            }
             check_rows(dm, a, p, what);
             check_product(dm, a, p, opt, oi ? 0.0 : -0.5, what);
             check_back_to_back(dm, p, what);
@@ -299,9 +308,26 @@ int main(int argc, char **argv)
     int32_t ci3[] = {0, 2, 1, 0, 2};
     double v3[] = {4, -1, 4, -1, 4};
     cmrscl_csr small = {3, 3, 5, rp3, ci3, v3};
+    /* Lower bidiagonal, 40 x 40: each rank but the first receives x[first_row - 1] and each but
+     * the last sends its last entry, so the last rank receives without sending (its halo
+     * write ordered by a marker) and the first sends without receiving. */
+    enum { BIDIAGONAL = 40 };
+    int64_t rpb[BIDIAGONAL + 1];
+    int32_t cib[2 * BIDIAGONAL];
+    double vb[2 * BIDIAGONAL];
+    int64_t nb = 0;
+    for (int32_t i = 0; i < BIDIAGONAL; ++i) {
+        rpb[i] = nb;
+        if (i > 0)
+            cib[nb] = i - 1, vb[nb++] = -1.0 - i;
+        cib[nb] = i, vb[nb++] = 2.0 + i;
+    }
+    rpb[BIDIAGONAL] = nb;
+    cmrscl_csr bidiagonal = {BIDIAGONAL, BIDIAGONAL, nb, rpb, cib, vb};
     if (ctx) {
         check_case(FROM_ROWS, "7x5 by hand", &tall);
         check_case(FROM_ROWS, "3x3 by hand", &small);
+        check_case(FROM_ROWS, "lower bidiagonal by hand", &bidiagonal);
     }
     cmrscl_context_free(ctx);
     int failed = test_failures > 0, any = 0;

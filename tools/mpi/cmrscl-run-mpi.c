@@ -61,7 +61,7 @@ static void print_spmv(const mpi_result *r, const cli_options *opt)
            (double)r->halo_total * (p->precision == CMRSCL_DOUBLE ? 8 : 4) / 1e3,
            (long long)r->halo_max);
     printf("product    %.4f ms per product (device events, slowest rank: first command to the "
-           "end of the remote product; %d runs after %d warm-up)\n",
+           "end of the remote product and its addition into y; %d runs after %d warm-up)\n",
            t->product_ms, t->repetitions, t->warmup);
     printf("loop       %.4f ms per product back to back, overlapped (host clock, slowest rank); "
            "%.4f ms without the overlap\n",
