@@ -116,10 +116,11 @@ DIST_HIDDEN cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event 
 
 /* What one product did, for the timing: events (retained, NULL when absent) and host times. */
 typedef struct product_record {
-    cl_event gather, read;               /* the pack: NULL when nothing is sent */
-    cl_event local_begin, local;         /* a marker before the local product, its last kernel */
-    cl_event write;                      /* the halo's write: NULL without a halo */
-    cl_event remote_begin, remote, scatter; /* likewise; scatter NULL where y takes it all */
+    cl_event gather, read; /* the pack: NULL when nothing is sent */
+    cl_event local;        /* the local product's last kernel */
+    cl_event write;        /* the halo's write: NULL without a halo */
+    cl_event remote;       /* likewise, the remote product's last kernel */
+    cl_event scatter;      /* its addition into y: NULL where the remote block covers y */
     double exchange_s; /* posting the receives to every request complete */
     double wait_s;     /* of that, inside MPI_Waitall after the sends were posted */
 } product_record;

@@ -11,8 +11,7 @@
 
 void dist_record_release(product_record *r)
 {
-    cl_event e[] = {r->gather, r->read,   r->local_begin, r->local,
-                    r->write,  r->remote_begin, r->remote,  r->scatter};
+    cl_event e[] = {r->gather, r->read, r->local, r->write, r->remote, r->scatter};
     for (size_t i = 0; i < sizeof e / sizeof *e; ++i)
         if (e[i])
             clReleaseEvent(e[i]);
@@ -84,23 +83,10 @@ static cmrscl_status exchange(cmrscl_dist_matrix m, cl_event read, product_recor
     return st;
 }
 
-/* With rec, a marker on the context's queue after `waits`, where a product's device time
- * starts: cmrscl_spmv's event is its last kernel's, and a split plan has two. */
-static cmrscl_status mark_begin(cmrscl_dist_matrix m, cl_uint waits, const cl_event *wait,
-                                product_record *rec, cl_event *begin)
-{
-    if (rec && clEnqueueMarkerWithWaitList(m->queue, waits, wait, begin) != CL_SUCCESS)
-        return dist_fail(CMRSCL_ERROR_OPENCL, "clEnqueueMarkerWithWaitList failed");
-    return CMRSCL_OK;
-}
-
 static cmrscl_status local_product(cmrscl_dist_matrix m, double alpha, cl_mem x, double beta,
                                    cl_mem y, product_record *rec)
 {
-    cmrscl_status st = mark_begin(m, 0, NULL, rec, rec ? &rec->local_begin : NULL);
-    return st == CMRSCL_OK ? cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL,
-                                         rec ? &rec->local : NULL)
-                           : st;
+    return cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
 }
 
 /* The remote block's product, after the halo's write: into y itself where the block has every
@@ -110,14 +96,11 @@ static cmrscl_status remote_product(cmrscl_dist_matrix m, double alpha, cl_mem y
 {
     cl_uint waits = m->last_write ? 1 : 0;
     cl_event *wait = waits ? &m->last_write : NULL;
-    cmrscl_status st = mark_begin(m, waits, wait, rec, rec ? &rec->remote_begin : NULL);
-    if (st != CMRSCL_OK)
-        return st;
     if (!m->scatter)
         return cmrscl_spmv(m->remote, alpha, m->halo_values, 1.0, y, NULL, waits, wait,
                            rec ? &rec->remote : NULL);
-    st = cmrscl_spmv(m->remote, alpha, m->halo_values, 0.0, m->remote_part, NULL, waits, wait,
-                     rec ? &rec->remote : NULL);
+    cmrscl_status st = cmrscl_spmv(m->remote, alpha, m->halo_values, 0.0, m->remote_part, NULL,
+                                   waits, wait, rec ? &rec->remote : NULL);
     return st == CMRSCL_OK ? halo_scatter(m, y, rec ? &rec->scatter : NULL) : st;
 }
 

@@ -19,16 +19,29 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* An event's start or end on the device's clock (0 when absent). */
+static cl_ulong stamp(cl_event e, cl_profiling_info what)
+{
+    cl_ulong t = 0;
+    if (e && clGetEventProfilingInfo(e, what, sizeof t, &t, NULL) != CL_SUCCESS)
+        t = 0;
+    return t;
+}
+
+static double ms_between(cl_ulong t0, cl_ulong t1)
+{
+    return t0 && t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+}
+
 /* Milliseconds from the start of `from` to the end of `to` (0 when either is absent). */
 static double span_ms(cl_event from, cl_event to)
 {
-    cl_ulong t0 = 0, t1 = 0;
-    if (!from || !to ||
-        clGetEventProfilingInfo(from, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ||
-        clGetEventProfilingInfo(to, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL))
-        return 0.0;
-    return t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+    return to ? ms_between(stamp(from, CL_PROFILING_COMMAND_START),
+                           stamp(to, CL_PROFILING_COMMAND_END))
+              : 0.0;
 }
+
+static cl_ulong later(cl_ulong a, cl_ulong b) { return a > b ? a : b; }
 
 typedef struct run_args {
     double alpha, beta;
@@ -71,11 +84,20 @@ static cmrscl_status recorded(cmrscl_dist_matrix m, const run_args *a, bool over
         product_record r = {0};
         st = dist_product(m, CMRSCL_OK, a->alpha, a->x, a->beta, a->y, overlap, &r);
         clFinish(m->queue);
+        /* A product's event is its last kernel's (a split plan has two), so where the queue
+         * says when a product began - after the gather for the local one, after the local
+         * product and the halo's write for the remote one - that is its start. */
         cl_event remote_end = r.scatter ? r.scatter : r.remote;
-        cl_event first = r.gather ? r.gather : r.local_begin;
+        cl_ulong local_end = stamp(r.local, CL_PROFILING_COMMAND_END);
+        cl_ulong local_start = r.gather ? stamp(r.gather, CL_PROFILING_COMMAND_END)
+                                        : stamp(r.local, CL_PROFILING_COMMAND_START);
+        cl_event first = r.gather ? r.gather : r.local;
         parts[PART_PRODUCT][i] = span_ms(first, remote_end ? remote_end : r.local);
-        parts[PART_LOCAL][i] = span_ms(r.local_begin, r.local);
-        parts[PART_REMOTE][i] = span_ms(r.remote_begin, remote_end);
+        parts[PART_LOCAL][i] = ms_between(local_start, local_end);
+        parts[PART_REMOTE][i] =
+            r.remote ? ms_between(later(local_end, stamp(r.write, CL_PROFILING_COMMAND_END)),
+                                  stamp(remote_end, CL_PROFILING_COMMAND_END))
+                     : 0.0;
         parts[PART_PACK][i] = span_ms(r.gather, r.read);
         /* A rank without neighbours has nothing to exchange: no time to hide. */
         parts[PART_EXCHANGE][i] = m->plan.neighbours > 0 ? r.exchange_s * 1e3 : 0.0;
