@@ -323,7 +323,8 @@ typedef struct cmrscl_params {
     cmrscl_reduce reduce;      /* never AUTO */
     const char *height_source; /* where the plan came from: "user", "matrix rule", "paper", "device
                                   rule", "tuned", "tuning database" (static string) */
-    char build_options[256];   /* the -D string the kernels were compiled with */
+    char build_options[384];   /* the -D string the kernels were compiled with (whole: a plan
+                                  whose string would not fit fails) */
     int32_t rows, cols, strips;
     int64_t nnz;
     uint64_t device_bytes; /* device memory the matrix occupies */

@@ -183,6 +183,35 @@ static void test_block_vectors(void)
     cmrscl_csr_free(&a);
 }
 
+/* The longest -D string a plan makes - OpenCL C 3.0 sub-groups of a fixed width, narrow
+ * strips with their row bits, a dictionary, 64-bit indices, double - is whole, its last
+ * definition included, with room to spare: a cut string built kernels without
+ * -DNARROW_ROW_BITS on Intel's runtime (session 19). */
+static void test_longest_options(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.subgroup_width = 64, d.subgroup_shuffle = 1, d.subgroup_widths = 8 | 16 | 32 | 64;
+    d.subgroup_cl_c = 30, d.subgroup_relative = 1, d.compute_units = 132;
+    d.cache_bytes = 1 << 16;
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate("stencil7:20", &a));
+    cmrscl_options o = {.kernel = CMRSCL_KERNEL_STRIP, .height = 32, .warp = 64,
+                        .work_group_size = 128, .reduce = CMRSCL_REDUCE_SUBGROUP,
+                        .column_bits = 16, .index_bits = 64};
+    cmrscl_params p;
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_DOUBLE, &a, &o, &p));
+    char last[64];
+    snprintf(last, sizeof last, "-DNARROW_ROW_BITS=%d", plan_narrow_row_bits(&p));
+    size_t n = strlen(p.build_options);
+    CHECK_MSG(p.values == CMRSCL_VALUES_DICT && p.index_bits == 64 &&
+                  test_contains(p.build_options, "-cl-std=CL3.0") &&
+                  test_contains(p.build_options, "-DREQD_SUBGROUP=64") &&
+                  n >= strlen(last) && !strcmp(p.build_options + n - strlen(last), last) &&
+                  n + 64 < sizeof p.build_options,
+              "%zu characters of %zu: %s", n, sizeof p.build_options, p.build_options);
+    cmrscl_csr_free(&a);
+}
+
 int main(void)
 {
     test_subgroup_gpu();
@@ -190,5 +219,6 @@ int main(void)
     test_cache_from_device();
     test_narrow_columns();
     test_block_vectors();
+    test_longest_options();
     return test_finish("plan_devices");
 }

@@ -115,6 +115,9 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
         return CMRSCL_OK;
     cmrscl_params plain = *p;
     plain.values = CMRSCL_VALUES_PLAIN, plain.dict_bits = plain.dict_size = 0;
+    cmrscl_status st = plan_build_options(&m->ctx->info, &plain); /* before anything changes */
+    if (st != CMRSCL_OK)
+        return st;
     size_t n = (size_t)p->stored_entries, old = matrix_values_bytes(p, n),
            bytes = matrix_values_bytes(&plain, n);
     size_t col_bytes = p->dict_bits > 0 ? matrix_column_bytes(p, n) : 0;
@@ -124,7 +127,6 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
                            "limits or the context's memory limit do not leave beside the "
                            "matrix's %llu bytes",
                            bytes + col_bytes, (unsigned long long)p->device_bytes);
-    cmrscl_status st = CMRSCL_OK;
     cl_mem values = launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "values");
     cl_mem cols = col_bytes && st == CMRSCL_OK ? launch_new_buffer(m->ctx, CL_MEM_READ_WRITE,
                                                                    col_bytes, NULL, &st, "col_ind")
@@ -170,7 +172,6 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
     size_t len = strlen(plain.plan_reason);
     snprintf(plain.plan_reason + len, sizeof plain.plan_reason - len,
              "; stored plain since a values update");
-    plan_build_options(&m->ctx->info, &plain);
     plan_bytes_per_entry(&plain);
     *p = plain;
     return matrix_create_kernels(m);

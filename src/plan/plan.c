@@ -530,6 +530,5 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
                            "memory; the device offers %llu",
                            p->height, p->work_group_size, cmrscl_precision_size(precision),
                            (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
-    plan_build_options(dev, p);
-    return CMRSCL_OK;
+    return plan_build_options(dev, p);
 }

@@ -124,9 +124,11 @@ static inline bool plan_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0
 /* A precision the library knows (float or double) that the device can run. */
 CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
                                                  cmrscl_precision precision);
-/* The -D string of a plan whose fields are chosen (plan_choose's last step; the fallback from
- * sub-groups redoes it). */
-CMRSCL_HIDDEN void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p);
+/* The -D string of a plan whose fields are chosen (plan_choose's last step; a values update
+ * that stores the values plain redoes it). Fails, rather than cut the string, where it would
+ * not fit cmrscl_params.build_options: a kernel built from a cut string would miss its last
+ * definitions (session 19's -DNARROW_ROW_BITS did, on Intel's runtime). */
+CMRSCL_HIDDEN cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p);
 /* The -D string of the block product's kernel (cl/cmrs_spmm.cl) for a matrix of plan p, on
  * the warp layer's backend `reduce` (cmrs_abi.h), with its launch shape; snprintf's result. */
 CMRSCL_HIDDEN int plan_spmm_options(const cmrscl_params *p, int reduce, int warp,

@@ -3,6 +3,8 @@
  * the plan's kernel is compiled with (plan_build_options). */
 #include "plan/plan.h"
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
@@ -63,11 +65,29 @@ cmrscl_status plan_check_options(const cmrscl_device_info *dev, cmrscl_precision
     return CMRSCL_OK;
 }
 
-void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
+/* Appends to the plan's -D string; false once it no longer fits. */
+static bool append(cmrscl_params *p, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool append(cmrscl_params *p, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = *n < sizeof p->build_options
+                ? vsnprintf(p->build_options + *n, sizeof p->build_options - *n, fmt, ap)
+                : -1;
+    va_end(ap);
+    if (k < 0 || *n + (size_t)k >= sizeof p->build_options)
+        return false;
+    *n += (size_t)k;
+    return true;
+}
+
+cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
 {
     bool sub = p->reduce == CMRSCL_REDUCE_SUBGROUP;
-    int n = snprintf(
-        p->build_options, sizeof p->build_options,
+    size_t n = 0;
+    bool whole = append(
+        p, &n,
         "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
         "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
         "-DGROUP_COMBINE=%d -DVALUES=%d -DDICT_BITS=%d",
@@ -82,17 +102,19 @@ void plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
         p->combine == CMRSCL_COMBINE_GROUP, (int)p->values, p->dict_bits);
     /* Sub-groups: fixed to the plan's width where the device lets a kernel ask for one (else
      * the built kernel's own width is checked, subgroups.c), and the shuffles it has. */
-    if (sub && n > 0 && (size_t)n < sizeof p->build_options)
-        n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
-                      " -DREQD_SUBGROUP=%d -DSG_RELATIVE=%d",
-                      dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
-                      dev->subgroup_relative);
-    if (p->column_bits == 16 && n > 0 && (size_t)n < sizeof p->build_options)
-        n += snprintf(p->build_options + n, sizeof p->build_options - (size_t)n,
-                      " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d", plan_narrow_row_bits(p));
-    if (p->modulo && n > 0 && (size_t)n < sizeof p->build_options)
-        snprintf(p->build_options + n, sizeof p->build_options - (size_t)n, " -DMODULO=%d",
-                 p->modulo);
+    if (sub)
+        whole = whole && append(p, &n, " -DREQD_SUBGROUP=%d -DSG_RELATIVE=%d",
+                                dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
+                                dev->subgroup_relative);
+    if (p->column_bits == 16)
+        whole = whole && append(p, &n, " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d",
+                                plan_narrow_row_bits(p));
+    if (p->modulo)
+        whole = whole && append(p, &n, " -DMODULO=%d", p->modulo);
+    return whole ? CMRSCL_OK
+                 : cmrscl_fail(CMRSCL_ERROR_BUILD,
+                               "the kernel's build options exceed %zu characters: \"%s\"",
+                               sizeof p->build_options - 1, p->build_options);
 }
 
 /* Each launch of the block product reads the matrix once, so wide launches pay where the

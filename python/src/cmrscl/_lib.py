@@ -84,7 +84,7 @@ class Params(ctypes.Structure):
     _fields_ = [("precision", c_int), ("height", c_int), ("warp", c_int),
                 ("work_group_size", c_int), ("layout", c_int), ("order", c_int),
                 ("reduce", c_int), ("height_source", c_char_p),
-                ("build_options", ctypes.c_char * 256), ("rows", c_int32), ("cols", c_int32),
+                ("build_options", ctypes.c_char * 384), ("rows", c_int32), ("cols", c_int32),
                 ("strips", c_int32), ("nnz", c_int64), ("device_bytes", c_uint64),
                 ("analyze_seconds", c_double), ("convert_seconds", c_double),
                 ("upload_seconds", c_double), ("build_seconds", c_double),
