@@ -223,8 +223,7 @@ static cmrscl_status build_blocks(cmrscl_dist_matrix m, const cmrscl_csr *a, cmr
     int32_t col0 = m->plan.first_col, col1 = col0 + m->plan.local_cols;
     cmrscl_status st = find_halo(a, col0, col1, &m->halo_cols, &m->plan.halo);
     if (st == CMRSCL_OK)
-        st = split_blocks(a, col0, col1, m->halo_cols, m->plan.halo, local, remote,
-                          &m->remote_row);
+        st = split_blocks(a, col0, col1, m->halo_cols, m->plan.halo, local, remote, &m->remote_row);
     m->plan.local_nnz = local->nnz, m->plan.remote_nnz = remote->nnz;
     m->plan.remote_rows = remote->rows;
     return st;

@@ -59,14 +59,14 @@ struct cmrscl_dist_matrix_s {
     cl_command_queue queue; /* the context's: the products */
     cl_command_queue side;  /* the halo's copies, beside the local product */
     cl_program program;
-    cl_kernel gather;   /* send values = x[send index] */
-    cl_kernel scatter;  /* y[remote row] += remote part; NULL where every row is remote */
-    cl_mem send_index;  /* plan.sent local column indices, grouped by neighbour */
-    cl_mem send_values; /* plan.sent values gathered */
-    cl_mem halo_values; /* plan.halo values for the remote product */
-    cl_mem remote_rows; /* with scatter: remote_row on the device */
-    cl_mem remote_part; /* with scatter: the remote block's product, plan.remote_rows values */
-    cl_mem pinned[2];   /* host-mapped staging: sent values, received halo */
+    cl_kernel gather;      /* send values = x[send index] */
+    cl_kernel scatter;     /* y[remote row] += remote part; NULL where every row is remote */
+    cl_mem send_index;     /* plan.sent local column indices, grouped by neighbour */
+    cl_mem send_values;    /* plan.sent values gathered */
+    cl_mem halo_values;    /* plan.halo values for the remote product */
+    cl_mem remote_row_buf; /* with scatter: remote_row on the device */
+    cl_mem remote_part;    /* with scatter: the remote block's product, plan.remote_rows values */
+    cl_mem pinned[2];      /* host-mapped staging: sent values, received halo */
     void *send_host, *halo_host;
     cl_event last_write; /* the previous product's halo write, which reads halo_host */
 };
@@ -121,7 +121,7 @@ typedef struct product_record {
     cl_event write;        /* the halo's write: NULL without a halo */
     cl_event remote;       /* likewise, the remote product's last kernel */
     cl_event scatter;      /* its addition into y: NULL where the remote block covers y */
-    double exchange_s; /* posting the receives to every request complete */
+    double exchange_s; /* the sent entries on the host (the pack over) to every request complete */
     double wait_s;     /* of that, inside MPI_Waitall after the sends were posted */
 } product_record;
 DIST_HIDDEN void dist_record_release(product_record *r);

@@ -93,8 +93,8 @@ cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
     if (st == CMRSCL_OK && (sent > 0 || scatter))
         st = build_kernels(m, scatter);
     if (st == CMRSCL_OK && scatter) {
-        m->remote_rows = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                        sizeof(cl_int) * remote_rows, m->remote_row, &err);
+        m->remote_row_buf = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                           sizeof(cl_int) * remote_rows, m->remote_row, &err);
         if (err == CL_SUCCESS)
             m->remote_part = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, vs * remote_rows, NULL, &err);
         if (err != CL_SUCCESS)
@@ -128,8 +128,8 @@ void halo_free(cmrscl_dist_matrix m)
         clFinish(m->side);
         clReleaseCommandQueue(m->side);
     }
-    cl_mem bufs[] = {m->send_index, m->send_values, m->halo_values,
-                     m->remote_rows, m->remote_part, m->pinned[0], m->pinned[1]};
+    cl_mem bufs[] = {m->send_index,  m->send_values, m->halo_values, m->remote_row_buf,
+                     m->remote_part, m->pinned[0],   m->pinned[1]};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
@@ -160,8 +160,8 @@ cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_even
 {
     *start = *read = NULL;
     if (m->plan.sent == 0) {
-        cl_int err = m->plan.halo > 0 ? clEnqueueMarkerWithWaitList(m->queue, 0, NULL, start)
-                                      : CL_SUCCESS;
+        cl_int err =
+            m->plan.halo > 0 ? clEnqueueMarkerWithWaitList(m->queue, 0, NULL, start) : CL_SUCCESS;
         return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueMarkerWithWaitList");
     }
     cmrscl_status st =
@@ -181,7 +181,7 @@ cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_even
 
 cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event)
 {
-    return enqueue_small(m, m->scatter, y, m->remote_rows, m->remote_part, m->plan.remote_rows,
+    return enqueue_small(m, m->scatter, y, m->remote_row_buf, m->remote_part, m->plan.remote_rows,
                          event);
 }
 

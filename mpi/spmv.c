@@ -83,12 +83,6 @@ static cmrscl_status exchange(cmrscl_dist_matrix m, cl_event read, product_recor
     return st;
 }
 
-static cmrscl_status local_product(cmrscl_dist_matrix m, double alpha, cl_mem x, double beta,
-                                   cl_mem y, product_record *rec)
-{
-    return cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
-}
-
 /* The remote block's product, after the halo's write: into y itself where the block has every
  * row (beta = 1), else into remote_part, then added into y's rows with remote entries. */
 static cmrscl_status remote_product(cmrscl_dist_matrix m, double alpha, cl_mem y,
@@ -112,13 +106,13 @@ cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha
         return st;
     cl_event read = NULL, start = NULL;
     if (!overlap) {
-        st = local_product(m, alpha, x, beta, y, rec);
+        st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
         clFinish(m->queue);
     }
     if (st == CMRSCL_OK)
         st = halo_pack(m, x, &start, &read);
     if (st == CMRSCL_OK && overlap)
-        st = local_product(m, alpha, x, beta, y, rec);
+        st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
     clFlush(m->queue); /* the device starts while the host exchanges */
     st = keep_first(st, exchange(m, read, rec));
     if (rec)

@@ -195,9 +195,13 @@ static void test_longest_options(void)
     d.cache_bytes = 1 << 16;
     cmrscl_csr a;
     CHECK_OK(cmrscl_csr_generate("stencil7:20", &a));
-    cmrscl_options o = {.kernel = CMRSCL_KERNEL_STRIP, .height = 32, .warp = 64,
-                        .work_group_size = 128, .reduce = CMRSCL_REDUCE_SUBGROUP,
-                        .column_bits = 16, .index_bits = 64};
+    cmrscl_options o = {.kernel = CMRSCL_KERNEL_STRIP,
+                        .height = 32,
+                        .warp = 64,
+                        .work_group_size = 128,
+                        .reduce = CMRSCL_REDUCE_SUBGROUP,
+                        .column_bits = 16,
+                        .index_bits = 64};
     cmrscl_params p;
     CHECK_OK(cmrscl_plan(&d, CMRSCL_DOUBLE, &a, &o, &p));
     char last[64];
@@ -205,8 +209,8 @@ static void test_longest_options(void)
     size_t n = strlen(p.build_options);
     CHECK_MSG(p.values == CMRSCL_VALUES_DICT && p.index_bits == 64 &&
                   test_contains(p.build_options, "-cl-std=CL3.0") &&
-                  test_contains(p.build_options, "-DREQD_SUBGROUP=64") &&
-                  n >= strlen(last) && !strcmp(p.build_options + n - strlen(last), last) &&
+                  test_contains(p.build_options, "-DREQD_SUBGROUP=64") && n >= strlen(last) &&
+                  !strcmp(p.build_options + n - strlen(last), last) &&
                   n + 64 < sizeof p.build_options,
               "%zu characters of %zu: %s", n, sizeof p.build_options, p.build_options);
     cmrscl_csr_free(&a);

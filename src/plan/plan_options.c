@@ -107,8 +107,8 @@ cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p
                                 dev->subgroup_widths & (unsigned)p->warp ? p->warp : 0,
                                 dev->subgroup_relative);
     if (p->column_bits == 16)
-        whole = whole && append(p, &n, " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d",
-                                plan_narrow_row_bits(p));
+        whole = whole &&
+                append(p, &n, " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d", plan_narrow_row_bits(p));
     if (p->modulo)
         whole = whole && append(p, &n, " -DMODULO=%d", p->modulo);
     return whole ? CMRSCL_OK

@@ -75,13 +75,13 @@ static void check_rows(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_precis
         int32_t gi = plan.first_row + i;
         bool remote = false;
         for (int64_t k = a->row_ptr[gi]; k < a->row_ptr[gi + 1]; ++k)
-            remote |= a->col_ind[k] < plan.first_col ||
-                      a->col_ind[k] >= plan.first_col + plan.local_cols;
+            remote |=
+                a->col_ind[k] < plan.first_col || a->col_ind[k] >= plan.first_col + plan.local_cols;
         if (remote)
             same &= n < plan.remote_rows && remote_rows[n++] == i;
     }
-    CHECK_MSG(same && n == plan.remote_rows, "%s: rank %d: %d remote rows, %d expected", what,
-              rank, plan.remote_rows, n);
+    CHECK_MSG(same && n == plan.remote_rows, "%s: rank %d: %d remote rows, %d expected", what, rank,
+              plan.remote_rows, n);
     free(remote_rows);
 
     /* What a rank sends to q is what q receives from it. */

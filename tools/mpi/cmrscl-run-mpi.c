@@ -51,8 +51,8 @@ static void print_spmv(const mpi_result *r, const cli_options *opt)
     printf("ranks      %d, %s; set-up %.3f s (slowest rank: read or generate, split, plan, "
            "upload)\n",
            p->ranks, p->precision == CMRSCL_DOUBLE ? "double" : "float", r->setup_s);
-    printf("rank  %-24s %10s %12s %9s %9s %9s  %-10s %s\n", "device", "rows", "nnz",
-           "rem.rows", "halo", "sent", "neighbours", "plans: local | remote");
+    printf("rank  %-24s %10s %12s %9s %9s %9s  %-10s %s\n", "device", "rows", "nnz", "rem.rows",
+           "halo", "sent", "neighbours", "plans: local | remote");
     for (int i = 0; i < p->ranks; ++i)
         printf("%s\n", r->rank_lines[i]);
     printf("halo       %lld x entries received per product in all (%.1f KB), at most %lld on a "
