@@ -42,10 +42,17 @@
  * (check_codecs). */
 static int narrow_plans = 0; /* slices and strips that took narrow columns (check_narrow) */
 
-/* Whether this variant's strip cases take narrow columns: the decode (entry_at) comes before
- * and apart from the warp layer, so of the sub-group widths one is enough (each width is a
- * test of its own, and each narrow plan a program more to compile). */
-static bool narrow_strips(const variant *v)
+/* Whether this variant sweeps every parameter of its test case. The sub-group variants are one
+ * test per width, and of the parameters only the warp layer (the sub-group operations over
+ * WIDTH lanes) changes with the width: the layouts' decode (entry_at, narrow columns), the
+ * strips' and tiles' bookkeeping, 64-bit indices and the values' codecs do not. So one width
+ * (16) sweeps everything, the others (8, 32, 64) a diagonal of it, without the 64-bit twins
+ * and codecs, that still puts strips shorter and taller than the sub-group, every lane width,
+ * tile size and combine through their warp layer. Each
+ * plan is a program to compile, and CI compiles cold: on Intel's OpenCL CPU runtime a
+ * segment program at width 64 took 5-15 s, and the full sweep at widths 32 and 64 was 45% of
+ * CI's time (session 21). */
+static bool full_sweep(const variant *v)
 {
     return v->reduce != CMRSCL_REDUCE_SUBGROUP || v->width == 16;
 }
@@ -56,6 +63,9 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
     cmrscl_device_info info;
     CHECK_OK(cmrscl_context_device_info(ctx, &info));
     const cmrscl_device_info *dev = &info;
+    /* 64-bit indices and coded values are addressing and decode, apart from the warp layer:
+     * the full sweep checks them */
+    wide = wide && full_sweep(v);
     static int wide_sets = 0; /* the codecs on the first: each codec is a program to compile */
     bool codecs = wide && wide_sets++ == 0;
     for (int i = 0; i < test_matrix_count(); ++i) {
@@ -75,7 +85,7 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
             cmrscl_params p16, p32;
             cmrscl_options o16 = plain;
             o16.column_bits = 16, plain.column_bits = 32;
-            if (wide && narrow_strips(v) &&
+            if (wide && full_sweep(v) &&
                 cmrscl_plan(dev, v->precision, &a, &o16, &p16) == CMRSCL_OK &&
                 cmrscl_plan(dev, v->precision, &a, &plain, &p32) == CMRSCL_OK &&
                 p16.bytes_per_entry_matrix < p32.bytes_per_entry_matrix)
@@ -154,14 +164,16 @@ static cmrscl_options base_options(const variant *v, cmrscl_kernel kernel, int h
 }
 
 /* strip_packed / strip_unpacked: Algorithm 1 at every HEIGHT 1..16 (HEIGHT 1 is
- * CSR-vector), both strip orders, and taller strips; 64-bit indices at HEIGHT 1, 3, 16, 17
- * and 64. */
+ * CSR-vector), both strip orders (without the full sweep, one order a height, in turn), and
+ * taller strips; 64-bit indices at HEIGHT 1, 3, 16, 17 and 64. */
 static void run_strip(cmrscl_context ctx, const variant *v, cmrscl_layout layout, int warp)
 {
     static const int tall[] = {17, 24, 32, 64};
     for (int k = 0; k < 16 + 4; ++k) {
         int h = k < 16 ? k + 1 : tall[k - 16];
         for (int order = CMRSCL_ORDER_ROWS; order <= CMRSCL_ORDER_COLUMNS; ++order) {
+            if (!full_sweep(v) && order != CMRSCL_ORDER_ROWS + k % 2)
+                continue;
             cmrscl_options o = base_options(v, CMRSCL_KERNEL_STRIP, h);
             o.layout = layout;
             o.order = (cmrscl_order)order;
@@ -189,13 +201,17 @@ static void run_strip_narrow(cmrscl_context ctx, const variant *v)
         }
 }
 
-/* segment_packed / segment_unpacked: short to very tall strips; 64-bit indices at HEIGHT 1
- * and 33 with each lane width, and 256 with 4 entries per lane. */
+/* segment_packed / segment_unpacked: short to very tall strips, each with 1, 2 and 4 entries
+ * per lane (without the full sweep, one lane width a height, in turn); 64-bit indices at
+ * HEIGHT 1 and 33 with each lane width, and 256 with 4 entries per lane (or the one it has). */
 static void run_segment(cmrscl_context ctx, const variant *v, cmrscl_layout layout)
 {
     static const int heights[] = {1, 2, 5, 16, 32, 33, 100, 256};
+    bool full = full_sweep(v);
     for (size_t k = 0; k < sizeof heights / sizeof heights[0]; ++k)
         for (int entries = 1; entries <= 4; entries *= 2) {
+            if (!full && entries != 1 << (k % 3))
+                continue;
             cmrscl_options o = base_options(v, CMRSCL_KERNEL_SEGMENT, heights[k]);
             o.layout = layout;
             o.lane_entries = entries;
@@ -203,7 +219,8 @@ static void run_segment(cmrscl_context ctx, const variant *v, cmrscl_layout layo
             snprintf(label, sizeof label, "segment, height %d, %d entries per lane", heights[k],
                      entries);
             run_options(ctx, v, &o, label,
-                        heights[k] == 1 || heights[k] == 33 || (heights[k] == 256 && entries == 4));
+                        heights[k] == 1 || heights[k] == 33 ||
+                            (heights[k] == 256 && (entries == 4 || !full)));
         }
 }
 
@@ -251,7 +268,9 @@ static void run_group_twins(cmrscl_context ctx, const variant *v, const cmrscl_o
 /* split_strip / split_segment: long strips cut into tiles of 1, 7 and 64 entries, each also
  * with 64-bit indices (the tiles' first entries and partial sums' slots widen); then the
  * in-group combine (tiles of at least 1 and 64: the plan grows them until a long strip fits
- * a group) against the second kernel, and once with 64-bit indices. */
+ * a group) against the second kernel, and once with 64-bit indices. Without the full sweep,
+ * one tile size a height, in turn (still tiles of 1, 7 and 64, both combines, and the 64-bit
+ * in-group run). */
 static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel)
 {
     static const int strip_heights[] = {1, 3, 16}, segment_heights[] = {1, 8, 32, 100};
@@ -260,6 +279,8 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
     size_t nh = strip ? 3 : 4;
     for (size_t k = 0; k < nh; ++k)
         for (size_t t = 0; t < 3; ++t) {
+            if (!full_sweep(v) && t != (k + 2) % 3)
+                continue;
             int h = strip ? strip_heights[k] : segment_heights[k];
             cmrscl_options o = base_options(v, kernel, h);
             o.tile = tiles[t];
@@ -436,7 +457,7 @@ int main(int argc, char **argv)
     else
         run_split(ctx, &v, kernel);
     cmrscl_context_free(ctx);
-    if (!strcmp(v.name, "slice") || (strstr(v.name, "strip") && narrow_strips(&v))) {
+    if (!strcmp(v.name, "slice") || (strstr(v.name, "strip") && full_sweep(&v))) {
         CHECK_MSG(narrow_plans > 0, "no plan of the catalogue took narrow columns");
         printf("%s: %d plans with narrow columns, each against its twin of 32-bit columns\n",
                v.name, narrow_plans);
