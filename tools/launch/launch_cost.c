@@ -11,13 +11,17 @@
  *   launch+args  the same with four clSetKernelArg per launch (x, y, alpha, beta)
  *   queries      four clGetMemObjectInfo (size and context of x and y: what the library
  *                checks per call)
- * so cmrscl_spmv's cost above "launch+args" is the library's own.
+ * so cmrscl_spmv's cost above "launch+args" is the library's own; and, since a queue that
+ * records profiling timestamps may cost a launch more, the back-to-back loops (clFinish
+ * included) of cmrscl_spmv and of the empty kernel on the context's queue (profiling on)
+ * and on a queue of the same device without profiling.
  *
  *   cmrscl-launch-cost [FILE.mtx | SPEC] [-p float|double] [-d SELECTOR] [-n N]
  *
  * Default: stencil7:20 (8000 rows, a product of a few microseconds), double, N = 5000. */
 #include <cmrscl.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +79,48 @@ static int floor_costs(cl_context cl, cl_command_queue q, cl_mem x, cl_mem y, in
     clReleaseKernel(k);
     clReleaseProgram(p);
     return 0;
+}
+
+/* Microseconds per product of a back-to-back loop of N products on queue q, clFinish
+ * included (best of three); k, when given, is an empty kernel launched instead. */
+static double loop_us(cmrscl_matrix m, cl_kernel k, cl_mem x, cl_mem y, cl_command_queue q, int n)
+{
+    double best = 1e30;
+    size_t global = 128, local = 128;
+    for (int round = 0; round < 3; ++round) {
+        clFinish(q);
+        double t0 = now();
+        for (int i = 0; i < n; ++i)
+            if (k ? clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL) !=
+                        CL_SUCCESS
+                  : cmrscl_spmv(m, 1.0, x, 0.0, y, q, 0, NULL, NULL) != CMRSCL_OK)
+                return -1;
+        clFinish(q);
+        double t = (now() - t0) / n * 1e6;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* The loops of cmrscl_spmv and of the empty kernel on queue q: us[0], us[1]. */
+static int queue_loops(cl_context cl, cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue q,
+                       int n, double us[2])
+{
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(cl, 1, &nop_source, NULL, &err);
+    if (err != CL_SUCCESS || clBuildProgram(p, 0, NULL, NULL, NULL, NULL) != CL_SUCCESS)
+        return -1;
+    cl_kernel k = clCreateKernel(p, "nop", &err);
+    if (err != CL_SUCCESS)
+        return -1;
+    float a = 1.0f, b = 0.0f;
+    clSetKernelArg(k, 0, sizeof x, &x), clSetKernelArg(k, 1, sizeof y, &y);
+    clSetKernelArg(k, 2, sizeof a, &a), clSetKernelArg(k, 3, sizeof b, &b);
+    us[0] = loop_us(m, NULL, x, y, q, n);
+    us[1] = loop_us(m, k, x, y, q, n);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    return us[0] < 0 || us[1] < 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -154,6 +200,13 @@ int main(int argc, char **argv)
     }
     cmrscl_recording_free(rec);
     int floor_ok = st == CMRSCL_OK ? floor_costs(cl, q, x, y, n, floor_us) : -1;
+    /* the same loops on the context's queue and on one without profiling */
+    double profiled_us[2] = {0}, plain_us[2] = {0};
+    cl_device_id dev = NULL;
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_command_queue plain = clCreateCommandQueue(cl, dev, 0, &err);
+    bool queues_ok = st == CMRSCL_OK && plain && queue_loops(cl, m, x, y, q, n, profiled_us) == 0 &&
+                     queue_loops(cl, m, x, y, plain, n, plain_us) == 0;
     cmrscl_params p;
     cmrscl_matrix_params(m, &p);
     cmrscl_device_info info;
@@ -172,10 +225,16 @@ int main(int argc, char **argv)
             printf("launch-cost: empty kernel: launch %.2f us, launch + 4 args %.2f us; 4 buffer "
                    "queries %.3f us\n",
                    floor_us[0], floor_us[1], floor_us[2]);
+        if (queues_ok)
+            printf("launch-cost: loops with clFinish, us a product: cmrscl_spmv %.2f (profiling "
+                   "queue) %.2f (plain queue); empty kernel %.2f (profiling) %.2f (plain)\n",
+                   profiled_us[0], plain_us[0], profiled_us[1], plain_us[1]);
     } else {
         fprintf(stderr, "cmrscl-launch-cost: %s: %s\n", cmrscl_status_name(st),
                 cmrscl_last_error());
     }
+    if (plain)
+        clReleaseCommandQueue(plain);
     clReleaseMemObject(x), clReleaseMemObject(y);
     cmrscl_matrix_free(m), cmrscl_context_free(ctx), cmrscl_csr_free(&a);
     return st == CMRSCL_OK ? 0 : 1;
