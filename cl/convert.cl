@@ -288,7 +288,8 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
  * first update (src/exec/matrix_update.c says why). With narrow columns (col_ind holds the
  * strips' first columns, then 16-bit words, src/format/cmrs_narrow.c): a slice's steps
  * (narrow 1) have their holes among the words, and a position's row is its place in the
- * slice; a strip's offsets (narrow 2) keep the row in strip in their low bits. */
+ * slice; a strip's offsets (narrow 2) keep the row in strip in their low bits; implied
+ * columns (narrow 3: strips of one row, col_ind only their first columns) have no words. */
 __kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
                                   const uint packed, const uint narrow,
                                   __global const index_t *restrict strip_ptr,
@@ -307,9 +308,10 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
     __global const ushort *steps = (__global const ushort *)(col_ind + strips);
 #define HOLE_AT(k) (narrow == 1 ? steps[k] == CMRS_NARROW_HOLE : !narrow && col_ind[k] == CMRS_HOLE)
 #define ROW_AT(k)                                                                                  \
-    (narrow == 1 ? (uint)(((k)-begin) % height)                                                    \
-     : packed    ? (narrow ? steps[k] : col_ind[k]) & mask                                         \
-                 : row_in_strip[k])
+    (narrow == 3   ? 0u                                                                            \
+     : narrow == 1 ? (uint)(((k)-begin) % height)                                                  \
+     : packed      ? (narrow ? steps[k] : col_ind[k]) & mask                                       \
+                   : row_in_strip[k])
     for (index_t k = begin; k < end; ++k)
         e += !HOLE_AT(k) && ROW_AT(k) < r;
     for (index_t k = begin; k < end; ++k) {

@@ -38,7 +38,10 @@
  *   COLUMN_BITS   32: a column word per entry; 16: narrow columns (src/format/
  *                 cmrs_narrow.c) - the slice family's 16-bit steps along a row, dictionary
  *                 index in their low DICT_BITS, or the strip family's 16-bit offsets
- *                 from the strip's first column (entry_at)                   (default 32)
+ *                 from the strip's first column (entry_at); 0: implied columns, the strip
+ *                 family at HEIGHT 1 where each row's columns are one run: only the strips'
+ *                 first columns, entry j's column its first plus its place in the strip
+ *                                                                            (default 32)
  *   NARROW_ROW_BITS the strip family's narrow offsets: bits of the row in strip
  *                 beside each offset (0 unpacked, else ceil(log2 HEIGHT))
  *                                                   (required with those offsets)
@@ -97,8 +100,13 @@
 #else
 #define NARROW_OFFSETS 0
 #endif
-#if COLUMN_BITS != 32 && !NARROW_STEPS && !NARROW_OFFSETS
-#error "COLUMN_BITS is 32, or 16 for the slice and strip families' narrow columns"
+#if COLUMN_BITS == 0 && KERNEL == CMRS_KERNEL_STRIP && HEIGHT == 1 && DICT_BITS == 0
+#define IMPLIED_COLUMNS 1
+#else
+#define IMPLIED_COLUMNS 0
+#endif
+#if COLUMN_BITS != 32 && !NARROW_STEPS && !NARROW_OFFSETS && !IMPLIED_COLUMNS
+#error "COLUMN_BITS is 32, 16 for the slice and strip families' narrow columns, or 0 for implied columns (strips of HEIGHT 1, no dictionary index)"
 #endif
 
 /* Helpers are inlined into the kernel, always: a helper left out of line takes its arrays
@@ -283,8 +291,13 @@ typedef real_t stored_t;
  * compilers stumble (PoCL 3.1 gave intermittently wrong sums with an out-parameter here).
  * A strip's narrow offsets (src/format/cmrs_narrow.c): 16-bit words after the strips' first
  * columns, offset << (NARROW_ROW_BITS + DICT_BITS) | index << NARROW_ROW_BITS | row, the row
- * in as few bits as HEIGHT needs; `first` is STRIP_FIRST of the entry's strip. */
-#if NARROW_OFFSETS
+ * in as few bits as HEIGHT needs; `first` is STRIP_FIRST of the entry's strip. Implied
+ * columns (one row a strip, its columns one run): no word at all, the column is the strip's
+ * first plus the entry's place in it, so STRIP_FIRST is that first column less the strip's
+ * first entry (mod 2^32; a tile's entries count from their strip's start too). */
+#if IMPLIED_COLUMNS
+#define STRIP_FIRST(strip) (col_ind[strip] - (uint)(strip_ptr[strip] & ENTRY_MASK))
+#elif NARROW_OFFSETS
 #define STRIP_FIRST(strip) col_ind[strip]
 #ifndef NARROW_ROW_BITS /* the host's plan_narrow_row_bits: 0 unpacked, else ceil(log2 HEIGHT) */
 #error "NARROW_ROW_BITS must be defined with a strip's narrow columns"
@@ -295,7 +308,10 @@ typedef real_t stored_t;
 INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uchar *row_in_strip,
                       uint strips, uint first)
 {
-#if NARROW_OFFSETS
+#if IMPLIED_COLUMNS
+    (void)row_in_strip, (void)strips;
+    return (uint3)(first + (uint)j, 0u, 0u);
+#elif NARROW_OFFSETS
     const uint w = load_step((__global const ushort *)(col_ind + strips) + j);
     const uint column = first + (w >> (NARROW_ROW_BITS + DICT_BITS));
     const uint index = (w >> NARROW_ROW_BITS) & DICT_MASK;

@@ -289,9 +289,18 @@ typedef struct cmrscl_options {
      * layout whose offsets fit and whose entries exceed the device's cache (cache-resident,
      * they measured slower; none where the device reports no cache size); 16 fails with
      * ERROR_INVALID_ARGUMENT where they do not fit, or with the segment and MODULO kernels. The
-     * first values update keeps them (cmrscl_matrix_read_cmrs returns the 32-bit words). */
+     * first values update keeps them (cmrscl_matrix_read_cmrs returns the 32-bit words).
+     * CMRSCL_COLUMNS_IMPLIED: no column word at all - strips of one row (HEIGHT 1, the strip
+     * kernel) whose columns are one ascending run (dense rows, full bands) store each strip's
+     * first column alone, and entry k of a strip is that column plus k; values stored plain,
+     * as floats or as a dictionary of one. Automatic takes them wherever they fit and the
+     * strip layout would take narrow columns; asked for where they do not fit, they fail with
+     * ERROR_INVALID_ARGUMENT. */
     int column_bits;
 } cmrscl_options;
+
+/* cmrscl_options.column_bits: implied columns (cmrscl_params.column_bits 0). */
+#define CMRSCL_COLUMNS_IMPLIED (-1)
 
 /* Cheap statistics of the matrix's rows, taken when a matrix is created (O(rows)). */
 typedef struct cmrscl_matrix_stats {
@@ -351,7 +360,7 @@ typedef struct cmrscl_params {
     cmrscl_values values;   /* how the values are stored; never AUTO */
     int dict_bits;          /* DICT: bits of the dictionary index in each column word */
     int dict_size;          /* DICT: distinct values in the dictionary; else 0 */
-    int column_bits;        /* 32, or 16: narrow columns (cmrscl_options.column_bits) */
+    int column_bits;        /* 32; 16: narrow columns; 0: implied (cmrscl_options.column_bits) */
     /* Bytes a product moves per entry (nnz), at the least: the matrix's arrays (every array
      * a product reads, entry arrays, StripPtr, the split's; MODULO's holes included), x
      * (each element once) and y (each element written once; read once more when beta is

@@ -78,18 +78,21 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
         cmrscl_options plain = *opt, opt64 = *opt; /* the codecs: check_codecs */
         plain.values = opt64.values = CMRSCL_VALUES_PLAIN;
         opt64.index_bits = 64;
-        /* Strips: narrow offsets wherever they fit and save bytes, on the heights with twins
-         * (the plan takes them by itself only beyond the device's cache, which no catalogue
-         * matrix is), 32-bit columns elsewhere (each is a program more). */
+        /* Strips: implied columns (one row a strip, its columns one run: the band, the single
+         * row) or else narrow offsets wherever they fit and save bytes, on the heights with
+         * twins (the plan takes them by itself only beyond the device's cache, which no
+         * catalogue matrix is), 32-bit columns elsewhere (each is a program more). */
         if (opt->kernel == CMRSCL_KERNEL_STRIP && !opt->column_bits) {
-            cmrscl_params p16, p32;
-            cmrscl_options o16 = plain;
-            o16.column_bits = 16, plain.column_bits = 32;
+            cmrscl_params pn, p32;
+            cmrscl_options on = plain;
+            on.column_bits = CMRSCL_COLUMNS_IMPLIED, plain.column_bits = 32;
+            if (wide && cmrscl_plan(dev, v->precision, &a, &on, &pn) != CMRSCL_OK)
+                on.column_bits = 16;
             if (wide && full_sweep(v) &&
-                cmrscl_plan(dev, v->precision, &a, &o16, &p16) == CMRSCL_OK &&
+                cmrscl_plan(dev, v->precision, &a, &on, &pn) == CMRSCL_OK &&
                 cmrscl_plan(dev, v->precision, &a, &plain, &p32) == CMRSCL_OK &&
-                p16.bytes_per_entry_matrix < p32.bytes_per_entry_matrix)
-                plain.column_bits = 16;
+                pn.bytes_per_entry_matrix < p32.bytes_per_entry_matrix)
+                plain.column_bits = on.column_bits;
             opt64.column_bits = plain.column_bits;
         }
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &plain, &m));

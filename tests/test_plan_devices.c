@@ -163,6 +163,62 @@ static void test_narrow_columns(void)
     }
 }
 
+/* Implied columns (cmrs_narrow.c): strips of one row whose columns are one run store no column
+ * word - taken by the automatic plan under the narrow offsets' rule (beyond the cache), refused
+ * with the reason where they do not fit. */
+static void test_implied_columns(void)
+{
+    cmrscl_device_info d = fake_gpu();
+    d.cache_bytes = 1 << 16;
+    cmrscl_csr a, s;
+    CHECK_OK(cmrscl_csr_generate("dense:300", &a));
+    CHECK_OK(cmrscl_csr_generate("stencil7:20", &s));
+    cmrscl_options o = {.kernel = CMRSCL_KERNEL_STRIP, .height = 1};
+    cmrscl_params p;
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK_MSG(p.column_bits == 0 && test_contains(p.plan_reason, "columns implied") &&
+                  test_contains(p.build_options, "-DCOLUMN_BITS=0") &&
+                  p.bytes_per_entry_matrix < 4.1,
+              "dense:300 HEIGHT 1: column bits %d, %.2f bytes an entry (%s)", p.column_bits,
+              p.bytes_per_entry_matrix, p.plan_reason);
+    d.cache_bytes = 50u << 20; /* cache-resident: 32-bit words, as narrow offsets */
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK(p.column_bits == 32);
+    o.column_bits = CMRSCL_COLUMNS_IMPLIED; /* asked for: taken wherever they fit */
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK(p.column_bits == 0);
+    /* one value: a dictionary of one, no index bits - no array an entry at all */
+    for (int64_t k = 0; k < a.nnz; ++k)
+        a.values[k] = 0.5;
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_DOUBLE, &a, &o, &p));
+    CHECK_MSG(p.column_bits == 0 && p.values == CMRSCL_VALUES_DICT && p.dict_bits == 0 &&
+                  p.bytes_per_entry_matrix < 0.1,
+              "one value: %.2f bytes an entry (%s)", p.bytes_per_entry_matrix, p.plan_reason);
+    static const struct {
+        const char *why;
+        int height, kernel, values;
+        bool stencil;
+    } refused[] = {{"strips of one row", 2, CMRSCL_KERNEL_STRIP, 0, false},
+                   {"slice and strip kernels", 1, CMRSCL_KERNEL_SEGMENT, 0, false},
+                   {"one ascending run", 1, CMRSCL_KERNEL_STRIP, 2, true},
+                   {"without a dictionary index", 1, CMRSCL_KERNEL_STRIP, 1, false}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        for (int64_t k = 0; k < a.nnz; ++k) /* two values for the dictionary's case */
+            a.values[k] = refused[i].values == 1 ? (double)(k % 2) : 1.0 + (double)k;
+        o.height = refused[i].height, o.kernel = (cmrscl_kernel)refused[i].kernel;
+        o.values = refused[i].values == 1   ? CMRSCL_VALUES_DICT /* 2: the stencil's plain */
+                   : refused[i].values == 2 ? CMRSCL_VALUES_PLAIN
+                                            : CMRSCL_VALUES_AUTO;
+        CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, refused[i].stencil ? &s : &a, &o, &p),
+                     CMRSCL_ERROR_INVALID_ARGUMENT);
+        CHECK_MSG(test_contains(cmrscl_last_error(), refused[i].why), "\"%s\" lacks \"%s\"",
+                  cmrscl_last_error(), refused[i].why);
+    }
+    o = (cmrscl_options){.column_bits = -2};
+    CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    cmrscl_csr_free(&a), cmrscl_csr_free(&s);
+}
+
 /* The block product's launches: 128 bytes of X a row in the slice layout (16 doubles, 32
  * floats), 64 vectors in the others (plan_block_vectors). */
 static void test_block_vectors(void)
@@ -222,6 +278,7 @@ int main(void)
     test_cpu();
     test_cache_from_device();
     test_narrow_columns();
+    test_implied_columns();
     test_block_vectors();
     test_longest_options();
     return test_finish("plan_devices");

@@ -114,7 +114,7 @@ static bool runs_equal(cmrscl_matrix m, const cmrscl_csr *a, cmrscl_precision p,
 
 static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
 {
-    enum { PLANS = 9 };
+    enum { PLANS = 10 };
     cmrscl_options plans[PLANS] = {{0}};
     plans[1].kernel = CMRSCL_KERNEL_STRIP, plans[1].height = 4;
     plans[1].layout = CMRSCL_LAYOUT_UNPACKED, plans[1].order = CMRSCL_ORDER_COLUMNS;
@@ -129,7 +129,10 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
     plans[7].combine = CMRSCL_COMBINE_KERNEL;
     plans[8].kernel = CMRSCL_KERNEL_STRIP, plans[8].height = 4, plans[8].tile = 32;
     plans[8].combine = CMRSCL_COMBINE_GROUP;
+    plans[9].kernel = CMRSCL_KERNEL_STRIP, plans[9].height = 1, plans[9].tile = 64;
+    plans[9].column_bits = CMRSCL_COLUMNS_IMPLIED; /* the band's and the single row's */
     const int ks[] = {3, 8, 33};
+    int implied = 0; /* matrices plan 9 took: the empty ones, the band, the single row */
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a0;
         const char *name = test_matrix_build(i, &a0);
@@ -139,12 +142,13 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
             snprintf(what, sizeof what, "%s, plan %d", name, k);
             cmrscl_matrix m = NULL;
             cmrscl_status st = cmrscl_matrix_create_from_csr(ctx, p, &a0, &plans[k], &m);
-            if (st != CMRSCL_OK) { /* narrow columns or a dictionary this matrix refuses */
-                CHECK_MSG(k == 4 || k == 6, "%s: %s", what, cmrscl_last_error());
+            if (st != CMRSCL_OK) { /* narrow or implied columns, a dictionary refused */
+                CHECK_MSG(k == 4 || k == 6 || k == 9, "%s: %s", what, cmrscl_last_error());
                 continue;
             }
             cmrscl_params mp;
             CHECK_OK(cmrscl_matrix_params(m, &mp)); /* slices: 33 vectors in 2 or 3 launches */
+            implied += k == 9 && mp.column_bits == 0 && mp.nnz > 0;
             CHECK(mp.kernel != CMRSCL_KERNEL_SLICE || mp.block_vectors < 33);
             for (size_t q = 0; q < sizeof ks / sizeof *ks; ++q) {
                 int kk = ks[q];
@@ -160,6 +164,7 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
         }
         cmrscl_csr_free(&a0), cmrscl_csr_free(&a);
     }
+    CHECK_MSG(implied == 2, "implied columns on %d matrices with entries, not 2", implied);
 }
 
 /* 70 vectors: a launch of 64, then one of 6; one vector: exactly cmrscl_spmv's bits. */

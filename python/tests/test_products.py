@@ -96,6 +96,22 @@ def test_plan_reads_back(context):
     assert M.plan["transpose_device_bytes"] == 0
 
 
+def test_implied_columns(context):
+    A = cmrscl.generate("dense:200")  # every row one run of columns
+    M = cmrscl.Matrix(A, "double", context, kernel="strip", height=1,
+                      column_bits=cmrscl.COLUMNS_IMPLIED)
+    assert M.plan["column_bits"] == 0 and "columns implied" in M.plan["plan_reason"]
+    x = vectors(A.shape[1])
+    assert_product(A, x, M @ x)
+    B = A.copy()
+    B.data = np.linspace(-1, 1, B.nnz)
+    M.update_values(B)
+    assert_product(B, x, M @ x)
+    with pytest.raises(cmrscl.Error, match="one ascending run"):
+        cmrscl.Matrix(load("cage8.mtx"), "double", context, kernel="strip", height=1,
+                      column_bits=cmrscl.COLUMNS_IMPLIED)
+
+
 def test_update_values(context):
     A = load("1138_bus.mtx")
     M = cmrscl.Matrix(A, "double", context)

@@ -64,6 +64,8 @@ size_t matrix_column_bytes(const cmrscl_params *p, size_t stored)
 {
     if (p->column_bits == 16)
         return cmrs_narrow_bytes(p->strips, (int64_t)stored);
+    if (p->column_bits == 0)
+        return cmrs_implied_bytes(p->strips);
     return sizeof(uint32_t) * (stored + CMRS_ENTRY_PAD);
 }
 
@@ -317,6 +319,8 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     void *narrow = NULL; /* the column words as the device holds them: narrow, or host's */
     if (st == CMRSCL_OK && p->column_bits == 16)
         st = cmrs_narrow_encode(&host, p->dict_bits, plan_narrow_offsets(p), &narrow);
+    else if (st == CMRSCL_OK && p->column_bits == 0)
+        st = cmrs_implied_encode(&host, &narrow);
     if (st == CMRSCL_OK) {
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);

@@ -36,7 +36,7 @@ cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
     return st;
 }
 
-/* Narrow columns back as column words (c: StripPtr read, the shape set). */
+/* Narrow or implied columns back as column words (c: StripPtr read, the shape set). */
 static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
 {
     size_t bytes = matrix_column_bytes(&m->params, (size_t)c->nnz);
@@ -44,7 +44,9 @@ static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
     if (!narrow)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     cmrscl_status st = read_buffer(m, m->buf[BUF_COL_IND], bytes, narrow);
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && m->params.column_bits == 0)
+        cmrs_implied_decode(narrow, c, c->col_ind);
+    else if (st == CMRSCL_OK)
         cmrs_narrow_decode(narrow, c, m->params.dict_bits, plan_narrow_offsets(&m->params),
                            c->col_ind);
     free(narrow);
@@ -84,7 +86,7 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     if (st == CMRSCL_OK)
         st = matrix_read_strip_ptr(m, c.strip_ptr);
-    if (st == CMRSCL_OK && p->column_bits == 16)
+    if (st == CMRSCL_OK && p->column_bits < 32)
         st = read_narrow_columns(m, &c);
     else if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_COL_IND], sizeof(uint32_t) * nnz, c.col_ind);

@@ -69,8 +69,11 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     cl_uint strips = (cl_uint)p->strips, height = (cl_uint)p->height;
     cl_uint packed = p->layout == CMRSCL_LAYOUT_PACKED, use_csr = csr != NULL;
     /* narrow columns: 1 a slice's steps, 2 a strip's offsets (cl/convert.cl), whose words
-     * keep the row in strip in as few bits as it needs */
-    cl_uint narrow = p->column_bits != 16 ? 0 : plan_narrow_offsets(p) ? 2 : 1;
+     * keep the row in strip in as few bits as it needs; 3 implied columns, no words */
+    cl_uint narrow = p->column_bits == 0      ? 3
+                     : p->column_bits != 16   ? 0
+                     : plan_narrow_offsets(p) ? 2
+                                              : 1;
     cl_uint row_bits = narrow == 2 ? (cl_uint)plan_narrow_row_bits(p) : (cl_uint)p->row_bits;
     launch_arg args[] = {ARG(strips),
                          ARG(height),

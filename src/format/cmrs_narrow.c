@@ -75,6 +75,21 @@ static void largest_spans(void *ctx, int thread, int threads)
     j->largest[thread] = largest;
 }
 
+/* implied columns: -1 where a row's columns are not one ascending run (c, c + 1, ...) */
+static void row_runs(void *ctx, int thread, int threads)
+{
+    narrow_job *j = ctx;
+    int64_t r0, r1, largest = 0;
+    parallel_range(j->rows, thread, threads, &r0, &r1);
+    for (int64_t r = r0; r < r1 && largest >= 0; ++r)
+        for (int64_t k = j->row_ptr[r] + 1; k < j->row_ptr[r + 1]; ++k)
+            if (j->col_ind[k] != j->col_ind[k - 1] + 1) {
+                largest = -1;
+                break;
+            }
+    j->largest[thread] = largest;
+}
+
 /* The largest value of whichever kind, over all host threads (at most 64). */
 static int64_t largest_over_threads(narrow_job *j, void (*kind)(void *, int, int))
 {
@@ -102,6 +117,12 @@ int64_t cmrs_narrow_largest_offset(int32_t rows, const int64_t *row_ptr, const i
 {
     narrow_job j = {row_ptr, col_ind, rows, height, ((int64_t)rows + height - 1) / height, {0}};
     return largest_over_threads(&j, largest_spans);
+}
+
+bool cmrs_rows_are_runs(int32_t rows, const int64_t *row_ptr, const int32_t *col_ind)
+{
+    narrow_job j = {row_ptr, col_ind, rows, 1, rows, {0}};
+    return largest_over_threads(&j, row_runs) == 0;
 }
 
 int cmrs_narrow_row_bits(int height, bool packed)
@@ -241,4 +262,32 @@ void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits,
                   (uint16_t *)((const uint32_t *)narrow + c->strips),
                   col_ind};
     parallel_run(format_threads(c->nnz), decode_strips, &j);
+}
+
+/* Implied columns: a strip of one row whose columns are one run stores its first column (0
+ * when empty); entry k of strip s is column first[s] + (k - strip_ptr[s]). */
+size_t cmrs_implied_bytes(int32_t strips)
+{
+    return sizeof(uint32_t) * ((size_t)strips > 0 ? (size_t)strips : 1);
+}
+
+cmrscl_status cmrs_implied_encode(const cmrscl_cmrs *c, void **out)
+{
+    uint32_t *first = calloc(cmrs_implied_bytes(c->strips), 1);
+    if (!first)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d first columns",
+                           c->strips);
+    for (int32_t s = 0; s < c->strips; ++s)
+        if (c->strip_ptr[s] < c->strip_ptr[s + 1])
+            first[s] = c->col_ind[c->strip_ptr[s]] >> c->row_bits;
+    *out = first;
+    return CMRSCL_OK;
+}
+
+void cmrs_implied_decode(const void *implied, const cmrscl_cmrs *c, uint32_t *col_ind)
+{
+    const uint32_t *first = implied;
+    for (int32_t s = 0; s < c->strips; ++s)
+        for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k)
+            col_ind[k] = (first[s] + (uint32_t)(k - c->strip_ptr[s])) << c->row_bits;
 }

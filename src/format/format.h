@@ -128,6 +128,15 @@ CMRSCL_HIDDEN cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bi
 /* The reverse: c's column words (c: strip_ptr and the shape) from the narrow columns. */
 CMRSCL_HIDDEN void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits,
                                       bool offsets, uint32_t *col_ind);
+/* Implied columns (strips of one row, each row's columns one ascending run): whether every
+ * row's columns are such a run; the device bytes (a 32-bit first column a strip); the
+ * strips' first columns (*out, the caller frees) of a CMRS of HEIGHT 1 without dictionary
+ * bits; and the reverse, c's column words (row 0) from them. */
+CMRSCL_HIDDEN bool cmrs_rows_are_runs(int32_t rows, const int64_t *row_ptr, const int32_t *col_ind);
+CMRSCL_HIDDEN size_t cmrs_implied_bytes(int32_t strips);
+CMRSCL_HIDDEN cmrscl_status cmrs_implied_encode(const cmrscl_cmrs *c, void **out);
+CMRSCL_HIDDEN void cmrs_implied_decode(const void *implied, const cmrscl_cmrs *c,
+                                       uint32_t *col_ind);
 
 /* dst[k] = src[k] converted between float and double, for k < n, on all host threads. */
 CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,

@@ -57,9 +57,10 @@ void plan_bytes_per_entry(cmrscl_params *p)
     double row = p->layout == CMRSCL_LAYOUT_UNPACKED ? 1.0 : 0.0;
     /* the tiles' first entry and strip, and their partial sums written and read back */
     double tiles = (double)p->tiles * (is + 4.0 + 2.0 * vs * p->height);
-    /* narrow columns: 2 bytes a position and each strip's first column */
-    double column = p->column_bits == 16 ? 2.0 : 4.0;
-    double first_columns = p->column_bits == 16 ? 4.0 * (double)p->strips : 0.0;
+    /* narrow columns: 2 bytes a position and each strip's first column; implied: the first
+     * columns alone */
+    double column = p->column_bits / 8.0;
+    double first_columns = p->column_bits < 32 ? 4.0 * (double)p->strips : 0.0;
     p->bytes_per_entry_matrix =
         (stored * (column + row + value) + first_columns + is * ((double)p->strips + 1.0) + tiles) /
         nnz;

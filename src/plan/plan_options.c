@@ -56,9 +56,12 @@ cmrscl_status plan_check_options(const cmrscl_device_info *dev, cmrscl_precision
     if (opt->height < 0 || opt->height > CMRSCL_MAX_HEIGHT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "height %d is outside 1..%d", opt->height,
                            CMRSCL_MAX_HEIGHT);
-    if (opt->column_bits != 0 && opt->column_bits != 16 && opt->column_bits != 32)
+    if (opt->column_bits != 0 && opt->column_bits != 16 && opt->column_bits != 32 &&
+        opt->column_bits != CMRSCL_COLUMNS_IMPLIED)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "column_bits %d: expected 16, 32 or 0 (automatic)", opt->column_bits);
+                           "column_bits %d: expected 16, 32, %d (CMRSCL_COLUMNS_IMPLIED) or 0 "
+                           "(automatic)",
+                           opt->column_bits, CMRSCL_COLUMNS_IMPLIED);
     if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);
@@ -109,6 +112,8 @@ cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p
     if (p->column_bits == 16)
         whole = whole &&
                 append(p, &n, " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d", plan_narrow_row_bits(p));
+    if (p->column_bits == 0)
+        whole = whole && append(p, &n, " -DCOLUMN_BITS=0");
     if (p->modulo)
         whole = whole && append(p, &n, " -DMODULO=%d", p->modulo);
     return whole ? CMRSCL_OK
@@ -148,6 +153,6 @@ int plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int work_gro
                     (int)p->kernel, p->height, warp, work_group_size, p->precision == CMRSCL_DOUBLE,
                     p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
                     reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM, p->index_bits == 64,
-                    (int)p->values, p->dict_bits, p->column_bits ? p->column_bits : 32, vec_lanes,
-                    vec_per_lane, vec_width, plan_narrow_row_bits(p));
+                    (int)p->values, p->dict_bits, p->column_bits, vec_lanes, vec_per_lane,
+                    vec_width, plan_narrow_row_bits(p));
 }

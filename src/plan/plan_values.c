@@ -67,6 +67,28 @@ cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt
     return CMRSCL_OK;
 }
 
+/* Implied columns (cmrs_narrow.c): strips of one row whose columns are one run store no
+ * column word, only each strip's first column - 4 bytes a row against 2 an entry for narrow
+ * offsets. Where they fit they move fewer bytes than offsets, so they come first, under the
+ * offsets' rule (beyond the device's cache; dense:6000 is the suite's case). Returns what
+ * they need that the matrix or plan lacks, or NULL having taken them. */
+static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
+{
+    if (p->kernel != CMRSCL_KERNEL_STRIP || p->height != 1)
+        return "strips of one row (the strip kernel at HEIGHT 1)";
+    if (p->dict_bits)
+        return "values without a dictionary index in a column word";
+    if (a->nnz && !a->col_ind)
+        return "the columns on the host";
+    if (!cmrs_rows_are_runs(a->rows, a->row_ptr, a->col_ind))
+        return "each row's columns to be one ascending run";
+    p->column_bits = 0;
+    size_t n = strlen(p->plan_reason);
+    snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
+             "; columns implied: each row's columns one run, its first column alone stored");
+    return NULL;
+}
+
 /* Narrow columns (cmrs_narrow.c): 16-bit words where they fit and make the matrix smaller (the
  * strips' first columns cost 4 bytes each: not for strips of about 2 entries). Slices store
  * steps along each row, beside the dictionary index: the largest at most 2^(16 - dict_bits)
@@ -77,7 +99,8 @@ cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt
  * streams from memory (H100, session 18 run 2: dense:6000 0.108 -> 0.087 ms in float, 0.155
  * -> 0.135 in double), and cost up to 9% of a small one's device time where it stays in the
  * cache (run 3: rajat01 double, fem:10:4 float): taken only for a matrix whose 32-bit entries
- * exceed the device's cache. The segment and MODULO families have none. */
+ * exceed the device's cache. The segment and MODULO families have none. Implied columns
+ * before them, where they fit. */
 cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
                                   const cmrscl_options *opt, cmrscl_params *p)
 {
@@ -93,9 +116,9 @@ cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matr
     }
     if (!slice && !strip)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "column_bits 16: narrow columns are the slice and strip kernels' "
-                           "(kernel %s)",
-                           variant_family_name(p->kernel));
+                           "column_bits %d: narrow and implied columns are the slice and strip "
+                           "kernels' (kernel %s)",
+                           opt->column_bits, variant_family_name(p->kernel));
     int field = 16 - p->dict_bits - plan_narrow_row_bits(p);
     int64_t limit = (1ll << field) - 2;
     int32_t strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
@@ -112,6 +135,14 @@ cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matr
     double entry_bytes = (double)stored * (double)(4 + value_bytes);
     bool cached = !opt->column_bits && strip &&
                   (!dev->cache_bytes || entry_bytes <= (double)dev->cache_bytes);
+    if (opt->column_bits == CMRSCL_COLUMNS_IMPLIED || (!opt->column_bits && strip && !cached)) {
+        const char *no = choose_implied(a, p);
+        if (!no)
+            return CMRSCL_OK;
+        if (opt->column_bits == CMRSCL_COLUMNS_IMPLIED)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "column_bits %d: implied columns need %s", opt->column_bits, no);
+    }
     int64_t largest = -2; /* not counted: no columns, or a cached strip layout */
     if (a->col_ind && a->nnz > 0 && !cached)
         largest = slice ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)

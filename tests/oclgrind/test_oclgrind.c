@@ -169,14 +169,17 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
                                                        : "strip",
                  opt->height, opt->warp, opt->work_group_size,
                  opt->order == CMRSCL_ORDER_ROWS ? "row" : "column", opt->tile);
-        /* packed strips with warps of 8: narrow columns (16-bit offsets) wherever they fit */
+        /* packed strips with warps of 8: implied columns (one row a strip, its columns one
+         * run) or else narrow columns (16-bit offsets) wherever they fit */
         cmrscl_options o = *opt;
         cmrscl_params p;
         if (o.kernel == CMRSCL_KERNEL_STRIP && o.warp == 8 && o.layout == CMRSCL_LAYOUT_PACKED &&
             !o.column_bits) {
-            o.column_bits = 16;
+            o.column_bits = CMRSCL_COLUMNS_IMPLIED;
+            if (cmrscl_plan(&e->dev, v->precision, &a, &o, &p) != CMRSCL_OK)
+                o.column_bits = 16;
             bool fits = cmrscl_plan(&e->dev, v->precision, &a, &o, &p) == CMRSCL_OK;
-            o.column_bits = fits ? 16 : 32;
+            o.column_bits = fits ? o.column_bits : 32;
             narrow_plans += fits;
         }
         cmrscl_matrix m = NULL;
@@ -187,7 +190,8 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
                           p.work_group_size == opt->work_group_size && p.layout == opt->layout &&
                           p.order == opt->order && p.reduce == CMRSCL_REDUCE_LOCAL &&
                           p.index_bits == (opt->index_bits ? opt->index_bits : 32) &&
-                          (!o.column_bits || p.column_bits == o.column_bits),
+                          (!o.column_bits || p.column_bits == o.column_bits ||
+                           (o.column_bits == CMRSCL_COLUMNS_IMPLIED && !p.column_bits)),
                       "%s: parameters not as asked (%s)", what, p.build_options);
             check_product(e, m, &ref_a, v->precision, 1.0, 0.0, what);
             check_product(e, m, &ref_a, v->precision, -1.5, 0.5, what);

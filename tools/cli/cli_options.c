@@ -134,8 +134,8 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const hints[] = {"auto", "off", "stream", NULL};
     static const char *const values[] = {"auto", "plain", "float", "dict", NULL};
     static const char *const combines[] = {"auto", "kernel", "group", NULL};
-    static const char *const index_bits[] = {"0", "32", "64", NULL};  /* 32 k bits */
-    static const char *const column_bits[] = {"0", "16", "32", NULL}; /* 16 k bits */
+    static const char *const index_bits[] = {"0", "32", "64", NULL};             /* 32 k bits */
+    static const char *const column_bits[] = {"0", "16", "32", "implied", NULL}; /* 16 k bits */
     int k;
     switch (c) {
     case 'd': /* "" would quietly mean "the default device" */
@@ -221,9 +221,9 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->matrix.index_bits = 32 * k;
         return true;
     case OPT_COLUMN_BITS:
-        if (!parse_keyword("--column-bits", arg, column_bits, "0, 16 or 32", &k))
+        if (!parse_keyword("--column-bits", arg, column_bits, "0, 16, 32 or implied", &k))
             return false;
-        o->matrix.column_bits = 16 * k;
+        o->matrix.column_bits = k == 3 ? CMRSCL_COLUMNS_IMPLIED : 16 * k;
         return true;
     default: return false;
     }

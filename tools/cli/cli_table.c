@@ -74,8 +74,9 @@ const cli_flag cli_flags[] = {
      "0 | 32 | 64: the device's entry indices (default 0: 32, and 64 from 2^31 stored entries "
      "on)"},
     {"column-bits", OPT_COLUMN_BITS, "N", PLAN_CMDS, CLI_GROUP_PLAN,
-     "0 | 16 | 32: the slice and strip kernels' column words (default 0: 16-bit steps within a "
-     "slice's rows, or offsets from a strip's first column, where they fit; else 32)"},
+     "0 | 16 | 32 | implied: the slice and strip kernels' column words (default 0: 16-bit steps "
+     "within a slice's rows, or offsets from a strip's first column, where they fit - none where "
+     "a strip is one row whose columns are one run (implied); else 32)"},
     {"repetitions", 'r', "N", RUN_CMDS | CMD_BANDWIDTH | CMD_PARSE, CLI_GROUP_TIMING,
      "timed runs (default 50; bandwidth: the best of 5)"},
     {"warmup", OPT_WARMUP, "N", CMD_SPMV | CMD_TUNE | CMD_BENCH, CLI_GROUP_TIMING,

@@ -92,7 +92,12 @@ static void print_text(const session *s, const bench_result *r)
     if (p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         printf("           matrix loads with the evict-first (streaming) cache hint\n");
     if (p->column_bits == 16)
-        printf("           narrow columns: 16-bit steps within each row of a slice\n");
+        printf("           narrow columns: 16-bit %s\n",
+               p->kernel == CMRSCL_KERNEL_SLICE ? "steps within each row of a slice"
+                                                : "offsets from each strip's first column");
+    if (p->column_bits == 0)
+        printf("           implied columns: each row's columns one run, its first column alone "
+               "stored\n");
     printf("           values %s; bytes per entry a product moves: matrix %.2f, x %.2f, y %.2f "
            "(device matrix %llu bytes)\n",
            plan_values_name(p), p->bytes_per_entry_matrix, p->bytes_per_entry_x,

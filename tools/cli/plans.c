@@ -79,6 +79,8 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->values = CMRSCL_VALUES_PLAIN;
     else if (!strcmp(mod, "c16") || !strcmp(mod, "c32"))
         o->column_bits = mod[1] == '1' ? 16 : 32;
+    else if (!strcmp(mod, "c0"))
+        o->column_bits = CMRSCL_COLUMNS_IMPLIED;
     else if (!strncmp(mod, "k=", 2) && (mod[2] == '1' || mod[2] == '2' || mod[2] == '4') && !mod[3])
         o->lane_entries = mod[2] - '0';
     else if (!strncmp(mod, "w=", 2)) {
@@ -107,9 +109,10 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->tile = (int)t;
     } else {
         return bad_plan(
-            name, "unknown modifier (stream, nosplit, group, combine, rows, "
-                  "columns, local, shuffle, subgroup, plain, c16, c32, w=N, wg=N, k=1|2|4, tile=N, "
-                  "m=N)");
+            name,
+            "unknown modifier (stream, nosplit, group, combine, rows, "
+            "columns, local, shuffle, subgroup, plain, c0, c16, c32, w=N, wg=N, k=1|2|4, tile=N, "
+            "m=N)");
     }
     return true;
 }
@@ -177,8 +180,8 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size)
                       p->combine == CMRSCL_COMBINE_GROUP ? " group" : "");
     if (n > 0 && (size_t)n < size && p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         n += snprintf(buf + n, size - (size_t)n, " stream");
-    if (n > 0 && (size_t)n < size && p->column_bits == 16)
-        n += snprintf(buf + n, size - (size_t)n, " c16");
+    if (n > 0 && (size_t)n < size && p->column_bits < 32)
+        n += snprintf(buf + n, size - (size_t)n, " c%d", p->column_bits);
     if (n > 0 && (size_t)n < size && p->values != CMRSCL_VALUES_PLAIN)
         snprintf(buf + n, size - (size_t)n, " %s", plan_values_name(p));
 }

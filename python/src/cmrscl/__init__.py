@@ -18,8 +18,12 @@ from ._lib import Csr, Error, check, lib, text
 from ._matrix import Matrix, default_context
 
 __version__ = "0.1.0"
-__all__ = ["Context", "Device", "DeviceArray", "Error", "Matrix", "aslinearoperator",
-           "default_context", "devices", "generate", "library_version"]
+__all__ = ["COLUMNS_IMPLIED", "Context", "Device", "DeviceArray", "Error", "Matrix",
+           "aslinearoperator", "default_context", "devices", "generate", "library_version"]
+
+# Matrix(..., column_bits=COLUMNS_IMPLIED): no column word for strips of one row whose columns
+# are one run (CMRSCL_COLUMNS_IMPLIED in include/cmrscl.h); plan["column_bits"] is then 0.
+COLUMNS_IMPLIED = -1
 
 
 def library_version():
