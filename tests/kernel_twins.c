@@ -188,57 +188,41 @@ void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *op
     free(values);
 }
 
+/* Implied columns: m and its twin of 32-bit columns read back the same arrays, and again
+ * after the same values update (whose permutation has no column words to read here). */
+static void check_implied_update(cmrscl_matrix m, cmrscl_matrix wide, const variant *v,
+                                 const cmrscl_csr *a, const char *what)
+{
+    check_same_cmrs(wide, m, what);
+    cmrscl_csr b = *a;
+    double *values = malloc(sizeof(double) * ((size_t)a->nnz + 1));
+    for (int64_t k = 0; k < a->nnz; ++k)
+        values[k] = 2.0 * a->values[k] - 1.0;
+    b.values = values;
+    CHECK_OK(cmrscl_matrix_update_values(m, values, CMRSCL_DOUBLE));
+    CHECK_OK(cmrscl_matrix_update_values(wide, values, CMRSCL_DOUBLE));
+    cmrscl_csr ref_b = test_csr_rounded(&b, v->precision);
+    char label[240];
+    snprintf(label, sizeof label, "%s, values updated", what);
+    check_product(m, wide, &ref_b, v->precision, -1.5, 0.5, label);
+    check_same_cmrs(wide, m, label);
+    cmrscl_csr_free(&ref_b);
+    free(values);
+}
+
 /* Slices and strips store narrow columns where they fit (src/format/cmrs_narrow.c): matrix m,
  * made with automatic column bits (slices) or those test_kernel chose (strips: implied or 16
  * where they fit and save bytes), against its twin of 32-bit columns - the same y bit for bit,
- * the device bytes the narrow words save, and (implied) the same arrays read back - or, where m
- * kept 32 bits, the reason says why. Returns whether m is narrow. */
+ * the device bytes the narrow words save, and (implied) the arrays read back and a values
+ * update - or, where m kept 32 bits, the reason says why. Returns whether m is narrow. */
 bool check_narrow(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                   const cmrscl_csr *a, const cmrscl_csr *ref_a, cmrscl_matrix m, const char *what)
 {
     cmrscl_params p, q;
     CHECK_OK(cmrscl_matrix_params(m, &p));
-    if (p.column_bits == 0) {
-        cmrscl_options o = *opt;
-        o.values = CMRSCL_VALUES_PLAIN, o.column_bits = 32;
-        cmrscl_matrix wide = NULL;
-        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &o, &wide));
-        if (!wide)
-            return true;
-        CHECK_OK(cmrscl_matrix_params(wide, &q));
-        size_t stored = (size_t)p.stored_entries;
-        CHECK_MSG(test_contains(p.build_options, "-DCOLUMN_BITS=0") && p.height == 1 &&
-                      test_contains(p.plan_reason, "columns implied") &&
-                      p.device_bytes - cmrs_implied_bytes(p.strips) ==
-                          q.device_bytes - 4 * (stored + CMRS_ENTRY_PAD) &&
-                      p.bytes_per_entry_matrix < q.bytes_per_entry_matrix + (p.nnz ? 0 : 1),
-                  "%s: implied columns: %llu device bytes against %llu (%s)", what,
-                  (unsigned long long)p.device_bytes, (unsigned long long)q.device_bytes,
-                  p.build_options);
-        check_product(m, wide, ref_a, v->precision, 1.0, 0.0, what);
-        check_product(m, wide, ref_a, v->precision, -1.5, 0.5, what);
-        check_same_cmrs(wide, m, what);
-        /* new values for both (the update's permutation has no words to read here) */
-        cmrscl_csr b = *a;
-        double *values = malloc(sizeof(double) * ((size_t)a->nnz + 1));
-        for (int64_t k = 0; k < a->nnz; ++k)
-            values[k] = 2.0 * a->values[k] - 1.0;
-        b.values = values;
-        CHECK_OK(cmrscl_matrix_update_values(m, values, CMRSCL_DOUBLE));
-        CHECK_OK(cmrscl_matrix_update_values(wide, values, CMRSCL_DOUBLE));
-        cmrscl_csr ref_b = test_csr_rounded(&b, v->precision);
-        char label[240];
-        snprintf(label, sizeof label, "%s, values updated", what);
-        check_product(m, wide, &ref_b, v->precision, -1.5, 0.5, label);
-        check_same_cmrs(wide, m, label);
-        cmrscl_csr_free(&ref_b);
-        free(values);
-        cmrscl_matrix_free(wide);
-        return true;
-    }
-    if (p.column_bits != 16) {
-        CHECK_MSG(p.column_bits == 32 && test_contains(p.plan_reason, "columns 32-bit: "),
-                  "%s: column bits %d (%s)", what, p.column_bits, p.plan_reason);
+    if (p.column_bits == 32) {
+        CHECK_MSG(test_contains(p.plan_reason, "columns 32-bit: "), "%s: 32-bit columns (%s)", what,
+                  p.plan_reason);
         return false;
     }
     cmrscl_options o = *opt;
@@ -248,16 +232,22 @@ bool check_narrow(cmrscl_context ctx, const variant *v, const cmrscl_options *op
     if (!wide)
         return true;
     CHECK_OK(cmrscl_matrix_params(wide, &q));
-    size_t stored = (size_t)p.stored_entries;
-    CHECK_MSG(q.column_bits == 32 && test_contains(p.build_options, "-DCOLUMN_BITS=16") &&
-                  p.device_bytes - cmrs_narrow_bytes(p.strips, p.stored_entries) ==
-                      q.device_bytes - 4 * (stored + CMRS_ENTRY_PAD) &&
-                  p.bytes_per_entry_matrix <= q.bytes_per_entry_matrix,
-              "%s: narrow columns: %llu device bytes against %llu (%s)", what,
-              (unsigned long long)p.device_bytes, (unsigned long long)q.device_bytes,
-              p.build_options);
+    bool implied = p.column_bits == 0;
+    size_t stored = (size_t)p.stored_entries,
+           columns = implied ? cmrs_implied_bytes(p.strips)
+                             : cmrs_narrow_bytes(p.strips, p.stored_entries);
+    CHECK_MSG(
+        q.column_bits == 32 &&
+            test_contains(p.build_options, implied ? "-DCOLUMN_BITS=0" : "-DCOLUMN_BITS=16") &&
+            (!implied || (p.height == 1 && test_contains(p.plan_reason, "columns implied"))) &&
+            p.device_bytes - columns == q.device_bytes - 4 * (stored + CMRS_ENTRY_PAD) &&
+            p.bytes_per_entry_matrix <= q.bytes_per_entry_matrix,
+        "%s: %s columns: %llu device bytes against %llu (%s)", what, implied ? "implied" : "narrow",
+        (unsigned long long)p.device_bytes, (unsigned long long)q.device_bytes, p.build_options);
     check_product(m, wide, ref_a, v->precision, 1.0, 0.0, what);
     check_product(m, wide, ref_a, v->precision, -1.5, 0.5, what);
+    if (implied)
+        check_implied_update(m, wide, v, a, what);
     cmrscl_matrix_free(wide);
     return true;
 }

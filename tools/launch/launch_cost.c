@@ -37,20 +37,33 @@ static double now(void)
 static const char *nop_source =
     "__kernel void nop(__global float *x, __global float *y, float a, float b) {}\n";
 
-/* Microseconds per call of each way to launch the empty kernel (best of three loops). */
-static int floor_costs(cl_context cl, cl_command_queue q, cl_mem x, cl_mem y, int n, double us[3])
+/* The empty kernel with its arguments set (*program: its program, for the caller to
+ * release), or NULL. */
+static cl_kernel nop_kernel(cl_context cl, cl_mem x, cl_mem y, cl_program *program)
 {
     cl_int err;
     cl_program p = clCreateProgramWithSource(cl, 1, &nop_source, NULL, &err);
     if (err != CL_SUCCESS || clBuildProgram(p, 0, NULL, NULL, NULL, NULL) != CL_SUCCESS)
-        return -1;
+        return NULL;
     cl_kernel k = clCreateKernel(p, "nop", &err);
     if (err != CL_SUCCESS)
+        return NULL;
+    float a = 1.0f, b = 0.0f;
+    clSetKernelArg(k, 0, sizeof x, &x), clSetKernelArg(k, 1, sizeof y, &y);
+    clSetKernelArg(k, 2, sizeof a, &a), clSetKernelArg(k, 3, sizeof b, &b);
+    *program = p;
+    return k;
+}
+
+/* Microseconds per call of each way to launch the empty kernel (best of three loops). */
+static int floor_costs(cl_context cl, cl_command_queue q, cl_mem x, cl_mem y, int n, double us[3])
+{
+    cl_program p = NULL;
+    cl_kernel k = nop_kernel(cl, x, y, &p);
+    if (!k)
         return -1;
     float a = 1.0f, b = 0.0f;
     size_t global = 128, local = 128;
-    clSetKernelArg(k, 0, sizeof x, &x), clSetKernelArg(k, 1, sizeof y, &y);
-    clSetKernelArg(k, 2, sizeof a, &a), clSetKernelArg(k, 3, sizeof b, &b);
     for (int way = 0; way < 3; ++way) {
         us[way] = 1e30;
         for (int round = 0; round < 3; ++round) {
@@ -106,16 +119,10 @@ static double loop_us(cmrscl_matrix m, cl_kernel k, cl_mem x, cl_mem y, cl_comma
 static int queue_loops(cl_context cl, cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue q,
                        int n, double us[2])
 {
-    cl_int err;
-    cl_program p = clCreateProgramWithSource(cl, 1, &nop_source, NULL, &err);
-    if (err != CL_SUCCESS || clBuildProgram(p, 0, NULL, NULL, NULL, NULL) != CL_SUCCESS)
+    cl_program p = NULL;
+    cl_kernel k = nop_kernel(cl, x, y, &p);
+    if (!k)
         return -1;
-    cl_kernel k = clCreateKernel(p, "nop", &err);
-    if (err != CL_SUCCESS)
-        return -1;
-    float a = 1.0f, b = 0.0f;
-    clSetKernelArg(k, 0, sizeof x, &x), clSetKernelArg(k, 1, sizeof y, &y);
-    clSetKernelArg(k, 2, sizeof a, &a), clSetKernelArg(k, 3, sizeof b, &b);
     us[0] = loop_us(m, NULL, x, y, q, n);
     us[1] = loop_us(m, k, x, y, q, n);
     clReleaseKernel(k);
