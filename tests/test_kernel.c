@@ -167,13 +167,18 @@ static cmrscl_options base_options(const variant *v, cmrscl_kernel kernel, int h
 }
 
 /* strip_packed / strip_unpacked: Algorithm 1 at every HEIGHT 1..16 (HEIGHT 1 is
- * CSR-vector), both strip orders (without the full sweep, one order a height, in turn), and
- * taller strips; 64-bit indices at HEIGHT 1, 3, 16, 17 and 64. */
+ * CSR-vector), both strip orders, and taller strips; 64-bit indices at HEIGHT 1, 3, 16, 17
+ * and 64. Without the full sweep, HEIGHT 1, 2, 3, 5, 8, 15, 16, 17, 32 and 64 (powers of two
+ * and their neighbours, where the warp layer's row groups change), one order a height in
+ * turn. */
 static void run_strip(cmrscl_context ctx, const variant *v, cmrscl_layout layout, int warp)
 {
     static const int tall[] = {17, 24, 32, 64};
     for (int k = 0; k < 16 + 4; ++k) {
         int h = k < 16 ? k + 1 : tall[k - 16];
+        if (!full_sweep(v) &&
+            !(h <= 3 || h == 5 || h == 8 || h == 15 || h == 16 || h == 17 || h == 32 || h == 64))
+            continue;
         for (int order = CMRSCL_ORDER_ROWS; order <= CMRSCL_ORDER_COLUMNS; ++order) {
             if (!full_sweep(v) && order != CMRSCL_ORDER_ROWS + k % 2)
                 continue;
@@ -272,8 +277,8 @@ static void run_group_twins(cmrscl_context ctx, const variant *v, const cmrscl_o
  * with 64-bit indices (the tiles' first entries and partial sums' slots widen); then the
  * in-group combine (tiles of at least 1 and 64: the plan grows them until a long strip fits
  * a group) against the second kernel, and once with 64-bit indices. Without the full sweep,
- * one tile size a height, in turn (still tiles of 1, 7 and 64, both combines, and the 64-bit
- * in-group run). */
+ * one tile size a height, in turn (still tiles of 1, 7 and 64), and the in-group combine at
+ * the second height alone. */
 static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel)
 {
     static const int strip_heights[] = {1, 3, 16}, segment_heights[] = {1, 8, 32, 100};
@@ -292,7 +297,7 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
             snprintf(label, sizeof label, "%s, height %d, tiles of %d, %d entries per lane",
                      strip ? "strip" : "segment", h, tiles[t], o.lane_entries);
             run_options(ctx, v, &o, label, true);
-            if (t == 1)
+            if (t == 1 || (!full_sweep(v) && k != 1))
                 continue;
             o.combine = CMRSCL_COMBINE_GROUP;
             snprintf(label, sizeof label, "%s, height %d, tiles of %d or more, %d entries per lane",
