@@ -285,7 +285,8 @@ static void test_options(cmrscl_context ctx)
     o = slice_options(32, 0), o.column_bits = 8;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "column_bits 8: expected 16, 32");
     o = modulo_options(8, 8, 16, 0, 0), o.column_bits = 16;
-    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "narrow and implied columns are the slice");
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT,
+                 "narrow and implied columns are the slice");
     cmrscl_csr far = {
         2, 70000, 4, (int64_t[]){0, 2, 4}, (int32_t[]){0, 65536, 1, 2}, (double[]){1, 2, 3, 4}};
     o = slice_options(32, 0), o.column_bits = 16, o.values = CMRSCL_VALUES_PLAIN;
