@@ -107,8 +107,16 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
     int runs = n / s.vec_width;
     while (s.warp > 1 && (unsigned)s.warp > dev->max_work_group_size)
         s.warp /= 2;
+    /* The slice layout's row walk: a lane takes two runs (32 bytes of X's row an entry) where
+     * there are 4 or more - the word, value and index work of an entry shared by twice the
+     * vectors. Measured on an H100 (docs/PERFORMANCE.md, session 22: stencil27:100, fem:50:3,
+     * stencil7:160, stencil5:2000) at k = 16 and 32, both precisions: 1.14-1.62x faster than
+     * one run a lane; four runs a lane slower again but for fem:50:3 in float. */
+    int lanes_cap = p->kernel == CMRSCL_KERNEL_SLICE && s.vec_width > 1 && runs >= 4
+                        ? pow2_at_least(runs) / 2
+                        : pow2_at_least(runs);
     for (;;) {
-        s.vec_lanes = pow2_at_least(runs) < s.warp ? pow2_at_least(runs) : s.warp;
+        s.vec_lanes = lanes_cap < s.warp ? lanes_cap : s.warp;
         s.vec_per_lane = s.vec_per_lane ? s.vec_per_lane : (runs + s.vec_lanes - 1) / s.vec_lanes;
         bool slots = p->kernel != CMRSCL_KERNEL_SLICE && (p->height > 1 || s.vec_lanes < s.warp);
         size_t warp_bytes =
