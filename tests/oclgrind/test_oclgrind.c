@@ -11,7 +11,7 @@
  * cache size, so the plan takes no narrow strips by itself).
  * Usage: test_oclgrind float|double packed|unpacked WARP rows|columns|both [MIN-MAX]
  *          (MIN-MAX: only the heights in that range, so a variant can be split in parts)
- *        test_oclgrind segment|split|group float|double [WARP [TILE]]
+ *        test_oclgrind segment|split|group float|double [WARP [TILE [MIN-MAX]]]
  *          (the segment family, its warp primitives emulated with barriers, whole or split
  *           into tiles; the strip family's split path, tiles of 3 entries by default, summed
  *           by the second kernel, or by their work-group: group)
@@ -30,19 +30,13 @@
  *          row walk, the strip and segment families' positions walk with their slots, long
  *          strips in tiles with cmrs_spmm_combine; blocks of 3 vectors column-major and of 8
  *          and 16 row-major - one, two and four vectors a load, two runs a lane in slices) */
-#include "exec/exec.h"
-#include "test_matrices.h"
-#include "test_util.h"
+#include "oclgrind_common.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SKIP 77
-
-/* cmrscl_options.index_bits of every matrix: 0 (the plan's: 32 here), or 64 (index64). */
-static int index_bits = 0;
 static int narrow_plans = 0; /* strips with narrow columns (run_matrices) */
 
 typedef struct variant {
@@ -55,70 +49,6 @@ typedef struct variant {
     int min_height, max_height; /* the heights to run, within 1..16 and the unpacked extras */
     cmrscl_combine combine;     /* split: where the tiles are summed */
 } variant;
-
-typedef struct env {
-    cmrscl_context ctx;
-    cl_context cl;
-    cl_command_queue queue;
-    cmrscl_device_info dev;
-} env;
-
-/* The awkward matrices, kept small because Oclgrind simulates every work-item: six from the
- * shared catalogue (test_matrices.c) and four shapes built here from random rows. */
-static const int catalogue[] = {0, 1, 2, 4, 5, 11}; /* 0x0 9x0 0x9 5x5 37x37 1x257 */
-static const struct shape {
-    const char *name;
-    int32_t rows, cols, max_len; /* rows of 0..max_len random entries */
-    int32_t dense_row;           /* a row with every column, or -1 */
-} shapes[] = {
-    {"13x13 nnz=0", 13, 13, 0, -1},
-    {"29x150 one dense row", 29, 150, 3, 17},
-    {"31x6 tall", 31, 6, 6, -1},
-    {"97x89 random", 97, 89, 40, -1}, /* some rows longer than a warp of 32 */
-};
-#define CATALOGUE_COUNT ((int)(sizeof catalogue / sizeof catalogue[0]))
-#define MATRIX_COUNT (CATALOGUE_COUNT + (int)(sizeof shapes / sizeof shapes[0]))
-
-static const char *build_matrix(int i, cmrscl_csr *out)
-{
-    if (i < CATALOGUE_COUNT)
-        return test_matrix_build(catalogue[i], out);
-    const struct shape *s = &shapes[i - CATALOGUE_COUNT];
-    size_t cap = (size_t)s->rows * (size_t)s->max_len + (size_t)s->cols + 1, n = 0;
-    int32_t *ri = malloc(sizeof(int32_t) * cap), *ci = malloc(sizeof(int32_t) * cap);
-    double *v = malloc(sizeof(double) * cap);
-    test_seed(4000 + (unsigned long long)i);
-    for (int32_t r = 0; r < s->rows; ++r) {
-        int len = r == s->dense_row ? s->cols : (int)test_uniform(0, s->max_len + 1);
-        for (int k = 0; k < len; ++k, ++n) { /* duplicates allowed: the CSR builder sums them */
-            ri[n] = r;
-            ci[n] = r == s->dense_row ? k : (int32_t)test_uniform(0, s->cols);
-            v[n] = test_uniform(-1, 1);
-        }
-    }
-    CHECK_OK(cmrscl_csr_from_coo(s->rows, s->cols, (int64_t)n, ri, ci, v, out));
-    free(ri), free(ci), free(v);
-    return s->name;
-}
-
-/* Stores v in element i of a float or double array; returns the value as stored. */
-static double put(void *a, cmrscl_precision p, size_t i, double v)
-{
-    if (p == CMRSCL_FLOAT)
-        return ((float *)a)[i] = (float)v;
-    return ((double *)a)[i] = v;
-}
-
-/* A device buffer holding exactly `bytes` copied from `host`; NULL when bytes is 0. */
-static cl_mem exact_buffer(const env *e, cl_mem_flags flags, size_t bytes, void *host)
-{
-    if (bytes == 0)
-        return NULL;
-    cl_int err = CL_SUCCESS;
-    cl_mem b = clCreateBuffer(e->cl, flags | CL_MEM_COPY_HOST_PTR, bytes, host, &err);
-    CHECK_MSG(b != NULL, "clCreateBuffer of %zu bytes failed (%d)", bytes, (int)err);
-    return b;
-}
 
 /* One product y = alpha*A*x + beta*y on exact-size device buffers, checked against the
  * CPU double reference. */
@@ -351,98 +281,6 @@ static int run_slice(const env *e, cmrscl_precision prec)
 }
 
 /* The MODULO kernel (cl/cmrs_modulo.cl) with `modulo` slot sets, one warp per group. */
-/* One block product Y = alpha*A*X + beta*Y of k vectors on exact-size device buffers, each
- * vector checked against the CPU double reference. */
-static void check_block(const env *e, cmrscl_matrix m, const cmrscl_csr *ref_a,
-                        cmrscl_precision prec, cmrscl_dense_order order, int k, const char *what)
-{
-    size_t rows = (size_t)ref_a->rows, cols = (size_t)ref_a->cols, vs = cmrscl_precision_size(prec);
-    size_t xn = cols * (size_t)k, yn = rows * (size_t)k;
-    double *x = malloc(sizeof(double) * (xn + 1)), *y0 = malloc(sizeof(double) * (yn + 1));
-    double *y = malloc(sizeof(double) * (rows + 1)), *xj = malloc(sizeof(double) * (cols + 1));
-    double *y0j = malloc(sizeof(double) * (rows + 1));
-    void *xd = malloc(vs * (xn + 1)), *yd = malloc(vs * (yn + 1));
-    for (size_t i = 0; i < xn; ++i)
-        x[i] = put(xd, prec, i, test_uniform(-1, 1));
-    for (size_t i = 0; i < yn; ++i)
-        y0[i] = put(yd, prec, i, test_uniform(-1, 1));
-    cl_mem xb = exact_buffer(e, CL_MEM_READ_ONLY, vs * xn, xd);
-    cl_mem yb = exact_buffer(e, CL_MEM_READ_WRITE, vs * yn, yd);
-    CHECK_OK(cmrscl_spmm(m, order, k, -1.5, xb, 0, 0.5, yb, 0, NULL, 0, NULL, NULL));
-    if (yb) {
-        cl_int err = clEnqueueReadBuffer(e->queue, yb, CL_TRUE, 0, vs * yn, yd, 0, NULL, NULL);
-        CHECK_MSG(err == CL_SUCCESS, "%s: clEnqueueReadBuffer failed (%d)", what, (int)err);
-    }
-    bool rm = order == CMRSCL_ROW_MAJOR;
-    for (int j = 0; j < k; ++j) {
-        for (size_t c = 0; c < cols; ++c)
-            xj[c] = x[rm ? c * (size_t)k + (size_t)j : (size_t)j * cols + c];
-        for (size_t r = 0; r < rows; ++r) {
-            size_t at = rm ? r * (size_t)k + (size_t)j : (size_t)j * rows + r;
-            y0j[r] = y0[at];
-            y[r] = test_value_at(yd, prec, (int64_t)at);
-        }
-        double ratio = INFINITY;
-        CHECK_OK(cmrscl_csr_spmv_check(ref_a, -1.5, xj, 0.5, y0j, y,
-                                       prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
-        CHECK_MSG(ratio <= 1.0, "%s, k %d %s, vector %d: error %.3g x the rounding bound", what, k,
-                  rm ? "row-major" : "column-major", j, ratio);
-    }
-    if (xb)
-        clReleaseMemObject(xb);
-    if (yb)
-        clReleaseMemObject(yb);
-    free(x), free(y0), free(y), free(xj), free(y0j), free(xd), free(yd);
-}
-
-static int run_spmm(const env *e, cmrscl_precision prec)
-{
-    enum { PLANS = 4 };
-    static const char *const names[PLANS] = {"slice h32 (narrow where the steps fit)",
-                                             "strip h4 unpacked", "segment h8",
-                                             "strip h1, long strips in tiles of 8"};
-    static const struct {
-        cmrscl_dense_order order;
-        int k;
-    } blocks[] = {{CMRSCL_ROW_MAJOR, 16}, {CMRSCL_ROW_MAJOR, 8}, {CMRSCL_COLUMN_MAJOR, 3}};
-    /* Every matrix is kept to the end: when a matrix's buffers were freed and the next one's
-     * made, Oclgrind 21.10's uninitialised-value check flagged cmrs_spmm_combine's reads of
-     * partial sums cmrs_spmm had written (NaN in a fresh buffer never reached the results;
-     * each matrix alone, or all kept: no report) - session 22, strips in tiles of 8. */
-    cmrscl_matrix kept[PLANS * MATRIX_COUNT] = {0};
-    int products = 0;
-    for (int pl = 0; pl < PLANS; ++pl) {
-        cmrscl_options opt = {0};
-        opt.kernel = pl == 0   ? CMRSCL_KERNEL_SLICE
-                     : pl == 2 ? CMRSCL_KERNEL_SEGMENT
-                               : CMRSCL_KERNEL_STRIP;
-        opt.height = (int[]){32, 4, 8, 1}[pl];
-        opt.layout = pl == 1 ? CMRSCL_LAYOUT_UNPACKED : CMRSCL_LAYOUT_PACKED;
-        opt.reduce = CMRSCL_REDUCE_LOCAL;
-        opt.tile = pl == 3 ? 8 : -1;
-        opt.index_bits = index_bits;
-        for (int i = 0; i < MATRIX_COUNT; ++i) {
-            cmrscl_csr a;
-            const char *name = build_matrix(i, &a);
-            cmrscl_csr ref_a = test_csr_rounded(&a, prec);
-            char what[200];
-            snprintf(what, sizeof what, "%s, %s", name, names[pl]);
-            cmrscl_matrix *m = &kept[pl * MATRIX_COUNT + i];
-            CHECK_OK(cmrscl_matrix_create_from_csr(e->ctx, prec, &a, &opt, m));
-            for (size_t b = 0; *m && b < sizeof blocks / sizeof blocks[0]; ++b, ++products)
-                check_block(e, *m, &ref_a, prec, blocks[b].order, blocks[b].k, what);
-            cmrscl_csr_free(&ref_a);
-            cmrscl_csr_free(&a);
-        }
-    }
-    for (int i = 0; i < PLANS * MATRIX_COUNT; ++i)
-        cmrscl_matrix_free(kept[i]);
-    printf("spmm %s: %d block products checked (%d plans, %d matrices, k 16 and 8 row-major, 3 "
-           "column-major)\n",
-           cmrscl_precision_name(prec), products, PLANS, MATRIX_COUNT);
-    return test_finish("oclgrind spmm");
-}
-
 static int run_modulo(const env *e, cmrscl_precision prec, int warp, int modulo)
 {
     static const int heights[] = {1, 3, 16};
@@ -503,7 +341,7 @@ static bool parse_args(int argc, char **argv, variant *v)
     v->tile = -1;
     v->combine = argc > 1 && !strcmp(argv[1], "group") ? CMRSCL_COMBINE_GROUP : CMRSCL_COMBINE_AUTO;
     if (argc > 1 && (!strcmp(argv[1], "segment") || !strcmp(argv[1], "split") || v->combine)) {
-        if (argc < 3 || argc > 5)
+        if (argc < 3 || argc > 6)
             return false;
         bool segment = !strcmp(argv[1], "segment");
         v->kernel = segment ? CMRSCL_KERNEL_SEGMENT : CMRSCL_KERNEL_STRIP;
@@ -513,6 +351,8 @@ static bool parse_args(int argc, char **argv, variant *v)
         v->warp = argc > 3 ? atoi(argv[3]) : 8;
         v->orders = segment ? 1 : 3;
         v->min_height = 1, v->max_height = CMRSCL_MAX_HEIGHT;
+        if (argc > 5 && sscanf(argv[5], "%d-%d", &v->min_height, &v->max_height) != 2)
+            return false;
         return v->warp > 0 && (v->warp & (v->warp - 1)) == 0 && v->tile != 0;
     }
     if (argc < 5 || argc > 6 || (strcmp(argv[1], "float") && strcmp(argv[1], "double")) ||
@@ -530,27 +370,6 @@ static bool parse_args(int argc, char **argv, variant *v)
         return false;
     return v->warp > 0 && (v->warp & (v->warp - 1)) == 0 && v->orders != 0 &&
            v->min_height <= v->max_height;
-}
-
-/* Opens the Oclgrind device; fails unless the program really runs under Oclgrind. */
-static bool open_env(env *e)
-{
-    memset(e, 0, sizeof *e);
-    CHECK_OK(cmrscl_context_create(NULL, &e->ctx));
-    if (!e->ctx)
-        return false;
-    CHECK_OK(cmrscl_context_device_info(e->ctx, &e->dev));
-    CHECK_OK(cmrscl_context_cl(e->ctx, &e->cl, &e->queue));
-    const cmrscl_device_info *d = &e->dev;
-    printf("device %u:%u %s (%s), %s; probed warp %u (%s), fp64 %s, local memory %llu bytes\n",
-           d->platform_index, d->device_index, d->device_name, d->platform_name, d->device_version,
-           d->warp_width, cmrscl_warp_source_name(d->warp_source), d->fp64 ? "yes" : "no",
-           (unsigned long long)d->local_mem_bytes);
-    CHECK_MSG(
-        test_contains(d->platform_name, "Oclgrind"),
-        "not running under Oclgrind (platform \"%s\"): run it as `oclgrind test_oclgrind ...`",
-        d->platform_name);
-    return test_failures == 0;
 }
 
 /* HEIGHT 1..16 in both layouts and larger ones where only the unpacked layout goes, as far
@@ -603,7 +422,7 @@ int main(int argc, char **argv)
     if (!refused && !convert && !modulo && !slice && !spmm && !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
-                "       %s segment|split|group float|double [WARP [TILE]]\n"
+                "       %s segment|split|group float|double [WARP [TILE [MIN-MAX]]]\n"
                 "       %s refused\n"
                 "       %s convert float|double\n"
                 "       %s modulo float|double WARP MODULO\n"
