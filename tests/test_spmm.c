@@ -1,10 +1,11 @@
 /* test_spmm.c - the block product Y = alpha*A*X + beta*Y (src/exec/spmm.c, cl/cmrs_spmm.cl), on
  * the device chosen by CMRSCL_DEVICE:
- *   catalogue    every awkward matrix, planned nine ways (automatic, strip unpacked and
+ *   catalogue    every awkward matrix, planned ten ways (automatic, strip unpacked and
  *                column-ordered, segment, slice, slice with narrow columns, MODULO, values
  *                as a dictionary in strips with narrow columns, long strips split into
- *                tiles combined by the second kernel and in their work-group; values
- *                plain but in the automatic plan and the dictionary's), blocks of 3,
+ *                tiles combined by the second kernel and in their work-group, one-row
+ *                strips with implied columns; values plain but in the automatic plan and
+ *                the dictionary's), blocks of 3,
  *                8 and 33 vectors row-major (vectors loaded one, two and four at a time;
  *                33 in two launches, or three, where slices take 32 or 16 a launch)
  *                and column-major with padded leading dimensions: each vector against the
