@@ -6,7 +6,9 @@
  * a group takes one stored entry at a time, and lane v of the group multiplies it by the
  * entry's row of X for vectors v, v + VEC_LANES, ... (VEC_PER_LANE of them). So the matrix
  * is read once for the whole block, and a row-major X gives each group one contiguous load
- * per entry; with 32 vectors or more a warp is one group and needs no reduction at all.
+ * per entry; where a warp's lanes all share one entry (as many runs as lanes) it is one group
+ * and needs no reduction at all. The host's shape (src/exec/spmm.c) gives a slice's lane two
+ * runs where a launch has 4 or more.
  *
  * Two walks, by layout:
  *   positions (strip, segment, MODULO layouts): group g takes the strip's stored entries

@@ -87,10 +87,10 @@ static int spmm_vec_width(const cmrscl_params *p, const block_args *b, int begin
 }
 
 /* The shape for vectors begin .. begin + n - 1 (n <= PLAN_BLOCK_VECTORS_MAX): runs of vec_width
- * vectors, as many of them as lanes allow, the sums of each warp (local slots: HEIGHT x runs per
- * lane x lanes) within half the local memory of a work-group, so two groups can share a compute
- * unit. The launch then covers vec_lanes x vec_per_lane x vec_width of the n vectors, maybe fewer
- * (whole runs only). */
+ * vectors, as many of them as lanes allow (in slices two runs a lane), the sums of each warp (local
+ * slots: HEIGHT x runs per lane x lanes) within half the local memory of a work-group, so two
+ * groups can share a compute unit. The launch then covers vec_lanes x vec_per_lane x vec_width of
+ * the n vectors, maybe fewer (whole runs only). */
 static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int begin, int n,
                                     spmm_shape *out)
 {
@@ -112,7 +112,7 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
      * vectors. Measured on an H100 (docs/PERFORMANCE.md, session 22: stencil27:100, fem:50:3,
      * stencil7:160, stencil5:2000) at k = 16 and 32, both precisions: 1.14-1.62x faster than
      * one run a lane; four runs a lane slower again but for fem:50:3 in float. */
-    int lanes_cap = p->kernel == CMRSCL_KERNEL_SLICE && s.vec_width > 1 && runs >= 4
+    int lanes_cap = p->kernel == CMRSCL_KERNEL_SLICE && s.vec_width > 1 /* then runs >= 4 */
                         ? pow2_at_least(runs) / 2
                         : pow2_at_least(runs);
     for (;;) {

@@ -59,7 +59,7 @@ int run_spmm(const env *e, cmrscl_precision prec)
     static const struct {
         cmrscl_dense_order order;
         int k;
-    } blocks[] = {{CMRSCL_ROW_MAJOR, 16}, {CMRSCL_ROW_MAJOR, 8}, {CMRSCL_COLUMN_MAJOR, 3}};
+    } blocks[] = {{CMRSCL_ROW_MAJOR, 24}, {CMRSCL_ROW_MAJOR, 8}, {CMRSCL_COLUMN_MAJOR, 3}};
     /* Every matrix is kept to the end: when a matrix's buffers were freed and the next one's
      * made, Oclgrind 21.10's uninitialised-value check flagged cmrs_spmm_combine's reads of
      * partial sums cmrs_spmm had written (NaN in a fresh buffer never reached the results;
@@ -92,7 +92,7 @@ int run_spmm(const env *e, cmrscl_precision prec)
     }
     for (int i = 0; i < PLANS * MATRIX_COUNT; ++i)
         cmrscl_matrix_free(kept[i]);
-    printf("spmm %s: %d block products checked (%d plans, %d matrices, k 16 and 8 row-major, 3 "
+    printf("spmm %s: %d block products checked (%d plans, %d matrices, k 24 and 8 row-major, 3 "
            "column-major)\n",
            cmrscl_precision_name(prec), products, PLANS, MATRIX_COUNT);
     return test_finish("oclgrind spmm");

@@ -29,7 +29,8 @@
  *        test_oclgrind spmm float|double   (the block product, cl/cmrs_spmm.cl: the slice
  *          row walk, the strip and segment families' positions walk with their slots, long
  *          strips in tiles with cmrs_spmm_combine; blocks of 3 vectors column-major and of 8
- *          and 16 row-major - one, two and four vectors a load, two runs a lane in slices) */
+ *          and 24 row-major - one, two and four vectors a load, two runs a lane in slices,
+ *          in float with a second run partly past the block: 6 runs on 4 lanes) */
 #include "oclgrind_common.h"
 
 #include <math.h>
@@ -353,7 +354,8 @@ static bool parse_args(int argc, char **argv, variant *v)
         v->min_height = 1, v->max_height = CMRSCL_MAX_HEIGHT;
         if (argc > 5 && sscanf(argv[5], "%d-%d", &v->min_height, &v->max_height) != 2)
             return false;
-        return v->warp > 0 && (v->warp & (v->warp - 1)) == 0 && v->tile != 0;
+        return v->warp > 0 && (v->warp & (v->warp - 1)) == 0 && v->tile != 0 &&
+               v->min_height <= v->max_height;
     }
     if (argc < 5 || argc > 6 || (strcmp(argv[1], "float") && strcmp(argv[1], "double")) ||
         (strcmp(argv[2], "packed") && strcmp(argv[2], "unpacked")))
