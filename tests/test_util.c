@@ -1,6 +1,7 @@
 /* test_util.c - see test_util.h. */
 #include "test_util.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +66,36 @@ void *test_values_in(const double *v, int64_t n, cmrscl_precision p)
 double test_value_at(const void *a, cmrscl_precision p, int64_t i)
 {
     return p == CMRSCL_FLOAT ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+
+static int64_t block_at(cmrscl_dense_order o, size_t ld, int32_t i, int j)
+{
+    return (int64_t)(o == CMRSCL_ROW_MAJOR ? (size_t)i * ld + (size_t)j
+                                           : (size_t)j * ld + (size_t)i);
+}
+
+double test_block_ratio(const cmrscl_csr *a, cmrscl_precision p, double alpha, double beta,
+                        cmrscl_dense_order o, int k, const void *x, size_t ldx, const void *y0,
+                        const void *y, size_t ldy)
+{
+    double *xd = malloc(sizeof(double) * ((size_t)a->cols + 1));
+    double *y0d = malloc(sizeof(double) * ((size_t)a->rows + 1));
+    double *yd = malloc(sizeof(double) * ((size_t)a->rows + 1));
+    double worst = 0;
+    for (int j = 0; j < k; ++j) {
+        for (int32_t i = 0; i < a->cols; ++i)
+            xd[i] = test_value_at(x, p, block_at(o, ldx, i, j));
+        for (int32_t i = 0; i < a->rows; ++i) {
+            y0d[i] = test_value_at(y0, p, block_at(o, ldy, i, j));
+            yd[i] = test_value_at(y, p, block_at(o, ldy, i, j));
+        }
+        double ratio = INFINITY;
+        CHECK_OK(cmrscl_csr_spmv_check(a, alpha, xd, beta, y0d, yd,
+                                       p == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
+        worst = ratio > worst || isnan(ratio) ? ratio : worst;
+    }
+    free(xd), free(y0d), free(yd);
+    return worst;
 }
 
 void test_seed(unsigned long long seed) { rng_state = seed ? seed : 88172645463325252ull; }

@@ -63,6 +63,14 @@ void check_holed_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what);
 void *test_values_in(const double *v, int64_t n, cmrscl_precision p);
 double test_value_at(const void *a, cmrscl_precision p, int64_t i);
 
+/* A block product Y = alpha*A*X + beta*Y0 checked vector by vector against the CPU double
+ * reference on a (cmrscl_csr_spmv_check): X, Y0 and Y in p's type, element (i, j) at
+ * i*ld + j row-major, j*ld + i column-major. Returns the worst vector's error over its
+ * rounding bound (NaN when some vector's is). */
+double test_block_ratio(const cmrscl_csr *a, cmrscl_precision p, double alpha, double beta,
+                        cmrscl_dense_order o, int k, const void *x, size_t ldx, const void *y0,
+                        const void *y, size_t ldy);
+
 /* Deterministic pseudo-random numbers (xorshift), seeded per test. */
 void test_seed(unsigned long long seed);
 double test_uniform(double lo, double hi);

@@ -2,25 +2,23 @@
  * float|double. */
 #include "oclgrind_common.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* One block product Y = alpha*A*X + beta*Y of k vectors on exact-size device buffers, each
- * vector checked against the CPU double reference. */
+/* One block product Y = alpha*A*X + beta*Y of k vectors (packed) on exact-size device buffers,
+ * each vector checked against the CPU double reference (test_block_ratio). */
 static void check_block(const env *e, cmrscl_matrix m, const cmrscl_csr *ref_a,
                         cmrscl_precision prec, cmrscl_dense_order order, int k, const char *what)
 {
-    size_t rows = (size_t)ref_a->rows, cols = (size_t)ref_a->cols, vs = cmrscl_precision_size(prec);
-    size_t xn = cols * (size_t)k, yn = rows * (size_t)k;
-    double *x = malloc(sizeof(double) * (xn + 1)), *y0 = malloc(sizeof(double) * (yn + 1));
-    double *y = malloc(sizeof(double) * (rows + 1)), *xj = malloc(sizeof(double) * (cols + 1));
-    double *y0j = malloc(sizeof(double) * (rows + 1));
-    void *xd = malloc(vs * (xn + 1)), *yd = malloc(vs * (yn + 1));
+    size_t vs = cmrscl_precision_size(prec);
+    size_t xn = (size_t)ref_a->cols * (size_t)k, yn = (size_t)ref_a->rows * (size_t)k;
+    void *xd = malloc(vs * (xn + 1)), *y0 = malloc(vs * (yn + 1)), *yd = malloc(vs * (yn + 1));
     for (size_t i = 0; i < xn; ++i)
-        x[i] = put(xd, prec, i, test_uniform(-1, 1));
+        put(xd, prec, i, test_uniform(-1, 1));
     for (size_t i = 0; i < yn; ++i)
-        y0[i] = put(yd, prec, i, test_uniform(-1, 1));
+        put(y0, prec, i, test_uniform(-1, 1));
+    memcpy(yd, y0, vs * yn);
     cl_mem xb = exact_buffer(e, CL_MEM_READ_ONLY, vs * xn, xd);
     cl_mem yb = exact_buffer(e, CL_MEM_READ_WRITE, vs * yn, yd);
     CHECK_OK(cmrscl_spmm(m, order, k, -1.5, xb, 0, 0.5, yb, 0, NULL, 0, NULL, NULL));
@@ -29,25 +27,16 @@ static void check_block(const env *e, cmrscl_matrix m, const cmrscl_csr *ref_a,
         CHECK_MSG(err == CL_SUCCESS, "%s: clEnqueueReadBuffer failed (%d)", what, (int)err);
     }
     bool rm = order == CMRSCL_ROW_MAJOR;
-    for (int j = 0; j < k; ++j) {
-        for (size_t c = 0; c < cols; ++c)
-            xj[c] = x[rm ? c * (size_t)k + (size_t)j : (size_t)j * cols + c];
-        for (size_t r = 0; r < rows; ++r) {
-            size_t at = rm ? r * (size_t)k + (size_t)j : (size_t)j * rows + r;
-            y0j[r] = y0[at];
-            y[r] = test_value_at(yd, prec, (int64_t)at);
-        }
-        double ratio = INFINITY;
-        CHECK_OK(cmrscl_csr_spmv_check(ref_a, -1.5, xj, 0.5, y0j, y,
-                                       prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
-        CHECK_MSG(ratio <= 1.0, "%s, k %d %s, vector %d: error %.3g x the rounding bound", what, k,
-                  rm ? "row-major" : "column-major", j, ratio);
-    }
+    double worst =
+        test_block_ratio(ref_a, prec, -1.5, 0.5, order, k, xd, rm ? (size_t)k : (size_t)ref_a->cols,
+                         y0, yd, rm ? (size_t)k : (size_t)ref_a->rows);
+    CHECK_MSG(worst <= 1.0, "%s, k %d %s: error %.3g x the rounding bound", what, k,
+              rm ? "row-major" : "column-major", worst);
     if (xb)
         clReleaseMemObject(xb);
     if (yb)
         clReleaseMemObject(yb);
-    free(x), free(y0), free(y), free(xj), free(y0j), free(xd), free(yd);
+    free(xd), free(y0), free(yd);
 }
 
 int run_spmm(const env *e, cmrscl_precision prec)
