@@ -157,6 +157,26 @@ static void test_matrix_rule(void)
                              NULL,    NULL, false,   NULL};
     CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
+    /* ... but a matrix for blocks of 8 vectors or more takes strips of 8 rows (both
+     * precisions); banded short rows, and fewer vectors, keep the scan. */
+    cmrscl_options blocks = {.vectors = CMRSCL_BLOCK_PLAN_VECTORS};
+    plan_matrix banded = scattered;
+    banded.stats.col_spread = 0.01;
+    for (int in_double = 0; in_double < 2; ++in_double) {
+        scattered.stats.mu = in_double ? 4 : 3;
+        cmrscl_precision prec = in_double ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+        blocks.vectors = CMRSCL_BLOCK_PLAN_VECTORS;
+        CHECK_OK(plan_choose(&d, prec, &scattered, &blocks, &p));
+        CHECK_MSG(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+                      p.order == CMRSCL_ORDER_COLUMNS && p.cache_hint == CMRSCL_CACHE_HINT_OFF &&
+                      test_contains(p.plan_reason, "for blocks of 8 vectors"),
+                  "%s: %s", in_double ? "double" : "float", p.plan_reason);
+        CHECK_OK(plan_choose(&d, prec, &banded, &blocks, &p));
+        CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 128);
+        blocks.vectors = CMRSCL_BLOCK_PLAN_VECTORS - 1;
+        CHECK_OK(plan_choose(&d, prec, &scattered, &blocks, &p));
+        CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
+    }
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.01, 1000, &p)); /* banded short rows: a stencil */
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 128 && p.row_bits == 7 &&
           p.lane_entries == 4 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM &&

@@ -216,6 +216,9 @@ static void test_implied_columns(void)
     }
     o = (cmrscl_options){.column_bits = -2};
     CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    o = (cmrscl_options){.vectors = -1};
+    CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "vectors -1"));
     cmrscl_csr_free(&a), cmrscl_csr_free(&s);
 }
 

@@ -82,6 +82,8 @@ def test_library_errors_carry_status_and_message(context):
     with pytest.raises(cmrscl.Error) as failure:
         cmrscl.Matrix(A, "double", context, height=1000)
     assert failure.value.status < 0 and "height" in str(failure.value).lower()
+    with pytest.raises(cmrscl.Error, match="vectors -1"):
+        cmrscl.Matrix(A, "double", context, vectors=-1)
     with pytest.raises(cmrscl.Error, match="no matching|NO_DEVICE"):
         cmrscl.Context("no such device anywhere")
     with pytest.raises(cmrscl.Error, match="spec|INVALID_ARGUMENT"):

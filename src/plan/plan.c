@@ -15,7 +15,10 @@
  *                                      columns are scattered (x gathered from L2);
  *   short rows                      -> segment family, streamed as the medium rows;
  *                                      banded (column spread < LOCAL_SPREAD): 128 rows per
- *                                      strip, 4 entries per lane; scattered: 64 rows, 1.
+ *                                      strip, 4 entries per lane; scattered: 64 rows, 1 -
+ *                                      but for blocks (cmrscl_options.vectors from
+ *                                      CMRSCL_BLOCK_PLAN_VECTORS) scattered short rows
+ *                                      take Algorithm 1, HEIGHT 8.
  *   few rows for the device (fewer than SEGMENT_ROWS x resident warps; mu >= 2, below
  *   PLAN_LONG_ROWS)                 -> strip family, HEIGHT 8: short strips, short chains
  *                                      of loads, the matrix left in L2 when it fits there,
@@ -170,7 +173,7 @@ static bool slice_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrs
 /* The family and its parameters from the matrix (the rule in the header), with the reason.
  * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
 static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
-                        const plan_matrix *a, cmrscl_params *p)
+                        const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
     if (!dev->warp_shuffle && (dev->type & CL_DEVICE_TYPE_CPU)) {
@@ -248,6 +251,22 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "medium rows (mu %.1f): Algorithm 1, HEIGHT %d, column-ordered strips%s", st->mu,
                  p->height, stream ? ", matrix streamed past L2" : "");
+    } else if (scattered && opt->vectors >= CMRSCL_BLOCK_PLAN_VECTORS) {
+        /* Blocks: the segmented scan keeps a slot per row, lane and vector in local memory
+         * and scans each vector alone (more local memory for its slots was slower still);
+         * strips of 8 rows sum a run of vectors per entry in few slots. Session 23
+         * (H100, double, k = 8 / 16 / 32): random:2000000:8 1.50 / 1.75 / 1.57x faster,
+         * random:4000000:4 1.34 / 1.62 / 1.51x, skewed:4000000:2:40:100000 1.27 / 1.58 /
+         * 1.60x; their single products 1.00x, 1.10x and 1.25x slower. In float skewed 1.30 /
+         * 1.30 / 1.67x, random:8000000:2 1.11 / 1.11 / 1.40x (with the streaming hint, which
+         * the rule leaves off: 1.04-1.09x faster without it, same lease, double on four
+         * matrices, float on skewed - a block waits on its gathers of X, not the matrix). */
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->height = 8;
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "short scattered rows (mu %.1f) for blocks of %d vectors: Algorithm 1, HEIGHT "
+                 "8, column-ordered strips (the segmented scan's slots grow with the block)",
+                 st->mu, opt->vectors);
     } else {
         p->kernel = CMRSCL_KERNEL_SEGMENT;
         /* Banded rows gather x from a window that stays in L1/L2: long chunks of four
@@ -479,7 +498,7 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
     p->precision = precision;
     p->stats = a->stats;
     if (opt->kernel == CMRSCL_KERNEL_AUTO && !opt->height) {
-        matrix_rule(dev, precision, a, p);
+        matrix_rule(dev, precision, a, opt, p);
     } else {
         p->kernel = opt->kernel ? opt->kernel : CMRSCL_KERNEL_STRIP;
         const variant_family *f = variant_family_of(p->kernel);

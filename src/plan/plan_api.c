@@ -10,12 +10,13 @@
 #include <string.h>
 
 /* Every knob of the plan left to the library; the index width is not one (it changes how
- * entries are counted, not the plan), so a forced width still gets the tuned plan. */
+ * entries are counted, not the plan), so a forced width still gets the tuned plan. A matrix
+ * for blocks takes the rule: the tuner times single products. */
 static bool options_automatic(const cmrscl_options *o)
 {
     return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
                   !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint &&
-                  !o->lane_entries);
+                  !o->lane_entries && o->vectors < CMRSCL_BLOCK_PLAN_VECTORS);
 }
 
 cmrscl_status plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision precision,

@@ -62,6 +62,11 @@ cmrscl_status plan_check_options(const cmrscl_device_info *dev, cmrscl_precision
                            "column_bits %d: expected 16, 32, %d (CMRSCL_COLUMNS_IMPLIED) or 0 "
                            "(automatic)",
                            opt->column_bits, CMRSCL_COLUMNS_IMPLIED);
+    if (opt->vectors < 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "vectors %d: expected the block width the matrix will mostly be "
+                           "multiplied by, or 0 (single products)",
+                           opt->vectors);
     if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);

@@ -188,9 +188,12 @@ int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr *product
               bench_result *out)
 {
     memset(out, 0, sizeof *out);
+    cmrscl_options planned = *options;
+    if (!planned.vectors) /* the matrix planned for the block it is run with */
+        planned.vectors = opt->block;
     cmrscl_matrix m = NULL;
     cmrscl_status st =
-        cmrscl_matrix_create_from_csr(ctx, opt->precision, a, opt->transpose ? NULL : options, &m);
+        cmrscl_matrix_create_from_csr(ctx, opt->precision, a, opt->transpose ? NULL : &planned, &m);
     if (st != CMRSCL_OK)
         return cli_fail("creating the device matrix", st);
     if (opt->transpose) {

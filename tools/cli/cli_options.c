@@ -167,6 +167,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_NO_VERIFY: o->verify = false; return true;
     case OPT_TRANSPOSE: o->transpose = true; return true;
     case OPT_VECTORS: return parse_vectors(arg, o);
+    case OPT_PLAN_VECTORS: return parse_int("--plan-vectors", arg, 1, 4096, &o->matrix.vectors);
     case OPT_COLUMN_MAJOR: o->column_major = true; return true;
     case OPT_NO_BASELINE: o->baseline = false; return true;
     case OPT_JSON: o->json = true; return true;

@@ -77,6 +77,9 @@ const cli_flag cli_flags[] = {
      "0 | 16 | 32 | implied: the slice and strip kernels' column words (default 0: 16-bit steps "
      "within a slice's rows, or offsets from a strip's first column, where they fit - none where "
      "a strip is one row whose columns are one run (implied); else 32)"},
+    {"plan-vectors", OPT_PLAN_VECTORS, "K", CMD_SPMV | CMD_BENCH, CLI_GROUP_PLAN,
+     "the block width the plan lays the matrix out for (default: --vectors' K; 1: as for "
+     "single products)"},
     {"repetitions", 'r', "N", RUN_CMDS | CMD_BANDWIDTH | CMD_PARSE, CLI_GROUP_TIMING,
      "timed runs (default 50; bandwidth: the best of 5)"},
     {"warmup", OPT_WARMUP, "N", CMD_SPMV | CMD_TUNE | CMD_BENCH, CLI_GROUP_TIMING,

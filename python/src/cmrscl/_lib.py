@@ -72,7 +72,7 @@ class Options(ctypes.Structure):
     _fields_ = [(name, c_int) for name in (
         "height", "warp", "work_group_size", "layout", "order", "reduce", "kernel", "tile",
         "modulo", "cache_hint", "lane_entries", "index_bits", "combine", "values",
-        "column_bits")]
+        "column_bits", "vectors")]
 
 
 class MatrixStats(ctypes.Structure):
