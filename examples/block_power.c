@@ -308,8 +308,9 @@ int main(int argc, char **argv)
         st = cmrscl_set_error(CMRSCL_ERROR_INVALID_ARGUMENT, "the matrix is not symmetric");
     if (st == CMRSCL_OK)
         st = cmrscl_context_create(s.device, &ctx);
+    cmrscl_options blocks = {.vectors = k}; /* planned for its block (cmrscl_options.vectors) */
     if (st == CMRSCL_OK)
-        st = cmrscl_matrix_create_from_csr(ctx, s.precision, &a, NULL, &m);
+        st = cmrscl_matrix_create_from_csr(ctx, s.precision, &a, &blocks, &m);
     if (st == CMRSCL_OK)
         st = cmrscl_context_cl(ctx, &cl, &queue);
     n = st == CMRSCL_OK ? a.rows : 0;
