@@ -297,14 +297,12 @@ typedef struct cmrscl_options {
      * strip layout would take narrow columns; asked for where they do not fit, they fail with
      * ERROR_INVALID_ARGUMENT. */
     int column_bits;
-    /* The block width the matrix will mostly be multiplied by (cmrscl_spmm's k): 0 or 1 for
-     * single products. It shapes the automatic plan only where blocks want another layout:
-     * from CMRSCL_BLOCK_PLAN_VECTORS on, short scattered rows on a GPU whose lanes talk take
-     * strips of 8 rows (Algorithm 1) instead of the segmented scan - products of 8 to 32
-     * vectors 1.1-1.8x faster on an H100, single products up to 1.25x slower
-     * (docs/PERFORMANCE.md, session 23). The tuning database, which times single products,
-     * is not consulted then. Any block width runs on any plan; negative fails with
-     * ERROR_INVALID_ARGUMENT. */
+    /* The block width the matrix will mostly be multiplied by (cmrscl_spmm's k); 0 or 1: single
+     * products. From CMRSCL_BLOCK_PLAN_VECTORS on, short scattered rows on a GPU whose lanes
+     * talk take strips of 8 rows instead of the segmented scan (H100: blocks of 8-32 vectors
+     * 1.1-1.8x faster, single products up to 1.25x slower; docs/PERFORMANCE.md, session 23),
+     * and the tuning database (single products) is not consulted. Any width runs on any
+     * plan; negative fails with ERROR_INVALID_ARGUMENT. */
     int vectors;
 } cmrscl_options;
 

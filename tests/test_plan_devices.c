@@ -223,7 +223,7 @@ static void test_implied_columns(void)
 }
 
 /* The block product's launches: 128 bytes of X a row in the slice layout (16 doubles, 32
- * floats), 64 vectors in the others (plan_block_vectors). */
+ * floats), 64 vectors in the others (plan_block_vectors); a plan for blocks on a GPU. */
 static void test_block_vectors(void)
 {
     cmrscl_device_info d = fake_gpu();
@@ -239,6 +239,15 @@ static void test_block_vectors(void)
             CHECK_MSG(p.block_vectors == want, "kernel %d, %s: %d vectors a launch, not %d",
                       (int)p.kernel, dbl ? "double" : "float", p.block_vectors, want);
         }
+    cmrscl_csr_free(&a);
+    /* test_spmm's matrix planned for blocks has rows enough for an H100 to take the rule */
+    CHECK_OK(cmrscl_csr_generate("random:600000:3", &a));
+    cmrscl_options blocks = {.vectors = 32};
+    cmrscl_params p;
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_DOUBLE, &a, &blocks, &p));
+    CHECK_MSG(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
+                  test_contains(p.plan_reason, "for blocks of 32 vectors"),
+              "%s", p.plan_reason);
     cmrscl_csr_free(&a);
 }
 

@@ -11,6 +11,8 @@
  *                and column-major with padded leading dimensions: each vector against the
  *                CPU double reference, the padding untouched, the same bits run after run;
  *   wide         70 vectors (two launches: 64, then 6) and one vector (the SpMV's bits);
+ *   blocks       a matrix planned for blocks of 32 (cmrscl_options.vectors), where the
+ *                device's rule plans it otherwise than for single products (GPUs);
  *   updates      a values update, then the block product uses the new values;
  *   buffers      cl_mem blocks and the event, the same bits as the host form; timing;
  *   misuse       k < 1, a bad order, leading dimensions too small, X as Y, buffers too
@@ -248,6 +250,38 @@ static void test_buffers_and_misuse(cmrscl_context ctx, cmrscl_precision p)
     cmrscl_csr_free(&a0);
 }
 
+/* A matrix planned for blocks (cmrscl_options.vectors): where the device's rule lays its short
+ * scattered rows out for them (a GPU with more rows than its resident warps x 64: strips of 8
+ * rows), a block of 32 against the CPU double reference; elsewhere the plan stays the single
+ * product's, which the catalogue checks - said, not counted. */
+static void test_planned_for_blocks(cmrscl_context ctx, cmrscl_precision p)
+{
+    cmrscl_csr a0;
+    CHECK_OK(cmrscl_csr_generate("random:600000:3", &a0));
+    cmrscl_options o = {.vectors = 32};
+    cmrscl_params plan;
+    CHECK_OK(cmrscl_plan(&ctx->info, p, &a0, &o, &plan));
+    if (!test_contains(plan.plan_reason, "for blocks of 32 vectors")) {
+        printf("spmm: no plan for blocks on this device (%.120s): not checked here\n",
+               plan.plan_reason);
+        cmrscl_csr_free(&a0);
+        return;
+    }
+    CHECK(plan.kernel == CMRSCL_KERNEL_STRIP && plan.height == 8);
+    cmrscl_matrix m = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, p, &a0, &o, &m));
+    cmrscl_csr a = test_csr_rounded(&a0, p);
+    if (m) {
+        free(checked_block(m, &a, p, 32, CMRSCL_ROW_MAJOR, 32, 32, "planned for blocks"));
+        free(checked_block(m, &a, p, 3, CMRSCL_COLUMN_MAJOR, a.cols, a.rows,
+                           "planned for blocks, 3 vectors"));
+        CHECK_MSG(runs_equal(m, &a, p, 8, CMRSCL_ROW_MAJOR), "planned for blocks: runs differ");
+        printf("spmm: planned for blocks: %s\n", plan.plan_reason);
+    }
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a0), cmrscl_csr_free(&a);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2 || (strcmp(argv[1], "float") && strcmp(argv[1], "double"))) {
@@ -266,6 +300,7 @@ int main(int argc, char **argv)
     }
     test_catalogue(ctx, prec);
     test_wide_and_single(ctx, prec);
+    test_planned_for_blocks(ctx, prec);
     test_buffers_and_misuse(ctx, prec);
     cmrscl_context_free(ctx);
     return test_finish("spmm");

@@ -339,8 +339,9 @@ bool cli_parse(int argc, char **argv, cli_options *o)
                 cli_name);
         return false;
     }
-    if (o->nvectors && o->transpose) {
-        fprintf(stderr, "%s: --vectors and --transpose: the block product is A's only\n", cli_name);
+    if ((o->nvectors || o->matrix.vectors) && o->transpose) {
+        fprintf(stderr, "%s: --%svectors and --transpose: the block product is A's only\n",
+                cli_name, o->nvectors ? "" : "plan-");
         return false;
     }
     if (!bench && o->nvectors > 1) {
