@@ -10,6 +10,17 @@
 
 #define SPMM_WARP 32     /* lanes per strip: the width of NVIDIA's warp */
 #define SPMM_MAX_WARPS 4 /* warps per work-group at most */
+/* CPUs whose sub-groups part ways (Intel's runtime: work-items on SIMD lanes of their own):
+ * a strip's 32 lanes meeting at group barriers cost them far more than a GPU - 4 lanes a
+ * strip, up to 16 strips a group. Session 23, Intel's CPU runtime 2026.2 on 2 cores, double /
+ * float at k = 8 and 32 against 32 lanes and 4 strips a group: random:400000:4 7.8 / 1.7x
+ * and 5.4 / 7.0x, random:200000:8 5.8 / 1.6x and 3.9 / 6.9x, stencil27:40 4.3 / 1.4x and
+ * 6.9 / 1.6x faster; 2 lanes and 32 strips close behind. PoCL 3.1 (no sub-groups) keeps the
+ * GPU's shape: there k = 32 in float ran 0.66-0.89x as fast with it (random:200000:4,
+ * stencil27:30), and sums went wrong from 9 runs a lane (k = 33; Oclgrind's checks and
+ * Intel's runtime ran that shape correctly). */
+#define SPMM_CPU_WARP 4
+#define SPMM_CPU_MAX_WARPS 16
 
 /* The shape of one launch: the warp layer's backend, lanes per strip, lanes sharing one entry
  * (each taking vec_per_lane runs of vec_width consecutive vectors), work-group size. */
@@ -96,8 +107,9 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
 {
     const cmrscl_device_info *dev = &m->ctx->info;
     const cmrscl_params *p = &m->params;
+    bool cpu = (dev->type & CL_DEVICE_TYPE_CPU) && dev->subgroup_apart;
     spmm_shape s = {dev->warp_shuffle ? CMRS_REDUCE_SHUFFLE : CMRS_REDUCE_LOCAL,
-                    SPMM_WARP,
+                    cpu ? SPMM_CPU_WARP : SPMM_WARP,
                     0,
                     0,
                     spmm_vec_width(p, b, begin, n),
@@ -122,7 +134,7 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
         size_t warp_bytes =
             slots ? (size_t)p->height * (size_t)s.vec_per_lane * (size_t)s.warp * elt : 0;
         if (warp_bytes <= budget || (warp_bytes <= dev->local_mem_bytes && s.warp == 1)) {
-            int warps = SPMM_MAX_WARPS;
+            int warps = cpu ? SPMM_CPU_MAX_WARPS : SPMM_MAX_WARPS;
             while (warps > 1 && ((size_t)warps * warp_bytes > budget ||
                                  (unsigned)(warps * s.warp) > dev->max_work_group_size))
                 warps /= 2;
