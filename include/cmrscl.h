@@ -298,11 +298,11 @@ typedef struct cmrscl_options {
      * ERROR_INVALID_ARGUMENT. */
     int column_bits;
     /* The block width the matrix will mostly be multiplied by (cmrscl_spmm's k); 0 or 1: single
-     * products. From CMRSCL_BLOCK_PLAN_VECTORS on, short scattered rows on a GPU whose lanes
-     * talk take strips of 8 rows instead of the segmented scan (H100: blocks of 8-32 vectors
-     * 1.1-1.8x faster, single products up to 1.25x slower; docs/PERFORMANCE.md, session 23),
-     * and the tuning database (single products) is not consulted. Any width runs on any
-     * plan; negative fails with ERROR_INVALID_ARGUMENT. */
+     * products. From CMRSCL_BLOCK_PLAN_VECTORS on, on GPUs: short scattered rows take strips
+     * of 8 rows, not the segmented scan (blocks 1.1-1.8x faster, single products up to 1.25x
+     * slower), float slices are not streamed past L2 (blocks 1.03-1.13x faster; sessions 23,
+     * 24 in docs/PERFORMANCE.md), and the tuning database (single products) is not consulted.
+     * Any width runs on any plan; negative fails with ERROR_INVALID_ARGUMENT. */
     int vectors;
 } cmrscl_options;
 

@@ -249,6 +249,20 @@ static void test_block_vectors(void)
                   test_contains(p.plan_reason, "for blocks of 32 vectors"),
               "%s", p.plan_reason);
     cmrscl_csr_free(&a);
+    /* a stencil's slices are streamed past L2 but for blocks in float (double: not
+     * measured without the hint, kept) */
+    CHECK_OK(cmrscl_csr_generate("stencil7:50", &a));
+    for (int v = 0; v < 4; ++v) {
+        cmrscl_options o = {.vectors = v / 2 ? 32 : 0};
+        bool dbl = v % 2, off = o.vectors && !dbl;
+        CHECK_OK(cmrscl_plan(&d, dbl ? CMRSCL_DOUBLE : CMRSCL_FLOAT, &a, &o, &p));
+        CHECK_MSG(
+            p.kernel == CMRSCL_KERNEL_SLICE &&
+                p.cache_hint == (off ? CMRSCL_CACHE_HINT_OFF : CMRSCL_CACHE_HINT_STREAM) &&
+                test_contains(p.plan_reason, off ? "not streamed (blocks of 32" : "streamed past"),
+            "%s, %d vectors: %s", dbl ? "double" : "float", o.vectors, p.plan_reason);
+    }
+    cmrscl_csr_free(&a);
 }
 
 /* The longest -D string a plan makes - OpenCL C 3.0 sub-groups of a fixed width, narrow

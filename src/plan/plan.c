@@ -30,7 +30,7 @@
  * Before all of them, on any GPU: rows of about equal length (few holes in slices of 32 rows)
  * and enough strips for the device -> slice family (slice_rule).
  *   rows of about equal length      -> slice family, HEIGHT 32: a lane per row, the matrix
- *                                      streamed past L2 (NVIDIA).
+ *                                      streamed past L2 (NVIDIA) but for blocks in float.
  * The streaming hint is NVIDIA's (inline PTX); other GPUs take the same families and HEIGHTs
  * (not yet measured there). GPUs whose lanes cannot talk keep the strip family: CSR-vector for
  * long rows, else the device rule's HEIGHT; CPUs walk each strip with one work-item (the
@@ -149,7 +149,8 @@ static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl
 #define SLICE_HOLES 1.25  /* stored positions per entry up to which slices are taken */
 #define SLICE_WARPS 0.25  /* ... strips per resident warp from which */
 #define SLICE_LONGEST 2.0 /* ... and the longest row, in mu, up to which */
-static bool slice_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
+static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
+                       const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
     double strips = ((double)a->rows + SLICE_HEIGHT - 1) / SLICE_HEIGHT;
@@ -162,11 +163,23 @@ static bool slice_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrs
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;
     p->height = SLICE_HEIGHT;
-    p->cache_hint = dev->warp_shuffle ? CMRSCL_CACHE_HINT_STREAM : 0;
+    /* Blocks wait on their gathers of X, not on the matrix: without the streaming hint
+     * session 24 (H200, float, k = 32, run 5) ran stencil7:160 1.11x faster, stencil5:2000
+     * 1.12x, stencil5:3000 1.13x, stencil7:200 1.03x (their single products 1.05x slower
+     * without it, 0.98-1.02x on the larger two), as session 23 found for scattered rows.
+     * Double blocks of slices keep the hint: not measured without it. */
+    bool blocks = precision == CMRSCL_FLOAT && opt->vectors >= CMRSCL_BLOCK_PLAN_VECTORS;
+    bool stream = dev->warp_shuffle && !blocks;
+    p->cache_hint = stream ? CMRSCL_CACHE_HINT_STREAM : 0;
+    char why[64] = "";
+    if (stream)
+        snprintf(why, sizeof why, ", matrix streamed past L2");
+    else if (dev->warp_shuffle)
+        snprintf(why, sizeof why, ", not streamed (blocks of %d vectors)", opt->vectors);
     snprintf(p->plan_reason, sizeof p->plan_reason,
              "rows of about equal length (mu %.1f; %.2f stored positions per entry with the "
              "holes of slices of %d rows): slices, a lane per row%s",
-             st->mu, holes, SLICE_HEIGHT, dev->warp_shuffle ? ", matrix streamed past L2" : "");
+             st->mu, holes, SLICE_HEIGHT, why);
     return true;
 }
 
@@ -181,7 +194,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         return;
     }
     p->height_source = "matrix rule";
-    if (slice_rule(dev, a, p))
+    if (slice_rule(dev, precision, a, opt, p))
         return;
     if (!dev->warp_shuffle && !(dev->subgroup_width && dev->subgroup_shuffle)) {
         /* Lanes that cannot talk but through group barriers: the strip family, whose local
