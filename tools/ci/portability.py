@@ -21,7 +21,7 @@ import test_summary  # noqa: E402  (the JUnit reader, beside this file)
 
 FAMILY = {"strip_packed": "strip", "strip_unpacked": "strip", "strip_narrow": "strip",
           "split_strip": "strip", "segment_packed": "segment", "segment_unpacked": "segment",
-          "split_segment": "segment", "modulo": "modulo"}
+          "split_segment": "segment", "modulo": "modulo", "slice": "slice"}
 KERNEL = re.compile(r"^kernel_(float|double)_(.+)_(local|shuffle|subgroup)(\d*)$")
 BEGIN = "<!-- tables: tools/ci/portability.py writes from here -->"
 END = "<!-- end of the tables -->"
@@ -35,6 +35,8 @@ def oclgrind_variant(name):
         return "segment/local"
     if "modulo" in name:
         return "modulo/local"
+    if "slice" in name:
+        return "slice/local"
     if "convert" in name:
         return None
     return "strip/local"
@@ -82,7 +84,7 @@ def tables(runs):
     notes = {}
     cells = [(name, variant_cells(cases, notes, name.startswith("Oclgrind"))) for name, cases in runs]
     variants = sorted({v for _, c in cells for v in c},
-                      key=lambda v: (["strip", "segment", "modulo"].index(v.split("/")[0]),
+                      key=lambda v: (["strip", "segment", "modulo", "slice"].index(v.split("/")[0]),
                                      ["shuffle", "subgroup", "local"].index(v.split("/")[1])))
     lines.append("| implementation | " + " | ".join(f"`{v}`" for v in variants) + " |")
     lines.append("|---" * (len(variants) + 1) + "|")
