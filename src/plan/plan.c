@@ -168,7 +168,7 @@ static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision
      * 1.12x, stencil5:3000 1.13x, stencil7:200 1.03x (their single products 1.05x slower
      * without it, 0.98-1.02x on the larger two), as session 23 found for scattered rows.
      * Double blocks of slices keep the hint: not measured without it. */
-    bool blocks = precision == CMRSCL_FLOAT && opt->vectors >= CMRSCL_BLOCK_PLAN_VECTORS;
+    bool blocks = precision == CMRSCL_FLOAT && plan_for_blocks(opt);
     bool stream = dev->warp_shuffle && !blocks;
     p->cache_hint = stream ? CMRSCL_CACHE_HINT_STREAM : 0;
     char why[64] = "";
@@ -264,7 +264,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "medium rows (mu %.1f): Algorithm 1, HEIGHT %d, column-ordered strips%s", st->mu,
                  p->height, stream ? ", matrix streamed past L2" : "");
-    } else if (scattered && opt->vectors >= CMRSCL_BLOCK_PLAN_VECTORS) {
+    } else if (scattered && plan_for_blocks(opt)) {
         /* Blocks: the segmented scan keeps a slot per row, lane and vector in local memory
          * and scans each vector alone (more local memory for its slots was slower still);
          * strips of 8 rows sum a run of vectors per entry in few slots. Session 23

@@ -154,6 +154,12 @@ static inline int plan_narrow_row_bits(const cmrscl_params *p)
 #define PLAN_BLOCK_VECTORS_MAX 64
 /* cmrscl_params.block_vectors: the block product's vectors a launch, by layout and precision. */
 CMRSCL_HIDDEN int plan_block_vectors(const cmrscl_params *p);
+/* Whether the matrix is to be laid out for blocks (cmrscl_options.vectors from
+ * CMRSCL_BLOCK_PLAN_VECTORS): the rule's block plans, and no tuning database. */
+static inline bool plan_for_blocks(const cmrscl_options *o)
+{
+    return o && o->vectors >= CMRSCL_BLOCK_PLAN_VECTORS;
+}
 /* ---- facts.c: what the plan's rules read off the device and the matrix ---- */
 
 /* Rows per strip of the segment family on scattered rows, and the strips of it that make a

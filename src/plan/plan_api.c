@@ -16,7 +16,7 @@ static bool options_automatic(const cmrscl_options *o)
 {
     return !o || (!o->height && !o->warp && !o->work_group_size && !o->layout && !o->order &&
                   !o->reduce && !o->kernel && !o->tile && !o->modulo && !o->cache_hint &&
-                  !o->lane_entries && o->vectors < CMRSCL_BLOCK_PLAN_VECTORS);
+                  !o->lane_entries && !plan_for_blocks(o));
 }
 
 cmrscl_status plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision precision,
