@@ -119,4 +119,47 @@ enum cmrs_spmm_combine_arg {
     CMRS_SPMM_COMBINE_COUNT
 };
 
+/* ---- the solvers (src/solve/, cl/dots.cl, cl/solve.cl) ----
+ * A solve keeps its scalars, the partial sums of its dot products and its residual history
+ * in one buffer of reals on the device, the workspace: a header of CMRS_WS_HEADER reals (the
+ * slots below), then regions of partial sums, each a real4 (up to four dot products) per
+ * work-group that wrote it, then the history. Kernels read the header and the partial sums
+ * of earlier kernels; within one kernel, the header slots it writes (work-group 0 writes
+ * them) are never the slots it reads, so no kernel races with itself. */
+#define CMRS_WS_STOP 0      /* 0 while the solve runs, else a CMRS_STOP_ code */
+#define CMRS_WS_ITER 1      /* iterations done */
+#define CMRS_WS_RR 2        /* the residual norm squared at the last check, ||r||^2 */
+#define CMRS_WS_THRESHOLD 3 /* the solve stops once ||r||^2 <= this */
+#define CMRS_WS_BB 4        /* ||b||^2 */
+#define CMRS_WS_VALUE 5     /* the value that stopped a breakdown (p.Ap, rho, omega) */
+#define CMRS_WS_BAD_B 6     /* entries of b that are NaN or Inf */
+#define CMRS_WS_BAD_X 7     /* entries of x0 that are NaN or Inf */
+#define CMRS_WS_RHO 8       /* BiCGStab: rho = (r0*, r) of the current iteration */
+#define CMRS_WS_RHO_PREV 9  /* ... the rho that alpha used, kept for beta */
+#define CMRS_WS_ALPHA 10    /* ... alpha */
+#define CMRS_WS_OMEGA 11    /* ... omega */
+#define CMRS_WS_ZERO_B 12   /* 1 when b = 0: x = 0 is the answer (the host zeroes x) */
+#define CMRS_WS_CAUSE 13    /* which of a method's quantities broke down (its own codes) */
+#define CMRS_WS_HEADER 16   /* reals before the first region of partial sums */
+
+/* Why a solve stopped (CMRS_WS_STOP). */
+#define CMRS_STOP_CONVERGED 1 /* ||r|| <= max(rtol ||b||, atol) */
+#define CMRS_STOP_BREAKDOWN 2 /* a division by zero ahead: CG's p.Ap <= 0, BiCGStab's rho or
+                                 (r0*, v) or omega = 0 (the value in CMRS_WS_VALUE) */
+#define CMRS_STOP_NONFINITE 3 /* a scalar of the recurrence became NaN or Inf */
+#define CMRS_STOP_BAD_INPUT 4 /* b or x0 holds NaN or Inf (counts in CMRS_WS_BAD_B, _X) */
+
+/* -DDOTS: the product's epilogue for solvers (cl/dots.cl). 0: none; 2: x.y and y.y of
+ * y = alpha*A*x + beta*y; 4: also w.y and y.(w*y) for a vector w. The kernels then take
+ * these arguments after their own (cmrs_spmv after CMRS_ARG_COUNT, cmrs_combine after
+ * CMRS_COMBINE_COUNT): */
+enum cmrs_dots_arg {
+    CMRS_DOTS_WS,    /* the workspace: the kernel does nothing once CMRS_WS_STOP is set */
+    CMRS_DOTS_AT,    /* uint: where in it the kernel's first work-group's real4 goes */
+    CMRS_DOTS_W,     /* DOTS 4 only: w */
+    CMRS_DOTS_COUNT
+};
+#define CMRS_COMBINE_GROUP 64 /* work-items of a cmrs_combine work-group */
+#define CMRS_GMRES_MAX 256    /* GMRES's longest cycle (CMRSCL_MAX_RESTART) */
+
 #endif /* CMRS_ABI_H */

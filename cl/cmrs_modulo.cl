@@ -36,8 +36,10 @@
 #error "the MODULO kernel with local barriers runs one warp per work-group"
 #endif
 
-__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
+    DOTS_SCRATCH
+    DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
     work w;
@@ -61,7 +63,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
 #else
                 const uint r = row_in_strip[j], col = c;
 #endif
-                mine[r * MODULO] += VALUE_AT(j, c) * x[col];
+                mine[r * MODULO] += VALUE_AT(j, c) * GATHER(col, w.strip * HEIGHT + r);
             }
         }
         warp_sync(); /* this step's sums land before the next step reads its slots */
@@ -73,4 +75,5 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
             sum += base[r * MODULO + m];
         emit_row(&w, r, sum, rows, y, partial, alpha, beta);
     }
+    DOTS_OF_GROUP(&w);
 }

@@ -102,7 +102,7 @@ typedef struct lane_entries {
     e.p[k] = 0;                                                                                    \
     if (j0 + (k) >= w->begin && j0 + (k) < w->end) {                                               \
         e.r[k] = (int)ROW_OF(ck);                                                                  \
-        e.p[k] = (vk)*x[COLUMN_OF(ck)];                                                            \
+        e.p[k] = (vk)*GATHER(COLUMN_OF(ck), w->strip * HEIGHT + e.r[k]);                           \
     }
 #else
 #define LANE_ENTRY(k, ck, vk)                                                                      \
@@ -110,7 +110,7 @@ typedef struct lane_entries {
     e.p[k] = 0;                                                                                    \
     if (j0 + (k) >= w->begin && j0 + (k) < w->end) {                                               \
         e.r[k] = (int)row_in_strip[j0 + (k)];                                                      \
-        e.p[k] = (vk)*x[COLUMN_OF(ck)];                                                            \
+        e.p[k] = (vk)*GATHER(COLUMN_OF(ck), w->strip * HEIGHT + e.r[k]);                           \
     }
 #endif
 
@@ -216,9 +216,11 @@ INLINE void chunk(const lane_entries *e, uint lane, carry_t *carry_io, const wor
     *carry_io = carry;
 }
 
-__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
     WARP_SCRATCH
+    DOTS_SCRATCH
+    DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
     work w;
@@ -243,4 +245,5 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
             emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
     }
     combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
+    DOTS_OF_GROUP(&w);
 }

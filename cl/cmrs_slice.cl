@@ -27,28 +27,41 @@
 #error "a work-group of the slice kernel holds whole strips"
 #endif
 
-__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
+    DOTS_SCRATCH
+    DOTS_RETURN_IF_STOPPED();
     const uint r = get_local_id(0) % HEIGHT;
     const uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / HEIGHT;
-    if (strip >= strips)
-        return;
-    const index_t end = strip_ptr[strip + 1];
-    real_t sum = 0;
-    /* the row's words, SLICE_AHEAD at a time (spmv_common.cl) */
-    uint column = FIRST_COLUMN(strip);
-    (void)column;
-    for (index_t j = strip_ptr[strip] + r; j < end; j += SLICE_AHEAD * HEIGHT) {
-        uint w[SLICE_AHEAD];
-#pragma unroll
-        for (int k = 0; k < SLICE_AHEAD; ++k)
-            w[k] = j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;
-#pragma unroll
-        for (int k = 0; k < SLICE_AHEAD; ++k)
-            if (w[k] != HOLE_WORD)
-                sum += VALUE_AT(j + k * HEIGHT, w[k]) * x[NEXT_COLUMN(w[k])];
-    }
     const uint row = strip * HEIGHT + r;
-    if (row < rows)
-        store_row(y, row, sum, alpha, beta);
+    real_t yv = 0;
+    if (strip < strips) { /* no return: with DOTS every work-item reaches the epilogue */
+        const index_t end = strip_ptr[strip + 1];
+        real_t sum = 0;
+        /* the row's words, SLICE_AHEAD at a time (spmv_common.cl) */
+        uint column = FIRST_COLUMN(strip);
+        (void)column;
+        for (index_t j = strip_ptr[strip] + r; j < end; j += SLICE_AHEAD * HEIGHT) {
+            uint w[SLICE_AHEAD];
+#pragma unroll
+            for (int k = 0; k < SLICE_AHEAD; ++k)
+                w[k] = j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;
+#pragma unroll
+            for (int k = 0; k < SLICE_AHEAD; ++k)
+                if (w[k] != HOLE_WORD) {
+                    const uint c = NEXT_COLUMN(w[k]);
+                    sum += VALUE_AT(j + k * HEIGHT, w[k]) * GATHER(c, row);
+                }
+        }
+        if (row < rows)
+            yv = store_row(y, row, sum, alpha, beta);
+    }
+#if DOTS /* the work-item that wrote the row has its value: no read back */
+    real4_t acc = (real4_t)0;
+    if (strip < strips && row < rows)
+        acc = dots_terms(acc, x, dot_w, row, yv);
+    dots_store(acc, ws, dots_at, dots_scratch, WG_SIZE);
+#else
+    (void)yv;
+#endif
 }

@@ -159,15 +159,17 @@ INLINE void reduce_local(__local real_t *base, uint lane, const work *w, uint ro
 #define ENTRY(k)                                                                                   \
     const uint3 e##k = entry_at(col_ind, j + (k)*WARP, row_in_strip, strips, first);               \
     const uint r##k = e##k.y;                                                                      \
-    const real_t p##k = VALUE_AT(j + (k)*WARP, e##k.z) * x[e##k.x];
+    const real_t p##k = VALUE_AT(j + (k)*WARP, e##k.z) * GATHER(e##k.x, w.strip * HEIGHT + e##k.y);
 #if HEIGHT == 1
 #define ADD(k) sum += p##k;
 #else
 #define ADD(k) mine[r##k * WARP] += p##k;
 #endif
 
-__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
+__kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
+    DOTS_SCRATCH
+    DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
     work w;
@@ -214,4 +216,5 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS)
     reduce_local(base, lane, &w, rows, y, partial, alpha, beta);
 #endif
     combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
+    DOTS_OF_GROUP(&w);
 }

@@ -356,10 +356,26 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
 #define FIRST_COLUMN(strip) 0u
 #endif
 
-/* The BLAS convention: with beta == 0, y is written without being read (it may be NaN). */
-INLINE void store_row(__global real_t *y, uint row, real_t sum, real_t alpha, real_t beta)
+/* x at column `col`, for an entry of row `row`. Built with -DDIAGONAL=1 (the solvers' Jacobi
+ * preconditioner, src/solve/) a product multiplies by the identity's row instead - 1 at the
+ * diagonal, 0 elsewhere - so y = alpha * diag(A): the diagonal of any layout through its own
+ * decode, exactly (every other product is a zero), and x is not read. */
+#ifndef DIAGONAL
+#define DIAGONAL 0
+#endif
+#if DIAGONAL
+#define GATHER(col, row) ((col) == (row) ? (real_t)1 : (real_t)0)
+#else
+#define GATHER(col, row) x[col]
+#endif
+
+/* The BLAS convention: with beta == 0, y is written without being read (it may be NaN).
+ * Returns the value written (the solvers' epilogue, dots.cl, uses it). */
+INLINE real_t store_row(__global real_t *y, uint row, real_t sum, real_t alpha, real_t beta)
 {
-    y[row] = beta == (real_t)0 ? alpha * sum : alpha * sum + beta * y[row];
+    const real_t v = beta == (real_t)0 ? alpha * sum : alpha * sum + beta * y[row];
+    y[row] = v;
+    return v;
 }
 
 /* ---- the work of one warp ----
@@ -432,57 +448,4 @@ INLINE void emit_row(const work *w, uint r, real_t sum, uint rows, __global real
         if (row < rows)
             store_row(y, row, sum, alpha, beta);
     }
-}
-
-/* GROUP_COMBINE: the group's tiles have written their partial sums; after the barrier the
- * work-item of (tile slot s, row r), where s is the first of a long strip's tiles, adds
- * that strip's tiles in tile order - what cmrs_combine does, so the same bits - and writes
- * the row. No second kernel, no atomics. Every group passes the barrier, strips' groups
- * too: behind the group's role (uniform, so legal) PoCL 3.1 let the tiles read partial
- * sums not yet written (warps of 8 lanes, tests/test_kernel.c split_strip). */
-INLINE void combine_in_group(const work *w, uint first_tile_group, uint rows, uint tiles,
-                             __global const uint *tile_strip, __global const real_t *partial,
-                             __global real_t *y, real_t alpha, real_t beta)
-{
-#if GROUP_COMBINE
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    if (!w->tile)
-        return;
-    const uint first = (get_group_id(0) - first_tile_group) * WARPS_PER_GROUP;
-    const uint end = min(first + WARPS_PER_GROUP, tiles);
-    for (uint i = get_local_id(0); i < WARPS_PER_GROUP * HEIGHT; i += WG_SIZE) {
-        const uint s = first + i / HEIGHT, r = i % HEIGHT;
-        const uint strip = s < end ? tile_strip[s] : CMRS_NO_STRIP;
-        if (strip == CMRS_NO_STRIP || (s > first && tile_strip[s - 1] == strip))
-            continue;
-        const uint row = strip * HEIGHT + r;
-        real_t sum = 0;
-        for (uint t = s; t < end && tile_strip[t] == strip; ++t)
-            sum += partial[(index_t)t * HEIGHT + r];
-        if (row < rows)
-            store_row(y, row, sum, alpha, beta);
-    }
-#endif
-}
-
-/* The long strips: each of the HEIGHT rows of long strip k sums its tiles' partial sums
- * first_tile[k] .. first_tile[k+1]-1 in tile order - the same order every run. Arguments in
- * the order of enum cmrs_combine_arg. */
-__kernel void cmrs_combine(const uint rows, const uint long_strips,
-                           __global const uint *restrict long_strip,
-                           __global const uint *restrict first_tile,
-                           __global const real_t *restrict partial, __global real_t *restrict y,
-                           const real_t alpha, const real_t beta)
-{
-    const uint i = get_global_id(0);
-    if (i >= long_strips * HEIGHT)
-        return;
-    const uint k = i / HEIGHT, r = i % HEIGHT;
-    const uint row = long_strip[k] * HEIGHT + r;
-    if (row >= rows)
-        return;
-    real_t sum = 0;
-    for (uint t = first_tile[k]; t < first_tile[k + 1]; ++t)
-        sum += partial[(index_t)t * HEIGHT + r];
-    store_row(y, row, sum, alpha, beta);
 }

@@ -594,5 +594,6 @@ CMRSCL_API cmrscl_status cmrscl_spmm_time(cmrscl_matrix m, cmrscl_dense_order or
 #ifdef __cplusplus
 }
 #endif
-#include "cmrscl_tune.h" /* the tuner and the device measurements, on these types */
+#include "cmrscl_tune.h"  /* the tuner and the device measurements, on these types */
+#include "cmrscl_solve.h" /* Krylov solvers on the device, above the products */
 #endif                   /* CMRSCL_H */

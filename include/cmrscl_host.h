@@ -50,7 +50,8 @@ CMRSCL_API const char *cmrscl_version_string(void);
     X(ERROR_BUILD, -11, "kernel build failed")                                                     \
     X(ERROR_DEVICE_LIMIT, -12, "parameters exceed a device limit")                                 \
     X(ERROR_CONTEXT_MISMATCH, -13, "objects belong to different contexts or devices")              \
-    X(ERROR_COMMUNICATION, -14, "communication between processes failed")
+    X(ERROR_COMMUNICATION, -14, "communication between processes failed")                         \
+    X(ERROR_BREAKDOWN, -15, "the iterative solver broke down")
 
 typedef enum cmrscl_status {
 #define CMRSCL_STATUS_ENUM_(name, value, message) CMRSCL_##name = value,
@@ -127,6 +128,7 @@ CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
  *   stencil5:N        5-point 2-D Laplacian on an N x N grid
  *   stencil7:N        7-point 3-D Laplacian on an N^3 grid
  *   stencil27:N       27-point 3-D stencil on an N^3 grid
+ *   convdiff:N        stencil7:N with upwind convection along (1, 1, 1): nonsymmetric
  *   random:N:K        N x N, row lengths uniform in 0..2K (mean K), columns uniform
  *   perm:N            a random N x N permutation (one entry per row and column)
  *   dense:N           N x N with every entry stored

@@ -352,9 +352,11 @@ static void test_build_failure(cmrscl_context ctx)
     CHECK(mkdtemp(dir) != NULL);
     char path[128];
     /* the shared parts, empty here */
-    static const char *const prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl"};
-    char written[3][128];
-    for (int i = 0; i < 3; ++i) {
+    static const char *const prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl", "dots.cl",
+                                          "combine.cl"};
+    enum { PRELUDE = sizeof prelude / sizeof prelude[0] };
+    char written[PRELUDE][128];
+    for (int i = 0; i < PRELUDE; ++i) {
         snprintf(written[i], sizeof written[i], "%s/%s", dir, prelude[i]);
         FILE *f = fopen(written[i], "w");
         fputs("/* empty here */\n", f);
@@ -377,7 +379,7 @@ static void test_build_failure(cmrscl_context ctx)
     CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m),
                  CMRSCL_ERROR_FILE_IO);
     CHECK(test_contains(cmrscl_last_error(), path));
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < PRELUDE; ++i)
         remove(written[i]);
     rmdir(dir);
     unsetenv("CMRSCL_KERNEL_DIR");

@@ -82,6 +82,7 @@ struct cmrscl_matrix_s {
     struct spmm_kernel *spmm;
     cl_mem spmm_partial;
     size_t spmm_partial_bytes;
+    unsigned values_version; /* counts values updates (solvers' Jacobi diagonal, src/solve/) */
 };
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
@@ -106,6 +107,13 @@ CMRSCL_HIDDEN cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const h
                                                   const size_t bytes[BUF_COUNT]);
 /* The family's kernels from the context's program cache, the matrix arguments set. */
 CMRSCL_HIDDEN cmrscl_status matrix_create_kernels(cmrscl_matrix m);
+/* Whether a kernel of the matrix's program runs fewer work-items per group than its plan
+ * chose (the error set); false where it runs the plan's. */
+CMRSCL_HIDDEN bool matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel);
+/* The matrix's arguments (sizes, then its buffers) set on a cmrs_spmv kernel of its program
+ * and on its cmrs_combine (may be NULL). */
+CMRSCL_HIDDEN cmrscl_status matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel,
+                                               cl_kernel combine);
 
 /* ---- transpose.c ---- */
 
@@ -152,6 +160,34 @@ typedef cmrscl_status (*buffer_product_fn)(void *job, cl_mem x, cl_mem y, cl_eve
 CMRSCL_HIDDEN cmrscl_status host_product(cmrscl_matrix m, const void *x, size_t xbytes, void *y,
                                          size_t ybytes, bool y_in, buffer_product_fn product,
                                          void *job);
+
+/* ---- spmv_dots.c: the product built for the solvers (cl/dots.cl) ---- */
+
+/* The matrix's product as a caller's own kernel objects, whose arguments it sets once (a
+ * solver's loop): the family's kernels built again with -DDOTS=2 or 4 (the epilogue of
+ * dot products, cl/dots.cl) or with -DDIAGONAL=1 (y = diag(A)). */
+typedef struct product_kernels {
+    cl_kernel kernel, combine; /* combine: NULL unless a second kernel adds the tiles up */
+    size_t local, global, combine_local, combine_global;
+    size_t groups;             /* work-groups of the two kernels: the epilogue's real4s */
+    size_t kernel_groups;      /* ... of the first: where cmrs_combine's real4s start */
+    unsigned kernels_made;     /* the matrix's kernels_made they were built after */
+} product_kernels;
+
+/* Built for the matrix's current plan with the extra options ("-DDOTS=2", "-DDIAGONAL=1"),
+ * the matrix's arguments set. */
+CMRSCL_HIDDEN cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra,
+                                                 product_kernels *out);
+/* The product's arguments: y = alpha*A*x + beta*y; with DOTS, the workspace, where its
+ * real4s go (in reals) and w (NULL with DOTS 2). */
+CMRSCL_HIDDEN cmrscl_status product_kernels_bind(product_kernels *k, cmrscl_precision precision,
+                                                 double alpha, cl_mem x, double beta, cl_mem y,
+                                                 bool dots, cl_mem ws, cl_uint at, cl_mem w);
+/* Enqueues the product (one or two kernels; a barrier between them on an out-of-order
+ * queue). */
+CMRSCL_HIDDEN cmrscl_status product_kernels_enqueue(const product_kernels *k,
+                                                    cl_command_queue queue, bool out_of_order);
+CMRSCL_HIDDEN void product_kernels_release(product_kernels *k);
 
 /* ---- spmm.c ---- */
 

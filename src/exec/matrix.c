@@ -205,33 +205,46 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
         st = make_kernel(m, prog, "cmrs_combine", &m->combine);
     if (st != CMRSCL_OK)
         return st;
+    return matrix_kernel_limits(m, m->kernel) ? CMRSCL_ERROR_DEVICE_LIMIT
+                                               : matrix_kernel_args(m, m->kernel, m->combine);
+}
+
+bool matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel)
+{
     size_t max_wg = 0;
-    clGetKernelWorkGroupInfo(m->kernel, m->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
+    clGetKernelWorkGroupInfo(kernel, m->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
                              &max_wg, NULL);
-    if (max_wg && max_wg < (size_t)p->work_group_size)
-        return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
-                           "the kernel runs at most %zu work-items per group on this device, "
-                           "fewer than the %d chosen",
-                           max_wg, p->work_group_size);
+    if (max_wg && max_wg < (size_t)m->params.work_group_size) {
+        cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                    "the kernel runs at most %zu work-items per group on this device, fewer than "
+                    "the %d chosen",
+                    max_wg, m->params.work_group_size);
+        return true;
+    }
+    return false;
+}
+
+cmrscl_status matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel, cl_kernel combine)
+{
+    const cmrscl_params *p = &m->params;
     cl_uint u[CMRS_ARG_STRIP_PTR] = {(cl_uint)p->rows, (cl_uint)p->strips,
                                      (cl_uint)m->first_tile_group, (cl_uint)p->tiles,
                                      (cl_uint)p->tile};
     cl_int err = CL_SUCCESS;
     for (int i = 0; i < CMRS_ARG_STRIP_PTR; ++i)
-        err |= clSetKernelArg(m->kernel, (cl_uint)i, sizeof(cl_uint), &u[i]);
+        err |= clSetKernelArg(kernel, (cl_uint)i, sizeof(cl_uint), &u[i]);
     for (int i = BUF_STRIP_PTR; i <= BUF_PARTIAL; ++i)
-        err |= clSetKernelArg(m->kernel, (cl_uint)(CMRS_ARG_STRIP_PTR + i - BUF_STRIP_PTR),
+        err |= clSetKernelArg(kernel, (cl_uint)(CMRS_ARG_STRIP_PTR + i - BUF_STRIP_PTR),
                               sizeof(cl_mem), &m->buf[i]);
-    if (m->combine) {
+    if (combine) {
         cl_uint longs = (cl_uint)p->long_strips;
-        err |= clSetKernelArg(m->combine, CMRS_COMBINE_ROWS, sizeof(cl_uint), &u[CMRS_ARG_ROWS]);
-        err |= clSetKernelArg(m->combine, CMRS_COMBINE_LONG_STRIPS, sizeof longs, &longs);
-        err |= clSetKernelArg(m->combine, CMRS_COMBINE_LONG_STRIP, sizeof(cl_mem),
+        err |= clSetKernelArg(combine, CMRS_COMBINE_ROWS, sizeof(cl_uint), &u[CMRS_ARG_ROWS]);
+        err |= clSetKernelArg(combine, CMRS_COMBINE_LONG_STRIPS, sizeof longs, &longs);
+        err |= clSetKernelArg(combine, CMRS_COMBINE_LONG_STRIP, sizeof(cl_mem),
                               &m->buf[BUF_LONG_STRIP]);
-        err |= clSetKernelArg(m->combine, CMRS_COMBINE_FIRST_TILE, sizeof(cl_mem),
+        err |= clSetKernelArg(combine, CMRS_COMBINE_FIRST_TILE, sizeof(cl_mem),
                               &m->buf[BUF_FIRST_TILE]);
-        err |=
-            clSetKernelArg(m->combine, CMRS_COMBINE_PARTIAL, sizeof(cl_mem), &m->buf[BUF_PARTIAL]);
+        err |= clSetKernelArg(combine, CMRS_COMBINE_PARTIAL, sizeof(cl_mem), &m->buf[BUF_PARTIAL]);
     }
     if (err != CL_SUCCESS)
         return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for the matrix arguments failed");

@@ -265,6 +265,7 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
         st = gather(m, &l, values, 0, values_precision, 0, 0, (size_t)m->params.stored_entries);
     pthread_mutex_unlock(&m->lock);
     matrix_transpose_outdated(m);
+    ++m->values_version; /* solvers take the Jacobi diagonal again */
     return st;
 }
 
@@ -412,6 +413,7 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
     }
     pthread_mutex_unlock(&m->lock);
     matrix_transpose_outdated(m);
+    ++m->values_version; /* solvers take the Jacobi diagonal again */
     if (written) { /* the caller may reuse `values` when this returns: every write is done
                     * once the last is (queue order) */
         cmrscl_status waited = launch_wait(&written, 1);

@@ -170,10 +170,12 @@ static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrs
 }
 
 /* Stencils on an n^dims grid, x fastest: the Laplacian-like operator with the centre
- * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). */
+ * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). With
+ * `convection` (convdiff:N), upwind convection along (1, 1, 1) besides: the centre 3 more and
+ * each upstream neighbour 1 more negative - nonsymmetric, an M-matrix (BiCGStab's, GMRES's). */
 typedef struct stencil {
     int64_t n, nz;
-    int dims, points;
+    int dims, points, convection;
 } stencil;
 
 static int64_t stencil_row(const void *shape, int64_t i, int32_t *cols, double *vals)
@@ -189,14 +191,15 @@ static int64_t stencil_row(const void *shape, int64_t i, int32_t *cols, double *
                     y + dy >= n || z + dz < 0 || z + dz >= s->nz)
                     continue;
                 cols[len] = (int32_t)((x + dx) + n * ((y + dy) + n * (z + dz)));
-                vals[len++] = off == 0 ? s->points - 1.0 : -1.0;
+                vals[len++] = (off == 0 ? s->points - 1.0 + 3 * s->convection : -1.0) -
+                              s->convection * (dx + dy + dz < 0);
             }
     return len;
 }
 
 /* Row i depends on i alone, so any range of rows is built on its own, the same bit for bit. */
-static cmrscl_status gen_stencil(long n, int dims, int points, row_range want, cmrscl_csr *out,
-                                 int64_t *total)
+static cmrscl_status gen_stencil(long n, int dims, int points, int convection, row_range want,
+                                 cmrscl_csr *out, int64_t *total)
 {
     long limit = 1; /* the largest n whose rows fit 32-bit row indices */
     while ((dims == 2 ? (limit + 1) * (limit + 1) : (limit + 1) * (limit + 1) * (limit + 1)) <=
@@ -206,7 +209,7 @@ static cmrscl_status gen_stencil(long n, int dims, int points, row_range want, c
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "stencil grid %ld^%d is outside 1..%ld^%d (at most %d rows)", n, dims,
                            limit, dims, INT32_MAX);
-    stencil s = {n, dims == 2 ? 1 : n, dims, points};
+    stencil s = {n, dims == 2 ? 1 : n, dims, points, convection};
     int64_t rows = (int64_t)n * n * s.nz;
     *total = rows;
     return gen_rows(clip_range(want, rows), rows, points, stencil_row, &s, out);
@@ -472,8 +475,9 @@ static int parse_numbers(const char *text, const char *end, long *values, int ma
 }
 
 #define GEN_CLASSES                                                                                \
-    "stencil5:N, stencil7:N, stencil27:N, random:N:K, perm:N, dense:N, rmat:SCALE:EDGES, "         \
-    "fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED; kron:A.mtx:B.mtx"
+    "stencil5:N, stencil7:N, stencil27:N, convdiff:N, random:N:K, perm:N, dense:N, "               \
+    "rmat:SCALE:EDGES, fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED; "             \
+    "kron:A.mtx:B.mtx"
 
 /* The rows [r.first, r.first + r.count) of a whole matrix, which is freed. */
 static cmrscl_status keep_rows(cmrscl_csr *whole, row_range want, cmrscl_csr *out, int64_t *total)
@@ -541,7 +545,8 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
         int numbers;
     } classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1},
                    {"random:", 2},   {"perm:", 1},     {"dense:", 1},
-                   {"rmat:", 2},     {"fem:", 2},      {"skewed:", 4}};
+                   {"rmat:", 2},     {"fem:", 2},      {"skewed:", 4},
+                   {"convdiff:", 1}};
     if (!strncmp(spec, "kron:", 5)) {
         int64_t total = 0;
         cmrscl_status st = gen_kron(spec + 5, (row_range){first_row, row_count}, out, &total);
@@ -570,9 +575,10 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
         cmrscl_csr whole = {0};
         cmrscl_status st;
         switch (i) {
-        case 0: st = gen_stencil(v[0], 2, 5, want, out, &total); break;
-        case 1: st = gen_stencil(v[0], 3, 7, want, out, &total); break;
-        case 2: st = gen_stencil(v[0], 3, 27, want, out, &total); break;
+        case 0: st = gen_stencil(v[0], 2, 5, 0, want, out, &total); break;
+        case 1: st = gen_stencil(v[0], 3, 7, 0, want, out, &total); break;
+        case 2: st = gen_stencil(v[0], 3, 27, 0, want, out, &total); break;
+        case 9: st = gen_stencil(v[0], 3, 7, 1, want, out, &total); break;
         case 7: st = gen_fem(v[0], v[1], want, out, &total); break;
         default:
             st = gen_whole((int)i, v, seed, &whole);

@@ -132,7 +132,8 @@ static void dump_binary(cl_program prog, const char *options)
 
 /* What every SpMV program is built from, before the family's own file: the host's contract
  * (sentinels, argument order, option codes), the shared options and helpers, the warp layer. */
-static const char *const program_prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl"};
+static const char *const program_prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl", "dots.cl",
+                                              "combine.cl"};
 #define PRELUDE_FILES (sizeof program_prelude / sizeof program_prelude[0])
 
 /* The source of a program: the prelude, then the family's (or convert.cl's) file. */
@@ -192,7 +193,7 @@ cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *opti
     *from = CMRSCL_PROGRAM_CONTEXT;
     pthread_mutex_lock(&ctx->lock);
     for (program_cache_entry *e = ctx->programs; e; e = e->next)
-        if (strcmp(e->options, options) == 0) {
+        if (strcmp(e->file, file) == 0 && strcmp(e->options, options) == 0) {
             *out = e->program;
             pthread_mutex_unlock(&ctx->lock);
             return CMRSCL_OK;
@@ -204,13 +205,13 @@ cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *opti
     cmrscl_status st = program_load_or_build(ctx, file, options, &prog, &where);
     if (st == CMRSCL_OK) {
         program_cache_entry *entry = malloc(sizeof *entry);
-        char *key = strdup(options);
-        if (!entry || !key) {
-            free(entry), free(key);
+        char *key = strdup(options), *name = strdup(file);
+        if (!entry || !key || !name) {
+            free(entry), free(key), free(name);
             clReleaseProgram(prog);
             st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the program cache");
         } else {
-            *entry = (program_cache_entry){key, prog, ctx->programs};
+            *entry = (program_cache_entry){name, key, prog, ctx->programs};
             ctx->programs = entry;
             *out = prog;
             *build_seconds = cmrscl_seconds() - t0;
@@ -230,6 +231,7 @@ void program_cache_free(program_cache_entry *head)
     while (head) {
         program_cache_entry *next = head->next;
         clReleaseProgram(head->program);
+        free(head->file);
         free(head->options);
         free(head);
         head = next;

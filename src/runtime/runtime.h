@@ -42,12 +42,13 @@ CMRSCL_HIDDEN cmrscl_status subgroups_check_kernel(cmrscl_context ctx, cl_kernel
  * time; *out is a malloc'ed NUL-terminated string. */
 CMRSCL_HIDDEN cmrscl_status program_source(const char *file_name, char **out);
 typedef struct program_cache_entry {
+    char *file; /* the kernel file: two files may be built with the same options */
     char *options;
     cl_program program;
     struct program_cache_entry *next;
 } program_cache_entry;
-/* Returns the program of kernel file `file` (after spmv_common.cl) with `options`, built
- * for ctx's device once, then cached in the context. *build_seconds is 0 for a cached
+/* Returns the program of kernel file `file` (after the prelude) with `options`, built for
+ * ctx's device once, then cached in the context (keyed by file and options). *build_seconds is 0 for a cached
  * program; *from says where it came from. The program stays owned by the cache. */
 CMRSCL_HIDDEN cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *options,
                                         cl_program *out, double *build_seconds,

@@ -49,6 +49,11 @@ typedef struct cli_options {
      * order */
     int vectors[16], nvectors, block;
     bool column_major;
+    /* solve: the solver's options, the right-hand side (ones, random or a file) and
+     * --iterations (a fixed count for timing: no convergence test) */
+    cmrscl_solve_options solve;
+    const char *rhs;
+    bool fixed_iterations, tol_given;
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
@@ -63,7 +68,8 @@ enum {
     CMD_BANDWIDTH = 1 << 4,
     CMD_GEN = 1 << 5,
     CMD_PARSE = 1 << 6,
-    CMD_SETUP = 1 << 7
+    CMD_SETUP = 1 << 7,
+    CMD_SOLVE = 1 << 8
 };
 /* Option ids past the short options' characters. */
 enum {
@@ -98,9 +104,24 @@ enum {
     OPT_PEER,
     OPT_BANDWIDTH,
     OPT_NO_BASELINE,
-    OPT_SIZE
+    OPT_SIZE,
+    OPT_METHOD,
+    OPT_TOL,
+    OPT_ATOL,
+    OPT_MAX_ITER,
+    OPT_ITERATIONS,
+    OPT_RHS,
+    OPT_RESTART,
+    OPT_CHECK_INTERVAL
 };
-enum { CLI_GROUP_MAIN, CLI_GROUP_PLAN, CLI_GROUP_TIMING, CLI_GROUP_BENCH, CLI_GROUP_OTHER };
+enum {
+    CLI_GROUP_MAIN,
+    CLI_GROUP_PLAN,
+    CLI_GROUP_TIMING,
+    CLI_GROUP_SOLVE,
+    CLI_GROUP_BENCH,
+    CLI_GROUP_OTHER
+};
 /* cli_table.c: the commands and the options, with what each option is for and the commands
  * that take it (cli_parse refuses it elsewhere). */
 typedef struct cli_command {
@@ -177,5 +198,6 @@ int cmd_parse(const cli_options *opt);
 int cmd_setup(const cli_options *opt);
 int cmd_bench(const cli_options *opt);
 int cmd_bandwidth(const cli_options *opt);
+int cmd_solve(const cli_options *opt);
 
 #endif

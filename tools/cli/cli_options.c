@@ -221,6 +221,36 @@ static bool apply_option(int c, const char *arg, cli_options *o)
             return false;
         o->matrix.index_bits = 32 * k;
         return true;
+    case OPT_METHOD: {
+        static const char *const methods[] = {"cg", "pcg", "bicgstab", "gmres", NULL};
+        if (!parse_keyword("--method", arg, methods, "cg, pcg, bicgstab or gmres", &k))
+            return false;
+        static const cmrscl_method ids[] = {CMRSCL_METHOD_CG, CMRSCL_METHOD_CG,
+                                            CMRSCL_METHOD_BICGSTAB, CMRSCL_METHOD_GMRES};
+        o->solve.method = ids[k];
+        o->solve.preconditioner = k == 1 ? CMRSCL_PRECONDITIONER_JACOBI : 0;
+        return true;
+    }
+    case OPT_TOL:
+        o->tol_given = true;
+        return parse_double("--tol", arg, &o->solve.rtol) &&
+               (o->solve.rtol > 0 || usage_error("--tol", "a positive number", arg));
+    case OPT_ATOL:
+        o->tol_given = true;
+        return parse_double("--atol", arg, &o->solve.atol) &&
+               (o->solve.atol >= 0 || usage_error("--atol", "a number >= 0", arg));
+    case OPT_MAX_ITER:
+        return parse_int("--max-iter", arg, 1, 1 << 24, &o->solve.max_iterations);
+    case OPT_ITERATIONS: /* no convergence: rtol 0 and an atol no residual reaches */
+        o->fixed_iterations = true;
+        o->solve.rtol = 0, o->solve.atol = 1e-300;
+        o->solve.check_interval = o->solve.check_interval ? o->solve.check_interval : 1 << 20;
+        return parse_int("--iterations", arg, 1, 1 << 24, &o->solve.max_iterations);
+    case OPT_RHS: o->rhs = arg; return true;
+    case OPT_RESTART:
+        return parse_int("--restart", arg, 1, CMRSCL_MAX_RESTART, &o->solve.restart);
+    case OPT_CHECK_INTERVAL:
+        return parse_int("--check-interval", arg, 1, 1 << 20, &o->solve.check_interval);
     case OPT_COLUMN_BITS:
         if (!parse_keyword("--column-bits", arg, column_bits, "0, 16, 32 or implied", &k))
             return false;
@@ -354,6 +384,13 @@ bool cli_parse(int argc, char **argv, cli_options *o)
         return false;
     }
     o->block = o->nvectors ? o->vectors[0] : 0;
+    if (o->fixed_iterations && o->tol_given) {
+        fprintf(stderr, "%s: --iterations runs a fixed count: no --tol or --atol with it\n",
+                cli_name);
+        return false;
+    }
+    if (!strcmp(o->command, "solve") && !o->repetitions_given)
+        o->repetitions = 1;
     for (int i = 0; i < o->ninputs; ++i) {
         if (o->is_gen[i])
             o->gen = o->inputs[i];

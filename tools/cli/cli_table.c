@@ -7,9 +7,9 @@
 #include <string.h>
 
 /* Options that shape the plan: every command that makes a device matrix to run. */
-#define PLAN_CMDS (CMD_SPMV | CMD_BENCH | CMD_SETUP)
+#define PLAN_CMDS (CMD_SPMV | CMD_BENCH | CMD_SETUP | CMD_SOLVE)
 /* Options of a command that reads or generates one matrix and runs it. */
-#define RUN_CMDS (CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_SETUP)
+#define RUN_CMDS (CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_SETUP | CMD_SOLVE)
 
 const cli_command cli_commands[] = {
     {"devices", CMD_DEVICES, "",
@@ -24,6 +24,9 @@ const cli_command cli_commands[] = {
     {"bandwidth", CMD_BANDWIDTH, "",
      "the device's stream read, copy and triad bandwidth, and its rate of scattered loads "
      "from buffers of 1-256 MiB"},
+    {"solve", CMD_SOLVE, "[FILE]",
+     "solve A x = b on the device (CG, CG with Jacobi, BiCGStab, GMRES) and check x on the CPU: "
+     "iterations, residuals, time per iteration (default matrix: " DEFAULT_MATRIX ")"},
     {"gen", CMD_GEN, "SPEC -o FILE", "write a generated matrix as Matrix Market (.mtx or .mtx.gz)"},
     {"parse", CMD_PARSE, "FILE",
      "read a Matrix Market file and report the parse throughput (with each --threads count; "
@@ -41,6 +44,7 @@ const cli_flag cli_flags[] = {
      "float (default), double, or float,double (bench)"},
     {"gen", 'g', "SPEC", RUN_CMDS | CMD_GEN, CLI_GROUP_MAIN,
      "a generated matrix instead of FILE (bench: repeatable): stencil5:N stencil7:N stencil27:N "
+     "convdiff:N "
      "random:N:K perm:N dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED], "
      "kron:A.mtx:B.mtx (Kronecker product of two files)"},
     {"kernel", OPT_KERNEL, "K", PLAN_CMDS, CLI_GROUP_PLAN,
@@ -81,7 +85,7 @@ const cli_flag cli_flags[] = {
      "the block width the plan lays the matrix out for (default: --vectors' K; 1: as for "
      "single products)"},
     {"repetitions", 'r', "N", RUN_CMDS | CMD_BANDWIDTH | CMD_PARSE, CLI_GROUP_TIMING,
-     "timed runs (default 50; bandwidth: the best of 5)"},
+     "timed runs (default 50; bandwidth: the best of 5; solve: solves, default 1)"},
     {"warmup", OPT_WARMUP, "N", CMD_SPMV | CMD_TUNE | CMD_BENCH, CLI_GROUP_TIMING,
      "untimed runs first (default 5)"},
     {"alpha", OPT_ALPHA, "A", CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING, "alpha (default 1)"},
@@ -94,11 +98,27 @@ const cli_flag cli_flags[] = {
      "list like 4,8,16,32, rows named MATRIX[k=K])"},
     {"column-major", OPT_COLUMN_MAJOR, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
      "with --vectors: X and Y column-major (each vector contiguous; default row-major)"},
-    {"no-verify", OPT_NO_VERIFY, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
-     "skip the check against the CPU double reference"},
+    {"no-verify", OPT_NO_VERIFY, NULL, CMD_SPMV | CMD_BENCH | CMD_SOLVE, CLI_GROUP_TIMING,
+     "skip the check against the CPU double reference (solve: of ||b - A x||)"},
     {"json", OPT_JSON, NULL,
-     CMD_DEVICES | CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_BANDWIDTH | CMD_GEN | CMD_PARSE,
+     CMD_DEVICES | CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_BANDWIDTH | CMD_GEN | CMD_PARSE |
+         CMD_SOLVE,
      CLI_GROUP_TIMING, "machine-readable output on stdout"},
+    {"method", OPT_METHOD, "M", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "cg (default) | pcg (CG with the Jacobi preconditioner) | bicgstab | gmres"},
+    {"tol", OPT_TOL, "R", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "relative tolerance: stop once ||r|| <= max(R ||b||, atol) (default 1e-5)"},
+    {"atol", OPT_ATOL, "A", CMD_SOLVE, CLI_GROUP_SOLVE, "absolute tolerance (default 0)"},
+    {"max-iter", OPT_MAX_ITER, "N", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "iterations at most (default 10 x rows; GMRES: inner iterations)"},
+    {"iterations", OPT_ITERATIONS, "N", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "exactly N iterations, no convergence test: the time per iteration"},
+    {"rhs", OPT_RHS, "B", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "ones (default) | random | FILE (a Matrix Market n x 1 matrix, or n numbers)"},
+    {"restart", OPT_RESTART, "M", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "GMRES: Krylov vectors per cycle (default 30)"},
+    {"check-interval", OPT_CHECK_INTERVAL, "K", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "iterations between the host's convergence checks (default: chosen as measured)"},
     {"plans", OPT_PLANS, "LIST", CMD_BENCH, CLI_GROUP_BENCH,
      "comma-separated: auto, csr-vector, csr-scalar, strip[:H], segment[:H], modulo[:H], each "
      "with optional +stream, +nosplit, +w=N (lanes per strip), +wg=N (work-group), +tile=N, "
@@ -180,7 +200,7 @@ void cli_usage(FILE *out, const char *command)
     static const char *const groups[] = {"",
                                          "the plan (default: chosen from the device and the "
                                          "matrix):",
-                                         "timing and output:", "bench:", "other:"};
+                                         "timing and output:", "solve:", "bench:", "other:"};
     const cli_command *c = cli_command_named(command);
     if (c) {
         fprintf(out, "usage: %s %s %s%s[options]\n\n", cli_name, c->name, c->args,

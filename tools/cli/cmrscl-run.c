@@ -15,7 +15,7 @@ int main(int argc, char **argv)
         int (*run)(const cli_options *);
     } commands[] = {{"devices", cmd_devices}, {"spmv", cmd_spmv},           {"tune", cmd_tune},
                     {"bench", cmd_bench},     {"bandwidth", cmd_bandwidth}, {"gen", cmd_gen},
-                    {"parse", cmd_parse},     {"setup", cmd_setup}};
+                    {"parse", cmd_parse},     {"setup", cmd_setup},         {"solve", cmd_solve}};
     if (strcmp(opt.command, "help") == 0) {
         if (opt.help_for && !cli_command_named(opt.help_for)) {
             fprintf(stderr, "cmrscl-run: unknown command '%s' (see cmrscl-run --help)\n",

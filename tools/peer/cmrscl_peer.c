@@ -19,9 +19,14 @@
  * "SPMM_CSR_ALG3", each that cuSPARSE accepts), X and Y row-major, or column-major with
  * --column-major ("col:" before the algorithm); times are per block. Not with --transpose.
  *
+ * --solve cg|bicgstab runs the solvers a user writes with cuSPARSE and cuBLAS instead
+ * (peer_solve.c): the time per iteration of --iterations N (default 200) and the time to
+ * ||r|| <= --tol ||b|| (default 1e-6), each format (CSR, SELL) on a stream and in a CUDA graph.
+ *
  * Usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE]... [-p float,double]
  *                    [-r N] [--warmup N] [--csv FILE] [--device N]
- *                    [--transpose | --vectors K,K,... [--column-major]]
+ *                    [--transpose | --vectors K,K,... [--column-major]
+ *                     | --solve cg|bicgstab [--iterations N] [--tol R]]
  * Built by CMake only when a CUDA toolkit is found; never needed for the tests. */
 #include "peer.h"
 
@@ -110,65 +115,6 @@ static const struct {
 } algs[] = {{"DEFAULT", CUSPARSE_SPMV_ALG_DEFAULT},
             {"CSR_ALG1", CUSPARSE_SPMV_CSR_ALG1},
             {"CSR_ALG2", CUSPARSE_SPMV_CSR_ALG2}};
-
-/* Sliced ELL, as a user builds it from CSR: slices of SELL_SLICE rows, each as wide as its
- * longest row, stored column-major (a warp's loads are contiguous), padding with column -1.
- * Not built when the padding would hold more than SELL_MAX_PADDING times the entries (a few
- * long rows: no user would pick SELL there) or overflow 32-bit offsets. */
-enum { SELL_SLICE = 32, SELL_MAX_PADDING = 8 };
-typedef struct host_sell {
-    int32_t *offsets, *cols;
-    double *values;
-    int64_t size; /* stored entries, padding included */
-} host_sell;
-
-static void sell_free(host_sell *s)
-{
-    free(s->offsets), free(s->cols), free(s->values);
-    memset(s, 0, sizeof *s);
-}
-
-/* 0 and *s built; 1 and a reason when SELL is not worth building; -1 out of memory. */
-static int sell_build(const cmrscl_csr *a, host_sell *s, char *why, size_t why_size)
-{
-    memset(s, 0, sizeof *s);
-    int64_t slices = ((int64_t)a->rows + SELL_SLICE - 1) / SELL_SLICE, size = 0;
-    if (!(s->offsets = malloc(sizeof(int32_t) * (size_t)(slices + 1))))
-        return -1;
-    s->offsets[0] = 0;
-    for (int64_t sl = 0; sl < slices; ++sl) {
-        int64_t width = 0, end = (sl + 1) * SELL_SLICE < a->rows ? (sl + 1) * SELL_SLICE : a->rows;
-        for (int64_t i = sl * SELL_SLICE; i < end; ++i)
-            if (a->row_ptr[i + 1] - a->row_ptr[i] > width)
-                width = a->row_ptr[i + 1] - a->row_ptr[i];
-        size += width * SELL_SLICE;
-        if (size > INT32_MAX || size > SELL_MAX_PADDING * (a->nnz + SELL_SLICE)) {
-            snprintf(why, why_size, "SELL would store more than %s",
-                     size > INT32_MAX ? "2^31 entries" : "8 x the entries");
-            sell_free(s);
-            return 1;
-        }
-        s->offsets[sl + 1] = (int32_t)size;
-    }
-    s->size = size;
-    s->cols = malloc(sizeof(int32_t) * (size_t)(size ? size : 1));
-    s->values = calloc((size_t)(size ? size : 1), sizeof(double));
-    if (!s->cols || !s->values) {
-        sell_free(s);
-        return -1;
-    }
-    for (int64_t k = 0; k < size; ++k)
-        s->cols[k] = -1;
-    for (int64_t i = 0; i < a->rows; ++i) {
-        int64_t base = s->offsets[i / SELL_SLICE] + i % SELL_SLICE;
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
-            int64_t at = base + (k - a->row_ptr[i]) * SELL_SLICE;
-            s->cols[at] = a->col_ind[k];
-            s->values[at] = a->values[k];
-        }
-    }
-    return 0;
-}
 
 /* An algorithm's name in the CSV: the prefix (the operation) and the name. */
 static const char *prefix_name(const char *prefix, const char *name)
@@ -279,6 +225,8 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
         a->values[k] = (double)(float)a->values[k];
     if (o->nvectors)
         return peer_run_spmm(h, name, a, is_float, o, csv);
+    if (o->solve)
+        return peer_run_solve(h, name, a, is_float, o, csv);
     if (!o->transpose)
         return run_matrix(h, name, a, a, CUSPARSE_OPERATION_NON_TRANSPOSE, "", is_float, o, csv);
     cmrscl_csr t;
@@ -333,7 +281,7 @@ static int read_suite(const char *path, options *o, char **owned, int *nowned)
 static int parse(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->precisions = 1, o->repetitions = 50, o->warmup = 5;
+    o->precisions = 1, o->repetitions = 50, o->warmup = 5, o->iterations = 200, o->tol = 1e-6;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -376,19 +324,32 @@ static int parse(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--vectors")) {
             if (peer_parse_vectors(v, o))
                 return 2;
+        } else if (!strcmp(a, "--solve")) {
+            if (strcmp(v, "cg") && strcmp(v, "bicgstab"))
+                return 2;
+            o->solve = v;
+        } else if (!strcmp(a, "--iterations")) {
+            o->iterations = atoi(v);
+        } else if (!strcmp(a, "--tol")) {
+            o->tol = atof(v);
         } else {
             return 2;
         }
     }
     /* no transposed block product: `cmrscl-run bench` times none to compare with */
-    const char *clash = o->nvectors && o->transpose ? "--vectors and --transpose exclude each other"
+    const char *clash = o->solve && (o->nvectors || o->transpose)
+                            ? "--solve takes neither --vectors nor --transpose"
+                        : o->nvectors && o->transpose ? "--vectors and --transpose exclude each other"
                         : o->column_major && !o->nvectors ? "--column-major needs --vectors"
                                                           : NULL;
     if (clash) {
         fprintf(stderr, "cmrscl-peer: %s\n", clash);
         return 2;
     }
-    return o->precisions && o->repetitions > 0 && o->warmup >= 0 ? 0 : 2;
+    return o->precisions && o->repetitions > 0 && o->warmup >= 0 && o->iterations > 0 &&
+                   o->tol > 0
+               ? 0
+               : 2;
 }
 
 int main(int argc, char **argv)
@@ -399,7 +360,8 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o)) {
         fputs("usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE] [-p float,double]\n"
               "                   [-r N] [--warmup N] [--csv FILE] [--device N]\n"
-              "                   [--transpose | --vectors K,K,... [--column-major]]\n",
+              "                   [--transpose | --vectors K,K,... [--column-major]\n"
+              "                    | --solve cg|bicgstab [--iterations N] [--tol R]]\n",
               stderr);
         return 2;
     }
@@ -414,8 +376,10 @@ int main(int argc, char **argv)
     FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
     if (!csv)
         return peer_failed(o.csv, "cannot write");
-    fputs("peer,matrix,precision,alg,rows,cols,nnz,median_ms,min_ms,loop_ms,relative_error,"
-          "bound_ratio\n",
+    fputs(o.solve ? "peer,matrix,precision,method,format,mode,rows,nnz,iteration_ms,solve_ms,"
+                    "solve_iterations,true_residual,b_norm\n"
+                  : "peer,matrix,precision,alg,rows,cols,nnz,median_ms,min_ms,loop_ms,"
+                    "relative_error,bound_ratio\n",
           csv);
     cusparseHandle_t h;
     CUSPARSE(cusparseCreate(&h));

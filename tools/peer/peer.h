@@ -25,6 +25,9 @@ typedef struct options {
     bool transpose;
     int vectors[PEER_MAX_VECTOR_COUNTS], nvectors; /* --vectors: the block product's k values */
     bool column_major;                             /* --column-major: X and Y column-major */
+    const char *solve;                             /* --solve cg|bicgstab */
+    int iterations;                                /* --iterations: the timed solver run */
+    double tol;                                    /* --tol: the time to solution */
 } options;
 
 typedef struct result {
@@ -79,5 +82,24 @@ int peer_parse_vectors(const char *list, options *o);
  * cusparseSpMM that cuSPARSE accepts; rows "NAME[k=K]". a's values are in the precision. */
 int peer_run_spmm(cusparseHandle_t h, const char *name, const cmrscl_csr *a, int is_float,
                   const options *o, FILE *csv);
+
+/* Sliced ELL, as a user builds it from CSR: slices of SELL_SLICE rows, each as wide as its
+ * longest row, stored column-major (a warp's loads are contiguous), padding with column -1.
+ * Not built when the padding would hold more than SELL_MAX_PADDING times the entries (a few
+ * long rows: no user would pick SELL there) or overflow 32-bit offsets. */
+enum { SELL_SLICE = 32, SELL_MAX_PADDING = 8 };
+typedef struct host_sell {
+    int32_t *offsets, *cols;
+    double *values;
+    int64_t size; /* stored entries, padding included */
+} host_sell;
+/* 0 and *s built; 1 and a reason when SELL is not worth building; -1 out of memory. */
+int sell_build(const cmrscl_csr *a, host_sell *s, char *why, size_t why_size);
+void sell_free(host_sell *s);
+
+/* --solve cg|bicgstab: the solvers a user writes with cuSPARSE and cuBLAS (peer_solve.c) on
+ * a's CSR and SELL; rows "NAME" with the method, format and mode. */
+int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, int is_float,
+                   const options *o, FILE *csv);
 
 #endif

@@ -148,3 +148,55 @@ int peer_report(FILE *csv, const char *name, const cmrscl_csr *a, int is_float, 
     fflush(csv);
     return ok ? 0 : 1;
 }
+
+/* Sliced ELL, as a user builds it from CSR: slices of SELL_SLICE rows, each as wide as its
+ * longest row, stored column-major (a warp's loads are contiguous), padding with column -1.
+ * Not built when the padding would hold more than SELL_MAX_PADDING times the entries (a few
+ * long rows: no user would pick SELL there) or overflow 32-bit offsets. */
+void sell_free(host_sell *s)
+{
+    free(s->offsets), free(s->cols), free(s->values);
+    memset(s, 0, sizeof *s);
+}
+
+/* 0 and *s built; 1 and a reason when SELL is not worth building; -1 out of memory. */
+int sell_build(const cmrscl_csr *a, host_sell *s, char *why, size_t why_size)
+{
+    memset(s, 0, sizeof *s);
+    int64_t slices = ((int64_t)a->rows + SELL_SLICE - 1) / SELL_SLICE, size = 0;
+    if (!(s->offsets = malloc(sizeof(int32_t) * (size_t)(slices + 1))))
+        return -1;
+    s->offsets[0] = 0;
+    for (int64_t sl = 0; sl < slices; ++sl) {
+        int64_t width = 0, end = (sl + 1) * SELL_SLICE < a->rows ? (sl + 1) * SELL_SLICE : a->rows;
+        for (int64_t i = sl * SELL_SLICE; i < end; ++i)
+            if (a->row_ptr[i + 1] - a->row_ptr[i] > width)
+                width = a->row_ptr[i + 1] - a->row_ptr[i];
+        size += width * SELL_SLICE;
+        if (size > INT32_MAX || size > SELL_MAX_PADDING * (a->nnz + SELL_SLICE)) {
+            snprintf(why, why_size, "SELL would store more than %s",
+                     size > INT32_MAX ? "2^31 entries" : "8 x the entries");
+            sell_free(s);
+            return 1;
+        }
+        s->offsets[sl + 1] = (int32_t)size;
+    }
+    s->size = size;
+    s->cols = malloc(sizeof(int32_t) * (size_t)(size ? size : 1));
+    s->values = calloc((size_t)(size ? size : 1), sizeof(double));
+    if (!s->cols || !s->values) {
+        sell_free(s);
+        return -1;
+    }
+    for (int64_t k = 0; k < size; ++k)
+        s->cols[k] = -1;
+    for (int64_t i = 0; i < a->rows; ++i) {
+        int64_t base = s->offsets[i / SELL_SLICE] + i % SELL_SLICE;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            int64_t at = base + (k - a->row_ptr[i]) * SELL_SLICE;
+            s->cols[at] = a->col_ind[k];
+            s->values[at] = a->values[k];
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,127 @@
+/* dots.cl - what the solvers add to a product, and the sums of a work-group that their own
+ * kernels share (after spmv_common.cl and warp.cl in every program; empty of kernels).
+ *
+ * A Krylov solver needs dot products of the vectors its product reads and writes - CG p.Ap
+ * and Ap.Ap, BiCGStab r0*.v - and reading y back in a kernel of its own would move the whole
+ * vector again and pay one more launch. Built with -DDOTS=2 or 4 (cmrs_abi.h), every family's
+ * cmrs_spmv therefore ends with an epilogue: the terms x_i y_i and y_i^2 (DOTS 4: also w_i y_i
+ * and w_i y_i^2, for a vector w such as r0* or the inverse diagonal) of the rows its
+ * work-group wrote, summed into one real4 per work-group in the solver's workspace; the
+ * solver's next kernel adds the work-groups' real4s up (solve.cl). No atomics: each
+ * work-item sums its rows in a fixed stride, the group in a fixed tree, so a solve gives the
+ * same bits run after run. A kernel built so also does nothing once the solve has stopped
+ * (the workspace's CMRS_WS_STOP): the iterations enqueued after convergence cost a launch.
+ *
+ * Which rows a work-group wrote (the same whatever the backend of the warp layer): the
+ * strips of its strip role but the long ones, whose tiles' work-group (GROUP_COMBINE) or
+ * cmrs_combine writes them - and then adds their terms itself. The lanes that wrote a row
+ * are seldom the work-item that takes it here, so the rows are read back after a barrier
+ * that makes the group's writes visible to the group; the slice family, whose work-item of a
+ * row is the one that wrote it, passes the row's value instead.
+ */
+#ifndef DOTS
+#define DOTS 0
+#endif
+#if DOTS != 0 && DOTS != 2 && DOTS != 4
+#error "DOTS is 0, 2 or 4"
+#endif
+
+/* The sum of v over the n work-items of the group (n a constant, any size), in the same
+ * order every time: a tree in local memory s[n]. Every work-item of the group calls it and
+ * gets the sum; s is free again when it returns. */
+INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
+{
+    const uint l = get_local_id(0);
+    const uint top = 1u << (31 - clz(n)); /* the largest power of two <= n */
+    s[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l < n - top)
+        s[l] += s[l + top];
+    for (uint h = top / 2; h > 0; h >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < h)
+            s[l] += s[l + h];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const real4_t sum = s[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return sum;
+}
+
+#if DOTS
+/* The epilogue's arguments, after the kernel's own (enum cmrs_dots_arg); w is NULL with DOTS
+ * 2. cmrs_combine takes x after them. */
+#define DOTS_PARAMS                                                                                \
+    , __global real_t *restrict ws, const uint dots_at, __global const real_t *restrict dot_w
+/* cmrs_combine's last argument: the product's x, whose rows its terms read */
+#define COMBINE_DOTS_X , __global const real_t *restrict x
+#define DOTS_SCRATCH __local real4_t dots_scratch[WG_SIZE];
+#define DOTS_RETURN_IF_STOPPED()                                                                   \
+    if (ws[CMRS_WS_STOP] != (real_t)0)                                                             \
+    return
+
+/* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y). */
+INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const real_t *dot_w,
+                          uint row, real_t yv)
+{
+    acc.s0 += x[row] * yv;
+    acc.s1 += yv * yv;
+#if DOTS == 4
+    const real_t wy = dot_w[row] * yv;
+    acc.s2 += wy;
+    acc.s3 += wy * yv;
+#endif
+    return acc;
+}
+
+/* The group's real4 into the workspace: the group's sum at ws[at + 4 * group]. */
+INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_t *scratch,
+                       const uint n)
+{
+    const real4_t sum = group_sum4(acc, scratch, n);
+    if (get_local_id(0) == 0)
+        vstore4(sum, get_group_id(0), ws + at);
+}
+
+/* The epilogue of the families that share out strips and tiles with find_work (strip,
+ * segment, MODULO): after the barrier, the group's rows read back - strip s's row r at item
+ * s * HEIGHT + r of the group's items, in the order combine_in_group walks its tiles. */
+INLINE void dots_of_group(const work *w, uint first_tile_group, uint strips, uint tiles,
+                          uint rows, __global const index_t *strip_ptr,
+                          __global const uint *tile_strip, __global const real_t *x,
+                          __global const real_t *y, __global real_t *ws, uint dots_at,
+                          __global const real_t *dot_w, __local real4_t *scratch)
+{
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    const uint group = get_group_id(0);
+    const uint tile_groups = (tiles + WARPS_PER_GROUP - 1) / WARPS_PER_GROUP;
+    const uint role_group = w->tile                      ? group - first_tile_group
+                            : group < first_tile_group ? group
+                                                         : group - tile_groups;
+    const uint first = role_group * WARPS_PER_GROUP;
+    const uint end = min(first + WARPS_PER_GROUP, w->tile ? tiles : strips);
+    real4_t acc = (real4_t)0;
+    for (uint i = get_local_id(0); i < WARPS_PER_GROUP * HEIGHT; i += WG_SIZE) {
+        const uint s = first + i / HEIGHT, r = i % HEIGHT;
+        uint strip = CMRS_NO_STRIP;
+        if (s < end && !w->tile && (strip_ptr[s] & LONG_STRIP) == 0)
+            strip = s;
+#if GROUP_COMBINE
+        if (s < end && w->tile && !(s > first && tile_strip[s - 1] == tile_strip[s]))
+            strip = tile_strip[s]; /* CMRS_NO_STRIP for a slot that pads the group */
+#endif
+        if (strip != CMRS_NO_STRIP && strip * HEIGHT + r < rows)
+            acc = dots_terms(acc, x, dot_w, strip * HEIGHT + r, y[strip * HEIGHT + r]);
+    }
+    dots_store(acc, ws, dots_at, scratch, WG_SIZE);
+}
+#define DOTS_OF_GROUP(w)                                                                           \
+    dots_of_group(w, first_tile_group, strips, tiles, rows, strip_ptr, tile_strip, x, y, ws,       \
+                  dots_at, dot_w, dots_scratch)
+#else
+#define DOTS_PARAMS
+#define COMBINE_DOTS_X
+#define DOTS_SCRATCH
+#define DOTS_RETURN_IF_STOPPED()
+#define DOTS_OF_GROUP(w)
+#endif

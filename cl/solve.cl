@@ -1,0 +1,307 @@
+/* solve.cl - the solvers' vector work (src/solve/), after the prelude of every program (the
+ * workspace's layout is in cmrs_abi.h; group_sum4 in dots.cl). Built per precision and
+ * work-group size with -DSOLVE=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=... -DVALUE_DOUBLE=...
+ *
+ * Each iteration of a method is its product (a family's kernel built with the epilogue of
+ * dot products, dots.cl) and one or two kernels of this file that fuse everything else: they
+ * add up the partial sums the kernels before them left in the workspace - every work-group
+ * the same sums in the same order, so they all agree, bit for bit - compute the method's
+ * scalars from them, test for convergence and breakdown, update the vectors and leave the
+ * partial sums the next kernel needs. Nothing comes back to the host between the checks
+ * the host reads (a few reals of the workspace's header); once a kernel has stopped the
+ * solve (CMRS_WS_STOP), every kernel after it returns at once.
+ *
+ * A launch is a fixed grid of work-groups (src/solve/ chooses it from the device alone),
+ * each work-item striding over the vectors, so each partial sum holds the same rows in the
+ * same order every run: a solve gives the same bits run after run. Work-group 0 alone
+ * writes the header slots a kernel sets, and never a slot that kernel reads (cmrs_abi.h). */
+#ifndef SOLVE
+#error "solve.cl is built with -DSOLVE=1"
+#endif
+
+#define STOPPED() (ws[CMRS_WS_STOP] != (real_t)0)
+#define LEADER() (get_group_id(0) == 0 && get_local_id(0) == 0)
+/* i over the n rows, strided by the grid */
+#define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
+
+/* This work-item's share of the sum of the n real4s at ws + at (of the n work-groups that
+ * wrote them); group_sum4 of the shares is the sum. */
+INLINE real4_t share_of(__global const real_t *ws, uint at, uint n)
+{
+    real4_t acc = (real4_t)0;
+    for (uint i = get_local_id(0); i < n; i += WG_SIZE)
+        acc += vload4(i, ws + at);
+    return acc;
+}
+
+/* The work-group's real4 of partial sums at ws + at. */
+INLINE void store_share(real4_t acc, __global real_t *ws, uint at, __local real4_t *s)
+{
+    const real4_t sum = group_sum4(acc, s, WG_SIZE);
+    if (get_local_id(0) == 0)
+        vstore4(sum, get_group_id(0), ws + at);
+}
+
+/* Work-group 0 records why the solve stopped, the value that stopped it and (a method's own
+ * code, 0: none) which quantity it was. */
+INLINE void stop_solve(__global real_t *ws, int code, real_t value, int cause)
+{
+    if (LEADER()) {
+        ws[CMRS_WS_STOP] = (real_t)code;
+        ws[CMRS_WS_VALUE] = value;
+        ws[CMRS_WS_CAUSE] = (real_t)cause;
+    }
+}
+
+INLINE bool finite2(real_t a, real_t b) { return isfinite(a) && isfinite(b); }
+
+/* r holds b - A x0 (the host's product before). p = D r with the Jacobi preconditioner's
+ * inverse diagonal D (NULL: none), rs = r, each where not NULL; partial sums of r.r and r.Dr at
+ * rr_at, of b.b and the entries of b and x0 that are NaN or Inf at start_at. */
+__kernel void solve_start(const uint n, __global const real_t *restrict b,
+                          __global const real_t *restrict x, __global const real_t *restrict r,
+                          __global real_t *restrict p, __global real_t *restrict rs,
+                          __global const real_t *restrict dinv, __global real_t *restrict ws,
+                          const uint rr_at, const uint start_at)
+{
+    __local real4_t s[WG_SIZE];
+    real4_t acc = (real4_t)0, input = (real4_t)0;
+    FOR_ROWS(i)
+    {
+        const real_t rv = r[i], zv = dinv ? dinv[i] * rv : rv, bv = b[i];
+        if (p)
+            p[i] = zv;
+        if (rs)
+            rs[i] = rv;
+        acc.s0 += rv * rv;
+        acc.s1 += rv * zv;
+        input.s0 += bv * bv;
+        input.s1 += isfinite(bv) ? (real_t)0 : (real_t)1;
+        input.s2 += isfinite(x[i]) ? (real_t)0 : (real_t)1;
+    }
+    store_share(acc, ws, rr_at, s);
+    store_share(input, ws, start_at, s);
+}
+
+/* One work-group, after solve_start: ||b||^2, the threshold (max(rtol ||b||, atol))^2, the
+ * inputs' NaN and Inf, and rho = r0.r0 (BiCGStab's, with r0* = r0). b = 0: x = 0 is the
+ * answer, as scipy's solvers take it (the host zeroes x). */
+__kernel void solve_init(__global real_t *restrict ws, const uint groups, const uint rr_at,
+                         const uint start_at, const real_t rtol, const real_t atol)
+{
+    __local real4_t s[WG_SIZE];
+    const real4_t input = group_sum4(share_of(ws, start_at, groups), s, WG_SIZE);
+    const real4_t rr = group_sum4(share_of(ws, rr_at, groups), s, WG_SIZE);
+    if (!LEADER())
+        return;
+    const real_t bb = input.s0, scaled = rtol * rtol * bb;
+    ws[CMRS_WS_BB] = bb;
+    ws[CMRS_WS_THRESHOLD] = scaled > atol * atol ? scaled : atol * atol;
+    ws[CMRS_WS_BAD_B] = input.s1;
+    ws[CMRS_WS_BAD_X] = input.s2;
+    ws[CMRS_WS_RR] = rr.s0;
+    ws[CMRS_WS_RHO] = rr.s0;
+    ws[CMRS_WS_ITER] = 0;
+    ws[CMRS_WS_ZERO_B] = bb == (real_t)0;
+    ws[CMRS_WS_STOP] = input.s1 != 0 || input.s2 != 0 ? CMRS_STOP_BAD_INPUT
+                       : bb == (real_t)0              ? CMRS_STOP_CONVERGED
+                                                      : 0;
+}
+
+/* The real4s of the n work-groups at in_at summed in this launch's work-groups, each one's
+ * real4 at out_at: for products of many work-groups, whose real4s would be too many for every
+ * work-group of the next kernel to add up. */
+__kernel void solve_reduce(__global real_t *restrict ws, const uint n, const uint in_at,
+                           const uint out_at)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    acc += vload4(i, ws + in_at);
+    store_share(acc, ws, out_at, s);
+}
+
+/* Partial sums of v.v at `at` (the true residual's norm: the host adds them in double). */
+__kernel void solve_norm(const uint n, __global const real_t *restrict v,
+                         __global real_t *restrict ws, const uint at)
+{
+    __local real4_t s[WG_SIZE];
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    acc.s0 += v[i] * v[i];
+    store_share(acc, ws, at, s);
+}
+
+/* d = 1 / d in place (the Jacobi preconditioner), with partial counts of the rows whose
+ * diagonal is 0, NaN or Inf at `at` (d keeps those rows' 1 / d: the host refuses them). */
+__kernel void solve_invert(const uint n, __global real_t *restrict d, __global real_t *restrict ws,
+                           const uint at)
+{
+    __local real4_t s[WG_SIZE];
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    {
+        const real_t v = d[i];
+        acc.s0 += v != (real_t)0 && isfinite(v) ? (real_t)0 : (real_t)1;
+        d[i] = (real_t)1 / v;
+    }
+    store_share(acc, ws, at, s);
+}
+
+/* ---- conjugate gradients ----
+ * Rupp et al.'s pipelined CG (ACM TOMS 2016): the product q = A p leaves p.q and q.q (with
+ * Jacobi q.Dq), this kernel leaves r.r (and r.Dr), and from these alone come both scalars:
+ *   alpha = r.z / p.q,  beta = alpha^2 q.Dq / r.z - 1   (z = D r; D = I without Jacobi)
+ * - the second from r'.z' = r.z - 2 alpha q.z + alpha^2 q.Dq, where q.z = p.q because p is
+ * A-conjugate to the direction before it - so the three vector updates and the next r.r are
+ * one pass. An iteration: [the reduction of a large product's real4s], this, the product. */
+__kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
+                      __global real_t *restrict p, __global const real_t *restrict q,
+                      __global const real_t *restrict dinv, __global real_t *restrict ws,
+                      const uint rr_at, const uint rr_n, const uint pq_at, const uint pq_n,
+                      const uint out_at, const uint history_at, const uint check_only)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    const real4_t a = share_of(ws, rr_at, rr_n), c = share_of(ws, pq_at, pq_n);
+    /* r.r, r.z, p.q, q.Dq: one tree */
+    const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, dinv ? c.s3 : c.s1), s, WG_SIZE);
+    const real_t rr = sum.s0, rz = sum.s1, pq = sum.s2, qdq = sum.s3;
+    int stop = 0;
+    if (!isfinite(rr))
+        stop = CMRS_STOP_NONFINITE;
+    else if (rr <= ws[CMRS_WS_THRESHOLD])
+        stop = CMRS_STOP_CONVERGED;
+    else if (!check_only && !finite2(pq, qdq))
+        stop = CMRS_STOP_NONFINITE;
+    else if (!check_only && !(pq > 0))
+        stop = CMRS_STOP_BREAKDOWN;
+    if (LEADER()) {
+        const uint it = (uint)ws[CMRS_WS_ITER];
+        ws[history_at + it] = rr;
+        ws[CMRS_WS_RR] = rr;
+        if (!stop && !check_only)
+            ws[CMRS_WS_ITER] = (real_t)(it + 1);
+    }
+    if (stop)
+        stop_solve(ws, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : pq, 0);
+    if (stop || check_only)
+        return;
+    const real_t alpha = rz / pq, beta = alpha * alpha * qdq / rz - (real_t)1;
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    {
+        const real_t pv = p[i], rv = r[i] - alpha * q[i], zv = dinv ? dinv[i] * rv : rv;
+        x[i] += alpha * pv;
+        r[i] = rv;
+        p[i] = zv + beta * pv;
+        acc.s0 += rv * rv;
+        acc.s1 += rv * zv;
+    }
+    store_share(acc, ws, out_at, s);
+}
+
+/* ---- BiCGStab ----
+ * van der Vorst's BiCGStab, r0* = r0, with rho carried by its recurrence: (r0*, s) = 0 by
+ * the choice of alpha, so rho' = (r0*, r') = -omega (r0*, t), which the product t = A s
+ * leaves with t.s and t.t. The p update then joins the x and r updates, and an iteration is
+ * four launches: v = A p (leaving r0*.v), bicg_s, t = A s, bicg_step (with the reductions
+ * of a large product's real4s before the two kernels here). */
+
+/* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s at ss_at; the convergence test
+ * of r (r.r from bicg_step, or solve_start). check_only: the test alone (the last check). */
+__kernel void bicg_s(const uint n, __global const real_t *restrict r,
+                     __global const real_t *restrict v, __global real_t *restrict s_vec,
+                     __global real_t *restrict ws, const uint rr_at, const uint rr_n,
+                     const uint rv_at, const uint rv_n, const uint ss_at, const uint history_at,
+                     const uint check_only)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    const real4_t a = share_of(ws, rr_at, rr_n), c = share_of(ws, rv_at, rv_n);
+    const real4_t sum = group_sum4((real4_t)(a.s0, c.s2, 0, 0), s, WG_SIZE);
+    const real_t rr = sum.s0, rsv = sum.s1, rho = ws[CMRS_WS_RHO];
+    int stop = 0, cause = 0; /* 1: rho, 2: r0*.v (src/solve/solve_bicgstab.c) */
+    real_t value = rr;
+    if (!isfinite(rr))
+        stop = CMRS_STOP_NONFINITE;
+    else if (rr <= ws[CMRS_WS_THRESHOLD])
+        stop = CMRS_STOP_CONVERGED;
+    else if (!check_only && !finite2(rho, rsv))
+        stop = CMRS_STOP_NONFINITE, cause = isfinite(rho) ? 2 : 1, value = isfinite(rho) ? rsv : rho;
+    else if (!check_only && (rho == 0 || rsv == 0))
+        stop = CMRS_STOP_BREAKDOWN, cause = rho == 0 ? 1 : 2, value = rho == 0 ? rho : rsv;
+    const real_t alpha = rho / rsv;
+    if (LEADER()) {
+        ws[history_at + (uint)ws[CMRS_WS_ITER]] = rr;
+        ws[CMRS_WS_RR] = rr;
+        ws[CMRS_WS_ALPHA] = alpha;
+        ws[CMRS_WS_RHO_PREV] = rho;
+    }
+    if (stop)
+        stop_solve(ws, stop, value, cause);
+    if (stop || check_only)
+        return;
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    {
+        const real_t sv = r[i] - alpha * v[i];
+        s_vec[i] = sv;
+        acc.s0 += sv * sv;
+    }
+    store_share(acc, ws, ss_at, s);
+}
+
+/* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v),
+ * partial sums of r.r at out_at. When s is small enough already, the textbook's half step:
+ * x += alpha p and r = s, and the next bicg_s finds the solve converged - this kernel stops
+ * nothing that way, since a work-group that saw the stop before it began would skip its
+ * share of x. */
+__kernel void bicg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
+                        __global real_t *restrict p, __global const real_t *restrict v,
+                        __global const real_t *restrict s_vec, __global const real_t *restrict t,
+                        __global real_t *restrict ws, const uint ts_at, const uint ts_n,
+                        const uint ss_at, const uint ss_n, const uint out_at,
+                        const uint history_at)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    const real4_t a = share_of(ws, ts_at, ts_n), c = share_of(ws, ss_at, ss_n);
+    /* t.s, t.t, r0*.t, s.s: one tree */
+    const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, a.s2, c.s0), s, WG_SIZE);
+    const real_t ts = sum.s0, tt = sum.s1, rst = sum.s2, ss = sum.s3;
+    const real_t alpha = ws[CMRS_WS_ALPHA], rho = ws[CMRS_WS_RHO_PREV];
+    const bool early = ss <= ws[CMRS_WS_THRESHOLD];
+    const real_t omega = early ? 0 : ts / tt;
+    const real_t rho_next = -omega * rst, beta = rho_next / rho * (alpha / omega);
+    int stop = 0;
+    if (!early && !(isfinite(omega) && isfinite(beta)))
+        stop = CMRS_STOP_NONFINITE;
+    else if (!early && omega == 0)
+        stop = CMRS_STOP_BREAKDOWN;
+    if (LEADER()) {
+        ws[CMRS_WS_ITER] = ws[CMRS_WS_ITER] + 1;
+        ws[CMRS_WS_RHO] = rho_next;
+        ws[CMRS_WS_OMEGA] = omega;
+    }
+    if (stop) {
+        stop_solve(ws, stop, omega, 3); /* 3: omega (src/solve/solve_bicgstab.c) */
+        return;
+    }
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    {
+        const real_t pv = p[i], sv = s_vec[i], rv = early ? sv : sv - omega * t[i];
+        x[i] += early ? alpha * pv : alpha * pv + omega * sv;
+        r[i] = rv;
+        if (!early)
+            p[i] = rv + beta * (pv - omega * v[i]);
+        acc.s0 += rv * rv;
+    }
+    store_share(acc, ws, out_at, s);
+}

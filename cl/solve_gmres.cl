@@ -1,0 +1,218 @@
+/* solve_gmres.cl - restarted GMRES(m) on the device (src/solve/solve_gmres.c), after the
+ * prelude of every program; built as cl/solve.cl is (-DSOLVE=1 ...).
+ *
+ * A cycle starts from r = b - A x (the host's product): gmres_begin tests ||r|| and makes
+ * v0 = r / ||r||. Arnoldi step j is four launches: w = A v_j (the matrix's product),
+ * gmres_dots (v_i.w, i <= j, one work-group a chunk of rows of one v_i), gmres_orth (the
+ * dots added up into H's column j, w -= sum h_ij v_i: classical Gram-Schmidt, PETSc's
+ * default, one pass) and gmres_norm (||w||, v_{j+1} = w / ||w||, and the Givens rotations
+ * that keep H's QR factors, whose last right-hand side entry is the residual's norm: the
+ * convergence test of every step). At the cycle's end, or once converged, gmres_solve (one
+ * work-group: R y = g) and gmres_update (x += V y) apply the cycle - run whatever the stop,
+ * so that a solve that converged mid-cycle still gets its x, and once only (the columns are
+ * counted down).
+ *
+ * The method's region of the workspace, in reals from `at` (m = the restart length):
+ *   [0] columns of the cycle not yet applied to x, [1] columns gmres_update applies,
+ *   then H (m + 1 rows, m columns, by column: gmres_orth's), R (m x m, by column: H's columns
+ *   rotated, gmres_norm's), cs[m], sn[m], g[m + 1] (the right-hand side before each
+ *   rotation), gr[m] (after it: R's), y[m], and the dots' partial sums (m + 1 vectors x
+ *   chunks). Each kernel writes slots no other work-group of it reads. */
+#ifndef SOLVE
+#error "solve_gmres.cl is built with -DSOLVE=1"
+#endif
+
+#define STOPPED() (ws[CMRS_WS_STOP] != (real_t)0)
+/* stopped by an error: the cycle is not applied (x stays the last iterate) */
+#define FAILED() (ws[CMRS_WS_STOP] != (real_t)0 && ws[CMRS_WS_STOP] != (real_t)CMRS_STOP_CONVERGED)
+#define LEADER() (get_group_id(0) == 0 && get_local_id(0) == 0)
+#define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
+
+#define G_COLS 0
+#define G_USE 1
+#define G_H 4
+#define G_R(m) (G_H + ((m) + 1) * (m))
+#define G_CS(m) (G_R(m) + (m) * (m))
+#define G_SN(m) (G_CS(m) + (m))
+#define G_G(m) (G_SN(m) + (m))
+#define G_GR(m) (G_G(m) + (m) + 1)
+#define G_Y(m) (G_GR(m) + (m))
+#define G_DOTS(m) (G_Y(m) + (m))
+
+/* ||r||^2 from the partial sums at rr_at (rr_n work-groups'): the test of the cycle's start;
+ * v0 = r / ||r||, g = (||r||, 0, ...). */
+__kernel void gmres_begin(const uint n, __global const real_t *restrict r,
+                          __global real_t *restrict basis, __global real_t *restrict ws,
+                          const uint rr_at, const uint rr_n, const uint at, const uint m,
+                          const uint history_at)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    real4_t acc = (real4_t)0;
+    for (uint i = get_local_id(0); i < rr_n; i += WG_SIZE)
+        acc += vload4(i, ws + rr_at);
+    const real_t rr = group_sum4(acc, s, WG_SIZE).s0;
+    const bool done = !(rr > ws[CMRS_WS_THRESHOLD]); /* converged, or NaN */
+    if (LEADER()) {
+        ws[history_at + (uint)ws[CMRS_WS_ITER]] = rr;
+        ws[CMRS_WS_RR] = rr;
+        ws[at + G_G(m)] = sqrt(rr);
+        ws[at + G_COLS] = 0;
+        if (done) {
+            ws[CMRS_WS_STOP] = isfinite(rr) ? CMRS_STOP_CONVERGED : CMRS_STOP_NONFINITE;
+            ws[CMRS_WS_VALUE] = rr;
+        }
+    }
+    if (done)
+        return;
+    const real_t scale = (real_t)1 / sqrt(rr);
+    FOR_ROWS(i)
+    basis[i] = r[i] * scale;
+}
+
+/* v_i.w for i = 0..j: work-group g takes v_{g / chunks} over the rows of chunk g % chunks. */
+__kernel void gmres_dots(const uint n, __global const real_t *restrict basis, const uint stride,
+                         __global const real_t *restrict w, __global real_t *restrict ws,
+                         const uint at, const uint m, const uint chunks)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    const uint v = get_group_id(0) / chunks, c = get_group_id(0) % chunks;
+    __global const real_t *vi = basis + (size_t)v * stride;
+    real4_t acc = (real4_t)0;
+    for (uint i = c * WG_SIZE + get_local_id(0); i < n; i += chunks * WG_SIZE)
+        acc.s0 += vi[i] * w[i];
+    const real4_t sum = group_sum4(acc, s, WG_SIZE);
+    if (get_local_id(0) == 0)
+        ws[at + G_DOTS(m) + v * chunks + c] = sum.s0;
+}
+
+/* H's column j from the dots (each work-group adds them up alike), w -= sum_i h_ij v_i, and
+ * the partial sums of w.w at out_at. */
+__kernel void gmres_orth(const uint n, __global const real_t *restrict basis, const uint stride,
+                         __global real_t *restrict w, __global real_t *restrict ws, const uint at,
+                         const uint m, const uint chunks, const uint j, const uint out_at)
+{
+    __local real4_t s[WG_SIZE];
+    __local real_t h[CMRS_GMRES_MAX + 1];
+    if (STOPPED())
+        return;
+    for (uint i = get_local_id(0); i <= j; i += WG_SIZE) {
+        real_t sum = 0;
+        for (uint c = 0; c < chunks; ++c)
+            sum += ws[at + G_DOTS(m) + i * chunks + c];
+        h[i] = sum;
+        if (get_group_id(0) == 0)
+            ws[at + G_H + j * (m + 1) + i] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    {
+        real_t wv = w[i];
+        for (uint k = 0; k <= j; ++k)
+            wv -= h[k] * basis[(size_t)k * stride + i];
+        w[i] = wv;
+        acc.s0 += wv * wv;
+    }
+    const real4_t sum = group_sum4(acc, s, WG_SIZE);
+    if (get_local_id(0) == 0)
+        vstore4(sum, get_group_id(0), ws + out_at);
+}
+
+/* h_{j+1,j} = ||w|| from the partial sums at w_at; the rotations so far applied to column j,
+ * rotation j made and applied to g; |g_{j+1}| is the residual's norm: the test. Then
+ * v_{j+1} = w / ||w||. */
+__kernel void gmres_norm(const uint n, __global const real_t *restrict w,
+                         __global real_t *restrict basis, const uint stride,
+                         __global real_t *restrict ws, const uint at, const uint m, const uint j,
+                         const uint w_at, const uint w_n, const uint history_at)
+{
+    __local real4_t s[WG_SIZE];
+    __local real_t verdict[2];
+    if (STOPPED())
+        return;
+    real4_t acc = (real4_t)0;
+    for (uint i = get_local_id(0); i < w_n; i += WG_SIZE)
+        acc += vload4(i, ws + w_at);
+    const real_t hn = sqrt(group_sum4(acc, s, WG_SIZE).s0);
+    if (get_local_id(0) == 0) {
+        /* H's column j through the rotations 0..j-1 into R's */
+        __global const real_t *col = ws + at + G_H + j * (m + 1);
+        real_t c_i = col[0];
+        for (uint i = 0; i < j; ++i) {
+            const real_t cs = ws[at + G_CS(m) + i], sn = ws[at + G_SN(m) + i], c_next = col[i + 1];
+            if (get_group_id(0) == 0)
+                ws[at + G_R(m) + j * m + i] = cs * c_i + sn * c_next;
+            c_i = -sn * c_i + cs * c_next;
+        }
+        const real_t d = hypot(c_i, hn), g = ws[at + G_G(m) + j];
+        const real_t cs = d > 0 ? c_i / d : (real_t)1, sn = d > 0 ? hn / d : (real_t)0;
+        const real_t next = -sn * g, rr = next * next;
+        const int stop = !isfinite(rr)                 ? CMRS_STOP_NONFINITE
+                         : rr <= ws[CMRS_WS_THRESHOLD] ? CMRS_STOP_CONVERGED
+                         : d == 0 || hn == 0           ? CMRS_STOP_BREAKDOWN
+                                                       : 0;
+        if (get_group_id(0) == 0) {
+            const uint it = (uint)ws[CMRS_WS_ITER] + 1;
+            ws[at + G_R(m) + j * m + j] = d;
+            ws[at + G_CS(m) + j] = cs;
+            ws[at + G_SN(m) + j] = sn;
+            ws[at + G_GR(m) + j] = cs * g;
+            ws[at + G_G(m) + j + 1] = next;
+            ws[at + G_COLS] = j + 1;
+            ws[CMRS_WS_ITER] = it;
+            ws[CMRS_WS_RR] = rr;
+            ws[history_at + it] = rr;
+            if (stop) {
+                ws[CMRS_WS_STOP] = stop;
+                ws[CMRS_WS_VALUE] = stop == CMRS_STOP_BREAKDOWN ? d : rr;
+            }
+        }
+        verdict[0] = stop;
+        verdict[1] = hn;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (verdict[0] != 0)
+        return;
+    const real_t scale = (real_t)1 / verdict[1];
+    __global real_t *next_v = basis + (size_t)(j + 1) * stride;
+    FOR_ROWS(i)
+    next_v[i] = w[i] * scale;
+}
+
+/* One work-group: R y = gr over the cycle's columns not yet applied (none: nothing), and
+ * those columns handed to gmres_update. Not after an error: x stays the last iterate. */
+__kernel void gmres_solve(__global real_t *restrict ws, const uint at, const uint m)
+{
+    if (FAILED() || get_local_id(0) != 0)
+        return;
+    const uint cols = (uint)ws[at + G_COLS];
+    ws[at + G_USE] = cols;
+    ws[at + G_COLS] = 0;
+    for (uint k = cols; k-- > 0;) {
+        real_t v = ws[at + G_GR(m) + k];
+        for (uint i = k + 1; i < cols; ++i)
+            v -= ws[at + G_R(m) + i * m + k] * ws[at + G_Y(m) + i];
+        ws[at + G_Y(m) + k] = v / ws[at + G_R(m) + k * m + k];
+    }
+}
+
+/* x += sum_k y_k v_k over the columns gmres_solve handed over. */
+__kernel void gmres_update(const uint n, __global real_t *restrict x,
+                           __global const real_t *restrict basis, const uint stride,
+                           __global const real_t *restrict ws, const uint at, const uint m)
+{
+    if (FAILED())
+        return;
+    const uint cols = (uint)ws[at + G_USE];
+    FOR_ROWS(i)
+    {
+        real_t xv = x[i];
+        for (uint k = 0; k < cols; ++k)
+            xv += ws[at + G_Y(m) + k] * basis[(size_t)k * stride + i];
+        x[i] = xv;
+    }
+}

@@ -1,0 +1,101 @@
+/* spmv_dots.c - the matrix's product as kernel objects of a solver's own (exec.h,
+ * product_kernels): the family's program built again with one more option - the epilogue of
+ * dot products a Krylov step needs (-DDOTS, cl/dots.cl) or the diagonal (-DDIAGONAL,
+ * spmv_common.cl's GATHER) - with the matrix's arguments set, so that a solver sets its
+ * vectors once and each iteration is a bare enqueue. */
+#include "exec/exec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void product_kernels_release(product_kernels *k)
+{
+    if (k->kernel)
+        clReleaseKernel(k->kernel);
+    if (k->combine)
+        clReleaseKernel(k->combine);
+    memset(k, 0, sizeof *k);
+}
+
+cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_kernels *out)
+{
+    memset(out, 0, sizeof *out);
+    const cmrscl_params *p = &m->params;
+    char options[sizeof p->build_options + 32];
+    /* no extra option: the matrix's own program (from the context's cache) */
+    int n = snprintf(options, sizeof options, "%s%s%s", p->build_options, *extra ? " " : "", extra);
+    if (n < 0 || (size_t)n >= sizeof options)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's build options are too long");
+    cl_program prog;
+    double seconds;
+    cmrscl_program_source from;
+    cmrscl_status st =
+        program_get(m->ctx, variant_family_of(p->kernel)->file, options, &prog, &seconds, &from);
+    cl_int err = CL_SUCCESS;
+    if (st == CMRSCL_OK && !(out->kernel = clCreateKernel(prog, "cmrs_spmv", &err)))
+        st = cmrscl_fail_cl(err, "clCreateKernel (the solver's product)");
+    bool combine = p->long_strips && p->combine != CMRSCL_COMBINE_GROUP;
+    if (st == CMRSCL_OK && combine && !(out->combine = clCreateKernel(prog, "cmrs_combine", &err)))
+        st = cmrscl_fail_cl(err, "clCreateKernel (the solver's combine)");
+    /* the epilogue's local memory may leave fewer work-items a group than the plan's */
+    if (st == CMRSCL_OK && matrix_kernel_limits(m, out->kernel))
+        st = CMRSCL_ERROR_DEVICE_LIMIT;
+    /* a sub-group plan holds only with the plan's sub-group width (subgroups.c) */
+    if (st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP)
+        st = subgroups_check_kernel(m->ctx, out->kernel, p);
+    if (st == CMRSCL_OK)
+        st = matrix_kernel_args(m, out->kernel, out->combine);
+    if (st != CMRSCL_OK) {
+        product_kernels_release(out);
+        return st;
+    }
+    spmv_sizes(m, &out->local, &out->global, &out->combine_local, &out->combine_global);
+    out->kernel_groups = out->global / out->local;
+    out->groups = out->kernel_groups + (combine ? out->combine_global / out->combine_local : 0);
+    out->kernels_made = m->kernels_made;
+    return CMRSCL_OK;
+}
+
+cmrscl_status product_kernels_bind(product_kernels *k, cmrscl_precision precision, double alpha,
+                                   cl_mem x, double beta, cl_mem y, bool dots, cl_mem ws,
+                                   cl_uint at, cl_mem w)
+{
+    cl_int err = spmv_set_scalars(k->kernel, CMRS_ARG_ALPHA, precision, alpha, beta);
+    err |= clSetKernelArg(k->kernel, CMRS_ARG_X, sizeof(cl_mem), &x);
+    err |= clSetKernelArg(k->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
+    if (dots) {
+        err |= clSetKernelArg(k->kernel, CMRS_ARG_COUNT + CMRS_DOTS_WS, sizeof(cl_mem), &ws);
+        err |= clSetKernelArg(k->kernel, CMRS_ARG_COUNT + CMRS_DOTS_AT, sizeof at, &at);
+        err |= clSetKernelArg(k->kernel, CMRS_ARG_COUNT + CMRS_DOTS_W, sizeof(cl_mem), &w);
+    }
+    if (k->combine) {
+        /* cmrs_combine's real4s follow the first kernel's */
+        cl_uint cat = at + 4 * (cl_uint)k->kernel_groups;
+        err |= spmv_set_scalars(k->combine, CMRS_COMBINE_ALPHA, precision, alpha, beta);
+        err |= clSetKernelArg(k->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
+        if (dots) {
+            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_WS, sizeof ws, &ws);
+            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_AT, sizeof cat, &cat);
+            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_W, sizeof w, &w);
+            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_COUNT, sizeof x, &x);
+        }
+    }
+    return err == CL_SUCCESS
+               ? CMRSCL_OK
+               : cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for the solver's product failed");
+}
+
+cmrscl_status product_kernels_enqueue(const product_kernels *k, cl_command_queue queue,
+                                      bool out_of_order)
+{
+    if (k->global == 0) /* no rows */
+        return CMRSCL_OK;
+    cl_int err = clEnqueueNDRangeKernel(queue, k->kernel, 1, NULL, &k->global, &k->local, 0, NULL,
+                                        NULL);
+    if (err == CL_SUCCESS && k->combine && out_of_order)
+        err = clEnqueueBarrierWithWaitList(queue, 0, NULL, NULL);
+    if (err == CL_SUCCESS && k->combine)
+        err = clEnqueueNDRangeKernel(queue, k->combine, 1, NULL, &k->combine_global,
+                                     &k->combine_local, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (solver)");
+}

@@ -1,0 +1,132 @@
+/* solve.h - the solver stage, above the products (include/cmrscl_solve.h): the solver and its
+ * workspace (solver.c: the public calls, the loop of iterations and checks; solve_kernels.c:
+ * the vector kernels, the workspace's layout, the Jacobi diagonal), and one strategy object
+ * per method (solve_cg.c, solve_bicgstab.c, solve_gmres.c) that enqueues its set-up and its
+ * iterations. The kernels: cl/solve.cl, cl/solve_gmres.cl, and each family's product built
+ * with the epilogue of cl/dots.cl (exec/spmv_dots.c). */
+#ifndef CMRSCL_SOLVE_STAGE_H
+#define CMRSCL_SOLVE_STAGE_H
+
+#include "exec/exec.h"
+
+/* The products of a matrix whose product runs more work-groups than this leave more real4s
+ * of partial sums than every work-group of the next kernel should add up itself: a
+ * reduction kernel (solve_reduce) first cuts them to the solver's grid. */
+#define SOLVE_FOLD_LIMIT 2048
+
+/* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
+typedef struct solve_layout {
+    cl_uint product;   /* the products' real4s (as many as product_kernels.groups) */
+    cl_uint reduced;   /* solve_reduce's real4s (grid) */
+    cl_uint rr[2];     /* the update kernels' real4s, alternating (CG: one reads, one writes) */
+    cl_uint start;     /* solve_start's sums of b and the inputs' NaN and Inf */
+    cl_uint second;    /* another kernel's real4s (BiCGStab's s.s; the norm at the end) */
+    cl_uint method;    /* the method's own (GMRES: its Hessenberg and rotations), at least 4 */
+    cl_uint history;   /* ||r_k||^2, k = 0.. */
+    cl_uint history_cap; /* entries the history holds */
+    size_t reals;      /* the whole workspace */
+} solve_layout;
+
+typedef struct solve_method solve_method;
+
+/* What a solver keeps between solves. Vectors, kernels and arguments are set once; a solve
+ * binds b and x (the user's buffers) and enqueues. */
+struct cmrscl_solver_s {
+    cmrscl_matrix m;
+    cmrscl_context ctx;
+    cmrscl_solve_options opt; /* with the defaults filled in */
+    const solve_method *method;
+    cmrscl_precision precision;
+    size_t value_size;
+    cl_uint n;
+    /* the vector kernels: cl/solve.cl built for this precision and work-group size, each
+     * launch a grid of `groups` work-groups of `local` work-items */
+    cl_program program, gmres_program;
+    size_t local, global, groups;
+    cl_kernel start, init, reduce, norm;
+    product_kernels product[2]; /* the method's products with the epilogue */
+    bool reduce_products;       /* their real4s cut by solve_reduce first (SOLVE_FOLD_LIMIT) */
+    size_t product_groups;      /* real4s a product leaves */
+    cl_kernel kernel[8];        /* the method's own, by its indices */
+    cl_mem ws;
+    solve_layout at;
+    cl_mem vec[8];              /* the method's work vectors, n values each */
+    cl_mem dinv;                /* Jacobi: the inverse diagonal */
+    cl_mem *views;              /* sub-buffers the method made of its vectors (GMRES's basis) */
+    size_t view_count;
+    unsigned values_version;    /* the matrix's values the diagonal was taken from */
+    /* the solve in progress */
+    cl_mem b, x;
+    cl_command_queue queue;
+    bool out_of_order;
+    int launches;               /* kernels enqueued since the iterations began */
+    double check_seconds;       /* a check's round trip, measured when made */
+};
+
+/* A method: how many vectors and products it needs, and the kernels it enqueues. */
+struct solve_method {
+    cmrscl_method id;
+    const char *name;
+    int vectors;      /* work vectors (GMRES: plus restart + 1, its own) */
+    int products;     /* products with the epilogue */
+    /* their build options ("-DDOTS=2" ...) */
+    const char *(*product_options)(const cmrscl_solver s);
+    bool jacobi;      /* takes the Jacobi preconditioner */
+    /* reals of the workspace's method region (NULL: none) */
+    cl_uint (*workspace)(const cmrscl_solver s);
+    /* the method's kernels, made and their fixed arguments set (after the common ones) */
+    cmrscl_status (*prepare)(cmrscl_solver s);
+    /* a solve's set-up, given b and x: r = b - A x0 is in vec[0] already (solver.c); the
+     * method's start (solve_start, solve_init) and its first product */
+    cmrscl_status (*start)(cmrscl_solver s, cl_mem b, cl_mem x);
+    /* iteration i (0-based) of at most `max`; i == max - 1 skips what only a next one needs */
+    cmrscl_status (*iterate)(cmrscl_solver s, int i, int max);
+    /* after max iterations: the test of the last iterate (its residual into the history) */
+    cmrscl_status (*check_last)(cmrscl_solver s, int max);
+    /* after the loop: x complete (GMRES adds its last cycle's combination) */
+    cmrscl_status (*finish)(cmrscl_solver s, cl_mem x);
+    /* the breakdown of value v at iteration it, in words, into why[size]; cause: which
+     * quantity (CMRS_WS_CAUSE, the method's own codes) */
+    void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why,
+                      size_t size);
+};
+CMRSCL_HIDDEN extern const solve_method solve_cg, solve_bicgstab, solve_gmres;
+
+/* ---- solve_kernels.c ---- */
+
+/* The vector kernels' program, grid and common kernels (solve_start .. solve_norm). */
+CMRSCL_HIDDEN cmrscl_status solve_kernels_make(cmrscl_solver s);
+/* A kernel of cl/solve.cl (or cl/solve_gmres.cl: gmres true). */
+CMRSCL_HIDDEN cmrscl_status solve_kernel(cmrscl_solver s, bool gmres, const char *name,
+                                         cl_kernel *out);
+/* The workspace's layout for the method and its device buffer. */
+CMRSCL_HIDDEN cmrscl_status solve_workspace_make(cmrscl_solver s, cl_uint method_reals);
+/* Sets arguments from `at` on: each a pointer to its value and its size. */
+typedef struct solve_arg {
+    size_t size;
+    const void *value;
+} solve_arg;
+#define SOLVE_MEM(b) ((solve_arg){sizeof(cl_mem), &(b)})
+#define SOLVE_UINT(u) ((solve_arg){sizeof(cl_uint), &(u)})
+CMRSCL_HIDDEN cmrscl_status solve_set_args(cl_kernel k, cl_uint at, int n, const solve_arg *args);
+/* A real scalar argument in the solver's precision. */
+CMRSCL_HIDDEN cl_int solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v);
+/* Enqueues a vector kernel on the solver's grid (or `groups` work-groups, when not 0). */
+CMRSCL_HIDDEN cmrscl_status solve_launch(cmrscl_solver s, cl_kernel k, size_t groups);
+/* A product with the epilogue, and one plain (the matrix's own kernels): y = alpha A x + beta y. */
+CMRSCL_HIDDEN cmrscl_status solve_product(cmrscl_solver s, int which);
+CMRSCL_HIDDEN cmrscl_status solve_plain_product(cmrscl_solver s, double alpha, cl_mem x,
+                                                double beta, cl_mem y);
+/* Where a kernel after a product finds its real4s, and how many: the product's own, or
+ * solve_reduce's after it (enqueued here when the product's are too many). */
+CMRSCL_HIDDEN cmrscl_status solve_product_sums(cmrscl_solver s, cl_uint *at, cl_uint *count);
+/* The common start: solve_start (p, rs where not NULL) and solve_init. */
+CMRSCL_HIDDEN cmrscl_status solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p,
+                                               cl_mem rs, cl_mem dinv);
+/* The Jacobi preconditioner's inverse diagonal into s->dinv (made when missing or when the
+ * matrix's values changed); ERROR_INVALID_MATRIX naming how many rows have none. */
+CMRSCL_HIDDEN cmrscl_status solve_jacobi(cmrscl_solver s);
+/* Copies n values between buffers of the solver (queue order). */
+CMRSCL_HIDDEN cmrscl_status solve_copy(cmrscl_solver s, cl_mem from, cl_mem to);
+
+#endif /* CMRSCL_SOLVE_STAGE_H */

@@ -1,0 +1,126 @@
+/* solve_bicgstab.c - BiCGStab (van der Vorst 1992), r0* = r0, with rho carried by its
+ * recurrence (cl/solve.cl): an iteration is v = A p, bicg_s (alpha, s), t = A s, bicg_step
+ * (omega, x, r, p) - four launches, six where the products' partial sums are reduced first.
+ * Both products leave their dot products with r0* (the epilogue's w): r0*.v for alpha, and
+ * t.s, t.t and r0*.t for omega and the next rho. */
+#include "solve/solve.h"
+
+#include <stdio.h>
+
+enum { R, P, RS, V, S, T };    /* the vectors */
+enum { SHALF, CHECK, STEP };   /* the kernels */
+enum { ARG_X = 1 };            /* bicg_step's x, bound per solve */
+/* CMRS_WS_CAUSE: what vanished */
+enum { CAUSE_RHO = 1, CAUSE_RV = 2, CAUSE_OMEGA = 3 };
+
+static const char *bicg_products(const cmrscl_solver s)
+{
+    (void)s;
+    return "-DDOTS=4";
+}
+
+static cmrscl_status s_kernel(cmrscl_solver s, cl_kernel *k, cl_uint check_only)
+{
+    cmrscl_status st = solve_kernel(s, false, "bicg_s", k);
+    cl_uint n = s->n, groups = (cl_uint)s->groups;
+    cl_uint sums = s->reduce_products ? s->at.reduced : s->at.product;
+    cl_uint count = s->reduce_products ? groups : (cl_uint)s->product_groups;
+    solve_arg args[] = {SOLVE_UINT(n),      SOLVE_MEM(s->vec[R]),       SOLVE_MEM(s->vec[V]),
+                        SOLVE_MEM(s->vec[S]), SOLVE_MEM(s->ws),         SOLVE_UINT(s->at.rr[0]),
+                        SOLVE_UINT(groups), SOLVE_UINT(sums),           SOLVE_UINT(count),
+                        SOLVE_UINT(s->at.second), SOLVE_UINT(s->at.history),
+                        SOLVE_UINT(check_only)};
+    return st == CMRSCL_OK ? solve_set_args(*k, 0, 12, args) : st;
+}
+
+static cmrscl_status bicg_prepare(cmrscl_solver s)
+{
+    cmrscl_status st = s_kernel(s, &s->kernel[SHALF], 0);
+    if (st == CMRSCL_OK)
+        st = s_kernel(s, &s->kernel[CHECK], 1);
+    if (st == CMRSCL_OK)
+        st = solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);
+    cl_uint n = s->n, groups = (cl_uint)s->groups;
+    cl_uint sums = s->reduce_products ? s->at.reduced : s->at.product;
+    cl_uint count = s->reduce_products ? groups : (cl_uint)s->product_groups;
+    cl_mem none = NULL;
+    solve_arg args[] = {SOLVE_UINT(n),        SOLVE_MEM(none),        SOLVE_MEM(s->vec[R]),
+                        SOLVE_MEM(s->vec[P]), SOLVE_MEM(s->vec[V]),   SOLVE_MEM(s->vec[S]),
+                        SOLVE_MEM(s->vec[T]), SOLVE_MEM(s->ws),       SOLVE_UINT(sums),
+                        SOLVE_UINT(count),    SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
+                        SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(s->at.history)};
+    if (st == CMRSCL_OK)
+        st = solve_set_args(s->kernel[STEP], 0, 14, args);
+    if (st == CMRSCL_OK) /* v = A p, leaving r0*.v */
+        st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0, s->vec[V],
+                                  true, s->ws, s->at.product, s->vec[RS]);
+    if (st == CMRSCL_OK) /* t = A s, leaving s.t, t.t and r0*.t */
+        st = product_kernels_bind(&s->product[1], s->precision, 1.0, s->vec[S], 0.0, s->vec[T],
+                                  true, s->ws, s->at.product, s->vec[RS]);
+    return st;
+}
+
+static cmrscl_status bicg_start(cmrscl_solver s, cl_mem b, cl_mem x)
+{
+    solve_arg arg = SOLVE_MEM(x);
+    cmrscl_status st = solve_set_args(s->kernel[STEP], ARG_X, 1, &arg);
+    if (st == CMRSCL_OK) /* p = r0* = r, r.r; rho = r.r */
+        st = solve_start_common(s, b, x, s->vec[P], s->vec[RS], NULL);
+    return st;
+}
+
+static cmrscl_status bicg_iterate(cmrscl_solver s, int i, int max)
+{
+    (void)i, (void)max;
+    cl_uint at, count;
+    cmrscl_status st = solve_product(s, 0);
+    if (st == CMRSCL_OK)
+        st = solve_product_sums(s, &at, &count);
+    if (st == CMRSCL_OK)
+        st = solve_launch(s, s->kernel[SHALF], 0);
+    if (st == CMRSCL_OK)
+        st = solve_product(s, 1);
+    if (st == CMRSCL_OK)
+        st = solve_product_sums(s, &at, &count);
+    if (st == CMRSCL_OK)
+        st = solve_launch(s, s->kernel[STEP], 0);
+    return st;
+}
+
+static cmrscl_status bicg_check_last(cmrscl_solver s, int max)
+{
+    (void)max;
+    return solve_launch(s, s->kernel[CHECK], 0);
+}
+
+static cmrscl_status bicg_finish(cmrscl_solver s, cl_mem x)
+{
+    (void)s, (void)x;
+    return CMRSCL_OK;
+}
+
+static void bicg_breakdown(const cmrscl_solver s, double v, int cause, int it, char *why,
+                           size_t size)
+{
+    (void)s;
+    static const char *const what[] = {"a scalar", "rho = (r0*, r)", "(r0*, A p)", "omega"};
+    snprintf(why, size,
+             "bicgstab: %s = %g at iteration %d: the method cannot go on from here (restart from "
+             "the x returned, or take GMRES)",
+             what[cause >= CAUSE_RHO && cause <= CAUSE_OMEGA ? cause : 0], v, it + 1);
+}
+
+const solve_method solve_bicgstab = {
+    .id = CMRSCL_METHOD_BICGSTAB,
+    .name = "bicgstab",
+    .vectors = 6,
+    .products = 2,
+    .product_options = bicg_products,
+    .jacobi = false,
+    .prepare = bicg_prepare,
+    .start = bicg_start,
+    .iterate = bicg_iterate,
+    .check_last = bicg_check_last,
+    .finish = bicg_finish,
+    .breakdown = bicg_breakdown,
+};

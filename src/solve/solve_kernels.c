@@ -1,0 +1,294 @@
+/* solve_kernels.c - what every method's solve uses: the vector kernels (cl/solve.cl) built
+ * for the precision and a work-group the device runs, their grid, the workspace and its
+ * layout, launches and products, the common start and the Jacobi diagonal. */
+#include "solve/solve.h"
+
+#include <stdio.h>
+#include <string.h>
+
+cmrscl_status solve_set_args(cl_kernel k, cl_uint at, int n, const solve_arg *args)
+{
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < n; ++i)
+        err |= clSetKernelArg(k, at + (cl_uint)i, args[i].size, args[i].value);
+    return err == CL_SUCCESS ? CMRSCL_OK
+                             : cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg (solver) failed");
+}
+
+cl_int solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v)
+{
+    if (s->precision == CMRSCL_DOUBLE)
+        return clSetKernelArg(k, index, sizeof v, &v);
+    cl_float f = (cl_float)v;
+    return clSetKernelArg(k, index, sizeof f, &f);
+}
+
+cmrscl_status solve_launch(cmrscl_solver s, cl_kernel k, size_t groups)
+{
+    size_t global = groups ? groups * s->local : s->global;
+    cl_int err = CL_SUCCESS;
+    if (s->out_of_order) /* every kernel of a solve reads what the one before wrote */
+        err = clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, &s->local, 0, NULL, NULL);
+    ++s->launches;
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (solver)");
+}
+
+cmrscl_status solve_product(cmrscl_solver s, int which)
+{
+    cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    const product_kernels *k = &s->product[which];
+    s->launches += 1 + (k->combine != NULL);
+    return product_kernels_enqueue(k, s->queue, s->out_of_order);
+}
+
+cmrscl_status solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, double beta, cl_mem y)
+{
+    cmrscl_matrix m = s->m;
+    cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    pthread_mutex_lock(&m->lock);
+    cmrscl_status st = spmv_enqueue(m, alpha, x, beta, y, s->queue, 0, NULL, NULL, NULL);
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+cmrscl_status solve_product_sums(cmrscl_solver s, cl_uint *at, cl_uint *count)
+{
+    if (!s->reduce_products) {
+        *at = s->at.product, *count = (cl_uint)s->product_groups;
+        return CMRSCL_OK;
+    }
+    *at = s->at.reduced, *count = (cl_uint)s->groups;
+    return solve_launch(s, s->reduce, 0);
+}
+
+cmrscl_status solve_copy(cmrscl_solver s, cl_mem from, cl_mem to)
+{
+    cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
+    if (err == CL_SUCCESS && s->n)
+        err = clEnqueueCopyBuffer(s->queue, from, to, 0, 0, s->n * s->value_size, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueCopyBuffer (solver)");
+}
+
+static size_t kernel_group_limit(cmrscl_solver s, cl_kernel k);
+
+cmrscl_status solve_kernel(cmrscl_solver s, bool gmres, const char *name, cl_kernel *out)
+{
+    cl_int err;
+    *out = clCreateKernel(gmres ? s->gmres_program : s->program, name, &err);
+    if (!*out)
+        return cmrscl_fail_cl(err, name);
+    size_t max_wg = kernel_group_limit(s, *out);
+    if (max_wg && max_wg < s->local)
+        return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                           "the solver's kernel %s runs at most %zu work-items per group on "
+                           "this device, fewer than its %zu",
+                           name, max_wg, s->local);
+    return CMRSCL_OK;
+}
+
+/* cl/solve.cl (and cl/solve_gmres.cl) for the precision and a work-group of `local`. */
+static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
+{
+    char options[160];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DSOLVE=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DVALUE_DOUBLE=%d", s->local,
+             s->precision == CMRSCL_DOUBLE);
+    double seconds;
+    cmrscl_program_source from;
+    return program_get(s->ctx, file, options, out, &seconds, &from);
+}
+
+/* The solver's work-group: 256 work-items (a power of two, for the trees) or the most the
+ * device runs; its grid: the work-items the device keeps resident, or fewer for short
+ * vectors - a fixed grid, so that every partial sum holds the same rows every run. */
+static void choose_grid(cmrscl_solver s)
+{
+    const cmrscl_device_info *d = &s->ctx->info;
+    size_t local = 256;
+    while (local > 1 && local > d->max_work_group_size)
+        local /= 2;
+    s->local = local;
+    size_t resident = (size_t)d->compute_units * d->resident_items_per_cu / local;
+    size_t needed = ((size_t)s->n + local - 1) / local;
+    s->groups = needed < resident ? needed : resident;
+    if (s->groups == 0)
+        s->groups = 1;
+    s->global = s->groups * local;
+}
+
+/* The work-items a group of kernel k may have on the device (0: not known). */
+static size_t kernel_group_limit(cmrscl_solver s, cl_kernel k)
+{
+    size_t max_wg = 0;
+    clGetKernelWorkGroupInfo(k, s->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg, &max_wg,
+                             NULL);
+    return max_wg;
+}
+
+cmrscl_status solve_kernels_make(cmrscl_solver s)
+{
+    choose_grid(s);
+    cmrscl_status st;
+    /* a device may run the solver's kernels in smaller groups than it reports for any kernel
+     * (Mesa's llvmpipe: 32): then the most they run, built again */
+    for (;;) {
+        st = build(s, "solve.cl", &s->program);
+        cl_int err = CL_SUCCESS;
+        if (st == CMRSCL_OK && !(s->start = clCreateKernel(s->program, "solve_start", &err)))
+            st = cmrscl_fail_cl(err, "clCreateKernel (solve_start)");
+        size_t max_wg = st == CMRSCL_OK ? kernel_group_limit(s, s->start) : 0;
+        if (max_wg == 0 || max_wg >= s->local)
+            break;
+        clReleaseKernel(s->start), s->start = NULL;
+        size_t items = s->global;
+        while (s->local > max_wg)
+            s->local /= 2;
+        size_t needed = ((size_t)s->n + s->local - 1) / s->local;
+        s->groups = items / s->local < needed ? items / s->local : needed;
+        s->groups = s->groups ? s->groups : 1;
+        s->global = s->groups * s->local;
+    }
+    if (st == CMRSCL_OK && s->method->id == CMRSCL_METHOD_GMRES)
+        st = build(s, "solve_gmres.cl", &s->gmres_program);
+    if (st == CMRSCL_OK)
+        st = solve_kernel(s, false, "solve_init", &s->init);
+    if (st == CMRSCL_OK)
+        st = solve_kernel(s, false, "solve_reduce", &s->reduce);
+    if (st == CMRSCL_OK)
+        st = solve_kernel(s, false, "solve_norm", &s->norm);
+    return st;
+}
+
+cmrscl_status solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
+{
+    solve_layout *a = &s->at;
+    size_t grid = 4 * s->groups;
+    size_t at = CMRS_WS_HEADER;
+    a->product = (cl_uint)at;
+    at += 4 * (s->product_groups ? s->product_groups : 1);
+    a->reduced = (cl_uint)at;
+    at += grid;
+    a->rr[0] = (cl_uint)at;
+    a->rr[1] = (cl_uint)(at + grid);
+    a->start = (cl_uint)(at + 2 * grid);
+    a->second = (cl_uint)(at + 3 * grid);
+    at += 4 * grid;
+    a->method = (cl_uint)at;
+    at += (method_reals + 3) / 4 * 4;
+    a->history = (cl_uint)at;
+    /* the residual of every iteration and of the last test, up to a bound that keeps the
+     * workspace small beside the vectors */
+    size_t cap = (size_t)s->opt.max_iterations + 2, bound = (size_t)1 << 20;
+    a->history_cap = (cl_uint)(cap < bound ? cap : bound);
+    a->reals = at + a->history_cap;
+    if (a->reals > UINT32_MAX / 2)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's workspace of %zu values is too "
+                           "large", a->reals);
+    cl_int err;
+    s->ws = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE, a->reals * s->value_size, NULL,
+                           &err);
+    if (!s->ws)
+        return cmrscl_fail_cl(err, "clCreateBuffer (the solver's workspace)");
+    /* the common kernels' fixed arguments (cl/solve.cl) */
+    cl_uint n = s->n, groups = (cl_uint)s->groups, pg = (cl_uint)s->product_groups;
+    solve_arg reduce[] = {SOLVE_MEM(s->ws), SOLVE_UINT(pg), SOLVE_UINT(a->product),
+                          SOLVE_UINT(a->reduced)};
+    solve_arg init[] = {SOLVE_MEM(s->ws), SOLVE_UINT(groups), SOLVE_UINT(a->rr[0]),
+                        SOLVE_UINT(a->start)};
+    solve_arg norm[] = {SOLVE_UINT(n), SOLVE_MEM(s->vec[1]), SOLVE_MEM(s->ws),
+                        SOLVE_UINT(a->second)};
+    cmrscl_status st = solve_set_args(s->reduce, 0, 4, reduce);
+    if (st == CMRSCL_OK)
+        st = solve_set_args(s->init, 0, 4, init);
+    if (st == CMRSCL_OK)
+        st = solve_set_args(s->norm, 0, 4, norm);
+    return st;
+}
+
+cmrscl_status solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p, cl_mem rs,
+                                 cl_mem dinv)
+{
+    cl_uint n = s->n;
+    solve_arg start[] = {SOLVE_UINT(n),     SOLVE_MEM(b),     SOLVE_MEM(x),
+                         SOLVE_MEM(s->vec[0]), SOLVE_MEM(p),  SOLVE_MEM(rs),
+                         SOLVE_MEM(dinv),   SOLVE_MEM(s->ws), SOLVE_UINT(s->at.rr[0]),
+                         SOLVE_UINT(s->at.start)};
+    cmrscl_status st = solve_set_args(s->start, 0, 10, start);
+    cl_int err = solve_set_real(s, s->init, 4, s->opt.rtol);
+    err |= solve_set_real(s, s->init, 5, s->opt.atol);
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg (solve_init) failed");
+    if (st == CMRSCL_OK)
+        st = solve_launch(s, s->start, 0);
+    if (st == CMRSCL_OK)
+        st = solve_launch(s, s->init, 1);
+    return st;
+}
+
+cmrscl_status solve_jacobi(cmrscl_solver s)
+{
+    cmrscl_matrix m = s->m;
+    if (s->dinv && s->values_version == m->values_version)
+        return CMRSCL_OK;
+    cl_int err = CL_SUCCESS;
+    if (!s->dinv)
+        s->dinv = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE,
+                                 (s->n ? s->n : 1) * s->value_size, NULL, &err);
+    if (!s->dinv)
+        return cmrscl_fail_cl(err, "clCreateBuffer (the Jacobi diagonal)");
+    if (s->n == 0)
+        return CMRSCL_OK;
+    /* diag(A): the matrix's own product with the identity's rows (spmv_common.cl, GATHER) */
+    product_kernels diag;
+    cl_kernel invert = NULL;
+    cl_mem none = NULL;
+    cl_uint n = s->n, at = s->at.second;
+    cmrscl_status st = product_kernels_make(m, "-DDIAGONAL=1", &diag);
+    if (st == CMRSCL_OK)
+        st = product_kernels_bind(&diag, s->precision, 1.0, none, 0.0, s->dinv, false, NULL, 0,
+                                  NULL);
+    if (st == CMRSCL_OK) {
+        pthread_mutex_lock(&m->lock); /* the split path's partial sums are the matrix's */
+        st = product_kernels_enqueue(&diag, s->queue, s->out_of_order);
+        pthread_mutex_unlock(&m->lock);
+    }
+    solve_arg args[] = {SOLVE_UINT(n), SOLVE_MEM(s->dinv), SOLVE_MEM(s->ws), SOLVE_UINT(at)};
+    if (st == CMRSCL_OK)
+        st = solve_kernel(s, false, "solve_invert", &invert);
+    if (st == CMRSCL_OK)
+        st = solve_set_args(invert, 0, 4, args);
+    if (st == CMRSCL_OK)
+        st = solve_launch(s, invert, 0);
+    /* rows without a usable diagonal: counted by the work-groups, added here */
+    double bad = 0;
+    size_t count = 4 * s->groups;
+    double *sums = st == CMRSCL_OK ? cmrscl_alloc(count, sizeof(double)) : NULL;
+    if (st == CMRSCL_OK && !sums)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the solver");
+    if (st == CMRSCL_OK) {
+        err = clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, at * s->value_size,
+                                  count * s->value_size, sums, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (the Jacobi diagonal)");
+    }
+    for (size_t g = 0; st == CMRSCL_OK && g < s->groups; ++g)
+        bad += s->precision == CMRSCL_DOUBLE ? sums[4 * g] : ((const float *)sums)[4 * g];
+    free(sums);
+    if (invert)
+        clReleaseKernel(invert);
+    product_kernels_release(&diag);
+    if (st == CMRSCL_OK && bad > 0)
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                         "the Jacobi preconditioner needs a nonzero, finite diagonal: %.0f of "
+                         "the %u rows have none",
+                         bad, s->n);
+    if (st == CMRSCL_OK)
+        s->values_version = m->values_version;
+    return st;
+}

@@ -1,0 +1,283 @@
+/* test_dots.c - the product the solvers build (exec/spmv_dots.c, cl/dots.cl) on every kernel
+ * family of one backend of the warp layer, on the device chosen by CMRSCL_DEVICE:
+ *   - with the epilogue (-DDOTS=2 and 4): y bit for bit the plain product's, and the
+ *     work-groups' partial sums of x.y, y.y, w.y and y.(w y) adding up to the CPU's sums of
+ *     that y (within their rounding), each row counted once - the strip, segment, MODULO and
+ *     slice families, HEIGHT 1 to 100, packed and unpacked, long strips split into tiles summed
+ *     by a second kernel and in their work-group, the values plain and coded;
+ *   - once the workspace says the solve has stopped, nothing written at all;
+ *   - built with -DDIAGONAL=1: y = diag(A), exactly, from every layout.
+ * Usage: test_dots float|double local|shuffle|subgroup. Exits 77 (skipped) when the device
+ * runs no variant of that backend, saying why. */
+#include "exec/exec.h"
+#include "test_matrices.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SKIP 77
+
+static cmrscl_precision prec;
+static size_t vs;
+static int products_checked;
+
+/* A buffer of n values of the precision from doubles (at least one element). */
+static cl_mem upload(cl_context c, const double *v, size_t n)
+{
+    void *h = test_values_in(v, (int64_t)n, prec);
+    cl_int err;
+    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, vs * (n ? n : 1), h, &err);
+    free(h);
+    CHECK(m != NULL);
+    return m;
+}
+
+static void read_values(cl_command_queue q, cl_mem m, size_t n, double *out)
+{
+    void *h = malloc(vs * (n ? n : 1));
+    CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, vs * n, h, 0, NULL, NULL) == CL_SUCCESS);
+    for (size_t i = 0; i < n; ++i)
+        out[i] = test_value_at(h, prec, (int64_t)i);
+    free(h);
+}
+
+/* The epilogue's sums for one product kernels k of DOTS 2 or 4 on matrix m. */
+static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr *ra, int dots,
+                           const char *what)
+{
+    cl_context c;
+    cl_command_queue q;
+    CHECK_OK(cmrscl_context_cl(ctx, &c, &q));
+    int n = ra->rows;
+    product_kernels k;
+    char opt[16];
+    snprintf(opt, sizeof opt, "-DDOTS=%d", dots);
+    CHECK_OK(product_kernels_make(m, opt, &k));
+    if (!k.kernel)
+        return;
+    double *x = malloc(sizeof(double) * ((size_t)n + 1)), *w = malloc(sizeof(double) * ((size_t)n + 1));
+    double *y = malloc(sizeof(double) * ((size_t)n + 1)), *yp = malloc(sizeof(double) * ((size_t)n + 1));
+    for (int i = 0; i < n; ++i) {
+        x[i] = test_uniform(-1, 1), w[i] = test_uniform(0.5, 2);
+        if (prec == CMRSCL_FLOAT)
+            x[i] = (float)x[i], w[i] = (float)w[i];
+    }
+    size_t at = CMRS_WS_HEADER, reals = at + 4 * (k.groups ? k.groups : 1);
+    double *ws = calloc(reals, sizeof(double));
+    for (size_t i = at; i < reals; ++i)
+        ws[i] = NAN; /* every work-group must write its real4 */
+    cl_mem xb = upload(c, x, (size_t)n), wb = upload(c, w, (size_t)n);
+    cl_mem yb = upload(c, x, (size_t)n), pb = upload(c, x, (size_t)n), wsb = upload(c, ws, reals);
+    CHECK_OK(cmrscl_spmv(m, 1.0, xb, 0.0, pb, NULL, 0, NULL, NULL));
+    CHECK_OK(product_kernels_bind(&k, prec, 1.0, xb, 0.0, yb, true, wsb, (cl_uint)at,
+                                  dots == 4 ? wb : NULL));
+    CHECK_OK(product_kernels_enqueue(&k, q, false));
+    read_values(q, yb, (size_t)n, y);
+    read_values(q, pb, (size_t)n, yp);
+    read_values(q, wsb, reals, ws);
+    CHECK_MSG(!memcmp(y, yp, sizeof(double) * (size_t)n),
+              "%s, DOTS %d: y differs from the plain product's", what, dots);
+    /* the sums of the device's y, in double, and the bound on their rounding */
+    double ref[4] = {0}, mag[4] = {0}, got[4] = {0};
+    for (int i = 0; i < n; ++i) {
+        double t[4] = {x[i] * y[i], y[i] * y[i], w[i] * y[i], w[i] * y[i] * y[i]};
+        for (int d = 0; d < 4; ++d)
+            ref[d] += t[d], mag[d] += fabs(t[d]);
+    }
+    for (size_t g = 0; g < k.groups; ++g)
+        for (int d = 0; d < 4; ++d)
+            got[d] += ws[at + 4 * g + d];
+    double u = prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53;
+    for (int d = 0; d < dots; ++d)
+        CHECK_MSG(fabs(got[d] - ref[d]) <= 4 * (n + 64) * u * mag[d] + 1e-300,
+                  "%s, DOTS %d: sum %d is %.17g, the CPU's %.17g (%zu work-groups)", what, dots, d,
+                  got[d], ref[d], k.groups);
+    for (int d = dots; d < 4; ++d)
+        CHECK_MSG(got[d] == 0, "%s, DOTS %d: sum %d not zero (%g)", what, dots, d, got[d]);
+    /* stopped: neither y nor the sums are touched */
+    ws[CMRS_WS_STOP] = 1;
+    for (size_t i = at; i < reals; ++i)
+        ws[i] = 7;
+    clReleaseMemObject(wsb);
+    wsb = upload(c, ws, reals);
+    double *poison = malloc(sizeof(double) * ((size_t)n + 1));
+    for (int i = 0; i < n; ++i)
+        poison[i] = NAN;
+    clReleaseMemObject(yb);
+    yb = upload(c, poison, (size_t)n);
+    CHECK_OK(product_kernels_bind(&k, prec, 1.0, xb, 0.0, yb, true, wsb, (cl_uint)at,
+                                  dots == 4 ? wb : NULL));
+    CHECK_OK(product_kernels_enqueue(&k, q, false));
+    read_values(q, yb, (size_t)n, y);
+    read_values(q, wsb, reals, ws);
+    bool untouched = true;
+    for (int i = 0; i < n; ++i)
+        untouched = untouched && isnan(y[i]);
+    for (size_t i = at; i < reals; ++i)
+        untouched = untouched && ws[i] == 7;
+    CHECK_MSG(untouched, "%s, DOTS %d: a stopped solve's product wrote", what, dots);
+    ++products_checked;
+    clReleaseMemObject(xb), clReleaseMemObject(wb), clReleaseMemObject(yb);
+    clReleaseMemObject(pb), clReleaseMemObject(wsb);
+    free(x), free(w), free(y), free(yp), free(ws), free(poison);
+    product_kernels_release(&k);
+}
+
+/* -DDIAGONAL=1: y = diag(A) exactly. */
+static void check_diagonal(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr *ra,
+                           const char *what)
+{
+    cl_context c;
+    cl_command_queue q;
+    CHECK_OK(cmrscl_context_cl(ctx, &c, &q));
+    int n = ra->rows;
+    product_kernels k;
+    CHECK_OK(product_kernels_make(m, "-DDIAGONAL=1", &k));
+    if (!k.kernel)
+        return;
+    double *y = malloc(sizeof(double) * ((size_t)n + 1)), *d = calloc((size_t)n + 1, 8);
+    for (int i = 0; i < n; ++i)
+        for (int64_t e = ra->row_ptr[i]; e < ra->row_ptr[i + 1]; ++e)
+            if (ra->col_ind[e] == i)
+                d[i] = ra->values[e];
+    cl_mem yb = upload(c, d, (size_t)n);
+    CHECK_OK(product_kernels_bind(&k, prec, 1.0, NULL, 0.0, yb, false, NULL, 0, NULL));
+    CHECK_OK(product_kernels_enqueue(&k, q, false));
+    read_values(q, yb, (size_t)n, y);
+    int wrong = 0, first = -1;
+    for (int i = 0; i < n; ++i)
+        if (y[i] != d[i] && !wrong++)
+            first = i;
+    CHECK_MSG(!wrong, "%s: diag(A) wrong in %d rows (first %d: %g, not %g)", what, wrong, first,
+              first >= 0 ? y[first] : 0, first >= 0 ? d[first] : 0);
+    clReleaseMemObject(yb);
+    free(y), free(d);
+    product_kernels_release(&k);
+}
+
+/* A square matrix with a row far longer than the others: long strips to split. */
+static void long_row_matrix(cmrscl_csr *out)
+{
+    int n = 300, cap = n * 6 + n;
+    int32_t *ri = malloc(sizeof(int32_t) * (size_t)cap), *ci = malloc(sizeof(int32_t) * (size_t)cap);
+    double *v = malloc(sizeof(double) * (size_t)cap);
+    int k = 0;
+    for (int i = 0; i < n; ++i) {
+        ri[k] = i, ci[k] = i, v[k++] = 4 + test_uniform(0, 1);
+        for (int j = 0; j < 4; ++j)
+            ri[k] = i, ci[k] = (int32_t)test_uniform(0, n), v[k++] = test_uniform(-1, 1);
+    }
+    for (int j = 0; j < n; ++j)
+        if (j != 7)
+            ri[k] = 7, ci[k] = j, v[k++] = test_uniform(-1, 1);
+    CHECK_OK(cmrscl_csr_from_coo(n, n, k, ri, ci, v, out));
+    free(ri), free(ci), free(v);
+}
+
+static void run_plan(cmrscl_context ctx, const cmrscl_options *o, const char *label)
+{
+    for (int i = -1; i < test_matrix_count(); ++i) {
+        cmrscl_csr a;
+        const char *name = "300x300 one long row";
+        if (i < 0)
+            long_row_matrix(&a);
+        else
+            name = test_matrix_build(i, &a);
+        if (a.rows != a.cols || (i >= 0 && o->tile > 0)) { /* solvers' matrices are square */
+            cmrscl_csr_free(&a);
+            continue;
+        }
+        cmrscl_csr ra = test_csr_rounded(&a, prec);
+        char what[200];
+        snprintf(what, sizeof what, "%s, %s", name, label);
+        cmrscl_matrix m = NULL;
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, o, &m));
+        if (m) {
+            cmrscl_params p;
+            cmrscl_matrix_params(m, &p);
+            CHECK_MSG(o->tile <= 0 || p.long_strips > 0, "%s: nothing was split", what);
+            check_epilogue(ctx, m, &ra, 2, what);
+            check_epilogue(ctx, m, &ra, 4, what);
+            check_diagonal(ctx, m, &ra, what);
+        }
+        cmrscl_matrix_free(m);
+        cmrscl_csr_free(&ra);
+        cmrscl_csr_free(&a);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    cmrscl_reduce reduce = 0;
+    if (argc == 3)
+        reduce = !strcmp(argv[2], "local")     ? CMRSCL_REDUCE_LOCAL
+                 : !strcmp(argv[2], "shuffle")  ? CMRSCL_REDUCE_SHUFFLE
+                 : !strcmp(argv[2], "subgroup") ? CMRSCL_REDUCE_SUBGROUP
+                                                : 0;
+    if (argc != 3 || (strcmp(argv[1], "float") && strcmp(argv[1], "double")) || !reduce) {
+        fprintf(stderr, "usage: %s float|double local|shuffle|subgroup\n", argv[0]);
+        return 2;
+    }
+    prec = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+    vs = cmrscl_precision_size(prec);
+    test_seed(77);
+    cmrscl_context ctx;
+    CHECK_OK(cmrscl_context_create(NULL, &ctx));
+    if (test_failures)
+        return test_finish("dots");
+    if (prec == CMRSCL_DOUBLE && !ctx->info.fp64) {
+        printf("skipped: the device has no fp64\n");
+        cmrscl_context_free(ctx);
+        return SKIP;
+    }
+    /* the plans: each family of the backend, HEIGHTs short and tall, both layouts, the split
+     * path both ways */
+    static const struct {
+        cmrscl_kernel kernel;
+        int height, tile;
+        cmrscl_layout layout;
+        cmrscl_combine combine;
+        const char *label;
+    } plans[] = {
+        {CMRSCL_KERNEL_STRIP, 1, -1, 0, 0, "strip, HEIGHT 1"},
+        {CMRSCL_KERNEL_STRIP, 3, -1, CMRSCL_LAYOUT_UNPACKED, 0, "strip, HEIGHT 3, unpacked"},
+        {CMRSCL_KERNEL_STRIP, 16, -1, 0, 0, "strip, HEIGHT 16"},
+        {CMRSCL_KERNEL_SEGMENT, 1, -1, 0, 0, "segment, HEIGHT 1"},
+        {CMRSCL_KERNEL_SEGMENT, 100, -1, 0, 0, "segment, HEIGHT 100"},
+        {CMRSCL_KERNEL_MODULO, 8, -1, 0, 0, "modulo, HEIGHT 8"},
+        {CMRSCL_KERNEL_SLICE, 32, -1, 0, 0, "slice, HEIGHT 32"},
+        {CMRSCL_KERNEL_STRIP, 4, 7, 0, CMRSCL_COMBINE_KERNEL, "strip split, combine kernel"},
+        {CMRSCL_KERNEL_STRIP, 4, 16, 0, CMRSCL_COMBINE_GROUP, "strip split, in-group combine"},
+        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_KERNEL, "segment split, kernel"},
+        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_GROUP, "segment split, in-group"},
+    };
+    int ran = 0;
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; ++i) {
+        cmrscl_options o = {0};
+        o.kernel = plans[i].kernel, o.height = plans[i].height, o.tile = plans[i].tile;
+        o.layout = plans[i].layout, o.combine = plans[i].combine, o.reduce = reduce;
+        cmrscl_params p;
+        cmrscl_csr probe;
+        CHECK_OK(cmrscl_csr_generate("stencil5:4", &probe));
+        bool runs = cmrscl_plan(&ctx->info, prec, &probe, &o, &p) == CMRSCL_OK;
+        cmrscl_csr_free(&probe);
+        if (!runs) {
+            printf("%s: not on this device's %s backend: %s\n", plans[i].label, argv[2],
+                   cmrscl_last_error());
+            continue;
+        }
+        run_plan(ctx, &o, plans[i].label);
+        ++ran;
+    }
+    cmrscl_context_free(ctx);
+    printf("%d plans, %d products with the epilogue checked\n", ran, products_checked);
+    if (ran == 0 && !test_failures) {
+        printf("skipped: the device runs no variant of the %s backend\n", argv[2]);
+        return SKIP;
+    }
+    CHECK_MSG(products_checked > 0, "no product was checked");
+    return test_finish("dots");
+}

@@ -1,0 +1,242 @@
+/* cmd_solve.c - `cmrscl-run solve`: A x = b on the device with the library's solvers (CG, CG
+ * with Jacobi, BiCGStab, GMRES), then x checked on the CPU in double: iterations, the
+ * recurrence's and the true residual, the time per iteration, and a progress line on a
+ * terminal while a long solve runs. -r N solves N times with one solver (the median time). */
+#include "bench.h"
+#include "plans.h"
+#include "run_memory.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The right-hand side: ones, random (uniform in [-1, 1], fixed seed) or a file - a Matrix
+ * Market coordinate matrix of one column (entries not listed are 0) or plain numbers. */
+static int make_rhs(const char *rhs, int n, double *b)
+{
+    if (!rhs || !strcmp(rhs, "ones")) {
+        for (int i = 0; i < n; ++i)
+            b[i] = 1;
+        return 0;
+    }
+    if (!strcmp(rhs, "random")) {
+        uint64_t s = 0x9e3779b97f4a7c15ull;
+        for (int i = 0; i < n; ++i) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            b[i] = (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
+        }
+        return 0;
+    }
+    size_t len = strlen(rhs);
+    if (len > 4 && (!strcmp(rhs + len - 4, ".mtx") || strstr(rhs, ".mtx.gz"))) {
+        cmrscl_csr v;
+        cmrscl_status st = cmrscl_mtx_read(rhs, NULL, &v);
+        if (st != CMRSCL_OK)
+            return cli_fail("reading the right-hand side", st);
+        int rc = 0;
+        if (v.rows != n || v.cols != 1) {
+            fprintf(stderr, "%s: --rhs %s is %d x %d: expected a %d x 1 vector\n", cli_name, rhs,
+                    v.rows, v.cols, n);
+            rc = EXIT_USAGE;
+        }
+        for (int i = 0; !rc && i < n; ++i)
+            b[i] = v.row_ptr[i + 1] > v.row_ptr[i] ? v.values[v.row_ptr[i]] : 0;
+        cmrscl_csr_free(&v);
+        return rc;
+    }
+    FILE *f = fopen(rhs, "r");
+    if (!f) {
+        fprintf(stderr, "%s: --rhs %s: no such file (expected ones, random or a file)\n",
+                cli_name, rhs);
+        return EXIT_USAGE;
+    }
+    int got = 0;
+    while (got < n && fscanf(f, "%lf", &b[got]) == 1)
+        ++got;
+    double extra;
+    bool more = fscanf(f, "%lf", &extra) == 1;
+    fclose(f);
+    if (got != n || more) {
+        fprintf(stderr, "%s: --rhs %s holds %s%d numbers: expected %d\n", cli_name, rhs,
+                more ? "more than " : "", got, n);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* A progress line on a terminal, at most a few times a second. */
+typedef struct progress {
+    double last, start;
+} progress;
+static void show_progress(void *data, int iterations, double residual)
+{
+    progress *p = data;
+    double now = cli_seconds();
+    if (now - p->last < 0.25 || now - p->start < 1.0)
+        return;
+    p->last = now;
+    fprintf(stderr, "\rsolving: iteration %d, ||r|| %.3e  ", iterations, residual);
+}
+
+static void solve_json(const loaded_matrix *lm, const cmrscl_params *p, const cli_options *opt,
+                       const cmrscl_solve_result *r, double per_iteration_ms, double cpu_true,
+                       double solve_ms, bool passed)
+{
+    json_open(NULL, '{');
+    json_open("matrix", '{');
+    json_string("name", lm->name);
+    json_int("rows", lm->csr.rows);
+    json_int("nnz", lm->csr.nnz);
+    json_close('}');
+    json_string("kernel", plan_kernel_name(p->kernel));
+    json_string("precision", opt->precision == CMRSCL_DOUBLE ? "double" : "float");
+    json_string("method", opt->solve.preconditioner ? "pcg" : cmrscl_method_name(opt->solve.method));
+    json_string("reason", cmrscl_solve_reason_name(r->reason));
+    json_bool("converged", r->converged);
+    json_int("iterations", r->iterations);
+    json_number("residual", r->residual);
+    json_number("true_residual", r->true_residual);
+    json_number("cpu_true_residual", cpu_true);
+    json_number("b_norm", r->b_norm);
+    json_number("threshold", r->threshold);
+    json_number("iteration_ms", per_iteration_ms);
+    json_number("solve_ms", solve_ms);
+    json_int("launches_per_iteration", r->launches_per_iteration);
+    json_int("checks", r->checks);
+    json_int("check_interval", r->check_interval);
+    json_int("repetitions", opt->repetitions);
+    json_bool("passed", passed);
+    json_close('}');
+    json_end();
+}
+
+int cmd_solve(const cli_options *opt)
+{
+    cmrscl_context ctx = NULL;
+    cmrscl_status st = cmrscl_context_create(opt->device, &ctx);
+    if (st != CMRSCL_OK)
+        return cli_fail("selecting the device", st);
+    cmrscl_device_info dev;
+    cmrscl_context_device_info(ctx, &dev);
+    run_memory check = {opt->precision, opt->verify, &dev};
+    loaded_matrix lm;
+    int rc = load_matrix(opt, &check, &lm);
+    if (rc) {
+        cmrscl_context_free(ctx);
+        return rc;
+    }
+    bench_round_values(&lm.csr, opt->precision); /* the matrix the device holds */
+    int n = lm.csr.rows;
+    if (lm.csr.rows != lm.csr.cols) {
+        fprintf(stderr, "%s: %s is %d x %d: a solve needs a square matrix\n", cli_name, lm.name,
+                lm.csr.rows, lm.csr.cols);
+        rc = EXIT_USAGE;
+    }
+    double *b = malloc(sizeof(double) * ((size_t)n + 1)), *x = calloc((size_t)n + 1, 8);
+    if (!rc && (!b || !x)) {
+        fprintf(stderr, "%s: no memory for the vectors\n", cli_name);
+        rc = EXIT_RUN_FAILED;
+    }
+    if (!rc)
+        rc = make_rhs(opt->rhs, n, b);
+    cmrscl_matrix m = NULL;
+    cmrscl_solver s = NULL;
+    cmrscl_solve_options so = opt->solve;
+    progress prog = {0, cli_seconds()};
+    if (!opt->json && isatty(fileno(stderr)))
+        so.monitor = show_progress, so.monitor_data = &prog;
+    if (!rc && (st = cmrscl_matrix_create_from_csr(ctx, opt->precision, &lm.csr, &opt->matrix,
+                                                   &m)) != CMRSCL_OK)
+        rc = cli_fail("creating the matrix", st);
+    double t0 = cli_seconds();
+    if (!rc && (st = cmrscl_solver_create(m, &so, &s)) != CMRSCL_OK)
+        rc = cli_fail("creating the solver", st);
+    double setup = cli_seconds() - t0;
+    size_t vs = opt->precision == CMRSCL_DOUBLE ? 8 : 4;
+    void *bd = !rc ? malloc(vs * ((size_t)n + 1)) : NULL, *xd = !rc ? malloc(vs * ((size_t)n + 1)) : NULL;
+    for (int i = 0; bd && i < n; ++i) {
+        if (opt->precision == CMRSCL_DOUBLE)
+            ((double *)bd)[i] = b[i];
+        else
+            ((float *)bd)[i] = (float)b[i], b[i] = ((float *)bd)[i];
+    }
+    cmrscl_solve_result r = {0};
+    double *per = calloc((size_t)opt->repetitions + 1, sizeof(double));
+    double *total = calloc((size_t)opt->repetitions + 1, sizeof(double));
+    for (int k = 0; !rc && k < opt->repetitions; ++k) {
+        memset(xd, 0, vs * ((size_t)n + 1)); /* x0 = 0 each time */
+        cmrscl_solve_result_free(&r);
+        st = cmrscl_solver_solve_host(s, bd, xd, &r);
+        per[k] = r.iterations ? r.iterate_seconds * 1e3 / r.iterations : 0;
+        total[k] = r.seconds * 1e3;
+        if (st != CMRSCL_OK) {
+            if (so.monitor)
+                fputs("\r\033[K", stderr);
+            rc = cli_fail("solving", st);
+            printf("stopped after %d iterations: ||r|| %.3e (recurrence), ||b - A x|| %.3e\n",
+                   r.iterations, r.residual, r.true_residual);
+        }
+    }
+    if (so.monitor)
+        fputs("\r\033[K", stderr);
+    double cpu_true = NAN, per_ms = 0, solve_ms = 0;
+    bool passed = false;
+    if (!rc) {
+        for (int i = 0; i < n; ++i)
+            x[i] = opt->precision == CMRSCL_DOUBLE ? ((double *)xd)[i] : ((float *)xd)[i];
+        /* the CPU's check of x, in double, on the matrix the device holds */
+        double *ax = malloc(sizeof(double) * ((size_t)n + 1));
+        cpu_true = 0;
+        if (ax && cmrscl_csr_spmv(&lm.csr, 1.0, x, 0.0, ax) == CMRSCL_OK)
+            for (int i = 0; i < n; ++i)
+                cpu_true += (b[i] - ax[i]) * (b[i] - ax[i]);
+        cpu_true = sqrt(cpu_true);
+        free(ax);
+        per_ms = cli_median(per, opt->repetitions);
+        solve_ms = cli_median(total, opt->repetitions);
+        passed = opt->fixed_iterations || (r.converged && (!opt->verify ||
+                                                           cpu_true <= 10 * r.threshold));
+    }
+    cmrscl_params p = {0};
+    if (m)
+        cmrscl_matrix_params(m, &p);
+    if (!rc && opt->json) {
+        solve_json(&lm, &p, opt, &r, per_ms, cpu_true, solve_ms, passed);
+    } else if (!rc) {
+        const char *method = so.preconditioner ? "cg + jacobi" : cmrscl_method_name(so.method);
+        printf("matrix     %s: %d x %d, nnz %lld, %s\n", lm.name, n, n, (long long)lm.csr.nnz,
+               opt->precision == CMRSCL_DOUBLE ? "double" : "float");
+        printf("device     %s (%s); plan %s kernel, HEIGHT %d\n", dev.device_name,
+               dev.platform_name, plan_kernel_name(p.kernel), p.height);
+        printf("solver     %s, rtol %g, atol %g, at most %d iterations%s; set-up %.3f s\n",
+               method, so.rtol ? so.rtol : (so.atol ? 0 : 1e-5), so.atol,
+               so.max_iterations ? so.max_iterations : 10 * n,
+               so.method == CMRSCL_METHOD_GMRES ? ", restarted" : "", setup);
+        printf("result     %s after %d iterations: ||r|| %.3e (recurrence), ||b - A x|| %.3e "
+               "(device), %.3e (CPU, double); ||b|| %.3e, threshold %.3e\n",
+               cmrscl_solve_reason_name(r.reason), r.iterations, r.residual, r.true_residual,
+               cpu_true, r.b_norm, r.threshold);
+        printf("time       %.4f ms per iteration (%d launches), solve %.3f ms (%d checks, "
+               "interval %d; median of %d)\n",
+               per_ms, r.launches_per_iteration, solve_ms, r.checks, r.check_interval,
+               opt->repetitions);
+        printf("check      %s\n",
+               opt->fixed_iterations ? "fixed iterations: not a convergence test"
+               : passed              ? "PASS (converged; ||b - A x|| within 10x the threshold)"
+               : !r.converged        ? "FAIL: not converged"
+                                     : "FAIL: ||b - A x|| on the CPU beyond 10x the threshold");
+        if (!r.converged && !opt->fixed_iterations && opt->precision == CMRSCL_FLOAT)
+            printf("           (float reaches about 1e-6 relative at best; ill-conditioned "
+                   "matrices less: try -p double)\n");
+    }
+    if (!rc && !passed)
+        rc = EXIT_RUN_FAILED;
+    cmrscl_solve_result_free(&r);
+    free(per), free(total), free(bd), free(xd), free(b), free(x);
+    cmrscl_solver_free(s);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&lm.csr);
+    cmrscl_context_free(ctx);
+    return rc;
+}
