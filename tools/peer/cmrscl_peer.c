@@ -19,14 +19,14 @@
  * "SPMM_CSR_ALG3", each that cuSPARSE accepts), X and Y row-major, or column-major with
  * --column-major ("col:" before the algorithm); times are per block. Not with --transpose.
  *
- * --solve cg|bicgstab runs the solvers a user writes with cuSPARSE and cuBLAS instead
+ * --solve cg|pcg|bicgstab runs the solvers a user writes with cuSPARSE and cuBLAS instead
  * (peer_solve.c): the time per iteration of --iterations N (default 200) and the time to
  * ||r|| <= --tol ||b|| (default 1e-6), each format (CSR, SELL) on a stream and in a CUDA graph.
  *
  * Usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE]... [-p float,double]
  *                    [-r N] [--warmup N] [--csv FILE] [--device N]
  *                    [--transpose | --vectors K,K,... [--column-major]
- *                     | --solve cg|bicgstab [--iterations N] [--tol R]]
+ *                     | --solve cg|pcg|bicgstab [--iterations N] [--tol R]]
  * Built by CMake only when a CUDA toolkit is found; never needed for the tests. */
 #include "peer.h"
 
@@ -325,7 +325,7 @@ static int parse(int argc, char **argv, options *o)
             if (peer_parse_vectors(v, o))
                 return 2;
         } else if (!strcmp(a, "--solve")) {
-            if (strcmp(v, "cg") && strcmp(v, "bicgstab"))
+            if (strcmp(v, "cg") && strcmp(v, "pcg") && strcmp(v, "bicgstab"))
                 return 2;
             o->solve = v;
         } else if (!strcmp(a, "--iterations")) {
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
         fputs("usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE] [-p float,double]\n"
               "                   [-r N] [--warmup N] [--csv FILE] [--device N]\n"
               "                   [--transpose | --vectors K,K,... [--column-major]\n"
-              "                    | --solve cg|bicgstab [--iterations N] [--tol R]]\n",
+              "                    | --solve cg|pcg|bicgstab [--iterations N] [--tol R]]\n",
               stderr);
         return 2;
     }

@@ -25,7 +25,7 @@ typedef struct options {
     bool transpose;
     int vectors[PEER_MAX_VECTOR_COUNTS], nvectors; /* --vectors: the block product's k values */
     bool column_major;                             /* --column-major: X and Y column-major */
-    const char *solve;                             /* --solve cg|bicgstab */
+    const char *solve;                             /* --solve cg|pcg|bicgstab */
     int iterations;                                /* --iterations: the timed solver run */
     double tol;                                    /* --tol: the time to solution */
 } options;
@@ -97,7 +97,7 @@ typedef struct host_sell {
 int sell_build(const cmrscl_csr *a, host_sell *s, char *why, size_t why_size);
 void sell_free(host_sell *s);
 
-/* --solve cg|bicgstab: the solvers a user writes with cuSPARSE and cuBLAS (peer_solve.c) on
+/* --solve cg|pcg|bicgstab: the solvers a user writes with cuSPARSE and cuBLAS (peer_solve.c) on
  * a's CSR and SELL; rows "NAME" with the method, format and mode. */
 int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, int is_float,
                    const options *o, FILE *csv);

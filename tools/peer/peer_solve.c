@@ -1,7 +1,8 @@
-/* peer_solve.c - cmrscl-peer --solve cg|bicgstab: the solvers a user writes with cuSPARSE and
- * cuBLAS, as NVIDIA's conjugateGradientCudaGraphs sample does: the product by cuSPARSE (CSR,
+/* peer_solve.c - cmrscl-peer --solve cg|pcg|bicgstab: the solvers a user writes with cuSPARSE
+ * and cuBLAS, as NVIDIA's conjugateGradientCudaGraphs sample does: the product by cuSPARSE (CSR,
  * and sliced ELL built from the same CSR), dot products and vector updates by cuBLAS in device
- * pointer mode, the scalars (alpha, beta, omega) by one-thread kernels (compiled by NVRTC), so
+ * pointer mode (pcg: the Jacobi preconditioner as cublasDdgmm by the inverse diagonal), the
+ * scalars (alpha, beta, omega) by one-thread kernels (compiled by NVRTC), so
  * that nothing comes back to the host within an iteration; each iteration launched on a
  * stream, or captured once in a CUDA graph and replayed. Two figures, as `cmrscl-run solve`
  * gives them:
@@ -56,10 +57,10 @@ typedef struct solver {
     cusparseDnVecDescr_t vin[2], vout[2]; /* p -> q (CG; BiCGStab p -> v), s -> t */
     void *buffer;
     cudaDataType type;
-    bool bicg;
+    bool bicg, jacobi;
     int n;
     size_t vs;
-    void *x, *r, *p, *q, *rs, *s, *t, *scalars;
+    void *x, *r, *p, *q, *rs, *s, *t, *scalars, *dinv; /* pcg: z in rs */
 } solver;
 
 static int compile_scalars(solver *sv)
@@ -122,6 +123,16 @@ static int scal(solver *sv, int alpha, void *x)
     return 0;
 }
 
+/* z = D r: the diagonal D times a vector, as cuBLAS offers it (a one-column dgmm). */
+static int diag_times(solver *sv, const void *r, void *z)
+{
+    if (sv->vs == 4)
+        CUBLAS(cublasSdgmm(sv->bl, CUBLAS_SIDE_LEFT, sv->n, 1, r, sv->n, sv->dinv, 1, z, sv->n));
+    else
+        CUBLAS(cublasDdgmm(sv->bl, CUBLAS_SIDE_LEFT, sv->n, 1, r, sv->n, sv->dinv, 1, z, sv->n));
+    return 0;
+}
+
 static int copy(solver *sv, const void *from, void *to)
 {
     CUDA(cudaMemcpyAsync(to, from, sv->vs * (size_t)sv->n, cudaMemcpyDeviceToDevice, sv->stream));
@@ -139,9 +150,16 @@ static int product(solver *sv, int which)
     return 0;
 }
 
-/* One iteration, enqueued (or captured): the sample's CG; van der Vorst's BiCGStab. */
+/* One iteration, enqueued (or captured): the sample's CG (the textbook's PCG: z = D r in rs,
+ * rz in 0, r.r in 10); van der Vorst's BiCGStab. */
 static int iteration(solver *sv)
 {
+    if (sv->jacobi)
+        return product(sv, 0) || dot(sv, sv->p, sv->q, 2) || scalar_kernel(sv, 0) ||
+               axpy(sv, 3, sv->p, sv->x) || axpy(sv, 4, sv->q, sv->r) ||
+               diag_times(sv, sv->r, sv->rs) || scalar_kernel(sv, 2) ||
+               dot(sv, sv->r, sv->rs, 0) || scalar_kernel(sv, 1) || scal(sv, 5, sv->p) ||
+               axpy(sv, ONE, sv->rs, sv->p) || dot(sv, sv->r, sv->r, BICG_RR);
     if (!sv->bicg)
         return product(sv, 0) || dot(sv, sv->p, sv->q, 2) || scalar_kernel(sv, 0) ||
                axpy(sv, 3, sv->p, sv->x) || axpy(sv, 4, sv->q, sv->r) || scalar_kernel(sv, 2) ||
@@ -156,7 +174,7 @@ static int iteration(solver *sv)
            dot(sv, sv->r, sv->r, BICG_RR);
 }
 
-/* x = 0, r = p (= r0*) = b = 1, rho = r.r. */
+/* x = 0, r = p (= r0*) = b = 1, rho = r.r; pcg: p = z = D r, r.z. */
 static int start(solver *sv)
 {
     double *h = malloc(sizeof(double) * ((size_t)sv->n + SCALARS));
@@ -179,6 +197,8 @@ static int start(solver *sv)
         for (int i = 0; i < (sv->bicg ? 3 : 2); ++i)
             CUDA(cudaMemcpy(dst[i], ones, sv->vs * (size_t)sv->n, cudaMemcpyDeviceToDevice));
         rc = dot(sv, sv->r, sv->r, 0);
+        if (!rc && sv->jacobi)
+            rc = diag_times(sv, sv->r, sv->p) || dot(sv, sv->r, sv->p, 0);
     }
     cudaFree(ones), cudaFree(sc);
     CUDA(cudaStreamSynchronize(sv->stream));
@@ -240,7 +260,7 @@ static int time_solution(solver *sv, const cmrscl_csr *a, double tol, double *ms
     CUDA(cudaMallocHost((void **)&rr_host, sizeof(double)));
     cudaGraph_t g;
     cudaGraphExec_t exec;
-    int rr = sv->bicg ? BICG_RR : CG_RR;
+    int rr = sv->bicg || sv->jacobi ? BICG_RR : CG_RR;
     CUDA(cudaStreamBeginCapture(sv->stream, cudaStreamCaptureModeGlobal));
     int rc = iteration(sv);
     cudaError_t e = cudaMemcpyAsync(rr_host, S(rr), sv->vs, cudaMemcpyDeviceToHost, sv->stream);
@@ -327,7 +347,8 @@ int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, in
     if (a->rows != a->cols)
         return peer_failed(name, "a solve needs a square matrix");
     solver sv = {0};
-    sv.sp = h, sv.bicg = !strcmp(o->solve, "bicgstab"), sv.n = a->rows;
+    sv.sp = h, sv.bicg = !strcmp(o->solve, "bicgstab"), sv.jacobi = !strcmp(o->solve, "pcg");
+    sv.n = a->rows;
     sv.vs = is_float ? 4 : 8, sv.type = is_float ? CUDA_R_32F : CUDA_R_64F;
     CUDA(cudaStreamCreate(&sv.stream));
     CUSPARSE(cusparseSetStream(h, sv.stream));
@@ -340,6 +361,21 @@ int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, in
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i)
         CUDA(cudaMalloc(vecs[i], sv.vs * (size_t)(a->rows ? a->rows : 1)));
     CUDA(cudaMalloc(&sv.scalars, sv.vs * SCALARS));
+    if (sv.jacobi) { /* the inverse diagonal, from the CSR on the host */
+        double *d = malloc(sizeof(double) * ((size_t)a->rows + 1));
+        if (!d)
+            return peer_failed(name, "out of host memory");
+        for (int32_t i = 0; i < a->rows; ++i) {
+            d[i] = 1;
+            for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+                if (a->col_ind[k] == i && a->values[k] != 0)
+                    d[i] = 1 / a->values[k];
+        }
+        int bad = peer_upload_values(&sv.dinv, d, (size_t)a->rows, sv.vs);
+        free(d);
+        if (bad)
+            return 1;
+    }
     device_csr d;
     int rc = peer_upload_csr(name, a, sv.vs, &d);
     if (!rc && cusparseCreateCsr(&sv.mat, a->rows, a->cols, a->nnz, d.row_ptr, d.col_ind,
@@ -380,7 +416,7 @@ int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, in
     }
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i)
         cudaFree(*vecs[i]);
-    cudaFree(sv.scalars);
+    cudaFree(sv.scalars), cudaFree(sv.dinv);
     cublasDestroy(sv.bl);
     cusparseSetStream(h, 0);
     cudaStreamDestroy(sv.stream);

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""compare_solve.py - the library's solvers against what a user writes with cuSPARSE and cuBLAS,
+side by side on one NVIDIA GPU, in one run: for each matrix, precision and method,
+
+  cmrscl-peer --solve METHOD   (CSR and SELL, each on a stream and as a CUDA graph)
+  cmrscl-run solve --method METHOD --iterations N   (the time per iteration, median of -r)
+  cmrscl-run solve --method METHOD --tol R          (the time to solution)
+
+and prints the time per iteration of each side (the peer's fastest variant named), their
+ratio, the iterations and time to solution of each, and the true residuals.
+
+    bench/compare_solve.py [-g SPEC]... [--methods cg,pcg,bicgstab] [-p float,double]
+                           [--iterations N] [--tol R] [--reps N] [--build DIR] [--out DIR]
+
+Both tools generate the matrices through libcmrscl: the same matrix bit for bit. The ratio is
+the peer's time over ours (above 1: ours is faster). Standard library only.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+DEFAULT_MATRICES = ["stencil7:32", "stencil7:64", "stencil7:128", "stencil27:100", "fem:80:2"]
+
+
+def run(cmd, log):
+    log.write("$ " + " ".join(cmd) + "\n")
+    log.flush()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log.write(p.stdout + p.stderr)
+    return p
+
+
+def ours(build, spec, precision, method, extra, log):
+    cmd = [os.path.join(build, "bin", "cmrscl-run"), "solve", "-g", spec, "-p", precision,
+           "--method", method, "--json"] + extra
+    p = run(cmd, log)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        sys.stderr.write("compare_solve: %s failed: %s\n" % (" ".join(cmd), p.stderr.strip()))
+        return None
+
+
+def peer(build, spec, precision, method, iterations, tol, out, log):
+    path = os.path.join(out, "peer-%s-%s-%s.csv" % (spec.replace(":", "_"), precision, method))
+    cmd = [os.path.join(build, "bin", "cmrscl-peer"), "--solve", method, "-g", spec, "-p",
+           precision, "--iterations", str(iterations), "--tol", str(tol), "--csv", path]
+    p = run(cmd, log)
+    if p.returncode != 0 or not os.path.exists(path):
+        sys.stderr.write("compare_solve: the peer failed on %s: %s\n" % (spec, p.stderr[-300:]))
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-g", "--gen", action="append", dest="matrices")
+    ap.add_argument("--methods", default="cg,pcg,bicgstab")
+    ap.add_argument("-p", "--precisions", default="double,float")
+    ap.add_argument("--iterations", type=int, default=200)
+    ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--out", default="solve-results")
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    log = open(os.path.join(a.out, "compare_solve.log"), "w")
+    rows = []
+    header = ("%-16s %-6s %-8s %9s %9s %-12s %6s | %5s %9s %5s %9s %6s | %9s %9s"
+              % ("matrix", "prec", "method", "ours ms", "peer ms", "peer best", "x", "its",
+                 "ours ms", "its", "peer ms", "x", "true res", "peer res"))
+    print("time per iteration (%d iterations, median of %d)   |   time to ||r|| <= %g ||b||   |"
+          % (a.iterations, a.reps, a.tol))
+    print(header)
+    for spec in a.matrices or DEFAULT_MATRICES:
+        for precision in a.precisions.split(","):
+            for method in a.methods.split(","):
+                fixed = ours(a.build, spec, precision, method,
+                             ["--iterations", str(a.iterations), "-r", str(a.reps)], log)
+                solved = ours(a.build, spec, precision, method, ["--tol", str(a.tol)], log)
+                theirs = peer(a.build, spec, precision, method, a.iterations, a.tol, a.out, log)
+                if not fixed or not solved or not theirs:
+                    continue
+                best = min(theirs, key=lambda r: float(r["iteration_ms"]))
+                fastest_solve = min(theirs, key=lambda r: float(r["solve_ms"]))
+                speed = float(best["iteration_ms"]) / fixed["iteration_ms"]
+                solve_speed = float(fastest_solve["solve_ms"]) / solved["solve_ms"]
+                row = {"matrix": spec, "precision": precision, "method": method,
+                       "ours_iteration_ms": fixed["iteration_ms"],
+                       "peer_iteration_ms": float(best["iteration_ms"]),
+                       "peer_best": best["format"] + "/" + best["mode"], "iteration_ratio": speed,
+                       "ours_iterations": solved["iterations"],
+                       "ours_solve_ms": solved["solve_ms"],
+                       "peer_iterations": int(fastest_solve["solve_iterations"]),
+                       "peer_solve_ms": float(fastest_solve["solve_ms"]),
+                       "solve_ratio": solve_speed,
+                       "ours_true_residual": solved["cpu_true_residual"],
+                       "peer_true_residual": float(fastest_solve["true_residual"]),
+                       "b_norm": solved["b_norm"], "converged": solved["converged"],
+                       "launches": fixed["launches_per_iteration"]}
+                rows.append(row)
+                print("%-16s %-6s %-8s %9.4f %9.4f %-12s %6.2f | %5d %9.3f %5d %9.3f %6.2f | "
+                      "%9.2e %9.2e" % (spec, precision, method, row["ours_iteration_ms"],
+                                       row["peer_iteration_ms"], row["peer_best"], speed,
+                                       row["ours_iterations"], row["ours_solve_ms"],
+                                       row["peer_iterations"], row["peer_solve_ms"], solve_speed,
+                                       row["ours_true_residual"], row["peer_true_residual"]))
+                sys.stdout.flush()
+    with open(os.path.join(a.out, "compare_solve.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
