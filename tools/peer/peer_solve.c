@@ -37,12 +37,12 @@
 
 /* The scalars' one-thread kernels: s is the solver's array of scalars on the device. */
 static const char *scalar_source =
-    "extern \"C\" __global__ void cg_alpha(T *s) { s[3] = s[0] / s[2]; s[4] = -s[3]; }\n"
-    "extern \"C\" __global__ void cg_beta(T *s) { s[5] = s[0] / s[1]; }\n"
-    "extern \"C\" __global__ void cg_keep(T *s) { s[1] = s[0]; }\n"
-    "extern \"C\" __global__ void bicg_alpha(T *s) { s[3] = s[0] / s[2]; s[4] = -s[3]; }\n"
-    "extern \"C\" __global__ void bicg_omega(T *s) { s[7] = s[5] / s[6]; s[8] = -s[7]; }\n"
-    "extern \"C\" __global__ void bicg_beta(T *s)\n"
+    "extern \"C\" __global__ void cg_alpha(real_t *s) { s[3] = s[0] / s[2]; s[4] = -s[3]; }\n"
+    "extern \"C\" __global__ void cg_beta(real_t *s) { s[5] = s[0] / s[1]; }\n"
+    "extern \"C\" __global__ void cg_keep(real_t *s) { s[1] = s[0]; }\n"
+    "extern \"C\" __global__ void bicg_alpha(real_t *s) { s[3] = s[0] / s[2]; s[4] = -s[3]; }\n"
+    "extern \"C\" __global__ void bicg_omega(real_t *s) { s[7] = s[5] / s[6]; s[8] = -s[7]; }\n"
+    "extern \"C\" __global__ void bicg_beta(real_t *s)\n"
     "{ s[9] = (s[1] / s[0]) * (s[3] / s[7]); s[0] = s[1]; }\n";
 /* The scalars: CG r.r, r.r before, p.q, alpha, -alpha, beta; BiCGStab rho, rho', r0*.v,
  * alpha, -alpha, t.s, t.t, omega, -omega, beta, r.r; then 1 (ONE) for axpy. */
@@ -68,12 +68,20 @@ static int compile_scalars(solver *sv)
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, scalar_source, "scalars.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
         return peer_failed("nvrtcCreateProgram", "failed");
-    const char *opts[] = {sv->vs == 4 ? "-DT=float" : "-DT=double"};
+    /* not T: NVRTC's own headers name template parameters so */
+    const char *opts[] = {sv->vs == 4 ? "-Dreal_t=float" : "-Dreal_t=double"};
     nvrtcResult r = nvrtcCompileProgram(prog, 1, opts);
     size_t size = 0;
     char *ptx = NULL;
     if (r == NVRTC_SUCCESS && nvrtcGetPTXSize(prog, &size) == NVRTC_SUCCESS && (ptx = malloc(size)))
         r = nvrtcGetPTX(prog, ptx);
+    if (r != NVRTC_SUCCESS) { /* the compiler's log, as the library gives a kernel's */
+        size_t n = 0;
+        char *log = nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS ? malloc(n + 1) : NULL;
+        if (log && nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
+            fprintf(stderr, "%s\n", log);
+        free(log);
+    }
     nvrtcDestroyProgram(&prog);
     if (r != NVRTC_SUCCESS || !ptx)
         return peer_failed("nvrtcCompileProgram", nvrtcGetErrorString(r));
