@@ -81,7 +81,8 @@ def main(argv):
             for method in a.methods.split(","):
                 fixed = ours(a.build, spec, precision, method,
                              ["--iterations", str(a.iterations), "-r", str(a.reps)], log)
-                solved = ours(a.build, spec, precision, method, ["--tol", str(a.tol)], log)
+                solved = ours(a.build, spec, precision, method,
+                              ["--tol", str(a.tol), "-r", str(a.reps)], log)
                 theirs = peer(a.build, spec, precision, method, a.iterations, a.tol, a.out, log)
                 if not fixed or not solved or not theirs:
                     continue

@@ -11,8 +11,15 @@
 
 /* The products of a matrix whose product runs more work-groups than this leave more real4s
  * of partial sums than every work-group of the next kernel should add up itself: a
- * reduction kernel (solve_reduce) first cuts them to the solver's grid. */
-#define SOLVE_FOLD_LIMIT 2048
+ * reduction kernel (solve_reduce) first cuts them to a few, each of its work-items adding
+ * SOLVE_REDUCE_SHARE of them or more. The trade: an extra launch against every work-group
+ * reading them all (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT). */
+#define SOLVE_FOLD_LIMIT 1024
+#define SOLVE_REDUCE_SHARE 4
+/* The vector kernels' work-groups and the share of the device's resident work-items their
+ * grid takes (solve_kernels.c, choose_grid; docs/PERFORMANCE.md, SOLVE_GROUP). */
+#define SOLVE_GROUP 512
+#define SOLVE_OCCUPANCY 2
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
@@ -47,6 +54,7 @@ struct cmrscl_solver_s {
     product_kernels product[2]; /* the method's products with the epilogue */
     bool reduce_products;       /* their real4s cut by solve_reduce first (SOLVE_FOLD_LIMIT) */
     size_t product_groups;      /* real4s a product leaves */
+    size_t reduce_groups;       /* solve_reduce's work-groups: the real4s it leaves */
     cl_kernel kernel[8];        /* the method's own, by its indices */
     cl_mem ws;
     solve_layout at;
@@ -118,8 +126,10 @@ CMRSCL_HIDDEN cmrscl_status solve_product(cmrscl_solver s, int which);
 CMRSCL_HIDDEN cmrscl_status solve_plain_product(cmrscl_solver s, double alpha, cl_mem x,
                                                 double beta, cl_mem y);
 /* Where a kernel after a product finds its real4s, and how many: the product's own, or
- * solve_reduce's after it (enqueued here when the product's are too many). */
-CMRSCL_HIDDEN cmrscl_status solve_product_sums(cmrscl_solver s, cl_uint *at, cl_uint *count);
+ * solve_reduce's (when the product's are too many). */
+CMRSCL_HIDDEN void solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count);
+/* After a product: solve_reduce, where its real4s are too many for the next kernel. */
+CMRSCL_HIDDEN cmrscl_status solve_product_sums(cmrscl_solver s);
 /* The common start: solve_start (p, rs where not NULL) and solve_init. */
 CMRSCL_HIDDEN cmrscl_status solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p,
                                                cl_mem rs, cl_mem dinv);

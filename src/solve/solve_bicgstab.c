@@ -22,9 +22,8 @@ static const char *bicg_products(const cmrscl_solver s)
 static cmrscl_status s_kernel(cmrscl_solver s, cl_kernel *k, cl_uint check_only)
 {
     cmrscl_status st = solve_kernel(s, false, "bicg_s", k);
-    cl_uint n = s->n, groups = (cl_uint)s->groups;
-    cl_uint sums = s->reduce_products ? s->at.reduced : s->at.product;
-    cl_uint count = s->reduce_products ? groups : (cl_uint)s->product_groups;
+    cl_uint n = s->n, groups = (cl_uint)s->groups, sums, count;
+    solve_product_region(s, &sums, &count);
     solve_arg args[] = {SOLVE_UINT(n),      SOLVE_MEM(s->vec[R]),       SOLVE_MEM(s->vec[V]),
                         SOLVE_MEM(s->vec[S]), SOLVE_MEM(s->ws),         SOLVE_UINT(s->at.rr[0]),
                         SOLVE_UINT(groups), SOLVE_UINT(sums),           SOLVE_UINT(count),
@@ -40,9 +39,8 @@ static cmrscl_status bicg_prepare(cmrscl_solver s)
         st = s_kernel(s, &s->kernel[CHECK], 1);
     if (st == CMRSCL_OK)
         st = solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);
-    cl_uint n = s->n, groups = (cl_uint)s->groups;
-    cl_uint sums = s->reduce_products ? s->at.reduced : s->at.product;
-    cl_uint count = s->reduce_products ? groups : (cl_uint)s->product_groups;
+    cl_uint n = s->n, groups = (cl_uint)s->groups, sums, count;
+    solve_product_region(s, &sums, &count);
     cl_mem none = NULL;
     solve_arg args[] = {SOLVE_UINT(n),        SOLVE_MEM(none),        SOLVE_MEM(s->vec[R]),
                         SOLVE_MEM(s->vec[P]), SOLVE_MEM(s->vec[V]),   SOLVE_MEM(s->vec[S]),
@@ -72,16 +70,15 @@ static cmrscl_status bicg_start(cmrscl_solver s, cl_mem b, cl_mem x)
 static cmrscl_status bicg_iterate(cmrscl_solver s, int i, int max)
 {
     (void)i, (void)max;
-    cl_uint at, count;
     cmrscl_status st = solve_product(s, 0);
     if (st == CMRSCL_OK)
-        st = solve_product_sums(s, &at, &count);
+        st = solve_product_sums(s);
     if (st == CMRSCL_OK)
         st = solve_launch(s, s->kernel[SHALF], 0);
     if (st == CMRSCL_OK)
         st = solve_product(s, 1);
     if (st == CMRSCL_OK)
-        st = solve_product_sums(s, &at, &count);
+        st = solve_product_sums(s);
     if (st == CMRSCL_OK)
         st = solve_launch(s, s->kernel[STEP], 0);
     return st;

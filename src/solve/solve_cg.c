@@ -23,8 +23,7 @@ static cmrscl_status step_kernel(cmrscl_solver s, cl_kernel *k, cl_uint rr_at, c
 {
     cmrscl_status st = solve_kernel(s, false, "cg_step", k);
     cl_uint n = s->n, groups = (cl_uint)s->groups, pq_at, pq_n;
-    pq_at = s->reduce_products ? s->at.reduced : s->at.product;
-    pq_n = s->reduce_products ? groups : (cl_uint)s->product_groups;
+    solve_product_region(s, &pq_at, &pq_n);
     cl_mem none = NULL;
     solve_arg args[] = {SOLVE_UINT(n),        SOLVE_MEM(none),       SOLVE_MEM(s->vec[R]),
                         SOLVE_MEM(s->vec[P]), SOLVE_MEM(s->vec[Q]),  SOLVE_MEM(s->dinv),
@@ -70,8 +69,7 @@ static cmrscl_status cg_start(cmrscl_solver s, cl_mem b, cl_mem x)
 
 static cmrscl_status cg_iterate(cmrscl_solver s, int i, int max)
 {
-    cl_uint at, count;
-    cmrscl_status st = solve_product_sums(s, &at, &count);
+    cmrscl_status st = solve_product_sums(s);
     if (st == CMRSCL_OK)
         st = solve_launch(s, s->kernel[i % 2 ? STEP_ODD : STEP_EVEN], 0);
     if (st == CMRSCL_OK && i < max - 1)

@@ -57,14 +57,15 @@ cmrscl_status solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, doubl
     return st;
 }
 
-cmrscl_status solve_product_sums(cmrscl_solver s, cl_uint *at, cl_uint *count)
+void solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count)
 {
-    if (!s->reduce_products) {
-        *at = s->at.product, *count = (cl_uint)s->product_groups;
-        return CMRSCL_OK;
-    }
-    *at = s->at.reduced, *count = (cl_uint)s->groups;
-    return solve_launch(s, s->reduce, 0);
+    *at = s->reduce_products ? s->at.reduced : s->at.product;
+    *count = (cl_uint)(s->reduce_products ? s->reduce_groups : s->product_groups);
+}
+
+cmrscl_status solve_product_sums(cmrscl_solver s)
+{
+    return s->reduce_products ? solve_launch(s, s->reduce, s->reduce_groups) : CMRSCL_OK;
 }
 
 cmrscl_status solve_copy(cmrscl_solver s, cl_mem from, cl_mem to)
@@ -104,17 +105,20 @@ static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
     return program_get(s->ctx, file, options, out, &seconds, &from);
 }
 
-/* The solver's work-group: 256 work-items (a power of two, for the trees) or the most the
- * device runs; its grid: the work-items the device keeps resident, or fewer for short
- * vectors - a fixed grid, so that every partial sum holds the same rows every run. */
+/* The solver's grid. Each work-group of a kernel adds up all the real4s of partial sums the
+ * kernel before it left, one per work-group of that kernel: the cost of that grows with the
+ * square of the work-groups, so they are few and wide - SOLVE_GROUP work-items (or the most
+ * the device runs; a power of two, for the trees), SOLVE_OCCUPANCY of the work-items the
+ * device keeps resident (streaming kernels keep the memory busy from there), fewer for short
+ * vectors. A fixed grid, so that every partial sum holds the same rows every run. */
 static void choose_grid(cmrscl_solver s)
 {
     const cmrscl_device_info *d = &s->ctx->info;
-    size_t local = 256;
+    size_t local = SOLVE_GROUP;
     while (local > 1 && local > d->max_work_group_size)
         local /= 2;
     s->local = local;
-    size_t resident = (size_t)d->compute_units * d->resident_items_per_cu / local;
+    size_t resident = (size_t)d->compute_units * d->resident_items_per_cu / SOLVE_OCCUPANCY / local;
     size_t needed = ((size_t)s->n + local - 1) / local;
     s->groups = needed < resident ? needed : resident;
     if (s->groups == 0)

@@ -126,6 +126,22 @@ static bool queue_out_of_order(cl_command_queue q)
     return (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
 }
 
+/* Every buffer written once, so that a device that allocates on first use (NVIDIA's) does so
+ * now and the set-up pays for it, not the first solve. */
+static cmrscl_status touch_buffers(cmrscl_solver s)
+{
+    cl_uchar zero = 0;
+    cl_int err = clEnqueueFillBuffer(s->queue, s->ws, &zero, 1, 0, s->at.reals * s->value_size, 0,
+                                     NULL, NULL);
+    size_t bytes = (s->n ? s->n : 1) * s->value_size;
+    for (int i = 0; i < 8 && err == CL_SUCCESS; ++i) /* each holds n values at least */
+        if (s->vec[i])
+            err = clEnqueueFillBuffer(s->queue, s->vec[i], &zero, 1, 0, bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(s->queue);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueFillBuffer (solver)");
+}
+
 /* A check's cost: the round trip of reading the header on an idle queue (the least of a few),
  * what the adaptive check interval weighs the iterations against. */
 static cmrscl_status measure_check(cmrscl_solver s)
@@ -182,10 +198,17 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
         const char *limit = getenv("CMRSCL_SOLVE_FOLD_LIMIT"); /* for measuring the limit */
         s->reduce_products = s->product_groups >
                              (limit && *limit ? strtoull(limit, NULL, 10) : SOLVE_FOLD_LIMIT);
+        size_t share = SOLVE_REDUCE_SHARE * s->local;
+        s->reduce_groups = (s->product_groups + share - 1) / share;
+        s->reduce_groups = s->reduce_groups < 1          ? 1
+                           : s->reduce_groups > s->groups ? s->groups
+                                                          : s->reduce_groups;
         st = solve_workspace_make(s, s->method->workspace ? s->method->workspace(s) : 0);
     }
     if (st == CMRSCL_OK)
         st = s->method->prepare(s);
+    if (st == CMRSCL_OK)
+        st = touch_buffers(s);
     if (st == CMRSCL_OK)
         st = measure_check(s);
     if (st != CMRSCL_OK) {
