@@ -14,7 +14,7 @@
  * reduction kernel (solve_reduce) first cuts them to a few, each of its work-items adding
  * SOLVE_REDUCE_SHARE of them or more. The trade: an extra launch against every work-group
  * reading them all (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT). */
-#define SOLVE_FOLD_LIMIT 1024
+#define SOLVE_FOLD_LIMIT 4096
 #define SOLVE_REDUCE_SHARE 4
 /* The vector kernels' work-groups and the share of the device's resident work-items their
  * grid takes (solve_kernels.c, choose_grid; docs/PERFORMANCE.md, SOLVE_GROUP). */

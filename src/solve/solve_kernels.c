@@ -4,6 +4,7 @@
 #include "solve/solve.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 cmrscl_status solve_set_args(cl_kernel k, cl_uint at, int n, const solve_arg *args)
@@ -114,11 +115,14 @@ static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
 static void choose_grid(cmrscl_solver s)
 {
     const cmrscl_device_info *d = &s->ctx->info;
-    size_t local = SOLVE_GROUP;
+    /* CMRSCL_SOLVE_GROUP, CMRSCL_SOLVE_OCCUPANCY: for measuring the choice */
+    const char *group = getenv("CMRSCL_SOLVE_GROUP"), *occupancy = getenv("CMRSCL_SOLVE_OCCUPANCY");
+    size_t local = group && atoi(group) > 0 ? (size_t)atoi(group) : SOLVE_GROUP;
+    size_t share = occupancy && atoi(occupancy) > 0 ? (size_t)atoi(occupancy) : SOLVE_OCCUPANCY;
     while (local > 1 && local > d->max_work_group_size)
         local /= 2;
     s->local = local;
-    size_t resident = (size_t)d->compute_units * d->resident_items_per_cu / SOLVE_OCCUPANCY / local;
+    size_t resident = (size_t)d->compute_units * d->resident_items_per_cu / share / local;
     size_t needed = ((size_t)s->n + local - 1) / local;
     s->groups = needed < resident ? needed : resident;
     if (s->groups == 0)
