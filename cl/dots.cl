@@ -26,9 +26,54 @@
 #error "DOTS is 0, 2 or 4"
 #endif
 
-/* The sum of v over the n work-items of the group (n a constant, any size), in the same
- * order every time: a tree in local memory s[n]. Every work-item of the group calls it and
- * gets the sum; s is free again when it returns. */
+#ifndef GROUP_SHUFFLE
+#define GROUP_SHUFFLE 0
+#endif
+
+/* The sum of v over the n work-items of the group (n a constant), in the same order every
+ * time. Every work-item of the group calls it and gets the sum; s (n real4s of local
+ * memory) is free again when it returns.
+ * GROUP_SHUFFLE (NVIDIA, whose OpenCL has inline PTX; n a multiple of 32): each hardware warp
+ * sums its 32 values by a butterfly of shfl.sync - every lane ends with the same bits, since
+ * each step adds the same two numbers on both sides - and one barrier later every work-item
+ * adds the warps' sums in warp order: a tree in local memory takes a barrier and a round
+ * trip through local memory at each of its log2(n) levels, which cost a product with the
+ * epilogue more than the epilogue's own loads (docs/PERFORMANCE.md, GROUP_SHUFFLE). */
+#if GROUP_SHUFFLE
+INLINE float shfl_bfly_f32(float v, uint m)
+{
+    float r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
+    return r;
+}
+#if VALUE_DOUBLE
+INLINE double shfl_bfly(double v, uint m)
+{
+    const float2 h = as_float2(v);
+    return as_double((float2)(shfl_bfly_f32(h.x, m), shfl_bfly_f32(h.y, m)));
+}
+#else
+#define shfl_bfly shfl_bfly_f32
+#endif
+INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
+{
+    for (uint m = 16; m > 0; m >>= 1) {
+        v.s0 += shfl_bfly(v.s0, m);
+        v.s1 += shfl_bfly(v.s1, m);
+        v.s2 += shfl_bfly(v.s2, m);
+        v.s3 += shfl_bfly(v.s3, m);
+    }
+    const uint l = get_local_id(0);
+    if (l % 32 == 0)
+        s[l / 32] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real4_t sum = s[0];
+    for (uint w = 1; w < n / 32; ++w)
+        sum += s[w];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return sum;
+}
+#else
 INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
 {
     const uint l = get_local_id(0);
@@ -47,6 +92,7 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
     barrier(CLK_LOCAL_MEM_FENCE);
     return sum;
 }
+#endif
 
 #if DOTS
 /* The epilogue's arguments, after the kernel's own (enum cmrs_dots_arg); w is NULL with DOTS

@@ -21,9 +21,13 @@ cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_k
 {
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
-    char options[sizeof p->build_options + 32];
-    /* no extra option: the matrix's own program (from the context's cache) */
-    int n = snprintf(options, sizeof options, "%s%s%s", p->build_options, *extra ? " " : "", extra);
+    char options[sizeof p->build_options + 64];
+    /* no extra option: the matrix's own program (from the context's cache); the epilogue's
+     * sums by warp shuffles where the device has NVIDIA's (cl/dots.cl, GROUP_SHUFFLE) */
+    bool shuffle = strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle &&
+                   p->work_group_size % 32 == 0;
+    int n = snprintf(options, sizeof options, "%s%s%s%s", p->build_options, *extra ? " " : "", extra,
+                     shuffle ? " -DGROUP_SHUFFLE=1" : "");
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's build options are too long");
     cl_program prog;

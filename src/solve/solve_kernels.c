@@ -97,10 +97,12 @@ cmrscl_status solve_kernel(cmrscl_solver s, bool gmres, const char *name, cl_ker
 /* cl/solve.cl (and cl/solve_gmres.cl) for the precision and a work-group of `local`. */
 static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
 {
-    char options[160];
+    char options[192];
     snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -DSOLVE=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DVALUE_DOUBLE=%d", s->local,
-             s->precision == CMRSCL_DOUBLE);
+             "-cl-std=CL1.2 -DSOLVE=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DVALUE_DOUBLE=%d "
+             "-DGROUP_SHUFFLE=%d",
+             s->local, s->precision == CMRSCL_DOUBLE,
+             s->ctx->info.warp_shuffle && s->local % 32 == 0);
     double seconds;
     cmrscl_program_source from;
     return program_get(s->ctx, file, options, out, &seconds, &from);
