@@ -39,6 +39,13 @@
  * adds the warps' sums in warp order: a tree in local memory takes a barrier and a round
  * trip through local memory at each of its log2(n) levels, which cost a product with the
  * epilogue more than the epilogue's own loads (docs/PERFORMANCE.md, GROUP_SHUFFLE). */
+#ifndef DOTS_WARP_SUMS
+#define DOTS_WARP_SUMS 0
+#endif
+#if DOTS_WARP_SUMS && !GROUP_SHUFFLE
+#error "DOTS_WARP_SUMS needs GROUP_SHUFFLE"
+#endif
+
 #if GROUP_SHUFFLE
 INLINE float shfl_bfly_f32(float v, uint m)
 {
@@ -55,7 +62,8 @@ INLINE double shfl_bfly(double v, uint m)
 #else
 #define shfl_bfly shfl_bfly_f32
 #endif
-INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
+/* The sum over the hardware warp, in every lane. */
+INLINE real4_t warp_sum4(real4_t v)
 {
     for (uint m = 16; m > 0; m >>= 1) {
         v.s0 += shfl_bfly(v.s0, m);
@@ -63,6 +71,11 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
         v.s2 += shfl_bfly(v.s2, m);
         v.s3 += shfl_bfly(v.s3, m);
     }
+    return v;
+}
+INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
+{
+    v = warp_sum4(v);
     const uint l = get_local_id(0);
     if (l % 32 == 0)
         s[l / 32] = v;
@@ -101,7 +114,11 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
     , __global real_t *restrict ws, const uint dots_at, __global const real_t *restrict dot_w
 /* cmrs_combine's last argument: the product's x, whose rows its terms read */
 #define COMBINE_DOTS_X , __global const real_t *restrict x
+#if DOTS_WARP_SUMS
+#define DOTS_SCRATCH __local real4_t *const dots_scratch = 0;
+#else
 #define DOTS_SCRATCH __local real4_t dots_scratch[WG_SIZE];
+#endif
 #define DOTS_RETURN_IF_STOPPED()                                                                   \
     if (ws[CMRS_WS_STOP] != (real_t)0)                                                             \
     return
@@ -120,13 +137,24 @@ INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const 
     return acc;
 }
 
-/* The group's real4 into the workspace: the group's sum at ws[at + 4 * group]. */
+/* The group's real4 into the workspace: the group's sum at ws[at + 4 * group]. With
+ * DOTS_WARP_SUMS (the slice family on NVIDIA, which the host asks for), each hardware warp's
+ * sum at ws[at + 4 * warp] instead, warps numbered across the grid: the product then needs
+ * no barrier at all - a barrier holds each work-group until its slowest warp is done - and the
+ * solver's reduction adds the warps' sums up. */
 INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_t *scratch,
                        const uint n)
 {
+#if DOTS_WARP_SUMS
+    (void)scratch, (void)n;
+    const real4_t sum = warp_sum4(acc);
+    if (get_local_id(0) % 32 == 0)
+        vstore4(sum, get_global_id(0) / 32, ws + at);
+#else
     const real4_t sum = group_sum4(acc, scratch, n);
     if (get_local_id(0) == 0)
         vstore4(sum, get_group_id(0), ws + at);
+#endif
 }
 
 /* The epilogue of the families that share out strips and tiles with find_work (strip,

@@ -25,7 +25,8 @@
 #define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
 
 /* This work-item's share of the sum of the n real4s at ws + at (of the n work-groups that
- * wrote them); group_sum4 of the shares is the sum. */
+ * wrote them); group_sum4 of the shares is the sum. Every work-group of a kernel reads them
+ * all: share_of2 reads only the first two of each, where those are the sums the kernel needs. */
 INLINE real4_t share_of(__global const real_t *ws, uint at, uint n)
 {
     real4_t acc = (real4_t)0;
@@ -33,6 +34,21 @@ INLINE real4_t share_of(__global const real_t *ws, uint at, uint n)
         acc += vload4(i, ws + at);
     return acc;
 }
+INLINE real4_t share_of2(__global const real_t *ws, uint at, uint n)
+{
+    real2_t acc = (real2_t)0;
+    for (uint i = get_local_id(0); i < n; i += WG_SIZE)
+        acc += *(__global const real2_t *)(ws + at + 4 * i);
+    return (real4_t)(acc, 0, 0);
+}
+
+/* Rows 2k and 2k + 1 of a vector, as one 2-vector load or store: the vector kernels walk their
+ * rows in pairs (and the last row of an odd count alone), half the memory instructions. The
+ * cast, not vload2, tells the compiler the pair's alignment. */
+#define PAIR(v, k) (*(__global real2_t *)((v) + 2 * (size_t)(k)))
+#define FOR_PAIRS(k) for (uint k = get_global_id(0); k < n / 2; k += get_global_size(0))
+/* the work-item that takes the odd row out: the last of the grid, after its pairs */
+#define ODD_ROW() (n % 2 && get_global_id(0) == get_global_size(0) - 1)
 
 /* The work-group's real4 of partial sums at ws + at. */
 INLINE void store_share(real4_t acc, __global real_t *ws, uint at, __local real4_t *s)
@@ -166,7 +182,8 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
-    const real4_t a = share_of(ws, rr_at, rr_n), c = share_of(ws, pq_at, pq_n);
+    const real4_t a = share_of2(ws, rr_at, rr_n);
+    const real4_t c = dinv ? share_of(ws, pq_at, pq_n) : share_of2(ws, pq_at, pq_n);
     /* r.r, r.z, p.q, q.Dq: one tree */
     const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, dinv ? c.s3 : c.s1), s, WG_SIZE);
     const real_t rr = sum.s0, rz = sum.s1, pq = sum.s2, qdq = sum.s3;
@@ -192,8 +209,18 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
         return;
     const real_t alpha = rz / pq, beta = alpha * alpha * qdq / rz - (real_t)1;
     real4_t acc = (real4_t)0;
-    FOR_ROWS(i)
+    FOR_PAIRS(k)
     {
+        const real2_t pv = PAIR(p, k), rv = PAIR(r, k) - alpha * PAIR(q, k);
+        const real2_t zv = dinv ? PAIR(dinv, k) * rv : rv;
+        PAIR(x, k) += alpha * pv;
+        PAIR(r, k) = rv;
+        PAIR(p, k) = zv + beta * pv;
+        acc.s0 += rv.x * rv.x + rv.y * rv.y;
+        acc.s1 += rv.x * zv.x + rv.y * zv.y;
+    }
+    if (ODD_ROW()) {
+        const uint i = n - 1;
         const real_t pv = p[i], rv = r[i] - alpha * q[i], zv = dinv ? dinv[i] * rv : rv;
         x[i] += alpha * pv;
         r[i] = rv;
@@ -205,24 +232,28 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
 }
 
 /* ---- BiCGStab ----
- * van der Vorst's BiCGStab, r0* = r0, with rho carried by its recurrence: (r0*, s) = 0 by
- * the choice of alpha, so rho' = (r0*, r') = -omega (r0*, t), which the product t = A s
- * leaves with t.s and t.t. The p update then joins the x and r updates, and an iteration is
- * four launches: v = A p (leaving r0*.v), bicg_s, t = A s, bicg_step (with the reductions
- * of a large product's real4s before the two kernels here). */
+ * van der Vorst's BiCGStab, r0* = r0, with rho' = (r0*, r') taken as (r0*, s) - omega (r0*, t):
+ * bicg_s leaves (r0*, s) beside s.s, the product t = A s leaves (r0*, t) beside t.s and t.t,
+ * so the next rho is known where omega is, and the p update joins the x and r updates. (The
+ * recurrence rho' = -omega (r0*, t), which drops (r0*, s) as zero in exact arithmetic, parts
+ * from the residual in float and diverges: convdiff:64.) An iteration is four launches:
+ * v = A p (leaving r0*.v), bicg_s, t = A s, bicg_step (with the reductions of a large
+ * product's real4s before the two kernels here). */
 
-/* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s at ss_at; the convergence test
- * of r (r.r from bicg_step, or solve_start). check_only: the test alone (the last check). */
+/* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s and r0*.s at ss_at; the
+ * convergence test of r (r.r from bicg_step, or solve_start). check_only: the test alone (the
+ * last check). */
 __kernel void bicg_s(const uint n, __global const real_t *restrict r,
                      __global const real_t *restrict v, __global real_t *restrict s_vec,
-                     __global real_t *restrict ws, const uint rr_at, const uint rr_n,
+                     __global const real_t *restrict rs, __global real_t *restrict ws,
+                     const uint rr_at, const uint rr_n,
                      const uint rv_at, const uint rv_n, const uint ss_at, const uint history_at,
                      const uint check_only)
 {
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
-    const real4_t a = share_of(ws, rr_at, rr_n), c = share_of(ws, rv_at, rv_n);
+    const real4_t a = share_of2(ws, rr_at, rr_n), c = share_of(ws, rv_at, rv_n);
     const real4_t sum = group_sum4((real4_t)(a.s0, c.s2, 0, 0), s, WG_SIZE);
     const real_t rr = sum.s0, rsv = sum.s1, rho = ws[CMRS_WS_RHO];
     int stop = 0, cause = 0; /* 1: rho, 2: r0*.v (src/solve/solve_bicgstab.c) */
@@ -247,11 +278,18 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
     if (stop || check_only)
         return;
     real4_t acc = (real4_t)0;
-    FOR_ROWS(i)
+    FOR_PAIRS(k)
     {
-        const real_t sv = r[i] - alpha * v[i];
-        s_vec[i] = sv;
+        const real2_t sv = PAIR(r, k) - alpha * PAIR(v, k), rsv = PAIR(rs, k);
+        PAIR(s_vec, k) = sv;
+        acc.s0 += sv.x * sv.x + sv.y * sv.y;
+        acc.s1 += rsv.x * sv.x + rsv.y * sv.y;
+    }
+    if (ODD_ROW()) {
+        const real_t sv = r[n - 1] - alpha * v[n - 1];
+        s_vec[n - 1] = sv;
         acc.s0 += sv * sv;
+        acc.s1 += rs[n - 1] * sv;
     }
     store_share(acc, ws, ss_at, s);
 }
@@ -271,14 +309,14 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
-    const real4_t a = share_of(ws, ts_at, ts_n), c = share_of(ws, ss_at, ss_n);
-    /* t.s, t.t, r0*.t, s.s: one tree */
-    const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, a.s2, c.s0), s, WG_SIZE);
-    const real_t ts = sum.s0, tt = sum.s1, rst = sum.s2, ss = sum.s3;
+    /* t.s, t.t, r0*.t, s.s; r0*.s */
+    const real4_t sum = group_sum4(share_of(ws, ts_at, ts_n), s, WG_SIZE);
+    const real4_t sums = group_sum4(share_of2(ws, ss_at, ss_n), s, WG_SIZE);
+    const real_t ts = sum.s0, tt = sum.s1, rst = sum.s2, ss = sums.s0, rss = sums.s1;
     const real_t alpha = ws[CMRS_WS_ALPHA], rho = ws[CMRS_WS_RHO_PREV];
     const bool early = ss <= ws[CMRS_WS_THRESHOLD];
     const real_t omega = early ? 0 : ts / tt;
-    const real_t rho_next = -omega * rst, beta = rho_next / rho * (alpha / omega);
+    const real_t rho_next = rss - omega * rst, beta = rho_next / rho * (alpha / omega);
     int stop = 0;
     if (!early && !(isfinite(omega) && isfinite(beta)))
         stop = CMRS_STOP_NONFINITE;
@@ -294,8 +332,18 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
         return;
     }
     real4_t acc = (real4_t)0;
-    FOR_ROWS(i)
+    FOR_PAIRS(k)
     {
+        const real2_t pv = PAIR(p, k), sv = PAIR(s_vec, k);
+        const real2_t rv = early ? sv : sv - omega * PAIR(t, k);
+        PAIR(x, k) += early ? alpha * pv : alpha * pv + omega * sv;
+        PAIR(r, k) = rv;
+        if (!early)
+            PAIR(p, k) = rv + beta * (pv - omega * PAIR(v, k));
+        acc.s0 += rv.x * rv.x + rv.y * rv.y;
+    }
+    if (ODD_ROW()) {
+        const uint i = n - 1;
         const real_t pv = p[i], sv = s_vec[i], rv = early ? sv : sv - omega * t[i];
         x[i] += early ? alpha * pv : alpha * pv + omega * sv;
         r[i] = rv;

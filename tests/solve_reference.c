@@ -132,7 +132,7 @@ ref_outcome ref_bicgstab(const cmrscl_csr *a, const double *b, double *x, double
             o.broke_down = true;
             break;
         }
-        double rho_next = -omega * dot(rs, t, n);
+        double rho_next = dot(rs, s, n) - omega * dot(rs, t, n);
         for (int i = 0; i < n; ++i)
             x[i] += alpha * p[i] + omega * s[i], r[i] = s[i] - omega * t[i];
         if (form == REF_TEXTBOOK)

@@ -26,8 +26,11 @@ cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_k
      * sums by warp shuffles where the device has NVIDIA's (cl/dots.cl, GROUP_SHUFFLE) */
     bool shuffle = strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle &&
                    p->work_group_size % 32 == 0;
-    int n = snprintf(options, sizeof options, "%s%s%s%s", p->build_options, *extra ? " " : "", extra,
-                     shuffle ? " -DGROUP_SHUFFLE=1" : "");
+    /* ... and the slice family's, whose work-items each hold their own row, by warps: no
+     * barrier in the product (cl/dots.cl, DOTS_WARP_SUMS) */
+    bool warps = shuffle && p->kernel == CMRSCL_KERNEL_SLICE;
+    int n = snprintf(options, sizeof options, "%s%s%s%s%s", p->build_options, *extra ? " " : "",
+                     extra, shuffle ? " -DGROUP_SHUFFLE=1" : "", warps ? " -DDOTS_WARP_SUMS=1" : "");
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's build options are too long");
     cl_program prog;
@@ -54,7 +57,7 @@ cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_k
         return st;
     }
     spmv_sizes(m, &out->local, &out->global, &out->combine_local, &out->combine_global);
-    out->kernel_groups = out->global / out->local;
+    out->kernel_groups = out->global / (warps ? 32 : out->local); /* its real4s */
     out->groups = out->kernel_groups + (combine ? out->combine_global / out->combine_local : 0);
     out->kernels_made = m->kernels_made;
     return CMRSCL_OK;

@@ -20,6 +20,7 @@
  * grid takes (solve_kernels.c, choose_grid; docs/PERFORMANCE.md, SOLVE_GROUP). */
 #define SOLVE_GROUP 512
 #define SOLVE_OCCUPANCY 2
+#define SOLVE_ROWS 2
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {

@@ -1,8 +1,8 @@
-/* solve_bicgstab.c - BiCGStab (van der Vorst 1992), r0* = r0, with rho carried by its
- * recurrence (cl/solve.cl): an iteration is v = A p, bicg_s (alpha, s), t = A s, bicg_step
- * (omega, x, r, p) - four launches, six where the products' partial sums are reduced first.
- * Both products leave their dot products with r0* (the epilogue's w): r0*.v for alpha, and
- * t.s, t.t and r0*.t for omega and the next rho. */
+/* solve_bicgstab.c - BiCGStab (van der Vorst 1992), r0* = r0, the next rho taken as
+ * (r0*, s) - omega (r0*, t) (cl/solve.cl): an iteration is v = A p, bicg_s (alpha, s, s.s,
+ * r0*.s), t = A s, bicg_step (omega, x, r, p) - four launches, six where the products' partial
+ * sums are reduced first. Both products leave their dot products with r0* (the epilogue's w):
+ * r0*.v for alpha, and t.s, t.t and r0*.t for omega and the next rho. */
 #include "solve/solve.h"
 
 #include <stdio.h>
@@ -24,12 +24,12 @@ static cmrscl_status s_kernel(cmrscl_solver s, cl_kernel *k, cl_uint check_only)
     cmrscl_status st = solve_kernel(s, false, "bicg_s", k);
     cl_uint n = s->n, groups = (cl_uint)s->groups, sums, count;
     solve_product_region(s, &sums, &count);
-    solve_arg args[] = {SOLVE_UINT(n),      SOLVE_MEM(s->vec[R]),       SOLVE_MEM(s->vec[V]),
-                        SOLVE_MEM(s->vec[S]), SOLVE_MEM(s->ws),         SOLVE_UINT(s->at.rr[0]),
-                        SOLVE_UINT(groups), SOLVE_UINT(sums),           SOLVE_UINT(count),
-                        SOLVE_UINT(s->at.second), SOLVE_UINT(s->at.history),
+    solve_arg args[] = {SOLVE_UINT(n),          SOLVE_MEM(s->vec[R]),     SOLVE_MEM(s->vec[V]),
+                        SOLVE_MEM(s->vec[S]),   SOLVE_MEM(s->vec[RS]),    SOLVE_MEM(s->ws),
+                        SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(groups),      SOLVE_UINT(sums),
+                        SOLVE_UINT(count),      SOLVE_UINT(s->at.second), SOLVE_UINT(s->at.history),
                         SOLVE_UINT(check_only)};
-    return st == CMRSCL_OK ? solve_set_args(*k, 0, 12, args) : st;
+    return st == CMRSCL_OK ? solve_set_args(*k, 0, 13, args) : st;
 }
 
 static cmrscl_status bicg_prepare(cmrscl_solver s)

@@ -113,19 +113,21 @@ static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
  * square of the work-groups, so they are few and wide - SOLVE_GROUP work-items (or the most
  * the device runs; a power of two, for the trees), SOLVE_OCCUPANCY of the work-items the
  * device keeps resident (streaming kernels keep the memory busy from there), fewer for short
- * vectors. A fixed grid, so that every partial sum holds the same rows every run. */
+ * vectors: at least SOLVE_ROWS rows a work-item (the kernels take rows in pairs). A fixed grid, so that every partial sum holds the same rows every run. */
 static void choose_grid(cmrscl_solver s)
 {
     const cmrscl_device_info *d = &s->ctx->info;
     /* CMRSCL_SOLVE_GROUP, CMRSCL_SOLVE_OCCUPANCY: for measuring the choice */
     const char *group = getenv("CMRSCL_SOLVE_GROUP"), *occupancy = getenv("CMRSCL_SOLVE_OCCUPANCY");
+    const char *rows = getenv("CMRSCL_SOLVE_ROWS");
     size_t local = group && atoi(group) > 0 ? (size_t)atoi(group) : SOLVE_GROUP;
     size_t share = occupancy && atoi(occupancy) > 0 ? (size_t)atoi(occupancy) : SOLVE_OCCUPANCY;
+    size_t per_item = rows && atoi(rows) > 0 ? (size_t)atoi(rows) : SOLVE_ROWS;
     while (local > 1 && local > d->max_work_group_size)
         local /= 2;
     s->local = local;
     size_t resident = (size_t)d->compute_units * d->resident_items_per_cu / share / local;
-    size_t needed = ((size_t)s->n + local - 1) / local;
+    size_t needed = ((size_t)s->n + per_item * local - 1) / (per_item * local);
     s->groups = needed < resident ? needed : resident;
     if (s->groups == 0)
         s->groups = 1;
