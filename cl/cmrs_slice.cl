@@ -30,14 +30,14 @@
 __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
     DOTS_SCRATCH
-    DOTS_RETURN_IF_STOPPED();
+    const bool stopped = DOTS_STOPPED(); /* heeded at the end (dots.cl) */
     const uint r = get_local_id(0) % HEIGHT;
     const uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / HEIGHT;
     const uint row = strip * HEIGHT + r;
-    real_t yv = 0;
+    const bool mine = strip < strips && row < rows;
+    real_t sum = 0;
     if (strip < strips) { /* no return: with DOTS every work-item reaches the epilogue */
         const index_t end = strip_ptr[strip + 1];
-        real_t sum = 0;
         /* the row's words, SLICE_AHEAD at a time (spmv_common.cl) */
         uint column = FIRST_COLUMN(strip);
         (void)column;
@@ -53,15 +53,17 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
                     sum += VALUE_AT(j + k * HEIGHT, w[k]) * GATHER(c, row);
                 }
         }
-        if (row < rows)
-            yv = store_row(y, row, sum, alpha, beta);
     }
+    real_t yv = 0;
+    if (mine && !stopped)
+        yv = store_row(y, row, sum, alpha, beta);
 #if DOTS /* the work-item that wrote the row has its value: no read back */
     real4_t acc = (real4_t)0;
-    if (strip < strips && row < rows)
+    if (mine)
         acc = dots_terms(acc, x, dot_w, row, yv);
-    dots_store(acc, ws, dots_at, dots_scratch, WG_SIZE);
+    if (!stopped) /* the same for the whole grid */
+        dots_store(acc, ws, dots_at, dots_scratch, WG_SIZE);
 #else
-    (void)yv;
+    (void)yv, (void)stopped;
 #endif
 }

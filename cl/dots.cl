@@ -62,14 +62,17 @@ INLINE double shfl_bfly(double v, uint m)
 #else
 #define shfl_bfly shfl_bfly_f32
 #endif
-/* The sum over the hardware warp, in every lane. */
+/* The sum over the hardware warp, in every lane (of the first two sums alone in a product
+ * with two: the other two stay 0). */
 INLINE real4_t warp_sum4(real4_t v)
 {
     for (uint m = 16; m > 0; m >>= 1) {
         v.s0 += shfl_bfly(v.s0, m);
         v.s1 += shfl_bfly(v.s1, m);
+#if DOTS != 2
         v.s2 += shfl_bfly(v.s2, m);
         v.s3 += shfl_bfly(v.s3, m);
+#endif
     }
     return v;
 }
@@ -122,6 +125,10 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
 #define DOTS_RETURN_IF_STOPPED()                                                                   \
     if (ws[CMRS_WS_STOP] != (real_t)0)                                                             \
     return
+/* The stop read as the kernel begins and heeded as it ends (the slice family): the flag's
+ * load then overlaps the product's instead of delaying every warp's first, at the price of
+ * the product's loads in the iterations enqueued past convergence (docs/PERFORMANCE.md). */
+#define DOTS_STOPPED() (ws[CMRS_WS_STOP] != (real_t)0)
 
 /* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y). */
 INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const real_t *dot_w,
@@ -197,5 +204,6 @@ INLINE void dots_of_group(const work *w, uint first_tile_group, uint strips, uin
 #define COMBINE_DOTS_X
 #define DOTS_SCRATCH
 #define DOTS_RETURN_IF_STOPPED()
+#define DOTS_STOPPED() false
 #define DOTS_OF_GROUP(w)
 #endif

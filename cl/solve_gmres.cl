@@ -151,9 +151,12 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
         const real_t d = hypot(c_i, hn), g = ws[at + G_G(m) + j];
         const real_t cs = d > 0 ? c_i / d : (real_t)1, sn = d > 0 ? hn / d : (real_t)0;
         const real_t next = -sn * g, rr = next * next;
+        /* d = 0: R singular, the cycle's y has no solution (before the test: g's next entry is
+         * 0 then too); hn = 0 with d > 0: the solution is in the Krylov space, converged */
         const int stop = !isfinite(rr)                 ? CMRS_STOP_NONFINITE
+                         : d == 0                      ? CMRS_STOP_BREAKDOWN
                          : rr <= ws[CMRS_WS_THRESHOLD] ? CMRS_STOP_CONVERGED
-                         : d == 0 || hn == 0           ? CMRS_STOP_BREAKDOWN
+                         : hn == 0                     ? CMRS_STOP_BREAKDOWN
                                                        : 0;
         if (get_group_id(0) == 0) {
             const uint it = (uint)ws[CMRS_WS_ITER] + 1;

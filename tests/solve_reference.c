@@ -191,10 +191,10 @@ ref_outcome ref_gmres(const cmrscl_csr *a, const double *b, double *x, double th
             cols = j + 1;
             ++o.iterations;
             o.residual = fabs(g[j + 1]);
-            if (o.residual <= threshold)
-                o.converged = done = true;
-            else if (d == 0 || hn == 0)
+            if (d == 0 || (o.residual > threshold && hn == 0))
                 o.broke_down = done = true;
+            else if (o.residual <= threshold)
+                o.converged = done = true;
             else if (o.iterations == max)
                 done = true;
             else

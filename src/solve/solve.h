@@ -85,6 +85,9 @@ struct solve_method {
     cl_uint (*workspace)(const cmrscl_solver s);
     /* the method's kernels, made and their fixed arguments set (after the common ones) */
     cmrscl_status (*prepare)(cmrscl_solver s);
+    /* the products' arguments (again when the matrix's kernels were made anew: a values
+     * update that stored the values another way) */
+    cmrscl_status (*bind_products)(cmrscl_solver s);
     /* a solve's set-up, given b and x: r = b - A x0 is in vec[0] already (solver.c); the
      * method's start (solve_start, solve_init) and its first product */
     cmrscl_status (*start)(cmrscl_solver s, cl_mem b, cl_mem x);

@@ -47,11 +47,14 @@ static cmrscl_status bicg_prepare(cmrscl_solver s)
                         SOLVE_MEM(s->vec[T]), SOLVE_MEM(s->ws),       SOLVE_UINT(sums),
                         SOLVE_UINT(count),    SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
                         SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(s->at.history)};
-    if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[STEP], 0, 14, args);
-    if (st == CMRSCL_OK) /* v = A p, leaving r0*.v */
-        st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0, s->vec[V],
-                                  true, s->ws, s->at.product, s->vec[RS]);
+    return st == CMRSCL_OK ? solve_set_args(s->kernel[STEP], 0, 14, args) : st;
+}
+
+static cmrscl_status bicg_bind_products(cmrscl_solver s)
+{
+    /* v = A p, leaving r0*.v */
+    cmrscl_status st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0,
+                                            s->vec[V], true, s->ws, s->at.product, s->vec[RS]);
     if (st == CMRSCL_OK) /* t = A s, leaving s.t, t.t and r0*.t */
         st = product_kernels_bind(&s->product[1], s->precision, 1.0, s->vec[S], 0.0, s->vec[T],
                                   true, s->ws, s->at.product, s->vec[RS]);
@@ -115,6 +118,7 @@ const solve_method solve_bicgstab = {
     .product_options = bicg_products,
     .jacobi = false,
     .prepare = bicg_prepare,
+    .bind_products = bicg_bind_products,
     .start = bicg_start,
     .iterate = bicg_iterate,
     .check_last = bicg_check_last,

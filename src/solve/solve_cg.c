@@ -48,10 +48,14 @@ static cmrscl_status cg_prepare(cmrscl_solver s)
     /* the test after the last iteration: max - 1 wrote r.r at rr[max % 2] */
     if (st == CMRSCL_OK)
         st = step_kernel(s, &s->kernel[CHECK], a->rr[s->opt.max_iterations % 2], a->rr[0], 1);
-    if (st == CMRSCL_OK)
-        st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0, s->vec[Q],
-                                  true, s->ws, a->product, s->dinv);
     return st;
+}
+
+/* q = A p, leaving p.q and q.q (q.Dq with Jacobi: w = D) */
+static cmrscl_status cg_bind_products(cmrscl_solver s)
+{
+    return product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0, s->vec[Q], true,
+                                s->ws, s->at.product, s->dinv);
 }
 
 static cmrscl_status cg_start(cmrscl_solver s, cl_mem b, cl_mem x)
@@ -107,6 +111,7 @@ const solve_method solve_cg = {
     .product_options = cg_products,
     .jacobi = true,
     .prepare = cg_prepare,
+    .bind_products = cg_bind_products,
     .start = cg_start,
     .iterate = cg_iterate,
     .check_last = cg_check_last,

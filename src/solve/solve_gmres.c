@@ -114,6 +114,12 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     return st;
 }
 
+static cmrscl_status gmres_bind_products(cmrscl_solver s)
+{
+    (void)s; /* bound at each step: the product of v_j */
+    return CMRSCL_OK;
+}
+
 static cmrscl_status gmres_start(cmrscl_solver s, cl_mem b, cl_mem x)
 {
     solve_arg arg = SOLVE_MEM(x);
@@ -199,6 +205,7 @@ const solve_method solve_gmres = {
     .jacobi = false,
     .workspace = gmres_workspace,
     .prepare = gmres_prepare,
+    .bind_products = gmres_bind_products,
     .start = gmres_start,
     .iterate = gmres_iterate,
     .check_last = gmres_check_last,

@@ -208,6 +208,8 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
     if (st == CMRSCL_OK)
         st = s->method->prepare(s);
     if (st == CMRSCL_OK)
+        st = s->method->bind_products(s);
+    if (st == CMRSCL_OK)
         st = touch_buffers(s);
     if (st == CMRSCL_OK)
         st = measure_check(s);
@@ -217,6 +219,24 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
     }
     *out = s;
     return CMRSCL_OK;
+}
+
+/* The products made again after the matrix's kernels were (a values update that stored the
+ * values another way): the kernels the solver holds name the matrix's old buffers. */
+static cmrscl_status refresh_products(cmrscl_solver s)
+{
+    if (s->product[0].kernels_made == s->m->kernels_made)
+        return CMRSCL_OK;
+    cmrscl_status st = CMRSCL_OK;
+    for (int i = 0; i < s->method->products && st == CMRSCL_OK; ++i) {
+        product_kernels_release(&s->product[i]);
+        st = product_kernels_make(s->m, s->method->product_options(s), &s->product[i]);
+        if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
+            st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                             "the matrix's product was planned anew after a values update: make "
+                             "the solver again");
+    }
+    return st == CMRSCL_OK ? s->method->bind_products(s) : st;
 }
 
 /* Header slot `slot` of a header read back in the solver's precision. */
@@ -423,7 +443,8 @@ cmrscl_status cmrscl_solver_solve(cmrscl_solver s, cl_mem b, cl_mem x, cl_comman
         return CMRSCL_OK;
     }
     s->b = b, s->x = x;
-    if (s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI)
+    st = refresh_products(s);
+    if (st == CMRSCL_OK && s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI)
         st = solve_jacobi(s); /* again after a values update */
     /* r = b - A x0, then the method's start; the iterations are timed from a quiet queue */
     if (st == CMRSCL_OK)

@@ -178,6 +178,8 @@ int cmd_solve(const cli_options *opt)
     double *per = calloc((size_t)opt->repetitions + 1, sizeof(double));
     double *total = calloc((size_t)opt->repetitions + 1, sizeof(double));
     cl_uchar zero = 0;
+    bool broke_down = false;
+    int reps = opt->repetitions;
     for (int k = 0; !rc && k < opt->repetitions; ++k) {
         cmrscl_solve_result_free(&r); /* x0 = 0 each time */
         if (clEnqueueFillBuffer(q, xm, &zero, 1, 0, bytes, 0, NULL, NULL) != CL_SUCCESS ||
@@ -189,6 +191,14 @@ int cmd_solve(const cli_options *opt)
         st = cmrscl_solver_solve(s, bm, xm, NULL, 0, NULL, &r);
         per[k] = r.iterations ? r.iterate_seconds * 1e3 / r.iterations : 0;
         total[k] = r.seconds * 1e3;
+        if (st == CMRSCL_ERROR_BREAKDOWN) { /* it ran: the report says how far */
+            if (so.monitor)
+                fputs("\r\033[K", stderr);
+            cli_fail("solving", st);
+            broke_down = true;
+            reps = k + 1;
+            break;
+        }
         if (st != CMRSCL_OK) {
             if (so.monitor)
                 fputs("\r\033[K", stderr);
@@ -216,10 +226,10 @@ int cmd_solve(const cli_options *opt)
                 cpu_true += (b[i] - ax[i]) * (b[i] - ax[i]);
         cpu_true = sqrt(cpu_true);
         free(ax);
-        per_ms = cli_median(per, opt->repetitions);
-        solve_ms = cli_median(total, opt->repetitions);
-        passed = opt->fixed_iterations || (r.converged && (!opt->verify ||
-                                                           cpu_true <= 10 * r.threshold));
+        per_ms = cli_median(per, reps);
+        solve_ms = cli_median(total, reps);
+        passed = !broke_down && (opt->fixed_iterations ||
+                                 (r.converged && (!opt->verify || cpu_true <= 10 * r.threshold)));
     }
     cmrscl_params p = {0};
     if (m)
@@ -245,7 +255,8 @@ int cmd_solve(const cli_options *opt)
                per_ms, r.launches_per_iteration, solve_ms, r.checks, r.check_interval,
                opt->repetitions);
         printf("check      %s\n",
-               opt->fixed_iterations ? "fixed iterations: not a convergence test"
+               broke_down            ? "FAIL: the method broke down"
+               : opt->fixed_iterations ? "fixed iterations: not a convergence test"
                : passed              ? "PASS (converged; ||b - A x|| within 10x the threshold)"
                : !r.converged        ? "FAIL: not converged"
                                      : "FAIL: ||b - A x|| on the CPU beyond 10x the threshold");
