@@ -44,11 +44,16 @@ INLINE real4_t share_of2(__global const real_t *ws, uint at, uint n)
 
 /* Rows 2k and 2k + 1 of a vector, as one 2-vector load or store: the vector kernels walk their
  * rows in pairs (and the last row of an odd count alone), half the memory instructions. The
- * cast, not vload2, tells the compiler the pair's alignment. */
+ * cast, not vload2, tells the compiler the pair's alignment.
+ * They walk them from the last down, while the products walk theirs up: the rows a kernel
+ * touched last are those the next one reads first, in the last-level cache still, where
+ * vectors outgrow it (docs/PERFORMANCE.md, "walking down"). */
 #define PAIR(v, k) (*(__global real2_t *)((v) + 2 * (size_t)(k)))
-#define FOR_PAIRS(k) for (uint k = get_global_id(0); k < n / 2; k += get_global_size(0))
-/* the work-item that takes the odd row out: the last of the grid, after its pairs */
-#define ODD_ROW() (n % 2 && get_global_id(0) == get_global_size(0) - 1)
+#define FOR_PAIRS(k)                                                                               \
+    for (uint j_ = get_global_id(0), k = n / 2 - 1 - j_; j_ < n / 2;                               \
+         j_ += get_global_size(0), k = n / 2 - 1 - j_)
+/* the work-item that takes the odd row out (the last row: where the walk begins) */
+#define ODD_ROW() (n % 2 && get_global_id(0) == 0)
 
 /* The work-group's real4 of partial sums at ws + at. */
 INLINE void store_share(real4_t acc, __global real_t *ws, uint at, __local real4_t *s)
@@ -232,124 +237,133 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
 }
 
 /* ---- BiCGStab ----
- * van der Vorst's BiCGStab, r0* = r0, with rho' = (r0*, r') taken as (r0*, s) - omega (r0*, t):
- * bicg_s leaves (r0*, s) beside s.s, the product t = A s leaves (r0*, t) beside t.s and t.t,
- * so the next rho is known where omega is, and the p update joins the x and r updates. (The
- * recurrence rho' = -omega (r0*, t), which drops (r0*, s) as zero in exact arithmetic, parts
- * from the residual in float and diverges: convdiff:64.) An iteration is four launches:
- * v = A p (leaving r0*.v), bicg_s, t = A s, bicg_step (with the reductions of a large
- * product's real4s before the two kernels here). */
+ * van der Vorst's BiCGStab, r0* = r0, as the textbook has it: rho' = (r0*, r') computed from
+ * r' itself. (Taking it as (r0*, s) - omega (r0*, t), which would let the p update join the x
+ * and r updates, cancels in just the iterations where the stabilising step works - omega t
+ * near s - and the residual parted from b - A x by orders of magnitude on convdiff:160-200.)
+ * An iteration is five launches: bicg_p (the test, beta, p), v = A p (leaving r0*.v), bicg_s
+ * (alpha, s), t = A s (leaving t.s and t.t), bicg_step (omega, x, r, and r.r and r0*.r) - and
+ * the reductions of a large product's real4s before bicg_s and bicg_step. */
 
-/* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s and r0*.s at ss_at; the
- * convergence test of r (r.r from bicg_step, or solve_start). check_only: the test alone (the
- * last check). */
-__kernel void bicg_s(const uint n, __global const real_t *restrict r,
-                     __global const real_t *restrict v, __global real_t *restrict s_vec,
-                     __global const real_t *restrict rs, __global real_t *restrict ws,
-                     const uint rr_at, const uint rr_n,
-                     const uint rv_at, const uint rv_n, const uint ss_at, const uint history_at,
+/* The test of r (r.r and rho' = r0*.r from bicg_step, or solve_start), then p = r + beta
+ * (p - omega v), beta = (rho' / rho) (alpha / omega); the first iteration: p = r. check_only:
+ * the test alone (the last check). */
+__kernel void bicg_p(const uint n, __global const real_t *restrict r, __global real_t *restrict p,
+                     __global const real_t *restrict v, __global real_t *restrict ws,
+                     const uint rr_at, const uint rr_n, const uint history_at, const uint first,
                      const uint check_only)
 {
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
-    const real4_t a = share_of2(ws, rr_at, rr_n), c = share_of(ws, rv_at, rv_n);
-    const real4_t sum = group_sum4((real4_t)(a.s0, c.s2, 0, 0), s, WG_SIZE);
-    const real_t rr = sum.s0, rsv = sum.s1, rho = ws[CMRS_WS_RHO];
-    int stop = 0, cause = 0; /* 1: rho, 2: r0*.v (src/solve/solve_bicgstab.c) */
-    real_t value = rr;
+    const real4_t sum = group_sum4(share_of2(ws, rr_at, rr_n), s, WG_SIZE);
+    const real_t rr = sum.s0, rho = sum.s1, rho_prev = ws[CMRS_WS_RHO_PREV];
+    const real_t alpha = ws[CMRS_WS_ALPHA], omega = ws[CMRS_WS_OMEGA];
+    const real_t beta = first ? 0 : rho / rho_prev * (alpha / omega);
+    int stop = 0;
     if (!isfinite(rr))
         stop = CMRS_STOP_NONFINITE;
     else if (rr <= ws[CMRS_WS_THRESHOLD])
         stop = CMRS_STOP_CONVERGED;
-    else if (!check_only && !finite2(rho, rsv))
-        stop = CMRS_STOP_NONFINITE, cause = isfinite(rho) ? 2 : 1, value = isfinite(rho) ? rsv : rho;
-    else if (!check_only && (rho == 0 || rsv == 0))
-        stop = CMRS_STOP_BREAKDOWN, cause = rho == 0 ? 1 : 2, value = rho == 0 ? rho : rsv;
-    const real_t alpha = rho / rsv;
+    else if (!check_only && rho == 0)
+        stop = CMRS_STOP_BREAKDOWN;
+    else if (!check_only && !(isfinite(rho) && isfinite(beta)))
+        stop = CMRS_STOP_NONFINITE;
     if (LEADER()) {
         ws[history_at + (uint)ws[CMRS_WS_ITER]] = rr;
         ws[CMRS_WS_RR] = rr;
-        ws[CMRS_WS_ALPHA] = alpha;
-        ws[CMRS_WS_RHO_PREV] = rho;
+        ws[CMRS_WS_RHO] = rho;
     }
     if (stop)
-        stop_solve(ws, stop, value, cause);
+        stop_solve(ws, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : rho,
+                   1); /* 1: rho (src/solve/solve_bicgstab.c) */
     if (stop || check_only)
         return;
+    FOR_PAIRS(k)
+    PAIR(p, k) = first ? PAIR(r, k) : PAIR(r, k) + beta * (PAIR(p, k) - omega * PAIR(v, k));
+    if (ODD_ROW())
+        p[n - 1] = first ? r[n - 1] : r[n - 1] + beta * (p[n - 1] - omega * v[n - 1]);
+}
+
+/* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s at ss_at. */
+__kernel void bicg_s(const uint n, __global const real_t *restrict r,
+                     __global const real_t *restrict v, __global real_t *restrict s_vec,
+                     __global real_t *restrict ws, const uint rv_at, const uint rv_n,
+                     const uint ss_at)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    const real_t rsv = group_sum4(share_of(ws, rv_at, rv_n), s, WG_SIZE).s2;
+    const real_t rho = ws[CMRS_WS_RHO], alpha = rho / rsv;
+    if (LEADER())
+        ws[CMRS_WS_ALPHA] = alpha;
+    if (!(rsv != 0 && isfinite(alpha))) {
+        stop_solve(ws, rsv == 0 ? CMRS_STOP_BREAKDOWN : CMRS_STOP_NONFINITE, rsv,
+                   2); /* 2: r0*.v */
+        return;
+    }
     real4_t acc = (real4_t)0;
     FOR_PAIRS(k)
     {
-        const real2_t sv = PAIR(r, k) - alpha * PAIR(v, k), rsv = PAIR(rs, k);
+        const real2_t sv = PAIR(r, k) - alpha * PAIR(v, k);
         PAIR(s_vec, k) = sv;
         acc.s0 += sv.x * sv.x + sv.y * sv.y;
-        acc.s1 += rsv.x * sv.x + rsv.y * sv.y;
     }
     if (ODD_ROW()) {
         const real_t sv = r[n - 1] - alpha * v[n - 1];
         s_vec[n - 1] = sv;
         acc.s0 += sv * sv;
-        acc.s1 += rs[n - 1] * sv;
     }
     store_share(acc, ws, ss_at, s);
 }
 
-/* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, p = r + beta (p - omega v),
- * partial sums of r.r at out_at. When s is small enough already, the textbook's half step:
- * x += alpha p and r = s, and the next bicg_s finds the solve converged - this kernel stops
- * nothing that way, since a work-group that saw the stop before it began would skip its
- * share of x. */
+/* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, partial sums of r.r and r0*.r
+ * at out_at. When s is small enough already, the textbook's half step: x += alpha p and
+ * r = s, and the next bicg_p finds the solve converged - this kernel stops nothing that way,
+ * since a work-group that saw the stop before it began would skip its share of x. */
 __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
-                        __global real_t *restrict p, __global const real_t *restrict v,
-                        __global const real_t *restrict s_vec, __global const real_t *restrict t,
+                        __global const real_t *restrict p, __global const real_t *restrict s_vec,
+                        __global const real_t *restrict t, __global const real_t *restrict rs,
                         __global real_t *restrict ws, const uint ts_at, const uint ts_n,
-                        const uint ss_at, const uint ss_n, const uint out_at,
-                        const uint history_at)
+                        const uint ss_at, const uint ss_n, const uint out_at)
 {
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
-    /* t.s, t.t, r0*.t, s.s; r0*.s */
-    const real4_t sum = group_sum4(share_of(ws, ts_at, ts_n), s, WG_SIZE);
-    const real4_t sums = group_sum4(share_of2(ws, ss_at, ss_n), s, WG_SIZE);
-    const real_t ts = sum.s0, tt = sum.s1, rst = sum.s2, ss = sums.s0, rss = sums.s1;
-    const real_t alpha = ws[CMRS_WS_ALPHA], rho = ws[CMRS_WS_RHO_PREV];
+    /* t.s, t.t, s.s: one tree */
+    const real4_t a = share_of2(ws, ts_at, ts_n), c = share_of2(ws, ss_at, ss_n);
+    const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, 0), s, WG_SIZE);
+    const real_t ts = sum.s0, tt = sum.s1, ss = sum.s2, alpha = ws[CMRS_WS_ALPHA];
     const bool early = ss <= ws[CMRS_WS_THRESHOLD];
     const real_t omega = early ? 0 : ts / tt;
-    const real_t rho_next = rss - omega * rst, beta = rho_next / rho * (alpha / omega);
-    int stop = 0;
-    if (!early && !(isfinite(omega) && isfinite(beta)))
-        stop = CMRS_STOP_NONFINITE;
-    else if (!early && omega == 0)
-        stop = CMRS_STOP_BREAKDOWN;
     if (LEADER()) {
         ws[CMRS_WS_ITER] = ws[CMRS_WS_ITER] + 1;
-        ws[CMRS_WS_RHO] = rho_next;
         ws[CMRS_WS_OMEGA] = omega;
+        ws[CMRS_WS_RHO_PREV] = ws[CMRS_WS_RHO];
     }
-    if (stop) {
-        stop_solve(ws, stop, omega, 3); /* 3: omega (src/solve/solve_bicgstab.c) */
+    if (!early && !(omega != 0 && isfinite(omega))) {
+        stop_solve(ws, omega == 0 ? CMRS_STOP_BREAKDOWN : CMRS_STOP_NONFINITE, omega,
+                   3); /* 3: omega */
         return;
     }
     real4_t acc = (real4_t)0;
     FOR_PAIRS(k)
     {
-        const real2_t pv = PAIR(p, k), sv = PAIR(s_vec, k);
+        const real2_t pv = PAIR(p, k), sv = PAIR(s_vec, k), rsv = PAIR(rs, k);
         const real2_t rv = early ? sv : sv - omega * PAIR(t, k);
         PAIR(x, k) += early ? alpha * pv : alpha * pv + omega * sv;
         PAIR(r, k) = rv;
-        if (!early)
-            PAIR(p, k) = rv + beta * (pv - omega * PAIR(v, k));
         acc.s0 += rv.x * rv.x + rv.y * rv.y;
+        acc.s1 += rsv.x * rv.x + rsv.y * rv.y;
     }
     if (ODD_ROW()) {
         const uint i = n - 1;
         const real_t pv = p[i], sv = s_vec[i], rv = early ? sv : sv - omega * t[i];
         x[i] += early ? alpha * pv : alpha * pv + omega * sv;
         r[i] = rv;
-        if (!early)
-            p[i] = rv + beta * (pv - omega * v[i]);
         acc.s0 += rv * rv;
+        acc.s1 += rs[i] * rv;
     }
     store_share(acc, ws, out_at, s);
 }

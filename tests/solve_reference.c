@@ -93,15 +93,16 @@ ref_outcome ref_cg(const cmrscl_csr *a, const double *b, double *x, double thres
 ref_outcome ref_bicgstab(const cmrscl_csr *a, const double *b, double *x, double threshold,
                          int max, ref_form form)
 {
+    (void)form; /* the device's is the textbook's */
     int n = a->rows;
     double *r = vec(n), *rs = vec(n), *p = vec(n), *v = vec(n), *s = vec(n), *t = vec(n);
     spmv(a, x, r);
     for (int i = 0; i < n; ++i)
-        r[i] = b[i] - r[i], rs[i] = r[i], p[i] = r[i];
-    double rho = dot(r, r, n), thr = threshold * threshold;
+        r[i] = b[i] - r[i], rs[i] = r[i];
+    double rho_prev = 1, alpha = 0, omega = 0, thr = threshold * threshold;
     ref_outcome o = {0};
     for (;;) {
-        double rr = dot(r, r, n);
+        double rr = dot(r, r, n), rho = dot(rs, r, n);
         o.residual = sqrt(rr);
         if (rr <= thr) {
             o.converged = true;
@@ -109,39 +110,38 @@ ref_outcome ref_bicgstab(const cmrscl_csr *a, const double *b, double *x, double
         }
         if (o.iterations == max)
             break;
-        spmv(a, p, v);
-        double rsv = dot(rs, v, n);
-        if (rho == 0 || rsv == 0) {
+        if (rho == 0) {
             o.broke_down = true;
             break;
         }
-        double alpha = rho / rsv;
+        double beta = o.iterations ? rho / rho_prev * (alpha / omega) : 0;
+        for (int i = 0; i < n; ++i)
+            p[i] = o.iterations ? r[i] + beta * (p[i] - omega * v[i]) : r[i];
+        spmv(a, p, v);
+        double rsv = dot(rs, v, n);
+        if (rsv == 0) {
+            o.broke_down = true;
+            break;
+        }
+        alpha = rho / rsv;
         for (int i = 0; i < n; ++i)
             s[i] = r[i] - alpha * v[i];
         double ss = dot(s, s, n);
         spmv(a, s, t);
-        if (ss <= thr) { /* the half step converged */
+        ++o.iterations;
+        if (ss <= thr) { /* the half step: x += alpha p, r = s, then the test */
             for (int i = 0; i < n; ++i)
-                x[i] += alpha * p[i];
-            ++o.iterations;
-            o.residual = sqrt(ss), o.converged = true;
-            break;
+                x[i] += alpha * p[i], r[i] = s[i];
+            continue;
         }
-        double omega = dot(t, s, n) / dot(t, t, n);
+        omega = dot(t, s, n) / dot(t, t, n);
         if (omega == 0) {
             o.broke_down = true;
             break;
         }
-        double rho_next = dot(rs, s, n) - omega * dot(rs, t, n);
         for (int i = 0; i < n; ++i)
             x[i] += alpha * p[i] + omega * s[i], r[i] = s[i] - omega * t[i];
-        if (form == REF_TEXTBOOK)
-            rho_next = dot(rs, r, n);
-        double beta = rho_next / rho * (alpha / omega);
-        for (int i = 0; i < n; ++i)
-            p[i] = r[i] + beta * (p[i] - omega * v[i]);
-        rho = rho_next;
-        ++o.iterations;
+        rho_prev = rho;
     }
     free(r), free(rs), free(p), free(v), free(s), free(t);
     return o;

@@ -14,9 +14,8 @@ typedef struct ref_outcome {
     double residual; /* ||r|| of the recurrence at the end */
 } ref_outcome;
 
-/* Which form: the device's (CG: Rupp's pipelined scalars; BiCGStab: the next rho as
- * (r0*, s) - omega (r0*, t)) or the textbook's (CG: beta = r'.z' / r.z; BiCGStab: rho =
- * (r0*, r) computed). */
+/* Which form: the device's (CG: Rupp's pipelined scalars) or the textbook's (CG: beta =
+ * r'.z' / r.z); BiCGStab's are the same (the textbook's). */
 typedef enum ref_form { REF_DEVICE, REF_TEXTBOOK } ref_form;
 
 /* Each solves a x = b from x (x0 on entry), stopping once ||r|| <= threshold or after max

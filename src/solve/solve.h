@@ -20,7 +20,7 @@
  * grid takes (solve_kernels.c, choose_grid; docs/PERFORMANCE.md, SOLVE_GROUP). */
 #define SOLVE_GROUP 512
 #define SOLVE_OCCUPANCY 2
-#define SOLVE_ROWS 2
+#define SOLVE_ROWS 1
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
@@ -78,8 +78,8 @@ struct solve_method {
     const char *name;
     int vectors;      /* work vectors (GMRES: plus restart + 1, its own) */
     int products;     /* products with the epilogue */
-    /* their build options ("-DDOTS=2" ...) */
-    const char *(*product_options)(const cmrscl_solver s);
+    /* product i's build options ("-DDOTS=2" ...) */
+    const char *(*product_options)(const cmrscl_solver s, int i);
     bool jacobi;      /* takes the Jacobi preconditioner */
     /* reals of the workspace's method region (NULL: none) */
     cl_uint (*workspace)(const cmrscl_solver s);

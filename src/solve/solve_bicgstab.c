@@ -1,53 +1,60 @@
-/* solve_bicgstab.c - BiCGStab (van der Vorst 1992), r0* = r0, the next rho taken as
- * (r0*, s) - omega (r0*, t) (cl/solve.cl): an iteration is v = A p, bicg_s (alpha, s, s.s,
- * r0*.s), t = A s, bicg_step (omega, x, r, p) - four launches, six where the products' partial
- * sums are reduced first. Both products leave their dot products with r0* (the epilogue's w):
- * r0*.v for alpha, and t.s, t.t and r0*.t for omega and the next rho. */
+/* solve_bicgstab.c - BiCGStab (van der Vorst 1992) as the textbook has it, r0* = r0
+ * (cl/solve.cl): an iteration is bicg_p (the test, beta, p), v = A p, bicg_s (alpha, s),
+ * t = A s, bicg_step (omega, x, r) - five launches, seven where the products' partial sums are
+ * reduced first. The products leave the dot products the step needs: v = A p r0*.v (the
+ * epilogue's w = r0*), t = A s t.s and t.t. */
 #include "solve/solve.h"
 
 #include <stdio.h>
 
-enum { R, P, RS, V, S, T };    /* the vectors */
-enum { SHALF, CHECK, STEP };   /* the kernels */
-enum { ARG_X = 1 };            /* bicg_step's x, bound per solve */
-/* CMRS_WS_CAUSE: what vanished */
-enum { CAUSE_RHO = 1, CAUSE_RV = 2, CAUSE_OMEGA = 3 };
+enum { R, P, RS, V, S, T };                       /* the vectors */
+enum { P_FIRST, P_NEXT, CHECK, SHALF, STEP };     /* the kernels */
+enum { ARG_X = 1 };                               /* bicg_step's x, bound per solve */
+enum { CAUSE_RHO = 1, CAUSE_RV = 2, CAUSE_OMEGA = 3 }; /* CMRS_WS_CAUSE: what vanished */
 
-static const char *bicg_products(const cmrscl_solver s)
+static const char *bicg_products(const cmrscl_solver s, int i)
 {
     (void)s;
-    return "-DDOTS=4";
+    return i == 0 ? "-DDOTS=4" : "-DDOTS=2"; /* r0*.v needs w = r0*; t.s and t.t do not */
 }
 
-static cmrscl_status s_kernel(cmrscl_solver s, cl_kernel *k, cl_uint check_only)
+/* bicg_p: the first iteration's (p = r), the others', or the last test alone */
+static cmrscl_status p_kernel(cmrscl_solver s, cl_kernel *k, cl_uint first, cl_uint check_only)
 {
-    cmrscl_status st = solve_kernel(s, false, "bicg_s", k);
-    cl_uint n = s->n, groups = (cl_uint)s->groups, sums, count;
-    solve_product_region(s, &sums, &count);
-    solve_arg args[] = {SOLVE_UINT(n),          SOLVE_MEM(s->vec[R]),     SOLVE_MEM(s->vec[V]),
-                        SOLVE_MEM(s->vec[S]),   SOLVE_MEM(s->vec[RS]),    SOLVE_MEM(s->ws),
-                        SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(groups),      SOLVE_UINT(sums),
-                        SOLVE_UINT(count),      SOLVE_UINT(s->at.second), SOLVE_UINT(s->at.history),
+    cl_uint n = s->n, groups = (cl_uint)s->groups;
+    solve_arg args[] = {SOLVE_UINT(n),       SOLVE_MEM(s->vec[R]),    SOLVE_MEM(s->vec[P]),
+                        SOLVE_MEM(s->vec[V]), SOLVE_MEM(s->ws),       SOLVE_UINT(s->at.rr[0]),
+                        SOLVE_UINT(groups),  SOLVE_UINT(s->at.history), SOLVE_UINT(first),
                         SOLVE_UINT(check_only)};
-    return st == CMRSCL_OK ? solve_set_args(*k, 0, 13, args) : st;
+    cmrscl_status st = solve_kernel(s, false, "bicg_p", k);
+    return st == CMRSCL_OK ? solve_set_args(*k, 0, 10, args) : st;
 }
 
 static cmrscl_status bicg_prepare(cmrscl_solver s)
 {
-    cmrscl_status st = s_kernel(s, &s->kernel[SHALF], 0);
-    if (st == CMRSCL_OK)
-        st = s_kernel(s, &s->kernel[CHECK], 1);
-    if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);
     cl_uint n = s->n, groups = (cl_uint)s->groups, sums, count;
     solve_product_region(s, &sums, &count);
+    cmrscl_status st = p_kernel(s, &s->kernel[P_FIRST], 1, 0);
+    if (st == CMRSCL_OK)
+        st = p_kernel(s, &s->kernel[P_NEXT], 0, 0);
+    if (st == CMRSCL_OK)
+        st = p_kernel(s, &s->kernel[CHECK], 0, 1);
+    solve_arg half[] = {SOLVE_UINT(n),         SOLVE_MEM(s->vec[R]), SOLVE_MEM(s->vec[V]),
+                        SOLVE_MEM(s->vec[S]),  SOLVE_MEM(s->ws),     SOLVE_UINT(sums),
+                        SOLVE_UINT(count),     SOLVE_UINT(s->at.second)};
+    if (st == CMRSCL_OK)
+        st = solve_kernel(s, false, "bicg_s", &s->kernel[SHALF]);
+    if (st == CMRSCL_OK)
+        st = solve_set_args(s->kernel[SHALF], 0, 8, half);
     cl_mem none = NULL;
-    solve_arg args[] = {SOLVE_UINT(n),        SOLVE_MEM(none),        SOLVE_MEM(s->vec[R]),
-                        SOLVE_MEM(s->vec[P]), SOLVE_MEM(s->vec[V]),   SOLVE_MEM(s->vec[S]),
-                        SOLVE_MEM(s->vec[T]), SOLVE_MEM(s->ws),       SOLVE_UINT(sums),
-                        SOLVE_UINT(count),    SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
-                        SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(s->at.history)};
-    return st == CMRSCL_OK ? solve_set_args(s->kernel[STEP], 0, 14, args) : st;
+    solve_arg step[] = {SOLVE_UINT(n),          SOLVE_MEM(none),        SOLVE_MEM(s->vec[R]),
+                        SOLVE_MEM(s->vec[P]),   SOLVE_MEM(s->vec[S]),   SOLVE_MEM(s->vec[T]),
+                        SOLVE_MEM(s->vec[RS]),  SOLVE_MEM(s->ws),       SOLVE_UINT(sums),
+                        SOLVE_UINT(count),      SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
+                        SOLVE_UINT(s->at.rr[0])};
+    if (st == CMRSCL_OK)
+        st = solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);
+    return st == CMRSCL_OK ? solve_set_args(s->kernel[STEP], 0, 13, step) : st;
 }
 
 static cmrscl_status bicg_bind_products(cmrscl_solver s)
@@ -55,9 +62,9 @@ static cmrscl_status bicg_bind_products(cmrscl_solver s)
     /* v = A p, leaving r0*.v */
     cmrscl_status st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0,
                                             s->vec[V], true, s->ws, s->at.product, s->vec[RS]);
-    if (st == CMRSCL_OK) /* t = A s, leaving s.t, t.t and r0*.t */
+    if (st == CMRSCL_OK) /* t = A s, leaving s.t and t.t */
         st = product_kernels_bind(&s->product[1], s->precision, 1.0, s->vec[S], 0.0, s->vec[T],
-                                  true, s->ws, s->at.product, s->vec[RS]);
+                                  true, s->ws, s->at.product, NULL);
     return st;
 }
 
@@ -65,15 +72,17 @@ static cmrscl_status bicg_start(cmrscl_solver s, cl_mem b, cl_mem x)
 {
     solve_arg arg = SOLVE_MEM(x);
     cmrscl_status st = solve_set_args(s->kernel[STEP], ARG_X, 1, &arg);
-    if (st == CMRSCL_OK) /* p = r0* = r, r.r; rho = r.r */
-        st = solve_start_common(s, b, x, s->vec[P], s->vec[RS], NULL);
+    if (st == CMRSCL_OK) /* r0* = r; r.r and r0*.r (= r.r) for bicg_p */
+        st = solve_start_common(s, b, x, NULL, s->vec[RS], NULL);
     return st;
 }
 
 static cmrscl_status bicg_iterate(cmrscl_solver s, int i, int max)
 {
-    (void)i, (void)max;
-    cmrscl_status st = solve_product(s, 0);
+    (void)max;
+    cmrscl_status st = solve_launch(s, s->kernel[i == 0 ? P_FIRST : P_NEXT], 0);
+    if (st == CMRSCL_OK)
+        st = solve_product(s, 0);
     if (st == CMRSCL_OK)
         st = solve_product_sums(s);
     if (st == CMRSCL_OK)

@@ -12,8 +12,9 @@ enum { R, P, Q };                    /* the vectors */
 enum { STEP_EVEN, STEP_ODD, CHECK }; /* the kernels */
 enum { ARG_X = 1 };                  /* cg_step's x, bound per solve */
 
-static const char *cg_products(const cmrscl_solver s)
+static const char *cg_products(const cmrscl_solver s, int i)
 {
+    (void)i;
     return s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI ? "-DDOTS=4" : "-DDOTS=2";
 }
 

@@ -30,9 +30,9 @@ static cl_uint gmres_workspace(const cmrscl_solver s)
     return 4 + (m + 1) * m + m * m + m + m + (m + 1) + m + m + (m + 1) * chunks(s);
 }
 
-static const char *gmres_products(const cmrscl_solver s)
+static const char *gmres_products(const cmrscl_solver s, int i)
 {
-    (void)s;
+    (void)s, (void)i;
     return ""; /* the plain product: GMRES's dots are against many vectors (gmres_dots) */
 }
 

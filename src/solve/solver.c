@@ -192,7 +192,7 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
     if (st == CMRSCL_OK)
         st = solve_kernels_make(s);
     for (int i = 0; i < s->method->products && st == CMRSCL_OK; ++i)
-        st = product_kernels_make(m, s->method->product_options(s), &s->product[i]);
+        st = product_kernels_make(m, s->method->product_options(s, i), &s->product[i]);
     if (st == CMRSCL_OK) {
         s->product_groups = s->product[0].groups;
         const char *limit = getenv("CMRSCL_SOLVE_FOLD_LIMIT"); /* for measuring the limit */
@@ -230,7 +230,7 @@ static cmrscl_status refresh_products(cmrscl_solver s)
     cmrscl_status st = CMRSCL_OK;
     for (int i = 0; i < s->method->products && st == CMRSCL_OK; ++i) {
         product_kernels_release(&s->product[i]);
-        st = product_kernels_make(s->m, s->method->product_options(s), &s->product[i]);
+        st = product_kernels_make(s->m, s->method->product_options(s, i), &s->product[i]);
         if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
             st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                              "the matrix's product was planned anew after a values update: make "
