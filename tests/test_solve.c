@@ -180,6 +180,7 @@ static void solve_cases(cmrscl_context ctx)
         /* (not Trefethen_2000: 380 iterations of BiCGStab there turn on the last bits of
          * every sum - the CPU's own forms differ by 3%) */
         {"convdiff:14", CMRSCL_METHOD_BICGSTAB, 0, 0, 1e-10, CMRSCL_KERNEL_STRIP},
+        {"convdiff:24", CMRSCL_METHOD_BICGSTAB, 0, 0, 1e-10, CMRSCL_KERNEL_SLICE},
         {"cage8.mtx", CMRSCL_METHOD_GMRES, 0, 5, 1e-10, 0},
         {"stencil7:10", CMRSCL_METHOD_GMRES, 0, 30, 1e-8, 0},
         {"Trefethen_2000.mtx", CMRSCL_METHOD_GMRES, 0, 20, 1e-8, CMRSCL_KERNEL_STRIP},
