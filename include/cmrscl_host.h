@@ -128,7 +128,8 @@ CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
  *   stencil5:N        5-point 2-D Laplacian on an N x N grid
  *   stencil7:N        7-point 3-D Laplacian on an N^3 grid
  *   stencil27:N       27-point 3-D stencil on an N^3 grid
- *   convdiff:N        stencil7:N with upwind convection along (1, 1, 1): nonsymmetric
+ *   convdiff:N        stencil7:N with upwind convection along (1, 1, 1) and a reaction
+ *                     term: nonsymmetric, strictly diagonally dominant
  *   random:N:K        N x N, row lengths uniform in 0..2K (mean K), columns uniform
  *   perm:N            a random N x N permutation (one entry per row and column)
  *   dense:N           N x N with every entry stored

@@ -4,7 +4,7 @@
     A = sp.random(1000, 1000, density=0.01, format="csr")
     M = cmrscl.Matrix(A)                   # on the default device; M.plan says why
     y = M @ np.ones(1000)                  # numpy in, numpy out
-    x, info = scipy.sparse.linalg.cg(M.aslinearoperator(), b)   # solvers through cmrscl
+    x, info = cmrscl.linalg.cg(M, b, rtol=1e-8)  # the whole solve on the device
 
 Errors of the library raise cmrscl.Error (status, status_name, the library's message);
 wrong Python arguments raise TypeError or ValueError."""
@@ -16,10 +16,12 @@ import scipy.sparse
 from ._context import Context, DeviceArray, Device, devices
 from ._lib import Csr, Error, check, lib, text
 from ._matrix import Matrix, default_context
+from . import linalg
 
 __version__ = "0.1.0"
 __all__ = ["COLUMNS_IMPLIED", "Context", "Device", "DeviceArray", "Error", "Matrix",
-           "aslinearoperator", "default_context", "devices", "generate", "library_version"]
+           "aslinearoperator", "default_context", "devices", "generate", "library_version",
+           "linalg"]
 
 # Matrix(..., column_bits=COLUMNS_IMPLIED): no column word for strips of one row whose columns
 # are one run (CMRSCL_COLUMNS_IMPLIED in include/cmrscl.h); plan["column_bits"] is then 0.

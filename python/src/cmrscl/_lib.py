@@ -104,6 +104,25 @@ class Timing(ctypes.Structure):
                 ("min_ms", c_double), ("loop_ms", c_double)]
 
 
+class SolveOptions(ctypes.Structure):
+    _fields_ = [("method", c_int), ("preconditioner", c_int), ("rtol", c_double),
+                ("atol", c_double), ("max_iterations", c_int), ("check_interval", c_int),
+                ("restart", c_int), ("monitor", c_void_p), ("monitor_data", c_void_p)]
+
+
+class SolveResult(ctypes.Structure):
+    _fields_ = [("reason", c_int), ("converged", c_int), ("iterations", c_int),
+                ("residual", c_double), ("true_residual", c_double), ("b_norm", c_double),
+                ("threshold", c_double), ("breakdown", c_double), ("seconds", c_double),
+                ("iterate_seconds", c_double), ("launches_per_iteration", c_int),
+                ("checks", c_int), ("check_interval", c_int),
+                ("history", ctypes.POINTER(c_double)), ("history_length", c_int)]
+
+
+# cmrscl_solve_monitor: (data, iterations, residual)
+MONITOR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double)
+
+
 class Csr(ctypes.Structure):
     _fields_ = [("rows", c_int32), ("cols", c_int32), ("nnz", c_int64),
                 ("row_ptr", ctypes.POINTER(c_int64)), ("col_ind", ctypes.POINTER(c_int32)),
@@ -164,6 +183,12 @@ _PROTOTYPES = {
                                    c_double, c_void_p, c_size_t]),
     "cmrscl_spmm_time": (_status, [c_void_p, c_int, c_int, c_double, c_void_p, c_size_t,
                                    c_double, c_void_p, c_size_t, c_int, c_int, _P(Timing)]),
+    "cmrscl_solver_create": (_status, [c_void_p, _P(SolveOptions), _P(c_void_p)]),
+    "cmrscl_solver_solve": (_status, [c_void_p, c_void_p, c_void_p, c_void_p, c_uint, c_void_p,
+                                      _P(SolveResult)]),
+    "cmrscl_solver_free": (None, [c_void_p]),
+    "cmrscl_solve_result_free": (None, [_P(SolveResult)]),
+    "cmrscl_solve_reason_name": (c_char_p, [c_int]),
     "cmrscl_csr_generate": (_status, [c_char_p, _P(Csr)]),
     "cmrscl_csr_free": (None, [_P(Csr)]),
 }
