@@ -10,7 +10,7 @@
  * solver's next kernel adds the work-groups' real4s up (solve.cl). No atomics: each
  * work-item sums its rows in a fixed stride, the group in a fixed tree, so a solve gives the
  * same bits run after run. A kernel built so also does nothing once the solve has stopped
- * (the workspace's CMRS_WS_STOP): the iterations enqueued after convergence cost a launch.
+ * (a stop slot of the workspace set): the iterations enqueued after convergence cost a launch.
  *
  * Which rows a work-group wrote (the same whatever the backend of the warp layer): the
  * strips of its strip role but the long ones, whose tiles' work-group (GROUP_COMBINE) or
@@ -24,6 +24,35 @@
 #endif
 #if DOTS != 0 && DOTS != 2 && DOTS != 4
 #error "DOTS is 0, 2 or 4"
+#endif
+
+/* The solve's stop code from every stop slot of the workspace but `own` (cmrs_abi.h; pass
+ * CMRS_WS_STOP_SLOTS to read them all): 0 while the solve runs. */
+INLINE int ws_stop_code(__global const real_t *ws, uint own)
+{
+    for (uint j = 0; j < CMRS_WS_STOP_SLOTS; ++j)
+        if (j != own && ws[CMRS_WS_STOP + j] != (real_t)0)
+            return (int)ws[CMRS_WS_STOP + j];
+    return 0;
+}
+
+#ifdef SOLVE
+/* The solvers' own kernels (solve.cl, solve_gmres.cl). Work-group 0's first item writes what
+ * a kernel leaves in the workspace's header. */
+#define LEADER() (get_group_id(0) == 0 && get_local_id(0) == 0)
+/* a kernel that stops nothing: has the solve stopped? */
+#define STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
+/* A kernel that can stop the solve, with its own stop slot: once another slot is set, the
+ * code copied into its own (for the kernels that read only that one's) and return. */
+#define RETURN_IF_STOPPED_BEFORE(slot)                                                             \
+    do {                                                                                           \
+        const int seen_ = ws_stop_code(ws, slot);                                                  \
+        if (seen_) {                                                                               \
+            if (LEADER())                                                                          \
+                ws[CMRS_WS_STOP + (slot)] = (real_t)seen_;                                         \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
 #endif
 
 #ifndef GROUP_SHUFFLE
@@ -123,12 +152,12 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
 #define DOTS_SCRATCH __local real4_t dots_scratch[WG_SIZE];
 #endif
 #define DOTS_RETURN_IF_STOPPED()                                                                   \
-    if (ws[CMRS_WS_STOP] != (real_t)0)                                                             \
+    if (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)                                                 \
     return
 /* The stop read as the kernel begins and heeded as it ends (the slice family): the flag's
  * load then overlaps the product's instead of delaying every warp's first, at the price of
  * the product's loads in the iterations enqueued past convergence (docs/PERFORMANCE.md). */
-#define DOTS_STOPPED() (ws[CMRS_WS_STOP] != (real_t)0)
+#define DOTS_STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
 
 /* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y). */
 INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const real_t *dot_w,

@@ -9,7 +9,7 @@
  * scalars from them, test for convergence and breakdown, update the vectors and leave the
  * partial sums the next kernel needs. Nothing comes back to the host between the checks
  * the host reads (a few reals of the workspace's header); once a kernel has stopped the
- * solve (CMRS_WS_STOP), every kernel after it returns at once.
+ * solve (in its stop slot, cmrs_abi.h), every kernel after it returns at once.
  *
  * A launch is a fixed grid of work-groups (src/solve/ chooses it from the device alone),
  * each work-item striding over the vectors, so each partial sum holds the same rows in the
@@ -19,8 +19,7 @@
 #error "solve.cl is built with -DSOLVE=1"
 #endif
 
-#define STOPPED() (ws[CMRS_WS_STOP] != (real_t)0)
-#define LEADER() (get_group_id(0) == 0 && get_local_id(0) == 0)
+/* LEADER, STOPPED and RETURN_IF_STOPPED_BEFORE: dots.cl */
 /* i over the n rows, strided by the grid */
 #define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
 
@@ -63,12 +62,12 @@ INLINE void store_share(real4_t acc, __global real_t *ws, uint at, __local real4
         vstore4(sum, get_group_id(0), ws + at);
 }
 
-/* Work-group 0 records why the solve stopped, the value that stopped it and (a method's own
- * code, 0: none) which quantity it was. */
-INLINE void stop_solve(__global real_t *ws, int code, real_t value, int cause)
+/* Work-group 0 records in the kernel's stop slot why the solve stopped, the value that
+ * stopped it and (a method's own code, 0: none) which quantity it was. */
+INLINE void stop_solve(__global real_t *ws, uint slot, int code, real_t value, int cause)
 {
     if (LEADER()) {
-        ws[CMRS_WS_STOP] = (real_t)code;
+        ws[CMRS_WS_STOP + slot] = (real_t)code;
         ws[CMRS_WS_VALUE] = value;
         ws[CMRS_WS_CAUSE] = (real_t)cause;
     }
@@ -124,6 +123,8 @@ __kernel void solve_init(__global real_t *restrict ws, const uint groups, const 
     ws[CMRS_WS_RHO] = rr.s0;
     ws[CMRS_WS_ITER] = 0;
     ws[CMRS_WS_ZERO_B] = bb == (real_t)0;
+    for (uint j = 1; j < CMRS_WS_STOP_SLOTS; ++j) /* a solve before's */
+        ws[CMRS_WS_STOP + j] = 0;
     ws[CMRS_WS_STOP] = input.s1 != 0 || input.s2 != 0 ? CMRS_STOP_BAD_INPUT
                        : bb == (real_t)0              ? CMRS_STOP_CONVERGED
                                                       : 0;
@@ -182,11 +183,11 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
                       __global real_t *restrict p, __global const real_t *restrict q,
                       __global const real_t *restrict dinv, __global real_t *restrict ws,
                       const uint rr_at, const uint rr_n, const uint pq_at, const uint pq_n,
-                      const uint out_at, const uint history_at, const uint check_only)
+                      const uint out_at, const uint history_at, const uint check_only,
+                      const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    if (STOPPED())
-        return;
+    RETURN_IF_STOPPED_BEFORE(stop_slot);
     const real4_t a = share_of2(ws, rr_at, rr_n);
     const real4_t c = dinv ? share_of(ws, pq_at, pq_n) : share_of2(ws, pq_at, pq_n);
     /* r.r, r.z, p.q, q.Dq: one tree */
@@ -209,7 +210,7 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
             ws[CMRS_WS_ITER] = (real_t)(it + 1);
     }
     if (stop)
-        stop_solve(ws, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : pq, 0);
+        stop_solve(ws, stop_slot, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : pq, 0);
     if (stop || check_only)
         return;
     const real_t alpha = rz / pq, beta = alpha * alpha * qdq / rz - (real_t)1;
@@ -251,11 +252,10 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
 __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global real_t *restrict p,
                      __global const real_t *restrict v, __global real_t *restrict ws,
                      const uint rr_at, const uint rr_n, const uint history_at, const uint first,
-                     const uint check_only)
+                     const uint check_only, const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    if (STOPPED())
-        return;
+    RETURN_IF_STOPPED_BEFORE(stop_slot);
     const real4_t sum = group_sum4(share_of2(ws, rr_at, rr_n), s, WG_SIZE);
     const real_t rr = sum.s0, rho = sum.s1, rho_prev = ws[CMRS_WS_RHO_PREV];
     const real_t alpha = ws[CMRS_WS_ALPHA], omega = ws[CMRS_WS_OMEGA];
@@ -275,7 +275,7 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
         ws[CMRS_WS_RHO] = rho;
     }
     if (stop)
-        stop_solve(ws, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : rho,
+        stop_solve(ws, stop_slot, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : rho,
                    1); /* 1: rho (src/solve/solve_bicgstab.c) */
     if (stop || check_only)
         return;
@@ -289,17 +289,16 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
 __kernel void bicg_s(const uint n, __global const real_t *restrict r,
                      __global const real_t *restrict v, __global real_t *restrict s_vec,
                      __global real_t *restrict ws, const uint rv_at, const uint rv_n,
-                     const uint ss_at)
+                     const uint ss_at, const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    if (STOPPED())
-        return;
+    RETURN_IF_STOPPED_BEFORE(stop_slot);
     const real_t rsv = group_sum4(share_of(ws, rv_at, rv_n), s, WG_SIZE).s2;
     const real_t rho = ws[CMRS_WS_RHO], alpha = rho / rsv;
     if (LEADER())
         ws[CMRS_WS_ALPHA] = alpha;
     if (!(rsv != 0 && isfinite(alpha))) {
-        stop_solve(ws, rsv == 0 ? CMRS_STOP_BREAKDOWN : CMRS_STOP_NONFINITE, rsv,
+        stop_solve(ws, stop_slot, rsv == 0 ? CMRS_STOP_BREAKDOWN : CMRS_STOP_NONFINITE, rsv,
                    2); /* 2: r0*.v */
         return;
     }
@@ -320,17 +319,16 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
 
 /* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, partial sums of r.r and r0*.r
  * at out_at. When s is small enough already, the textbook's half step: x += alpha p and
- * r = s, and the next bicg_p finds the solve converged - this kernel stops nothing that way,
- * since a work-group that saw the stop before it began would skip its share of x. */
+ * r = s, and the next bicg_p finds the solve converged: the one test of r stays bicg_p's. */
 __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
                         __global const real_t *restrict p, __global const real_t *restrict s_vec,
                         __global const real_t *restrict t, __global const real_t *restrict rs,
                         __global real_t *restrict ws, const uint ts_at, const uint ts_n,
-                        const uint ss_at, const uint ss_n, const uint out_at)
+                        const uint ss_at, const uint ss_n, const uint out_at,
+                        const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    if (STOPPED())
-        return;
+    RETURN_IF_STOPPED_BEFORE(stop_slot);
     /* t.s, t.t, s.s: one tree */
     const real4_t a = share_of2(ws, ts_at, ts_n), c = share_of2(ws, ss_at, ss_n);
     const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, 0), s, WG_SIZE);
@@ -343,7 +341,7 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
         ws[CMRS_WS_RHO_PREV] = ws[CMRS_WS_RHO];
     }
     if (!early && !(omega != 0 && isfinite(omega))) {
-        stop_solve(ws, omega == 0 ? CMRS_STOP_BREAKDOWN : CMRS_STOP_NONFINITE, omega,
+        stop_solve(ws, stop_slot, omega == 0 ? CMRS_STOP_BREAKDOWN : CMRS_STOP_NONFINITE, omega,
                    3); /* 3: omega */
         return;
     }

@@ -22,10 +22,9 @@
 #error "solve_gmres.cl is built with -DSOLVE=1"
 #endif
 
-#define STOPPED() (ws[CMRS_WS_STOP] != (real_t)0)
+/* LEADER, STOPPED and RETURN_IF_STOPPED_BEFORE: dots.cl */
 /* stopped by an error: the cycle is not applied (x stays the last iterate) */
-#define FAILED() (ws[CMRS_WS_STOP] != (real_t)0 && ws[CMRS_WS_STOP] != (real_t)CMRS_STOP_CONVERGED)
-#define LEADER() (get_group_id(0) == 0 && get_local_id(0) == 0)
+#define FAILED() (STOPPED() && ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != CMRS_STOP_CONVERGED)
 #define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
 
 #define G_COLS 0
@@ -44,11 +43,10 @@
 __kernel void gmres_begin(const uint n, __global const real_t *restrict r,
                           __global real_t *restrict basis, __global real_t *restrict ws,
                           const uint rr_at, const uint rr_n, const uint at, const uint m,
-                          const uint history_at)
+                          const uint history_at, const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    if (STOPPED())
-        return;
+    RETURN_IF_STOPPED_BEFORE(stop_slot);
     real4_t acc = (real4_t)0;
     for (uint i = get_local_id(0); i < rr_n; i += WG_SIZE)
         acc += vload4(i, ws + rr_at);
@@ -60,7 +58,7 @@ __kernel void gmres_begin(const uint n, __global const real_t *restrict r,
         ws[at + G_G(m)] = sqrt(rr);
         ws[at + G_COLS] = 0;
         if (done) {
-            ws[CMRS_WS_STOP] = isfinite(rr) ? CMRS_STOP_CONVERGED : CMRS_STOP_NONFINITE;
+            ws[CMRS_WS_STOP + stop_slot] = isfinite(rr) ? CMRS_STOP_CONVERGED : CMRS_STOP_NONFINITE;
             ws[CMRS_WS_VALUE] = rr;
         }
     }
@@ -128,12 +126,12 @@ __kernel void gmres_orth(const uint n, __global const real_t *restrict basis, co
 __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
                          __global real_t *restrict basis, const uint stride,
                          __global real_t *restrict ws, const uint at, const uint m, const uint j,
-                         const uint w_at, const uint w_n, const uint history_at)
+                         const uint w_at, const uint w_n, const uint history_at,
+                         const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
     __local real_t verdict[2];
-    if (STOPPED())
-        return;
+    RETURN_IF_STOPPED_BEFORE(stop_slot);
     real4_t acc = (real4_t)0;
     for (uint i = get_local_id(0); i < w_n; i += WG_SIZE)
         acc += vload4(i, ws + w_at);
@@ -170,7 +168,7 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
             ws[CMRS_WS_RR] = rr;
             ws[history_at + it] = rr;
             if (stop) {
-                ws[CMRS_WS_STOP] = stop;
+                ws[CMRS_WS_STOP + stop_slot] = stop;
                 ws[CMRS_WS_VALUE] = stop == CMRS_STOP_BREAKDOWN ? d : rr;
             }
         }

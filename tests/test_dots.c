@@ -98,7 +98,7 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     for (int d = dots; d < 4; ++d)
         CHECK_MSG(got[d] == 0, "%s, DOTS %d: sum %d not zero (%g)", what, dots, d, got[d]);
     /* stopped: neither y nor the sums are touched */
-    ws[CMRS_WS_STOP] = 1;
+    ws[CMRS_WS_STOP + CMRS_WS_STOP_SLOTS - 1] = 1; /* any slot stops it: the last one */
     for (size_t i = at; i < reals; ++i)
         ws[i] = 7;
     clReleaseMemObject(wsb);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 enum { R, P, RS, V, S, T };                       /* the vectors */
-enum { P_FIRST, P_NEXT, CHECK, SHALF, STEP };     /* the kernels */
+enum { P_FIRST, P_NEXT, CHECK, SHALF, STEP };     /* the kernels: kernel k's stop slot k + 1 */
 enum { ARG_X = 1 };                               /* bicg_step's x, bound per solve */
 enum { CAUSE_RHO = 1, CAUSE_RV = 2, CAUSE_OMEGA = 3 }; /* CMRS_WS_CAUSE: what vanished */
 
@@ -19,42 +19,44 @@ static const char *bicg_products(const cmrscl_solver s, int i)
 }
 
 /* bicg_p: the first iteration's (p = r), the others', or the last test alone */
-static cmrscl_status p_kernel(cmrscl_solver s, cl_kernel *k, cl_uint first, cl_uint check_only)
+static cmrscl_status p_kernel(cmrscl_solver s, int which, cl_uint first, cl_uint check_only)
 {
-    cl_uint n = s->n, groups = (cl_uint)s->groups;
+    cl_uint n = s->n, groups = (cl_uint)s->groups, slot = (cl_uint)which + 1;
+    cl_kernel *k = &s->kernel[which];
     solve_arg args[] = {SOLVE_UINT(n),       SOLVE_MEM(s->vec[R]),    SOLVE_MEM(s->vec[P]),
                         SOLVE_MEM(s->vec[V]), SOLVE_MEM(s->ws),       SOLVE_UINT(s->at.rr[0]),
                         SOLVE_UINT(groups),  SOLVE_UINT(s->at.history), SOLVE_UINT(first),
-                        SOLVE_UINT(check_only)};
+                        SOLVE_UINT(check_only), SOLVE_UINT(slot)};
     cmrscl_status st = solve_kernel(s, false, "bicg_p", k);
-    return st == CMRSCL_OK ? solve_set_args(*k, 0, 10, args) : st;
+    return st == CMRSCL_OK ? solve_set_args(*k, 0, 11, args) : st;
 }
 
 static cmrscl_status bicg_prepare(cmrscl_solver s)
 {
     cl_uint n = s->n, groups = (cl_uint)s->groups, sums, count;
+    cl_uint half_slot = SHALF + 1, step_slot = STEP + 1;
     solve_product_region(s, &sums, &count);
-    cmrscl_status st = p_kernel(s, &s->kernel[P_FIRST], 1, 0);
+    cmrscl_status st = p_kernel(s, P_FIRST, 1, 0);
     if (st == CMRSCL_OK)
-        st = p_kernel(s, &s->kernel[P_NEXT], 0, 0);
+        st = p_kernel(s, P_NEXT, 0, 0);
     if (st == CMRSCL_OK)
-        st = p_kernel(s, &s->kernel[CHECK], 0, 1);
+        st = p_kernel(s, CHECK, 0, 1);
     solve_arg half[] = {SOLVE_UINT(n),         SOLVE_MEM(s->vec[R]), SOLVE_MEM(s->vec[V]),
                         SOLVE_MEM(s->vec[S]),  SOLVE_MEM(s->ws),     SOLVE_UINT(sums),
-                        SOLVE_UINT(count),     SOLVE_UINT(s->at.second)};
+                        SOLVE_UINT(count),     SOLVE_UINT(s->at.second), SOLVE_UINT(half_slot)};
     if (st == CMRSCL_OK)
         st = solve_kernel(s, false, "bicg_s", &s->kernel[SHALF]);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[SHALF], 0, 8, half);
+        st = solve_set_args(s->kernel[SHALF], 0, 9, half);
     cl_mem none = NULL;
     solve_arg step[] = {SOLVE_UINT(n),          SOLVE_MEM(none),        SOLVE_MEM(s->vec[R]),
                         SOLVE_MEM(s->vec[P]),   SOLVE_MEM(s->vec[S]),   SOLVE_MEM(s->vec[T]),
                         SOLVE_MEM(s->vec[RS]),  SOLVE_MEM(s->ws),       SOLVE_UINT(sums),
                         SOLVE_UINT(count),      SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
-                        SOLVE_UINT(s->at.rr[0])};
+                        SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(step_slot)};
     if (st == CMRSCL_OK)
         st = solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);
-    return st == CMRSCL_OK ? solve_set_args(s->kernel[STEP], 0, 13, step) : st;
+    return st == CMRSCL_OK ? solve_set_args(s->kernel[STEP], 0, 14, step) : st;
 }
 
 static cmrscl_status bicg_bind_products(cmrscl_solver s)

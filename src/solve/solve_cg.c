@@ -11,6 +11,7 @@
 enum { R, P, Q };                    /* the vectors */
 enum { STEP_EVEN, STEP_ODD, CHECK }; /* the kernels */
 enum { ARG_X = 1 };                  /* cg_step's x, bound per solve */
+enum { SLOT_EVEN = 1, SLOT_ODD, SLOT_CHECK }; /* their stop slots (cmrs_abi.h) */
 
 static const char *cg_products(const cmrscl_solver s, int i)
 {
@@ -20,7 +21,7 @@ static const char *cg_products(const cmrscl_solver s, int i)
 
 /* cg_step reading r.r at rr_at and writing it at out_at; check_only: the test alone. */
 static cmrscl_status step_kernel(cmrscl_solver s, cl_kernel *k, cl_uint rr_at, cl_uint out_at,
-                                 cl_uint check_only)
+                                 cl_uint check_only, cl_uint stop_slot)
 {
     cmrscl_status st = solve_kernel(s, false, "cg_step", k);
     cl_uint n = s->n, groups = (cl_uint)s->groups, pq_at, pq_n;
@@ -30,9 +31,9 @@ static cmrscl_status step_kernel(cmrscl_solver s, cl_kernel *k, cl_uint rr_at, c
                         SOLVE_MEM(s->vec[P]), SOLVE_MEM(s->vec[Q]),  SOLVE_MEM(s->dinv),
                         SOLVE_MEM(s->ws),     SOLVE_UINT(rr_at),     SOLVE_UINT(groups),
                         SOLVE_UINT(pq_at),    SOLVE_UINT(pq_n),      SOLVE_UINT(out_at),
-                        SOLVE_UINT(s->at.history), SOLVE_UINT(check_only)};
+                        SOLVE_UINT(s->at.history), SOLVE_UINT(check_only), SOLVE_UINT(stop_slot)};
     if (st == CMRSCL_OK)
-        st = solve_set_args(*k, 0, 14, args);
+        st = solve_set_args(*k, 0, 15, args);
     return st;
 }
 
@@ -43,12 +44,13 @@ static cmrscl_status cg_prepare(cmrscl_solver s)
                                                                               : CMRSCL_OK;
     const solve_layout *a = &s->at;
     if (st == CMRSCL_OK)
-        st = step_kernel(s, &s->kernel[STEP_EVEN], a->rr[0], a->rr[1], 0);
+        st = step_kernel(s, &s->kernel[STEP_EVEN], a->rr[0], a->rr[1], 0, SLOT_EVEN);
     if (st == CMRSCL_OK)
-        st = step_kernel(s, &s->kernel[STEP_ODD], a->rr[1], a->rr[0], 0);
+        st = step_kernel(s, &s->kernel[STEP_ODD], a->rr[1], a->rr[0], 0, SLOT_ODD);
     /* the test after the last iteration: max - 1 wrote r.r at rr[max % 2] */
     if (st == CMRSCL_OK)
-        st = step_kernel(s, &s->kernel[CHECK], a->rr[s->opt.max_iterations % 2], a->rr[0], 1);
+        st = step_kernel(s, &s->kernel[CHECK], a->rr[s->opt.max_iterations % 2], a->rr[0], 1,
+                         SLOT_CHECK);
     return st;
 }
 

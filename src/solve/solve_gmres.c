@@ -14,7 +14,9 @@ _Static_assert(CMRSCL_MAX_RESTART == CMRS_GMRES_MAX, "GMRES's longest cycle, hos
 
 enum { R, W, BASIS };                                      /* the vectors */
 enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM }; /* the kernels */
-enum { ARG_UPDATE_X = 1, ARG_ORTH_J = 8, ARG_NORM_J = 7 };     /* arguments set per use */
+enum { ARG_UPDATE_X = 1, ARG_ORTH_J = 8, ARG_NORM_J = 7, ARG_NORM_SLOT = 11 }; /* set per use */
+/* stop slots (cmrs_abi.h): gmres_norm's alternate, steps j and j + 1 seeing each other's stop */
+enum { SLOT_BEGIN = 1, SLOT_NORM_EVEN, SLOT_NORM_ODD };
 #define MAX_CHUNKS 64 /* work-groups a dot product of gmres_dots takes at most */
 
 static cl_uint chunks(const cmrscl_solver s)
@@ -71,7 +73,7 @@ static cmrscl_status make_basis(cmrscl_solver s, cl_uint *stride)
 static cmrscl_status gmres_prepare(cmrscl_solver s)
 {
     cl_uint stride = 0, n = s->n, m = (cl_uint)s->opt.restart, ch = chunks(s);
-    cl_uint groups = (cl_uint)s->groups, at = s->at.method, zero = 0;
+    cl_uint groups = (cl_uint)s->groups, at = s->at.method, zero = 0, begin_slot = SLOT_BEGIN;
     cmrscl_status st = make_basis(s, &stride);
     static const char *const names[] = {"gmres_begin", "gmres_dots",  "gmres_orth",
                                         "gmres_norm",  "gmres_solve", "gmres_update"};
@@ -82,7 +84,8 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     cl_mem none = NULL, *v = s->vec;
     solve_arg begin[] = {SOLVE_UINT(n),  SOLVE_MEM(v[R]),   SOLVE_MEM(v[BASIS]),
                          SOLVE_MEM(s->ws), SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(groups),
-                         SOLVE_UINT(at), SOLVE_UINT(m),     SOLVE_UINT(s->at.history)};
+                         SOLVE_UINT(at), SOLVE_UINT(m),     SOLVE_UINT(s->at.history),
+                         SOLVE_UINT(begin_slot)};
     solve_arg dots[] = {SOLVE_UINT(n),  SOLVE_MEM(v[BASIS]), SOLVE_UINT(stride), SOLVE_MEM(v[W]),
                         SOLVE_MEM(s->ws), SOLVE_UINT(at),    SOLVE_UINT(m),      SOLVE_UINT(ch)};
     solve_arg orth[] = {SOLVE_UINT(n),  SOLVE_MEM(v[BASIS]), SOLVE_UINT(stride), SOLVE_MEM(v[W]),
@@ -91,20 +94,20 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     solve_arg norm[] = {SOLVE_UINT(n),   SOLVE_MEM(v[W]),  SOLVE_MEM(v[BASIS]),
                         SOLVE_UINT(stride), SOLVE_MEM(s->ws), SOLVE_UINT(at),
                         SOLVE_UINT(m),   SOLVE_UINT(zero), SOLVE_UINT(s->at.rr[1]),
-                        SOLVE_UINT(groups), SOLVE_UINT(s->at.history)};
+                        SOLVE_UINT(groups), SOLVE_UINT(s->at.history), SOLVE_UINT(begin_slot)};
     solve_arg solve[] = {SOLVE_MEM(s->ws), SOLVE_UINT(at), SOLVE_UINT(m)};
     solve_arg update[] = {SOLVE_UINT(n),      SOLVE_MEM(none), SOLVE_MEM(v[BASIS]),
                           SOLVE_UINT(stride), SOLVE_MEM(s->ws), SOLVE_UINT(at), SOLVE_UINT(m)};
     solve_arg restart[] = {SOLVE_UINT(n), SOLVE_MEM(v[R]), SOLVE_MEM(s->ws),
                            SOLVE_UINT(s->at.rr[0])};
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[BEGIN], 0, 9, begin);
+        st = solve_set_args(s->kernel[BEGIN], 0, 10, begin);
     if (st == CMRSCL_OK)
         st = solve_set_args(s->kernel[DOTS], 0, 8, dots);
     if (st == CMRSCL_OK)
         st = solve_set_args(s->kernel[ORTH], 0, 10, orth);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[NORM], 0, 11, norm);
+        st = solve_set_args(s->kernel[NORM], 0, 12, norm); /* its slot: per step */
     if (st == CMRSCL_OK)
         st = solve_set_args(s->kernel[SOLVE], 0, 3, solve);
     if (st == CMRSCL_OK)
@@ -167,8 +170,12 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
         st = solve_set_args(s->kernel[ORTH], ARG_ORTH_J, 1, &arg);
     if (st == CMRSCL_OK)
         st = solve_launch(s, s->kernel[ORTH], 0);
+    cl_uint norm_slot = j % 2 ? SLOT_NORM_ODD : SLOT_NORM_EVEN;
+    solve_arg slot = SOLVE_UINT(norm_slot);
     if (st == CMRSCL_OK)
         st = solve_set_args(s->kernel[NORM], ARG_NORM_J, 1, &arg);
+    if (st == CMRSCL_OK)
+        st = solve_set_args(s->kernel[NORM], ARG_NORM_SLOT, 1, &slot);
     if (st == CMRSCL_OK)
         st = solve_launch(s, s->kernel[NORM], 0);
     return st;

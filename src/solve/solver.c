@@ -246,6 +246,15 @@ static double slot_of(const cmrscl_solver s, const void *header, int slot)
                                          : ((const float *)header)[slot];
 }
 
+/* Why the solve stopped (a CMRS_STOP_ code; 0: it has not): its stop slots' first set one. */
+static int stop_of(const cmrscl_solver s, const void *header)
+{
+    for (int j = 0; j < CMRS_WS_STOP_SLOTS; ++j)
+        if (slot_of(s, header, CMRS_WS_STOP + j) != 0)
+            return (int)slot_of(s, header, CMRS_WS_STOP + j);
+    return 0;
+}
+
 static cmrscl_status read_header(cmrscl_solver s, void *header, bool blocking, cl_event *done)
 {
     cl_int err = clEnqueueReadBuffer(s->queue, s->ws, blocking ? CL_TRUE : CL_FALSE, 0,
@@ -302,7 +311,7 @@ static cmrscl_status iterate(cmrscl_solver s, cmrscl_solve_result *res)
         if (s->opt.monitor)
             s->opt.monitor(s->opt.monitor_data, (int)slot_of(s, header[look], CMRS_WS_ITER),
                            sqrt(slot_of(s, header[look], CMRS_WS_RR)));
-        if (slot_of(s, header[look], CMRS_WS_STOP) != 0 || i >= max)
+        if (stop_of(s, header[look]) != 0 || i >= max)
             break;
         if (!s->opt.check_interval)
             k = adapt_interval(s, enqueued[look], (cmrscl_seconds() - t0) / enqueued[look]);
@@ -375,7 +384,7 @@ static cmrscl_status read_history(cmrscl_solver s, int iterations, cmrscl_solve_
 /* The outcome from the header: the result's fields, and the status with its message. */
 static cmrscl_status outcome(cmrscl_solver s, const void *header, cmrscl_solve_result *res)
 {
-    int stop = (int)slot_of(s, header, CMRS_WS_STOP);
+    int stop = stop_of(s, header);
     double value = slot_of(s, header, CMRS_WS_VALUE);
     res->iterations = (int)slot_of(s, header, CMRS_WS_ITER);
     res->residual = sqrt(fmax(slot_of(s, header, CMRS_WS_RR), 0));

@@ -34,5 +34,7 @@ bool open_env(env *e);
 
 /* The block product's checks (test_oclgrind spmm float|double); test_finish's status. */
 int run_spmm(const env *e, cmrscl_precision prec);
+/* The solvers' products and kernels (test_oclgrind solve float|double, oclgrind_solve.c). */
+int run_solve(const env *e, cmrscl_precision prec);
 
 #endif

@@ -26,6 +26,9 @@
  *          the unpacked layout at HEIGHT 3)
  *        test_oclgrind slice float|double   (the slice kernel: holes never read x; HEIGHT 1,
  *          4 and 32)
+ *        test_oclgrind solve float|double   (the solvers: the products with the epilogue of dot
+ *          products and the diagonal on every family, CG with Jacobi, BiCGStab, GMRES;
+ *          oclgrind_solve.c)
  *        test_oclgrind spmm float|double   (the block product, cl/cmrs_spmm.cl: the slice
  *          row walk, the strip and segment families' positions walk with their slots, long
  *          strips in tiles with cmrs_spmm_combine; blocks of 3 vectors column-major and of 8
@@ -421,14 +424,16 @@ int main(int argc, char **argv)
     bool modulo = argc == 5 && !strcmp(argv[1], "modulo");
     bool slice = argc == 3 && !strcmp(argv[1], "slice");
     bool spmm = argc == 3 && !strcmp(argv[1], "spmm");
-    if (!refused && !convert && !modulo && !slice && !spmm && !parse_args(argc, argv, &v)) {
+    bool solve = argc == 3 && !strcmp(argv[1], "solve");
+    if (!refused && !convert && !modulo && !slice && !spmm && !solve &&
+        !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
                 "       %s segment|split|group float|double [WARP [TILE [MIN-MAX]]]\n"
                 "       %s refused\n"
                 "       %s convert float|double\n"
                 "       %s modulo float|double WARP MODULO\n"
-                "       %s slice|spmm float|double\n",
+                "       %s slice|spmm|solve float|double\n",
                 argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
@@ -438,7 +443,8 @@ int main(int argc, char **argv)
         status = test_finish("oclgrind");
     else if (refused)
         status = report_refused(&e);
-    else if ((convert || modulo || slice || spmm) && !strcmp(argv[2], "double") && !e.dev.fp64)
+    else if ((convert || modulo || slice || spmm || solve) && !strcmp(argv[2], "double") &&
+             !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
     else if (convert)
         status = run_convert(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
@@ -446,6 +452,8 @@ int main(int argc, char **argv)
         status = run_slice(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
     else if (spmm)
         status = run_spmm(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
+    else if (solve)
+        status = run_solve(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
     else if (modulo)
         status = run_modulo(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT,
                             atoi(argv[3]), atoi(argv[4]));
