@@ -171,13 +171,16 @@ static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrs
 
 /* Stencils on an n^dims grid, x fastest: the Laplacian-like operator with the centre
  * weight equal to the number of neighbours; 5 points (2-D), 7 or 27 points (3-D). With
- * `convection` (convdiff:N), upwind convection along (1, 1, 1) and a reaction term besides:
- * the centre 3.1 more and each upstream neighbour 1 more negative - nonsymmetric, a strictly
- * diagonally dominant M-matrix (BiCGStab's, GMRES's; without the reaction's 0.1 BiCGStab's
- * residual parted from b - A x from N = 128 on). */
+ * convection (convdiff:N), -laplace(u) + b.grad(u) on the unit cube, b = CONVDIFF_VELOCITY
+ * (1, 1, 1), upwind, scaled by h^2 (h = 1 / (N + 1)): the centre 3 b h more, each upstream
+ * neighbour b h more negative - nonsymmetric, an M-matrix. A velocity fixed on the cube, not
+ * per cell: with b h fixed instead, the operator's eigenvectors drift apart as (1 + b h)^N
+ * and BiCGStab's residual parted from b - A x from N = 128 on (docs/PERFORMANCE.md). */
+#define CONVDIFF_VELOCITY 10.0
 typedef struct stencil {
     int64_t n, nz;
-    int dims, points, convection;
+    int dims, points;
+    double convection; /* b h */
 } stencil;
 
 static int64_t stencil_row(const void *shape, int64_t i, int32_t *cols, double *vals)
@@ -193,14 +196,14 @@ static int64_t stencil_row(const void *shape, int64_t i, int32_t *cols, double *
                     y + dy >= n || z + dz < 0 || z + dz >= s->nz)
                     continue;
                 cols[len] = (int32_t)((x + dx) + n * ((y + dy) + n * (z + dz)));
-                vals[len++] = (off == 0 ? s->points - 1.0 + 3.1 * s->convection : -1.0) -
+                vals[len++] = (off == 0 ? s->points - 1.0 + 3 * s->convection : -1.0) -
                               s->convection * (dx + dy + dz < 0);
             }
     return len;
 }
 
 /* Row i depends on i alone, so any range of rows is built on its own, the same bit for bit. */
-static cmrscl_status gen_stencil(long n, int dims, int points, int convection, row_range want,
+static cmrscl_status gen_stencil(long n, int dims, int points, bool convection, row_range want,
                                  cmrscl_csr *out, int64_t *total)
 {
     long limit = 1; /* the largest n whose rows fit 32-bit row indices */
@@ -211,7 +214,7 @@ static cmrscl_status gen_stencil(long n, int dims, int points, int convection, r
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "stencil grid %ld^%d is outside 1..%ld^%d (at most %d rows)", n, dims,
                            limit, dims, INT32_MAX);
-    stencil s = {n, dims == 2 ? 1 : n, dims, points, convection};
+    stencil s = {n, dims == 2 ? 1 : n, dims, points, convection ? CONVDIFF_VELOCITY / (n + 1) : 0};
     int64_t rows = (int64_t)n * n * s.nz;
     *total = rows;
     return gen_rows(clip_range(want, rows), rows, points, stencil_row, &s, out);
@@ -577,10 +580,10 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
         cmrscl_csr whole = {0};
         cmrscl_status st;
         switch (i) {
-        case 0: st = gen_stencil(v[0], 2, 5, 0, want, out, &total); break;
-        case 1: st = gen_stencil(v[0], 3, 7, 0, want, out, &total); break;
-        case 2: st = gen_stencil(v[0], 3, 27, 0, want, out, &total); break;
-        case 9: st = gen_stencil(v[0], 3, 7, 1, want, out, &total); break;
+        case 0: st = gen_stencil(v[0], 2, 5, false, want, out, &total); break;
+        case 1: st = gen_stencil(v[0], 3, 7, false, want, out, &total); break;
+        case 2: st = gen_stencil(v[0], 3, 27, false, want, out, &total); break;
+        case 9: st = gen_stencil(v[0], 3, 7, true, want, out, &total); break;
         case 7: st = gen_fem(v[0], v[1], want, out, &total); break;
         default:
             st = gen_whole((int)i, v, seed, &whole);
