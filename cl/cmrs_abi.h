@@ -156,13 +156,14 @@ enum cmrs_spmm_combine_arg {
 #define CMRS_STOP_BAD_INPUT 4 /* b or x0 holds NaN or Inf (counts in CMRS_WS_BAD_B, _X) */
 
 /* -DDOTS: the product's epilogue for solvers (cl/dots.cl). 0: none; 2: x.y and y.y of
- * y = alpha*A*x + beta*y; 4: also w.y and y.(w*y) for a vector w. The kernels then take
+ * y = alpha*A*x + beta*y; 4: also w.y and y.(w*y) for a vector w; 1: w.y alone (the third
+ * of the four sums, where DOTS 4 leaves it; the others 0). The kernels then take
  * these arguments after their own (cmrs_spmv after CMRS_ARG_COUNT, cmrs_combine after
  * CMRS_COMBINE_COUNT): */
 enum cmrs_dots_arg {
     CMRS_DOTS_WS,    /* the workspace: the kernel does nothing once a stop slot is set */
     CMRS_DOTS_AT,    /* uint: where in it the kernel's first work-group's real4 goes */
-    CMRS_DOTS_W,     /* DOTS 4 only: w */
+    CMRS_DOTS_W,     /* w (DOTS 1 and 4) */
     CMRS_DOTS_COUNT
 };
 #define CMRS_COMBINE_GROUP 64 /* work-items of a cmrs_combine work-group */

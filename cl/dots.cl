@@ -3,10 +3,11 @@
  *
  * A Krylov solver needs dot products of the vectors its product reads and writes - CG p.Ap
  * and Ap.Ap, BiCGStab r0*.v - and reading y back in a kernel of its own would move the whole
- * vector again and pay one more launch. Built with -DDOTS=2 or 4 (cmrs_abi.h), every family's
- * cmrs_spmv therefore ends with an epilogue: the terms x_i y_i and y_i^2 (DOTS 4: also w_i y_i
- * and w_i y_i^2, for a vector w such as r0* or the inverse diagonal) of the rows its
- * work-group wrote, summed into one real4 per work-group in the solver's workspace; the
+ * vector again and pay one more launch. Built with -DDOTS=1, 2 or 4 (cmrs_abi.h), every
+ * family's cmrs_spmv therefore ends with an epilogue: the terms x_i y_i and y_i^2 (DOTS 4: also
+ * w_i y_i and w_i y_i^2, for a vector w such as r0* or the inverse diagonal; DOTS 1: w_i y_i
+ * alone, BiCGStab's r0*.v, which reads neither x again nor sums what no one reads) of the rows
+ * its work-group wrote, summed into one real4 per work-group in the solver's workspace; the
  * solver's next kernel adds the work-groups' real4s up (solve.cl). No atomics: each
  * work-item sums its rows in a fixed stride, the group in a fixed tree, so a solve gives the
  * same bits run after run. A kernel built so also does nothing once the solve has stopped
@@ -22,18 +23,23 @@
 #ifndef DOTS
 #define DOTS 0
 #endif
-#if DOTS != 0 && DOTS != 2 && DOTS != 4
-#error "DOTS is 0, 2 or 4"
+#if DOTS != 0 && DOTS != 1 && DOTS != 2 && DOTS != 4
+#error "DOTS is 0, 1, 2 or 4"
 #endif
 
 /* The solve's stop code from every stop slot of the workspace but `own` (cmrs_abi.h; pass
- * CMRS_WS_STOP_SLOTS to read them all): 0 while the solve runs. */
+ * CMRS_WS_STOP_SLOTS to read them all): 0 while the solve runs. Without a branch between the
+ * loads: all go out at once, one round trip (a loop that returned at the first set slot
+ * waited for each load in turn, at the start of every warp of every kernel). */
 INLINE int ws_stop_code(__global const real_t *ws, uint own)
 {
-    for (uint j = 0; j < CMRS_WS_STOP_SLOTS; ++j)
-        if (j != own && ws[CMRS_WS_STOP + j] != (real_t)0)
-            return (int)ws[CMRS_WS_STOP + j];
-    return 0;
+    real_t code = 0;
+#pragma unroll
+    for (uint j = 0; j < CMRS_WS_STOP_SLOTS; ++j) {
+        const real_t v = j != own ? ws[CMRS_WS_STOP + j] : (real_t)0; /* never its own */
+        code = code == (real_t)0 ? v : code;
+    }
+    return (int)code;
 }
 
 #ifdef SOLVE
@@ -42,14 +48,15 @@ INLINE int ws_stop_code(__global const real_t *ws, uint own)
 #define LEADER() (get_group_id(0) == 0 && get_local_id(0) == 0)
 /* a kernel that stops nothing: has the solve stopped? */
 #define STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
-/* A kernel that can stop the solve, with its own stop slot: once another slot is set, the
- * code copied into its own (for the kernels that read only that one's) and return. */
-#define RETURN_IF_STOPPED_BEFORE(slot)                                                             \
+/* A kernel that can stop the solve, with its own stop slot: once another slot is set
+ * (`seen`, its ws_stop_code), the code copied into its own (for the kernels that read only
+ * that one's) and return. The kernels read the stop with their first loads and test it after
+ * their first sums: one round trip for both. */
+#define RETURN_IF_SEEN(seen, slot)                                                                 \
     do {                                                                                           \
-        const int seen_ = ws_stop_code(ws, slot);                                                  \
-        if (seen_) {                                                                               \
+        if (seen) {                                                                                \
             if (LEADER())                                                                          \
-                ws[CMRS_WS_STOP + (slot)] = (real_t)seen_;                                         \
+                ws[CMRS_WS_STOP + (slot)] = (real_t)(seen);                                        \
             return;                                                                                \
         }                                                                                          \
     } while (0)
@@ -91,15 +98,19 @@ INLINE double shfl_bfly(double v, uint m)
 #else
 #define shfl_bfly shfl_bfly_f32
 #endif
-/* The sum over the hardware warp, in every lane (of the first two sums alone in a product
- * with two: the other two stay 0). */
+/* The sum over the hardware warp, in every lane (in a product's epilogue, of the sums it
+ * makes alone: the others stay 0). */
 INLINE real4_t warp_sum4(real4_t v)
 {
     for (uint m = 16; m > 0; m >>= 1) {
+#if DOTS != 1
         v.s0 += shfl_bfly(v.s0, m);
         v.s1 += shfl_bfly(v.s1, m);
+#endif
 #if DOTS != 2
         v.s2 += shfl_bfly(v.s2, m);
+#endif
+#if DOTS != 1 && DOTS != 2
         v.s3 += shfl_bfly(v.s3, m);
 #endif
     }
@@ -159,15 +170,19 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
  * the product's loads in the iterations enqueued past convergence (docs/PERFORMANCE.md). */
 #define DOTS_STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
 
-/* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y). */
+/* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y); with DOTS 1 w.y alone. */
 INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const real_t *dot_w,
                           uint row, real_t yv)
 {
+#if DOTS != 1
     acc.s0 += x[row] * yv;
     acc.s1 += yv * yv;
-#if DOTS == 4
+#endif
+#if DOTS != 2
     const real_t wy = dot_w[row] * yv;
     acc.s2 += wy;
+#endif
+#if DOTS == 4
     acc.s3 += wy * yv;
 #endif
     return acc;

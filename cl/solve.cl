@@ -19,7 +19,7 @@
 #error "solve.cl is built with -DSOLVE=1"
 #endif
 
-/* LEADER, STOPPED and RETURN_IF_STOPPED_BEFORE: dots.cl */
+/* LEADER, STOPPED and RETURN_IF_SEEN: dots.cl */
 /* i over the n rows, strided by the grid */
 #define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
 
@@ -179,6 +179,23 @@ __kernel void solve_invert(const uint n, __global real_t *restrict d, __global r
  * - the second from r'.z' = r.z - 2 alpha q.z + alpha^2 q.Dq, where q.z = p.q because p is
  * A-conjugate to the direction before it - so the three vector updates and the next r.r are
  * one pass. An iteration: [the reduction of a large product's real4s], this, the product. */
+/* cg_step's updates of rows 2k and 2k + 1 from their x, p, r and q; acc gains r.r and r.z.
+ * (No restrict here: inlined, Oclgrind 21.10 cannot run the scope declarations it leaves.) */
+INLINE real4_t cg_pair(__global real_t *x, __global real_t *r, __global real_t *p,
+                       __global const real_t *dinv, uint k,
+                       real2_t xv, real2_t pv, real2_t rv, real2_t qv, real_t alpha, real_t beta,
+                       real4_t acc)
+{
+    rv -= alpha * qv;
+    const real2_t zv = dinv ? PAIR(dinv, k) * rv : rv;
+    PAIR(x, k) = xv + alpha * pv;
+    PAIR(r, k) = rv;
+    PAIR(p, k) = zv + beta * pv;
+    acc.s0 += rv.x * rv.x + rv.y * rv.y;
+    acc.s1 += rv.x * zv.x + rv.y * zv.y;
+    return acc;
+}
+
 __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
                       __global real_t *restrict p, __global const real_t *restrict q,
                       __global const real_t *restrict dinv, __global real_t *restrict ws,
@@ -187,11 +204,18 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
                       const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    RETURN_IF_STOPPED_BEFORE(stop_slot);
+    const int seen = ws_stop_code(ws, stop_slot);
     const real4_t a = share_of2(ws, rr_at, rr_n);
     const real4_t c = dinv ? share_of(ws, pq_at, pq_n) : share_of2(ws, pq_at, pq_n);
+    /* this work-item's first pair loaded with the sums, before the tree's barrier: a short
+     * vector's one pair an item then costs no round trip of its own after the scalars */
+    const uint first = get_global_id(0), k0 = n / 2 - 1 - first;
+    real2_t x0 = 0, p0 = 0, r0 = 0, q0 = 0;
+    if (first < n / 2)
+        x0 = PAIR(x, k0), p0 = PAIR(p, k0), r0 = PAIR(r, k0), q0 = PAIR(q, k0);
     /* r.r, r.z, p.q, q.Dq: one tree */
     const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, dinv ? c.s3 : c.s1), s, WG_SIZE);
+    RETURN_IF_SEEN(seen, stop_slot);
     const real_t rr = sum.s0, rz = sum.s1, pq = sum.s2, qdq = sum.s3;
     int stop = 0;
     if (!isfinite(rr))
@@ -215,15 +239,12 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
         return;
     const real_t alpha = rz / pq, beta = alpha * alpha * qdq / rz - (real_t)1;
     real4_t acc = (real4_t)0;
-    FOR_PAIRS(k)
-    {
-        const real2_t pv = PAIR(p, k), rv = PAIR(r, k) - alpha * PAIR(q, k);
-        const real2_t zv = dinv ? PAIR(dinv, k) * rv : rv;
-        PAIR(x, k) += alpha * pv;
-        PAIR(r, k) = rv;
-        PAIR(p, k) = zv + beta * pv;
-        acc.s0 += rv.x * rv.x + rv.y * rv.y;
-        acc.s1 += rv.x * zv.x + rv.y * zv.y;
+    if (first < n / 2)
+        acc = cg_pair(x, r, p, dinv, k0, x0, p0, r0, q0, alpha, beta, acc);
+    for (uint j = first + get_global_size(0); j < n / 2; j += get_global_size(0)) {
+        const uint k = n / 2 - 1 - j;
+        acc = cg_pair(x, r, p, dinv, k, PAIR(x, k), PAIR(p, k), PAIR(r, k), PAIR(q, k), alpha,
+                      beta, acc);
     }
     if (ODD_ROW()) {
         const uint i = n - 1;
@@ -255,8 +276,9 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
                      const uint check_only, const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    RETURN_IF_STOPPED_BEFORE(stop_slot);
+    const int seen = ws_stop_code(ws, stop_slot);
     const real4_t sum = group_sum4(share_of2(ws, rr_at, rr_n), s, WG_SIZE);
+    RETURN_IF_SEEN(seen, stop_slot);
     const real_t rr = sum.s0, rho = sum.s1, rho_prev = ws[CMRS_WS_RHO_PREV];
     const real_t alpha = ws[CMRS_WS_ALPHA], omega = ws[CMRS_WS_OMEGA];
     const real_t beta = first ? 0 : rho / rho_prev * (alpha / omega);
@@ -292,8 +314,9 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
                      const uint ss_at, const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    RETURN_IF_STOPPED_BEFORE(stop_slot);
+    const int seen = ws_stop_code(ws, stop_slot);
     const real_t rsv = group_sum4(share_of(ws, rv_at, rv_n), s, WG_SIZE).s2;
+    RETURN_IF_SEEN(seen, stop_slot);
     const real_t rho = ws[CMRS_WS_RHO], alpha = rho / rsv;
     if (LEADER())
         ws[CMRS_WS_ALPHA] = alpha;
@@ -328,10 +351,11 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
                         const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    RETURN_IF_STOPPED_BEFORE(stop_slot);
+    const int seen = ws_stop_code(ws, stop_slot);
     /* t.s, t.t, s.s: one tree */
     const real4_t a = share_of2(ws, ts_at, ts_n), c = share_of2(ws, ss_at, ss_n);
     const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, 0), s, WG_SIZE);
+    RETURN_IF_SEEN(seen, stop_slot);
     const real_t ts = sum.s0, tt = sum.s1, ss = sum.s2, alpha = ws[CMRS_WS_ALPHA];
     const bool early = ss <= ws[CMRS_WS_THRESHOLD];
     const real_t omega = early ? 0 : ts / tt;

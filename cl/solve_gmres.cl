@@ -22,7 +22,7 @@
 #error "solve_gmres.cl is built with -DSOLVE=1"
 #endif
 
-/* LEADER, STOPPED and RETURN_IF_STOPPED_BEFORE: dots.cl */
+/* LEADER, STOPPED and RETURN_IF_SEEN: dots.cl */
 /* stopped by an error: the cycle is not applied (x stays the last iterate) */
 #define FAILED() (STOPPED() && ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != CMRS_STOP_CONVERGED)
 #define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
@@ -46,11 +46,12 @@ __kernel void gmres_begin(const uint n, __global const real_t *restrict r,
                           const uint history_at, const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
-    RETURN_IF_STOPPED_BEFORE(stop_slot);
+    const int seen = ws_stop_code(ws, stop_slot);
     real4_t acc = (real4_t)0;
     for (uint i = get_local_id(0); i < rr_n; i += WG_SIZE)
         acc += vload4(i, ws + rr_at);
     const real_t rr = group_sum4(acc, s, WG_SIZE).s0;
+    RETURN_IF_SEEN(seen, stop_slot);
     const bool done = !(rr > ws[CMRS_WS_THRESHOLD]); /* converged, or NaN */
     if (LEADER()) {
         ws[history_at + (uint)ws[CMRS_WS_ITER]] = rr;
@@ -131,11 +132,12 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
 {
     __local real4_t s[WG_SIZE];
     __local real_t verdict[2];
-    RETURN_IF_STOPPED_BEFORE(stop_slot);
+    const int seen = ws_stop_code(ws, stop_slot);
     real4_t acc = (real4_t)0;
     for (uint i = get_local_id(0); i < w_n; i += WG_SIZE)
         acc += vload4(i, ws + w_at);
     const real_t hn = sqrt(group_sum4(acc, s, WG_SIZE).s0);
+    RETURN_IF_SEEN(seen, stop_slot);
     if (get_local_id(0) == 0) {
         /* H's column j through the rotations 0..j-1 into R's */
         __global const real_t *col = ws + at + G_H + j * (m + 1);

@@ -164,7 +164,7 @@ CMRSCL_HIDDEN cmrscl_status host_product(cmrscl_matrix m, const void *x, size_t 
 /* ---- spmv_dots.c: the product built for the solvers (cl/dots.cl) ---- */
 
 /* The matrix's product as a caller's own kernel objects, whose arguments it sets once (a
- * solver's loop): the family's kernels built again with -DDOTS=2 or 4 (the epilogue of
+ * solver's loop): the family's kernels built again with -DDOTS=1, 2 or 4 (the epilogue of
  * dot products, cl/dots.cl) or with -DDIAGONAL=1 (y = diag(A)). */
 typedef struct product_kernels {
     cl_kernel kernel, combine; /* combine: NULL unless a second kernel adds the tiles up */

@@ -15,7 +15,7 @@ enum { CAUSE_RHO = 1, CAUSE_RV = 2, CAUSE_OMEGA = 3 }; /* CMRS_WS_CAUSE: what va
 static const char *bicg_products(const cmrscl_solver s, int i)
 {
     (void)s;
-    return i == 0 ? "-DDOTS=4" : "-DDOTS=2"; /* r0*.v needs w = r0*; t.s and t.t do not */
+    return i == 0 ? "-DDOTS=1" : "-DDOTS=2"; /* r0*.v alone (w = r0*); t.s and t.t */
 }
 
 /* bicg_p: the first iteration's (p = r), the others', or the last test alone */

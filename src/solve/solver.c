@@ -195,10 +195,14 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
         st = product_kernels_make(m, s->method->product_options(s, i), &s->product[i]);
     if (st == CMRSCL_OK) {
         s->product_groups = s->product[0].groups;
-        const char *limit = getenv("CMRSCL_SOLVE_FOLD_LIMIT"); /* for measuring the limit */
+        /* CMRSCL_SOLVE_FOLD_LIMIT, _REDUCE_SHARE: for measuring them */
+        const char *limit = getenv("CMRSCL_SOLVE_FOLD_LIMIT");
+        const char *per_item = getenv("CMRSCL_SOLVE_REDUCE_SHARE");
         s->reduce_products = s->product_groups >
                              (limit && *limit ? strtoull(limit, NULL, 10) : SOLVE_FOLD_LIMIT);
-        size_t share = SOLVE_REDUCE_SHARE * s->local;
+        size_t share = (per_item && atoi(per_item) > 0 ? (size_t)atoi(per_item)
+                                                        : SOLVE_REDUCE_SHARE) *
+                       s->local;
         s->reduce_groups = (s->product_groups + share - 1) / share;
         s->reduce_groups = s->reduce_groups < 1          ? 1
                            : s->reduce_groups > s->groups ? s->groups
