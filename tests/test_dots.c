@@ -162,10 +162,11 @@ static void check_diagonal(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     product_kernels_release(&k);
 }
 
-/* A square matrix with a row far longer than the others: long strips to split. */
+/* A square matrix with a row far longer than the others: long strips to split, whatever the
+ * sub-group width (a tile of 32 warps of 64 lanes still takes less than the row). */
 static void long_row_matrix(cmrscl_csr *out)
 {
-    int n = 300, cap = n * 6 + n;
+    int n = 3000, cap = n * 6 + n;
     int32_t *ri = malloc(sizeof(int32_t) * (size_t)cap), *ci = malloc(sizeof(int32_t) * (size_t)cap);
     double *v = malloc(sizeof(double) * (size_t)cap);
     int k = 0;
@@ -185,7 +186,7 @@ static void run_plan(cmrscl_context ctx, const cmrscl_options *o, const char *la
 {
     for (int i = -1; i < test_matrix_count(); ++i) {
         cmrscl_csr a;
-        const char *name = "300x300 one long row";
+        const char *name = "3000x3000 one long row";
         if (i < 0)
             long_row_matrix(&a);
         else
@@ -202,7 +203,15 @@ static void run_plan(cmrscl_context ctx, const cmrscl_options *o, const char *la
         if (m) {
             cmrscl_params p;
             cmrscl_matrix_params(m, &p);
-            CHECK_MSG(o->tile <= 0 || p.long_strips > 0, "%s: nothing was split", what);
+            /* the in-group combine splits a strip only across a group's warps, into three
+             * tiles at least (plan_split.c): where the device's groups hold fewer warps
+             * (PoCL 5's sub-groups) nothing is split */
+            bool few_warps = o->combine == CMRSCL_COMBINE_GROUP && p.work_group_size < 3 * p.warp;
+            if (o->tile > 0 && p.long_strips == 0 && few_warps)
+                printf("%s: work-groups of %d warps here, nothing split (the split path is not "
+                       "checked on this plan)\n", what, p.work_group_size / p.warp);
+            else
+                CHECK_MSG(o->tile <= 0 || p.long_strips > 0, "%s: nothing was split", what);
             check_epilogue(ctx, m, &ra, 2, what);
             check_epilogue(ctx, m, &ra, 4, what);
             if (i % 3 == 0) /* the same code but which sums: a third of the matrices */
