@@ -167,7 +167,8 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
     return
 /* The stop read as the kernel begins and heeded as it ends (the slice family): the flag's
  * load then overlaps the product's instead of delaying every warp's first, at the price of
- * the product's loads in the iterations enqueued past convergence (docs/PERFORMANCE.md). */
+ * the product's loads in the iterations enqueued past convergence (docs/PERFORMANCE.md, session
+ * 25: the stop, a slot per kernel). */
 #define DOTS_STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
 
 /* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y); with DOTS 1 w.y alone. */

@@ -116,8 +116,8 @@ int main(int argc, char **argv)
             ((float *)b)[i] = 1.0f;
     }
     /* the solve, on the device */
-    cmrscl_solve_options opt = {.method = CMRSCL_METHOD_CG, .rtol = s.tol,
-                                .max_iterations = s.max_iter};
+    cmrscl_solve_options opt = {
+        .method = CMRSCL_METHOD_CG, .rtol = s.tol, .max_iterations = s.max_iter};
     if (s.jacobi)
         opt.preconditioner = CMRSCL_PRECONDITIONER_JACOBI;
     cmrscl_solve_result r = {0};

@@ -7,12 +7,12 @@
  * (cl/dots.cl) - and one or two kernels that do the rest of the step at once: they add up
  * those partial sums, compute the method's scalars on the device, test for convergence and
  * breakdown, update the vectors and leave the next partial sums (cl/solve.cl). CG is two
- * launches an iteration, BiCGStab four, each with one more (a reduction of its partial
- * sums) after the products of matrices whose products run more work-groups than the
- * solver's kernels add up themselves (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT). The host enqueues
- * iterations ahead and reads a few bytes of state every check_interval iterations; once the
- * device has stopped the solve, the iterations still enqueued return at once. Sums have a
- * fixed order: the same solve gives the same bits run after run.
+ * launches an iteration, BiCGStab five, GMRES four, with one more (a reduction of its partial
+ * sums) after each of CG's and BiCGStab's products of matrices whose products run more work-groups
+ * than the solver's kernels add up themselves (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT). The host
+ * enqueues iterations ahead and reads a few bytes of state every check_interval iterations; once
+ * the device has stopped the solve, the iterations still enqueued return at once. Sums have a fixed
+ * order: the same solve gives the same bits run after run.
  *
  * Stopping: ||r|| <= max(rtol ||b||, atol), r the method's residual recurrence (CG's r;
  * with Jacobi ||r||, not ||r||_D), tested before each iteration; after the solve the true
@@ -30,7 +30,7 @@ extern "C" {
 typedef enum cmrscl_method {
     CMRSCL_METHOD_CG = 0,       /* conjugate gradients: A symmetric positive definite */
     CMRSCL_METHOD_BICGSTAB = 1, /* BiCGStab (van der Vorst): any nonsingular A */
-    CMRSCL_METHOD_GMRES = 2     /* GMRES(restart), classical Gram-Schmidt twice: any A */
+    CMRSCL_METHOD_GMRES = 2     /* GMRES(restart), classical Gram-Schmidt: any A */
 } cmrscl_method;
 
 typedef enum cmrscl_preconditioner {
@@ -77,15 +77,15 @@ typedef enum cmrscl_solve_reason {
 
 typedef struct cmrscl_solve_result {
     cmrscl_solve_reason reason;
-    int converged;         /* reason == CONVERGED */
-    int iterations;        /* done (GMRES: inner iterations) */
-    double residual;       /* ||r|| of the recurrence at the end (GMRES: its estimate) */
-    double true_residual;  /* ||b - A x|| of the x returned, from a product after the solve */
-    double b_norm;         /* ||b|| */
-    double threshold;      /* max(rtol ||b||, atol): converged when residual <= threshold */
-    double breakdown;      /* BREAKDOWN, NONFINITE: the value that stopped it */
-    double seconds;        /* the whole call: set-up, iterations, the true residual */
-    double iterate_seconds; /* the iterations alone: / iterations is the time per iteration */
+    int converged;              /* reason == CONVERGED */
+    int iterations;             /* done (GMRES: inner iterations) */
+    double residual;            /* ||r|| of the recurrence at the end (GMRES: its estimate) */
+    double true_residual;       /* ||b - A x|| of the x returned, from a product after the solve */
+    double b_norm;              /* ||b|| */
+    double threshold;           /* max(rtol ||b||, atol): converged when residual <= threshold */
+    double breakdown;           /* BREAKDOWN, NONFINITE: the value that stopped it */
+    double seconds;             /* the whole call: set-up, iterations, the true residual */
+    double iterate_seconds;     /* the iterations alone: / iterations is the time per iteration */
     int launches_per_iteration; /* kernels enqueued per iteration (GMRES: averaged) */
     int checks;                 /* the host's reads of the solve's state */
     int check_interval;         /* the last interval between them */

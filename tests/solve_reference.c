@@ -90,8 +90,8 @@ ref_outcome ref_cg(const cmrscl_csr *a, const double *b, double *x, double thres
     return o;
 }
 
-ref_outcome ref_bicgstab(const cmrscl_csr *a, const double *b, double *x, double threshold,
-                         int max, ref_form form)
+ref_outcome ref_bicgstab(const cmrscl_csr *a, const double *b, double *x, double threshold, int max,
+                         ref_form form)
 {
     (void)form; /* the device's is the textbook's */
     int n = a->rows;

@@ -22,8 +22,8 @@ typedef enum ref_form { REF_DEVICE, REF_TEXTBOOK } ref_form;
  * iterations, as the device's solvers do. */
 ref_outcome ref_cg(const cmrscl_csr *a, const double *b, double *x, double threshold, int max,
                    bool jacobi, ref_form form);
-ref_outcome ref_bicgstab(const cmrscl_csr *a, const double *b, double *x, double threshold,
-                         int max, ref_form form);
+ref_outcome ref_bicgstab(const cmrscl_csr *a, const double *b, double *x, double threshold, int max,
+                         ref_form form);
 ref_outcome ref_gmres(const cmrscl_csr *a, const double *b, double *x, double threshold, int max,
                       int restart);
 

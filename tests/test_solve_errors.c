@@ -24,7 +24,8 @@ static cmrscl_precision prec;
 /* An n x n matrix from diagonal d (and, with off, d_i on the diagonal and off_i at (i, n-1-i)). */
 static void diagonal(int n, const double *d, const double *off, cmrscl_csr *out)
 {
-    int32_t *ri = malloc(sizeof(int32_t) * 2 * (size_t)n), *ci = malloc(sizeof(int32_t) * 2 * (size_t)n);
+    int32_t *ri = malloc(sizeof(int32_t) * 2 * (size_t)n),
+            *ci = malloc(sizeof(int32_t) * 2 * (size_t)n);
     double *v = malloc(sizeof(double) * 2 * (size_t)n);
     int k = 0;
     for (int i = 0; i < n; ++i) {
@@ -66,7 +67,8 @@ static void check_options(cmrscl_context ctx)
     cmrscl_matrix m = make(ctx, &a), mw = make(ctx, &wide);
     cmrscl_solver s = NULL;
     CHECK_STATUS(cmrscl_solver_create(mw, NULL, &s), CMRSCL_ERROR_INVALID_ARGUMENT);
-    CHECK(test_contains(cmrscl_last_error(), "square") && test_contains(cmrscl_last_error(), "2 x 3"));
+    CHECK(test_contains(cmrscl_last_error(), "square") &&
+          test_contains(cmrscl_last_error(), "2 x 3"));
     CHECK_STATUS(cmrscl_solver_create(NULL, NULL, &s), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_solver_create(m, NULL, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
     static const struct {
@@ -82,10 +84,12 @@ static void check_options(cmrscl_context ctx)
         {{.max_iterations = -1}, CMRSCL_ERROR_INVALID_ARGUMENT, "max_iterations -1"},
         {{.max_iterations = (1 << 24) + 1}, CMRSCL_ERROR_INVALID_ARGUMENT, "max_iterations"},
         {{.check_interval = -2}, CMRSCL_ERROR_INVALID_ARGUMENT, "check_interval -2"},
-        {{.method = CMRSCL_METHOD_GMRES, .restart = 300}, CMRSCL_ERROR_INVALID_ARGUMENT,
+        {{.method = CMRSCL_METHOD_GMRES, .restart = 300},
+         CMRSCL_ERROR_INVALID_ARGUMENT,
          "restart 300"},
         {{.method = CMRSCL_METHOD_BICGSTAB, .preconditioner = CMRSCL_PRECONDITIONER_JACOBI},
-         CMRSCL_ERROR_UNSUPPORTED, "Jacobi"},
+         CMRSCL_ERROR_UNSUPPORTED,
+         "Jacobi"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         cmrscl_status st = cmrscl_solver_create(m, &bad[i].o, &s);
@@ -117,9 +121,11 @@ static void check_buffers(cmrscl_context ctx)
     cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, vs * n, NULL, &err);
     cl_mem x = clCreateBuffer(c, CL_MEM_READ_WRITE, vs * n, NULL, &err);
     cmrscl_solve_result r;
-    CHECK_STATUS(cmrscl_solver_solve(s, small, x, NULL, 0, NULL, &r), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_solver_solve(s, small, x, NULL, 0, NULL, &r),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK(test_contains(cmrscl_last_error(), "b"));
-    CHECK_STATUS(cmrscl_solver_solve(s, b, small, NULL, 0, NULL, &r), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_solver_solve(s, b, small, NULL, 0, NULL, &r),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK(test_contains(cmrscl_last_error(), "x"));
     CHECK_STATUS(cmrscl_solver_solve(s, b, b, NULL, 0, NULL, &r), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK(test_contains(cmrscl_last_error(), "different buffers"));
@@ -239,8 +245,8 @@ static void check_use(cmrscl_context ctx)
     double *x2 = calloc((size_t)n, sizeof(double));
     for (int i = 0; i < n; ++i)
         b[i] = 1;
-    cmrscl_solve_options o = {.check_interval = 1, .monitor = monitor,
-                              .preconditioner = CMRSCL_PRECONDITIONER_JACOBI};
+    cmrscl_solve_options o = {
+        .check_interval = 1, .monitor = monitor, .preconditioner = CMRSCL_PRECONDITIONER_JACOBI};
     o.rtol = prec == CMRSCL_DOUBLE ? 1e-8 : 1e-4;
     cmrscl_solver s = NULL;
     CHECK_OK(cmrscl_solver_create(m, &o, &s));
@@ -277,7 +283,8 @@ static void check_use(cmrscl_context ctx)
     cl_device_id dev;
     clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     cl_int err;
-    cl_command_queue ooo = clCreateCommandQueue(c, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    cl_command_queue ooo =
+        clCreateCommandQueue(c, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
     if (ooo && s) {
         size_t bytes = (prec == CMRSCL_DOUBLE ? sizeof(double) : sizeof(float)) * (size_t)n;
         cl_mem bm = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, bd, &err);
@@ -309,11 +316,8 @@ static void check_use(cmrscl_context ctx)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "float") && strcmp(argv[1], "double"))) {
-        fprintf(stderr, "usage: %s float|double\n", argv[0]);
+    if (!test_precision_arg(argc, argv, &prec))
         return 2;
-    }
-    prec = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
     cmrscl_context ctx;
     CHECK_OK(cmrscl_context_create(NULL, &ctx));
     if (test_failures)

@@ -98,6 +98,9 @@ double test_block_ratio(const cmrscl_csr *a, cmrscl_precision p, double alpha, d
     return worst;
 }
 
+const double test_alpha_beta[TEST_ALPHA_BETA_COUNT][2] = {
+    {1, 0}, {-1.5, 0.5}, {2.5, 1}, {0, 1}, {1, -1}};
+
 void test_seed(unsigned long long seed) { rng_state = seed ? seed : 88172645463325252ull; }
 
 double test_uniform(double lo, double hi)
@@ -202,4 +205,14 @@ void check_holed_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
     CHECK_MSG(same, "%s: the arrays read back (holes dropped) are not the CSR matrix", what);
     cmrscl_csr_free(&back);
     cmrscl_cmrs_free(&dev);
+}
+
+bool test_precision_arg(int argc, char **argv, cmrscl_precision *out)
+{
+    if (argc != 2 || (strcmp(argv[1], "float") && strcmp(argv[1], "double"))) {
+        fprintf(stderr, "usage: %s float|double\n", argv[0]);
+        return false;
+    }
+    *out = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+    return true;
 }

@@ -41,6 +41,9 @@ int test_finish(const char *name);
 const char *test_data(const char *rel);
 const char *test_shared_matrix(const char *name);
 bool test_contains(const char *haystack, const char *needle);
+/* The precision a test takes as its only argument, "float" or "double": false (the usage
+ * printed) for anything else. */
+bool test_precision_arg(int argc, char **argv, cmrscl_precision *out);
 
 /* The OpenCL context and device behind a cmrscl context (borrowed). */
 cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context);
@@ -70,6 +73,12 @@ double test_value_at(const void *a, cmrscl_precision p, int64_t i);
 double test_block_ratio(const cmrscl_csr *a, cmrscl_precision p, double alpha, double beta,
                         cmrscl_dense_order o, int k, const void *x, size_t ldx, const void *y0,
                         const void *y, size_t ldy);
+
+/* The (alpha, beta) pairs every product test runs, each against the CPU double reference with
+ * y0 random (beta = 0: y0 NaN, never read): the plain product, a general pair, a solver's
+ * y += alpha A x, y kept as it is (alpha = 0), and y0 - A x. */
+#define TEST_ALPHA_BETA_COUNT 5
+extern const double test_alpha_beta[TEST_ALPHA_BETA_COUNT][2];
 
 /* Deterministic pseudo-random numbers (xorshift), seeded per test. */
 void test_seed(unsigned long long seed);

@@ -206,7 +206,7 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
     if (st != CMRSCL_OK)
         return st;
     return matrix_kernel_limits(m, m->kernel) ? CMRSCL_ERROR_DEVICE_LIMIT
-                                               : matrix_kernel_args(m, m->kernel, m->combine);
+                                              : matrix_kernel_args(m, m->kernel, m->combine);
 }
 
 bool matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel)

@@ -24,13 +24,14 @@ cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_k
     char options[sizeof p->build_options + 64];
     /* no extra option: the matrix's own program (from the context's cache); the epilogue's
      * sums by warp shuffles where the device has NVIDIA's (cl/dots.cl, GROUP_SHUFFLE) */
-    bool shuffle = strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle &&
-                   p->work_group_size % 32 == 0;
+    bool shuffle =
+        strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle && p->work_group_size % 32 == 0;
     /* ... and the slice family's, whose work-items each hold their own row, by warps: no
      * barrier in the product (cl/dots.cl, DOTS_WARP_SUMS) */
     bool warps = shuffle && p->kernel == CMRSCL_KERNEL_SLICE;
-    int n = snprintf(options, sizeof options, "%s%s%s%s%s", p->build_options, *extra ? " " : "",
-                     extra, shuffle ? " -DGROUP_SHUFFLE=1" : "", warps ? " -DDOTS_WARP_SUMS=1" : "");
+    int n =
+        snprintf(options, sizeof options, "%s%s%s%s%s", p->build_options, *extra ? " " : "", extra,
+                 shuffle ? " -DGROUP_SHUFFLE=1" : "", warps ? " -DDOTS_WARP_SUMS=1" : "");
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's build options are too long");
     cl_program prog;
@@ -97,8 +98,8 @@ cmrscl_status product_kernels_enqueue(const product_kernels *k, cl_command_queue
 {
     if (k->global == 0) /* no rows */
         return CMRSCL_OK;
-    cl_int err = clEnqueueNDRangeKernel(queue, k->kernel, 1, NULL, &k->global, &k->local, 0, NULL,
-                                        NULL);
+    cl_int err =
+        clEnqueueNDRangeKernel(queue, k->kernel, 1, NULL, &k->global, &k->local, 0, NULL, NULL);
     if (err == CL_SUCCESS && k->combine && out_of_order)
         err = clEnqueueBarrierWithWaitList(queue, 0, NULL, NULL);
     if (err == CL_SUCCESS && k->combine)

@@ -175,7 +175,8 @@ static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrs
  * (1, 1, 1), upwind, scaled by h^2 (h = 1 / (N + 1)): the centre 3 b h more, each upstream
  * neighbour b h more negative - nonsymmetric, an M-matrix. A velocity fixed on the cube, not
  * per cell: with b h fixed instead, the operator's eigenvectors drift apart as (1 + b h)^N
- * and BiCGStab's residual parted from b - A x from N = 128 on (docs/PERFORMANCE.md). */
+ * and BiCGStab's residual parted from b - A x from N = 128 on (docs/PERFORMANCE.md, session
+ * 25: convdiff:N). */
 #define CONVDIFF_VELOCITY 10.0
 typedef struct stencil {
     int64_t n, nz;

@@ -13,26 +13,28 @@
  * of partial sums than every work-group of the next kernel should add up itself: a
  * reduction kernel (solve_reduce) first cuts them to a few, each of its work-items adding
  * SOLVE_REDUCE_SHARE of them or more. The trade: an extra launch against every work-group
- * reading them all (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT). */
+ * reading them all (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT; the share's grid measured no
+ * different from 1 to 4: SOLVE_REDUCE_SHARE). */
 #define SOLVE_FOLD_LIMIT 4096
 #define SOLVE_REDUCE_SHARE 4
-/* The vector kernels' work-groups and the share of the device's resident work-items their
- * grid takes (solve_kernels.c, choose_grid; docs/PERFORMANCE.md, SOLVE_GROUP). */
+/* The vector kernels' work-groups, the share of the device's resident work-items their grid
+ * takes and the fewest rows a work-item takes (solve_kernels.c, choose_grid;
+ * docs/PERFORMANCE.md, SOLVE_GROUP and SOLVE_OCCUPANCY, SOLVE_ROWS). */
 #define SOLVE_GROUP 512
 #define SOLVE_OCCUPANCY 2
 #define SOLVE_ROWS 1
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
-    cl_uint product;   /* the products' real4s (as many as product_kernels.groups) */
-    cl_uint reduced;   /* solve_reduce's real4s (grid) */
-    cl_uint rr[2];     /* the update kernels' real4s, alternating (CG: one reads, one writes) */
-    cl_uint start;     /* solve_start's sums of b and the inputs' NaN and Inf */
-    cl_uint second;    /* another kernel's real4s (BiCGStab's s.s; the norm at the end) */
-    cl_uint method;    /* the method's own (GMRES: its Hessenberg and rotations), at least 4 */
-    cl_uint history;   /* ||r_k||^2, k = 0.. */
+    cl_uint product;     /* the products' real4s (as many as product_kernels.groups) */
+    cl_uint reduced;     /* solve_reduce's real4s (grid) */
+    cl_uint rr[2];       /* the update kernels' real4s, alternating (CG: one reads, one writes) */
+    cl_uint start;       /* solve_start's sums of b and the inputs' NaN and Inf */
+    cl_uint second;      /* another kernel's real4s (BiCGStab's s.s; the norm at the end) */
+    cl_uint method;      /* the method's own (GMRES: its Hessenberg and rotations), at least 4 */
+    cl_uint history;     /* ||r_k||^2, k = 0.. */
     cl_uint history_cap; /* entries the history holds */
-    size_t reals;      /* the whole workspace */
+    size_t reals;        /* the whole workspace */
 } solve_layout;
 
 typedef struct solve_method solve_method;
@@ -59,28 +61,28 @@ struct cmrscl_solver_s {
     cl_kernel kernel[8];        /* the method's own, by its indices */
     cl_mem ws;
     solve_layout at;
-    cl_mem vec[8];              /* the method's work vectors, n values each */
-    cl_mem dinv;                /* Jacobi: the inverse diagonal */
-    cl_mem *views;              /* sub-buffers the method made of its vectors (GMRES's basis) */
+    cl_mem vec[8]; /* the method's work vectors, n values each */
+    cl_mem dinv;   /* Jacobi: the inverse diagonal */
+    cl_mem *views; /* sub-buffers the method made of its vectors (GMRES's basis) */
     size_t view_count;
-    unsigned values_version;    /* the matrix's values the diagonal was taken from */
+    unsigned values_version; /* the matrix's values the diagonal was taken from */
     /* the solve in progress */
     cl_mem b, x;
     cl_command_queue queue;
     bool out_of_order;
-    int launches;               /* kernels enqueued since the iterations began */
-    double check_seconds;       /* a check's round trip, measured when made */
+    int launches;         /* kernels enqueued since the iterations began */
+    double check_seconds; /* a check's round trip, measured when made */
 };
 
 /* A method: how many vectors and products it needs, and the kernels it enqueues. */
 struct solve_method {
     cmrscl_method id;
     const char *name;
-    int vectors;      /* work vectors (GMRES: plus restart + 1, its own) */
-    int products;     /* products with the epilogue */
+    int vectors;  /* work vectors (GMRES: plus restart + 1, its own) */
+    int products; /* products with the epilogue */
     /* product i's build options ("-DDOTS=2" ...) */
     const char *(*product_options)(const cmrscl_solver s, int i);
-    bool jacobi;      /* takes the Jacobi preconditioner */
+    bool jacobi; /* takes the Jacobi preconditioner */
     /* reals of the workspace's method region (NULL: none) */
     cl_uint (*workspace)(const cmrscl_solver s);
     /* the method's kernels, made and their fixed arguments set (after the common ones) */
@@ -99,8 +101,7 @@ struct solve_method {
     cmrscl_status (*finish)(cmrscl_solver s, cl_mem x);
     /* the breakdown of value v at iteration it, in words, into why[size]; cause: which
      * quantity (CMRS_WS_CAUSE, the method's own codes) */
-    void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why,
-                      size_t size);
+    void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why, size_t size);
 };
 CMRSCL_HIDDEN extern const solve_method solve_cg, solve_bicgstab, solve_gmres;
 

@@ -7,9 +7,9 @@
 
 #include <stdio.h>
 
-enum { R, P, RS, V, S, T };                       /* the vectors */
-enum { P_FIRST, P_NEXT, CHECK, SHALF, STEP };     /* the kernels: kernel k's stop slot k + 1 */
-enum { ARG_X = 1 };                               /* bicg_step's x, bound per solve */
+enum { R, P, RS, V, S, T };                            /* the vectors */
+enum { P_FIRST, P_NEXT, CHECK, SHALF, STEP };          /* the kernels: kernel k's stop slot k + 1 */
+enum { ARG_X = 1 };                                    /* bicg_step's x, bound per solve */
 enum { CAUSE_RHO = 1, CAUSE_RV = 2, CAUSE_OMEGA = 3 }; /* CMRS_WS_CAUSE: what vanished */
 
 static const char *bicg_products(const cmrscl_solver s, int i)
@@ -23,9 +23,9 @@ static cmrscl_status p_kernel(cmrscl_solver s, int which, cl_uint first, cl_uint
 {
     cl_uint n = s->n, groups = (cl_uint)s->groups, slot = (cl_uint)which + 1;
     cl_kernel *k = &s->kernel[which];
-    solve_arg args[] = {SOLVE_UINT(n),       SOLVE_MEM(s->vec[R]),    SOLVE_MEM(s->vec[P]),
-                        SOLVE_MEM(s->vec[V]), SOLVE_MEM(s->ws),       SOLVE_UINT(s->at.rr[0]),
-                        SOLVE_UINT(groups),  SOLVE_UINT(s->at.history), SOLVE_UINT(first),
+    solve_arg args[] = {SOLVE_UINT(n),          SOLVE_MEM(s->vec[R]),      SOLVE_MEM(s->vec[P]),
+                        SOLVE_MEM(s->vec[V]),   SOLVE_MEM(s->ws),          SOLVE_UINT(s->at.rr[0]),
+                        SOLVE_UINT(groups),     SOLVE_UINT(s->at.history), SOLVE_UINT(first),
                         SOLVE_UINT(check_only), SOLVE_UINT(slot)};
     cmrscl_status st = solve_kernel(s, false, "bicg_p", k);
     return st == CMRSCL_OK ? solve_set_args(*k, 0, 11, args) : st;
@@ -41,18 +41,18 @@ static cmrscl_status bicg_prepare(cmrscl_solver s)
         st = p_kernel(s, P_NEXT, 0, 0);
     if (st == CMRSCL_OK)
         st = p_kernel(s, CHECK, 0, 1);
-    solve_arg half[] = {SOLVE_UINT(n),         SOLVE_MEM(s->vec[R]), SOLVE_MEM(s->vec[V]),
-                        SOLVE_MEM(s->vec[S]),  SOLVE_MEM(s->ws),     SOLVE_UINT(sums),
-                        SOLVE_UINT(count),     SOLVE_UINT(s->at.second), SOLVE_UINT(half_slot)};
+    solve_arg half[] = {SOLVE_UINT(n),        SOLVE_MEM(s->vec[R]),     SOLVE_MEM(s->vec[V]),
+                        SOLVE_MEM(s->vec[S]), SOLVE_MEM(s->ws),         SOLVE_UINT(sums),
+                        SOLVE_UINT(count),    SOLVE_UINT(s->at.second), SOLVE_UINT(half_slot)};
     if (st == CMRSCL_OK)
         st = solve_kernel(s, false, "bicg_s", &s->kernel[SHALF]);
     if (st == CMRSCL_OK)
         st = solve_set_args(s->kernel[SHALF], 0, 9, half);
     cl_mem none = NULL;
-    solve_arg step[] = {SOLVE_UINT(n),          SOLVE_MEM(none),        SOLVE_MEM(s->vec[R]),
-                        SOLVE_MEM(s->vec[P]),   SOLVE_MEM(s->vec[S]),   SOLVE_MEM(s->vec[T]),
-                        SOLVE_MEM(s->vec[RS]),  SOLVE_MEM(s->ws),       SOLVE_UINT(sums),
-                        SOLVE_UINT(count),      SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
+    solve_arg step[] = {SOLVE_UINT(n),           SOLVE_MEM(none),          SOLVE_MEM(s->vec[R]),
+                        SOLVE_MEM(s->vec[P]),    SOLVE_MEM(s->vec[S]),     SOLVE_MEM(s->vec[T]),
+                        SOLVE_MEM(s->vec[RS]),   SOLVE_MEM(s->ws),         SOLVE_UINT(sums),
+                        SOLVE_UINT(count),       SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
                         SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(step_slot)};
     if (st == CMRSCL_OK)
         st = solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);

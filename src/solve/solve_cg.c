@@ -8,9 +8,9 @@
 
 #include <stdio.h>
 
-enum { R, P, Q };                    /* the vectors */
-enum { STEP_EVEN, STEP_ODD, CHECK }; /* the kernels */
-enum { ARG_X = 1 };                  /* cg_step's x, bound per solve */
+enum { R, P, Q };                             /* the vectors */
+enum { STEP_EVEN, STEP_ODD, CHECK };          /* the kernels */
+enum { ARG_X = 1 };                           /* cg_step's x, bound per solve */
 enum { SLOT_EVEN = 1, SLOT_ODD, SLOT_CHECK }; /* their stop slots (cmrs_abi.h) */
 
 static const char *cg_products(const cmrscl_solver s, int i)
@@ -27,11 +27,21 @@ static cmrscl_status step_kernel(cmrscl_solver s, cl_kernel *k, cl_uint rr_at, c
     cl_uint n = s->n, groups = (cl_uint)s->groups, pq_at, pq_n;
     solve_product_region(s, &pq_at, &pq_n);
     cl_mem none = NULL;
-    solve_arg args[] = {SOLVE_UINT(n),        SOLVE_MEM(none),       SOLVE_MEM(s->vec[R]),
-                        SOLVE_MEM(s->vec[P]), SOLVE_MEM(s->vec[Q]),  SOLVE_MEM(s->dinv),
-                        SOLVE_MEM(s->ws),     SOLVE_UINT(rr_at),     SOLVE_UINT(groups),
-                        SOLVE_UINT(pq_at),    SOLVE_UINT(pq_n),      SOLVE_UINT(out_at),
-                        SOLVE_UINT(s->at.history), SOLVE_UINT(check_only), SOLVE_UINT(stop_slot)};
+    solve_arg args[] = {SOLVE_UINT(n),
+                        SOLVE_MEM(none),
+                        SOLVE_MEM(s->vec[R]),
+                        SOLVE_MEM(s->vec[P]),
+                        SOLVE_MEM(s->vec[Q]),
+                        SOLVE_MEM(s->dinv),
+                        SOLVE_MEM(s->ws),
+                        SOLVE_UINT(rr_at),
+                        SOLVE_UINT(groups),
+                        SOLVE_UINT(pq_at),
+                        SOLVE_UINT(pq_n),
+                        SOLVE_UINT(out_at),
+                        SOLVE_UINT(s->at.history),
+                        SOLVE_UINT(check_only),
+                        SOLVE_UINT(stop_slot)};
     if (st == CMRSCL_OK)
         st = solve_set_args(*k, 0, 15, args);
     return st;
@@ -40,8 +50,8 @@ static cmrscl_status step_kernel(cmrscl_solver s, cl_kernel *k, cl_uint rr_at, c
 static cmrscl_status cg_prepare(cmrscl_solver s)
 {
     /* the Jacobi diagonal's buffer first: the kernels take it as an argument */
-    cmrscl_status st = s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI ? solve_jacobi(s)
-                                                                              : CMRSCL_OK;
+    cmrscl_status st =
+        s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI ? solve_jacobi(s) : CMRSCL_OK;
     const solve_layout *a = &s->at;
     if (st == CMRSCL_OK)
         st = step_kernel(s, &s->kernel[STEP_EVEN], a->rr[0], a->rr[1], 0, SLOT_EVEN);
@@ -96,14 +106,12 @@ static cmrscl_status cg_finish(cmrscl_solver s, cl_mem x)
     return CMRSCL_OK;
 }
 
-static void cg_breakdown(const cmrscl_solver s, double v, int cause, int it, char *why,
-                         size_t size)
+static void cg_breakdown(const cmrscl_solver s, double v, int cause, int it, char *why, size_t size)
 {
     (void)cause;
     bool jacobi = s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI;
-    snprintf(why, size,
-             "cg: p.Ap = %g <= 0 at iteration %d: the matrix is not positive definite%s", v,
-             it + 1, jacobi ? " (or its diagonal is not: Jacobi needs a positive one)" : "");
+    snprintf(why, size, "cg: p.Ap = %g <= 0 at iteration %d: the matrix is not positive definite%s",
+             v, it + 1, jacobi ? " (or its diagonal is not: Jacobi needs a positive one)" : "");
 }
 
 const solve_method solve_cg = {

@@ -12,8 +12,8 @@
 
 _Static_assert(CMRSCL_MAX_RESTART == CMRS_GMRES_MAX, "GMRES's longest cycle, host and kernels");
 
-enum { R, W, BASIS };                                      /* the vectors */
-enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM }; /* the kernels */
+enum { R, W, BASIS };                                                          /* the vectors */
+enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM };                 /* the kernels */
 enum { ARG_UPDATE_X = 1, ARG_ORTH_J = 8, ARG_NORM_J = 7, ARG_NORM_SLOT = 11 }; /* set per use */
 /* stop slots (cmrs_abi.h): gmres_norm's alternate, steps j and j + 1 seeing each other's stop */
 enum { SLOT_BEGIN = 1, SLOT_NORM_EVEN, SLOT_NORM_ODD };
@@ -51,8 +51,8 @@ static cmrscl_status make_basis(cmrscl_solver s, cl_uint *stride)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "gmres: %zu basis vectors of %u values exceed 2^32 values", count, s->n);
     cl_int err;
-    s->vec[BASIS] = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE,
-                                   step * count * s->value_size, NULL, &err);
+    s->vec[BASIS] = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE, step * count * s->value_size,
+                                   NULL, &err);
     if (!s->vec[BASIS])
         return cmrscl_fail_cl(err, "clCreateBuffer (GMRES's basis)");
     s->views = calloc(count, sizeof *s->views);
@@ -82,22 +82,24 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     if (st == CMRSCL_OK)
         st = solve_kernel(s, false, "solve_norm", &s->kernel[RESTART_NORM]);
     cl_mem none = NULL, *v = s->vec;
-    solve_arg begin[] = {SOLVE_UINT(n),  SOLVE_MEM(v[R]),   SOLVE_MEM(v[BASIS]),
-                         SOLVE_MEM(s->ws), SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(groups),
-                         SOLVE_UINT(at), SOLVE_UINT(m),     SOLVE_UINT(s->at.history),
+    solve_arg begin[] = {SOLVE_UINT(n),         SOLVE_MEM(v[R]),         SOLVE_MEM(v[BASIS]),
+                         SOLVE_MEM(s->ws),      SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(groups),
+                         SOLVE_UINT(at),        SOLVE_UINT(m),           SOLVE_UINT(s->at.history),
                          SOLVE_UINT(begin_slot)};
-    solve_arg dots[] = {SOLVE_UINT(n),  SOLVE_MEM(v[BASIS]), SOLVE_UINT(stride), SOLVE_MEM(v[W]),
-                        SOLVE_MEM(s->ws), SOLVE_UINT(at),    SOLVE_UINT(m),      SOLVE_UINT(ch)};
-    solve_arg orth[] = {SOLVE_UINT(n),  SOLVE_MEM(v[BASIS]), SOLVE_UINT(stride), SOLVE_MEM(v[W]),
-                        SOLVE_MEM(s->ws), SOLVE_UINT(at),    SOLVE_UINT(m),      SOLVE_UINT(ch),
-                        SOLVE_UINT(zero), SOLVE_UINT(s->at.rr[1])};
-    solve_arg norm[] = {SOLVE_UINT(n),   SOLVE_MEM(v[W]),  SOLVE_MEM(v[BASIS]),
-                        SOLVE_UINT(stride), SOLVE_MEM(s->ws), SOLVE_UINT(at),
-                        SOLVE_UINT(m),   SOLVE_UINT(zero), SOLVE_UINT(s->at.rr[1]),
+    solve_arg dots[] = {SOLVE_UINT(n),    SOLVE_MEM(v[BASIS]), SOLVE_UINT(stride), SOLVE_MEM(v[W]),
+                        SOLVE_MEM(s->ws), SOLVE_UINT(at),      SOLVE_UINT(m),      SOLVE_UINT(ch)};
+    solve_arg orth[] = {SOLVE_UINT(n),          SOLVE_MEM(v[BASIS]), SOLVE_UINT(stride),
+                        SOLVE_MEM(v[W]),        SOLVE_MEM(s->ws),    SOLVE_UINT(at),
+                        SOLVE_UINT(m),          SOLVE_UINT(ch),      SOLVE_UINT(zero),
+                        SOLVE_UINT(s->at.rr[1])};
+    solve_arg norm[] = {SOLVE_UINT(n),      SOLVE_MEM(v[W]),           SOLVE_MEM(v[BASIS]),
+                        SOLVE_UINT(stride), SOLVE_MEM(s->ws),          SOLVE_UINT(at),
+                        SOLVE_UINT(m),      SOLVE_UINT(zero),          SOLVE_UINT(s->at.rr[1]),
                         SOLVE_UINT(groups), SOLVE_UINT(s->at.history), SOLVE_UINT(begin_slot)};
     solve_arg solve[] = {SOLVE_MEM(s->ws), SOLVE_UINT(at), SOLVE_UINT(m)};
-    solve_arg update[] = {SOLVE_UINT(n),      SOLVE_MEM(none), SOLVE_MEM(v[BASIS]),
-                          SOLVE_UINT(stride), SOLVE_MEM(s->ws), SOLVE_UINT(at), SOLVE_UINT(m)};
+    solve_arg update[] = {SOLVE_UINT(n),      SOLVE_MEM(none),  SOLVE_MEM(v[BASIS]),
+                          SOLVE_UINT(stride), SOLVE_MEM(s->ws), SOLVE_UINT(at),
+                          SOLVE_UINT(m)};
     solve_arg restart[] = {SOLVE_UINT(n), SOLVE_MEM(v[R]), SOLVE_MEM(s->ws),
                            SOLVE_UINT(s->at.rr[0])};
     if (st == CMRSCL_OK)
@@ -159,8 +161,8 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
     }
     /* Arnoldi step j: w = A v_j, the dots, w orthogonalized, its norm and the rotations */
     if (st == CMRSCL_OK)
-        st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->views[j], 0.0,
-                                  s->vec[W], false, NULL, 0, NULL);
+        st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->views[j], 0.0, s->vec[W],
+                                  false, NULL, 0, NULL);
     if (st == CMRSCL_OK)
         st = solve_product(s, 0);
     if (st == CMRSCL_OK)

@@ -113,7 +113,8 @@ static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
  * square of the work-groups, so they are few and wide - SOLVE_GROUP work-items (or the most
  * the device runs; a power of two, for the trees), SOLVE_OCCUPANCY of the work-items the
  * device keeps resident (streaming kernels keep the memory busy from there), fewer for short
- * vectors: at least SOLVE_ROWS rows a work-item (the kernels take rows in pairs). A fixed grid, so that every partial sum holds the same rows every run. */
+ * vectors: at least SOLVE_ROWS rows a work-item (the kernels take rows in pairs). A fixed grid, so
+ * that every partial sum holds the same rows every run. */
 static void choose_grid(cmrscl_solver s)
 {
     const cmrscl_device_info *d = &s->ctx->info;
@@ -200,11 +201,13 @@ cmrscl_status solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
     a->history_cap = (cl_uint)(cap < bound ? cap : bound);
     a->reals = at + a->history_cap;
     if (a->reals > UINT32_MAX / 2)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's workspace of %zu values is too "
-                           "large", a->reals);
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "the solver's workspace of %zu values is too "
+                           "large",
+                           a->reals);
     cl_int err;
-    s->ws = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE, a->reals * s->value_size, NULL,
-                           &err);
+    s->ws =
+        clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE, a->reals * s->value_size, NULL, &err);
     if (!s->ws)
         return cmrscl_fail_cl(err, "clCreateBuffer (the solver's workspace)");
     /* the common kernels' fixed arguments (cl/solve.cl) */
@@ -227,9 +230,9 @@ cmrscl_status solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p, 
                                  cl_mem dinv)
 {
     cl_uint n = s->n;
-    solve_arg start[] = {SOLVE_UINT(n),     SOLVE_MEM(b),     SOLVE_MEM(x),
-                         SOLVE_MEM(s->vec[0]), SOLVE_MEM(p),  SOLVE_MEM(rs),
-                         SOLVE_MEM(dinv),   SOLVE_MEM(s->ws), SOLVE_UINT(s->at.rr[0]),
+    solve_arg start[] = {SOLVE_UINT(n),          SOLVE_MEM(b),     SOLVE_MEM(x),
+                         SOLVE_MEM(s->vec[0]),   SOLVE_MEM(p),     SOLVE_MEM(rs),
+                         SOLVE_MEM(dinv),        SOLVE_MEM(s->ws), SOLVE_UINT(s->at.rr[0]),
                          SOLVE_UINT(s->at.start)};
     cmrscl_status st = solve_set_args(s->start, 0, 10, start);
     cl_int err = solve_set_real(s, s->init, 4, s->opt.rtol);

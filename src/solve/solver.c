@@ -76,7 +76,9 @@ static cmrscl_status check_options(const cmrscl_solve_options *in, int32_t rows,
                            o.max_iterations, MAX_ITERATIONS_LIMIT);
     if (o.max_iterations == 0) {
         int64_t ten = 10 * (int64_t)rows;
-        o.max_iterations = ten < 1 ? 1 : ten > MAX_ITERATIONS_LIMIT ? MAX_ITERATIONS_LIMIT : (int)ten;
+        o.max_iterations = ten < 1                      ? 1
+                           : ten > MAX_ITERATIONS_LIMIT ? MAX_ITERATIONS_LIMIT
+                                                        : (int)ten;
     }
     if (o.check_interval < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -198,13 +200,13 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
         /* CMRSCL_SOLVE_FOLD_LIMIT, _REDUCE_SHARE: for measuring them */
         const char *limit = getenv("CMRSCL_SOLVE_FOLD_LIMIT");
         const char *per_item = getenv("CMRSCL_SOLVE_REDUCE_SHARE");
-        s->reduce_products = s->product_groups >
-                             (limit && *limit ? strtoull(limit, NULL, 10) : SOLVE_FOLD_LIMIT);
-        size_t share = (per_item && atoi(per_item) > 0 ? (size_t)atoi(per_item)
-                                                        : SOLVE_REDUCE_SHARE) *
-                       s->local;
+        s->reduce_products =
+            s->product_groups > (limit && *limit ? strtoull(limit, NULL, 10) : SOLVE_FOLD_LIMIT);
+        size_t share =
+            (per_item && atoi(per_item) > 0 ? (size_t)atoi(per_item) : SOLVE_REDUCE_SHARE) *
+            s->local;
         s->reduce_groups = (s->product_groups + share - 1) / share;
-        s->reduce_groups = s->reduce_groups < 1          ? 1
+        s->reduce_groups = s->reduce_groups < 1           ? 1
                            : s->reduce_groups > s->groups ? s->groups
                                                           : s->reduce_groups;
         st = solve_workspace_make(s, s->method->workspace ? s->method->workspace(s) : 0);
@@ -285,7 +287,8 @@ static cmrscl_status iterate(cmrscl_solver s, cmrscl_solve_result *res)
     const int max = s->opt.max_iterations;
     double header[2][CMRS_WS_HEADER];
     cl_event read[2] = {NULL, NULL};
-    int enqueued[2] = {0, 0}, slot = 0, i = 0, k = s->opt.check_interval ? s->opt.check_interval : 1;
+    int enqueued[2] = {0, 0}, slot = 0, i = 0,
+        k = s->opt.check_interval ? s->opt.check_interval : 1;
     bool pipelined = !s->opt.monitor;
     cmrscl_status st = CMRSCL_OK;
     double t0 = cmrscl_seconds();
@@ -348,10 +351,10 @@ static cmrscl_status true_residual(cmrscl_solver s, cl_mem b, cl_mem x, double *
     double *sums = st == CMRSCL_OK ? cmrscl_alloc(count, sizeof(double)) : NULL;
     if (st == CMRSCL_OK && !sums)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the solver");
-    cl_int err = st == CMRSCL_OK ? clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE,
-                                                       s->at.second * s->value_size,
-                                                       count * s->value_size, sums, 0, NULL, NULL)
-                                 : CL_SUCCESS;
+    cl_int err = st == CMRSCL_OK
+                     ? clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, s->at.second * s->value_size,
+                                           count * s->value_size, sums, 0, NULL, NULL)
+                     : CL_SUCCESS;
     if (err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (the true residual)");
     double sum = 0;
@@ -410,8 +413,8 @@ static cmrscl_status outcome(cmrscl_solver s, const void *header, cmrscl_solve_r
     }
     case CMRS_STOP_BREAKDOWN: {
         char why[256];
-        s->method->breakdown(s, value, (int)slot_of(s, header, CMRS_WS_CAUSE), res->iterations,
-                             why, sizeof why);
+        s->method->breakdown(s, value, (int)slot_of(s, header, CMRS_WS_CAUSE), res->iterations, why,
+                             sizeof why);
         res->reason = CMRSCL_SOLVE_BREAKDOWN;
         return cmrscl_fail(CMRSCL_ERROR_BREAKDOWN, "%s", why);
     }
@@ -447,8 +450,8 @@ cmrscl_status cmrscl_solver_solve(cmrscl_solver s, cl_mem b, cl_mem x, cl_comman
     double t0 = cmrscl_seconds();
     s->queue = queue ? queue : s->ctx->queue;
     s->out_of_order = queue_out_of_order(s->queue);
-    cl_int err = num_wait ? clEnqueueBarrierWithWaitList(s->queue, num_wait, wait_list, NULL)
-                          : CL_SUCCESS;
+    cl_int err =
+        num_wait ? clEnqueueBarrierWithWaitList(s->queue, num_wait, wait_list, NULL) : CL_SUCCESS;
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList (solver)");
     if (s->n == 0) { /* nothing to solve */
@@ -506,8 +509,8 @@ cmrscl_status cmrscl_solver_solve_host(cmrscl_solver s, const void *b, void *x,
     if (st == CMRSCL_OK) {
         st = cmrscl_solver_solve(s, bb, xb, NULL, 0, NULL, out);
         /* the last iterate comes back whatever the outcome */
-        err = s->n ? clEnqueueReadBuffer(s->ctx->queue, xb, CL_TRUE, 0, s->n * s->value_size, x,
-                                         0, NULL, NULL)
+        err = s->n ? clEnqueueReadBuffer(s->ctx->queue, xb, CL_TRUE, 0, s->n * s->value_size, x, 0,
+                                         NULL, NULL)
                    : CL_SUCCESS;
         if (st == CMRSCL_OK && err != CL_SUCCESS)
             st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (x)");

@@ -123,9 +123,12 @@ int run_solve(const env *e, cmrscl_precision p)
     };
     int square[] = {2, 3, 5}; /* of build_matrix: square, with empty rows and a long one */
     for (size_t k = 0; k < sizeof plans / sizeof plans[0]; ++k) {
-        cmrscl_options o = {.kernel = plans[k].kernel, .height = plans[k].height,
-                            .warp = plans[k].warp, .work_group_size = plans[k].group,
-                            .tile = plans[k].tile, .combine = plans[k].combine,
+        cmrscl_options o = {.kernel = plans[k].kernel,
+                            .height = plans[k].height,
+                            .warp = plans[k].warp,
+                            .work_group_size = plans[k].group,
+                            .tile = plans[k].tile,
+                            .combine = plans[k].combine,
                             .reduce = CMRSCL_REDUCE_LOCAL};
         for (size_t i = 0; i < sizeof square / sizeof square[0]; ++i) {
             cmrscl_csr a;
@@ -140,16 +143,20 @@ int run_solve(const env *e, cmrscl_precision p)
         }
     }
     cmrscl_options slice = {.kernel = CMRSCL_KERNEL_SLICE, .height = 8, .work_group_size = 16};
-    cmrscl_options strip = {.kernel = CMRSCL_KERNEL_STRIP, .height = 2, .warp = 8,
-                            .work_group_size = 16, .reduce = CMRSCL_REDUCE_LOCAL};
+    cmrscl_options strip = {.kernel = CMRSCL_KERNEL_STRIP,
+                            .height = 2,
+                            .warp = 8,
+                            .work_group_size = 16,
+                            .reduce = CMRSCL_REDUCE_LOCAL};
     /* checks 8 iterations apart: the kernels enqueued past the stop run too (each deciding
      * kernel copies the stop into its own slot, cmrs_abi.h) */
     cmrscl_solve_options pcg = {.preconditioner = CMRSCL_PRECONDITIONER_JACOBI,
-                                .rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4, .check_interval = 8};
-    cmrscl_solve_options bicg = {.method = CMRSCL_METHOD_BICGSTAB, .rtol = pcg.rtol,
-                                 .check_interval = 8};
-    cmrscl_solve_options gmres = {.method = CMRSCL_METHOD_GMRES, .restart = 4, .rtol = pcg.rtol,
-                                  .check_interval = 8};
+                                .rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4,
+                                .check_interval = 8};
+    cmrscl_solve_options bicg = {
+        .method = CMRSCL_METHOD_BICGSTAB, .rtol = pcg.rtol, .check_interval = 8};
+    cmrscl_solve_options gmres = {
+        .method = CMRSCL_METHOD_GMRES, .restart = 4, .rtol = pcg.rtol, .check_interval = 8};
     check_solve(e, "stencil7:4", &slice, &pcg, p, "CG with Jacobi, slices");
     check_solve(e, "convdiff:4", &strip, &bicg, p, "BiCGStab, strips");
     check_solve(e, "convdiff:3", NULL, &gmres, p, "GMRES(4)");

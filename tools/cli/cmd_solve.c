@@ -47,8 +47,8 @@ static int make_rhs(const char *rhs, int n, double *b)
     }
     FILE *f = fopen(rhs, "r");
     if (!f) {
-        fprintf(stderr, "%s: --rhs %s: no such file (expected ones, random or a file)\n",
-                cli_name, rhs);
+        fprintf(stderr, "%s: --rhs %s: no such file (expected ones, random or a file)\n", cli_name,
+                rhs);
         return EXIT_USAGE;
     }
     int got = 0;
@@ -91,7 +91,8 @@ static void solve_json(const loaded_matrix *lm, const cmrscl_params *p, const cl
     json_close('}');
     json_string("kernel", plan_kernel_name(p->kernel));
     json_string("precision", opt->precision == CMRSCL_DOUBLE ? "double" : "float");
-    json_string("method", opt->solve.preconditioner ? "pcg" : cmrscl_method_name(opt->solve.method));
+    json_string("method",
+                opt->solve.preconditioner ? "pcg" : cmrscl_method_name(opt->solve.method));
     json_string("reason", cmrscl_solve_reason_name(r->reason));
     json_bool("converged", r->converged);
     json_int("iterations", r->iterations);
@@ -167,8 +168,9 @@ int cmd_solve(const cli_options *opt)
     cl_command_queue q = NULL;
     cmrscl_context_cl(ctx, &clctx, &q);
     cl_int err = CL_SUCCESS;
-    cl_mem bm = !rc ? clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, bd, &err)
-                    : NULL;
+    cl_mem bm =
+        !rc ? clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, bd, &err)
+            : NULL;
     cl_mem xm = bm ? clCreateBuffer(clctx, CL_MEM_READ_WRITE, bytes, NULL, &err) : NULL;
     if (!rc && !xm) {
         fprintf(stderr, "%s: no device memory for b and x (OpenCL error %d)\n", cli_name, err);
@@ -242,8 +244,8 @@ int cmd_solve(const cli_options *opt)
                opt->precision == CMRSCL_DOUBLE ? "double" : "float");
         printf("device     %s (%s); plan %s kernel, HEIGHT %d\n", dev.device_name,
                dev.platform_name, plan_kernel_name(p.kernel), p.height);
-        printf("solver     %s, rtol %g, atol %g, at most %d iterations%s; set-up %.3f s\n",
-               method, so.rtol ? so.rtol : (so.atol ? 0 : 1e-5), so.atol,
+        printf("solver     %s, rtol %g, atol %g, at most %d iterations%s; set-up %.3f s\n", method,
+               so.rtol ? so.rtol : (so.atol ? 0 : 1e-5), so.atol,
                so.max_iterations ? so.max_iterations : 10 * n,
                so.method == CMRSCL_METHOD_GMRES ? ", restarted" : "", setup);
         printf("result     %s after %d iterations: ||r|| %.3e (recurrence), ||b - A x|| %.3e "
@@ -255,11 +257,11 @@ int cmd_solve(const cli_options *opt)
                per_ms, r.launches_per_iteration, solve_ms, r.checks, r.check_interval,
                opt->repetitions);
         printf("check      %s\n",
-               broke_down            ? "FAIL: the method broke down"
+               broke_down              ? "FAIL: the method broke down"
                : opt->fixed_iterations ? "fixed iterations: not a convergence test"
-               : passed              ? "PASS (converged; ||b - A x|| within 10x the threshold)"
-               : !r.converged        ? "FAIL: not converged"
-                                     : "FAIL: ||b - A x|| on the CPU beyond 10x the threshold");
+               : passed                ? "PASS (converged; ||b - A x|| within 10x the threshold)"
+               : !r.converged          ? "FAIL: not converged"
+                                       : "FAIL: ||b - A x|| on the CPU beyond 10x the threshold");
         if (!r.converged && !opt->fixed_iterations && opt->precision == CMRSCL_FLOAT)
             printf("           (float reaches about 1e-6 relative at best; ill-conditioned "
                    "matrices less: try -p double)\n");

@@ -102,7 +102,7 @@ static int scalar_kernel(solver *sv, int which)
     return 0;
 }
 
-#define S(i) ((char *)sv->scalars + (i) * sv->vs)
+#define S(i) ((char *)sv->scalars + (i)*sv->vs)
 
 static int dot(solver *sv, const void *a, const void *b, int into)
 {
@@ -165,9 +165,9 @@ static int iteration(solver *sv)
     if (sv->jacobi)
         return product(sv, 0) || dot(sv, sv->p, sv->q, 2) || scalar_kernel(sv, 0) ||
                axpy(sv, 3, sv->p, sv->x) || axpy(sv, 4, sv->q, sv->r) ||
-               diag_times(sv, sv->r, sv->rs) || scalar_kernel(sv, 2) ||
-               dot(sv, sv->r, sv->rs, 0) || scalar_kernel(sv, 1) || scal(sv, 5, sv->p) ||
-               axpy(sv, ONE, sv->rs, sv->p) || dot(sv, sv->r, sv->r, BICG_RR);
+               diag_times(sv, sv->r, sv->rs) || scalar_kernel(sv, 2) || dot(sv, sv->r, sv->rs, 0) ||
+               scalar_kernel(sv, 1) || scal(sv, 5, sv->p) || axpy(sv, ONE, sv->rs, sv->p) ||
+               dot(sv, sv->r, sv->r, BICG_RR);
     if (!sv->bicg)
         return product(sv, 0) || dot(sv, sv->p, sv->q, 2) || scalar_kernel(sv, 0) ||
                axpy(sv, 3, sv->p, sv->x) || axpy(sv, 4, sv->q, sv->r) || scalar_kernel(sv, 2) ||
@@ -280,7 +280,8 @@ static int time_solution(solver *sv, const cmrscl_csr *a, double tol, double *ms
         return 1;
     *b_norm = sqrt((double)sv->n);
     double threshold = tol * *b_norm, t0 = seconds(), value = (double)sv->n;
-    int k = 0, max = 10 * sv->n < 20000 ? 10 * sv->n : 20000; /* a bound on a solve that will not end */
+    int k = 0,
+        max = 10 * sv->n < 20000 ? 10 * sv->n : 20000; /* a bound on a solve that will not end */
     while (sqrt(value) > threshold && k < max) {
         CUDA(cudaGraphLaunch(exec, sv->stream));
         CUDA(cudaStreamSynchronize(sv->stream));
@@ -292,7 +293,8 @@ static int time_solution(solver *sv, const cmrscl_csr *a, double tol, double *ms
     *ms = (seconds() - t0) * 1e3;
     *its = k;
     void *xraw = malloc(sv->vs * (size_t)sv->n);
-    double *x = malloc(sizeof(double) * (size_t)sv->n), *ax = malloc(sizeof(double) * (size_t)sv->n);
+    double *x = malloc(sizeof(double) * (size_t)sv->n),
+           *ax = malloc(sizeof(double) * (size_t)sv->n);
     if (!xraw || !x || !ax)
         return peer_failed("solve", "out of host memory");
     CUDA(cudaMemcpy(xraw, sv->x, sv->vs * (size_t)sv->n, cudaMemcpyDeviceToHost));
@@ -320,10 +322,10 @@ static int run_format(solver *sv, const char *name, const cmrscl_csr *a, const c
     double one = 1, zero = 0;
     float onef = 1, zerof = 0;
     size_t need = 0;
-    CUSPARSE(cusparseSpMV_bufferSize(
-        sv->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, sv->vs == 4 ? (void *)&onef : (void *)&one,
-        sv->mat, sv->vin[0], sv->vs == 4 ? (void *)&zerof : (void *)&zero, sv->vout[0], sv->type,
-        CUSPARSE_SPMV_ALG_DEFAULT, &need));
+    CUSPARSE(cusparseSpMV_bufferSize(sv->sp, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                     sv->vs == 4 ? (void *)&onef : (void *)&one, sv->mat,
+                                     sv->vin[0], sv->vs == 4 ? (void *)&zerof : (void *)&zero,
+                                     sv->vout[0], sv->type, CUSPARSE_SPMV_ALG_DEFAULT, &need));
     CUDA(cudaMalloc(&sv->buffer, need ? need : 1));
     int rc = 0;
     double solve_ms = 0, truth = 0, b_norm = 0;
@@ -386,9 +388,9 @@ int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, in
     }
     device_csr d;
     int rc = peer_upload_csr(name, a, sv.vs, &d);
-    if (!rc && cusparseCreateCsr(&sv.mat, a->rows, a->cols, a->nnz, d.row_ptr, d.col_ind,
-                                 d.values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                 CUSPARSE_INDEX_BASE_ZERO, sv.type) != CUSPARSE_STATUS_SUCCESS)
+    if (!rc && cusparseCreateCsr(&sv.mat, a->rows, a->cols, a->nnz, d.row_ptr, d.col_ind, d.values,
+                                 CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                 sv.type) != CUSPARSE_STATUS_SUCCESS)
         rc = peer_failed(name, "cusparseCreateCsr failed");
     if (!rc)
         rc = run_format(&sv, name, a, "CSR", o, csv);
@@ -408,10 +410,10 @@ int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, in
                         cudaMemcpyHostToDevice));
         CUDA(cudaMemcpy(cols, s.cols, sizeof(int32_t) * (size_t)s.size, cudaMemcpyHostToDevice));
         rc = peer_upload_values(&values, s.values, (size_t)s.size, sv.vs);
-        if (!rc && cusparseCreateSlicedEll(&sv.mat, a->rows, a->cols, a->nnz, s.size, SELL_SLICE,
-                                           offsets, cols, values, CUSPARSE_INDEX_32I,
-                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                           sv.type) != CUSPARSE_STATUS_SUCCESS)
+        if (!rc &&
+            cusparseCreateSlicedEll(&sv.mat, a->rows, a->cols, a->nnz, s.size, SELL_SLICE, offsets,
+                                    cols, values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                    CUSPARSE_INDEX_BASE_ZERO, sv.type) != CUSPARSE_STATUS_SUCCESS)
             rc = peer_failed(name, "cusparseCreateSlicedEll failed");
         if (!rc)
             rc = run_format(&sv, name, a, "SELL", o, csv);
