@@ -22,6 +22,9 @@ extern long products_checked;
  * product of wide (the matrix with 64-bit indices; may be NULL) must match it bit for bit. */
 void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr *ref_a,
                    cmrscl_precision prec, double alpha, double beta, const char *what);
+/* check_product for each (alpha, beta) of test_alpha_beta. */
+void check_products(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr *ref_a,
+                    cmrscl_precision prec, const char *what);
 /* Matrix a's values as DICT and (double) FLOAT codecs take them, each against plain twins,
  * read back (read_back) and updated. */
 void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,

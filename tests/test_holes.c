@@ -138,7 +138,10 @@ static void test_determinism(cmrscl_context ctx, cmrscl_precision prec)
     cmrscl_csr_free(&a);
 }
 
-/* Every hole of the device arrays still holds 0. */
+/* Every hole of the device arrays still holds 0, and the holes are all there: stored
+ * entries less the nonzeros (a check of holes that found none would check nothing). */
+static size_t holes_seen; /* over the run: the updates must meet some */
+
 static void check_holes_zero(cmrscl_matrix m, const char *what)
 {
     const cmrscl_params *p = &m->params;
@@ -159,6 +162,10 @@ static void check_holes_zero(cmrscl_matrix m, const char *what)
         if (p->column_bits == 16 ? narrow[k] == CMRS_NARROW_HOLE : col[k] == CMRS_HOLE)
             ++holes, nonzero += test_value_at(val, p->precision, k) != 0.0;
     CHECK_MSG(nonzero == 0, "%s: %zu of %zu holes hold a value", what, nonzero, holes);
+    CHECK_MSG(err != CL_SUCCESS || holes == (size_t)(p->stored_entries - p->nnz),
+              "%s: %zu holes found, %lld stored entries for %lld nonzeros", what, holes,
+              (long long)p->stored_entries, (long long)p->nnz);
+    holes_seen += holes;
     free(col), free(val);
 }
 
@@ -345,11 +352,9 @@ static void test_options(cmrscl_context ctx)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "float") && strcmp(argv[1], "double"))) {
-        fprintf(stderr, "usage: %s float|double\n", argv[0]);
+    cmrscl_precision prec;
+    if (!test_precision_arg(argc, argv, &prec))
         return 2;
-    }
-    cmrscl_precision prec = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
     cmrscl_context ctx;
     CHECK_OK(cmrscl_context_create(NULL, &ctx));
     if (test_failures)
@@ -362,6 +367,7 @@ int main(int argc, char **argv)
     test_holes(ctx, prec);
     test_determinism(ctx, prec);
     test_updates(ctx, prec);
+    CHECK_MSG(holes_seen > 0, "the values updates met no hole: their check checked nothing");
     if (prec == CMRSCL_FLOAT)
         test_options(ctx);
     cmrscl_context_free(ctx);

@@ -5,13 +5,15 @@
  *   enqueue         CMRSCL_COMMAND_BUFFER=off: replays enqueue the kernels.
  * Each way: matrices of the catalogue and split ones (both combines) and a slice, a replay
  * and then four back to back (beta 1: each adds to the last) give the bits of the same
- * cmrscl_spmv calls; products with other arguments in between change nothing recorded; a
+ * cmrscl_spmv calls, and a recording of each (alpha, beta) of the grid (test_util.h) the CPU
+ * double reference's; products with other arguments in between change nothing recorded; a
  * values update that stores the values plain (new kernels) is replayed with the new values;
  * a matrix without rows; the event; misuse.
  * Usage: test_recording command_buffer|enqueue */
 #include "test_matrices.h"
 #include "test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +54,39 @@ static float *run(cmrscl_matrix m, cmrscl_recording r, cl_mem x, cl_mem y, const
     return out;
 }
 
-/* Replays of a recording against cmrscl_spmv with its arguments, bit for bit. */
+/* A recording of each (alpha, beta) of the grid, replayed once, against the CPU double
+ * reference (beta = 0: y0 NaN, never to be read). */
+static void check_grid(cmrscl_matrix m, const cmrscl_csr *a, cl_mem x, const float *xv, cl_mem y,
+                       const char *name)
+{
+    size_t rows = (size_t)a->rows;
+    cmrscl_csr ra = test_csr_rounded(a, prec);
+    for (int g = 0; g < TEST_ALPHA_BETA_COUNT; ++g) {
+        double alpha = test_alpha_beta[g][0], beta = test_alpha_beta[g][1];
+        float *y0 = random_vector(rows), *got = malloc(sizeof(float) * (rows ? rows : 1));
+        for (size_t i = 0; beta == 0 && i < rows; ++i)
+            y0[i] = NAN;
+        if (rows)
+            clEnqueueWriteBuffer(queue, y, CL_TRUE, 0, sizeof(float) * rows, y0, 0, NULL, NULL);
+        cmrscl_recording r = NULL;
+        CHECK_OK(cmrscl_spmv_record(m, alpha, x, beta, y, &r));
+        if (r)
+            CHECK_OK(cmrscl_recording_enqueue(r, 0, NULL, NULL));
+        if (rows)
+            clEnqueueReadBuffer(queue, y, CL_TRUE, 0, sizeof(float) * rows, got, 0, NULL, NULL);
+        double ratio =
+            test_block_ratio(&ra, prec, alpha, beta, CMRSCL_ROW_MAJOR, 1, xv, 1, y0, got, 1);
+        CHECK_MSG(r && ratio <= 1.0,
+                  "%s: recorded alpha %g beta %g: %g x the rounding bound from the reference", name,
+                  alpha, beta, ratio);
+        cmrscl_recording_free(r);
+        free(y0), free(got);
+    }
+    cmrscl_csr_free(&ra);
+}
+
+/* Replays of a recording against cmrscl_spmv with its arguments, bit for bit, and against the
+ * CPU reference for each (alpha, beta) of the grid. */
 static void check_matrix(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_options *opt,
                          int want_buffer, const char *name)
 {
@@ -79,6 +113,7 @@ static void check_matrix(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_o
                   "%s: %d replays differ from cmrscl_spmv", name, count);
         free(want), free(got);
     }
+    check_grid(m, a, x, xv, y, name);
     cl_event done = NULL;
     CHECK_OK(cmrscl_recording_enqueue(r, 0, NULL, &done));
     CHECK_MSG(done != NULL && clWaitForEvents(1, &done) == CL_SUCCESS, "%s: no event", name);

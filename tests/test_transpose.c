@@ -4,8 +4,10 @@
  *                transpose of the transpose is the matrix;
  *   catalogue    every awkward matrix, A planned five ways (automatic, strip unpacked and
  *                column-ordered, segment, slice, MODULO): the transposed product against the
- *                CPU double reference on A^T, bit for bit the product of a matrix created
- *                from A^T directly, and the same bits run after run;
+ *                CPU double reference on A^T for each (alpha, beta) of the grid, bit for
+ *                bit the product of a matrix created from A^T directly, the same bits run
+ *                after run, and A^T made on A's plan (prepare_transpose) against the
+ *                reference again;
  *   unsorted     rows in any order with a repeated entry;
  *   updates      a values update drops the kept transpose and the next product uses the new
  *                values;
@@ -17,6 +19,7 @@
 #include "test_matrices.h"
 #include "test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,27 +67,36 @@ static void *random_vector(int32_t n, cmrscl_precision p, double **d)
     return test_values_in(*d, n, p);
 }
 
-/* y = alpha*A^T*x + beta*y0 by m's transposed product, checked against the CPU reference on
- * the transpose of `a` (already rounded to the precision); y (of p's type) is returned. */
-static void *checked_product(cmrscl_matrix m, const cmrscl_csr *a, cmrscl_precision p,
-                             const char *what)
+/* y = alpha*A^T*x + beta*y0 by m's transposed product for each (alpha, beta) of the grid
+ * (test_util.h; beta = 0: y0 NaN, never to be read), checked against the CPU reference on the
+ * transpose of `a` (already rounded to the precision). */
+static void checked_product(cmrscl_matrix m, const cmrscl_csr *a, cmrscl_precision p,
+                            const char *what)
 {
     cmrscl_csr t;
     CHECK_OK(cmrscl_csr_transpose(a, &t));
-    double *xd, *y0d;
-    void *x = random_vector(a->rows, p, &xd), *y = random_vector(a->cols, p, &y0d);
-    const double alpha = 1.5, beta = -0.5;
-    CHECK_OK(cmrscl_spmv_host_op(m, CMRSCL_TRANSPOSE, alpha, x, beta, y));
-    double *yd = malloc(sizeof(double) * ((size_t)a->cols + 1)), rel = 0, ratio = 0;
-    for (int32_t i = 0; i < a->cols; ++i)
-        yd[i] = test_value_at(y, p, i);
-    CHECK_OK(cmrscl_csr_spmv_check(&t, alpha, xd, beta, y0d, yd,
-                                   p == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, &rel, &ratio));
-    CHECK_MSG(ratio <= 1.0, "%s: A^T x off by %g of the rounding bound (relative %g)", what, ratio,
-              rel);
-    free(xd), free(y0d), free(yd), free(x);
+    for (int g = 0; g < TEST_ALPHA_BETA_COUNT; ++g) {
+        double alpha = test_alpha_beta[g][0], beta = test_alpha_beta[g][1];
+        double *xd, *y0d;
+        void *x = random_vector(a->rows, p, &xd), *y = random_vector(a->cols, p, &y0d);
+        for (int32_t i = 0; beta == 0 && i < a->cols; ++i)
+            y0d[i] = NAN;
+        if (beta == 0) {
+            free(y);
+            y = test_values_in(y0d, a->cols, p);
+        }
+        CHECK_OK(cmrscl_spmv_host_op(m, CMRSCL_TRANSPOSE, alpha, x, beta, y));
+        double *yd = malloc(sizeof(double) * ((size_t)a->cols + 1)), rel = 0, ratio = 0;
+        for (int32_t i = 0; i < a->cols; ++i)
+            yd[i] = test_value_at(y, p, i);
+        CHECK_OK(cmrscl_csr_spmv_check(&t, alpha, xd, beta, y0d, yd,
+                                       p == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, &rel, &ratio));
+        CHECK_MSG(ratio <= 1.0,
+                  "%s, alpha %g beta %g: A^T x off by %g of the rounding bound (relative %g)", what,
+                  alpha, beta, ratio, rel);
+        free(xd), free(y0d), free(yd), free(x), free(y);
+    }
     cmrscl_csr_free(&t);
-    return y;
 }
 
 /* The same product twice, on fresh copies of the same x and y0 (the seed): bit for bit. */
@@ -116,6 +128,7 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
     plans[3].kernel = CMRSCL_KERNEL_SLICE, plans[3].height = 8;
     plans[4].kernel = CMRSCL_KERNEL_MODULO, plans[4].modulo = 8, plans[4].height = 16;
     plans[4].reduce = CMRSCL_REDUCE_LOCAL;
+    int own_plans = 0; /* A^T made on A's plan and checked: the path must run */
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a0;
         const char *name = test_matrix_build(i, &a0);
@@ -130,17 +143,28 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
             CHECK_OK(cmrscl_matrix_create_from_csr(ctx, p, &a0, &plans[k], &m));
             if (!m)
                 continue;
-            free(checked_product(m, &a, p, what));
+            checked_product(m, &a, p, what);
             CHECK_MSG(products_equal(m, CMRSCL_TRANSPOSE, direct, CMRSCL_NON_TRANSPOSE, a.rows,
                                      a.cols, p),
                       "%s: not the product of A^T created directly", what);
             CHECK_MSG(products_equal(m, CMRSCL_TRANSPOSE, m, CMRSCL_TRANSPOSE, a.rows, a.cols, p),
                       "%s: two runs differ", what);
+            /* A^T on the plan's family too (where A^T can take it), against the reference */
+            cmrscl_params tp;
+            if (k > 0 && cmrscl_matrix_prepare_transpose(m, &plans[k], &tp) == CMRSCL_OK) {
+                char own[160];
+                snprintf(own, sizeof own, "%s, A^T on it too", what);
+                CHECK_MSG(tp.kernel == plans[k].kernel, "%s: A^T's kernel %d", own, (int)tp.kernel);
+                checked_product(m, &a, p, own);
+                ++own_plans;
+            }
             cmrscl_matrix_free(m);
         }
         cmrscl_matrix_free(direct);
         cmrscl_csr_free(&a0), cmrscl_csr_free(&a), cmrscl_csr_free(&t);
     }
+    printf("catalogue: A^T on A's own plan %d times\n", own_plans);
+    CHECK_MSG(own_plans >= test_matrix_count(), "A^T took A's plan only %d times", own_plans);
 }
 
 /* Rows with columns out of order and one entry twice: A^T sums the pair, like A does. */
@@ -153,7 +177,7 @@ static void test_unsorted(cmrscl_context ctx, cmrscl_precision p)
     cmrscl_matrix m = NULL;
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, p, &a, NULL, &m));
     if (m)
-        free(checked_product(m, &a, p, "unsorted rows"));
+        checked_product(m, &a, p, "unsorted rows");
     cmrscl_matrix_free(m);
 }
 
@@ -166,7 +190,7 @@ static void test_updates(cmrscl_context ctx, cmrscl_precision p)
     if (!m)
         return;
     cmrscl_csr a = test_csr_rounded(&a0, p);
-    free(checked_product(m, &a, p, "before the update"));
+    checked_product(m, &a, p, "before the update");
     cmrscl_params params;
     CHECK_OK(cmrscl_matrix_params(m, &params));
     CHECK(params.transpose_device_bytes > 0);
@@ -177,7 +201,7 @@ static void test_updates(cmrscl_context ctx, cmrscl_precision p)
     CHECK_MSG(params.transpose_device_bytes == 0, "the update kept a stale transpose");
     cmrscl_csr_free(&a);
     a = test_csr_rounded(&a0, p);
-    free(checked_product(m, &a, p, "after the update"));
+    checked_product(m, &a, p, "after the update");
     /* the same from a buffer */
     for (int64_t k = 0; k < a0.nnz; ++k)
         a0.values[k] = test_uniform(-3, 3);
@@ -192,7 +216,7 @@ static void test_updates(cmrscl_context ctx, cmrscl_precision p)
         CHECK_MSG(params.transpose_device_bytes == 0, "update_values_cl kept a stale transpose");
         cmrscl_csr_free(&a);
         a = test_csr_rounded(&a0, p);
-        free(checked_product(m, &a, p, "after the update from a buffer"));
+        checked_product(m, &a, p, "after the update from a buffer");
     }
     clReleaseMemObject(vb);
     cmrscl_matrix_free(m);
@@ -215,11 +239,11 @@ static void test_prepare(cmrscl_context ctx, cmrscl_precision p)
     CHECK_OK(cmrscl_matrix_params(m, &params));
     CHECK(params.transpose_device_bytes == t.device_bytes && t.device_bytes > 0);
     cmrscl_csr a = test_csr_rounded(&a0, p);
-    free(checked_product(m, &a, p, "prepared with options"));
+    checked_product(m, &a, p, "prepared with options");
     CHECK_OK(cmrscl_matrix_update_values(m, a0.values, CMRSCL_DOUBLE));
     CHECK_OK(cmrscl_matrix_params(m, &params));
     CHECK(params.transpose_device_bytes == 0);
-    free(checked_product(m, &a, p, "rebuilt after an update")); /* with the kept options */
+    checked_product(m, &a, p, "rebuilt after an update"); /* with the kept options */
     CHECK_OK(cmrscl_matrix_params(m, &params));
     CHECK(params.transpose_device_bytes == t.device_bytes);
     CHECK_OK(cmrscl_matrix_prepare_transpose(m, &o, &t)); /* the same options: kept as it is */
@@ -227,7 +251,7 @@ static void test_prepare(cmrscl_context ctx, cmrscl_precision p)
     cmrscl_options bad = {0}; /* MODULO's slot sets without the MODULO kernel */
     bad.modulo = 3;
     CHECK_STATUS(cmrscl_matrix_prepare_transpose(m, &bad, &t), CMRSCL_ERROR_INVALID_ARGUMENT);
-    free(checked_product(m, &a, p, "after options that failed")); /* the old A^T still serves */
+    checked_product(m, &a, p, "after options that failed"); /* the old A^T still serves */
     CHECK_OK(cmrscl_matrix_prepare_transpose(m, &o, &t));
     CHECK(t.kernel == CMRSCL_KERNEL_STRIP && t.height == 4);
     CHECK_OK(cmrscl_matrix_release_transpose(m));
@@ -296,11 +320,9 @@ static void test_buffers_and_misuse(cmrscl_context ctx, cmrscl_precision p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "float") && strcmp(argv[1], "double"))) {
-        fprintf(stderr, "usage: %s float|double\n", argv[0]);
+    cmrscl_precision prec;
+    if (!test_precision_arg(argc, argv, &prec))
         return 2;
-    }
-    cmrscl_precision prec = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
     if (prec == CMRSCL_FLOAT)
         test_host_transpose();
     cmrscl_context ctx;

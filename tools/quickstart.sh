@@ -11,7 +11,11 @@
 #   CMRSCL_DEVICE      the device the tests use (default: the first GPU, else the first device)
 #   CMRSCL_TEST_LABEL  only the tests of this CTest label (e.g. device: those that run kernels)
 #   CMRSCL_TEST_SKIP_LABEL  not the tests of this label (e.g. mpi)
+#   CMRSCL_TEST_EXCLUDE     not the tests whose names match this regex
 #   CMRSCL_TEST_NAME   the implementation's name in the summary (and in BUILD_DIR/junit-NAME.xml)
+#   CMRSCL_TEST_EXPECTED_SKIPS  the tests the implementation must skip (tools/ci/expected-skips/):
+#                      any other skip fails, and so does a listed test that ran
+#   CMRSCL_TEST_REQUIRE_OCLGRIND=1  fail when no Oclgrind kernel check ran
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
@@ -51,9 +55,15 @@ fi
 name=${CMRSCL_TEST_NAME:-tests}
 junit="$build/junit-${name//[^A-Za-z0-9._-]/_}.xml"
 status=0
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --output-junit "$junit" \
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j "$(nproc)" \
+    --output-junit "$junit" \
     ${CMRSCL_TEST_LABEL:+-L "$CMRSCL_TEST_LABEL"} \
-    ${CMRSCL_TEST_SKIP_LABEL:+-LE "$CMRSCL_TEST_SKIP_LABEL"} || status=$?
-# the summary fails too on a skipped test that gave no reason
-python3 "$top/tools/ci/test_summary.py" "$junit" --name "$name" || [ "$status" -ne 0 ] || status=1
+    ${CMRSCL_TEST_SKIP_LABEL:+-LE "$CMRSCL_TEST_SKIP_LABEL"} \
+    ${CMRSCL_TEST_EXCLUDE:+-E "$CMRSCL_TEST_EXCLUDE"} || status=$?
+# the summary fails too on a skipped test that gave no reason, when nothing passed, and on
+# what the two variables above ask
+summary=(--name "$name")
+[ -z "${CMRSCL_TEST_EXPECTED_SKIPS:-}" ] || summary+=(--expected-skips "$CMRSCL_TEST_EXPECTED_SKIPS")
+[ -z "${CMRSCL_TEST_REQUIRE_OCLGRIND:-}" ] || summary+=(--require-oclgrind)
+python3 "$top/tools/ci/test_summary.py" "$junit" "${summary[@]}" || [ "$status" -ne 0 ] || status=1
 exit "$status"

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse
 
 import cmrscl
-from conftest import load
+from conftest import assert_product, load
 
 
 @pytest.fixture
@@ -111,6 +111,7 @@ def test_garbage_collected_in_any_order(context):
         M = cmrscl.Matrix(load("cage8.mtx"), "float", ctx)
         d = ctx.to_device(np.ones(M.shape[1], np.float32))
         y = (M @ d).get()
+        assert_product(load("cage8.mtx"), np.ones(M.shape[1]), y, precision="float")
         if drop_context_first:
             del ctx  # M and d keep it alive
             gc.collect()

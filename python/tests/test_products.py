@@ -22,12 +22,40 @@ def test_matvec_every_matrix(context, precisions, name):
         assert M.dtype == (np.float32 if precision == "float" else np.float64)
         xp = x.astype(M.dtype)  # the rounded x is what the device multiplies
         assert_product(A, xp, M @ x, precision=precision)
-        y = y0.astype(M.dtype)
-        result = M.matvec(x, alpha=-0.5, beta=2.0, y=y)
-        assert result is y  # updated in place
-        assert_product(A, xp, y, -0.5, 2.0, y0.astype(M.dtype), precision)
+        # the C tests' grid: a general pair, a solver's y += alpha A x, y kept, y0 - A x
+        for alpha, beta in [(-0.5, 2.0), (2.5, 1.0), (0.0, 1.0), (1.0, -1.0)]:
+            y = y0.astype(M.dtype)
+            result = M.matvec(x, alpha=alpha, beta=beta, y=y)
+            assert result is y  # updated in place
+            assert_product(A, xp, y, alpha, beta, y0.astype(M.dtype), precision)
         xt = vectors(A.shape[0], seed=2).astype(M.dtype)
         assert_product(A.T, xt, M.T @ xt, precision=precision)
+        yt0 = vectors(A.shape[1], seed=3)
+        for alpha, beta in [(2.5, 1.0), (1.0, -1.0)]:  # the transposed product's beta too
+            yt = yt0.astype(M.dtype)
+            M.rmatvec(xt, alpha, beta, yt)
+            assert_product(A.T, xt, yt, alpha, beta, yt0.astype(M.dtype), precision)
+        M.close()
+
+
+@pytest.mark.parametrize("kernel,height", [("strip", 4), ("segment", 16), ("slice", 8),
+                                           ("modulo", 16)])
+def test_every_family(context, precisions, kernel, height):
+    """Each kernel family by its options (a CPU's automatic plan takes one of them), on a real
+    matrix and one with empty rows, for the C tests' (alpha, beta) pairs, in the widest
+    precision."""
+    precision = precisions[-1]
+    opts = {"modulo": 8, "reduce": "local"} if kernel == "modulo" else {}
+    for name in ["west0479.mtx", "rmat:11:4"]:
+        A = load(name)
+        M = cmrscl.Matrix(A, precision, context, kernel=kernel, height=height, **opts)
+        assert M.plan["kernel"] == kernel, M.plan
+        x, y0 = vectors(A.shape[1]).astype(M.dtype), vectors(A.shape[0], seed=1)
+        assert_product(A, x, M @ x, precision=precision)
+        for alpha, beta in [(-1.5, 0.5), (2.5, 1.0), (0.0, 1.0), (1.0, -1.0)]:
+            y = y0.astype(M.dtype)
+            M.matvec(x, alpha=alpha, beta=beta, y=y)
+            assert_product(A, x, y, alpha, beta, y0.astype(M.dtype), precision)
         M.close()
 
 

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """test_summary.py - what one run of the test suite checked, from CTest's JUnit file.
 
-    tools/ci/test_summary.py JUNIT.xml [--name IMPLEMENTATION]
+    tools/ci/test_summary.py JUNIT.xml [--name IMPLEMENTATION] [--expected-skips FILE]
+                             [--require-oclgrind]
 
 Prints the device the tests ran on (from their own output), how many passed, failed and were
 skipped, and every skipped test grouped under the reason it printed ("skipped: ..."): a test
 that could not run its path says so and is never counted as checked. Exits 1 when a test
-failed or a skipped test gave no reason, else 0. Standard library only.
+failed, a skipped test gave no reason, no test ran at all, or (with the options) a test
+skipped that the implementation's list does not expect to, a listed test ran instead of
+skipping, a line of the list named no test, or no Oclgrind check ran. The list (tools/ci/
+expected-skips/): a test name or shell pattern a line, '#' comments. Standard library only.
 """
 import argparse
 import collections
+import fnmatch
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -39,10 +44,30 @@ def reason_of(output):
     return m.group(1).strip() if m else None
 
 
+def skip_problems(path, cases):
+    """What disagrees between the list of expected skips in `path` and the run."""
+    with open(path, encoding="utf-8") as f:
+        patterns = [line.split("#")[0].strip() for line in f]
+    patterns = [p for p in patterns if p]
+    problems = []
+    for p in patterns:
+        named = [(n, s) for n, s, _ in cases if fnmatch.fnmatchcase(n, p)]
+        if not named:
+            problems.append(f"'{p}' (expected to skip) names no test of this run")
+        problems += [f"{n} was expected to skip ('{p}') but {'ran' if s == 'run' else 'failed'}"
+                     for n, s in named if s != "notrun"]
+    problems += [f"{n} skipped, which {path} does not expect" for n, s, _ in cases
+                 if s == "notrun" and not any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("junit")
     ap.add_argument("--name", default="", help="the implementation, for the heading")
+    ap.add_argument("--expected-skips", help="the tests this implementation must skip")
+    ap.add_argument("--require-oclgrind", action="store_true",
+                    help="fail when no Oclgrind kernel check ran")
     args = ap.parse_args()
     cases = list(read(args.junit))
     passed = [n for n, s, _ in cases if s == "run"]
@@ -64,7 +89,15 @@ def main():
         print("      " + " ".join(sorted(names)))
     for n in failed:
         print(f"   FAILED: {n}")
-    bad = failed or "NO REASON GIVEN" in skipped
+    problems = [] if passed else ["no test passed: nothing was checked"]
+    if args.expected_skips:
+        problems += skip_problems(args.expected_skips, cases)
+    if args.require_oclgrind and not any(s == "run" for n, s, _ in cases
+                                         if n.startswith("oclgrind_")):
+        problems.append("no Oclgrind kernel check ran, and this run requires them")
+    for p in problems:
+        print(f"   PROBLEM: {p}")
+    bad = failed or "NO REASON GIVEN" in skipped or problems
     return 1 if bad else 0
 
 

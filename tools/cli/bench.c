@@ -137,6 +137,18 @@ static cmrscl_status check_vectors(const cmrscl_csr *a, const bench_vectors *v,
     return st;
 }
 
+/* CMRSCL_RUN_PERTURB_ROW=i, for the CLI's own tests: row i of the y read back made wrong (a
+ * part in a thousand, and 1e-3 more), so that a test sees the check report FAIL. */
+static void perturb_for_tests(double *y, size_t n)
+{
+    const char *row = getenv("CMRSCL_RUN_PERTURB_ROW");
+    if (!row || !*row)
+        return;
+    size_t i = (size_t)strtoull(row, NULL, 10);
+    if (i < n)
+        y[i] = y[i] * (1 + 1e-3) + 1e-3;
+}
+
 static int verify(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y, const cmrscl_csr *a,
                   const bench_vectors *v, const cli_options *opt, bench_result *r)
 {
@@ -155,6 +167,8 @@ static int verify(cmrscl_matrix m, cl_command_queue q, cl_mem x, cl_mem y, const
                              : clEnqueueReadBuffer(q, y, CL_TRUE, 0, vs * n, raw, 0, NULL, NULL);
     for (size_t i = 0; err == CL_SUCCESS && i < n; ++i)
         yv[i] = vs == 4 ? (double)((float *)raw)[i] : ((double *)raw)[i];
+    if (err == CL_SUCCESS)
+        perturb_for_tests(yv, n);
     if (err == CL_SUCCESS)
         st = check_vectors(a, v, opt, yv, r);
     free(raw), free(yv);

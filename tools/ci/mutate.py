@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""mutate.py - the suite must fail when the code is wrong: deliberate bugs, one at a time.
+
+    tools/ci/mutate.py [--work DIR] [--device SELECTOR] [--only NAME[,NAME...]] [--list]
+
+Copies the working tree (tracked and untracked-but-not-ignored files) to DIR/src, builds it
+once in DIR/build (Release), then for each mutation below: applies it (its text must occur
+exactly once - a mutation that no longer applies is an error, not a pass), rebuilds, runs the
+CTest tests it names and, where Python reaches the bug, the Python tests it names (against
+the mutated library), and restores the file. A mutation survives when every test it ran
+passed. Prints a table and exits 1 when any survived or failed to apply. Run by hand (a few
+minutes a mutation on a 2-core CPU with PoCL, CMRSCL_DEVICE as the suite takes it); not part
+of CI's time. Standard library only.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Mutation:
+    def __init__(self, name, path, old, new, ctest, python=None):
+        self.name, self.path, self.old, self.new = name, path, old, new
+        self.ctest, self.python = ctest, python
+
+
+MUTATIONS = [
+    # issue 45's table
+    Mutation("beta 1 drops alpha", "cl/spmv_common.cl",
+             "const real_t v = beta == (real_t)0 ? alpha * sum : alpha * sum + beta * y[row];",
+             "const real_t v = beta == (real_t)0 ? alpha * sum : beta == (real_t)1 ? sum + y[row]"
+             " : alpha * sum + beta * y[row];",
+             "^(kernel_float_strip_packed_local|spmm_float|recording_enqueue|transpose_float)$",
+             "python/tests/test_products.py::test_matvec_every_matrix"),
+    Mutation("the checker never rejects", "src/io/csr.c",
+             "        *bound_ratio = worst;", "        *bound_ratio = 0.0 * worst;",
+             "^(check)$"),
+    Mutation("slice: each row's last column dropped", "cl/cmrs_slice.cl",
+             "w[k] = j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;",
+             "w[k] = j + k * HEIGHT + HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;",
+             "^(kernel_float_slice_local|spmm_float|transpose_float|recording_enqueue)$",
+             "python/tests/test_products.py::test_every_family"),
+    Mutation("strip: rows 0 and 1 swapped", "cl/cmrs_strip.cl",
+             "const uint r##k = e##k.y; ",
+             "const uint r##k = e##k.y < 2u ? e##k.y ^ 1u : e##k.y; ",
+             "^(kernel_float_strip_packed_local|spmm_float|recording_enqueue|holes_float)$",
+             "python/tests/test_products.py::test_every_family"),
+    Mutation("dictionary: value 1 read at index 0", "cl/spmv_common.cl",
+             "#define DICT_AT(i) val[i]", "#define DICT_AT(i) val[(i) == 1u ? 0u : (i)]",
+             "^(kernel_float_strip_packed_local|spmm_float|recording_enqueue)$",
+             "python/tests/test_products.py::test_matvec_every_matrix"),
+    # the solvers (issue 40)
+    Mutation("dots: row 0 left out of x.y", "cl/dots.cl",
+             "acc.s0 += x[row] * yv;", "acc.s0 += row ? x[row] * yv : (real_t)0;",
+             "^(dots_float_local|solve_double)$",
+             "python/tests/test_linalg.py::test_solvers_agree_with_scipy"),
+    Mutation("CG: x moved along r, not p", "cl/solve.cl",
+             "PAIR(x, k) = xv + alpha * pv;", "PAIR(x, k) = xv + alpha * rv;",
+             "^(solve_float|solve_double)$",
+             "python/tests/test_linalg.py::test_solvers_agree_with_scipy"),
+    # the transposed product (issue 21)
+    Mutation("transposed product: beta dropped on the host path", "src/exec/transpose.c",
+             "return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, beta, y));",
+             "return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, 0.0 * beta, y));",
+             "^(transpose_float)$",
+             "python/tests/test_products.py::test_matvec_every_matrix"),
+]
+
+
+def run(cmd, cwd=None, env=None, log=None):
+    """Runs cmd; returns (status, output)."""
+    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"$ {' '.join(cmd)}\n{p.stdout}\n")
+    return p.returncode, p.stdout
+
+
+def copy_tree(dest):
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=TOP,
+                           stdout=subprocess.PIPE, check=True).stdout.split(b"\0")
+    for f in filter(None, (x.decode() for x in files)):
+        src = os.path.join(TOP, f)
+        if os.path.isfile(src):
+            os.makedirs(os.path.dirname(os.path.join(dest, f)), exist_ok=True)
+            shutil.copy2(src, os.path.join(dest, f))
+
+
+def failing_tests(output):
+    """The tests CTest lists as failed ("  12 - name (Failed)")."""
+    return [line.split(" - ", 1)[1].rsplit(" (", 1)[0].strip() for line in output.splitlines()
+            if " - " in line and ("(Failed)" in line or "(Timeout)" in line)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", default="/tmp/cmrscl-mutate")
+    ap.add_argument("--device", default=os.environ.get("CMRSCL_DEVICE", ""))
+    ap.add_argument("--only", default="", help="comma-separated mutation names (substrings)")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    chosen = [m for m in MUTATIONS
+              if not args.only or any(o in m.name for o in args.only.split(","))]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}: {m.path}; ctest -R '{m.ctest}'; python {m.python or '-'}")
+        return 0
+    src, build = os.path.join(args.work, "src"), os.path.join(args.work, "build")
+    shutil.rmtree(src, ignore_errors=True)
+    copy_tree(src)
+    log = os.path.join(args.work, "mutate.log")
+    env = dict(os.environ)
+    if args.device:
+        env["CMRSCL_DEVICE"] = args.device
+    env.update(CMRSCL_LIBRARY=os.path.join(build, "libcmrscl.so.0"),
+               PYTHONPATH=os.path.join(src, "python", "src"))
+    for step in (["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+                 ["cmake", "--build", build, "-j", str(os.cpu_count() or 2)]):
+        status, out = run(step, log=log)
+        if status:
+            print(out[-3000:])
+            return 2
+    rows, bad = [], 0
+    for m in chosen:
+        path = os.path.join(src, m.path)
+        text = open(path, encoding="utf-8").read()
+        if text.count(m.old) != 1:
+            rows.append((m.name, "DOES NOT APPLY", f"{text.count(m.old)} matches", ""))
+            bad += 1
+            continue
+        t0 = time.time()
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text.replace(m.old, m.new))
+            status, out = run(["cmake", "--build", build, "-j", str(os.cpu_count() or 2)],
+                              log=log)
+            if status:
+                rows.append((m.name, "BUILD FAILED", "", ""))
+                bad += 1
+                continue
+            _, out = run(["ctest", "--test-dir", build, "-R", m.ctest, "-j",
+                          str(os.cpu_count() or 2)], env=env, log=log)
+            c_failed = failing_tests(out)
+            py = "-"
+            if m.python:
+                status, out = run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                                   "no:cacheprovider", m.python], cwd=src, env=env, log=log)
+                py = "failed (caught)" if status else "PASSED"
+            caught = bool(c_failed) and py != "PASSED"
+            bad += not caught
+            rows.append((m.name, "caught" if caught else "SURVIVED",
+                         " ".join(c_failed) or "none failed", py))
+        finally:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        print(f"{m.name}: {rows[-1][1]} ({time.time() - t0:.0f} s)", flush=True)
+    run(["cmake", "--build", build, "-j", str(os.cpu_count() or 2)], log=log)
+    print("\n| mutation | result | CTest tests that failed | Python |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} |")
+    print(f"\n(log: {log})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
