@@ -9,7 +9,8 @@
  *     up to the CPU's sums of that y (within their rounding), the sums not asked for 0, each
  *     row counted once - the strip, segment, MODULO and slice families, HEIGHT 1 to 100,
  *     packed and unpacked, long strips split into tiles summed by a second kernel and in
- *     their work-group, the values plain and coded;
+ *     their work-group, the values plain and coded; for each (alpha, beta) of the grid
+ *     (test_util.h), y against the CPU double reference too;
  *   - once the workspace says the solve has stopped, nothing written at all;
  *   - built with -DDIAGONAL=1: y = diag(A), exactly, from every layout.
  * Usage: test_dots float|double local|shuffle|subgroup. Exits 77 (skipped) when the device
@@ -74,40 +75,58 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
             x[i] = (float)x[i], w[i] = (float)w[i];
     }
     size_t at = CMRS_WS_HEADER, reals = at + 4 * (k.groups ? k.groups : 1);
-    double *ws = calloc(reals, sizeof(double));
-    for (size_t i = at; i < reals; ++i)
-        ws[i] = NAN; /* every work-group must write its real4 */
-    cl_mem xb = upload(c, x, (size_t)n), wb = upload(c, w, (size_t)n);
-    cl_mem yb = upload(c, x, (size_t)n), pb = upload(c, x, (size_t)n), wsb = upload(c, ws, reals);
-    CHECK_OK(cmrscl_spmv(m, 1.0, xb, 0.0, pb, NULL, 0, NULL, NULL));
-    CHECK_OK(product_kernels_bind(&k, prec, 1.0, xb, 0.0, yb, true, wsb, (cl_uint)at,
-                                  dots != 2 ? wb : NULL));
-    CHECK_OK(product_kernels_enqueue(&k, q, false));
-    read_values(q, yb, (size_t)n, y);
-    read_values(q, pb, (size_t)n, yp);
-    read_values(q, wsb, reals, ws);
-    CHECK_MSG(!memcmp(y, yp, sizeof(double) * (size_t)n),
-              "%s, DOTS %d: y differs from the plain product's", what, dots);
-    /* the sums of the device's y, in double, and the bound on their rounding */
-    double ref[4] = {0}, mag[4] = {0}, got[4] = {0};
-    for (int i = 0; i < n; ++i) {
-        double t[4] = {x[i] * y[i], y[i] * y[i], w[i] * y[i], w[i] * y[i] * y[i]};
-        for (int d = 0; d < 4; ++d)
-            ref[d] += t[d], mag[d] += fabs(t[d]);
-    }
-    for (size_t g = 0; g < k.groups; ++g)
-        for (int d = 0; d < 4; ++d)
-            got[d] += ws[at + 4 * g + d];
+    double *ws = calloc(reals, sizeof(double)), *y0 = malloc(sizeof(double) * ((size_t)n + 1));
+    cl_mem xb = upload(c, x, (size_t)n), wb = upload(c, w, (size_t)n), yb = NULL, pb = NULL;
+    cl_mem wsb = NULL;
     double u = prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53;
-    for (int d = 0; d < 4; ++d) {
-        bool made = dots == 4 || (dots == 2 && d < 2) || (dots == 1 && d == 2);
-        if (made)
-            CHECK_MSG(fabs(got[d] - ref[d]) <= 4 * (n + 64) * u * mag[d] + 1e-300,
-                      "%s, DOTS %d: sum %d is %.17g, the CPU's %.17g (%zu work-groups)", what, dots,
-                      d, got[d], ref[d], k.groups);
-        else
-            CHECK_MSG(got[d] == 0, "%s, DOTS %d: sum %d not zero (%g)", what, dots, d, got[d]);
+    for (int g = 0; g < TEST_ALPHA_BETA_COUNT; ++g) {
+        double alpha = test_alpha_beta[g][0], beta = test_alpha_beta[g][1];
+        for (int i = 0; i < n; ++i) /* beta = 0: y0 NaN, never to be read */
+            y0[i] = beta == 0              ? NAN
+                    : prec == CMRSCL_FLOAT ? (float)test_uniform(-1, 1)
+                                           : test_uniform(-1, 1);
+        for (size_t i = 0; i < reals; ++i)
+            ws[i] = i < at ? 0 : NAN; /* every work-group must write its real4 */
+        yb = upload(c, y0, (size_t)n), pb = upload(c, y0, (size_t)n), wsb = upload(c, ws, reals);
+        CHECK_OK(cmrscl_spmv(m, alpha, xb, beta, pb, NULL, 0, NULL, NULL));
+        CHECK_OK(product_kernels_bind(&k, prec, alpha, xb, beta, yb, true, wsb, (cl_uint)at,
+                                      dots != 2 ? wb : NULL));
+        CHECK_OK(product_kernels_enqueue(&k, q, false));
+        read_values(q, yb, (size_t)n, y);
+        read_values(q, pb, (size_t)n, yp);
+        read_values(q, wsb, reals, ws);
+        CHECK_MSG(!memcmp(y, yp, sizeof(double) * (size_t)n),
+                  "%s, DOTS %d, alpha %g beta %g: y differs from the plain product's", what, dots,
+                  alpha, beta);
+        double ratio = INFINITY;
+        CHECK_OK(cmrscl_csr_spmv_check(ra, alpha, x, beta, y0, y, u, NULL, &ratio));
+        CHECK_MSG(ratio <= 1.0,
+                  "%s, DOTS %d, alpha %g beta %g: y %g x the rounding bound from "
+                  "the CPU's",
+                  what, dots, alpha, beta, ratio);
+        /* the sums of the device's y, in double, and the bound on their rounding */
+        double ref[4] = {0}, mag[4] = {0}, got[4] = {0};
+        for (int i = 0; i < n; ++i) {
+            double t[4] = {x[i] * y[i], y[i] * y[i], w[i] * y[i], w[i] * y[i] * y[i]};
+            for (int d = 0; d < 4; ++d)
+                ref[d] += t[d], mag[d] += fabs(t[d]);
+        }
+        for (size_t gr = 0; gr < k.groups; ++gr)
+            for (int d = 0; d < 4; ++d)
+                got[d] += ws[at + 4 * gr + d];
+        for (int d = 0; d < 4; ++d) {
+            bool made = dots == 4 || (dots == 2 && d < 2) || (dots == 1 && d == 2);
+            if (made)
+                CHECK_MSG(fabs(got[d] - ref[d]) <= 4 * (n + 64) * u * mag[d] + 1e-300,
+                          "%s, DOTS %d: sum %d is %.17g, the CPU's %.17g (%zu work-groups)", what,
+                          dots, d, got[d], ref[d], k.groups);
+            else
+                CHECK_MSG(got[d] == 0, "%s, DOTS %d: sum %d not zero (%g)", what, dots, d, got[d]);
+        }
+        if (g + 1 < TEST_ALPHA_BETA_COUNT)
+            clReleaseMemObject(yb), clReleaseMemObject(pb), clReleaseMemObject(wsb);
     }
+    free(y0);
     /* stopped: neither y nor the sums are touched */
     ws[CMRS_WS_STOP + CMRS_WS_STOP_SLOTS - 1] = 1; /* any slot stops it: the last one */
     for (size_t i = at; i < reals; ++i)
