@@ -130,28 +130,30 @@ enum cmrs_spmm_combine_arg {
  * which it writes and never reads; it reads the others, and once one is set it copies that
  * code into its own (so the kernels after it see the stop whichever slots they read) and
  * returns. Slot 0 is solve_init's; the methods number theirs from 1 (src/solve/). */
-#define CMRS_WS_STOP 0        /* CMRS_WS_STOP_SLOTS slots: 0 while the solve runs, else a
-                                 CMRS_STOP_ code (every set slot holds the same code) */
+/* CMRS_WS_STOP_SLOTS slots: 0 while the solve runs, else a CMRS_STOP_ code (every set slot
+ * holds the same code) */
+#define CMRS_WS_STOP 0
 #define CMRS_WS_STOP_SLOTS 6
-#define CMRS_WS_ITER 6        /* iterations done */
-#define CMRS_WS_RR 7          /* the residual norm squared at the last check, ||r||^2 */
-#define CMRS_WS_THRESHOLD 8   /* the solve stops once ||r||^2 <= this */
-#define CMRS_WS_BB 9          /* ||b||^2 */
-#define CMRS_WS_VALUE 10      /* the value that stopped a breakdown (p.Ap, rho, omega) */
-#define CMRS_WS_BAD_B 11      /* entries of b that are NaN or Inf */
-#define CMRS_WS_BAD_X 12      /* entries of x0 that are NaN or Inf */
-#define CMRS_WS_RHO 13        /* BiCGStab: rho = (r0*, r) of the current iteration */
-#define CMRS_WS_RHO_PREV 14   /* ... the rho that alpha used, kept for beta */
-#define CMRS_WS_ALPHA 15      /* ... alpha */
-#define CMRS_WS_OMEGA 16      /* ... omega */
-#define CMRS_WS_ZERO_B 17     /* 1 when b = 0: x = 0 is the answer (the host zeroes x) */
-#define CMRS_WS_CAUSE 18      /* which of a method's quantities broke down (its own codes) */
-#define CMRS_WS_HEADER 24     /* reals before the first region of partial sums */
+#define CMRS_WS_ITER 6      /* iterations done */
+#define CMRS_WS_RR 7        /* the residual norm squared at the last check, ||r||^2 */
+#define CMRS_WS_THRESHOLD 8 /* the solve stops once ||r||^2 <= this */
+#define CMRS_WS_BB 9        /* ||b||^2 */
+#define CMRS_WS_VALUE 10    /* the value that stopped a breakdown (p.Ap, rho, omega) */
+#define CMRS_WS_BAD_B 11    /* entries of b that are NaN or Inf */
+#define CMRS_WS_BAD_X 12    /* entries of x0 that are NaN or Inf */
+#define CMRS_WS_RHO 13      /* BiCGStab: rho = (r0*, r) of the current iteration */
+#define CMRS_WS_RHO_PREV 14 /* ... the rho that alpha used, kept for beta */
+#define CMRS_WS_ALPHA 15    /* ... alpha */
+#define CMRS_WS_OMEGA 16    /* ... omega */
+#define CMRS_WS_ZERO_B 17   /* 1 when b = 0: x = 0 is the answer (the host zeroes x) */
+#define CMRS_WS_CAUSE 18    /* which of a method's quantities broke down (its own codes) */
+#define CMRS_WS_HEADER 24   /* reals before the first region of partial sums */
 
 /* Why a solve stopped (CMRS_WS_STOP). */
 #define CMRS_STOP_CONVERGED 1 /* ||r|| <= max(rtol ||b||, atol) */
-#define CMRS_STOP_BREAKDOWN 2 /* a division by zero ahead: CG's p.Ap <= 0, BiCGStab's rho or
-                                 (r0*, v) or omega = 0 (the value in CMRS_WS_VALUE) */
+/* a division by zero ahead: CG's p.Ap <= 0, BiCGStab's rho or (r0*, v) or omega = 0 (the
+ * value in CMRS_WS_VALUE) */
+#define CMRS_STOP_BREAKDOWN 2
 #define CMRS_STOP_NONFINITE 3 /* a scalar of the recurrence became NaN or Inf */
 #define CMRS_STOP_BAD_INPUT 4 /* b or x0 holds NaN or Inf (counts in CMRS_WS_BAD_B, _X) */
 
@@ -161,9 +163,9 @@ enum cmrs_spmm_combine_arg {
  * these arguments after their own (cmrs_spmv after CMRS_ARG_COUNT, cmrs_combine after
  * CMRS_COMBINE_COUNT): */
 enum cmrs_dots_arg {
-    CMRS_DOTS_WS,    /* the workspace: the kernel does nothing once a stop slot is set */
-    CMRS_DOTS_AT,    /* uint: where in it the kernel's first work-group's real4 goes */
-    CMRS_DOTS_W,     /* w (DOTS 1 and 4) */
+    CMRS_DOTS_WS, /* the workspace: the kernel does nothing once a stop slot is set */
+    CMRS_DOTS_AT, /* uint: where in it the kernel's first work-group's real4 goes */
+    CMRS_DOTS_W,  /* w (DOTS 1 and 4) */
     CMRS_DOTS_COUNT
 };
 #define CMRS_COMBINE_GROUP 64 /* work-items of a cmrs_combine work-group */

@@ -169,10 +169,10 @@ CMRSCL_HIDDEN cmrscl_status host_product(cmrscl_matrix m, const void *x, size_t 
 typedef struct product_kernels {
     cl_kernel kernel, combine; /* combine: NULL unless a second kernel adds the tiles up */
     size_t local, global, combine_local, combine_global;
-    size_t groups;             /* the epilogue's real4s: one a work-group of the two kernels
-                                  (the slice family on NVIDIA: one a warp) */
-    size_t kernel_groups;      /* ... of the first: where cmrs_combine's real4s start */
-    unsigned kernels_made;     /* the matrix's kernels_made they were built after */
+    size_t groups;         /* the epilogue's real4s: one a work-group of the two kernels
+                              (the slice family on NVIDIA: one a warp) */
+    size_t kernel_groups;  /* ... of the first: where cmrs_combine's real4s start */
+    unsigned kernels_made; /* the matrix's kernels_made they were built after */
 } product_kernels;
 
 /* Built for the matrix's current plan with the extra options ("-DDOTS=2", "-DDIAGONAL=1"),

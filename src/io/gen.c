@@ -549,10 +549,9 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
     static const struct {
         const char *prefix;
         int numbers;
-    } classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1},
-                   {"random:", 2},   {"perm:", 1},     {"dense:", 1},
-                   {"rmat:", 2},     {"fem:", 2},      {"skewed:", 4},
-                   {"convdiff:", 1}};
+    } classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1}, {"random:", 2},
+                   {"perm:", 1},     {"dense:", 1},    {"rmat:", 2},      {"fem:", 2},
+                   {"skewed:", 4},   {"convdiff:", 1}};
     if (!strncmp(spec, "kron:", 5)) {
         int64_t total = 0;
         cmrscl_status st = gen_kron(spec + 5, (row_range){first_row, row_count}, out, &total);
