@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# mpi-scaling.sh - strong and weak scaling of the distributed product from 1 to 2 GPUs of one
-# host (cmrscl-run-mpi under mpirun, one GPU per rank by node-local rank), float and double:
-#   strong: the same matrix (default stencil27:270, 19.7 M rows, 531 M nonzeros) on 1 and 2
-#           ranks; efficiency = T1 / (2 T2)
-#   weak:   stencil27:216 (10.1 M rows) on 1 rank, stencil27:272 (20.1 M rows, 2.0 x) on 2;
-#           efficiency = per-rank rate on 2 ranks / rate on 1 = (nnz2 / 2 / T2) / (nnz1 / T1)
+# mpi-scaling.sh - strong and weak scaling of the distributed product on 1, 2 and 4 GPUs of
+# one host, as many as it has (cmrscl-run-mpi under mpirun, one GPU per rank by node-local
+# rank), float and double:
+#   strong: the same matrix (default stencil27:270, 19.7 M rows, 531 M nonzeros) on N ranks;
+#           efficiency = T1 / (N TN)
+#   weak:   stencil27:216 (10.1 M rows) on 1 rank, stencil27:272 (20.1 M rows, 2.0 x) on 2,
+#           stencil27:343 (40.4 M rows, 4.0 x) on 4; efficiency = per-rank rate on N ranks /
+#           rate on 1 = (nnzN / N / TN) / (nnz1 / T1)
 # T is the back-to-back time per product with the overlap (the host clock of the slowest
 # rank: what a solver loop sees); the device-event time of a product is shown beside it.
 # Also the halo volume, the communication time (pack + MPI exchange + unpack, measured
@@ -15,7 +17,8 @@
 # About 2-3 minutes on 2 H100/H200s (most of it set-up: generating, converting, uploading
 # and verifying half a billion entries per run). Environment (defaults in brackets):
 #   BUILD_DIR [build-mpi]  LOG_DIR [BUILD_DIR/mpi-scaling]  REPS [30]
-#   STRONG [stencil27:270]  WEAK1 [stencil27:216]  WEAK2 [stencil27:272]
+#   STRONG [stencil27:270]  WEAK1 [stencil27:216]  WEAK2 [stencil27:272]  WEAK4 [stencil27:343]
+#   RANKS [1 2 4, as far as the host has devices of the type]
 #   PRECISIONS ["float double"]  VERIFY [1]  DEVICE [gpu]  RUN_TIMEOUT [240] (s per run)
 # A WEAK2 equal to STRONG is run once; its log serves both. The Kronecker product of session
 # 20 (docs/MPI.md), with grid100.mtx and grid71.mtx from `cmrscl-run gen stencil5:100|71`:
@@ -28,6 +31,7 @@ reps=${REPS:-30}
 strong=${STRONG:-stencil27:270}
 weak1=${WEAK1:-stencil27:216}
 weak2=${WEAK2:-stencil27:272}
+weak4=${WEAK4:-stencil27:343}
 precisions=${PRECISIONS:-float double}
 device=${DEVICE:-gpu}
 
@@ -35,6 +39,10 @@ device=${DEVICE:-gpu}
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMRSCL_MPI=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target cmrscl-run-mpi cmrscl-run
 "$build/bin/cmrscl-run" devices | grep -E "^[0-9]+:[0-9]+" || true
+# 1, 2 and 4 ranks, as far as the host has devices of the type (RANKS overrides).
+devices=$("$build/bin/cmrscl-run" devices | grep -cE "^[0-9]+:[0-9]+ .*\[$device\]" || true)
+ranks_list=${RANKS:-$(for n in 1 2 4; do [ "$n" -le "${devices:-1}" ] || [ "$n" = 1 ] && echo "$n"; done)}
+echo "ranks: $ranks_list ($devices devices of type $device)"
 mkdir -p "$log_dir"
 
 # Open MPI: allowed as root; ranks not pinned to one core each (the set-up uses host threads).
@@ -68,32 +76,46 @@ field() {
 summary="$log_dir/summary.txt"
 : >"$summary"
 status=0
+# weak_spec N: the weak-scaling matrix of N ranks (about N times WEAK1's rows).
+weak_spec() {
+    case "$1" in 1) echo "$weak1" ;; 2) echo "$weak2" ;; 4) echo "$weak4" ;; *) echo "" ;; esac
+}
 for p in $precisions; do
-    run "strong-1-$p" 1 "$strong" "$p" || status=1
-    run "strong-2-$p" 2 "$strong" "$p" || status=1
-    run "weak-1-$p" 1 "$weak1" "$p" || status=1
-    if [ "$weak2" = "$strong" ]; then # the same run: its log serves both
-        cp "$log_dir/strong-2-$p.txt" "$log_dir/weak-2-$p.txt"
-    else
-        run "weak-2-$p" 2 "$weak2" "$p" || status=1
-    fi
+    for n in $ranks_list; do
+        run "strong-$n-$p" "$n" "$strong" "$p" || status=1
+        w=$(weak_spec "$n")
+        if [ -z "$w" ]; then
+            continue
+        elif [ "$w" = "$strong" ]; then # the same run: its log serves both
+            cp "$log_dir/strong-$n-$p.txt" "$log_dir/weak-$n-$p.txt"
+        else
+            run "weak-$n-$p" "$n" "$w" "$p" || status=1
+        fi
+    done
     {
         printf '\n%s, %s: T = back-to-back ms per product (device-event ms in brackets)\n' "$p" "$(date -u +%F)"
         printf '%-6s %-16s %5s %12s %9s %9s %10s %9s %7s %6s\n' kind matrix ranks nnz T_ms event_ms halo comm_ms hidden check
-        for k in strong-1 strong-2 weak-1 weak-2; do
-            n="$k-$p"
-            spec=$([ "${k%-*}" = strong ] && echo "$strong" || { [ "$k" = weak-1 ] && echo "$weak1" || echo "$weak2"; })
-            printf '%-6s %-16s %5s %12s %9s %9s %10s %9s %6s%% %6s\n' "${k%-*}" "$spec" "${k#*-}" \
-                "$(field "$n" nnz)" "$(field "$n" loop)" "$(field "$n" product)" "$(field "$n" halo)" \
-                "$(field "$n" comm)" "$(field "$n" hidden)" "$(field "$n" check)"
+        for n in $ranks_list; do
+            for k in strong weak; do
+                [ -f "$log_dir/$k-$n-$p.txt" ] || continue
+                spec=$([ "$k" = strong ] && echo "$strong" || weak_spec "$n")
+                printf '%-6s %-16s %5s %12s %9s %9s %10s %9s %6s%% %6s\n' "$k" "$spec" "$n" \
+                    "$(field "$k-$n-$p" nnz)" "$(field "$k-$n-$p" loop)" "$(field "$k-$n-$p" product)" \
+                    "$(field "$k-$n-$p" halo)" "$(field "$k-$n-$p" comm)" "$(field "$k-$n-$p" hidden)" \
+                    "$(field "$k-$n-$p" check)"
+            done
         done
-        awk -v t1="$(field "strong-1-$p" loop)" -v t2="$(field "strong-2-$p" loop)" \
-            -v e1="$(field "strong-1-$p" product)" -v e2="$(field "strong-2-$p" product)" \
-            'BEGIN { if (t2 > 0) printf "strong scaling 1 -> 2 GPUs: efficiency %.3f (device events: %.3f; target >= 0.9)\n", t1 / (2 * t2), e1 / (2 * e2) }'
-        awk -v t1="$(field "weak-1-$p" loop)" -v t2="$(field "weak-2-$p" loop)" \
-            -v n1="$(field "weak-1-$p" nnz)" -v n2="$(field "weak-2-$p" nnz)" \
-            -v e1="$(field "weak-1-$p" product)" -v e2="$(field "weak-2-$p" product)" \
-            'BEGIN { if (t2 > 0) printf "weak scaling 1 -> 2 GPUs: efficiency %.3f (device events: %.3f; target >= 0.9)\n", (n2 / 2 / t2) / (n1 / t1), (n2 / 2 / e2) / (n1 / e1) }'
+        for n in $ranks_list; do
+            [ "$n" = 1 ] && continue
+            awk -v n="$n" -v t1="$(field "strong-1-$p" loop)" -v t2="$(field "strong-$n-$p" loop)" \
+                -v e1="$(field "strong-1-$p" product)" -v e2="$(field "strong-$n-$p" product)" \
+                'BEGIN { if (t2 > 0) printf "strong scaling 1 -> %d GPUs: efficiency %.3f (device events: %.3f)\n", n, t1 / (n * t2), e1 / (n * e2) }'
+            [ -f "$log_dir/weak-$n-$p.txt" ] || continue
+            awk -v n="$n" -v t1="$(field "weak-1-$p" loop)" -v t2="$(field "weak-$n-$p" loop)" \
+                -v n1="$(field "weak-1-$p" nnz)" -v n2="$(field "weak-$n-$p" nnz)" \
+                -v e1="$(field "weak-1-$p" product)" -v e2="$(field "weak-$n-$p" product)" \
+                'BEGIN { if (t2 > 0) printf "weak scaling 1 -> %d GPUs: efficiency %.3f (device events: %.3f)\n", n, (n2 / n / t2) / (n1 / t1), (n2 / n / e2) / (n1 / e1) }'
+        done
     } | tee -a "$summary"
 done
 grep -q FAIL "$summary" && status=1
