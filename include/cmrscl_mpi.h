@@ -80,6 +80,18 @@ CMRSCL_API void cmrscl_dist_free(cmrscl_dist_matrix m);
 
 /* ---- The layout and the communication plan ----------------------------------------------- */
 
+/* How the halo travels between ranks. */
+typedef enum cmrscl_dist_exchange {
+    /* the device reads into pinned host memory, MPI messages carry it, the receiver's
+     * device writes it from pinned host memory */
+    CMRSCL_EXCHANGE_MESSAGES = 0,
+    /* ranks of one host: the sender's device reads straight into the receiver's segment of
+     * an MPI-3 shared-memory window, which the receiver's device writes from; empty
+     * messages order the copies. Chosen where every rank shares one host, unless
+     * $CMRSCL_DIST_EXCHANGE is "messages" (or "shared" to insist). */
+    CMRSCL_EXCHANGE_SHARED = 1
+} cmrscl_dist_exchange;
+
 typedef struct cmrscl_dist_plan {
     int rank, ranks;
     int64_t rows, cols, nnz;       /* the whole matrix */
@@ -90,7 +102,8 @@ typedef struct cmrscl_dist_plan {
     int32_t sent;                  /* x entries sent per product */
     int neighbours;                /* ranks it receives from or sends to */
     cmrscl_precision precision;
-    int32_t remote_rows; /* rows with remote entries: the remote block's rows */
+    int32_t remote_rows;           /* rows with remote entries: the remote block's rows */
+    cmrscl_dist_exchange exchange; /* the same on every rank */
 } cmrscl_dist_plan;
 
 /* This rank's part (not collective). */
@@ -159,6 +172,28 @@ typedef struct cmrscl_dist_timing {
 CMRSCL_API cmrscl_status cmrscl_dist_spmv_time(cmrscl_dist_matrix m, double alpha, cl_mem x,
                                                double beta, cl_mem y, int warmup, int repetitions,
                                                cmrscl_dist_timing *out);
+
+/* ---- Solving ------------------------------------------------------------------------------- */
+
+/* Solves A x = b by conjugate gradients (opt->method CMRSCL_METHOD_CG, with or without
+ * CMRSCL_PRECONDITIONER_JACOBI; other methods fail with ERROR_UNSUPPORTED) on a square
+ * distributed matrix (collective). b and x hold this rank's local_rows entries, buffers of the
+ * context in the precision; x holds x0 on entry and the solution on return. The options and
+ * the result are the single-device solver's (cmrscl_solve.h), with these differences: an
+ * iteration is the update of x, r and p, the distributed product q = A p and the dot products
+ * after it, then one read of their partial sums and one MPI_Allgather (each rank's sums added
+ * in rank order on every rank: the same scalars, and the same bits run after run); the host
+ * tests every iteration (check_interval is ignored, a monitor is called each iteration).
+ * The Jacobi diagonal is the one the matrix was created with. The first solve builds the
+ * solver's kernels and three work vectors, kept with the matrix. Results and errors as
+ * cmrscl_solver_solve's, agreed by every rank; the true residual comes from a distributed
+ * product after the solve. */
+CMRSCL_API cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options *opt,
+                                           cl_mem b, cl_mem x, cmrscl_solve_result *out);
+/* The same on host arrays of this rank's local_rows values (x read back whatever the outcome). */
+CMRSCL_API cmrscl_status cmrscl_dist_solve_host(cmrscl_dist_matrix m,
+                                                const cmrscl_solve_options *opt, const void *b,
+                                                void *x, cmrscl_solve_result *out);
 
 #ifdef __cplusplus
 }

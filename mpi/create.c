@@ -216,6 +216,26 @@ static cmrscl_status exchange_plan(cmrscl_dist_matrix m, const int64_t *col_firs
     return st;
 }
 
+/* A square matrix's diagonal on this rank's rows (entries of a row's diagonal summed, as the
+ * product sums them; 0 where there is none), rounded to the precision as the device holds the
+ * values: what the distributed solver's Jacobi preconditioner divides by. */
+static cmrscl_status keep_diagonal(cmrscl_dist_matrix m, const cmrscl_csr *a)
+{
+    if (m->plan.rows != m->plan.cols)
+        return CMRSCL_OK;
+    m->diagonal = calloc((size_t)a->rows + 1, sizeof *m->diagonal);
+    if (!m->diagonal)
+        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the diagonal");
+    for (int32_t i = 0; i < a->rows; ++i) {
+        double d = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (a->col_ind[k] == m->plan.first_row + i)
+                d += a->values[k];
+        m->diagonal[i] = m->plan.precision == CMRSCL_FLOAT ? (double)(float)d : d;
+    }
+    return CMRSCL_OK;
+}
+
 /* The halo and the two blocks of this rank's rows (local work). */
 static cmrscl_status build_blocks(cmrscl_dist_matrix m, const cmrscl_csr *a, cmrscl_csr *local,
                                   cmrscl_csr *remote)
@@ -226,7 +246,7 @@ static cmrscl_status build_blocks(cmrscl_dist_matrix m, const cmrscl_csr *a, cmr
         st = split_blocks(a, col0, col1, m->halo_cols, m->plan.halo, local, remote, &m->remote_row);
     m->plan.local_nnz = local->nnz, m->plan.remote_nnz = remote->nnz;
     m->plan.remote_rows = remote->rows;
-    return st;
+    return st == CMRSCL_OK ? keep_diagonal(m, a) : st;
 }
 
 /* The device side: both matrices, each with its own plan, and the exchange's buffers. */
@@ -262,6 +282,7 @@ cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_precisi
         return st;
     }
     m->comm = comm, m->ctx = ctx;
+    m->window = MPI_WIN_NULL;
     MPI_Comm_rank(comm, &m->plan.rank);
     m->plan.ranks = ranks;
     m->plan.precision = precision;
@@ -273,6 +294,8 @@ cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_precisi
         st = dist_agree(comm, build_blocks(m, a, &local, &remote));
     if (st == CMRSCL_OK)
         st = exchange_plan(m, col_first, &send_local);
+    if (st == CMRSCL_OK)
+        st = window_setup(m);
     if (st == CMRSCL_OK)
         st = dist_agree(comm, build_device(m, &local, &remote, send_local, opt));
     int64_t nnz = m->plan.local_nnz + m->plan.remote_nnz;

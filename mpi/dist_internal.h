@@ -69,6 +69,12 @@ struct cmrscl_dist_matrix_s {
     cl_mem pinned[2];      /* host-mapped staging: sent values, received halo */
     void *send_host, *halo_host;
     cl_event last_write; /* the previous product's halo write, which reads halo_host */
+    /* window.c, with plan.exchange CMRSCL_EXCHANGE_SHARED: halo_host is this rank's segment
+     * of a shared window, and nb_dest[k] where our entries go in neighbour k's. */
+    MPI_Win window;
+    char **nb_dest;
+    double *diagonal;   /* square matrices: this rank's rows' diagonal (create.c) */
+    struct dist_cg *cg; /* solve.c: the solver's kernels and vectors, made by the first solve */
 };
 
 /* matrix.c: a duplicate of comm whose MPI errors return (every create path's first step),
@@ -112,6 +118,13 @@ DIST_HIDDEN cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_e
 /* Enqueues on the context's queue y[remote_row[i]] += remote_part[i] (with m->scatter). */
 DIST_HIDDEN cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event);
 
+/* ---- window.c: the exchange through a shared-memory window (ranks of one host) ---- */
+
+/* Chooses the exchange (plan.exchange) and, for the shared one, makes the window and finds
+ * the neighbours' segments (after the plan, before halo_setup). Collective, agreed. */
+DIST_HIDDEN cmrscl_status window_setup(cmrscl_dist_matrix m);
+DIST_HIDDEN void window_free(cmrscl_dist_matrix m); /* collective */
+
 /* ---- spmv.c: one product ---- */
 
 /* What one product did, for the timing: events (retained, NULL when absent) and host times. */
@@ -128,9 +141,18 @@ DIST_HIDDEN void dist_record_release(product_record *r);
 /* One product, collective: `pre` is this rank's own verdict on its arguments so far (agreed
  * with the buffer checks first); overlap false runs the local product to its end before
  * the exchange. rec may be NULL. */
+/* The shared window's exchange, after the gather (`start`) and the local product are
+ * enqueued: reads into the receivers' segments, the halo's writes as the neighbours' entries
+ * land (m->last_write: the last of them). *read receives the last read's event (NULL when
+ * nothing is sent). Every rank completes its messages even after a local failure. */
+DIST_HIDDEN cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
+                                          product_record *rec);
 DIST_HIDDEN cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha,
                                        cl_mem x, double beta, cl_mem y, bool overlap,
                                        product_record *rec);
+
+/* ---- solve.c ---- */
+DIST_HIDDEN void dist_cg_free(struct dist_cg *cg);
 
 /* ---- small helpers ---- */
 

@@ -105,13 +105,17 @@ cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
                                        sizeof(cl_int) * sent, (void *)send_local, &err);
         if (err == CL_SUCCESS)
             m->send_values = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, vs * sent, NULL, &err);
-        st = err == CL_SUCCESS ? pinned(m, vs * sent, &m->pinned[0], &m->send_host)
-                               : cl_fail(err, "the send buffers");
+        if (err != CL_SUCCESS)
+            st = cl_fail(err, "the send buffers");
+        else if (m->plan.exchange == CMRSCL_EXCHANGE_MESSAGES)
+            st = pinned(m, vs * sent, &m->pinned[0], &m->send_host);
     }
     if (st == CMRSCL_OK && halo > 0) {
         m->halo_values = clCreateBuffer(m->cl, CL_MEM_READ_ONLY, vs * halo, NULL, &err);
-        st = err == CL_SUCCESS ? pinned(m, vs * halo, &m->pinned[1], &m->halo_host)
-                               : cl_fail(err, "the halo buffer");
+        if (err != CL_SUCCESS)
+            st = cl_fail(err, "the halo buffer");
+        else if (m->plan.exchange == CMRSCL_EXCHANGE_MESSAGES)
+            st = pinned(m, vs * halo, &m->pinned[1], &m->halo_host);
     }
     return st;
 }
@@ -133,6 +137,7 @@ void halo_free(cmrscl_dist_matrix m)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
+    window_free(m);
     if (m->gather)
         clReleaseKernel(m->gather);
     if (m->scatter)
@@ -166,8 +171,8 @@ cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_even
     }
     cmrscl_status st =
         enqueue_small(m, m->gather, x, m->send_index, m->send_values, m->plan.sent, start);
-    if (st != CMRSCL_OK)
-        return st;
+    if (st != CMRSCL_OK || m->plan.exchange == CMRSCL_EXCHANGE_SHARED)
+        return st; /* the shared window's reads wait for their receivers: window_exchange */
     /* Flushed before another queue waits on it (OpenCL asks it), and so it starts at once. */
     size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.sent;
     cl_int err = clFlush(m->queue);

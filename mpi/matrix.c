@@ -32,10 +32,11 @@ void cmrscl_dist_free(cmrscl_dist_matrix m)
 {
     if (!m)
         return;
+    dist_cg_free(m->cg);
     halo_free(m);
     cmrscl_matrix_free(m->local);
     cmrscl_matrix_free(m->remote);
-    free(m->halo_cols), free(m->remote_row);
+    free(m->halo_cols), free(m->remote_row), free(m->diagonal);
     free(m->nb_rank), free(m->nb_recv), free(m->nb_send);
     free(m->nb_recv_at), free(m->nb_send_at), free(m->requests);
     if (m->comm != MPI_COMM_NULL)

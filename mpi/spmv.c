@@ -114,13 +114,16 @@ cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha
     if (st == CMRSCL_OK && overlap)
         st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
     clFlush(m->queue); /* the device starts while the host exchanges */
-    st = keep_first(st, exchange(m, read, rec));
+    if (m->plan.exchange == CMRSCL_EXCHANGE_SHARED)
+        st = keep_first(st, window_exchange(m, start, &read, rec));
+    else
+        st = keep_first(st, exchange(m, read, rec));
     if (rec)
         rec->read = read;
     else if (read)
         clReleaseEvent(read);
     /* The halo buffer is free once `start` has run: it follows the previous remote product. */
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && m->plan.exchange == CMRSCL_EXCHANGE_MESSAGES)
         st = halo_unpack(m, start, &m->last_write);
     if (start && rec && m->plan.sent > 0)
         rec->gather = start;

@@ -22,6 +22,9 @@ static void usage(FILE *out)
           "                     the ranks (default matrix: " DEFAULT_MATRIX
           ", generated per rank)\n"
           "  bench [FILE...]    matrices x precisions: one line each, --csv FILE\n"
+          "  solve [FILE]       conjugate gradients on the distributed matrix (--method cg|pcg,\n"
+          "                     --tol, --atol, --max-iter, --iterations N, --rhs ones|random),\n"
+          "                     one MPI collective an iteration; checked on the CPU\n"
           "\n"
           "options (as cmrscl-run's; --help there lists the plan's knobs):\n"
           "  -d, --device SEL       per rank: gpu|cpu|accelerator = the node-local rank's device\n"
@@ -56,10 +59,12 @@ static void print_spmv(const mpi_result *r, const cli_options *opt)
     for (int i = 0; i < p->ranks; ++i)
         printf("%s\n", r->rank_lines[i]);
     printf("halo       %lld x entries received per product in all (%.1f KB), at most %lld on a "
-           "rank\n",
+           "rank; exchange %s\n",
            (long long)r->halo_total,
            (double)r->halo_total * (p->precision == CMRSCL_DOUBLE ? 8 : 4) / 1e3,
-           (long long)r->halo_max);
+           (long long)r->halo_max,
+           p->exchange == CMRSCL_EXCHANGE_SHARED ? "through a shared-memory window"
+                                                 : "by MPI messages through pinned host memory");
     printf("product    %.4f ms per product (device events, slowest rank: first command to the "
            "end of the remote product and its addition into y; %d runs after %d warm-up)\n",
            t->product_ms, t->repetitions, t->warmup);
@@ -209,18 +214,21 @@ int main(int argc, char **argv)
             usage(stdout);
         else if (rank == 0)
             printf("%s %s\n", cli_name, cmrscl_version_string());
-    } else if (strcmp(opt.command, "spmv") != 0 && strcmp(opt.command, "bench") != 0) {
+    } else if (strcmp(opt.command, "spmv") != 0 && strcmp(opt.command, "bench") != 0 &&
+               strcmp(opt.command, "solve") != 0) {
         if (rank == 0)
-            fprintf(stderr, "%s: unknown command '%s' (spmv or bench; see %s --help)\n", cli_name,
-                    opt.command, cli_name);
+            fprintf(stderr, "%s: unknown command '%s' (spmv, bench or solve; see %s --help)\n",
+                    cli_name, opt.command, cli_name);
         rc = EXIT_USAGE;
     } else {
         cmrscl_context ctx = NULL;
         cmrscl_status st = cmrscl_dist_context_create(MPI_COMM_WORLD, opt.device, &ctx);
         if (st != CMRSCL_OK)
             rc = rank == 0 ? cli_fail("selecting the devices", st) : EXIT_RUN_FAILED;
-        else if (opt.command[0] == 's')
+        else if (strcmp(opt.command, "spmv") == 0)
             rc = cmd_spmv_mpi(ctx, &opt);
+        else if (strcmp(opt.command, "solve") == 0)
+            rc = mpi_solve(ctx, &opt);
         else
             rc = cmd_bench_mpi(ctx, &opt);
         cmrscl_context_free(ctx);

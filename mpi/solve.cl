@@ -1,0 +1,76 @@
+/* solve.cl - the distributed conjugate gradients' vector kernels (mpi/solve.c): each runs a
+ * fixed grid of GROUPS work-groups of WG work-items over this rank's rows, a work-item taking
+ * rows i, i + global size, ... in turn, and leaves one real4 of partial sums per work-group,
+ * added up in a tree of fixed shape: the host adds the work-groups' sums in order, and the
+ * ranks' in rank order, so a solve gives the same bits run after run.
+ * REAL is float or double (-D REAL=...; double also needs -D USE_FP64), WG a power of two. */
+#ifndef REAL
+#error "REAL must be defined (float or double)"
+#endif
+#ifdef USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#define REAL4 CONCAT(REAL, 4)
+#define CONCAT(a, b) CONCAT_(a, b)
+#define CONCAT_(a, b) a##b
+
+/* The work-group's sum of each item's acc, written by its first item to out[group]. */
+void store_sums(REAL4 acc, __local REAL4 *s, __global REAL4 *out)
+{
+    const uint l = get_local_id(0);
+    s[l] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint width = WG / 2; width > 0; width /= 2) {
+        if (l < width)
+            s[l] += s[l + width];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0)
+        out[get_group_id(0)] = s[0];
+}
+
+/* The start, r = b - A x0 computed: z = D r, p = z; sums (r.r, r.z, b.b, 0). dinv may be NULL
+ * (no preconditioner: z = r). */
+__kernel void dcg_start(const uint n, __global const REAL *b, __global const REAL *r,
+                        __global REAL *p, __global const REAL *dinv, __global REAL4 *sums,
+                        const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const REAL rv = r[i], zv = dinv ? dinv[i] * rv : rv;
+        p[i] = zv;
+        acc += (REAL4)(rv * rv, rv * zv, b[i] * b[i], 0);
+    }
+    store_sums(acc, s, sums + at);
+}
+
+/* One step: x += alpha p, r -= alpha q, z = D r, p = z + beta p; sums (r.r, r.z, 0, 0). */
+__kernel void dcg_update(const uint n, __global REAL *x, __global REAL *r, __global REAL *p,
+                         __global const REAL *q, __global const REAL *dinv, const REAL alpha,
+                         const REAL beta, __global REAL4 *sums, const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const REAL pv = p[i], rv = r[i] - alpha * q[i], zv = dinv ? dinv[i] * rv : rv;
+        x[i] += alpha * pv;
+        r[i] = rv;
+        p[i] = zv + beta * pv;
+        acc += (REAL4)(rv * rv, rv * zv, 0, 0);
+    }
+    store_sums(acc, s, sums + at);
+}
+
+/* After q = A p: sums (p.q, q.Dq, 0, 0) (q.q without dinv). */
+__kernel void dcg_dots(const uint n, __global const REAL *p, __global const REAL *q,
+                       __global const REAL *dinv, __global REAL4 *sums, const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const REAL qv = q[i];
+        acc += (REAL4)(p[i] * qv, (dinv ? dinv[i] * qv : qv) * qv, 0, 0);
+    }
+    store_sums(acc, s, sums + at);
+}

@@ -1,0 +1,273 @@
+/* window.c - the halo exchange between ranks of one host through an MPI-3 shared-memory
+ * window: each rank's received halo lives in its segment of the window, and a sender's
+ * device reads its gathered entries straight into the receiver's segment, where the
+ * receiver's device writes them from. The data cross host memory once, with no MPI copy in
+ * between (the message path moves them device -> pinned buffer -> MPI's shared-memory copy
+ * -> pinned buffer -> device). Per neighbour and product, two empty messages order the
+ * copies: "ready" (receiver to sender: the previous product's halo write has read the
+ * segment) and "done" (sender to receiver: the entries have landed), MPI_Win_sync on both
+ * sides of each. A receiver writes each neighbour's part to the device as soon as its
+ * "done" arrives. */
+#include "dist_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { READY_TAG = 0x5244, DONE_TAG = 0x444e, OFFSET_TAG = 0x4f46 };
+
+static cmrscl_status cl_fail(cl_int err, const char *what)
+{
+    return dist_fail(CMRSCL_ERROR_OPENCL, "%s failed: OpenCL error %d", what, (int)err);
+}
+
+/* Whether every rank of the communicator shares this rank's host (collective). */
+static cmrscl_status one_host(MPI_Comm comm, bool *out)
+{
+    MPI_Comm node;
+    int size = 0, node_size = 0;
+    int rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_size(node, &node_size);
+        MPI_Comm_free(&node);
+        MPI_Comm_size(comm, &size);
+    }
+    *out = node_size == size;
+    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Comm_split_type");
+}
+
+/* The exchange the ranks use: $CMRSCL_DIST_EXCHANGE ("messages" or "shared"), else shared
+ * memory where all ranks share one host and more than one rank takes part. Collective: the
+ * lowest choice over the ranks, so all agree. */
+static cmrscl_status choose(cmrscl_dist_matrix m, cmrscl_dist_exchange *out)
+{
+    const char *env = getenv("CMRSCL_DIST_EXCHANGE");
+    bool same_host = false;
+    cmrscl_status st = one_host(m->comm, &same_host);
+    int want = same_host && m->plan.ranks > 1 ? CMRSCL_EXCHANGE_SHARED : CMRSCL_EXCHANGE_MESSAGES;
+    if (st == CMRSCL_OK && env && *env && strcmp(env, "messages") == 0)
+        want = CMRSCL_EXCHANGE_MESSAGES;
+    else if (st == CMRSCL_OK && env && *env && strcmp(env, "shared") != 0)
+        st = dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                       "CMRSCL_DIST_EXCHANGE='%s': expected 'messages' or 'shared'", env);
+    else if (st == CMRSCL_OK && env && *env && !same_host)
+        st = dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                       "CMRSCL_DIST_EXCHANGE=shared, but the ranks are on more than one host");
+    if ((st = dist_agree(m->comm, st)) != CMRSCL_OK)
+        return st;
+    int agreed = want;
+    int rc = MPI_Allreduce(&want, &agreed, 1, MPI_INT, MPI_MIN, m->comm);
+    *out = (cmrscl_dist_exchange)agreed;
+    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Allreduce (exchange)");
+}
+
+/* Where this rank's entries go in each receiver's segment: every receiver tells its
+ * senders the offset of their part (its nb_recv_at), and the window where that segment
+ * starts gives the address. */
+static cmrscl_status find_destinations(cmrscl_dist_matrix m)
+{
+    int nb = m->plan.neighbours, first = MPI_SUCCESS;
+    int64_t *offset = calloc((size_t)nb + 1, sizeof *offset);
+    m->nb_dest = calloc((size_t)nb + 1, sizeof *m->nb_dest);
+    if (!offset || !m->nb_dest) {
+        free(offset);
+        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+    }
+    for (int k = 0; k < nb; ++k) {
+        MPI_Request *req = &m->requests[2 * k];
+        req[0] = req[1] = MPI_REQUEST_NULL;
+        int rc = MPI_SUCCESS;
+        if (m->nb_recv[k] > 0)
+            rc = MPI_Isend(&m->nb_recv_at[k], 1, MPI_INT64_T, m->nb_rank[k], OFFSET_TAG, m->comm,
+                           &req[0]);
+        if (rc == MPI_SUCCESS && m->nb_send[k] > 0)
+            rc = MPI_Irecv(&offset[k], 1, MPI_INT64_T, m->nb_rank[k], OFFSET_TAG, m->comm, &req[1]);
+        first = first == MPI_SUCCESS ? rc : first;
+    }
+    int rc = MPI_Waitall(2 * nb, m->requests, MPI_STATUSES_IGNORE);
+    first = first == MPI_SUCCESS ? rc : first;
+    size_t vs = dist_value_size(m->plan.precision);
+    for (int k = 0; first == MPI_SUCCESS && k < nb; ++k) {
+        MPI_Aint size = 0;
+        int unit = 0;
+        void *base = NULL;
+        if (m->nb_send[k] == 0)
+            continue;
+        first = MPI_Win_shared_query(m->window, m->nb_rank[k], &size, &unit, &base);
+        if (first == MPI_SUCCESS &&
+            (offset[k] < 0 || (offset[k] + m->nb_send[k]) * (int64_t)vs > (int64_t)size)) {
+            free(offset);
+            return dist_fail(CMRSCL_ERROR_COMMUNICATION,
+                             "rank %d's halo segment holds %lld bytes; our %d entries at %lld "
+                             "do not fit",
+                             m->nb_rank[k], (long long)size, m->nb_send[k], (long long)offset[k]);
+        }
+        m->nb_dest[k] = (char *)base + vs * (size_t)offset[k];
+    }
+    free(offset);
+    return first == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(first, "the shared window's segments");
+}
+
+cmrscl_status window_setup(cmrscl_dist_matrix m)
+{
+    cmrscl_status st = choose(m, &m->plan.exchange);
+    if (st != CMRSCL_OK || m->plan.exchange != CMRSCL_EXCHANGE_SHARED)
+        return st;
+    free(m->requests); /* four per neighbour: ready and done, each way */
+    m->requests = calloc(4 * (size_t)m->plan.neighbours + 1, sizeof *m->requests);
+    st = dist_agree(m->comm, m->requests ? CMRSCL_OK
+                                         : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
+    if (st != CMRSCL_OK)
+        return st;
+    /* Each rank's segment on pages of its own (noncontiguous): its NUMA node's, and no
+     * false sharing between a segment's end and the next one's start. */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    MPI_Aint bytes = (MPI_Aint)(dist_value_size(m->plan.precision) * (size_t)m->plan.halo);
+    int rc = MPI_Win_allocate_shared(bytes, 1, info, m->comm, &m->halo_host, &m->window);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) {
+        m->window = MPI_WIN_NULL;
+        return dist_agree(m->comm, dist_fail_mpi(rc, "MPI_Win_allocate_shared (halo)"));
+    }
+    /* A passive epoch for the matrix's lifetime: MPI_Win_sync orders the copies. */
+    rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->window);
+    st = rc == MPI_SUCCESS ? find_destinations(m) : dist_fail_mpi(rc, "MPI_Win_lock_all");
+    return dist_agree(m->comm, st);
+}
+
+void window_free(cmrscl_dist_matrix m)
+{
+    if (m->window == MPI_WIN_NULL)
+        return;
+    MPI_Win_unlock_all(m->window);
+    MPI_Win_free(&m->window);
+    m->halo_host = NULL;
+    free(m->nb_dest), m->nb_dest = NULL;
+}
+
+static cmrscl_status keep_first(cmrscl_status a, cmrscl_status b) { return a != CMRSCL_OK ? a : b; }
+
+/* Posts one empty message per neighbour with entries that way: sends (receive false: to
+ * those that send us entries, as receivers) or receives (from them). */
+static cmrscl_status post_tokens(cmrscl_dist_matrix m, MPI_Request *req, bool to_senders,
+                                 bool receive, int tag)
+{
+    int first = MPI_SUCCESS;
+    for (int k = 0; k < m->plan.neighbours; ++k) {
+        int count = to_senders ? m->nb_recv[k] : m->nb_send[k], rc = MPI_SUCCESS;
+        req[k] = MPI_REQUEST_NULL;
+        if (count > 0 && receive)
+            rc = MPI_Irecv(NULL, 0, MPI_BYTE, m->nb_rank[k], tag, m->comm, &req[k]);
+        else if (count > 0)
+            rc = MPI_Isend(NULL, 0, MPI_BYTE, m->nb_rank[k], tag, m->comm, &req[k]);
+        if (rc != MPI_SUCCESS)
+            req[k] = MPI_REQUEST_NULL, first = first == MPI_SUCCESS ? rc : first;
+    }
+    return first == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(first, "the shared window's messages");
+}
+
+/* The next of the requests to complete, or -1 when none is left (MPI_Waitany). */
+static int next_done(int n, MPI_Request *req, cmrscl_status *st)
+{
+    int index = MPI_UNDEFINED;
+    int rc = MPI_Waitany(n, req, &index, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        *st = keep_first(*st, dist_fail_mpi(rc, "MPI_Waitany (shared window)"));
+        return -1;
+    }
+    return index == MPI_UNDEFINED ? -1 : index;
+}
+
+cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
+                              product_record *rec)
+{
+    int nb = m->plan.neighbours;
+    size_t vs = dist_value_size(m->plan.precision);
+    MPI_Request *ready_out = m->requests, *done_in = ready_out + nb;
+    MPI_Request *ready_in = done_in + nb, *done_out = ready_in + nb;
+    cl_event *reads = calloc((size_t)nb + 1, sizeof *reads);
+    cmrscl_status st = reads ? CMRSCL_OK : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+    *read = NULL;
+    for (int k = 0; k < nb; ++k)
+        done_out[k] = MPI_REQUEST_NULL;
+    /* As a receiver: our segment is free once the previous halo write has run. */
+    cl_int err = m->last_write ? clWaitForEvents(1, &m->last_write) : CL_SUCCESS;
+    if (m->last_write)
+        clReleaseEvent(m->last_write), m->last_write = NULL;
+    st = keep_first(st, err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "the previous halo write"));
+    st = keep_first(st, post_tokens(m, done_in, true, true, DONE_TAG));
+    st = keep_first(st, post_tokens(m, ready_out, true, false, READY_TAG));
+    st = keep_first(st, post_tokens(m, ready_in, false, true, READY_TAG));
+    /* As a sender: each read into a receiver's segment once it is ready, after the gather;
+     * order[] keeps the order they were enqueued in, which the side queue runs them in. */
+    int *order = calloc((size_t)nb + 1, sizeof *order), enqueued = 0;
+    if (!order)
+        st = keep_first(st, dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
+    for (int k; (k = next_done(nb, ready_in, &st)) >= 0;) {
+        err = st == CMRSCL_OK
+                  ? clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE,
+                                        vs * (size_t)m->nb_send_at[k], vs * (size_t)m->nb_send[k],
+                                        m->nb_dest[k], 1, &start, &reads[k])
+                  : CL_SUCCESS;
+        if (err == CL_SUCCESS && reads[k])
+            err = clFlush(m->side), order[enqueued++] = k;
+        if (err != CL_SUCCESS)
+            st = keep_first(st, cl_fail(err, "clEnqueueReadBuffer (into a shared segment)"));
+    }
+    for (int i = 0; i < enqueued; ++i) {
+        err = clWaitForEvents(1, &reads[order[i]]);
+        if (err != CL_SUCCESS)
+            st = keep_first(st, cl_fail(err, "reading the sent x entries"));
+        MPI_Win_sync(m->window);
+        int rc = MPI_Isend(NULL, 0, MPI_BYTE, m->nb_rank[order[i]], DONE_TAG, m->comm,
+                           &done_out[order[i]]);
+        if (rc != MPI_SUCCESS)
+            st = keep_first(st, dist_fail_mpi(rc, "MPI_Isend (shared window)"));
+    }
+    /* "done" to every receiver, even after a failure: nobody waits forever */
+    for (int k = 0; k < nb; ++k)
+        if (m->nb_send[k] > 0 && !reads[k] &&
+            MPI_Isend(NULL, 0, MPI_BYTE, m->nb_rank[k], DONE_TAG, m->comm, &done_out[k]) !=
+                MPI_SUCCESS)
+            done_out[k] = MPI_REQUEST_NULL;
+    double t0 = dist_seconds(); /* the pack is over: from here on, the exchange alone */
+    double t1 = t0;
+    /* As a receiver: each neighbour's part to the device as soon as it has landed. The
+     * halo buffer is free once `start` has run (it follows the previous remote product);
+     * the side queue keeps the writes in order, so the last one's event covers them all. */
+    for (int k; (k = next_done(nb, done_in, &st)) >= 0;) {
+        MPI_Win_sync(m->window);
+        if (st != CMRSCL_OK)
+            continue;
+        cl_event done = NULL;
+        size_t at = vs * (size_t)m->nb_recv_at[k];
+        err = clEnqueueWriteBuffer(m->side, m->halo_values, CL_FALSE, at,
+                                   vs * (size_t)m->nb_recv[k], (char *)m->halo_host + at,
+                                   start ? 1 : 0, start ? &start : NULL, &done);
+        if (err == CL_SUCCESS)
+            err = clFlush(m->side);
+        if (err != CL_SUCCESS)
+            st = keep_first(st, cl_fail(err, "clEnqueueWriteBuffer (halo)"));
+        if (m->last_write)
+            clReleaseEvent(m->last_write);
+        m->last_write = done;
+    }
+    int rc = MPI_Waitall(2 * nb, ready_out, MPI_STATUSES_IGNORE); /* ready_out, then done_in */
+    rc = rc == MPI_SUCCESS ? MPI_Waitall(nb, done_out, MPI_STATUSES_IGNORE) : rc;
+    if (rc != MPI_SUCCESS)
+        st = keep_first(st, dist_fail_mpi(rc, "MPI_Waitall (shared window)"));
+    if (rec) {
+        rec->exchange_s = dist_seconds() - t0;
+        rec->wait_s = dist_seconds() - t1;
+    }
+    /* The last read's event ends the pack. */
+    if (enqueued > 0)
+        *read = reads[order[enqueued - 1]], reads[order[enqueued - 1]] = NULL;
+    for (int k = 0; k < nb; ++k)
+        if (reads[k])
+            clReleaseEvent(reads[k]);
+    free(order);
+    free(reads);
+    return st;
+}

@@ -1,0 +1,230 @@
+/* test_dist_solve.c - the distributed conjugate gradients (cmrscl_dist_solve) under mpirun,
+ * against the single-device solver and the CPU. For SPD matrices generated per rank and read
+ * from files, in float and double, with and without Jacobi: the solve converges in the
+ * single-device solver's iteration count (the same recurrences; +-3% and one for the other
+ * order of the sums), b - A x computed on the CPU in double (the whole matrix, x gathered)
+ * is within 10x the threshold, and a second solve gives the same bits and iterations. Bad
+ * input fails every rank with one message: a method other than CG, NaN in b on one rank, an
+ * indefinite matrix, a zero diagonal under Jacobi on one rank's rows, a rectangular matrix,
+ * b NULL on one rank. */
+#include "cmrscl_mpi.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, ranks;
+static cmrscl_context ctx;
+
+static size_t value_size(cmrscl_precision p) { return p == CMRSCL_FLOAT ? 4 : 8; }
+
+/* n ones in the precision; NaN at `nan` (-1: none). */
+static void *ones(int64_t n, cmrscl_precision p, int64_t nan)
+{
+    double *v = malloc(sizeof *v * ((size_t)n + 1));
+    for (int64_t i = 0; i < n; ++i)
+        v[i] = i == nan ? NAN : 1.0;
+    void *out = test_values_in(v, n, p);
+    free(v);
+    return out;
+}
+
+/* The whole x on every rank, in double, from each rank's slice in the precision. */
+static double *gather_x(const cmrscl_dist_plan *plan, const void *x)
+{
+    int *counts = malloc(sizeof *counts * (size_t)ranks), *at = malloc(sizeof *at * (size_t)ranks);
+    double *mine = malloc(sizeof *mine * ((size_t)plan->local_rows + 1));
+    double *all = malloc(sizeof *all * ((size_t)plan->rows + 1));
+    for (int32_t i = 0; i < plan->local_rows; ++i)
+        mine[i] = test_value_at(x, plan->precision, i);
+    int n = plan->local_rows;
+    MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < ranks; ++r)
+        at[r] = r ? at[r - 1] + counts[r - 1] : 0;
+    MPI_Allgatherv(mine, n, MPI_DOUBLE, all, counts, at, MPI_DOUBLE, MPI_COMM_WORLD);
+    free(counts), free(at), free(mine);
+    return all;
+}
+
+/* ||b - A x|| on the CPU in double, b all ones; a's values rounded to the precision. */
+static double cpu_residual(const cmrscl_csr *a, cmrscl_precision p, const double *x)
+{
+    double sum = 0;
+    for (int32_t i = 0; i < a->rows; ++i) {
+        double ax = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            double v = p == CMRSCL_FLOAT ? (double)(float)a->values[k] : a->values[k];
+            ax += v * x[a->col_ind[k]];
+        }
+        sum += (1.0 - ax) * (1.0 - ax);
+    }
+    return sqrt(sum);
+}
+
+/* One SPD case: the serial solve's iterations, then the distributed solve twice. */
+static void check_solve(const char *what, const cmrscl_csr *a, cmrscl_dist_matrix dm,
+                        cmrscl_precision p, bool jacobi)
+{
+    cmrscl_solve_options o = {.method = CMRSCL_METHOD_CG,
+                              .preconditioner = jacobi ? CMRSCL_PRECONDITIONER_JACOBI : 0,
+                              .rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4};
+    /* the single-device solver on the whole matrix, on this rank's device */
+    cmrscl_matrix m = NULL;
+    cmrscl_solve_result serial = {0};
+    size_t vs = value_size(p);
+    void *b = ones(a->rows, p, -1);
+    void *x = calloc((size_t)a->rows + 1, vs);
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, p, a, NULL, &m));
+    CHECK_OK(cmrscl_solve_host(m, &o, b, x, &serial));
+    cmrscl_matrix_free(m);
+    cmrscl_dist_plan plan;
+    CHECK_OK(cmrscl_dist_matrix_plan(dm, &plan));
+    void *xd[2] = {calloc((size_t)plan.local_rows + 1, vs),
+                   calloc((size_t)plan.local_rows + 1, vs)};
+    cmrscl_solve_result r[2] = {{0}, {0}};
+    for (int k = 0; k < 2; ++k)
+        CHECK_OK(cmrscl_dist_solve_host(dm, &o, b, xd[k], &r[k]));
+    const char *pc = jacobi ? "pcg" : "cg", *prec = p == CMRSCL_DOUBLE ? "double" : "float";
+    int slack = 1 + serial.iterations * 3 / 100;
+    CHECK_MSG(r[0].converged && serial.converged &&
+                  abs(r[0].iterations - serial.iterations) <= slack,
+              "%s %s %s on %d ranks: %d iterations (%s), the single device %d (%s)", what, pc, prec,
+              ranks, r[0].iterations, cmrscl_solve_reason_name(r[0].reason), serial.iterations,
+              cmrscl_solve_reason_name(serial.reason));
+    CHECK_MSG(r[0].history_length == r[0].iterations + 1 &&
+                  r[0].history[r[0].iterations] == r[0].residual &&
+                  r[0].true_residual <= 10 * r[0].threshold,
+              "%s %s %s: true residual %g, threshold %g", what, pc, prec, r[0].true_residual,
+              r[0].threshold);
+    double *xs = gather_x(&plan, xd[0]);
+    double cpu = cpu_residual(a, p, xs);
+    CHECK_MSG(cpu <= 10 * r[0].threshold, "%s %s %s: b - A x on the CPU %g, threshold %g", what, pc,
+              prec, cpu, r[0].threshold);
+    CHECK_MSG(r[1].iterations == r[0].iterations &&
+                  memcmp(xd[0], xd[1], vs * (size_t)plan.local_rows) == 0,
+              "%s %s %s: a second solve differs (%d iterations, %d before)", what, pc, prec,
+              r[1].iterations, r[0].iterations);
+    for (int k = 0; k < 2; ++k)
+        cmrscl_solve_result_free(&r[k]), free(xd[k]);
+    cmrscl_solve_result_free(&serial);
+    free(xs), free(b), free(x);
+}
+
+/* A solve every rank must fail with `expected`, its message holding `text`. */
+static void check_fails(const char *what, cmrscl_dist_matrix dm, const cmrscl_solve_options *o,
+                        bool nan_on_last, bool null_b_on_last, cmrscl_status expected,
+                        const char *text)
+{
+    cmrscl_dist_plan plan;
+    CHECK_OK(cmrscl_dist_matrix_plan(dm, &plan));
+    size_t vs = value_size(plan.precision);
+    void *b = ones(plan.local_rows, plan.precision,
+                   nan_on_last && rank == ranks - 1 ? plan.local_rows - 1 : -1);
+    void *x = calloc((size_t)plan.local_rows + 1, vs);
+    bool null_b = null_b_on_last && rank == ranks - 1;
+    cmrscl_solve_result r = {0};
+    cmrscl_status st = cmrscl_dist_solve_host(dm, o, null_b ? NULL : b, x, &r);
+    CHECK_MSG(st == expected && strstr(cmrscl_last_error(), text),
+              "%s: status %s, message '%s'; expected %s with '%s'", what, cmrscl_status_name(st),
+              cmrscl_last_error(), cmrscl_status_name(expected), text);
+    cmrscl_solve_result_free(&r);
+    free(b), free(x);
+}
+
+static void spd_cases(void)
+{
+    const char *specs[] = {"stencil7:12", "stencil27:8", "fem:4:3"};
+    const char *files[] = {"1138_bus.mtx"};
+    for (size_t i = 0; i < 4; ++i) {
+        cmrscl_csr a;
+        bool file = i >= 3;
+        const char *name = file ? test_shared_matrix(files[i - 3]) : specs[i];
+        CHECK_OK(file ? cmrscl_mtx_read(name, NULL, &a) : cmrscl_csr_generate(name, &a));
+        /* stencils in both precisions without Jacobi; fem and the file with it, in double */
+        for (int pi = 0; pi < 2; ++pi) {
+            cmrscl_precision p = pi ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+            if (i >= 2 && p == CMRSCL_FLOAT)
+                continue;
+            cmrscl_dist_matrix dm = NULL;
+            CHECK_OK(file ? cmrscl_dist_create_from_mtx(MPI_COMM_WORLD, ctx, p, name, NULL, &dm)
+                          : cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, p, name, NULL, &dm));
+            if (dm)
+                check_solve(name, &a, dm, p, i >= 2);
+            cmrscl_dist_free(dm);
+        }
+        cmrscl_csr_free(&a);
+    }
+}
+
+static void failing_cases(void)
+{
+    cmrscl_dist_matrix dm = NULL;
+    cmrscl_solve_options cg = {.method = CMRSCL_METHOD_CG},
+                         bicg = {.method = CMRSCL_METHOD_BICGSTAB};
+    CHECK_OK(
+        cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, "stencil7:8", NULL, &dm));
+    check_fails("bicgstab", dm, &bicg, false, false, CMRSCL_ERROR_UNSUPPORTED,
+                "conjugate gradients (cg) only");
+    check_fails("NaN in b on the last rank", dm, &cg, true, false, CMRSCL_ERROR_INVALID_ARGUMENT,
+                "NaN or Inf in b or x0");
+    check_fails("b NULL on the last rank", dm, &cg, false, true, CMRSCL_ERROR_INVALID_ARGUMENT,
+                "b or x is NULL");
+    cmrscl_dist_free(dm);
+    CHECK_OK(cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, "random:300:5", NULL,
+                                          &dm));
+    check_fails("nonsymmetric", dm, &cg, false, false, CMRSCL_ERROR_BREAKDOWN,
+                "not positive definite");
+    cmrscl_dist_free(dm);
+    CHECK_OK(cmrscl_dist_create_from_mtx(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE,
+                                         test_shared_matrix("lp_ship04l.mtx"), NULL, &dm));
+    check_fails("rectangular", dm, &cg, false, false, CMRSCL_ERROR_INVALID_ARGUMENT,
+                "a solve needs a square one");
+    cmrscl_dist_free(dm);
+    /* 40 x 40 tridiagonal, diagonal 0 at row 30 (the last rank's at 2-4 ranks), each rank
+     * giving its even share of rows: Jacobi fails */
+    enum { N = 40 };
+    int64_t rp[N + 1], nnz = 0;
+    int32_t ci[3 * N];
+    double v[3 * N];
+    for (int32_t i = 0; i < N; ++i) {
+        rp[i] = nnz;
+        for (int32_t j = i - 1; j <= i + 1; ++j)
+            if (j >= 0 && j < N)
+                ci[nnz] = j, v[nnz++] = j == i ? (i == 30 ? 0.0 : 4.0) : -1.0;
+    }
+    rp[N] = nnz;
+    int64_t first = N * (int64_t)rank / ranks, last = N * (int64_t)(rank + 1) / ranks;
+    int64_t mine_rp[N + 1];
+    for (int64_t i = first; i <= last; ++i)
+        mine_rp[i - first] = rp[i] - rp[first];
+    cmrscl_csr mine = {
+        (int32_t)(last - first), N, rp[last] - rp[first], mine_rp, ci + rp[first], v + rp[first]};
+    CHECK_OK(cmrscl_dist_create(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, &mine, NULL, &dm));
+    cmrscl_solve_options pcg = {.method = CMRSCL_METHOD_CG,
+                                .preconditioner = CMRSCL_PRECONDITIONER_JACOBI};
+    check_fails("zero diagonal under Jacobi", dm, &pcg, false, false, CMRSCL_ERROR_INVALID_MATRIX,
+                "row 30's diagonal is 0");
+    cmrscl_dist_free(dm);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    CHECK_OK(cmrscl_dist_context_create(MPI_COMM_WORLD, NULL, &ctx));
+    if (ctx) {
+        spd_cases();
+        failing_cases();
+    }
+    cmrscl_context_free(ctx);
+    int failed = test_failures > 0, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    char name[64];
+    snprintf(name, sizeof name, "dist solve rank %d/%d", rank, ranks);
+    int rc = test_finish(name);
+    MPI_Finalize();
+    return rc ? rc : any;
+}
