@@ -73,6 +73,8 @@ struct cmrscl_dist_matrix_s {
      * of a shared window, and nb_dest[k] where our entries go in neighbour k's. */
     MPI_Win window;
     char **nb_dest;
+    /* buffers over the segments we copy from and into (window.c, cover) */
+    cl_mem own_cover, *nb_cover;
     double *diagonal;   /* square matrices: this rank's rows' diagonal (create.c) */
     struct dist_cg *cg; /* solve.c: the solver's kernels and vectors, made by the first solve */
 };

@@ -60,6 +60,21 @@ static cmrscl_status choose(cmrscl_dist_matrix m, cmrscl_dist_exchange *out)
     return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Allreduce (exchange)");
 }
 
+/* A buffer over host memory of the window (CL_MEM_USE_HOST_PTR), never enqueued: NVIDIA's
+ * driver pins the memory such a buffer covers, and copies between the device and any address
+ * in it then run at the pinned speed, not through the driver's staging of pageable memory
+ * (docs/PERFORMANCE.md, "shared window"). Elsewhere it costs an object. */
+static cmrscl_status cover(cmrscl_dist_matrix m, void *base, size_t bytes, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(m->cl, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, base, &err);
+    if (err == CL_SUCCESS)
+        return CMRSCL_OK;
+    *out = NULL;
+    return dist_fail(CMRSCL_ERROR_OPENCL, "a buffer over the shared window: OpenCL error %d",
+                     (int)err);
+}
+
 /* Where this rank's entries go in each receiver's segment: every receiver tells its
  * senders the offset of their part (its nb_recv_at), and the window where that segment
  * starts gives the address. */
@@ -68,7 +83,8 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
     int nb = m->plan.neighbours, first = MPI_SUCCESS;
     int64_t *offset = calloc((size_t)nb + 1, sizeof *offset);
     m->nb_dest = calloc((size_t)nb + 1, sizeof *m->nb_dest);
-    if (!offset || !m->nb_dest) {
+    m->nb_cover = calloc((size_t)nb + 1, sizeof *m->nb_cover);
+    if (!offset || !m->nb_dest || !m->nb_cover) {
         free(offset);
         return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
     }
@@ -102,6 +118,10 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
                              m->nb_rank[k], (long long)size, m->nb_send[k], (long long)offset[k]);
         }
         m->nb_dest[k] = (char *)base + vs * (size_t)offset[k];
+        if (first == MPI_SUCCESS && size > 0 && cover(m, base, (size_t)size, &m->nb_cover[k])) {
+            free(offset);
+            return CMRSCL_ERROR_OPENCL; /* cover() said why */
+        }
     }
     free(offset);
     return first == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(first, "the shared window's segments");
@@ -109,7 +129,9 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
 
 cmrscl_status window_setup(cmrscl_dist_matrix m)
 {
-    cmrscl_status st = choose(m, &m->plan.exchange);
+    cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
+    if ((st = dist_agree(m->comm, st)) == CMRSCL_OK)
+        st = choose(m, &m->plan.exchange);
     if (st != CMRSCL_OK || m->plan.exchange != CMRSCL_EXCHANGE_SHARED)
         return st;
     free(m->requests); /* four per neighbour: ready and done, each way */
@@ -133,6 +155,8 @@ cmrscl_status window_setup(cmrscl_dist_matrix m)
     /* A passive epoch for the matrix's lifetime: MPI_Win_sync orders the copies. */
     rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->window);
     st = rc == MPI_SUCCESS ? find_destinations(m) : dist_fail_mpi(rc, "MPI_Win_lock_all");
+    if (st == CMRSCL_OK && bytes > 0)
+        st = cover(m, m->halo_host, (size_t)bytes, &m->own_cover);
     return dist_agree(m->comm, st);
 }
 
@@ -140,10 +164,16 @@ void window_free(cmrscl_dist_matrix m)
 {
     if (m->window == MPI_WIN_NULL)
         return;
+    for (int k = 0; m->nb_cover && k < m->plan.neighbours; ++k)
+        if (m->nb_cover[k])
+            clReleaseMemObject(m->nb_cover[k]);
+    if (m->own_cover)
+        clReleaseMemObject(m->own_cover);
     MPI_Win_unlock_all(m->window);
     MPI_Win_free(&m->window);
     m->halo_host = NULL;
     free(m->nb_dest), m->nb_dest = NULL;
+    free(m->nb_cover), m->nb_cover = NULL;
 }
 
 static cmrscl_status keep_first(cmrscl_status a, cmrscl_status b) { return a != CMRSCL_OK ? a : b; }

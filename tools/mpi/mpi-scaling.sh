@@ -9,6 +9,7 @@
 #           rate on 1 = (nnzN / N / TN) / (nnz1 / T1)
 # T is the back-to-back time per product with the overlap (the host clock of the slowest
 # rank: what a solver loop sees); the device-event time of a product is shown beside it.
+# Then distributed CG on the strong matrix, per-iteration strong efficiency.
 # Also the halo volume, the communication time (pack + MPI exchange + unpack, measured
 # without the overlap) and the share of it the overlap hides. Every product is verified
 # against the CPU double reference (VERIFY=0 skips that, to save set-up time).
@@ -20,6 +21,8 @@
 #   STRONG [stencil27:270]  WEAK1 [stencil27:216]  WEAK2 [stencil27:272]  WEAK4 [stencil27:343]
 #   RANKS [1 2 4, as far as the host has devices of the type]
 #   PRECISIONS ["float double"]  VERIFY [1]  DEVICE [gpu]  RUN_TIMEOUT [240] (s per run)
+#   SOLVE [1]: also distributed CG on STRONG, SOLVE_ITERATIONS [50] iterations a solve
+#   CMRSCL_DIST_EXCHANGE [shared where the ranks share the host] or messages
 # A WEAK2 equal to STRONG is run once; its log serves both. The Kronecker product of session
 # 20 (docs/MPI.md), with grid100.mtx and grid71.mtx from `cmrscl-run gen stencil5:100|71`:
 #   STRONG=kron:grid100.mtx:cage8.mtx WEAK1=kron:grid71.mtx:cage8.mtx WEAK2=$STRONG
@@ -32,6 +35,7 @@ strong=${STRONG:-stencil27:270}
 weak1=${WEAK1:-stencil27:216}
 weak2=${WEAK2:-stencil27:272}
 weak4=${WEAK4:-stencil27:343}
+solve_iterations=${SOLVE_ITERATIONS:-50}
 precisions=${PRECISIONS:-float double}
 device=${DEVICE:-gpu}
 
@@ -118,6 +122,27 @@ for p in $precisions; do
         done
     } | tee -a "$summary"
 done
+# Distributed CG on the strong matrix: time per iteration over a fixed count (no convergence
+# test: the same work on every rank count), strong efficiency = T1 / (N TN).
+if [ "${SOLVE:-1}" != 0 ]; then
+    for p in $precisions; do
+        for n in $ranks_list; do
+            log="$log_dir/solve-$n-$p.txt"
+            echo "== mpirun -np $n cmrscl-run-mpi solve -g $strong -p $p -d $device --iterations $solve_iterations -r 2 --no-verify"
+            timeout "${RUN_TIMEOUT:-240}" mpirun -np "$n" "${mpi_flags[@]}" "$build/bin/cmrscl-run-mpi" \
+                solve -g "$strong" -p "$p" -d "$device" --iterations "$solve_iterations" -r 2 \
+                --no-verify | tee "$log" || status=1
+        done
+        {
+            printf '\n%s CG on %s, %d iterations: ms per iteration (slowest rank)\n' "$p" "$strong" "$solve_iterations"
+            t1=$(awk '/^time /{print $2}' "$log_dir/solve-1-$p.txt")
+            for n in $ranks_list; do
+                tn=$(awk '/^time /{print $2}' "$log_dir/solve-$n-$p.txt")
+                awk -v n="$n" -v t1="$t1" -v tn="$tn" 'BEGIN { if (tn > 0) printf "solve %d GPUs: %.4f ms per iteration, strong efficiency %.3f\n", n, tn, t1 / (n * tn) }'
+            done
+        } | tee -a "$summary"
+    done
+fi
 grep -q FAIL "$summary" && status=1
 echo "mpi-scaling: logs and summary in $log_dir"
 exit $status
