@@ -187,7 +187,8 @@ CMRSCL_API cmrscl_status cmrscl_dist_spmv_time(cmrscl_dist_matrix m, double alph
  * The Jacobi diagonal is the one the matrix was created with. The first solve builds the
  * solver's kernels and three work vectors, kept with the matrix. Results and errors as
  * cmrscl_solver_solve's, agreed by every rank; the true residual comes from a distributed
- * product after the solve. */
+ * product after the solve. On one rank the matrix is its local block, and the call is
+ * cmrscl_solve's on it: every method, the single-device solver's fused kernels. */
 CMRSCL_API cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options *opt,
                                            cl_mem b, cl_mem x, cmrscl_solve_result *out);
 /* The same on host arrays of this rank's local_rows values (x read back whatever the outcome). */

@@ -352,6 +352,11 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
 {
     if (!m)
         return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    /* One rank: the local block is the whole matrix, and the single-device solver (every
+     * method, the product fused with the dot products, no host read between checks) is the
+     * faster way. */
+    if (m->plan.ranks == 1 && m->plan.rows == m->plan.cols)
+        return cmrscl_solve(m->local, opt, b, x, out);
     double t_start = dist_seconds();
     cmrscl_solve_options o = opt ? *opt : (cmrscl_solve_options){0};
     if (out)

@@ -224,7 +224,7 @@ int main(int argc, char **argv)
         cmrscl_context ctx = NULL;
         cmrscl_status st = cmrscl_dist_context_create(MPI_COMM_WORLD, opt.device, &ctx);
         if (st != CMRSCL_OK)
-            rc = rank == 0 ? cli_fail("selecting the devices", st) : EXIT_RUN_FAILED;
+            rc = mpi_fail("selecting the devices", st);
         else if (strcmp(opt.command, "spmv") == 0)
             rc = cmd_spmv_mpi(ctx, &opt);
         else if (strcmp(opt.command, "solve") == 0)

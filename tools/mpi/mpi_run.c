@@ -73,7 +73,7 @@ static int verify(cmrscl_context ctx, cmrscl_dist_matrix dm, cl_mem x, cl_mem y,
     cmrscl_dist_matrix_plan(dm, &p);
     cmrscl_status st = cmrscl_dist_spmv(dm, opt->alpha, x, opt->beta, y);
     if (st != CMRSCL_OK)
-        return p.rank == 0 ? cli_fail("spmv", st) : EXIT_RUN_FAILED;
+        return mpi_fail("spmv", st);
     cl_context cl;
     cl_command_queue q;
     cmrscl_context_cl(ctx, &cl, &q);
@@ -180,7 +180,7 @@ int mpi_run(cmrscl_context ctx, const char *input, bool is_gen, const cli_option
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (st != CMRSCL_OK)
-        return rank == 0 ? cli_fail("creating the distributed matrix", st) : EXIT_RUN_FAILED;
+        return mpi_fail("creating the distributed matrix", st);
     cmrscl_dist_matrix_plan(dm, &r->plan);
     cl_context cl;
     cl_command_queue q;
@@ -201,7 +201,7 @@ int mpi_run(cmrscl_context ctx, const char *input, bool is_gen, const cli_option
     if (!rc) {
         st = cmrscl_dist_spmv_time(dm, opt->alpha, dx, opt->beta, dy, opt->warmup, opt->repetitions,
                                    &r->t);
-        rc = st == CMRSCL_OK ? 0 : rank == 0 ? cli_fail("timing", st) : EXIT_RUN_FAILED;
+        rc = st == CMRSCL_OK ? 0 : mpi_fail("timing", st);
     }
     if (!rc)
         reduce(ctx, dm, r);
@@ -212,6 +212,15 @@ int mpi_run(cmrscl_context ctx, const char *input, bool is_gen, const cli_option
     free(x), free(y0);
     cmrscl_dist_free(dm);
     return rc;
+}
+
+int mpi_fail(const char *what, cmrscl_status status)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        return cli_fail(what, status);
+    return status == CMRSCL_ERROR_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_RUN_FAILED;
 }
 
 void mpi_result_free(mpi_result *r)

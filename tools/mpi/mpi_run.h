@@ -28,6 +28,8 @@ typedef struct mpi_result {
 int mpi_run(cmrscl_context ctx, const char *input, bool is_gen, const cli_options *opt,
             cmrscl_precision precision, mpi_result *out);
 void mpi_result_free(mpi_result *r);
+/* A failure every rank returns with the same exit status (cli_fail's), said by rank 0 alone. */
+int mpi_fail(const char *what, cmrscl_status status);
 /* cmrscl-run-mpi solve (mpi_solve.c): collective; the exit status, the same on every rank. */
 int mpi_solve(cmrscl_context ctx, const cli_options *opt);
 bool mpi_result_passed(const mpi_result *r);

@@ -88,7 +88,7 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
                : cmrscl_dist_create_from_mtx(MPI_COMM_WORLD, ctx, prec, input, &opt->matrix, &dm);
     double setup = slowest(cli_seconds() - t0);
     if (st != CMRSCL_OK)
-        return rank == 0 ? cli_fail("creating the distributed matrix", st) : EXIT_RUN_FAILED;
+        return mpi_fail("creating the distributed matrix", st);
     cmrscl_dist_plan p;
     cmrscl_dist_matrix_plan(dm, &p);
     int32_t n = p.local_rows;
@@ -122,7 +122,7 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
     }
     bool broke = st == CMRSCL_ERROR_BREAKDOWN;
     if (st != CMRSCL_OK && !broke) {
-        int rc = rank == 0 ? cli_fail("solving", st) : EXIT_RUN_FAILED;
+        int rc = mpi_fail("solving", st);
         cmrscl_solve_result_free(&r);
         free(b), free(x), free(bh), free(xh), free(per), free(total);
         cmrscl_dist_free(dm);
@@ -157,9 +157,12 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
                "(device), %.3e (CPU, double); ||b|| %.3e, threshold %.3e\n",
                cmrscl_solve_reason_name(r.reason), r.iterations, r.residual, r.true_residual, cpu,
                r.b_norm, r.threshold);
-        printf("time       %.4f ms per iteration (slowest rank; %d launches and one "
-               "MPI_Allgather an iteration), solve %.3f ms (median of %d)\n",
-               cli_median(per, reps), r.launches_per_iteration, cli_median(total, reps), reps);
+        printf("time       %.4f ms per iteration (slowest rank; %d launches%s), solve %.3f ms "
+               "(median of %d)\n",
+               cli_median(per, reps), r.launches_per_iteration,
+               p.ranks > 1 ? " and one MPI_Allgather an iteration"
+                           : " an iteration: one rank runs the single-device solver",
+               cli_median(total, reps), reps);
         if (broke)
             printf("check      FAIL: %s\n", why);
         else
