@@ -61,6 +61,9 @@ typedef struct cmrscl_device_info {
     char driver_version[64];
     cl_device_type type;
     unsigned compute_units;
+    /* CL_DEVICE_MAX_WORK_GROUP_SIZE, or fewer where a kernel built on the device reports
+     * fewer (CL_KERNEL_WORK_GROUP_SIZE of a probe kernel, on devices without a warp
+     * attribute): the most work-items a plan gives a work-group */
     unsigned max_work_group_size;
     uint64_t global_mem_bytes;
     uint64_t max_alloc_bytes;

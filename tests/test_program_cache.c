@@ -174,6 +174,20 @@ static void junk_binary(unsigned char *data, size_t size)
         data[12 + i] = (unsigned char)(crc >> (8 * i));
 }
 
+/* Mesa's rusticl (22.3) aborts the process on a binary it cannot read ("unknown version",
+ * program.rs) instead of returning CL_INVALID_BINARY: a junk binary under a right checksum,
+ * which only the driver can tell, cannot be tried there. */
+static bool driver_aborts_on_junk(void)
+{
+    cmrscl_context ctx = NULL;
+    cmrscl_device_info info = {0};
+    bool rusticl = cmrscl_context_create(NULL, &ctx) == CMRSCL_OK &&
+                   cmrscl_context_device_info(ctx, &info) == CMRSCL_OK &&
+                   strstr(info.platform_name, "rusticl");
+    cmrscl_context_free(ctx);
+    return rusticl;
+}
+
 /* First build, then loads; then each kind of damage is caught and repaired. */
 static void test_load_and_damage(void)
 {
@@ -208,12 +222,17 @@ static void test_load_and_damage(void)
         EXPECT_RUN(&plan_a, CMRSCL_PROGRAM_DISK, y_jit);
     }
     /* A junk binary with a right checksum: the driver rejects it. */
-    free(good);
-    good = slurp(a, &size);
-    junk_binary(good, size);
-    spill(a, good, size);
-    EXPECT_RUN(&plan_a, CMRSCL_PROGRAM_JIT, y_jit);
-    EXPECT_RUN(&plan_a, CMRSCL_PROGRAM_DISK, y_jit);
+    if (driver_aborts_on_junk()) {
+        printf("program_cache: the junk binary under a right checksum is not tried (not "
+               "checked): Mesa's rusticl aborts the process on a binary it cannot read\n");
+    } else {
+        free(good);
+        good = slurp(a, &size);
+        junk_binary(good, size);
+        spill(a, good, size);
+        EXPECT_RUN(&plan_a, CMRSCL_PROGRAM_JIT, y_jit);
+        EXPECT_RUN(&plan_a, CMRSCL_PROGRAM_DISK, y_jit);
+    }
 
     /* A foreign entry: another program's file under this name. */
     float *y_b = malloc(sizeof(float) * (size_t)matrix.rows);

@@ -15,7 +15,8 @@ cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precisi
                            (int)precision);
     if (precision == CMRSCL_DOUBLE && !dev->fp64)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "double precision needs cl_khr_fp64, which device \"%s\" lacks",
+                           "double precision needs cl_khr_fp64, which device \"%s\" lacks: "
+                           "ask for float",
                            dev->device_name);
     return CMRSCL_OK;
 }

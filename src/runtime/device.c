@@ -241,7 +241,11 @@ static void resident_items(cl_device_id d, const char *ext, cmrscl_device_info *
         out->resident_items_per_cu = v * 10 * out->warp_width;
 }
 
-static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsigned *warp)
+/* The probe kernel's SIMD width (its preferred work-group multiple) and the most work-items
+ * a group of it may have (CL_KERNEL_WORK_GROUP_SIZE: a device may run fewer than its
+ * CL_DEVICE_MAX_WORK_GROUP_SIZE, as Mesa's llvmpipe runs 32 of the 1024 it reports). */
+static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsigned *warp,
+                                size_t *kernel_group)
 {
     cl_int err;
     cl_context own = NULL;
@@ -264,6 +268,9 @@ static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsig
         (err = clGetKernelWorkGroupInfo(k, e->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
                                         sizeof multiple, &multiple, NULL)) != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clGetKernelWorkGroupInfo (warp probe)");
+    if (st == CMRSCL_OK)
+        clGetKernelWorkGroupInfo(k, e->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *kernel_group,
+                                 kernel_group, NULL);
     if (k)
         clReleaseKernel(k);
     if (prog)
@@ -300,8 +307,12 @@ static cmrscl_status query_warp(const device_entry *e, cl_context context, const
     /* A device that cannot build the probe cannot build the SpMV kernel either; that
      * fails later with its build log. Here it only gets warp 1, so listing goes on. */
     out->warp_source = CMRSCL_WARP_FROM_PROBE;
-    if (probe_warp(e, context, &out->warp_width) != CMRSCL_OK)
+    size_t kernel_group = 0;
+    if (probe_warp(e, context, &out->warp_width, &kernel_group) != CMRSCL_OK)
         out->warp_width = 1;
+    /* what a kernel runs, not what the device reports, decides every plan's work-group */
+    if (kernel_group > 0 && kernel_group < out->max_work_group_size)
+        out->max_work_group_size = (unsigned)kernel_group;
     return CMRSCL_OK;
 }
 
