@@ -1,5 +1,5 @@
 /* cmrs_abi.h - the contract between the host and the SpMV kernels, read by both compilers:
- * the host C files include it, and src/runtime/program.c puts it in front of every SpMV program.
+ * the host C files include it, and host/runtime/program.c puts it in front of every SpMV program.
  * It holds the codes of the build options, the sentinels stored in the matrix arrays and the
  * order of the kernels' arguments: change one here and both sides follow.
  * Plain C that OpenCL C accepts too (no includes, no stdint types). */
@@ -38,7 +38,7 @@
  * being all ones. */
 #define CMRS_HOLE 0xffffffffu
 
-/* A hole among a slice's narrow columns (-DCOLUMN_BITS=16, src/format/cmrs_narrow.c): the
+/* A hole among a slice's narrow columns (-DCOLUMN_BITS=16, host/format/cmrs_narrow.c): the
  * 16-bit word of all ones, which the plan keeps every real step and dictionary index below. */
 #define CMRS_NARROW_HOLE 0xffffu
 
@@ -119,7 +119,7 @@ enum cmrs_spmm_combine_arg {
     CMRS_SPMM_COMBINE_COUNT
 };
 
-/* ---- the solvers (src/solve/, cl/dots.cl, cl/solve.cl) ----
+/* ---- the solvers (host/solve/, cl/dots.cl, cl/solve.cl) ----
  * A solve keeps its scalars, the partial sums of its dot products and its residual history
  * in one buffer of reals on the device, the workspace: a header of CMRS_WS_HEADER reals (the
  * slots below), then regions of partial sums, each a real4 (up to four dot products) per
@@ -129,7 +129,7 @@ enum cmrs_spmm_combine_arg {
  * That holds for the stop too: a kernel that can stop the solve has a stop slot of its own,
  * which it writes and never reads; it reads the others, and once one is set it copies that
  * code into its own (so the kernels after it see the stop whichever slots they read) and
- * returns. Slot 0 is solve_init's; the methods number theirs from 1 (src/solve/). */
+ * returns. Slot 0 is solve_init's; the methods number theirs from 1 (host/solve/). */
 /* CMRS_WS_STOP_SLOTS slots: 0 while the solve runs, else a CMRS_STOP_ code (every set slot
  * holds the same code) */
 #define CMRS_WS_STOP 0

@@ -6,7 +6,7 @@
  * MODULO x HEIGHT sums in local memory instead of owning HEIGHT slots each: lane l adds into
  * slot [row][l % MODULO]. The warp walks the strip in steps of WARP consecutive stored
  * entries (lane l takes entry begin + t*WARP + l in step t), and the host
- * (src/format/cmrs_modulo.c) lays each strip out so that within a step, lanes of one class (l %
+ * (host/format/cmrs_modulo.c) lays each strip out so that within a step, lanes of one class (l %
  * MODULO) never hold the same row: no two lanes of a step touch the same slot. Where no entry fits
  * it puts a hole (col_ind CMRS_HOLE, value 0), for which the lane loads nothing and adds nothing,
  * so an Inf or NaN in x never meets a padding zero. Between steps the strip's lanes synchronise
@@ -18,7 +18,7 @@
  * The paper's CUDA relied on the warp running in lock step instead, which OpenCL does not
  * promise and current NVIDIA GPUs do not give. Then each of the first HEIGHT lanes sums its
  * row's MODULO slots in slot order (the same order every run) and the row leaves through
- * emit_row, as in the strip family. MODULO plans do not split long strips (src/plan/plan.c).
+ * emit_row, as in the strip family. MODULO plans do not split long strips (host/plan/plan.c).
  *
  * Build options besides spmv_common.cl's:
  *   MODULO        slot sets per strip, a power of two dividing WARP            (required)

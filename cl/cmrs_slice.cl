@@ -4,7 +4,7 @@
  * The segment family reads a strip's entries in row order and pays a segmented warp scan to
  * find where rows end: on short rows that scan, not memory, bounds it (a 7-point stencil in
  * float moved its 4-byte entries at half the H100's bandwidth, docs/PERFORMANCE.md session
- * 12). Here the host (src/format/cmrs_slice.c) lays each strip out as a slice: entry i of row
+ * 12). Here the host (host/format/cmrs_slice.c) lays each strip out as a slice: entry i of row
  * r of the strip at StripPtr[s] + i x HEIGHT + r, every row padded with holes (col_ind
  * CMRS_HOLE, value 0) to the strip's longest row. One work-item takes one row: lane r of the
  * strip walks positions r, r + HEIGHT, ..., so a step of the strip's lanes reads HEIGHT
@@ -14,8 +14,8 @@
  * A hole is skipped (no x load, no add), so an Inf or NaN in x never meets a padding zero,
  * and each row is summed in its entries' order: the same bits every run.
  * The plan takes it where strips' rows are about equally long (the padding is what it costs)
- * and never splits its strips; WARP is HEIGHT (src/plan/plan.c).
- * Narrow columns (COLUMN_BITS 16, src/format/cmrs_narrow.c): col_ind holds the strips' first
+ * and never splits its strips; WARP is HEIGHT (host/plan/plan.c).
+ * Narrow columns (COLUMN_BITS 16, host/format/cmrs_narrow.c): col_ind holds the strips' first
  * columns, then a 16-bit word per position - the step from the column before in the row, the
  * dictionary index in its low bits - so a banded matrix moves 2 bytes of column an entry;
  * the lane adds the steps as it walks its row.

@@ -7,7 +7,7 @@
  * entry's row of X for vectors v, v + VEC_LANES, ... (VEC_PER_LANE of them). So the matrix
  * is read once for the whole block, and a row-major X gives each group one contiguous load
  * per entry; where a warp's lanes all share one entry (as many runs as lanes) it is one group
- * and needs no reduction at all. The host's shape (src/exec/spmm.c) gives a slice's lane two
+ * and needs no reduction at all. The host's shape (host/exec/spmm.c) gives a slice's lane two
  * runs where a launch has 4 or more.
  *
  * Two walks, by layout:
@@ -27,7 +27,7 @@
  * cmrs_spmm_combine adds each strip's tiles in tile order into Y. Every element of Y is
  * summed in an order fixed by the layout and the launch's shape: the same bits every run.
  *
- * Build options besides spmv_common.cl's (src/plan/plan_options.c, plan_spmm_options):
+ * Build options besides spmv_common.cl's (host/plan/plan_options.c, plan_spmm_options):
  *   VEC_LANES     lanes sharing one entry, a power of two dividing WARP        (required)
  *   VEC_PER_LANE  runs of vectors each lane takes                               (required)
  *   VEC_WIDTH     vectors in a run: 1, or 2 or 4 consecutive ones of a row-major block

@@ -18,7 +18,7 @@
  * Either way the order of the additions is fixed by the lanes, so results are the same
  * every run.
  *
- * Narrow columns (COLUMN_BITS 16, src/format/cmrs_narrow.c): each entry's 16-bit word holds
+ * Narrow columns (COLUMN_BITS 16, host/format/cmrs_narrow.c): each entry's 16-bit word holds
  * its offset from the strip's first column, its dictionary index and its row in as few bits
  * as HEIGHT needs (NARROW_ROW_BITS), decoded by entry_at on its own - for strips whose
  * columns span less than the 16 - NARROW_ROW_BITS - DICT_BITS bits left (dense rows): 2

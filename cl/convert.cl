@@ -1,5 +1,5 @@
-/* convert.cl - the device side of cmrscl_matrix_create_from_cl (src/exec/matrix_device.c) and
- * of the values-only updates (src/exec/matrix_update.c): checks of a canonical CSR held on the
+/* convert.cl - the device side of cmrscl_matrix_create_from_cl (host/exec/matrix_device.c) and
+ * of the values-only updates (host/exec/matrix_update.c): checks of a canonical CSR held on the
  * device, the sample of columns the statistics need, CSR -> CMRS (StripPtr, packed or unpacked
  * ColInd, values, column-ordered strips), and the permutation and gather of updates (and the
  * dictionary bits a coded matrix drops at its first update).
@@ -15,8 +15,8 @@
  *   VALUE_DOUBLE   1: the matrix holds doubles, 0: floats                     (required)
  *   SOURCE_DOUBLE  1: the CSR values read are doubles, 0: floats              (required)
  *   INDEX64        the matrix's entry indices (spmv_common.cl): 1 ulong, 0 uint (default 0)
- *   CONVERT_GROUP  work-items per group (src/exec/convert_launch.h)                (required)
- *   STRIP_HEIGHT_LOGS  strip heights 2^0 .. 2^(n-1) of the row totals (src/plan/plan.h)
+ *   CONVERT_GROUP  work-items per group (host/exec/convert_launch.h)                (required)
+ *   STRIP_HEIGHT_LOGS  strip heights 2^0 .. 2^(n-1) of the row totals (host/plan/plan.h)
  *                                                                             (required)
  *
  * The CSR read here has int32 row pointers (cmrscl_matrix_create_from_cl), so its indices
@@ -114,7 +114,7 @@ __kernel void convert_check(const uint rows, const int cols, const uint nnz,
     }
 }
 
-/* The sample of the column spread (src/plan/analyze.c, analyze_spread_layout): sampled row j
+/* The sample of the column spread (host/plan/analyze.c, analyze_spread_layout): sampled row j
  * is row j * row_step, whose length goes to lengths[j] and whose entries 0, step, 2 * step,
  * ... (step = ceil(len / entries), at least 1) go to slots out[j * entries...]. Runs beside
  * convert_check, before the row pointers are known to be valid, so it reads only inside
@@ -137,7 +137,7 @@ __kernel void convert_sample(const uint sampled_rows, const uint row_step, const
         out[j * entries + t] = col_ind[begin + k];
 }
 
-/* ---- the row statistics (src/plan/analyze.c, row_totals), summed on the device ----
+/* ---- the row statistics (host/plan/analyze.c, row_totals), summed on the device ----
  * Value v of a work-group's totals: 0 the entries, 1 the squared row lengths, 2 the empty
  * rows, 3 + k the longest strip of 2^k rows (k = 0: the longest row). Integers, so the sums
  * are exact in any order; meaningless (but harmless) when convert_check finds bad row
@@ -209,7 +209,7 @@ __kernel void convert_strip_ptr(const uint rows, const uint strips, const uint h
     strip_ptr[s] = (uint)row_ptr[first < rows ? first : rows];
 }
 
-/* The long strips of the split path (src/plan/analyze.c, split_build) carry LONG_STRIP. */
+/* The long strips of the split path (host/plan/analyze.c, split_build) carry LONG_STRIP. */
 __kernel void convert_flag_long(const uint long_strips, __global const uint *restrict long_strip,
                                 __global index_t *restrict strip_ptr)
 {
@@ -233,7 +233,7 @@ __kernel void convert_tile_rows(const uint rows, const uint nnz, const uint tile
 }
 
 /* One work-item per CSR entry e (row r, column c), and per padding entry. Row order keeps
- * CSR positions (strips are runs of whole rows). Column order (src/format/cmrs.c: entries of a
+ * CSR positions (strips are runs of whole rows). Column order (host/format/cmrs.c: entries of a
  * strip sorted by column, ties in row order) puts e after the entries of its strip with a
  * smaller column, and after those with the same column in rows above: within each other
  * row of the strip, a binary search counts the columns below c (rows below r) or at most c
@@ -276,7 +276,7 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
 }
 
 /* The permutation of column-ordered strips whose rows had ascending columns, or of slices
- * (src/format/cmrs_slice.c): a row keeps its CSR order within its strip, so position k of row
+ * (host/format/cmrs_slice.c): a row keeps its CSR order within its strip, so position k of row
  * r holds CSR entry
  *     strip's first CSR entry + (entries of the strip in rows above r) + (entries of row r
  *     before k),
@@ -285,8 +285,8 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
  * (strip, r) writes those at positions r, r + height, ... of its strip - a slice's row r.
  * One work-item per (strip, row in strip) walks the strip twice, counting and then placing;
  * the work-items of a strip read the same entries at the same time. Built once, on the
- * first update (src/exec/matrix_update.c says why). With narrow columns (col_ind holds the
- * strips' first columns, then 16-bit words, src/format/cmrs_narrow.c): a slice's steps
+ * first update (host/exec/matrix_update.c says why). With narrow columns (col_ind holds the
+ * strips' first columns, then 16-bit words, host/format/cmrs_narrow.c): a slice's steps
  * (narrow 1) have their holes among the words, and a position's row is its place in the
  * slice; a strip's offsets (narrow 2) keep the row in strip in their low bits; implied
  * columns (narrow 3: strips of one row, col_ind only their first columns) have no words. */
@@ -328,9 +328,9 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
 
 /* The column words of a dictionary-coded matrix without their dictionary index (bits
  * row_bits .. row_bits + dict_bits - 1), into a new array (the kernels' ColInd is
- * read-only): what its first values update stores plain (src/exec/matrix_update.c,
+ * read-only): what its first values update stores plain (host/exec/matrix_update.c,
  * ensure_plain_values). A hole stays a hole. Narrow columns (narrow: the 16-bit words after
- * the strips' first columns, src/format/cmrs_narrow.c): the first columns copied
+ * the strips' first columns, host/format/cmrs_narrow.c): the first columns copied
  * (work-items k < strips), then the n words likewise (a slice's steps: row_bits 0). */
 #define DROP_DICT(w) ((w) >> (row_bits + dict_bits) << row_bits | ((w) & ((1u << row_bits) - 1u)))
 __kernel void convert_drop_dict(const index_t n, const uint narrow, const uint strips,

@@ -1,5 +1,5 @@
-/* probe.cl - small kernels that tell the host what a device does (src/runtime/device.c,
- * src/runtime/subgroups.c).
+/* probe.cl - small kernels that tell the host what a device does (host/runtime/device.c,
+ * host/runtime/subgroups.c).
  *
  * probe: its CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE tells the SIMD width of devices
  * that report no warp or wavefront attribute. */

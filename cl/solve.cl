@@ -1,4 +1,4 @@
-/* solve.cl - the solvers' vector work (src/solve/), after the prelude of every program (the
+/* solve.cl - the solvers' vector work (host/solve/), after the prelude of every program (the
  * workspace's layout is in cmrs_abi.h; group_sum4 in dots.cl). Built per precision and
  * work-group size with -DSOLVE=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=... -DVALUE_DOUBLE=...
  *
@@ -11,7 +11,7 @@
  * the host reads (a few reals of the workspace's header); once a kernel has stopped the
  * solve (in its stop slot, cmrs_abi.h), every kernel after it returns at once.
  *
- * A launch is a fixed grid of work-groups (src/solve/ chooses it from the device alone),
+ * A launch is a fixed grid of work-groups (host/solve/ chooses it from the device alone),
  * each work-item striding over the vectors, so each partial sum holds the same rows in the
  * same order every run: a solve gives the same bits run after run. Work-group 0 alone
  * writes the header slots a kernel sets, and never a slot that kernel reads (cmrs_abi.h). */
@@ -298,7 +298,7 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
     }
     if (stop)
         stop_solve(ws, stop_slot, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : rho,
-                   1); /* 1: rho (src/solve/solve_bicgstab.c) */
+                   1); /* 1: rho (host/solve/solve_bicgstab.c) */
     if (stop || check_only)
         return;
     FOR_PAIRS(k)

@@ -1,4 +1,4 @@
-/* solve_gmres.cl - restarted GMRES(m) on the device (src/solve/solve_gmres.c), after the
+/* solve_gmres.cl - restarted GMRES(m) on the device (host/solve/solve_gmres.c), after the
  * prelude of every program; built as cl/solve.cl is (-DSOLVE=1 ...).
  *
  * A cycle starts from r = b - A x (the host's product): gmres_begin tests ||r|| and makes

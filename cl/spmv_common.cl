@@ -1,4 +1,4 @@
-/* spmv_common.cl - what every CMRS SpMV kernel family shares. src/runtime/program.c builds each
+/* spmv_common.cl - what every CMRS SpMV kernel family shares. host/runtime/program.c builds each
  * family as cmrs_abi.h (the host's contract), this file, warp.cl (the warp layer) and the
  * family's file (cmrs_strip.cl, cmrs_segment.cl, cmrs_modulo.cl). This file holds
  *   - the build options and their checks,
@@ -9,7 +9,7 @@
  *   - the sums of the tiles of long strips in a fixed order: in the tiles' work-group
  *     (combine_in_group), or by the combine kernel.
  *
- * Build options (src/plan/plan.c makes them):
+ * Build options (host/plan/plan.c makes them):
  *   HEIGHT        rows per strip, >= 1                                        (required)
  *   WARP          work-items per strip or tile, a power of two                (required)
  *   WG_SIZE       work-group size, a multiple of WARP                         (required)
@@ -27,7 +27,7 @@
  *   INDEX64       1: entry indices (StripPtr, the tiles' first entries, the loops over
  *                 entries, the partial sums' slots) are ulong, for matrices of 2^31
  *                 stored entries or more; 0: uint, which costs ordinary matrices nothing
- *                 (src/plan/plan.c chooses; column indices and row, strip and tile numbers
+ *                 (host/plan/plan.c chooses; column indices and row, strip and tile numbers
  *                 stay 32-bit either way)                                     (default 0)
  *   GROUP_COMBINE 1: the tiles of each long strip lie in one work-group, which sums them
  *                 itself after a barrier (combine_in_group); 0: cmrs_combine, a second
@@ -35,7 +35,7 @@
  *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT (below,
  *                 "the values")                                               (default PLAIN)
  *   DICT_BITS     VALUES DICT: bits of an entry's dictionary index            (default 0)
- *   COLUMN_BITS   32: a column word per entry; 16: narrow columns (src/format/
+ *   COLUMN_BITS   32: a column word per entry; 16: narrow columns (host/format/
  *                 cmrs_narrow.c) - the slice family's 16-bit steps along a row, dictionary
  *                 index in their low DICT_BITS, or the strip family's 16-bit offsets
  *                 from the strip's first column (entry_at); 0: implied columns, the strip
@@ -289,7 +289,7 @@ typedef real_t stored_t;
 /* Entry j: (column, row within the strip, column word - what DICT_OF reads). Returned by
  * value: values whose address is taken and that live across barriers are where some OpenCL
  * compilers stumble (PoCL 3.1 gave intermittently wrong sums with an out-parameter here).
- * A strip's narrow offsets (src/format/cmrs_narrow.c): 16-bit words after the strips' first
+ * A strip's narrow offsets (host/format/cmrs_narrow.c): 16-bit words after the strips' first
  * columns, offset << (NARROW_ROW_BITS + DICT_BITS) | index << NARROW_ROW_BITS | row, the row
  * in as few bits as HEIGHT needs; `first` is STRIP_FIRST of the entry's strip. Implied
  * columns (one row a strip, its columns one run): no word at all, the column is the strip's
@@ -334,7 +334,7 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
 
 /* ---- a slice's rows, walked a column word at a time (cmrs_slice.cl, cmrs_spmm.cl) ----
  * LOAD_WORD(j): the word of stored position j - a 32-bit column word, or with narrow columns
- * (COLUMN_BITS 16, src/format/cmrs_narrow.c) the 16-bit step word after the strips' first
+ * (COLUMN_BITS 16, host/format/cmrs_narrow.c) the 16-bit step word after the strips' first
  * columns; HOLE_WORD: a padding position; NEXT_COLUMN(w): the column of word w, with narrow
  * columns by adding its step to the walk's running `column`, which starts a row at
  * FIRST_COLUMN(strip). The walks load SLICE_AHEAD words of a row before using any (past the
@@ -357,7 +357,7 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
 #endif
 
 /* x at column `col`, for an entry of row `row`. Built with -DDIAGONAL=1 (the solvers' Jacobi
- * preconditioner, src/solve/) a product multiplies by the identity's row instead - 1 at the
+ * preconditioner, host/solve/) a product multiplies by the identity's row instead - 1 at the
  * diagonal, 0 elsewhere - so y = alpha * diag(A): the diagonal of any layout through its own
  * decode, exactly (every other product is a zero), and x is not read. */
 #ifndef DIAGONAL
@@ -381,7 +381,7 @@ INLINE real_t store_row(__global real_t *y, uint row, real_t sum, real_t alpha, 
 /* ---- the work of one warp ----
  * Groups take strips, one per warp, or tiles of long strips: the tiles' groups are ids
  * first_tile_group and on, the strips' groups the others. GPUs start groups roughly in id
- * order, so whichever role has the longer chains of loads goes first (src/exec/matrix.c) and
+ * order, so whichever role has the longer chains of loads goes first (host/exec/matrix.c) and
  * the other fills in behind it, instead of forming a tail. A role is the same for the
  * whole group, so barriers stay uniform. A long strip is skipped by the strip role (its
  * StripPtr carries LONG_STRIP); its tiles cover it. */
@@ -426,7 +426,7 @@ INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, 
 }
 
 /* The parameters of cmrs_spmv, the same in every family, in the order of enum cmrs_spmv_arg
- * (cmrs_abi.h), by which src/exec/matrix.c and src/exec/spmv.c set them. */
+ * (cmrs_abi.h), by which host/exec/matrix.c and host/exec/spmv.c set them. */
 #define CMRS_SPMV_PARAMS                                                                           \
     const uint rows, const uint strips, const uint first_tile_group, const uint tiles,             \
         const uint tile_entries, __global const index_t *restrict strip_ptr,                       \

@@ -1,4 +1,4 @@
-/* stream.cl - the device's achievable memory bandwidth (src/exec/bandwidth.c): read, copy and
+/* stream.cl - the device's achievable memory bandwidth (host/exec/bandwidth.c): read, copy and
  * triad over buffers many times the last-level cache, 16-byte accesses. On a GPU, grid-stride
  * loops: neighbouring work-items touch neighbouring elements at every step, so each warp's
  * loads coalesce and a modest grid keeps every compute unit streaming. On a CPU

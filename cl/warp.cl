@@ -4,13 +4,13 @@
  *             work-items. A barrier orders the whole work-group, so every work-item of the
  *             group must make the same calls: the families call the layer where control flow
  *             is uniform over the group, or run one warp per work-group (the variant table's
- *             "one warp per group", src/plan/variants.c).
+ *             "one warp per group", host/plan/variants.c).
  *   SHUFFLE   NVIDIA's shfl.sync / vote.sync / bar.warp.sync through inline PTX (NVIDIA's
  *             OpenCL C 1.2 has no sub-groups): WARP <= 32 lanes within one hardware warp.
  *   SUBGROUP  OpenCL sub-groups (cl_khr_subgroups, or OpenCL C 3.0's __opencl_c_subgroups):
  *             a warp is one sub-group, which the host makes exactly WARP lanes wide
  *             (intel_reqd_sub_group_size where the device offers it, else the built kernel's
- *             sub-group size is checked - src/runtime/subgroups.c). Shuffles come from
+ *             sub-group size is checked - host/runtime/subgroups.c). Shuffles come from
  *             cl_khr_subgroup_shuffle, and cl_khr_subgroup_shuffle_relative where the device
  *             lists it (-DSG_RELATIVE=1).
  * None relies on implicit warp synchrony, which OpenCL does not define.

@@ -255,7 +255,7 @@ CMRSCL_API cmrscl_status cmrscl_variant_check(const cmrscl_device_info *dev,
                                               const cmrscl_variant *variant);
 
 /* Zero-initialised options mean "choose for me" everywhere; NULL is the same. Fields left
- * at 0 are chosen by the plan (src/plan/plan.c) from the device and the matrix. */
+ * at 0 are chosen by the plan (host/plan/plan.c) from the device and the matrix. */
 typedef struct cmrscl_options {
     int height;          /* strip height, 1..CMRSCL_MAX_HEIGHT; 0: the plan's */
     int warp;            /* work-items per strip (power of two); 0: the plan's */

@@ -1,5 +1,5 @@
 /* cmrscl_solve.h - solving A x = b on the device: conjugate gradients (with or without a
- * Jacobi preconditioner), BiCGStab and restarted GMRES(m), above the products (src/solve/).
+ * Jacobi preconditioner), BiCGStab and restarted GMRES(m), above the products (host/solve/).
  * Included by cmrscl.h; include that, not this file.
  *
  * Every vector stays on the device, and an iteration is its product - the matrix's own

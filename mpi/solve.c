@@ -1,5 +1,5 @@
 /* solve.c - conjugate gradients (with or without Jacobi) on a distributed matrix, with one
- * MPI collective an iteration: the single-GPU solver's recurrences (src/solve/solve_cg.c,
+ * MPI collective an iteration: the single-GPU solver's recurrences (host/solve/solve_cg.c,
  * Rupp et al.'s pipelined form), so that an iteration needs r.r, r.z (left by the update of
  * the vectors), p.q and q.Dq (left after the product q = A p), all four known at once:
  *

@@ -216,7 +216,7 @@ static void check_implied_update(cmrscl_matrix m, cmrscl_matrix wide, const vari
     free(values);
 }
 
-/* Slices and strips store narrow columns where they fit (src/format/cmrs_narrow.c): matrix m,
+/* Slices and strips store narrow columns where they fit (host/format/cmrs_narrow.c): matrix m,
  * made with automatic column bits (slices) or those test_kernel chose (strips: implied or 16
  * where they fit and save bytes), against its twin of 32-bit columns - the same y bit for bit,
  * the device bytes the narrow words save, and (implied) the arrays read back and a values

@@ -1,4 +1,4 @@
-/* solve_reference.h - the solvers of src/solve/ on the CPU in double, step for step (the same
+/* solve_reference.h - the solvers of host/solve/ on the CPU in double, step for step (the same
  * tests in the same places, the same iteration counts in exact arithmetic), and the textbook
  * forms they rearrange: what the device's iteration counts are checked against. */
 #ifndef CMRSCL_SOLVE_REFERENCE_H

@@ -1,5 +1,5 @@
 /* test_holes_layout.c - the host layouts with holes on the awkward matrix catalogue. The MODULO
- * kernel's (src/format/cmrs_modulo.c), for every MODULO and a spread of warps and heights:
+ * kernel's (host/format/cmrs_modulo.c), for every MODULO and a spread of warps and heights:
  *   - within each step of WARP positions of a strip, no two entries whose positions share
  *     position % MODULO have the same row (the property the kernel's race freedom rests on);
  *   - every CSR entry is stored exactly once, with its own column, row and value; holes carry
@@ -7,10 +7,10 @@
  *   - within each row the entries keep their order (their CSR entries ascend);
  *   - the stored length stays within the bound the plan sizes indices by;
  *   - dropping the holes gives back a CMRS of the same matrix.
- * The slice kernel's (src/format/cmrs_slice.c), heights 1, 4, 16 and 64: each strip stores its
+ * The slice kernel's (host/format/cmrs_slice.c), heights 1, 4, 16 and 64: each strip stores its
  * longest row times the height (what cmrs_slice_stored counts for the plan), entry i of row r
  * at i * height + r and holes elsewhere; every entry once, rows in order, holes dropped the
- * matrix again. Narrow columns (src/format/cmrs_narrow.c): a slice's steps and a strip's
+ * matrix again. Narrow columns (host/format/cmrs_narrow.c): a slice's steps and a strip's
  * offsets, where they fit, decode to the column words. */
 #include "format/format.h"
 #include "io/io.h"
@@ -95,7 +95,7 @@ static void check_entries(const cmrscl_csr *a, const cmrs_holed *o, const char *
     free(seen), free(last);
 }
 
-/* A strip's narrow offsets (src/format/cmrs_narrow.c), where they fit: each word is the offset
+/* A strip's narrow offsets (host/format/cmrs_narrow.c), where they fit: each word is the offset
  * from its strip's first column (the smallest) above the row in as few bits as the height
  * needs, and decodes to the column word; the largest offset is the brute-force one. */
 static void check_offsets(const cmrscl_csr *a, const cmrscl_cmrs *c, int height, const char *what)
@@ -169,7 +169,7 @@ static void check_layout(const cmrscl_csr *a, const char *name, int height, unsi
     free(vals.dst), free(perm);
 }
 
-/* A slice's narrow columns (src/format/cmrs_narrow.c), where its steps fit, decode to its
+/* A slice's narrow columns (host/format/cmrs_narrow.c), where its steps fit, decode to its
  * column words, holes too; the largest step is the brute-force one. */
 static void check_narrow(const cmrscl_csr *a, const cmrscl_cmrs *c, int height, const char *what)
 {

@@ -1,4 +1,4 @@
-/* test_kernel.c - every kernel variant of the variant table (src/plan/variants.def) against the
+/* test_kernel.c - every kernel variant of the variant table (host/plan/variants.def) against the
  * CPU double reference on the device chosen by CMRSCL_DEVICE, on the awkward-matrix catalogue
  * (values stored plain), for each (alpha, beta) of test_alpha_beta (test_util.h; beta = 0 with y
  * poisoned by NaN: every row must be written, none read), each product run twice (the same y,

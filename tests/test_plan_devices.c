@@ -116,7 +116,7 @@ static void test_cache_from_device(void)
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
 }
 
-/* Narrow columns (src/format/cmrs_narrow.c): slices take 16-bit steps, strips offsets beyond
+/* Narrow columns (host/format/cmrs_narrow.c): slices take 16-bit steps, strips offsets beyond
  * the cache, where they fit beside row and dictionary bits (stencil7:40: 11), segments none. */
 static void test_narrow_columns(void)
 {

@@ -159,7 +159,7 @@ static uint64_t le(const unsigned char *p, int bytes)
 }
 
 /* A valid entry with the same key whose binary is junk under a correct crc (the layout
- * of src/runtime/program_cache.c): only the driver can tell. */
+ * of host/runtime/program_cache.c): only the driver can tell. */
 static void junk_binary(unsigned char *data, size_t size)
 {
     uint64_t klen = le(data + 16, 8), blen = le(data + 24, 8);

@@ -1,4 +1,4 @@
-/* test_recording.c - recorded products (cmrscl_spmv_record, src/exec/recording.c) on the
+/* test_recording.c - recorded products (cmrscl_spmv_record, host/exec/recording.c) on the
  * device chosen by CMRSCL_DEVICE, one way a run:
  *   command_buffer  CMRSCL_COMMAND_BUFFER=on: replays are cl_khr_command_buffer command
  *                   buffers (skipped, with the reason, where the device offers none we use);

@@ -1,4 +1,4 @@
-/* test_solve.c - the solvers (src/solve/) on the device chosen by CMRSCL_DEVICE, against the
+/* test_solve.c - the solvers (host/solve/) on the device chosen by CMRSCL_DEVICE, against the
  * CPU double reference of the same algorithm (tests/solve_reference.c) and of the textbook's:
  *   - CG, CG with Jacobi, BiCGStab and GMRES(m) (short cycles, so that it restarts) on SPD and
  *     nonsymmetric generated and real matrices: converged, the iteration count within 3% of

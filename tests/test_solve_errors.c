@@ -1,4 +1,4 @@
-/* test_solve_errors.c - what the solvers (src/solve/) must refuse or report, on the device
+/* test_solve_errors.c - what the solvers (host/solve/) must refuse or report, on the device
  * chosen by CMRSCL_DEVICE, each with its status and a message naming the problem:
  *   - a non-square matrix, bad options (method, preconditioner, tolerances, iterations,
  *     check interval, restart; Jacobi with BiCGStab), NULL arguments;

@@ -1,4 +1,4 @@
-/* test_spmm.c - the block product Y = alpha*A*X + beta*Y (src/exec/spmm.c, cl/cmrs_spmm.cl), on
+/* test_spmm.c - the block product Y = alpha*A*X + beta*Y (host/exec/spmm.c, cl/cmrs_spmm.cl), on
  * the device chosen by CMRSCL_DEVICE:
  *   catalogue    every awkward matrix, planned ten ways (automatic, strip unpacked and
  *                column-ordered, segment, slice, slice with narrow columns, MODULO, values

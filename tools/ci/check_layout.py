@@ -4,7 +4,7 @@
   1. no C or OpenCL source file over 600 lines;
   2. no two files of one program or library that call each other (a function defined in
      one, called in the other, and the other way round);
-  3. the library's stages (src/) in pipeline order - base, io, format, plan, runtime, exec, solve -
+  3. the library's stages (host/) in pipeline order - base, io, format, plan, runtime, exec, solve -
      each including the headers of its own and earlier stages only, and none the old shared
      header.
 
@@ -23,7 +23,7 @@ import sys
 MAX_LINES = 600
 STAGES = ["base", "io", "format", "plan", "runtime", "exec", "solve"]
 # the units whose files may not call each other in a circle of two
-UNITS = ["src", "mpi", "tools/cli", "tools/mpi", "tools/peer", "examples"]
+UNITS = ["host", "mpi", "tools/cli", "tools/mpi", "tools/peer", "examples"]
 DEFINITION = re.compile(r"^(?!static)[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
 
 
@@ -37,7 +37,7 @@ def definitions(text):
 
 def check(root):
     errors = []
-    sources = sorted(p for d in ["src", "mpi", "tools", "tests", "examples", "cl"]
+    sources = sorted(p for d in ["host", "mpi", "tools", "tests", "examples", "cl"]
                      for p in (root / d).rglob("*") if p.suffix in (".c", ".h", ".cl"))
     for p in sources:
         n = p.read_text(errors="replace").count("\n")
@@ -62,7 +62,7 @@ def check(root):
                 if f < g and f in calls[g]:
                     errors.append(f"{f.relative_to(root)} and {g.relative_to(root)} call each "
                                   f"other")
-    for p in sorted((root / "src").rglob("*")):
+    for p in sorted((root / "host").rglob("*")):
         if p.suffix not in (".c", ".h") or p.parent.name not in STAGES:
             continue
         mine = STAGES.index(p.parent.name)

@@ -36,7 +36,7 @@ MUTATIONS = [
              " : alpha * sum + beta * y[row];",
              "^(kernel_float_strip_packed_local|spmm_float|recording_enqueue|transpose_float)$",
              "python/tests/test_products.py::test_matvec_every_matrix"),
-    Mutation("the checker never rejects", "src/io/csr.c",
+    Mutation("the checker never rejects", "host/io/csr.c",
              "        *bound_ratio = worst;", "        *bound_ratio = 0.0 * worst;",
              "^(check)$"),
     Mutation("slice: each row's last column dropped", "cl/cmrs_slice.cl",
@@ -63,7 +63,7 @@ MUTATIONS = [
              "^(solve_float|solve_double)$",
              "python/tests/test_linalg.py::test_solvers_agree_with_scipy"),
     # the transposed product (issue 21)
-    Mutation("transposed product: beta dropped on the host path", "src/exec/transpose.c",
+    Mutation("transposed product: beta dropped on the host path", "host/exec/transpose.c",
              "return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, beta, y));",
              "return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, 0.0 * beta, y));",
              "^(transpose_float)$",

@@ -104,7 +104,7 @@ typedef struct plan_matrix {
     bool host_layout; /* laid out on the host (not the device path): layouts with holes can be */
     const int32_t *col_ind; /* NULL on the device path: no narrow columns */
 } plan_matrix;
-/* Layouts that store holes between the entries (src/format/cmrs_holes.c). */
+/* Layouts that store holes between the entries (host/format/cmrs_holes.c). */
 static inline bool plan_has_holes(cmrscl_kernel k)
 {
     return k == CMRSCL_KERNEL_MODULO || k == CMRSCL_KERNEL_SLICE;
@@ -134,7 +134,7 @@ CMRSCL_HIDDEN cmrscl_status plan_build_options(const cmrscl_device_info *dev, cm
 CMRSCL_HIDDEN int plan_spmm_options(const cmrscl_params *p, int reduce, int warp,
                                     int work_group_size, int vec_lanes, int vec_per_lane,
                                     int vec_width, char *out, size_t size);
-/* Narrow columns (column_bits 16, src/format/cmrs_narrow.c): a strip's words are offsets from
+/* Narrow columns (column_bits 16, host/format/cmrs_narrow.c): a strip's words are offsets from
  * its first column with the row in strip beside them, in as few bits as the height needs; a
  * slice's are steps along its rows, without one. Said once here for the encoder, the
  * read-back, the values updates and the kernels' -DNARROW_ROW_BITS. */

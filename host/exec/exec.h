@@ -39,7 +39,7 @@ CMRSCL_HIDDEN cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out
  * entry (and the padding), or the dictionary. */
 CMRSCL_HIDDEN size_t matrix_values_bytes(const cmrscl_params *p, size_t stored);
 /* Device bytes of the column words for `stored` positions: 4 each, or narrow columns
- * (src/format/cmrs_narrow.c). */
+ * (host/format/cmrs_narrow.c). */
 CMRSCL_HIDDEN size_t matrix_column_bytes(const cmrscl_params *p, size_t stored);
 /* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
@@ -82,7 +82,7 @@ struct cmrscl_matrix_s {
     struct spmm_kernel *spmm;
     cl_mem spmm_partial;
     size_t spmm_partial_bytes;
-    unsigned values_version; /* counts values updates (solvers' Jacobi diagonal, src/solve/) */
+    unsigned values_version; /* counts values updates (solvers' Jacobi diagonal, host/solve/) */
 };
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */

@@ -20,7 +20,7 @@
  * buffer released after the gather: keeping one would cost a second copy of the values
  * for the matrix's lifetime.
  *
- * Layouts with holes (MODULO, slice: src/format/cmrs_holes.c) have their permutation
+ * Layouts with holes (MODULO, slice: host/format/cmrs_holes.c) have their permutation
  * built with the layout and uploaded at creation, a hole's entry is all bits set (the gather
  * writes 0 there and reads no value), and a run of whole strips covers more positions than
  * CSR entries, so chunks keep both starts (update_cut, update_csr). */

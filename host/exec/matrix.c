@@ -251,7 +251,7 @@ cmrscl_status matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel, cl_kernel co
     return CMRSCL_OK;
 }
 
-/* The layout with holes of the built arrays (src/format/cmrs_holes.c: MODULO's or the
+/* The layout with holes of the built arrays (host/format/cmrs_holes.c: MODULO's or the
  * slices) in their place: holes make the entry arrays longer, so their device sizes are
  * known, and checked, only now. */
 static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, cmrscl_cmrs *host,
