@@ -38,10 +38,21 @@ def device_of(outputs):
     return seen.most_common(1)[0][0] if seen else "(no test named its device)"
 
 
+# What CTest's SKIP_REGULAR_EXPRESSION skips on (tests/CMakeLists.txt, CMRSCL_TEST_NO_FP64):
+# the library's or bench's words for a device without fp64, and a user's work-group the
+# device's kernels cannot run.
+SKIP_MESSAGES = [(re.compile(r"double precision needs cl_khr_fp64|double skipped, the device "
+                             r"has no fp64"), "the device has no fp64"),
+                 (re.compile(r"work-group size (\d+) exceeds the device's maximum of (\d+)"),
+                  "the device's kernels run fewer work-items a group than the test asks")]
+
+
 def reason_of(output):
     """The reason a skipped test gave, or None."""
     m = re.search(r"^skipped: (.*)$", output, re.M)
-    return m.group(1).strip() if m else None
+    if m:
+        return m.group(1).strip()
+    return next((why for pattern, why in SKIP_MESSAGES if pattern.search(output)), None)
 
 
 def skip_problems(path, cases):
