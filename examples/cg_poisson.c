@@ -27,29 +27,43 @@ typedef struct settings {
     bool jacobi;
 } settings;
 
-static int parse(int argc, char **argv, settings *s)
+/* 0, having said why (rank 0), for a bad argument. */
+static int parse(int argc, char **argv, settings *s, int rank)
 {
     *s = (settings){32, 2000, 0.0, CMRSCL_DOUBLE, NULL, false};
     for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "-p") == 0 && next)
-            s->precision = strcmp(argv[++i], "float") == 0 ? CMRSCL_FLOAT : CMRSCL_DOUBLE;
-        else if (strcmp(a, "-d") == 0 && next)
-            s->device = argv[++i];
-        else if (strcmp(a, "-t") == 0 && next)
-            s->tol = atof(argv[++i]);
-        else if (strcmp(a, "-m") == 0 && next)
-            s->max_iter = atoi(argv[++i]);
-        else if (strcmp(a, "-j") == 0)
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        const char *expected = NULL;
+        if (strcmp(a, "-j") == 0) {
             s->jacobi = true;
-        else if (a[0] >= '1' && a[0] <= '9')
-            s->n = atoi(a);
-        else
+        } else if (a[0] >= '0' && a[0] <= '9') {
+            s->n = (int)strtol(a, &end, 10);
+            expected = s->n > 0 && !*end ? NULL : "a grid size N > 0";
+        } else if (!v || strlen(a) != 2 || !strchr("pdtm", a[1])) {
+            expected = v ? "a known option (-p, -d, -t, -m, -j)" : "an option with its value";
+        } else if (++i, a[1] == 'p') {
+            s->precision = strcmp(v, "float") == 0 ? CMRSCL_FLOAT : CMRSCL_DOUBLE;
+            expected = strcmp(v, "float") && strcmp(v, "double") ? "float or double" : NULL;
+        } else if (a[1] == 'd') {
+            s->device = v;
+        } else if (a[1] == 't') {
+            s->tol = strtod(v, &end);
+            expected = s->tol > 0 && !*end ? NULL : "a tolerance > 0";
+        } else {
+            s->max_iter = (int)strtol(v, &end, 10);
+            expected = s->max_iter > 0 && !*end ? NULL : "a number of iterations > 0";
+        }
+        if (expected) {
+            if (rank == 0)
+                fprintf(stderr, "cg_poisson: %s%s%s: expected %s\n", a, a[0] == '-' && v ? " " : "",
+                        a[0] == '-' && v ? v : "", expected);
             return 0;
+        }
     }
-    if (s->tol <= 0.0)
+    if (s->tol == 0.0) /* what the precision's products can reach */
         s->tol = s->precision == CMRSCL_DOUBLE ? 1e-8 : 1e-5;
-    return s->n > 0 && s->max_iter > 0;
+    return 1;
 }
 
 /* A failure on every rank (the library's calls agree on it), said once. */
@@ -68,10 +82,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     settings s;
-    if (!parse(argc, argv, &s)) {
+    if (!parse(argc, argv, &s, rank)) {
         if (rank == 0)
             fputs("usage: cg_poisson [N] [-p float|double] [-d SELECTOR] [-t TOL] [-m MAX_ITER] "
-                  "[-j]\n",
+                  "[-j]\n  defaults: N 32, double, TOL 1e-8 (float: 1e-5), MAX_ITER 2000, no "
+                  "preconditioner (-j: Jacobi)\n",
                   stderr);
         MPI_Finalize();
         return 2;
