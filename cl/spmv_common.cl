@@ -264,7 +264,7 @@ typedef real_t stored_t;
 #if VALUES == CMRS_VALUES_DICT
 /* Dictionary entry i: an indexed load the L1 cache answers. A select chain between
  * hoisted entries instead (bits <= 2) measured slower on an H100: fem:50:3 double 0.068 ms
- * against 0.059 (docs/PERFORMANCE.md, session 12). The buffer holds 2^DICT_BITS entries. */
+ * against 0.059 (docs/PERFORMANCE.md, values codecs). The buffer holds 2^DICT_BITS entries. */
 #define DICT_AT(i) val[i]
 /* Entry j's value, from its column word c */
 #define VALUE_AT(j, c) DICT_AT(DICT_OF(c))
@@ -340,9 +340,9 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
  * FIRST_COLUMN(strip). The walks load SLICE_AHEAD words of a row before using any (past the
  * row's end: holes). With narrow columns each column depends on the words before it, and a
  * loop that tests each word before the next load walks the row one load latency an entry
- * (session 14, H100, run 1: fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four
- * ahead, run 2: 0.035; two 0.052, eight 0.037, run 3). 32-bit words gain too: stencil7:160
- * float 0.066 ms one ahead, 0.061 four ahead (run 4). */
+ * (H100, docs/PERFORMANCE.md: fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four
+ * ahead 0.035; two 0.052, eight 0.037). 32-bit words gain too: stencil7:160 float 0.066 ms
+ * one ahead, 0.061 four ahead. */
 #define SLICE_AHEAD 4
 #if COLUMN_BITS == 16
 #define LOAD_WORD(j) load_step((__global const ushort *)(col_ind + strips) + (j))

@@ -303,8 +303,8 @@ typedef struct cmrscl_options {
     /* The block width the matrix will mostly be multiplied by (cmrscl_spmm's k); 0 or 1: single
      * products. From CMRSCL_BLOCK_PLAN_VECTORS on, on GPUs: short scattered rows take strips
      * of 8 rows, not the segmented scan (blocks 1.1-1.8x faster, single products up to 1.25x
-     * slower), float slices are not streamed past L2 (blocks 1.03-1.13x faster; sessions 23,
-     * 24 in docs/PERFORMANCE.md), and the tuning database (single products) is not consulted.
+     * slower), float slices are not streamed past L2 (blocks 1.03-1.13x faster;
+     * docs/PERFORMANCE.md), and the tuning database (single products) is not consulted.
      * Any width runs on any plan; negative fails with ERROR_INVALID_ARGUMENT. */
     int vectors;
 } cmrscl_options;
@@ -386,7 +386,7 @@ typedef struct cmrscl_params {
     uint64_t transpose_device_bytes;
     /* The block product (cmrscl_spmm): vectors one launch takes at most, each launch reading
      * the matrix once - 64, or in the slice layout 128 bytes of X a row (32 floats, 16
-     * doubles), which measured faster there (docs/PERFORMANCE.md, session 19). */
+     * doubles), which measured faster there on an H100 (docs/PERFORMANCE.md). */
     int block_vectors;
 } cmrscl_params;
 
@@ -509,7 +509,7 @@ CMRSCL_API cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem 
  * cl_khr_command_buffer 1.0 (Intel's OpenCL CPU runtime; not the provisional 0.9 versions,
  * PoCL's; NVIDIA's driver 580 has none), the launches are recorded in a command buffer and
  * a replay is one clEnqueueCommandBufferKHR - not by default: on Intel's CPU runtime it was
- * no faster (docs/PERFORMANCE.md, session 17).
+ * no faster (docs/PERFORMANCE.md, command buffers).
  * Either way y gets the bits cmrscl_spmv gives with those arguments. Replays run on the
  * context's queue, after the wait list, with an event for the caller (may be NULL); like
  * any product of the matrix, one at a time. Products of the matrix with other arguments in

@@ -434,8 +434,8 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const pla
     m->strip_groups = sp->long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
     m->tile_groups = ((size_t)sp->tiles + wpg - 1) / wpg;
     /* Longest chains first: the tiles when none of the strips left whole is longer than a
-     * tile (a few very long rows among short ones), else the strips (measured,
-     * docs/PERFORMANCE.md session 7). */
+     * tile (a few very long rows among short ones), else the strips (measured on an H200,
+     * docs/PERFORMANCE.md, longest chains first). */
     m->first_tile_group = sp->tile >= sp->longest_whole ? 0 : m->strip_groups;
     device_sizes(p, sp, bytes);
     return CMRSCL_OK;

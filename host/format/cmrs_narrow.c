@@ -1,7 +1,7 @@
-/* cmrs_narrow.c - narrow columns, 2-byte column words (issue 20 item 2). The rows of a strip
- * of a banded matrix (stencils, FEM) or of a small one gather from a window far narrower than
- * the matrix, so each strip stores its first column once (the smallest of its columns) and
- * each entry a 16-bit word relative to it. Two kinds, by layout:
+/* cmrs_narrow.c - narrow columns, 2-byte column words. The rows of a strip of a banded matrix
+ * (stencils, FEM) or of a small one gather from a window far narrower than the matrix, so
+ * each strip stores its first column once (the smallest of its columns) and each entry a
+ * 16-bit word relative to it. Two kinds, by layout:
  *   steps (slices): the position of an entry says its row (entry i of row r at i x HEIGHT +
  *     r), so the word needs no row bits: the step from the column before in the row (the
  *     row's first entry: from the strip's first column), the dictionary index in the low

@@ -49,7 +49,7 @@
  * clamped to 1..16. On Kepler's 48 KiB and 2048 threads it gives 6 for float.
  *
  * The width of the entry indices (choose_index_bits): 32 bits below 2^31 stored entries and
- * 2^31 partial sums of the split path, 64 from there on (issue 9: an H200 holds about 1e10
+ * 2^31 partial sums of the split path, 64 from there on (an H200's memory holds about 1e10
  * float entries); 64 costs every product 8-byte StripPtr loads and 64-bit loop counters, so
  * ordinary matrices keep 32. */
 #include "plan/plan.h"
@@ -66,8 +66,8 @@
 #define VECTOR_WAVES 4 /* few-row matrices whose rows all get a warp within this many waves... */
 #define VECTOR_CHAIN                                                                               \
     2048 /* ... and whose longest row is at most this long: CSR-vector beats HEIGHT 8 strips       \
-            split (4096 against the second kernel, session 6; 2048 against the in-group            \
-            combine, session 9: rajat01's 1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x) */
+            split (4096 against the second kernel; 2048 against the in-group combine: rajat01's    \
+            1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x; docs/PERFORMANCE.md) */
 
 int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
 {
@@ -132,8 +132,8 @@ static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl
 }
 
 /* Slices (the slice family: a lane per row, every load coalesced, no lanes to combine) where
- * a strip's rows are about equally long: measured on an H100 (docs/PERFORMANCE.md session
- * 13, run 1), against the plans below in the same run - stencils (holes 0-6% of the
+ * a strip's rows are about equally long: measured on an H100 (docs/PERFORMANCE.md, slices),
+ * against the plans below in the same lease - stencils (holes 0-6% of the
  * entries) 1.4-1.6x in float and double, FEM-like blocks (1-2%) 0.97-1.22x, a permutation
  * (none) 1.01-1.16x; uniform random rows (holes doubling the entries) 0.96-1.00x in float and
  * 0.87-0.92x in double. Tall strips leave too few warps: 2844 strips of 32 rows (a third of
@@ -141,7 +141,7 @@ static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl
  * 0.86x and 125 (fem:10:4) 0.61-0.67x. A lane walks its whole row, one dependent load after
  * another, so the longest row sets the product's shortest time: the held-out Kronecker
  * product 1138_bus x cage8 (longest row 324, 8.4 x mu, holes 18%) took 0.30 ms in slices
- * against 0.15 in split strips (run 3); the rows of the winners are at most 1.1 x mu long.
+ * against 0.15 in split strips; the rows of the winners are at most 1.1 x mu long.
  * HEIGHT 64 measured the same, 16 3-10% slower; the streaming hint (NVIDIA) 0-8% faster on
  * all but two, 1% slower there. Rows as long as the long-rows class were not measured: they
  * keep their warp per row. */
@@ -163,10 +163,10 @@ static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;
     p->height = SLICE_HEIGHT;
-    /* Blocks wait on their gathers of X, not on the matrix: without the streaming hint
-     * session 24 (H200, float, k = 32, run 5) ran stencil7:160 1.11x faster, stencil5:2000
-     * 1.12x, stencil5:3000 1.13x, stencil7:200 1.03x (their single products 1.05x slower
-     * without it, 0.98-1.02x on the larger two), as session 23 found for scattered rows.
+    /* Blocks wait on their gathers of X, not on the matrix: without the streaming hint an
+     * H200 (float, k = 32) ran stencil7:160 1.11x faster, stencil5:2000 1.12x, stencil5:3000
+     * 1.13x, stencil7:200 1.03x (their single products 1.05x slower without it, 0.98-1.02x
+     * on the larger two), as an H100 did for blocks of scattered rows (docs/PERFORMANCE.md).
      * Double blocks of slices keep the hint: not measured without it. */
     bool blocks = precision == CMRSCL_FLOAT && plan_for_blocks(opt);
     bool stream = dev->warp_shuffle && !blocks;
@@ -216,8 +216,9 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         (double)a->nnz * (double)(4 + cmrscl_precision_size(precision)) > (double)dev->cache_bytes;
     bool scattered = st->col_spread >= LOCAL_SPREAD;
     /* Medium and short rows: streaming the matrix past L2 keeps x there. It pays in float,
-     * and in double where x is gathered from all over (R-MAT 1.5-2.5% faster, run 48), not
-     * from a band (27-point stencil 2% slower, 7- and 5-point 2.5-5% slower; runs 47-48). */
+     * and in double where x is gathered from all over (R-MAT 1.5-2.5% faster on an H200), not
+     * from a band (27-point stencil 2% slower, 7- and 5-point 2.5-5% slower;
+     * docs/PERFORMANCE.md). */
     bool stream = ptx && (precision == CMRSCL_FLOAT || scattered);
     beyond_l2 = ptx && beyond_l2;
     /* Few rows: short strips make short chains of loads. */
@@ -247,7 +248,8 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
                  a->rows, SEGMENT_ROWS, plan_resident_warps(dev), st->mu,
                  beyond_l2 ? ", matrix streamed past L2" : "");
     } else if (st->mu >= PLAN_LONG_ROWS) {
-        /* Streamed past L2 when it does not fit there: dense 6000 x 6000 1-3% faster (run 48). */
+        /* Streamed past L2 when it does not fit there: dense 6000 x 6000 1-3% faster on an
+         * H200 (docs/PERFORMANCE.md). */
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 1;
         p->cache_hint = beyond_l2 ? CMRSCL_CACHE_HINT_STREAM : 0;
@@ -267,13 +269,14 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     } else if (scattered && plan_for_blocks(opt)) {
         /* Blocks: the segmented scan keeps a slot per row, lane and vector in local memory
          * and scans each vector alone (more local memory for its slots was slower still);
-         * strips of 8 rows sum a run of vectors per entry in few slots. Session 23
-         * (H100, double, k = 8 / 16 / 32): random:2000000:8 1.50 / 1.75 / 1.57x faster,
-         * random:4000000:4 1.34 / 1.62 / 1.51x, skewed:4000000:2:40:100000 1.27 / 1.58 /
-         * 1.60x; their single products 1.00x, 1.10x and 1.25x slower. In float skewed 1.30 /
-         * 1.30 / 1.67x, random:8000000:2 1.11 / 1.11 / 1.40x (with the streaming hint, which
-         * the rule leaves off: 1.04-1.09x faster without it, same lease, double on four
-         * matrices, float on skewed - a block waits on its gathers of X, not the matrix). */
+         * strips of 8 rows sum a run of vectors per entry in few slots. Measured on an H100
+         * (docs/PERFORMANCE.md; double, k = 8 / 16 / 32): random:2000000:8 1.50 / 1.75 /
+         * 1.57x faster, random:4000000:4 1.34 / 1.62 / 1.51x, skewed:4000000:2:40:100000
+         * 1.27 / 1.58 / 1.60x; their single products 1.00x, 1.10x and 1.25x slower. In float
+         * skewed 1.30 / 1.30 / 1.67x, random:8000000:2 1.11 / 1.11 / 1.40x (with the
+         * streaming hint, which the rule leaves off: 1.04-1.09x faster without it, same
+         * lease, double on four matrices, float on skewed - a block waits on its gathers of
+         * X, not the matrix). */
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 8;
         snprintf(p->plan_reason, sizeof p->plan_reason,

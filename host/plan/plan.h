@@ -127,7 +127,9 @@ CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
 /* The -D string of a plan whose fields are chosen (plan_choose's last step; a values update
  * that stores the values plain redoes it). Fails, rather than cut the string, where it would
  * not fit cmrscl_params.build_options: a kernel built from a cut string would miss its last
- * definitions (session 19's -DNARROW_ROW_BITS did, on Intel's runtime). */
+ * definitions (the narrow strips' -DNARROW_ROW_BITS once fell off the end of the longest
+ * strings, sub-groups of a fixed width on Intel's CPU runtime, and their kernels failed to
+ * build). */
 CMRSCL_HIDDEN cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p);
 /* The -D string of the block product's kernel (cl/cmrs_spmm.cl) for a matrix of plan p, on
  * the warp layer's backend `reduce` (cmrs_abi.h), with its launch shape; snprintf's result. */

@@ -130,7 +130,7 @@ cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p
 
 /* Each launch of the block product reads the matrix once, so wide launches pay where the
  * matrix's bytes count and X's rows come from DRAM: the strip and segment layouts keep up to
- * 64 vectors (session 19 runs 1-2, NVIDIA H100, k = 32 in double: launches of 32 faster than
+ * 64 vectors (NVIDIA H100, docs/PERFORMANCE.md; k = 32 in double: launches of 32 faster than
  * two of 16 on random:2000000:8 1.17x, R-MAT 1.11x, dense:6000 1.20x, a Kronecker product
  * 1.13x; slower on random:500000:32 1.21x, the evidence against). In the slice layout
  * (stencils, FEM: 2 bytes an entry, X's rows from L2) launches whose row of X is at most 128

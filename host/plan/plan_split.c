@@ -11,14 +11,14 @@
  *           longest strip / warps per group entries, and the plan doubles the work-group
  *           (up to GROUP_MAX_WG, within the device's and local memory's limits) until that
  *           is GROUP_TILE.
- * On NVIDIA's OpenCL a launch costs the host about 5 us (docs/PERFORMANCE.md, session 9),
- * as long as a small matrix's whole product, and back-to-back products are host-bound at
- * one launch each: few-row matrices whose longest strip fits one group (tiles of at most
- * MIN_TILE entries) take GROUP. So do matrices of long rows (mu >= PLAN_LONG_ROWS, the
- * dense class) whose longest strip fits one group in tiles of at most 2 x MIN_TILE: there
- * the tiles are the work rather than a critical path, and the group is sized for tiles of
- * at least MIN_TILE (session 10). Other matrices, where a strip may need thousands of
- * tiles, take KERNEL. */
+ * On NVIDIA's OpenCL a launch costs the host about 5 us (measured on an H100,
+ * docs/PERFORMANCE.md), as long as a small matrix's whole product, and back-to-back products
+ * are host-bound at one launch each: few-row matrices whose longest strip fits one group
+ * (tiles of at most MIN_TILE entries) take GROUP. So do matrices of long rows (mu >=
+ * PLAN_LONG_ROWS, the dense class) whose longest strip fits one group in tiles of at most
+ * 2 x MIN_TILE: there the tiles are the work rather than a critical path, and the group is
+ * sized for tiles of at least MIN_TILE (measured on an H200, docs/PERFORMANCE.md, long rows).
+ * Other matrices, where a strip may need thousands of tiles, take KERNEL. */
 #include "plan/plan.h"
 
 #include <stdio.h>
@@ -31,7 +31,7 @@
 #define GROUP_TILE 256 /* the in-group combine grows the work-group until tiles are this short */
 #define GROUP_MAX_WG                                                                               \
     256 /* ... up to this size: any NVIDIA kernel runs it (at most 255 registers a work-item of    \
-           64K); at 512 and 1024 NVIDIA refuses the kernels (run 42) */
+           64K); at 512 and 1024 NVIDIA refuses the kernels (H100, docs/PERFORMANCE.md) */
 
 /* Tile size of the split path: short enough that the device has about four tiles' worth
  * of work per resident warp, so no single strip outlasts the rest; at least MIN_TILE
@@ -56,9 +56,10 @@ static int64_t group_tile(const cmrscl_params *p, int64_t longest)
 
 /* Whether the group should take twice its warps. Few rows: the longest strip's tiles are
  * the critical path, so shorter tiles, down to GROUP_TILE. Long rows: every strip splits, so
- * the tiles are the work, and fewer, longer tiles measured faster (run 48, dense 6000 x
- * 6000: 4 tiles of 1504 entries a row 3-6% faster than 8 of 768, and than the second
- * kernel's tiles of 1088): more warps only while tiles keep at least MIN_TILE entries. */
+ * the tiles are the work, and fewer, longer tiles measured faster (H200, dense 6000 x 6000:
+ * 4 tiles of 1504 entries a row 3-6% faster than 8 of 768, and than the second kernel's
+ * tiles of 1088; docs/PERFORMANCE.md): more warps only while tiles keep at least MIN_TILE
+ * entries. */
 static bool wants_more_warps(const cmrscl_params *p, int64_t longest, bool long_rows)
 {
     if (long_rows)

@@ -93,14 +93,14 @@ static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
  * strips' first columns cost 4 bytes each: not for strips of about 2 entries). Slices store
  * steps along each row, beside the dictionary index: the largest at most 2^(16 - dict_bits)
  * - 2 (below the hole's all ones); they halve the column bytes and cost the lane one add an
- * entry, measured on an H100 (docs/PERFORMANCE.md, session 14). Strips store each entry's
+ * entry, measured on an H100 (docs/PERFORMANCE.md, narrow columns). Strips store each entry's
  * offset from the strip's first column beside its dictionary index and its row (in as few
  * bits as the height needs): at most 2^(16 - those bits) - 2. They pay where the matrix
- * streams from memory (H100, session 18 run 2: dense:6000 0.108 -> 0.087 ms in float, 0.155
- * -> 0.135 in double), and cost up to 9% of a small one's device time where it stays in the
- * cache (run 3: rajat01 double, fem:10:4 float): taken only for a matrix whose 32-bit entries
- * exceed the device's cache. The segment and MODULO families have none. Implied columns
- * before them, where they fit. */
+ * streams from memory (H100: dense:6000 0.108 -> 0.087 ms in float, 0.155 -> 0.135 in
+ * double), and cost up to 9% of a small one's device time where it stays in the cache
+ * (rajat01 double, fem:10:4 float; docs/PERFORMANCE.md, narrow strips): taken only for a
+ * matrix whose 32-bit entries exceed the device's cache. The segment and MODULO families
+ * have none. Implied columns before them, where they fit. */
 cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
                                   const cmrscl_options *opt, cmrscl_params *p)
 {
