@@ -43,7 +43,9 @@ CMRSCL_API cmrscl_status cmrscl_matrix_tune(cmrscl_context ctx, cmrscl_precision
 
 /* The device's achievable memory bandwidth through OpenCL, the B of the paper's
  * eta = (beta/tau) / B: stream kernels over three buffers of `bytes` each (0: 1 GiB, or
- * less where the device allows less), best of `repetitions` by profiling events. GB/s count
+ * less where the device allows less; on a CPU device eight times its last-level cache, at
+ * least 64 MiB - out of the cache, and seconds rather than minutes of a CPU's bandwidth),
+ * best of `repetitions` by profiling events. GB/s count
  * bytes read plus bytes written: read 1x, copy 2x, triad 3x the buffer. */
 typedef struct cmrscl_bandwidth {
     uint64_t bytes; /* per buffer */

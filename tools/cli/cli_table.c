@@ -137,7 +137,9 @@ const cli_flag cli_flags[] = {
     {"threads", OPT_THREADS, "LIST", RUN_CMDS | CMD_PARSE, CLI_GROUP_OTHER,
      "host threads reading files, e.g. 1,2,4,16; 0 = all CPUs (default: $CMRSCL_THREADS, else "
      "all; parse: 1,0)"},
-    {"size", OPT_SIZE, "MB", CMD_BANDWIDTH, CLI_GROUP_OTHER, "MB per buffer (default 1024)"},
+    {"size", OPT_SIZE, "MB", CMD_BANDWIDTH, CLI_GROUP_OTHER,
+     "MB per buffer (default 1024, or less where the device allows less; a CPU: 8x its cache, at "
+     "least 64)"},
     {"output", 'o', "FILE", CMD_GEN, CLI_GROUP_OTHER, "the file to write"},
     {"help", 'h', NULL, ~0u, CLI_GROUP_OTHER, "this text (COMMAND --help: that command's)"},
     {"version", OPT_VERSION, NULL, ~0u, CLI_GROUP_OTHER, "the library version"},
@@ -200,7 +202,10 @@ void cli_usage(FILE *out, const char *command)
     static const char *const groups[] = {"",
                                          "the plan (default: chosen from the device and the "
                                          "matrix):",
-                                         "timing and output:", "solve:", "bench:", "other:"};
+                                         "timing and output:",
+                                         "solve:",
+                                         "bench:",
+                                         "other:"};
     const cli_command *c = cli_command_named(command);
     if (c) {
         fprintf(out, "usage: %s %s %s%s[options]\n\n", cli_name, c->name, c->args,

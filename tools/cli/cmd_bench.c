@@ -162,6 +162,9 @@ static int bench_setup(bench_ctx *b)
     b->bandwidth_gbs = b->opt->bandwidth_gbs;
     if (b->bandwidth_gbs <= 0) {
         cmrscl_bandwidth bw;
+        if (b->tty && !b->opt->json)
+            fprintf(stderr, "cmrscl-run: measuring the device's stream bandwidth for the roofline "
+                            "(--bandwidth GB/s skips it)...\n");
         st = cmrscl_bandwidth_measure(b->ctx, 0, 10, &bw);
         if (st != CMRSCL_OK)
             return cli_fail("measuring the bandwidth", st);
