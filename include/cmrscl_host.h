@@ -50,7 +50,7 @@ CMRSCL_API const char *cmrscl_version_string(void);
     X(ERROR_BUILD, -11, "kernel build failed")                                                     \
     X(ERROR_DEVICE_LIMIT, -12, "parameters exceed a device limit")                                 \
     X(ERROR_CONTEXT_MISMATCH, -13, "objects belong to different contexts or devices")              \
-    X(ERROR_COMMUNICATION, -14, "communication between processes failed")                         \
+    X(ERROR_COMMUNICATION, -14, "communication between processes failed")                          \
     X(ERROR_BREAKDOWN, -15, "the iterative solver broke down")
 
 typedef enum cmrscl_status {
@@ -156,6 +156,14 @@ CMRSCL_API cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out);
 CMRSCL_API cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row,
                                                   int64_t row_count, cmrscl_csr *out,
                                                   int64_t *total_rows);
+/* The shape of the matrix a spec generates, without generating it: rows, cols and its entries
+ * (exact for the stencils and fem; the expected count for the random classes, whose rows
+ * draw their lengths; rmat's edges before duplicates merge), so that a caller can refuse a
+ * matrix too large for its memory before building it. ERROR_UNSUPPORTED for kron (its
+ * factors must be read), and cmrscl_csr_generate's errors for a malformed spec or more than
+ * INT32_MAX rows. */
+CMRSCL_API cmrscl_status cmrscl_csr_generate_size(const char *spec, int64_t *rows, int64_t *cols,
+                                                  int64_t *entries);
 
 /* ---- Host CMRS (no OpenCL needed) -------------------------------------------------- */
 

@@ -26,6 +26,22 @@ static void check_spec(const char *spec)
 {
     cmrscl_csr whole, part;
     CHECK_OK(cmrscl_csr_generate(spec, &whole));
+    /* The size without building: the shape exactly, the entries exactly where the class fixes
+     * them (stencils, fem, perm, dense), else the expected count the build comes near (the
+     * random rows' lengths, rmat's duplicate edges merged): within a third of it. */
+    int64_t sized_rows = -1, sized_cols = -1, entries = -1;
+    bool exact =
+        strncmp(spec, "random", 6) && strncmp(spec, "rmat", 4) && strncmp(spec, "skewed", 6);
+    if (strncmp(spec, "kron:", 5) != 0) {
+        CHECK_OK(cmrscl_csr_generate_size(spec, &sized_rows, &sized_cols, &entries));
+        CHECK_MSG(sized_rows == whole.rows && sized_cols == whole.cols &&
+                      (exact
+                           ? entries == whole.nnz
+                           : whole.nnz <= entries * 4 / 3 + 8 && whole.nnz >= entries * 2 / 3 - 8),
+                  "%s: sized %lld x %lld, %lld entries; built %d x %d, %lld", spec,
+                  (long long)sized_rows, (long long)sized_cols, (long long)entries, whole.rows,
+                  whole.cols, (long long)whole.nnz);
+    }
     for (int parts = 1; parts <= 4; ++parts) {
         int64_t rows = whole.rows;
         for (int p = 0; p < parts; ++p) {
@@ -98,9 +114,17 @@ int main(void)
         remove(wide);
     }
 
-    const char *specs[] = {"stencil5:7",     "stencil7:5", "stencil27:6",
-                           "random:300:4@3", "perm:100",   "dense:9",
-                           "rmat:8:4",       "fem:3:2",    "skewed:200:3:2:50"};
+    /* Sized, not built: too many rows, a malformed spec, kron (its factors must be read). */
+    int64_t r, c, e;
+    CHECK_STATUS(cmrscl_csr_generate_size("stencil27:1291", &r, &c, &e), CMRSCL_ERROR_TOO_LARGE);
+    CHECK_OK(cmrscl_csr_generate_size("stencil27:1000", &r, &c, &e));
+    CHECK(r == 1000000000 && e == 2998LL * 2998 * 2998);
+    CHECK_STATUS(cmrscl_csr_generate_size("stencil7:x", &r, &c, &e), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrscl_csr_generate_size("kron:a.mtx:b.mtx", &r, &c, &e),
+                 CMRSCL_ERROR_UNSUPPORTED);
+    const char *specs[] = {"stencil5:7",     "stencil7:5", "stencil27:6",      "convdiff:6",
+                           "random:300:4@3", "perm:100",   "dense:9",          "rmat:8:4",
+                           "fem:3:2",        "fem:4:1",    "skewed:200:3:2:50"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; ++i)
         check_spec(specs[i]);
 

@@ -534,6 +534,40 @@ cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out)
     return cmrscl_csr_generate_rows(spec, 0, INT64_MAX, out, NULL);
 }
 
+/* The classes of a spec and how many numbers each takes, in the order the switches below
+ * number them. */
+static const struct {
+    const char *prefix;
+    int numbers;
+} gen_classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1}, {"random:", 2},
+                   {"perm:", 1},     {"dense:", 1},    {"rmat:", 2},      {"fem:", 2},
+                   {"skewed:", 4},   {"convdiff:", 1}};
+
+/* A spec other than kron's: its class (an index of gen_classes), numbers and seed. */
+static cmrscl_status parse_spec(const char *spec, int *cls, long v[4], uint64_t *seed)
+{
+    const char *at = strchr(spec, '@'), *end = at ? at : spec + strlen(spec);
+    *seed = 0x5EED;
+    if (at) {
+        long s;
+        if (parse_numbers(at + 1, at + strlen(at), &s, 1) != 1)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "bad seed in matrix spec '%s' (expected @ and a number)", spec);
+        *seed += (uint64_t)s * 0x9E3779B97F4A7C15ull;
+    }
+    for (size_t i = 0; i < sizeof gen_classes / sizeof gen_classes[0]; ++i) {
+        size_t len = strlen(gen_classes[i].prefix);
+        if (strncmp(spec, gen_classes[i].prefix, len) != 0)
+            continue;
+        if (parse_numbers(spec + len, end, v, 4) != gen_classes[i].numbers)
+            break;
+        *cls = (int)i;
+        return CMRSCL_OK;
+    }
+    return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "unknown matrix spec '%s' (expected %s)",
+                       spec, GEN_CLASSES);
+}
+
 cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int64_t row_count,
                                        cmrscl_csr *out, int64_t *total_rows)
 {
@@ -546,54 +580,70 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
     if (first_row < 0 || row_count < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "rows %lld + %lld: negative",
                            (long long)first_row, (long long)row_count);
-    static const struct {
-        const char *prefix;
-        int numbers;
-    } classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1}, {"random:", 2},
-                   {"perm:", 1},     {"dense:", 1},    {"rmat:", 2},      {"fem:", 2},
-                   {"skewed:", 4},   {"convdiff:", 1}};
+    row_range want = {first_row, row_count};
+    int64_t total = 0;
+    cmrscl_status st;
     if (!strncmp(spec, "kron:", 5)) {
-        int64_t total = 0;
-        cmrscl_status st = gen_kron(spec + 5, (row_range){first_row, row_count}, out, &total);
-        if (st == CMRSCL_OK && total_rows)
-            *total_rows = total;
-        return st;
-    }
-    const char *at = strchr(spec, '@'), *end = at ? at : spec + strlen(spec);
-    uint64_t seed = 0x5EED;
-    if (at) {
-        long s;
-        if (parse_numbers(at + 1, at + strlen(at), &s, 1) != 1)
-            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "bad seed in matrix spec '%s' (expected @ and a number)", spec);
-        seed += (uint64_t)s * 0x9E3779B97F4A7C15ull;
-    }
-    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; ++i) {
-        size_t len = strlen(classes[i].prefix);
+        st = gen_kron(spec + 5, want, out, &total);
+    } else {
+        int cls = 0;
         long v[4];
-        if (strncmp(spec, classes[i].prefix, len) != 0)
-            continue;
-        if (parse_numbers(spec + len, end, v, 4) != classes[i].numbers)
-            break;
-        row_range want = {first_row, row_count};
-        int64_t total = 0;
+        uint64_t seed;
+        if ((st = parse_spec(spec, &cls, v, &seed)) != CMRSCL_OK)
+            return st;
         cmrscl_csr whole = {0};
-        cmrscl_status st;
-        switch (i) {
+        switch (cls) {
         case 0: st = gen_stencil(v[0], 2, 5, false, want, out, &total); break;
         case 1: st = gen_stencil(v[0], 3, 7, false, want, out, &total); break;
         case 2: st = gen_stencil(v[0], 3, 27, false, want, out, &total); break;
         case 9: st = gen_stencil(v[0], 3, 7, true, want, out, &total); break;
         case 7: st = gen_fem(v[0], v[1], want, out, &total); break;
         default:
-            st = gen_whole((int)i, v, seed, &whole);
+            st = gen_whole(cls, v, seed, &whole);
             if (st == CMRSCL_OK)
                 st = keep_rows(&whole, want, out, &total);
         }
-        if (st == CMRSCL_OK && total_rows)
-            *total_rows = total;
-        return st;
     }
-    return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "unknown matrix spec '%s' (expected %s)",
-                       spec, GEN_CLASSES);
+    if (st == CMRSCL_OK && total_rows)
+        *total_rows = total;
+    return st;
+}
+
+cmrscl_status cmrscl_csr_generate_size(const char *spec, int64_t *rows, int64_t *cols,
+                                       int64_t *entries)
+{
+    int cls = 0;
+    long v[4];
+    uint64_t seed;
+    if (!spec || !rows || !cols || !entries)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "spec, rows, cols or entries is NULL");
+    if (!strncmp(spec, "kron:", 5))
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "kron: sized only by building it");
+    cmrscl_status st = parse_spec(spec, &cls, v, &seed);
+    if (st != CMRSCL_OK)
+        return st;
+    for (int i = 0; i < gen_classes[cls].numbers; ++i)
+        if (v[i] < 0 || v[i] > INT32_MAX) /* the generator names the class's own limits */
+            return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%s: a number outside 0..%d", spec,
+                               INT32_MAX);
+    /* long double: no overflow on the way to the range check */
+    long double n = (long double)v[0], k = (long double)v[1], r = 0, e = 0;
+    switch (cls) {
+    case 0: r = n * n, e = 5 * n * n - 4 * n; break;
+    case 1:
+    case 9: r = n * n * n, e = 7 * n * n * n - 6 * n * n; break;
+    case 2: r = n * n * n, e = (3 * n - 2) * (3 * n - 2) * (3 * n - 2); break;
+    case 3: r = n, e = n * k; break; /* row lengths uniform in 0..2K */
+    case 4: r = n, e = n; break;
+    case 5: r = n, e = n * n; break;
+    case 6: r = (long double)((int64_t)1 << (v[0] < 62 ? v[0] : 62)), e = r * k; break;
+    case 7: r = n * n * n * k, e = (3 * n - 2) * (3 * n - 2) * (3 * n - 2) * k * k; break;
+    default: r = n, e = n * k + (long double)v[2] * (long double)v[3]; break;
+    }
+    if (n < 1 || r > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%s: %.0Lf rows, outside 1..%d", spec, r,
+                           INT32_MAX);
+    *rows = *cols = (int64_t)r;
+    *entries = e > (long double)INT64_MAX ? INT64_MAX : (int64_t)e;
+    return CMRSCL_OK;
 }

@@ -2,6 +2,7 @@
  * `cmrscl-run parse` (read a file with each --threads count, check that each gives the
  * same matrix, and report the throughput: the benchmark for the Matrix Market reader). */
 #include "cli.h"
+#include "run_memory.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -15,7 +16,13 @@ int cmd_gen(const cli_options *opt)
     }
     cmrscl_csr a;
     char error[256];
-    int rc = gen_matrix(spec, &a, error, sizeof error);
+    int64_t rows, cols, entries; /* sized first: refused before it is built */
+    int rc = cmrscl_csr_generate_size(spec, &rows, &cols, &entries) == CMRSCL_OK
+                 ? run_memory_check_csr(spec, rows, cols, entries)
+                 : 0;
+    if (rc)
+        return rc;
+    rc = gen_matrix(spec, &a, error, sizeof error);
     if (rc) {
         fprintf(stderr, "cmrscl-run: %s\n", error);
         return rc;

@@ -60,8 +60,13 @@ int load_input(const char *input, bool is_gen, int threads, const run_memory *ch
             return cli_fail("reading the matrix", s);
     } else {
         char error[512];
-        int rc = gen_matrix(input, &out->csr, error, sizeof error);
-        if (rc) {
+        int64_t rows, cols, entries; /* the spec sized first: nothing built yet */
+        int rc = check && cmrscl_csr_generate_size(input, &rows, &cols, &entries) == CMRSCL_OK
+                     ? run_memory_check(check, out->name, rows, cols, entries, false)
+                     : 0;
+        if (rc)
+            return rc;
+        if ((rc = gen_matrix(input, &out->csr, error, sizeof error)) != 0) {
             fprintf(stderr, "cmrscl-run: generating %s: %s\n", input, error);
             return rc;
         }

@@ -137,3 +137,17 @@ int run_memory_check(const run_memory *rm, const char *name, int64_t rows, int64
     }
     return 0;
 }
+
+int run_memory_check_csr(const char *name, int64_t rows, int64_t cols, int64_t entries)
+{
+    const char *source = NULL;
+    uint64_t avail = 0, need = 8 * ((uint64_t)rows + 1) + 12 * (uint64_t)entries;
+    if (!host_available(&avail, &source) || need <= avail)
+        return 0;
+    fprintf(stderr,
+            "cmrscl-run: %s: %lld x %lld, nnz %lld, needs about %s of host memory for its CSR, "
+            "but %s are available (%s)\n",
+            name, (long long)rows, (long long)cols, (long long)entries, human(need).s,
+            human(avail).s, source);
+    return EXIT_RUN_FAILED;
+}

@@ -16,5 +16,7 @@ typedef struct run_memory {
  * by how much. `entries`: the CSR's (at most); from_file: the COO of the read comes first. */
 int run_memory_check(const run_memory *rm, const char *name, int64_t rows, int64_t cols,
                      int64_t entries, bool from_file);
+/* The same for a CSR alone (gen: the matrix built, then written). */
+int run_memory_check_csr(const char *name, int64_t rows, int64_t cols, int64_t entries);
 
 #endif
