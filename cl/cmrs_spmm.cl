@@ -27,7 +27,7 @@
  * cmrs_spmm_combine adds each strip's tiles in tile order into Y. Every element of Y is
  * summed in an order fixed by the layout and the launch's shape: the same bits every run.
  *
- * Build options besides spmv_common.cl's (host/plan/plan_options.c, plan_spmm_options):
+ * Build options besides spmv_common.cl's (host/plan/plan_options.c, cmrs_plan_spmm_options):
  *   VEC_LANES     lanes sharing one entry, a power of two dividing WARP        (required)
  *   VEC_PER_LANE  runs of vectors each lane takes                               (required)
  *   VEC_WIDTH     vectors in a run: 1, or 2 or 4 consecutive ones of a row-major block

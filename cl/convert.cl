@@ -4,7 +4,7 @@
  * ColInd, values, column-ordered strips), and the permutation and gather of updates (and the
  * dictionary bits a coded matrix drops at its first update).
  *
- * Built after cmrs_abi.h and spmv_common.cl (program_get), which give CMRS_ENTRY_PAD, real_t,
+ * Built after cmrs_abi.h and spmv_common.cl (cmrs_program_get), which give CMRS_ENTRY_PAD, real_t,
  * LONG_STRIP and ENTRY_MASK: the padding and the StripPtr flag are defined once for the host,
  * the kernels that write them and those that read them.
  * The strip height, layout and order are kernel arguments, so one program per pair of
@@ -114,7 +114,7 @@ __kernel void convert_check(const uint rows, const int cols, const uint nnz,
     }
 }
 
-/* The sample of the column spread (host/plan/analyze.c, analyze_spread_layout): sampled row j
+/* The sample of the column spread (host/plan/analyze.c, cmrs_analyze_spread_layout): sampled row j
  * is row j * row_step, whose length goes to lengths[j] and whose entries 0, step, 2 * step,
  * ... (step = ceil(len / entries), at least 1) go to slots out[j * entries...]. Runs beside
  * convert_check, before the row pointers are known to be valid, so it reads only inside
@@ -209,7 +209,7 @@ __kernel void convert_strip_ptr(const uint rows, const uint strips, const uint h
     strip_ptr[s] = (uint)row_ptr[first < rows ? first : rows];
 }
 
-/* The long strips of the split path (host/plan/analyze.c, split_build) carry LONG_STRIP. */
+/* The long strips of the split path (host/plan/analyze.c, cmrs_split_build) carry LONG_STRIP. */
 __kernel void convert_flag_long(const uint long_strips, __global const uint *restrict long_strip,
                                 __global index_t *restrict strip_ptr)
 {

@@ -33,7 +33,7 @@ cmrscl_status choose(const cmrscl_device_info *d, cmrscl_precision precision, in
                      const cmrscl_options *o, cmrscl_params *p)
 {
     plan_matrix a = {10, cols, 10, NULL, {1.0, 0.0, 1, 0, 0.0}, NULL, NULL, false, NULL};
-    return plan_choose(d, precision, &a, o, p);
+    return cmrs_plan_choose(d, precision, &a, o, p);
 }
 
 /* A matrix of 2^20 rows (many, for the fake devices) with these statistics (spread: the
@@ -44,7 +44,7 @@ cmrscl_status choose_rows(const cmrscl_device_info *d, int32_t rows, double mu, 
     double nnz = rows * mu < INT32_MAX ? rows * mu : INT32_MAX;
     plan_matrix a = {rows, cols, (int32_t)nnz, NULL, {mu, cv, (int32_t)(2 * mu), 0, spread},
                      NULL, NULL, false,        NULL};
-    return plan_choose(d, CMRSCL_FLOAT, &a, NULL, p);
+    return cmrs_plan_choose(d, CMRSCL_FLOAT, &a, NULL, p);
 }
 cmrscl_status choose_stats(const cmrscl_device_info *d, double mu, double cv, double spread,
                            int32_t cols, cmrscl_params *p)

@@ -275,9 +275,9 @@ static void run_case(const env *e, const cmrscl_csr *a, const struct plan_case *
         cmrscl_csr b = with_values(a, 2.0, 1.0), b3 = with_values(a, -3.0, 0.5);
         check_update(e, dev, &b, o, false, e->prec, what);
         check_update(e, dev, &b3, o, true, other(e), what);
-        matrix_update_chunk = 3; /* many chunks, most of them one strip longer than that */
+        cmrs_matrix_update_chunk = 3; /* many chunks, most of them one strip longer than that */
         check_update(e, host, &b, o, false, other(e), what);
-        matrix_update_chunk = (size_t)4 << 20;
+        cmrs_matrix_update_chunk = (size_t)4 << 20;
         check_update(e, host, &b3, o, true, e->prec, what);
         check_update(e, host, a, o, true, e->prec, what); /* and back */
         cmrscl_csr_free(&b), cmrscl_csr_free(&b3);

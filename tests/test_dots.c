@@ -62,7 +62,7 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     product_kernels k;
     char opt[16];
     snprintf(opt, sizeof opt, "-DDOTS=%d", dots);
-    CHECK_OK(product_kernels_make(m, opt, &k));
+    CHECK_OK(cmrs_product_kernels_make(m, opt, &k));
     if (!k.kernel)
         return;
     double *x = malloc(sizeof(double) * ((size_t)n + 1)),
@@ -89,9 +89,9 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
             ws[i] = i < at ? 0 : NAN; /* every work-group must write its real4 */
         yb = upload(c, y0, (size_t)n), pb = upload(c, y0, (size_t)n), wsb = upload(c, ws, reals);
         CHECK_OK(cmrscl_spmv(m, alpha, xb, beta, pb, NULL, 0, NULL, NULL));
-        CHECK_OK(product_kernels_bind(&k, prec, alpha, xb, beta, yb, true, wsb, (cl_uint)at,
-                                      dots != 2 ? wb : NULL));
-        CHECK_OK(product_kernels_enqueue(&k, q, false));
+        CHECK_OK(cmrs_product_kernels_bind(&k, prec, alpha, xb, beta, yb, true, wsb, (cl_uint)at,
+                                           dots != 2 ? wb : NULL));
+        CHECK_OK(cmrs_product_kernels_enqueue(&k, q, false));
         read_values(q, yb, (size_t)n, y);
         read_values(q, pb, (size_t)n, yp);
         read_values(q, wsb, reals, ws);
@@ -138,9 +138,9 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
         poison[i] = NAN;
     clReleaseMemObject(yb);
     yb = upload(c, poison, (size_t)n);
-    CHECK_OK(product_kernels_bind(&k, prec, 1.0, xb, 0.0, yb, true, wsb, (cl_uint)at,
-                                  dots != 2 ? wb : NULL));
-    CHECK_OK(product_kernels_enqueue(&k, q, false));
+    CHECK_OK(cmrs_product_kernels_bind(&k, prec, 1.0, xb, 0.0, yb, true, wsb, (cl_uint)at,
+                                       dots != 2 ? wb : NULL));
+    CHECK_OK(cmrs_product_kernels_enqueue(&k, q, false));
     read_values(q, yb, (size_t)n, y);
     read_values(q, wsb, reals, ws);
     bool untouched = true;
@@ -153,7 +153,7 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     clReleaseMemObject(xb), clReleaseMemObject(wb), clReleaseMemObject(yb);
     clReleaseMemObject(pb), clReleaseMemObject(wsb);
     free(x), free(w), free(y), free(yp), free(ws), free(poison);
-    product_kernels_release(&k);
+    cmrs_product_kernels_release(&k);
 }
 
 /* -DDIAGONAL=1: y = diag(A) exactly. */
@@ -165,7 +165,7 @@ static void check_diagonal(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     CHECK_OK(cmrscl_context_cl(ctx, &c, &q));
     int n = ra->rows;
     product_kernels k;
-    CHECK_OK(product_kernels_make(m, "-DDIAGONAL=1", &k));
+    CHECK_OK(cmrs_product_kernels_make(m, "-DDIAGONAL=1", &k));
     if (!k.kernel)
         return;
     double *y = malloc(sizeof(double) * ((size_t)n + 1)), *d = calloc((size_t)n + 1, 8);
@@ -174,8 +174,8 @@ static void check_diagonal(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
             if (ra->col_ind[e] == i)
                 d[i] = ra->values[e];
     cl_mem yb = upload(c, d, (size_t)n);
-    CHECK_OK(product_kernels_bind(&k, prec, 1.0, NULL, 0.0, yb, false, NULL, 0, NULL));
-    CHECK_OK(product_kernels_enqueue(&k, q, false));
+    CHECK_OK(cmrs_product_kernels_bind(&k, prec, 1.0, NULL, 0.0, yb, false, NULL, 0, NULL));
+    CHECK_OK(cmrs_product_kernels_enqueue(&k, q, false));
     read_values(q, yb, (size_t)n, y);
     int wrong = 0, first = -1;
     for (int i = 0; i < n; ++i)
@@ -185,7 +185,7 @@ static void check_diagonal(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
               first >= 0 ? y[first] : 0, first >= 0 ? d[first] : 0);
     clReleaseMemObject(yb);
     free(y), free(d);
-    product_kernels_release(&k);
+    cmrs_product_kernels_release(&k);
 }
 
 /* A square matrix with a row far longer than the others: long strips to split, whatever the

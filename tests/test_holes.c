@@ -146,7 +146,7 @@ static void check_holes_zero(cmrscl_matrix m, const char *what)
 {
     const cmrscl_params *p = &m->params;
     size_t n = (size_t)p->stored_entries, vs = cmrscl_precision_size(p->precision);
-    size_t col_bytes = matrix_column_bytes(p, n);
+    size_t col_bytes = cmrs_matrix_column_bytes(p, n);
     uint32_t *col = malloc(col_bytes);
     char *val = malloc(vs * (n + 1));
     cl_command_queue q = m->ctx->queue;
@@ -223,7 +223,7 @@ static void check_update(cmrscl_context ctx, cmrscl_precision prec, const cmrscl
 
 static void test_updates(cmrscl_context ctx, cmrscl_precision prec)
 {
-    matrix_update_chunk = 100; /* many chunks, each of whole strips */
+    cmrs_matrix_update_chunk = 100; /* many chunks, each of whole strips */
     static const int matrices[] = {5, 6, 9, 3};
     for (int i = 0; i < 4; ++i) {
         cmrscl_csr a;

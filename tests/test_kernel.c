@@ -401,7 +401,8 @@ static bool parse_args(int argc, char **argv, variant *v, cmrscl_kernel *kernel)
     v->reduce = CMRSCL_REDUCE_AUTO;
     for (size_t i = 0; i < cmrscl_variant_count(); ++i) {
         const cmrscl_variant *t = cmrscl_variant_get(i);
-        if (v->name && t->kernel == *kernel && !strcmp(variant_reduce_name(t->reduce), argv[3]))
+        if (v->name && t->kernel == *kernel &&
+            !strcmp(cmrs_variant_reduce_name(t->reduce), argv[3]))
             v->reduce = t->reduce;
     }
     v->width = argc > 4 ? atoi(argv[4]) : 0;
@@ -414,13 +415,13 @@ static const char *skip_reason(const variant *v, cmrscl_kernel kernel,
 {
     if (v->precision == CMRSCL_DOUBLE && !dev->fp64)
         return "the device has no fp64";
-    const kernel_variant *t = variant_find(kernel, v->reduce);
-    const char *missing = variant_missing(dev, t);
+    const kernel_variant *t = cmrs_variant_find(kernel, v->reduce);
+    const char *missing = cmrs_variant_missing(dev, t);
     if (missing) {
         snprintf(buf, size, "%s needs %s", t->pub.name, missing);
         return buf;
     }
-    if (v->width && variant_lanes_refused(dev, t, v->width)) {
+    if (v->width && cmrs_variant_lanes_refused(dev, t, v->width)) {
         snprintf(buf, size,
                  "the device's sub-groups cannot be %d lanes wide (it uses %u; widths "
                  "kernels can be fixed to, OR-ed: %u)",
@@ -482,7 +483,7 @@ int main(int argc, char **argv)
     }
     CHECK_MSG(products_checked > 0, "%s: no product was checked", v.name);
     printf("%s %s %s%s%s: %ld products checked against the CPU reference\n", v.name,
-           cmrscl_precision_name(v.precision), variant_reduce_name(v.reduce),
+           cmrscl_precision_name(v.precision), cmrs_variant_reduce_name(v.reduce),
            v.width ? ", sub-groups of " : "", v.width ? argv[4] : "", products_checked);
     return test_finish("kernel");
 }

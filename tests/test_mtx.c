@@ -176,7 +176,7 @@ static void test_bad_files(void)
         size_t size;
         char *text = slurp(test_data(rel), &size);
         CHECK_MSG(text != NULL, "cannot read %s", rel);
-        st = mtx_read_memory(text, size, b->file, &a);
+        st = cmrs_mtx_read_memory(text, size, b->file, &a);
         check_failure(b->file, st, &a, b->status, b->message);
         cmrscl_csr_free(&a);
         free(text);
@@ -232,9 +232,9 @@ static void test_gzip(void)
     size_t gz_size;
     unsigned char *gz = (unsigned char *)slurp(gz_path, &gz_size);
     CHECK(gz && gz_size > 20);
-    CHECK_OK(mtx_read_memory(gz, gz_size, "general.mtx.gz", &a));
+    CHECK_OK(cmrs_mtx_read_memory(gz, gz_size, "general.mtx.gz", &a));
     CHECK(matches(&a, &good_files[0]));
-    CHECK_OK(mtx_read_memory(text, size, "general.mtx", &b));
+    CHECK_OK(cmrs_mtx_read_memory(text, size, "general.mtx", &b));
     CHECK(same_csr(&a, &b));
     cmrscl_csr_free(&a);
     cmrscl_csr_free(&b);
@@ -251,7 +251,7 @@ static void test_gzip(void)
     char *both = malloc(first_size + second_size);
     memcpy(both, first, first_size);
     memcpy(both + first_size, second, second_size);
-    CHECK_OK(mtx_read_memory(both, first_size + second_size, "multi.mtx.gz", &a));
+    CHECK_OK(cmrs_mtx_read_memory(both, first_size + second_size, "multi.mtx.gz", &a));
     CHECK(matches(&a, &good_files[0]));
     cmrscl_csr_free(&a);
     CHECK(write_file(multi_path, both, first_size + second_size));
@@ -260,10 +260,10 @@ static void test_gzip(void)
     cmrscl_csr_free(&a);
 
     /* Damage: cut short, and a wrong CRC in the trailer (last 8 bytes: CRC32, size). */
-    CHECK_STATUS(mtx_read_memory(gz, gz_size - 12, "cut.gz", &a), CMRSCL_ERROR_PARSE);
+    CHECK_STATUS(cmrs_mtx_read_memory(gz, gz_size - 12, "cut.gz", &a), CMRSCL_ERROR_PARSE);
     CHECK(test_contains(cmrscl_last_error(), "cut.gz: truncated gzip data"));
     gz[gz_size - 8] ^= 0x55;
-    CHECK_STATUS(mtx_read_memory(gz, gz_size, "crc.gz", &a), CMRSCL_ERROR_PARSE);
+    CHECK_STATUS(cmrs_mtx_read_memory(gz, gz_size, "crc.gz", &a), CMRSCL_ERROR_PARSE);
     CHECK(test_contains(cmrscl_last_error(), "crc.gz: corrupt gzip data"));
     const char *bad_crc = tmp_path("crc.mtx.gz");
     CHECK(write_file(bad_crc, gz, gz_size));
@@ -293,7 +293,7 @@ static void test_long_lines(void)
     size_t size;
     cmrscl_csr a;
     char *ok = long_comment_file(MAX_LINE, &size);
-    CHECK_OK(mtx_read_memory(ok, size, "longest.mtx", &a));
+    CHECK_OK(cmrs_mtx_read_memory(ok, size, "longest.mtx", &a));
     CHECK(a.nnz == 1 && a.values[0] == 2.0);
     cmrscl_csr_free(&a);
     const char *path = tmp_path("longest.mtx");
@@ -304,7 +304,7 @@ static void test_long_lines(void)
     free(ok);
 
     char *bad = long_comment_file(MAX_LINE + 1, &size);
-    CHECK_STATUS(mtx_read_memory(bad, size, "too_long.mtx", &a), CMRSCL_ERROR_PARSE);
+    CHECK_STATUS(cmrs_mtx_read_memory(bad, size, "too_long.mtx", &a), CMRSCL_ERROR_PARSE);
     CHECK(test_contains(cmrscl_last_error(), "too_long.mtx:2: line 2 is longer than 1048576"));
     path = tmp_path("too_long.mtx");
     CHECK(write_file(path, bad, size));
@@ -313,7 +313,7 @@ static void test_long_lines(void)
     free(bad);
     /* Far longer, with no newline at all: must stop at the limit, not keep growing. */
     bad = long_comment_file(8 * MAX_LINE, &size);
-    CHECK_STATUS(mtx_read_memory(bad, size, "huge_line.mtx", &a), CMRSCL_ERROR_PARSE);
+    CHECK_STATUS(cmrs_mtx_read_memory(bad, size, "huge_line.mtx", &a), CMRSCL_ERROR_PARSE);
     CHECK(test_contains(cmrscl_last_error(), "line 2 is longer"));
     free(bad);
 }
@@ -329,7 +329,7 @@ static void test_hostile_header(void)
     for (size_t i = 0; i < sizeof texts / sizeof *texts; ++i) {
         cmrscl_csr a;
         double t0 = cmrscl_seconds();
-        cmrscl_status st = mtx_read_memory(texts[i], strlen(texts[i]), "hostile.mtx", &a);
+        cmrscl_status st = cmrs_mtx_read_memory(texts[i], strlen(texts[i]), "hostile.mtx", &a);
         double t = cmrscl_seconds() - t0;
         check_failure("hostile header", st, &a, CMRSCL_ERROR_PARSE, "truncated file");
         CHECK_MSG(t < 0.5, "hostile header %zu took %.3f s", i, t);

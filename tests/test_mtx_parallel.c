@@ -19,11 +19,12 @@ static const int thread_counts[] = {2, 3, 8};
 static void compare_text(const char *text, size_t size, const char *name)
 {
     cmrscl_csr serial, parallel;
-    cmrscl_status want = mtx_read_memory(text, size, name, &serial);
+    cmrscl_status want = cmrs_mtx_read_memory(text, size, name, &serial);
     char message[1024];
     snprintf(message, sizeof message, "%s", want == CMRSCL_OK ? "" : cmrscl_last_error());
     for (size_t i = 0; i < sizeof thread_counts / sizeof *thread_counts; ++i) {
-        cmrscl_status got = mtx_read_memory_threads(text, size, name, thread_counts[i], &parallel);
+        cmrscl_status got =
+            cmrs_mtx_read_memory_threads(text, size, name, thread_counts[i], &parallel);
         CHECK_MSG(got == want, "%s, %d threads: %s, serial %s", name, thread_counts[i],
                   cmrscl_status_name(got), cmrscl_status_name(want));
         if (got == want && want == CMRSCL_OK)

@@ -86,7 +86,7 @@ static void test_values(void)
     for (size_t k = 0; k < N; ++k)
         len += (size_t)sprintf(text + len, "1 %zu %s\n", k + 1, words[k]);
     cmrscl_csr a;
-    CHECK_OK(mtx_read_memory(text, len, "values.mtx", &a));
+    CHECK_OK(cmrs_mtx_read_memory(text, len, "values.mtx", &a));
     int wrong = 0;
     for (size_t k = 0; k < N && a.nnz == N; ++k) {
         double want = strtod(words[k], NULL);

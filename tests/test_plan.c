@@ -2,7 +2,7 @@
  * HEIGHT rule against the paper's numbers (section 6.3), the matrix rule's choice of kernel
  * family per class of rows, the split of long strips, user overrides, and every error a
  * user can provoke (no fp64, bad warp, local memory, packing, orders the kernel cannot run). */
-#include "exec/exec.h" /* matrix_check_device_memory */
+#include "exec/exec.h" /* cmrs_matrix_check_device_memory */
 #include "plan_fixtures.h"
 #include "test_util.h"
 
@@ -14,18 +14,18 @@ static void test_height_rule(void)
 {
     /* Kepler K20M: 48 KiB, 2048 threads per SM -> 6 floats, the paper's optimum. */
     cmrscl_device_info kepler = fake_device(48 * 1024, 2048, 48 * 1024);
-    CHECK(plan_rule_height(&kepler, CMRSCL_FLOAT) == 6);
-    CHECK(plan_rule_height(&kepler, CMRSCL_DOUBLE) == 3);
+    CHECK(cmrs_plan_rule_height(&kepler, CMRSCL_FLOAT) == 6);
+    CHECK(cmrs_plan_rule_height(&kepler, CMRSCL_DOUBLE) == 3);
     /* Hopper: 228 KiB, 2048 threads -> 28 floats (clamped to 16), 14 doubles. */
     cmrscl_device_info hopper = fake_device(228 * 1024, 2048, 48 * 1024);
-    CHECK(plan_rule_height(&hopper, CMRSCL_FLOAT) == 16);
-    CHECK(plan_rule_height(&hopper, CMRSCL_DOUBLE) == 14);
+    CHECK(cmrs_plan_rule_height(&hopper, CMRSCL_FLOAT) == 16);
+    CHECK(cmrs_plan_rule_height(&hopper, CMRSCL_DOUBLE) == 14);
     /* A tiny local memory still gives a runnable HEIGHT of at least 1. */
     cmrscl_device_info tiny = fake_device(1024, 2048, 1024);
-    CHECK(plan_rule_height(&tiny, CMRSCL_DOUBLE) == 1);
+    CHECK(cmrs_plan_rule_height(&tiny, CMRSCL_DOUBLE) == 1);
     /* The per-work-group limit caps the rule: 4 KiB / (128 work-items * 4 bytes) = 8. */
     cmrscl_device_info small_group = fake_device(1 << 20, 64, 4096);
-    CHECK(plan_rule_height(&small_group, CMRSCL_FLOAT) == 8);
+    CHECK(cmrs_plan_rule_height(&small_group, CMRSCL_FLOAT) == 8);
 }
 
 static void test_choices(void)
@@ -137,7 +137,7 @@ static void test_matrix_rule(void)
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
     plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL, NULL, false, NULL};
-    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
           p.cache_hint == CMRSCL_CACHE_HINT_OFF);
     CHECK_OK(choose_stats(&d, 15.5, 10.0, 0.0, 1000, &p)); /* power-law rows of mu 15 */
@@ -155,7 +155,7 @@ static void test_matrix_rule(void)
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
     plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33},
                              NULL,    NULL, false,   NULL};
-    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
     /* ... but a matrix for blocks of 8 vectors or more takes strips of 8 rows (both
      * precisions); banded short rows, and fewer vectors, keep the scan. */
@@ -166,15 +166,15 @@ static void test_matrix_rule(void)
         scattered.stats.mu = in_double ? 4 : 3;
         cmrscl_precision prec = in_double ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
         blocks.vectors = CMRSCL_BLOCK_PLAN_VECTORS;
-        CHECK_OK(plan_choose(&d, prec, &scattered, &blocks, &p));
+        CHECK_OK(cmrs_plan_choose(&d, prec, &scattered, &blocks, &p));
         CHECK_MSG(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
                       p.order == CMRSCL_ORDER_COLUMNS && p.cache_hint == CMRSCL_CACHE_HINT_OFF &&
                       test_contains(p.plan_reason, "for blocks of 8 vectors"),
                   "%s: %s", in_double ? "double" : "float", p.plan_reason);
-        CHECK_OK(plan_choose(&d, prec, &banded, &blocks, &p));
+        CHECK_OK(cmrs_plan_choose(&d, prec, &banded, &blocks, &p));
         CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 128);
         blocks.vectors = CMRSCL_BLOCK_PLAN_VECTORS - 1;
-        CHECK_OK(plan_choose(&d, prec, &scattered, &blocks, &p));
+        CHECK_OK(cmrs_plan_choose(&d, prec, &scattered, &blocks, &p));
         CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
     }
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.01, 1000, &p)); /* banded short rows: a stencil */
@@ -259,35 +259,35 @@ static void test_split(void)
     for (int i = 0; i < ROWS; ++i) /* row 7 holds 100000 entries, the others 3 */
         row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 100000 : 3);
     plan_matrix a = {.rows = ROWS, .cols = 1000, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
-    analyze_rows(ROWS, 1000, row_ptr, NULL, &a.stats);
+    cmrs_analyze_rows(ROWS, 1000, row_ptr, NULL, &a.stats);
     CHECK(a.stats.max_row == 100000 && a.stats.empty_rows == 0);
     cmrscl_params p;
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     CHECK(p.tile == 256); /* 100117 entries spread over 8448 warps: the floor */
     split_layout sp;
-    CHECK_OK(split_build(ROWS, row_ptr, p.height, p.tile, 0, &sp));
+    CHECK_OK(cmrs_split_build(ROWS, row_ptr, p.height, p.tile, 0, &sp));
     CHECK(sp.long_strips == 1 && sp.tiles == (100000 + 3 * (p.height - 1) + 255) / 256);
     CHECK(sp.first_tile[0] == 0 && sp.first_tile[1] == (uint32_t)sp.tiles);
     CHECK(sp.longest_whole == 3 * p.height); /* the strips left whole: their chains */
     CHECK(sp.tile_start[1] == sp.tile_start[0] + 256 && sp.tile_strip[0] == 7u / p.height);
-    split_free(&sp);
+    cmrs_split_free(&sp);
     /* A strip of 1500 entries is longer than two tiles but not worth a second kernel. */
     for (int i = 0; i < ROWS; ++i)
         row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 1500 : 3);
     plan_matrix b = {.rows = ROWS, .cols = 1000, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
-    analyze_rows(ROWS, 1000, row_ptr, NULL, &b.stats);
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &b, NULL, &p));
+    cmrs_analyze_rows(ROWS, 1000, row_ptr, NULL, &b.stats);
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &b, NULL, &p));
     CHECK(p.tile == 0);
     for (int i = 0; i < ROWS; ++i) /* back to the long row for what follows */
         row_ptr[i + 1] = row_ptr[i] + (i == 7 ? 100000 : 3);
     cmrscl_options o = {0};
     o.tile = -1; /* never split */
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
     CHECK(p.tile == 0);
     for (int i = 0; i < ROWS; ++i) /* no long strip: nothing to split */
         row_ptr[i + 1] = row_ptr[i] + 3;
     a.nnz = row_ptr[ROWS];
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     CHECK(p.tile == 0);
 }
 
@@ -307,14 +307,14 @@ static void test_few_rows_long_row(void)
         for (int32_t i = 0; i < rows; ++i)
             row_ptr[i + 1] = row_ptr[i] + (i == 7 ? cases[c].long_row : 6);
         plan_matrix a = {.rows = rows, .cols = rows, .nnz = row_ptr[rows], .row_ptr = row_ptr};
-        analyze_rows(rows, rows, row_ptr, NULL, &a.stats);
+        cmrs_analyze_rows(rows, rows, row_ptr, NULL, &a.stats);
         cmrscl_params p;
-        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+        CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
         CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == cases[c].height &&
               (p.tile > 0) == cases[c].split && test_contains(p.plan_reason, "few rows"));
         cmrscl_options o = {0};
         o.tile = 512; /* the user's tile still splits the CSR-vector plan */
-        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+        CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
         CHECK(p.tile == 512);
         free(row_ptr);
     }
@@ -333,30 +333,30 @@ static void test_group_combine(void)
     for (int32_t i = 0; i < ROWS; ++i) /* rows 8, 16 and 24 hold 6000 entries, the others 6 */
         row_ptr[i + 1] = row_ptr[i] + (i == 8 || i == 16 || i == 24 ? 6000 : 6);
     plan_matrix a = {.rows = ROWS, .cols = ROWS, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
-    analyze_rows(ROWS, ROWS, row_ptr, NULL, &a.stats);
+    cmrs_analyze_rows(ROWS, ROWS, row_ptr, NULL, &a.stats);
     cmrscl_params p;
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     /* strips of 6042 entries: 4 warps would take tiles of 1536, 8 warps (the most) 768 */
     CHECK(p.height == 8 && p.combine == CMRSCL_COMBINE_GROUP && p.work_group_size == 256 &&
           p.tile == 768 && test_contains(p.build_options, "-DGROUP_COMBINE=1") &&
           test_contains(p.plan_reason, "work-group of 256"));
-    CHECK_OK(plan_choose(&d, CMRSCL_DOUBLE, &a, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_DOUBLE, &a, NULL, &p));
     CHECK(p.combine == CMRSCL_COMBINE_GROUP && p.work_group_size == 256 && p.tile == 768);
     /* 8 KiB of local memory: 256 x 8 doubles do not fit, 128 would need tiles of 1536 */
     cmrscl_device_info small = d;
     small.local_mem_bytes = 8 * 1024;
-    CHECK_OK(plan_choose(&small, CMRSCL_DOUBLE, &a, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&small, CMRSCL_DOUBLE, &a, NULL, &p));
     CHECK(p.combine == CMRSCL_COMBINE_KERNEL && p.work_group_size == 128 && p.tile == 256);
     cmrscl_options o = {0};
     o.combine = CMRSCL_COMBINE_KERNEL;
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
     CHECK(p.combine == CMRSCL_COMBINE_KERNEL && p.work_group_size == 128 && p.tile == 256 &&
           test_contains(p.build_options, "-DGROUP_COMBINE=0"));
     o.combine = CMRSCL_COMBINE_GROUP, o.work_group_size = 128; /* 4 warps: tiles of 1511 */
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
     CHECK(p.combine == CMRSCL_COMBINE_GROUP && p.work_group_size == 128 && p.tile == 1536);
     o.combine = (cmrscl_combine)7;
-    CHECK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p) == CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p) == CMRSCL_ERROR_INVALID_ARGUMENT);
     /* Many rows: a launch is noise, the second kernel takes any split. */
     plan_matrix many = a;
     many.rows = many.cols = 1 << 20, many.row_ptr = NULL;
@@ -364,21 +364,21 @@ static void test_group_combine(void)
     for (int k = 0; k < STRIP_HEIGHT_LOGS; ++k)
         longest[k] = 6000 + ((int64_t)6 << k);
     many.longest_strip = longest;
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &many, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &many, NULL, &p));
     CHECK(p.tile > 0 && p.combine == CMRSCL_COMBINE_KERNEL && p.work_group_size == 128);
     /* Groups of 5 tiles, strips of 4 tiles of 2000: slots 0-3, then 5-8 and 10-13 (4 and 9
      * pad). */
     split_layout sp;
     int64_t tiles, longs;
-    CHECK_OK(split_build(ROWS, row_ptr, 8, 2000, 5, &sp));
-    split_count(ROWS, row_ptr, 8, 2000, 5, &tiles, &longs);
+    CHECK_OK(cmrs_split_build(ROWS, row_ptr, 8, 2000, 5, &sp));
+    cmrs_split_count(ROWS, row_ptr, 8, 2000, 5, &tiles, &longs);
     CHECK(sp.tiles == 14 && tiles == 14 && sp.long_strips == 3 && longs == 3);
     for (int k = 0; k < sp.long_strips; ++k)
         CHECK(sp.first_tile[k] / 5 == (sp.first_tile[k] + 3) / 5 &&
               sp.tile_strip[sp.first_tile[k] + 3] == sp.long_strip[k]);
     CHECK(sp.tile_strip[4] == SPLIT_NO_STRIP && sp.tile_strip[9] == SPLIT_NO_STRIP &&
           sp.first_tile[1] == 5 && sp.first_tile[2] == 10);
-    split_free(&sp);
+    cmrs_split_free(&sp);
     free(row_ptr);
 }
 
@@ -405,9 +405,9 @@ static void test_long_rows(void)
         for (int32_t i = 0; i <= n; ++i)
             rp[i] = (int64_t)i * cases[c].cols;
         plan_matrix a = {.rows = n, .cols = cases[c].cols, .nnz = rp[n], .row_ptr = rp};
-        analyze_rows(n, cases[c].cols, rp, NULL, &a.stats);
+        cmrs_analyze_rows(n, cases[c].cols, rp, NULL, &a.stats);
         cmrscl_params p;
-        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+        CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
         CHECK(p.height == 1 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
         CHECK(p.combine == cases[c].combine && p.work_group_size == cases[c].wg);
         CHECK(cases[c].tile < 0 ? p.tile > 0 : p.tile == cases[c].tile);
@@ -446,7 +446,7 @@ static void test_stream_rule(void)
                          false,
                          NULL};
         cmrscl_params p;
-        CHECK_OK(plan_choose(&d, cases[c].precision, &m, NULL, &p));
+        CHECK_OK(cmrs_plan_choose(&d, cases[c].precision, &m, NULL, &p));
         CHECK(p.kernel == cases[c].kernel);
         CHECK((p.cache_hint == CMRSCL_CACHE_HINT_STREAM) == cases[c].stream);
         CHECK(test_contains(p.plan_reason, "streamed past L2") == cases[c].stream);
@@ -483,7 +483,7 @@ static void test_slice_rule(void)
             .rows = n, .cols = n, .nnz = rp[n], .row_ptr = rp, .host_layout = cases[c].host};
         m.stats.mu = (double)rp[n] / n, m.stats.max_row = cases[c].longest;
         cmrscl_params p;
-        CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &m, NULL, &p));
+        CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &m, NULL, &p));
         bool slice = p.kernel == CMRSCL_KERNEL_SLICE;
         CHECK_MSG(slice == cases[c].slice, "case %zu: kernel %d (%s)", c, (int)p.kernel,
                   p.plan_reason);
@@ -505,34 +505,34 @@ static void test_index_width(void)
     cmrscl_device_info d = fake_gpu();
     int64_t rp[3] = {0, INT32_MAX / 2, INT32_MAX}; /* two rows of a billion entries */
     plan_matrix a = {.rows = 2, .cols = INT32_MAX, .nnz = INT32_MAX, .row_ptr = rp};
-    analyze_rows(a.rows, a.cols, rp, NULL, &a.stats);
+    cmrs_analyze_rows(a.rows, a.cols, rp, NULL, &a.stats);
     cmrscl_options o = {0};
     cmrscl_params p;
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     CHECK(p.index_bits == 32 && test_contains(p.build_options, "-DINDEX64=0"));
     o.index_bits = 64; /* forced, as the tests do on small matrices */
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p));
     CHECK(p.index_bits == 64 && test_contains(p.build_options, "-DINDEX64=1"));
     rp[2] = a.nnz = (int64_t)INT32_MAX + 1; /* 2^31 entries */
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     CHECK(p.index_bits == 64 && test_contains(p.build_options, "-DINDEX64=1"));
     o.index_bits = 32;
-    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_TOO_LARGE);
+    CHECK_STATUS(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_TOO_LARGE);
     CHECK(test_contains(cmrscl_last_error(), "needs 64 (2147483648 entries"));
     o.index_bits = 48;
-    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
     o.index_bits = 0, o.tile = 1; /* a tile per entry: more tiles than 32-bit numbers */
-    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_TOO_LARGE);
+    CHECK_STATUS(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &o, &p), CMRSCL_ERROR_TOO_LARGE);
     CHECK(test_contains(cmrscl_last_error(), "take longer tiles"));
     /* 9 million entries in one strip of 256 rows, tiles of one entry: 2.3e9 partial sums */
     int64_t few[3] = {0, 9000000, 9000003};
     plan_matrix b = {.rows = 2, .cols = 1 << 24, .nnz = few[2], .row_ptr = few};
-    analyze_rows(b.rows, b.cols, few, NULL, &b.stats);
+    cmrs_analyze_rows(b.rows, b.cols, few, NULL, &b.stats);
     o = (cmrscl_options){.kernel = CMRSCL_KERNEL_SEGMENT, .height = 256, .tile = 1};
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &b, &o, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &b, &o, &p));
     CHECK(p.index_bits == 64);
     o.index_bits = 32;
-    CHECK_STATUS(plan_choose(&d, CMRSCL_FLOAT, &b, &o, &p), CMRSCL_ERROR_TOO_LARGE);
+    CHECK_STATUS(cmrs_plan_choose(&d, CMRSCL_FLOAT, &b, &o, &p), CMRSCL_ERROR_TOO_LARGE);
     CHECK(test_contains(cmrscl_last_error(), "2304000768 partial sums"));
 }
 
@@ -547,17 +547,19 @@ static void test_device_memory_limits(void)
     ctx.info.max_alloc_bytes = 1000;
     ctx.info.global_mem_bytes = 2500;
     size_t fits[BUF_COUNT] = {100, 1000, 0, 1000};
-    CHECK_OK(matrix_check_device_memory(&ctx, fits));
+    CHECK_OK(cmrs_matrix_check_device_memory(&ctx, fits));
     size_t big_buffer[BUF_COUNT] = {100, 1001, 0, 500};
-    CHECK_STATUS(matrix_check_device_memory(&ctx, big_buffer), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK_STATUS(cmrs_matrix_check_device_memory(&ctx, big_buffer),
+                 CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
     CHECK(test_contains(cmrscl_last_error(), "1001-byte col_ind buffer") &&
           test_contains(cmrscl_last_error(), "CL_DEVICE_MAX_MEM_ALLOC_SIZE"));
     size_t too_much[BUF_COUNT] = {900, 900, 0, 900};
-    CHECK_STATUS(matrix_check_device_memory(&ctx, too_much), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK_STATUS(cmrs_matrix_check_device_memory(&ctx, too_much),
+                 CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
     CHECK(test_contains(cmrscl_last_error(), "2700 bytes") &&
           test_contains(cmrscl_last_error(), "CL_DEVICE_GLOBAL_MEM_SIZE"));
     ctx.memory_limit = 1500; /* the cap tightens both limits */
-    CHECK_STATUS(matrix_check_device_memory(&ctx, fits), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
+    CHECK_STATUS(cmrs_matrix_check_device_memory(&ctx, fits), CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY);
     CHECK(test_contains(cmrscl_last_error(), "memory limit"));
     pthread_mutex_destroy(&ctx.lock);
 }

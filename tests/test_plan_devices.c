@@ -91,7 +91,7 @@ static void test_cpu(void)
     cmrscl_options local = {.reduce = CMRSCL_REDUCE_LOCAL}; /* the rule's lanes are not kept */
     plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0},
                          NULL,    NULL, false,   NULL};
-    CHECK_OK(plan_choose(&d, CMRSCL_FLOAT, &rows7, &local, &p));
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &rows7, &local, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
     d.subgroup_apart = 0; /* tied together (PoCL 5): from mu 15 */
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
@@ -223,7 +223,7 @@ static void test_implied_columns(void)
 }
 
 /* The block product's launches: 128 bytes of X a row in the slice layout (16 doubles, 32
- * floats), 64 vectors in the others (plan_block_vectors); a plan for blocks on a GPU. */
+ * floats), 64 vectors in the others (cmrs_plan_block_vectors); a plan for blocks on a GPU. */
 static void test_block_vectors(void)
 {
     cmrscl_device_info d = fake_gpu();

@@ -40,38 +40,40 @@ CMRSCL_HIDDEN size_t cmrscl_precision_size(cmrscl_precision p);
 typedef struct c_numeric_scope {
     locale_t c, previous;
 } c_numeric_scope;
-CMRSCL_HIDDEN void c_numeric_enter(c_numeric_scope *scope);
-CMRSCL_HIDDEN void c_numeric_leave(c_numeric_scope *scope);
+CMRSCL_HIDDEN void cmrs_c_numeric_enter(c_numeric_scope *scope);
+CMRSCL_HIDDEN void cmrs_c_numeric_leave(c_numeric_scope *scope);
 CMRSCL_HIDDEN const char *cmrscl_precision_name(cmrscl_precision p);
 
 /* ---- parallel.c: host threads for the set-up steps ---- */
 
 /* Threads for the host's set-up work: $CMRSCL_THREADS, else the CPUs this process may run
  * on (at most 256). */
-CMRSCL_HIDDEN int parallel_threads(void);
+CMRSCL_HIDDEN int cmrs_parallel_threads(void);
 /* Runs fn(ctx, t, threads) for t = 0..threads-1 on as many threads (t = 0 on the caller's)
  * and returns when all are done. A thread that cannot be created runs its share on the
  * caller's thread: the result never depends on it. */
 typedef void (*parallel_fn)(void *ctx, int thread, int threads);
-CMRSCL_HIDDEN void parallel_run(int threads, parallel_fn fn, void *ctx);
+CMRSCL_HIDDEN void cmrs_parallel_run(int threads, parallel_fn fn, void *ctx);
 /* Runs fn(ctx, piece) for piece = 0..pieces-1 on `threads` threads, each taking the next
  * unclaimed piece when it finishes one, so a thread on a slower CPU (a virtual CPU sharing
  * its core, say) takes fewer. Which thread runs a piece varies; what a piece does must not
  * depend on it. */
 typedef void (*parallel_piece_fn)(void *ctx, int64_t piece);
-CMRSCL_HIDDEN void parallel_pieces(int threads, int64_t pieces, parallel_piece_fn fn, void *ctx);
+CMRSCL_HIDDEN void cmrs_parallel_pieces(int threads, int64_t pieces, parallel_piece_fn fn,
+                                        void *ctx);
 /* Like cmrscl_alloc, for the set-up's big arrays: from 8 MB on, on 2 MB boundaries with
  * huge pages advised, since faulting in fresh 4 KB pages costs as much as filling them
  * (and more in virtual machines). free() releases it. */
-CMRSCL_HIDDEN void *parallel_alloc(size_t n, size_t size);
+CMRSCL_HIDDEN void *cmrs_parallel_alloc(size_t n, size_t size);
 /* Thread `thread`'s contiguous share [begin, end) of n items. */
-CMRSCL_HIDDEN void parallel_range(int64_t n, int thread, int threads, int64_t *begin, int64_t *end);
+CMRSCL_HIDDEN void cmrs_parallel_range(int64_t n, int thread, int threads, int64_t *begin,
+                                       int64_t *end);
 
 /* ---- cache_dir.c: the per-user cache directory ---- */
 
 /* $XDG_CACHE_HOME/cmrscl, else ~/.cache/cmrscl; false when neither is set. */
-CMRSCL_HIDDEN bool cache_dir(char *path, size_t size);
+CMRSCL_HIDDEN bool cmrs_cache_dir(char *path, size_t size);
 /* mkdir -p (mode 0700) of the directories above `file` (not its last part); 0 or -1. */
-CMRSCL_HIDDEN int make_parent_dirs(const char *file);
+CMRSCL_HIDDEN int cmrs_make_parent_dirs(const char *file);
 
 #endif /* CMRSCL_BASE_H */

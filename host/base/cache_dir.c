@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-bool cache_dir(char *path, size_t size)
+bool cmrs_cache_dir(char *path, size_t size)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (xdg && *xdg)
@@ -19,7 +19,7 @@ bool cache_dir(char *path, size_t size)
     return false;
 }
 
-int make_parent_dirs(const char *file)
+int cmrs_make_parent_dirs(const char *file)
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s", file) >= (int)sizeof path) {

@@ -12,7 +12,7 @@
 
 #define MAX_THREADS 256
 
-int parallel_threads(void)
+int cmrs_parallel_threads(void)
 {
     const char *env = getenv("CMRSCL_THREADS");
     long n = env && *env ? strtol(env, NULL, 10) : 0;
@@ -40,7 +40,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-void parallel_run(int threads, parallel_fn fn, void *ctx)
+void cmrs_parallel_run(int threads, parallel_fn fn, void *ctx)
 {
     if (threads < 1)
         threads = 1;
@@ -78,19 +78,19 @@ static void take_pieces(void *ctx, int thread, int threads)
         q->fn(q->ctx, p);
 }
 
-void parallel_pieces(int threads, int64_t pieces, parallel_piece_fn fn, void *ctx)
+void cmrs_parallel_pieces(int threads, int64_t pieces, parallel_piece_fn fn, void *ctx)
 {
     piece_queue q = {fn, ctx, pieces, 0};
-    parallel_run(threads < pieces ? threads : (int)(pieces > 0 ? pieces : 1), take_pieces, &q);
+    cmrs_parallel_run(threads < pieces ? threads : (int)(pieces > 0 ? pieces : 1), take_pieces, &q);
 }
 
-void parallel_range(int64_t n, int thread, int threads, int64_t *begin, int64_t *end)
+void cmrs_parallel_range(int64_t n, int thread, int threads, int64_t *begin, int64_t *end)
 {
     *begin = n * thread / threads;
     *end = n * (thread + 1) / threads;
 }
 
-void *parallel_alloc(size_t n, size_t size)
+void *cmrs_parallel_alloc(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)
         return NULL;

@@ -187,13 +187,13 @@ const char *cmrscl_precision_name(cmrscl_precision p)
     return p == CMRSCL_DOUBLE ? "double" : p == CMRSCL_FLOAT ? "float" : "invalid";
 }
 
-void c_numeric_enter(c_numeric_scope *scope)
+void cmrs_c_numeric_enter(c_numeric_scope *scope)
 {
     scope->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     scope->previous = scope->c ? uselocale(scope->c) : (locale_t)0;
 }
 
-void c_numeric_leave(c_numeric_scope *scope)
+void cmrs_c_numeric_leave(c_numeric_scope *scope)
 {
     if (!scope->c)
         return;

@@ -34,9 +34,9 @@ static const stream_pattern patterns[] = {
 static cmrscl_status stream_program(cmrscl_context ctx, const char *options, cl_program *prog)
 {
     char *src = NULL;
-    cmrscl_status st = program_source("stream.cl", &src);
+    cmrscl_status st = cmrs_program_source("stream.cl", &src);
     if (st == CMRSCL_OK)
-        st = program_build(ctx->context, ctx->device, src, options, prog);
+        st = cmrs_program_build(ctx->context, ctx->device, src, options, prog);
     free(src);
     return st;
 }
@@ -52,7 +52,7 @@ static cmrscl_status best_time(const stream_env *e, cl_kernel k, int repetitions
             err = clWaitForEvents(1, &ev);
         double ms = 0.0;
         if (err == CL_SUCCESS)
-            err = event_ms(ev, ev, &ms);
+            err = cmrs_event_ms(ev, ev, &ms);
         if (ev)
             clReleaseEvent(ev);
         if (err != CL_SUCCESS)

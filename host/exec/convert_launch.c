@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-launcher launcher_make(cmrscl_context ctx)
+launcher cmrs_launcher_make(cmrscl_context ctx)
 {
     launcher l = {ctx, ctx->queue, false, NULL};
     cl_command_queue_properties props = 0;
@@ -12,7 +12,7 @@ launcher launcher_make(cmrscl_context ctx)
     return l;
 }
 
-cl_int launch_order_point(const launcher *l)
+cl_int cmrs_launch_order_point(const launcher *l)
 {
     return l->out_of_order ? clEnqueueBarrierWithWaitList(l->queue, 0, NULL, NULL) : CL_SUCCESS;
 }
@@ -20,9 +20,9 @@ cl_int launch_order_point(const launcher *l)
 /* convert.cl is built after cmrs_abi.h and spmv_common.cl like the families; its plan-dependent
  * values are kernel arguments, so the program depends on the precisions alone (one build per
  * context and pair, not per plan). *seconds (may be NULL) grows by the build or load time. */
-cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
-                              cmrscl_precision source, int index_bits, cl_program *out,
-                              double *seconds)
+cmrscl_status cmrs_convert_program(cmrscl_context ctx, cmrscl_precision precision,
+                                   cmrscl_precision source, int index_bits, cl_program *out,
+                                   double *seconds)
 {
     char options[192];
     snprintf(options, sizeof options,
@@ -32,13 +32,13 @@ cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
              STRIP_HEIGHT_LOGS);
     double s = 0.0;
     cmrscl_program_source from;
-    cmrscl_status st = program_get(ctx, "convert.cl", options, out, &s, &from);
+    cmrscl_status st = cmrs_program_get(ctx, "convert.cl", options, out, &s, &from);
     if (seconds)
         *seconds += s;
     return st;
 }
 
-cmrscl_status launch_set_args(cl_kernel k, const launch_arg *args, int n)
+cmrscl_status cmrs_launch_set_args(cl_kernel k, const launch_arg *args, int n)
 {
     cl_int err = CL_SUCCESS;
     for (int i = 0; i < n; ++i)
@@ -48,8 +48,8 @@ cmrscl_status launch_set_args(cl_kernel k, const launch_arg *args, int n)
 }
 
 /* Enqueues `items` work-items (none: nothing) of a kernel whose arguments are set. */
-cmrscl_status launch_enqueue(const launcher *l, cl_kernel k, size_t items, cl_uint num_wait,
-                             const cl_event *wait, cl_event *done)
+cmrscl_status cmrs_launch_enqueue(const launcher *l, cl_kernel k, size_t items, cl_uint num_wait,
+                                  const cl_event *wait, cl_event *done)
 {
     if (items == 0)
         return CMRSCL_OK;
@@ -57,34 +57,37 @@ cmrscl_status launch_enqueue(const launcher *l, cl_kernel k, size_t items, cl_ui
     cl_int err =
         clEnqueueNDRangeKernel(l->queue, k, 1, NULL, &global, &local, num_wait, wait, done);
     if (err == CL_SUCCESS)
-        err = launch_order_point(l);
+        err = cmrs_launch_order_point(l);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueNDRangeKernel");
 }
 
 /* Runs kernel `name` of the launcher's program once over `items` work-items. */
-cmrscl_status launch_run(const launcher *l, const char *name, const launch_arg *args, int nargs,
-                         size_t items, cl_event *done)
+cmrscl_status cmrs_launch_run(const launcher *l, const char *name, const launch_arg *args,
+                              int nargs, size_t items, cl_event *done)
 {
     cl_int err;
     cl_kernel k = clCreateKernel(l->program, name, &err);
     if (!k)
         return cmrscl_fail_cl(err, name);
-    cmrscl_status st = launch_set_args(k, args, nargs);
+    cmrscl_status st = cmrs_launch_set_args(k, args, nargs);
     cl_event traced = NULL; /* CMRSCL_TRACE: each kernel's device time, waited for */
     if (st == CMRSCL_OK)
-        st = launch_enqueue(l, k, items, 0, NULL, done ? done : cmrscl_tracing() ? &traced : NULL);
+        st = cmrs_launch_enqueue(l, k, items, 0, NULL,
+                                 done               ? done
+                                 : cmrscl_tracing() ? &traced
+                                                    : NULL);
     clReleaseKernel(k);
     cl_event timed = done ? *done : traced;
     double ms;
     if (st == CMRSCL_OK && timed && cmrscl_tracing() && clWaitForEvents(1, &timed) == CL_SUCCESS &&
-        event_ms(timed, timed, &ms) == CL_SUCCESS)
+        cmrs_event_ms(timed, timed, &ms) == CL_SUCCESS)
         cmrscl_trace("%s: %.3f ms on the device (%zu work-items)", name, ms, items);
     if (traced)
         clReleaseEvent(traced);
     return st;
 }
 
-cmrscl_status launch_wait(cl_event *events, cl_uint n)
+cmrscl_status cmrs_launch_wait(cl_event *events, cl_uint n)
 {
     cl_int err = clWaitForEvents(n, events);
     for (cl_uint i = 0; i < n; ++i)
@@ -92,15 +95,16 @@ cmrscl_status launch_wait(cl_event *events, cl_uint n)
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clWaitForEvents");
 }
 
-cmrscl_status launch_read_ints(const launcher *l, cl_mem buf, size_t first, size_t n, void *dst)
+cmrscl_status cmrs_launch_read_ints(const launcher *l, cl_mem buf, size_t first, size_t n,
+                                    void *dst)
 {
     cl_int err = clEnqueueReadBuffer(l->queue, buf, CL_TRUE, first * sizeof(int32_t),
                                      n * sizeof(int32_t), dst, 0, NULL, NULL);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
 }
 
-cl_mem launch_new_buffer(cmrscl_context ctx, cl_mem_flags flags, size_t bytes, void *host,
-                         cmrscl_status *st, const char *what)
+cl_mem cmrs_launch_new_buffer(cmrscl_context ctx, cl_mem_flags flags, size_t bytes, void *host,
+                              cmrscl_status *st, const char *what)
 {
     cl_int err = CL_SUCCESS;
     cl_mem b =

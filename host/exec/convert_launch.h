@@ -18,14 +18,14 @@ typedef struct launcher {
     cl_program program; /* convert.cl for the matrix's and the source's precision */
 } launcher;
 
-CMRSCL_HIDDEN launcher launcher_make(cmrscl_context ctx);
+CMRSCL_HIDDEN launcher cmrs_launcher_make(cmrscl_context ctx);
 /* A barrier after a command on an out-of-order queue; nothing on an in-order one. */
-CMRSCL_HIDDEN cl_int launch_order_point(const launcher *l);
+CMRSCL_HIDDEN cl_int cmrs_launch_order_point(const launcher *l);
 /* convert.cl for the matrix's precision, the source values' precision and the matrix's
  * entry index width (32 or 64); *seconds (may be NULL) grows by the build or load time. */
-CMRSCL_HIDDEN cmrscl_status convert_program(cmrscl_context ctx, cmrscl_precision precision,
-                                            cmrscl_precision source, int index_bits,
-                                            cl_program *out, double *seconds);
+CMRSCL_HIDDEN cmrscl_status cmrs_convert_program(cmrscl_context ctx, cmrscl_precision precision,
+                                                 cmrscl_precision source, int index_bits,
+                                                 cl_program *out, double *seconds);
 
 /* One kernel argument: its size and where its value is. */
 typedef struct launch_arg {
@@ -35,21 +35,23 @@ typedef struct launch_arg {
 #define ARG(v) ((launch_arg){sizeof(v), &(v)})
 #define COUNT(args) ((int)(sizeof(args) / sizeof((args)[0])))
 
-CMRSCL_HIDDEN cmrscl_status launch_set_args(cl_kernel k, const launch_arg *args, int n);
+CMRSCL_HIDDEN cmrscl_status cmrs_launch_set_args(cl_kernel k, const launch_arg *args, int n);
 /* Enqueues `items` work-items (none: nothing) of a kernel whose arguments are set. */
-CMRSCL_HIDDEN cmrscl_status launch_enqueue(const launcher *l, cl_kernel k, size_t items,
-                                           cl_uint num_wait, const cl_event *wait, cl_event *done);
+CMRSCL_HIDDEN cmrscl_status cmrs_launch_enqueue(const launcher *l, cl_kernel k, size_t items,
+                                                cl_uint num_wait, const cl_event *wait,
+                                                cl_event *done);
 /* Runs kernel `name` of the launcher's program once over `items` work-items
  * (CMRSCL_TRACE: and prints its device time). */
-CMRSCL_HIDDEN cmrscl_status launch_run(const launcher *l, const char *name, const launch_arg *args,
-                                       int nargs, size_t items, cl_event *done);
+CMRSCL_HIDDEN cmrscl_status cmrs_launch_run(const launcher *l, const char *name,
+                                            const launch_arg *args, int nargs, size_t items,
+                                            cl_event *done);
 /* Waits for the events and releases them. */
-CMRSCL_HIDDEN cmrscl_status launch_wait(cl_event *events, cl_uint n);
+CMRSCL_HIDDEN cmrscl_status cmrs_launch_wait(cl_event *events, cl_uint n);
 /* Reads n 32-bit integers from buf[first...] (blocking). */
-CMRSCL_HIDDEN cmrscl_status launch_read_ints(const launcher *l, cl_mem buf, size_t first, size_t n,
-                                             void *dst);
+CMRSCL_HIDDEN cmrscl_status cmrs_launch_read_ints(const launcher *l, cl_mem buf, size_t first,
+                                                  size_t n, void *dst);
 /* A buffer (filled from host when given); on failure NULL and *st says why. */
-CMRSCL_HIDDEN cl_mem launch_new_buffer(cmrscl_context ctx, cl_mem_flags flags, size_t bytes,
-                                       void *host, cmrscl_status *st, const char *what);
+CMRSCL_HIDDEN cl_mem cmrs_launch_new_buffer(cmrscl_context ctx, cl_mem_flags flags, size_t bytes,
+                                            void *host, cmrscl_status *st, const char *what);
 
 #endif

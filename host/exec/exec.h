@@ -26,26 +26,26 @@ enum {
     BUF_STAGING, /* two chunks of values on their way from the host (matrix_update.c) */
     BUF_COUNT
 };
-CMRSCL_HIDDEN extern const char *const matrix_buffer_names[BUF_COUNT];
+CMRSCL_HIDDEN extern const char *const cmrs_matrix_buffer_names[BUF_COUNT];
 
 /* An array of entry indices as the device holds them: narrowed in place to uint32_t when
  * index_bits is 32 (the values fit: the plan chose the width), else left as it is.
  * Returns a. */
-CMRSCL_HIDDEN void *index_narrow(uint64_t *a, size_t n, int index_bits);
+CMRSCL_HIDDEN void *cmrs_index_narrow(uint64_t *a, size_t n, int index_bits);
 /* StripPtr back from the device (strips + 1 entries), widened to 64 bits, the kernels'
  * long-strip flag dropped: each strip's first entry. */
-CMRSCL_HIDDEN cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out);
 /* Device bytes of the values buffer for `stored` entries, as the plan stores them: one per
  * entry (and the padding), or the dictionary. */
-CMRSCL_HIDDEN size_t matrix_values_bytes(const cmrscl_params *p, size_t stored);
+CMRSCL_HIDDEN size_t cmrs_matrix_values_bytes(const cmrscl_params *p, size_t stored);
 /* Device bytes of the column words for `stored` positions: 4 each, or narrow columns
  * (host/format/cmrs_narrow.c). */
-CMRSCL_HIDDEN size_t matrix_column_bytes(const cmrscl_params *p, size_t stored);
+CMRSCL_HIDDEN size_t cmrs_matrix_column_bytes(const cmrscl_params *p, size_t stored);
 /* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
  * context's memory limit. */
-CMRSCL_HIDDEN cmrscl_status matrix_check_device_memory(cmrscl_context ctx,
-                                                       const size_t bytes[BUF_COUNT]);
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_check_device_memory(cmrscl_context ctx,
+                                                            const size_t bytes[BUF_COUNT]);
 
 struct cmrscl_matrix_s {
     cmrscl_context ctx;
@@ -56,7 +56,7 @@ struct cmrscl_matrix_s {
     size_t strip_groups, tile_groups;
     size_t first_tile_group; /* the tiles' groups come first (0) or after the strips' */
     pthread_mutex_t lock;    /* serialises clSetKernelArg + enqueue */
-    unsigned kernels_made;   /* counts matrix_create_kernels: a recording of older kernels
+    unsigned kernels_made;   /* counts cmrs_matrix_create_kernels: a recording of older kernels
                                 records again (recording.c) */
     /* Values-only updates (matrix_update.c), under lock: BUF_PERM is still to be built from
      * the CMRS arrays (column-ordered strips of rows with sorted columns); the gather kernels
@@ -86,80 +86,81 @@ struct cmrscl_matrix_s {
 };
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
-CMRSCL_HIDDEN extern size_t matrix_update_chunk;
+CMRSCL_HIDDEN extern size_t cmrs_matrix_update_chunk;
 
 /* The steps of creating a matrix that the host path (matrix.c) and the device path
  * (matrix_device.c) share, in order. A matrix of ctx with its lock, nothing else yet. */
-CMRSCL_HIDDEN cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
 /* The plan from the matrix's facts (the tuning database's plan for the matrix's class when
- * every option is automatic, else plan_choose), the split of long strips into *sp and
- * each array's device bytes (BUF_PERM: 0), for matrix_check_device_memory next: fills
+ * every option is automatic, else cmrs_plan_choose), the split of long strips into *sp and
+ * each array's device bytes (BUF_PERM: 0), for cmrs_matrix_check_device_memory next: fills
  * m->params (but the timings), m->strip_groups and m->tile_groups. Without a->row_ptr, a
  * plan that splits (or whose strips the table of a->longest_strip does not cover) sets
  * *need_row_ptr and stops: the caller fetches RowPtr and plans again. */
-CMRSCL_HIDDEN cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision,
-                                        const plan_matrix *a, const cmrscl_options *opt,
-                                        split_layout *sp, size_t bytes[BUF_COUNT],
-                                        bool *need_row_ptr);
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_plan(cmrscl_matrix m, cmrscl_precision precision,
+                                             const plan_matrix *a, const cmrscl_options *opt,
+                                             split_layout *sp, size_t bytes[BUF_COUNT],
+                                             bool *need_row_ptr);
 /* Creates the buffers with bytes[i] > 0, filled from host[i], or, where host[i] is NULL,
  * left for kernels to write; adds their sizes to device_bytes. */
-CMRSCL_HIDDEN cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
-                                                  const size_t bytes[BUF_COUNT]);
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
+                                                       const size_t bytes[BUF_COUNT]);
 /* The family's kernels from the context's program cache, the matrix arguments set. */
-CMRSCL_HIDDEN cmrscl_status matrix_create_kernels(cmrscl_matrix m);
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_create_kernels(cmrscl_matrix m);
 /* Whether a kernel of the matrix's program runs fewer work-items per group than its plan
  * chose (the error set); false where it runs the plan's. */
-CMRSCL_HIDDEN bool matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel);
+CMRSCL_HIDDEN bool cmrs_matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel);
 /* The matrix's arguments (sizes, then its buffers) set on a cmrs_spmv kernel of its program
  * and on its cmrs_combine (may be NULL). */
-CMRSCL_HIDDEN cmrscl_status matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel,
-                                               cl_kernel combine);
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel,
+                                                    cl_kernel combine);
 
 /* ---- transpose.c ---- */
 
 /* A values update of m: its transpose (if built) is freed, to be built again from the new
  * values by the next transposed product. */
-CMRSCL_HIDDEN void matrix_transpose_outdated(cmrscl_matrix m);
+CMRSCL_HIDDEN void cmrs_matrix_transpose_outdated(cmrscl_matrix m);
 
 /* Enqueues one product (one or two kernels) after the wait list; *first and *last (may be
  * NULL) receive the events of its first and last kernel (the same event when it has one;
  * each retained for the caller). The caller holds m->lock. */
-CMRSCL_HIDDEN cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
-                                         cl_mem y, cl_command_queue queue, cl_uint num_wait,
-                                         const cl_event *wait_list, cl_event *first,
-                                         cl_event *last);
+CMRSCL_HIDDEN cmrscl_status cmrs_spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
+                                              cl_mem y, cl_command_queue queue, cl_uint num_wait,
+                                              const cl_event *wait_list, cl_event *first,
+                                              cl_event *last);
 
 /* The checks and settings cmrscl_spmv and the block product (spmm.c) share: the queue is of
  * the matrix's context and device; alpha and beta as the kernel's two real_t arguments from
  * `at` on. */
-CMRSCL_HIDDEN cmrscl_status spmv_check_queue(cmrscl_matrix m, cl_command_queue queue);
+CMRSCL_HIDDEN cmrscl_status cmrs_spmv_check_queue(cmrscl_matrix m, cl_command_queue queue);
 /* Everything cmrscl_spmv checks before it enqueues: the matrix, the buffers' sizes and
  * context, the queue, the wait list. */
-CMRSCL_HIDDEN cmrscl_status spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y,
-                                               cl_command_queue queue, cl_uint num_wait,
-                                               const cl_event *wait_list);
+CMRSCL_HIDDEN cmrscl_status cmrs_spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y,
+                                                    cl_command_queue queue, cl_uint num_wait,
+                                                    const cl_event *wait_list);
 /* The product's arguments set on its kernels (under m->lock), and their launch sizes: the
  * family's kernel, then cmrs_combine (when m->combine). */
-CMRSCL_HIDDEN cl_int spmv_set_args(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y);
-CMRSCL_HIDDEN void spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global, size_t *combine_local,
-                              size_t *combine_global);
-CMRSCL_HIDDEN cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision,
-                                      double alpha, double beta);
-/* One product for time_products, which holds m->lock around it: enqueued on the matrix's queue;
- * first and last as spmv_enqueue's (NULL: not timed). */
+CMRSCL_HIDDEN cl_int cmrs_spmv_set_args(cmrscl_matrix m, double alpha, cl_mem x, double beta,
+                                        cl_mem y);
+CMRSCL_HIDDEN void cmrs_spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global,
+                                   size_t *combine_local, size_t *combine_global);
+CMRSCL_HIDDEN cl_int cmrs_spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision,
+                                           double alpha, double beta);
+/* One product for cmrs_time_products, which holds m->lock around it: enqueued on the matrix's
+ * queue; first and last as cmrs_spmv_enqueue's (NULL: not timed). */
 typedef cmrscl_status (*product_fn)(void *job, cl_event *first, cl_event *last);
 /* `warmup` products, then `repetitions` timed by their events and as many back to back
  * (cmrscl_timing). */
-CMRSCL_HIDDEN cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job,
-                                          int warmup, int repetitions, cmrscl_timing *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_time_products(cmrscl_matrix m, product_fn product, void *job,
+                                               int warmup, int repetitions, cmrscl_timing *out);
 
 /* A product on host arrays: x and y copied into buffers of xbytes and ybytes (y only when
  * y_in: it is read, or parts of it must come back as they were), `product` enqueued on them
  * with its event, y read back after that event. */
 typedef cmrscl_status (*buffer_product_fn)(void *job, cl_mem x, cl_mem y, cl_event *done);
-CMRSCL_HIDDEN cmrscl_status host_product(cmrscl_matrix m, const void *x, size_t xbytes, void *y,
-                                         size_t ybytes, bool y_in, buffer_product_fn product,
-                                         void *job);
+CMRSCL_HIDDEN cmrscl_status cmrs_host_product(cmrscl_matrix m, const void *x, size_t xbytes,
+                                              void *y, size_t ybytes, bool y_in,
+                                              buffer_product_fn product, void *job);
 
 /* ---- spmv_dots.c: the product built for the solvers (cl/dots.cl) ---- */
 
@@ -177,22 +178,23 @@ typedef struct product_kernels {
 
 /* Built for the matrix's current plan with the extra options ("-DDOTS=2", "-DDIAGONAL=1"),
  * the matrix's arguments set. */
-CMRSCL_HIDDEN cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra,
-                                                 product_kernels *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra,
+                                                      product_kernels *out);
 /* The product's arguments: y = alpha*A*x + beta*y; with DOTS, the workspace, where its
  * real4s go (in reals) and w (NULL with DOTS 2). */
-CMRSCL_HIDDEN cmrscl_status product_kernels_bind(product_kernels *k, cmrscl_precision precision,
-                                                 double alpha, cl_mem x, double beta, cl_mem y,
-                                                 bool dots, cl_mem ws, cl_uint at, cl_mem w);
+CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_bind(product_kernels *k,
+                                                      cmrscl_precision precision, double alpha,
+                                                      cl_mem x, double beta, cl_mem y, bool dots,
+                                                      cl_mem ws, cl_uint at, cl_mem w);
 /* Enqueues the product (one or two kernels; a barrier between them on an out-of-order
  * queue). */
-CMRSCL_HIDDEN cmrscl_status product_kernels_enqueue(const product_kernels *k,
-                                                    cl_command_queue queue, bool out_of_order);
-CMRSCL_HIDDEN void product_kernels_release(product_kernels *k);
+CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_enqueue(const product_kernels *k,
+                                                         cl_command_queue queue, bool out_of_order);
+CMRSCL_HIDDEN void cmrs_product_kernels_release(product_kernels *k);
 
 /* ---- spmm.c ---- */
 
 /* Releases what the block product made for matrix m: kernels, partial sums. */
-CMRSCL_HIDDEN void spmm_release(cmrscl_matrix m);
+CMRSCL_HIDDEN void cmrs_spmm_release(cmrscl_matrix m);
 
 #endif /* CMRSCL_EXEC_H */

@@ -16,7 +16,7 @@ _Static_assert(CMRS_ARG_STRIP_PTR + BUF_PARTIAL - BUF_STRIP_PTR == CMRS_ARG_PART
                    CMRS_ARG_PARTIAL + 1 == CMRS_ARG_X,
                "the matrix buffers are the kernel arguments strip_ptr .. partial, in order");
 
-const char *const matrix_buffer_names[BUF_COUNT] = {
+const char *const cmrs_matrix_buffer_names[BUF_COUNT] = {
     "strip_ptr", "col_ind",    "row_in_strip", "values",      "tile_start", "tile_strip",
     "partial",   "long_strip", "first_tile",   "permutation", "staging"};
 
@@ -34,7 +34,7 @@ void cmrscl_matrix_free(cmrscl_matrix m)
     for (int i = 0; i < BUF_COUNT; ++i)
         if (m->buf[i])
             clReleaseMemObject(m->buf[i]);
-    spmm_release(m);
+    cmrs_spmm_release(m);
     cmrscl_matrix_free(m->transpose);
     pthread_mutex_destroy(&m->transpose_lock);
     pthread_mutex_destroy(&m->lock);
@@ -44,7 +44,7 @@ void cmrscl_matrix_free(cmrscl_matrix m)
     free(m);
 }
 
-void *index_narrow(uint64_t *a, size_t n, int index_bits)
+void *cmrs_index_narrow(uint64_t *a, size_t n, int index_bits)
 {
     /* Element k moves from byte 8k to byte 4k: never over an element not yet moved. */
     for (size_t k = 0; index_bits == 32 && k < n; ++k)
@@ -52,7 +52,7 @@ void *index_narrow(uint64_t *a, size_t n, int index_bits)
     return a;
 }
 
-size_t matrix_values_bytes(const cmrscl_params *p, size_t stored)
+size_t cmrs_matrix_values_bytes(const cmrscl_params *p, size_t stored)
 {
     size_t vs = cmrscl_precision_size(p->precision);
     if (p->values == CMRSCL_VALUES_DICT) /* the dictionary, its unused indices zero */
@@ -60,7 +60,7 @@ size_t matrix_values_bytes(const cmrscl_params *p, size_t stored)
     return (p->values == CMRSCL_VALUES_FLOAT ? sizeof(float) : vs) * (stored + CMRS_ENTRY_PAD);
 }
 
-size_t matrix_column_bytes(const cmrscl_params *p, size_t stored)
+size_t cmrs_matrix_column_bytes(const cmrscl_params *p, size_t stored)
 {
     if (p->column_bits == 16)
         return cmrs_narrow_bytes(p->strips, (int64_t)stored);
@@ -78,9 +78,9 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
            vs = cmrscl_precision_size(p->precision), is = (size_t)p->index_bits / 8;
     size_t tiles = (size_t)sp->tiles, longs = (size_t)sp->long_strips;
     bytes[BUF_STRIP_PTR] = is * (strips + 1);
-    bytes[BUF_COL_IND] = matrix_column_bytes(p, nnz);
+    bytes[BUF_COL_IND] = cmrs_matrix_column_bytes(p, nnz);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? nnz : 0;
-    bytes[BUF_VALUES] = matrix_values_bytes(p, nnz);
+    bytes[BUF_VALUES] = cmrs_matrix_values_bytes(p, nnz);
     bytes[BUF_TILE_START] = is * tiles;
     bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
     bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
@@ -94,7 +94,7 @@ static void device_sizes(const cmrscl_params *p, const split_layout *sp, size_t 
 
 /* Fails with the sizes when the matrix cannot fit: one buffer above the largest single
  * allocation, or all of them above the memory; the context's cap tightens both. */
-cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[BUF_COUNT])
+cmrscl_status cmrs_matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[BUF_COUNT])
 {
     const cmrscl_device_info *d = &ctx->info;
     pthread_mutex_lock(&ctx->lock);
@@ -117,7 +117,7 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "the matrix needs a %llu-byte %s buffer but at most %llu bytes can be "
                            "allocated at once on device \"%s\" (%s)",
-                           (unsigned long long)largest, matrix_buffer_names[which],
+                           (unsigned long long)largest, cmrs_matrix_buffer_names[which],
                            (unsigned long long)alloc_cap, d->device_name,
                            capped ? "the context's memory limit" : "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
     if (total > total_cap)
@@ -136,8 +136,8 @@ cmrscl_status matrix_check_device_memory(cmrscl_context ctx, const size_t bytes[
  * only, and the values (cmrscl_matrix_update_values). The fills are non-blocking writes
  * waited for together: NVIDIA's driver copies pageable memory several times faster that
  * way than through CL_MEM_COPY_HOST_PTR at creation. */
-cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
-                                    const size_t bytes[BUF_COUNT])
+cmrscl_status cmrs_matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],
+                                         const size_t bytes[BUF_COUNT])
 {
     cl_event written[BUF_COUNT];
     cl_uint writes = 0;
@@ -160,7 +160,8 @@ cmrscl_status matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT]
             if (err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
                 st = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
             char sizes[128];
-            snprintf(sizes, sizeof sizes, " (%s, %zu bytes)", matrix_buffer_names[i], bytes[i]);
+            snprintf(sizes, sizeof sizes, " (%s, %zu bytes)", cmrs_matrix_buffer_names[i],
+                     bytes[i]);
             cmrscl_fail_append(sizes);
             break;
         }
@@ -184,7 +185,7 @@ static cmrscl_status make_kernel(cmrscl_matrix m, cl_program prog, const char *n
     return CMRSCL_OK;
 }
 
-cmrscl_status matrix_create_kernels(cmrscl_matrix m)
+cmrscl_status cmrs_matrix_create_kernels(cmrscl_matrix m)
 {
     const cmrscl_params *p = &m->params;
     ++m->kernels_made;
@@ -195,8 +196,8 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
     cl_program prog;
     double seconds;
     cmrscl_program_source from;
-    cmrscl_status st = program_get(m->ctx, variant_family_of(p->kernel)->file, p->build_options,
-                                   &prog, &seconds, &from);
+    cmrscl_status st = cmrs_program_get(m->ctx, cmrs_variant_family_of(p->kernel)->file,
+                                        p->build_options, &prog, &seconds, &from);
     if (from != CMRSCL_PROGRAM_CONTEXT || m->params.build_seconds == 0.0) /* not the plan's check */
         m->params.build_seconds = seconds, m->params.program_source = from;
     if (st == CMRSCL_OK)
@@ -205,11 +206,12 @@ cmrscl_status matrix_create_kernels(cmrscl_matrix m)
         st = make_kernel(m, prog, "cmrs_combine", &m->combine);
     if (st != CMRSCL_OK)
         return st;
-    return matrix_kernel_limits(m, m->kernel) ? CMRSCL_ERROR_DEVICE_LIMIT
-                                              : matrix_kernel_args(m, m->kernel, m->combine);
+    return cmrs_matrix_kernel_limits(m, m->kernel)
+               ? CMRSCL_ERROR_DEVICE_LIMIT
+               : cmrs_matrix_kernel_args(m, m->kernel, m->combine);
 }
 
-bool matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel)
+bool cmrs_matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel)
 {
     size_t max_wg = 0;
     clGetKernelWorkGroupInfo(kernel, m->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
@@ -224,7 +226,7 @@ bool matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel)
     return false;
 }
 
-cmrscl_status matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel, cl_kernel combine)
+cmrscl_status cmrs_matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel, cl_kernel combine)
 {
     const cmrscl_params *p = &m->params;
     cl_uint u[CMRS_ARG_STRIP_PTR] = {(cl_uint)p->rows, (cl_uint)p->strips,
@@ -273,12 +275,12 @@ static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, cmr
     *host = lay.cmrs, *values = lay.values, *perm = lay.perm;
     size_t stored = (size_t)host->nnz;
     p->stored_entries = host->nnz;
-    bytes[BUF_COL_IND] = matrix_column_bytes(p, stored);
+    bytes[BUF_COL_IND] = cmrs_matrix_column_bytes(p, stored);
     bytes[BUF_ROW_IN_STRIP] = p->layout == CMRSCL_LAYOUT_UNPACKED ? stored : 0;
-    bytes[BUF_VALUES] = matrix_values_bytes(p, stored);
+    bytes[BUF_VALUES] = cmrs_matrix_values_bytes(p, stored);
     bytes[BUF_PERM] = (size_t)perm_bits / 8 * stored;
-    plan_bytes_per_entry(p);
-    return matrix_check_device_memory(m->ctx, bytes);
+    cmrs_plan_bytes_per_entry(p);
+    return cmrs_matrix_check_device_memory(m->ctx, bytes);
 }
 
 /* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
@@ -296,9 +298,9 @@ static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, vo
     void *dict = calloc((size_t)1 << p->dict_bits, cmrscl_precision_size(p->precision));
     if (!dict)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a dictionary");
-    values_encode_dict(host->col_ind, host->nnz, p->row_bits, p->dict_bits, *values, p->precision,
-                       census);
-    value_dictionary(census, p->precision, dict);
+    cmrs_values_encode_dict(host->col_ind, host->nnz, p->row_bits, p->dict_bits, *values,
+                            p->precision, census);
+    cmrs_value_dictionary(census, p->precision, dict);
     free(*values);
     *values = dict;
     return CMRSCL_OK;
@@ -320,7 +322,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     cmrscl_precision stored = p->values == CMRSCL_VALUES_FLOAT ? CMRSCL_FLOAT : p->precision;
     size_t value_size = cmrscl_precision_size(stored);
     cmrs_values vals = {values, values_precision,
-                        parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), stored};
+                        cmrs_parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), stored};
     cmrscl_status st = vals.dst ? cmrs_build(p->rows, p->cols, row_ptr, col_ind, p->height, flags,
                                              &vals, perm_bits, &host, &perm)
                                 : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
@@ -337,19 +339,20 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     if (st == CMRSCL_OK) {
         for (int32_t k = 0; k < sp->long_strips; ++k)
             host.strip_ptr[sp->long_strip[k]] |= STRIP_PTR_LONG(p->index_bits);
-        void *up[BUF_COUNT] = {index_narrow(host.strip_ptr, (size_t)host.strips + 1, p->index_bits),
-                               narrow ? narrow : host.col_ind,
-                               host.row_in_strip,
-                               vals.dst,
-                               index_narrow(sp->tile_start, (size_t)sp->tiles, p->index_bits),
-                               sp->tile_strip,
-                               NULL,
-                               sp->long_strip,
-                               sp->first_tile,
-                               perm};
+        void *up[BUF_COUNT] = {
+            cmrs_index_narrow(host.strip_ptr, (size_t)host.strips + 1, p->index_bits),
+            narrow ? narrow : host.col_ind,
+            host.row_in_strip,
+            vals.dst,
+            cmrs_index_narrow(sp->tile_start, (size_t)sp->tiles, p->index_bits),
+            sp->tile_strip,
+            NULL,
+            sp->long_strip,
+            sp->first_tile,
+            perm};
         double t0 = cmrscl_seconds();
         p->convert_seconds = t0 - convert_start;
-        st = matrix_upload_buffers(m, up, bytes);
+        st = cmrs_matrix_upload_buffers(m, up, bytes);
         p->upload_seconds = cmrscl_seconds() - t0;
     }
     cmrscl_cmrs_free(&host);
@@ -359,7 +362,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     return st;
 }
 
-cmrscl_status matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
+cmrscl_status cmrs_matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
 {
     *out = NULL;
     cmrscl_matrix m = calloc(1, sizeof *m);
@@ -390,12 +393,13 @@ static cmrscl_status check_subgroups(cmrscl_matrix m, cmrscl_precision precision
     cl_program prog;
     cl_kernel k = NULL;
     cl_int err;
-    cmrscl_status st = program_get(m->ctx, variant_family_of(p->kernel)->file, p->build_options,
-                                   &prog, &p->build_seconds, &p->program_source);
+    cmrscl_status st =
+        cmrs_program_get(m->ctx, cmrs_variant_family_of(p->kernel)->file, p->build_options, &prog,
+                         &p->build_seconds, &p->program_source);
     if (st == CMRSCL_OK && !(k = clCreateKernel(prog, "cmrs_spmv", &err)))
         st = cmrscl_fail_cl(err, "clCreateKernel");
     if (st == CMRSCL_OK)
-        st = subgroups_check_kernel(m->ctx, k, p);
+        st = cmrs_subgroups_check_kernel(m->ctx, k, p);
     if (k)
         clReleaseKernel(k);
     if (st != CMRSCL_ERROR_UNSUPPORTED || (opt && opt->reduce == CMRSCL_REDUCE_SUBGROUP))
@@ -406,19 +410,19 @@ static cmrscl_status check_subgroups(cmrscl_matrix m, cmrscl_precision precision
     if (opt)
         local = *opt;
     local.reduce = CMRSCL_REDUCE_LOCAL;
-    st = plan_choose(&m->ctx->info, precision, a, &local, p); /* its kernel: built later */
+    st = cmrs_plan_choose(&m->ctx->info, precision, a, &local, p); /* its kernel: built later */
     size_t n = strlen(p->plan_reason);
     snprintf(p->plan_reason + n, sizeof p->plan_reason - n, "; local reduction: %s", why);
     return st;
 }
 
-cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const plan_matrix *a,
-                          const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT],
-                          bool *need_row_ptr)
+cmrscl_status cmrs_matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const plan_matrix *a,
+                               const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT],
+                               bool *need_row_ptr)
 {
     cmrscl_params *p = &m->params;
     cmrscl_options used;
-    cmrscl_status st = plan_for_matrix(&m->ctx->info, precision, a, opt, p, &used);
+    cmrscl_status st = cmrs_plan_for_matrix(&m->ctx->info, precision, a, opt, p, &used);
     if (st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP)
         st = check_subgroups(m, precision, a, &used);
     if (need_row_ptr)
@@ -426,10 +430,11 @@ cmrscl_status matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const pla
     if (need_row_ptr && *need_row_ptr)
         return CMRSCL_OK;
     if (st == CMRSCL_OK)
-        st = split_build(a->rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), sp);
+        st =
+            cmrs_split_build(a->rows, a->row_ptr, p->height, p->tile, cmrs_plan_group_tiles(p), sp);
     if (st != CMRSCL_OK)
         return st;
-    plan_sizes(a, sp->tiles, sp->long_strips, p);
+    cmrs_plan_sizes(a, sp->tiles, sp->long_strips, p);
     size_t wpg = (size_t)(p->work_group_size / p->warp);
     m->strip_groups = sp->long_strips == p->strips ? 0 : ((size_t)p->strips + wpg - 1) / wpg;
     m->tile_groups = ((size_t)sp->tiles + wpg - 1) / wpg;
@@ -478,22 +483,22 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
     bool sorted = validated && *validated;
     cmrscl_status st =
-        validated ? CMRSCL_OK : csr_validate_structure(rows, cols, row_ptr, col_ind, &sorted);
+        validated ? CMRSCL_OK : cmrs_csr_validate_structure(rows, cols, row_ptr, col_ind, &sorted);
     if (st != CMRSCL_OK)
         return st;
     if (row_ptr[rows] > 0 && !values)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "values is NULL");
     cmrscl_matrix m = NULL;
-    st = matrix_new(ctx, &m);
+    st = cmrs_matrix_new(ctx, &m);
     if (st != CMRSCL_OK)
         return st;
     cmrscl_params *p = &m->params;
     double t0 = cmrscl_seconds();
     cmrscl_matrix_stats stats;
-    analyze_rows(rows, cols, row_ptr, col_ind, &stats);
+    cmrs_analyze_rows(rows, cols, row_ptr, col_ind, &stats);
     value_census census = {0}; /* plain values asked for: nothing to examine */
     if (!opt || opt->values != CMRSCL_VALUES_PLAIN)
-        value_census_take(values, values_precision, row_ptr[rows], precision, &census);
+        cmrs_value_census_take(values, values_precision, row_ptr[rows], precision, &census);
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
     plan_matrix pm = {.rows = rows,
@@ -504,7 +509,7 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
                       .stats = stats,
                       .values = &census,
                       .host_layout = true};
-    st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
+    st = cmrs_matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
     int perm_bits = 0;
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
         /* Updating values later needs each CMRS position's CSR entry. With sorted rows the
@@ -518,14 +523,14 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     if (st == CMRSCL_OK && plan_has_holes(p->kernel) && p->nnz > 0)
         st = holes_prepare(m, row_ptr, &perm_bits);
     if (st == CMRSCL_OK)
-        st = matrix_check_device_memory(ctx, bytes);
+        st = cmrs_matrix_check_device_memory(ctx, bytes);
     p->analyze_seconds = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK)
         st = convert_and_upload(m, row_ptr, col_ind, values, values_precision, &census, perm_bits,
                                 &sp, bytes);
-    split_free(&sp);
+    cmrs_split_free(&sp);
     if (st == CMRSCL_OK)
-        st = matrix_create_kernels(m);
+        st = cmrs_matrix_create_kernels(m);
     if (st != CMRSCL_OK) {
         cmrscl_matrix_free(m);
         return st;
@@ -551,8 +556,8 @@ cmrscl_status cmrscl_matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     if (out)
         *out = NULL;
     if (rows < 0 || !row_ptr) /* the messages of the validation, before widening */
-        return csr_validate_structure(rows, cols, NULL, col_ind, NULL);
-    int64_t *wide = csr_widen_row_ptr(row_ptr, rows);
+        return cmrs_csr_validate_structure(rows, cols, NULL, col_ind, NULL);
+    int64_t *wide = cmrs_csr_widen_row_ptr(row_ptr, rows);
     if (!wide)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                            "no memory for the row pointers of %d rows", rows);
@@ -569,7 +574,7 @@ cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx, cmrscl_precision
     if (out)
         *out = NULL;
     bool sorted;
-    cmrscl_status st = csr_validate(csr, &sorted); /* once: matrix_create trusts it */
+    cmrscl_status st = cmrs_csr_validate(csr, &sorted); /* once: matrix_create trusts it */
     if (st != CMRSCL_OK)
         return st;
     return matrix_create(ctx, precision, csr->rows, csr->cols, csr->row_ptr, csr->col_ind,

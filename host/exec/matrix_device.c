@@ -22,18 +22,19 @@ static cmrscl_status check_arguments(cmrscl_context ctx, cmrscl_precision precis
 {
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
-    cmrscl_status st = plan_check_precision(&ctx->info, precision);
+    cmrscl_status st = cmrs_plan_check_precision(&ctx->info, precision);
     if (st != CMRSCL_OK)
         return st;
     if (a->rows < 0 || a->cols < 0 || a->nnz < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d, nnz %d", a->rows,
                            a->cols, a->nnz);
     size_t vs = cmrscl_precision_size(precision), nnz = (size_t)a->nnz;
-    st = buffer_check(ctx->context, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1), "row_ptr");
+    st = cmrs_buffer_check(ctx->context, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1),
+                           "row_ptr");
     if (st == CMRSCL_OK)
-        st = buffer_check(ctx->context, a->col_ind, sizeof(int32_t) * nnz, "col_ind");
+        st = cmrs_buffer_check(ctx->context, a->col_ind, sizeof(int32_t) * nnz, "col_ind");
     if (st == CMRSCL_OK)
-        st = buffer_check(ctx->context, a->values, vs * nnz, "values");
+        st = cmrs_buffer_check(ctx->context, a->values, vs * nnz, "values");
     return st;
 }
 
@@ -72,8 +73,8 @@ static cmrscl_status report_bad_csr(const launcher *l, const device_csr *a, cons
     }
     int32_t e = bad[1] < bad[2] ? bad[1] : bad[2];
     int32_t c[2] = {0, 0};
-    cmrscl_status st = e > 0 ? launch_read_ints(l, a->col_ind, (size_t)e - 1, 2, c)
-                             : launch_read_ints(l, a->col_ind, (size_t)e, 1, c + 1);
+    cmrscl_status st = e > 0 ? cmrs_launch_read_ints(l, a->col_ind, (size_t)e - 1, 2, c)
+                             : cmrs_launch_read_ints(l, a->col_ind, (size_t)e, 1, c + 1);
     if (st != CMRSCL_OK)
         return st;
     int32_t row = row_holding(rp, rows, e);
@@ -99,7 +100,7 @@ static cmrscl_status fetch_row_ptr(const launcher *l, const device_csr *a, int32
                                      0, NULL, NULL);
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clEnqueueReadBuffer");
-    if (rp && !(*rp = csr_widen_row_ptr(*rp32, a->rows)))
+    if (rp && !(*rp = cmrs_csr_widen_row_ptr(*rp32, a->rows)))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                            "no memory for the row pointers of %d rows", a->rows);
     return CMRSCL_OK;
@@ -110,16 +111,16 @@ static cmrscl_status sum_rows_on_device(const launcher *l, const device_csr *a, 
 {
     cl_uint rows = (cl_uint)a->rows, groups = (rows + CONVERT_GROUP - 1) / CONVERT_GROUP;
     cmrscl_status st = CMRSCL_OK;
-    cl_mem partial = launch_new_buffer(l->ctx, CL_MEM_READ_WRITE,
-                                       sizeof(cl_ulong) * ROW_TOTALS * (groups ? groups : 1), NULL,
-                                       &st, "row totals");
+    cl_mem partial = cmrs_launch_new_buffer(l->ctx, CL_MEM_READ_WRITE,
+                                            sizeof(cl_ulong) * ROW_TOTALS * (groups ? groups : 1),
+                                            NULL, &st, "row totals");
     launch_arg stats_args[] = {ARG(rows), ARG(a->row_ptr), ARG(partial)};
     launch_arg total_args[] = {ARG(groups), ARG(partial), ARG(total)};
     if (st == CMRSCL_OK)
-        st = launch_run(l, "convert_row_stats", stats_args, COUNT(stats_args), rows, NULL);
+        st = cmrs_launch_run(l, "convert_row_stats", stats_args, COUNT(stats_args), rows, NULL);
     if (st == CMRSCL_OK)
-        st =
-            launch_run(l, "convert_row_totals", total_args, COUNT(total_args), CONVERT_GROUP, NULL);
+        st = cmrs_launch_run(l, "convert_row_totals", total_args, COUNT(total_args), CONVERT_GROUP,
+                             NULL);
     if (partial) /* released once the kernels are done with it */
         clReleaseMemObject(partial);
     return st;
@@ -137,7 +138,7 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, r
     cl_int bad[3] = {INT_MAX, INT_MAX, INT_MAX};
     cl_ulong total[ROW_TOTALS] = {0};
     spread_sample s;
-    analyze_spread_layout(a->rows, a->cols, &s);
+    cmrs_analyze_spread_layout(a->rows, a->cols, &s);
     size_t slots = (size_t)s.rows * (size_t)s.entries, sampled_rows = (size_t)s.rows;
     /* the slots, the sampled columns in sample order, the sampled rows' lengths */
     int32_t *sample = slots ? cmrscl_alloc(2 * slots + sampled_rows, sizeof(int32_t)) : NULL;
@@ -146,13 +147,14 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, r
                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                          "no memory for a sample of %zu entries", slots);
     cl_mem flags =
-        launch_new_buffer(l->ctx, CL_MEM_READ_WRITE, sizeof bad, bad, &st, "check flags");
+        cmrs_launch_new_buffer(l->ctx, CL_MEM_READ_WRITE, sizeof bad, bad, &st, "check flags");
     cl_mem total_buf =
-        launch_new_buffer(l->ctx, CL_MEM_READ_WRITE, sizeof total, total, &st, "row totals");
+        cmrs_launch_new_buffer(l->ctx, CL_MEM_READ_WRITE, sizeof total, total, &st, "row totals");
     cl_mem sample_buf =
-        slots ? launch_new_buffer(l->ctx, CL_MEM_WRITE_ONLY, 4 * slots, NULL, &st, "sample") : NULL;
-    cl_mem lengths_buf = slots ? launch_new_buffer(l->ctx, CL_MEM_WRITE_ONLY, 4 * sampled_rows,
-                                                   NULL, &st, "sampled rows")
+        slots ? cmrs_launch_new_buffer(l->ctx, CL_MEM_WRITE_ONLY, 4 * slots, NULL, &st, "sample")
+              : NULL;
+    cl_mem lengths_buf = slots ? cmrs_launch_new_buffer(l->ctx, CL_MEM_WRITE_ONLY, 4 * sampled_rows,
+                                                        NULL, &st, "sampled rows")
                                : NULL;
     cl_uint rows = (cl_uint)a->rows, nnz = (cl_uint)a->nnz;
     cl_int cols = a->cols;
@@ -160,14 +162,15 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, r
                                ARG(a->row_ptr), ARG(a->col_ind), ARG(flags)};
     size_t items = (size_t)a->rows + 1 > (size_t)nnz ? (size_t)a->rows + 1 : (size_t)nnz;
     if (st == CMRSCL_OK)
-        st = launch_run(l, "convert_check", check_args, COUNT(check_args), items, NULL);
+        st = cmrs_launch_run(l, "convert_check", check_args, COUNT(check_args), items, NULL);
     cl_uint sample_rows = (cl_uint)s.rows, row_step = (cl_uint)s.row_step;
     cl_int entries = s.entries, count = a->nnz;
     launch_arg sample_args[] = {ARG(sample_rows), ARG(row_step),   ARG(entries),
                                 ARG(count),       ARG(a->row_ptr), ARG(a->col_ind),
                                 ARG(lengths_buf), ARG(sample_buf)};
     if (st == CMRSCL_OK && slots)
-        st = launch_run(l, "convert_sample", sample_args, COUNT(sample_args), (size_t)s.rows, NULL);
+        st = cmrs_launch_run(l, "convert_sample", sample_args, COUNT(sample_args), (size_t)s.rows,
+                             NULL);
     if (st == CMRSCL_OK && a->rows > 0)
         st = sum_rows_on_device(l, a, total_buf);
     /* everything the host needs back, in one round trip */
@@ -191,7 +194,7 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, r
         }
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clEnqueueReadBuffer");
-    cmrscl_status waited = nreads ? launch_wait(reads, nreads) : CMRSCL_OK;
+    cmrscl_status waited = nreads ? cmrs_launch_wait(reads, nreads) : CMRSCL_OK;
     if (st == CMRSCL_OK)
         st = waited;
     for (int i = 0; i < BACK; ++i)
@@ -213,8 +216,8 @@ static cmrscl_status check_and_analyze(const launcher *l, const device_csr *a, r
         int32_t *sampled = sample ? sample + slots + sampled_rows : NULL;
         const int32_t *lengths = sample ? sample + slots : NULL;
         if (sample)
-            analyze_spread_compact(a->rows, a->cols, lengths, sample, sampled);
-        analyze_rows_totals(a->rows, a->cols, totals, lengths, sampled, stats);
+            cmrs_analyze_spread_compact(a->rows, a->cols, lengths, sample, sampled);
+        cmrs_analyze_rows_totals(a->rows, a->cols, totals, lengths, sampled, stats);
     }
     free(sample);
     cmrscl_trace("create_from_cl: check, totals, sample and read-back %.3f ms, statistics %.3f ms",
@@ -234,8 +237,8 @@ static cmrscl_status convert_entries(const launcher *l, cmrscl_matrix m, const d
     cl_uint tile = CONVERT_GROUP, tiles = (nnz + tile - 1) / tile;
     cmrscl_status st = CMRSCL_OK;
     cl_mem tile_row =
-        nnz ? launch_new_buffer(l->ctx, CL_MEM_READ_WRITE, sizeof(cl_uint) * ((size_t)tiles + 1),
-                                NULL, &st, "tile rows")
+        nnz ? cmrs_launch_new_buffer(l->ctx, CL_MEM_READ_WRITE,
+                                     sizeof(cl_uint) * ((size_t)tiles + 1), NULL, &st, "tile rows")
             : NULL;
     cl_mem *b = m->buf;
     launch_arg strip_args[] = {ARG(rows), ARG(strips), ARG(height), ARG(a->row_ptr),
@@ -259,18 +262,18 @@ static cmrscl_status convert_entries(const launcher *l, cmrscl_matrix m, const d
                                ARG(b[BUF_VALUES])};
     cl_event done = NULL;
     if (st == CMRSCL_OK)
-        st = launch_run(l, "convert_strip_ptr", strip_args, COUNT(strip_args), (size_t)strips + 1,
-                        NULL);
+        st = cmrs_launch_run(l, "convert_strip_ptr", strip_args, COUNT(strip_args),
+                             (size_t)strips + 1, NULL);
     if (st == CMRSCL_OK)
-        st = launch_run(l, "convert_flag_long", long_args, COUNT(long_args), longs, NULL);
+        st = cmrs_launch_run(l, "convert_flag_long", long_args, COUNT(long_args), longs, NULL);
     if (st == CMRSCL_OK && nnz)
-        st = launch_run(l, "convert_tile_rows", tile_args, COUNT(tile_args), (size_t)tiles + 1,
-                        NULL);
+        st = cmrs_launch_run(l, "convert_tile_rows", tile_args, COUNT(tile_args), (size_t)tiles + 1,
+                             NULL);
     if (st == CMRSCL_OK)
-        st = launch_run(l, "convert_entries", entry_args, COUNT(entry_args),
-                        (size_t)nnz + CMRS_ENTRY_PAD, &done);
+        st = cmrs_launch_run(l, "convert_entries", entry_args, COUNT(entry_args),
+                             (size_t)nnz + CMRS_ENTRY_PAD, &done);
     if (done) {
-        cmrscl_status waited = launch_wait(&done, 1);
+        cmrscl_status waited = cmrs_launch_wait(&done, 1);
         if (st == CMRSCL_OK)
             st = waited;
     }
@@ -284,7 +287,7 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
                                         const device_csr *a, const cmrscl_options *opt)
 {
     cmrscl_params *p = &m->params;
-    launcher l = launcher_make(m->ctx);
+    launcher l = cmrs_launcher_make(m->ctx);
     double build = 0.0, t0 = cmrscl_seconds();
     int32_t *rp32 = NULL;
     int64_t *rp = NULL; /* RowPtr, fetched when the plan splits long strips */
@@ -293,41 +296,41 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     row_totals totals;
     plan_matrix pm = {.rows = a->rows, .cols = a->cols, .nnz = a->nnz};
     bool need_row_ptr = false;
-    cmrscl_status st = convert_program(m->ctx, precision, precision, 32, &l.program, &build);
+    cmrscl_status st = cmrs_convert_program(m->ctx, precision, precision, 32, &l.program, &build);
     if (st == CMRSCL_OK)
         st = check_and_analyze(&l, a, &totals, &pm.stats);
     double checked = cmrscl_seconds();
     pm.longest_strip = totals.longest_strip;
     if (st == CMRSCL_OK)
-        st = matrix_plan(m, precision, &pm, opt, &sp, bytes, &need_row_ptr);
+        st = cmrs_matrix_plan(m, precision, &pm, opt, &sp, bytes, &need_row_ptr);
     if (st == CMRSCL_OK && need_row_ptr && (st = fetch_row_ptr(&l, a, &rp32, &rp)) == CMRSCL_OK) {
         pm.row_ptr = rp;
-        st = matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
+        st = cmrs_matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
     }
     if (st == CMRSCL_OK && p->index_bits != 32) /* the checks above read the CSR alone */
-        st = convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
+        st = cmrs_convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
     cmrscl_trace("create_from_cl: program %.3f ms, check and statistics %.3f ms, plan %.3f ms%s",
                  build * 1e3, (checked - t0 - build) * 1e3, (cmrscl_seconds() - checked) * 1e3,
                  need_row_ptr ? " (with RowPtr back for the split)" : "");
     if (st == CMRSCL_OK)
-        st = matrix_check_device_memory(m->ctx, bytes);
+        st = cmrs_matrix_check_device_memory(m->ctx, bytes);
     double t1 = cmrscl_seconds();
     p->analyze_seconds = t1 - t0 - build;
     if (st == CMRSCL_OK) { /* the split's small arrays come from the host; the rest is written */
-        void *tile_start = index_narrow(sp.tile_start, (size_t)sp.tiles, p->index_bits);
+        void *tile_start = cmrs_index_narrow(sp.tile_start, (size_t)sp.tiles, p->index_bits);
         void *host[BUF_COUNT] = {NULL,          NULL, NULL,          NULL,          tile_start,
                                  sp.tile_strip, NULL, sp.long_strip, sp.first_tile, NULL};
-        st = matrix_upload_buffers(m, host, bytes);
+        st = cmrs_matrix_upload_buffers(m, host, bytes);
     }
     double t2 = cmrscl_seconds();
     p->upload_seconds = t2 - t1;
     if (st == CMRSCL_OK)
         st = convert_entries(&l, m, a);
     p->convert_seconds = cmrscl_seconds() - t2;
-    split_free(&sp);
+    cmrs_split_free(&sp);
     free(rp32), free(rp);
     if (st == CMRSCL_OK)
-        st = matrix_create_kernels(m);
+        st = cmrs_matrix_create_kernels(m);
     p->build_seconds += build;
     /* A canonical CSR keeps its order within rows: a first update can rebuild the
      * permutation from the CMRS arrays; one row per strip needs none. */
@@ -353,10 +356,10 @@ cmrscl_status cmrscl_matrix_create_from_cl(cmrscl_context ctx, cmrscl_precision 
                          "the %s kernel's layout is built on the host: create the matrix from host "
                          "arrays (cmrscl_matrix_create, _i64 or _from_csr), not from OpenCL "
                          "buffers",
-                         variant_family_name(opt->kernel));
+                         cmrs_variant_family_name(opt->kernel));
     cmrscl_matrix m = NULL;
     if (st == CMRSCL_OK)
-        st = matrix_new(ctx, &m);
+        st = cmrs_matrix_new(ctx, &m);
     if (st == CMRSCL_OK)
         st = create_from_device(m, precision, &a, opt);
     if (st != CMRSCL_OK) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The reverse of index_narrow (matrix.c), for arrays read back: the last element first, so
+/* The reverse of cmrs_index_narrow (matrix.c), for arrays read back: the last element first, so
  * none is overwritten before it moves. */
 static void index_widen(uint64_t *a, size_t n, int index_bits)
 {
@@ -23,7 +23,7 @@ static cmrscl_status read_buffer(cmrscl_matrix m, cl_mem buf, size_t bytes, void
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer");
 }
 
-cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
+cmrscl_status cmrs_matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
 {
     const cmrscl_params *p = &m->params;
     size_t n = (size_t)p->strips + 1;
@@ -39,7 +39,7 @@ cmrscl_status matrix_read_strip_ptr(cmrscl_matrix m, uint64_t *out)
 /* Narrow or implied columns back as column words (c: StripPtr read, the shape set). */
 static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
 {
-    size_t bytes = matrix_column_bytes(&m->params, (size_t)c->nnz);
+    size_t bytes = cmrs_matrix_column_bytes(&m->params, (size_t)c->nnz);
     void *narrow = malloc(bytes);
     if (!narrow)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
@@ -79,13 +79,13 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
     c.col_ind = cmrscl_alloc(nnz, sizeof(uint32_t));
     c.row_in_strip = packed ? NULL : cmrscl_alloc(nnz, 1);
     c.values = cmrscl_alloc(nnz, sizeof(double));
-    size_t raw_bytes = matrix_values_bytes(p, nnz); /* as stored: the dictionary for DICT */
+    size_t raw_bytes = cmrs_matrix_values_bytes(p, nnz); /* as stored: the dictionary for DICT */
     void *raw = malloc(raw_bytes);
     cmrscl_status st = CMRSCL_OK;
     if (!c.strip_ptr || !c.col_ind || (!packed && !c.row_in_strip) || !c.values || !raw)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
     if (st == CMRSCL_OK)
-        st = matrix_read_strip_ptr(m, c.strip_ptr);
+        st = cmrs_matrix_read_strip_ptr(m, c.strip_ptr);
     if (st == CMRSCL_OK && p->column_bits < 32)
         st = read_narrow_columns(m, &c);
     else if (st == CMRSCL_OK)
@@ -96,12 +96,12 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         st = read_buffer(m, m->buf[BUF_VALUES], raw_bytes, raw);
     if (st == CMRSCL_OK && p->values == CMRSCL_VALUES_DICT) {
         double dict[CMRSCL_MAX_DICT];
-        values_convert(dict, CMRSCL_DOUBLE, raw, p->precision, p->dict_size);
-        values_decode_dict(c.col_ind, c.values, (int64_t)nnz, p->row_bits, p->dict_bits, dict);
+        cmrs_values_convert(dict, CMRSCL_DOUBLE, raw, p->precision, p->dict_size);
+        cmrs_values_decode_dict(c.col_ind, c.values, (int64_t)nnz, p->row_bits, p->dict_bits, dict);
     } else if (st == CMRSCL_OK) {
-        values_convert(c.values, CMRSCL_DOUBLE, raw,
-                       p->values == CMRSCL_VALUES_FLOAT ? CMRSCL_FLOAT : p->precision,
-                       p->stored_entries);
+        cmrs_values_convert(c.values, CMRSCL_DOUBLE, raw,
+                            p->values == CMRSCL_VALUES_FLOAT ? CMRSCL_FLOAT : p->precision,
+                            p->stored_entries);
     }
     free(raw);
     if (st == CMRSCL_OK && plan_has_holes(p->kernel))

@@ -51,7 +51,8 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
                            "the matrix's %llu bytes",
                            bytes, (unsigned long long)p->device_bytes);
     cmrscl_status st = CMRSCL_OK;
-    cl_mem perm = launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "permutation");
+    cl_mem perm =
+        cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "permutation");
     /* slices: where each strip's CSR entries start, for the while the kernel runs */
     cl_mem csr = NULL;
     if (st == CMRSCL_OK && m->strip_csr) {
@@ -60,9 +61,10 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
             st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d strips", p->strips);
         if (starts) {
             memcpy(starts, m->strip_csr, ((size_t)p->strips + 1) * sizeof *starts);
-            csr = launch_new_buffer(m->ctx, CL_MEM_READ_ONLY, is * ((size_t)p->strips + 1),
-                                    index_narrow(starts, (size_t)p->strips + 1, p->index_bits), &st,
-                                    "strip starts");
+            csr = cmrs_launch_new_buffer(
+                m->ctx, CL_MEM_READ_ONLY, is * ((size_t)p->strips + 1),
+                cmrs_index_narrow(starts, (size_t)p->strips + 1, p->index_bits), &st,
+                "strip starts");
             free(starts);
         }
     }
@@ -88,10 +90,11 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
                          ARG(perm)};
     launcher own = *l;
     if (st == CMRSCL_OK)
-        st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
+        st = cmrs_convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program,
+                                  NULL);
     if (st == CMRSCL_OK)
-        st = launch_run(&own, "convert_permutation", args, COUNT(args),
-                        (size_t)p->strips * (size_t)p->height, NULL);
+        st = cmrs_launch_run(&own, "convert_permutation", args, COUNT(args),
+                             (size_t)p->strips * (size_t)p->height, NULL);
     if (csr) /* in order after the kernel: a release waits for the queued reads */
         clReleaseMemObject(csr);
     if (st != CMRSCL_OK) {
@@ -118,22 +121,23 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
         return CMRSCL_OK;
     cmrscl_params plain = *p;
     plain.values = CMRSCL_VALUES_PLAIN, plain.dict_bits = plain.dict_size = 0;
-    cmrscl_status st = plan_build_options(&m->ctx->info, &plain); /* before anything changes */
+    cmrscl_status st = cmrs_plan_build_options(&m->ctx->info, &plain); /* before anything changes */
     if (st != CMRSCL_OK)
         return st;
-    size_t n = (size_t)p->stored_entries, old = matrix_values_bytes(p, n),
-           bytes = matrix_values_bytes(&plain, n);
-    size_t col_bytes = p->dict_bits > 0 ? matrix_column_bytes(p, n) : 0;
+    size_t n = (size_t)p->stored_entries, old = cmrs_matrix_values_bytes(p, n),
+           bytes = cmrs_matrix_values_bytes(&plain, n);
+    size_t col_bytes = p->dict_bits > 0 ? cmrs_matrix_column_bytes(p, n) : 0;
     if (!room_beside(m, bytes + col_bytes)) /* the new column words beside the old, a while */
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
                            "updated values are stored plain: %zu bytes, which the device's "
                            "limits or the context's memory limit do not leave beside the "
                            "matrix's %llu bytes",
                            bytes + col_bytes, (unsigned long long)p->device_bytes);
-    cl_mem values = launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "values");
-    cl_mem cols = col_bytes && st == CMRSCL_OK ? launch_new_buffer(m->ctx, CL_MEM_READ_WRITE,
-                                                                   col_bytes, NULL, &st, "col_ind")
-                                               : NULL;
+    cl_mem values = cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "values");
+    cl_mem cols =
+        col_bytes && st == CMRSCL_OK
+            ? cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, col_bytes, NULL, &st, "col_ind")
+            : NULL;
     if (cols) {
         /* the column words, and the padding the vector loads read (zeros); narrow: the
          * strips' first columns, then the 16-bit words */
@@ -153,10 +157,11 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
                              ARG(dict_bits),
                              ARG(m->buf[BUF_COL_IND]),
                              ARG(cols)};
-        st = convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program, NULL);
+        st = cmrs_convert_program(m->ctx, p->precision, p->precision, p->index_bits, &own.program,
+                                  NULL);
         if (st == CMRSCL_OK)
-            st = launch_run(&own, "convert_drop_dict", args, COUNT(args),
-                            words > header ? words : header, NULL);
+            st = cmrs_launch_run(&own, "convert_drop_dict", args, COUNT(args),
+                                 words > header ? words : header, NULL);
     }
     if (st != CMRSCL_OK) {
         if (values)
@@ -175,9 +180,9 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
     size_t len = strlen(plain.plan_reason);
     snprintf(plain.plan_reason + len, sizeof plain.plan_reason - len,
              "; stored plain since a values update");
-    plan_bytes_per_entry(&plain);
+    cmrs_plan_bytes_per_entry(&plain);
     *p = plain;
-    return matrix_create_kernels(m);
+    return cmrs_matrix_create_kernels(m);
 }
 
 /* Enqueues values[first, first + count) = src gathered through the permutation (a plain
@@ -194,14 +199,14 @@ static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size
         cl_int err = clEnqueueCopyBuffer(l->queue, src, m->buf[BUF_VALUES], vs * src_offset,
                                          vs * first, vs * count, 0, NULL, NULL);
         if (err == CL_SUCCESS)
-            err = launch_order_point(l);
+            err = cmrs_launch_order_point(l);
         return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueCopyBuffer");
     }
     cl_kernel *k = &m->update[source == CMRSCL_DOUBLE];
     cmrscl_status st = CMRSCL_OK;
     if (!*k) {
         cl_program prog;
-        st = convert_program(m->ctx, p->precision, source, p->index_bits, &prog, NULL);
+        st = cmrs_convert_program(m->ctx, p->precision, source, p->index_bits, &prog, NULL);
         cl_int err = CL_SUCCESS;
         if (st == CMRSCL_OK && !(*k = clCreateKernel(prog, "convert_values", &err)))
             st = cmrscl_fail_cl(err, "clCreateKernel");
@@ -221,9 +226,9 @@ static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size
                          wide ? ARG(range64[2]) : ARG(range32[2]),
                          ARG(m->buf[BUF_VALUES])};
     if (st == CMRSCL_OK)
-        st = launch_set_args(*k, args, COUNT(args));
+        st = cmrs_launch_set_args(*k, args, COUNT(args));
     if (st == CMRSCL_OK)
-        st = launch_enqueue(l, *k, count, 0, NULL, NULL);
+        st = cmrs_launch_enqueue(l, *k, count, 0, NULL, NULL);
     return st;
 }
 
@@ -249,13 +254,13 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
                            "double values need cl_khr_fp64, which device \"%s\" lacks",
                            m->ctx->info.device_name);
     size_t nnz = (size_t)m->params.nnz;
-    st = buffer_check(m->ctx->context, values, cmrscl_precision_size(values_precision) * nnz,
-                      "values");
+    st = cmrs_buffer_check(m->ctx->context, values, cmrscl_precision_size(values_precision) * nnz,
+                           "values");
     if (st != CMRSCL_OK || nnz == 0)
         return st;
-    launcher l = launcher_make(m->ctx);
+    launcher l = cmrs_launcher_make(m->ctx);
     pthread_mutex_lock(&m->lock);
-    cl_int err = launch_order_point(&l); /* after the products enqueued before */
+    cl_int err = cmrs_launch_order_point(&l); /* after the products enqueued before */
     st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
     if (st == CMRSCL_OK)
         st = ensure_plain_values(m, &l);
@@ -264,7 +269,7 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
     if (st == CMRSCL_OK) /* all positions, holes included */
         st = gather(m, &l, values, 0, values_precision, 0, 0, (size_t)m->params.stored_entries);
     pthread_mutex_unlock(&m->lock);
-    matrix_transpose_outdated(m);
+    cmrs_matrix_transpose_outdated(m);
     ++m->values_version; /* solvers take the Jacobi diagonal again */
     return st;
 }
@@ -276,7 +281,7 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
  * plus the last chunk's gather (measured against a full-size staging buffer allocated per
  * call: that allocation alone cost NVIDIA 15-25% of the copy). */
 
-size_t matrix_update_chunk = (size_t)4 << 20; /* 32 MB of doubles, 16 MB of floats */
+size_t cmrs_matrix_update_chunk = (size_t)4 << 20; /* 32 MB of doubles, 16 MB of floats */
 
 /* The chunk boundaries (strip starts) and the staging ring, made on the first update from
  * the host; the caller holds m->lock. Without a permutation any boundary will do. */
@@ -293,11 +298,11 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         strip_ptr = cmrscl_alloc(strips + 1, sizeof *strip_ptr);
         if (!strip_ptr)
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu strips", strips);
-        st = matrix_read_strip_ptr(m, strip_ptr);
+        st = cmrs_matrix_read_strip_ptr(m, strip_ptr);
     }
-    size_t *cut = cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut);
+    size_t *cut = cmrscl_alloc(nnz / cmrs_matrix_update_chunk + strips + 2, sizeof *cut);
     size_t *csr_cut =
-        csr ? cmrscl_alloc(nnz / matrix_update_chunk + strips + 2, sizeof *cut) : NULL;
+        csr ? cmrscl_alloc(nnz / cmrs_matrix_update_chunk + strips + 2, sizeof *cut) : NULL;
     if (st == CMRSCL_OK && (!cut || (csr && !csr_cut)))
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the update chunks");
     if (st == CMRSCL_OK) {
@@ -307,13 +312,14 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         for (size_t s = 1; strip_ptr && s <= strips; ++s) { /* cut before a strip that would
                                                              * overflow a non-empty chunk */
             size_t end = strip_ptr[s], begin = strip_ptr[s - 1];
-            if (end - cut[chunks - 1] > matrix_update_chunk && begin > cut[chunks - 1]) {
+            if (end - cut[chunks - 1] > cmrs_matrix_update_chunk && begin > cut[chunks - 1]) {
                 if (csr_cut)
                     csr_cut[chunks] = csr[s - 1];
                 cut[chunks++] = begin;
             }
         }
-        for (size_t e = matrix_update_chunk; !strip_ptr && e < nnz; e += matrix_update_chunk)
+        for (size_t e = cmrs_matrix_update_chunk; !strip_ptr && e < nnz;
+             e += cmrs_matrix_update_chunk)
             cut[chunks++] = e;
         cut[chunks] = nnz;
         if (csr_cut)
@@ -331,7 +337,7 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
                              bytes, (unsigned long long)m->params.device_bytes);
         else
             m->buf[BUF_STAGING] =
-                launch_new_buffer(m->ctx, CL_MEM_READ_ONLY, bytes, NULL, &st, "staging");
+                cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_ONLY, bytes, NULL, &st, "staging");
         if (st == CMRSCL_OK) {
             m->params.device_bytes += bytes;
             m->update_cut = cut, m->update_chunks = chunks, m->update_slot = slot;
@@ -364,7 +370,7 @@ static cmrscl_status update_in_chunks(cmrscl_matrix m, const launcher *l, const 
                                           vs * csr_count, (const char *)values + vs * csr_first, 0,
                                           NULL, last ? last_write : NULL);
         if (err == CL_SUCCESS)
-            err = launch_order_point(l);
+            err = cmrs_launch_order_point(l);
         st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer");
         if (st == CMRSCL_OK)
             st = gather(m, l, m->buf[BUF_STAGING], offset, source, first, csr_first, count);
@@ -386,13 +392,13 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
     if (values_precision == CMRSCL_DOUBLE && !m->ctx->info.fp64) {
         if (!(rounded = cmrscl_alloc(nnz, sizeof(float))))
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu values", nnz);
-        values_convert(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, p->nnz);
+        cmrs_values_convert(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, p->nnz);
         values = rounded, values_precision = CMRSCL_FLOAT;
     }
-    launcher l = launcher_make(m->ctx);
+    launcher l = cmrs_launcher_make(m->ctx);
     cl_event written = NULL;
     pthread_mutex_lock(&m->lock);
-    cl_int err = launch_order_point(&l); /* after the products enqueued before */
+    cl_int err = cmrs_launch_order_point(&l); /* after the products enqueued before */
     st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
     if (st == CMRSCL_OK)
         st = ensure_plain_values(m, &l);
@@ -404,7 +410,7 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
                                    cmrscl_precision_size(values_precision) * nnz, values, 0, NULL,
                                    &written);
         if (err == CL_SUCCESS)
-            err = launch_order_point(&l);
+            err = cmrs_launch_order_point(&l);
         st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer");
     } else if (st == CMRSCL_OK) {
         st = ensure_update_ring(m, &l);
@@ -412,11 +418,11 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
             st = update_in_chunks(m, &l, values, values_precision, &written);
     }
     pthread_mutex_unlock(&m->lock);
-    matrix_transpose_outdated(m);
+    cmrs_matrix_transpose_outdated(m);
     ++m->values_version; /* solvers take the Jacobi diagonal again */
-    if (written) { /* the caller may reuse `values` when this returns: every write is done
-                    * once the last is (queue order) */
-        cmrscl_status waited = launch_wait(&written, 1);
+    if (written) {       /* the caller may reuse `values` when this returns: every write is done
+                          * once the last is (queue order) */
+        cmrscl_status waited = cmrs_launch_wait(&written, 1);
         if (st == CMRSCL_OK)
             st = waited;
     }

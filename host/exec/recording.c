@@ -2,7 +2,7 @@
  * solver loop's product without its per-call set-up. Where command buffers are asked for
  * and the device offers them (runtime/command_buffer.c) the product's launches - the family's
  * kernel, then cmrs_combine after it by a sync point - are recorded with their arguments, and a
- * replay is one clEnqueueCommandBufferKHR. Elsewhere a replay is spmv_enqueue with the
+ * replay is one clEnqueueCommandBufferKHR. Elsewhere a replay is cmrs_spmv_enqueue with the
  * recorded arguments, skipping the checks made when recording. A recorded command keeps
  * the arguments it was recorded with, so the matrix's kernels may take other arguments in
  * between. Kernels made again after recording (a values update storing the values plain)
@@ -33,9 +33,9 @@ static cmrscl_status record(cmrscl_recording r)
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clCreateCommandBufferKHR");
     size_t local, global, clocal, cglobal;
-    spmv_sizes(m, &local, &global, &clocal, &cglobal);
+    cmrs_spmv_sizes(m, &local, &global, &clocal, &cglobal);
     cl_sync_point_khr main_done = 0;
-    err = spmv_set_args(m, r->alpha, r->x, r->beta, r->y);
+    err = cmrs_spmv_set_args(m, r->alpha, r->x, r->beta, r->y);
     if (err == CL_SUCCESS)
         err = api->ndrange(b, NULL, NULL, m->kernel, 1, NULL, &global, &local, 0, NULL, &main_done,
                            NULL);
@@ -60,15 +60,15 @@ cmrscl_status cmrscl_spmv_record(cmrscl_matrix m, double alpha, cl_mem x, double
         *out = NULL;
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
-    cmrscl_status st = spmv_check_product(m, x, y, NULL, 0, NULL);
+    cmrscl_status st = cmrs_spmv_check_product(m, x, y, NULL, 0, NULL);
     if (st != CMRSCL_OK)
         return st;
     cmrscl_recording r = calloc(1, sizeof *r);
     if (!r)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a recording");
     *r = (struct cmrscl_recording_s){m, alpha, beta, x, y, NULL, NULL, 0, NULL};
-    const command_buffer_api *api = command_buffer_support(m->ctx);
-    if (api->create && m->params.rows > 0) { /* no rows: a replay is a marker (spmv_enqueue) */
+    const command_buffer_api *api = cmrs_command_buffer_support(m->ctx);
+    if (api->create && m->params.rows > 0) { /* no rows: a replay is a marker (cmrs_spmv_enqueue) */
         r->api = api;
         pthread_mutex_lock(&m->lock);
         if (record(r) != CMRSCL_OK) /* e.g. a queue the device's command buffers refuse */
@@ -93,8 +93,8 @@ cmrscl_status cmrscl_recording_enqueue(cmrscl_recording r, cl_uint num_wait,
     cmrscl_status st = CMRSCL_OK;
     pthread_mutex_lock(&m->lock);
     if (!r->api) {
-        st = spmv_enqueue(m, r->alpha, r->x, r->beta, r->y, m->ctx->queue, num_wait, wait_list,
-                          NULL, event);
+        st = cmrs_spmv_enqueue(m, r->alpha, r->x, r->beta, r->y, m->ctx->queue, num_wait, wait_list,
+                               NULL, event);
     } else {
         if (r->kernels_made != m->kernels_made)
             st = record(r);
@@ -113,7 +113,7 @@ int cmrscl_recording_is_command_buffer(cmrscl_recording r, const char **reason)
     if (reason)
         *reason = !r                       ? "recording is NULL"
                   : r->m->params.rows == 0 ? "a matrix without rows: nothing to record"
-                                           : command_buffer_support(r->m->ctx)->why;
+                                           : cmrs_command_buffer_support(r->m->ctx)->why;
     return r && r->api ? 1 : 0;
 }
 

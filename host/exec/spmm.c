@@ -1,7 +1,7 @@
 /* spmm.c - launching Y = alpha*A*X + beta*Y for a block of k vectors (cl/cmrs_spmm.cl):
  * argument checks against the matrix, the launch's shape from the vectors and the device's
  * local memory, its kernels built on first use and kept per shape, launches of up to
- * cmrscl_params.block_vectors vectors each (plan_block_vectors), and the host and timing
+ * cmrscl_params.block_vectors vectors each (cmrs_plan_block_vectors), and the host and timing
  * forms. */
 #include "exec/exec.h"
 
@@ -43,7 +43,7 @@ struct spmm_kernel {
     struct spmm_kernel *next;
 };
 
-void spmm_release(cmrscl_matrix m)
+void cmrs_spmm_release(cmrscl_matrix m)
 {
     for (struct spmm_kernel *k = m->spmm, *next; k; k = next) {
         next = k->next;
@@ -161,8 +161,8 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
 static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct spmm_kernel **out)
 {
     char options[320];
-    int n = plan_spmm_options(&m->params, s->reduce, s->warp, s->work_group_size, s->vec_lanes,
-                              s->vec_per_lane, s->vec_width, options, sizeof options);
+    int n = cmrs_plan_spmm_options(&m->params, s->reduce, s->warp, s->work_group_size, s->vec_lanes,
+                                   s->vec_per_lane, s->vec_width, options, sizeof options);
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "the block product's build options are too long");
@@ -174,7 +174,7 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct sp
     cl_program prog;
     double seconds;
     cmrscl_program_source from;
-    cmrscl_status st = program_get(m->ctx, "cmrs_spmm.cl", options, &prog, &seconds, &from);
+    cmrscl_status st = cmrs_program_get(m->ctx, "cmrs_spmm.cl", options, &prog, &seconds, &from);
     if (st != CMRSCL_OK)
         return st;
     cl_int err, err2 = CL_SUCCESS;
@@ -259,11 +259,11 @@ static cmrscl_status check_buffers(cmrscl_matrix m, const block_args *b, cl_mem 
     if ((num_wait > 0) != (wait_list != NULL))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "num_wait and wait_list disagree");
     cl_context context = m->ctx->context;
-    cmrscl_status st = buffer_check(context, x, m->params.rows > 0 ? b->x_bytes : 0, "X");
+    cmrscl_status st = cmrs_buffer_check(context, x, m->params.rows > 0 ? b->x_bytes : 0, "X");
     if (st == CMRSCL_OK)
-        st = buffer_check(context, y, b->y_bytes, "Y");
+        st = cmrs_buffer_check(context, y, b->y_bytes, "Y");
     if (st == CMRSCL_OK && queue)
-        st = spmv_check_queue(m, queue);
+        st = cmrs_spmv_check_queue(m, queue);
     if (st == CMRSCL_OK && x && x == y && b->x_bytes && b->y_bytes)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "X and Y must be different buffers");
     return st;
@@ -335,7 +335,7 @@ static cl_int set_launch_args(cmrscl_matrix m, const block_args *b, const struct
             clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_Y_ROW + i), sizeof(cl_ulong), &stride[2 + i]);
         err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_VEC_BEGIN + i), sizeof(cl_uint), &range[i]);
     }
-    err |= spmv_set_scalars(kern, CMRS_SPMM_ALPHA, p->precision, alpha, beta);
+    err |= cmrs_spmv_set_scalars(kern, CMRS_SPMM_ALPHA, p->precision, alpha, beta);
     if (!p->tiles)
         return err;
     cl_kernel comb = k->combine;
@@ -351,11 +351,11 @@ static cl_int set_launch_args(cmrscl_matrix m, const block_args *b, const struct
         err |= clSetKernelArg(comb, (cl_uint)(CMRS_SPMM_COMBINE_VEC_BEGIN + i), sizeof(cl_uint),
                               &range[i]);
     }
-    return err | spmv_set_scalars(comb, CMRS_SPMM_COMBINE_ALPHA, p->precision, alpha, beta);
+    return err | cmrs_spmv_set_scalars(comb, CMRS_SPMM_COMBINE_ALPHA, p->precision, alpha, beta);
 }
 
 /* Enqueues the block product: launches of up to block_vectors vectors in vector order,
- * each with its combine when strips are split; *first and *last as spmv_enqueue's. The
+ * each with its combine when strips are split; *first and *last as cmrs_spmv_enqueue's. The
  * caller holds m->lock. */
 static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double alpha, cl_mem x,
                                   double beta, cl_mem y, cl_command_queue queue, cl_uint num_wait,
@@ -363,7 +363,7 @@ static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double a
 {
     const cmrscl_params *p = &m->params;
     if (plain_vector(b) || p->rows == 0)
-        return spmv_enqueue(m, alpha, x, beta, y, queue, num_wait, wait_list, first, last);
+        return cmrs_spmv_enqueue(m, alpha, x, beta, y, queue, num_wait, wait_list, first, last);
     cl_command_queue_properties qprops = 0;
     clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
     launch_chain c = {queue,         !(qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE),
@@ -436,7 +436,7 @@ cmrscl_status cmrscl_spmm(cmrscl_matrix m, cmrscl_dense_order order, int k, doub
     return st;
 }
 
-/* One timed or untimed block product, for time_products. */
+/* One timed or untimed block product, for cmrs_time_products. */
 typedef struct spmm_job {
     cmrscl_matrix m;
     block_args b;
@@ -463,7 +463,7 @@ cmrscl_status cmrscl_spmm_time(cmrscl_matrix m, cmrscl_dense_order order, int k,
         st = check_buffers(m, &job.b, x, y, NULL, 0, NULL);
     if (st != CMRSCL_OK)
         return st;
-    return time_products(m, spmm_product, &job, warmup, repetitions, out);
+    return cmrs_time_products(m, spmm_product, &job, warmup, repetitions, out);
 }
 
 static cmrscl_status spmm_on_buffers(void *job, cl_mem x, cl_mem y, cl_event *done)
@@ -488,6 +488,6 @@ cmrscl_status cmrscl_spmm_host(cmrscl_matrix m, cmrscl_dense_order order, int k,
      * rows or vectors (ld above the packed one) come back as they were */
     size_t packed = cmrscl_precision_size(m->params.precision) * (size_t)m->params.rows * (size_t)k;
     spmm_job job = {m, b, alpha, beta, NULL, NULL};
-    return host_product(m, x, b.x_bytes, y, b.y_bytes, beta != 0.0 || b.y_bytes != packed,
-                        spmm_on_buffers, &job);
+    return cmrs_host_product(m, x, b.x_bytes, y, b.y_bytes, beta != 0.0 || b.y_bytes != packed,
+                             spmm_on_buffers, &job);
 }

@@ -11,11 +11,11 @@
 
 /* Per-product arguments of cmrs_spmv and cmrs_combine: cl/cmrs_abi.h. */
 
-cmrscl_status spmv_check_queue(cmrscl_matrix m, cl_command_queue queue)
+cmrscl_status cmrs_spmv_check_queue(cmrscl_matrix m, cl_command_queue queue)
 {
     cl_context context = NULL;
     cl_device_id device = NULL;
-    cmrscl_status st = queue_owner(queue, &context, &device);
+    cmrscl_status st = cmrs_queue_owner(queue, &context, &device);
     if (st != CMRSCL_OK)
         return st;
     if (context != m->ctx->context || device != m->ctx->device)
@@ -24,8 +24,8 @@ cmrscl_status spmv_check_queue(cmrscl_matrix m, cl_command_queue queue)
     return CMRSCL_OK;
 }
 
-cmrscl_status spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue queue,
-                                 cl_uint num_wait, const cl_event *wait_list)
+cmrscl_status cmrs_spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_command_queue queue,
+                                      cl_uint num_wait, const cl_event *wait_list)
 {
     if (!m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
@@ -35,18 +35,19 @@ cmrscl_status spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y, cl_command
     size_t vsize = cmrscl_precision_size(p->precision);
     /* With no rows the product is empty: nothing is read, so x may be NULL too. */
     cl_context context = m->ctx->context;
-    cmrscl_status st = buffer_check(context, x, p->rows > 0 ? vsize * (size_t)p->cols : 0, "x");
+    cmrscl_status st =
+        cmrs_buffer_check(context, x, p->rows > 0 ? vsize * (size_t)p->cols : 0, "x");
     if (st == CMRSCL_OK)
-        st = buffer_check(context, y, vsize * (size_t)p->rows, "y");
+        st = cmrs_buffer_check(context, y, vsize * (size_t)p->rows, "y");
     if (st == CMRSCL_OK && queue)
-        st = spmv_check_queue(m, queue);
+        st = cmrs_spmv_check_queue(m, queue);
     if (st == CMRSCL_OK && x && x == y && p->rows > 0 && p->cols > 0)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x and y must be different buffers");
     return st;
 }
 
-cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, double alpha,
-                        double beta)
+cl_int cmrs_spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, double alpha,
+                             double beta)
 {
     if (precision == CMRSCL_DOUBLE)
         return clSetKernelArg(k, at, sizeof alpha, &alpha) |
@@ -55,22 +56,22 @@ cl_int spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision, dou
     return clSetKernelArg(k, at, sizeof a, &a) | clSetKernelArg(k, at + 1, sizeof b, &b);
 }
 
-cl_int spmv_set_args(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y)
+cl_int cmrs_spmv_set_args(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y)
 {
     const cmrscl_params *p = &m->params;
     cl_mem xarg = p->cols > 0 ? x : NULL;
-    cl_int err = spmv_set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
+    cl_int err = cmrs_spmv_set_scalars(m->kernel, CMRS_ARG_ALPHA, p->precision, alpha, beta);
     err |= clSetKernelArg(m->kernel, CMRS_ARG_X, sizeof(cl_mem), &xarg);
     err |= clSetKernelArg(m->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
     if (m->combine) {
-        err |= spmv_set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
+        err |= cmrs_spmv_set_scalars(m->combine, CMRS_COMBINE_ALPHA, p->precision, alpha, beta);
         err |= clSetKernelArg(m->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
     }
     return err;
 }
 
-void spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global, size_t *combine_local,
-                size_t *combine_global)
+void cmrs_spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global, size_t *combine_local,
+                     size_t *combine_global)
 {
     const cmrscl_params *p = &m->params;
     *local = (size_t)p->work_group_size;
@@ -80,9 +81,9 @@ void spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global, size_t *combine_
     *combine_global = (items + 63) / 64 * 64;
 }
 
-cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
-                           cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
-                           cl_event *first, cl_event *last)
+cmrscl_status cmrs_spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
+                                cl_command_queue queue, cl_uint num_wait, const cl_event *wait_list,
+                                cl_event *first, cl_event *last)
 {
     const cmrscl_params *p = &m->params;
     cl_int err;
@@ -98,10 +99,10 @@ cmrscl_status spmv_enqueue(cmrscl_matrix m, double alpha, cl_mem x, double beta,
             *last = e;
         return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueMarkerWithWaitList");
     }
-    if (spmv_set_args(m, alpha, x, beta, y) != CL_SUCCESS)
+    if (cmrs_spmv_set_args(m, alpha, x, beta, y) != CL_SUCCESS)
         return cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for x, y, alpha or beta failed");
     size_t local, global, clocal, cglobal;
-    spmv_sizes(m, &local, &global, &clocal, &cglobal);
+    cmrs_spmv_sizes(m, &local, &global, &clocal, &cglobal);
     /* The combine kernel must see the tiles' sums: an in-order queue guarantees it; an
      * out-of-order one needs the main kernel's event (NVIDIA: an event wait between two
      * kernels costs microseconds, a visible share of a product on small matrices). Only
@@ -145,12 +146,12 @@ cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, 
 {
     if (event)
         *event = NULL;
-    cmrscl_status st = spmv_check_product(m, x, y, queue, num_wait, wait_list);
+    cmrscl_status st = cmrs_spmv_check_product(m, x, y, queue, num_wait, wait_list);
     if (st != CMRSCL_OK)
         return st;
     pthread_mutex_lock(&m->lock);
-    st = spmv_enqueue(m, alpha, x, beta, y, queue ? queue : m->ctx->queue, num_wait, wait_list,
-                      NULL, event);
+    st = cmrs_spmv_enqueue(m, alpha, x, beta, y, queue ? queue : m->ctx->queue, num_wait, wait_list,
+                           NULL, event);
     pthread_mutex_unlock(&m->lock);
     return st;
 }
@@ -165,7 +166,7 @@ static int compare_doubles(const void *a, const void *b)
 static cmrscl_status product_times(cl_event *first, cl_event *last, int n, double *ms)
 {
     for (int i = 0; i < n; ++i) {
-        cl_int err = event_ms(first[i], last[i], &ms[i]);
+        cl_int err = cmrs_event_ms(first[i], last[i], &ms[i]);
         if (err != CL_SUCCESS)
             return cmrscl_fail_cl(err, "clGetEventProfilingInfo");
     }
@@ -182,8 +183,8 @@ static cmrscl_status locked(cmrscl_matrix m, product_fn product, void *job, cl_e
     return st;
 }
 
-cmrscl_status time_products(cmrscl_matrix m, product_fn product, void *job, int warmup,
-                            int repetitions, cmrscl_timing *out)
+cmrscl_status cmrs_time_products(cmrscl_matrix m, product_fn product, void *job, int warmup,
+                                 int repetitions, cmrscl_timing *out)
 {
     if (out)
         memset(out, 0, sizeof *out);
@@ -248,8 +249,8 @@ typedef struct spmv_job {
 static cmrscl_status spmv_product(void *job, cl_event *first, cl_event *last)
 {
     spmv_job *j = job;
-    return spmv_enqueue(j->m, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0, NULL, first,
-                        last);
+    return cmrs_spmv_enqueue(j->m, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0, NULL, first,
+                             last);
 }
 
 cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
@@ -257,15 +258,15 @@ cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem x, double b
 {
     if (out)
         memset(out, 0, sizeof *out);
-    cmrscl_status st = spmv_check_product(m, x, y, NULL, 0, NULL);
+    cmrscl_status st = cmrs_spmv_check_product(m, x, y, NULL, 0, NULL);
     if (st != CMRSCL_OK)
         return st;
     spmv_job job = {m, alpha, beta, x, y};
-    return time_products(m, spmv_product, &job, warmup, repetitions, out);
+    return cmrs_time_products(m, spmv_product, &job, warmup, repetitions, out);
 }
 
-cmrscl_status host_product(cmrscl_matrix m, const void *x, size_t xbytes, void *y, size_t ybytes,
-                           bool y_in, buffer_product_fn product, void *job)
+cmrscl_status cmrs_host_product(cmrscl_matrix m, const void *x, size_t xbytes, void *y,
+                                size_t ybytes, bool y_in, buffer_product_fn product, void *job)
 {
     cl_context context = m->ctx->context;
     cl_int err = CL_SUCCESS;
@@ -313,5 +314,5 @@ cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const void *x, dou
     if ((xbytes && !x) || !y)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
     spmv_job job = {m, alpha, beta, NULL, NULL};
-    return host_product(m, x, xbytes, y, ybytes, beta != 0.0, spmv_on_buffers, &job);
+    return cmrs_host_product(m, x, xbytes, y, ybytes, beta != 0.0, spmv_on_buffers, &job);
 }

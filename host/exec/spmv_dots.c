@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void product_kernels_release(product_kernels *k)
+void cmrs_product_kernels_release(product_kernels *k)
 {
     if (k->kernel)
         clReleaseKernel(k->kernel);
@@ -17,7 +17,7 @@ void product_kernels_release(product_kernels *k)
     memset(k, 0, sizeof *k);
 }
 
-cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_kernels *out)
+cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, product_kernels *out)
 {
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
@@ -37,8 +37,8 @@ cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_k
     cl_program prog;
     double seconds;
     cmrscl_program_source from;
-    cmrscl_status st =
-        program_get(m->ctx, variant_family_of(p->kernel)->file, options, &prog, &seconds, &from);
+    cmrscl_status st = cmrs_program_get(m->ctx, cmrs_variant_family_of(p->kernel)->file, options,
+                                        &prog, &seconds, &from);
     cl_int err = CL_SUCCESS;
     if (st == CMRSCL_OK && !(out->kernel = clCreateKernel(prog, "cmrs_spmv", &err)))
         st = cmrscl_fail_cl(err, "clCreateKernel (the solver's product)");
@@ -46,29 +46,29 @@ cmrscl_status product_kernels_make(cmrscl_matrix m, const char *extra, product_k
     if (st == CMRSCL_OK && combine && !(out->combine = clCreateKernel(prog, "cmrs_combine", &err)))
         st = cmrscl_fail_cl(err, "clCreateKernel (the solver's combine)");
     /* the epilogue's local memory may leave fewer work-items a group than the plan's */
-    if (st == CMRSCL_OK && matrix_kernel_limits(m, out->kernel))
+    if (st == CMRSCL_OK && cmrs_matrix_kernel_limits(m, out->kernel))
         st = CMRSCL_ERROR_DEVICE_LIMIT;
     /* a sub-group plan holds only with the plan's sub-group width (subgroups.c) */
     if (st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP)
-        st = subgroups_check_kernel(m->ctx, out->kernel, p);
+        st = cmrs_subgroups_check_kernel(m->ctx, out->kernel, p);
     if (st == CMRSCL_OK)
-        st = matrix_kernel_args(m, out->kernel, out->combine);
+        st = cmrs_matrix_kernel_args(m, out->kernel, out->combine);
     if (st != CMRSCL_OK) {
-        product_kernels_release(out);
+        cmrs_product_kernels_release(out);
         return st;
     }
-    spmv_sizes(m, &out->local, &out->global, &out->combine_local, &out->combine_global);
+    cmrs_spmv_sizes(m, &out->local, &out->global, &out->combine_local, &out->combine_global);
     out->kernel_groups = out->global / (warps ? 32 : out->local); /* its real4s */
     out->groups = out->kernel_groups + (combine ? out->combine_global / out->combine_local : 0);
     out->kernels_made = m->kernels_made;
     return CMRSCL_OK;
 }
 
-cmrscl_status product_kernels_bind(product_kernels *k, cmrscl_precision precision, double alpha,
-                                   cl_mem x, double beta, cl_mem y, bool dots, cl_mem ws,
-                                   cl_uint at, cl_mem w)
+cmrscl_status cmrs_product_kernels_bind(product_kernels *k, cmrscl_precision precision,
+                                        double alpha, cl_mem x, double beta, cl_mem y, bool dots,
+                                        cl_mem ws, cl_uint at, cl_mem w)
 {
-    cl_int err = spmv_set_scalars(k->kernel, CMRS_ARG_ALPHA, precision, alpha, beta);
+    cl_int err = cmrs_spmv_set_scalars(k->kernel, CMRS_ARG_ALPHA, precision, alpha, beta);
     err |= clSetKernelArg(k->kernel, CMRS_ARG_X, sizeof(cl_mem), &x);
     err |= clSetKernelArg(k->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
     if (dots) {
@@ -79,7 +79,7 @@ cmrscl_status product_kernels_bind(product_kernels *k, cmrscl_precision precisio
     if (k->combine) {
         /* cmrs_combine's real4s follow the first kernel's */
         cl_uint cat = at + 4 * (cl_uint)k->kernel_groups;
-        err |= spmv_set_scalars(k->combine, CMRS_COMBINE_ALPHA, precision, alpha, beta);
+        err |= cmrs_spmv_set_scalars(k->combine, CMRS_COMBINE_ALPHA, precision, alpha, beta);
         err |= clSetKernelArg(k->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
         if (dots) {
             err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_WS, sizeof ws, &ws);
@@ -93,8 +93,8 @@ cmrscl_status product_kernels_bind(product_kernels *k, cmrscl_precision precisio
                : cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg for the solver's product failed");
 }
 
-cmrscl_status product_kernels_enqueue(const product_kernels *k, cl_command_queue queue,
-                                      bool out_of_order)
+cmrscl_status cmrs_product_kernels_enqueue(const product_kernels *k, cl_command_queue queue,
+                                           bool out_of_order)
 {
     if (k->global == 0) /* no rows */
         return CMRSCL_OK;

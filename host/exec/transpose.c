@@ -10,7 +10,7 @@
  *
  * It is built from A's arrays read back (cmrscl_matrix_read_cmrs: whatever layout, codecs
  * or device path made A), turned into CSR and transposed on the host - one path for every
- * way a matrix is created. A values update drops it (matrix_transpose_outdated), and the
+ * way a matrix is created. A values update drops it (cmrs_matrix_transpose_outdated), and the
  * next transposed product builds it again from the updated arrays. */
 #include "exec/exec.h"
 
@@ -57,7 +57,7 @@ static cmrscl_status current_transpose(cmrscl_matrix m, cmrscl_matrix *out)
     return CMRSCL_OK;
 }
 
-void matrix_transpose_outdated(cmrscl_matrix m)
+void cmrs_matrix_transpose_outdated(cmrscl_matrix m)
 {
     pthread_mutex_lock(&m->transpose_lock);
     /* Products enqueued on it still run: OpenCL frees its buffers after them. */
@@ -103,7 +103,7 @@ cmrscl_status cmrscl_matrix_release_transpose(cmrscl_matrix m)
 {
     if (!m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
-    matrix_transpose_outdated(m);
+    cmrs_matrix_transpose_outdated(m);
     return CMRSCL_OK;
 }
 
@@ -127,8 +127,9 @@ static cmrscl_status check_transposed_vectors(cmrscl_matrix m, cl_mem x, cl_mem 
     const cmrscl_params *p = &m->params;
     size_t vsize = cmrscl_precision_size(p->precision);
     cl_context context = m->ctx->context;
-    cmrscl_status st = buffer_check(context, x, p->cols > 0 ? vsize * (size_t)p->rows : 0, "x");
-    return st != CMRSCL_OK ? st : buffer_check(context, y, vsize * (size_t)p->cols, "y");
+    cmrscl_status st =
+        cmrs_buffer_check(context, x, p->cols > 0 ? vsize * (size_t)p->rows : 0, "x");
+    return st != CMRSCL_OK ? st : cmrs_buffer_check(context, y, vsize * (size_t)p->cols, "y");
 }
 
 /* Each call below runs its product on A^T between these two, under transpose_lock, so an

@@ -32,15 +32,15 @@ static int add(cmrscl_options *c, int n, const kernel_variant *v, int height, in
 static int candidates(const cmrscl_device_info *dev, cmrscl_options *c)
 {
     int n = 0;
-    for (size_t i = 0; i < variant_count(); ++i) {
-        const kernel_variant *v = variant_at(i);
-        if (variant_missing(dev, v))
+    for (size_t i = 0; i < cmrs_variant_count(); ++i) {
+        const kernel_variant *v = cmrs_variant_at(i);
+        if (cmrs_variant_missing(dev, v))
             continue;
         for (const int *h = v->family->tune_heights; *h; ++h)
             n = add(c, n, v, *h, 0);
         bool talks = v->pub.reduce != CMRSCL_REDUCE_LOCAL;
         for (int w = 4; talks && v->pub.kernel == CMRSCL_KERNEL_STRIP && w <= 16; w *= 2)
-            if (w != variant_default_warp(dev, v) && !variant_lanes_refused(dev, v, w))
+            if (w != cmrs_variant_default_warp(dev, v) && !cmrs_variant_lanes_refused(dev, v, w))
                 n = add(c, n, v, 1, w);
     }
     return n;
@@ -221,9 +221,9 @@ cmrscl_status cmrscl_matrix_tune(cmrscl_context ctx, cmrscl_precision precision,
     win.kernel = p->kernel, win.height = p->height, win.warp = p->warp;
     win.reduce = p->reduce, win.cache_hint = p->cache_hint, win.order = p->order;
     char cls[64];
-    tuning_class(&p->stats, p->nnz, cls, sizeof cls);
+    cmrs_tuning_class(&p->stats, p->nnz, cls, sizeof cls);
     if (!e.opt->no_database)
-        st = tuning_db_store(&ctx->info, precision, cls, &win, best_ms);
+        st = cmrs_tuning_db_store(&ctx->info, precision, cls, &win, best_ms);
     p->height_source = "tuned";
     snprintf(p->plan_reason, sizeof p->plan_reason,
              "fastest of the plans cmrscl_matrix_tune timed on this matrix (class %s)", cls);

@@ -128,7 +128,7 @@ static void place_values(const cmrs_values *v, int64_t k0, int64_t n, const int6
  * row s * height, so it is the first strip at or after the first such row. */
 static int64_t strip_at(const strip_builder *c, int64_t e)
 {
-    int64_t row = csr_row_at(c->row_ptr, c->rows, e);
+    int64_t row = cmrs_csr_row_at(c->row_ptr, c->rows, e);
     return (row + c->height - 1) / c->height;
 }
 
@@ -178,7 +178,7 @@ static void build_strips(void *ctx, int thread, int threads)
 {
     strip_builder *c = ctx;
     int64_t e0, e1;
-    parallel_range(c->row_ptr[c->rows], thread, threads, &e0, &e1);
+    cmrs_parallel_range(c->row_ptr[c->rows], thread, threads, &e0, &e1);
     int64_t s0 = strip_at(c, e0), s1 = thread == threads - 1 ? c->strips : strip_at(c, e1);
     strip_entries a = {0}, b = {0};
     int64_t *run_end = NULL, cap = 0;
@@ -222,12 +222,12 @@ cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t *row_ptr, con
     bool ordered = (flags & CMRSCL_CMRS_ORDER_COLUMNS) != 0;
     out->strip_ptr = cmrscl_alloc((size_t)strips + 1, sizeof(uint64_t));
     /* Huge pages for the big arrays: the threads fault them in as they fill them. */
-    out->col_ind = parallel_alloc((size_t)nnz + CMRS_ENTRY_PAD, sizeof(uint32_t));
+    out->col_ind = cmrs_parallel_alloc((size_t)nnz + CMRS_ENTRY_PAD, sizeof(uint32_t));
     if (out->col_ind)
         memset(out->col_ind + nnz, 0, CMRS_ENTRY_PAD * sizeof(uint32_t));
-    out->row_in_strip = packed ? NULL : parallel_alloc((size_t)nnz, sizeof(uint8_t));
+    out->row_in_strip = packed ? NULL : cmrs_parallel_alloc((size_t)nnz, sizeof(uint8_t));
     perm_bits = ordered ? perm_bits : 0;
-    void *p = perm_bits ? parallel_alloc((size_t)nnz, (size_t)perm_bits / 8) : NULL;
+    void *p = perm_bits ? cmrs_parallel_alloc((size_t)nnz, (size_t)perm_bits / 8) : NULL;
     strip_builder c = {rows,   strips,  height,  cmrscl_cmrs_row_bits(height),
                        packed, ordered, row_ptr, col_ind,
                        values, out,     p,       perm_bits,
@@ -238,7 +238,7 @@ cmrscl_status cmrs_build(int32_t rows, int32_t cols, const int64_t *row_ptr, con
             size_t vs = cmrscl_precision_size(values->dst_precision);
             memset((char *)values->dst + vs * (size_t)nnz, 0, vs * CMRS_ENTRY_PAD);
         }
-        parallel_run(format_threads(nnz), build_strips, &c);
+        cmrs_parallel_run(format_threads(nnz), build_strips, &c);
     } else {
         c.out_of_memory = true;
     }
@@ -271,16 +271,16 @@ static void convert_range(void *ctx, int thread, int threads)
 {
     const conversion *v = ctx;
     int64_t k0, k1;
-    parallel_range(v->n, thread, threads, &k0, &k1);
+    cmrs_parallel_range(v->n, thread, threads, &k0, &k1);
     cmrs_values part = {v->src, v->src_precision, v->dst, v->dst_precision};
     place_values(&part, k0, k1 - k0, NULL);
 }
 
-void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
-                    cmrscl_precision src_precision, int64_t n)
+void cmrs_values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
+                         cmrscl_precision src_precision, int64_t n)
 {
     conversion v = {dst, dst_precision, src_precision, src, n};
-    parallel_run(format_threads(n), convert_range, &v);
+    cmrs_parallel_run(format_threads(n), convert_range, &v);
 }
 
 cmrscl_status cmrscl_cmrs_from_csr(const cmrscl_csr *csr, int height, unsigned flags,
@@ -292,7 +292,7 @@ cmrscl_status cmrscl_cmrs_from_csr(const cmrscl_csr *csr, int height, unsigned f
     cmrscl_status st = cmrscl_csr_validate(csr);
     if (st != CMRSCL_OK)
         return st;
-    double *values = parallel_alloc((size_t)csr->nnz + CMRS_ENTRY_PAD, sizeof(double));
+    double *values = cmrs_parallel_alloc((size_t)csr->nnz + CMRS_ENTRY_PAD, sizeof(double));
     if (!values)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld values",
                            (long long)csr->nnz);

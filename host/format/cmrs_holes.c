@@ -35,10 +35,10 @@ cmrscl_status cmrs_holed_allocate(const holed_source *src, cmrs_holed *out)
         c->strip_ptr[s + 1] += c->strip_ptr[s];
     c->nnz = (int64_t)c->strip_ptr[c->strips];
     size_t n = (size_t)c->nnz, vs = src->value_size;
-    c->col_ind = parallel_alloc(n + CMRS_ENTRY_PAD, sizeof(uint32_t));
-    c->row_in_strip = c->packed ? NULL : parallel_alloc(n + 1, 1);
-    out->values = src->values ? parallel_alloc(n + CMRS_ENTRY_PAD, vs) : NULL;
-    out->perm = src->perm_bits ? parallel_alloc(n + 1, (size_t)src->perm_bits / 8) : NULL;
+    c->col_ind = cmrs_parallel_alloc(n + CMRS_ENTRY_PAD, sizeof(uint32_t));
+    c->row_in_strip = c->packed ? NULL : cmrs_parallel_alloc(n + 1, 1);
+    out->values = src->values ? cmrs_parallel_alloc(n + CMRS_ENTRY_PAD, vs) : NULL;
+    out->perm = src->perm_bits ? cmrs_parallel_alloc(n + 1, (size_t)src->perm_bits / 8) : NULL;
     if (!c->col_ind || (!c->packed && !c->row_in_strip) || (src->values && !out->values) ||
         (src->perm_bits && !out->perm)) {
         cmrs_holed_free(out);

@@ -67,7 +67,7 @@ static void lay_strips(void *ctx, int thread, int threads)
 {
     modulo_job *j = ctx;
     int64_t s0, s1;
-    parallel_range(j->src.in->strips, thread, threads, &s0, &s1);
+    cmrs_parallel_range(j->src.in->strips, thread, threads, &s0, &s1);
     uint64_t *win = cmrscl_alloc(2 * (size_t)j->warp, sizeof *win);
     uint64_t *used = calloc((size_t)j->modulo * (size_t)j->src.in->height, sizeof *used);
     uint64_t stamp = 0;
@@ -89,12 +89,12 @@ cmrscl_status cmrs_modulo_layout(const cmrscl_cmrs *in, const void *values, size
     int threads = format_threads(in->nnz);
     cmrscl_status st = cmrs_holed_start(&j.src, out);
     if (st == CMRSCL_OK)
-        parallel_run(threads, lay_strips, &j); /* pass 1: the lengths */
+        cmrs_parallel_run(threads, lay_strips, &j); /* pass 1: the lengths */
     if (st == CMRSCL_OK && !j.out_of_memory)
         st = cmrs_holed_allocate(&j.src, out);
     if (st == CMRSCL_OK && !j.out_of_memory) {
         j.write = true;
-        parallel_run(threads, lay_strips, &j); /* pass 2: the entries */
+        cmrs_parallel_run(threads, lay_strips, &j); /* pass 2: the entries */
     }
     if (st == CMRSCL_OK && j.out_of_memory) /* a thread's scratch */
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,

@@ -34,7 +34,7 @@ static void largest_steps(void *ctx, int thread, int threads)
 {
     narrow_job *j = ctx;
     int64_t s0, s1, largest = 0;
-    parallel_range(j->strips, thread, threads, &s0, &s1);
+    cmrs_parallel_range(j->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1 && largest >= 0; ++s) {
         int64_t r0 = s * j->height, r1 = r0 + j->height < j->rows ? r0 + j->height : j->rows;
         int64_t first = INT64_MAX;
@@ -62,7 +62,7 @@ static void largest_spans(void *ctx, int thread, int threads)
 {
     narrow_job *j = ctx;
     int64_t s0, s1, largest = 0;
-    parallel_range(j->strips, thread, threads, &s0, &s1);
+    cmrs_parallel_range(j->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         int64_t r0 = s * j->height, r1 = r0 + j->height < j->rows ? r0 + j->height : j->rows;
         int32_t lo = INT32_MAX, hi = -1;
@@ -80,7 +80,7 @@ static void row_runs(void *ctx, int thread, int threads)
 {
     narrow_job *j = ctx;
     int64_t r0, r1, largest = 0;
-    parallel_range(j->rows, thread, threads, &r0, &r1);
+    cmrs_parallel_range(j->rows, thread, threads, &r0, &r1);
     for (int64_t r = r0; r < r1 && largest >= 0; ++r)
         for (int64_t k = j->row_ptr[r] + 1; k < j->row_ptr[r + 1]; ++k)
             if (j->col_ind[k] != j->col_ind[k - 1] + 1) {
@@ -95,7 +95,7 @@ static int64_t largest_over_threads(narrow_job *j, void (*kind)(void *, int, int
 {
     int threads = format_threads(j->row_ptr[j->rows]);
     threads = threads > 64 ? 64 : threads;
-    parallel_run(threads, kind, j);
+    cmrs_parallel_run(threads, kind, j);
     int64_t largest = 0;
     for (int t = 0; t < threads; ++t) {
         if (j->largest[t] < 0)
@@ -169,7 +169,7 @@ static void encode_strips(void *ctx, int thread, int threads)
     const uint32_t index_mask = (1u << j->dict_bits) - 1u;
     const uint32_t row_mask = (1u << j->row_bits) - 1u; /* offsets: the row the word keeps */
     int64_t s0, s1;
-    parallel_range(c->strips, thread, threads, &s0, &s1);
+    cmrs_parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
         j->first[s] = first_column(c, s, shift, !j->offsets);
@@ -201,7 +201,7 @@ static void encode_strips(void *ctx, int thread, int threads)
 cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offsets, void **out)
 {
     size_t bytes = cmrs_narrow_bytes(c->strips, c->nnz);
-    *out = parallel_alloc(bytes, 1);
+    *out = cmrs_parallel_alloc(bytes, 1);
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld narrow columns",
                            (long long)c->nnz);
@@ -212,7 +212,7 @@ cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offse
     /* the padding, and the word that rounds the array to 4 bytes: zeros */
     size_t pad = bytes - sizeof(uint32_t) * (size_t)c->strips - sizeof(uint16_t) * (size_t)c->nnz;
     memset(j.words + c->nnz, 0, pad);
-    parallel_run(format_threads(c->nnz), encode_strips, &j);
+    cmrs_parallel_run(format_threads(c->nnz), encode_strips, &j);
     return CMRSCL_OK;
 }
 
@@ -224,7 +224,7 @@ static void decode_strips(void *ctx, int thread, int threads)
     const uint16_t index_mask = (uint16_t)((1u << j->dict_bits) - 1u);
     const uint32_t row_mask = (1u << j->row_bits) - 1u;
     int64_t s0, s1;
-    parallel_range(c->strips, thread, threads, &s0, &s1);
+    cmrs_parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
         if (j->offsets) {
@@ -261,7 +261,7 @@ void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits,
                   (uint32_t *)narrow,
                   (uint16_t *)((const uint32_t *)narrow + c->strips),
                   col_ind};
-    parallel_run(format_threads(c->nnz), decode_strips, &j);
+    cmrs_parallel_run(format_threads(c->nnz), decode_strips, &j);
 }
 
 /* Implied columns: a strip of one row whose columns are one run stores its first column (0

@@ -32,7 +32,7 @@ static void slice_strips(void *ctx, int thread, int threads)
     const int64_t *row_ptr = j->row_ptr;
     const int64_t h = in->height;
     int64_t s0, s1;
-    parallel_range(in->strips, thread, threads, &s0, &s1);
+    cmrs_parallel_range(in->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const int64_t width = strip_width(in->rows, row_ptr, in->height, s);
         if (!j->out) {
@@ -63,7 +63,7 @@ int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr, int height)
     slice_job j = {.src = {.in = &shape}, .row_ptr = row_ptr};
     int threads = format_threads(rows);
     threads = threads > 64 ? 64 : threads;
-    parallel_run(threads, slice_strips, &j);
+    cmrs_parallel_run(threads, slice_strips, &j);
     int64_t stored = 0;
     for (int t = 0; t < threads; ++t)
         stored += j.stored[t];
@@ -77,12 +77,12 @@ cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr, c
     int threads = format_threads(in->nnz);
     cmrscl_status st = cmrs_holed_start(&j.src, out);
     if (st == CMRSCL_OK) {
-        parallel_run(threads, slice_strips, &j); /* pass 1: the lengths */
+        cmrs_parallel_run(threads, slice_strips, &j); /* pass 1: the lengths */
         st = cmrs_holed_allocate(&j.src, out);
     }
     if (st == CMRSCL_OK) {
         j.write = true;
-        parallel_run(threads, slice_strips, &j); /* pass 2: the positions */
+        cmrs_parallel_run(threads, slice_strips, &j); /* pass 2: the positions */
     }
     return st;
 }

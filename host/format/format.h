@@ -12,7 +12,7 @@
 
 /* Threads for a pass over n entries: the calling thread alone below 2^16 entries, where
  * starting threads costs more than it saves. */
-static inline int format_threads(int64_t n) { return n < (1 << 16) ? 1 : parallel_threads(); }
+static inline int format_threads(int64_t n) { return n < (1 << 16) ? 1 : cmrs_parallel_threads(); }
 
 /* ---- cmrs.c: CSR -> CMRS ---- */
 
@@ -139,8 +139,8 @@ CMRSCL_HIDDEN void cmrs_implied_decode(const void *implied, const cmrscl_cmrs *c
                                        uint32_t *col_ind);
 
 /* dst[k] = src[k] converted between float and double, for k < n, on all host threads. */
-CMRSCL_HIDDEN void values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
-                                  cmrscl_precision src_precision, int64_t n);
+CMRSCL_HIDDEN void cmrs_values_convert(void *dst, cmrscl_precision dst_precision, const void *src,
+                                       cmrscl_precision src_precision, int64_t n);
 /* Does the matrix fit the packed layout with this height? */
 CMRSCL_HIDDEN bool cmrs_packing_fits(int32_t cols, int height);
 
@@ -158,22 +158,23 @@ typedef struct value_census {
 /* The census of n values (src precision) as the matrix's precision sees them; stops
  * counting past CMRSCL_MAX_DICT distinct. On all host threads; the result does not depend on
  * their number. */
-CMRSCL_HIDDEN void value_census_take(const void *values, cmrscl_precision src, int64_t n,
-                                     cmrscl_precision precision, value_census *out);
+CMRSCL_HIDDEN void cmrs_value_census_take(const void *values, cmrscl_precision src, int64_t n,
+                                          cmrscl_precision precision, value_census *out);
 /* Bits of a dictionary index for `distinct` values (0 for one). */
-CMRSCL_HIDDEN int value_dict_bits(int distinct);
+CMRSCL_HIDDEN int cmrs_value_dict_bits(int distinct);
 /* The dictionary as the device holds it: c->distinct values of `precision` into out. */
-CMRSCL_HIDDEN void value_dictionary(const value_census *c, cmrscl_precision precision, void *out);
+CMRSCL_HIDDEN void cmrs_value_dictionary(const value_census *c, cmrscl_precision precision,
+                                         void *out);
 /* Puts each entry's dictionary index in its column word, above the row_bits of the row in
  * strip (0 when unpacked): col << (row_bits + dict_bits) | index << row_bits | row. values:
  * the entries' values in CMRS order and the matrix's precision, every one in the census
  * (holes, CMRS_HOLE, are left as they are). */
-CMRSCL_HIDDEN void values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits, int dict_bits,
-                                      const void *values, cmrscl_precision precision,
-                                      const value_census *c);
+CMRSCL_HIDDEN void cmrs_values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits,
+                                           int dict_bits, const void *values,
+                                           cmrscl_precision precision, const value_census *c);
 /* The reverse: plain column words and each entry's value from the dictionary (a hole's 0). */
-CMRSCL_HIDDEN void values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bits,
-                                      int dict_bits, const double *dict);
+CMRSCL_HIDDEN void cmrs_values_decode_dict(uint32_t *col_ind, double *values, int64_t n,
+                                           int row_bits, int dict_bits, const double *dict);
 
 /* ---- split.c: long strips cut into tiles ---- */
 
@@ -187,8 +188,8 @@ static inline int64_t csr_strip_length(int32_t rows, const int64_t *row_ptr, int
  * of `tile` entries (the last one of a strip shorter) they make. group_tiles > 0 (the
  * in-group combine, warps per work-group): no long strip's tiles cross a multiple of it -
  * empty slots pad the group instead, counted in *tiles. */
-CMRSCL_HIDDEN void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
-                               int group_tiles, int64_t *tiles, int64_t *long_strips);
+CMRSCL_HIDDEN void cmrs_split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
+                                    int group_tiles, int64_t *tiles, int64_t *long_strips);
 /* The split path's arrays: the long strips, in order, each cut into tiles (tile_strip
  * SPLIT_NO_STRIP on padding slots). Strip and tile numbers are 32-bit (tiles <= INT32_MAX:
  * the plan checks it); a tile's first entry is an entry index, 64-bit here and narrowed
@@ -203,8 +204,8 @@ typedef struct split_layout {
     uint32_t *long_strip;  /* long_strips: the strip */
     uint32_t *first_tile;  /* long_strips + 1: its first tile */
 } split_layout;
-CMRSCL_HIDDEN cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height,
-                                        int32_t tile, int group_tiles, split_layout *out);
-CMRSCL_HIDDEN void split_free(split_layout *s);
+CMRSCL_HIDDEN cmrscl_status cmrs_split_build(int32_t rows, const int64_t *row_ptr, int height,
+                                             int32_t tile, int group_tiles, split_layout *out);
+CMRSCL_HIDDEN void cmrs_split_free(split_layout *s);
 
 #endif /* CMRSCL_FORMAT_H */

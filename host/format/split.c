@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void split_free(split_layout *s)
+void cmrs_split_free(split_layout *s)
 {
     free(s->tile_start);
     free(s->tile_strip);
@@ -25,8 +25,8 @@ static int64_t tile_slot(int64_t t, int64_t n, int group_tiles)
     return t;
 }
 
-void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile, int group_tiles,
-                 int64_t *tiles, int64_t *long_strips)
+void cmrs_split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
+                      int group_tiles, int64_t *tiles, int64_t *long_strips)
 {
     int64_t strips = ((int64_t)rows + height - 1) / height;
     *tiles = *long_strips = 0;
@@ -40,12 +40,12 @@ void split_count(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
     }
 }
 
-cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
-                          int group_tiles, split_layout *out)
+cmrscl_status cmrs_split_build(int32_t rows, const int64_t *row_ptr, int height, int32_t tile,
+                               int group_tiles, split_layout *out)
 {
     memset(out, 0, sizeof *out);
     int64_t tiles, longs;
-    split_count(rows, row_ptr, height, tile, group_tiles, &tiles, &longs);
+    cmrs_split_count(rows, row_ptr, height, tile, group_tiles, &tiles, &longs);
     if (longs == 0)
         return CMRSCL_OK;
     if (tiles > INT32_MAX) /* the plan checks it first; this is the last line of defence */
@@ -60,7 +60,7 @@ cmrscl_status split_build(int32_t rows, const int64_t *row_ptr, int height, int3
     out->long_strip = cmrscl_alloc((size_t)longs, sizeof(uint32_t));
     out->first_tile = cmrscl_alloc((size_t)longs + 1, sizeof(uint32_t));
     if (!out->tile_start || !out->tile_strip || !out->long_strip || !out->first_tile) {
-        split_free(out);
+        cmrs_split_free(out);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld tiles",
                            (long long)tiles);
     }

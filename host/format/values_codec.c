@@ -70,7 +70,7 @@ static void census_range(void *ctx, int thread, int threads)
     census_job *j = ctx;
     census_part *c = &j->part[thread];
     int64_t begin, end;
-    parallel_range(j->n, thread, threads, &begin, &end);
+    cmrs_parallel_range(j->n, thread, threads, &begin, &end);
     c->distinct = 0;
     c->float_exact = true;
     bool few = true;
@@ -86,8 +86,8 @@ static void census_range(void *ctx, int thread, int threads)
     }
 }
 
-void value_census_take(const void *values, cmrscl_precision src, int64_t n,
-                       cmrscl_precision precision, value_census *out)
+void cmrs_value_census_take(const void *values, cmrscl_precision src, int64_t n,
+                            cmrscl_precision precision, value_census *out)
 {
     memset(out, 0, sizeof *out);
     out->examined = true;
@@ -101,7 +101,7 @@ void value_census_take(const void *values, cmrscl_precision src, int64_t n,
     threads = threads > 64 ? 64 : threads;
     memset(j, 0, sizeof *j);
     j->values = values, j->src = src, j->precision = precision, j->n = n;
-    parallel_run(threads, census_range, j);
+    cmrs_parallel_run(threads, census_range, j);
     census_part all = {.float_exact = true};
     bool few = true;
     for (int t = 0; t < threads; ++t) {
@@ -116,7 +116,7 @@ void value_census_take(const void *values, cmrscl_precision src, int64_t n,
     free(j);
 }
 
-int value_dict_bits(int distinct)
+int cmrs_value_dict_bits(int distinct)
 {
     int bits = 0;
     while ((1 << bits) < distinct)
@@ -124,7 +124,7 @@ int value_dict_bits(int distinct)
     return bits;
 }
 
-void value_dictionary(const value_census *c, cmrscl_precision precision, void *out)
+void cmrs_value_dictionary(const value_census *c, cmrscl_precision precision, void *out)
 {
     for (int i = 0; i < c->distinct && i < CMRSCL_MAX_DICT; ++i) {
         if (precision == CMRSCL_FLOAT) {
@@ -149,7 +149,7 @@ static void encode_range(void *ctx, int thread, int threads)
 {
     const encode_job *j = ctx;
     int64_t begin, end;
-    parallel_range(j->n, thread, threads, &begin, &end);
+    cmrs_parallel_range(j->n, thread, threads, &begin, &end);
     const uint32_t row_mask = (1u << j->row_bits) - 1u;
     uint32_t idx = 0;
     for (int64_t k = begin; k < end; ++k) {
@@ -165,15 +165,15 @@ static void encode_range(void *ctx, int thread, int threads)
     }
 }
 
-void values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits, int dict_bits,
-                        const void *values, cmrscl_precision precision, const value_census *c)
+void cmrs_values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits, int dict_bits,
+                             const void *values, cmrscl_precision precision, const value_census *c)
 {
     encode_job j = {col_ind, values, precision, n, row_bits, dict_bits, c};
-    parallel_run(format_threads(n), encode_range, &j);
+    cmrs_parallel_run(format_threads(n), encode_range, &j);
 }
 
-void values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bits, int dict_bits,
-                        const double *dict)
+void cmrs_values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bits,
+                             int dict_bits, const double *dict)
 {
     const uint32_t row_mask = (1u << row_bits) - 1u, dict_mask = (1u << dict_bits) - 1u;
     for (int64_t k = 0; k < n; ++k) {

@@ -57,7 +57,7 @@ static void sum_rows(void *ctx, int thread, int threads)
 {
     build *b = ctx;
     int64_t r0, r1, sum = 0;
-    parallel_range(b->rows, thread, threads, &r0, &r1);
+    cmrs_parallel_range(b->rows, thread, threads, &r0, &r1);
     for (int t = 0; t < b->count_threads; ++t) {
         const int64_t *count = b->counts + (size_t)t * (size_t)b->rows;
         for (int64_t r = r0; r < r1; ++r)
@@ -70,7 +70,7 @@ static void first_slots(void *ctx, int thread, int threads)
 {
     build *b = ctx;
     int64_t r0, r1, at = b->range_sum[thread];
-    parallel_range(b->rows, thread, threads, &r0, &r1);
+    cmrs_parallel_range(b->rows, thread, threads, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         b->row_ptr[r] = at;
         for (int t = 0; t < b->count_threads; ++t) {
@@ -164,9 +164,9 @@ static void sort_and_merge(void *ctx, int thread, int threads)
 {
     build *b = ctx;
     int64_t e0, e1;
-    parallel_range(b->row_ptr[b->rows], thread, threads, &e0, &e1);
-    int64_t lo = csr_row_at(b->row_ptr, b->rows, e0);
-    int64_t hi = thread == threads - 1 ? b->rows : csr_row_at(b->row_ptr, b->rows, e1);
+    cmrs_parallel_range(b->row_ptr[b->rows], thread, threads, &e0, &e1);
+    int64_t lo = cmrs_csr_row_at(b->row_ptr, b->rows, e0);
+    int64_t hi = thread == threads - 1 ? b->rows : cmrs_csr_row_at(b->row_ptr, b->rows, e1);
     int32_t *scol = NULL;
     double *sval = NULL;
     int64_t cap = 0, merged = 0;
@@ -218,8 +218,8 @@ static void close_gaps(build *b)
     b->row_ptr[b->rows] = w;
 }
 
-cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *pieces, int npieces,
-                                  int threads, cmrscl_csr *out)
+cmrscl_status cmrs_csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *pieces,
+                                       int npieces, int threads, cmrscl_csr *out)
 {
     memset(out, 0, sizeof *out);
     int64_t n = 0;
@@ -240,24 +240,24 @@ cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *p
     b.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
     b.row_len = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
     /* Huge pages for the big arrays: the scatter faults them in on all threads. */
-    b.col_ind = parallel_alloc((size_t)n, sizeof(int32_t));
-    b.val = parallel_alloc((size_t)n, sizeof(double));
+    b.col_ind = cmrs_parallel_alloc((size_t)n, sizeof(int32_t));
+    b.val = cmrs_parallel_alloc((size_t)n, sizeof(double));
     cmrscl_status st = CMRSCL_OK;
     if (!b.counts || !b.range_sum || !b.merged || !b.row_ptr || !b.row_len || !b.col_ind || !b.val)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to sort %lld entries",
                          (long long)n);
     if (st == CMRSCL_OK) {
-        parallel_run(count_threads, count_rows, &b);
-        parallel_run(threads, sum_rows, &b);
+        cmrs_parallel_run(count_threads, count_rows, &b);
+        cmrs_parallel_run(threads, sum_rows, &b);
         for (int64_t t = 0, at = 0; t < threads; ++t) { /* range totals -> range offsets */
             int64_t s = b.range_sum[t];
             b.range_sum[t] = at;
             at += s;
         }
         b.row_ptr[rows] = n;
-        parallel_run(threads, first_slots, &b);
-        parallel_run(count_threads, scatter, &b);
-        parallel_run(threads, sort_and_merge, &b);
+        cmrs_parallel_run(threads, first_slots, &b);
+        cmrs_parallel_run(count_threads, scatter, &b);
+        cmrs_parallel_run(threads, sort_and_merge, &b);
         if (b.out_of_memory)
             st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to sort a row");
     }
@@ -287,7 +287,7 @@ static void check_bounds(void *ctx, int thread, int threads)
 {
     const bounds_check *c = ctx;
     int64_t k0, k1;
-    parallel_range(c->n, thread, threads, &k0, &k1);
+    cmrs_parallel_range(c->n, thread, threads, &k0, &k1);
     c->first_bad[thread] = -1;
     for (int64_t k = k0; k < k1; ++k)
         if ((uint32_t)c->row[k] >= (uint32_t)c->rows || (uint32_t)c->col[k] >= (uint32_t)c->cols) {
@@ -307,10 +307,10 @@ cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz, const
                            cols, (long long)nnz);
     if (nnz > 0 && (!row_idx || !col_idx))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "row or column index array is NULL");
-    int threads = nnz < (1 << 16) ? 1 : parallel_threads();
+    int threads = nnz < (1 << 16) ? 1 : cmrs_parallel_threads();
     int64_t first_bad[256];
     bounds_check check = {rows, cols, row_idx, col_idx, nnz, first_bad};
-    parallel_run(threads, check_bounds, &check);
+    cmrs_parallel_run(threads, check_bounds, &check);
     for (int t = 0; t < threads; ++t)
         if (first_bad[t] >= 0) {
             int64_t k = first_bad[t];
@@ -322,12 +322,12 @@ cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz, const
     coo_piece pieces[256];
     for (int t = 0; t < threads; ++t) {
         int64_t k0, k1;
-        parallel_range(nnz, t, threads, &k0, &k1);
+        cmrs_parallel_range(nnz, t, threads, &k0, &k1);
         if (k1 > k0) /* the arrays may be NULL when there are no entries */
             pieces[t] =
                 (coo_piece){row_idx + k0, col_idx + k0, values ? values + k0 : NULL, k1 - k0};
         else
             pieces[t] = (coo_piece){NULL, NULL, NULL, 0};
     }
-    return csr_from_coo_pieces(rows, cols, pieces, threads, threads, out);
+    return cmrs_csr_from_coo_pieces(rows, cols, pieces, threads, threads, out);
 }

@@ -14,10 +14,10 @@
 
 static int threads_for(int64_t entries)
 {
-    return entries < PARALLEL_MIN_ENTRIES ? 1 : parallel_threads();
+    return entries < PARALLEL_MIN_ENTRIES ? 1 : cmrs_parallel_threads();
 }
 
-int64_t csr_row_at(const int64_t *row_ptr, int32_t rows, int64_t e)
+int64_t cmrs_csr_row_at(const int64_t *row_ptr, int32_t rows, int64_t e)
 {
     int64_t a = 0, z = rows;
     while (a < z) {
@@ -36,12 +36,12 @@ static void entry_share(const int64_t *row_ptr, int32_t rows, int t, int threads
                         int64_t *r1)
 {
     int64_t e0, e1;
-    parallel_range(row_ptr[rows], t, threads, &e0, &e1);
-    *r0 = t == 0 ? 0 : csr_row_at(row_ptr, rows, e0);
-    *r1 = t == threads - 1 ? rows : csr_row_at(row_ptr, rows, e1);
+    cmrs_parallel_range(row_ptr[rows], t, threads, &e0, &e1);
+    *r0 = t == 0 ? 0 : cmrs_csr_row_at(row_ptr, rows, e0);
+    *r1 = t == threads - 1 ? rows : cmrs_csr_row_at(row_ptr, rows, e1);
 }
 
-int64_t *csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows)
+int64_t *cmrs_csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows)
 {
     int64_t *wide = cmrscl_alloc((size_t)rows + 1, sizeof *wide);
     for (int64_t i = 0; wide && i <= rows; ++i)
@@ -64,7 +64,7 @@ static void check_row_ptr(void *ctx, int t, int threads)
 {
     validation *v = ctx;
     int64_t i0, i1;
-    parallel_range(v->rows, t, threads, &i0, &i1);
+    cmrs_parallel_range(v->rows, t, threads, &i0, &i1);
     v->bad[t] = -1;
     for (int64_t i = i0; i < i1; ++i)
         if (v->row_ptr[i + 1] < v->row_ptr[i]) {
@@ -100,8 +100,8 @@ static int first_bad(const validation *v, int threads)
     return -1;
 }
 
-cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int64_t *row_ptr,
-                                     const int32_t *col_ind, bool *rows_sorted)
+cmrscl_status cmrs_csr_validate_structure(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                          const int32_t *col_ind, bool *rows_sorted)
 {
     if (rows < 0 || cols < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d", rows, cols);
@@ -115,7 +115,7 @@ cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int64_t *
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to validate a matrix");
     *v = (validation){.rows = rows, .cols = cols, .row_ptr = row_ptr, .col_ind = col_ind};
     int threads = threads_for(rows);
-    parallel_run(threads, check_row_ptr, v);
+    cmrs_parallel_run(threads, check_row_ptr, v);
     int t = first_bad(v, threads);
     int64_t nnz = t < 0 ? row_ptr[rows] : 0;
     cmrscl_status st = CMRSCL_OK;
@@ -130,7 +130,7 @@ cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int64_t *
                          (long long)nnz);
     } else {
         threads = threads_for(nnz);
-        parallel_run(threads, check_entries, v);
+        cmrs_parallel_run(threads, check_entries, v);
         if ((t = first_bad(v, threads)) >= 0) {
             int64_t k = v->bad[t];
             st = cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
@@ -147,14 +147,14 @@ cmrscl_status csr_validate_structure(int32_t rows, int32_t cols, const int64_t *
     return st;
 }
 
-cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr) { return csr_validate(csr, NULL); }
+cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr) { return cmrs_csr_validate(csr, NULL); }
 
-cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorted)
+cmrscl_status cmrs_csr_validate(const cmrscl_csr *csr, bool *rows_sorted)
 {
     if (!csr)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "csr is NULL");
     cmrscl_status st =
-        csr_validate_structure(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, rows_sorted);
+        cmrs_csr_validate_structure(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, rows_sorted);
     if (st != CMRSCL_OK)
         return st;
     if (csr->row_ptr[csr->rows] != csr->nnz)
@@ -266,7 +266,7 @@ cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double 
     if ((csr->cols > 0 && !x) || (csr->rows > 0 && !y))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "x or y is NULL");
     reference r = {.a = csr, .alpha = alpha, .beta = beta, .x = x, .out = y};
-    parallel_run(threads_for(csr->nnz), product_rows, &r);
+    cmrs_parallel_run(threads_for(csr->nnz), product_rows, &r);
     return CMRSCL_OK;
 }
 
@@ -278,7 +278,7 @@ static void check_blocks(void *ctx, int t, int threads)
     const reference *r = ctx;
     const cmrscl_csr *a = r->a;
     int64_t b0, b1;
-    parallel_range(r->blocks, t, threads, &b0, &b1);
+    cmrs_parallel_range(r->blocks, t, threads, &b0, &b1);
     for (int64_t b = b0; b < b1; ++b) {
         double diff2 = 0.0, ref2 = 0.0, worst = 0.0;
         int64_t end = (b + 1) * CHECK_BLOCK < a->rows ? (b + 1) * CHECK_BLOCK : a->rows;
@@ -321,7 +321,7 @@ cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *a, double alpha, const dou
     r.blocks = ((int64_t)a->rows + CHECK_BLOCK - 1) / CHECK_BLOCK;
     if (!(r.block = cmrscl_alloc((size_t)r.blocks, sizeof *r.block)))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to check %d rows", a->rows);
-    parallel_run(threads_for(a->nnz), check_blocks, &r);
+    cmrs_parallel_run(threads_for(a->nnz), check_blocks, &r);
     double diff2 = 0.0, ref2 = 0.0, worst = 0.0;
     for (int64_t b = 0; b < r.blocks; ++b) {
         diff2 += r.block[b][0], ref2 += r.block[b][1];
@@ -335,7 +335,7 @@ cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *a, double alpha, const dou
     return CMRSCL_OK;
 }
 
-int64_t csr_longest_row(int32_t rows, const int64_t *row_ptr)
+int64_t cmrs_csr_longest_row(int32_t rows, const int64_t *row_ptr)
 {
     int64_t longest = 0;
     for (int32_t r = 0; r < rows; ++r)

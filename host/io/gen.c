@@ -46,8 +46,8 @@ static cmrscl_status builder_init(rows_builder *b, int64_t rows, int64_t cols, i
     b->a.cols = (int32_t)cols;
     b->cap = cap;
     b->a.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
-    b->a.col_ind = parallel_alloc((size_t)cap, sizeof(int32_t));
-    b->a.values = parallel_alloc((size_t)cap, sizeof(double));
+    b->a.col_ind = cmrs_parallel_alloc((size_t)cap, sizeof(int32_t));
+    b->a.values = cmrs_parallel_alloc((size_t)cap, sizeof(double));
     if (!b->a.row_ptr || !b->a.col_ind || !b->a.values) {
         cmrscl_csr_free(&b->a);
         return no_memory(cap);
@@ -86,7 +86,7 @@ static void generate_rows(void *ctx, int thread, int threads)
 {
     row_generation *g = ctx;
     int64_t r0, r1;
-    parallel_range(g->rows, thread, threads, &r0, &r1);
+    cmrs_parallel_range(g->rows, thread, threads, &r0, &r1);
     cmrscl_csr *a = g->a;
     if (g->fill) {
         for (int64_t i = r0; i < r1; ++i)
@@ -122,21 +122,21 @@ static cmrscl_status gen_rows(row_range r, int64_t cols, int64_t max_len, row_fn
     if (!(a.row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t))))
         return no_memory(rows);
     row_generation g = {fn, shape, r.first, rows, max_len, &a, false, false};
-    int threads = rows * max_len < (1 << 16) ? 1 : parallel_threads();
-    parallel_run(threads, generate_rows, &g);
+    int threads = rows * max_len < (1 << 16) ? 1 : cmrs_parallel_threads();
+    cmrs_parallel_run(threads, generate_rows, &g);
     a.row_ptr[0] = 0;
     for (int64_t i = 0; !g.out_of_memory && i < rows; ++i)
         a.row_ptr[i + 1] += a.row_ptr[i];
     a.nnz = g.out_of_memory ? 0 : a.row_ptr[rows];
-    a.col_ind = parallel_alloc((size_t)a.nnz, sizeof(int32_t));
-    a.values = parallel_alloc((size_t)a.nnz, sizeof(double));
+    a.col_ind = cmrs_parallel_alloc((size_t)a.nnz, sizeof(int32_t));
+    a.values = cmrs_parallel_alloc((size_t)a.nnz, sizeof(double));
     if (g.out_of_memory || !a.col_ind || !a.values) {
         int64_t wanted = g.out_of_memory ? max_len : a.nnz; /* before the free zeroes a */
         cmrscl_csr_free(&a);
         return no_memory(wanted);
     }
     g.fill = true;
-    parallel_run(threads, generate_rows, &g);
+    cmrs_parallel_run(threads, generate_rows, &g);
     *out = a;
     return CMRSCL_OK;
 }
@@ -152,9 +152,9 @@ static cmrscl_status coo_init(coo_builder *c, int64_t cap)
 {
     memset(c, 0, sizeof *c);
     c->cap = cap;
-    c->ri = parallel_alloc((size_t)cap, sizeof(int32_t));
-    c->ci = parallel_alloc((size_t)cap, sizeof(int32_t));
-    c->v = parallel_alloc((size_t)cap, sizeof(double));
+    c->ri = cmrs_parallel_alloc((size_t)cap, sizeof(int32_t));
+    c->ci = cmrs_parallel_alloc((size_t)cap, sizeof(int32_t));
+    c->v = cmrs_parallel_alloc((size_t)cap, sizeof(double));
     if (!c->ri || !c->ci || !c->v) {
         free(c->ri), free(c->ci), free(c->v);
         return no_memory(cap);
@@ -450,40 +450,14 @@ static cmrscl_status gen_kron(const char *files, row_range want, cmrscl_csr *out
     if (st == CMRSCL_OK) {
         *total = rows;
         st = gen_rows(clip_range(want, rows), cols,
-                      csr_longest_row(k.a.rows, k.a.row_ptr) *
-                          csr_longest_row(k.b.rows, k.b.row_ptr),
+                      cmrs_csr_longest_row(k.a.rows, k.a.row_ptr) *
+                          cmrs_csr_longest_row(k.b.rows, k.b.row_ptr),
                       kron_row, &k, out);
     }
     cmrscl_csr_free(&k.a);
     cmrscl_csr_free(&k.b);
     return st;
 }
-
-/* Reads up to `max` colon-separated non-negative integers; returns how many, or -1. */
-static int parse_numbers(const char *text, const char *end, long *values, int max)
-{
-    int n = 0;
-    while (n < max && text < end) {
-        if (*text < '0' || *text > '9')
-            return -1;
-        char *stop;
-        errno = 0;
-        values[n++] = strtol(text, &stop, 10);
-        if (errno || stop > end)
-            return -1;
-        if (stop == end)
-            return n;
-        if (*stop != ':')
-            return -1;
-        text = stop + 1;
-    }
-    return -1;
-}
-
-#define GEN_CLASSES                                                                                \
-    "stencil5:N, stencil7:N, stencil27:N, convdiff:N, random:N:K, perm:N, dense:N, "               \
-    "rmat:SCALE:EDGES, fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED; "             \
-    "kron:A.mtx:B.mtx"
 
 /* The rows [r.first, r.first + r.count) of a whole matrix, which is freed. */
 static cmrscl_status keep_rows(cmrscl_csr *whole, row_range want, cmrscl_csr *out, int64_t *total)
@@ -534,40 +508,6 @@ cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out)
     return cmrscl_csr_generate_rows(spec, 0, INT64_MAX, out, NULL);
 }
 
-/* The classes of a spec and how many numbers each takes, in the order the switches below
- * number them. */
-static const struct {
-    const char *prefix;
-    int numbers;
-} gen_classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1}, {"random:", 2},
-                   {"perm:", 1},     {"dense:", 1},    {"rmat:", 2},      {"fem:", 2},
-                   {"skewed:", 4},   {"convdiff:", 1}};
-
-/* A spec other than kron's: its class (an index of gen_classes), numbers and seed. */
-static cmrscl_status parse_spec(const char *spec, int *cls, long v[4], uint64_t *seed)
-{
-    const char *at = strchr(spec, '@'), *end = at ? at : spec + strlen(spec);
-    *seed = 0x5EED;
-    if (at) {
-        long s;
-        if (parse_numbers(at + 1, at + strlen(at), &s, 1) != 1)
-            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "bad seed in matrix spec '%s' (expected @ and a number)", spec);
-        *seed += (uint64_t)s * 0x9E3779B97F4A7C15ull;
-    }
-    for (size_t i = 0; i < sizeof gen_classes / sizeof gen_classes[0]; ++i) {
-        size_t len = strlen(gen_classes[i].prefix);
-        if (strncmp(spec, gen_classes[i].prefix, len) != 0)
-            continue;
-        if (parse_numbers(spec + len, end, v, 4) != gen_classes[i].numbers)
-            break;
-        *cls = (int)i;
-        return CMRSCL_OK;
-    }
-    return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "unknown matrix spec '%s' (expected %s)",
-                       spec, GEN_CLASSES);
-}
-
 cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int64_t row_count,
                                        cmrscl_csr *out, int64_t *total_rows)
 {
@@ -589,7 +529,7 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
         int cls = 0;
         long v[4];
         uint64_t seed;
-        if ((st = parse_spec(spec, &cls, v, &seed)) != CMRSCL_OK)
+        if ((st = cmrs_gen_parse_spec(spec, &cls, v, &seed)) != CMRSCL_OK)
             return st;
         cmrscl_csr whole = {0};
         switch (cls) {
@@ -607,43 +547,4 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
     if (st == CMRSCL_OK && total_rows)
         *total_rows = total;
     return st;
-}
-
-cmrscl_status cmrscl_csr_generate_size(const char *spec, int64_t *rows, int64_t *cols,
-                                       int64_t *entries)
-{
-    int cls = 0;
-    long v[4];
-    uint64_t seed;
-    if (!spec || !rows || !cols || !entries)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "spec, rows, cols or entries is NULL");
-    if (!strncmp(spec, "kron:", 5))
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "kron: sized only by building it");
-    cmrscl_status st = parse_spec(spec, &cls, v, &seed);
-    if (st != CMRSCL_OK)
-        return st;
-    for (int i = 0; i < gen_classes[cls].numbers; ++i)
-        if (v[i] < 0 || v[i] > INT32_MAX) /* the generator names the class's own limits */
-            return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%s: a number outside 0..%d", spec,
-                               INT32_MAX);
-    /* long double: no overflow on the way to the range check */
-    long double n = (long double)v[0], k = (long double)v[1], r = 0, e = 0;
-    switch (cls) {
-    case 0: r = n * n, e = 5 * n * n - 4 * n; break;
-    case 1:
-    case 9: r = n * n * n, e = 7 * n * n * n - 6 * n * n; break;
-    case 2: r = n * n * n, e = (3 * n - 2) * (3 * n - 2) * (3 * n - 2); break;
-    case 3: r = n, e = n * k; break; /* row lengths uniform in 0..2K */
-    case 4: r = n, e = n; break;
-    case 5: r = n, e = n * n; break;
-    case 6: r = (long double)((int64_t)1 << (v[0] < 62 ? v[0] : 62)), e = r * k; break;
-    case 7: r = n * n * n * k, e = (3 * n - 2) * (3 * n - 2) * (3 * n - 2) * k * k; break;
-    default: r = n, e = n * k + (long double)v[2] * (long double)v[3]; break;
-    }
-    if (n < 1 || r > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "%s: %.0Lf rows, outside 1..%d", spec, r,
-                           INT32_MAX);
-    *rows = *cols = (int64_t)r;
-    *entries = e > (long double)INT64_MAX ? INT64_MAX : (int64_t)e;
-    return CMRSCL_OK;
 }

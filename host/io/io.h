@@ -1,6 +1,6 @@
 /* io.h - the reading stage: Matrix Market files and memory (mtx*.c) and COO triplets
  * (coo_to_csr.c) to the canonical host CSR (csr.c) that every later stage takes; the
- * generators (gen.c) are public API only. */
+ * generators (gen.c, their specs in gen_spec.c) are public API, but for the spec parser. */
 #ifndef CMRSCL_IO_H
 #define CMRSCL_IO_H
 
@@ -10,12 +10,21 @@
 
 /* Parses a whole Matrix Market file held in memory (plain or gzip), naming it `name` in
  * messages. The fuzz targets and tests use it; cmrscl_mtx_read streams from disk. */
-CMRSCL_HIDDEN cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name,
-                                            cmrscl_csr *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_mtx_read_memory(const void *data, size_t size, const char *name,
+                                                 cmrscl_csr *out);
 /* The same through the parallel reader with `threads` threads (whatever the size; 1 is
- * mtx_read_memory): the same result and the same messages. */
-CMRSCL_HIDDEN cmrscl_status mtx_read_memory_threads(const void *data, size_t size, const char *name,
-                                                    int threads, cmrscl_csr *out);
+ * cmrs_mtx_read_memory): the same result and the same messages. */
+CMRSCL_HIDDEN cmrscl_status cmrs_mtx_read_memory_threads(const void *data, size_t size,
+                                                         const char *name, int threads,
+                                                         cmrscl_csr *out);
+
+/* ---- gen_spec.c: generator specs ---- */
+
+/* A spec other than kron's: its class (the index in gen_spec.c's table: stencil5, stencil7,
+ * stencil27, random, perm, dense, rmat, fem, skewed, convdiff), its numbers and its seed;
+ * ERROR_INVALID_ARGUMENT naming the classes for anything else. */
+CMRSCL_HIDDEN cmrscl_status cmrs_gen_parse_spec(const char *spec, int *cls, long v[4],
+                                                uint64_t *seed);
 
 /* ---- coo_to_csr.c: COO -> canonical CSR on all host threads ---- */
 
@@ -27,26 +36,27 @@ typedef struct coo_piece {
 } coo_piece;
 /* Canonical CSR of the entries of all pieces, taken in order: rows in order, ascending
  * columns, duplicates summed in input order. The same CSR for any thread count. */
-CMRSCL_HIDDEN cmrscl_status csr_from_coo_pieces(int32_t rows, int32_t cols, const coo_piece *pieces,
-                                                int npieces, int threads, cmrscl_csr *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_csr_from_coo_pieces(int32_t rows, int32_t cols,
+                                                     const coo_piece *pieces, int npieces,
+                                                     int threads, cmrscl_csr *out);
 
 /* ---- csr.c: checks and conversions of host CSR ---- */
 
 /* The first row that starts at or after entry e (rows if none): where a thread's equal
  * share of the entries begins. */
-CMRSCL_HIDDEN int64_t csr_row_at(const int64_t *row_ptr, int32_t rows, int64_t e);
+CMRSCL_HIDDEN int64_t cmrs_csr_row_at(const int64_t *row_ptr, int32_t rows, int64_t e);
 /* The checks of cmrscl_csr_validate on bare arrays (values are not looked at), on all host
  * threads for large matrices; the message names the first offending entry whatever the
  * thread count. On the way, *rows_sorted (may be NULL) says whether every row's columns
  * are non-decreasing. */
-CMRSCL_HIDDEN cmrscl_status csr_validate_structure(int32_t rows, int32_t cols,
-                                                   const int64_t *row_ptr, const int32_t *col_ind,
-                                                   bool *rows_sorted);
+CMRSCL_HIDDEN cmrscl_status cmrs_csr_validate_structure(int32_t rows, int32_t cols,
+                                                        const int64_t *row_ptr,
+                                                        const int32_t *col_ind, bool *rows_sorted);
 /* Entries of the longest row (0 without rows). */
-CMRSCL_HIDDEN int64_t csr_longest_row(int32_t rows, const int64_t *row_ptr);
+CMRSCL_HIDDEN int64_t cmrs_csr_longest_row(int32_t rows, const int64_t *row_ptr);
 /* row_ptr widened to 64 bits (rows + 1 entries, malloc'ed; NULL when out of memory). */
-CMRSCL_HIDDEN int64_t *csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows);
+CMRSCL_HIDDEN int64_t *cmrs_csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows);
 /* cmrscl_csr_validate, also saying whether the rows are sorted (rows_sorted may be NULL). */
-CMRSCL_HIDDEN cmrscl_status csr_validate(const cmrscl_csr *csr, bool *rows_sorted);
+CMRSCL_HIDDEN cmrscl_status cmrs_csr_validate(const cmrscl_csr *csr, bool *rows_sorted);
 
 #endif /* CMRSCL_IO_H */

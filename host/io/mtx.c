@@ -47,7 +47,7 @@ static cmrscl_status parse_stream(mtx_source *src, parser *ps, size_t cap)
         const char *nl;
         while (st == CMRSCL_OK && !done && (nl = memchr(buf + pos, '\n', len - pos)) != NULL) {
             ps->line++;
-            st = mtx_parse_line(ps, buf + pos, nl);
+            st = cmrs_mtx_parse_line(ps, buf + pos, nl);
             pos = (size_t)(nl - buf) + 1;
             done = ps->header_only && ps->stage == STAGE_ENTRIES;
         }
@@ -59,14 +59,14 @@ static cmrscl_status parse_stream(mtx_source *src, parser *ps, size_t cap)
         if (len == cap && (st = grow_buffer(ps, &buf, &cap)) != CMRSCL_OK)
             break;
         size_t got = 0;
-        st = mtx_source_read(src, buf + len, cap - len, &got);
+        st = cmrs_mtx_source_read(src, buf + len, cap - len, &got);
         len += got;
         buf[len] = '\0';
         eof = got == 0;
     }
     if (st == CMRSCL_OK && !done && pos < len) { /* a last line without '\n' */
         ps->line++;
-        st = mtx_parse_line(ps, buf + pos, buf + len);
+        st = cmrs_mtx_parse_line(ps, buf + pos, buf + len);
     }
     free(buf);
     return st;
@@ -79,11 +79,12 @@ static cmrscl_status check_complete(const parser *ps)
         return cmrscl_fail(CMRSCL_ERROR_PARSE, "%s: empty file (no %%%%MatrixMarket banner)",
                            ps->name);
     if (ps->stage == STAGE_SIZE)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "missing size line 'rows columns entries'");
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "missing size line 'rows columns entries'");
     if (ps->seen < ps->declared)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
-                             "truncated file: it ends after %lld of the %lld declared entries",
-                             (long long)ps->seen, (long long)ps->declared);
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "truncated file: it ends after %lld of the %lld declared entries",
+                                  (long long)ps->seen, (long long)ps->declared);
     return CMRSCL_OK;
 }
 
@@ -91,9 +92,9 @@ static cmrscl_status parse_all(mtx_source *src, size_t cap, cmrscl_csr *out)
 {
     parser ps = {.name = src->name, .stage = STAGE_BANNER};
     c_numeric_scope numeric;
-    c_numeric_enter(&numeric);
+    cmrs_c_numeric_enter(&numeric);
     cmrscl_status st = parse_stream(src, &ps, cap);
-    c_numeric_leave(&numeric);
+    cmrs_c_numeric_leave(&numeric);
     if (st == CMRSCL_OK)
         st = check_complete(&ps);
     if (st == CMRSCL_OK)
@@ -114,33 +115,33 @@ static bool read_parallel(mtx_source *src, size_t hint, int threads, cmrscl_csr 
 {
     char *text = NULL;
     size_t size = 0;
-    cmrscl_status st = mtx_source_slurp(src, hint, &text, &size);
+    cmrscl_status st = cmrs_mtx_source_slurp(src, hint, &text, &size);
     if (st == CMRSCL_OK)
-        st = mtx_parse_parallel(text, size, src->name, threads, out);
+        st = cmrs_mtx_parse_parallel(text, size, src->name, threads, out);
     free(text);
     return st == CMRSCL_OK;
 }
 
 /* ---- public entry points ---- */
 
-cmrscl_status mtx_read_memory_threads(const void *data, size_t size, const char *name, int threads,
-                                      cmrscl_csr *out)
+cmrscl_status cmrs_mtx_read_memory_threads(const void *data, size_t size, const char *name,
+                                           int threads, cmrscl_csr *out)
 {
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     memset(out, 0, sizeof *out);
     mtx_source src;
-    if (threads > 1 && (data || size == 0) && mtx_memory_source(&src, data, size, name)) {
+    if (threads > 1 && (data || size == 0) && cmrs_mtx_memory_source(&src, data, size, name)) {
         bool done = read_parallel(&src, size, threads, out);
         if (src.gzip)
             inflateEnd(&src.zs);
         if (done)
             return CMRSCL_OK;
     }
-    return mtx_read_memory(data, size, name, out);
+    return cmrs_mtx_read_memory(data, size, name, out);
 }
 
-cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name, cmrscl_csr *out)
+cmrscl_status cmrs_mtx_read_memory(const void *data, size_t size, const char *name, cmrscl_csr *out)
 {
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -148,7 +149,7 @@ cmrscl_status mtx_read_memory(const void *data, size_t size, const char *name, c
     if (!data && size > 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "data is NULL");
     mtx_source src;
-    if (!mtx_memory_source(&src, data, size, name))
+    if (!cmrs_mtx_memory_source(&src, data, size, name))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", src.name);
     /* The whole text fits when it is small; a big one is read CHUNK bytes at a time. */
     size_t cap = src.gzip ? CHUNK / 16 : size < CHUNK ? size + 1 : CHUNK;
@@ -167,23 +168,23 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "path is NULL");
     int fd;
     struct stat sb;
-    cmrscl_status opened = mtx_open(path, &fd, &sb);
+    cmrscl_status opened = cmrs_mtx_open(path, &fd, &sb);
     if (opened != CMRSCL_OK)
         return opened;
     mtx_source src = {.name = path, .opt = opt};
     src.total = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
-    mtx_report_progress(&src, 0, true);
-    int threads = opt && opt->threads > 0 ? opt->threads : parallel_threads();
+    cmrs_mtx_report_progress(&src, 0, true);
+    int threads = opt && opt->threads > 0 ? opt->threads : cmrs_parallel_threads();
     bool parallel = threads > 1 && src.total >= PARALLEL_MIN_BYTES;
     unsigned char magic[2] = {0};
     bool gzip = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if (parallel && !gzip) {
         mtx_text text;
-        bool done = mtx_load_text(fd, src.total, path, threads, &text) == CMRSCL_OK &&
-                    mtx_parse_parallel(text.text, text.size, path, threads, out) == CMRSCL_OK;
-        mtx_text_free(&text);
+        bool done = cmrs_mtx_load_text(fd, src.total, path, threads, &text) == CMRSCL_OK &&
+                    cmrs_mtx_parse_parallel(text.text, text.size, path, threads, out) == CMRSCL_OK;
+        cmrs_mtx_text_free(&text);
         if (done) {
-            mtx_report_progress(&src, src.total, true);
+            cmrs_mtx_report_progress(&src, src.total, true);
             close(fd);
             return CMRSCL_OK;
         }
@@ -202,7 +203,7 @@ cmrscl_status cmrscl_mtx_read(const char *path, const cmrscl_mtx_options *opt, c
     else
         st = cmrscl_fail(CMRSCL_ERROR_FILE_IO, "%s: cannot rewind", path);
     if (st == CMRSCL_OK)
-        mtx_report_progress(&src, src.total, true);
+        cmrs_mtx_report_progress(&src, src.total, true);
     gzclose(src.gz);
     return st;
 }
@@ -214,7 +215,7 @@ cmrscl_status cmrscl_mtx_read_size(const char *path, int32_t *rows, int32_t *col
     *rows = *cols = 0, *entries = 0;
     int fd;
     struct stat sb;
-    cmrscl_status st = mtx_open(path, &fd, &sb);
+    cmrscl_status st = cmrs_mtx_open(path, &fd, &sb);
     if (st != CMRSCL_OK)
         return st;
     mtx_source src = {.name = path};

@@ -27,7 +27,7 @@ static void read_range(void *ctx, int thread, int threads)
 {
     file_read *r = ctx;
     int64_t begin, end;
-    parallel_range((int64_t)r->size, thread, threads, &begin, &end);
+    cmrs_parallel_range((int64_t)r->size, thread, threads, &begin, &end);
     while (begin < end && !r->failed) {
         size_t want = (size_t)(end - begin) < (1u << 30) ? (size_t)(end - begin) : (1u << 30);
         ssize_t got = pread(r->fd, r->text + begin, want, (off_t)begin);
@@ -41,8 +41,8 @@ static void read_range(void *ctx, int thread, int threads)
     }
 }
 
-cmrscl_status mtx_load_text(int fd, uint64_t file_size, const char *name, int threads,
-                            mtx_text *out)
+cmrscl_status cmrs_mtx_load_text(int fd, uint64_t file_size, const char *name, int threads,
+                                 mtx_text *out)
 {
     memset(out, 0, sizeof *out);
     if (file_size >= SIZE_MAX)
@@ -61,7 +61,7 @@ cmrscl_status mtx_load_text(int fd, uint64_t file_size, const char *name, int th
     file_read r = {fd, malloc((size_t)file_size + 1), file_size, false};
     if (!r.text)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for the text", name);
-    parallel_run(threads, read_range, &r);
+    cmrs_parallel_run(threads, read_range, &r);
     if (r.failed) {
         free(r.text);
         return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "%s: read failed", name);
@@ -71,7 +71,7 @@ cmrscl_status mtx_load_text(int fd, uint64_t file_size, const char *name, int th
     return CMRSCL_OK;
 }
 
-void mtx_text_free(mtx_text *t)
+void cmrs_mtx_text_free(mtx_text *t)
 {
     if (t->mapped)
         munmap((void *)t->text, t->size);
@@ -107,7 +107,7 @@ typedef struct parallel_parse {
     int64_t count;
 } parallel_parse;
 
-const char *mtx_share_start(const char *body, const char *end, int t, int shares)
+const char *cmrs_mtx_share_start(const char *body, const char *end, int t, int shares)
 {
     if (t == 0)
         return body;
@@ -123,7 +123,7 @@ const char *mtx_share_start(const char *body, const char *end, int t, int shares
 
 static const char *share_start(const parallel_parse *pp, int64_t t)
 {
-    return mtx_share_start(pp->body, pp->end, (int)t, pp->nshares);
+    return cmrs_mtx_share_start(pp->body, pp->end, (int)t, pp->nshares);
 }
 
 static void count_lines(void *ctx, int64_t t)
@@ -153,13 +153,14 @@ static void parse_share(void *ctx, int64_t t)
     ps.cap = ps.max_count = sh->lines * (pp->header->symmetry == SYM_GENERAL ? 1 : 2);
     cmrscl_status st = CMRSCL_OK;
     c_numeric_scope numeric; /* uselocale is per thread */
-    c_numeric_enter(&numeric);
+    cmrs_c_numeric_enter(&numeric);
     while (st == CMRSCL_OK && p < e) {
         const char *nl = memchr(p, '\n', (size_t)(e - p)), *line_end = nl ? nl : e;
-        st = line_end - p >= MTX_MAX_LINE ? CMRSCL_ERROR_PARSE : mtx_parse_entry(&ps, p, line_end);
+        st = line_end - p >= MTX_MAX_LINE ? CMRSCL_ERROR_PARSE
+                                          : cmrs_mtx_parse_entry(&ps, p, line_end);
         p = nl ? nl + 1 : e;
     }
-    c_numeric_leave(&numeric);
+    cmrs_c_numeric_leave(&numeric);
     bool in_order = true;
     for (int64_t k = 1; k < ps.count && in_order; ++k)
         in_order = ps.ri[k - 1] < ps.ri[k] || (ps.ri[k - 1] == ps.ri[k] && ps.ci[k - 1] < ps.ci[k]);
@@ -195,7 +196,7 @@ static void rows_from_sorted(void *ctx, int thread, int threads)
     parallel_parse *pp = ctx;
     int64_t k0, k1, n = pp->count;
     int32_t rows = pp->header->rows;
-    parallel_range(n, thread, threads, &k0, &k1);
+    cmrs_parallel_range(n, thread, threads, &k0, &k1);
     for (int64_t k = k0; k < k1; ++k)
         for (int32_t r = k ? pp->ri[k - 1] + 1 : 0; r <= pp->ri[k]; ++r)
             pp->row_ptr[r] = k;
@@ -204,19 +205,21 @@ static void rows_from_sorted(void *ctx, int thread, int threads)
             pp->row_ptr[r] = n;
 }
 
-cmrscl_status mtx_parse_header(parser *ps, const char *text, const char *end, const char **body)
+cmrscl_status cmrs_mtx_parse_header(parser *ps, const char *text, const char *end,
+                                    const char **body)
 {
     const char *p = text;
     cmrscl_status st = CMRSCL_OK;
     c_numeric_scope numeric;
-    c_numeric_enter(&numeric);
+    cmrs_c_numeric_enter(&numeric);
     while (st == CMRSCL_OK && ps->stage != STAGE_ENTRIES && p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p)), *line_end = nl ? nl : end;
         ps->line++;
-        st = line_end - p >= MTX_MAX_LINE ? CMRSCL_ERROR_PARSE : mtx_parse_line(ps, p, line_end);
+        st = line_end - p >= MTX_MAX_LINE ? CMRSCL_ERROR_PARSE
+                                          : cmrs_mtx_parse_line(ps, p, line_end);
         p = nl ? nl + 1 : end;
     }
-    c_numeric_leave(&numeric);
+    cmrs_c_numeric_leave(&numeric);
     *body = p;
     return st == CMRSCL_OK && ps->stage != STAGE_ENTRIES ? CMRSCL_ERROR_PARSE : st;
 }
@@ -228,7 +231,7 @@ static cmrscl_status csr_in_place(parallel_parse *pp, int threads, cmrscl_csr *o
     int64_t n = pp->count;
     int32_t rows = pp->header->rows;
     pp->row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
-    double *val = pp->val ? pp->val : parallel_alloc((size_t)n, sizeof(double));
+    double *val = pp->val ? pp->val : cmrs_parallel_alloc((size_t)n, sizeof(double));
     if (!pp->row_ptr || !val) {
         if (!pp->val)
             free(val);
@@ -236,19 +239,19 @@ static cmrscl_status csr_in_place(parallel_parse *pp, int threads, cmrscl_csr *o
     }
     for (int64_t k = 0; !pp->val && k < n; ++k)
         val[k] = 1.0;
-    parallel_run(threads, rows_from_sorted, pp);
+    cmrs_parallel_run(threads, rows_from_sorted, pp);
     *out = (cmrscl_csr){rows, pp->header->cols, n, pp->row_ptr, pp->ci, val};
     pp->row_ptr = NULL, pp->ci = NULL, pp->val = NULL; /* now the caller's */
     return CMRSCL_OK;
 }
 
-cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name, int threads,
-                                 cmrscl_csr *out)
+cmrscl_status cmrs_mtx_parse_parallel(const char *text, size_t size, const char *name, int threads,
+                                      cmrscl_csr *out)
 {
     memset(out, 0, sizeof *out);
     parser header = {.name = name, .stage = STAGE_BANNER};
     parallel_parse pp = {.header = &header, .end = text + size};
-    cmrscl_status st = mtx_parse_header(&header, text, pp.end, &pp.body);
+    cmrscl_status st = cmrs_mtx_parse_header(&header, text, pp.end, &pp.body);
     if (st != CMRSCL_OK)
         return st;
     threads = threads < 1 ? 1 : threads > 256 ? 256 : threads;
@@ -260,17 +263,18 @@ cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name
         return CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
     }
     double t0 = cmrscl_seconds();
-    parallel_pieces(threads, pp.nshares, count_lines, &pp);
+    cmrs_parallel_pieces(threads, pp.nshares, count_lines, &pp);
     int64_t room = 0, mirror = header.symmetry == SYM_GENERAL ? 1 : 2;
     for (int t = 0; t < pp.nshares; ++t)
         pp.shares[t].offset = room, room += pp.shares[t].lines * mirror;
-    pp.ri = parallel_alloc((size_t)room, sizeof(int32_t));
-    pp.ci = parallel_alloc((size_t)room, sizeof(int32_t));
-    pp.val = header.field == FIELD_PATTERN ? NULL : parallel_alloc((size_t)room, sizeof(double));
+    pp.ri = cmrs_parallel_alloc((size_t)room, sizeof(int32_t));
+    pp.ci = cmrs_parallel_alloc((size_t)room, sizeof(int32_t));
+    pp.val =
+        header.field == FIELD_PATTERN ? NULL : cmrs_parallel_alloc((size_t)room, sizeof(double));
     if (!pp.ri || !pp.ci || (header.field != FIELD_PATTERN && !pp.val))
         st = CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
     if (st == CMRSCL_OK)
-        parallel_pieces(threads, pp.nshares, parse_share, &pp);
+        cmrs_parallel_pieces(threads, pp.nshares, parse_share, &pp);
     double t1 = cmrscl_seconds();
     int64_t seen = 0;
     for (int t = 0; st == CMRSCL_OK && t < pp.nshares; ++t) {
@@ -285,9 +289,9 @@ cmrscl_status mtx_parse_parallel(const char *text, size_t size, const char *name
         st = CMRSCL_ERROR_PARSE;
     bool in_order = st == CMRSCL_OK && all_in_order(&pp);
     if (st == CMRSCL_OK)
-        st = in_order
-                 ? csr_in_place(&pp, threads, out)
-                 : csr_from_coo_pieces(header.rows, header.cols, pieces, pp.nshares, threads, out);
+        st = in_order ? csr_in_place(&pp, threads, out)
+                      : cmrs_csr_from_coo_pieces(header.rows, header.cols, pieces, pp.nshares,
+                                                 threads, out);
     cmrscl_trace("%s: parsed in %.3f s, CSR in %.3f s (%d threads, %s)", name, t1 - t0,
                  cmrscl_seconds() - t1, threads, in_order ? "in order" : "sorted");
     free(pp.ri), free(pp.ci), free(pp.val), free(pp.shares), free(pieces);

@@ -24,7 +24,7 @@
 
 enum { FIRST_ENTRIES = 1 << 12 }; /* initial COO capacity, whatever the header declares */
 
-cmrscl_status mtx_line_fail(const parser *ps, cmrscl_status status, const char *fmt, ...)
+cmrscl_status cmrs_mtx_line_fail(const parser *ps, cmrscl_status status, const char *fmt, ...)
 {
     char what[512];
     va_list ap;
@@ -63,16 +63,16 @@ static cmrscl_status banner_word(const parser *ps, const mtx_token *t, int pos, 
 {
     for (size_t i = 0; i < sizeof banner_words / sizeof *banner_words; ++i) {
         const struct banner_word *w = &banner_words[i];
-        if (w->pos != pos || !mtx_tok_is(t->p, t->end, w->word))
+        if (w->pos != pos || !cmrs_mtx_tok_is(t->p, t->end, w->word))
             continue;
         if (w->unsupported)
-            return mtx_line_fail(ps, CMRSCL_ERROR_UNSUPPORTED, "%s", w->unsupported);
+            return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_UNSUPPORTED, "%s", w->unsupported);
         *value = w->value;
         return CMRSCL_OK;
     }
     char shown[48];
-    return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "unknown %s '%s' in the banner", banner_what[pos],
-                         mtx_show(t->p, t->end, shown));
+    return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "unknown %s '%s' in the banner",
+                              banner_what[pos], cmrs_mtx_show(t->p, t->end, shown));
 }
 
 static cmrscl_status parse_banner(parser *ps, const char *p, const char *e)
@@ -81,13 +81,13 @@ static cmrscl_status parse_banner(parser *ps, const char *p, const char *e)
     char shown[48];
     if (e - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3; /* a UTF-8 byte order mark, as some Windows editors write */
-    int n = mtx_split(p, e, t, 5);
+    int n = cmrs_mtx_split(p, e, t, 5);
     if (n == 0)
         return CMRSCL_OK;
-    if (!mtx_tok_is(t[0].p, t[0].end, "%%matrixmarket"))
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
-                             "missing %%%%MatrixMarket banner (the file starts with '%s')",
-                             mtx_show(t[0].p, e, shown));
+    if (!cmrs_mtx_tok_is(t[0].p, t[0].end, "%%matrixmarket"))
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "missing %%%%MatrixMarket banner (the file starts with '%s')",
+                                  cmrs_mtx_show(t[0].p, e, shown));
     int values[5] = {0};
     for (int pos = 1; pos < n && pos <= 4; ++pos) {
         cmrscl_status st = banner_word(ps, &t[pos], pos, &values[pos]);
@@ -95,15 +95,15 @@ static cmrscl_status parse_banner(parser *ps, const char *p, const char *e)
             return st;
     }
     if (n != 5)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
-                             "bad banner (%s): expected '%%%%MatrixMarket matrix coordinate "
-                             "<field> <symmetry>'",
-                             n < 5 ? banner_what[n] : "text after the symmetry");
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "bad banner (%s): expected '%%%%MatrixMarket matrix coordinate "
+                                  "<field> <symmetry>'",
+                                  n < 5 ? banner_what[n] : "text after the symmetry");
     ps->field = (field_kind)values[3];
     ps->symmetry = (symmetry_kind)values[4];
     if (ps->field == FIELD_PATTERN && ps->symmetry == SYM_SKEW)
-        return mtx_line_fail(ps, CMRSCL_ERROR_UNSUPPORTED,
-                             "pattern skew-symmetric is not supported (no values to negate)");
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_UNSUPPORTED,
+                                  "pattern skew-symmetric is not supported (no values to negate)");
     ps->stage = STAGE_SIZE;
     return CMRSCL_OK;
 }
@@ -115,30 +115,30 @@ static cmrscl_status parse_size(parser *ps, const char *p, const char *e)
     p = skip_blanks(p, e);
     if (p == e || *p == '%')
         return CMRSCL_OK;
-    int n = mtx_split(p, e, t, 3);
+    int n = cmrs_mtx_split(p, e, t, 3);
     for (int i = 0; i < n && i < 3; ++i)
         if (!mtx_scan_int(t[i].p, t[i].end, &v[i]))
             n = -1;
     if (n != 3)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
-                             "bad size line: expected three integers 'rows columns entries'");
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "bad size line: expected three integers 'rows columns entries'");
     if (v[0] < 0 || v[1] < 0 || v[2] < 0)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "negative size %lld x %lld, %lld entries",
-                             (long long)v[0], (long long)v[1], (long long)v[2]);
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "negative size %lld x %lld, %lld entries",
+                                  (long long)v[0], (long long)v[1], (long long)v[2]);
     if (v[0] > MAX_DIMENSION || v[1] > MAX_DIMENSION || v[2] > MAX_ENTRIES) {
         char shown[3][48]; /* the text, since huge numbers saturated in v */
         for (int i = 0; i < 3; ++i)
-            mtx_show(t[i].p, t[i].end, shown[i]);
-        return mtx_line_fail(ps, CMRSCL_ERROR_TOO_LARGE,
-                             "size %s x %s with %s entries exceeds the limit of %lld %s", shown[0],
-                             shown[1], shown[2],
-                             v[2] > MAX_ENTRIES ? (long long)MAX_ENTRIES : (long long)MAX_DIMENSION,
-                             v[2] > MAX_ENTRIES ? "entries" : "rows and columns");
+            cmrs_mtx_show(t[i].p, t[i].end, shown[i]);
+        return cmrs_mtx_line_fail(
+            ps, CMRSCL_ERROR_TOO_LARGE, "size %s x %s with %s entries exceeds the limit of %lld %s",
+            shown[0], shown[1], shown[2],
+            v[2] > MAX_ENTRIES ? (long long)MAX_ENTRIES : (long long)MAX_DIMENSION,
+            v[2] > MAX_ENTRIES ? "entries" : "rows and columns");
     }
     if (ps->symmetry != SYM_GENERAL && v[0] != v[1])
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
-                             "a symmetric matrix must be square, not %lld x %lld", (long long)v[0],
-                             (long long)v[1]);
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "a symmetric matrix must be square, not %lld x %lld",
+                                  (long long)v[0], (long long)v[1]);
     ps->rows = (int32_t)v[0];
     ps->cols = (int32_t)v[1];
     ps->declared = v[2];
@@ -150,7 +150,7 @@ static cmrscl_status parse_size(parser *ps, const char *p, const char *e)
 
 /* ---- entries ---- */
 
-cmrscl_status mtx_reserve_entries(parser *ps, int64_t cap)
+cmrscl_status cmrs_mtx_reserve_entries(parser *ps, int64_t cap)
 {
     if ((uint64_t)cap > SIZE_MAX / sizeof(double))
         goto oom;
@@ -169,8 +169,8 @@ cmrscl_status mtx_reserve_entries(parser *ps, int64_t cap)
     ps->cap = cap;
     return CMRSCL_OK;
 oom:
-    return mtx_line_fail(ps, CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
-                         (long long)cap);
+    return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld entries",
+                              (long long)cap);
 }
 
 /* Geometric growth, capped by what the header allows: a header that lies about its size
@@ -178,10 +178,10 @@ oom:
 static cmrscl_status grow_entries(parser *ps)
 {
     if (ps->cap >= ps->max_count) /* only the parallel reader's shares get here (it reruns) */
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "more entries than the %lld expected",
-                             (long long)ps->max_count);
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "more entries than the %lld expected",
+                                  (long long)ps->max_count);
     int64_t cap = ps->cap ? 2 * ps->cap : FIRST_ENTRIES;
-    return mtx_reserve_entries(ps, cap > ps->max_count ? ps->max_count : cap);
+    return cmrs_mtx_reserve_entries(ps, cap > ps->max_count ? ps->max_count : cap);
 }
 
 static inline cmrscl_status push(parser *ps, int32_t r, int32_t c, double v)
@@ -203,8 +203,9 @@ static inline cmrscl_status push(parser *ps, int32_t r, int32_t c, double v)
 static cmrscl_status store(parser *ps, int32_t r, int32_t c, double v)
 {
     if (ps->symmetry == SYM_SKEW && r == c)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
-                             "diagonal entry (%d, %d) in a skew-symmetric matrix", r + 1, c + 1);
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "diagonal entry (%d, %d) in a skew-symmetric matrix", r + 1,
+                                  c + 1);
     cmrscl_status st = push(ps, r, c, v);
     if (st == CMRSCL_OK && ps->symmetry != SYM_GENERAL && r != c)
         st = push(ps, c, r, ps->symmetry == SYM_SKEW ? -v : v);
@@ -217,22 +218,23 @@ static cmrscl_status bad_index(const parser *ps, const char *what, const char *p
     char shown[48];
     int64_t ignored;
     if (!mtx_scan_int(p, e, &ignored))
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "bad %s index '%s'", what,
-                             mtx_show(p, e, shown));
-    return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "%s index %s out of range 1..%d", what,
-                         mtx_show(p, e, shown), limit);
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "bad %s index '%s'", what,
+                                  cmrs_mtx_show(p, e, shown));
+    return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "%s index %s out of range 1..%d", what,
+                              cmrs_mtx_show(p, e, shown), limit);
 }
 
 static cmrscl_status bad_value(const parser *ps, const char *p, const char *e)
 {
     char shown[48];
     if (ps->field == FIELD_INTEGER)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "non-integer value '%s' in an integer matrix",
-                             mtx_show(p, e, shown));
-    return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "bad value '%s'", mtx_show(p, e, shown));
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE,
+                                  "non-integer value '%s' in an integer matrix",
+                                  cmrs_mtx_show(p, e, shown));
+    return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "bad value '%s'", cmrs_mtx_show(p, e, shown));
 }
 
-cmrscl_status mtx_parse_entry(parser *ps, const char *p, const char *e)
+cmrscl_status cmrs_mtx_parse_entry(parser *ps, const char *p, const char *e)
 {
     int64_t r, c;
     double v = 1.0;
@@ -240,29 +242,30 @@ cmrscl_status mtx_parse_entry(parser *ps, const char *p, const char *e)
     if (p == e || *p == '%')
         return CMRSCL_OK;
     if (ps->seen == ps->declared)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "more entries than the %lld declared",
-                             (long long)ps->declared);
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "more entries than the %lld declared",
+                                  (long long)ps->declared);
     const char *q = mtx_scan_int(p, e, &r);
     if (!q || r < 1 || r > ps->rows)
         return bad_index(ps, "row", p, e, ps->rows);
     if ((p = skip_blanks(q, e)) == e)
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "missing column index");
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "missing column index");
     q = mtx_scan_int(p, e, &c);
     if (!q || c < 1 || c > ps->cols)
         return bad_index(ps, "column", p, e, ps->cols);
     p = skip_blanks(q, e);
     if (ps->field != FIELD_PATTERN) {
         if (p == e)
-            return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "missing value");
-        q = ps->field == FIELD_REAL ? mtx_scan_real(p, e, &v) : mtx_scan_integer_value(p, e, &v);
+            return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "missing value");
+        q = ps->field == FIELD_REAL ? cmrs_mtx_scan_real(p, e, &v)
+                                    : cmrs_mtx_scan_integer_value(p, e, &v);
         if (!q)
             return bad_value(ps, p, e);
         p = skip_blanks(q, e);
     }
     if (p != e) {
         char shown[48];
-        return mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "unexpected '%s' after the entry",
-                             mtx_show(p, e, shown));
+        return cmrs_mtx_line_fail(ps, CMRSCL_ERROR_PARSE, "unexpected '%s' after the entry",
+                                  cmrs_mtx_show(p, e, shown));
     }
     ps->seen++;
     return store(ps, (int32_t)(r - 1), (int32_t)(c - 1), v);
@@ -270,10 +273,10 @@ cmrscl_status mtx_parse_entry(parser *ps, const char *p, const char *e)
 
 /* ---- the stream: complete lines from chunks ---- */
 
-cmrscl_status mtx_parse_line(parser *ps, const char *p, const char *e)
+cmrscl_status cmrs_mtx_parse_line(parser *ps, const char *p, const char *e)
 {
     if (ps->stage == STAGE_ENTRIES)
-        return mtx_parse_entry(ps, p, e);
+        return cmrs_mtx_parse_entry(ps, p, e);
     return ps->stage == STAGE_BANNER ? parse_banner(ps, p, e) : parse_size(ps, p, e);
 }
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *mtx_show(const char *p, const char *e, char out[48])
+const char *cmrs_mtx_show(const char *p, const char *e, char out[48])
 {
     const char *end = token_end(p, e);
     size_t n = 0;
@@ -84,7 +84,7 @@ static bool fast_scale(uint64_t mant, int64_t exp10, double *out)
  * decimal exponent, scaled by fast_scale; everything else (more digits, huge exponents,
  * nan, inf) goes to strtod, so every result is correctly rounded. NULL if the token is
  * not a number. */
-const char *mtx_scan_real(const char *p, const char *e, double *out)
+const char *cmrs_mtx_scan_real(const char *p, const char *e, double *out)
 {
     const char *start = p;
     bool neg = false, seen = false, inexact = false;
@@ -126,7 +126,7 @@ const char *mtx_scan_real(const char *p, const char *e, double *out)
     return p;
 }
 
-bool mtx_tok_is(const char *p, const char *end, const char *word)
+bool cmrs_mtx_tok_is(const char *p, const char *end, const char *word)
 {
     size_t n = strlen(word);
     if ((size_t)(end - p) != n)
@@ -137,13 +137,13 @@ bool mtx_tok_is(const char *p, const char *end, const char *word)
     return true;
 }
 
-const char *mtx_scan_integer_value(const char *p, const char *e, double *out)
+const char *cmrs_mtx_scan_integer_value(const char *p, const char *e, double *out)
 {
     int64_t ignored;
-    return mtx_scan_int(p, e, &ignored) ? mtx_scan_real(p, e, out) : NULL;
+    return mtx_scan_int(p, e, &ignored) ? cmrs_mtx_scan_real(p, e, out) : NULL;
 }
 
-int mtx_split(const char *p, const char *e, mtx_token *t, int max)
+int cmrs_mtx_split(const char *p, const char *e, mtx_token *t, int max)
 {
     int n = 0;
     for (p = skip_blanks(p, e); p < e; p = skip_blanks(p, e)) {

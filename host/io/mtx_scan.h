@@ -47,17 +47,17 @@ static inline const char *mtx_scan_int(const char *p, const char *e, int64_t *ou
 /* A decimal number token, correctly rounded to the nearest double; nan and inf are
  * accepted, C99 hexadecimal floats are not. Returns the token's end, NULL if the token is
  * not a number. The text must be followed by a '\n' or '\0' (read by the strtod fallback). */
-CMRSCL_HIDDEN const char *mtx_scan_real(const char *p, const char *e, double *out);
+CMRSCL_HIDDEN const char *cmrs_mtx_scan_real(const char *p, const char *e, double *out);
 
 /* A whole integer token, for the `integer` field, converted exactly as a real. */
-CMRSCL_HIDDEN const char *mtx_scan_integer_value(const char *p, const char *e, double *out);
+CMRSCL_HIDDEN const char *cmrs_mtx_scan_integer_value(const char *p, const char *e, double *out);
 
 /* A token for a message: at most 40 bytes, with bytes that are not printable as '?'
  * so binary garbage cannot garble the message. Returns out. */
-CMRSCL_HIDDEN const char *mtx_show(const char *p, const char *e, char out[48]);
+CMRSCL_HIDDEN const char *cmrs_mtx_show(const char *p, const char *e, char out[48]);
 
 /* Case-insensitive comparison of a token with a lower-case word. */
-CMRSCL_HIDDEN bool mtx_tok_is(const char *p, const char *end, const char *word);
+CMRSCL_HIDDEN bool cmrs_mtx_tok_is(const char *p, const char *end, const char *word);
 
 typedef struct mtx_token {
     const char *p, *end;
@@ -65,6 +65,6 @@ typedef struct mtx_token {
 
 /* Splits a line into at most `max` tokens; returns their number, or max + 1 if the line
  * holds more. */
-CMRSCL_HIDDEN int mtx_split(const char *p, const char *e, mtx_token *t, int max);
+CMRSCL_HIDDEN int cmrs_mtx_split(const char *p, const char *e, mtx_token *t, int max);
 
 #endif

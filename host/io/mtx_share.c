@@ -1,7 +1,7 @@
 /* mtx_share.c - one share of a Matrix Market file's entry lines as coordinates, for one
  * process of a distributed reader (cmrscl_mtx_read_share): the header parsed by the reader's
  * own routines, then only the share's lines, cut as the parallel reader cuts its shares
- * (mtx_share_start). Lines are numbered from the share's start while parsing; only when a
+ * (cmrs_mtx_share_start). Lines are numbered from the share's start while parsing; only when a
  * line fails are the lines before the share counted, and the share parsed again, so that
  * the message names the line as the serial reader would. */
 #include "mtx_parser.h"
@@ -25,14 +25,14 @@ static cmrscl_status open_text(const char *path, share_text *t)
     memset(t, 0, sizeof *t);
     int fd;
     struct stat sb;
-    cmrscl_status opened = mtx_open(path, &fd, &sb);
+    cmrscl_status opened = cmrs_mtx_open(path, &fd, &sb);
     if (opened != CMRSCL_OK)
         return opened;
     unsigned char magic[2] = {0};
     bool gzip = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     cmrscl_status st;
     if (!gzip) {
-        st = mtx_load_text(fd, (uint64_t)sb.st_size, path, 1, &t->plain);
+        st = cmrs_mtx_load_text(fd, (uint64_t)sb.st_size, path, 1, &t->plain);
         t->text = t->plain.text, t->size = t->plain.size;
         close(fd);
         return st;
@@ -44,7 +44,7 @@ static cmrscl_status open_text(const char *path, share_text *t)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "%s: no memory for zlib", path);
     }
     gzbuffer(src.gz, GZ_BUFFER);
-    st = mtx_source_slurp(&src, 4 * (size_t)sb.st_size, &t->inflated, &t->size);
+    st = cmrs_mtx_source_slurp(&src, 4 * (size_t)sb.st_size, &t->inflated, &t->size);
     gzclose(src.gz);
     t->text = t->inflated;
     return st;
@@ -53,7 +53,7 @@ static cmrscl_status open_text(const char *path, share_text *t)
 static void close_text(share_text *t)
 {
     if (t->plain.text)
-        mtx_text_free(&t->plain);
+        cmrs_mtx_text_free(&t->plain);
     free(t->inflated);
     memset(t, 0, sizeof *t);
 }
@@ -63,17 +63,17 @@ static cmrscl_status parse_lines(parser *ps, const char *p, const char *e)
 {
     cmrscl_status st = CMRSCL_OK;
     c_numeric_scope numeric;
-    c_numeric_enter(&numeric);
+    cmrs_c_numeric_enter(&numeric);
     while (st == CMRSCL_OK && p < e) {
         const char *nl = memchr(p, '\n', (size_t)(e - p)), *line_end = nl ? nl : e;
         ps->line++;
         st = line_end - p >= MTX_MAX_LINE
                  ? cmrscl_fail(CMRSCL_ERROR_PARSE, "%s:%lld: line %lld is longer than %d bytes",
                                ps->name, ps->line, ps->line, MTX_MAX_LINE)
-                 : mtx_parse_entry(ps, p, line_end);
+                 : cmrs_mtx_parse_entry(ps, p, line_end);
         p = nl ? nl + 1 : e;
     }
-    c_numeric_leave(&numeric);
+    cmrs_c_numeric_leave(&numeric);
     return st;
 }
 
@@ -108,17 +108,17 @@ cmrscl_status cmrscl_mtx_read_share(const char *path, int share, int shares, cmr
         return st;
     const char *end = t.text + t.size, *body = NULL;
     parser header = {.name = path, .stage = STAGE_BANNER};
-    if (mtx_parse_header(&header, t.text, end, &body) != CMRSCL_OK) {
+    if (cmrs_mtx_parse_header(&header, t.text, end, &body) != CMRSCL_OK) {
         close_text(&t);
         return header_failure(path);
     }
-    const char *p = mtx_share_start(body, end, share, shares);
-    const char *e = mtx_share_start(body, end, share + 1, shares);
+    const char *p = cmrs_mtx_share_start(body, end, share, shares);
+    const char *e = cmrs_mtx_share_start(body, end, share + 1, shares);
     int64_t lines = count_newlines(p, e) + (e > p && e[-1] != '\n');
     parser ps = header;
     ps.declared = INT64_MAX; /* the total is the caller's check, over all shares */
     ps.line = 0;
-    st = mtx_reserve_entries(&ps, lines * (header.symmetry == SYM_GENERAL ? 1 : 2) + 1);
+    st = cmrs_mtx_reserve_entries(&ps, lines * (header.symmetry == SYM_GENERAL ? 1 : 2) + 1);
     ps.max_count = ps.cap;
     if (st == CMRSCL_OK && (st = parse_lines(&ps, p, e)) != CMRSCL_OK &&
         st != CMRSCL_ERROR_OUT_OF_HOST_MEMORY) {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-cmrscl_status mtx_open(const char *path, int *fd, struct stat *sb)
+cmrscl_status cmrs_mtx_open(const char *path, int *fd, struct stat *sb)
 {
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     if (*fd < 0)
@@ -25,7 +25,7 @@ cmrscl_status mtx_open(const char *path, int *fd, struct stat *sb)
     return CMRSCL_OK;
 }
 
-void mtx_report_progress(mtx_source *s, uint64_t done, bool always)
+void cmrs_mtx_report_progress(mtx_source *s, uint64_t done, bool always)
 {
     if (!s->opt || !s->opt->progress || (!always && done < s->next_report))
         return;
@@ -53,7 +53,7 @@ static cmrscl_status read_file(mtx_source *s, char *dst, size_t room, size_t *go
     *got = (size_t)n;
     z_off_t done = gzoffset(s->gz);
     if (done >= 0)
-        mtx_report_progress(s, (uint64_t)done, false);
+        cmrs_mtx_report_progress(s, (uint64_t)done, false);
     return CMRSCL_OK;
 }
 
@@ -98,7 +98,7 @@ static cmrscl_status read_inflate(mtx_source *s, char *dst, size_t room, size_t 
     return CMRSCL_OK;
 }
 
-cmrscl_status mtx_source_read(mtx_source *s, char *dst, size_t room, size_t *got)
+cmrscl_status cmrs_mtx_source_read(mtx_source *s, char *dst, size_t room, size_t *got)
 {
     if (s->gz)
         return read_file(s, dst, room, got);
@@ -113,7 +113,7 @@ cmrscl_status mtx_source_read(mtx_source *s, char *dst, size_t room, size_t *got
 }
 
 /* The whole text of a source (inflated if it is gzip) with a '\0' after it. */
-cmrscl_status mtx_source_slurp(mtx_source *src, size_t hint, char **text, size_t *size)
+cmrscl_status cmrs_mtx_source_slurp(mtx_source *src, size_t hint, char **text, size_t *size)
 {
     size_t cap = hint < CHUNK ? CHUNK : hint, len = 0, got = 0;
     char *buf = malloc(cap + 1);
@@ -128,7 +128,7 @@ cmrscl_status mtx_source_slurp(mtx_source *src, size_t hint, char **text, size_t
             buf = grown, cap *= 2;
         }
         size_t room = cap - len < (1u << 30) ? cap - len : (1u << 30);
-        st = mtx_source_read(src, buf + len, room, &got);
+        st = cmrs_mtx_source_read(src, buf + len, room, &got);
         if (st != CMRSCL_OK || got == 0)
             break;
         len += got;
@@ -144,7 +144,7 @@ cmrscl_status mtx_source_slurp(mtx_source *src, size_t hint, char **text, size_t
 }
 
 /* A memory source, set up for plain text or gzip; false if zlib has no memory. */
-bool mtx_memory_source(mtx_source *src, const void *data, size_t size, const char *name)
+bool cmrs_mtx_memory_source(mtx_source *src, const void *data, size_t size, const char *name)
 {
     *src = (mtx_source){.name = name ? name : "<memory>", .mem = data, .mem_size = size};
     if (size >= 2 && src->mem[0] == 0x1f && src->mem[1] == 0x8b) {

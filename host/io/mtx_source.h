@@ -25,18 +25,19 @@ typedef struct mtx_source {
 } mtx_source;
 
 /* Opens a file for reading: *fd and its status, or a message naming it (a directory too). */
-CMRSCL_HIDDEN cmrscl_status mtx_open(const char *path, int *fd, struct stat *sb);
+CMRSCL_HIDDEN cmrscl_status cmrs_mtx_open(const char *path, int *fd, struct stat *sb);
 /* Calls the caller's progress function now and then (always when `always`). */
-CMRSCL_HIDDEN void mtx_report_progress(mtx_source *s, uint64_t done, bool always);
+CMRSCL_HIDDEN void cmrs_mtx_report_progress(mtx_source *s, uint64_t done, bool always);
 /* Up to room bytes into dst; *got == 0 at the end. Fails naming the source on a read
  * error or damaged gzip data. */
-CMRSCL_HIDDEN cmrscl_status mtx_source_read(mtx_source *s, char *dst, size_t room, size_t *got);
+CMRSCL_HIDDEN cmrscl_status cmrs_mtx_source_read(mtx_source *s, char *dst, size_t room,
+                                                 size_t *got);
 /* The whole text of a source (inflated if it is gzip) with a '\0' after its *size bytes;
  * hint: the expected size. */
-CMRSCL_HIDDEN cmrscl_status mtx_source_slurp(mtx_source *src, size_t hint, char **text,
-                                             size_t *size);
+CMRSCL_HIDDEN cmrscl_status cmrs_mtx_source_slurp(mtx_source *src, size_t hint, char **text,
+                                                  size_t *size);
 /* A memory source, set up for plain text or gzip; false if zlib has no memory. */
-CMRSCL_HIDDEN bool mtx_memory_source(mtx_source *src, const void *data, size_t size,
-                                     const char *name);
+CMRSCL_HIDDEN bool cmrs_mtx_memory_source(mtx_source *src, const void *data, size_t size,
+                                          const char *name);
 
 #endif

@@ -95,9 +95,9 @@ cmrscl_status cmrscl_mtx_write(const char *path, const cmrscl_csr *csr)
                            errno ? strerror(errno) : "out of memory");
     }
     c_numeric_scope numeric;
-    c_numeric_enter(&numeric);
+    cmrs_c_numeric_enter(&numeric);
     st = write_text(gz, path, csr, buf);
-    c_numeric_leave(&numeric);
+    cmrs_c_numeric_leave(&numeric);
     free(buf);
     /* Buffered data reaches the disk only here, so a full disk may show up only now. */
     errno = 0;

@@ -46,18 +46,18 @@ static double column_spread(int32_t rows, int32_t cols, const int64_t *row_ptr,
     return seen ? sum / ((double)seen * cols) : 0.0;
 }
 
-void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s)
+void cmrs_analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s)
 {
     s->row_step = rows > SPREAD_ROWS ? rows / SPREAD_ROWS : 1;
     s->rows = rows > 0 && cols > 0 ? (rows + s->row_step - 1) / s->row_step : 0;
     s->entries = SPREAD_ENTRIES;
 }
 
-int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *sample_len,
-                               const int32_t *slots, int32_t *sampled)
+int64_t cmrs_analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *sample_len,
+                                    const int32_t *slots, int32_t *sampled)
 {
     spread_sample s;
-    analyze_spread_layout(rows, cols, &s);
+    cmrs_analyze_spread_layout(rows, cols, &s);
     int64_t seen = 0;
     for (int64_t j = 0; j < s.rows; ++j) {
         int64_t len = sample_len[j];
@@ -85,7 +85,7 @@ static void sum_rows(void *ctx, int thread, int threads)
     row_sums *r = ctx;
     int64_t i0, i1, sum = 0, sum_sq = 0, empty = 0;
     int32_t longest = 0;
-    parallel_range(r->rows, thread, threads, &i0, &i1);
+    cmrs_parallel_range(r->rows, thread, threads, &i0, &i1);
     for (int64_t i = i0; i < i1; ++i) {
         int64_t len = r->row_ptr[i + 1] - r->row_ptr[i];
         sum += len, sum_sq += len * len, empty += len == 0;
@@ -112,15 +112,15 @@ static void stats_from_totals(int32_t rows, int64_t sum, int64_t sum_sq, int64_t
     out->row_cv = out->mu > 0 ? sqrt(var > 0 ? var : 0) / out->mu : 0.0;
 }
 
-void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
-                  cmrscl_matrix_stats *out)
+void cmrs_analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
+                       cmrscl_matrix_stats *out)
 {
     int64_t sum = 0, sum_sq = 0, empty = 0, longest = 0;
     if (rows > 0) {
         row_sums r = {.row_ptr = row_ptr, .rows = rows};
-        int threads = rows < PARALLEL_ROWS ? 1 : parallel_threads();
+        int threads = rows < PARALLEL_ROWS ? 1 : cmrs_parallel_threads();
         threads = threads > 256 ? 256 : threads;
-        parallel_run(threads, sum_rows, &r);
+        cmrs_parallel_run(threads, sum_rows, &r);
         for (int t = 0; t < threads; ++t) {
             sum += r.part[t].sum, sum_sq += r.part[t].sum_sq, empty += r.part[t].empty;
             longest = r.part[t].longest > longest ? r.part[t].longest : longest;
@@ -131,8 +131,9 @@ void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr, const int3
         out->col_spread = column_spread(rows, cols, row_ptr, NULL, col_ind, NULL);
 }
 
-void analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t, const int32_t *sample_len,
-                         const int32_t *sampled, cmrscl_matrix_stats *out)
+void cmrs_analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t,
+                              const int32_t *sample_len, const int32_t *sampled,
+                              cmrscl_matrix_stats *out)
 {
     stats_from_totals(rows, t->sum, t->sum_sq, t->empty, t->longest_strip[0], out);
     if (rows > 0)
@@ -147,11 +148,11 @@ cmrscl_status cmrscl_csr_stats(const cmrscl_csr *csr, cmrscl_matrix_stats *out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     cmrscl_status st = cmrscl_csr_validate(csr);
     if (st == CMRSCL_OK)
-        analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, out);
+        cmrs_analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, out);
     return st;
 }
 
-int64_t analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height)
+int64_t cmrs_analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height)
 {
     int64_t strips = ((int64_t)rows + height - 1) / height, longest = 0;
     for (int64_t s = 0; s < strips; ++s) {

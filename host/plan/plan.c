@@ -69,7 +69,7 @@
             split (4096 against the second kernel; 2048 against the in-group combine: rajat01's    \
             1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x; docs/PERFORMANCE.md) */
 
-int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
+int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
 {
     uint64_t value = cmrscl_precision_size(precision);
     uint64_t resident = dev->resident_items_per_cu ? dev->resident_items_per_cu : 2048;
@@ -155,7 +155,8 @@ static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision
     const cmrscl_matrix_stats *st = &a->stats;
     double strips = ((double)a->rows + SLICE_HEIGHT - 1) / SLICE_HEIGHT;
     if (!a->host_layout || !a->row_ptr || a->nnz == 0 || st->mu >= PLAN_LONG_ROWS ||
-        st->max_row > SLICE_LONGEST * st->mu || strips < SLICE_WARPS * plan_resident_warps(dev) ||
+        st->max_row > SLICE_LONGEST * st->mu ||
+        strips < SLICE_WARPS * cmrs_plan_resident_warps(dev) ||
         !cmrs_packing_fits(a->cols, SLICE_HEIGHT)) /* a hole's word must stay unique */
         return false;
     double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, SLICE_HEIGHT) / (double)a->nnz;
@@ -201,7 +202,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
          * tree pays one barrier per halving; a warp per row for long rows. */
         p->kernel = CMRSCL_KERNEL_STRIP;
         bool long_rows = st->mu >= PLAN_LONG_ROWS;
-        p->height = long_rows ? 1 : plan_rule_height(dev, precision);
+        p->height = long_rows ? 1 : cmrs_plan_rule_height(dev, precision);
         if (!long_rows)
             p->height_source = "device rule";
         snprintf(p->plan_reason, sizeof p->plan_reason,
@@ -222,9 +223,10 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     bool stream = ptx && (precision == CMRSCL_FLOAT || scattered);
     beyond_l2 = ptx && beyond_l2;
     /* Few rows: short strips make short chains of loads. */
-    bool few_rows = plan_few_rows(dev, a->rows);
-    bool short_chain = a->rows <= VECTOR_WAVES * plan_resident_warps(dev) &&
-                       st->max_row <= VECTOR_CHAIN && plan_longest_strip(a, 8) > PLAN_SPLIT_FROM;
+    bool few_rows = cmrs_plan_few_rows(dev, a->rows);
+    bool short_chain = a->rows <= VECTOR_WAVES * cmrs_plan_resident_warps(dev) &&
+                       st->max_row <= VECTOR_CHAIN &&
+                       cmrs_plan_longest_strip(a, 8) > PLAN_SPLIT_FROM;
     if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < PLAN_LONG_ROWS && short_chain) {
         /* HEIGHT 8 would split a long strip; a warp per row (all rows resident within a few
          * waves) has a chain of at most VECTOR_CHAIN / 128 rounds of four loads per lane and
@@ -235,7 +237,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "few rows (%d <= %d x %.0f resident warps), longest %d <= %d: one warp per row "
                  "(CSR-vector), no split",
-                 a->rows, VECTOR_WAVES, plan_resident_warps(dev), st->max_row, VECTOR_CHAIN);
+                 a->rows, VECTOR_WAVES, cmrs_plan_resident_warps(dev), st->max_row, VECTOR_CHAIN);
     } else if (few_rows && st->mu >= SHORT_STRIP_MU && st->mu < PLAN_LONG_ROWS) {
         /* Left in L2 when it fits there; a larger one (long rows: fem, Kronecker products of
          * real matrices) is streamed past it like the medium rows, to keep x there. */
@@ -245,7 +247,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "few rows for the device (%d < %d x %.0f resident warps; mu %.1f): Algorithm 1, "
                  "HEIGHT 8, column-ordered strips%s",
-                 a->rows, SEGMENT_ROWS, plan_resident_warps(dev), st->mu,
+                 a->rows, SEGMENT_ROWS, cmrs_plan_resident_warps(dev), st->mu,
                  beyond_l2 ? ", matrix streamed past L2" : "");
     } else if (st->mu >= PLAN_LONG_ROWS) {
         /* Streamed past L2 when it does not fit there: dense 6000 x 6000 1-3% faster on an
@@ -319,7 +321,7 @@ static cmrscl_status choose_modulo(const cmrscl_options *opt, cmrscl_params *p)
 }
 
 /* Lanes per strip and the work-group of variant v: the user's, else the variant's. A variant
- * whose warps part ways where the device's cannot (variant_one_warp: emulated shuffles and
+ * whose warps part ways where the device's cannot (cmrs_variant_one_warp: emulated shuffles and
  * MODULO's steps on the LOCAL backend; sub-groups tied together) runs one warp per group. */
 static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl_options *opt,
                                      const kernel_variant *v, cmrscl_params *p)
@@ -339,12 +341,12 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
         p->warp = p->height;
     } else if (opt->warp)
         p->warp = opt->warp;
-    else if (!p->warp || variant_lanes_refused(dev, v, p->warp))
-        p->warp = variant_default_warp(dev, v);
+    else if (!p->warp || cmrs_variant_lanes_refused(dev, v, p->warp))
+        p->warp = cmrs_variant_default_warp(dev, v);
     if (!plan_power_of_two(p->warp) || p->warp > 1024)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "warp %d is not a power of two in 1..1024", p->warp);
-    bool one_warp = variant_one_warp(dev, v, p->warp);
+    bool one_warp = cmrs_variant_one_warp(dev, v, p->warp);
     if (opt->work_group_size) {
         p->work_group_size = opt->work_group_size;
         if (p->work_group_size < p->warp || p->work_group_size % p->warp)
@@ -375,13 +377,13 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
 static bool variant_fits(const cmrscl_device_info *dev, const kernel_variant *v,
                          const cmrscl_options *opt, bool check_group, const char **why)
 {
-    int warp = opt->warp ? opt->warp : variant_default_warp(dev, v);
+    int warp = opt->warp ? opt->warp : cmrs_variant_default_warp(dev, v);
     int group = check_group ? opt->work_group_size : 0;
-    *why = variant_missing(dev, v);
+    *why = cmrs_variant_missing(dev, v);
     if (!*why)
-        *why = variant_lanes_refused(dev, v, warp);
+        *why = cmrs_variant_lanes_refused(dev, v, warp);
     if (!*why && group && warp > 0 &&
-        (group % warp || (variant_one_warp(dev, v, warp) && group != warp)))
+        (group % warp || (cmrs_variant_one_warp(dev, v, warp) && group != warp)))
         *why = "the work-group asked for is not made of its warps";
     return *why == NULL;
 }
@@ -395,23 +397,24 @@ static cmrscl_status choose_variant(const cmrscl_device_info *dev, const cmrscl_
 {
     const char *why = NULL;
     if (opt->reduce) {
-        const kernel_variant *v = variant_find(p->kernel, opt->reduce);
+        const kernel_variant *v = cmrs_variant_find(p->kernel, opt->reduce);
         if (!v || !variant_fits(dev, v, opt, false, &why))
             return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                                "the %s/%s variant on device \"%s\" (%d lanes per strip asked): %s",
-                               variant_family_name(p->kernel), variant_reduce_name(opt->reduce),
-                               dev->device_name, opt->warp, v ? why : "no such variant");
+                               cmrs_variant_family_name(p->kernel),
+                               cmrs_variant_reduce_name(opt->reduce), dev->device_name, opt->warp,
+                               v ? why : "no such variant");
         *out = v;
         return CMRSCL_OK;
     }
-    const kernel_variant *preferred = p->reduce ? variant_find(p->kernel, p->reduce) : NULL;
+    const kernel_variant *preferred = p->reduce ? cmrs_variant_find(p->kernel, p->reduce) : NULL;
     for (int check_group = 1; check_group >= 0; --check_group) {
         if (preferred && variant_fits(dev, preferred, opt, check_group, &why)) {
             *out = preferred;
             return CMRSCL_OK;
         }
-        for (size_t i = 0; i < variant_count(); ++i) {
-            const kernel_variant *v = variant_at(i);
+        for (size_t i = 0; i < cmrs_variant_count(); ++i) {
+            const kernel_variant *v = cmrs_variant_at(i);
             if (v->pub.kernel == p->kernel && variant_fits(dev, v, opt, check_group, &why)) {
                 *out = v;
                 return CMRSCL_OK;
@@ -421,7 +424,7 @@ static cmrscl_status choose_variant(const cmrscl_device_info *dev, const cmrscl_
     return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                        "no variant of the %s family runs on device \"%s\" with %d lanes per strip "
                        "(the last refused: %s)",
-                       variant_family_name(p->kernel), dev->device_name, opt->warp, why);
+                       cmrs_variant_family_name(p->kernel), dev->device_name, opt->warp, why);
 }
 
 static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_matrix *a,
@@ -446,7 +449,7 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
         if (opt->order == CMRSCL_ORDER_COLUMNS)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                                "the %s kernel needs row-ordered strips (--order rows)",
-                               variant_family_name(p->kernel));
+                               cmrs_variant_family_name(p->kernel));
         p->order = CMRSCL_ORDER_ROWS;
     } else {
         /* Paper, section 6.3: "the data should be sorted" - column order within strips. */
@@ -474,7 +477,8 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
 {
     int64_t tiles = 0, longs = 0;
     if (p->tile > 0 && a->row_ptr)
-        split_count(a->rows, a->row_ptr, p->height, p->tile, plan_group_tiles(p), &tiles, &longs);
+        cmrs_split_count(a->rows, a->row_ptr, p->height, p->tile, cmrs_plan_group_tiles(p), &tiles,
+                         &longs);
     if (tiles > INT32_MAX)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "the split makes %lld tiles of %d entries, more than %d: take longer "
@@ -501,14 +505,14 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
     return CMRSCL_OK;
 }
 
-cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
-                          const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
+cmrscl_status cmrs_plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
+                               const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
     static const cmrscl_options defaults;
     if (!opt)
         opt = &defaults;
     memset(p, 0, sizeof *p);
-    cmrscl_status st = plan_check_options(dev, precision, opt);
+    cmrscl_status st = cmrs_plan_check_options(dev, precision, opt);
     if (st != CMRSCL_OK)
         return st;
     p->precision = precision;
@@ -517,8 +521,8 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
         matrix_rule(dev, precision, a, opt, p);
     } else {
         p->kernel = opt->kernel ? opt->kernel : CMRSCL_KERNEL_STRIP;
-        const variant_family *f = variant_family_of(p->kernel);
-        p->height = f->height ? f->height : plan_rule_height(dev, precision);
+        const variant_family *f = cmrs_variant_family_of(p->kernel);
+        p->height = f->height ? f->height : cmrs_plan_rule_height(dev, precision);
         p->height_source = p->kernel == CMRSCL_KERNEL_MODULO ? "paper" /* section 7 */
                            : f->height                       ? "family default"
                                                              : "device rule";
@@ -541,29 +545,29 @@ cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precis
                          "the %s kernel's layout is built on the host: create the matrix from host "
                          "arrays (cmrscl_matrix_create, _i64 or _from_csr), not from OpenCL "
                          "buffers",
-                         variant_family_name(p->kernel));
+                         cmrs_variant_family_name(p->kernel));
     if (st == CMRSCL_OK)
         st = choose_layout(dev, a, opt, p);
     if (st == CMRSCL_OK)
-        st = plan_choose_values(a, opt, p);
+        st = cmrs_plan_choose_values(a, opt, p);
     if (st == CMRSCL_OK)
-        st = plan_split(dev, a, opt, p);
+        st = cmrs_plan_split(dev, a, opt, p);
     if (st == CMRSCL_OK)
         st = choose_index_bits(a, opt, p);
     if (st == CMRSCL_OK)
-        st = plan_choose_columns(dev, a, opt, p);
+        st = cmrs_plan_choose_columns(dev, a, opt, p);
     if (st != CMRSCL_OK)
         return st;
     if (p->kernel == CMRSCL_KERNEL_SEGMENT)
         p->lane_entries = opt->lane_entries ? opt->lane_entries
                           : p->lane_entries ? p->lane_entries
                                             : 4;
-    uint64_t local = variant_local_bytes(p);
+    uint64_t local = cmrs_variant_local_bytes(p);
     if (local > dev->local_mem_bytes)
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
                            "height %d x work-group %d x %zu-byte values need %llu bytes of local "
                            "memory; the device offers %llu",
                            p->height, p->work_group_size, cmrscl_precision_size(precision),
                            (unsigned long long)local, (unsigned long long)dev->local_mem_bytes);
-    return plan_build_options(dev, p);
+    return cmrs_plan_build_options(dev, p);
 }

@@ -15,8 +15,8 @@
  * of a few per cent of the columns (stencils, FEM), which caches keep. */
 #define LOCAL_SPREAD 0.05
 /* Row statistics and the column spread (col_ind may be NULL: spread 0). */
-CMRSCL_HIDDEN void analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr,
-                                const int32_t *col_ind, cmrscl_matrix_stats *out);
+CMRSCL_HIDDEN void cmrs_analyze_rows(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                     const int32_t *col_ind, cmrscl_matrix_stats *out);
 /* The entries the column spread samples, for a device that holds col_ind: up to `entries`
  * evenly spaced entries (every ceil(len / entries), at least 1) of the rows j * row_step,
  * j < rows; the layout depends on the sizes alone, so the device gathers the sample into
@@ -25,25 +25,26 @@ typedef struct spread_sample {
     int64_t row_step, rows;
     int32_t entries;
 } spread_sample;
-CMRSCL_HIDDEN void analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s);
+CMRSCL_HIDDEN void cmrs_analyze_spread_layout(int32_t rows, int32_t cols, spread_sample *s);
 /* The sampled columns from the slots into sample order (sampled: rows x entries room), the
  * sampled rows' lengths given (sample_len); returns their number. */
-CMRSCL_HIDDEN int64_t analyze_spread_compact(int32_t rows, int32_t cols, const int32_t *sample_len,
-                                             const int32_t *slots, int32_t *sampled);
+CMRSCL_HIDDEN int64_t cmrs_analyze_spread_compact(int32_t rows, int32_t cols,
+                                                  const int32_t *sample_len, const int32_t *slots,
+                                                  int32_t *sampled);
 /* What the row statistics are made of, as the device sums them (convert_row_stats): exact
- * integers, so the statistics equal analyze_rows' bit for bit. longest_strip[k]: entries of
+ * integers, so the statistics equal cmrs_analyze_rows' bit for bit. longest_strip[k]: entries of
  * the longest strip of 2^k rows ([0]: the longest row). */
 #define STRIP_HEIGHT_LOGS 9 /* heights 1, 2, 4, ..., 256 */
 typedef struct row_totals {
     int64_t sum, sum_sq, empty, longest_strip[STRIP_HEIGHT_LOGS];
 } row_totals;
-/* analyze_rows from the totals, the sampled rows' lengths and their sampled columns in
- * sample order (analyze_spread_compact) instead of RowPtr and col_ind. */
-CMRSCL_HIDDEN void analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t,
-                                       const int32_t *sample_len, const int32_t *sampled,
-                                       cmrscl_matrix_stats *out);
+/* cmrs_analyze_rows from the totals, the sampled rows' lengths and their sampled columns in
+ * sample order (cmrs_analyze_spread_compact) instead of RowPtr and col_ind. */
+CMRSCL_HIDDEN void cmrs_analyze_rows_totals(int32_t rows, int32_t cols, const row_totals *t,
+                                            const int32_t *sample_len, const int32_t *sampled,
+                                            cmrscl_matrix_stats *out);
 /* Entries of the longest strip of this height. */
-CMRSCL_HIDDEN int64_t analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height);
+CMRSCL_HIDDEN int64_t cmrs_analyze_longest_strip(int32_t rows, const int64_t *row_ptr, int height);
 
 /* ---- variants.c: the kernel variants (variants.def) ---- */
 
@@ -67,32 +68,33 @@ typedef struct kernel_variant {
     int lanes;
     bool in_loops; /* the warp layer is called in loops of lengths that differ between warps */
 } kernel_variant;
-CMRSCL_HIDDEN size_t variant_count(void);
+CMRSCL_HIDDEN size_t cmrs_variant_count(void);
 /* Row i in the plan's order of preference; NULL past the end. */
-CMRSCL_HIDDEN const kernel_variant *variant_at(size_t i);
-CMRSCL_HIDDEN const kernel_variant *variant_find(cmrscl_kernel kernel, cmrscl_reduce reduce);
-CMRSCL_HIDDEN const variant_family *variant_family_of(cmrscl_kernel kernel);
-CMRSCL_HIDDEN const char *variant_family_name(cmrscl_kernel kernel);
-CMRSCL_HIDDEN const char *variant_reduce_name(cmrscl_reduce reduce);
+CMRSCL_HIDDEN const kernel_variant *cmrs_variant_at(size_t i);
+CMRSCL_HIDDEN const kernel_variant *cmrs_variant_find(cmrscl_kernel kernel, cmrscl_reduce reduce);
+CMRSCL_HIDDEN const variant_family *cmrs_variant_family_of(cmrscl_kernel kernel);
+CMRSCL_HIDDEN const char *cmrs_variant_family_name(cmrscl_kernel kernel);
+CMRSCL_HIDDEN const char *cmrs_variant_reduce_name(cmrscl_reduce reduce);
 /* What the device lacks to run the variant, in words; NULL when it has everything. */
-CMRSCL_HIDDEN const char *variant_missing(const cmrscl_device_info *dev, const kernel_variant *v);
+CMRSCL_HIDDEN const char *cmrs_variant_missing(const cmrscl_device_info *dev,
+                                               const kernel_variant *v);
 /* The variant's lanes per strip when nobody asks for others. */
-CMRSCL_HIDDEN int variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v);
+CMRSCL_HIDDEN int cmrs_variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v);
 /* Why the variant cannot take `warp` lanes per strip on the device; NULL when it can. */
-CMRSCL_HIDDEN const char *variant_lanes_refused(const cmrscl_device_info *dev,
-                                                const kernel_variant *v, int warp);
+CMRSCL_HIDDEN const char *cmrs_variant_lanes_refused(const cmrscl_device_info *dev,
+                                                     const kernel_variant *v, int warp);
 /* Whether the variant's work-group must be one warp of `warp` lanes on the device: its warps
  * part ways (in_loops) where the backend's cannot. */
-CMRSCL_HIDDEN bool variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *v,
-                                    int warp);
+CMRSCL_HIDDEN bool cmrs_variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *v,
+                                         int warp);
 /* Local memory a work-group of the plan needs. */
-CMRSCL_HIDDEN uint64_t variant_local_bytes(const cmrscl_params *p);
+CMRSCL_HIDDEN uint64_t cmrs_variant_local_bytes(const cmrscl_params *p);
 
 /* ---- plan.c: device facts + matrix statistics + options -> the plan and -D string ---- */
 
 /* HEIGHT of the strip kernel from local memory per compute unit, resident work-items and
  * value size (the paper's occupancy rule). */
-CMRSCL_HIDDEN int plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
+CMRSCL_HIDDEN int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision);
 /* The matrix a plan is chosen for: its shape, RowPtr (for strip lengths) and statistics. */
 typedef struct plan_matrix {
     int32_t rows, cols;
@@ -113,29 +115,31 @@ static inline bool plan_has_holes(cmrscl_kernel k)
  * warp, work-group, layout, order, reduce, row_bits, modulo, cache_hint, tile, stats,
  * height_source, plan_reason, build_options); fails with a message when an option cannot
  * run on the device or does not fit the matrix. */
-CMRSCL_HIDDEN cmrscl_status plan_choose(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                        const plan_matrix *a, const cmrscl_options *opt,
-                                        cmrscl_params *out);
-/* plan_options.c: the options that need no device facts, checked (plan_choose's first step). */
-CMRSCL_HIDDEN cmrscl_status plan_check_options(const cmrscl_device_info *dev,
-                                               cmrscl_precision precision,
-                                               const cmrscl_options *opt);
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_choose(const cmrscl_device_info *dev,
+                                             cmrscl_precision precision, const plan_matrix *a,
+                                             const cmrscl_options *opt, cmrscl_params *out);
+/* plan_options.c: the options that need no device facts, checked (cmrs_plan_choose's first step).
+ */
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_check_options(const cmrscl_device_info *dev,
+                                                    cmrscl_precision precision,
+                                                    const cmrscl_options *opt);
 static inline bool plan_power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
 /* A precision the library knows (float or double) that the device can run. */
-CMRSCL_HIDDEN cmrscl_status plan_check_precision(const cmrscl_device_info *dev,
-                                                 cmrscl_precision precision);
-/* The -D string of a plan whose fields are chosen (plan_choose's last step; a values update
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_check_precision(const cmrscl_device_info *dev,
+                                                      cmrscl_precision precision);
+/* The -D string of a plan whose fields are chosen (cmrs_plan_choose's last step; a values update
  * that stores the values plain redoes it). Fails, rather than cut the string, where it would
  * not fit cmrscl_params.build_options: a kernel built from a cut string would miss its last
  * definitions (the narrow strips' -DNARROW_ROW_BITS once fell off the end of the longest
  * strings, sub-groups of a fixed width on Intel's CPU runtime, and their kernels failed to
  * build). */
-CMRSCL_HIDDEN cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p);
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev,
+                                                    cmrscl_params *p);
 /* The -D string of the block product's kernel (cl/cmrs_spmm.cl) for a matrix of plan p, on
  * the warp layer's backend `reduce` (cmrs_abi.h), with its launch shape; snprintf's result. */
-CMRSCL_HIDDEN int plan_spmm_options(const cmrscl_params *p, int reduce, int warp,
-                                    int work_group_size, int vec_lanes, int vec_per_lane,
-                                    int vec_width, char *out, size_t size);
+CMRSCL_HIDDEN int cmrs_plan_spmm_options(const cmrscl_params *p, int reduce, int warp,
+                                         int work_group_size, int vec_lanes, int vec_per_lane,
+                                         int vec_width, char *out, size_t size);
 /* Narrow columns (column_bits 16, host/format/cmrs_narrow.c): a strip's words are offsets from
  * its first column with the row in strip beside them, in as few bits as the height needs; a
  * slice's are steps along its rows, without one. Said once here for the encoder, the
@@ -155,7 +159,7 @@ static inline int plan_narrow_row_bits(const cmrscl_params *p)
  * that is small by then. */
 #define PLAN_BLOCK_VECTORS_MAX 64
 /* cmrscl_params.block_vectors: the block product's vectors a launch, by layout and precision. */
-CMRSCL_HIDDEN int plan_block_vectors(const cmrscl_params *p);
+CMRSCL_HIDDEN int cmrs_plan_block_vectors(const cmrscl_params *p);
 /* Whether the matrix is to be laid out for blocks (cmrscl_options.vectors from
  * CMRSCL_BLOCK_PLAN_VECTORS): the rule's block plans, and no tuning database. */
 static inline bool plan_for_blocks(const cmrscl_options *o)
@@ -168,13 +172,13 @@ static inline bool plan_for_blocks(const cmrscl_options *o)
  * matrix "few rows" for the device. */
 #define PLAN_SEGMENT_ROWS 64
 /* Warps the device keeps resident at once (the occupancy the HEIGHT rule assumes). */
-CMRSCL_HIDDEN double plan_resident_warps(const cmrscl_device_info *dev);
+CMRSCL_HIDDEN double cmrs_plan_resident_warps(const cmrscl_device_info *dev);
 /* Fewer strips of 64 rows than resident warps: each warp's chain of dependent loads, not
  * bandwidth, sets the time. */
-CMRSCL_HIDDEN bool plan_few_rows(const cmrscl_device_info *dev, int32_t rows);
+CMRSCL_HIDDEN bool cmrs_plan_few_rows(const cmrscl_device_info *dev, int32_t rows);
 /* Entries of the longest strip of `height` rows: from RowPtr, else from the device's table
  * of power-of-two heights; -1 when neither tells. */
-CMRSCL_HIDDEN int64_t plan_longest_strip(const plan_matrix *a, int height);
+CMRSCL_HIDDEN int64_t cmrs_plan_longest_strip(const plan_matrix *a, int height);
 
 /* ---- plan_split.c: which strips are split, into what tiles, combined where ---- */
 
@@ -186,47 +190,50 @@ CMRSCL_HIDDEN int64_t plan_longest_strip(const plan_matrix *a, int height);
 #define PLAN_SPLIT_FROM 2048
 /* Sets p->tile (0: nothing splits), p->combine and, for the in-group combine, the work-group
  * size the longest strip needs; the plan's family, HEIGHT, warp and work-group come first. */
-CMRSCL_HIDDEN cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
-                                       const cmrscl_options *opt, cmrscl_params *p);
-/* Tiles per work-group when its tiles are combined in the group (split_build's
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
+                                            const cmrscl_options *opt, cmrscl_params *p);
+/* Tiles per work-group when its tiles are combined in the group (cmrs_split_build's
  * group_tiles), else 0. */
-CMRSCL_HIDDEN int plan_group_tiles(const cmrscl_params *p);
+CMRSCL_HIDDEN int cmrs_plan_group_tiles(const cmrscl_params *p);
 
 /* ---- plan_api.c: the whole plan of a matrix ---- */
 
 /* The tuning database's plan for the matrix's class when every option is automatic (and it
- * still fits), else plan_choose's; *used (may be NULL) receives the options it was made with. */
-CMRSCL_HIDDEN cmrscl_status plan_for_matrix(const cmrscl_device_info *dev,
-                                            cmrscl_precision precision, const plan_matrix *a,
-                                            const cmrscl_options *opt, cmrscl_params *p,
-                                            cmrscl_options *used);
+ * still fits), else cmrs_plan_choose's; *used (may be NULL) receives the options it was made with.
+ */
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev,
+                                                 cmrscl_precision precision, const plan_matrix *a,
+                                                 const cmrscl_options *opt, cmrscl_params *p,
+                                                 cmrscl_options *used);
 /* plan_values.c: p->values, dict_bits and dict_size after the layout (row_bits) is chosen,
  * and the reason's "; values" clause; fails when opt->values asks for a codec that does not
  * fit. */
-CMRSCL_HIDDEN cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
-                                               cmrscl_params *p);
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
+                                                    cmrscl_params *p);
 /* plan_values.c: p->column_bits after the values (dict_bits): 16 for a slice whose steps
  * fit, or a strip beyond the device's cache whose offsets fit (cmrs_narrow.c), else 32, and
  * the reason's "; columns" clause; fails when opt->column_bits asks for 16 where they do not
  * fit. */
-CMRSCL_HIDDEN cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
-                                                const cmrscl_options *opt, cmrscl_params *p);
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev,
+                                                     const plan_matrix *a,
+                                                     const cmrscl_options *opt, cmrscl_params *p);
 /* The bytes per entry a product moves (cmrscl_params.bytes_per_entry_*), from the plan's
  * sizes, stored entries and codec. */
-CMRSCL_HIDDEN void plan_bytes_per_entry(cmrscl_params *p);
-/* The plan's sizes: rows, cols, nnz, strips, stored entries (a slice's as plan_choose counted
+CMRSCL_HIDDEN void cmrs_plan_bytes_per_entry(cmrscl_params *p);
+/* The plan's sizes: rows, cols, nnz, strips, stored entries (a slice's as cmrs_plan_choose counted
  * them) and the split's counts (tile 0 when nothing splits), the bytes per entry and the block
  * product's vectors a launch. */
-CMRSCL_HIDDEN void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips,
-                              cmrscl_params *p);
+CMRSCL_HIDDEN void cmrs_plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips,
+                                   cmrscl_params *p);
 
 /* ---- tuning_db.c: the winners of cmrscl_matrix_tune, by device and matrix class ---- */
 
-CMRSCL_HIDDEN void tuning_class(const cmrscl_matrix_stats *st, int64_t nnz, char *buf, size_t size);
-CMRSCL_HIDDEN bool tuning_db_lookup(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                    const char *cls, cmrscl_options *out);
-CMRSCL_HIDDEN cmrscl_status tuning_db_store(const cmrscl_device_info *dev,
-                                            cmrscl_precision precision, const char *cls,
-                                            const cmrscl_options *opt, double median_ms);
+CMRSCL_HIDDEN void cmrs_tuning_class(const cmrscl_matrix_stats *st, int64_t nnz, char *buf,
+                                     size_t size);
+CMRSCL_HIDDEN bool cmrs_tuning_db_lookup(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                         const char *cls, cmrscl_options *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_tuning_db_store(const cmrscl_device_info *dev,
+                                                 cmrscl_precision precision, const char *cls,
+                                                 const cmrscl_options *opt, double median_ms);
 
 #endif /* CMRSCL_PLAN_H */

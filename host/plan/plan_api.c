@@ -19,19 +19,19 @@ static bool options_automatic(const cmrscl_options *o)
                   !o->lane_entries && !plan_for_blocks(o));
 }
 
-cmrscl_status plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision precision,
-                              const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p,
-                              cmrscl_options *used)
+cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                   const plan_matrix *a, const cmrscl_options *opt,
+                                   cmrscl_params *p, cmrscl_options *used)
 {
     char cls[64];
-    tuning_class(&a->stats, a->nnz, cls, sizeof cls);
+    cmrs_tuning_class(&a->stats, a->nnz, cls, sizeof cls);
     cmrscl_options tuned;
-    bool from_db = options_automatic(opt) && tuning_db_lookup(dev, precision, cls, &tuned);
+    bool from_db = options_automatic(opt) && cmrs_tuning_db_lookup(dev, precision, cls, &tuned);
     if (from_db) /* neither changes the plan's kernel, only how entries are held */
         tuned.index_bits = opt ? opt->index_bits : 0, tuned.values = opt ? opt->values : 0;
-    cmrscl_status st = plan_choose(dev, precision, a, from_db ? &tuned : opt, p);
+    cmrscl_status st = cmrs_plan_choose(dev, precision, a, from_db ? &tuned : opt, p);
     if (st != CMRSCL_OK && from_db) /* a stale entry: the rule decides */
-        from_db = false, st = plan_choose(dev, precision, a, opt, p);
+        from_db = false, st = cmrs_plan_choose(dev, precision, a, opt, p);
     if (st == CMRSCL_OK && from_db) {
         p->height_source = "tuning database";
         const char *values = strstr(p->plan_reason, "; values");
@@ -48,7 +48,7 @@ cmrscl_status plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision pr
     return st;
 }
 
-void plan_bytes_per_entry(cmrscl_params *p)
+void cmrs_plan_bytes_per_entry(cmrscl_params *p)
 {
     double nnz = p->nnz > 0 ? (double)p->nnz : 1.0, stored = (double)p->stored_entries;
     double vs = (double)cmrscl_precision_size(p->precision), is = p->index_bits / 8.0;
@@ -69,7 +69,7 @@ void plan_bytes_per_entry(cmrscl_params *p)
     p->bytes_per_entry_y = (double)p->rows * vs / nnz;
 }
 
-void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl_params *p)
+void cmrs_plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl_params *p)
 {
     p->rows = a->rows, p->cols = a->cols, p->nnz = a->nnz;
     p->strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
@@ -80,8 +80,8 @@ void plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, cmrscl
      * (choose_index_bits); MODULO's only once laid out */
     if (p->kernel != CMRSCL_KERNEL_SLICE)
         p->stored_entries = a->nnz;
-    plan_bytes_per_entry(p);
-    p->block_vectors = plan_block_vectors(p);
+    cmrs_plan_bytes_per_entry(p);
+    p->block_vectors = cmrs_plan_block_vectors(p);
 }
 
 cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precision,
@@ -91,12 +91,12 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
         memset(out, 0, sizeof *out);
     if (!dev || !out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device or out is NULL");
-    cmrscl_status st = csr_validate(csr, NULL);
+    cmrscl_status st = cmrs_csr_validate(csr, NULL);
     if (st != CMRSCL_OK)
         return st;
     value_census values = {0}; /* plain values asked for: nothing to examine */
     if (!opt || opt->values != CMRSCL_VALUES_PLAIN)
-        value_census_take(csr->values, CMRSCL_DOUBLE, csr->nnz, precision, &values);
+        cmrs_value_census_take(csr->values, CMRSCL_DOUBLE, csr->nnz, precision, &values);
     plan_matrix a = {.rows = csr->rows,
                      .cols = csr->cols,
                      .nnz = csr->nnz,
@@ -104,14 +104,14 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
                      .col_ind = csr->col_ind,
                      .values = &values,
                      .host_layout = true};
-    analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, &a.stats);
-    st = plan_for_matrix(dev, precision, &a, opt, out, NULL);
+    cmrs_analyze_rows(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, &a.stats);
+    st = cmrs_plan_for_matrix(dev, precision, &a, opt, out, NULL);
     if (st != CMRSCL_OK)
         return st;
     int64_t tiles = 0, longs = 0;
     if (out->tile > 0)
-        split_count(a.rows, a.row_ptr, out->height, out->tile, plan_group_tiles(out), &tiles,
-                    &longs);
-    plan_sizes(&a, (int32_t)tiles, (int32_t)longs, out);
+        cmrs_split_count(a.rows, a.row_ptr, out->height, out->tile, cmrs_plan_group_tiles(out),
+                         &tiles, &longs);
+    cmrs_plan_sizes(&a, (int32_t)tiles, (int32_t)longs, out);
     return CMRSCL_OK;
 }

@@ -1,13 +1,13 @@
 /* plan_options.c - the plan's options in and out: the user's options checked before any
- * device fact is read (plan_check_options, plan_check_precision), and the exact -D string
- * the plan's kernel is compiled with (plan_build_options). */
+ * device fact is read (cmrs_plan_check_options, cmrs_plan_check_precision), and the exact -D string
+ * the plan's kernel is compiled with (cmrs_plan_build_options). */
 #include "plan/plan.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
-cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
+cmrscl_status cmrs_plan_check_precision(const cmrscl_device_info *dev, cmrscl_precision precision)
 {
     if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -22,10 +22,10 @@ cmrscl_status plan_check_precision(const cmrscl_device_info *dev, cmrscl_precisi
 }
 
 /* Validates the options that need no device facts. */
-cmrscl_status plan_check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
-                                 const cmrscl_options *opt)
+cmrscl_status cmrs_plan_check_options(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                      const cmrscl_options *opt)
 {
-    cmrscl_status st = plan_check_precision(dev, precision);
+    cmrscl_status st = cmrs_plan_check_precision(dev, precision);
     if (st != CMRSCL_OK)
         return st;
     if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
@@ -91,7 +91,7 @@ static bool append(cmrscl_params *p, size_t *n, const char *fmt, ...)
     return true;
 }
 
-cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
+cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p)
 {
     bool sub = p->reduce == CMRSCL_REDUCE_SUBGROUP;
     size_t n = 0;
@@ -139,15 +139,15 @@ cmrscl_status plan_build_options(const cmrscl_device_info *dev, cmrscl_params *p
  * stencil27:120 1.15x, fem:40:4 1.05x; stencil5:2000, stencil7:160 and fem:64:2 3-4%
  * slower. Narrower still loses: k = 32 in float as two launches of 16, stencil27:100 1.19x
  * slower. */
-int plan_block_vectors(const cmrscl_params *p)
+int cmrs_plan_block_vectors(const cmrscl_params *p)
 {
     if (p->kernel == CMRSCL_KERNEL_SLICE)
         return 128 / (int)cmrscl_precision_size(p->precision);
     return PLAN_BLOCK_VECTORS_MAX;
 }
 
-int plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int work_group_size,
-                      int vec_lanes, int vec_per_lane, int vec_width, char *out, size_t size)
+int cmrs_plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int work_group_size,
+                           int vec_lanes, int vec_per_lane, int vec_width, char *out, size_t size)
 {
     /* The matrix's layout and values as its plan stores them; the warp layer's backend and
      * the launch's shape are the block product's own. */

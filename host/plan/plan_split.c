@@ -6,7 +6,7 @@
  * automatic tile, PLAN_SPLIT_FROM entries) is cut into tiles, one warp each, and each row
  * adds its tiles' sums in tile order, so results are the same bits run after run:
  *   KERNEL  cmrs_combine, a second kernel, adds them: any number of tiles per strip.
- *   GROUP   the work-group that summed the tiles adds them after a barrier: split_build
+ *   GROUP   the work-group that summed the tiles adds them after a barrier: cmrs_split_build
  *           keeps all tiles of a long strip in one group, so a tile holds at least
  *           longest strip / warps per group entries, and the plan doubles the work-group
  *           (up to GROUP_MAX_WG, within the device's and local memory's limits) until that
@@ -39,8 +39,8 @@
  * one tile's chain of loads is the time. */
 static int32_t auto_tile(const cmrscl_device_info *dev, const plan_matrix *a)
 {
-    double floor = plan_few_rows(dev, a->rows) ? MIN_TILE_FEW : MIN_TILE;
-    double t = (double)a->nnz / (4.0 * plan_resident_warps(dev));
+    double floor = cmrs_plan_few_rows(dev, a->rows) ? MIN_TILE_FEW : MIN_TILE;
+    double t = (double)a->nnz / (4.0 * cmrs_plan_resident_warps(dev));
     t = t < floor ? floor : t > (1 << 20) ? (1 << 20) : t;
     return ((int32_t)t + 63) / 64 * 64;
 }
@@ -80,14 +80,14 @@ static void grow_group(const cmrscl_device_info *dev, const cmrscl_options *opt,
     while (wants_more_warps(p, longest, long_rows) && 2 * wg <= GROUP_MAX_WG &&
            2 * wg <= (int)dev->max_work_group_size) {
         p->work_group_size = 2 * wg;
-        if (variant_local_bytes(p) > dev->local_mem_bytes)
+        if (cmrs_variant_local_bytes(p) > dev->local_mem_bytes)
             break;
         wg = p->work_group_size;
     }
     p->work_group_size = wg;
 }
 
-int plan_group_tiles(const cmrscl_params *p)
+int cmrs_plan_group_tiles(const cmrscl_params *p)
 {
     return p->combine == CMRSCL_COMBINE_GROUP && p->tile > 0 ? p->work_group_size / p->warp : 0;
 }
@@ -106,8 +106,8 @@ static void fit_in_group(const cmrscl_device_info *dev, const cmrscl_options *op
         p->tile = 0, p->combine = CMRSCL_COMBINE_AUTO;
 }
 
-cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
-                         const cmrscl_options *opt, cmrscl_params *p)
+cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
+                              const cmrscl_options *opt, cmrscl_params *p)
 {
     if (opt->tile < -1)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -117,7 +117,7 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
         if (opt->tile > 0)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                                "the %s kernel does not split long strips (tile %d)",
-                               variant_family_name(p->kernel), opt->tile);
+                               cmrs_variant_family_name(p->kernel), opt->tile);
         p->tile = 0;
         return CMRSCL_OK;
     }
@@ -129,7 +129,7 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
     int64_t long_from = 2 * (int64_t)p->tile;
     if (!opt->tile && long_from < PLAN_SPLIT_FROM)
         long_from = PLAN_SPLIT_FROM;
-    int64_t longest = p->tile > 0 ? plan_longest_strip(a, p->height) : -1;
+    int64_t longest = p->tile > 0 ? cmrs_plan_longest_strip(a, p->height) : -1;
     if (longest >= 0 && longest <= long_from)
         p->tile = 0; /* no strip is long: one kernel, no combine */
     if (p->tile == 0)
@@ -147,7 +147,7 @@ cmrscl_status plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
         bool fits =
             group.tile > 0 && group.tile <= longest_tile && (!opt->tile || group.tile == p->tile);
         p->combine = CMRSCL_COMBINE_KERNEL;
-        if ((long_rows || plan_few_rows(dev, a->rows)) && fits) {
+        if ((long_rows || cmrs_plan_few_rows(dev, a->rows)) && fits) {
             *p = group;
             size_t n = strlen(p->plan_reason);
             snprintf(p->plan_reason + n, sizeof p->plan_reason - n,

@@ -10,12 +10,13 @@
  * its index fits the column word beside the row in strip, else floats for doubles that are
  * floats, else plain. Bytes an entry moves, float / double: plain 8 / 12, float - / 8,
  * dictionary 4 / 4 (the index rides in the column word; the dictionary stays in L1). */
-cmrscl_status plan_choose_values(const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
+cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
+                                      cmrscl_params *p)
 {
     const value_census *c = a->values && a->values->examined ? a->values : NULL;
     const char *why = NULL;
     p->values = CMRSCL_VALUES_PLAIN;
-    int bits = c && c->distinct <= CMRSCL_MAX_DICT ? value_dict_bits(c->distinct) : 0;
+    int bits = c && c->distinct <= CMRSCL_MAX_DICT ? cmrs_value_dict_bits(c->distinct) : 0;
     /* a hole's word is all ones: with holes the column field may never be */
     int64_t columns_fit = (1ll << (32 - p->row_bits - bits)) - (plan_has_holes(p->kernel) ? 1 : 0);
     bool dict_fits = (int64_t)a->cols <= columns_fit;
@@ -101,8 +102,8 @@ static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
  * (rajat01 double, fem:10:4 float; docs/PERFORMANCE.md, narrow strips): taken only for a
  * matrix whose 32-bit entries exceed the device's cache. The segment and MODULO families
  * have none. Implied columns before them, where they fit. */
-cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
-                                  const cmrscl_options *opt, cmrscl_params *p)
+cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
+                                       const cmrscl_options *opt, cmrscl_params *p)
 {
     p->column_bits = 32;
     bool slice = p->kernel == CMRSCL_KERNEL_SLICE, strip = p->kernel == CMRSCL_KERNEL_STRIP;
@@ -118,7 +119,7 @@ cmrscl_status plan_choose_columns(const cmrscl_device_info *dev, const plan_matr
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "column_bits %d: narrow and implied columns are the slice and strip "
                            "kernels' (kernel %s)",
-                           opt->column_bits, variant_family_name(p->kernel));
+                           opt->column_bits, cmrs_variant_family_name(p->kernel));
     int field = 16 - p->dict_bits - plan_narrow_row_bits(p);
     int64_t limit = (1ll << field) - 2;
     int32_t strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);

@@ -28,10 +28,11 @@ static bool db_path(char *path, size_t size)
         return snprintf(path, size, "%s", env) < (int)size;
     }
     char dir[4000];
-    return cache_dir(dir, sizeof dir) && snprintf(path, size, "%s/tuning.txt", dir) < (int)size;
+    return cmrs_cache_dir(dir, sizeof dir) &&
+           snprintf(path, size, "%s/tuning.txt", dir) < (int)size;
 }
 
-void tuning_class(const cmrscl_matrix_stats *st, int64_t nnz, char *buf, size_t size)
+void cmrs_tuning_class(const cmrscl_matrix_stats *st, int64_t nnz, char *buf, size_t size)
 {
     int mu = st->mu > 0 ? (int)floor(2.0 * log2(st->mu)) : -1; /* half octaves */
     int cv = st->row_cv < 0.3 ? 0 : st->row_cv < 1.0 ? 1 : st->row_cv < 3.0 ? 2 : 3;
@@ -67,7 +68,7 @@ static bool parse_options(const char *text, cmrscl_options *o)
         return false;
     /* a kernel and reduction given together name a row of the variant table */
     bool variant =
-        k && r ? variant_find((cmrscl_kernel)k, (cmrscl_reduce)r) != NULL
+        k && r ? cmrs_variant_find((cmrscl_kernel)k, (cmrscl_reduce)r) != NULL
                : k >= 0 && k <= CMRSCL_KERNEL_SLICE && r >= 0 && r <= CMRSCL_REDUCE_SUBGROUP;
     if (!variant || h < 0 || h > CMRSCL_MAX_HEIGHT || w < 0 || w > 1024 || g < 0 || g > 65536 ||
         ord < 0 || ord > CMRSCL_ORDER_COLUMNS || t < -1 || c < 0 || c > CMRSCL_CACHE_HINT_STREAM ||
@@ -80,8 +81,8 @@ static bool parse_options(const char *text, cmrscl_options *o)
     return true;
 }
 
-bool tuning_db_lookup(const cmrscl_device_info *dev, cmrscl_precision p, const char *cls,
-                      cmrscl_options *out)
+bool cmrs_tuning_db_lookup(const cmrscl_device_info *dev, cmrscl_precision p, const char *cls,
+                           cmrscl_options *out)
 {
     char path[4096], key[512], line[DB_LINE];
     if (!db_path(path, sizeof path))
@@ -110,14 +111,14 @@ static const char *options_field(const char *line)
     return c;
 }
 
-cmrscl_status tuning_db_store(const cmrscl_device_info *dev, cmrscl_precision p, const char *cls,
-                              const cmrscl_options *o, double median_ms)
+cmrscl_status cmrs_tuning_db_store(const cmrscl_device_info *dev, cmrscl_precision p,
+                                   const char *cls, const cmrscl_options *o, double median_ms)
 {
     char path[4096], tmp[4200], key[512], line[DB_LINE];
     if (!db_path(path, sizeof path))
         return CMRSCL_OK; /* turned off */
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    if (make_parent_dirs(tmp) != 0)
+    if (cmrs_make_parent_dirs(tmp) != 0)
         return cmrscl_fail(CMRSCL_ERROR_FILE_IO, "cannot create the directory of %s: %s", path,
                            strerror(errno));
     FILE *out = fopen(tmp, "w");

@@ -91,19 +91,22 @@ static const kernel_variant variants[] = {
 #undef VARIANT
 };
 
-size_t variant_count(void) { return sizeof variants / sizeof variants[0]; }
+size_t cmrs_variant_count(void) { return sizeof variants / sizeof variants[0]; }
 
-const kernel_variant *variant_at(size_t i) { return i < variant_count() ? &variants[i] : NULL; }
-
-const kernel_variant *variant_find(cmrscl_kernel kernel, cmrscl_reduce reduce)
+const kernel_variant *cmrs_variant_at(size_t i)
 {
-    for (size_t i = 0; i < variant_count(); ++i)
+    return i < cmrs_variant_count() ? &variants[i] : NULL;
+}
+
+const kernel_variant *cmrs_variant_find(cmrscl_kernel kernel, cmrscl_reduce reduce)
+{
+    for (size_t i = 0; i < cmrs_variant_count(); ++i)
         if (variants[i].pub.kernel == kernel && variants[i].pub.reduce == reduce)
             return &variants[i];
     return NULL;
 }
 
-const variant_family *variant_family_of(cmrscl_kernel kernel)
+const variant_family *cmrs_variant_family_of(cmrscl_kernel kernel)
 {
     for (size_t i = 0; i < sizeof families / sizeof families[0]; ++i)
         if (families[i].kernel == kernel)
@@ -111,21 +114,21 @@ const variant_family *variant_family_of(cmrscl_kernel kernel)
     return NULL;
 }
 
-const char *variant_family_name(cmrscl_kernel kernel)
+const char *cmrs_variant_family_name(cmrscl_kernel kernel)
 {
-    const variant_family *f = variant_family_of(kernel);
+    const variant_family *f = cmrs_variant_family_of(kernel);
     return f ? f->name : "unknown";
 }
 
-const char *variant_reduce_name(cmrscl_reduce reduce)
+const char *cmrs_variant_reduce_name(cmrscl_reduce reduce)
 {
-    for (size_t i = 0; i < variant_count(); ++i)
+    for (size_t i = 0; i < cmrs_variant_count(); ++i)
         if (variants[i].pub.reduce == reduce)
             return variants[i].pub.reduction;
     return "auto";
 }
 
-const char *variant_missing(const cmrscl_device_info *dev, const kernel_variant *v)
+const char *cmrs_variant_missing(const cmrscl_device_info *dev, const kernel_variant *v)
 {
     if ((v->needs & NEEDS_PTX) && !dev->warp_shuffle)
         return "NVIDIA's warp shuffles (inline PTX: sm_30 or newer, warps of 32)";
@@ -137,7 +140,7 @@ const char *variant_missing(const cmrscl_device_info *dev, const kernel_variant 
     return NULL;
 }
 
-int variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v)
+int cmrs_variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v)
 {
     switch (v->lanes) {
     case LANES_SUBGROUP: return (int)dev->subgroup_width;
@@ -147,7 +150,8 @@ int variant_default_warp(const cmrscl_device_info *dev, const kernel_variant *v)
     }
 }
 
-const char *variant_lanes_refused(const cmrscl_device_info *dev, const kernel_variant *v, int warp)
+const char *cmrs_variant_lanes_refused(const cmrscl_device_info *dev, const kernel_variant *v,
+                                       int warp)
 {
     switch (v->lanes) {
     case LANES_SUBGROUP:
@@ -163,24 +167,24 @@ const char *variant_lanes_refused(const cmrscl_device_info *dev, const kernel_va
     }
 }
 
-bool variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *v, int warp)
+bool cmrs_variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *v, int warp)
 {
     bool apart = v->pub.reduce == CMRSCL_REDUCE_SHUFFLE ||
                  (v->pub.reduce == CMRSCL_REDUCE_SUBGROUP && dev->subgroup_apart);
     return v->in_loops && warp > 1 && !apart;
 }
 
-uint64_t variant_local_bytes(const cmrscl_params *p)
+uint64_t cmrs_variant_local_bytes(const cmrscl_params *p)
 {
-    const variant_family *f = variant_family_of(p->kernel);
+    const variant_family *f = cmrs_variant_family_of(p->kernel);
     return f ? f->local_bytes(p, cmrscl_precision_size(p->precision)) : 0;
 }
 
-size_t cmrscl_variant_count(void) { return variant_count(); }
+size_t cmrscl_variant_count(void) { return cmrs_variant_count(); }
 
 const cmrscl_variant *cmrscl_variant_get(size_t index)
 {
-    const kernel_variant *v = variant_at(index);
+    const kernel_variant *v = cmrs_variant_at(index);
     return v ? &v->pub : NULL;
 }
 
@@ -188,11 +192,11 @@ cmrscl_status cmrscl_variant_check(const cmrscl_device_info *dev, const cmrscl_v
 {
     if (!dev || !variant)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device or variant is NULL");
-    const kernel_variant *v = variant_find(variant->kernel, variant->reduce);
+    const kernel_variant *v = cmrs_variant_find(variant->kernel, variant->reduce);
     if (!v)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "no variant of kernel %d and reduce %d",
                            (int)variant->kernel, (int)variant->reduce);
-    const char *missing = variant_missing(dev, v);
+    const char *missing = cmrs_variant_missing(dev, v);
     if (missing)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "%s needs %s, which device \"%s\" lacks",
                            v->pub.name, missing, dev->device_name);

@@ -3,7 +3,7 @@
 #include "runtime/runtime.h"
 
 /* A buffer a kernel will touch: right context and at least `need` bytes. */
-cmrscl_status buffer_check(cl_context context, cl_mem buf, size_t need, const char *name)
+cmrscl_status cmrs_buffer_check(cl_context context, cl_mem buf, size_t need, const char *name)
 {
     if (need == 0)
         return CMRSCL_OK;
@@ -25,7 +25,7 @@ cmrscl_status buffer_check(cl_context context, cl_mem buf, size_t need, const ch
     return CMRSCL_OK;
 }
 
-cl_int event_ms(cl_event first, cl_event last, double *ms)
+cl_int cmrs_event_ms(cl_event first, cl_event last, double *ms)
 {
     cl_ulong t0 = 0, t1 = 0;
     cl_int err =

@@ -112,7 +112,7 @@ static void probe(cmrscl_context ctx, command_buffer_api *api)
     api->why = "a cl_khr_command_buffer command buffer";
 }
 
-const command_buffer_api *command_buffer_support(cmrscl_context ctx)
+const command_buffer_api *cmrs_command_buffer_support(cmrscl_context ctx)
 {
     pthread_mutex_lock(&ctx->lock);
     if (!ctx->command_buffer_probed)

@@ -10,7 +10,7 @@ void cmrscl_context_free(cmrscl_context ctx)
 {
     if (!ctx)
         return;
-    program_cache_free(ctx->programs);
+    cmrs_program_cache_free(ctx->programs);
     if (ctx->queue)
         clReleaseCommandQueue(ctx->queue);
     if (ctx->context)
@@ -39,7 +39,7 @@ cmrscl_status cmrscl_context_create(const char *selector, cmrscl_context *out)
     *out = NULL;
     device_entry e;
     cmrscl_context ctx = NULL;
-    cmrscl_status st = device_select(selector, &e);
+    cmrscl_status st = cmrs_device_select(selector, &e);
     if (st == CMRSCL_OK)
         st = context_new(&ctx);
     if (st != CMRSCL_OK)
@@ -56,7 +56,7 @@ cmrscl_status cmrscl_context_create(const char *selector, cmrscl_context *out)
             st = cmrscl_fail_cl(err, "clCreateCommandQueue");
     }
     if (st == CMRSCL_OK)
-        st = device_query(&e, ctx->context, &ctx->info);
+        st = cmrs_device_query(&e, ctx->context, &ctx->info);
     if (st != CMRSCL_OK) {
         cmrscl_context_free(ctx);
         return st;
@@ -65,14 +65,14 @@ cmrscl_status cmrscl_context_create(const char *selector, cmrscl_context *out)
     return CMRSCL_OK;
 }
 
-/* Finds the "P:D" numbers of a device the caller brought, for device_query's report. */
+/* Finds the "P:D" numbers of a device the caller brought, for cmrs_device_query's report. */
 static device_entry entry_for(cl_device_id device)
 {
     device_entry e = {NULL, device, 0, 0};
     clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof e.platform, &e.platform, NULL);
     device_entry *list;
     size_t n;
-    if (device_enumerate(&list, &n) != CMRSCL_OK)
+    if (cmrs_device_enumerate(&list, &n) != CMRSCL_OK)
         return e;
     for (size_t i = 0; i < n; ++i)
         if (list[i].device == device)
@@ -81,7 +81,7 @@ static device_entry entry_for(cl_device_id device)
     return e;
 }
 
-cmrscl_status queue_owner(cl_command_queue queue, cl_context *context, cl_device_id *device)
+cmrscl_status cmrs_queue_owner(cl_command_queue queue, cl_context *context, cl_device_id *device)
 {
     cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof *context, context, NULL);
     if (err == CL_SUCCESS)
@@ -99,7 +99,7 @@ cmrscl_status cmrscl_context_create_from_cl(cl_context context, cl_command_queue
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context or queue is NULL");
     cl_context queue_context = NULL;
     cl_device_id device = NULL;
-    cmrscl_status st = queue_owner(queue, &queue_context, &device);
+    cmrscl_status st = cmrs_queue_owner(queue, &queue_context, &device);
     if (st != CMRSCL_OK)
         return st;
     if (queue_context != context)
@@ -114,7 +114,7 @@ cmrscl_status cmrscl_context_create_from_cl(cl_context context, cl_command_queue
     ctx->queue = queue;
     ctx->device = device;
     device_entry e = entry_for(device);
-    st = device_query(&e, context, &ctx->info);
+    st = cmrs_device_query(&e, context, &ctx->info);
     if (st != CMRSCL_OK) {
         cmrscl_context_free(ctx);
         return st;

@@ -17,7 +17,7 @@
 #define CL_DEVICE_WARP_SIZE_NV 0x4003
 #define CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
 
-cmrscl_status device_enumerate(device_entry **list, size_t *count)
+cmrscl_status cmrs_device_enumerate(device_entry **list, size_t *count)
 {
     *list = NULL;
     *count = 0;
@@ -122,7 +122,7 @@ static bool selector_matches(const char *sel, const device_entry *e)
     return contains_nocase(name, sel) || contains_nocase(plat, sel);
 }
 
-cmrscl_status device_select(const char *selector, device_entry *out)
+cmrscl_status cmrs_device_select(const char *selector, device_entry *out)
 {
     const char *source = "selector";
     if (!selector || !*selector) {
@@ -131,7 +131,7 @@ cmrscl_status device_select(const char *selector, device_entry *out)
     }
     device_entry *list;
     size_t n;
-    cmrscl_status st = device_enumerate(&list, &n);
+    cmrscl_status st = cmrs_device_enumerate(&list, &n);
     if (st != CMRSCL_OK)
         return st;
     const device_entry *found = NULL;
@@ -259,9 +259,9 @@ static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsig
     cl_program prog = NULL;
     cl_kernel k = NULL;
     size_t multiple = 1;
-    cmrscl_status st = program_source("probe.cl", &src);
+    cmrscl_status st = cmrs_program_source("probe.cl", &src);
     if (st == CMRSCL_OK)
-        st = program_build(context, e->device, src, "", &prog);
+        st = cmrs_program_build(context, e->device, src, "", &prog);
     if (st == CMRSCL_OK && !(k = clCreateKernel(prog, "probe", &err)))
         st = cmrscl_fail_cl(err, "clCreateKernel (warp probe)");
     if (st == CMRSCL_OK &&
@@ -316,7 +316,7 @@ static cmrscl_status query_warp(const device_entry *e, cl_context context, const
     return CMRSCL_OK;
 }
 
-cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_device_info *out)
+cmrscl_status cmrs_device_query(const device_entry *e, cl_context context, cmrscl_device_info *out)
 {
     memset(out, 0, sizeof *out);
     out->platform_index = e->platform_index;
@@ -363,7 +363,7 @@ cmrscl_status device_query(const device_entry *e, cl_context context, cmrscl_dev
     }
     cmrscl_status st = query_warp(e, context, ext, out);
     if (st == CMRSCL_OK)
-        subgroups_query(e, context, ext, out);
+        cmrs_subgroups_query(e, context, ext, out);
     /* Occupancy inputs of the HEIGHT rule (plan.c): the local memory of one work-group per
      * compute unit where nothing better is known. */
     out->local_mem_per_cu_bytes = out->local_mem_bytes;
@@ -386,7 +386,7 @@ cmrscl_status cmrscl_devices(cmrscl_device_info **devices, size_t *count)
     *count = 0;
     device_entry *list;
     size_t n;
-    cmrscl_status st = device_enumerate(&list, &n);
+    cmrscl_status st = cmrs_device_enumerate(&list, &n);
     if (st != CMRSCL_OK)
         return st;
     cmrscl_device_info *info = calloc(n, sizeof *info);
@@ -395,7 +395,7 @@ cmrscl_status cmrscl_devices(cmrscl_device_info **devices, size_t *count)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for device facts");
     }
     for (size_t i = 0; i < n && st == CMRSCL_OK; ++i)
-        st = device_query(&list[i], NULL, &info[i]);
+        st = cmrs_device_query(&list[i], NULL, &info[i]);
     free(list);
     if (st != CMRSCL_OK) {
         free(info);

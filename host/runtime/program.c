@@ -48,7 +48,7 @@ static cmrscl_status read_kernel_file(const char *dir, const char *name, char **
     return CMRSCL_OK;
 }
 
-cmrscl_status program_source(const char *name, char **out)
+cmrscl_status cmrs_program_source(const char *name, char **out)
 {
     *out = NULL;
     const char *dir = getenv("CMRSCL_KERNEL_DIR");
@@ -82,8 +82,8 @@ static void append_build_log(cl_program prog, cl_device_id device)
     free(log);
 }
 
-cmrscl_status program_build(cl_context context, cl_device_id device, const char *source,
-                            const char *options, cl_program *out)
+cmrscl_status cmrs_program_build(cl_context context, cl_device_id device, const char *source,
+                                 const char *options, cl_program *out)
 {
     *out = NULL;
     cl_int err;
@@ -115,7 +115,7 @@ static void dump_binary(cl_program prog, const char *options)
         return;
     unsigned char *bin = malloc(size);
     if (bin && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
-        uint64_t h = fnv1a64(options, strlen(options));
+        uint64_t h = cmrs_fnv1a64(options, strlen(options));
         char path[4096];
         for (int text = 0; text < 2; ++text) {
             snprintf(path, sizeof path, "%s/cmrs-%016llx.%s", dir, (unsigned long long)h,
@@ -144,7 +144,7 @@ static cmrscl_status family_source(const char *file, char **out)
     cmrscl_status st = CMRSCL_OK;
     *out = NULL;
     for (size_t i = 0; i <= PRELUDE_FILES && st == CMRSCL_OK; ++i) {
-        st = program_source(i < PRELUDE_FILES ? program_prelude[i] : file, &part[i]);
+        st = cmrs_program_source(i < PRELUDE_FILES ? program_prelude[i] : file, &part[i]);
         length[i] = st == CMRSCL_OK ? strlen(part[i]) : 0;
         total += length[i] + 1;
     }
@@ -172,22 +172,23 @@ static cmrscl_status program_load_or_build(cmrscl_context ctx, const char *file,
     char *source = NULL;
     program_key key;
     cmrscl_status st = family_source(file, &source);
-    bool cached = st == CMRSCL_OK && program_key_make(ctx->device, file, source, options, &key);
-    *out = cached ? program_disk_load(&key, ctx->context, ctx->device, options) : NULL;
+    bool cached =
+        st == CMRSCL_OK && cmrs_program_key_make(ctx->device, file, source, options, &key);
+    *out = cached ? cmrs_program_disk_load(&key, ctx->context, ctx->device, options) : NULL;
     *from = *out ? CMRSCL_PROGRAM_DISK : CMRSCL_PROGRAM_JIT;
     if (st == CMRSCL_OK && !*out) {
-        st = program_build(ctx->context, ctx->device, source, options, out);
+        st = cmrs_program_build(ctx->context, ctx->device, source, options, out);
         if (st == CMRSCL_OK && cached)
-            program_disk_store(&key, *out);
+            cmrs_program_disk_store(&key, *out);
     }
     if (cached)
-        program_key_free(&key);
+        cmrs_program_key_free(&key);
     free(source);
     return st;
 }
 
-cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *options,
-                          cl_program *out, double *build_seconds, cmrscl_program_source *from)
+cmrscl_status cmrs_program_get(cmrscl_context ctx, const char *file, const char *options,
+                               cl_program *out, double *build_seconds, cmrscl_program_source *from)
 {
     *build_seconds = 0.0;
     *from = CMRSCL_PROGRAM_CONTEXT;
@@ -226,7 +227,7 @@ cmrscl_status program_get(cmrscl_context ctx, const char *file, const char *opti
     return st;
 }
 
-void program_cache_free(program_cache_entry *head)
+void cmrs_program_cache_free(program_cache_entry *head)
 {
     while (head) {
         program_cache_entry *next = head->next;

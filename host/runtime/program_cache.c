@@ -32,7 +32,7 @@
 /* Larger files are not ours: a program binary is kilobytes to a few megabytes. */
 #define ENTRY_MAX ((uint64_t)1 << 30)
 
-uint64_t fnv1a64(const void *data, size_t size)
+uint64_t cmrs_fnv1a64(const void *data, size_t size)
 {
     const unsigned char *p = data;
     uint64_t h = 1469598103934665603ull;
@@ -77,7 +77,7 @@ static bool programs_dir(char *path, size_t size)
     if (env && *env)
         return snprintf(path, size, "%s", env) < (int)size;
     char dir[4000];
-    return cache_dir(dir, sizeof dir) && snprintf(path, size, "%s/programs", dir) < (int)size;
+    return cmrs_cache_dir(dir, sizeof dir) && snprintf(path, size, "%s/programs", dir) < (int)size;
 }
 
 /* A growing text buffer; on allocation failure it stays NULL and the key is not made. */
@@ -122,8 +122,8 @@ static char *cl_string(cl_device_id device, cl_platform_id platform, cl_uint par
     return s;
 }
 
-bool program_key_make(cl_device_id device, const char *file, const char *source,
-                      const char *options, program_key *out)
+bool cmrs_program_key_make(cl_device_id device, const char *file, const char *source,
+                           const char *options, program_key *out)
 {
     *out = (program_key){0};
     char dir[4096];
@@ -158,7 +158,7 @@ bool program_key_make(cl_device_id device, const char *file, const char *source,
     if (!t.s)
         return false;
     if (snprintf(out->path, sizeof out->path, "%s/%016llx.bin", dir,
-                 (unsigned long long)fnv1a64(t.s, t.len)) >= (int)sizeof out->path) {
+                 (unsigned long long)cmrs_fnv1a64(t.s, t.len)) >= (int)sizeof out->path) {
         free(t.s);
         return false;
     }
@@ -166,7 +166,7 @@ bool program_key_make(cl_device_id device, const char *file, const char *source,
     return true;
 }
 
-void program_key_free(program_key *key)
+void cmrs_program_key_free(program_key *key)
 {
     free(key->text);
     *key = (program_key){0};
@@ -215,8 +215,8 @@ static const char *check_entry(const unsigned char *data, size_t size, const pro
     return NULL;
 }
 
-cl_program program_disk_load(const program_key *key, cl_context context, cl_device_id device,
-                             const char *options)
+cl_program cmrs_program_disk_load(const program_key *key, cl_context context, cl_device_id device,
+                                  const char *options)
 {
     size_t size = 0, binary_size = 0;
     const unsigned char *binary = NULL;
@@ -258,7 +258,7 @@ static bool write_all(int fd, const void *data, size_t size)
     return true;
 }
 
-void program_disk_store(const program_key *key, cl_program prog)
+void cmrs_program_disk_store(const program_key *key, cl_program prog)
 {
     size_t size = 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
@@ -280,7 +280,7 @@ void program_disk_store(const program_key *key, cl_program prog)
     char tmp[sizeof key->path + 16];
     const char *base = strrchr(key->path, '/');
     snprintf(tmp, sizeof tmp, "%.*s/.%s.XXXXXX", (int)(base - key->path), key->path, base + 1);
-    int fd = make_parent_dirs(tmp) == 0 ? mkstemp(tmp) : -1;
+    int fd = cmrs_make_parent_dirs(tmp) == 0 ? mkstemp(tmp) : -1;
     bool ok = fd >= 0 && write_all(fd, header, sizeof header) &&
               write_all(fd, key->text, key->length) && write_all(fd, binary, size);
     if (fd >= 0) {

@@ -124,7 +124,7 @@ static bool probe_with(cl_context context, cl_device_id device, const char *src,
     snprintf(opts, sizeof opts, "%s -DPROBE_WIDTHS=%u -DPROBE_SHUFFLE=%d -DSG_RELATIVE=%d", options,
              listed, shuffle, relative);
     cl_program prog = NULL;
-    if (program_build(context, device, src, opts, &prog) != CMRSCL_OK)
+    if (cmrs_program_build(context, device, src, opts, &prog) != CMRSCL_OK)
         return false;
     /* The compiler's own width: what it gives a kernel that asks for none, unless that is the
      * whole group (an implementation whose sub-group is the work-group has no width of its own). */
@@ -167,8 +167,8 @@ static bool probe_with(cl_context context, cl_device_id device, const char *src,
     return out->subgroup_width != 0;
 }
 
-void subgroups_query(const device_entry *e, cl_context context, const char *ext,
-                     cmrscl_device_info *out)
+void cmrs_subgroups_query(const device_entry *e, cl_context context, const char *ext,
+                          cmrscl_device_info *out)
 {
     bool feature = has_feature(e->device, "__opencl_c_subgroups");
     out->subgroups = feature || strstr(ext, "cl_khr_subgroups") != NULL;
@@ -177,7 +177,7 @@ void subgroups_query(const device_entry *e, cl_context context, const char *ext,
     cl_int err;
     cl_context own = context ? NULL : clCreateContext(NULL, 1, &e->device, NULL, NULL, &err);
     char *src = NULL;
-    if ((!own && !context) || program_source("probe.cl", &src) != CMRSCL_OK) {
+    if ((!own && !context) || cmrs_program_source("probe.cl", &src) != CMRSCL_OK) {
         free(src);
         if (own)
             clReleaseContext(own);
@@ -210,7 +210,8 @@ void subgroups_query(const device_entry *e, cl_context context, const char *ext,
 typedef cl_int(CL_API_CALL *sub_group_info_fn)(cl_kernel, cl_device_id, cl_uint, size_t,
                                                const void *, size_t, void *, size_t *);
 
-cmrscl_status subgroups_check_kernel(cmrscl_context ctx, cl_kernel kernel, const cmrscl_params *p)
+cmrscl_status cmrs_subgroups_check_kernel(cmrscl_context ctx, cl_kernel kernel,
+                                          const cmrscl_params *p)
 {
     cl_platform_id platform = NULL;
     clGetDeviceInfo(ctx->device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);

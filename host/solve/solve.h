@@ -103,17 +103,17 @@ struct solve_method {
      * quantity (CMRS_WS_CAUSE, the method's own codes) */
     void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why, size_t size);
 };
-CMRSCL_HIDDEN extern const solve_method solve_cg, solve_bicgstab, solve_gmres;
+CMRSCL_HIDDEN extern const solve_method cmrs_solve_cg, cmrs_solve_bicgstab, cmrs_solve_gmres;
 
 /* ---- solve_kernels.c ---- */
 
 /* The vector kernels' program, grid and common kernels (solve_start .. solve_norm). */
-CMRSCL_HIDDEN cmrscl_status solve_kernels_make(cmrscl_solver s);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_kernels_make(cmrscl_solver s);
 /* A kernel of cl/solve.cl (or cl/solve_gmres.cl: gmres true). */
-CMRSCL_HIDDEN cmrscl_status solve_kernel(cmrscl_solver s, bool gmres, const char *name,
-                                         cl_kernel *out);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_kernel(cmrscl_solver s, bool gmres, const char *name,
+                                              cl_kernel *out);
 /* The workspace's layout for the method and its device buffer. */
-CMRSCL_HIDDEN cmrscl_status solve_workspace_make(cmrscl_solver s, cl_uint method_reals);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_workspace_make(cmrscl_solver s, cl_uint method_reals);
 /* Sets arguments from `at` on: each a pointer to its value and its size. */
 typedef struct solve_arg {
     size_t size;
@@ -121,27 +121,28 @@ typedef struct solve_arg {
 } solve_arg;
 #define SOLVE_MEM(b) ((solve_arg){sizeof(cl_mem), &(b)})
 #define SOLVE_UINT(u) ((solve_arg){sizeof(cl_uint), &(u)})
-CMRSCL_HIDDEN cmrscl_status solve_set_args(cl_kernel k, cl_uint at, int n, const solve_arg *args);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_set_args(cl_kernel k, cl_uint at, int n,
+                                                const solve_arg *args);
 /* A real scalar argument in the solver's precision. */
-CMRSCL_HIDDEN cl_int solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v);
+CMRSCL_HIDDEN cl_int cmrs_solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v);
 /* Enqueues a vector kernel on the solver's grid (or `groups` work-groups, when not 0). */
-CMRSCL_HIDDEN cmrscl_status solve_launch(cmrscl_solver s, cl_kernel k, size_t groups);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_launch(cmrscl_solver s, cl_kernel k, size_t groups);
 /* A product with the epilogue, and one plain (the matrix's own kernels): y = alpha A x + beta y. */
-CMRSCL_HIDDEN cmrscl_status solve_product(cmrscl_solver s, int which);
-CMRSCL_HIDDEN cmrscl_status solve_plain_product(cmrscl_solver s, double alpha, cl_mem x,
-                                                double beta, cl_mem y);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_product(cmrscl_solver s, int which);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x,
+                                                     double beta, cl_mem y);
 /* Where a kernel after a product finds its real4s, and how many: the product's own, or
  * solve_reduce's (when the product's are too many). */
-CMRSCL_HIDDEN void solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count);
+CMRSCL_HIDDEN void cmrs_solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count);
 /* After a product: solve_reduce, where its real4s are too many for the next kernel. */
-CMRSCL_HIDDEN cmrscl_status solve_product_sums(cmrscl_solver s);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_product_sums(cmrscl_solver s);
 /* The common start: solve_start (p, rs where not NULL) and solve_init. */
-CMRSCL_HIDDEN cmrscl_status solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p,
-                                               cl_mem rs, cl_mem dinv);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p,
+                                                    cl_mem rs, cl_mem dinv);
 /* The Jacobi preconditioner's inverse diagonal into s->dinv (made when missing or when the
  * matrix's values changed); ERROR_INVALID_MATRIX naming how many rows have none. */
-CMRSCL_HIDDEN cmrscl_status solve_jacobi(cmrscl_solver s);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_jacobi(cmrscl_solver s);
 /* Copies n values between buffers of the solver (queue order). */
-CMRSCL_HIDDEN cmrscl_status solve_copy(cmrscl_solver s, cl_mem from, cl_mem to);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_copy(cmrscl_solver s, cl_mem from, cl_mem to);
 
 #endif /* CMRSCL_SOLVE_STAGE_H */

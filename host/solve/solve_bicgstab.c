@@ -27,15 +27,15 @@ static cmrscl_status p_kernel(cmrscl_solver s, int which, cl_uint first, cl_uint
                         SOLVE_MEM(s->vec[V]),   SOLVE_MEM(s->ws),          SOLVE_UINT(s->at.rr[0]),
                         SOLVE_UINT(groups),     SOLVE_UINT(s->at.history), SOLVE_UINT(first),
                         SOLVE_UINT(check_only), SOLVE_UINT(slot)};
-    cmrscl_status st = solve_kernel(s, false, "bicg_p", k);
-    return st == CMRSCL_OK ? solve_set_args(*k, 0, 11, args) : st;
+    cmrscl_status st = cmrs_solve_kernel(s, false, "bicg_p", k);
+    return st == CMRSCL_OK ? cmrs_solve_set_args(*k, 0, 11, args) : st;
 }
 
 static cmrscl_status bicg_prepare(cmrscl_solver s)
 {
     cl_uint n = s->n, groups = (cl_uint)s->groups, sums, count;
     cl_uint half_slot = SHALF + 1, step_slot = STEP + 1;
-    solve_product_region(s, &sums, &count);
+    cmrs_solve_product_region(s, &sums, &count);
     cmrscl_status st = p_kernel(s, P_FIRST, 1, 0);
     if (st == CMRSCL_OK)
         st = p_kernel(s, P_NEXT, 0, 0);
@@ -45,9 +45,9 @@ static cmrscl_status bicg_prepare(cmrscl_solver s)
                         SOLVE_MEM(s->vec[S]), SOLVE_MEM(s->ws),         SOLVE_UINT(sums),
                         SOLVE_UINT(count),    SOLVE_UINT(s->at.second), SOLVE_UINT(half_slot)};
     if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "bicg_s", &s->kernel[SHALF]);
+        st = cmrs_solve_kernel(s, false, "bicg_s", &s->kernel[SHALF]);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[SHALF], 0, 9, half);
+        st = cmrs_solve_set_args(s->kernel[SHALF], 0, 9, half);
     cl_mem none = NULL;
     solve_arg step[] = {SOLVE_UINT(n),           SOLVE_MEM(none),          SOLVE_MEM(s->vec[R]),
                         SOLVE_MEM(s->vec[P]),    SOLVE_MEM(s->vec[S]),     SOLVE_MEM(s->vec[T]),
@@ -55,53 +55,53 @@ static cmrscl_status bicg_prepare(cmrscl_solver s)
                         SOLVE_UINT(count),       SOLVE_UINT(s->at.second), SOLVE_UINT(groups),
                         SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(step_slot)};
     if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);
-    return st == CMRSCL_OK ? solve_set_args(s->kernel[STEP], 0, 14, step) : st;
+        st = cmrs_solve_kernel(s, false, "bicg_step", &s->kernel[STEP]);
+    return st == CMRSCL_OK ? cmrs_solve_set_args(s->kernel[STEP], 0, 14, step) : st;
 }
 
 static cmrscl_status bicg_bind_products(cmrscl_solver s)
 {
     /* v = A p, leaving r0*.v */
-    cmrscl_status st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0,
-                                            s->vec[V], true, s->ws, s->at.product, s->vec[RS]);
+    cmrscl_status st = cmrs_product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0,
+                                                 s->vec[V], true, s->ws, s->at.product, s->vec[RS]);
     if (st == CMRSCL_OK) /* t = A s, leaving s.t and t.t */
-        st = product_kernels_bind(&s->product[1], s->precision, 1.0, s->vec[S], 0.0, s->vec[T],
-                                  true, s->ws, s->at.product, NULL);
+        st = cmrs_product_kernels_bind(&s->product[1], s->precision, 1.0, s->vec[S], 0.0, s->vec[T],
+                                       true, s->ws, s->at.product, NULL);
     return st;
 }
 
 static cmrscl_status bicg_start(cmrscl_solver s, cl_mem b, cl_mem x)
 {
     solve_arg arg = SOLVE_MEM(x);
-    cmrscl_status st = solve_set_args(s->kernel[STEP], ARG_X, 1, &arg);
+    cmrscl_status st = cmrs_solve_set_args(s->kernel[STEP], ARG_X, 1, &arg);
     if (st == CMRSCL_OK) /* r0* = r; r.r and r0*.r (= r.r) for bicg_p */
-        st = solve_start_common(s, b, x, NULL, s->vec[RS], NULL);
+        st = cmrs_solve_start_common(s, b, x, NULL, s->vec[RS], NULL);
     return st;
 }
 
 static cmrscl_status bicg_iterate(cmrscl_solver s, int i, int max)
 {
     (void)max;
-    cmrscl_status st = solve_launch(s, s->kernel[i == 0 ? P_FIRST : P_NEXT], 0);
+    cmrscl_status st = cmrs_solve_launch(s, s->kernel[i == 0 ? P_FIRST : P_NEXT], 0);
     if (st == CMRSCL_OK)
-        st = solve_product(s, 0);
+        st = cmrs_solve_product(s, 0);
     if (st == CMRSCL_OK)
-        st = solve_product_sums(s);
+        st = cmrs_solve_product_sums(s);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->kernel[SHALF], 0);
+        st = cmrs_solve_launch(s, s->kernel[SHALF], 0);
     if (st == CMRSCL_OK)
-        st = solve_product(s, 1);
+        st = cmrs_solve_product(s, 1);
     if (st == CMRSCL_OK)
-        st = solve_product_sums(s);
+        st = cmrs_solve_product_sums(s);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->kernel[STEP], 0);
+        st = cmrs_solve_launch(s, s->kernel[STEP], 0);
     return st;
 }
 
 static cmrscl_status bicg_check_last(cmrscl_solver s, int max)
 {
     (void)max;
-    return solve_launch(s, s->kernel[CHECK], 0);
+    return cmrs_solve_launch(s, s->kernel[CHECK], 0);
 }
 
 static cmrscl_status bicg_finish(cmrscl_solver s, cl_mem x)
@@ -121,7 +121,7 @@ static void bicg_breakdown(const cmrscl_solver s, double v, int cause, int it, c
              what[cause >= CAUSE_RHO && cause <= CAUSE_OMEGA ? cause : 0], v, it + 1);
 }
 
-const solve_method solve_bicgstab = {
+const solve_method cmrs_solve_bicgstab = {
     .id = CMRSCL_METHOD_BICGSTAB,
     .name = "bicgstab",
     .vectors = 6,

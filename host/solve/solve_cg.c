@@ -23,9 +23,9 @@ static const char *cg_products(const cmrscl_solver s, int i)
 static cmrscl_status step_kernel(cmrscl_solver s, cl_kernel *k, cl_uint rr_at, cl_uint out_at,
                                  cl_uint check_only, cl_uint stop_slot)
 {
-    cmrscl_status st = solve_kernel(s, false, "cg_step", k);
+    cmrscl_status st = cmrs_solve_kernel(s, false, "cg_step", k);
     cl_uint n = s->n, groups = (cl_uint)s->groups, pq_at, pq_n;
-    solve_product_region(s, &pq_at, &pq_n);
+    cmrs_solve_product_region(s, &pq_at, &pq_n);
     cl_mem none = NULL;
     solve_arg args[] = {SOLVE_UINT(n),
                         SOLVE_MEM(none),
@@ -43,7 +43,7 @@ static cmrscl_status step_kernel(cmrscl_solver s, cl_kernel *k, cl_uint rr_at, c
                         SOLVE_UINT(check_only),
                         SOLVE_UINT(stop_slot)};
     if (st == CMRSCL_OK)
-        st = solve_set_args(*k, 0, 15, args);
+        st = cmrs_solve_set_args(*k, 0, 15, args);
     return st;
 }
 
@@ -51,7 +51,7 @@ static cmrscl_status cg_prepare(cmrscl_solver s)
 {
     /* the Jacobi diagonal's buffer first: the kernels take it as an argument */
     cmrscl_status st =
-        s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI ? solve_jacobi(s) : CMRSCL_OK;
+        s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI ? cmrs_solve_jacobi(s) : CMRSCL_OK;
     const solve_layout *a = &s->at;
     if (st == CMRSCL_OK)
         st = step_kernel(s, &s->kernel[STEP_EVEN], a->rr[0], a->rr[1], 0, SLOT_EVEN);
@@ -67,8 +67,8 @@ static cmrscl_status cg_prepare(cmrscl_solver s)
 /* q = A p, leaving p.q and q.q (q.Dq with Jacobi: w = D) */
 static cmrscl_status cg_bind_products(cmrscl_solver s)
 {
-    return product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0, s->vec[Q], true,
-                                s->ws, s->at.product, s->dinv);
+    return cmrs_product_kernels_bind(&s->product[0], s->precision, 1.0, s->vec[P], 0.0, s->vec[Q],
+                                     true, s->ws, s->at.product, s->dinv);
 }
 
 static cmrscl_status cg_start(cmrscl_solver s, cl_mem b, cl_mem x)
@@ -76,28 +76,28 @@ static cmrscl_status cg_start(cmrscl_solver s, cl_mem b, cl_mem x)
     solve_arg arg = SOLVE_MEM(x);
     cmrscl_status st = CMRSCL_OK;
     for (int k = STEP_EVEN; k <= CHECK && st == CMRSCL_OK; ++k)
-        st = solve_set_args(s->kernel[k], ARG_X, 1, &arg);
+        st = cmrs_solve_set_args(s->kernel[k], ARG_X, 1, &arg);
     if (st == CMRSCL_OK) /* p = D r, r.r and r.Dr */
-        st = solve_start_common(s, b, x, s->vec[P], NULL, s->dinv);
+        st = cmrs_solve_start_common(s, b, x, s->vec[P], NULL, s->dinv);
     if (st == CMRSCL_OK) /* q = A p, p.q and q.q (q.Dq) */
-        st = solve_product(s, 0);
+        st = cmrs_solve_product(s, 0);
     return st;
 }
 
 static cmrscl_status cg_iterate(cmrscl_solver s, int i, int max)
 {
-    cmrscl_status st = solve_product_sums(s);
+    cmrscl_status st = cmrs_solve_product_sums(s);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->kernel[i % 2 ? STEP_ODD : STEP_EVEN], 0);
+        st = cmrs_solve_launch(s, s->kernel[i % 2 ? STEP_ODD : STEP_EVEN], 0);
     if (st == CMRSCL_OK && i < max - 1)
-        st = solve_product(s, 0);
+        st = cmrs_solve_product(s, 0);
     return st;
 }
 
 static cmrscl_status cg_check_last(cmrscl_solver s, int max)
 {
     (void)max;
-    return solve_launch(s, s->kernel[CHECK], 0);
+    return cmrs_solve_launch(s, s->kernel[CHECK], 0);
 }
 
 static cmrscl_status cg_finish(cmrscl_solver s, cl_mem x)
@@ -114,7 +114,7 @@ static void cg_breakdown(const cmrscl_solver s, double v, int cause, int it, cha
              v, it + 1, jacobi ? " (or its diagonal is not: Jacobi needs a positive one)" : "");
 }
 
-const solve_method solve_cg = {
+const solve_method cmrs_solve_cg = {
     .id = CMRSCL_METHOD_CG,
     .name = "cg",
     .vectors = 3,

@@ -78,9 +78,9 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     static const char *const names[] = {"gmres_begin", "gmres_dots",  "gmres_orth",
                                         "gmres_norm",  "gmres_solve", "gmres_update"};
     for (int k = BEGIN; k <= UPDATE && st == CMRSCL_OK; ++k)
-        st = solve_kernel(s, true, names[k], &s->kernel[k]);
+        st = cmrs_solve_kernel(s, true, names[k], &s->kernel[k]);
     if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "solve_norm", &s->kernel[RESTART_NORM]);
+        st = cmrs_solve_kernel(s, false, "solve_norm", &s->kernel[RESTART_NORM]);
     cl_mem none = NULL, *v = s->vec;
     solve_arg begin[] = {SOLVE_UINT(n),         SOLVE_MEM(v[R]),         SOLVE_MEM(v[BASIS]),
                          SOLVE_MEM(s->ws),      SOLVE_UINT(s->at.rr[0]), SOLVE_UINT(groups),
@@ -103,19 +103,19 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     solve_arg restart[] = {SOLVE_UINT(n), SOLVE_MEM(v[R]), SOLVE_MEM(s->ws),
                            SOLVE_UINT(s->at.rr[0])};
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[BEGIN], 0, 10, begin);
+        st = cmrs_solve_set_args(s->kernel[BEGIN], 0, 10, begin);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[DOTS], 0, 8, dots);
+        st = cmrs_solve_set_args(s->kernel[DOTS], 0, 8, dots);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[ORTH], 0, 10, orth);
+        st = cmrs_solve_set_args(s->kernel[ORTH], 0, 10, orth);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[NORM], 0, 12, norm); /* its slot: per step */
+        st = cmrs_solve_set_args(s->kernel[NORM], 0, 12, norm); /* its slot: per step */
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[SOLVE], 0, 3, solve);
+        st = cmrs_solve_set_args(s->kernel[SOLVE], 0, 3, solve);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[UPDATE], 0, 7, update);
+        st = cmrs_solve_set_args(s->kernel[UPDATE], 0, 7, update);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[RESTART_NORM], 0, 4, restart);
+        st = cmrs_solve_set_args(s->kernel[RESTART_NORM], 0, 4, restart);
     return st;
 }
 
@@ -128,19 +128,19 @@ static cmrscl_status gmres_bind_products(cmrscl_solver s)
 static cmrscl_status gmres_start(cmrscl_solver s, cl_mem b, cl_mem x)
 {
     solve_arg arg = SOLVE_MEM(x);
-    cmrscl_status st = solve_set_args(s->kernel[UPDATE], ARG_UPDATE_X, 1, &arg);
+    cmrscl_status st = cmrs_solve_set_args(s->kernel[UPDATE], ARG_UPDATE_X, 1, &arg);
     if (st == CMRSCL_OK) /* r.r, the threshold */
-        st = solve_start_common(s, b, x, NULL, NULL, NULL);
+        st = cmrs_solve_start_common(s, b, x, NULL, NULL, NULL);
     if (st == CMRSCL_OK) /* v0 = r / ||r|| */
-        st = solve_launch(s, s->kernel[BEGIN], 0);
+        st = cmrs_solve_launch(s, s->kernel[BEGIN], 0);
     return st;
 }
 
 /* The cycle applied to x: R y = g, x += V y (only what is not applied yet). */
 static cmrscl_status apply_cycle(cmrscl_solver s)
 {
-    cmrscl_status st = solve_launch(s, s->kernel[SOLVE], 1);
-    return st == CMRSCL_OK ? solve_launch(s, s->kernel[UPDATE], 0) : st;
+    cmrscl_status st = cmrs_solve_launch(s, s->kernel[SOLVE], 1);
+    return st == CMRSCL_OK ? cmrs_solve_launch(s, s->kernel[UPDATE], 0) : st;
 }
 
 static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
@@ -151,35 +151,35 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
     if (j == 0 && i > 0) { /* the cycle's end: x, then r = b - A x, ||r||, v0 */
         st = apply_cycle(s);
         if (st == CMRSCL_OK)
-            st = solve_copy(s, s->b, s->vec[R]);
+            st = cmrs_solve_copy(s, s->b, s->vec[R]);
         if (st == CMRSCL_OK)
-            st = solve_plain_product(s, -1.0, s->x, 1.0, s->vec[R]);
+            st = cmrs_solve_plain_product(s, -1.0, s->x, 1.0, s->vec[R]);
         if (st == CMRSCL_OK)
-            st = solve_launch(s, s->kernel[RESTART_NORM], 0);
+            st = cmrs_solve_launch(s, s->kernel[RESTART_NORM], 0);
         if (st == CMRSCL_OK)
-            st = solve_launch(s, s->kernel[BEGIN], 0);
+            st = cmrs_solve_launch(s, s->kernel[BEGIN], 0);
     }
     /* Arnoldi step j: w = A v_j, the dots, w orthogonalized, its norm and the rotations */
     if (st == CMRSCL_OK)
-        st = product_kernels_bind(&s->product[0], s->precision, 1.0, s->views[j], 0.0, s->vec[W],
-                                  false, NULL, 0, NULL);
+        st = cmrs_product_kernels_bind(&s->product[0], s->precision, 1.0, s->views[j], 0.0,
+                                       s->vec[W], false, NULL, 0, NULL);
     if (st == CMRSCL_OK)
-        st = solve_product(s, 0);
+        st = cmrs_solve_product(s, 0);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->kernel[DOTS], (j + 1) * chunks(s));
+        st = cmrs_solve_launch(s, s->kernel[DOTS], (j + 1) * chunks(s));
     solve_arg arg = SOLVE_UINT(j);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[ORTH], ARG_ORTH_J, 1, &arg);
+        st = cmrs_solve_set_args(s->kernel[ORTH], ARG_ORTH_J, 1, &arg);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->kernel[ORTH], 0);
+        st = cmrs_solve_launch(s, s->kernel[ORTH], 0);
     cl_uint norm_slot = j % 2 ? SLOT_NORM_ODD : SLOT_NORM_EVEN;
     solve_arg slot = SOLVE_UINT(norm_slot);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[NORM], ARG_NORM_J, 1, &arg);
+        st = cmrs_solve_set_args(s->kernel[NORM], ARG_NORM_J, 1, &arg);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->kernel[NORM], ARG_NORM_SLOT, 1, &slot);
+        st = cmrs_solve_set_args(s->kernel[NORM], ARG_NORM_SLOT, 1, &slot);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->kernel[NORM], 0);
+        st = cmrs_solve_launch(s, s->kernel[NORM], 0);
     return st;
 }
 
@@ -205,7 +205,7 @@ static void gmres_breakdown(const cmrscl_solver s, double v, int cause, int it, 
              it, v);
 }
 
-const solve_method solve_gmres = {
+const solve_method cmrs_solve_gmres = {
     .id = CMRSCL_METHOD_GMRES,
     .name = "gmres",
     .vectors = 2 /* and the basis: make_basis */,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-cmrscl_status solve_set_args(cl_kernel k, cl_uint at, int n, const solve_arg *args)
+cmrscl_status cmrs_solve_set_args(cl_kernel k, cl_uint at, int n, const solve_arg *args)
 {
     cl_int err = CL_SUCCESS;
     for (int i = 0; i < n; ++i)
@@ -16,7 +16,7 @@ cmrscl_status solve_set_args(cl_kernel k, cl_uint at, int n, const solve_arg *ar
                              : cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg (solver) failed");
 }
 
-cl_int solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v)
+cl_int cmrs_solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v)
 {
     if (s->precision == CMRSCL_DOUBLE)
         return clSetKernelArg(k, index, sizeof v, &v);
@@ -24,7 +24,7 @@ cl_int solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v)
     return clSetKernelArg(k, index, sizeof f, &f);
 }
 
-cmrscl_status solve_launch(cmrscl_solver s, cl_kernel k, size_t groups)
+cmrscl_status cmrs_solve_launch(cmrscl_solver s, cl_kernel k, size_t groups)
 {
     size_t global = groups ? groups * s->local : s->global;
     cl_int err = CL_SUCCESS;
@@ -36,40 +36,41 @@ cmrscl_status solve_launch(cmrscl_solver s, cl_kernel k, size_t groups)
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (solver)");
 }
 
-cmrscl_status solve_product(cmrscl_solver s, int which)
+cmrscl_status cmrs_solve_product(cmrscl_solver s, int which)
 {
     cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
     const product_kernels *k = &s->product[which];
     s->launches += 1 + (k->combine != NULL);
-    return product_kernels_enqueue(k, s->queue, s->out_of_order);
+    return cmrs_product_kernels_enqueue(k, s->queue, s->out_of_order);
 }
 
-cmrscl_status solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, double beta, cl_mem y)
+cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, double beta,
+                                       cl_mem y)
 {
     cmrscl_matrix m = s->m;
     cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
     pthread_mutex_lock(&m->lock);
-    cmrscl_status st = spmv_enqueue(m, alpha, x, beta, y, s->queue, 0, NULL, NULL, NULL);
+    cmrscl_status st = cmrs_spmv_enqueue(m, alpha, x, beta, y, s->queue, 0, NULL, NULL, NULL);
     pthread_mutex_unlock(&m->lock);
     return st;
 }
 
-void solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count)
+void cmrs_solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count)
 {
     *at = s->reduce_products ? s->at.reduced : s->at.product;
     *count = (cl_uint)(s->reduce_products ? s->reduce_groups : s->product_groups);
 }
 
-cmrscl_status solve_product_sums(cmrscl_solver s)
+cmrscl_status cmrs_solve_product_sums(cmrscl_solver s)
 {
-    return s->reduce_products ? solve_launch(s, s->reduce, s->reduce_groups) : CMRSCL_OK;
+    return s->reduce_products ? cmrs_solve_launch(s, s->reduce, s->reduce_groups) : CMRSCL_OK;
 }
 
-cmrscl_status solve_copy(cmrscl_solver s, cl_mem from, cl_mem to)
+cmrscl_status cmrs_solve_copy(cmrscl_solver s, cl_mem from, cl_mem to)
 {
     cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
     if (err == CL_SUCCESS && s->n)
@@ -79,7 +80,7 @@ cmrscl_status solve_copy(cmrscl_solver s, cl_mem from, cl_mem to)
 
 static size_t kernel_group_limit(cmrscl_solver s, cl_kernel k);
 
-cmrscl_status solve_kernel(cmrscl_solver s, bool gmres, const char *name, cl_kernel *out)
+cmrscl_status cmrs_solve_kernel(cmrscl_solver s, bool gmres, const char *name, cl_kernel *out)
 {
     cl_int err;
     *out = clCreateKernel(gmres ? s->gmres_program : s->program, name, &err);
@@ -105,7 +106,7 @@ static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
              s->ctx->info.warp_shuffle && s->local % 32 == 0);
     double seconds;
     cmrscl_program_source from;
-    return program_get(s->ctx, file, options, out, &seconds, &from);
+    return cmrs_program_get(s->ctx, file, options, out, &seconds, &from);
 }
 
 /* The solver's grid. Each work-group of a kernel adds up all the real4s of partial sums the
@@ -144,7 +145,7 @@ static size_t kernel_group_limit(cmrscl_solver s, cl_kernel k)
     return max_wg;
 }
 
-cmrscl_status solve_kernels_make(cmrscl_solver s)
+cmrscl_status cmrs_solve_kernels_make(cmrscl_solver s)
 {
     choose_grid(s);
     cmrscl_status st;
@@ -170,15 +171,15 @@ cmrscl_status solve_kernels_make(cmrscl_solver s)
     if (st == CMRSCL_OK && s->method->id == CMRSCL_METHOD_GMRES)
         st = build(s, "solve_gmres.cl", &s->gmres_program);
     if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "solve_init", &s->init);
+        st = cmrs_solve_kernel(s, false, "solve_init", &s->init);
     if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "solve_reduce", &s->reduce);
+        st = cmrs_solve_kernel(s, false, "solve_reduce", &s->reduce);
     if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "solve_norm", &s->norm);
+        st = cmrs_solve_kernel(s, false, "solve_norm", &s->norm);
     return st;
 }
 
-cmrscl_status solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
+cmrscl_status cmrs_solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
 {
     solve_layout *a = &s->at;
     size_t grid = 4 * s->groups;
@@ -218,35 +219,35 @@ cmrscl_status solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
                         SOLVE_UINT(a->start)};
     solve_arg norm[] = {SOLVE_UINT(n), SOLVE_MEM(s->vec[1]), SOLVE_MEM(s->ws),
                         SOLVE_UINT(a->second)};
-    cmrscl_status st = solve_set_args(s->reduce, 0, 4, reduce);
+    cmrscl_status st = cmrs_solve_set_args(s->reduce, 0, 4, reduce);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->init, 0, 4, init);
+        st = cmrs_solve_set_args(s->init, 0, 4, init);
     if (st == CMRSCL_OK)
-        st = solve_set_args(s->norm, 0, 4, norm);
+        st = cmrs_solve_set_args(s->norm, 0, 4, norm);
     return st;
 }
 
-cmrscl_status solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p, cl_mem rs,
-                                 cl_mem dinv)
+cmrscl_status cmrs_solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_mem p, cl_mem rs,
+                                      cl_mem dinv)
 {
     cl_uint n = s->n;
     solve_arg start[] = {SOLVE_UINT(n),          SOLVE_MEM(b),     SOLVE_MEM(x),
                          SOLVE_MEM(s->vec[0]),   SOLVE_MEM(p),     SOLVE_MEM(rs),
                          SOLVE_MEM(dinv),        SOLVE_MEM(s->ws), SOLVE_UINT(s->at.rr[0]),
                          SOLVE_UINT(s->at.start)};
-    cmrscl_status st = solve_set_args(s->start, 0, 10, start);
-    cl_int err = solve_set_real(s, s->init, 4, s->opt.rtol);
-    err |= solve_set_real(s, s->init, 5, s->opt.atol);
+    cmrscl_status st = cmrs_solve_set_args(s->start, 0, 10, start);
+    cl_int err = cmrs_solve_set_real(s, s->init, 4, s->opt.rtol);
+    err |= cmrs_solve_set_real(s, s->init, 5, s->opt.atol);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg (solve_init) failed");
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->start, 0);
+        st = cmrs_solve_launch(s, s->start, 0);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->init, 1);
+        st = cmrs_solve_launch(s, s->init, 1);
     return st;
 }
 
-cmrscl_status solve_jacobi(cmrscl_solver s)
+cmrscl_status cmrs_solve_jacobi(cmrscl_solver s)
 {
     cmrscl_matrix m = s->m;
     if (s->dinv && s->values_version == m->values_version)
@@ -264,22 +265,22 @@ cmrscl_status solve_jacobi(cmrscl_solver s)
     cl_kernel invert = NULL;
     cl_mem none = NULL;
     cl_uint n = s->n, at = s->at.second;
-    cmrscl_status st = product_kernels_make(m, "-DDIAGONAL=1", &diag);
+    cmrscl_status st = cmrs_product_kernels_make(m, "-DDIAGONAL=1", &diag);
     if (st == CMRSCL_OK)
-        st = product_kernels_bind(&diag, s->precision, 1.0, none, 0.0, s->dinv, false, NULL, 0,
-                                  NULL);
+        st = cmrs_product_kernels_bind(&diag, s->precision, 1.0, none, 0.0, s->dinv, false, NULL, 0,
+                                       NULL);
     if (st == CMRSCL_OK) {
         pthread_mutex_lock(&m->lock); /* the split path's partial sums are the matrix's */
-        st = product_kernels_enqueue(&diag, s->queue, s->out_of_order);
+        st = cmrs_product_kernels_enqueue(&diag, s->queue, s->out_of_order);
         pthread_mutex_unlock(&m->lock);
     }
     solve_arg args[] = {SOLVE_UINT(n), SOLVE_MEM(s->dinv), SOLVE_MEM(s->ws), SOLVE_UINT(at)};
     if (st == CMRSCL_OK)
-        st = solve_kernel(s, false, "solve_invert", &invert);
+        st = cmrs_solve_kernel(s, false, "solve_invert", &invert);
     if (st == CMRSCL_OK)
-        st = solve_set_args(invert, 0, 4, args);
+        st = cmrs_solve_set_args(invert, 0, 4, args);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, invert, 0);
+        st = cmrs_solve_launch(s, invert, 0);
     /* rows without a usable diagonal: counted by the work-groups, added here */
     double bad = 0;
     size_t count = 4 * s->groups;
@@ -297,7 +298,7 @@ cmrscl_status solve_jacobi(cmrscl_solver s)
     free(sums);
     if (invert)
         clReleaseKernel(invert);
-    product_kernels_release(&diag);
+    cmrs_product_kernels_release(&diag);
     if (st == CMRSCL_OK && bad > 0)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
                          "the Jacobi preconditioner needs a nonzero, finite diagonal: %.0f of "

@@ -19,9 +19,9 @@
 static const solve_method *method_of(cmrscl_method id)
 {
     switch (id) {
-    case CMRSCL_METHOD_CG: return &solve_cg;
-    case CMRSCL_METHOD_BICGSTAB: return &solve_bicgstab;
-    case CMRSCL_METHOD_GMRES: return &solve_gmres;
+    case CMRSCL_METHOD_CG: return &cmrs_solve_cg;
+    case CMRSCL_METHOD_BICGSTAB: return &cmrs_solve_bicgstab;
+    case CMRSCL_METHOD_GMRES: return &cmrs_solve_gmres;
     }
     return NULL;
 }
@@ -112,8 +112,8 @@ void cmrscl_solver_free(cmrscl_solver s)
         if (s->vec[i])
             clReleaseMemObject(s->vec[i]);
     }
-    product_kernels_release(&s->product[0]);
-    product_kernels_release(&s->product[1]);
+    cmrs_product_kernels_release(&s->product[0]);
+    cmrs_product_kernels_release(&s->product[1]);
     if (s->ws)
         clReleaseMemObject(s->ws);
     if (s->dinv)
@@ -192,9 +192,9 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
             st = cmrscl_fail_cl(err, "clCreateBuffer (the solver's vectors)");
     }
     if (st == CMRSCL_OK)
-        st = solve_kernels_make(s);
+        st = cmrs_solve_kernels_make(s);
     for (int i = 0; i < s->method->products && st == CMRSCL_OK; ++i)
-        st = product_kernels_make(m, s->method->product_options(s, i), &s->product[i]);
+        st = cmrs_product_kernels_make(m, s->method->product_options(s, i), &s->product[i]);
     if (st == CMRSCL_OK) {
         s->product_groups = s->product[0].groups;
         /* CMRSCL_SOLVE_FOLD_LIMIT, _REDUCE_SHARE: for measuring them */
@@ -209,7 +209,7 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
         s->reduce_groups = s->reduce_groups < 1           ? 1
                            : s->reduce_groups > s->groups ? s->groups
                                                           : s->reduce_groups;
-        st = solve_workspace_make(s, s->method->workspace ? s->method->workspace(s) : 0);
+        st = cmrs_solve_workspace_make(s, s->method->workspace ? s->method->workspace(s) : 0);
     }
     if (st == CMRSCL_OK)
         st = s->method->prepare(s);
@@ -235,8 +235,8 @@ static cmrscl_status refresh_products(cmrscl_solver s)
         return CMRSCL_OK;
     cmrscl_status st = CMRSCL_OK;
     for (int i = 0; i < s->method->products && st == CMRSCL_OK; ++i) {
-        product_kernels_release(&s->product[i]);
-        st = product_kernels_make(s->m, s->method->product_options(s, i), &s->product[i]);
+        cmrs_product_kernels_release(&s->product[i]);
+        st = cmrs_product_kernels_make(s->m, s->method->product_options(s, i), &s->product[i]);
         if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
             st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                              "the matrix's product was planned anew after a values update: make "
@@ -342,11 +342,11 @@ static cmrscl_status iterate(cmrscl_solver s, cmrscl_solve_result *res)
 static cmrscl_status true_residual(cmrscl_solver s, cl_mem b, cl_mem x, double *out)
 {
     cl_mem t = s->vec[1]; /* free once the method is done */
-    cmrscl_status st = solve_copy(s, b, t);
+    cmrscl_status st = cmrs_solve_copy(s, b, t);
     if (st == CMRSCL_OK)
-        st = solve_plain_product(s, -1.0, x, 1.0, t);
+        st = cmrs_solve_plain_product(s, -1.0, x, 1.0, t);
     if (st == CMRSCL_OK)
-        st = solve_launch(s, s->norm, 0);
+        st = cmrs_solve_launch(s, s->norm, 0);
     size_t count = 4 * s->groups;
     double *sums = st == CMRSCL_OK ? cmrscl_alloc(count, sizeof(double)) : NULL;
     if (st == CMRSCL_OK && !sums)
@@ -438,11 +438,11 @@ cmrscl_status cmrscl_solver_solve(cmrscl_solver s, cl_mem b, cl_mem x, cl_comman
     if ((num_wait > 0) != (wait_list != NULL))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "num_wait and wait_list disagree");
     size_t bytes = s->n * s->value_size;
-    cmrscl_status st = buffer_check(s->ctx->context, b, bytes, "b");
+    cmrscl_status st = cmrs_buffer_check(s->ctx->context, b, bytes, "b");
     if (st == CMRSCL_OK)
-        st = buffer_check(s->ctx->context, x, bytes, "x");
+        st = cmrs_buffer_check(s->ctx->context, x, bytes, "x");
     if (st == CMRSCL_OK && queue)
-        st = spmv_check_queue(s->m, queue);
+        st = cmrs_spmv_check_queue(s->m, queue);
     if (st == CMRSCL_OK && b == x && s->n)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "b and x must be different buffers");
     if (st != CMRSCL_OK)
@@ -461,12 +461,12 @@ cmrscl_status cmrscl_solver_solve(cmrscl_solver s, cl_mem b, cl_mem x, cl_comman
     s->b = b, s->x = x;
     st = refresh_products(s);
     if (st == CMRSCL_OK && s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI)
-        st = solve_jacobi(s); /* again after a values update */
+        st = cmrs_solve_jacobi(s); /* again after a values update */
     /* r = b - A x0, then the method's start; the iterations are timed from a quiet queue */
     if (st == CMRSCL_OK)
-        st = solve_copy(s, b, s->vec[0]);
+        st = cmrs_solve_copy(s, b, s->vec[0]);
     if (st == CMRSCL_OK)
-        st = solve_plain_product(s, -1.0, x, 1.0, s->vec[0]);
+        st = cmrs_solve_plain_product(s, -1.0, x, 1.0, s->vec[0]);
     if (st == CMRSCL_OK)
         st = s->method->start(s, b, x);
     if (st == CMRSCL_OK && (err = clFinish(s->queue)) != CL_SUCCESS)

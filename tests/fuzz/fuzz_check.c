@@ -125,7 +125,7 @@ void fuzz_check_same_in_parallel(const uint8_t *data, size_t size, cmrscl_status
 {
     char *message = st == CMRSCL_OK ? NULL : strdup(cmrscl_last_error());
     cmrscl_csr par;
-    cmrscl_status par_st = mtx_read_memory_threads(data, size, name, 3, &par);
+    cmrscl_status par_st = cmrs_mtx_read_memory_threads(data, size, name, 3, &par);
     FUZZ_CHECK(st == par_st, "serial read gave %s, parallel read %s", cmrscl_status_name(st),
                cmrscl_status_name(par_st));
     if (st == CMRSCL_OK)
@@ -165,7 +165,7 @@ static void check_write_read(const cmrscl_csr *csr)
     FUZZ_CHECK(size >= 0 && text && pread(scratch_fd, text, (size_t)size, 0) == size,
                "cannot read the memory file back");
     cmrscl_csr back;
-    st = mtx_read_memory(text, (size_t)size, "<written>", &back);
+    st = cmrs_mtx_read_memory(text, (size_t)size, "<written>", &back);
     free(text);
     FUZZ_CHECK(st == CMRSCL_OK, "reading what mtx_write wrote: %s", cmrscl_status_name(st));
     FUZZ_CHECK(back.rows == csr->rows && back.cols == csr->cols && back.nnz == csr->nnz &&

@@ -10,7 +10,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cmrscl_csr csr;
-    cmrscl_status st = mtx_read_memory(data, size, NAME, &csr);
+    cmrscl_status st = cmrs_mtx_read_memory(data, size, NAME, &csr);
     fuzz_check_read(st, &csr, NAME, size);
     fuzz_check_same_in_parallel(data, size, st, &csr, NAME);
     /* The file reader costs a millisecond under ASan (megabyte buffers), twenty times

@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cmrscl_csr csr;
     cmrscl_status st;
     if (is_gzip(data, size)) {
-        st = mtx_read_memory(data, size, NAME, &csr);
+        st = cmrs_mtx_read_memory(data, size, NAME, &csr);
         fuzz_check_read(st, &csr, NAME, size);
         fuzz_check_same_as_file(data, size, st, &csr, NAME);
         cmrscl_csr_free(&csr);
@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gzip_member(text, split, gz, cap, &gz_len);
     if (split < text_len)
         gzip_member(text + split, text_len - split, gz, cap, &gz_len);
-    st = mtx_read_memory(gz, gz_len, NAME, &csr);
+    st = cmrs_mtx_read_memory(gz, gz_len, NAME, &csr);
     fuzz_check_read(st, &csr, NAME, size);
     fuzz_check_same_in_parallel(gz, gz_len, st, &csr, NAME);
     char *message = st == CMRSCL_OK ? NULL : strdup(cmrscl_last_error());
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Text that starts with the magic would be inflated again by a plain read. */
     if (!is_gzip(text, text_len)) {
         cmrscl_csr plain;
-        cmrscl_status plain_st = mtx_read_memory(text, text_len, NAME, &plain);
+        cmrscl_status plain_st = cmrs_mtx_read_memory(text, text_len, NAME, &plain);
         FUZZ_CHECK(plain_st == st, "gzip read gave %s, plain read %s", cmrscl_status_name(st),
                    cmrscl_status_name(plain_st));
         if (st == CMRSCL_OK)

@@ -54,7 +54,7 @@ static void check_token(const char *token, size_t n, bool integer)
     memcpy(text + head, token, n);
     text[head + n] = '\n';
     cmrscl_csr csr;
-    cmrscl_status st = mtx_read_memory(text, head + n + 1, NAME, &csr);
+    cmrscl_status st = cmrs_mtx_read_memory(text, head + n + 1, NAME, &csr);
     fuzz_check_read(st, &csr, NAME, n);
     double want;
     if (one_token(token, n)) {

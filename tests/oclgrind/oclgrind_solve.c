@@ -24,7 +24,7 @@ static void check_dots(const env *e, const cmrscl_csr *a, const cmrscl_options *
     char extra[16];
     snprintf(extra, sizeof extra, "-DDOTS=%d", dots);
     if (m)
-        CHECK_OK(product_kernels_make(m, extra, &k));
+        CHECK_OK(cmrs_product_kernels_make(m, extra, &k));
     if (!k.kernel) {
         cmrscl_matrix_free(m);
         return;
@@ -43,9 +43,9 @@ static void check_dots(const env *e, const cmrscl_csr *a, const cmrscl_options *
     cl_mem pb = exact_buffer(e, CL_MEM_READ_WRITE, vs * n, y);
     cl_mem sb = exact_buffer(e, CL_MEM_READ_WRITE, vs * reals, ws);
     CHECK_OK(cmrscl_spmv(m, 1.0, xb, 0.0, pb, NULL, 0, NULL, NULL));
-    CHECK_OK(product_kernels_bind(&k, p, 1.0, xb, 0.0, yb, true, sb, CMRS_WS_HEADER,
-                                  dots != 2 ? wb : NULL));
-    CHECK_OK(product_kernels_enqueue(&k, e->queue, false));
+    CHECK_OK(cmrs_product_kernels_bind(&k, p, 1.0, xb, 0.0, yb, true, sb, CMRS_WS_HEADER,
+                                       dots != 2 ? wb : NULL));
+    CHECK_OK(cmrs_product_kernels_enqueue(&k, e->queue, false));
     clEnqueueReadBuffer(e->queue, yb, CL_TRUE, 0, vs * n, y, 0, NULL, NULL);
     clEnqueueReadBuffer(e->queue, pb, CL_TRUE, 0, vs * n, yp, 0, NULL, NULL);
     clEnqueueReadBuffer(e->queue, sb, CL_TRUE, 0, vs * reals, ws, 0, NULL, NULL);
@@ -72,7 +72,7 @@ static void check_dots(const env *e, const cmrscl_csr *a, const cmrscl_options *
     clReleaseMemObject(xb), clReleaseMemObject(wb), clReleaseMemObject(yb);
     clReleaseMemObject(pb), clReleaseMemObject(sb);
     free(x), free(w), free(y), free(yp), free(ws);
-    product_kernels_release(&k);
+    cmrs_product_kernels_release(&k);
     cmrscl_matrix_free(m);
 }
 
