@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-cmrscl_status dist_fail(cmrscl_status status, const char *fmt, ...)
+cmrscl_status cmrs_dist_fail(cmrscl_status status, const char *fmt, ...)
 {
     char message[2048];
     va_list ap;
@@ -17,15 +17,16 @@ cmrscl_status dist_fail(cmrscl_status status, const char *fmt, ...)
     return cmrscl_set_error(status, message);
 }
 
-cmrscl_status dist_fail_mpi(int code, const char *what)
+cmrscl_status cmrs_dist_fail_mpi(int code, const char *what)
 {
     char text[MPI_MAX_ERROR_STRING] = "";
     int length = 0;
     MPI_Error_string(code, text, &length);
-    return dist_fail(CMRSCL_ERROR_COMMUNICATION, "%s failed: MPI error %d (%s)", what, code, text);
+    return cmrs_dist_fail(CMRSCL_ERROR_COMMUNICATION, "%s failed: MPI error %d (%s)", what, code,
+                          text);
 }
 
-cmrscl_status dist_agree(MPI_Comm comm, cmrscl_status mine)
+cmrscl_status cmrs_dist_agree(MPI_Comm comm, cmrscl_status mine)
 {
     int rank = 0, ranks = 1;
     MPI_Comm_rank(comm, &rank);
@@ -33,7 +34,7 @@ cmrscl_status dist_agree(MPI_Comm comm, cmrscl_status mine)
     int failing = mine != CMRSCL_OK ? rank : ranks, lowest = ranks;
     int rc = MPI_Allreduce(&failing, &lowest, 1, MPI_INT, MPI_MIN, comm);
     if (rc != MPI_SUCCESS)
-        return dist_fail_mpi(rc, "MPI_Allreduce (agreeing on the outcome)");
+        return cmrs_dist_fail_mpi(rc, "MPI_Allreduce (agreeing on the outcome)");
     if (lowest == ranks)
         return CMRSCL_OK;
     /* The lowest failing rank tells everyone what went wrong. */
@@ -45,16 +46,16 @@ cmrscl_status dist_agree(MPI_Comm comm, cmrscl_status mine)
         snprintf(failure.message, sizeof failure.message, "rank %d: %s", rank, cmrscl_last_error());
     rc = MPI_Bcast(&failure, (int)sizeof failure, MPI_BYTE, lowest, comm);
     if (rc != MPI_SUCCESS)
-        return dist_fail_mpi(rc, "MPI_Bcast (the failing rank's message)");
+        return cmrs_dist_fail_mpi(rc, "MPI_Bcast (the failing rank's message)");
     failure.message[sizeof failure.message - 1] = '\0';
     return cmrscl_set_error((cmrscl_status)failure.status, failure.message);
 }
 
-double dist_seconds(void)
+double cmrs_dist_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-size_t dist_value_size(cmrscl_precision p) { return p == CMRSCL_DOUBLE ? 8 : 4; }
+size_t cmrs_dist_value_size(cmrscl_precision p) { return p == CMRSCL_DOUBLE ? 8 : 4; }

@@ -16,7 +16,7 @@ static cmrscl_status local_rank(MPI_Comm comm, int *out)
         rc = MPI_Comm_rank(node, out);
         MPI_Comm_free(&node);
     }
-    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Comm_split_type");
+    return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Comm_split_type");
 }
 
 /* Item `index` (modulo their number) of a comma-separated list, into buf. */
@@ -59,20 +59,21 @@ cmrscl_status cmrscl_dist_context_create(MPI_Comm comm, const char *selector, cm
     if (out)
         *out = NULL;
     MPI_Comm dup;
-    cmrscl_status st = dist_comm_dup(comm, &dup);
+    cmrscl_status st = cmrs_dist_comm_dup(comm, &dup);
     if (st != CMRSCL_OK)
         return st;
     const char *given = selector && *selector ? selector : getenv("CMRSCL_DEVICE");
     char item[256], chosen[256];
     int local = 0;
-    st = out ? local_rank(dup, &local) : dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
+    st = out ? local_rank(dup, &local)
+             : cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     if (st == CMRSCL_OK)
         st = rank_selector(list_item(given ? given : "", local, item, sizeof item), local, chosen,
                            sizeof chosen);
     cmrscl_context ctx = NULL;
     if (st == CMRSCL_OK)
         st = cmrscl_context_create(*chosen ? chosen : NULL, &ctx);
-    if ((st = dist_agree(dup, st)) != CMRSCL_OK)
+    if ((st = cmrs_dist_agree(dup, st)) != CMRSCL_OK)
         cmrscl_context_free(ctx);
     else
         *out = ctx;

@@ -27,8 +27,8 @@ static cmrscl_status csr_alloc(int32_t rows, int32_t cols, int64_t nnz, cmrscl_c
         return CMRSCL_OK;
     }
     cmrscl_csr_free(out);
-    return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows, %lld entries", rows,
-                     (long long)nnz);
+    return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows, %lld entries",
+                          rows, (long long)nnz);
 }
 
 /* The halo: the distinct columns outside [col0, col1), ascending. */
@@ -40,8 +40,8 @@ static cmrscl_status find_halo(const cmrscl_csr *a, int32_t col0, int32_t col1, 
         n += a->col_ind[k] < col0 || a->col_ind[k] >= col1;
     int32_t *h = malloc(sizeof *h * ((size_t)n + 1));
     if (!h)
-        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld halo entries",
-                         (long long)n);
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld halo entries",
+                              (long long)n);
     n = 0;
     for (int64_t k = 0; k < nnz; ++k)
         if (a->col_ind[k] < col0 || a->col_ind[k] >= col1)
@@ -73,8 +73,8 @@ static cmrscl_status split_blocks(const cmrscl_csr *a, int32_t col0, int32_t col
     }
     *remote_row = malloc(sizeof **remote_row * ((size_t)nr + 1));
     cmrscl_status st = *remote_row ? csr_alloc(a->rows, col1 - col0, nl, local)
-                                   : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                                               "no memory for %d remote rows", nr);
+                                   : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                                    "no memory for %d remote rows", nr);
     if (st == CMRSCL_OK && (st = csr_alloc(nr, nhalo, nnz - nl, remote)) != CMRSCL_OK)
         cmrscl_csr_free(local);
     if (st != CMRSCL_OK) {
@@ -115,20 +115,21 @@ static cmrscl_status layout(cmrscl_dist_matrix m, const cmrscl_csr *a, int64_t *
     if (rc == MPI_SUCCESS)
         rc = MPI_Allreduce(bounds, agreed, 2, MPI_INT, MPI_MAX, m->comm);
     if (rc != MPI_SUCCESS)
-        return dist_fail_mpi(rc, "MPI_Allgather/MPI_Allreduce (layout)");
+        return cmrs_dist_fail_mpi(rc, "MPI_Allgather/MPI_Allreduce (layout)");
     row_first[0] = 0;
     for (int r = 0; r < ranks; ++r)
         row_first[r + 1] += row_first[r];
     int64_t rows = row_first[ranks], cols = a->cols;
     if (agreed[0] != -agreed[1]) /* the same verdict on every rank: no agreement needed */
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                         "the ranks' local_rows->cols differ (%d to %d): give the global count",
-                         -agreed[1], agreed[0]);
+        return cmrs_dist_fail(
+            CMRSCL_ERROR_INVALID_ARGUMENT,
+            "the ranks' local_rows->cols differ (%d to %d): give the global count", -agreed[1],
+            agreed[0]);
     if (rows > INT32_MAX)
-        return dist_fail(CMRSCL_ERROR_TOO_LARGE, "%lld rows in all exceed 32-bit indices",
-                         (long long)rows);
+        return cmrs_dist_fail(CMRSCL_ERROR_TOO_LARGE, "%lld rows in all exceed 32-bit indices",
+                              (long long)rows);
     for (int r = 0; r <= ranks; ++r)
-        col_first[r] = rows > 0 ? cols * row_first[r] / rows : dist_even_first(cols, r, ranks);
+        col_first[r] = rows > 0 ? cols * row_first[r] / rows : cmrs_dist_even_first(cols, r, ranks);
     int me = m->plan.rank;
     m->plan.rows = rows, m->plan.cols = cols;
     m->plan.first_row = (int32_t)row_first[me];
@@ -154,7 +155,7 @@ static cmrscl_status neighbours(cmrscl_dist_matrix m, const int *recv, const int
     m->requests = malloc(sizeof *m->requests * (2 * (size_t)nb + 1));
     if (!m->nb_rank || !m->nb_recv || !m->nb_send || !m->nb_recv_at || !m->nb_send_at ||
         !m->requests)
-        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d neighbours", nb);
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d neighbours", nb);
     for (int r = 0, k = 0; r < m->plan.ranks; ++r) {
         if (recv[r] == 0 && send[r] == 0)
             continue;
@@ -174,12 +175,12 @@ static cmrscl_status exchange_plan(cmrscl_dist_matrix m, const int64_t *col_firs
     int *counts = calloc(4 * (size_t)ranks, sizeof *counts);
     int *recv = counts, *send = counts + ranks, *recv_at = send + ranks, *send_at = recv_at + ranks;
     int32_t *wanted = NULL;
-    cmrscl_status st = dist_agree(
-        m->comm, counts ? CMRSCL_OK : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
+    cmrscl_status st = cmrs_dist_agree(
+        m->comm, counts ? CMRSCL_OK : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
     int rc = MPI_SUCCESS;
     if (st == CMRSCL_OK) {
         for (int32_t h = 0; h < m->plan.halo; ++h)
-            recv[dist_owner(col_first, ranks, m->halo_cols[h])]++;
+            recv[cmrs_dist_owner(col_first, ranks, m->halo_cols[h])]++;
         rc = MPI_Alltoall(recv, 1, MPI_INT, send, 1, MPI_INT, m->comm);
     }
     int64_t nsend = 0;
@@ -189,25 +190,26 @@ static cmrscl_status exchange_plan(cmrscl_dist_matrix m, const int64_t *col_firs
             send_at[r] = (int)nsend, nsend += send[r];
         }
         wanted = nsend <= INT32_MAX ? malloc(sizeof *wanted * (size_t)(nsend + 1)) : NULL;
-        st = dist_agree(m->comm,
-                        wanted ? CMRSCL_OK
-                               : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                                           "no memory to send %lld x entries", (long long)nsend));
+        st = cmrs_dist_agree(m->comm, wanted ? CMRSCL_OK
+                                             : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                                              "no memory to send %lld x entries",
+                                                              (long long)nsend));
     }
     if (st == CMRSCL_OK && rc == MPI_SUCCESS)
         rc = MPI_Alltoallv(m->halo_cols, recv, recv_at, MPI_INT32_T, wanted, send, send_at,
                            MPI_INT32_T, m->comm);
     if (st == CMRSCL_OK && rc != MPI_SUCCESS)
-        st = dist_fail_mpi(rc, "MPI_Alltoall(v) (the exchange plan)");
+        st = cmrs_dist_fail_mpi(rc, "MPI_Alltoall(v) (the exchange plan)");
     if (st == CMRSCL_OK) {
         st = neighbours(m, recv, send, recv_at, send_at);
         m->plan.sent = (int32_t)nsend;
         /* The requested global columns become this rank's local ones. */
         for (int64_t k = 0; st == CMRSCL_OK && k < nsend; ++k)
             if ((wanted[k] -= m->plan.first_col) < 0 || wanted[k] >= m->plan.local_cols)
-                st = dist_fail(CMRSCL_ERROR_INVALID_MATRIX, "asked for column %d, not this rank's",
-                               wanted[k] + m->plan.first_col);
-        st = dist_agree(m->comm, st);
+                st = cmrs_dist_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                                    "asked for column %d, not this rank's",
+                                    wanted[k] + m->plan.first_col);
+        st = cmrs_dist_agree(m->comm, st);
     }
     free(counts);
     if (st != CMRSCL_OK)
@@ -225,7 +227,7 @@ static cmrscl_status keep_diagonal(cmrscl_dist_matrix m, const cmrscl_csr *a)
         return CMRSCL_OK;
     m->diagonal = calloc((size_t)a->rows + 1, sizeof *m->diagonal);
     if (!m->diagonal)
-        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the diagonal");
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the diagonal");
     for (int32_t i = 0; i < a->rows; ++i) {
         double d = 0;
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
@@ -259,13 +261,13 @@ static cmrscl_status build_device(cmrscl_dist_matrix m, const cmrscl_csr *local,
     if (st == CMRSCL_OK && m->plan.halo > 0)
         st = cmrscl_matrix_create_from_csr(m->ctx, p, remote, opt, &m->remote);
     if (st == CMRSCL_OK)
-        st = halo_setup(m, send_local);
+        st = cmrs_halo_setup(m, send_local);
     return st;
 }
 
-cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_precision precision,
-                               const cmrscl_csr *a, const cmrscl_options *opt,
-                               cmrscl_dist_matrix *out)
+cmrscl_status cmrs_dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_precision precision,
+                                    const cmrscl_csr *a, const cmrscl_options *opt,
+                                    cmrscl_dist_matrix *out)
 {
     *out = NULL;
     int ranks = 1;
@@ -275,8 +277,8 @@ cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_precisi
     int64_t *col_first = malloc(sizeof *col_first * ((size_t)ranks + 1));
     cmrscl_status st = m && row_first && col_first
                            ? CMRSCL_OK
-                           : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
-    if ((st = dist_agree(comm, st)) != CMRSCL_OK) {
+                           : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+    if ((st = cmrs_dist_agree(comm, st)) != CMRSCL_OK) {
         free(m), free(row_first), free(col_first);
         MPI_Comm_free(&comm);
         return st;
@@ -291,18 +293,18 @@ cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_precisi
     int32_t *send_local = NULL;
     st = layout(m, a, row_first, col_first); /* the same outcome on every rank */
     if (st == CMRSCL_OK)
-        st = dist_agree(comm, build_blocks(m, a, &local, &remote));
+        st = cmrs_dist_agree(comm, build_blocks(m, a, &local, &remote));
     if (st == CMRSCL_OK)
         st = exchange_plan(m, col_first, &send_local);
     if (st == CMRSCL_OK)
-        st = window_setup(m);
+        st = cmrs_window_setup(m);
     if (st == CMRSCL_OK)
-        st = dist_agree(comm, build_device(m, &local, &remote, send_local, opt));
+        st = cmrs_dist_agree(comm, build_device(m, &local, &remote, send_local, opt));
     int64_t nnz = m->plan.local_nnz + m->plan.remote_nnz;
     int rc = st == CMRSCL_OK ? MPI_Allreduce(&nnz, &m->plan.nnz, 1, MPI_INT64_T, MPI_SUM, comm)
                              : MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
-        st = dist_fail_mpi(rc, "MPI_Allreduce (entries)");
+        st = cmrs_dist_fail_mpi(rc, "MPI_Allreduce (entries)");
     cmrscl_csr_free(&local);
     cmrscl_csr_free(&remote);
     free(send_local), free(row_first), free(col_first);
@@ -320,16 +322,16 @@ cmrscl_status cmrscl_dist_create(MPI_Comm comm, cmrscl_context ctx, cmrscl_preci
     if (out)
         *out = NULL;
     MPI_Comm dup;
-    cmrscl_status st = dist_comm_dup(comm, &dup);
+    cmrscl_status st = cmrs_dist_comm_dup(comm, &dup);
     if (st != CMRSCL_OK)
         return st;
-    st = dist_check_args(ctx, precision, out);
+    st = cmrs_dist_check_args(ctx, precision, out);
     if (st == CMRSCL_OK)
         st = local_rows ? cmrscl_csr_validate(local_rows)
-                        : dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "local_rows is NULL");
-    if ((st = dist_agree(dup, st)) != CMRSCL_OK) {
+                        : cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "local_rows is NULL");
+    if ((st = cmrs_dist_agree(dup, st)) != CMRSCL_OK) {
         MPI_Comm_free(&dup);
         return st;
     }
-    return dist_create_rows(dup, ctx, precision, local_rows, opt, out);
+    return cmrs_dist_create_rows(dup, ctx, precision, local_rows, opt, out);
 }

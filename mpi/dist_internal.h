@@ -15,14 +15,14 @@
 /* ---- agree.c: one outcome for all ranks ---- */
 
 /* Records a formatted message for cmrscl_last_error() and returns status. */
-DIST_HIDDEN cmrscl_status dist_fail(cmrscl_status status, const char *fmt, ...)
+DIST_HIDDEN cmrscl_status cmrs_dist_fail(cmrscl_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A failed MPI call as a status, with MPI's own text for the code. */
-DIST_HIDDEN cmrscl_status dist_fail_mpi(int code, const char *what);
+DIST_HIDDEN cmrscl_status cmrs_dist_fail_mpi(int code, const char *what);
 /* Collective: every rank passes its own status and gets the agreed one: CMRSCL_OK when all
  * ranks succeeded, else the lowest failing rank's status, with "rank R: <its message>" as
  * cmrscl_last_error() on every rank. One MPI_Allreduce when all is well. */
-DIST_HIDDEN cmrscl_status dist_agree(MPI_Comm comm, cmrscl_status mine);
+DIST_HIDDEN cmrscl_status cmrs_dist_agree(MPI_Comm comm, cmrscl_status mine);
 
 /* ---- partition.c: rows by entries, columns in proportion ---- */
 
@@ -30,13 +30,13 @@ DIST_HIDDEN cmrscl_status dist_agree(MPI_Comm comm, cmrscl_status mine);
  * lengths of rows [block_first, block_first + block_rows) (any contiguous blocks covering
  * all `rows` rows in rank order); the cuts make each rank's entries plus rows about equal
  * (weight len + 1: a row also costs its y). */
-DIST_HIDDEN cmrscl_status dist_partition(MPI_Comm comm, int64_t rows, int64_t block_first,
-                                         int64_t block_rows, const int32_t *row_len,
-                                         int64_t *first);
+DIST_HIDDEN cmrscl_status cmrs_dist_partition(MPI_Comm comm, int64_t rows, int64_t block_first,
+                                              int64_t block_rows, const int32_t *row_len,
+                                              int64_t *first);
 /* Rank r's even share [rows * r / ranks, rows * (r + 1) / ranks) starts here. */
-DIST_HIDDEN int64_t dist_even_first(int64_t rows, int r, int ranks);
+DIST_HIDDEN int64_t cmrs_dist_even_first(int64_t rows, int r, int ranks);
 /* The rank whose range [first[r], first[r+1]) holds `index`. */
-DIST_HIDDEN int dist_owner(const int64_t *first, int ranks, int64_t index);
+DIST_HIDDEN int cmrs_dist_owner(const int64_t *first, int ranks, int64_t index);
 
 /* ---- the distributed matrix ---- */
 
@@ -81,51 +81,51 @@ struct cmrscl_dist_matrix_s {
 
 /* matrix.c: a duplicate of comm whose MPI errors return (every create path's first step),
  * and the checks every create path makes of its arguments (local). */
-DIST_HIDDEN cmrscl_status dist_comm_dup(MPI_Comm comm, MPI_Comm *out);
-DIST_HIDDEN cmrscl_status dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
-                                          cmrscl_dist_matrix *out);
+DIST_HIDDEN cmrscl_status cmrs_dist_comm_dup(MPI_Comm comm, MPI_Comm *out);
+DIST_HIDDEN cmrscl_status cmrs_dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
+                                               cmrscl_dist_matrix *out);
 
 /* create.c: the common end of every create path, collective: this rank's rows (a valid CSR
  * with global columns; the ranks' blocks in rank order), comm a duplicate that the matrix
  * owns from here on (freed on failure). */
-DIST_HIDDEN cmrscl_status dist_create_rows(MPI_Comm comm, cmrscl_context ctx,
-                                           cmrscl_precision precision, const cmrscl_csr *rows,
-                                           const cmrscl_options *opt, cmrscl_dist_matrix *out);
+DIST_HIDDEN cmrscl_status cmrs_dist_create_rows(MPI_Comm comm, cmrscl_context ctx,
+                                                cmrscl_precision precision, const cmrscl_csr *rows,
+                                                const cmrscl_options *opt, cmrscl_dist_matrix *out);
 
 /* ---- halo.c: the exchange's device and MPI steps ---- */
 
 /* The small kernels, the device and pinned buffers of the exchange (after the plan);
  * send_local: the plan.sent local columns to send, grouped by neighbour. */
-DIST_HIDDEN cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local);
-DIST_HIDDEN void halo_free(cmrscl_dist_matrix m);
+DIST_HIDDEN cmrscl_status cmrs_halo_setup(cmrscl_dist_matrix m, const int32_t *send_local);
+DIST_HIDDEN void cmrs_halo_free(cmrscl_dist_matrix m);
 /* Enqueues on the context's queue, after what it holds (the commands that wrote x, the
  * previous product), the gather of the sent entries from x - or a marker where nothing is
  * sent but a halo is received - and on the side queue the gathered entries' read into the
  * pinned staging. *start receives the gather's or the marker's event (NULL when neither is
  * needed): the halo buffer is free to be written once it has run. *read receives the read's
  * event (NULL when nothing is sent). */
-DIST_HIDDEN cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start,
-                                    cl_event *read);
+DIST_HIDDEN cmrscl_status cmrs_halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start,
+                                         cl_event *read);
 /* Posts the receives (before the sends are ready, so no message waits for a receive). */
-DIST_HIDDEN cmrscl_status halo_post_receives(cmrscl_dist_matrix m);
+DIST_HIDDEN cmrscl_status cmrs_halo_post_receives(cmrscl_dist_matrix m);
 /* Posts the sends, once the read has finished. */
-DIST_HIDDEN cmrscl_status halo_post_sends(cmrscl_dist_matrix m);
+DIST_HIDDEN cmrscl_status cmrs_halo_post_sends(cmrscl_dist_matrix m);
 /* Waits for every posted receive and send (always, even after a local failure, so that the
  * other ranks' messages are matched). */
-DIST_HIDDEN cmrscl_status halo_wait(cmrscl_dist_matrix m);
+DIST_HIDDEN cmrscl_status cmrs_halo_wait(cmrscl_dist_matrix m);
 /* Enqueues on the side queue, after `ready` (the previous remote product no longer reads the
  * halo buffer; may be NULL), the write of the received halo; *event receives its event (NULL
  * without a halo), for the remote product to wait on. */
-DIST_HIDDEN cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event);
+DIST_HIDDEN cmrscl_status cmrs_halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event);
 /* Enqueues on the context's queue y[remote_row[i]] += remote_part[i] (with m->scatter). */
-DIST_HIDDEN cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event);
+DIST_HIDDEN cmrscl_status cmrs_halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event);
 
 /* ---- window.c: the exchange through a shared-memory window (ranks of one host) ---- */
 
 /* Chooses the exchange (plan.exchange) and, for the shared one, makes the window and finds
- * the neighbours' segments (after the plan, before halo_setup). Collective, agreed. */
-DIST_HIDDEN cmrscl_status window_setup(cmrscl_dist_matrix m);
-DIST_HIDDEN void window_free(cmrscl_dist_matrix m); /* collective */
+ * the neighbours' segments (after the plan, before cmrs_halo_setup). Collective, agreed. */
+DIST_HIDDEN cmrscl_status cmrs_window_setup(cmrscl_dist_matrix m);
+DIST_HIDDEN void cmrs_window_free(cmrscl_dist_matrix m); /* collective */
 
 /* ---- spmv.c: one product ---- */
 
@@ -139,7 +139,7 @@ typedef struct product_record {
     double exchange_s; /* the sent entries on the host (the pack over) to every request complete */
     double wait_s;     /* of that, inside MPI_Waitall after the sends were posted */
 } product_record;
-DIST_HIDDEN void dist_record_release(product_record *r);
+DIST_HIDDEN void cmrs_dist_record_release(product_record *r);
 /* One product, collective: `pre` is this rank's own verdict on its arguments so far (agreed
  * with the buffer checks first); overlap false runs the local product to its end before
  * the exchange. rec may be NULL. */
@@ -147,18 +147,18 @@ DIST_HIDDEN void dist_record_release(product_record *r);
  * enqueued: reads into the receivers' segments, the halo's writes as the neighbours' entries
  * land (m->last_write: the last of them). *read receives the last read's event (NULL when
  * nothing is sent). Every rank completes its messages even after a local failure. */
-DIST_HIDDEN cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
-                                          product_record *rec);
-DIST_HIDDEN cmrscl_status dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha,
-                                       cl_mem x, double beta, cl_mem y, bool overlap,
-                                       product_record *rec);
+DIST_HIDDEN cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
+                                               product_record *rec);
+DIST_HIDDEN cmrscl_status cmrs_dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha,
+                                            cl_mem x, double beta, cl_mem y, bool overlap,
+                                            product_record *rec);
 
 /* ---- solve.c ---- */
-DIST_HIDDEN void dist_cg_free(struct dist_cg *cg);
+DIST_HIDDEN void cmrs_dist_cg_free(struct dist_cg *cg);
 
 /* ---- small helpers ---- */
 
-DIST_HIDDEN double dist_seconds(void);
-DIST_HIDDEN size_t dist_value_size(cmrscl_precision p);
+DIST_HIDDEN double cmrs_dist_seconds(void);
+DIST_HIDDEN size_t cmrs_dist_value_size(cmrscl_precision p);
 
 #endif

@@ -22,10 +22,10 @@ enum { HALO_TAG = 0x484c }; /* on the matrix's duplicated communicator: no user 
 
 static cmrscl_status cl_fail(cl_int err, const char *what)
 {
-    return dist_fail(err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
-                         ? CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY
-                         : CMRSCL_ERROR_OPENCL,
-                     "%s failed: OpenCL error %d", what, (int)err);
+    return cmrs_dist_fail(err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                              ? CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY
+                              : CMRSCL_ERROR_OPENCL,
+                          "%s failed: OpenCL error %d", what, (int)err);
 }
 
 static cmrscl_status build_kernels(cmrscl_dist_matrix m, bool scatter)
@@ -43,8 +43,8 @@ static cmrscl_status build_kernels(cmrscl_dist_matrix m, bool scatter)
     if (err != CL_SUCCESS) {
         char log[2048] = "";
         clGetProgramBuildInfo(m->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-        return dist_fail(CMRSCL_ERROR_BUILD, "halo.cl (%s): OpenCL error %d\n%s", options, (int)err,
-                         log);
+        return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "halo.cl (%s): OpenCL error %d\n%s", options,
+                              (int)err, log);
     }
     m->gather = clCreateKernel(m->program, "halo_gather", &err);
     if (err == CL_SUCCESS && scatter)
@@ -77,12 +77,12 @@ static cmrscl_status side_queue(cmrscl_dist_matrix m)
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateCommandQueue (halo copies)");
 }
 
-cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
+cmrscl_status cmrs_halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
 {
     cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
     if (st == CMRSCL_OK && (m->plan.sent > 0 || m->plan.halo > 0))
         st = side_queue(m);
-    size_t vs = dist_value_size(m->plan.precision), sent = (size_t)m->plan.sent;
+    size_t vs = cmrs_dist_value_size(m->plan.precision), sent = (size_t)m->plan.sent;
     size_t halo = (size_t)m->plan.halo, remote_rows = (size_t)m->plan.remote_rows;
     /* Where only some rows have remote entries, the remote block holds those rows alone and
      * its product is added into y by a kernel: for a stencil's plane of halo rows, the
@@ -120,7 +120,7 @@ cmrscl_status halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
     return st;
 }
 
-void halo_free(cmrscl_dist_matrix m)
+void cmrs_halo_free(cmrscl_dist_matrix m)
 {
     if (m->last_write)
         clReleaseEvent(m->last_write);
@@ -137,7 +137,7 @@ void halo_free(cmrscl_dist_matrix m)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    window_free(m);
+    cmrs_window_free(m);
     if (m->gather)
         clReleaseKernel(m->gather);
     if (m->scatter)
@@ -161,7 +161,7 @@ static cmrscl_status enqueue_small(cmrscl_dist_matrix m, cl_kernel k, cl_mem a, 
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueNDRangeKernel (halo.cl)");
 }
 
-cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_event *read)
+cmrscl_status cmrs_halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_event *read)
 {
     *start = *read = NULL;
     if (m->plan.sent == 0) {
@@ -172,9 +172,9 @@ cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_even
     cmrscl_status st =
         enqueue_small(m, m->gather, x, m->send_index, m->send_values, m->plan.sent, start);
     if (st != CMRSCL_OK || m->plan.exchange == CMRSCL_EXCHANGE_SHARED)
-        return st; /* the shared window's reads wait for their receivers: window_exchange */
+        return st; /* the shared window's reads wait for their receivers: cmrs_window_exchange */
     /* Flushed before another queue waits on it (OpenCL asks it), and so it starts at once. */
-    size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.sent;
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)m->plan.sent;
     cl_int err = clFlush(m->queue);
     if (err == CL_SUCCESS)
         err = clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE, 0, bytes, m->send_host, 1,
@@ -184,7 +184,7 @@ cmrscl_status halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_even
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueReadBuffer (sent x entries)");
 }
 
-cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event)
+cmrscl_status cmrs_halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event)
 {
     return enqueue_small(m, m->scatter, y, m->remote_row_buf, m->remote_part, m->plan.remote_rows,
                          event);
@@ -195,7 +195,7 @@ cmrscl_status halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event)
  * every neighbour's matching call completes; the first failure is returned. */
 static cmrscl_status post(cmrscl_dist_matrix m, bool receive)
 {
-    size_t vs = dist_value_size(m->plan.precision);
+    size_t vs = cmrs_dist_value_size(m->plan.precision);
     int nb = m->plan.neighbours, first = MPI_SUCCESS;
     for (int k = 0; k < nb; ++k) {
         MPI_Request *req = &m->requests[receive ? k : nb + k];
@@ -213,24 +213,24 @@ static cmrscl_status post(cmrscl_dist_matrix m, bool receive)
         }
     }
     return first == MPI_SUCCESS ? CMRSCL_OK
-                                : dist_fail_mpi(first, receive ? "MPI_Irecv" : "MPI_Isend");
+                                : cmrs_dist_fail_mpi(first, receive ? "MPI_Irecv" : "MPI_Isend");
 }
 
-cmrscl_status halo_post_receives(cmrscl_dist_matrix m) { return post(m, true); }
-cmrscl_status halo_post_sends(cmrscl_dist_matrix m) { return post(m, false); }
+cmrscl_status cmrs_halo_post_receives(cmrscl_dist_matrix m) { return post(m, true); }
+cmrscl_status cmrs_halo_post_sends(cmrscl_dist_matrix m) { return post(m, false); }
 
-cmrscl_status halo_wait(cmrscl_dist_matrix m)
+cmrscl_status cmrs_halo_wait(cmrscl_dist_matrix m)
 {
     int rc = MPI_Waitall(2 * m->plan.neighbours, m->requests, MPI_STATUSES_IGNORE);
-    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Waitall (halo exchange)");
+    return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Waitall (halo exchange)");
 }
 
-cmrscl_status halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event)
+cmrscl_status cmrs_halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event)
 {
     *event = NULL;
     if (m->plan.halo == 0)
         return CMRSCL_OK;
-    size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.halo;
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)m->plan.halo;
     cl_int err = clEnqueueWriteBuffer(m->side, m->halo_values, CL_FALSE, 0, bytes, m->halo_host,
                                       ready ? 1 : 0, ready ? &ready : NULL, event);
     if (err == CL_SUCCESS)

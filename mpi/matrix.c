@@ -6,25 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-cmrscl_status dist_comm_dup(MPI_Comm comm, MPI_Comm *out)
+cmrscl_status cmrs_dist_comm_dup(MPI_Comm comm, MPI_Comm *out)
 {
     *out = MPI_COMM_NULL;
     if (comm == MPI_COMM_NULL)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "the communicator is MPI_COMM_NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "the communicator is MPI_COMM_NULL");
     int rc = MPI_Comm_dup(comm, out);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
-    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Comm_dup");
+    return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Comm_dup");
 }
 
-cmrscl_status dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
-                              cmrscl_dist_matrix *out)
+cmrscl_status cmrs_dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
+                                   cmrscl_dist_matrix *out)
 {
     if (!ctx || !out)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "ctx or out is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "ctx or out is NULL");
     if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "precision %d is neither float nor double",
-                         (int)precision);
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                              "precision %d is neither float nor double", (int)precision);
     return CMRSCL_OK;
 }
 
@@ -32,8 +32,8 @@ void cmrscl_dist_free(cmrscl_dist_matrix m)
 {
     if (!m)
         return;
-    dist_cg_free(m->cg);
-    halo_free(m);
+    cmrs_dist_cg_free(m->cg);
+    cmrs_halo_free(m);
     cmrscl_matrix_free(m->local);
     cmrscl_matrix_free(m->remote);
     free(m->halo_cols), free(m->remote_row), free(m->diagonal);
@@ -47,7 +47,7 @@ void cmrscl_dist_free(cmrscl_dist_matrix m)
 cmrscl_status cmrscl_dist_matrix_plan(cmrscl_dist_matrix m, cmrscl_dist_plan *out)
 {
     if (!m || !out)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
     *out = m->plan;
     return CMRSCL_OK;
 }
@@ -56,7 +56,7 @@ cmrscl_status cmrscl_dist_neighbours(cmrscl_dist_matrix m, int max, int *ranks, 
                                      int32_t *sent, int *count)
 {
     if (!m || max < 0)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL or max < 0");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL or max < 0");
     for (int k = 0; k < m->plan.neighbours && k < max; ++k) {
         if (ranks)
             ranks[k] = m->nb_rank[k];
@@ -75,7 +75,7 @@ static cmrscl_status copy_out(cmrscl_dist_matrix m, int32_t *out, const int32_t 
                               const char *what)
 {
     if (!m || (!out && n > 0))
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or %s is NULL", what);
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or %s is NULL", what);
     if (n > 0)
         memcpy(out, kept, sizeof *out * (size_t)n);
     return CMRSCL_OK;
@@ -94,7 +94,7 @@ cmrscl_status cmrscl_dist_remote_rows(cmrscl_dist_matrix m, int32_t *rows)
 cmrscl_status cmrscl_dist_blocks(cmrscl_dist_matrix m, cmrscl_matrix *local, cmrscl_matrix *remote)
 {
     if (!m)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
     if (local)
         *local = m->local;
     if (remote)
@@ -121,7 +121,7 @@ cmrscl_status cmrscl_dist_read_rows(cmrscl_dist_matrix m, cmrscl_csr *out)
     if (out)
         memset(out, 0, sizeof *out);
     if (!m || !out)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
     cmrscl_csr l, r;
     cmrscl_status st = read_block(m->local, &l);
     if (st == CMRSCL_OK)
@@ -139,7 +139,7 @@ cmrscl_status cmrscl_dist_read_rows(cmrscl_dist_matrix m, cmrscl_csr *out)
     a.values = malloc(sizeof *a.values * ((size_t)a.nnz + 1));
     if (!a.row_ptr || !a.col_ind || !a.values) {
         cmrscl_csr_free(&a);
-        st = dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows", rows);
+        st = cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows", rows);
     }
     int64_t n = 0;
     for (int32_t i = 0, j = 0; st == CMRSCL_OK && i < rows; ++i) {

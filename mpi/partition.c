@@ -5,9 +5,9 @@
 
 #include <stdlib.h>
 
-int64_t dist_even_first(int64_t rows, int r, int ranks) { return rows * r / ranks; }
+int64_t cmrs_dist_even_first(int64_t rows, int r, int ranks) { return rows * r / ranks; }
 
-int dist_owner(const int64_t *first, int ranks, int64_t index)
+int cmrs_dist_owner(const int64_t *first, int ranks, int64_t index)
 {
     /* The last rank whose range starts at or before index: ranges before it that are
      * empty start there too, and the next range starts after index. */
@@ -22,8 +22,8 @@ int dist_owner(const int64_t *first, int ranks, int64_t index)
     return lo;
 }
 
-cmrscl_status dist_partition(MPI_Comm comm, int64_t rows, int64_t block_first, int64_t block_rows,
-                             const int32_t *row_len, int64_t *first)
+cmrscl_status cmrs_dist_partition(MPI_Comm comm, int64_t rows, int64_t block_first,
+                                  int64_t block_rows, const int32_t *row_len, int64_t *first)
 {
     int rank = 0, ranks = 1;
     MPI_Comm_rank(comm, &rank);
@@ -36,12 +36,12 @@ cmrscl_status dist_partition(MPI_Comm comm, int64_t rows, int64_t block_first, i
     if (rc == MPI_SUCCESS)
         rc = MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm);
     if (rc != MPI_SUCCESS)
-        return dist_fail_mpi(rc, "MPI_Exscan/MPI_Allreduce (row weights)");
+        return cmrs_dist_fail_mpi(rc, "MPI_Exscan/MPI_Allreduce (row weights)");
     if (rank == 0)
         before = 0; /* MPI_Exscan leaves rank 0's result undefined */
     int64_t *cut = malloc(sizeof *cut * ((size_t)ranks + 1));
     if (!cut)
-        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d cuts", ranks);
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d cuts", ranks);
     /* Cut k is the first row whose preceding weight reaches total * k / ranks; it lies in
      * this block when the target falls in (before, before + mine]. */
     int64_t acc = before, i = 0;
@@ -57,7 +57,7 @@ cmrscl_status dist_partition(MPI_Comm comm, int64_t rows, int64_t block_first, i
     rc = MPI_Allreduce(cut, first, ranks + 1, MPI_INT64_T, MPI_MAX, comm);
     free(cut);
     if (rc != MPI_SUCCESS)
-        return dist_fail_mpi(rc, "MPI_Allreduce (row cuts)");
+        return cmrs_dist_fail_mpi(rc, "MPI_Allreduce (row cuts)");
     first[0] = 0, first[ranks] = rows;
     for (int k = 1; k < ranks; ++k) /* targets at or below 0 (no rows) */
         if (first[k] < first[k - 1])

@@ -50,13 +50,13 @@ struct dist_cg {
 
 static cmrscl_status cl_fail(cl_int err, const char *what)
 {
-    return dist_fail(err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
-                         ? CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY
-                         : CMRSCL_ERROR_OPENCL,
-                     "%s failed: OpenCL error %d", what, (int)err);
+    return cmrs_dist_fail(err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                              ? CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY
+                              : CMRSCL_ERROR_OPENCL,
+                          "%s failed: OpenCL error %d", what, (int)err);
 }
 
-void dist_cg_free(struct dist_cg *cg)
+void cmrs_dist_cg_free(struct dist_cg *cg)
 {
     if (!cg)
         return;
@@ -88,8 +88,8 @@ static cmrscl_status build(cmrscl_dist_matrix m, struct dist_cg *cg, cl_device_i
     if (err != CL_SUCCESS) {
         char log[2048] = "";
         clGetProgramBuildInfo(cg->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-        return dist_fail(CMRSCL_ERROR_BUILD, "solve.cl (%s): OpenCL error %d\n%s", options,
-                         (int)err, log);
+        return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "solve.cl (%s): OpenCL error %d\n%s", options,
+                              (int)err, log);
     }
     cg->start = clCreateKernel(cg->program, "dcg_start", &err);
     if (err == CL_SUCCESS)
@@ -106,7 +106,7 @@ static cmrscl_status make(cmrscl_dist_matrix m)
         return CMRSCL_OK;
     struct dist_cg *cg = calloc(1, sizeof *cg);
     if (!cg)
-        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
     cl_device_id device = NULL;
     cl_uint units = 1;
     size_t max_wg = 1;
@@ -122,10 +122,10 @@ static cmrscl_status make(cmrscl_dist_matrix m)
     size_t most = (size_t)units * DIST_CG_GROUPS_PER_UNIT;
     cg->groups = wanted < 1 ? 1 : wanted < most ? wanted : most;
     cg->all = malloc(sizeof *cg->all * SUMS * (size_t)m->plan.ranks);
-    cmrscl_status st = !cg->all            ? dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory")
+    cmrscl_status st = !cg->all ? cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory")
                        : err == CL_SUCCESS ? build(m, cg, device)
                                            : cl_fail(err, "device queries");
-    size_t vs = dist_value_size(m->plan.precision), bytes = vs * ((size_t)cg->n + 1);
+    size_t vs = cmrs_dist_value_size(m->plan.precision), bytes = vs * ((size_t)cg->n + 1);
     size_t sums = 2 * 4 * vs * cg->groups;
     cl_mem *vec[] = {&cg->r, &cg->p, &cg->q};
     for (size_t i = 0; st == CMRSCL_OK && i < sizeof vec / sizeof *vec; ++i) {
@@ -145,7 +145,7 @@ static cmrscl_status make(cmrscl_dist_matrix m)
     if (st == CMRSCL_OK)
         m->cg = cg;
     else
-        dist_cg_free(cg);
+        cmrs_dist_cg_free(cg);
     return st;
 }
 
@@ -156,17 +156,17 @@ static cmrscl_status make_dinv(cmrscl_dist_matrix m)
     struct dist_cg *cg = m->cg;
     if (cg->dinv)
         return CMRSCL_OK;
-    size_t n = cg->n, vs = dist_value_size(m->plan.precision);
+    size_t n = cg->n, vs = cmrs_dist_value_size(m->plan.precision);
     void *host = malloc(vs * (n + 1));
     if (!host)
-        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the diagonal");
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the diagonal");
     for (size_t i = 0; i < n; ++i) {
         double d = m->diagonal[i];
         if (d == 0 || !isfinite(d)) {
             free(host);
-            return dist_fail(CMRSCL_ERROR_INVALID_MATRIX,
-                             "row %lld's diagonal is %g: Jacobi needs a nonzero finite one",
-                             (long long)m->plan.first_row + (long long)i, d);
+            return cmrs_dist_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                                  "row %lld's diagonal is %g: Jacobi needs a nonzero finite one",
+                                  (long long)m->plan.first_row + (long long)i, d);
         }
         if (m->plan.precision == CMRSCL_DOUBLE)
             ((double *)host)[i] = 1.0 / d;
@@ -242,7 +242,7 @@ static cmrscl_status bind(cmrscl_dist_matrix m, cl_mem b, cl_mem x, cl_mem dinv)
 static cmrscl_status global_sums(cmrscl_dist_matrix m, cmrscl_status st, double *out)
 {
     struct dist_cg *cg = m->cg;
-    size_t g = cg->groups, vs = dist_value_size(m->plan.precision);
+    size_t g = cg->groups, vs = cmrs_dist_value_size(m->plan.precision);
     double mine[SUMS] = {0};
     cl_int err = CL_SUCCESS;
     if (st == CMRSCL_OK)
@@ -272,7 +272,7 @@ static cmrscl_status global_sums(cmrscl_dist_matrix m, cmrscl_status st, double 
             out[c] += cg->all[SUMS * r + c];
     }
     if (rc != MPI_SUCCESS)
-        st = st == CMRSCL_OK ? dist_fail_mpi(rc, "MPI_Allgather (the solver's sums)") : st;
+        st = st == CMRSCL_OK ? cmrs_dist_fail_mpi(rc, "MPI_Allgather (the solver's sums)") : st;
     return st;
 }
 
@@ -281,44 +281,46 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
                                  cl_mem x, cmrscl_solve_result *out)
 {
     if (!out)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     if (m->plan.rows != m->plan.cols)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                         "the matrix is %lld x %lld: a solve needs a square one",
-                         (long long)m->plan.rows, (long long)m->plan.cols);
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                              "the matrix is %lld x %lld: a solve needs a square one",
+                              (long long)m->plan.rows, (long long)m->plan.cols);
     if (o->method != CMRSCL_METHOD_CG)
-        return dist_fail(CMRSCL_ERROR_UNSUPPORTED,
-                         "method %s: the distributed solver offers conjugate gradients (cg) only",
-                         cmrscl_method_name(o->method) ? cmrscl_method_name(o->method) : "?");
+        return cmrs_dist_fail(
+            CMRSCL_ERROR_UNSUPPORTED,
+            "method %s: the distributed solver offers conjugate gradients (cg) only",
+            cmrscl_method_name(o->method) ? cmrscl_method_name(o->method) : "?");
     if (o->preconditioner != CMRSCL_PRECONDITIONER_NONE &&
         o->preconditioner != CMRSCL_PRECONDITIONER_JACOBI)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner %d is not known",
-                         (int)o->preconditioner);
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner %d is not known",
+                              (int)o->preconditioner);
     if (!(o->rtol >= 0) || !(o->atol >= 0) || o->max_iterations < 0)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                         "rtol %g, atol %g, max_iterations %d: none may be negative or NaN",
-                         o->rtol, o->atol, o->max_iterations);
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                              "rtol %g, atol %g, max_iterations %d: none may be negative or NaN",
+                              o->rtol, o->atol, o->max_iterations);
     if (b && b == x)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "b and x must be different buffers");
-    size_t need = dist_value_size(m->plan.precision) * (size_t)m->plan.local_rows;
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "b and x must be different buffers");
+    size_t need = cmrs_dist_value_size(m->plan.precision) * (size_t)m->plan.local_rows;
     cl_mem v[] = {b, x};
     const char *name[] = {"b", "x"};
     for (int i = 0; i < 2 && need > 0; ++i) {
         size_t size = 0;
         cl_context owner = NULL;
         if (!v[i])
-            return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "%s is NULL but holds %d entries here",
-                             name[i], m->plan.local_rows);
+            return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                                  "%s is NULL but holds %d entries here", name[i],
+                                  m->plan.local_rows);
         cl_int err = clGetMemObjectInfo(v[i], CL_MEM_SIZE, sizeof size, &size, NULL);
         if (err == CL_SUCCESS)
             err = clGetMemObjectInfo(v[i], CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
         if (err != CL_SUCCESS || owner != m->cl)
-            return dist_fail(CMRSCL_ERROR_CONTEXT_MISMATCH,
-                             "%s is not a buffer of the matrix's OpenCL context", name[i]);
+            return cmrs_dist_fail(CMRSCL_ERROR_CONTEXT_MISMATCH,
+                                  "%s is not a buffer of the matrix's OpenCL context", name[i]);
         if (size < need)
-            return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                             "%s holds %zu bytes; this rank's %d rows need %zu", name[i], size,
-                             m->plan.local_rows, need);
+            return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                                  "%s holds %zu bytes; this rank's %d rows need %zu", name[i], size,
+                                  m->plan.local_rows, need);
     }
     return CMRSCL_OK;
 }
@@ -328,11 +330,11 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
 static cmrscl_status true_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x, double *out)
 {
     struct dist_cg *cg = m->cg;
-    size_t bytes = dist_value_size(m->plan.precision) * (size_t)cg->n;
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)cg->n;
     cl_int err =
         bytes ? clEnqueueCopyBuffer(m->queue, b, cg->q, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
     cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "copying b");
-    st = dist_product(m, st, -1.0, x, 1.0, cg->q, true, NULL);
+    st = cmrs_dist_product(m, st, -1.0, x, 1.0, cg->q, true, NULL);
     /* q.q from the dots kernel given q for p: its sums' first component */
     if (st == CMRSCL_OK)
         err = clSetKernelArg(cg->dots, 1, MEM, &cg->q);
@@ -346,19 +348,19 @@ static cmrscl_status true_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x, dou
     return st;
 }
 
-static double seconds_since(double t0) { return dist_seconds() - t0; }
+static double seconds_since(double t0) { return cmrs_dist_seconds() - t0; }
 
 cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options *opt, cl_mem b,
                                 cl_mem x, cmrscl_solve_result *out)
 {
     if (!m)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
     /* One rank: the local block is the whole matrix, and the single-device solver (every
      * method, the product fused with the dot products, no host read between checks) is the
      * faster way. */
     if (m->plan.ranks == 1 && m->plan.rows == m->plan.cols)
         return cmrscl_solve(m->local, opt, b, x, out);
-    double t_start = dist_seconds();
+    double t_start = cmrs_dist_seconds();
     cmrscl_solve_options o = opt ? *opt : (cmrscl_solve_options){0};
     if (out)
         memset(out, 0, sizeof *out);
@@ -370,7 +372,7 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
         st = make_dinv(m);
     if (st == CMRSCL_OK)
         st = bind(m, b, x, jacobi ? m->cg->dinv : NULL);
-    if ((st = dist_agree(m->comm, st)) != CMRSCL_OK)
+    if ((st = cmrs_dist_agree(m->comm, st)) != CMRSCL_OK)
         return st;
     if (o.rtol == 0 && o.atol == 0)
         o.rtol = 1e-5;
@@ -379,20 +381,21 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
                                    : (int)(max_default < (1 << 24) ? max_default : 1 << 24);
     struct dist_cg *cg = m->cg;
     out->history = malloc(sizeof *out->history * ((size_t)max + 1));
-    st = dist_agree(m->comm, out->history ? CMRSCL_OK
-                                          : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                                                      "no memory for %d residuals", max + 1));
+    st = cmrs_dist_agree(m->comm, out->history
+                                      ? CMRSCL_OK
+                                      : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                                       "no memory for %d residuals", max + 1));
     if (st != CMRSCL_OK)
         return st;
     /* r = b - A x0; z = D r, p = z; q = A p */
-    size_t bytes = dist_value_size(m->plan.precision) * (size_t)cg->n;
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)cg->n;
     cl_int err =
         bytes ? clEnqueueCopyBuffer(m->queue, b, cg->r, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
     st = err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "copying b");
-    st = dist_product(m, st, -1.0, x, 1.0, cg->r, true, NULL);
+    st = cmrs_dist_product(m, st, -1.0, x, 1.0, cg->r, true, NULL);
     if (st == CMRSCL_OK)
         st = launch(m, cg->start);
-    st = dist_product(m, st, 1.0, cg->p, 0.0, cg->q, true, NULL);
+    st = cmrs_dist_product(m, st, 1.0, cg->p, 0.0, cg->q, true, NULL);
     if (st == CMRSCL_OK)
         st = launch(m, cg->dots);
     double s[SUMS];
@@ -402,7 +405,7 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
     if (st == CMRSCL_OK && !(isfinite(s[4]) && isfinite(s[0])))
         out->reason = CMRSCL_SOLVE_BAD_INPUT;
     /* the iterations: the test of r, then the step */
-    double t_iter = dist_seconds();
+    double t_iter = cmrs_dist_seconds();
     int it = 0;
     while (st == CMRSCL_OK && out->reason != CMRSCL_SOLVE_BAD_INPUT) {
         double rr = s[0], rz = s[1], pq = s[2], qdq = s[3];
@@ -431,12 +434,12 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
         }
         double alpha = rz / pq, beta = alpha * alpha * qdq / rz - 1;
         real_arg a = real(m, alpha), bt = real(m, beta);
-        size_t rs = dist_value_size(m->plan.precision);
+        size_t rs = cmrs_dist_value_size(m->plan.precision);
         err = clSetKernelArg(cg->update, 6, rs, &a);
         if (err == CL_SUCCESS)
             err = clSetKernelArg(cg->update, 7, rs, &bt);
         st = err == CL_SUCCESS ? launch(m, cg->update) : cl_fail(err, "clSetKernelArg (alpha)");
-        st = dist_product(m, st, 1.0, cg->p, 0.0, cg->q, true, NULL);
+        st = cmrs_dist_product(m, st, 1.0, cg->p, 0.0, cg->q, true, NULL);
         if (st == CMRSCL_OK)
             st = launch(m, cg->dots);
         st = global_sums(m, st, s);
@@ -456,16 +459,17 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
         return st;
     switch (out->reason) {
     case CMRSCL_SOLVE_BAD_INPUT:
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "cg: NaN or Inf in b or x0");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "cg: NaN or Inf in b or x0");
     case CMRSCL_SOLVE_BREAKDOWN:
-        return dist_fail(CMRSCL_ERROR_BREAKDOWN,
-                         "cg: p.Ap = %g <= 0 at iteration %d: the matrix is not positive "
-                         "definite%s",
-                         out->breakdown, it + 1,
-                         jacobi ? " (or its diagonal is not: Jacobi needs a positive one)" : "");
+        return cmrs_dist_fail(CMRSCL_ERROR_BREAKDOWN,
+                              "cg: p.Ap = %g <= 0 at iteration %d: the matrix is not positive "
+                              "definite%s",
+                              out->breakdown, it + 1,
+                              jacobi ? " (or its diagonal is not: Jacobi needs a positive one)"
+                                     : "");
     case CMRSCL_SOLVE_NONFINITE:
-        return dist_fail(CMRSCL_ERROR_BREAKDOWN, "cg: a scalar became %g at iteration %d",
-                         out->breakdown, it + 1);
+        return cmrs_dist_fail(CMRSCL_ERROR_BREAKDOWN, "cg: a scalar became %g at iteration %d",
+                              out->breakdown, it + 1);
     default: return CMRSCL_OK;
     }
 }
@@ -474,7 +478,7 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
 static cl_mem device_copy(cmrscl_dist_matrix m, const void *host, cl_int *err)
 {
     *err = CL_SUCCESS;
-    size_t bytes = dist_value_size(m->plan.precision) * (size_t)m->plan.local_rows;
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)m->plan.local_rows;
     return bytes ? clCreateBuffer(m->cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
                                   (void *)host, err)
                  : NULL;
@@ -484,25 +488,26 @@ cmrscl_status cmrscl_dist_solve_host(cmrscl_dist_matrix m, const cmrscl_solve_op
                                      const void *b, void *x, cmrscl_solve_result *out)
 {
     if (!m)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
     int32_t n = m->plan.local_rows;
     cl_int eb = CL_SUCCESS, ex = CL_SUCCESS;
     cmrscl_status st = n > 0 && (!b || !x)
-                           ? dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "b or x is NULL")
+                           ? cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "b or x is NULL")
                            : CMRSCL_OK;
     cl_mem db = st == CMRSCL_OK ? device_copy(m, b, &eb) : NULL;
     cl_mem dx = st == CMRSCL_OK ? device_copy(m, x, &ex) : NULL;
     if (st == CMRSCL_OK && (eb != CL_SUCCESS || ex != CL_SUCCESS))
-        st = dist_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY, "b or x on the device: OpenCL error %d",
-                       (int)(eb != CL_SUCCESS ? eb : ex));
-    if ((st = dist_agree(m->comm, st)) == CMRSCL_OK) {
+        st = cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY,
+                            "b or x on the device: OpenCL error %d",
+                            (int)(eb != CL_SUCCESS ? eb : ex));
+    if ((st = cmrs_dist_agree(m->comm, st)) == CMRSCL_OK) {
         st = cmrscl_dist_solve(m, opt, db, dx, out);
         /* x holds the last iterate whatever the outcome, as the single-device solver's */
         if (n > 0 && (st == CMRSCL_OK || (out && out->history))) {
-            size_t bytes = dist_value_size(m->plan.precision) * (size_t)n;
+            size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)n;
             cl_int err = clEnqueueReadBuffer(m->queue, dx, CL_TRUE, 0, bytes, x, 0, NULL, NULL);
             if (err != CL_SUCCESS && st == CMRSCL_OK)
-                st = dist_fail(CMRSCL_ERROR_OPENCL, "reading x: OpenCL error %d", (int)err);
+                st = cmrs_dist_fail(CMRSCL_ERROR_OPENCL, "reading x: OpenCL error %d", (int)err);
         }
     }
     if (db)

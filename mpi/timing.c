@@ -55,11 +55,11 @@ static cmrscl_status loop_ms(cmrscl_dist_matrix m, const run_args *a, bool overl
     cmrscl_status st = CMRSCL_OK;
     clFinish(m->queue);
     MPI_Barrier(m->comm);
-    double t0 = dist_seconds();
+    double t0 = cmrs_dist_seconds();
     for (int i = 0; i < n && st == CMRSCL_OK; ++i)
-        st = dist_product(m, CMRSCL_OK, a->alpha, a->x, a->beta, a->y, overlap, NULL);
+        st = cmrs_dist_product(m, CMRSCL_OK, a->alpha, a->x, a->beta, a->y, overlap, NULL);
     clFinish(m->queue);
-    *out = (dist_seconds() - t0) * 1e3 / n;
+    *out = (cmrs_dist_seconds() - t0) * 1e3 / n;
     return st;
 }
 
@@ -82,7 +82,7 @@ static cmrscl_status recorded(cmrscl_dist_matrix m, const run_args *a, bool over
     cmrscl_status st = CMRSCL_OK;
     for (int i = 0; i < n && st == CMRSCL_OK; ++i) {
         product_record r = {0};
-        st = dist_product(m, CMRSCL_OK, a->alpha, a->x, a->beta, a->y, overlap, &r);
+        st = cmrs_dist_product(m, CMRSCL_OK, a->alpha, a->x, a->beta, a->y, overlap, &r);
         clFinish(m->queue);
         /* A product's event is its last kernel's (a split plan has two), so where the queue
          * says when a product began - after the gather for the local one, after the local
@@ -105,7 +105,7 @@ static cmrscl_status recorded(cmrscl_dist_matrix m, const run_args *a, bool over
         parts[PART_WAIT][i] = r.wait_s * 1e3;
         parts[PART_COMMUNICATION][i] =
             parts[PART_PACK][i] + parts[PART_EXCHANGE][i] + parts[PART_UNPACK][i];
-        dist_record_release(&r);
+        cmrs_dist_record_release(&r);
     }
     return st;
 }
@@ -114,15 +114,17 @@ cmrscl_status cmrscl_dist_spmv_time(cmrscl_dist_matrix m, double alpha, cl_mem x
                                     cl_mem y, int warmup, int repetitions, cmrscl_dist_timing *out)
 {
     if (!m)
-        return dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
     double *store = NULL;
     cmrscl_status st = CMRSCL_OK;
     if (!out || warmup < 0 || repetitions < 1)
-        st = dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                       "out is NULL, or warmup %d < 0, or repetitions %d < 1", warmup, repetitions);
+        st = cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                            "out is NULL, or warmup %d < 0, or repetitions %d < 1", warmup,
+                            repetitions);
     else if (!(store = calloc((size_t)PARTS * 2 * (size_t)repetitions, sizeof *store)))
-        st = dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d timings", repetitions);
-    if ((st = dist_agree(m->comm, st)) != CMRSCL_OK)
+        st = cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d timings",
+                            repetitions);
+    if ((st = cmrs_dist_agree(m->comm, st)) != CMRSCL_OK)
         return st;
     memset(out, 0, sizeof *out);
     out->warmup = warmup, out->repetitions = repetitions;
@@ -133,7 +135,7 @@ cmrscl_status cmrscl_dist_spmv_time(cmrscl_dist_matrix m, double alpha, cl_mem x
         serial[p] = store + (size_t)(PARTS + p) * (size_t)repetitions;
     }
     for (int i = 0; i < warmup && st == CMRSCL_OK; ++i)
-        st = dist_product(m, CMRSCL_OK, alpha, x, beta, y, true, NULL);
+        st = cmrs_dist_product(m, CMRSCL_OK, alpha, x, beta, y, true, NULL);
     if (st == CMRSCL_OK)
         st = loop_ms(m, &a, true, repetitions, &out->loop_ms);
     if (st == CMRSCL_OK)

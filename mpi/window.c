@@ -17,7 +17,7 @@ enum { READY_TAG = 0x5244, DONE_TAG = 0x444e, OFFSET_TAG = 0x4f46 };
 
 static cmrscl_status cl_fail(cl_int err, const char *what)
 {
-    return dist_fail(CMRSCL_ERROR_OPENCL, "%s failed: OpenCL error %d", what, (int)err);
+    return cmrs_dist_fail(CMRSCL_ERROR_OPENCL, "%s failed: OpenCL error %d", what, (int)err);
 }
 
 /* Whether every rank of the communicator shares this rank's host (collective). */
@@ -32,7 +32,7 @@ static cmrscl_status one_host(MPI_Comm comm, bool *out)
         MPI_Comm_size(comm, &size);
     }
     *out = node_size == size;
-    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Comm_split_type");
+    return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Comm_split_type");
 }
 
 /* The exchange the ranks use: $CMRSCL_DIST_EXCHANGE ("messages" or "shared"), else shared
@@ -47,17 +47,17 @@ static cmrscl_status choose(cmrscl_dist_matrix m, cmrscl_dist_exchange *out)
     if (st == CMRSCL_OK && env && *env && strcmp(env, "messages") == 0)
         want = CMRSCL_EXCHANGE_MESSAGES;
     else if (st == CMRSCL_OK && env && *env && strcmp(env, "shared") != 0)
-        st = dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                       "CMRSCL_DIST_EXCHANGE='%s': expected 'messages' or 'shared'", env);
+        st = cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                            "CMRSCL_DIST_EXCHANGE='%s': expected 'messages' or 'shared'", env);
     else if (st == CMRSCL_OK && env && *env && !same_host)
-        st = dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                       "CMRSCL_DIST_EXCHANGE=shared, but the ranks are on more than one host");
-    if ((st = dist_agree(m->comm, st)) != CMRSCL_OK)
+        st = cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                            "CMRSCL_DIST_EXCHANGE=shared, but the ranks are on more than one host");
+    if ((st = cmrs_dist_agree(m->comm, st)) != CMRSCL_OK)
         return st;
     int agreed = want;
     int rc = MPI_Allreduce(&want, &agreed, 1, MPI_INT, MPI_MIN, m->comm);
     *out = (cmrscl_dist_exchange)agreed;
-    return rc == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(rc, "MPI_Allreduce (exchange)");
+    return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Allreduce (exchange)");
 }
 
 /* A buffer over host memory of the window (CL_MEM_USE_HOST_PTR), never enqueued: NVIDIA's
@@ -71,8 +71,8 @@ static cmrscl_status cover(cmrscl_dist_matrix m, void *base, size_t bytes, cl_me
     if (err == CL_SUCCESS)
         return CMRSCL_OK;
     *out = NULL;
-    return dist_fail(CMRSCL_ERROR_OPENCL, "a buffer over the shared window: OpenCL error %d",
-                     (int)err);
+    return cmrs_dist_fail(CMRSCL_ERROR_OPENCL, "a buffer over the shared window: OpenCL error %d",
+                          (int)err);
 }
 
 /* Where this rank's entries go in each receiver's segment: every receiver tells its
@@ -86,7 +86,7 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
     m->nb_cover = calloc((size_t)nb + 1, sizeof *m->nb_cover);
     if (!offset || !m->nb_dest || !m->nb_cover) {
         free(offset);
-        return dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
     }
     for (int k = 0; k < nb; ++k) {
         MPI_Request *req = &m->requests[2 * k];
@@ -101,7 +101,7 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
     }
     int rc = MPI_Waitall(2 * nb, m->requests, MPI_STATUSES_IGNORE);
     first = first == MPI_SUCCESS ? rc : first;
-    size_t vs = dist_value_size(m->plan.precision);
+    size_t vs = cmrs_dist_value_size(m->plan.precision);
     for (int k = 0; first == MPI_SUCCESS && k < nb; ++k) {
         MPI_Aint size = 0;
         int unit = 0;
@@ -112,10 +112,11 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
         if (first == MPI_SUCCESS &&
             (offset[k] < 0 || (offset[k] + m->nb_send[k]) * (int64_t)vs > (int64_t)size)) {
             free(offset);
-            return dist_fail(CMRSCL_ERROR_COMMUNICATION,
-                             "rank %d's halo segment holds %lld bytes; our %d entries at %lld "
-                             "do not fit",
-                             m->nb_rank[k], (long long)size, m->nb_send[k], (long long)offset[k]);
+            return cmrs_dist_fail(CMRSCL_ERROR_COMMUNICATION,
+                                  "rank %d's halo segment holds %lld bytes; our %d entries at %lld "
+                                  "do not fit",
+                                  m->nb_rank[k], (long long)size, m->nb_send[k],
+                                  (long long)offset[k]);
         }
         m->nb_dest[k] = (char *)base + vs * (size_t)offset[k];
         if (first == MPI_SUCCESS && size > 0 && cover(m, base, (size_t)size, &m->nb_cover[k])) {
@@ -124,20 +125,22 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
         }
     }
     free(offset);
-    return first == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(first, "the shared window's segments");
+    return first == MPI_SUCCESS ? CMRSCL_OK
+                                : cmrs_dist_fail_mpi(first, "the shared window's segments");
 }
 
-cmrscl_status window_setup(cmrscl_dist_matrix m)
+cmrscl_status cmrs_window_setup(cmrscl_dist_matrix m)
 {
     cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
-    if ((st = dist_agree(m->comm, st)) == CMRSCL_OK)
+    if ((st = cmrs_dist_agree(m->comm, st)) == CMRSCL_OK)
         st = choose(m, &m->plan.exchange);
     if (st != CMRSCL_OK || m->plan.exchange != CMRSCL_EXCHANGE_SHARED)
         return st;
     free(m->requests); /* four per neighbour: ready and done, each way */
     m->requests = calloc(4 * (size_t)m->plan.neighbours + 1, sizeof *m->requests);
-    st = dist_agree(m->comm, m->requests ? CMRSCL_OK
-                                         : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
+    st = cmrs_dist_agree(
+        m->comm,
+        m->requests ? CMRSCL_OK : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
     if (st != CMRSCL_OK)
         return st;
     /* Each rank's segment on pages of its own (noncontiguous): its NUMA node's, and no
@@ -145,22 +148,22 @@ cmrscl_status window_setup(cmrscl_dist_matrix m)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    MPI_Aint bytes = (MPI_Aint)(dist_value_size(m->plan.precision) * (size_t)m->plan.halo);
+    MPI_Aint bytes = (MPI_Aint)(cmrs_dist_value_size(m->plan.precision) * (size_t)m->plan.halo);
     int rc = MPI_Win_allocate_shared(bytes, 1, info, m->comm, &m->halo_host, &m->window);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
         m->window = MPI_WIN_NULL;
-        return dist_agree(m->comm, dist_fail_mpi(rc, "MPI_Win_allocate_shared (halo)"));
+        return cmrs_dist_agree(m->comm, cmrs_dist_fail_mpi(rc, "MPI_Win_allocate_shared (halo)"));
     }
     /* A passive epoch for the matrix's lifetime: MPI_Win_sync orders the copies. */
     rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->window);
-    st = rc == MPI_SUCCESS ? find_destinations(m) : dist_fail_mpi(rc, "MPI_Win_lock_all");
+    st = rc == MPI_SUCCESS ? find_destinations(m) : cmrs_dist_fail_mpi(rc, "MPI_Win_lock_all");
     if (st == CMRSCL_OK && bytes > 0)
         st = cover(m, m->halo_host, (size_t)bytes, &m->own_cover);
-    return dist_agree(m->comm, st);
+    return cmrs_dist_agree(m->comm, st);
 }
 
-void window_free(cmrscl_dist_matrix m)
+void cmrs_window_free(cmrscl_dist_matrix m)
 {
     if (m->window == MPI_WIN_NULL)
         return;
@@ -194,7 +197,8 @@ static cmrscl_status post_tokens(cmrscl_dist_matrix m, MPI_Request *req, bool to
         if (rc != MPI_SUCCESS)
             req[k] = MPI_REQUEST_NULL, first = first == MPI_SUCCESS ? rc : first;
     }
-    return first == MPI_SUCCESS ? CMRSCL_OK : dist_fail_mpi(first, "the shared window's messages");
+    return first == MPI_SUCCESS ? CMRSCL_OK
+                                : cmrs_dist_fail_mpi(first, "the shared window's messages");
 }
 
 /* The next of the requests to complete, or -1 when none is left (MPI_Waitany). */
@@ -203,21 +207,22 @@ static int next_done(int n, MPI_Request *req, cmrscl_status *st)
     int index = MPI_UNDEFINED;
     int rc = MPI_Waitany(n, req, &index, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
-        *st = keep_first(*st, dist_fail_mpi(rc, "MPI_Waitany (shared window)"));
+        *st = keep_first(*st, cmrs_dist_fail_mpi(rc, "MPI_Waitany (shared window)"));
         return -1;
     }
     return index == MPI_UNDEFINED ? -1 : index;
 }
 
-cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
-                              product_record *rec)
+cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
+                                   product_record *rec)
 {
     int nb = m->plan.neighbours;
-    size_t vs = dist_value_size(m->plan.precision);
+    size_t vs = cmrs_dist_value_size(m->plan.precision);
     MPI_Request *ready_out = m->requests, *done_in = ready_out + nb;
     MPI_Request *ready_in = done_in + nb, *done_out = ready_in + nb;
     cl_event *reads = calloc((size_t)nb + 1, sizeof *reads);
-    cmrscl_status st = reads ? CMRSCL_OK : dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+    cmrscl_status st =
+        reads ? CMRSCL_OK : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
     *read = NULL;
     for (int k = 0; k < nb; ++k)
         done_out[k] = MPI_REQUEST_NULL;
@@ -233,7 +238,7 @@ cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *re
      * order[] keeps the order they were enqueued in, which the side queue runs them in. */
     int *order = calloc((size_t)nb + 1, sizeof *order), enqueued = 0;
     if (!order)
-        st = keep_first(st, dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
+        st = keep_first(st, cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
     for (int k; (k = next_done(nb, ready_in, &st)) >= 0;) {
         err = st == CMRSCL_OK
                   ? clEnqueueReadBuffer(m->side, m->send_values, CL_FALSE,
@@ -253,7 +258,7 @@ cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *re
         int rc = MPI_Isend(NULL, 0, MPI_BYTE, m->nb_rank[order[i]], DONE_TAG, m->comm,
                            &done_out[order[i]]);
         if (rc != MPI_SUCCESS)
-            st = keep_first(st, dist_fail_mpi(rc, "MPI_Isend (shared window)"));
+            st = keep_first(st, cmrs_dist_fail_mpi(rc, "MPI_Isend (shared window)"));
     }
     /* "done" to every receiver, even after a failure: nobody waits forever */
     for (int k = 0; k < nb; ++k)
@@ -261,7 +266,7 @@ cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *re
             MPI_Isend(NULL, 0, MPI_BYTE, m->nb_rank[k], DONE_TAG, m->comm, &done_out[k]) !=
                 MPI_SUCCESS)
             done_out[k] = MPI_REQUEST_NULL;
-    double t0 = dist_seconds(); /* the pack is over: from here on, the exchange alone */
+    double t0 = cmrs_dist_seconds(); /* the pack is over: from here on, the exchange alone */
     double t1 = t0;
     /* As a receiver: each neighbour's part to the device as soon as it has landed. The
      * halo buffer is free once `start` has run (it follows the previous remote product);
@@ -286,10 +291,10 @@ cmrscl_status window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *re
     int rc = MPI_Waitall(2 * nb, ready_out, MPI_STATUSES_IGNORE); /* ready_out, then done_in */
     rc = rc == MPI_SUCCESS ? MPI_Waitall(nb, done_out, MPI_STATUSES_IGNORE) : rc;
     if (rc != MPI_SUCCESS)
-        st = keep_first(st, dist_fail_mpi(rc, "MPI_Waitall (shared window)"));
+        st = keep_first(st, cmrs_dist_fail_mpi(rc, "MPI_Waitall (shared window)"));
     if (rec) {
-        rec->exchange_s = dist_seconds() - t0;
-        rec->wait_s = dist_seconds() - t1;
+        rec->exchange_s = cmrs_dist_seconds() - t0;
+        rec->wait_s = cmrs_dist_seconds() - t1;
     }
     /* The last read's event ends the pack. */
     if (enqueued > 0)
