@@ -74,3 +74,45 @@ __kernel void dcg_dots(const uint n, __global const REAL *p, __global const REAL
     }
     store_sums(acc, s, sums + at);
 }
+
+/* ---- BiCGStab (mpi/solve_bicgstab.c): van der Vorst's, r0* = r0, as the single-device
+ * solver has it (cl/solve.cl). ---- */
+
+/* p = r + beta (p - omega v) */
+__kernel void dbicg_p(const uint n, __global const REAL *r, __global REAL *p,
+                      __global const REAL *v, const REAL beta, const REAL omega)
+{
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0))
+        p[i] = r[i] + beta * (p[i] - omega * v[i]);
+}
+
+/* s = r - alpha v; sums (s.s, 0, 0, 0) */
+__kernel void dbicg_s(const uint n, __global const REAL *r, __global const REAL *v,
+                      __global REAL *s_vec, const REAL alpha, __global REAL4 *sums, const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const REAL sv = r[i] - alpha * v[i];
+        s_vec[i] = sv;
+        acc.x += sv * sv;
+    }
+    store_sums(acc, s, sums + at);
+}
+
+/* x += alpha p + omega s, r = s - omega t (omega 0: the half step, r = s); sums (r.r, r0*.r) */
+__kernel void dbicg_step(const uint n, __global REAL *x, __global REAL *r, __global const REAL *p,
+                         __global const REAL *s_vec, __global const REAL *t,
+                         __global const REAL *rs, const REAL alpha, const REAL omega,
+                         __global REAL4 *sums, const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const REAL sv = s_vec[i], rv = sv - omega * t[i];
+        x[i] += alpha * p[i] + omega * sv;
+        r[i] = rv;
+        acc += (REAL4)(rv * rv, rs[i] * rv, 0, 0);
+    }
+    store_sums(acc, s, sums + at);
+}

@@ -1,10 +1,11 @@
-/* test_dist_solve.c - the distributed conjugate gradients (cmrscl_dist_solve) under mpirun,
+/* test_dist_solve.c - the distributed solvers (cmrscl_dist_solve) under mpirun,
  * against the single-device solver and the CPU. For SPD matrices generated per rank and read
  * from files, in float and double, with and without Jacobi: the solve converges in the
  * single-device solver's iteration count (the same recurrences; +-3% and one for the other
  * order of the sums), b - A x computed on the CPU in double (the whole matrix, x gathered)
- * is within 10x the threshold, and a second solve gives the same bits and iterations. Bad
- * input fails every rank with one message: a method other than CG, NaN in b on one rank, an
+ * is within 10x the threshold, and a second solve gives the same bits and iterations; the same
+ * for BiCGStab on nonsymmetric matrices. Bad input fails every rank with one message: GMRES,
+ * BiCGStab with Jacobi, NaN in b on one rank, an
  * indefinite matrix, a zero diagonal under Jacobi on one rank's rows, a rectangular matrix,
  * b NULL on one rank. */
 #include "cmrscl_mpi.h"
@@ -66,9 +67,9 @@ static double cpu_residual(const cmrscl_csr *a, cmrscl_precision p, const double
 
 /* One SPD case: the serial solve's iterations, then the distributed solve twice. */
 static void check_solve(const char *what, const cmrscl_csr *a, cmrscl_dist_matrix dm,
-                        cmrscl_precision p, bool jacobi)
+                        cmrscl_precision p, bool jacobi, cmrscl_method method)
 {
-    cmrscl_solve_options o = {.method = CMRSCL_METHOD_CG,
+    cmrscl_solve_options o = {.method = method,
                               .preconditioner = jacobi ? CMRSCL_PRECONDITIONER_JACOBI : 0,
                               .rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4};
     /* the single-device solver on the whole matrix, on this rank's device */
@@ -87,7 +88,8 @@ static void check_solve(const char *what, const cmrscl_csr *a, cmrscl_dist_matri
     cmrscl_solve_result r[2] = {{0}, {0}};
     for (int k = 0; k < 2; ++k)
         CHECK_OK(cmrscl_dist_solve_host(dm, &o, b, xd[k], &r[k]));
-    const char *pc = jacobi ? "pcg" : "cg", *prec = p == CMRSCL_DOUBLE ? "double" : "float";
+    const char *pc = jacobi ? "pcg" : cmrscl_method_name(method);
+    const char *prec = p == CMRSCL_DOUBLE ? "double" : "float";
     int slack = 1 + serial.iterations * 3 / 100;
     CHECK_MSG(r[0].converged && serial.converged &&
                   abs(r[0].iterations - serial.iterations) <= slack,
@@ -152,7 +154,28 @@ static void spd_cases(void)
             CHECK_OK(file ? cmrscl_dist_create_from_mtx(MPI_COMM_WORLD, ctx, p, name, NULL, &dm)
                           : cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, p, name, NULL, &dm));
             if (dm)
-                check_solve(name, &a, dm, p, i >= 2);
+                check_solve(name, &a, dm, p, i >= 2, CMRSCL_METHOD_CG);
+            cmrscl_dist_free(dm);
+        }
+        cmrscl_csr_free(&a);
+    }
+}
+
+/* BiCGStab on a nonsymmetric matrix (convection-diffusion), in float and double. */
+static void nonsymmetric_cases(void)
+{
+    const char *specs[] = {"convdiff:8"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; ++i) {
+        cmrscl_csr a;
+        CHECK_OK(cmrscl_csr_generate(specs[i], &a));
+        for (int pi = 0; pi < 2; ++pi) {
+            cmrscl_precision p = pi ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+            if (p == CMRSCL_DOUBLE && !fp64)
+                continue;
+            cmrscl_dist_matrix dm = NULL;
+            CHECK_OK(cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, p, specs[i], NULL, &dm));
+            if (dm)
+                check_solve(specs[i], &a, dm, p, false, CMRSCL_METHOD_BICGSTAB);
             cmrscl_dist_free(dm);
         }
         cmrscl_csr_free(&a);
@@ -163,11 +186,14 @@ static void failing_cases(void)
 {
     cmrscl_precision prec = fp64 ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
     cmrscl_dist_matrix dm = NULL;
-    cmrscl_solve_options cg = {.method = CMRSCL_METHOD_CG},
-                         bicg = {.method = CMRSCL_METHOD_BICGSTAB};
+    cmrscl_solve_options cg = {.method = CMRSCL_METHOD_CG}, gmres = {.method = CMRSCL_METHOD_GMRES},
+                         bicg_jacobi = {.method = CMRSCL_METHOD_BICGSTAB,
+                                        .preconditioner = CMRSCL_PRECONDITIONER_JACOBI};
     CHECK_OK(cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, prec, "stencil7:8", NULL, &dm));
-    check_fails("bicgstab", dm, &bicg, false, false, CMRSCL_ERROR_UNSUPPORTED,
-                "conjugate gradients (cg) only");
+    check_fails("gmres", dm, &gmres, false, false, CMRSCL_ERROR_UNSUPPORTED,
+                "conjugate gradients (cg) and BiCGStab");
+    check_fails("bicgstab with Jacobi", dm, &bicg_jacobi, false, false, CMRSCL_ERROR_UNSUPPORTED,
+                "Jacobi preconditioner is conjugate gradients' only");
     check_fails("NaN in b on the last rank", dm, &cg, true, false, CMRSCL_ERROR_INVALID_ARGUMENT,
                 "NaN or Inf in b or x0");
     check_fails("b NULL on the last rank", dm, &cg, false, true, CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -223,6 +249,7 @@ int main(int argc, char **argv)
                "the device has no fp64\n");
     if (ctx) {
         spd_cases();
+        nonsymmetric_cases();
         failing_cases();
     }
     cmrscl_context_free(ctx);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_symbols.py - every symbol a static library of the project defines for the linker
 starts with cmrscl_ (public) or cmrs_ (internal), so that a program linking libcmrscl.a or
-libcmrscl_mpi.a meets none of its names (plan_split, halo_setup, ...) by accident.
+libcmrscl_mpi.a meets none of its names (plan_split, halo_setup, ...) by accident, and no two
+of the libraries define one name (a program linking both would not link).
 
     tools/ci/check_symbols.py LIBRARY.a...
 
@@ -18,8 +19,21 @@ def bare(library):
     return sorted(n for n in names if not n.startswith(("cmrscl_", "cmrs_")))
 
 
+def defined(library):
+    out = subprocess.run(["nm", "-g", "--defined-only", library], capture_output=True, text=True,
+                         check=True).stdout
+    return set(re.findall(r"^[0-9a-fA-F]+ [TDBR] (\S+)$", out, re.M))
+
+
 def main():
     status = 0
+    seen = {}
+    for library in sys.argv[1:]:
+        for name in sorted(defined(library)):
+            if name in seen:
+                print(f"{library}: {name} is defined in {seen[name]} too")
+                status = 1
+            seen.setdefault(name, library)
     for library in sys.argv[1:]:
         names = bare(library)
         for n in names:

@@ -1,8 +1,8 @@
-/* mpi_solve.c - cmrscl-run-mpi solve: conjugate gradients (cg, or pcg: with Jacobi) on a
- * distributed matrix (cmrscl_dist_solve), b all ones or random (a function of the global
- * index), x0 = 0; prints, on rank 0, the iterations, the recurrence's and the true residual,
- * the time per iteration (the slowest rank's) and a CPU check: b - A x in double from each
- * rank's rows read back and x gathered whole on every rank. */
+/* mpi_solve.c - cmrscl-run-mpi solve: conjugate gradients (cg, or pcg: with Jacobi) or BiCGStab on
+ * a distributed matrix (cmrscl_dist_solve), b all ones or random (a function of the global index),
+ * x0 = 0; prints, on rank 0, the iterations, the recurrence's and the true residual, the time per
+ * iteration (the slowest rank's) and a CPU check: b - A x in double from each rank's rows read back
+ * and x gathered whole on every rank. */
 #include "bench.h"
 #include "mpi_run.h"
 
@@ -149,7 +149,7 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
                setup);
         const cmrscl_solve_options *so = &opt->solve;
         printf("solver     %s, rtol %g, atol %g, at most %d iterations, b %s, x0 = 0\n",
-               so->preconditioner ? "cg + jacobi" : "cg",
+               so->preconditioner ? "cg + jacobi" : cmrscl_method_name(so->method),
                so->rtol ? so->rtol : (so->atol ? 0 : 1e-5), so->atol,
                so->max_iterations ? so->max_iterations : (int)fmin(10.0 * (double)p.rows, 1 << 24),
                opt->rhs ? opt->rhs : "ones");
@@ -160,8 +160,10 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
         printf("time       %.4f ms per iteration (slowest rank; %d launches%s), solve %.3f ms "
                "(median of %d)\n",
                cli_median(per, reps), r.launches_per_iteration,
-               p.ranks > 1 ? " and one MPI_Allgather an iteration"
-                           : " an iteration: one rank runs the single-device solver",
+               p.ranks == 1 ? " an iteration: one rank runs the single-device solver"
+               : opt->solve.method == CMRSCL_METHOD_BICGSTAB
+                   ? " and three MPI_Allgather an iteration"
+                   : " and one MPI_Allgather an iteration",
                cli_median(total, reps), reps);
         if (broke)
             printf("check      FAIL: %s\n", why);
