@@ -16,13 +16,15 @@ def bare(library):
     out = subprocess.run(["nm", "-g", "--defined-only", library], capture_output=True, text=True,
                          check=True).stdout
     names = {m.group(1) for m in re.finditer(r"^[0-9a-fA-F]+ [TDBRVW] (\S+)$", out, re.M)}
-    return sorted(n for n in names if not n.startswith(("cmrscl_", "cmrs_")))
+    # "__" names are the implementation's (a sanitizer's __odr_asan.*, the compiler's own)
+    return sorted(n for n in names if not n.startswith(("cmrscl_", "cmrs_", "__")))
 
 
 def defined(library):
     out = subprocess.run(["nm", "-g", "--defined-only", library], capture_output=True, text=True,
                          check=True).stdout
-    return set(re.findall(r"^[0-9a-fA-F]+ [TDBR] (\S+)$", out, re.M))
+    return {n for n in re.findall(r"^[0-9a-fA-F]+ [TDBR] (\S+)$", out, re.M)
+            if not n.startswith("__")}
 
 
 def main():
