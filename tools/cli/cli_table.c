@@ -138,8 +138,8 @@ const cli_flag cli_flags[] = {
      "host threads reading files, e.g. 1,2,4,16; 0 = all CPUs (default: $CMRSCL_THREADS, else "
      "all; parse: 1,0)"},
     {"size", OPT_SIZE, "MB", CMD_BANDWIDTH, CLI_GROUP_OTHER,
-     "MB per buffer (default 1024, or less where the device allows less; a CPU: 8x its cache, at "
-     "least 64)"},
+     "MB per buffer (default 1 GiB = 1073.7 MB, or less where the device allows less; a CPU: 8x "
+     "its cache, at least 64 MiB)"},
     {"output", 'o', "FILE", CMD_GEN, CLI_GROUP_OTHER, "the file to write"},
     {"help", 'h', NULL, ~0u, CLI_GROUP_OTHER, "this text (COMMAND --help: that command's)"},
     {"version", OPT_VERSION, NULL, ~0u, CLI_GROUP_OTHER, "the library version"},

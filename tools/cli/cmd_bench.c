@@ -253,9 +253,10 @@ int cmd_bandwidth(const cli_options *opt)
     fflush(stdout);
     st = cmrscl_bandwidth_measure(ctx, (uint64_t)(opt->size_mb * 1e6), reps, &bw);
     if (st == CMRSCL_OK && !opt->json) {
-        printf("buffers of %.1f MB\nread   %8.1f GB/s\ncopy   %8.1f GB/s\ntriad  %8.1f "
+        printf("buffers of %.1f MB (%.1f MiB)\nread   %8.1f GB/s\ncopy   %8.1f GB/s\ntriad  %8.1f "
                "GB/s\nbest   %8.1f GB/s\n",
-               bw.bytes / 1e6, bw.read_gbs, bw.copy_gbs, bw.triad_gbs, bw.best_gbs);
+               bw.bytes / 1e6, bw.bytes / 1048576.0, bw.read_gbs, bw.copy_gbs, bw.triad_gbs,
+               bw.best_gbs);
         printf("scattered 4-byte loads (one 32-byte sector each), from a buffer of:\n");
     }
     for (int i = 0; st == CMRSCL_OK && i < GATHER_SIZES; ++i) {
@@ -264,8 +265,9 @@ int cmd_bandwidth(const cli_options *opt)
         fflush(stdout);
         st = cmrscl_gather_measure(ctx, (uint64_t)gather_mb[i] << 20, reps, &gloads[i]);
         if (st == CMRSCL_OK && !opt->json)
-            printf("gather %4d MiB %8.1f G loads/s (%.0f GB/s of sectors)\n", gather_mb[i],
-                   gloads[i], gloads[i] * 32);
+            printf("gather %4d MiB %8.1f %s loads/s (%.1f GB/s of sectors)\n", gather_mb[i],
+                   gloads[i] < 1 ? gloads[i] * 1e3 : gloads[i], gloads[i] < 1 ? "M" : "G",
+                   gloads[i] * 32);
     }
     if (st == CMRSCL_OK && opt->json) {
         json_open(NULL, '{');

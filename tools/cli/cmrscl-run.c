@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int main(int argc, char **argv)
@@ -10,6 +11,16 @@ int main(int argc, char **argv)
     cli_options opt;
     if (!cli_parse(argc, argv, &opt))
         return EXIT_USAGE;
+    /* The library takes what it can of the variable; a user's typo should not pass unseen. */
+    const char *threads = getenv("CMRSCL_THREADS");
+    char *end = NULL;
+    if (threads && *threads && (strtol(threads, &end, 10) < 0 || *end)) {
+        fprintf(stderr,
+                "cmrscl-run: CMRSCL_THREADS='%s': expected a number of host threads (0: every "
+                "CPU)\n",
+                threads);
+        return EXIT_USAGE;
+    }
     static const struct {
         const char *name;
         int (*run)(const cli_options *);
