@@ -120,7 +120,8 @@ const cli_flag cli_flags[] = {
     {"check-interval", OPT_CHECK_INTERVAL, "K", CMD_SOLVE, CLI_GROUP_SOLVE,
      "iterations between the host's convergence checks (default: chosen as measured)"},
     {"plans", OPT_PLANS, "LIST", CMD_BENCH, CLI_GROUP_BENCH,
-     "comma-separated: auto, csr-vector, csr-scalar, strip[:H], segment[:H], modulo[:H], each "
+     "comma-separated: auto, csr-vector, csr-scalar, strip[:H], segment[:H], modulo[:H], "
+     "slice[:H], each "
      "with optional +stream, +nosplit, +w=N (lanes per strip), +wg=N (work-group), +tile=N, "
      "+group, +combine (--combine), +m=N (modulo's slot sets), +local, +shuffle, +subgroup "
      "(default: auto)"},
@@ -199,7 +200,7 @@ static void print_flag(FILE *out, const cli_flag *f)
 
 void cli_usage(FILE *out, const char *command)
 {
-    static const char *const groups[] = {"",
+    static const char *const groups[] = {"options:",
                                          "the plan (default: chosen from the device and the "
                                          "matrix):",
                                          "timing and output:",
@@ -212,7 +213,7 @@ void cli_usage(FILE *out, const char *command)
                 c->args[0] ? " " : "");
         fputs("  ", out);
         folded(out, c->text, 2, 2, 92);
-        fputs("\noptions:\n", out);
+        fputs("\n", out); /* a heading per group of options the command takes */
     } else {
         fprintf(out, "usage: %s COMMAND [FILE...] [options]\n\ncommands:\n", cli_name);
         for (const cli_command *k = cli_commands; k->name; ++k) {
@@ -221,8 +222,7 @@ void cli_usage(FILE *out, const char *command)
             int n = fprintf(out, "%-21s", left);
             folded(out, k->text, n, 21, 92);
         }
-        fprintf(out, "\n%s COMMAND --help shows the options that COMMAND takes.\n\noptions:\n",
-                cli_name);
+        fprintf(out, "\n%s COMMAND --help shows the options that COMMAND takes.\n\n", cli_name);
     }
     for (int g = CLI_GROUP_MAIN; g <= CLI_GROUP_OTHER; ++g) {
         bool header = false;
