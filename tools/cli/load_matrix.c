@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Entries past which generating takes long enough (seconds on a CPU's threads) to announce. */
+#define GEN_SAYS_ENTRIES 20000000
+
 int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size)
 {
     cmrscl_status st = cmrscl_csr_generate(spec, out);
@@ -60,12 +63,16 @@ int load_input(const char *input, bool is_gen, int threads, const run_memory *ch
             return cli_fail("reading the matrix", s);
     } else {
         char error[512];
-        int64_t rows, cols, entries; /* the spec sized first: nothing built yet */
+        int64_t rows = 0, cols = 0, entries = 0; /* the spec sized first: nothing built yet */
         int rc = check && cmrscl_csr_generate_size(input, &rows, &cols, &entries) == CMRSCL_OK
                      ? run_memory_check(check, out->name, rows, cols, entries, false)
                      : 0;
         if (rc)
             return rc;
+        /* a large matrix takes seconds to build: say so on a terminal */
+        if (check && entries > GEN_SAYS_ENTRIES && isatty(fileno(stderr)))
+            fprintf(stderr, "cmrscl-run: generating %s: %lld x %lld, about %lld entries...\n",
+                    input, (long long)rows, (long long)cols, (long long)entries);
         if ((rc = gen_matrix(input, &out->csr, error, sizeof error)) != 0) {
             fprintf(stderr, "cmrscl-run: generating %s: %s\n", input, error);
             return rc;
