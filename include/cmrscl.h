@@ -61,10 +61,7 @@ typedef struct cmrscl_device_info {
     char driver_version[64];
     cl_device_type type;
     unsigned compute_units;
-    /* CL_DEVICE_MAX_WORK_GROUP_SIZE, or fewer where a kernel built on the device reports
-     * fewer (CL_KERNEL_WORK_GROUP_SIZE of a probe kernel, on devices without a warp
-     * attribute): the most work-items a plan gives a work-group */
-    unsigned max_work_group_size;
+    unsigned max_work_group_size; /* the device's, or a probe kernel's where fewer */
     uint64_t global_mem_bytes;
     uint64_t max_alloc_bytes;
     uint64_t local_mem_bytes;        /* CL_DEVICE_LOCAL_MEM_SIZE: per work-group */
@@ -599,4 +596,4 @@ CMRSCL_API cmrscl_status cmrscl_spmm_time(cmrscl_matrix m, cmrscl_dense_order or
 #endif
 #include "cmrscl_tune.h"  /* the tuner and the device measurements, on these types */
 #include "cmrscl_solve.h" /* Krylov solvers on the device, above the products */
-#endif                   /* CMRSCL_H */
+#endif                    /* CMRSCL_H */
