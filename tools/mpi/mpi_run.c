@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A vector entry as a function of its global index, in [-1, 1), rounded to the precision. */
-static double value_at(int64_t i, uint64_t salt, cmrscl_precision p)
+double mpi_value_at(int64_t i, uint64_t salt, cmrscl_precision p)
 {
     uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + salt;
     z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
@@ -23,9 +22,9 @@ static bool make_vectors(const cmrscl_dist_plan *p, double beta, double **x, dou
     *x = malloc(sizeof **x * ((size_t)p->local_cols + 1));
     *y0 = malloc(sizeof **y0 * ((size_t)p->local_rows + 1));
     for (int32_t j = 0; *x && j < p->local_cols; ++j)
-        (*x)[j] = value_at(p->first_col + j, 1, p->precision);
+        (*x)[j] = mpi_value_at(p->first_col + j, 1, p->precision);
     for (int32_t i = 0; *y0 && i < p->local_rows; ++i)
-        (*y0)[i] = beta == 0.0 ? NAN : value_at(p->first_row + i, 2, p->precision);
+        (*y0)[i] = beta == 0.0 ? NAN : mpi_value_at(p->first_row + i, 2, p->precision);
     return *x && *y0;
 }
 
@@ -48,8 +47,8 @@ static cmrscl_status check_rows(cmrscl_dist_matrix dm, const cli_options *opt, c
     if (st == CMRSCL_OK)
         st = cmrscl_dist_halo_columns(dm, halo);
     for (int32_t c = 0; st == CMRSCL_OK && c < rows.cols; ++c)
-        xc[c] =
-            value_at(c < p.local_cols ? p.first_col + c : halo[c - p.local_cols], 1, p.precision);
+        xc[c] = mpi_value_at(c < p.local_cols ? p.first_col + c : halo[c - p.local_cols], 1,
+                             p.precision);
     for (int32_t i = 0; st == CMRSCL_OK && i < rows.rows; ++i)
         ref[i] = y0[i];
     if (st == CMRSCL_OK)

@@ -28,6 +28,9 @@ typedef struct mpi_result {
 int mpi_run(cmrscl_context ctx, const char *input, bool is_gen, const cli_options *opt,
             cmrscl_precision precision, mpi_result *out);
 void mpi_result_free(mpi_result *r);
+/* A vector entry as a function of its global index (and a salt: which vector), in [-1, 1),
+ * rounded to the precision: no rank needs another's entries to know them. */
+double mpi_value_at(int64_t i, uint64_t salt, cmrscl_precision p);
 /* A failure every rank returns with the same exit status (cli_fail's), said by rank 0 alone. */
 int mpi_fail(const char *what, cmrscl_status status);
 /* cmrscl-run-mpi solve (mpi_solve.c): collective; the exit status, the same on every rank. */

@@ -16,11 +16,7 @@ static double rhs_at(const cli_options *opt, int64_t i, cmrscl_precision p)
 {
     if (!opt->rhs || !strcmp(opt->rhs, "ones"))
         return 1.0;
-    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + 3;
-    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    double v = (double)(z >> 11) * 0x1p-53 * 2.0 - 1.0;
-    return p == CMRSCL_FLOAT ? (double)(float)v : v;
+    return mpi_value_at(i, 3, p);
 }
 
 /* ||b - A x||^2 over this rank's rows, in double on the CPU: its rows as the device holds them
