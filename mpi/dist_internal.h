@@ -75,8 +75,9 @@ struct cmrscl_dist_matrix_s {
     char **nb_dest;
     /* buffers over the segments we copy from and into (window.c, cover) */
     cl_mem own_cover, *nb_cover;
-    double *diagonal;   /* square matrices: this rank's rows' diagonal (create.c) */
-    struct dist_cg *cg; /* solve.c: the solver's kernels and vectors, made by the first solve */
+    double *diagonal; /* square matrices: this rank's rows' diagonal (create.c) */
+    /* solve.c: the solver's kernels and vectors, made by the first solve */
+    struct dist_solver *solver;
 };
 
 /* matrix.c: a duplicate of comm whose MPI errors return (every create path's first step),
@@ -154,7 +155,7 @@ DIST_HIDDEN cmrscl_status cmrs_dist_product(cmrscl_dist_matrix m, cmrscl_status 
                                             product_record *rec);
 
 /* ---- solve.c ---- */
-DIST_HIDDEN void cmrs_dist_cg_free(struct dist_cg *cg);
+DIST_HIDDEN void cmrs_dist_solver_free(struct dist_solver *sv);
 
 /* ---- small helpers ---- */
 

@@ -21,7 +21,7 @@ enum { SUM_FIRST0 = 0, SUM_FIRST1 = 1, SUM_DOTS0 = 2, SUM_DOTS1 = 3, SUM_FIRST2 
 /* The work vectors: CG's r, p, q; BiCGStab's r, p, v (in q's place), r0*, s, t. */
 enum { V_R, V_P, V_Q, V_RHAT, V_S, V_T, VECTORS };
 
-struct dist_cg {
+struct dist_solver {
     cl_program program;
     cl_kernel start, update, dots, bicg_p, bicg_s, bicg_step;
     cl_uint n;
@@ -53,6 +53,11 @@ DIST_HIDDEN cmrscl_status cmrs_dsolve_dots(cmrscl_dist_matrix m, cl_mem a, cl_me
 /* The whole problem's sums after a collective (out[SUMS]); a failed rank sends NaN, and
  * every rank returns the first failure it saw. */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_sums(cmrscl_dist_matrix m, cmrscl_status st, double *out);
+/* The test of r before iteration it (of at most max): its norm into the history and
+ * out->residual, the monitor called; true, with out->reason set, when the solve stops here
+ * (NaN or Inf, converged, max reached). */
+DIST_HIDDEN bool cmrs_dsolve_test(const cmrscl_solve_options *o, cmrscl_solve_result *out, int it,
+                                  int max, double rr);
 /* r = b - A x (the first kernel, then the product; vec[V_R]) */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x);
 

@@ -32,7 +32,7 @@ void cmrscl_dist_free(cmrscl_dist_matrix m)
 {
     if (!m)
         return;
-    cmrs_dist_cg_free(m->cg);
+    cmrs_dist_solver_free(m->solver);
     cmrs_halo_free(m);
     cmrscl_matrix_free(m->local);
     cmrscl_matrix_free(m->remote);

@@ -29,50 +29,50 @@ cmrscl_status cmrs_dsolve_fail_cl(cl_int err, const char *what)
                           "%s failed: OpenCL error %d", what, (int)err);
 }
 
-void cmrs_dist_cg_free(struct dist_cg *cg)
+void cmrs_dist_solver_free(struct dist_solver *sv)
 {
-    if (!cg)
+    if (!sv)
         return;
     for (int i = 0; i < VECTORS; ++i)
-        if (cg->vec[i])
-            clReleaseMemObject(cg->vec[i]);
-    cl_mem bufs[] = {cg->dinv, cg->sums, cg->pinned};
+        if (sv->vec[i])
+            clReleaseMemObject(sv->vec[i]);
+    cl_mem bufs[] = {sv->dinv, sv->sums, sv->pinned};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    cl_kernel ks[] = {cg->start, cg->update, cg->dots, cg->bicg_p, cg->bicg_s, cg->bicg_step};
+    cl_kernel ks[] = {sv->start, sv->update, sv->dots, sv->bicg_p, sv->bicg_s, sv->bicg_step};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; ++i)
         if (ks[i])
             clReleaseKernel(ks[i]);
-    if (cg->program)
-        clReleaseProgram(cg->program);
-    free(cg->all);
-    free(cg);
+    if (sv->program)
+        clReleaseProgram(sv->program);
+    free(sv->all);
+    free(sv);
 }
 
-static cmrscl_status build(cmrscl_dist_matrix m, struct dist_cg *cg, cl_device_id device)
+static cmrscl_status build(cmrscl_dist_matrix m, struct dist_solver *sv, cl_device_id device)
 {
     cl_int err;
     const char *source = cmrscl_mpi_kernels[1].text;
-    cg->program = clCreateProgramWithSource(m->cl, 1, &source, NULL, &err);
+    sv->program = clCreateProgramWithSource(m->cl, 1, &source, NULL, &err);
     if (err != CL_SUCCESS)
         return cmrs_dsolve_fail_cl(err, "clCreateProgramWithSource (solve.cl)");
     char options[128];
     snprintf(options, sizeof options, "-D REAL=%s -D WG=%zu",
-             m->plan.precision == CMRSCL_DOUBLE ? "double -D USE_FP64" : "float", cg->wg);
-    err = clBuildProgram(cg->program, 1, &device, options, NULL, NULL);
+             m->plan.precision == CMRSCL_DOUBLE ? "double -D USE_FP64" : "float", sv->wg);
+    err = clBuildProgram(sv->program, 1, &device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
         char log[2048] = "";
-        clGetProgramBuildInfo(cg->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        clGetProgramBuildInfo(sv->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
         return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "solve.cl (%s): OpenCL error %d\n%s", options,
                               (int)err, log);
     }
     const char *names[] = {"dcg_start", "dcg_update", "dcg_dots",
                            "dbicg_p",   "dbicg_s",    "dbicg_step"};
-    cl_kernel *ks[] = {&cg->start,  &cg->update, &cg->dots,
-                       &cg->bicg_p, &cg->bicg_s, &cg->bicg_step};
+    cl_kernel *ks[] = {&sv->start,  &sv->update, &sv->dots,
+                       &sv->bicg_p, &sv->bicg_s, &sv->bicg_step};
     for (size_t i = 0; err == CL_SUCCESS && i < sizeof ks / sizeof *ks; ++i)
-        *ks[i] = clCreateKernel(cg->program, names[i], &err);
+        *ks[i] = clCreateKernel(sv->program, names[i], &err);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "clCreateKernel (solve.cl)");
 }
 
@@ -80,11 +80,11 @@ static cmrscl_status build(cmrscl_dist_matrix m, struct dist_cg *cg, cl_device_i
  * (local work). */
 static cmrscl_status make(cmrscl_dist_matrix m, int vectors)
 {
-    struct dist_cg *cg = m->cg;
+    struct dist_solver *sv = m->solver;
     cmrscl_status st = CMRSCL_OK;
     cl_int err = CL_SUCCESS;
-    if (!cg) {
-        if (!(cg = calloc(1, sizeof *cg)))
+    if (!sv) {
+        if (!(sv = calloc(1, sizeof *sv)))
             return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
         cl_device_id device = NULL;
         cl_uint units = 1;
@@ -95,37 +95,37 @@ static cmrscl_status make(cmrscl_dist_matrix m, int vectors)
         if (err == CL_SUCCESS)
             err = clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg,
                                   NULL);
-        cg->n = (cl_uint)m->plan.local_rows;
-        for (cg->wg = DIST_CG_WG; cg->wg > max_wg; cg->wg /= 2)
+        sv->n = (cl_uint)m->plan.local_rows;
+        for (sv->wg = DIST_CG_WG; sv->wg > max_wg; sv->wg /= 2)
             ;
-        size_t wanted = ((size_t)cg->n + cg->wg - 1) / cg->wg;
+        size_t wanted = ((size_t)sv->n + sv->wg - 1) / sv->wg;
         size_t most = (size_t)units * DIST_CG_GROUPS_PER_UNIT;
-        cg->groups = wanted < 1 ? 1 : wanted < most ? wanted : most;
-        cg->all = malloc(sizeof *cg->all * SUMS * (size_t)m->plan.ranks);
-        st = !cg->all            ? cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory")
-             : err == CL_SUCCESS ? build(m, cg, device)
+        sv->groups = wanted < 1 ? 1 : wanted < most ? wanted : most;
+        sv->all = malloc(sizeof *sv->all * SUMS * (size_t)m->plan.ranks);
+        st = !sv->all            ? cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory")
+             : err == CL_SUCCESS ? build(m, sv, device)
                                  : cmrs_dsolve_fail_cl(err, "device queries");
-        size_t sums = 2 * 4 * cmrs_dist_value_size(m->plan.precision) * cg->groups;
+        size_t sums = 2 * 4 * cmrs_dist_value_size(m->plan.precision) * sv->groups;
         if (st == CMRSCL_OK) {
-            cg->sums = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, sums, NULL, &err);
+            sv->sums = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, sums, NULL, &err);
             if (err == CL_SUCCESS)
-                cg->pinned = clCreateBuffer(m->cl, CL_MEM_ALLOC_HOST_PTR, sums, NULL, &err);
+                sv->pinned = clCreateBuffer(m->cl, CL_MEM_ALLOC_HOST_PTR, sums, NULL, &err);
             if (err == CL_SUCCESS)
-                cg->sums_host =
-                    clEnqueueMapBuffer(m->queue, cg->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                sv->sums_host =
+                    clEnqueueMapBuffer(m->queue, sv->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                        sums, 0, NULL, NULL, &err);
             st = err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "the solver's sums");
         }
         if (st != CMRSCL_OK) {
-            cmrs_dist_cg_free(cg);
+            cmrs_dist_solver_free(sv);
             return st;
         }
-        m->cg = cg;
+        m->solver = sv;
     }
-    size_t bytes = cmrs_dist_value_size(m->plan.precision) * ((size_t)cg->n + 1);
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * ((size_t)sv->n + 1);
     for (int i = 0; st == CMRSCL_OK && i < vectors; ++i)
-        if (!cg->vec[i]) {
-            cg->vec[i] = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        if (!sv->vec[i]) {
+            sv->vec[i] = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
             st = err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "the solver's vectors");
         }
     return st;
@@ -135,10 +135,10 @@ static cmrscl_status make(cmrscl_dist_matrix m, int vectors)
  * first row (global) whose diagonal is zero or missing. */
 static cmrscl_status make_dinv(cmrscl_dist_matrix m)
 {
-    struct dist_cg *cg = m->cg;
-    if (cg->dinv)
+    struct dist_solver *sv = m->solver;
+    if (sv->dinv)
         return CMRSCL_OK;
-    size_t n = cg->n, vs = cmrs_dist_value_size(m->plan.precision);
+    size_t n = sv->n, vs = cmrs_dist_value_size(m->plan.precision);
     void *host = malloc(vs * (n + 1));
     if (!host)
         return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the diagonal");
@@ -156,7 +156,7 @@ static cmrscl_status make_dinv(cmrscl_dist_matrix m)
             ((float *)host)[i] = (float)(1.0 / d);
     }
     cl_int err;
-    cg->dinv =
+    sv->dinv =
         clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, vs * (n + 1), host, &err);
     free(host);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "the inverse diagonal");
@@ -183,7 +183,7 @@ real_arg cmrs_dsolve_real(cmrscl_dist_matrix m, double v)
 
 cmrscl_status cmrs_dsolve_launch(cmrscl_dist_matrix m, cl_kernel k)
 {
-    size_t local = m->cg->wg, global = local * m->cg->groups;
+    size_t local = m->solver->wg, global = local * m->solver->groups;
     cl_int err = clEnqueueNDRangeKernel(m->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
     return err == CL_SUCCESS ? CMRSCL_OK
                              : cmrs_dsolve_fail_cl(err, "clEnqueueNDRangeKernel (solve.cl)");
@@ -191,32 +191,32 @@ cmrscl_status cmrs_dsolve_launch(cmrscl_dist_matrix m, cl_kernel k)
 
 cmrscl_status cmrs_dsolve_dots(cmrscl_dist_matrix m, cl_mem a, cl_mem b)
 {
-    struct dist_cg *cg = m->cg;
+    struct dist_solver *sv = m->solver;
     cl_mem none = NULL;
-    cl_uint second = (cl_uint)cg->groups;
+    cl_uint second = (cl_uint)sv->groups;
     const size_t size[] = {sizeof(cl_uint), MEM, MEM, MEM, MEM, sizeof(cl_uint)};
-    const void *value[] = {&cg->n, &a, &b, &none, &cg->sums, &second};
-    cl_int err = cmrs_dsolve_args(cg->dots, 0, 6, size, value);
-    return err == CL_SUCCESS ? cmrs_dsolve_launch(m, cg->dots)
+    const void *value[] = {&sv->n, &a, &b, &none, &sv->sums, &second};
+    cl_int err = cmrs_dsolve_args(sv->dots, 0, 6, size, value);
+    return err == CL_SUCCESS ? cmrs_dsolve_launch(m, sv->dots)
                              : cmrs_dsolve_fail_cl(err, "clSetKernelArg (dcg_dots)");
 }
 
 cmrscl_status cmrs_dsolve_sums(cmrscl_dist_matrix m, cmrscl_status st, double *out)
 {
-    struct dist_cg *cg = m->cg;
-    size_t g = cg->groups, vs = cmrs_dist_value_size(m->plan.precision);
+    struct dist_solver *sv = m->solver;
+    size_t g = sv->groups, vs = cmrs_dist_value_size(m->plan.precision);
     double mine[SUMS] = {0};
     cl_int err = CL_SUCCESS;
     if (st == CMRSCL_OK)
-        err = clEnqueueReadBuffer(m->queue, cg->sums, CL_TRUE, 0, 2 * 4 * vs * g, cg->sums_host, 0,
+        err = clEnqueueReadBuffer(m->queue, sv->sums, CL_TRUE, 0, 2 * 4 * vs * g, sv->sums_host, 0,
                                   NULL, NULL);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrs_dsolve_fail_cl(err, "reading the partial sums");
     for (size_t i = 0; st == CMRSCL_OK && i < 2 * g; ++i) {
         double v[4];
         for (int c = 0; c < 4; ++c)
-            v[c] = vs == sizeof(double) ? ((const double *)cg->sums_host)[4 * i + (size_t)c]
-                                        : ((const float *)cg->sums_host)[4 * i + (size_t)c];
+            v[c] = vs == sizeof(double) ? ((const double *)sv->sums_host)[4 * i + (size_t)c]
+                                        : ((const float *)sv->sums_host)[4 * i + (size_t)c];
         if (i < g) /* the first kernel's */
             mine[SUM_FIRST0] += v[0], mine[SUM_FIRST1] += v[1], mine[SUM_FIRST2] += v[2];
         else /* the dots' */
@@ -227,21 +227,38 @@ cmrscl_status cmrs_dsolve_sums(cmrscl_dist_matrix m, cmrscl_status st, double *o
         for (int c = 0; c < SUMS; ++c)
             mine[c] = NAN;
     int ranks = m->plan.ranks;
-    int rc = MPI_Allgather(mine, SUMS, MPI_DOUBLE, cg->all, SUMS, MPI_DOUBLE, m->comm);
+    int rc = MPI_Allgather(mine, SUMS, MPI_DOUBLE, sv->all, SUMS, MPI_DOUBLE, m->comm);
     for (int c = 0; c < SUMS; ++c) {
         out[c] = 0;
         for (int r = 0; r < ranks; ++r)
-            out[c] += cg->all[SUMS * r + c];
+            out[c] += sv->all[SUMS * r + c];
     }
     if (rc != MPI_SUCCESS)
         st = st == CMRSCL_OK ? cmrs_dist_fail_mpi(rc, "MPI_Allgather (the solver's sums)") : st;
     return st;
 }
 
+bool cmrs_dsolve_test(const cmrscl_solve_options *o, cmrscl_solve_result *out, int it, int max,
+                      double rr)
+{
+    out->history[it] = out->residual = sqrt(rr);
+    if (o->monitor)
+        o->monitor(o->monitor_data, it, out->residual);
+    if (!isfinite(rr))
+        out->reason = CMRSCL_SOLVE_NONFINITE, out->breakdown = rr;
+    else if (out->residual <= out->threshold)
+        out->reason = CMRSCL_SOLVE_CONVERGED, out->converged = 1;
+    else if (it == max)
+        out->reason = CMRSCL_SOLVE_MAX_ITERATIONS;
+    else
+        return false;
+    return true;
+}
+
 cmrscl_status cmrs_dsolve_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x)
 {
-    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)m->cg->n;
-    cl_mem r = m->cg->vec[V_R];
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)m->solver->n;
+    cl_mem r = m->solver->vec[V_R];
     cl_int err =
         bytes ? clEnqueueCopyBuffer(m->queue, b, r, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
     cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "copying b");
@@ -305,7 +322,7 @@ static cmrscl_status true_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x, dou
 {
     cmrscl_status st = cmrs_dsolve_residual(m, b, x);
     if (st == CMRSCL_OK)
-        st = cmrs_dsolve_dots(m, m->cg->vec[V_R], m->cg->vec[V_R]);
+        st = cmrs_dsolve_dots(m, m->solver->vec[V_R], m->solver->vec[V_R]);
     double s[SUMS];
     st = cmrs_dsolve_sums(m, st, s);
     *out = sqrt(s[SUM_DOTS0]);

@@ -30,30 +30,30 @@ static cmrscl_status set_real(cmrscl_dist_matrix m, cl_kernel k, cl_uint at, dou
 /* The kernels' fixed arguments for a solve of x. */
 static cmrscl_status bind(cmrscl_dist_matrix m, cl_mem b, cl_mem x)
 {
-    struct dist_cg *cg = m->cg;
-    cl_mem none = NULL, *v = cg->vec;
+    struct dist_solver *sv = m->solver;
+    cl_mem none = NULL, *v = sv->vec;
     cl_uint first = 0;
     const size_t a0[] = {UINT, MEM, MEM, MEM, MEM, MEM, UINT};
-    const void *v0[] = {&cg->n, &b, &v[V_R], &v[V_P], &none, &cg->sums, &first};
-    cl_int err = cmrs_dsolve_args(cg->start, 0, 7, a0, v0);
+    const void *v0[] = {&sv->n, &b, &v[V_R], &v[V_P], &none, &sv->sums, &first};
+    cl_int err = cmrs_dsolve_args(sv->start, 0, 7, a0, v0);
     const size_t a1[] = {UINT, MEM, MEM, MEM};
-    const void *v1[] = {&cg->n, &v[V_R], &v[V_P], &v[V_Q]};
+    const void *v1[] = {&sv->n, &v[V_R], &v[V_P], &v[V_Q]};
     if (err == CL_SUCCESS)
-        err = cmrs_dsolve_args(cg->bicg_p, 0, 4, a1, v1);
+        err = cmrs_dsolve_args(sv->bicg_p, 0, 4, a1, v1);
     const size_t a2[] = {UINT, MEM, MEM, MEM};
-    const void *v2[] = {&cg->n, &v[V_R], &v[V_Q], &v[V_S]};
+    const void *v2[] = {&sv->n, &v[V_R], &v[V_Q], &v[V_S]};
     const size_t a2b[] = {MEM, UINT};
-    const void *v2b[] = {&cg->sums, &first};
+    const void *v2b[] = {&sv->sums, &first};
     if (err == CL_SUCCESS)
-        err = cmrs_dsolve_args(cg->bicg_s, 0, 4, a2, v2);
+        err = cmrs_dsolve_args(sv->bicg_s, 0, 4, a2, v2);
     if (err == CL_SUCCESS)
-        err = cmrs_dsolve_args(cg->bicg_s, 5, 2, a2b, v2b);
+        err = cmrs_dsolve_args(sv->bicg_s, 5, 2, a2b, v2b);
     const size_t a3[] = {UINT, MEM, MEM, MEM, MEM, MEM, MEM};
-    const void *v3[] = {&cg->n, &x, &v[V_R], &v[V_P], &v[V_S], &v[V_T], &v[V_RHAT]};
+    const void *v3[] = {&sv->n, &x, &v[V_R], &v[V_P], &v[V_S], &v[V_T], &v[V_RHAT]};
     if (err == CL_SUCCESS)
-        err = cmrs_dsolve_args(cg->bicg_step, 0, 7, a3, v3);
+        err = cmrs_dsolve_args(sv->bicg_step, 0, 7, a3, v3);
     if (err == CL_SUCCESS)
-        err = cmrs_dsolve_args(cg->bicg_step, 9, 2, a2b, v2b);
+        err = cmrs_dsolve_args(sv->bicg_step, 9, 2, a2b, v2b);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "clSetKernelArg (bicgstab)");
 }
 
@@ -71,16 +71,16 @@ cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrscl_solve_opti
                                    cl_mem x, int max, cmrscl_solve_result *out, char *why,
                                    size_t why_size)
 {
-    struct dist_cg *cg = m->cg;
-    cl_mem *v = cg->vec;
+    struct dist_solver *sv = m->solver;
+    cl_mem *v = sv->vec;
     cmrscl_status st = cmrs_dist_agree(m->comm, bind(m, b, x));
     if (st != CMRSCL_OK)
         return st;
     /* r = b - A x0; p = r, r.r and b.b (dcg_start); r0* = r */
     st = cmrs_dsolve_residual(m, b, x);
     if (st == CMRSCL_OK)
-        st = cmrs_dsolve_launch(m, cg->start);
-    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)cg->n;
+        st = cmrs_dsolve_launch(m, sv->start);
+    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)sv->n;
     cl_int err = st == CMRSCL_OK && bytes
                      ? clEnqueueCopyBuffer(m->queue, v[V_R], v[V_RHAT], 0, 0, bytes, 0, NULL, NULL)
                      : CL_SUCCESS;
@@ -97,30 +97,20 @@ cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrscl_solve_opti
     while (st == CMRSCL_OK && out->reason != CMRSCL_SOLVE_BAD_INPUT) {
         /* the test of r: r.r and rho = r0*.r from the start or the step */
         double rr = s[SUM_FIRST0], rho = s[SUM_FIRST1];
-        out->history[it] = out->residual = sqrt(rr);
-        if (o->monitor)
-            o->monitor(o->monitor_data, it, out->residual);
-        if (stops(out, rr, !isfinite(rr)))
+        cause = 0; /* r.r */
+        if (cmrs_dsolve_test(o, out, it, max, rr))
             break;
-        if (out->residual <= out->threshold) {
-            out->reason = CMRSCL_SOLVE_CONVERGED, out->converged = 1;
-            break;
-        }
-        if (it == max) {
-            out->reason = CMRSCL_SOLVE_MAX_ITERATIONS;
-            break;
-        }
         if ((cause = 1, stops(out, rho, rho == 0 || !isfinite(rho))))
             break;
         if (it > 0) { /* p = r + beta (p - omega v); the start made p = r */
             double beta = rho / rho_prev * (alpha / omega);
             if ((cause = 1, stops(out, beta, !isfinite(beta))))
                 break;
-            st = set_real(m, cg->bicg_p, 4, beta);
+            st = set_real(m, sv->bicg_p, 4, beta);
             if (st == CMRSCL_OK)
-                st = set_real(m, cg->bicg_p, 5, omega);
+                st = set_real(m, sv->bicg_p, 5, omega);
             if (st == CMRSCL_OK)
-                st = cmrs_dsolve_launch(m, cg->bicg_p);
+                st = cmrs_dsolve_launch(m, sv->bicg_p);
         }
         /* v = A p; alpha = rho / r0*.v */
         st = cmrs_dist_product(m, st, 1.0, v[V_P], 0.0, v[V_Q], true, NULL);
@@ -133,9 +123,9 @@ cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrscl_solve_opti
         if ((cause = 2, stops(out, rv, rv == 0 || !isfinite(alpha))))
             break;
         /* s = r - alpha v; t = A s; omega = t.s / t.t */
-        st = set_real(m, cg->bicg_s, 4, alpha);
+        st = set_real(m, sv->bicg_s, 4, alpha);
         if (st == CMRSCL_OK)
-            st = cmrs_dsolve_launch(m, cg->bicg_s);
+            st = cmrs_dsolve_launch(m, sv->bicg_s);
         st = cmrs_dist_product(m, st, 1.0, v[V_S], 0.0, v[V_T], true, NULL);
         if (st == CMRSCL_OK)
             st = cmrs_dsolve_dots(m, v[V_S], v[V_T]);
@@ -146,11 +136,11 @@ cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrscl_solve_opti
         if ((cause = 3, stops(out, omega, !early && (omega == 0 || !isfinite(omega)))))
             break;
         /* x += alpha p + omega s, r = s - omega t; r.r and rho' */
-        st = set_real(m, cg->bicg_step, 7, alpha);
+        st = set_real(m, sv->bicg_step, 7, alpha);
         if (st == CMRSCL_OK)
-            st = set_real(m, cg->bicg_step, 8, omega);
+            st = set_real(m, sv->bicg_step, 8, omega);
         if (st == CMRSCL_OK)
-            st = cmrs_dsolve_launch(m, cg->bicg_step);
+            st = cmrs_dsolve_launch(m, sv->bicg_step);
         st = cmrs_dsolve_sums(m, st, s);
         rho_prev = rho;
         ++it;
@@ -159,7 +149,7 @@ cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrscl_solve_opti
     out->iterations = it;
     int product = 1 + (m->plan.halo > 0) + (m->scatter != NULL) + (m->plan.sent > 0);
     out->launches_per_iteration = 2 * product + 5;
-    static const char *const quantity[] = {"", "rho = r0*.r", "r0*.v", "omega = t.s / t.t"};
+    static const char *const quantity[] = {"r.r", "rho = r0*.r", "r0*.v", "omega = t.s / t.t"};
     if (out->reason == CMRSCL_SOLVE_BAD_INPUT)
         snprintf(why, why_size, "bicgstab: NaN or Inf in b or x0");
     else if (out->reason == CMRSCL_SOLVE_BREAKDOWN || out->reason == CMRSCL_SOLVE_NONFINITE)

@@ -20,24 +20,24 @@
 /* The kernels' arguments for a solve of x (dinv NULL without Jacobi). */
 static cmrscl_status bind(cmrscl_dist_matrix m, cl_mem b, cl_mem x, cl_mem dinv)
 {
-    struct dist_cg *cg = m->cg;
-    cl_uint first = 0, second = (cl_uint)cg->groups; /* where each kernel's sums go */
+    struct dist_solver *sv = m->solver;
+    cl_uint first = 0, second = (cl_uint)sv->groups; /* where each kernel's sums go */
     const size_t ss[] = {sizeof(cl_uint), MEM, MEM, MEM, MEM, MEM, sizeof(cl_uint)};
-    const void *sv[] = {&cg->n, &b, &cg->vec[V_R], &cg->vec[V_P], &dinv, &cg->sums, &first};
-    cl_int err = cmrs_dsolve_args(cg->start, 0, 7, ss, sv);
+    const void *sa[] = {&sv->n, &b, &sv->vec[V_R], &sv->vec[V_P], &dinv, &sv->sums, &first};
+    cl_int err = cmrs_dsolve_args(sv->start, 0, 7, ss, sa);
     if (err == CL_SUCCESS) { /* alpha and beta (6, 7) per iteration */
         const size_t us[] = {sizeof(cl_uint), MEM, MEM, MEM, MEM, MEM};
-        const void *uv[] = {&cg->n, &x, &cg->vec[V_R], &cg->vec[V_P], &cg->vec[V_Q], &dinv};
-        err = cmrs_dsolve_args(cg->update, 0, 6, us, uv);
+        const void *uv[] = {&sv->n, &x, &sv->vec[V_R], &sv->vec[V_P], &sv->vec[V_Q], &dinv};
+        err = cmrs_dsolve_args(sv->update, 0, 6, us, uv);
         const size_t ts[] = {MEM, sizeof(cl_uint)};
-        const void *tv[] = {&cg->sums, &first};
+        const void *tv[] = {&sv->sums, &first};
         if (err == CL_SUCCESS)
-            err = cmrs_dsolve_args(cg->update, 8, 2, ts, tv);
+            err = cmrs_dsolve_args(sv->update, 8, 2, ts, tv);
     }
     if (err == CL_SUCCESS) {
         const size_t ds[] = {sizeof(cl_uint), MEM, MEM, MEM, MEM, sizeof(cl_uint)};
-        const void *dv[] = {&cg->n, &cg->vec[V_P], &cg->vec[V_Q], &dinv, &cg->sums, &second};
-        err = cmrs_dsolve_args(cg->dots, 0, 6, ds, dv);
+        const void *dv[] = {&sv->n, &sv->vec[V_P], &sv->vec[V_Q], &dinv, &sv->sums, &second};
+        err = cmrs_dsolve_args(sv->dots, 0, 6, ds, dv);
     }
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "clSetKernelArg (solve.cl)");
 }
@@ -46,18 +46,18 @@ cmrscl_status cmrs_dsolve_cg(cmrscl_dist_matrix m, const cmrscl_solve_options *o
                              cl_mem x, int max, cmrscl_solve_result *out, char *why,
                              size_t why_size)
 {
-    struct dist_cg *cg = m->cg;
+    struct dist_solver *sv = m->solver;
     bool jacobi = o->preconditioner == CMRSCL_PRECONDITIONER_JACOBI;
-    cmrscl_status st = cmrs_dist_agree(m->comm, bind(m, b, x, jacobi ? cg->dinv : NULL));
+    cmrscl_status st = cmrs_dist_agree(m->comm, bind(m, b, x, jacobi ? sv->dinv : NULL));
     if (st != CMRSCL_OK)
         return st;
     /* r = b - A x0; z = D r, p = z; q = A p */
     st = cmrs_dsolve_residual(m, b, x);
     if (st == CMRSCL_OK)
-        st = cmrs_dsolve_launch(m, cg->start);
-    st = cmrs_dist_product(m, st, 1.0, cg->vec[V_P], 0.0, cg->vec[V_Q], true, NULL);
+        st = cmrs_dsolve_launch(m, sv->start);
+    st = cmrs_dist_product(m, st, 1.0, sv->vec[V_P], 0.0, sv->vec[V_Q], true, NULL);
     if (st == CMRSCL_OK)
-        st = cmrs_dsolve_launch(m, cg->dots);
+        st = cmrs_dsolve_launch(m, sv->dots);
     double s[SUMS];
     cl_int err = CL_SUCCESS;
     st = cmrs_dsolve_sums(m, st, s);
@@ -70,21 +70,8 @@ cmrscl_status cmrs_dsolve_cg(cmrscl_dist_matrix m, const cmrscl_solve_options *o
     int it = 0;
     while (st == CMRSCL_OK && out->reason != CMRSCL_SOLVE_BAD_INPUT) {
         double rr = s[0], rz = s[1], pq = s[2], qdq = s[3];
-        out->history[it] = out->residual = sqrt(rr);
-        if (o->monitor)
-            o->monitor(o->monitor_data, it, out->residual);
-        if (!isfinite(rr)) {
-            out->reason = CMRSCL_SOLVE_NONFINITE, out->breakdown = rr;
+        if (cmrs_dsolve_test(o, out, it, max, rr))
             break;
-        }
-        if (out->residual <= out->threshold) {
-            out->reason = CMRSCL_SOLVE_CONVERGED, out->converged = 1;
-            break;
-        }
-        if (it == max) {
-            out->reason = CMRSCL_SOLVE_MAX_ITERATIONS;
-            break;
-        }
         if (!(isfinite(pq) && isfinite(qdq))) {
             out->reason = CMRSCL_SOLVE_NONFINITE, out->breakdown = isfinite(pq) ? qdq : pq;
             break;
@@ -96,14 +83,14 @@ cmrscl_status cmrs_dsolve_cg(cmrscl_dist_matrix m, const cmrscl_solve_options *o
         double alpha = rz / pq, beta = alpha * alpha * qdq / rz - 1;
         real_arg a = cmrs_dsolve_real(m, alpha), bt = cmrs_dsolve_real(m, beta);
         size_t rs = cmrs_dist_value_size(m->plan.precision);
-        err = clSetKernelArg(cg->update, 6, rs, &a);
+        err = clSetKernelArg(sv->update, 6, rs, &a);
         if (err == CL_SUCCESS)
-            err = clSetKernelArg(cg->update, 7, rs, &bt);
-        st = err == CL_SUCCESS ? cmrs_dsolve_launch(m, cg->update)
+            err = clSetKernelArg(sv->update, 7, rs, &bt);
+        st = err == CL_SUCCESS ? cmrs_dsolve_launch(m, sv->update)
                                : cmrs_dsolve_fail_cl(err, "clSetKernelArg (alpha)");
-        st = cmrs_dist_product(m, st, 1.0, cg->vec[V_P], 0.0, cg->vec[V_Q], true, NULL);
+        st = cmrs_dist_product(m, st, 1.0, sv->vec[V_P], 0.0, sv->vec[V_Q], true, NULL);
         if (st == CMRSCL_OK)
-            st = cmrs_dsolve_launch(m, cg->dots);
+            st = cmrs_dsolve_launch(m, sv->dots);
         st = cmrs_dsolve_sums(m, st, s);
         ++it;
     }
