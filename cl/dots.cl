@@ -189,24 +189,137 @@ INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const 
     return acc;
 }
 
+/* ---- the chain: a product whose last units add its partial sums up ----
+ * Built with -DDOTS_CHAIN=C, the product's units (its work-groups, or its warps with
+ * DOTS_WARP_SUMS) also add their real4s up, so that the solver's next kernel reads one real4
+ * and no reduction kernel runs between them: a launch less a product, where a launch costs
+ * more than the reduction's work (NVIDIA's OpenCL). Each unit, its real4 stored, counts
+ * itself in its chunk of C units (an atomic counter); the unit that counts a chunk full adds
+ * the chunk's real4s up, in index order, and counts the chunk in the second level's counter;
+ * the unit that counts that full adds the chunk sums up, in index order. The order of every
+ * addition is fixed by the indices, never by which unit came last: the same bits run after
+ * run. The last units reset the counters, so each launch finds them 0.
+ * The region after the units' real4s (n units, chunks = ceil(n / C)): the sum (4 reals), the
+ * chunk sums (4 chunks), the counters (chunks + 1 uints, a real each).
+ * It needs a unit's stores visible to another work-group's loads within one launch, which
+ * OpenCL 1.2 does not promise: the host builds it only where it holds - NVIDIA (membar.gl,
+ * PTX's device-wide fence, with loads that bypass the non-coherent L1) and CPUs, whose
+ * caches are coherent - and takes solve_reduce elsewhere (host/solve/solver.c). */
+#ifndef DOTS_CHAIN
+#define DOTS_CHAIN 0
+#endif
+#if DOTS_CHAIN
+#ifndef DOTS_CHAIN_ACQREL
+#define DOTS_CHAIN_ACQREL 0 /* PTX's acq_rel atomic (sm_70 on), else membar.gl around it */
+#endif
+#if GROUP_SHUFFLE
+#define CHAIN_FENCE() asm volatile("membar.gl;" ::: "memory")
+INLINE uint shfl_first(uint v)
+{
+    uint r;
+    asm volatile("shfl.sync.idx.b32 %0, %1, 0, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v));
+    return r;
+}
+#else
+#define CHAIN_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+/* Counts a unit in a counter, after its stores and before its loads: the count before it. */
+INLINE uint chain_arrive(__global real_t *counters, uint which)
+{
+#if GROUP_SHUFFLE && DOTS_CHAIN_ACQREL
+    uint before;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                 : "=r"(before)
+                 : "l"((ulong)(counters + which))
+                 : "memory");
+    return before;
+#else
+    CHAIN_FENCE();
+    const uint before = atomic_inc((volatile __global uint *)(counters + which));
+    CHAIN_FENCE();
+    return before;
+#endif
+}
+INLINE void chain_reset(__global real_t *counters, uint which)
+{
+    *(volatile __global uint *)(counters + which) = 0;
+}
+/* A share of the sum of the n real4s at v, `stride` real4s apart, item of items, read past any
+ * cache another unit's stores may not have reached. */
+INLINE real4_t chain_share(__global const real_t *v_, uint n, uint stride, uint item, uint items)
+{
+    volatile __global const real_t *v = v_;
+    real4_t acc = (real4_t)0;
+    for (uint i = item; i < n; i += items) {
+        const uint k = 4 * i * stride;
+        acc += (real4_t)(v[k], v[k + 1], v[k + 2], v[k + 3]);
+    }
+    return acc;
+}
+/* The group's work-item 0's v, in every work-item of the group (s: the group's scratch). */
+INLINE uint chain_share_in_group(uint v, __local real4_t *s)
+{
+    if (get_local_id(0) == 0)
+        s[0].s0 = (real_t)v; /* a count of units: exact in either precision */
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const uint r = (uint)s[0].s0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+#endif
+
 /* The group's real4 into the workspace: the group's sum at ws[at + 4 * group]. With
  * DOTS_WARP_SUMS (the slice family on NVIDIA, which the host asks for), each hardware warp's
  * sum at ws[at + 4 * warp] instead, warps numbered across the grid: the product then needs
  * no barrier at all - a barrier holds each work-group until its slowest warp is done - and the
- * solver's reduction adds the warps' sums up. */
+ * solver's reduction (or the chain) adds the warps' sums up. */
 INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_t *scratch,
                        const uint n)
 {
 #if DOTS_WARP_SUMS
     (void)scratch, (void)n;
-    const real4_t sum = warp_sum4(acc);
-    if (get_local_id(0) % 32 == 0)
-        vstore4(sum, get_global_id(0) / 32, ws + at);
+    const uint unit = get_global_id(0) / 32, units = get_global_size(0) / 32;
+    const uint item = get_local_id(0) % 32, items = 32;
+    const bool leader = item == 0;
+    real4_t sum = warp_sum4(acc);
+#define CHAIN_SUM(share) warp_sum4(share)
+#define CHAIN_SHARE(v) shfl_first(v)
 #else
-    const real4_t sum = group_sum4(acc, scratch, n);
-    if (get_local_id(0) == 0)
-        vstore4(sum, get_group_id(0), ws + at);
+    const uint unit = get_group_id(0), units = get_num_groups(0);
+    const uint item = get_local_id(0), items = n;
+    const bool leader = item == 0;
+    real4_t sum = group_sum4(acc, scratch, n);
+#define CHAIN_SUM(share) group_sum4(share, scratch, n)
+#define CHAIN_SHARE(v) chain_share_in_group(v, scratch)
 #endif
+    if (leader)
+        vstore4(sum, unit, ws + at);
+#if DOTS_CHAIN
+    const uint chunks = (units + DOTS_CHAIN - 1) / DOTS_CHAIN;
+    __global real_t *total = ws + at + 4 * units, *sums = total + 4, *counters = sums + 4 * chunks;
+    /* unit u in chunk u % chunks: the units running at once count on different counters (in
+     * chunks of consecutive units they waited on one another's atomics) */
+    const uint chunk = unit % chunks, first = chunk, stride = chunks;
+    const uint in_chunk = (units - chunk + chunks - 1) / chunks;
+    uint before = leader ? chain_arrive(counters, chunk) : 0;
+    if (CHAIN_SHARE(before) != in_chunk - 1)
+        return; /* the same for the unit's every work-item */
+    sum = CHAIN_SUM(chain_share(ws + at + 4 * first, in_chunk, stride, item, items));
+    if (leader) {
+        vstore4(sum, chunk, sums);
+        chain_reset(counters, chunk);
+        before = chain_arrive(counters, chunks);
+    }
+    if (CHAIN_SHARE(before) != chunks - 1)
+        return;
+    sum = CHAIN_SUM(chain_share(sums, chunks, 1, item, items));
+    if (leader) {
+        vstore4(sum, 0, total);
+        chain_reset(counters, chunks);
+    }
+#endif
+#undef CHAIN_SUM
+#undef CHAIN_SHARE
 }
 
 /* The epilogue of the families that share out strips and tiles with find_work (strip,

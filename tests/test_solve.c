@@ -5,8 +5,9 @@
  *     the reference's (at least 1) in double, the true residual within 10x the threshold and
  *     equal to the one the CPU computes from the x returned, the history (||r_0|| = ||b||
  *     from x0 = 0, the last entry the residual), the same bits from a second solve; each
- *     solve again with every product's partial sums through solve_reduce (the path of large
- *     matrices); float on half the cases where the device has double;
+ *     solve again with its products' partial sums added up another way - by the next kernel,
+ *     solve_reduce or the products' own last units (the chain), in turn from case to case;
+ *     float on half the cases where the device has double;
  *   - a nonzero x0, b = 0, max_iterations reached, cl_mem vectors.
  * What must fail is test_solve_errors.c's. Usage: test_solve float|double. */
 #include "solve/solve.h"
@@ -69,39 +70,57 @@ static bool near_count(int got, int want)
     return abs(got - want) <= (slack > 1 ? slack : 1);
 }
 
-/* The same solve with every product's partial sums through solve_reduce, the path of large
- * matrices (CMRSCL_SOLVE_FOLD_LIMIT=0 at the solver's create): converged to the threshold
- * from the other path's iterations (within 3% in double: the sums are added in another
- * order). */
-static void check_reduce_path(cmrscl_matrix m, const cmrscl_solve_options *o, const double *b,
-                              const cmrscl_solve_result *first, const cmrscl_csr *ra,
-                              const char *what)
+/* The same solve with its products' partial sums added up another way (CMRSCL_SOLVE_SUMS at
+ * the solver's create, solve.h): by each work-group of the next kernel ("fold"), by
+ * solve_reduce first ("reduce", the path of large matrices) or by the product's own last units
+ * ("chain", cl/dots.cl, where the device lets them): converged to the threshold from the
+ * first path's iterations (within 3% in double: the sums are added in another order), and
+ * solved again, the same bits - the chain's counters left at 0 for the next product, its order
+ * of additions fixed. */
+static void check_other_path(cmrscl_matrix m, const cmrscl_solve_options *o, const double *b,
+                             const cmrscl_solve_result *first, const cmrscl_csr *ra,
+                             const char *what, solve_sums path)
 {
     int n = ra->rows;
     cmrscl_solver s = NULL;
-    setenv("CMRSCL_SOLVE_FOLD_LIMIT", "0", 1);
+    static const char *const names[] = {"fold", "reduce", "chain"};
+    setenv("CMRSCL_SOLVE_SUMS", names[path], 1);
     CHECK_OK(cmrscl_solver_create(m, o, &s));
-    unsetenv("CMRSCL_SOLVE_FOLD_LIMIT");
+    unsetenv("CMRSCL_SOLVE_SUMS");
     if (!s)
         return;
-    double *x = calloc((size_t)n + 1, 8);
-    cmrscl_solve_result res;
+    if (s->sums != path) {
+        CHECK_MSG(path == SUMS_CHAIN, "%s: the solver did not take the %s path when told to", what,
+                  names[path]);
+        printf("%s: the chain not checked - the device's product cannot take it (solve_reduce "
+               "instead)\n",
+               what);
+    }
+    const char *via = names[s->sums];
+    double *x = calloc((size_t)n + 1, 8), *x2 = calloc((size_t)n + 1, 8);
+    cmrscl_solve_result res, again;
     CHECK_OK(solve_host(s, b, x, &res));
+    CHECK_OK(solve_host(s, b, x2, &again));
     double true_residual = ref_residual(ra, b, x);
     CHECK_MSG(res.converged && true_residual <= 10 * res.threshold &&
                   (prec != CMRSCL_DOUBLE || near_count(res.iterations, first->iterations)),
-              "%s through solve_reduce: %s after %d iterations (the fold's %d), ||b - A x|| %g "
+              "%s through the %s path: %s after %d iterations (the default's %d), ||b - A x|| %g "
               "(threshold %g)",
-              what, cmrscl_solve_reason_name(res.reason), res.iterations, first->iterations,
+              what, via, cmrscl_solve_reason_name(res.reason), res.iterations, first->iterations,
               true_residual, res.threshold);
+    CHECK_MSG(again.iterations == res.iterations && !memcmp(x, x2, sizeof(double) * (size_t)n),
+              "%s through the %s path: a second solve gave %d iterations (the first %d) and "
+              "another x",
+              what, via, again.iterations, res.iterations);
     cmrscl_solve_result_free(&res);
-    free(x);
+    cmrscl_solve_result_free(&again);
+    free(x), free(x2);
     cmrscl_solver_free(s);
 }
 
 /* A solve of a x = b checked against the references, and against itself run again. */
 static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *a,
-                        const cmrscl_solve_options *o, const cmrscl_options *plan)
+                        const cmrscl_solve_options *o, const cmrscl_options *plan, solve_sums path)
 {
     char what[160];
     snprintf(what, sizeof what, "%s, %s, %s", name, method_label(o),
@@ -179,7 +198,7 @@ static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *
     CHECK_OK(solve_host(s, b, x2, &again));
     CHECK_MSG(again.iterations == res.iterations && !memcmp(x, x2, sizeof(double) * (size_t)n),
               "%s: a second solve gave %d iterations and another x", what, again.iterations);
-    check_reduce_path(m, o, b, &res, &ra, what);
+    check_other_path(m, o, b, &res, &ra, what, path);
     cmrscl_solve_result_free(&res);
     cmrscl_solve_result_free(&again);
     free(b), free(x), free(x2), free(xr), free(xt);
@@ -239,7 +258,8 @@ static void solve_cases(cmrscl_context ctx)
         o.max_iterations = 20000;
         cmrscl_options plan = {0};
         plan.kernel = cases[c].kernel;
-        check_solve(ctx, name, &a, &o, &plan);
+        /* each path on every method but GMRES (fold, reduce, chain: the cases in turn) */
+        check_solve(ctx, name, &a, &o, &plan, (solve_sums)(c % 3));
         cmrscl_csr_free(&a);
     }
 }

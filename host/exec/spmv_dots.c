@@ -17,18 +17,38 @@ void cmrs_product_kernels_release(product_kernels *k)
     memset(k, 0, sizeof *k);
 }
 
+/* How the epilogue of `extra` sums: by NVIDIA's warp shuffles (cl/dots.cl, GROUP_SHUFFLE),
+ * where the device has them; the slice family's, whose work-items each hold their own row, by
+ * warps: no barrier in the product (DOTS_WARP_SUMS). */
+static void dots_shape(const cmrscl_matrix m, const char *extra, bool *shuffle, bool *warps)
+{
+    const cmrscl_params *p = &m->params;
+    *shuffle = strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle && p->work_group_size % 32 == 0;
+    *warps = *shuffle && p->kernel == CMRSCL_KERNEL_SLICE;
+}
+
+void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra, size_t *units,
+                                bool *can_chain)
+{
+    bool shuffle, warps;
+    dots_shape(m, extra, &shuffle, &warps);
+    size_t local, global, combine_local, combine_global;
+    cmrs_spmv_sizes(m, &local, &global, &combine_local, &combine_global);
+    bool combine = m->params.long_strips && m->params.combine != CMRSCL_COMBINE_GROUP;
+    *units = global / (warps ? 32 : local) + (combine ? combine_global / combine_local : 0);
+    /* the chain's fence holds on NVIDIA through PTX (the build with shuffles) and on CPUs;
+     * over one kernel's units (cl/dots.cl, DOTS_CHAIN) */
+    *can_chain = !combine && (shuffle || (m->ctx->info.type & CL_DEVICE_TYPE_CPU));
+}
+
 cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, product_kernels *out)
 {
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
-    char options[sizeof p->build_options + 64];
-    /* no extra option: the matrix's own program (from the context's cache); the epilogue's
-     * sums by warp shuffles where the device has NVIDIA's (cl/dots.cl, GROUP_SHUFFLE) */
-    bool shuffle =
-        strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle && p->work_group_size % 32 == 0;
-    /* ... and the slice family's, whose work-items each hold their own row, by warps: no
-     * barrier in the product (cl/dots.cl, DOTS_WARP_SUMS) */
-    bool warps = shuffle && p->kernel == CMRSCL_KERNEL_SLICE;
+    char options[sizeof p->build_options + 96];
+    /* no extra option: the matrix's own program (from the context's cache) */
+    bool shuffle, warps;
+    dots_shape(m, extra, &shuffle, &warps);
     int n =
         snprintf(options, sizeof options, "%s%s%s%s%s", p->build_options, *extra ? " " : "", extra,
                  shuffle ? " -DGROUP_SHUFFLE=1" : "", warps ? " -DDOTS_WARP_SUMS=1" : "");

@@ -82,15 +82,41 @@ static void append_build_log(cl_program prog, cl_device_id device)
     free(log);
 }
 
+/* Whether a failed build's log holds a compiler's diagnostic ("error"). PoCL 5 fails builds
+ * with none - "failed to build the program" alone - when processes of one host write its kernel
+ * cache at once (pocl/pocl#1480: the ranks of an MPI job), and the same build then passes: a
+ * build that fails so is tried once more. */
+static bool build_log_diagnoses(cl_program prog, cl_device_id device)
+{
+    size_t size = 0;
+    if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS)
+        return true;
+    char *log = malloc(size + 1);
+    bool diagnosed = true;
+    if (log &&
+        clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS) {
+        log[size] = '\0';
+        diagnosed = strstr(log, "error") || strstr(log, "Error") || strstr(log, "ERROR");
+    }
+    free(log);
+    return diagnosed;
+}
+
 cmrscl_status cmrs_program_build(cl_context context, cl_device_id device, const char *source,
                                  const char *options, cl_program *out)
 {
     *out = NULL;
     cl_int err;
-    cl_program prog = clCreateProgramWithSource(context, 1, &source, NULL, &err);
-    if (!prog)
-        return cmrscl_fail_cl(err, "clCreateProgramWithSource");
-    err = clBuildProgram(prog, 1, &device, options, NULL, NULL);
+    cl_program prog = NULL;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        prog = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+        if (!prog)
+            return cmrscl_fail_cl(err, "clCreateProgramWithSource");
+        err = clBuildProgram(prog, 1, &device, options, NULL, NULL);
+        if (err != CL_BUILD_PROGRAM_FAILURE || attempt == 1 || build_log_diagnoses(prog, device))
+            break;
+        clReleaseProgram(prog);
+    }
     if (err != CL_SUCCESS) {
         cmrscl_fail(CMRSCL_ERROR_BUILD, "kernel build with options \"%s\" failed: %s (%d)", options,
                     cmrscl_cl_error_name(err), (int)err);

@@ -15,8 +15,20 @@
  * SOLVE_REDUCE_SHARE of them or more. The trade: an extra launch against every work-group
  * reading them all (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT; the share's grid measured no
  * different from 1 to 4: SOLVE_REDUCE_SHARE). */
-#define SOLVE_FOLD_LIMIT 4096
+#define SOLVE_FOLD_LIMIT 8192
 #define SOLVE_REDUCE_SHARE 4
+/* Where the device lets a product's units add their real4s up themselves (cl/dots.cl,
+ * DOTS_CHAIN), they number at most SOLVE_CHAIN_LIMIT and the method's next kernels wait for
+ * the sums (solve_method.chain_sums), they do: the next kernel then reads one real4 instead of
+ * every work-group adding them all. Each unit pays a device-wide fence and an atomic, which
+ * hold it until its stores are visible: on many units that costs a product more than
+ * solve_reduce's launch (docs/PERFORMANCE.md, SOLVE_CHAIN_LIMIT). */
+#define SOLVE_CHAIN_LIMIT 8192
+typedef enum solve_sums {
+    SUMS_FOLD,   /* every work-group of the next kernel adds them all */
+    SUMS_REDUCE, /* solve_reduce cuts them to a few first */
+    SUMS_CHAIN   /* the product's last units add them up: the next kernel reads one */
+} solve_sums;
 /* The vector kernels' work-groups, the share of the device's resident work-items their grid
  * takes and the fewest rows a work-item takes (solve_kernels.c, choose_grid;
  * docs/PERFORMANCE.md, SOLVE_GROUP and SOLVE_OCCUPANCY, SOLVE_ROWS). */
@@ -26,7 +38,8 @@
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
-    cl_uint product;     /* the products' real4s (as many as product_kernels.groups) */
+    cl_uint product;     /* the products' real4s (as many as product_kernels.groups), then
+                            the chain's region (cl/dots.cl) */
     cl_uint reduced;     /* solve_reduce's real4s (grid) */
     cl_uint rr[2];       /* the update kernels' real4s, alternating (CG: one reads, one writes) */
     cl_uint start;       /* solve_start's sums of b and the inputs' NaN and Inf */
@@ -55,9 +68,10 @@ struct cmrscl_solver_s {
     size_t local, global, groups;
     cl_kernel start, init, reduce, norm;
     product_kernels product[2]; /* the method's products with the epilogue */
-    bool reduce_products;       /* their real4s cut by solve_reduce first (SOLVE_FOLD_LIMIT) */
+    solve_sums sums;            /* how the next kernel finds their real4s */
     size_t product_groups;      /* real4s a product leaves */
-    size_t reduce_groups;       /* solve_reduce's work-groups: the real4s it leaves */
+    size_t chain;               /* SUMS_CHAIN: the units of a chunk (cl/dots.cl, DOTS_CHAIN) */
+    size_t reduce_groups;       /* SUMS_REDUCE: solve_reduce's work-groups, the real4s it leaves */
     cl_kernel kernel[8];        /* the method's own, by its indices */
     cl_mem ws;
     solve_layout at;
@@ -83,6 +97,9 @@ struct solve_method {
     /* product i's build options ("-DDOTS=2" ...) */
     const char *(*product_options)(const cmrscl_solver s, int i);
     bool jacobi; /* takes the Jacobi preconditioner */
+    /* its kernels after a product wait for the product's sums before their own loads (CG's
+     * step loads its first rows with them): the chain's one real4 pays (SOLVE_CHAIN_LIMIT) */
+    bool chain_sums;
     /* reals of the workspace's method region (NULL: none) */
     cl_uint (*workspace)(const cmrscl_solver s);
     /* the method's kernels, made and their fixed arguments set (after the common ones) */
@@ -131,6 +148,9 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_launch(cmrscl_solver s, cl_kernel k, size
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_product(cmrscl_solver s, int which);
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x,
                                                      double beta, cl_mem y);
+/* How the kernels after a product find its real4s (s->sums, chain, reduce_groups), from the
+ * product's units and the device. */
+CMRSCL_HIDDEN void cmrs_solve_choose_sums(cmrscl_solver s);
 /* Where a kernel after a product finds its real4s, and how many: the product's own, or
  * solve_reduce's (when the product's are too many). */
 CMRSCL_HIDDEN void cmrs_solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count);

@@ -128,6 +128,7 @@ const solve_method cmrs_solve_bicgstab = {
     .products = 2,
     .product_options = bicg_products,
     .jacobi = false,
+    .chain_sums = true,
     .prepare = bicg_prepare,
     .bind_products = bicg_bind_products,
     .start = bicg_start,

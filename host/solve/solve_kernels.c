@@ -1,6 +1,7 @@
 /* solve_kernels.c - what every method's solve uses: the vector kernels (cl/solve.cl) built
  * for the precision and a work-group the device runs, their grid, the workspace and its
- * layout, launches and products, the common start and the Jacobi diagonal. */
+ * layout, how the kernels after a product find its sums, launches and products, the common
+ * start and the Jacobi diagonal. */
 #include "solve/solve.h"
 
 #include <stdio.h>
@@ -59,15 +60,63 @@ cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, 
     return st;
 }
 
+/* How the kernel after a product finds the product's real4s (solve.h, solve_sums). While
+ * they are few (SOLVE_CHAIN_LIMIT), the product's own last units add them up where that pays
+ * (the chain, cl/dots.cl), else each work-group of the next kernel adds them all
+ * (SOLVE_FOLD_LIMIT); past that solve_reduce cuts them to a few first. A chunk of the chain
+ * is about the square root of the units: the last unit of the last chunk adds up a chunk,
+ * then the chunks' sums, about as many. */
+void cmrs_solve_choose_sums(cmrscl_solver s)
+{
+    bool can_chain;
+    cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), &s->product_groups,
+                               &can_chain);
+    /* for measuring the limits and for the tests of each path: CMRSCL_SOLVE_FOLD_LIMIT,
+     * _CHAIN_LIMIT, _REDUCE_SHARE, and CMRSCL_SOLVE_SUMS=fold|reduce|chain (chain: where the
+     * device lets it) */
+    const char *fold = getenv("CMRSCL_SOLVE_FOLD_LIMIT"),
+               *chain = getenv("CMRSCL_SOLVE_CHAIN_LIMIT");
+    const char *per_item = getenv("CMRSCL_SOLVE_REDUCE_SHARE"), *sums = getenv("CMRSCL_SOLVE_SUMS");
+    size_t units = s->product_groups;
+    size_t fold_limit = fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
+    size_t chain_limit = chain && *chain ? strtoull(chain, NULL, 10) : SOLVE_CHAIN_LIMIT;
+    /* the chain paid on NVIDIA, for the methods whose kernels wait for the sums (solve.h);
+     * on CPUs (PoCL) it was slower than the fold, and is taken there only when asked for */
+    bool chain_pays = can_chain && s->ctx->info.warp_shuffle && s->method->chain_sums;
+    s->sums = chain_pays && units <= chain_limit ? SUMS_CHAIN
+              : units <= fold_limit              ? SUMS_FOLD
+                                                 : SUMS_REDUCE;
+    if (sums && !strcmp(sums, "fold"))
+        s->sums = SUMS_FOLD;
+    else if (sums && !strcmp(sums, "reduce"))
+        s->sums = SUMS_REDUCE;
+    else if (sums && !strcmp(sums, "chain"))
+        s->sums = can_chain ? SUMS_CHAIN : SUMS_REDUCE;
+    s->chain = 1;
+    while (s->chain * s->chain < units)
+        s->chain *= 2;
+    size_t share =
+        (per_item && atoi(per_item) > 0 ? (size_t)atoi(per_item) : SOLVE_REDUCE_SHARE) * s->local;
+    s->reduce_groups = (units + share - 1) / share;
+    s->reduce_groups = s->reduce_groups < 1           ? 1
+                       : s->reduce_groups > s->groups ? s->groups
+                                                      : s->reduce_groups;
+}
+
 void cmrs_solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count)
 {
-    *at = s->reduce_products ? s->at.reduced : s->at.product;
-    *count = (cl_uint)(s->reduce_products ? s->reduce_groups : s->product_groups);
+    /* the chain's sum follows the units' real4s (cl/dots.cl) */
+    *at = s->sums == SUMS_REDUCE  ? s->at.reduced
+          : s->sums == SUMS_CHAIN ? s->at.product + 4 * (cl_uint)s->product_groups
+                                  : s->at.product;
+    *count = (cl_uint)(s->sums == SUMS_REDUCE  ? s->reduce_groups
+                       : s->sums == SUMS_CHAIN ? 1
+                                               : s->product_groups);
 }
 
 cmrscl_status cmrs_solve_product_sums(cmrscl_solver s)
 {
-    return s->reduce_products ? cmrs_solve_launch(s, s->reduce, s->reduce_groups) : CMRSCL_OK;
+    return s->sums == SUMS_REDUCE ? cmrs_solve_launch(s, s->reduce, s->reduce_groups) : CMRSCL_OK;
 }
 
 cmrscl_status cmrs_solve_copy(cmrscl_solver s, cl_mem from, cl_mem to)
@@ -186,6 +235,10 @@ cmrscl_status cmrs_solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
     size_t at = CMRS_WS_HEADER;
     a->product = (cl_uint)at;
     at += 4 * (s->product_groups ? s->product_groups : 1);
+    if (s->sums == SUMS_CHAIN) { /* the sum, the chunks' sums and their counters, the last's */
+        size_t chunks = (s->product_groups + s->chain - 1) / s->chain;
+        at += (4 + 4 * chunks + chunks + 1 + 3) / 4 * 4; /* every region starts at a real4 */
+    }
     a->reduced = (cl_uint)at;
     at += grid;
     a->rr[0] = (cl_uint)at;

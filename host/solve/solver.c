@@ -162,6 +162,23 @@ static cmrscl_status measure_check(cmrscl_solver s)
     return CMRSCL_OK;
 }
 
+/* Product i with the method's epilogue (and the chain, where the solver takes it). */
+static cmrscl_status make_product(cmrscl_solver s, int i)
+{
+    char options[96] = "";
+    if (s->sums == SUMS_CHAIN) /* PTX's acq_rel atomics: sm_70 on */
+        snprintf(options, sizeof options, " -DDOTS_CHAIN=%zu -DDOTS_CHAIN_ACQREL=%d", s->chain,
+                 s->ctx->info.nv_compute_capability >= 70);
+    char all[160];
+    snprintf(all, sizeof all, "%s%s", s->method->product_options(s, i), options);
+    cmrscl_status st = cmrs_product_kernels_make(s->m, all, &s->product[i]);
+    if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                         "the matrix's product was planned anew after a values update: make "
+                         "the solver again");
+    return st;
+}
+
 cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *opt,
                                    cmrscl_solver *out)
 {
@@ -193,24 +210,12 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
     }
     if (st == CMRSCL_OK)
         st = cmrs_solve_kernels_make(s);
+    if (st == CMRSCL_OK)
+        cmrs_solve_choose_sums(s);
     for (int i = 0; i < s->method->products && st == CMRSCL_OK; ++i)
-        st = cmrs_product_kernels_make(m, s->method->product_options(s, i), &s->product[i]);
-    if (st == CMRSCL_OK) {
-        s->product_groups = s->product[0].groups;
-        /* CMRSCL_SOLVE_FOLD_LIMIT, _REDUCE_SHARE: for measuring them */
-        const char *limit = getenv("CMRSCL_SOLVE_FOLD_LIMIT");
-        const char *per_item = getenv("CMRSCL_SOLVE_REDUCE_SHARE");
-        s->reduce_products =
-            s->product_groups > (limit && *limit ? strtoull(limit, NULL, 10) : SOLVE_FOLD_LIMIT);
-        size_t share =
-            (per_item && atoi(per_item) > 0 ? (size_t)atoi(per_item) : SOLVE_REDUCE_SHARE) *
-            s->local;
-        s->reduce_groups = (s->product_groups + share - 1) / share;
-        s->reduce_groups = s->reduce_groups < 1           ? 1
-                           : s->reduce_groups > s->groups ? s->groups
-                                                          : s->reduce_groups;
+        st = make_product(s, i);
+    if (st == CMRSCL_OK)
         st = cmrs_solve_workspace_make(s, s->method->workspace ? s->method->workspace(s) : 0);
-    }
     if (st == CMRSCL_OK)
         st = s->method->prepare(s);
     if (st == CMRSCL_OK)
@@ -236,11 +241,7 @@ static cmrscl_status refresh_products(cmrscl_solver s)
     cmrscl_status st = CMRSCL_OK;
     for (int i = 0; i < s->method->products && st == CMRSCL_OK; ++i) {
         cmrs_product_kernels_release(&s->product[i]);
-        st = cmrs_product_kernels_make(s->m, s->method->product_options(s, i), &s->product[i]);
-        if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
-            st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                             "the matrix's product was planned anew after a values update: make "
-                             "the solver again");
+        st = make_product(s, i);
     }
     return st == CMRSCL_OK ? s->method->bind_products(s) : st;
 }

@@ -36,5 +36,6 @@ bool open_env(env *e);
 int run_spmm(const env *e, cmrscl_precision prec);
 /* The solvers' products and kernels (test_oclgrind solve float|double, oclgrind_solve.c). */
 int run_solve(const env *e, cmrscl_precision prec);
+int run_chain(const env *e, cmrscl_precision prec);
 
 #endif

@@ -76,9 +76,10 @@ static void check_dots(const env *e, const cmrscl_csr *a, const cmrscl_options *
     cmrscl_matrix_free(m);
 }
 
-/* A solve of a x = 1 converged, x's residual on the CPU within 10x the threshold. */
-static void check_solve(const env *e, const char *spec, const cmrscl_options *plan,
-                        const cmrscl_solve_options *o, cmrscl_precision p, const char *what)
+/* A solve of a x = 1 converged, x's residual on the CPU within 10x the threshold; its
+ * launches an iteration. */
+static int check_solve(const env *e, const char *spec, const cmrscl_options *plan,
+                       const cmrscl_solve_options *o, cmrscl_precision p, const char *what)
 {
     cmrscl_csr a;
     CHECK_OK(cmrscl_csr_generate(spec, &a));
@@ -101,10 +102,12 @@ static void check_solve(const env *e, const char *spec, const cmrscl_options *pl
               "%s: %s after %d iterations, ||b - A x|| %g (threshold %g)", what,
               cmrscl_solve_reason_name(r.reason), r.iterations, sqrt(res), r.threshold);
     printf("%-40s %3d iterations, ||b - A x|| %.2e\n", what, r.iterations, sqrt(res));
+    int launches = r.launches_per_iteration;
     cmrscl_solve_result_free(&r);
     free(b), free(x), free(xd), free(ax);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a);
+    return launches;
 }
 
 int run_solve(const env *e, cmrscl_precision p)
@@ -157,8 +160,44 @@ int run_solve(const env *e, cmrscl_precision p)
         .method = CMRSCL_METHOD_BICGSTAB, .rtol = pcg.rtol, .check_interval = 8};
     cmrscl_solve_options gmres = {
         .method = CMRSCL_METHOD_GMRES, .restart = 4, .rtol = pcg.rtol, .check_interval = 8};
+    /* the next kernels add the products' sums (the chain is run_chain's: it is no race-free
+     * OpenCL 1.2 program, by design) */
+    setenv("CMRSCL_SOLVE_SUMS", "fold", 1);
     check_solve(e, "stencil7:4", &slice, &pcg, p, "CG with Jacobi, slices");
     check_solve(e, "convdiff:4", &strip, &bicg, p, "BiCGStab, strips");
     check_solve(e, "convdiff:3", NULL, &gmres, p, "GMRES(4)");
+    unsetenv("CMRSCL_SOLVE_SUMS");
     return test_finish("oclgrind solve");
+}
+
+/* The chain (cl/dots.cl, DOTS_CHAIN): every product's partial sums added up by its own last
+ * units (CMRSCL_SOLVE_SUMS=chain), on slices, strips of several warps and segments, the
+ * launches an iteration as with the fold (CG 2, BiCGStab 5: no reduction launched) - a test
+ * that the chain was taken, the solve's checks that its sums are right. Oclgrind checks the chain's
+ * loads and stores in bounds and aligned; its data-race check is not asked: the chain reads other
+ * work-groups' stores within a launch, which the OpenCL 1.2 model leaves undefined and the host
+ * takes only where the device makes them visible (host/solve/solver.c). */
+int run_chain(const env *e, cmrscl_precision p)
+{
+    cmrscl_options slice = {.kernel = CMRSCL_KERNEL_SLICE, .height = 4, .work_group_size = 8};
+    cmrscl_options strip = {.kernel = CMRSCL_KERNEL_STRIP,
+                            .height = 2,
+                            .warp = 8,
+                            .work_group_size = 16,
+                            .reduce = CMRSCL_REDUCE_LOCAL};
+    cmrscl_options segment = {.kernel = CMRSCL_KERNEL_SEGMENT, .height = 4, .warp = 1};
+    double rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4;
+    cmrscl_solve_options cg = {.rtol = rtol, .check_interval = 8};
+    cmrscl_solve_options pcg = {
+        .preconditioner = CMRSCL_PRECONDITIONER_JACOBI, .rtol = rtol, .check_interval = 8};
+    cmrscl_solve_options bicg = {.method = CMRSCL_METHOD_BICGSTAB, .rtol = rtol};
+    setenv("CMRSCL_SOLVE_SUMS", "chain", 1);
+    int launches[] = {check_solve(e, "stencil7:5", &slice, &cg, p, "CG, slices, the chain"),
+                      check_solve(e, "stencil7:4", &strip, &pcg, p, "CG with Jacobi, strips"),
+                      check_solve(e, "convdiff:4", &segment, &bicg, p, "BiCGStab, segments")};
+    unsetenv("CMRSCL_SOLVE_SUMS");
+    CHECK_MSG(launches[0] == 2 && launches[1] == 2 && launches[2] == 5,
+              "the chain not taken: %d, %d and %d launches an iteration (2, 2 and 5 with it)",
+              launches[0], launches[1], launches[2]);
+    return test_finish("oclgrind chain");
 }
