@@ -112,12 +112,15 @@ def main(argv):
                        "b_norm": solved["b_norm"], "converged": solved["converged"],
                        "launches": fixed["launches_per_iteration"]}
                 rows.append(row)
+                # a residual the CLI did not compute (a solve that ended in NaN) prints as "-"
+                residuals = tuple("%9.2e" % v if v is not None else "%9s" % "-"
+                                  for v in (row["ours_true_residual"], row["peer_true_residual"]))
                 print("%-16s %-6s %-8s %9.4f %9.4f %-12s %6.2f | %5d %9.3f %5d %9.3f %6.2f | "
-                      "%9.2e %9.2e" % (spec, precision, method, row["ours_iteration_ms"],
-                                       row["peer_iteration_ms"], row["peer_best"], speed,
-                                       row["ours_iterations"], row["ours_solve_ms"],
-                                       row["peer_iterations"], row["peer_solve_ms"], solve_speed,
-                                       row["ours_true_residual"], row["peer_true_residual"]))
+                      "%s %s" % ((spec, precision, method, row["ours_iteration_ms"],
+                                  row["peer_iteration_ms"], row["peer_best"], speed,
+                                  row["ours_iterations"], row["ours_solve_ms"],
+                                  row["peer_iterations"], row["peer_solve_ms"], solve_speed)
+                                 + residuals))
                 sys.stdout.flush()
     with open(os.path.join(a.out, "compare_solve.json"), "w") as f:
         json.dump(rows, f, indent=1)

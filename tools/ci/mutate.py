@@ -62,6 +62,9 @@ MUTATIONS = [
              "PAIR(x, k) = xv + alpha * pv;", "PAIR(x, k) = xv + alpha * rv;",
              "^(solve_float|solve_double)$",
              "python/tests/test_linalg.py::test_solvers_agree_with_scipy"),
+    Mutation("chain: a chunk's counter never reset", "cl/dots.cl",
+             "        chain_reset(counters, chunk);", "        (void)0;",
+             "^(solve_double|oclgrind_chain_float)$"),
     # the transposed product (issue 21)
     Mutation("transposed product: beta dropped on the host path", "host/exec/transpose.c",
              "return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, beta, y));",

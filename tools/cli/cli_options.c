@@ -239,16 +239,14 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->tol_given = true;
         return parse_double("--atol", arg, &o->solve.atol) &&
                (o->solve.atol >= 0 || usage_error("--atol", "a number >= 0", arg));
-    case OPT_MAX_ITER:
-        return parse_int("--max-iter", arg, 1, 1 << 24, &o->solve.max_iterations);
+    case OPT_MAX_ITER: return parse_int("--max-iter", arg, 1, 1 << 24, &o->solve.max_iterations);
     case OPT_ITERATIONS: /* no convergence: rtol 0 and an atol no residual reaches */
         o->fixed_iterations = true;
         o->solve.rtol = 0, o->solve.atol = 1e-300;
         o->solve.check_interval = o->solve.check_interval ? o->solve.check_interval : 1 << 20;
         return parse_int("--iterations", arg, 1, 1 << 24, &o->solve.max_iterations);
     case OPT_RHS: o->rhs = arg; return true;
-    case OPT_RESTART:
-        return parse_int("--restart", arg, 1, CMRSCL_MAX_RESTART, &o->solve.restart);
+    case OPT_RESTART: return parse_int("--restart", arg, 1, CMRSCL_MAX_RESTART, &o->solve.restart);
     case OPT_CHECK_INTERVAL:
         return parse_int("--check-interval", arg, 1, 1 << 20, &o->solve.check_interval);
     case OPT_COLUMN_BITS:

@@ -339,15 +339,15 @@ static int parse(int argc, char **argv, options *o)
     /* no transposed block product: `cmrscl-run bench` times none to compare with */
     const char *clash = o->solve && (o->nvectors || o->transpose)
                             ? "--solve takes neither --vectors nor --transpose"
-                        : o->nvectors && o->transpose ? "--vectors and --transpose exclude each other"
+                        : o->nvectors && o->transpose
+                            ? "--vectors and --transpose exclude each other"
                         : o->column_major && !o->nvectors ? "--column-major needs --vectors"
                                                           : NULL;
     if (clash) {
         fprintf(stderr, "cmrscl-peer: %s\n", clash);
         return 2;
     }
-    return o->precisions && o->repetitions > 0 && o->warmup >= 0 && o->iterations > 0 &&
-                   o->tol > 0
+    return o->precisions && o->repetitions > 0 && o->warmup >= 0 && o->iterations > 0 && o->tol > 0
                ? 0
                : 2;
 }
