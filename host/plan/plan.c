@@ -83,37 +83,6 @@ int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precis
     return h < 1 ? 1 : (int)h;
 }
 
-/* Slices (the slice family: a lane per row, every load coalesced, no lanes to combine) where
- * a strip's rows are about equally long: measured on an H100 (docs/PERFORMANCE.md, slices),
- * against the plans below in the same lease - stencils (holes 0-6% of the
- * entries) 1.4-1.6x in float and double, FEM-like blocks (1-2%) 0.97-1.22x, a permutation
- * (none) 1.01-1.16x; uniform random rows (holes doubling the entries) 0.96-1.00x in float and
- * 0.87-0.92x in double. Tall strips leave too few warps: 2844 strips of 32 rows (a third of
- * the H100's resident warps; stencil7:45) still won 1.27-1.36x, 432 (stencil27:24) lost
- * 0.86x and 125 (fem:10:4) 0.61-0.67x. A lane walks its whole row, one dependent load after
- * another, so the longest row sets the product's shortest time: the held-out Kronecker
- * product 1138_bus x cage8 (longest row 324, 8.4 x mu, holes 18%) took 0.30 ms in slices
- * against 0.15 in split strips; the rows of the winners are at most 1.1 x mu long.
- * HEIGHT 64 measured the same, 16 3-10% slower; the streaming hint (NVIDIA) 0-8% faster on
- * all but two, 1% slower there. Rows as long as the long-rows class were not measured: they
- * keep their warp per row. */
-#define SLICE_HEIGHT 32
-#define SLICE_HOLES 1.25  /* stored positions per entry up to which slices are taken */
-#define SLICE_WARPS 0.25  /* ... strips per resident warp from which */
-#define SLICE_LONGEST 2.0 /* ... and the longest row, in mu, up to which */
-/* Whether slices of `height` rows suit the matrix: rows about equally long (the longest at
- * most SLICE_LONGEST mu, at most SLICE_HOLES stored positions an entry: *holes). */
-static bool slices_fit(const plan_matrix *a, int height, double *holes)
-{
-    const cmrscl_matrix_stats *st = &a->stats;
-    if (!a->host_layout || !a->row_ptr || a->nnz == 0 || st->mu >= PLAN_LONG_ROWS ||
-        st->max_row > SLICE_LONGEST * st->mu ||
-        !cmrs_packing_fits(a->cols, height)) /* a hole's word must stay unique */
-        return false;
-    *holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, height) / (double)a->nnz;
-    return *holes <= SLICE_HOLES;
-}
-
 /* CPUs (docs/PORTABILITY.md, "The plan on CPUs"; measured with Intel's OpenCL CPU runtime
  * 2026.2 on a 2-core AMD EPYC with AVX-512 and 32 MB of L3, and with PoCL 5 on a 16-core
  * Xeon): a core walks a strip best alone - the segment family with one work-item per strip
@@ -131,28 +100,9 @@ static bool slices_fit(const plan_matrix *a, int height, double *holes)
 #define CPU_SMALL (1 << 23)      /* entries up to which they beat it on regular rows too */
 #define CPU_IRREGULAR 1.0        /* row_cv from which they beat it at any size */
 #define CPU_LANES 8              /* ... with sub-groups of this width (16 and 32 measured slower) */
-/* ... but where rows are about equally long (slices_fit) slices beat both - a work-item per
- * row, no barrier - on matrices up to CPU_SLICE_MAX entries: the tuner chose them over the
- * rule's plan on nearly every regular matrix of the shared set and the generated ones
- * (docs/PERFORMANCE.md, "the CPU rule against the tuner": PoCL 3.1 1.2-2.0x, Intel 1.4-2.3x
- * faster), most often at HEIGHT 16. Larger matrices were not measured: the walk stays. */
-#define CPU_SLICE_HEIGHT 16
-#define CPU_SLICE_MAX (1 << 20)
 static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
-    double holes;
-    if (a->nnz <= CPU_SLICE_MAX && slices_fit(a, CPU_SLICE_HEIGHT, &holes)) {
-        p->kernel = CMRSCL_KERNEL_SLICE;
-        p->reduce = CMRSCL_REDUCE_LOCAL;
-        p->height = CPU_SLICE_HEIGHT;
-        p->height_source = "matrix rule";
-        snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "a CPU device, rows of about equal length (mu %.1f; %.2f stored positions per "
-                 "entry with the holes of slices of %d rows): slices, a work-item per row",
-                 st->mu, holes, CPU_SLICE_HEIGHT);
-        return;
-    }
     bool lanes = dev->subgroup_width && dev->subgroup_shuffle;
     double from = dev->subgroup_apart ? CPU_STRIP_ROWS : CPU_STRIP_ROWS_TIED;
     bool pays = st->mu >= from && (a->nnz <= CPU_SMALL || st->row_cv >= CPU_IRREGULAR);
@@ -181,13 +131,36 @@ static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl
                              : ", many regular rows");
 }
 
+/* Slices (the slice family: a lane per row, every load coalesced, no lanes to combine) where
+ * a strip's rows are about equally long: measured on an H100 (docs/PERFORMANCE.md, slices),
+ * against the plans below in the same lease - stencils (holes 0-6% of the
+ * entries) 1.4-1.6x in float and double, FEM-like blocks (1-2%) 0.97-1.22x, a permutation
+ * (none) 1.01-1.16x; uniform random rows (holes doubling the entries) 0.96-1.00x in float and
+ * 0.87-0.92x in double. Tall strips leave too few warps: 2844 strips of 32 rows (a third of
+ * the H100's resident warps; stencil7:45) still won 1.27-1.36x, 432 (stencil27:24) lost
+ * 0.86x and 125 (fem:10:4) 0.61-0.67x. A lane walks its whole row, one dependent load after
+ * another, so the longest row sets the product's shortest time: the held-out Kronecker
+ * product 1138_bus x cage8 (longest row 324, 8.4 x mu, holes 18%) took 0.30 ms in slices
+ * against 0.15 in split strips; the rows of the winners are at most 1.1 x mu long.
+ * HEIGHT 64 measured the same, 16 3-10% slower; the streaming hint (NVIDIA) 0-8% faster on
+ * all but two, 1% slower there. Rows as long as the long-rows class were not measured: they
+ * keep their warp per row. */
+#define SLICE_HEIGHT 32
+#define SLICE_HOLES 1.25  /* stored positions per entry up to which slices are taken */
+#define SLICE_WARPS 0.25  /* ... strips per resident warp from which */
+#define SLICE_LONGEST 2.0 /* ... and the longest row, in mu, up to which */
 static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
                        const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
-    double strips = ((double)a->rows + SLICE_HEIGHT - 1) / SLICE_HEIGHT, holes;
-    if (strips < SLICE_WARPS * cmrs_plan_resident_warps(dev) ||
-        !slices_fit(a, SLICE_HEIGHT, &holes))
+    double strips = ((double)a->rows + SLICE_HEIGHT - 1) / SLICE_HEIGHT;
+    if (!a->host_layout || !a->row_ptr || a->nnz == 0 || st->mu >= PLAN_LONG_ROWS ||
+        st->max_row > SLICE_LONGEST * st->mu ||
+        strips < SLICE_WARPS * cmrs_plan_resident_warps(dev) ||
+        !cmrs_packing_fits(a->cols, SLICE_HEIGHT)) /* a hole's word must stay unique */
+        return false;
+    double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, SLICE_HEIGHT) / (double)a->nnz;
+    if (holes > SLICE_HOLES)
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;
     p->height = SLICE_HEIGHT;
