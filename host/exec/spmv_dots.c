@@ -17,28 +17,38 @@ void cmrs_product_kernels_release(product_kernels *k)
     memset(k, 0, sizeof *k);
 }
 
-/* How the epilogue of `extra` sums: by NVIDIA's warp shuffles (cl/dots.cl, GROUP_SHUFFLE),
- * where the device has them; the slice family's, whose work-items each hold their own row, by
- * warps: no barrier in the product (DOTS_WARP_SUMS). */
-static void dots_shape(const cmrscl_matrix m, const char *extra, bool *shuffle, bool *warps)
+/* What the product built with `extra` looks like: how its epilogue sums - by NVIDIA's warp
+ * shuffles (cl/dots.cl, GROUP_SHUFFLE) where the device has them, and in the slice family,
+ * whose work-items each hold their own row, by warps, no barrier in the product
+ * (DOTS_WARP_SUMS) - its launch sizes and the real4s its kernels leave. */
+typedef struct dots_shape {
+    bool shuffle, warps, combine;
+    size_t local, global, combine_local, combine_global;
+    size_t kernel_units, units; /* the first kernel's real4s; both kernels' */
+} dots_shape;
+
+static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
 {
     const cmrscl_params *p = &m->params;
-    *shuffle = strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle && p->work_group_size % 32 == 0;
-    *warps = *shuffle && p->kernel == CMRSCL_KERNEL_SLICE;
+    dots_shape d;
+    d.shuffle =
+        strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle && p->work_group_size % 32 == 0;
+    d.warps = d.shuffle && p->kernel == CMRSCL_KERNEL_SLICE;
+    d.combine = p->long_strips && p->combine != CMRSCL_COMBINE_GROUP;
+    cmrs_spmv_sizes(m, &d.local, &d.global, &d.combine_local, &d.combine_global);
+    d.kernel_units = d.global / (d.warps ? 32 : d.local);
+    d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0);
+    return d;
 }
 
 void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra, size_t *units,
                                 bool *can_chain)
 {
-    bool shuffle, warps;
-    dots_shape(m, extra, &shuffle, &warps);
-    size_t local, global, combine_local, combine_global;
-    cmrs_spmv_sizes(m, &local, &global, &combine_local, &combine_global);
-    bool combine = m->params.long_strips && m->params.combine != CMRSCL_COMBINE_GROUP;
-    *units = global / (warps ? 32 : local) + (combine ? combine_global / combine_local : 0);
+    dots_shape d = shape_of(m, extra);
+    *units = d.units;
     /* the chain's fence holds on NVIDIA through PTX (the build with shuffles) and on CPUs;
      * over one kernel's units (cl/dots.cl, DOTS_CHAIN) */
-    *can_chain = !combine && (shuffle || (m->ctx->info.type & CL_DEVICE_TYPE_CPU));
+    *can_chain = !d.combine && (d.shuffle || (m->ctx->info.type & CL_DEVICE_TYPE_CPU));
 }
 
 cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, product_kernels *out)
@@ -47,11 +57,10 @@ cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, prod
     const cmrscl_params *p = &m->params;
     char options[sizeof p->build_options + 96];
     /* no extra option: the matrix's own program (from the context's cache) */
-    bool shuffle, warps;
-    dots_shape(m, extra, &shuffle, &warps);
+    dots_shape d = shape_of(m, extra);
     int n =
         snprintf(options, sizeof options, "%s%s%s%s%s", p->build_options, *extra ? " " : "", extra,
-                 shuffle ? " -DGROUP_SHUFFLE=1" : "", warps ? " -DDOTS_WARP_SUMS=1" : "");
+                 d.shuffle ? " -DGROUP_SHUFFLE=1" : "", d.warps ? " -DDOTS_WARP_SUMS=1" : "");
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's build options are too long");
     cl_program prog;
@@ -62,8 +71,8 @@ cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, prod
     cl_int err = CL_SUCCESS;
     if (st == CMRSCL_OK && !(out->kernel = clCreateKernel(prog, "cmrs_spmv", &err)))
         st = cmrscl_fail_cl(err, "clCreateKernel (the solver's product)");
-    bool combine = p->long_strips && p->combine != CMRSCL_COMBINE_GROUP;
-    if (st == CMRSCL_OK && combine && !(out->combine = clCreateKernel(prog, "cmrs_combine", &err)))
+    if (st == CMRSCL_OK && d.combine &&
+        !(out->combine = clCreateKernel(prog, "cmrs_combine", &err)))
         st = cmrscl_fail_cl(err, "clCreateKernel (the solver's combine)");
     /* the epilogue's local memory may leave fewer work-items a group than the plan's */
     if (st == CMRSCL_OK && cmrs_matrix_kernel_limits(m, out->kernel))
@@ -77,9 +86,10 @@ cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, prod
         cmrs_product_kernels_release(out);
         return st;
     }
-    cmrs_spmv_sizes(m, &out->local, &out->global, &out->combine_local, &out->combine_global);
-    out->kernel_groups = out->global / (warps ? 32 : out->local); /* its real4s */
-    out->groups = out->kernel_groups + (combine ? out->combine_global / out->combine_local : 0);
+    out->local = d.local, out->global = d.global;
+    out->combine_local = d.combine_local, out->combine_global = d.combine_global;
+    out->kernel_groups = d.kernel_units; /* its real4s */
+    out->groups = d.units;
     out->kernels_made = m->kernels_made;
     return CMRSCL_OK;
 }

@@ -66,16 +66,25 @@ cmrscl_status cmrs_program_source(const char *name, char **out)
     return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "no embedded kernel named %s", name);
 }
 
-static void append_build_log(cl_program prog, cl_device_id device)
+/* The program's build log for the device (malloc'ed), or NULL. */
+static char *build_log(cl_program prog, cl_device_id device)
 {
     size_t size = 0;
     if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS)
-        return;
+        return NULL;
     char *log = malloc(size + 1);
-    if (!log)
-        return;
-    if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS) {
+    if (log &&
+        clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, size, log, NULL) != CL_SUCCESS)
+        free(log), log = NULL;
+    if (log)
         log[size] = '\0';
+    return log;
+}
+
+static void append_build_log(cl_program prog, cl_device_id device)
+{
+    char *log = build_log(prog, device);
+    if (log) {
         cmrscl_fail_append("\nbuild log:\n");
         cmrscl_fail_append(log);
     }
@@ -88,16 +97,8 @@ static void append_build_log(cl_program prog, cl_device_id device)
  * build that fails so is tried once more. */
 static bool build_log_diagnoses(cl_program prog, cl_device_id device)
 {
-    size_t size = 0;
-    if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS)
-        return true;
-    char *log = malloc(size + 1);
-    bool diagnosed = true;
-    if (log &&
-        clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS) {
-        log[size] = '\0';
-        diagnosed = strstr(log, "error") || strstr(log, "Error") || strstr(log, "ERROR");
-    }
+    char *log = build_log(prog, device);
+    bool diagnosed = !log || strstr(log, "error") || strstr(log, "Error") || strstr(log, "ERROR");
     free(log);
     return diagnosed;
 }

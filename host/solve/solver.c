@@ -165,13 +165,14 @@ static cmrscl_status measure_check(cmrscl_solver s)
 /* Product i with the method's epilogue (and the chain, where the solver takes it). */
 static cmrscl_status make_product(cmrscl_solver s, int i)
 {
-    char options[96] = "";
+    char options[128];
+    const char *method = s->method->product_options(s, i);
     if (s->sums == SUMS_CHAIN) /* PTX's acq_rel atomics: sm_70 on */
-        snprintf(options, sizeof options, " -DDOTS_CHAIN=%zu -DDOTS_CHAIN_ACQREL=%d", s->chain,
-                 s->ctx->info.nv_compute_capability >= 70);
-    char all[160];
-    snprintf(all, sizeof all, "%s%s", s->method->product_options(s, i), options);
-    cmrscl_status st = cmrs_product_kernels_make(s->m, all, &s->product[i]);
+        snprintf(options, sizeof options, "%s -DDOTS_CHAIN=%zu -DDOTS_CHAIN_ACQREL=%d", method,
+                 s->chain, s->ctx->info.nv_compute_capability >= 70);
+    else
+        snprintf(options, sizeof options, "%s", method);
+    cmrscl_status st = cmrs_product_kernels_make(s->m, options, &s->product[i]);
     if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                          "the matrix's product was planned anew after a values update: make "

@@ -110,6 +110,13 @@ static int check_solve(const env *e, const char *spec, const cmrscl_options *pla
     return launches;
 }
 
+/* Strips of 2 rows, 8 lanes each, two a work-group: the epilogue's barrier and read back. */
+static const cmrscl_options strips_of_warps = {.kernel = CMRSCL_KERNEL_STRIP,
+                                               .height = 2,
+                                               .warp = 8,
+                                               .work_group_size = 16,
+                                               .reduce = CMRSCL_REDUCE_LOCAL};
+
 int run_solve(const env *e, cmrscl_precision p)
 {
     static const struct {
@@ -146,11 +153,7 @@ int run_solve(const env *e, cmrscl_precision p)
         }
     }
     cmrscl_options slice = {.kernel = CMRSCL_KERNEL_SLICE, .height = 8, .work_group_size = 16};
-    cmrscl_options strip = {.kernel = CMRSCL_KERNEL_STRIP,
-                            .height = 2,
-                            .warp = 8,
-                            .work_group_size = 16,
-                            .reduce = CMRSCL_REDUCE_LOCAL};
+    const cmrscl_options strip = strips_of_warps;
     /* checks 8 iterations apart: the kernels enqueued past the stop run too (each deciding
      * kernel copies the stop into its own slot, cmrs_abi.h) */
     cmrscl_solve_options pcg = {.preconditioner = CMRSCL_PRECONDITIONER_JACOBI,
@@ -180,11 +183,7 @@ int run_solve(const env *e, cmrscl_precision p)
 int run_chain(const env *e, cmrscl_precision p)
 {
     cmrscl_options slice = {.kernel = CMRSCL_KERNEL_SLICE, .height = 4, .work_group_size = 8};
-    cmrscl_options strip = {.kernel = CMRSCL_KERNEL_STRIP,
-                            .height = 2,
-                            .warp = 8,
-                            .work_group_size = 16,
-                            .reduce = CMRSCL_REDUCE_LOCAL};
+    const cmrscl_options strip = strips_of_warps;
     cmrscl_options segment = {.kernel = CMRSCL_KERNEL_SEGMENT, .height = 4, .warp = 1};
     double rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4;
     cmrscl_solve_options cg = {.rtol = rtol, .check_interval = 8};
