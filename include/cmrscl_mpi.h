@@ -92,6 +92,22 @@ typedef enum cmrscl_dist_exchange {
     CMRSCL_EXCHANGE_SHARED = 1
 } cmrscl_dist_exchange;
 
+/* How the rows are divided among the ranks, read from $CMRSCL_DIST_PARTITION ("rows",
+ * "graph" or "auto") at creation. */
+typedef enum cmrscl_dist_partition {
+    /* consecutive blocks of rows in rank order, balanced by entries (the default) */
+    CMRSCL_PARTITION_ROWS = 0,
+    /* METIS's k-way parts of the graph of A + A^T, balanced by entries (square matrices of
+     * up to 2^28 entries, whose pattern rank 0 gathers; a build with METIS): a rank's rows
+     * are those cmrscl_dist_owned_rows lists, and its slices of x and y hold them in that
+     * order. Every index the plan and the queries below report is in the library's
+     * numbering, where each rank's rows are consecutive (first_row..). */
+    CMRSCL_PARTITION_GRAPH = 1,
+    /* the graph's parts where their halo is at most 3/4 of the row blocks', else rows; a
+     * program that asks for it must place x and y by cmrscl_dist_owned_rows */
+    CMRSCL_PARTITION_AUTO = 2
+} cmrscl_dist_partition;
+
 typedef struct cmrscl_dist_plan {
     int rank, ranks;
     int64_t rows, cols, nnz;       /* the whole matrix */
@@ -102,8 +118,12 @@ typedef struct cmrscl_dist_plan {
     int32_t sent;                  /* x entries sent per product */
     int neighbours;                /* ranks it receives from or sends to */
     cmrscl_precision precision;
-    int32_t remote_rows;           /* rows with remote entries: the remote block's rows */
-    cmrscl_dist_exchange exchange; /* the same on every rank */
+    int32_t remote_rows;             /* rows with remote entries: the remote block's rows */
+    cmrscl_dist_exchange exchange;   /* the same on every rank */
+    cmrscl_dist_partition partition; /* ROWS or GRAPH: the one taken */
+    /* x entries all ranks receive per product with the row blocks and with the graph's
+     * parts, where the partitioner ran ("graph" or "auto" asked); -1 where it did not */
+    int64_t halo_by_rows, halo_by_graph;
 } cmrscl_dist_plan;
 
 /* This rank's part (not collective). */
@@ -119,6 +139,11 @@ CMRSCL_API cmrscl_status cmrscl_dist_halo_columns(cmrscl_dist_matrix m, int32_t 
 /* This rank's rows with remote entries (plan.remote_rows of them, ascending, numbered from
  * the rank's first row): row j of the remote block is row rows[j] of y (not collective). */
 CMRSCL_API cmrscl_status cmrscl_dist_remote_rows(cmrscl_dist_matrix m, int32_t *rows);
+/* This rank's rows in the user's numbering (plan.local_rows of them, ascending): row i of
+ * the rank's slice of y (and, square, entry i of its slice of x) is row rows[i] of the
+ * matrix as given: first_row + i unless the rows were divided by the graph (not
+ * collective). */
+CMRSCL_API cmrscl_status cmrscl_dist_owned_rows(cmrscl_dist_matrix m, int32_t *rows);
 /* The two blocks, borrowed (for cmrscl_matrix_params); remote is NULL when the halo is
  * empty (not collective). */
 CMRSCL_API cmrscl_status cmrscl_dist_blocks(cmrscl_dist_matrix m, cmrscl_matrix *local,

@@ -14,23 +14,6 @@ static int compare_int32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* An empty CSR of `rows` x `cols` with room for nnz entries. */
-static cmrscl_status csr_alloc(int32_t rows, int32_t cols, int64_t nnz, cmrscl_csr *out)
-{
-    memset(out, 0, sizeof *out);
-    out->rows = rows, out->cols = cols, out->nnz = nnz;
-    out->row_ptr = malloc(sizeof *out->row_ptr * ((size_t)rows + 1));
-    out->col_ind = malloc(sizeof *out->col_ind * ((size_t)nnz + 1));
-    out->values = malloc(sizeof *out->values * ((size_t)nnz + 1));
-    if (out->row_ptr && out->col_ind && out->values) {
-        out->row_ptr[0] = 0;
-        return CMRSCL_OK;
-    }
-    cmrscl_csr_free(out);
-    return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows, %lld entries",
-                          rows, (long long)nnz);
-}
-
 /* The halo: the distinct columns outside [col0, col1), ascending. */
 static cmrscl_status find_halo(const cmrscl_csr *a, int32_t col0, int32_t col1, int32_t **halo,
                                int32_t *count)
@@ -72,10 +55,10 @@ static cmrscl_status split_blocks(const cmrscl_csr *a, int32_t col0, int32_t col
         nr += own < a->row_ptr[i + 1] - a->row_ptr[i];
     }
     *remote_row = malloc(sizeof **remote_row * ((size_t)nr + 1));
-    cmrscl_status st = *remote_row ? csr_alloc(a->rows, col1 - col0, nl, local)
+    cmrscl_status st = *remote_row ? cmrs_dist_csr_alloc(a->rows, col1 - col0, nl, local)
                                    : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                                     "no memory for %d remote rows", nr);
-    if (st == CMRSCL_OK && (st = csr_alloc(nr, nhalo, nnz - nl, remote)) != CMRSCL_OK)
+    if (st == CMRSCL_OK && (st = cmrs_dist_csr_alloc(nr, nhalo, nnz - nl, remote)) != CMRSCL_OK)
         cmrscl_csr_free(local);
     if (st != CMRSCL_OK) {
         free(*remote_row), *remote_row = NULL;
@@ -289,9 +272,15 @@ cmrscl_status cmrs_dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_pr
     m->plan.ranks = ranks;
     m->plan.precision = precision;
     m->type = precision == CMRSCL_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
-    cmrscl_csr local = {0}, remote = {0};
+    cmrscl_csr local = {0}, remote = {0}, parts = {0};
     int32_t *send_local = NULL;
-    st = layout(m, a, row_first, col_first); /* the same outcome on every rank */
+    int64_t halo[2];
+    st = cmrs_dist_repartition(comm, a, &parts, &m->owned, &m->plan.partition, halo);
+    m->plan.halo_by_rows = halo[0], m->plan.halo_by_graph = halo[1];
+    if (m->plan.partition == CMRSCL_PARTITION_GRAPH)
+        a = &parts;
+    if (st == CMRSCL_OK)
+        st = layout(m, a, row_first, col_first); /* the same outcome on every rank */
     if (st == CMRSCL_OK)
         st = cmrs_dist_agree(comm, build_blocks(m, a, &local, &remote));
     if (st == CMRSCL_OK)
@@ -307,6 +296,7 @@ cmrscl_status cmrs_dist_create_rows(MPI_Comm comm, cmrscl_context ctx, cmrscl_pr
         st = cmrs_dist_fail_mpi(rc, "MPI_Allreduce (entries)");
     cmrscl_csr_free(&local);
     cmrscl_csr_free(&remote);
+    cmrscl_csr_free(&parts);
     free(send_local), free(row_first), free(col_first);
     if (st != CMRSCL_OK)
         cmrscl_dist_free(m);

@@ -1,6 +1,6 @@
 /* dist_internal.h - what the files of libcmrscl_mpi share, in data-flow order:
- * agree (collective outcomes) -> partition (rows by entries) -> read (file shares,
- * generated rows) -> create (blocks, halo, communication plan) -> halo (device gather and
+ * agree (collective outcomes) -> partition (rows by entries) -> graph (rows by METIS) -> read (file
+ * shares, generated rows) -> create (blocks, halo, communication plan) -> halo (device gather and
  * exchange) -> spmv (products, timing). Built on libcmrscl's public API only. */
 #ifndef CMRSCL_DIST_INTERNAL_H
 #define CMRSCL_DIST_INTERNAL_H
@@ -38,6 +38,17 @@ DIST_HIDDEN int64_t cmrs_dist_even_first(int64_t rows, int r, int ranks);
 /* The rank whose range [first[r], first[r+1]) holds `index`. */
 DIST_HIDDEN int cmrs_dist_owner(const int64_t *first, int ranks, int64_t index);
 
+/* ---- graph.c: rows by a graph partitioner ---- */
+
+/* Collective, agreed. With $CMRSCL_DIST_PARTITION "graph" (or "auto", where the graph's parts
+ * cut the halo enough), *out receives this rank's part of the rows of a (each rank's rows
+ * consecutive, in rank order) in the library's numbering and *owned their original indices;
+ * otherwise *chosen is CMRSCL_PARTITION_ROWS and both stay empty. halo: the x entries all
+ * ranks receive with the row blocks and with the graph's parts (-1: not computed). */
+DIST_HIDDEN cmrscl_status cmrs_dist_repartition(MPI_Comm comm, const cmrscl_csr *a, cmrscl_csr *out,
+                                                int32_t **owned, cmrscl_dist_partition *chosen,
+                                                int64_t halo[2]);
+
 /* ---- the distributed matrix ---- */
 
 struct cmrscl_dist_matrix_s {
@@ -47,6 +58,7 @@ struct cmrscl_dist_matrix_s {
     cmrscl_matrix local, remote; /* remote: NULL without a halo */
     int32_t *halo_cols;          /* plan.halo global columns, ascending */
     int32_t *remote_row;         /* plan.remote_rows: the local row of each remote-block row */
+    int32_t *owned;              /* graph partition: this rank's rows' original indices */
     /* The neighbours: rank, entries received from it and sent to it, and where they sit in
      * the halo and send arrays. */
     int *nb_rank;
@@ -86,6 +98,9 @@ DIST_HIDDEN cmrscl_status cmrs_dist_comm_dup(MPI_Comm comm, MPI_Comm *out);
 DIST_HIDDEN cmrscl_status cmrs_dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
                                                cmrscl_dist_matrix *out);
 
+/* An empty CSR of `rows` x `cols` with room for nnz entries (row_ptr[0] set). */
+DIST_HIDDEN cmrscl_status cmrs_dist_csr_alloc(int32_t rows, int32_t cols, int64_t nnz,
+                                              cmrscl_csr *out);
 /* create.c: the common end of every create path, collective: this rank's rows (a valid CSR
  * with global columns; the ranks' blocks in rank order), comm a duplicate that the matrix
  * owns from here on (freed on failure). */

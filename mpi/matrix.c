@@ -1,5 +1,5 @@
-/* matrix.c - the public face of a distributed matrix: the checks its creators share, freeing
- * it, and the queries (layout, neighbours, halo, blocks, rows read back); create.c makes
+/* matrix.c - the public face of a distributed matrix: the checks and the CSR its creators share,
+ * freeing it, and the queries (layout, neighbours, halo, blocks, rows read back); create.c makes
  * one from each rank's rows. */
 #include "dist_internal.h"
 
@@ -28,6 +28,23 @@ cmrscl_status cmrs_dist_check_args(cmrscl_context ctx, cmrscl_precision precisio
     return CMRSCL_OK;
 }
 
+/* An empty CSR of `rows` x `cols` with room for nnz entries. */
+cmrscl_status cmrs_dist_csr_alloc(int32_t rows, int32_t cols, int64_t nnz, cmrscl_csr *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rows = rows, out->cols = cols, out->nnz = nnz;
+    out->row_ptr = malloc(sizeof *out->row_ptr * ((size_t)rows + 1));
+    out->col_ind = malloc(sizeof *out->col_ind * ((size_t)nnz + 1));
+    out->values = malloc(sizeof *out->values * ((size_t)nnz + 1));
+    if (out->row_ptr && out->col_ind && out->values) {
+        out->row_ptr[0] = 0;
+        return CMRSCL_OK;
+    }
+    cmrscl_csr_free(out);
+    return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d rows, %lld entries",
+                          rows, (long long)nnz);
+}
+
 void cmrscl_dist_free(cmrscl_dist_matrix m)
 {
     if (!m)
@@ -36,7 +53,7 @@ void cmrscl_dist_free(cmrscl_dist_matrix m)
     cmrs_halo_free(m);
     cmrscl_matrix_free(m->local);
     cmrscl_matrix_free(m->remote);
-    free(m->halo_cols), free(m->remote_row), free(m->diagonal);
+    free(m->halo_cols), free(m->remote_row), free(m->owned), free(m->diagonal);
     free(m->nb_rank), free(m->nb_recv), free(m->nb_send);
     free(m->nb_recv_at), free(m->nb_send_at), free(m->requests);
     if (m->comm != MPI_COMM_NULL)
@@ -89,6 +106,17 @@ cmrscl_status cmrscl_dist_halo_columns(cmrscl_dist_matrix m, int32_t *columns)
 cmrscl_status cmrscl_dist_remote_rows(cmrscl_dist_matrix m, int32_t *rows)
 {
     return copy_out(m, rows, m ? m->remote_row : NULL, m ? m->plan.remote_rows : 0, "rows");
+}
+
+cmrscl_status cmrscl_dist_owned_rows(cmrscl_dist_matrix m, int32_t *rows)
+{
+    if (!m || m->owned)
+        return copy_out(m, rows, m ? m->owned : NULL, m ? m->plan.local_rows : 0, "rows");
+    if (!rows && m->plan.local_rows > 0)
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "rows is NULL");
+    for (int32_t i = 0; i < m->plan.local_rows; ++i)
+        rows[i] = m->plan.first_row + i;
+    return CMRSCL_OK;
 }
 
 cmrscl_status cmrscl_dist_blocks(cmrscl_dist_matrix m, cmrscl_matrix *local, cmrscl_matrix *remote)

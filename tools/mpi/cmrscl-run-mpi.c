@@ -36,6 +36,9 @@ static void usage(FILE *out)
         "  -g, --gen SPEC         a generated matrix, each rank building only its rows\n"
         "                         (stencil27:N, stencil7:N, fem:N:B; the random classes too,\n"
         "                         built whole on every rank)\n"
+        "      --partition P      rows (default): consecutive blocks; graph: METIS's parts of\n"
+        "                         the matrix's graph (square, up to 2^28 entries); auto: the\n"
+        "                         graph's where they cut the halo to 3/4 or less\n"
         "      --suite FILE       bench: matrices listed one per line\n"
         "  -r, --repetitions N    timed products (default 50), --warmup N (default 5)\n"
         "      --alpha A, --beta B, --no-verify, --kernel, --height, ... as cmrscl-run\n"
@@ -43,6 +46,25 @@ static void usage(FILE *out)
         "\n"
         "exit status: 0 success, 1 failure while running (a wrong result too), 2 usage error\n",
         out);
+}
+
+/* How the rows were divided, and what share of x a rank needs from the others: up front,
+ * before the times, what the halo allows. */
+static void print_partition(const mpi_result *r)
+{
+    const cmrscl_dist_plan *p = &r->plan;
+    if (p->halo_by_rows >= 0)
+        printf("partition  %s: halo %lld x entries with the graph's parts (METIS k-way), %lld "
+               "with row blocks\n",
+               p->partition == CMRSCL_PARTITION_GRAPH ? "graph" : "row blocks",
+               (long long)p->halo_by_graph, (long long)p->halo_by_rows);
+    else
+        printf("partition  row blocks (--partition graph|auto: METIS's parts)\n");
+    double share = p->cols > 0 ? (double)r->halo_max / (double)p->cols : 0;
+    if (share >= 0.25)
+        printf("note       a rank receives %.0f%% of x every product through host memory: "
+               "expect the exchange, not the product, to set the time (docs/MPI.md)\n",
+               100 * share);
 }
 
 static void print_spmv(const mpi_result *r, const cli_options *opt)
@@ -66,6 +88,7 @@ static void print_spmv(const mpi_result *r, const cli_options *opt)
            (long long)r->halo_max,
            p->exchange == CMRSCL_EXCHANGE_SHARED ? "through a shared-memory window"
                                                  : "by MPI messages through pinned host memory");
+    print_partition(r);
     printf("product    %.4f ms per product (device events, slowest rank: first command to the "
            "end of the remote product and its addition into y; %d runs after %d warm-up)\n",
            t->product_ms, t->repetitions, t->warmup);
@@ -78,6 +101,14 @@ static void print_spmv(const mpi_result *r, const cli_options *opt)
     printf("overlap    communication %.4f ms per product, of which the overlap hides %.0f%%; "
            "waiting for the halo %.4f ms\n",
            t->communication_ms, 100.0 * t->hidden, t->wait_ms);
+    double one = r->device_sum_ms, efficiency = one / (p->ranks * t->loop_ms);
+    if (p->ranks > 1 && t->loop_ms > 0)
+        printf("estimate   one device: about %.4f ms a product (the ranks' local and remote "
+               "products added): efficiency about %.2f%s\n",
+               one, efficiency,
+               t->loop_ms > one ? " - SLOWER than one device would be: the exchange, not the "
+                                  "product, sets the time"
+                                : "");
     printf("rate       %.1f GFLOP/s (2 nnz / loop time)\n",
            t->loop_ms > 0 ? 2.0 * (double)p->nnz / (t->loop_ms * 1e-3) * 1e-9 : 0.0);
     if (r->verified)
@@ -177,6 +208,32 @@ static int cmd_bench_mpi(cmrscl_context ctx, const cli_options *opt)
     return rc ? rc : failures ? EXIT_RUN_FAILED : 0;
 }
 
+/* --partition rows|graph|auto, taken out of argv before the shared options are parsed: the
+ * library reads $CMRSCL_DIST_PARTITION at creation. False on a bad value. */
+static bool take_partition(int *argc, char **argv)
+{
+    for (int i = 1; i < *argc; ++i) {
+        const char *value = NULL;
+        int used = 1;
+        if (strncmp(argv[i], "--partition=", 12) == 0)
+            value = argv[i] + 12;
+        else if (strcmp(argv[i], "--partition") == 0)
+            value = i + 1 < *argc ? argv[i + 1] : "", used = 2;
+        if (!value)
+            continue;
+        if (strcmp(value, "rows") && strcmp(value, "graph") && strcmp(value, "auto")) {
+            if (rank == 0)
+                fprintf(stderr, "%s: --partition '%s': expected rows, graph or auto\n", cli_name,
+                        value);
+            return false;
+        }
+        setenv("CMRSCL_DIST_PARTITION", value, 1);
+        memmove(argv + i, argv + i + used, sizeof *argv * (size_t)(*argc - i - used + 1));
+        *argc -= used, --i;
+    }
+    return true;
+}
+
 /* Usage errors are the same on every rank: only rank 0 says them. */
 static bool parse_quietly(int argc, char **argv, cli_options *opt)
 {
@@ -208,7 +265,7 @@ int main(int argc, char **argv)
     cli_name = "cmrscl-run-mpi";
     cli_options opt;
     int rc = 0;
-    if (!parse_quietly(argc, argv, &opt)) {
+    if (!take_partition(&argc, argv) || !parse_quietly(argc, argv, &opt)) {
         rc = EXIT_USAGE;
     } else if (strcmp(opt.command, "help") == 0 || strcmp(opt.command, "version") == 0) {
         if (rank == 0 && opt.command[0] == 'h')

@@ -131,6 +131,8 @@ static void rank_line(cmrscl_context ctx, cmrscl_dist_matrix dm, char *line)
 static void reduce(cmrscl_context ctx, cmrscl_dist_matrix dm, mpi_result *r)
 {
     cmrscl_dist_timing *t = &r->t;
+    double device_ms = t->local_ms + t->remote_ms; /* this rank's */
+    MPI_Allreduce(&device_ms, &r->device_sum_ms, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double mine[] = {t->loop_ms,   t->serial_loop_ms,   t->product_ms,  t->local_ms,
                      t->remote_ms, t->pack_ms,          t->exchange_ms, t->unpack_ms,
                      t->wait_ms,   t->communication_ms, r->setup_s},
