@@ -201,20 +201,21 @@ CMRSCL_API cmrscl_status cmrscl_dist_spmv_time(cmrscl_dist_matrix m, double alph
 /* ---- Solving ------------------------------------------------------------------------------- */
 
 /* Solves A x = b on a square distributed matrix (collective): conjugate gradients
- * (opt->method CMRSCL_METHOD_CG, with or without CMRSCL_PRECONDITIONER_JACOBI) or BiCGStab
- * (CMRSCL_METHOD_BICGSTAB, no preconditioner); GMRES fails with ERROR_UNSUPPORTED. b and x
+ * (opt->method CMRSCL_METHOD_CG, with or without CMRSCL_PRECONDITIONER_JACOBI), BiCGStab
+ * (CMRSCL_METHOD_BICGSTAB) or restarted GMRES (CMRSCL_METHOD_GMRES, opt->restart), the last
+ * two without a preconditioner (Jacobi fails with ERROR_UNSUPPORTED). b and x
  * hold this rank's local_rows entries, buffers of the context in the precision; x holds x0 on
  * entry and the solution on return. The options and the result are the single-device
  * solver's (cmrscl_solve.h), with these differences: an iteration is the methods' vector
  * kernels, the distributed products and the dot products after them, each reduction one read
  * of the work-groups' partial sums and one MPI_Allgather of each rank's sums (CG one an
- * iteration, BiCGStab three), added in rank order on every rank: the same scalars, and the
- * same bits run after run; the host tests every iteration (check_interval is ignored, a
- * monitor is called each iteration). The Jacobi diagonal is the one the matrix was created
- * with. The first solve builds the solver's kernels and work vectors, kept with the matrix.
- * Results and errors as cmrscl_solver_solve's, agreed by every rank; the true residual comes
- * from a distributed product after the solve. On one rank the matrix is its local block, and
- * the call is cmrscl_solve's on it: every method, the single-device solver's fused kernels. */
+ * iteration, GMRES two, BiCGStab three), added in rank order on every rank: the same scalars, and
+ * the same bits run after run; the host tests every iteration (check_interval is ignored, a monitor
+ * is called each iteration). The Jacobi diagonal is the one the matrix was created with. The first
+ * solve builds the solver's kernels and work vectors, kept with the matrix. Results and errors as
+ * cmrscl_solver_solve's, agreed by every rank; the true residual comes from a distributed product
+ * after the solve. On one rank the matrix is its local block, and the call is cmrscl_solve's on it:
+ * every method, the single-device solver's fused kernels. */
 CMRSCL_API cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options *opt,
                                            cl_mem b, cl_mem x, cmrscl_solve_result *out);
 /* The same on host arrays of this rank's local_rows values (x read back whatever the outcome). */

@@ -1,6 +1,6 @@
 /* dist_solve.h - what the distributed solver's files share (mpi/solve.c: the kernels, the
  * work vectors, the partial sums and their collective, the checks, the public calls;
- * solve_cg.c and solve_bicgstab.c: each method's start and iterations). */
+ * solve_cg.c, solve_bicgstab.c and solve_gmres.c: each method's start and iterations). */
 #ifndef CMRSCL_DIST_SOLVE_H
 #define CMRSCL_DIST_SOLVE_H
 
@@ -23,7 +23,7 @@ enum { V_R, V_P, V_Q, V_RHAT, V_S, V_T, VECTORS };
 
 struct dist_solver {
     cl_program program;
-    cl_kernel start, update, dots, bicg_p, bicg_s, bicg_step;
+    cl_kernel start, update, dots, bicg_p, bicg_s, bicg_step, gm_dots, gm_orth, gm_scale;
     cl_uint n;
     size_t groups, wg;
     cl_mem vec[VECTORS]; /* made as the methods need them */
@@ -74,5 +74,8 @@ DIST_HIDDEN cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrsc
                                                cl_mem b, cl_mem x, int max,
                                                cmrscl_solve_result *out, char *why,
                                                size_t why_size);
+DIST_HIDDEN cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options *o,
+                                            cl_mem b, cl_mem x, int max, cmrscl_solve_result *out,
+                                            char *why, size_t why_size);
 
 #endif

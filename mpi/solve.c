@@ -40,7 +40,8 @@ void cmrs_dist_solver_free(struct dist_solver *sv)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    cl_kernel ks[] = {sv->start, sv->update, sv->dots, sv->bicg_p, sv->bicg_s, sv->bicg_step};
+    cl_kernel ks[] = {sv->start,     sv->update,  sv->dots,    sv->bicg_p,  sv->bicg_s,
+                      sv->bicg_step, sv->gm_dots, sv->gm_orth, sv->gm_scale};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; ++i)
         if (ks[i])
             clReleaseKernel(ks[i]);
@@ -67,10 +68,10 @@ static cmrscl_status build(cmrscl_dist_matrix m, struct dist_solver *sv, cl_devi
         return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "solve.cl (%s): OpenCL error %d\n%s", options,
                               (int)err, log);
     }
-    const char *names[] = {"dcg_start", "dcg_update", "dcg_dots",
-                           "dbicg_p",   "dbicg_s",    "dbicg_step"};
-    cl_kernel *ks[] = {&sv->start,  &sv->update, &sv->dots,
-                       &sv->bicg_p, &sv->bicg_s, &sv->bicg_step};
+    const char *names[] = {"dcg_start",  "dcg_update", "dcg_dots", "dbicg_p",  "dbicg_s",
+                           "dbicg_step", "dgm_dots",   "dgm_orth", "dgm_scale"};
+    cl_kernel *ks[] = {&sv->start,     &sv->update,  &sv->dots,    &sv->bicg_p,  &sv->bicg_s,
+                       &sv->bicg_step, &sv->gm_dots, &sv->gm_orth, &sv->gm_scale};
     for (size_t i = 0; err == CL_SUCCESS && i < sizeof ks / sizeof *ks; ++i)
         *ks[i] = clCreateKernel(sv->program, names[i], &err);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "clCreateKernel (solve.cl)");
@@ -275,14 +276,18 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
         return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                               "the matrix is %lld x %lld: a solve needs a square one",
                               (long long)m->plan.rows, (long long)m->plan.cols);
-    if (o->method != CMRSCL_METHOD_CG && o->method != CMRSCL_METHOD_BICGSTAB)
-        return cmrs_dist_fail(
-            CMRSCL_ERROR_UNSUPPORTED,
-            "method %s: the distributed solver offers conjugate gradients (cg) and BiCGStab",
-            cmrscl_method_name(o->method) ? cmrscl_method_name(o->method) : "?");
-    if (o->method == CMRSCL_METHOD_BICGSTAB && o->preconditioner != CMRSCL_PRECONDITIONER_NONE)
+    if (o->method != CMRSCL_METHOD_CG && o->method != CMRSCL_METHOD_BICGSTAB &&
+        o->method != CMRSCL_METHOD_GMRES)
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "method %d is not known",
+                              (int)o->method);
+    if (o->method != CMRSCL_METHOD_CG && o->preconditioner != CMRSCL_PRECONDITIONER_NONE)
         return cmrs_dist_fail(CMRSCL_ERROR_UNSUPPORTED,
-                              "bicgstab: the Jacobi preconditioner is conjugate gradients' only");
+                              "%s: the Jacobi preconditioner is conjugate gradients' only",
+                              cmrscl_method_name(o->method));
+    if (o->method == CMRSCL_METHOD_GMRES && (o->restart < 0 || o->restart > CMRSCL_MAX_RESTART))
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                              "gmres: restart %d: expected 1..%d (0: 30)", o->restart,
+                              CMRSCL_MAX_RESTART);
     if (o->preconditioner != CMRSCL_PRECONDITIONER_NONE &&
         o->preconditioner != CMRSCL_PRECONDITIONER_JACOBI)
         return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner %d is not known",
@@ -364,7 +369,9 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
     if (st != CMRSCL_OK)
         return st;
     char why[256] = "";
-    dist_method_run run = bicgstab ? cmrs_dsolve_bicgstab : cmrs_dsolve_cg;
+    dist_method_run run = bicgstab                          ? cmrs_dsolve_bicgstab
+                          : o.method == CMRSCL_METHOD_GMRES ? cmrs_dsolve_gmres
+                                                            : cmrs_dsolve_cg;
     st = run(m, &o, b, x, max, out, why, sizeof why);
     out->history_length = out->iterations + 1;
     out->checks = out->iterations + 1;

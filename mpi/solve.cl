@@ -116,3 +116,56 @@ __kernel void dbicg_step(const uint n, __global REAL *x, __global REAL *r, __glo
     }
     store_sums(acc, s, sums + at);
 }
+
+/* ---- GMRES(m) (mpi/solve_gmres.c): classical Gram-Schmidt in one pass over a basis of
+ * vectors `stride` values apart, as the single-device solver's (cl/solve_gmres.cl). ---- */
+
+/* The dots of w with basis vectors 0..count-1, four at a time: chunk k's (v_4k.w, ...,
+ * v_4k+3.w) per work-group at sums[k * groups + group]. */
+__kernel void dgm_dots(const uint n, __global const REAL *basis, const ulong stride,
+                       const uint count, __global const REAL *w, __global REAL4 *sums)
+{
+    __local REAL4 s[WG];
+    for (uint c = 0; c < count; c += 4) {
+        __global const REAL *v = basis + c * stride;
+        const uint more = count - c;
+        REAL4 acc = (REAL4)(0);
+        for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+            const REAL wv = w[i];
+            acc.x += v[i] * wv;
+            if (more > 1)
+                acc.y += v[i + stride] * wv;
+            if (more > 2)
+                acc.z += v[i + 2 * stride] * wv;
+            if (more > 3)
+                acc.w += v[i + 3 * stride] * wv;
+        }
+        store_sums(acc, s, sums + (c / 4) * get_num_groups(0));
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* w -= sum_c coef[c] v_c over count basis vectors; sums (w.w, 0, 0, 0). With w = x and
+ * coef = -y: a cycle applied, x += V y. */
+__kernel void dgm_orth(const uint n, __global const REAL *basis, const ulong stride,
+                       const uint count, __global const REAL *coef, __global REAL *w,
+                       __global REAL4 *sums, const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        REAL wv = w[i];
+        for (uint c = 0; c < count; ++c)
+            wv -= coef[c] * basis[c * stride + i];
+        w[i] = wv;
+        acc.x += wv * wv;
+    }
+    store_sums(acc, s, sums + at);
+}
+
+/* out = scale in */
+__kernel void dgm_scale(const uint n, __global const REAL *in, __global REAL *out, const REAL scale)
+{
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0))
+        out[i] = in[i] * scale;
+}

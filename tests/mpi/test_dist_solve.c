@@ -4,8 +4,9 @@
  * single-device solver's iteration count (the same recurrences; +-3% and one for the other
  * order of the sums), b - A x computed on the CPU in double (the whole matrix, x gathered)
  * is within 10x the threshold, and a second solve gives the same bits and iterations; the same
- * for BiCGStab on nonsymmetric matrices. Bad input fails every rank with one message: GMRES,
- * BiCGStab with Jacobi, NaN in b on one rank, an
+ * for BiCGStab and GMRES (several cycles too) on nonsymmetric matrices. Bad input fails every
+ * rank with one message: GMRES with a restart over the limit, BiCGStab and GMRES with Jacobi,
+ * NaN in b on one rank (CG and GMRES), an
  * indefinite matrix, a zero diagonal under Jacobi on one rank's rows, a rectangular matrix,
  * b NULL on one rank. */
 #include "cmrscl_mpi.h"
@@ -67,11 +68,12 @@ static double cpu_residual(const cmrscl_csr *a, cmrscl_precision p, const double
 
 /* One SPD case: the serial solve's iterations, then the distributed solve twice. */
 static void check_solve(const char *what, const cmrscl_csr *a, cmrscl_dist_matrix dm,
-                        cmrscl_precision p, bool jacobi, cmrscl_method method)
+                        cmrscl_precision p, bool jacobi, cmrscl_method method, int restart)
 {
     cmrscl_solve_options o = {.method = method,
                               .preconditioner = jacobi ? CMRSCL_PRECONDITIONER_JACOBI : 0,
-                              .rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4};
+                              .rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4,
+                              .restart = restart};
     /* the single-device solver on the whole matrix, on this rank's device */
     cmrscl_matrix m = NULL;
     cmrscl_solve_result serial = {0};
@@ -88,7 +90,10 @@ static void check_solve(const char *what, const cmrscl_csr *a, cmrscl_dist_matri
     cmrscl_solve_result r[2] = {{0}, {0}};
     for (int k = 0; k < 2; ++k)
         CHECK_OK(cmrscl_dist_solve_host(dm, &o, b, xd[k], &r[k]));
-    const char *pc = jacobi ? "pcg" : cmrscl_method_name(method);
+    char pc[32];
+    snprintf(pc, sizeof pc, "%s", jacobi ? "pcg" : cmrscl_method_name(method));
+    if (restart)
+        snprintf(pc, sizeof pc, "gmres(%d)", restart);
     const char *prec = p == CMRSCL_DOUBLE ? "double" : "float";
     int slack = 1 + serial.iterations * 3 / 100;
     CHECK_MSG(r[0].converged && serial.converged &&
@@ -154,14 +159,15 @@ static void spd_cases(void)
             CHECK_OK(file ? cmrscl_dist_create_from_mtx(MPI_COMM_WORLD, ctx, p, name, NULL, &dm)
                           : cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, p, name, NULL, &dm));
             if (dm)
-                check_solve(name, &a, dm, p, i >= 2, CMRSCL_METHOD_CG);
+                check_solve(name, &a, dm, p, i >= 2, CMRSCL_METHOD_CG, 0);
             cmrscl_dist_free(dm);
         }
         cmrscl_csr_free(&a);
     }
 }
 
-/* BiCGStab on a nonsymmetric matrix (convection-diffusion), in float and double. */
+/* BiCGStab and GMRES (restarts of 30 and of 5: several cycles) on a nonsymmetric matrix
+ * (convection-diffusion), in float and double. */
 static void nonsymmetric_cases(void)
 {
     const char *specs[] = {"convdiff:8"};
@@ -174,8 +180,11 @@ static void nonsymmetric_cases(void)
                 continue;
             cmrscl_dist_matrix dm = NULL;
             CHECK_OK(cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, p, specs[i], NULL, &dm));
-            if (dm)
-                check_solve(specs[i], &a, dm, p, false, CMRSCL_METHOD_BICGSTAB);
+            if (dm) {
+                check_solve(specs[i], &a, dm, p, false, CMRSCL_METHOD_BICGSTAB, 0);
+                check_solve(specs[i], &a, dm, p, false, CMRSCL_METHOD_GMRES, 0);
+                check_solve(specs[i], &a, dm, p, false, CMRSCL_METHOD_GMRES, 5);
+            }
             cmrscl_dist_free(dm);
         }
         cmrscl_csr_free(&a);
@@ -187,11 +196,18 @@ static void failing_cases(void)
     cmrscl_precision prec = fp64 ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
     cmrscl_dist_matrix dm = NULL;
     cmrscl_solve_options cg = {.method = CMRSCL_METHOD_CG}, gmres = {.method = CMRSCL_METHOD_GMRES},
+                         gmres_long = {.method = CMRSCL_METHOD_GMRES, .restart = 300},
                          bicg_jacobi = {.method = CMRSCL_METHOD_BICGSTAB,
-                                        .preconditioner = CMRSCL_PRECONDITIONER_JACOBI};
+                                        .preconditioner = CMRSCL_PRECONDITIONER_JACOBI},
+                         gmres_jacobi = {.method = CMRSCL_METHOD_GMRES,
+                                         .preconditioner = CMRSCL_PRECONDITIONER_JACOBI};
     CHECK_OK(cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, prec, "stencil7:8", NULL, &dm));
-    check_fails("gmres", dm, &gmres, false, false, CMRSCL_ERROR_UNSUPPORTED,
-                "conjugate gradients (cg) and BiCGStab");
+    check_fails("gmres(300)", dm, &gmres_long, false, false, CMRSCL_ERROR_INVALID_ARGUMENT,
+                "gmres: restart 300: expected 1..256");
+    check_fails("gmres with Jacobi", dm, &gmres_jacobi, false, false, CMRSCL_ERROR_UNSUPPORTED,
+                "gmres: the Jacobi preconditioner is conjugate gradients' only");
+    check_fails("NaN in b on the last rank, gmres", dm, &gmres, true, false,
+                CMRSCL_ERROR_INVALID_ARGUMENT, "gmres: NaN or Inf in b or x0");
     check_fails("bicgstab with Jacobi", dm, &bicg_jacobi, false, false, CMRSCL_ERROR_UNSUPPORTED,
                 "Jacobi preconditioner is conjugate gradients' only");
     check_fails("NaN in b on the last rank", dm, &cg, true, false, CMRSCL_ERROR_INVALID_ARGUMENT,

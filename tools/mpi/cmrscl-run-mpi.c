@@ -15,37 +15,37 @@ static int rank;
 
 static void usage(FILE *out)
 {
-    fputs(
-        "usage: mpirun -np N cmrscl-run-mpi COMMAND [FILE...] [options]\n"
-        "\n"
-        "commands:\n"
-        "  spmv [FILE]        run, verify and time y = alpha*A*x + beta*y distributed over\n"
-        "                     the ranks (default matrix: " DEFAULT_MATRIX ", generated per rank)\n"
-        "  bench [FILE...]    matrices x precisions: one line each, --csv FILE\n"
-        "  solve [FILE]       CG or BiCGStab on the distributed matrix (--method cg|pcg|bicgstab,\n"
-        "                     --tol, --atol, --max-iter, --iterations N, --rhs ones|random),\n"
-        "                     one MPI collective an iteration (BiCGStab three); checked on the "
-        "CPU\n"
-        "\n"
-        "options (as cmrscl-run's; --help there lists the plan's knobs):\n"
-        "  -d, --device SEL       per rank: gpu|cpu|accelerator = the node-local rank's device\n"
-        "                         of that type; a list 0:0,0:1 = one per local rank; P:D or a\n"
-        "                         name substring (default: $CMRSCL_DEVICE, else the local\n"
-        "                         rank's GPU)\n"
-        "  -p, --precision P      float (default), double, or float,double (bench)\n"
-        "  -g, --gen SPEC         a generated matrix, each rank building only its rows\n"
-        "                         (stencil27:N, stencil7:N, fem:N:B; the random classes too,\n"
-        "                         built whole on every rank)\n"
-        "      --partition P      rows (default): consecutive blocks; graph: METIS's parts of\n"
-        "                         the matrix's graph (square, up to 2^28 entries); auto: the\n"
-        "                         graph's where they cut the halo to 3/4 or less\n"
-        "      --suite FILE       bench: matrices listed one per line\n"
-        "  -r, --repetitions N    timed products (default 50), --warmup N (default 5)\n"
-        "      --alpha A, --beta B, --no-verify, --kernel, --height, ... as cmrscl-run\n"
-        "      --csv FILE         bench: the table as CSV\n"
-        "\n"
-        "exit status: 0 success, 1 failure while running (a wrong result too), 2 usage error\n",
-        out);
+    fputs("usage: mpirun -np N cmrscl-run-mpi COMMAND [FILE...] [options]\n"
+          "\n"
+          "commands:\n"
+          "  spmv [FILE]        run, verify and time y = alpha*A*x + beta*y distributed over\n"
+          "                     the ranks (default matrix: " DEFAULT_MATRIX
+          ", generated per rank)\n"
+          "  bench [FILE...]    matrices x precisions: one line each, --csv FILE\n"
+          "  solve [FILE]       CG, BiCGStab or GMRES on the distributed matrix (--method\n"
+          "                     cg|pcg|bicgstab|gmres, --restart, --tol, --atol, --max-iter,\n"
+          "                     --iterations N, --rhs ones|random), one MPI collective an\n"
+          "                     iteration (GMRES two, BiCGStab three); checked on the CPU\n"
+          "\n"
+          "options (as cmrscl-run's; --help there lists the plan's knobs):\n"
+          "  -d, --device SEL       per rank: gpu|cpu|accelerator = the node-local rank's device\n"
+          "                         of that type; a list 0:0,0:1 = one per local rank; P:D or a\n"
+          "                         name substring (default: $CMRSCL_DEVICE, else the local\n"
+          "                         rank's GPU)\n"
+          "  -p, --precision P      float (default), double, or float,double (bench)\n"
+          "  -g, --gen SPEC         a generated matrix, each rank building only its rows\n"
+          "                         (stencil27:N, stencil7:N, fem:N:B; the random classes too,\n"
+          "                         built whole on every rank)\n"
+          "      --partition P      rows (default): consecutive blocks; graph: METIS's parts of\n"
+          "                         the matrix's graph (square, up to 2^28 entries); auto: the\n"
+          "                         graph's where they cut the halo to 3/4 or less\n"
+          "      --suite FILE       bench: matrices listed one per line\n"
+          "  -r, --repetitions N    timed products (default 50), --warmup N (default 5)\n"
+          "      --alpha A, --beta B, --no-verify, --kernel, --height, ... as cmrscl-run\n"
+          "      --csv FILE         bench: the table as CSV\n"
+          "\n"
+          "exit status: 0 success, 1 failure while running (a wrong result too), 2 usage error\n",
+          out);
 }
 
 /* How the rows were divided, and what share of x a rank needs from the others: up front,

@@ -159,7 +159,8 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
                p.ranks == 1 ? " an iteration: one rank runs the single-device solver"
                : opt->solve.method == CMRSCL_METHOD_BICGSTAB
                    ? " and three MPI_Allgather an iteration"
-                   : " and one MPI_Allgather an iteration",
+               : opt->solve.method == CMRSCL_METHOD_GMRES ? " and two MPI_Allgather an iteration"
+                                                          : " and one MPI_Allgather an iteration",
                cli_median(total, reps), reps);
         if (broke)
             printf("check      FAIL: %s\n", why);
