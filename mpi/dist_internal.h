@@ -90,6 +90,11 @@ struct cmrscl_dist_matrix_s {
     double *diagonal; /* square matrices: this rank's rows' diagonal (create.c) */
     /* solve.c: the solver's kernels and vectors, made by the first solve */
     struct dist_solver *solver;
+    /* During a solve the products skip their two agreements: the solver's own buffers need no
+     * check, and a rank's failure reaches the others as NaN in the next collective's sums,
+     * which stops every rank at the same step; the solve agrees on its outcome once, at the
+     * end (solve.c). */
+    bool in_solve;
 };
 
 /* matrix.c: a duplicate of comm whose MPI errors return (every create path's first step),
@@ -157,8 +162,9 @@ typedef struct product_record {
 } product_record;
 DIST_HIDDEN void cmrs_dist_record_release(product_record *r);
 /* One product, collective: `pre` is this rank's own verdict on its arguments so far (agreed
- * with the buffer checks first); overlap false runs the local product to its end before
- * the exchange. rec may be NULL. */
+ * with the buffer checks first, and the outcome agreed at the end - but during a solve,
+ * m->in_solve); overlap false runs the local product to its end before the exchange. rec may
+ * be NULL. */
 /* The shared window's exchange, after the gather (`start`) and the local product are
  * enqueued: reads into the receivers' segments, the halo's writes as the neighbours' entries
  * land (m->last_write: the last of them). *read receives the last read's event (NULL when

@@ -372,7 +372,9 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
     dist_method_run run = bicgstab                          ? cmrs_dsolve_bicgstab
                           : o.method == CMRSCL_METHOD_GMRES ? cmrs_dsolve_gmres
                                                             : cmrs_dsolve_cg;
-    st = run(m, &o, b, x, max, out, why, sizeof why);
+    m->in_solve = true;
+    st = cmrs_dist_agree(m->comm, run(m, &o, b, x, max, out, why, sizeof why));
+    m->in_solve = false;
     out->history_length = out->iterations + 1;
     out->checks = out->iterations + 1;
     out->check_interval = 1;

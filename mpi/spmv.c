@@ -101,8 +101,10 @@ static cmrscl_status remote_product(cmrscl_dist_matrix m, double alpha, cl_mem y
 cmrscl_status cmrs_dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha, cl_mem x,
                                 double beta, cl_mem y, bool overlap, product_record *rec)
 {
-    cmrscl_status st = cmrs_dist_agree(m->comm, pre != CMRSCL_OK ? pre : check_product(m, x, y));
-    if (st != CMRSCL_OK)
+    cmrscl_status st = pre;
+    if (!m->in_solve &&
+        (st = cmrs_dist_agree(m->comm, pre != CMRSCL_OK ? pre : check_product(m, x, y))) !=
+            CMRSCL_OK)
         return st;
     cl_event read = NULL, start = NULL;
     if (!overlap) {
@@ -133,7 +135,7 @@ cmrscl_status cmrs_dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double 
         clRetainEvent(rec->write = m->last_write);
     if (st == CMRSCL_OK && m->remote)
         st = remote_product(m, alpha, y, rec);
-    return cmrs_dist_agree(m->comm, st);
+    return m->in_solve ? st : cmrs_dist_agree(m->comm, st);
 }
 
 cmrscl_status cmrscl_dist_spmv(cmrscl_dist_matrix m, double alpha, cl_mem x, double beta, cl_mem y)
