@@ -88,8 +88,16 @@ typedef enum cmrscl_dist_exchange {
     /* ranks of one host: the sender's device reads straight into the receiver's segment of
      * an MPI-3 shared-memory window, which the receiver's device writes from; empty
      * messages order the copies. Chosen where every rank shares one host, unless
-     * $CMRSCL_DIST_EXCHANGE is "messages" (or "shared" to insist). */
-    CMRSCL_EXCHANGE_SHARED = 1
+     * $CMRSCL_DIST_EXCHANGE is "messages" (or "shared" to insist), or SLICES moves fewer
+     * bytes. */
+    CMRSCL_EXCHANGE_SHARED = 1,
+    /* ranks of one host whose halos are most of x: each rank's device reads its whole slice
+     * of x once into its segment of the window, and each receiver's device writes the slices
+     * of its senders and gathers its halo from them - one read a product where the halo
+     * path reads once per neighbour. Chosen on one host where it moves fewer bytes in all
+     * (slices read and written against halos read and written), or by
+     * $CMRSCL_DIST_EXCHANGE=slices */
+    CMRSCL_EXCHANGE_SLICES = 2
 } cmrscl_dist_exchange;
 
 /* How the rows are divided among the ranks, read from $CMRSCL_DIST_PARTITION ("rows",

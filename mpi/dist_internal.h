@@ -87,6 +87,11 @@ struct cmrscl_dist_matrix_s {
     char **nb_dest;
     /* buffers over the segments we copy from and into (window.c, cover) */
     cl_mem own_cover, *nb_cover;
+    /* CMRSCL_EXCHANGE_SLICES: halo_host holds this rank's slice of x and nb_dest[k] the
+     * sender k's; col_first[r] is rank r's first column; the senders' slices land in `slices`
+     * on the device (sender k's at slice_at[k]), whence slice_index gathers the halo */
+    int64_t *col_first, *slice_at;
+    cl_mem slices, slice_index;
     double *diagonal; /* square matrices: this rank's rows' diagonal (create.c) */
     /* solve.c: the solver's kernels and vectors, made by the first solve */
     struct dist_solver *solver;
@@ -138,6 +143,10 @@ DIST_HIDDEN cmrscl_status cmrs_halo_wait(cmrscl_dist_matrix m);
  * halo buffer; may be NULL), the write of the received halo; *event receives its event (NULL
  * without a halo), for the remote product to wait on. */
 DIST_HIDDEN cmrscl_status cmrs_halo_unpack(cmrscl_dist_matrix m, cl_event ready, cl_event *event);
+/* Enqueues on the side queue, after the writes of the senders' slices and `start`, the halo
+ * gathered from them (CMRSCL_EXCHANGE_SLICES); *event receives its event. */
+DIST_HIDDEN cmrscl_status cmrs_halo_from_slices(cmrscl_dist_matrix m, cl_event start,
+                                                cl_event *event);
 /* Enqueues on the context's queue y[remote_row[i]] += remote_part[i] (with m->scatter). */
 DIST_HIDDEN cmrscl_status cmrs_halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event);
 
@@ -169,8 +178,8 @@ DIST_HIDDEN void cmrs_dist_record_release(product_record *r);
  * enqueued: reads into the receivers' segments, the halo's writes as the neighbours' entries
  * land (m->last_write: the last of them). *read receives the last read's event (NULL when
  * nothing is sent). Every rank completes its messages even after a local failure. */
-DIST_HIDDEN cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
-                                               product_record *rec);
+DIST_HIDDEN cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event start,
+                                               cl_event *read, product_record *rec);
 DIST_HIDDEN cmrscl_status cmrs_dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha,
                                             cl_mem x, double beta, cl_mem y, bool overlap,
                                             product_record *rec);

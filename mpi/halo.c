@@ -9,6 +9,7 @@
 #include "dist_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct embedded_kernel {
@@ -77,6 +78,39 @@ static cmrscl_status side_queue(cmrscl_dist_matrix m)
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateCommandQueue (halo copies)");
 }
 
+/* CMRSCL_EXCHANGE_SLICES: the senders' slices on the device, one after another, and where
+ * each halo entry sits in them (halo columns ascend, grouped by owner). */
+static cmrscl_status slice_buffers(cmrscl_dist_matrix m)
+{
+    int nb = m->plan.neighbours;
+    int64_t total = 0;
+    m->slice_at = calloc((size_t)nb + 1, sizeof *m->slice_at);
+    cl_int *index = malloc(sizeof *index * ((size_t)m->plan.halo + 1));
+    if (!m->slice_at || !index) {
+        free(index);
+        return cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the slices");
+    }
+    for (int k = 0; k < nb; ++k) {
+        int q = m->nb_rank[k];
+        m->slice_at[k] = total;
+        for (int32_t h = 0; h < m->nb_recv[k]; ++h) {
+            int64_t at = m->nb_recv_at[k] + h;
+            index[at] = (cl_int)(total + m->halo_cols[at] - m->col_first[q]);
+        }
+        if (m->nb_recv[k] > 0)
+            total += m->col_first[q + 1] - m->col_first[q];
+    }
+    size_t vs = cmrs_dist_value_size(m->plan.precision);
+    cl_int err = total > INT32_MAX ? CL_INVALID_BUFFER_SIZE : CL_SUCCESS;
+    if (err == CL_SUCCESS)
+        m->slices = clCreateBuffer(m->cl, CL_MEM_READ_WRITE, vs * (size_t)total, NULL, &err);
+    if (err == CL_SUCCESS)
+        m->slice_index = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        sizeof *index * (size_t)m->plan.halo, index, &err);
+    free(index);
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "the senders' slices on the device");
+}
+
 cmrscl_status cmrs_halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
 {
     cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
@@ -89,9 +123,12 @@ cmrscl_status cmrs_halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
      * product then reads and writes that plane's y, not every row's. Where every row has
      * remote entries the block's rows are y's, and its product adds into y itself. */
     bool scatter = halo > 0 && remote_rows < (size_t)m->plan.local_rows;
+    bool slices = m->plan.exchange == CMRSCL_EXCHANGE_SLICES;
     cl_int err = CL_SUCCESS;
-    if (st == CMRSCL_OK && (sent > 0 || scatter))
+    if (st == CMRSCL_OK && (sent > 0 || scatter || (slices && halo > 0)))
         st = build_kernels(m, scatter);
+    if (st == CMRSCL_OK && slices && halo > 0)
+        st = slice_buffers(m);
     if (st == CMRSCL_OK && scatter) {
         m->remote_row_buf = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                            sizeof(cl_int) * remote_rows, m->remote_row, &err);
@@ -100,7 +137,7 @@ cmrscl_status cmrs_halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
         if (err != CL_SUCCESS)
             st = cl_fail(err, "the remote rows' buffers");
     }
-    if (st == CMRSCL_OK && sent > 0) {
+    if (st == CMRSCL_OK && sent > 0 && !slices) {
         m->send_index = clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                        sizeof(cl_int) * sent, (void *)send_local, &err);
         if (err == CL_SUCCESS)
@@ -132,8 +169,10 @@ void cmrs_halo_free(cmrscl_dist_matrix m)
         clFinish(m->side);
         clReleaseCommandQueue(m->side);
     }
-    cl_mem bufs[] = {m->send_index,  m->send_values, m->halo_values, m->remote_row_buf,
-                     m->remote_part, m->pinned[0],   m->pinned[1]};
+    cl_mem bufs[] = {m->send_index,     m->send_values, m->halo_values,
+                     m->remote_row_buf, m->remote_part, m->pinned[0],
+                     m->pinned[1],      m->slices,      m->slice_index};
+    free(m->slice_at);
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
@@ -146,9 +185,10 @@ void cmrs_halo_free(cmrscl_dist_matrix m)
         clReleaseProgram(m->program);
 }
 
-/* A kernel of halo.cl over n items: out = in[index] or y[index] += in, on the context's queue. */
-static cmrscl_status enqueue_small(cmrscl_dist_matrix m, cl_kernel k, cl_mem a, cl_mem index,
-                                   cl_mem b, cl_int n, cl_event *event)
+/* A kernel of halo.cl over n items: out = in[index] or y[index] += in, on queue q after
+ * `after` (may be NULL). */
+static cmrscl_status enqueue_on(cmrscl_dist_matrix m, cl_command_queue q, cl_kernel k, cl_mem a,
+                                cl_mem index, cl_mem b, cl_int n, cl_event after, cl_event *event)
 {
     cl_int err = clSetKernelArg(k, 0, sizeof a, &a);
     err |= clSetKernelArg(k, 1, sizeof index, &index);
@@ -157,21 +197,42 @@ static cmrscl_status enqueue_small(cmrscl_dist_matrix m, cl_kernel k, cl_mem a, 
     if (err != CL_SUCCESS)
         return cl_fail(err, "clSetKernelArg (halo.cl)");
     size_t local = 64, global = ((size_t)n + local - 1) / local * local;
-    err = clEnqueueNDRangeKernel(m->queue, k, 1, NULL, &global, &local, 0, NULL, event);
+    err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, after ? 1 : 0,
+                                 after ? &after : NULL, event);
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueNDRangeKernel (halo.cl)");
+}
+
+/* The same on the context's queue, after what it holds. */
+static cmrscl_status enqueue_small(cmrscl_dist_matrix m, cl_kernel k, cl_mem a, cl_mem index,
+                                   cl_mem b, cl_int n, cl_event *event)
+{
+    return enqueue_on(m, m->queue, k, a, index, b, n, NULL, event);
+}
+
+cmrscl_status cmrs_halo_from_slices(cmrscl_dist_matrix m, cl_event start, cl_event *event)
+{
+    cmrscl_status st = enqueue_on(m, m->side, m->gather, m->slices, m->slice_index, m->halo_values,
+                                  m->plan.halo, start, event);
+    cl_int err = st == CMRSCL_OK ? clFlush(m->side) : CL_SUCCESS;
+    return st != CMRSCL_OK || err == CL_SUCCESS ? st : cl_fail(err, "clFlush (halo copies)");
 }
 
 cmrscl_status cmrs_halo_pack(cmrscl_dist_matrix m, cl_mem x, cl_event *start, cl_event *read)
 {
     *start = *read = NULL;
-    if (m->plan.sent == 0) {
-        cl_int err =
-            m->plan.halo > 0 ? clEnqueueMarkerWithWaitList(m->queue, 0, NULL, start) : CL_SUCCESS;
+    /* Nothing to gather (the slices are read whole, by cmrs_window_exchange): a marker says
+     * when x is written and the previous remote product has read the halo buffer. */
+    if (m->plan.sent == 0 || m->plan.exchange == CMRSCL_EXCHANGE_SLICES) {
+        cl_int err = m->plan.halo > 0 || m->plan.sent > 0
+                         ? clEnqueueMarkerWithWaitList(m->queue, 0, NULL, start)
+                         : CL_SUCCESS;
+        if (err == CL_SUCCESS && *start)
+            err = clFlush(m->queue);
         return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clEnqueueMarkerWithWaitList");
     }
     cmrscl_status st =
         enqueue_small(m, m->gather, x, m->send_index, m->send_values, m->plan.sent, start);
-    if (st != CMRSCL_OK || m->plan.exchange == CMRSCL_EXCHANGE_SHARED)
+    if (st != CMRSCL_OK || m->plan.exchange != CMRSCL_EXCHANGE_MESSAGES)
         return st; /* the shared window's reads wait for their receivers: cmrs_window_exchange */
     /* Flushed before another queue waits on it (OpenCL asks it), and so it starts at once. */
     size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)m->plan.sent;

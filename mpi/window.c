@@ -35,29 +35,71 @@ static cmrscl_status one_host(MPI_Comm comm, bool *out)
     return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Comm_split_type");
 }
 
-/* The exchange the ranks use: $CMRSCL_DIST_EXCHANGE ("messages" or "shared"), else shared
- * memory where all ranks share one host and more than one rank takes part. Collective: the
- * lowest choice over the ranks, so all agree. */
+/* Every rank's first column (m->col_first, ranks + 1 of them): the slices' bounds. */
+static cmrscl_status column_layout(cmrscl_dist_matrix m)
+{
+    int ranks = m->plan.ranks;
+    m->col_first = calloc((size_t)ranks + 1, sizeof *m->col_first);
+    cmrscl_status st = cmrs_dist_agree(
+        m->comm,
+        m->col_first ? CMRSCL_OK : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory"));
+    int64_t cols = m->plan.local_cols;
+    int rc = st == CMRSCL_OK
+                 ? MPI_Allgather(&cols, 1, MPI_INT64_T, m->col_first + 1, 1, MPI_INT64_T, m->comm)
+                 : MPI_SUCCESS;
+    for (int r = 0; st == CMRSCL_OK && r < ranks; ++r)
+        m->col_first[r + 1] += m->col_first[r];
+    return st != CMRSCL_OK || rc == MPI_SUCCESS ? st
+                                                : cmrs_dist_fail_mpi(rc, "MPI_Allgather (slices)");
+}
+
+/* Whole slices where they move fewer bytes over all ranks: a rank reads its slice once and
+ * writes each sender's whole slice, against reading what it sends and writing its halo. */
+static cmrscl_status slices_pay(cmrscl_dist_matrix m, bool *out)
+{
+    int64_t bytes[2] = {(int64_t)m->plan.sent + m->plan.halo, m->plan.local_cols}, all[2];
+    for (int k = 0; k < m->plan.neighbours; ++k)
+        if (m->nb_recv[k] > 0)
+            bytes[1] += m->col_first[m->nb_rank[k] + 1] - m->col_first[m->nb_rank[k]];
+    int rc = MPI_Allreduce(bytes, all, 2, MPI_INT64_T, MPI_SUM, m->comm);
+    *out = all[1] < all[0];
+    return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Allreduce (slices)");
+}
+
+/* The exchange the ranks use: $CMRSCL_DIST_EXCHANGE ("messages", "shared" or "slices"), else
+ * the window where all ranks share one host and more than one rank takes part - whole slices
+ * where they move fewer bytes. Collective: the lowest choice over the ranks, so all agree. */
 static cmrscl_status choose(cmrscl_dist_matrix m, cmrscl_dist_exchange *out)
 {
     const char *env = getenv("CMRSCL_DIST_EXCHANGE");
-    bool same_host = false;
+    bool same_host = false, asked = env && *env;
     cmrscl_status st = one_host(m->comm, &same_host);
     int want = same_host && m->plan.ranks > 1 ? CMRSCL_EXCHANGE_SHARED : CMRSCL_EXCHANGE_MESSAGES;
-    if (st == CMRSCL_OK && env && *env && strcmp(env, "messages") == 0)
+    if (st == CMRSCL_OK && asked && strcmp(env, "messages") == 0)
         want = CMRSCL_EXCHANGE_MESSAGES;
-    else if (st == CMRSCL_OK && env && *env && strcmp(env, "shared") != 0)
+    else if (st == CMRSCL_OK && asked && strcmp(env, "shared") && strcmp(env, "slices"))
         st = cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                            "CMRSCL_DIST_EXCHANGE='%s': expected 'messages' or 'shared'", env);
-    else if (st == CMRSCL_OK && env && *env && !same_host)
-        st = cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                            "CMRSCL_DIST_EXCHANGE=shared, but the ranks are on more than one host");
+                            "CMRSCL_DIST_EXCHANGE='%s': expected 'messages', 'shared' or 'slices'",
+                            env);
+    else if (st == CMRSCL_OK && asked && !same_host)
+        st =
+            cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "CMRSCL_DIST_EXCHANGE=%s, but the ranks are on more than one host", env);
     if ((st = cmrs_dist_agree(m->comm, st)) != CMRSCL_OK)
         return st;
     int agreed = want;
     int rc = MPI_Allreduce(&want, &agreed, 1, MPI_INT, MPI_MIN, m->comm);
     *out = (cmrscl_dist_exchange)agreed;
-    return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Allreduce (exchange)");
+    if (rc != MPI_SUCCESS)
+        return cmrs_dist_fail_mpi(rc, "MPI_Allreduce (exchange)");
+    if (*out != CMRSCL_EXCHANGE_SHARED || (st = column_layout(m)) != CMRSCL_OK)
+        return st;
+    bool slices = asked && strcmp(env, "slices") == 0;
+    if (!asked && (st = slices_pay(m, &slices)) != CMRSCL_OK)
+        return st;
+    if (slices)
+        *out = CMRSCL_EXCHANGE_SLICES;
+    return CMRSCL_OK;
 }
 
 /* A buffer over host memory of the window (CL_MEM_USE_HOST_PTR), never enqueued: NVIDIA's
@@ -102,11 +144,29 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
     int rc = MPI_Waitall(2 * nb, m->requests, MPI_STATUSES_IGNORE);
     first = first == MPI_SUCCESS ? rc : first;
     size_t vs = cmrs_dist_value_size(m->plan.precision);
+    bool slices = m->plan.exchange == CMRSCL_EXCHANGE_SLICES;
     for (int k = 0; first == MPI_SUCCESS && k < nb; ++k) {
         MPI_Aint size = 0;
         int unit = 0;
         void *base = NULL;
-        if (m->nb_send[k] == 0)
+        if (slices && m->nb_recv[k] > 0) { /* the sender's slice: where we write from */
+            int q = m->nb_rank[k];
+            first = MPI_Win_shared_query(m->window, q, &size, &unit, &base);
+            int64_t need = (m->col_first[q + 1] - m->col_first[q]) * (int64_t)vs;
+            if (first == MPI_SUCCESS && size < need) {
+                free(offset);
+                return cmrs_dist_fail(CMRSCL_ERROR_COMMUNICATION,
+                                      "rank %d's slice segment holds %lld bytes, not %lld", q,
+                                      (long long)size, (long long)need);
+            }
+            m->nb_dest[k] = base;
+            if (first == MPI_SUCCESS && size > 0 && cover(m, base, (size_t)size, &m->nb_cover[k])) {
+                free(offset);
+                return CMRSCL_ERROR_OPENCL; /* cover() said why */
+            }
+            continue;
+        }
+        if (slices || m->nb_send[k] == 0)
             continue;
         first = MPI_Win_shared_query(m->window, m->nb_rank[k], &size, &unit, &base);
         if (first == MPI_SUCCESS &&
@@ -134,7 +194,7 @@ cmrscl_status cmrs_window_setup(cmrscl_dist_matrix m)
     cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
     if ((st = cmrs_dist_agree(m->comm, st)) == CMRSCL_OK)
         st = choose(m, &m->plan.exchange);
-    if (st != CMRSCL_OK || m->plan.exchange != CMRSCL_EXCHANGE_SHARED)
+    if (st != CMRSCL_OK || m->plan.exchange == CMRSCL_EXCHANGE_MESSAGES)
         return st;
     free(m->requests); /* four per neighbour: ready and done, each way */
     m->requests = calloc(4 * (size_t)m->plan.neighbours + 1, sizeof *m->requests);
@@ -148,7 +208,9 @@ cmrscl_status cmrs_window_setup(cmrscl_dist_matrix m)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    MPI_Aint bytes = (MPI_Aint)(cmrs_dist_value_size(m->plan.precision) * (size_t)m->plan.halo);
+    /* the received halo, or (whole slices) this rank's slice of x */
+    int32_t held = m->plan.exchange == CMRSCL_EXCHANGE_SLICES ? m->plan.local_cols : m->plan.halo;
+    MPI_Aint bytes = (MPI_Aint)(cmrs_dist_value_size(m->plan.precision) * (size_t)held);
     int rc = MPI_Win_allocate_shared(bytes, 1, info, m->comm, &m->halo_host, &m->window);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
@@ -165,6 +227,7 @@ cmrscl_status cmrs_window_setup(cmrscl_dist_matrix m)
 
 void cmrs_window_free(cmrscl_dist_matrix m)
 {
+    free(m->col_first), m->col_first = NULL;
     if (m->window == MPI_WIN_NULL)
         return;
     for (int k = 0; m->nb_cover && k < m->plan.neighbours; ++k)
@@ -213,7 +276,8 @@ static int next_done(int n, MPI_Request *req, cmrscl_status *st)
     return index == MPI_UNDEFINED ? -1 : index;
 }
 
-cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
+/* The halos: each sender's gathered entries read into each receiver's segment. */
+static cmrscl_status halo_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
                                    product_record *rec)
 {
     int nb = m->plan.neighbours;
@@ -305,4 +369,73 @@ cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_event start, cl_even
     free(order);
     free(reads);
     return st;
+}
+
+/* Whole slices: once every receiver has read our previous slice ("ready"), our device reads
+ * the whole slice of x into our segment, and "done" goes to every receiver; as a receiver,
+ * each sender's slice goes to the device as its "done" arrives, and the halo is gathered from
+ * the slices on the device once `start` has run (the previous remote product has read it). */
+static cmrscl_status slices_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event start, cl_event *read,
+                                     product_record *rec)
+{
+    int nb = m->plan.neighbours;
+    size_t vs = cmrs_dist_value_size(m->plan.precision);
+    MPI_Request *ready_out = m->requests, *done_in = ready_out + nb;
+    MPI_Request *ready_in = done_in + nb, *done_out = ready_in + nb;
+    *read = NULL;
+    for (int k = 0; k < nb; ++k)
+        done_out[k] = MPI_REQUEST_NULL;
+    cl_int err = m->last_write ? clWaitForEvents(1, &m->last_write) : CL_SUCCESS;
+    if (m->last_write)
+        clReleaseEvent(m->last_write), m->last_write = NULL;
+    cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "the previous halo gather");
+    st = keep_first(st, post_tokens(m, done_in, true, true, DONE_TAG));
+    st = keep_first(st, post_tokens(m, ready_out, true, false, READY_TAG));
+    st = keep_first(st, post_tokens(m, ready_in, false, true, READY_TAG));
+    int rc = MPI_Waitall(nb, ready_in, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+        st = keep_first(st, cmrs_dist_fail_mpi(rc, "MPI_Waitall (shared window)"));
+    if (st == CMRSCL_OK && m->plan.sent > 0) {
+        err = clEnqueueReadBuffer(m->side, x, CL_FALSE, 0, vs * (size_t)m->plan.local_cols,
+                                  m->halo_host, start ? 1 : 0, start ? &start : NULL, read);
+        if (err == CL_SUCCESS)
+            err = clWaitForEvents(1, read);
+        if (err != CL_SUCCESS)
+            st = cl_fail(err, "clEnqueueReadBuffer (this rank's slice)");
+        MPI_Win_sync(m->window);
+    }
+    for (int k = 0; k < nb; ++k) /* "done" to every receiver, even after a failure */
+        if (m->nb_send[k] > 0 && MPI_Isend(NULL, 0, MPI_BYTE, m->nb_rank[k], DONE_TAG, m->comm,
+                                           &done_out[k]) != MPI_SUCCESS)
+            done_out[k] = MPI_REQUEST_NULL;
+    double t0 = cmrs_dist_seconds(); /* the pack is over: from here on, the exchange alone */
+    for (int k; (k = next_done(nb, done_in, &st)) >= 0;) {
+        MPI_Win_sync(m->window);
+        int q = m->nb_rank[k];
+        size_t count = (size_t)(m->col_first[q + 1] - m->col_first[q]);
+        err = st == CMRSCL_OK
+                  ? clEnqueueWriteBuffer(m->side, m->slices, CL_FALSE, vs * (size_t)m->slice_at[k],
+                                         vs * count, m->nb_dest[k], 0, NULL, NULL)
+                  : CL_SUCCESS;
+        if (err == CL_SUCCESS && st == CMRSCL_OK)
+            err = clFlush(m->side);
+        if (err != CL_SUCCESS)
+            st = keep_first(st, cl_fail(err, "clEnqueueWriteBuffer (a sender's slice)"));
+    }
+    if (st == CMRSCL_OK && m->plan.halo > 0)
+        st = cmrs_halo_from_slices(m, start, &m->last_write);
+    rc = MPI_Waitall(nb, ready_out, MPI_STATUSES_IGNORE);
+    rc = rc == MPI_SUCCESS ? MPI_Waitall(nb, done_out, MPI_STATUSES_IGNORE) : rc;
+    if (rc != MPI_SUCCESS)
+        st = keep_first(st, cmrs_dist_fail_mpi(rc, "MPI_Waitall (shared window)"));
+    if (rec)
+        rec->exchange_s = rec->wait_s = cmrs_dist_seconds() - t0;
+    return st;
+}
+
+cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event start, cl_event *read,
+                                   product_record *rec)
+{
+    return m->plan.exchange == CMRSCL_EXCHANGE_SLICES ? slices_exchange(m, x, start, read, rec)
+                                                      : halo_exchange(m, start, read, rec);
 }

@@ -41,10 +41,15 @@ static void check_rows(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_precis
                   plan.ranks == ranks && plan.rank == rank,
               "%s: plan %lld x %lld, nnz %lld", what, (long long)plan.rows, (long long)plan.cols,
               (long long)plan.nnz);
-    /* The tests' ranks share one host: the shared window unless the environment says messages. */
+    /* The tests' ranks share one host: the window (halos or whole slices, whichever moves
+     * fewer bytes) unless the environment says which. */
     const char *env = getenv("CMRSCL_DIST_EXCHANGE");
     bool messages = ranks == 1 || (env && strcmp(env, "messages") == 0);
-    CHECK_MSG(plan.exchange == (messages ? CMRSCL_EXCHANGE_MESSAGES : CMRSCL_EXCHANGE_SHARED),
+    bool slices = env && strcmp(env, "slices") == 0, shared = env && strcmp(env, "shared") == 0;
+    CHECK_MSG(messages ? plan.exchange == CMRSCL_EXCHANGE_MESSAGES
+              : slices ? plan.exchange == CMRSCL_EXCHANGE_SLICES
+              : shared ? plan.exchange == CMRSCL_EXCHANGE_SHARED
+                       : plan.exchange != CMRSCL_EXCHANGE_MESSAGES,
               "%s: exchange %d on %d ranks", what, (int)plan.exchange, ranks);
     int32_t *halo = malloc(sizeof *halo * ((size_t)plan.halo + 1));
     CHECK_OK(cmrscl_dist_halo_columns(dm, halo));

@@ -85,9 +85,7 @@ static void print_spmv(const mpi_result *r, const cli_options *opt)
            "rank; exchange %s\n",
            (long long)r->halo_total,
            (double)r->halo_total * (p->precision == CMRSCL_DOUBLE ? 8 : 4) / 1e3,
-           (long long)r->halo_max,
-           p->exchange == CMRSCL_EXCHANGE_SHARED ? "through a shared-memory window"
-                                                 : "by MPI messages through pinned host memory");
+           (long long)r->halo_max, mpi_exchange_name(p->exchange));
     print_partition(r);
     printf("product    %.4f ms per product (device events, slowest rank: first command to the "
            "end of the remote product and its addition into y; %d runs after %d warm-up)\n",

@@ -231,3 +231,13 @@ void mpi_result_free(mpi_result *r)
 }
 
 bool mpi_result_passed(const mpi_result *r) { return !r->verified || r->bound_ratio <= 1.0; }
+
+const char *mpi_exchange_name(cmrscl_dist_exchange e)
+{
+    switch (e) {
+    case CMRSCL_EXCHANGE_SHARED: return "through a shared-memory window";
+    case CMRSCL_EXCHANGE_SLICES:
+        return "as whole slices of x through a shared-memory window (one read a rank)";
+    default: return "by MPI messages through pinned host memory";
+    }
+}

@@ -37,5 +37,7 @@ int mpi_fail(const char *what, cmrscl_status status);
 /* cmrscl-run-mpi solve (mpi_solve.c): collective; the exit status, the same on every rank. */
 int mpi_solve(cmrscl_context ctx, const cli_options *opt);
 bool mpi_result_passed(const mpi_result *r);
+/* How the halo travels, in words ("through a shared-memory window", ...). */
+const char *mpi_exchange_name(cmrscl_dist_exchange e);
 
 #endif

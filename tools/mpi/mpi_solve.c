@@ -140,9 +140,7 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
                is_gen ? " (rows generated per rank)" : "", (long long)p.rows, (long long)p.cols,
                (long long)p.nnz, prec == CMRSCL_DOUBLE ? "double" : "float");
         printf("ranks      %d; exchange %s; set-up %.3f s (slowest rank)\n", p.ranks,
-               p.exchange == CMRSCL_EXCHANGE_SHARED ? "through a shared-memory window"
-                                                    : "by MPI messages",
-               setup);
+               mpi_exchange_name(p.exchange), setup);
         const cmrscl_solve_options *so = &opt->solve;
         printf("solver     %s, rtol %g, atol %g, at most %d iterations, b %s, x0 = 0\n",
                so->preconditioner ? "cg + jacobi" : cmrscl_method_name(so->method),
