@@ -1,5 +1,5 @@
 /* cmd_setup.c - `cmrscl-run setup`: the time of every step between a file and the first
- * product, the benchmark of issue 8. A solver pays these once per matrix (or once per
+ * product. A solver pays these once per matrix (or once per
  * new set of values), against thousands of products:
  *   read      Matrix Market -> canonical CSR (host threads, --threads)
  *   analyze   row statistics, plan, split          } cmrscl_matrix_create, median of

@@ -1,5 +1,5 @@
 /* setup_device.h - the set-up of a matrix whose CSR already lives on the device, timed step
- * by step against the bus copy of its values (issue 8; `cmrscl-run setup` calls it). */
+ * by step against the bus copy of its values (`cmrscl-run setup` calls it). */
 #ifndef CMRSCL_SETUP_DEVICE_H
 #define CMRSCL_SETUP_DEVICE_H
 
