@@ -176,7 +176,6 @@ void cmrs_halo_free(cmrscl_dist_matrix m)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    cmrs_window_free(m);
     if (m->gather)
         clReleaseKernel(m->gather);
     if (m->scatter)

@@ -51,6 +51,7 @@ void cmrscl_dist_free(cmrscl_dist_matrix m)
         return;
     cmrs_dist_solver_free(m->solver);
     cmrs_halo_free(m);
+    cmrs_window_free(m); /* collective: every rank frees its matrix */
     cmrscl_matrix_free(m->local);
     cmrscl_matrix_free(m->remote);
     free(m->halo_cols), free(m->remote_row), free(m->owned), free(m->diagonal);
