@@ -153,7 +153,8 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
         const real_t next = -sn * g, rr = next * next;
         /* d = 0: R singular, the cycle's y has no solution (before the test: g's next entry is
          * 0 then too); hn = 0 with d > 0: the solution is in the Krylov space, converged */
-        const int stop = !isfinite(rr)                 ? CMRS_STOP_NONFINITE
+        /* hn NaN makes d NaN and the rotation the identity (rr 0): NaN before convergence */
+        const int stop = !isfinite(rr) || !isfinite(hn) ? CMRS_STOP_NONFINITE
                          : d == 0                      ? CMRS_STOP_BREAKDOWN
                          : rr <= ws[CMRS_WS_THRESHOLD] ? CMRS_STOP_CONVERGED
                          : hn == 0                     ? CMRS_STOP_BREAKDOWN
@@ -171,7 +172,7 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
             ws[history_at + it] = rr;
             if (stop) {
                 ws[CMRS_WS_STOP + stop_slot] = stop;
-                ws[CMRS_WS_VALUE] = stop == CMRS_STOP_BREAKDOWN ? d : rr;
+                ws[CMRS_WS_VALUE] = stop == CMRS_STOP_BREAKDOWN ? d : isfinite(hn) ? rr : hn;
             }
         }
         verdict[0] = stop;

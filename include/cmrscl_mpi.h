@@ -106,7 +106,9 @@ typedef enum cmrscl_dist_partition {
     /* consecutive blocks of rows in rank order, balanced by entries (the default) */
     CMRSCL_PARTITION_ROWS = 0,
     /* METIS's k-way parts of the graph of A + A^T, balanced by entries (square matrices of
-     * up to 2^28 entries, whose pattern rank 0 gathers; a build with METIS): a rank's rows
+     * up to 2^28 entries, whose pattern rank 0 gathers; a build with METIS; else
+     * ERROR_UNSUPPORTED, and on one rank its one block; the same value on every rank, else
+     * ERROR_INVALID_ARGUMENT): a rank's rows
      * are those cmrscl_dist_owned_rows lists, and its slices of x and y hold them in that
      * order. Every index the plan and the queries below report is in the library's
      * numbering, where each rank's rows are consecutive (first_row..). */

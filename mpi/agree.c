@@ -51,6 +51,18 @@ cmrscl_status cmrs_dist_agree(MPI_Comm comm, cmrscl_status mine)
     return cmrscl_set_error((cmrscl_status)failure.status, failure.message);
 }
 
+cmrscl_status cmrs_dist_same_setting(MPI_Comm comm, int mine, const char *name)
+{
+    int both[2] = {mine, -mine}, all[2];
+    int rc = MPI_Allreduce(both, all, 2, MPI_INT, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS)
+        return cmrs_dist_fail_mpi(rc, "MPI_Allreduce (a setting)");
+    if (all[0] != -all[1]) /* every rank sees the same extremes: the same verdict */
+        return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                              "%s differs between the ranks: give every rank the same", name);
+    return CMRSCL_OK;
+}
+
 double cmrs_dist_seconds(void)
 {
     struct timespec ts;

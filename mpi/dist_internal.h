@@ -24,6 +24,11 @@ DIST_HIDDEN cmrscl_status cmrs_dist_fail_mpi(int code, const char *what);
  * cmrscl_last_error() on every rank. One MPI_Allreduce when all is well. */
 DIST_HIDDEN cmrscl_status cmrs_dist_agree(MPI_Comm comm, cmrscl_status mine);
 
+/* Collective: CMRSCL_OK where every rank passes the same `mine` (a setting each rank reads
+ * for itself, such as an environment variable), else ERROR_INVALID_ARGUMENT naming it on
+ * every rank - settings that decide which collectives follow must not differ. */
+DIST_HIDDEN cmrscl_status cmrs_dist_same_setting(MPI_Comm comm, int mine, const char *name);
+
 /* ---- partition.c: rows by entries, columns in proportion ---- */
 
 /* first[0..ranks]: rank r's rows are [first[r], first[r+1]). Collective. This rank holds the
@@ -177,9 +182,10 @@ DIST_HIDDEN void cmrs_dist_record_release(product_record *r);
 /* The shared window's exchange, after the gather (`start`) and the local product are
  * enqueued: reads into the receivers' segments, the halo's writes as the neighbours' entries
  * land (m->last_write: the last of them). *read receives the last read's event (NULL when
- * nothing is sent). Every rank completes its messages even after a local failure. */
-DIST_HIDDEN cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event start,
-                                               cl_event *read, product_record *rec);
+ * nothing is sent). Every rank completes its messages even after a local failure (pre, the
+ * product's status so far: after one, no device work). */
+DIST_HIDDEN cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl_mem x,
+                                               cl_event start, cl_event *read, product_record *rec);
 DIST_HIDDEN cmrscl_status cmrs_dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double alpha,
                                             cl_mem x, double beta, cl_mem y, bool overlap,
                                             product_record *rec);

@@ -69,7 +69,7 @@ static cmrscl_status gather_pattern(MPI_Comm comm, const cmrscl_csr *a, const in
     int rank, ranks;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &ranks);
-    int *counts = malloc(sizeof *counts * 4 * (size_t)ranks);
+    int *counts = calloc(4 * (size_t)ranks, sizeof *counts); /* entries: rank 0's alone */
     int32_t *len = malloc(sizeof *len * ((size_t)a->rows + 1));
     bool ok = counts && len;
     if (rank == 0) {
@@ -245,7 +245,8 @@ static cmrscl_status choose_on_root(const pattern *g, const int64_t *first, int 
     if (st == CMRSCL_OK) {
         int32_t *stamp = blocks; /* the row blocks' owners are no longer needed */
         halo[1] = halo_of(g, parts, order, stamp);
-        *chosen = asked == CMRSCL_PARTITION_GRAPH || halo[1] <= DIST_GRAPH_HALO_SHARE * halo[0]
+        *chosen = asked == CMRSCL_PARTITION_GRAPH ||
+                          (halo[0] > 0 && halo[1] <= DIST_GRAPH_HALO_SHARE * halo[0])
                       ? CMRSCL_PARTITION_GRAPH
                       : CMRSCL_PARTITION_ROWS;
     }
@@ -389,6 +390,8 @@ cmrscl_status cmrs_dist_repartition(MPI_Comm comm, const cmrscl_csr *a, cmrscl_c
     memset(out, 0, sizeof *out);
     cmrscl_dist_partition asked;
     cmrscl_status st = cmrs_dist_agree(comm, asked_partition(&asked));
+    if (st == CMRSCL_OK)
+        st = cmrs_dist_same_setting(comm, (int)asked, "CMRSCL_DIST_PARTITION");
     if (st != CMRSCL_OK || asked == CMRSCL_PARTITION_ROWS)
         return st;
     /* The row blocks as given, and whether the graph can be partitioned here at all. */
@@ -413,7 +416,8 @@ cmrscl_status cmrs_dist_repartition(MPI_Comm comm, const cmrscl_csr *a, cmrscl_c
 #endif
     if (!why && g.rows != a->cols)
         why = "the matrix is not square";
-    else if (!why && (nnz > DIST_GRAPH_MAX_ENTRIES || g.rows + nnz > INT32_MAX))
+    else if (!why &&
+             (nnz > DIST_GRAPH_MAX_ENTRIES || g.rows + nnz > INT32_MAX || g.rows > INT32_MAX / 2))
         why = "the matrix has too many entries for a partition on one rank";
     else if (!why && ranks == 1)
         why = "one rank";

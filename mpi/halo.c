@@ -148,7 +148,9 @@ cmrscl_status cmrs_halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
             st = pinned(m, vs * sent, &m->pinned[0], &m->send_host);
     }
     if (st == CMRSCL_OK && halo > 0) {
-        m->halo_values = clCreateBuffer(m->cl, CL_MEM_READ_ONLY, vs * halo, NULL, &err);
+        /* written by a copy, or (whole slices) by the gather kernel */
+        m->halo_values = clCreateBuffer(m->cl, slices ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
+                                        vs * halo, NULL, &err);
         if (err != CL_SUCCESS)
             st = cl_fail(err, "the halo buffer");
         else if (m->plan.exchange == CMRSCL_EXCHANGE_MESSAGES)

@@ -244,8 +244,10 @@ cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options
             hn = sqrt(s[SUM_FIRST0]);
             d = rotate(&c, j, hn, &rr);
             ++it;
-            if (st != CMRSCL_OK || !isfinite(rr)) {
-                out->reason = CMRSCL_SOLVE_NONFINITE, out->breakdown = rr, stop = true;
+            /* hn NaN makes d NaN and the rotation the identity, rr 0: test it first */
+            if (st != CMRSCL_OK || !isfinite(rr) || !isfinite(hn)) {
+                out->reason = CMRSCL_SOLVE_NONFINITE, stop = true;
+                out->breakdown = isfinite(hn) ? rr : hn;
                 out->history[it] = out->residual = sqrt(rr);
             } else if (d == 0) {
                 out->reason = CMRSCL_SOLVE_BREAKDOWN, out->breakdown = d, stop = true;

@@ -117,7 +117,7 @@ cmrscl_status cmrs_dist_product(cmrscl_dist_matrix m, cmrscl_status pre, double 
         st = cmrscl_spmv(m->local, alpha, x, beta, y, NULL, 0, NULL, rec ? &rec->local : NULL);
     clFlush(m->queue); /* the device starts while the host exchanges */
     if (m->plan.exchange != CMRSCL_EXCHANGE_MESSAGES)
-        st = keep_first(st, cmrs_window_exchange(m, x, start, &read, rec));
+        st = cmrs_window_exchange(m, st, x, start, &read, rec);
     else
         st = keep_first(st, exchange(m, read, rec));
     if (rec)

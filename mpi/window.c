@@ -53,11 +53,14 @@ static cmrscl_status column_layout(cmrscl_dist_matrix m)
                                                 : cmrs_dist_fail_mpi(rc, "MPI_Allgather (slices)");
 }
 
-/* Whole slices where they move fewer bytes over all ranks: a rank reads its slice once and
- * writes each sender's whole slice, against reading what it sends and writing its halo. */
+/* Whole slices where they move fewer bytes over all ranks: a rank that sends reads its slice
+ * once, and each writes its senders' whole slices, against reading what it sends and writing
+ * its halo. */
 static cmrscl_status slices_pay(cmrscl_dist_matrix m, bool *out)
 {
-    int64_t bytes[2] = {(int64_t)m->plan.sent + m->plan.halo, m->plan.local_cols}, all[2];
+    int64_t bytes[2] = {(int64_t)m->plan.sent + m->plan.halo,
+                        m->plan.sent > 0 ? m->plan.local_cols : 0},
+            all[2];
     for (int k = 0; k < m->plan.neighbours; ++k)
         if (m->nb_recv[k] > 0)
             bytes[1] += m->col_first[m->nb_rank[k] + 1] - m->col_first[m->nb_rank[k]];
@@ -66,40 +69,41 @@ static cmrscl_status slices_pay(cmrscl_dist_matrix m, bool *out)
     return rc == MPI_SUCCESS ? CMRSCL_OK : cmrs_dist_fail_mpi(rc, "MPI_Allreduce (slices)");
 }
 
-/* The exchange the ranks use: $CMRSCL_DIST_EXCHANGE ("messages", "shared" or "slices"), else
- * the window where all ranks share one host and more than one rank takes part - whole slices
- * where they move fewer bytes. Collective: the lowest choice over the ranks, so all agree. */
+/* The exchange the ranks use: $CMRSCL_DIST_EXCHANGE ("messages", "shared" or "slices", the
+ * same on every rank), else the window where all ranks share one host and more than one rank
+ * takes part - whole slices where they move fewer bytes. Collective, agreed. */
 static cmrscl_status choose(cmrscl_dist_matrix m, cmrscl_dist_exchange *out)
 {
+    static const char *const names[] = {"messages", "shared", "slices"};
     const char *env = getenv("CMRSCL_DIST_EXCHANGE");
-    bool same_host = false, asked = env && *env;
+    int asked = -1; /* -1: not asked, else an exchange */
+    for (int e = 0; env && *env && e < 3; ++e)
+        if (strcmp(env, names[e]) == 0)
+            asked = e;
+    bool same_host = false;
     cmrscl_status st = one_host(m->comm, &same_host);
-    int want = same_host && m->plan.ranks > 1 ? CMRSCL_EXCHANGE_SHARED : CMRSCL_EXCHANGE_MESSAGES;
-    if (st == CMRSCL_OK && asked && strcmp(env, "messages") == 0)
-        want = CMRSCL_EXCHANGE_MESSAGES;
-    else if (st == CMRSCL_OK && asked && strcmp(env, "shared") && strcmp(env, "slices"))
+    if (st == CMRSCL_OK && env && *env && asked < 0)
         st = cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                             "CMRSCL_DIST_EXCHANGE='%s': expected 'messages', 'shared' or 'slices'",
                             env);
-    else if (st == CMRSCL_OK && asked && !same_host)
+    else if (st == CMRSCL_OK && asked > 0 && !same_host)
         st =
             cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "CMRSCL_DIST_EXCHANGE=%s, but the ranks are on more than one host", env);
-    if ((st = cmrs_dist_agree(m->comm, st)) != CMRSCL_OK)
+    if ((st = cmrs_dist_agree(m->comm, st)) != CMRSCL_OK ||
+        (st = cmrs_dist_same_setting(m->comm, asked, "CMRSCL_DIST_EXCHANGE")) != CMRSCL_OK)
         return st;
-    int agreed = want;
-    int rc = MPI_Allreduce(&want, &agreed, 1, MPI_INT, MPI_MIN, m->comm);
-    *out = (cmrscl_dist_exchange)agreed;
-    if (rc != MPI_SUCCESS)
-        return cmrs_dist_fail_mpi(rc, "MPI_Allreduce (exchange)");
-    if (*out != CMRSCL_EXCHANGE_SHARED || (st = column_layout(m)) != CMRSCL_OK)
+    /* one_host and the setting are the same on every rank: so is everything below */
+    *out = m->plan.ranks == 1 ? CMRSCL_EXCHANGE_MESSAGES /* nothing to exchange */
+           : asked >= 0       ? (cmrscl_dist_exchange)asked
+           : same_host        ? CMRSCL_EXCHANGE_SHARED
+                              : CMRSCL_EXCHANGE_MESSAGES;
+    if (*out == CMRSCL_EXCHANGE_MESSAGES || (st = column_layout(m)) != CMRSCL_OK)
         return st;
-    bool slices = asked && strcmp(env, "slices") == 0;
-    if (!asked && (st = slices_pay(m, &slices)) != CMRSCL_OK)
-        return st;
-    if (slices)
+    bool slices = false;
+    if (asked < 0 && (st = slices_pay(m, &slices)) == CMRSCL_OK && slices)
         *out = CMRSCL_EXCHANGE_SLICES;
-    return CMRSCL_OK;
+    return st;
 }
 
 /* A buffer over host memory of the window (CL_MEM_USE_HOST_PTR), never enqueued: NVIDIA's
@@ -171,12 +175,12 @@ static cmrscl_status find_destinations(cmrscl_dist_matrix m)
         first = MPI_Win_shared_query(m->window, m->nb_rank[k], &size, &unit, &base);
         if (first == MPI_SUCCESS &&
             (offset[k] < 0 || (offset[k] + m->nb_send[k]) * (int64_t)vs > (int64_t)size)) {
+            long long at = (long long)offset[k];
             free(offset);
             return cmrs_dist_fail(CMRSCL_ERROR_COMMUNICATION,
                                   "rank %d's halo segment holds %lld bytes; our %d entries at %lld "
                                   "do not fit",
-                                  m->nb_rank[k], (long long)size, m->nb_send[k],
-                                  (long long)offset[k]);
+                                  m->nb_rank[k], (long long)size, m->nb_send[k], at);
         }
         m->nb_dest[k] = (char *)base + vs * (size_t)offset[k];
         if (first == MPI_SUCCESS && size > 0 && cover(m, base, (size_t)size, &m->nb_cover[k])) {
@@ -277,16 +281,15 @@ static int next_done(int n, MPI_Request *req, cmrscl_status *st)
 }
 
 /* The halos: each sender's gathered entries read into each receiver's segment. */
-static cmrscl_status halo_exchange(cmrscl_dist_matrix m, cl_event start, cl_event *read,
-                                   product_record *rec)
+static cmrscl_status halo_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl_event start,
+                                   cl_event *read, product_record *rec)
 {
     int nb = m->plan.neighbours;
     size_t vs = cmrs_dist_value_size(m->plan.precision);
     MPI_Request *ready_out = m->requests, *done_in = ready_out + nb;
     MPI_Request *ready_in = done_in + nb, *done_out = ready_in + nb;
     cl_event *reads = calloc((size_t)nb + 1, sizeof *reads);
-    cmrscl_status st =
-        reads ? CMRSCL_OK : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
+    cmrscl_status st = reads ? pre : cmrs_dist_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory");
     *read = NULL;
     for (int k = 0; k < nb; ++k)
         done_out[k] = MPI_REQUEST_NULL;
@@ -375,8 +378,8 @@ static cmrscl_status halo_exchange(cmrscl_dist_matrix m, cl_event start, cl_even
  * the whole slice of x into our segment, and "done" goes to every receiver; as a receiver,
  * each sender's slice goes to the device as its "done" arrives, and the halo is gathered from
  * the slices on the device once `start` has run (the previous remote product has read it). */
-static cmrscl_status slices_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event start, cl_event *read,
-                                     product_record *rec)
+static cmrscl_status slices_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl_mem x,
+                                     cl_event start, cl_event *read, product_record *rec)
 {
     int nb = m->plan.neighbours;
     size_t vs = cmrs_dist_value_size(m->plan.precision);
@@ -388,7 +391,8 @@ static cmrscl_status slices_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event st
     cl_int err = m->last_write ? clWaitForEvents(1, &m->last_write) : CL_SUCCESS;
     if (m->last_write)
         clReleaseEvent(m->last_write), m->last_write = NULL;
-    cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "the previous halo gather");
+    cmrscl_status st =
+        keep_first(pre, err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "the previous halo gather"));
     st = keep_first(st, post_tokens(m, done_in, true, true, DONE_TAG));
     st = keep_first(st, post_tokens(m, ready_out, true, false, READY_TAG));
     st = keep_first(st, post_tokens(m, ready_in, false, true, READY_TAG));
@@ -430,12 +434,14 @@ static cmrscl_status slices_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event st
         st = keep_first(st, cmrs_dist_fail_mpi(rc, "MPI_Waitall (shared window)"));
     if (rec)
         rec->exchange_s = rec->wait_s = cmrs_dist_seconds() - t0;
+    if (st != CMRSCL_OK) /* no write still reading a sender's segment when "ready" goes next */
+        clFinish(m->side);
     return st;
 }
 
-cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cl_mem x, cl_event start, cl_event *read,
-                                   product_record *rec)
+cmrscl_status cmrs_window_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl_mem x,
+                                   cl_event start, cl_event *read, product_record *rec)
 {
-    return m->plan.exchange == CMRSCL_EXCHANGE_SLICES ? slices_exchange(m, x, start, read, rec)
-                                                      : halo_exchange(m, start, read, rec);
+    return m->plan.exchange == CMRSCL_EXCHANGE_SLICES ? slices_exchange(m, pre, x, start, read, rec)
+                                                      : halo_exchange(m, pre, start, read, rec);
 }

@@ -215,6 +215,21 @@ static void check_breakdowns(cmrscl_context ctx)
               "GMRES, singular: reason %s (%s)", cmrscl_solve_reason_name(r.reason),
               cmrscl_last_error());
     cmrscl_solve_result_free(&r);
+    cmrscl_matrix_free(m), cmrscl_csr_free(&a);
+    /* GMRES on a diagonal with a NaN: stopped as NaN, never reported converged */
+    for (int i = 0; i < n; ++i)
+        d[i] = 2 + i % 3;
+    d[7] = NAN;
+    diagonal(n, d, NULL, &a);
+    m = make(ctx, &a);
+    memset(x, 0, sizeof(double) * (size_t)n);
+    CHECK_STATUS(solve(m, &o, b, x, n, &r), CMRSCL_ERROR_BREAKDOWN);
+    CHECK_MSG(r.reason == CMRSCL_SOLVE_NONFINITE && !r.converged, "GMRES, NaN in A: reason %s (%s)",
+              cmrscl_solve_reason_name(r.reason), cmrscl_last_error());
+    cmrscl_solve_result_free(&r);
+    cmrscl_matrix_free(m), cmrscl_csr_free(&a);
+    diagonal(n, NULL, NULL, &a);
+    m = make(ctx, &a);
     /* Jacobi on a zero diagonal: refused when the solver is made */
     o = (cmrscl_solve_options){.preconditioner = CMRSCL_PRECONDITIONER_JACOBI};
     cmrscl_solver s = NULL;

@@ -8,8 +8,8 @@
  * choice follows the rule (AUTO: the graph's where its halo is at most 3/4 of the row
  * blocks'); a second creation gives the same rows and the same bits; conjugate gradients on
  * the partitioned matrix solve the given system. Failures agreed by every rank: a rectangular
- * matrix under "graph", an unknown value. Without METIS in the build the test says so and
- * skips (77). */
+ * matrix under "graph", an unknown value on one rank, valid values that differ. Without METIS in
+ * the build the test says so and skips (77). */
 #include "cmrscl_mpi.h"
 #include "test_util.h"
 
@@ -298,6 +298,13 @@ static void check_errors(void)
         cmrscl_dist_matrix_plan(dm, &p);
     CHECK(dm && p.partition == CMRSCL_PARTITION_ROWS);
     cmrscl_dist_free(dm), dm = NULL;
+    /* valid settings that differ between the ranks: refused on every rank, none waits */
+    setenv("CMRSCL_DIST_PARTITION", rank == ranks - 1 ? "rows" : "graph", 1);
+    st = cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, "stencil7:5", NULL, &dm);
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT &&
+                  strstr(cmrscl_last_error(), "CMRSCL_DIST_PARTITION differs between the ranks") &&
+                  !dm,
+              "partitions that differ: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
     setenv("CMRSCL_DIST_PARTITION", rank == ranks - 1 ? "metis" : "graph", 1); /* one rank */
     st = cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, "stencil7:5", NULL, &dm);
     CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && strstr(cmrscl_last_error(), "'metis'") && !dm,
