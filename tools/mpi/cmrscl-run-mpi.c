@@ -99,14 +99,19 @@ static void print_spmv(const mpi_result *r, const cli_options *opt)
     printf("overlap    communication %.4f ms per product, of which the overlap hides %.0f%%; "
            "waiting for the halo %.4f ms\n",
            t->communication_ms, 100.0 * t->hidden, t->wait_ms);
-    double one = r->device_sum_ms, efficiency = one / (p->ranks * t->loop_ms);
-    if (p->ranks > 1 && t->loop_ms > 0)
+    bool measured = r->one_device_ms > 0;
+    double one = measured ? r->one_device_ms : r->device_sum_ms;
+    const char *slower = t->loop_ms > one ? " - SLOWER than one device: the exchange and the "
+                                            "ranks' launches, not the product, set the time"
+                                          : "";
+    if (p->ranks > 1 && t->loop_ms > 0 && measured)
+        printf("one device %.4f ms a product back to back (the whole matrix on rank 0's device): "
+               "efficiency %.3f%s\n",
+               one, one / (p->ranks * t->loop_ms), slower);
+    else if (p->ranks > 1 && t->loop_ms > 0)
         printf("estimate   one device: about %.4f ms a product (the ranks' local and remote "
-               "products added): efficiency about %.2f%s\n",
-               one, efficiency,
-               t->loop_ms > one ? " - SLOWER than one device would be: the exchange, not the "
-                                  "product, sets the time"
-                                : "");
+               "products added; too large to time on one rank): efficiency about %.2f%s\n",
+               one, one / (p->ranks * t->loop_ms), slower);
     printf("rate       %.1f GFLOP/s (2 nnz / loop time)\n",
            t->loop_ms > 0 ? 2.0 * (double)p->nnz / (t->loop_ms * 1e-3) * 1e-9 : 0.0);
     if (r->verified)

@@ -156,6 +156,46 @@ static void reduce(cmrscl_context ctx, cmrscl_dist_matrix dm, mpi_result *r)
                MPI_COMM_WORLD);
 }
 
+/* The whole matrix on rank 0's device, timed back to back like the ranks: the one-device
+ * time they are compared with, where the matrix is small enough for one rank to hold it
+ * (summing the ranks' device times misjudges small matrices, whose products are mostly
+ * launch and wait). Rank 0 alone; -1 where not measured. */
+enum { MPI_ONE_DEVICE_MAX_ENTRIES = 1 << 26 };
+static double time_one_device(cmrscl_context ctx, const char *input, bool is_gen,
+                              const cli_options *opt, cmrscl_precision p, const mpi_result *r)
+{
+    if (r->plan.rank != 0 || r->plan.ranks == 1 || r->plan.nnz > MPI_ONE_DEVICE_MAX_ENTRIES ||
+        strcmp(opt->command, "spmv") != 0) /* bench: its table compares the ranks alone */
+        return -1;
+    cmrscl_csr a;
+    if ((is_gen ? cmrscl_csr_generate(input, &a) : cmrscl_mtx_read(input, NULL, &a)) != CMRSCL_OK)
+        return -1;
+    cl_context cl;
+    cl_command_queue q;
+    cmrscl_context_cl(ctx, &cl, &q);
+    size_t n = (size_t)(a.rows > a.cols ? a.rows : a.cols);
+    double *ones = malloc(sizeof *ones * (n + 1)), ms = -1;
+    for (size_t i = 0; ones && i < n; ++i)
+        ones[i] = 1.0;
+    cl_int ex = CL_SUCCESS, ey = CL_SUCCESS;
+    cl_mem x = ones ? bench_upload(cl, ones, (size_t)a.cols, p, &ex) : NULL;
+    cl_mem y = ones ? bench_upload(cl, ones, (size_t)a.rows, p, &ey) : NULL;
+    cmrscl_matrix m = NULL;
+    cmrscl_timing t;
+    if ((x || a.cols == 0) && (y || a.rows == 0) &&
+        cmrscl_matrix_create_from_csr(ctx, p, &a, &opt->matrix, &m) == CMRSCL_OK &&
+        cmrscl_spmv_time(m, 1.0, x, 0.0, y, opt->warmup, opt->repetitions, &t) == CMRSCL_OK)
+        ms = t.loop_ms;
+    cmrscl_matrix_free(m);
+    if (x)
+        clReleaseMemObject(x);
+    if (y)
+        clReleaseMemObject(y);
+    free(ones);
+    cmrscl_csr_free(&a);
+    return ms;
+}
+
 static cmrscl_status create(cmrscl_context ctx, const char *input, bool is_gen,
                             const cli_options *opt, cmrscl_precision precision,
                             cmrscl_dist_matrix *dm)
@@ -206,6 +246,7 @@ int mpi_run(cmrscl_context ctx, const char *input, bool is_gen, const cli_option
     }
     if (!rc)
         reduce(ctx, dm, r);
+    r->one_device_ms = rc ? -1 : time_one_device(ctx, input, is_gen, opt, precision, r);
     if (dx)
         clReleaseMemObject(dx);
     if (dy)

@@ -19,6 +19,7 @@ typedef struct mpi_result {
     cmrscl_dist_timing t;  /* each time the slowest rank's; hidden from those */
     int64_t halo_total, halo_max;
     double device_sum_ms; /* the ranks' local and remote products added: about one device's */
+    double one_device_ms; /* rank 0: the whole matrix on its device, back to back; -1: not run */
     bool verified;
     double relative_error, bound_ratio; /* over all rows */
     char (*rank_lines)[MPI_RANK_LINE];  /* rank 0: one line per rank (free()) */
