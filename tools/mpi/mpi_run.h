@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "cmrscl_mpi.h"
 
-enum { MPI_RANK_LINE = 400 };
+enum { MPI_RANK_LINE = 512 }; /* a rank's widest line: two plans of 127 characters and the rest */
 
 typedef struct mpi_result {
     char name[256];
