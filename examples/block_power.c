@@ -21,6 +21,8 @@
  * iteration reached TOL within MAX_ITER and the largest residual on the CPU (and, for
  * stencil7, the largest error of a Ritz value) is within 10 x TOL, 1 when not, for a matrix
  * that is not square and symmetric or on an error, 2 for a bad argument. */
+#include "progress.h"
+
 #include <cmrscl.h>
 
 #include <math.h>
@@ -335,6 +337,7 @@ int main(int argc, char **argv)
     }
     int it = 0;
     double estimate = INFINITY, residual = INFINITY, error = 0.0;
+    progress bar = progress_begin();
     while (st == CMRSCL_OK && it < s.max_iter && !(estimate < s.tol)) {
         memcpy(q, ax, nk * sizeof *q);
         orthonormalise(q, n, k);
@@ -342,7 +345,9 @@ int main(int argc, char **argv)
             break;
         estimate = rayleigh_ritz(q, w, n, k, h, v, theta, x, ax);
         ++it;
+        progress_show(&bar, "block_power", it, s.max_iter, "residual / |theta|", estimate);
     }
+    progress_end(&bar);
     if (st == CMRSCL_OK)
         st = cpu_residual(&a, x, theta, k, &residual);
     bool known = st == CMRSCL_OK && stencil_eigenvalues(s.matrix, k, exact);

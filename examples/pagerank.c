@@ -14,6 +14,8 @@
  * Default: rmat:14:8 (an R-MAT power-law graph of 16,384 pages), damping 0.85. Exit status:
  * 0 when the final residual is within 10 x TOL, 1 when it is not or on an error, 2 for a
  * bad argument. */
+#include "progress.h"
+
 #include <cmrscl.h>
 
 #include <math.h>
@@ -156,6 +158,7 @@ int main(int argc, char **argv)
     double change = INFINITY, residual = INFINITY;
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
         r[i] = 1.0 / n;
+    progress bar = progress_begin();
     while (st == CMRSCL_OK && it < s.max_iter && change > s.tol) {
         if ((st = product(m, s.precision, r, next, n, rv, nv)) != CMRSCL_OK)
             break;
@@ -167,7 +170,9 @@ int main(int argc, char **argv)
             r[i] = v;
         }
         ++it;
+        progress_show(&bar, "pagerank", it, s.max_iter, "change", change);
     }
+    progress_end(&bar);
     if (st == CMRSCL_OK)
         st = cpu_residual(&a, r, s.damping, &residual);
     bool converged = residual <= 10.0 * s.tol;
