@@ -60,6 +60,12 @@ DIST_HIDDEN bool cmrs_dsolve_test(const cmrscl_solve_options *o, cmrscl_solve_re
                                   int max, double rr);
 /* r = b - A x (the first kernel, then the product; vec[V_R]) */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x);
+/* The same, then r.r over the whole problem (the dots' collective) into *rr; st: this rank's
+ * status so far (the product and the collective run whatever it is). */
+DIST_HIDDEN cmrscl_status cmrs_dsolve_residual_rr(cmrscl_dist_matrix m, cl_mem b, cl_mem x,
+                                                  cmrscl_status st, double *rr);
+/* The kernels one distributed product enqueues on this rank (for launches_per_iteration). */
+DIST_HIDDEN int cmrs_dsolve_product_launches(cmrscl_dist_matrix m);
 
 /* A method's solve after the common checks: history allocated for max + 1 residuals,
  * threshold rules in o. Fills *out (reason, iterations, residuals, times but the whole

@@ -322,16 +322,23 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
     return CMRSCL_OK;
 }
 
-/* ||b - A x||, in r (the solve is over; the next one sets the kernels' arguments again). */
-static cmrscl_status true_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x, double *out)
+cmrscl_status cmrs_dsolve_residual_rr(cmrscl_dist_matrix m, cl_mem b, cl_mem x, cmrscl_status st,
+                                      double *rr)
 {
-    cmrscl_status st = cmrs_dsolve_residual(m, b, x);
+    cmrscl_status product = cmrs_dsolve_residual(m, b, x); /* collective: every rank runs it */
+    if (st == CMRSCL_OK)
+        st = product;
     if (st == CMRSCL_OK)
         st = cmrs_dsolve_dots(m, m->solver->vec[V_R], m->solver->vec[V_R]);
     double s[SUMS];
     st = cmrs_dsolve_sums(m, st, s);
-    *out = sqrt(s[SUM_DOTS0]);
+    *rr = s[SUM_DOTS0];
     return st;
+}
+
+int cmrs_dsolve_product_launches(cmrscl_dist_matrix m)
+{
+    return 1 + (m->plan.halo > 0) + (m->scatter != NULL) + (m->plan.sent > 0);
 }
 
 cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options *opt, cl_mem b,
@@ -378,8 +385,11 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
     out->history_length = out->iterations + 1;
     out->checks = out->iterations + 1;
     out->check_interval = 1;
+    /* ||b - A x||, in r (the solve is over; the next one sets the kernels' arguments again) */
+    double rr = 0;
     if (st == CMRSCL_OK)
-        st = true_residual(m, b, x, &out->true_residual);
+        st = cmrs_dsolve_residual_rr(m, b, x, st, &rr);
+    out->true_residual = sqrt(rr);
     out->seconds = cmrs_dist_seconds() - t_start;
     if (st != CMRSCL_OK)
         return st;

@@ -147,8 +147,7 @@ cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrscl_solve_opti
     }
     out->iterate_seconds = cmrs_dist_seconds() - t0;
     out->iterations = it;
-    int product = 1 + (m->plan.halo > 0) + (m->scatter != NULL) + (m->plan.sent > 0);
-    out->launches_per_iteration = 2 * product + 5;
+    out->launches_per_iteration = 2 * cmrs_dsolve_product_launches(m) + 5;
     static const char *const quantity[] = {"r.r", "rho = r0*.r", "r0*.v", "omega = t.s / t.t"};
     if (out->reason == CMRSCL_SOLVE_BAD_INPUT)
         snprintf(why, why_size, "bicgstab: NaN or Inf in b or x0");

@@ -96,8 +96,7 @@ cmrscl_status cmrs_dsolve_cg(cmrscl_dist_matrix m, const cmrscl_solve_options *o
     }
     out->iterate_seconds = cmrs_dist_seconds() - t_iter;
     out->iterations = it;
-    out->launches_per_iteration =
-        3 + (m->plan.halo > 0) + (m->scatter != NULL) + (m->plan.sent > 0);
+    out->launches_per_iteration = 2 + cmrs_dsolve_product_launches(m);
     if (out->reason == CMRSCL_SOLVE_BAD_INPUT)
         snprintf(why, why_size, "cg: NaN or Inf in b or x0");
     else if (out->reason == CMRSCL_SOLVE_BREAKDOWN)

@@ -194,21 +194,6 @@ static cmrscl_status apply_cycle(cmrscl_dist_matrix m, cycle *c, int cols, cl_me
     return cols > 0 ? orthogonalize(m, c, c->y, cols, x) : CMRSCL_OK;
 }
 
-/* r = b - A x and r.r (vec[V_R]; the dots' collective). */
-static cmrscl_status residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x, cmrscl_status st,
-                              double *rr)
-{
-    cmrscl_status product = cmrs_dsolve_residual(m, b, x); /* collective: every rank runs it */
-    if (st == CMRSCL_OK)
-        st = product;
-    if (st == CMRSCL_OK)
-        st = cmrs_dsolve_dots(m, m->solver->vec[V_R], m->solver->vec[V_R]);
-    double s[SUMS];
-    st = cmrs_dsolve_sums(m, st, s);
-    *rr = s[SUM_DOTS0];
-    return st;
-}
-
 cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options *o, cl_mem b,
                                 cl_mem x, int max, cmrscl_solve_result *out, char *why,
                                 size_t why_size)
@@ -224,7 +209,7 @@ cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options
     st = cmrs_dsolve_sums(m, cmrs_dsolve_dots(m, b, b), s);
     out->b_norm = sqrt(s[SUM_DOTS0]);
     out->threshold = fmax(o->rtol * out->b_norm, o->atol);
-    st = residual(m, b, x, st, &rr);
+    st = cmrs_dsolve_residual_rr(m, b, x, st, &rr);
     if (st == CMRSCL_OK && !(isfinite(s[SUM_DOTS0]) && isfinite(rr)))
         out->reason = CMRSCL_SOLVE_BAD_INPUT;
     double t_iter = cmrs_dist_seconds();
@@ -267,13 +252,12 @@ cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options
             st = apply_cycle(m, &c, j, x);
         st = cmrs_dist_agree(m->comm, st);
         if (!stop)
-            st = residual(m, b, x, st, &rr);
+            st = cmrs_dsolve_residual_rr(m, b, x, st, &rr);
         stop = stop || st != CMRSCL_OK;
     }
     out->iterate_seconds = cmrs_dist_seconds() - t_iter;
     out->iterations = it;
-    out->launches_per_iteration =
-        4 + (m->plan.halo > 0) + (m->scatter != NULL) + (m->plan.sent > 0);
+    out->launches_per_iteration = 3 + cmrs_dsolve_product_launches(m);
     if (out->reason == CMRSCL_SOLVE_BAD_INPUT)
         snprintf(why, why_size, "gmres: NaN or Inf in b or x0");
     else if (out->reason == CMRSCL_SOLVE_BREAKDOWN)

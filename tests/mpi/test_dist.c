@@ -10,8 +10,7 @@
  * bit on the rows without remote entries when both use csr-vector (a per-row summation
  * order that does not depend on where a row sits); products back to back equal the same
  * products made alone. Every rank checks its own part; the exit status is agreed. */
-#include "cmrscl_mpi.h"
-#include "test_util.h"
+#include "dist_test.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,15 +20,6 @@
 static int rank, ranks;
 static cmrscl_context ctx;
 static bool fp64; /* the device's: without it the double cases are not run (main says so) */
-
-/* Deterministic vectors: a function of the global index, rounded to the precision. */
-static double value_at(int64_t i, uint64_t salt, cmrscl_precision p)
-{
-    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + salt;
-    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
-    double v = (double)(z >> 11) * 0x1p-53 * 2.0 - 1.0;
-    return p == CMRSCL_FLOAT ? (double)(float)v : v;
-}
 
 /* The rows read back, in global columns, are the serial rows (values rounded). */
 static void check_rows(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_precision p,
@@ -126,9 +116,9 @@ static void check_product(cmrscl_dist_matrix dm, const cmrscl_csr *a, cmrscl_pre
     double alpha = 1.5, *x = malloc(sizeof *x * ((size_t)a->cols + 1));
     double *y0 = malloc(sizeof *y0 * ((size_t)a->rows + 1));
     for (int32_t j = 0; j < a->cols; ++j)
-        x[j] = value_at(j, 1, p);
+        x[j] = dist_value_at(j, 1, p);
     for (int32_t i = 0; i < a->rows; ++i)
-        y0[i] = value_at(i, 2, p);
+        y0[i] = dist_value_at(i, 2, p);
     /* Serial: the whole matrix on this rank's device. */
     cmrscl_matrix sm = NULL;
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, p, a, opt, &sm));
@@ -203,7 +193,7 @@ static void check_back_to_back(cmrscl_dist_matrix dm, cmrscl_precision p, const 
     cl_mem xd[N], yd[N];
     for (int k = 0; k < N; ++k) {
         for (int32_t j = 0; j < plan.local_cols; ++j)
-            x[j] = value_at(plan.first_col + j, 10 + (uint64_t)k, p);
+            x[j] = dist_value_at(plan.first_col + j, 10 + (uint64_t)k, p);
         xh[k] = test_values_in(x, plan.local_cols, p);
         xd[k] = device_values(xh[k], plan.local_cols, p);
         yd[k] = device_values(NULL, plan.local_rows, p);
@@ -249,16 +239,7 @@ static void check_case(source_kind kind, const char *name, const cmrscl_csr *a)
             } else if (kind == FROM_FILE) {
                 CHECK_OK(cmrscl_dist_create_from_mtx(MPI_COMM_WORLD, ctx, p, name, opt, &dm));
             } else { /* an even block of rows each, by hand */
-                int64_t r0 = (int64_t)a->rows * rank / ranks,
-                        r1 = (int64_t)a->rows * (rank + 1) / ranks;
-                mine = (cmrscl_csr){(int32_t)(r1 - r0),
-                                    a->cols,
-                                    a->row_ptr[r1] - a->row_ptr[r0],
-                                    malloc(sizeof *a->row_ptr * (size_t)(r1 - r0 + 1)),
-                                    a->col_ind + a->row_ptr[r0],
-                                    a->values + a->row_ptr[r0]};
-                for (int64_t i = r0; i <= r1; ++i)
-                    mine.row_ptr[i - r0] = a->row_ptr[i] - a->row_ptr[r0];
+                mine = dist_even_block(a, rank, ranks);
                 CHECK_OK(cmrscl_dist_create(MPI_COMM_WORLD, ctx, p, &mine, opt, &dm));
                 free(mine.row_ptr);
             }
@@ -346,11 +327,5 @@ int main(int argc, char **argv)
         check_case(FROM_ROWS, "lower bidiagonal by hand", &bidiagonal);
     }
     cmrscl_context_free(ctx);
-    int failed = test_failures > 0, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    char name[64];
-    snprintf(name, sizeof name, "dist rank %d/%d", rank, ranks);
-    int rc = test_finish(name);
-    MPI_Finalize();
-    return rc ? rc : any;
+    return dist_test_finish("dist");
 }

@@ -10,8 +10,7 @@
  * the partitioned matrix solve the given system. Failures agreed by every rank: a rectangular
  * matrix under "graph", an unknown value on one rank, valid values that differ. Without METIS in
  * the build the test says so and skips (77). */
-#include "cmrscl_mpi.h"
-#include "test_util.h"
+#include "dist_test.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,27 +20,7 @@
 static int rank, ranks;
 static cmrscl_context ctx;
 
-static double value_at(int64_t i, uint64_t salt)
-{
-    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + salt;
-    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
-    return (double)(z >> 11) * 0x1p-53 * 2.0 - 1.0;
-}
-
-/* This rank's even block of the rows of a (what cmrscl_dist_create takes), row_ptr malloc'd. */
-static cmrscl_csr block_of(const cmrscl_csr *a)
-{
-    int64_t r0 = (int64_t)a->rows * rank / ranks, r1 = (int64_t)a->rows * (rank + 1) / ranks;
-    cmrscl_csr mine = {(int32_t)(r1 - r0),
-                       a->cols,
-                       a->row_ptr[r1] - a->row_ptr[r0],
-                       malloc(sizeof *a->row_ptr * (size_t)(r1 - r0 + 1)),
-                       a->col_ind + a->row_ptr[r0],
-                       a->values + a->row_ptr[r0]};
-    for (int64_t i = r0; i <= r1; ++i)
-        mine.row_ptr[i - r0] = a->row_ptr[i] - a->row_ptr[r0];
-    return mine;
-}
+static double value_at(int64_t i, uint64_t salt) { return dist_value_at(i, salt, CMRSCL_DOUBLE); }
 
 /* Every rank's owned rows in rank order: the library's numbering mapped to the given one. */
 static int32_t *all_owned(cmrscl_dist_matrix dm, const cmrscl_dist_plan *p, int32_t *mine)
@@ -187,7 +166,7 @@ static cmrscl_dist_matrix create(source_kind kind, const char *name, const cmrsc
     else if (kind == FROM_SPEC)
         CHECK_OK(cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, name, NULL, &dm));
     else {
-        cmrscl_csr mine = block_of(a);
+        cmrscl_csr mine = dist_even_block(a, rank, ranks);
         CHECK_OK(cmrscl_dist_create(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, &mine, NULL, &dm));
         free(mine.row_ptr);
     }
@@ -359,7 +338,7 @@ int main(int argc, char **argv)
     check_case(FROM_ROWS, "stencil5:40 numbered at random", &shuffled, "auto", true);
     cmrscl_dist_matrix dm = NULL;
     setenv("CMRSCL_DIST_PARTITION", "auto", 1);
-    cmrscl_csr mine = block_of(&shuffled);
+    cmrscl_csr mine = dist_even_block(&shuffled, rank, ranks);
     CHECK_OK(cmrscl_dist_create(MPI_COMM_WORLD, ctx, CMRSCL_DOUBLE, &mine, NULL, &dm));
     unsetenv("CMRSCL_DIST_PARTITION");
     cmrscl_dist_plan p = {0};
@@ -373,11 +352,5 @@ int main(int argc, char **argv)
     cmrscl_csr_free(&shuffled);
     check_errors();
     cmrscl_context_free(ctx);
-    int failed = test_failures > 0, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    char name[64];
-    snprintf(name, sizeof name, "dist partition rank %d/%d", rank, ranks);
-    int rc = test_finish(name);
-    MPI_Finalize();
-    return rc ? rc : any;
+    return dist_test_finish("dist partition");
 }

@@ -9,8 +9,7 @@
  * NaN in b on one rank (CG and GMRES), an
  * indefinite matrix, a zero diagonal under Jacobi on one rank's rows, a rectangular matrix,
  * b NULL on one rank. */
-#include "cmrscl_mpi.h"
-#include "test_util.h"
+#include "dist_test.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -269,11 +268,5 @@ int main(int argc, char **argv)
         failing_cases();
     }
     cmrscl_context_free(ctx);
-    int failed = test_failures > 0, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    char name[64];
-    snprintf(name, sizeof name, "dist solve rank %d/%d", rank, ranks);
-    int rc = test_finish(name);
-    MPI_Finalize();
-    return rc ? rc : any;
+    return dist_test_finish("dist solve");
 }
