@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""check_doc_figures.py - every performance figure a user-facing doc quotes is on docs/RESULTS.md.
+
+    tools/ci/check_doc_figures.py [--self-test] [ROOT]
+
+docs/RESULTS.md is the one current results page; docs/PERFORMANCE.md is the history (every
+measurement, dated) and docs/benchmarks*.md the full tables of the runs it cites. The docs a
+user reads (DOCS below: README.md, python/README.md and docs/ USER_GUIDE, MPI, PORTABILITY,
+ARCHITECTURE, TESTING) may quote a figure only where RESULTS.md holds the same figure, so that
+no doc keeps a number a later measurement has replaced. Neither RESULTS.md itself nor the
+history and the benchmark tables are scanned.
+
+What counts as a figure (regular expressions below; a range such as `1.27-1.75x` or
+`0.25-0.45 us` is one figure):
+
+  speedup     a number with a decimal point followed by `x` or ` x`: `1.43x`, `1.08 x`,
+              `1.63-3.30 x`. Whole numbers (`2x`, `6000 x 6000`, `53 x entries`) are not
+              taken: in these docs they are sizes, counts and round orders of magnitude far
+              more often than measurements.
+  time        a number with a decimal point and `ms`, `us` or `s`: `0.27 ms`, `21.6 ms`;
+              whole numbers (`about 5 us`) are not taken, as for speedups.
+  bandwidth   any number with `MB/s`, `GB/s` or `TB/s`: `3 GB/s`, `27.7 GB/s`.
+  efficiency  a bare decimal (`0.881`) where it is marked: set in bold (`**0.881**`, how these
+              docs set a result) or within 60 characters after the word "efficiency" on its
+              line. Other bare decimals (tables of ratios, residuals, versions) are not taken.
+
+A figure passes when RESULTS.md holds the same text, compared after dropping the space before
+the unit and bold marks (`1.08 x` on a doc matches `1.08x` on RESULTS.md); an efficiency
+passes when its number appears anywhere on RESULTS.md as a number of its own.
+
+Exemptions, for figures that are not measurements:
+  - anything inside a fenced code block (``` ... ```) or an inline code span (`...`);
+  - a line carrying the HTML comment `<!-- not a result -->`.
+
+RESULTS.md's own rule: every `## ` section must hold at least one source - one paragraph or list
+item (its wrapped lines joined; a table row counts alone) with a date (`20YY-MM-DD`), a device
+(one of DEVICE_WORDS) and a command in backticks - so that each figure there can be traced to
+when, where and how it was measured. The text before the first `## ` (what the page is, how
+things are timed) is free.
+
+Prints each figure not on RESULTS.md as FILE:LINE: figure (kind) not on ... | the line, and
+each section of RESULTS.md without a source, and exits 1 if there is one; on success prints
+the files checked and how many figures each quotes. --self-test first runs the checker on a
+temporary doc and results page (figures of every kind absent from the page must be reported;
+present ones, exempt ones and those in code must not; a section without a source must be) and
+stops with exit 1 if it does not behave so; the test `doc_figures` runs it that way.
+Standard library only.
+"""
+import os
+import pathlib
+import re
+import sys
+import tempfile
+
+DOCS = [
+    "README.md",
+    "docs/USER_GUIDE.md",
+    "docs/MPI.md",
+    "docs/PORTABILITY.md",
+    "docs/ARCHITECTURE.md",
+    "docs/TESTING.md",
+    "python/README.md",
+]
+RESULTS = "docs/RESULTS.md"
+EXEMPT = "<!-- not a result -->"
+DEVICE_WORDS = ["H100", "H200", "NVIDIA", "PoCL", "Intel", "rusticl", "CPU", "GPU"]
+
+NUM = r"\d+(?:\.\d+)?"
+DEC = r"\d+\.\d+"
+RANGE = r"(?<![\w.])" + NUM + r"(?:\s?[-\u2013]\s?" + NUM + r")?"
+SPEEDUP = re.compile(RANGE + r"\s?x(?![\w])")
+TIME = re.compile(RANGE + r"\s?(?:ms|us|\u00b5s|s)\b(?!/)")
+BANDWIDTH = re.compile(RANGE + r"\s?(?:MB|GB|TB)/s\b")
+BOLD_DECIMAL = re.compile(r"\*\*(" + DEC + r")\*\*")
+EFFICIENCY_WORD = re.compile(r"[Ee]fficienc(?:y|ies)\b")
+BARE_DECIMAL = re.compile(r"(?<![\w.])(" + DEC + r")(?!\w|\.\d)")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def normalise(figure):
+    figure = figure.replace("\u2013", "-").replace("**", "")
+    return re.sub(r"\s+", "", figure)
+
+
+def has_decimal(figure):
+    return "." in figure
+
+
+def figures_in_line(line):
+    """The figures of one line (code spans removed): (kind, text, start) each."""
+    text = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+    found, taken = [], []
+    for kind, pattern, need_decimal in (("speedup", SPEEDUP, True), ("time", TIME, True),
+                                        ("bandwidth", BANDWIDTH, False)):
+        for m in pattern.finditer(text):
+            if need_decimal and not has_decimal(m.group(0)):
+                continue
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            found.append((kind, m.group(0), m.start()))
+            taken.append((m.start(), m.end()))
+    marked = [(m.start(1), m.group(1)) for m in BOLD_DECIMAL.finditer(text)]
+    for w in EFFICIENCY_WORD.finditer(text):
+        window_end = min(len(text), w.end() + 60)
+        for m in BARE_DECIMAL.finditer(text, w.end(), window_end):
+            marked.append((m.start(1), m.group(1)))
+    for start, number in sorted(set(marked)):
+        if any(a <= start < b for a, b in taken):
+            continue
+        found.append(("efficiency", number, start))
+        taken.append((start, start + len(number)))
+    return sorted(found, key=lambda f: f[2])
+
+
+def scan(path):
+    """(line number, kind, figure, line) for every figure of a doc outside the exemptions."""
+    result, fenced = [], False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or EXEMPT in line:
+            continue
+        for kind, figure, _ in figures_in_line(line):
+            result.append((number, kind, figure, line.strip()))
+    return result
+
+
+def results_holds(text):
+    """What RESULTS.md holds: its figures with units, normalised, and every number of its own."""
+    units = set()
+    for pattern in (SPEEDUP, TIME, BANDWIDTH):
+        units.update(normalise(m.group(0)) for m in pattern.finditer(text))
+    numbers = set(re.findall(r"(?<![\w.])" + DEC + r"(?![\w]|\.\d)", text))
+    return units, numbers
+
+
+def blocks(lines):
+    """The paragraphs and list items of some lines, each joined into one string."""
+    out, current = [], []
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith(("- ", "* ", "|")):
+            if current:
+                out.append(" ".join(current))
+            current = [line] if line.strip() else []
+        else:
+            current.append(line)
+    if current:
+        out.append(" ".join(current))
+    return out
+
+
+def is_source(block):
+    return bool(DATE.search(block) and CODE_SPAN.search(block) and
+                any(re.search(r"\b" + w + r"\b", block) for w in DEVICE_WORDS))
+
+
+def results_sections(text):
+    """Each `## ` section of RESULTS.md without a source: a date, a device and a command."""
+    missing, title, lines = [], None, []
+
+    def close():
+        if title is not None and not any(is_source(b) for b in blocks(lines)):
+            missing.append(title)
+
+    for line in text.splitlines():
+        if line.startswith("## "):
+            close()
+            title, lines = line[3:].strip(), []
+        elif title is not None:
+            lines.append(line)
+    close()
+    return missing
+
+
+def check(root, docs=DOCS, quiet=False):
+    """Returns the problems found (strings); prints the summary on success unless quiet."""
+    root = pathlib.Path(root)
+    results_path = root / RESULTS
+    if not results_path.is_file():
+        return ["%s: missing" % RESULTS]
+    results_text = results_path.read_text(encoding="utf-8")
+    units, numbers = results_holds(results_text)
+    problems, counts = [], []
+    for title in results_sections(results_text):
+        problems.append("%s: section '## %s' has no paragraph or list item with a date "
+                        "(20YY-MM-DD), a device (%s) and a command in backticks"
+                        % (RESULTS, title, ", ".join(DEVICE_WORDS)))
+    for doc in docs:
+        path = root / doc
+        if not path.is_file():
+            problems.append("%s: missing (listed in check_doc_figures.py's DOCS)" % doc)
+            continue
+        found = scan(path)
+        counts.append((doc, len(found)))
+        for number, kind, figure, line in found:
+            held = figure in numbers if kind == "efficiency" else normalise(figure) in units
+            if not held:
+                context = line if len(line) <= 160 else line[:157] + "..."
+                problems.append("%s:%d: %s (%s) not on %s | %s"
+                                % (doc, number, figure, kind, RESULTS, context))
+    if not problems and not quiet:
+        total = sum(n for _, n in counts)
+        print("doc figures: %d figures in %d docs, every one on %s; %s's sections each name a "
+              "date, device and command" % (total, len(counts), RESULTS, RESULTS))
+        for doc, n in counts:
+            print("  %-22s %d" % (doc, n))
+    return problems
+
+
+def self_test():
+    """The checker on a made-up doc and results page; returns the failures (strings)."""
+    failures = []
+    results = ("# Results\n\nFree text: 9.99x here is not a source.\n\n"
+               "## Product\n\n| what | figure |\n|---|---|\n| mean | 1.26x |\n| loop | 43.4 us |\n"
+               "| strong efficiency | 0.881 |\n| copy | 27.7 GB/s |\n\n"
+               "- 2026-11-27, NVIDIA H100: `bench/compare.sh`\n")
+    doc = ("# Doc\n\nIt runs 1.26 x the peer, 43.4 us an iteration, 27.7 GB/s, strong **0.881**.\n"
+           "It runs 1.44x the peer, 0.27 ms a product, 3 GB/s, a range 1.1-1.5 x.\n"
+           "Efficiency on four GPUs 0.777.\n"
+           "An example, 7.77x <!-- not a result -->\n"
+           "```\n$ cmrscl-run spmv\n0.0361 ms 8.88x\n```\n"
+           "Inline `-r 0.5 s` and a 6000 x 6000 matrix, 2x the rows, about 5 us.\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        top = pathlib.Path(tmp)
+        (top / "docs").mkdir()
+        (top / RESULTS).write_text(results, encoding="utf-8")
+        (top / "README.md").write_text(doc, encoding="utf-8")
+        problems = check(top, docs=["README.md"], quiet=True)
+        reported = {p.split(": ", 1)[1].split(" (")[0] for p in problems}
+        expected = {"1.44x", "0.27 ms", "3 GB/s", "1.1-1.5 x", "0.777"}
+        if reported != expected:
+            failures.append("self-test: expected %s reported alone, got %s" % (sorted(expected),
+                                                                          sorted(reported)))
+        if not all(p.startswith("README.md:") for p in problems):
+            failures.append("self-test: reports without FILE:LINE: %s" % problems)
+        good = doc.replace("1.44x", "1.26x").replace("0.777", "0.881").replace("0.27 ms", "43.4 us")
+        good = good.replace("3 GB/s", "27.7 GB/s").replace("1.1-1.5 x", "1.26 x")
+        (top / "README.md").write_text(good, encoding="utf-8")
+        if check(top, docs=["README.md"], quiet=True):
+            failures.append("self-test: a doc whose figures are all on the page failed")
+        (top / RESULTS).write_text(results + "\n## Solvers\n\nCG 1.96x (no date, no command)\n",
+                                   encoding="utf-8")
+        problems = check(top, docs=["README.md"], quiet=True)
+        if not any("'## Solvers'" in p for p in problems):
+            failures.append("self-test: a section without a date, device and command passed")
+    return failures
+
+
+def main(argv):
+    args = argv[1:]
+    if args and args[0] == "--self-test":
+        failures = self_test()
+        for f in failures:
+            print(f)
+        if failures:
+            return 1
+        print("doc figures: self-test passed (a figure absent from the results page reported, "
+              "present, exempt and code figures not, a section without its source reported)")
+        args = args[1:]
+    root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    problems = check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print("doc figures: %d problem(s). Put the figure on %s with its date, device and command, "
+              "or stop quoting it and link to %s (or to docs/PERFORMANCE.md); a figure that is "
+              "not a measurement may carry '%s'." % (len(problems), RESULTS, RESULTS, EXEMPT))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
