@@ -42,6 +42,17 @@
  * 16-bit word of all ones, which the plan keeps every real step and dictionary index below. */
 #define CMRS_NARROW_HOLE 0xffffu
 
+/* A jump among a slice's narrow columns (plans whose column_jumps is not 0, -DNARROW_JUMPS=1):
+ * a word with its top bit set stands for no entry and adds its low 15 bits, shifted left by
+ * CMRS_NARROW_JUMP_SHIFT, to the row's running column - so a step too long for an entry's
+ * word costs one word more instead of every entry of the matrix taking a 32-bit word. The
+ * entry after it keeps the step's low CMRS_NARROW_JUMP_SHIFT bits, which fit every entry's
+ * step field (15 bits less a dictionary index of at most 4). The entries' words keep their
+ * top bit clear; the hole (all ones) stays a hole. The shift does not depend on the
+ * dictionary, so dropping one (a values update) leaves every jump as it is. */
+#define CMRS_NARROW_JUMP 0x8000u
+#define CMRS_NARROW_JUMP_SHIFT 11
+
 /* The arguments of cmrs_spmv, the same in every family. The matrix's (set once when the
  * matrix is made) come first, then the product's (x, y, alpha, beta: set per product). */
 enum cmrs_spmv_arg {

@@ -18,7 +18,8 @@
  * Narrow columns (COLUMN_BITS 16, host/format/cmrs_narrow.c): col_ind holds the strips' first
  * columns, then a 16-bit word per position - the step from the column before in the row, the
  * dictionary index in its low bits - so a banded matrix moves 2 bytes of column an entry;
- * the lane adds the steps as it walks its row.
+ * the lane adds the steps as it walks its row. A step too long for its word takes a jump word
+ * before it (-DNARROW_JUMPS=1, cmrs_abi.h): a position with no entry, as a hole.
  */
 #if WARP != HEIGHT
 #error "the slice kernel takes one work-item per row of its strip: WARP == HEIGHT"
@@ -38,20 +39,31 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
     real_t sum = 0;
     if (strip < strips) { /* no return: with DOTS every work-item reaches the epilogue */
         const index_t end = strip_ptr[strip + 1];
-        /* the row's words, SLICE_AHEAD at a time (spmv_common.cl) */
+        /* the row's words, SLICE_AHEAD at a time (spmv_common.cl); with SLICE_WORDS_EARLY the
+         * next batch's loads go out before this batch's gathers */
         uint column = FIRST_COLUMN(strip);
         (void)column;
-        for (index_t j = strip_ptr[strip] + r; j < end; j += SLICE_AHEAD * HEIGHT) {
-            uint w[SLICE_AHEAD];
+        uint w[SLICE_AHEAD], early[SLICE_AHEAD];
+        index_t j = strip_ptr[strip] + r;
+        if (SLICE_WORDS_EARLY)
+            LOAD_WORDS(early, j, end);
+        for (; j < end; j += SLICE_AHEAD * HEIGHT) {
 #pragma unroll
             for (int k = 0; k < SLICE_AHEAD; ++k)
-                w[k] = j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;
+                w[k] = SLICE_WORDS_EARLY ? early[k]
+                       : j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT)
+                                              : HOLE_WORD;
+            if (SLICE_WORDS_EARLY)
+                LOAD_WORDS(early, j + SLICE_AHEAD * HEIGHT, end);
 #pragma unroll
-            for (int k = 0; k < SLICE_AHEAD; ++k)
-                if (w[k] != HOLE_WORD) {
+            for (int k = 0; k < SLICE_AHEAD; ++k) {
+                if (NO_ENTRY(w[k])) {
+                    SKIP(w[k]);
+                } else {
                     const uint c = NEXT_COLUMN(w[k]);
                     sum += VALUE_AT(j + k * HEIGHT, w[k]) * GATHER(c, row);
                 }
+            }
         }
     }
     real_t yv = 0;

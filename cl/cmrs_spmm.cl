@@ -147,8 +147,10 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmm(CMRS_SPMM_PARAMS)
                 w[t] = j + t * HEIGHT < end ? LOAD_WORD(j + t * HEIGHT) : HOLE_WORD;
 #pragma unroll
             for (int t = 0; t < SLICE_AHEAD; ++t) {
-                if (w[t] == HOLE_WORD)
+                if (NO_ENTRY(w[t])) {
+                    SKIP(w[t]);
                     continue;
+                }
                 const real_t a = VALUE_AT(j + t * HEIGHT, w[t]);
                 const ulong col = NEXT_COLUMN(w[t]);
 #pragma unroll

@@ -287,9 +287,10 @@ __kernel void convert_entries(const uint rows, const uint nnz, const uint height
  * the work-items of a strip read the same entries at the same time. Built once, on the
  * first update (host/exec/matrix_update.c says why). With narrow columns (col_ind holds the
  * strips' first columns, then 16-bit words, host/format/cmrs_narrow.c): a slice's steps
- * (narrow 1) have their holes among the words, and a position's row is its place in the
- * slice; a strip's offsets (narrow 2) keep the row in strip in their low bits; implied
- * columns (narrow 3: strips of one row, col_ind only their first columns) have no words. */
+ * (narrow 1; 4 with jump words, which like holes stand for no entry: cmrs_abi.h) have their
+ * holes among the words, and a position's row is its place in the slice; a strip's offsets
+ * (narrow 2) keep the row in strip in their low bits; implied columns (narrow 3: strips of
+ * one row, col_ind only their first columns) have no words. */
 __kernel void convert_permutation(const uint strips, const uint height, const uint row_bits,
                                   const uint packed, const uint narrow,
                                   __global const index_t *restrict strip_ptr,
@@ -306,10 +307,13 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
     const uint mask = packed ? (1u << row_bits) - 1u : 0u;
     index_t e = use_csr ? strip_csr[s] : begin;
     __global const ushort *steps = (__global const ushort *)(col_ind + strips);
-#define HOLE_AT(k) (narrow == 1 ? steps[k] == CMRS_NARROW_HOLE : !narrow && col_ind[k] == CMRS_HOLE)
+#define HOLE_AT(k)                                                                                 \
+    (narrow == 4   ? (steps[k] & CMRS_NARROW_JUMP) != 0                                            \
+     : narrow == 1 ? steps[k] == CMRS_NARROW_HOLE                                                  \
+                   : !narrow && col_ind[k] == CMRS_HOLE)
 #define ROW_AT(k)                                                                                  \
-    (narrow == 3   ? 0u                                                                            \
-     : narrow == 1 ? (uint)(((k)-begin) % height)                                                  \
+    (narrow == 3                 ? 0u                                                              \
+     : narrow == 1 || narrow == 4 ? (uint)(((k)-begin) % height)                                   \
      : packed      ? (narrow ? steps[k] : col_ind[k]) & mask                                       \
                    : row_in_strip[k])
     for (index_t k = begin; k < end; ++k)
@@ -331,7 +335,8 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
  * read-only): what its first values update stores plain (host/exec/matrix_update.c,
  * ensure_plain_values). A hole stays a hole. Narrow columns (narrow: the 16-bit words after
  * the strips' first columns, host/format/cmrs_narrow.c): the first columns copied
- * (work-items k < strips), then the n words likewise (a slice's steps: row_bits 0). */
+ * (work-items k < strips), then the n words likewise (a slice's steps: row_bits 0; narrow 2:
+ * steps with jump words, which carry no index and stay as they are). */
 #define DROP_DICT(w) ((w) >> (row_bits + dict_bits) << row_bits | ((w) & ((1u << row_bits) - 1u)))
 __kernel void convert_drop_dict(const index_t n, const uint narrow, const uint strips,
                                 const uint row_bits, const uint dict_bits,
@@ -344,7 +349,8 @@ __kernel void convert_drop_dict(const index_t n, const uint narrow, const uint s
         return;
     if (narrow) {
         const uint w = ((__global const ushort *)(coded + strips))[k];
-        ((__global ushort *)(plain + strips))[k] = w == CMRS_NARROW_HOLE ? w : (ushort)DROP_DICT(w);
+        const bool kept = narrow == 2 ? (w & CMRS_NARROW_JUMP) != 0 : w == CMRS_NARROW_HOLE;
+        ((__global ushort *)(plain + strips))[k] = kept ? w : (ushort)DROP_DICT(w);
     } else {
         const uint c = coded[k];
         plain[k] = c == CMRS_HOLE ? c : DROP_DICT(c);

@@ -342,8 +342,20 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
  * loop that tests each word before the next load walks the row one load latency an entry
  * (H100, docs/PERFORMANCE.md: fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four
  * ahead 0.035; two 0.052, eight 0.037). 32-bit words gain too: stencil7:160 float 0.066 ms
- * one ahead, 0.061 four ahead. */
+ * one ahead, 0.061 four ahead. Narrow columns load the next SLICE_AHEAD words before they use
+ * these (SLICE_WORDS_EARLY): their walk is latency-bound where 32-bit words' is not (H200,
+ * docs/PERFORMANCE.md, "narrow words early"), and a row with jump words walks eight at a time,
+ * its extra positions then costing no extra round trip on a stencil's rows. */
+#if COLUMN_BITS == 16 && defined(NARROW_JUMPS) && NARROW_JUMPS
+#define SLICE_AHEAD 8
+#else
 #define SLICE_AHEAD 4
+#endif
+#define SLICE_WORDS_EARLY (COLUMN_BITS == 16)
+/* dst[k] = the word at position at + k x HEIGHT, a hole from `end` on */
+#define LOAD_WORDS(dst, at, end)                                                                   \
+    for (int k_ = 0; k_ < SLICE_AHEAD; ++k_)                                                       \
+    (dst)[k_] = (at) + k_ * HEIGHT < (end) ? LOAD_WORD((at) + k_ * HEIGHT) : HOLE_WORD
 #if COLUMN_BITS == 16
 #define LOAD_WORD(j) load_step((__global const ushort *)(col_ind + strips) + (j))
 #define HOLE_WORD CMRS_NARROW_HOLE
@@ -354,6 +366,19 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
 #define HOLE_WORD CMRS_HOLE
 #define NEXT_COLUMN(w) COLUMN_OF(w)
 #define FIRST_COLUMN(strip) 0u
+#endif
+/* NO_ENTRY(w): a word that stands for no entry - a hole, or with -DNARROW_JUMPS=1 a jump
+ * (cmrs_abi.h), whose SKIP(w) adds its distance to the walk's column. A hole reads as a jump
+ * too there: only holes follow it in its row, so the column it leaves is never used. */
+#ifndef NARROW_JUMPS
+#define NARROW_JUMPS 0
+#endif
+#if COLUMN_BITS == 16 && NARROW_JUMPS
+#define NO_ENTRY(w) ((w)&CMRS_NARROW_JUMP)
+#define SKIP(w) (column += ((w) & (CMRS_NARROW_JUMP - 1u)) << CMRS_NARROW_JUMP_SHIFT)
+#else
+#define NO_ENTRY(w) ((w) == HOLE_WORD)
+#define SKIP(w) ((void)0)
 #endif
 
 /* x at column `col`, for an entry of row `row`. Built with -DDIAGONAL=1 (the solvers' Jacobi

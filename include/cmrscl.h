@@ -385,6 +385,9 @@ typedef struct cmrscl_params {
      * the matrix once - 64, or in the slice layout 128 bytes of X a row (32 floats, 16
      * doubles), which measured faster there on an H100 (docs/PERFORMANCE.md). */
     int block_vectors;
+    /* Slices with narrow columns (column_bits 16): the jump words stored, one before each
+     * step too long for an entry's 16-bit word (counted in stored_entries; 0: none). */
+    int64_t column_jumps;
 } cmrscl_params;
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;

@@ -7,6 +7,8 @@
  *                precision, also of CSR with unsorted rows: the arrays and products of a fresh
  *                create with the new values, and every hole still 0 on the device (a slice's
  *                permutation is built by the first update, MODULO's at creation);
+ *   jumps        narrow columns with jump words (steps past 16 bits): products with Inf and
+ *                NaN where no entry is, and the updates, as above;
  *   options      bad MODULO and slice options fail with a message naming them;
  *                create_from_cl refuses both; the automatic plan never picks MODULO.
  * Usage: test_holes float|double */
@@ -159,7 +161,9 @@ static void check_holes_zero(cmrscl_matrix m, const char *what)
     const uint16_t *narrow = (const uint16_t *)(col + p->strips);
     size_t holes = 0, nonzero = 0;
     for (size_t k = 0; err == CL_SUCCESS && k < n; ++k)
-        if (p->column_bits == 16 ? narrow[k] == CMRS_NARROW_HOLE : col[k] == CMRS_HOLE)
+        if (p->column_bits == 16 ? narrow[k] == CMRS_NARROW_HOLE ||
+                                       (p->column_jumps && (narrow[k] & CMRS_NARROW_JUMP))
+                                 : col[k] == CMRS_HOLE)
             ++holes, nonzero += test_value_at(val, p->precision, k) != 0.0;
     CHECK_MSG(nonzero == 0, "%s: %zu of %zu holes hold a value", what, nonzero, holes);
     CHECK_MSG(err != CL_SUCCESS || holes == (size_t)(p->stored_entries - p->nnz),
@@ -248,6 +252,96 @@ static void test_updates(cmrscl_context ctx, cmrscl_precision prec)
     }
 }
 
+/* 300 x 150000, three far bands: row r's columns r .. r + 13 (not r + 1 in every fifth
+ * row), 70000 + r, 70003 + r and 140000 + r % 7 (not in every eleventh row); values from
+ * three. Steps of about 70000 - past the 16-bit words - and of at most 3: narrow columns
+ * with a jump word before each long step, with a dictionary (2 bits) or without; about 2
+ * jumps in 17 entries, few enough for the plan to take them itself. */
+static void far_bands(cmrscl_csr *out)
+{
+    enum { N = 300 * 17 };
+    int32_t *ri = malloc(sizeof(int32_t) * N), *ci = malloc(sizeof(int32_t) * N);
+    double *v = malloc(sizeof(double) * N);
+    static const double three[] = {1.5, -0.25, 2};
+    int n = 0;
+    for (int32_t r = 0; r < 300; ++r)
+        for (int k = 0; k < 17; ++k) {
+            if ((k == 1 && r % 5 == 0) || (k == 16 && r % 11 == 0))
+                continue;
+            ri[n] = r, v[n] = three[(r + k) % 3];
+            ci[n++] = k < 14 ? r + k : k == 14 ? 70000 + r : k == 15 ? 70003 + r : 140000 + r % 7;
+        }
+    CHECK_OK(cmrscl_csr_from_coo(300, 150000, n, ri, ci, v, out));
+    free(ri), free(ci), free(v);
+}
+
+/* Jump words (host/format/cmrs_narrow.c) on the far bands: taken by the plan itself in slices
+ * (packed and unpacked, plain values and a dictionary), y and the block product against the
+ * CPU reference with Inf and NaN in every column no entry uses - a jump loads no x - and the
+ * values updates (the permutation built on the device through the jump words; the
+ * dictionary dropped around them) against a fresh create. */
+static void test_jumps(cmrscl_context ctx, cmrscl_precision prec)
+{
+    cmrscl_csr a;
+    far_bands(&a);
+    cmrscl_csr ref = test_csr_rounded(&a, prec);
+    char *used = calloc((size_t)a.cols, 1);
+    for (int64_t k = 0; k < a.nnz; ++k)
+        used[a.col_ind[k]] = 1;
+    double *x = malloc(sizeof(double) * (size_t)a.cols), y0[300] = {0}, y[300];
+    test_seed(11);
+    for (int32_t j = 0; j < a.cols; ++j)
+        x[j] = used[j] ? test_uniform(-1, 1) : j % 3 == 0 ? INFINITY : j % 3 == 1 ? -INFINITY : NAN;
+    for (int32_t j = 0; prec == CMRSCL_FLOAT && j < a.cols; ++j)
+        x[j] = (double)(float)x[j];
+    void *xd = test_values_in(x, a.cols, prec), *yd = test_values_in(y0, 300, prec);
+    for (int k = 0; k < 4; ++k) {
+        cmrscl_options o = slice_options(k % 2 ? 8 : 32, k % 2 ? CMRSCL_LAYOUT_UNPACKED : 0);
+        o.values = k < 2 ? CMRSCL_VALUES_PLAIN : CMRSCL_VALUES_AUTO;
+        char what[96];
+        snprintf(what, sizeof what, "far bands, slices of %d%s, %s values", o.height,
+                 k % 2 ? " unpacked" : "", k < 2 ? "plain" : "coded");
+        cmrscl_matrix m = NULL;
+        cmrscl_params p = {0};
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &m));
+        CHECK_OK(cmrscl_matrix_params(m, &p));
+        CHECK_MSG(p.column_bits == 16 && p.column_jumps > 0 &&
+                      test_contains(p.build_options, "-DNARROW_JUMPS=1") &&
+                      (k < 2) == (p.values == CMRSCL_VALUES_PLAIN),
+                  "%s: column bits %d, %lld jumps, values %d (%s)", what, p.column_bits,
+                  (long long)p.column_jumps, (int)p.values, p.plan_reason);
+        CHECK_OK(cmrscl_spmv_host(m, 1.0, xd, 0.0, yd));
+        for (int i = 0; i < 300; ++i)
+            y[i] = test_value_at(yd, prec, i);
+        double ratio = INFINITY;
+        CHECK_OK(cmrscl_csr_spmv_check(&ref, 1.0, x, 0.0, y0, y,
+                                       prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
+        CHECK_MSG(ratio <= 1.0, "%s: error %.3g x the rounding bound", what, ratio);
+        /* the block product's walk: three vectors, x three times over, column-major */
+        size_t vs = cmrscl_precision_size(prec);
+        char *xs = malloc(3 * vs * (size_t)a.cols), *ys = malloc(3 * vs * 300);
+        for (int q = 0; q < 3; ++q)
+            memcpy(xs + (size_t)q * vs * (size_t)a.cols, xd, vs * (size_t)a.cols);
+        CHECK_OK(cmrscl_spmm_host(m, CMRSCL_COLUMN_MAJOR, 3, 1.0, xs, 0, 0.0, ys, 0));
+        for (int q = 0; q < 3; ++q) {
+            for (int i = 0; i < 300; ++i)
+                y[i] = test_value_at(ys + (size_t)q * vs * 300, prec, i);
+            ratio = INFINITY;
+            CHECK_OK(cmrscl_csr_spmv_check(&ref, 1.0, x, 0.0, y0, y,
+                                           prec == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
+            CHECK_MSG(ratio <= 1.0, "%s, block product, vector %d: error %.3g x the bound", what, q,
+                      ratio);
+        }
+        free(xs), free(ys);
+        if (p.values == CMRSCL_VALUES_PLAIN) /* a dictionary has no value a position */
+            check_holes_zero(m, what);
+        cmrscl_matrix_free(m);
+        check_update(ctx, prec, &a, &o, false, what);
+    }
+    free(xd), free(yd), free(x), free(used);
+    cmrscl_csr_free(&ref), cmrscl_csr_free(&a);
+}
+
 static void expect_error(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_options *o,
                          cmrscl_status status, const char *words)
 {
@@ -294,25 +388,41 @@ static void test_options(cmrscl_context ctx)
     o = modulo_options(8, 8, 16, 0, 0), o.column_bits = 16;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT,
                  "narrow and implied columns are the slice");
+    cmrscl_matrix m = NULL;
+    cmrscl_params p;
     cmrscl_csr far = {
-        2, 70000, 4, (int64_t[]){0, 2, 4}, (int32_t[]){0, 65536, 1, 2}, (double[]){1, 2, 3, 4}};
+        2, 70000, 4, (int64_t[]){0, 2, 4}, (int32_t[]){0, 65534, 1, 2}, (double[]){1, 2, 3, 4}};
     o = slice_options(32, 0), o.column_bits = 16, o.values = CMRSCL_VALUES_PLAIN;
-    expect_error(ctx, &far, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "a step of 65536 columns");
-    far.col_ind[1] = 65534; /* the largest step 16 bits hold beside no dictionary index */
-    cmrscl_matrix narrow = NULL;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &far, &o, &narrow));
-    if (narrow) {
-        float x[70000] = {0}, y[2];
-        x[1] = 1.0f, x[2] = 10.0f, x[65534] = 100.0f;
-        CHECK_OK(cmrscl_spmv_host(narrow, 1.0, x, 0.0, y));
-        CHECK_MSG(y[0] == 200.0f && y[1] == 43.0f, "the largest step: y = (%g, %g)", y[0], y[1]);
+    /* the largest step 16 bits hold beside no dictionary index, then one past it: a jump */
+    for (int32_t last = 65534; last <= 65536; last += 2) {
+        far.col_ind[1] = last;
+        cmrscl_matrix narrow = NULL;
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &far, &o, &narrow));
+        CHECK_OK(cmrscl_matrix_params(narrow, &p));
+        CHECK_MSG(p.column_bits == 16 && p.column_jumps == (last > 65534),
+                  "a step of %d: column bits %d, %lld jumps", last, p.column_bits,
+                  (long long)p.column_jumps);
+        if (narrow) {
+            float x[70000] = {0}, y[2];
+            x[1] = 1.0f, x[2] = 10.0f, x[last] = 100.0f;
+            CHECK_OK(cmrscl_spmv_host(narrow, 1.0, x, 0.0, y));
+            CHECK_MSG(y[0] == 200.0f && y[1] == 43.0f, "a step of %d: y = (%g, %g)", last, y[0],
+                      y[1]);
+        }
+        cmrscl_matrix_free(narrow);
     }
-    cmrscl_matrix_free(narrow);
+    /* past what a jump and its entry reach: refused when asked for, 32-bit otherwise */
+    far.cols = 100000000, far.col_ind[1] = 99999999;
+    expect_error(ctx, &far, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "beyond a jump's");
+    o.column_bits = 0;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &far, &o, &m));
+    CHECK_OK(cmrscl_matrix_params(m, &p));
+    CHECK_MSG(p.column_bits == 32 && p.column_jumps == 0 && test_contains(p.plan_reason, "beyond"),
+              "a step beyond a jump's reach: column bits %d (%s)", p.column_bits, p.plan_reason);
+    cmrscl_matrix_free(m);
     /* the default MODULO: 8 slot sets, or the warp when narrower */
     o = modulo_options(0, 4, 16, 0, 0);
-    cmrscl_matrix m = NULL;
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m));
-    cmrscl_params p;
     CHECK_OK(cmrscl_matrix_params(m, &p));
     CHECK_MSG(p.modulo == 4 && test_contains(p.build_options, "-DMODULO=4"), "default modulo %d",
               p.modulo);
@@ -367,6 +477,7 @@ int main(int argc, char **argv)
     test_holes(ctx, prec);
     test_determinism(ctx, prec);
     test_updates(ctx, prec);
+    test_jumps(ctx, prec);
     CHECK_MSG(holes_seen > 0, "the values updates met no hole: their check checked nothing");
     if (prec == CMRSCL_FLOAT)
         test_options(ctx);

@@ -11,7 +11,8 @@
  * longest row times the height (what cmrs_slice_stored counts for the plan), entry i of row r
  * at i * height + r and holes elsewhere; every entry once, rows in order, holes dropped the
  * matrix again. Narrow columns (host/format/cmrs_narrow.c): a slice's steps and a strip's
- * offsets, where they fit, decode to the column words. */
+ * offsets, where they fit, decode to the column words; with jump words, the slice layout's
+ * holes before the long steps, the jumps in them, and the words decoding again. */
 #include "format/format.h"
 #include "io/io.h"
 #include "test_matrices.h"
@@ -119,9 +120,9 @@ static void check_offsets(const cmrscl_csr *a, const cmrscl_cmrs *c, int height,
         return;
     void *narrow = NULL;
     uint32_t *back = malloc(sizeof(uint32_t) * ((size_t)c->nnz + 1));
-    CHECK_OK(cmrs_narrow_encode(c, 0, true, &narrow));
+    CHECK_OK(cmrs_narrow_encode(c, 0, NARROW_OFFSETS, &narrow));
     if (narrow) {
-        cmrs_narrow_decode(narrow, c, 0, true, back);
+        cmrs_narrow_decode(narrow, c, 0, NARROW_OFFSETS, back);
         const uint32_t *first = narrow;
         const uint16_t *words = (const uint16_t *)(first + c->strips);
         int64_t wrong = 0;
@@ -194,9 +195,9 @@ static void check_narrow(const cmrscl_csr *a, const cmrscl_cmrs *c, int height, 
         return;
     void *narrow = NULL;
     uint32_t *back = malloc(sizeof(uint32_t) * ((size_t)c->nnz + 1));
-    CHECK_OK(cmrs_narrow_encode(c, 0, false, &narrow));
+    CHECK_OK(cmrs_narrow_encode(c, 0, NARROW_STEPS, &narrow));
     if (narrow) {
-        cmrs_narrow_decode(narrow, c, 0, false, back);
+        cmrs_narrow_decode(narrow, c, 0, NARROW_STEPS, back);
         const uint16_t *words = (const uint16_t *)((const uint32_t *)narrow + c->strips);
         int64_t wrong = 0;
         for (int64_t k = 0; k < c->nnz; ++k)
@@ -222,11 +223,11 @@ static void check_slices(const cmrscl_csr *a, const char *name, int height, unsi
                         &none));
     CHECK(none == NULL);
     cmrs_holed o;
-    CHECK_OK(cmrs_slice_layout(&rows, a->row_ptr, vals.dst, sizeof(double), 64, &o));
+    CHECK_OK(cmrs_slice_layout(&rows, a->row_ptr, a->col_ind, 0, vals.dst, sizeof(double), 64, &o));
     if (o.cmrs.strip_ptr) {
-        CHECK_MSG(o.cmrs.nnz == cmrs_slice_stored(a->rows, a->row_ptr, height),
-                  "%s: %lld stored, counted %lld", what, (long long)o.cmrs.nnz,
-                  (long long)cmrs_slice_stored(a->rows, a->row_ptr, height));
+        int64_t counted = cmrs_slice_stored(a->rows, a->row_ptr, NULL, height, 0, NULL);
+        CHECK_MSG(o.cmrs.nnz == counted, "%s: %lld stored, counted %lld", what,
+                  (long long)o.cmrs.nnz, (long long)counted);
         const uint64_t *perm = o.perm;
         const double *v = o.values;
         bool placed = true;
@@ -258,10 +259,91 @@ static void check_slices(const cmrscl_csr *a, const char *name, int height, unsi
     free(vals.dst);
 }
 
+/* Jump words (host/format/cmrs_narrow.c): the slice layout with a hole before each step
+ * longer than `above` - each row's words its entries in order, a hole before exactly the
+ * long steps (counted by brute force), holes after - and its narrow words with jumps: a
+ * jump (top bit) in each of those holes, the entries' words with the top bit clear, and
+ * all of it decoding to the layout's column words. A small `above` gives the catalogue's
+ * matrices many jumps (each jump takes what it can of its step, maybe nothing: the entry's
+ * word keeps the rest). */
+static int64_t check_jumps(const cmrscl_csr *a, const char *name, int height, int64_t above)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s, slices of height %d, jumps above %lld", name, height,
+             (long long)above);
+    cmrscl_cmrs rows;
+    cmrs_values vals = {a->values, CMRSCL_DOUBLE, malloc(8 * ((size_t)a->nnz + CMRS_ENTRY_PAD)),
+                        CMRSCL_DOUBLE};
+    void *none = NULL;
+    CHECK_OK(
+        cmrs_build(a->rows, a->cols, a->row_ptr, a->col_ind, height, 0, &vals, 64, &rows, &none));
+    cmrs_holed o;
+    int64_t jumps = -1, expected = 0;
+    CHECK_OK(
+        cmrs_slice_layout(&rows, a->row_ptr, a->col_ind, above, vals.dst, sizeof(double), 64, &o));
+    int64_t counted = cmrs_slice_stored(a->rows, a->row_ptr, a->col_ind, height, above, &jumps);
+    bool placed = o.cmrs.strip_ptr && o.cmrs.nnz == counted;
+    CHECK_MSG(placed, "%s: %lld stored, counted %lld", what, (long long)o.cmrs.nnz,
+              (long long)counted);
+    for (int32_t s = 0; s < o.cmrs.strips && placed; ++s) {
+        int64_t r0 = (int64_t)s * height, first = INT64_MAX;
+        for (int64_t r = r0; r < r0 + height && r < a->rows; ++r)
+            if (a->row_ptr[r] < a->row_ptr[r + 1] && a->col_ind[a->row_ptr[r]] < first)
+                first = a->col_ind[a->row_ptr[r]];
+        uint64_t len = (o.cmrs.strip_ptr[s + 1] - o.cmrs.strip_ptr[s]) / (uint64_t)height;
+        for (int64_t r = r0; r < r0 + height && placed; ++r) {
+            uint64_t i = 0;
+            int64_t before = first;
+            for (int64_t e = r < a->rows ? a->row_ptr[r] : 0; r < a->rows && e < a->row_ptr[r + 1];
+                 ++e) {
+                uint64_t at = o.cmrs.strip_ptr[s] + i * (uint64_t)height + (uint64_t)(r - r0);
+                if (a->col_ind[e] - before > above) { /* the jump's hole first */
+                    placed = o.cmrs.col_ind[at] == CMRS_HOLE;
+                    ++i, ++expected, at += (uint64_t)height;
+                }
+                placed = placed && i < len && ((const uint64_t *)o.perm)[at] == (uint64_t)e;
+                before = a->col_ind[e], ++i;
+            }
+            for (; i < len && placed; ++i)
+                placed = o.cmrs.col_ind[o.cmrs.strip_ptr[s] + i * (uint64_t)height +
+                                        (uint64_t)(r - r0)] == CMRS_HOLE;
+            CHECK_MSG(placed, "%s: strip %d, row %lld misplaced", what, s, (long long)(r - r0));
+        }
+    }
+    CHECK_MSG(jumps == expected, "%s: %lld jumps counted, %lld long steps", what, (long long)jumps,
+              (long long)expected);
+    void *narrow = NULL;
+    uint32_t *back = malloc(sizeof(uint32_t) * ((size_t)o.cmrs.nnz + 1));
+    if (placed)
+        CHECK_OK(cmrs_narrow_encode(&o.cmrs, 0, NARROW_STEPS_JUMPS, &narrow));
+    if (narrow) {
+        cmrs_narrow_decode(narrow, &o.cmrs, 0, NARROW_STEPS_JUMPS, back);
+        const uint16_t *words = (const uint16_t *)((const uint32_t *)narrow + o.cmrs.strips);
+        int64_t wrong = 0, jump_words = 0;
+        for (int64_t k = 0; k < o.cmrs.nnz; ++k) {
+            const bool hole = o.cmrs.col_ind[k] == CMRS_HOLE;
+            const bool jump = words[k] != CMRS_NARROW_HOLE && (words[k] & CMRS_NARROW_JUMP);
+            jump_words += jump;
+            wrong += back[k] != o.cmrs.col_ind[k] || (!hole && (words[k] & CMRS_NARROW_JUMP));
+        }
+        CHECK_MSG(wrong == 0 && jump_words == expected,
+                  "%s: %lld narrow words decode wrong, %lld jump words for %lld long steps", what,
+                  (long long)wrong, (long long)jump_words, (long long)expected);
+    }
+    check_entries(a, &o, what);
+    check_dropped(a, &o, what);
+    free(narrow), free(back);
+    cmrs_holed_free(&o);
+    cmrscl_cmrs_free(&rows);
+    free(vals.dst);
+    return expected;
+}
+
 int main(void)
 {
     static const int heights[] = {1, 3, 16, 33};
     int layouts = 0;
+    int64_t jump_words = 0; /* a check of jumps that met none would check nothing */
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a;
         const char *name = test_matrix_build(i, &a);
@@ -274,8 +356,11 @@ int main(void)
                                  modulo, warp);
         for (int h = 1; h <= 64; h *= 4, ++layouts) /* 1, 4, 16, 64 */
             check_slices(&a, name, h, h == 4 ? CMRSCL_CMRS_UNPACKED : 0);
+        for (int h = 1; h <= 32; h *= 32, ++layouts) /* 1, 32 */
+            jump_words += check_jumps(&a, name, h, h == 1 ? 3 : 40);
         cmrscl_csr_free(&a);
     }
-    printf("%d layouts checked\n", layouts);
+    CHECK_MSG(jump_words > 1000, "only %lld jump words over the catalogue", (long long)jump_words);
+    printf("%d layouts checked, %lld jump words among them\n", layouts, (long long)jump_words);
     return test_finish("holes_layout");
 }

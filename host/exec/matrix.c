@@ -256,8 +256,8 @@ cmrscl_status cmrs_matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel, cl_kern
 /* The layout with holes of the built arrays (host/format/cmrs_holes.c: MODULO's or the
  * slices) in their place: holes make the entry arrays longer, so their device sizes are
  * known, and checked, only now. */
-static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, cmrscl_cmrs *host,
-                                    void **values, void **perm, int perm_bits,
+static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, const int32_t *col_ind,
+                                    cmrscl_cmrs *host, void **values, void **perm, int perm_bits,
                                     size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
@@ -266,7 +266,8 @@ static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, cmr
     cmrs_holed lay;
     cmrscl_status st =
         p->kernel == CMRSCL_KERNEL_SLICE
-            ? cmrs_slice_layout(host, row_ptr, *values, vs, perm_bits, &lay)
+            ? cmrs_slice_layout(host, row_ptr, col_ind, plan_jump_above(p), *values, vs, perm_bits,
+                                &lay)
             : cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
     if (st != CMRSCL_OK)
         return st;
@@ -328,12 +329,12 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
                                 : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                               "no memory for %lld values", (long long)p->nnz);
     if (st == CMRSCL_OK && plan_has_holes(p->kernel))
-        st = holes_relayout(m, row_ptr, &host, &vals.dst, &perm, perm_bits, bytes);
+        st = holes_relayout(m, row_ptr, col_ind, &host, &vals.dst, &perm, perm_bits, bytes);
     if (st == CMRSCL_OK)
         st = encode_values(p, &host, &vals.dst, census);
     void *narrow = NULL; /* the column words as the device holds them: narrow, or host's */
     if (st == CMRSCL_OK && p->column_bits == 16)
-        st = cmrs_narrow_encode(&host, p->dict_bits, plan_narrow_offsets(p), &narrow);
+        st = cmrs_narrow_encode(&host, p->dict_bits, plan_narrow_kind(p), &narrow);
     else if (st == CMRSCL_OK && p->column_bits == 0)
         st = cmrs_implied_encode(&host, &narrow);
     if (st == CMRSCL_OK) {

@@ -47,7 +47,7 @@ static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
     if (st == CMRSCL_OK && m->params.column_bits == 0)
         cmrs_implied_decode(narrow, c, c->col_ind);
     else if (st == CMRSCL_OK)
-        cmrs_narrow_decode(narrow, c, m->params.dict_bits, plan_narrow_offsets(&m->params),
+        cmrs_narrow_decode(narrow, c, m->params.dict_bits, plan_narrow_kind(&m->params),
                            c->col_ind);
     free(narrow);
     return st;

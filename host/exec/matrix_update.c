@@ -70,11 +70,13 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     }
     cl_uint strips = (cl_uint)p->strips, height = (cl_uint)p->height;
     cl_uint packed = p->layout == CMRSCL_LAYOUT_PACKED, use_csr = csr != NULL;
-    /* narrow columns: 1 a slice's steps, 2 a strip's offsets (cl/convert.cl), whose words
-     * keep the row in strip in as few bits as it needs; 3 implied columns, no words */
+    /* narrow columns: 1 a slice's steps (4 with jump words), 2 a strip's offsets
+     * (cl/convert.cl), whose words keep the row in strip in as few bits as it needs; 3
+     * implied columns, no words */
     cl_uint narrow = p->column_bits == 0      ? 3
                      : p->column_bits != 16   ? 0
                      : plan_narrow_offsets(p) ? 2
+                     : p->column_jumps        ? 4
                                               : 1;
     cl_uint row_bits = narrow == 2 ? (cl_uint)plan_narrow_row_bits(p) : (cl_uint)p->row_bits;
     launch_arg args[] = {ARG(strips),
@@ -145,8 +147,13 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
         size_t header = narrow ? (size_t)p->strips : 0;
         size_t words = narrow ? (col_bytes - 4 * header) / 2 : n + CMRS_ENTRY_PAD;
         launcher own = *l;
-        /* the row's bits: none in a slice's steps, as few as needed in a strip's offsets */
-        cl_uint n32 = (cl_uint)words, is_narrow = narrow, strips = (cl_uint)header,
+        /* the row's bits: none in a slice's steps, as few as needed in a strip's offsets;
+         * narrow 2: steps with jump words, which keep their bits */
+        cl_uint n32 = (cl_uint)words,
+                is_narrow = !narrow           ? 0
+                            : p->column_jumps ? 2
+                                              : 1,
+                strips = (cl_uint)header,
                 row_bits = (cl_uint)(narrow ? plan_narrow_row_bits(p) : p->row_bits),
                 dict_bits = (cl_uint)p->dict_bits;
         cl_ulong n64 = words;

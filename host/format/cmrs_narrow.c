@@ -7,7 +7,11 @@
  *     row's first entry: from the strip's first column), the dictionary index in the low
  *     dict_bits - step << dict_bits | index. A hole is CMRS_NARROW_HOLE (all ones, which no
  *     step the plan admits reaches). The lane walking a row adds the steps as it goes
- *     (cl/cmrs_slice.cl).
+ *     (cl/cmrs_slice.cl). With jumps (a stencil's planes, a FEM mesh's far layers: steps
+ *     too long for 16 bits less the index), an entry's step keeps the word's top bit clear
+ *     and a longer one takes a jump word before it (cl/cmrs_abi.h, CMRS_NARROW_JUMP), in
+ *     the hole the slice layout left there: 2 bytes more for that entry, not 2 more for
+ *     every entry of the matrix.
  *   offsets (strips): the offset from the strip's first column, the dictionary index and
  *     the row in strip in as few bits as the height needs (cmrs_narrow_row_bits, not the
  *     paper's 4: a strip of one row spends none) - offset << (row bits + dict_bits) |
@@ -142,7 +146,7 @@ size_t cmrs_narrow_bytes(int32_t strips, int64_t stored)
 typedef struct code_job {
     const cmrscl_cmrs *c;
     int dict_bits;
-    bool offsets; /* the strips' kind; else steps */
+    narrow_kind kind;
     int row_bits; /* offsets: bits of the row in strip in a 16-bit word */
     uint32_t *first;
     uint16_t *words;
@@ -172,8 +176,8 @@ static void encode_strips(void *ctx, int thread, int threads)
     cmrs_parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
-        j->first[s] = first_column(c, s, shift, !j->offsets);
-        if (j->offsets) {
+        j->first[s] = first_column(c, s, shift, j->kind != NARROW_OFFSETS);
+        if (j->kind == NARROW_OFFSETS) {
             for (uint64_t k = begin; k < end; ++k) {
                 const uint32_t w = c->col_ind[k];
                 j->words[k] =
@@ -186,6 +190,15 @@ static void encode_strips(void *ctx, int thread, int threads)
             uint32_t before = j->first[s];
             for (uint64_t k = begin + (uint64_t)r; k < end; k += (uint64_t)c->height) {
                 const uint32_t w = c->col_ind[k];
+                const uint64_t next = k + (uint64_t)c->height;
+                if (w == CMRS_HOLE && j->kind == NARROW_STEPS_JUMPS && next < end &&
+                    c->col_ind[next] != CMRS_HOLE) { /* a jump: the step's high bits */
+                    const uint32_t jump =
+                        ((c->col_ind[next] >> shift) - before) >> CMRS_NARROW_JUMP_SHIFT;
+                    j->words[k] = (uint16_t)(CMRS_NARROW_JUMP | jump);
+                    before += jump << CMRS_NARROW_JUMP_SHIFT;
+                    continue;
+                }
                 if (w == CMRS_HOLE) {
                     j->words[k] = CMRS_NARROW_HOLE;
                     continue;
@@ -198,16 +211,16 @@ static void encode_strips(void *ctx, int thread, int threads)
     }
 }
 
-cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offsets, void **out)
+cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, narrow_kind kind, void **out)
 {
     size_t bytes = cmrs_narrow_bytes(c->strips, c->nnz);
     *out = cmrs_parallel_alloc(bytes, 1);
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld narrow columns",
                            (long long)c->nnz);
-    code_job j = {c,       dict_bits,
-                  offsets, cmrs_narrow_row_bits(c->height, c->packed),
-                  *out,    (uint16_t *)((uint32_t *)*out + c->strips),
+    code_job j = {c,    dict_bits,
+                  kind, cmrs_narrow_row_bits(c->height, c->packed),
+                  *out, (uint16_t *)((uint32_t *)*out + c->strips),
                   NULL};
     /* the padding, and the word that rounds the array to 4 bytes: zeros */
     size_t pad = bytes - sizeof(uint32_t) * (size_t)c->strips - sizeof(uint16_t) * (size_t)c->nnz;
@@ -227,7 +240,7 @@ static void decode_strips(void *ctx, int thread, int threads)
     cmrs_parallel_range(c->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
         const uint64_t begin = c->strip_ptr[s], end = c->strip_ptr[s + 1];
-        if (j->offsets) {
+        if (j->kind == NARROW_OFFSETS) {
             for (uint64_t k = begin; k < end; ++k) {
                 const uint32_t w = j->words[k];
                 j->wide[k] = (j->first[s] + (w >> (j->row_bits + j->dict_bits))) << shift |
@@ -240,7 +253,10 @@ static void decode_strips(void *ctx, int thread, int threads)
             const uint32_t row = c->packed ? (uint32_t)r : 0;
             for (uint64_t k = begin + (uint64_t)r; k < end; k += (uint64_t)c->height) {
                 const uint16_t w = j->words[k];
-                if (w == CMRS_NARROW_HOLE) {
+                if (w == CMRS_NARROW_HOLE ||
+                    (j->kind == NARROW_STEPS_JUMPS && (w & CMRS_NARROW_JUMP))) {
+                    if (w != CMRS_NARROW_HOLE) /* a jump */
+                        column += (uint32_t)(w & (CMRS_NARROW_JUMP - 1)) << CMRS_NARROW_JUMP_SHIFT;
                     j->wide[k] = CMRS_HOLE;
                     continue;
                 }
@@ -251,12 +267,12 @@ static void decode_strips(void *ctx, int thread, int threads)
     }
 }
 
-void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits, bool offsets,
+void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits, narrow_kind kind,
                         uint32_t *col_ind)
 {
     code_job j = {c,
                   dict_bits,
-                  offsets,
+                  kind,
                   cmrs_narrow_row_bits(c->height, c->packed),
                   (uint32_t *)narrow,
                   (uint16_t *)((const uint32_t *)narrow + c->strips),

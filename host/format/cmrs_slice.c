@@ -2,26 +2,52 @@
  * row-ordered CMRS re-laid as a slice - entry i of the strip's row r at position i x HEIGHT +
  * r of the strip, so the strip's HEIGHT lanes, one per row, read consecutive words at each
  * step - with rows shorter than the strip's longest padded by holes (cmrs_holes.c). What it
- * costs is those holes: cmrs_slice_stored counts them for the plan before anything is built. */
+ * costs is those holes: cmrs_slice_stored counts them for the plan before anything is built.
+ * Narrow columns with jumps (cmrs_narrow.c) need a position more before each step too long
+ * for an entry's word: a hole there, which the narrow encoder turns into the jump's word. */
 #include "format/format.h"
-
-/* The longest row of strip s. */
-static int64_t strip_width(int32_t rows, const int64_t *row_ptr, int height, int64_t s)
-{
-    int64_t r0 = s * height, r1 = r0 + height < rows ? r0 + height : rows, width = 0;
-    for (int64_t r = r0; r < r1; ++r)
-        if (row_ptr[r + 1] - row_ptr[r] > width)
-            width = row_ptr[r + 1] - row_ptr[r];
-    return width;
-}
 
 typedef struct slice_job {
     holed_source src;
     const int64_t *row_ptr;
+    const int32_t *col_ind; /* the CSR's columns: with jump_above, where the jumps go */
+    int64_t jump_above;     /* a step longer takes a jump position before it; 0: no jumps */
     bool write;
     cmrs_holed *out;
-    int64_t stored[64]; /* cmrs_slice_stored: per thread */
+    int64_t stored[64], jumps[64]; /* cmrs_slice_stored: per thread */
 } slice_job;
+
+/* The jump positions row `row` needs: its steps longer than jump_above, each column from the
+ * one before in the row, the first from `first`, its strip's first column (cmrs_narrow.c). */
+static int64_t row_jumps(const slice_job *j, int64_t row, int64_t first)
+{
+    int64_t jumps = 0, before = first;
+    for (int64_t k = j->row_ptr[row]; j->jump_above && k < j->row_ptr[row + 1]; ++k) {
+        jumps += j->col_ind[k] - before > j->jump_above;
+        before = j->col_ind[k];
+    }
+    return jumps;
+}
+
+/* Strip s's rows r0 .. r1 - 1: the smallest of their first columns (with jumps), and the
+ * most positions a row takes - its entries and its jumps; *jumps: theirs over the strip. */
+static int64_t strip_width(const slice_job *j, int64_t r0, int64_t r1, int64_t *first,
+                           int64_t *jumps)
+{
+    const int64_t *row_ptr = j->row_ptr;
+    int64_t width = 0;
+    *first = INT64_MAX, *jumps = 0;
+    for (int64_t r = r0; j->jump_above && r < r1; ++r)
+        if (row_ptr[r] < row_ptr[r + 1] && j->col_ind[row_ptr[r]] < *first)
+            *first = j->col_ind[row_ptr[r]];
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t row_jumped = row_jumps(j, r, *first);
+        *jumps += row_jumped;
+        if (row_ptr[r + 1] - row_ptr[r] + row_jumped > width)
+            width = row_ptr[r + 1] - row_ptr[r] + row_jumped;
+    }
+    return width;
+}
 
 /* Pass 1 puts each strip's stored length in out->cmrs.strip_ptr[s + 1] (or, without out,
  * adds it to the thread's count); pass 2 places its positions. */
@@ -34,9 +60,12 @@ static void slice_strips(void *ctx, int thread, int threads)
     int64_t s0, s1;
     cmrs_parallel_range(in->strips, thread, threads, &s0, &s1);
     for (int64_t s = s0; s < s1; ++s) {
-        const int64_t width = strip_width(in->rows, row_ptr, in->height, s);
+        const int64_t r0 = s * h, r1 = r0 + h < in->rows ? r0 + h : in->rows;
+        int64_t first, jumps;
+        const int64_t width = strip_width(j, r0, r1, &first, &jumps);
         if (!j->out) {
             j->stored[thread] += width * h;
+            j->jumps[thread] += jumps;
             continue;
         }
         if (!j->write) {
@@ -44,36 +73,59 @@ static void slice_strips(void *ctx, int thread, int threads)
             continue;
         }
         const uint64_t base = j->out->cmrs.strip_ptr[s];
-        const int64_t r0 = s * h; /* the input strip is row-ordered: row r0's entries first */
+        /* the input strip is row-ordered: row r0's entries first */
         for (int64_t r = 0; r < h; ++r) {
             const int64_t row = r0 + r;
             const int64_t len = row < in->rows ? row_ptr[row + 1] - row_ptr[row] : 0;
-            const uint64_t first =
+            const uint64_t entry0 =
                 row < in->rows ? in->strip_ptr[s] + (uint64_t)(row_ptr[row] - row_ptr[r0]) : 0;
-            for (int64_t i = 0; i < width; ++i)
-                cmrs_holed_place(&j->src, j->out, base + (uint64_t)(i * h + r),
-                                 i < len ? first + (uint64_t)i : UINT64_MAX);
+            int64_t i = 0, before = first;
+            for (int64_t e = 0; e < len; ++e) {
+                if (j->jump_above) { /* a jump: a hole here, which the narrow words fill */
+                    const int64_t column = j->col_ind[row_ptr[row] + e];
+                    if (column - before > j->jump_above)
+                        cmrs_holed_place(&j->src, j->out, base + (uint64_t)(i++ * h + r),
+                                         UINT64_MAX);
+                    before = column;
+                }
+                cmrs_holed_place(&j->src, j->out, base + (uint64_t)(i++ * h + r),
+                                 entry0 + (uint64_t)e);
+            }
+            for (; i < width; ++i)
+                cmrs_holed_place(&j->src, j->out, base + (uint64_t)(i * h + r), UINT64_MAX);
         }
     }
 }
 
-int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr, int height)
+int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr, const int32_t *col_ind, int height,
+                          int64_t jump_above, int64_t *jumps)
 {
     cmrscl_cmrs shape = {.rows = rows, .height = height, .strips = (rows + height - 1) / height};
-    slice_job j = {.src = {.in = &shape}, .row_ptr = row_ptr};
+    slice_job j = {
+        .src = {.in = &shape}, .row_ptr = row_ptr, .col_ind = col_ind, .jump_above = jump_above};
     int threads = format_threads(rows);
     threads = threads > 64 ? 64 : threads;
     cmrs_parallel_run(threads, slice_strips, &j);
-    int64_t stored = 0;
+    int64_t stored = 0, jumped = 0;
     for (int t = 0; t < threads; ++t)
-        stored += j.stored[t];
+        stored += j.stored[t], jumped += j.jumps[t];
+    if (jumps)
+        *jumps = jumped;
     return stored;
 }
 
-cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr, const void *values,
+cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr,
+                                const int32_t *col_ind, int64_t jump_above, const void *values,
                                 size_t value_size, int perm_bits, cmrs_holed *out)
 {
-    slice_job j = {{in, values, value_size, NULL, perm_bits}, row_ptr, false, out, {0}};
+    slice_job j = {{in, values, value_size, NULL, perm_bits},
+                   row_ptr,
+                   col_ind,
+                   jump_above,
+                   false,
+                   out,
+                   {0},
+                   {0}};
     int threads = format_threads(in->nnz);
     cmrscl_status st = cmrs_holed_start(&j.src, out);
     if (st == CMRSCL_OK) {

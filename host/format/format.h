@@ -90,14 +90,20 @@ CMRSCL_HIDDEN cmrscl_status cmrs_modulo_layout(const cmrscl_cmrs *in, const void
 /* ---- cmrs_slice.c: the slice kernel's layout ---- */
 
 /* Positions the slice layout of HEIGHT `height` stores for a CSR structure: each strip's
- * longest row times height. */
-CMRSCL_HIDDEN int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr, int height);
-/* Re-lays each strip of `in` (built by cmrs_build from row_ptr with row-ordered strips) as a
- * slice: entry i of the strip's row r at strip_ptr[s] + i * height + r, rows shorter than the
- * strip's longest padded with holes. values and perm_bits as for cmrs_modulo_layout (the
- * input permutation is the identity). On all host threads; the result does not depend on
- * their number. */
+ * longest row times height - a row's length counting, where jump_above is not 0, a jump
+ * position before each of its steps longer than jump_above (narrow columns with jumps,
+ * cmrs_narrow.c; col_ind may be NULL without); *jumps (unless NULL): the jump positions. */
+CMRSCL_HIDDEN int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr,
+                                        const int32_t *col_ind, int height, int64_t jump_above,
+                                        int64_t *jumps);
+/* Re-lays each strip of `in` (built by cmrs_build from row_ptr and col_ind with row-ordered
+ * strips) as a slice: word i of the strip's row r at strip_ptr[s] + i * height + r, its
+ * words its entries in order and, where jump_above is not 0, a hole before each step longer
+ * than it (sorted rows: the plan checked), rows shorter than the strip's longest padded with
+ * holes. values and perm_bits as for cmrs_modulo_layout (the input permutation is the
+ * identity). On all host threads; the result does not depend on their number. */
 CMRSCL_HIDDEN cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr,
+                                              const int32_t *col_ind, int64_t jump_above,
                                               const void *values, size_t value_size, int perm_bits,
                                               cmrs_holed *out);
 
@@ -119,15 +125,30 @@ CMRSCL_HIDDEN int cmrs_narrow_row_bits(int height, bool packed);
 /* Device bytes of the narrow columns: a 32-bit first column per strip, then a 16-bit word
  * per stored position and CMRS_ENTRY_PAD more, rounded to 4 bytes. */
 CMRSCL_HIDDEN size_t cmrs_narrow_bytes(int32_t strips, int64_t stored);
+/* Narrow steps with jumps (cl/cmrs_abi.h, CMRS_NARROW_JUMP): the longest step an entry's
+ * word holds beside a dictionary index of dict_bits (its top bit clear), and the longest a
+ * jump and its entry reach together. */
+static inline int64_t cmrs_narrow_jump_above(int dict_bits)
+{
+    return (1ll << (15 - dict_bits)) - 1;
+}
+#define CMRS_NARROW_JUMP_REACH                                                                     \
+    (((int64_t)CMRS_NARROW_JUMP - 2) << CMRS_NARROW_JUMP_SHIFT |                                   \
+     ((1 << CMRS_NARROW_JUMP_SHIFT) - 1))
+/* How the words of cmrs_narrow_encode read: a strip's offsets, a slice's steps, or steps
+ * with a jump word in each hole that comes before an entry (cmrs_slice_layout put them). */
+typedef enum { NARROW_STEPS, NARROW_STEPS_JUMPS, NARROW_OFFSETS } narrow_kind;
 /* The narrow columns (*out, cmrs_narrow_bytes, the caller frees) of a CMRS whose column
- * words carry dict_bits of dictionary index above the row_bits of the row: offsets (strips),
- * else steps (a slice layout). Every step must fit 16 - dict_bits bits, every offset 16 -
- * cmrs_narrow_row_bits - dict_bits, and stay below their all-ones (the plan checked). */
-CMRSCL_HIDDEN cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits, bool offsets,
-                                               void **out);
-/* The reverse: c's column words (c: strip_ptr and the shape) from the narrow columns. */
+ * words carry dict_bits of dictionary index above the row_bits of the row. Every step must
+ * fit 16 - dict_bits bits and stay below the all-ones (with jumps: a step longer than
+ * cmrs_narrow_jump_above has its jump), every offset 16 - cmrs_narrow_row_bits - dict_bits
+ * bits (the plan checked). */
+CMRSCL_HIDDEN cmrscl_status cmrs_narrow_encode(const cmrscl_cmrs *c, int dict_bits,
+                                               narrow_kind kind, void **out);
+/* The reverse: c's column words (c: strip_ptr and the shape) from the narrow columns; a
+ * jump's position reads back as a hole. */
 CMRSCL_HIDDEN void cmrs_narrow_decode(const void *narrow, const cmrscl_cmrs *c, int dict_bits,
-                                      bool offsets, uint32_t *col_ind);
+                                      narrow_kind kind, uint32_t *col_ind);
 /* Implied columns (strips of one row, each row's columns one ascending run): whether every
  * row's columns are such a run; the device bytes (a 32-bit first column a strip); the
  * strips' first columns (*out, the caller frees) of a CMRS of HEIGHT 1 without dictionary

@@ -159,7 +159,8 @@ static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision
         strips < SLICE_WARPS * cmrs_plan_resident_warps(dev) ||
         !cmrs_packing_fits(a->cols, SLICE_HEIGHT)) /* a hole's word must stay unique */
         return false;
-    double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, SLICE_HEIGHT) / (double)a->nnz;
+    double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, NULL, SLICE_HEIGHT, 0, NULL) /
+                   (double)a->nnz;
     if (holes > SLICE_HOLES)
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;
@@ -492,7 +493,8 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
         stored = a->nnz * (p->warp / p->modulo) +
                  ((int64_t)a->rows + p->height - 1) / p->height * p->warp;
     if (p->kernel == CMRSCL_KERNEL_SLICE) /* row_ptr is there: the layout is the host's */
-        stored = p->stored_entries = cmrs_slice_stored(a->rows, a->row_ptr, p->height);
+        stored = p->stored_entries =
+            cmrs_slice_stored(a->rows, a->row_ptr, NULL, p->height, 0, NULL);
     bool wide = stored > INT32_MAX || partial_sums > INT32_MAX;
     if (opt->index_bits == 32 && wide)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,

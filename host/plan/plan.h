@@ -148,6 +148,18 @@ static inline bool plan_narrow_offsets(const cmrscl_params *p)
 {
     return p->kernel != CMRSCL_KERNEL_SLICE;
 }
+/* The narrow words' kind: offsets, steps, or steps with jump words (cmrs_narrow.c). */
+static inline narrow_kind plan_narrow_kind(const cmrscl_params *p)
+{
+    return plan_narrow_offsets(p) ? NARROW_OFFSETS
+           : p->column_jumps      ? NARROW_STEPS_JUMPS
+                                  : NARROW_STEPS;
+}
+/* The step above which a slice's narrow words take a jump: 0, none. */
+static inline int64_t plan_jump_above(const cmrscl_params *p)
+{
+    return p->column_bits == 16 && p->column_jumps ? cmrs_narrow_jump_above(p->dict_bits) : 0;
+}
 static inline int plan_narrow_row_bits(const cmrscl_params *p)
 {
     return plan_narrow_offsets(p)

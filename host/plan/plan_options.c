@@ -118,6 +118,8 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
     if (p->column_bits == 16)
         whole = whole &&
                 append(p, &n, " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d", plan_narrow_row_bits(p));
+    if (p->column_bits == 16 && p->column_jumps)
+        whole = whole && append(p, &n, " -DNARROW_JUMPS=1");
     if (p->column_bits == 0)
         whole = whole && append(p, &n, " -DCOLUMN_BITS=0");
     if (p->modulo)
@@ -155,10 +157,10 @@ int cmrs_plan_spmm_options(const cmrscl_params *p, int reduce, int warp, int wor
                     "-cl-std=CL1.2 -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d "
                     "-DVALUE_DOUBLE=%d -DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d "
                     "-DINDEX64=%d -DVALUES=%d -DDICT_BITS=%d -DCOLUMN_BITS=%d -DVEC_LANES=%d "
-                    "-DVEC_PER_LANE=%d -DVEC_WIDTH=%d -DNARROW_ROW_BITS=%d",
+                    "-DVEC_PER_LANE=%d -DVEC_WIDTH=%d -DNARROW_ROW_BITS=%d -DNARROW_JUMPS=%d",
                     (int)p->kernel, p->height, warp, work_group_size, p->precision == CMRSCL_DOUBLE,
                     p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
                     reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM, p->index_bits == 64,
                     (int)p->values, p->dict_bits, p->column_bits, vec_lanes, vec_per_lane,
-                    vec_width, plan_narrow_row_bits(p));
+                    vec_width, plan_narrow_row_bits(p), p->column_jumps > 0);
 }

@@ -102,10 +102,46 @@ static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
  * (rajat01 double, fem:10:4 float; docs/PERFORMANCE.md, narrow strips): taken only for a
  * matrix whose 32-bit entries exceed the device's cache. The segment and MODULO families
  * have none. Implied columns before them, where they fit. */
+/* Jump words (cmrs_narrow.c) where a slice's steps are too long for 16 bits beside their
+ * dictionary index: steps up to cmrs_narrow_jump_above in an entry's word, a longer one
+ * with a jump word before it. The walk of narrow words is bound by its positions, not its
+ * bytes: a jump is a position more, as dear as an entry, so jumps are taken where they are at
+ * most NARROW_JUMPS_PER_ENTRY of the entries (a 27-point stencil's two an entry in 27 gained,
+ * a 7-point stencil's two in 7 lost to 32-bit words: docs/PERFORMANCE.md,
+ * NARROW_JUMPS_PER_ENTRY); asked for (column_bits 16), wherever they reach. Returns whether
+ * it took them; `why` says why not, or what they cost. */
+#define NARROW_JUMPS_PER_ENTRY 0.125
+static bool choose_jumps(const plan_matrix *a, const cmrscl_options *opt, int64_t largest,
+                         cmrscl_params *p, char *why, size_t size)
+{
+    if (largest > CMRS_NARROW_JUMP_REACH) {
+        snprintf(why, size, "a step of %lld columns, beyond a jump's %lld", (long long)largest,
+                 (long long)CMRS_NARROW_JUMP_REACH);
+        return false;
+    }
+    int64_t jumps = 0, above = cmrs_narrow_jump_above(p->dict_bits);
+    int64_t stored = cmrs_slice_stored(a->rows, a->row_ptr, a->col_ind, p->height, above, &jumps);
+    double per_entry = (double)jumps / (double)a->nnz;
+    if (p->index_bits == 32 && stored > INT32_MAX) {
+        snprintf(why, size, "with jump words %lld positions, beyond 32-bit indices",
+                 (long long)stored);
+        return false;
+    }
+    const bool over = !opt->column_bits && per_entry > NARROW_JUMPS_PER_ENTRY;
+    int n = snprintf(why, size, "%lld jump words, %.3f an entry", (long long)jumps, per_entry);
+    if (over && n > 0 && (size_t)n < size)
+        snprintf(why + n, size - (size_t)n, ", above %.3f", NARROW_JUMPS_PER_ENTRY);
+    if (over)
+        return false;
+    p->column_jumps = jumps, p->stored_entries = stored;
+    return true;
+}
+
 cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan_matrix *a,
                                        const cmrscl_options *opt, cmrscl_params *p)
 {
     p->column_bits = 32;
+    p->column_jumps = 0;
     bool slice = p->kernel == CMRSCL_KERNEL_SLICE, strip = p->kernel == CMRSCL_KERNEL_STRIP;
     if (!slice && !strip && !opt->column_bits)
         return CMRSCL_OK;
@@ -158,9 +194,13 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
         snprintf(why, sizeof why, "%s", a->nnz ? "columns not on the host" : "no entries");
     else if (largest < 0)
         snprintf(why, sizeof why, "a row's columns are not sorted");
+    else if (largest > limit && !slice)
+        snprintf(why, sizeof why, "an offset of %lld columns, above %lld", (long long)largest,
+                 (long long)limit);
+    else if (largest > limit && choose_jumps(a, opt, largest, p, why, sizeof why))
+        p->column_bits = 16; /* with jump words: why says what they cost */
     else if (largest > limit)
-        snprintf(why, sizeof why, "%s %s of %lld columns, above %lld", slice ? "a" : "an", kind,
-                 (long long)largest, (long long)limit);
+        ; /* why says why not */
     else if (!opt->column_bits && narrow_bytes >= wide_bytes)
         snprintf(why, sizeof why, "strips of %.1f entries: their first columns cost more",
                  (double)stored / strips);
@@ -174,7 +214,12 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
                                  : "column's offset from its strip's first column",
                            field, why);
     size_t n = strlen(p->plan_reason);
-    if (p->column_bits == 16)
+    if (p->column_bits == 16 && p->column_jumps)
+        snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
+                 "; columns: 16-bit steps (the largest %lld), a jump word before each above "
+                 "%lld - %s",
+                 (long long)largest, (long long)cmrs_narrow_jump_above(p->dict_bits), why);
+    else if (p->column_bits == 16)
         snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
                  "; columns: 16-bit %ss (the largest %lld)", kind, (long long)largest);
     else

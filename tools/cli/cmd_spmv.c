@@ -95,6 +95,9 @@ static void print_text(const session *s, const bench_result *r)
         printf("           narrow columns: 16-bit %s\n",
                p->kernel == CMRSCL_KERNEL_SLICE ? "steps within each row of a slice"
                                                 : "offsets from each strip's first column");
+    if (p->column_bits == 16 && p->column_jumps)
+        printf("           %lld jump words, one before each step too long for its word\n",
+               (long long)p->column_jumps);
     if (p->column_bits == 0)
         printf("           implied columns: each row's columns one run, its first column alone "
                "stored\n");

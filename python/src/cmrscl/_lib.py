@@ -96,7 +96,8 @@ class Params(ctypes.Structure):
                 ("column_bits", c_int), ("bytes_per_entry_matrix", c_double),
                 ("bytes_per_entry_x", c_double), ("bytes_per_entry_y", c_double),
                 ("stats", MatrixStats), ("plan_reason", ctypes.c_char * 512),
-                ("transpose_device_bytes", c_uint64), ("block_vectors", c_int)]
+                ("transpose_device_bytes", c_uint64), ("block_vectors", c_int),
+                ("column_jumps", c_int64)]
 
 
 class Timing(ctypes.Structure):
