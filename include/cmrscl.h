@@ -284,11 +284,14 @@ typedef struct cmrscl_options {
      * columns - each strip's first column once, then per entry 16 bits: in a slice the step
      * from the column before in its row (and its dictionary index); in a strip the offset
      * from the strip's first column (its dictionary index and row in strip beside it). For
-     * banded rows, dense rows and small matrices, half the column bytes. Automatic takes 16
-     * for every slice whose steps fit (host arrays with sorted rows) and for every strip
-     * layout whose offsets fit and whose entries exceed the device's cache (cache-resident,
-     * they measured slower; none where the device reports no cache size); 16 fails with
-     * ERROR_INVALID_ARGUMENT where they do not fit, or with the segment and MODULO kernels. The
+     * banded rows, dense rows and small matrices, half the column bytes. A slice's step too
+     * long for its word takes a jump word before it (cmrscl_params.column_jumps). Automatic
+     * takes 16 for every slice whose steps fit (host arrays with sorted rows), or need jump
+     * words for at most an eighth of its entries, and for every strip layout whose offsets fit
+     * and whose entries exceed the device's cache (cache-resident, they measured slower; none
+     * where the device reports no cache size); 16 fails with ERROR_INVALID_ARGUMENT where they
+     * do not fit (a slice's step beyond what a jump reaches: about 2^26 columns), or with the
+     * segment and MODULO kernels. The
      * first values update keeps them (cmrscl_matrix_read_cmrs returns the 32-bit words).
      * CMRSCL_COLUMNS_IMPLIED: no column word at all - strips of one row (HEIGHT 1, the strip
      * kernel) whose columns are one ascending run (dense rows, full bands) store each strip's
