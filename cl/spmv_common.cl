@@ -342,16 +342,19 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
  * loop that tests each word before the next load walks the row one load latency an entry
  * (H100, docs/PERFORMANCE.md: fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four
  * ahead 0.035; two 0.052, eight 0.037). 32-bit words gain too: stencil7:160 float 0.066 ms
- * one ahead, 0.061 four ahead. Narrow columns load the next SLICE_AHEAD words before they use
- * these (SLICE_WORDS_EARLY): their walk is latency-bound where 32-bit words' is not (H200,
- * docs/PERFORMANCE.md, "narrow words early"), and a row with jump words walks eight at a time,
- * its extra positions then costing no extra round trip on a stencil's rows. */
-#if COLUMN_BITS == 16 && defined(NARROW_JUMPS) && NARROW_JUMPS
+ * one ahead, 0.061 four ahead. With -DSLICE_WORDS_EARLY=1 (narrow columns on NVIDIA: the plan,
+ * host/plan/plan_options.c) the walk loads the next SLICE_AHEAD words before it uses these:
+ * there the narrow walk is latency-bound where 32-bit words' is not (H200, docs/PERFORMANCE.md,
+ * "narrow words early"), and a row with jump words walks eight at a time, its extra positions
+ * then costing no extra round trip on a stencil's rows. */
+#ifndef SLICE_WORDS_EARLY
+#define SLICE_WORDS_EARLY 0
+#endif
+#if SLICE_WORDS_EARLY && defined(NARROW_JUMPS) && NARROW_JUMPS
 #define SLICE_AHEAD 8
 #else
 #define SLICE_AHEAD 4
 #endif
-#define SLICE_WORDS_EARLY (COLUMN_BITS == 16)
 /* dst[k] = the word at position at + k x HEIGHT, a hole from `end` on */
 #define LOAD_WORDS(dst, at, end)                                                                   \
     for (int k_ = 0; k_ < SLICE_AHEAD; ++k_)                                                       \

@@ -120,6 +120,10 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
                 append(p, &n, " -DCOLUMN_BITS=16 -DNARROW_ROW_BITS=%d", plan_narrow_row_bits(p));
     if (p->column_bits == 16 && p->column_jumps)
         whole = whole && append(p, &n, " -DNARROW_JUMPS=1");
+    /* a slice's narrow words loaded a batch ahead: 9-22% faster on an H200, 2-4x slower on
+     * PoCL 3.1 (docs/PERFORMANCE.md, "narrow words early"); elsewhere not measured */
+    if (p->column_bits == 16 && p->kernel == CMRSCL_KERNEL_SLICE && dev->warp_shuffle)
+        whole = whole && append(p, &n, " -DSLICE_WORDS_EARLY=1");
     if (p->column_bits == 0)
         whole = whole && append(p, &n, " -DCOLUMN_BITS=0");
     if (p->modulo)
