@@ -216,3 +216,51 @@ bool test_precision_arg(int argc, char **argv, cmrscl_precision *out)
     *out = !strcmp(argv[1], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
     return true;
 }
+
+/* Everything of the plan but the timings, where the program came from, and the reason's
+ * clause on why the values are plain (the user's choice on the host, not examined on the
+ * device); with `chosen_alike` false (a host twin given the device path's plan by hand) not
+ * where the plan came from or why either. */
+void test_check_same_plan(cmrscl_matrix host, cmrscl_matrix dev, bool chosen_alike,
+                          const char *what)
+{
+    cmrscl_params a, b;
+    CHECK_OK(cmrscl_matrix_params(host, &a));
+    CHECK_OK(cmrscl_matrix_params(dev, &b));
+    const char *va = strstr(a.plan_reason, "; values"), *vb = strstr(b.plan_reason, "; values");
+    bool alike =
+        !chosen_alike || (!strcmp(a.height_source, b.height_source) && va && vb &&
+                          va - a.plan_reason == vb - b.plan_reason &&
+                          !strncmp(a.plan_reason, b.plan_reason, (size_t)(va - a.plan_reason)));
+    bool same = alike && a.precision == b.precision && a.height == b.height && a.warp == b.warp &&
+                a.work_group_size == b.work_group_size && a.layout == b.layout &&
+                a.order == b.order && a.reduce == b.reduce && a.kernel == b.kernel &&
+                !strcmp(a.build_options, b.build_options) && a.rows == b.rows && a.cols == b.cols &&
+                a.nnz == b.nnz && a.strips == b.strips && a.device_bytes == b.device_bytes &&
+                a.row_bits == b.row_bits && a.modulo == b.modulo &&
+                a.lane_entries == b.lane_entries && a.cache_hint == b.cache_hint &&
+                a.tile == b.tile && a.tiles == b.tiles && a.long_strips == b.long_strips &&
+                a.stored_entries == b.stored_entries && a.index_bits == b.index_bits &&
+                !memcmp(&a.stats, &b.stats, sizeof a.stats) && a.values == CMRSCL_VALUES_PLAIN &&
+                b.values == CMRSCL_VALUES_PLAIN;
+    CHECK_MSG(same,
+              "%s: plans differ: host \"%s\" (%s; spread %.17g, %llu bytes), device \"%s\" (%s; "
+              "spread %.17g, %llu bytes)",
+              what, a.build_options, a.plan_reason, a.stats.col_spread,
+              (unsigned long long)a.device_bytes, b.build_options, b.plan_reason,
+              b.stats.col_spread, (unsigned long long)b.device_bytes);
+}
+
+cmrscl_options test_options_of_plan(const cmrscl_params *p)
+{
+    return (cmrscl_options){.kernel = p->kernel,
+                            .height = p->height,
+                            .warp = p->warp,
+                            .work_group_size = p->work_group_size,
+                            .layout = p->layout,
+                            .order = p->order,
+                            .reduce = p->reduce,
+                            .tile = p->tile ? p->tile : -1,
+                            .combine = p->tile ? p->combine : CMRSCL_COMBINE_AUTO,
+                            .lane_entries = p->lane_entries};
+}

@@ -80,6 +80,14 @@ double test_block_ratio(const cmrscl_csr *a, cmrscl_precision p, double alpha, d
 #define TEST_ALPHA_BETA_COUNT 5
 extern const double test_alpha_beta[TEST_ALPHA_BETA_COUNT][2];
 
+/* Two matrices' plans alike in everything but the timings, where the program came from, and
+ * the reason's clause on why the values are plain; with chosen_alike false (one made with
+ * the other's plan given by hand, test_options_of_plan) not where the plan came from or why
+ * either. The options that give a plan's family, shape and split by hand. */
+void test_check_same_plan(cmrscl_matrix host, cmrscl_matrix dev, bool chosen_alike,
+                          const char *what);
+cmrscl_options test_options_of_plan(const cmrscl_params *p);
+
 /* Deterministic pseudo-random numbers (xorshift), seeded per test. */
 void test_seed(unsigned long long seed);
 double test_uniform(double lo, double hi);

@@ -83,54 +83,6 @@ int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precis
     return h < 1 ? 1 : (int)h;
 }
 
-/* CPUs (docs/PORTABILITY.md, "The plan on CPUs"; measured with Intel's OpenCL CPU runtime
- * 2026.2 on a 2-core AMD EPYC with AVX-512 and 32 MB of L3, and with PoCL 5 on a 16-core
- * Xeon): a core walks a strip best alone - the segment family with one work-item per strip
- * reads each row once, in order, with no lanes to combine - unless the device has sub-groups
- * with shuffles and the rows are long enough to pay for them: then Algorithm 1 of HEIGHT 8,
- * or CSR-vector for long rows, on sub-groups of CPU_LANES lanes. Sub-groups that part ways
- * (Intel's: SIMD vectors of their own) pay from mu 6 (1.1-4.4x against the walk for mu
- * 6-1200; 0.8-1.4x for mu 4-5); sub-groups tied together in a group (PoCL 5's: each shuffle a
- * group barrier) from mu 15 (1.1-2.6x for mu 15-1200; 0.5-0.9x for mu 2-8). Both on matrices
- * of up to CPU_SMALL entries, and on irregular rows of any size (R-MAT, row_cv >= 1: Intel
- * 2.5-4.8x at 8.4M entries); larger regular matrices keep the walk (Intel: 0.74-1.17x for 14-26M
- * entries of mu 8-75). */
-#define CPU_STRIP_ROWS 6.0       /* mu from which sub-groups that part ways beat the walk ... */
-#define CPU_STRIP_ROWS_TIED 15.0 /* ... and sub-groups tied together (each shuffle a barrier) */
-#define CPU_SMALL (1 << 23)      /* entries up to which they beat it on regular rows too */
-#define CPU_IRREGULAR 1.0        /* row_cv from which they beat it at any size */
-#define CPU_LANES 8              /* ... with sub-groups of this width (16 and 32 measured slower) */
-static void cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
-{
-    const cmrscl_matrix_stats *st = &a->stats;
-    bool lanes = dev->subgroup_width && dev->subgroup_shuffle;
-    double from = dev->subgroup_apart ? CPU_STRIP_ROWS : CPU_STRIP_ROWS_TIED;
-    bool pays = st->mu >= from && (a->nnz <= CPU_SMALL || st->row_cv >= CPU_IRREGULAR);
-    p->height_source = "device rule";
-    if (lanes && pays) {
-        p->kernel = CMRSCL_KERNEL_STRIP;
-        p->reduce = CMRSCL_REDUCE_SUBGROUP;
-        p->warp = dev->subgroup_widths & CPU_LANES ? CPU_LANES : (int)dev->subgroup_width;
-        p->height = st->mu >= PLAN_LONG_ROWS ? 1 : 8;
-        p->height_source = "matrix rule";
-        snprintf(p->plan_reason, sizeof p->plan_reason,
-                 "a CPU with sub-groups, %s %s rows (mu %.1f): %s on sub-groups of %d",
-                 a->nnz <= CPU_SMALL ? "few" : "irregular", p->height == 1 ? "long" : "medium",
-                 st->mu,
-                 p->height == 1 ? "one sub-group per row (CSR-vector)" : "Algorithm 1, HEIGHT 8",
-                 p->warp);
-        return;
-    }
-    p->kernel = CMRSCL_KERNEL_SEGMENT;
-    p->reduce = CMRSCL_REDUCE_LOCAL;
-    p->height = 32;
-    snprintf(p->plan_reason, sizeof p->plan_reason,
-             "a CPU device%s: one work-item walks each strip of 32 rows (segment kernel)",
-             !lanes          ? ""
-             : st->mu < from ? ", short rows"
-                             : ", many regular rows");
-}
-
 /* Slices (the slice family: a lane per row, every load coalesced, no lanes to combine) where
  * a strip's rows are about equally long: measured on an H100 (docs/PERFORMANCE.md, slices),
  * against the plans below in the same lease - stencils (holes 0-6% of the
@@ -192,7 +144,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
 {
     const cmrscl_matrix_stats *st = &a->stats;
     if (!dev->warp_shuffle && (dev->type & CL_DEVICE_TYPE_CPU)) {
-        cpu_rule(dev, a, p);
+        cmrs_plan_cpu_rule(dev, a, p);
         return;
     }
     p->height_source = "matrix rule";

@@ -192,6 +192,13 @@ CMRSCL_HIDDEN bool cmrs_plan_few_rows(const cmrscl_device_info *dev, int32_t row
  * of power-of-two heights; -1 when neither tells. */
 CMRSCL_HIDDEN int64_t cmrs_plan_longest_strip(const plan_matrix *a, int height);
 
+/* ---- plan_cpu.c ---- */
+
+/* The matrix rule on a CPU device (plan_cpu.c): the family and its parameters, with the
+ * reason. */
+CMRSCL_HIDDEN void cmrs_plan_cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a,
+                                      cmrscl_params *p);
+
 /* ---- plan_split.c: which strips are split, into what tiles, combined where ---- */
 
 /* Rows this long on average (mu) are the long-rows class: one warp per row (plan.c), and

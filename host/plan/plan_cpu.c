@@ -1,0 +1,85 @@
+/* plan_cpu.c - the matrix rule on CPU devices (those without NVIDIA's warp shuffles): slices
+ * where the host's arrays are there and the holes stay few, else the segment family's walk or
+ * Algorithm 1 on sub-groups. Measured on PoCL and Intel's OpenCL CPU runtime: the constants'
+ * names in docs/PERFORMANCE.md and docs/PORTABILITY.md, "The plan on CPUs". */
+#include "plan/plan.h"
+
+#include <stdio.h>
+
+/* CPUs (docs/PORTABILITY.md, "The plan on CPUs"; measured with Intel's OpenCL CPU runtime
+ * 2026.2 on a 2-core AMD EPYC with AVX-512 and 32 MB of L3, and with PoCL 5 on a 16-core
+ * Xeon): a core walks a strip best alone - the segment family with one work-item per strip
+ * reads each row once, in order, with no lanes to combine - unless the device has sub-groups
+ * with shuffles and the rows are long enough to pay for them: then Algorithm 1 of HEIGHT 8,
+ * or CSR-vector for long rows, on sub-groups of CPU_LANES lanes. Sub-groups that part ways
+ * (Intel's: SIMD vectors of their own) pay from mu 6 (1.1-4.4x against the walk for mu
+ * 6-1200; 0.8-1.4x for mu 4-5); sub-groups tied together in a group (PoCL 5's: each shuffle a
+ * group barrier) from mu 15 (1.1-2.6x for mu 15-1200; 0.5-0.9x for mu 2-8). Both on matrices
+ * of up to CPU_SMALL entries, and on irregular rows of any size (R-MAT, row_cv >= 1: Intel
+ * 2.5-4.8x at 8.4M entries); larger regular matrices keep the walk (Intel: 0.74-1.17x for 14-26M
+ * entries of mu 8-75). */
+#define CPU_STRIP_ROWS 6.0       /* mu from which sub-groups that part ways beat the walk ... */
+#define CPU_STRIP_ROWS_TIED 15.0 /* ... and sub-groups tied together (each shuffle a barrier) */
+#define CPU_SMALL (1 << 23)      /* entries up to which they beat it on regular rows too */
+#define CPU_IRREGULAR 1.0        /* row_cv from which they beat it at any size */
+#define CPU_LANES 8              /* ... with sub-groups of this width (16 and 32 measured slower) */
+/* Slices on CPUs: a slice's rows side by side are what a CPU's SIMD lanes take best - the
+ * work-items of a row each, one vector load a step of the strip, no lanes to combine - so
+ * the tuner chose slices on nearly every matrix of the tests' shared set and the regular
+ * generated ones, on PoCL and Intel's runtime, up to about 2.8 stored positions an entry, and
+ * the walk of the segment family only beyond (rajat01 3.2, R-MAT 9.1): docs/PERFORMANCE.md,
+ * CPU_SLICE_HOLES. Built on the host, so only where the host's arrays are there. */
+#define CPU_SLICE_HEIGHT 16
+#define CPU_SLICE_HOLES 3.0
+static bool cpu_slice_rule(const plan_matrix *a, cmrscl_params *p)
+{
+    if (!a->host_layout || !a->row_ptr || a->nnz == 0 ||
+        !cmrs_packing_fits(a->cols, CPU_SLICE_HEIGHT))
+        return false;
+    double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, NULL, CPU_SLICE_HEIGHT, 0, NULL) /
+                   (double)a->nnz;
+    if (holes > CPU_SLICE_HOLES)
+        return false;
+    p->kernel = CMRSCL_KERNEL_SLICE;
+    p->reduce = CMRSCL_REDUCE_LOCAL;
+    p->height = CPU_SLICE_HEIGHT;
+    p->height_source = "matrix rule";
+    snprintf(p->plan_reason, sizeof p->plan_reason,
+             "a CPU device, %.2f stored positions per entry with the holes of slices of %d rows: "
+             "slices, a work-item per row, the rows of a strip side by side",
+             holes, CPU_SLICE_HEIGHT);
+    return true;
+}
+
+void cmrs_plan_cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
+{
+    const cmrscl_matrix_stats *st = &a->stats;
+    if (cpu_slice_rule(a, p))
+        return;
+    bool lanes = dev->subgroup_width && dev->subgroup_shuffle;
+    double from = dev->subgroup_apart ? CPU_STRIP_ROWS : CPU_STRIP_ROWS_TIED;
+    bool pays = st->mu >= from && (a->nnz <= CPU_SMALL || st->row_cv >= CPU_IRREGULAR);
+    p->height_source = "device rule";
+    if (lanes && pays) {
+        p->kernel = CMRSCL_KERNEL_STRIP;
+        p->reduce = CMRSCL_REDUCE_SUBGROUP;
+        p->warp = dev->subgroup_widths & CPU_LANES ? CPU_LANES : (int)dev->subgroup_width;
+        p->height = st->mu >= PLAN_LONG_ROWS ? 1 : 8;
+        p->height_source = "matrix rule";
+        snprintf(p->plan_reason, sizeof p->plan_reason,
+                 "a CPU with sub-groups, %s %s rows (mu %.1f): %s on sub-groups of %d",
+                 a->nnz <= CPU_SMALL ? "few" : "irregular", p->height == 1 ? "long" : "medium",
+                 st->mu,
+                 p->height == 1 ? "one sub-group per row (CSR-vector)" : "Algorithm 1, HEIGHT 8",
+                 p->warp);
+        return;
+    }
+    p->kernel = CMRSCL_KERNEL_SEGMENT;
+    p->reduce = CMRSCL_REDUCE_LOCAL;
+    p->height = 32;
+    snprintf(p->plan_reason, sizeof p->plan_reason,
+             "a CPU device%s: one work-item walks each strip of 32 rows (segment kernel)",
+             !lanes          ? ""
+             : st->mu < from ? ", short rows"
+                             : ", many regular rows");
+}
