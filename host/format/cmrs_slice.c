@@ -7,6 +7,8 @@
  * for an entry's word: a hole there, which the narrow encoder turns into the jump's word. */
 #include "format/format.h"
 
+#include <math.h>
+
 typedef struct slice_job {
     holed_source src;
     const int64_t *row_ptr;
@@ -112,6 +114,13 @@ int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr, const int32_t *c
     if (jumps)
         *jumps = jumped;
     return stored;
+}
+
+double cmrs_slice_holes(int32_t rows, int32_t cols, const int64_t *row_ptr, int height)
+{
+    if (!cmrs_packing_fits(cols, height))
+        return INFINITY;
+    return (double)cmrs_slice_stored(rows, row_ptr, NULL, height, 0, NULL) / (double)row_ptr[rows];
 }
 
 cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr,

@@ -96,6 +96,11 @@ CMRSCL_HIDDEN cmrscl_status cmrs_modulo_layout(const cmrscl_cmrs *in, const void
 CMRSCL_HIDDEN int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr,
                                         const int32_t *col_ind, int height, int64_t jump_above,
                                         int64_t *jumps);
+/* Stored positions an entry of that layout (its holes included) for a CSR structure of nnz > 0
+ * entries, or INFINITY where the layout cannot hold the matrix (a hole's column word must
+ * stay unique: cmrs_packing_fits). What the plan weighs slices by. */
+CMRSCL_HIDDEN double cmrs_slice_holes(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                      int height);
 /* Re-lays each strip of `in` (built by cmrs_build from row_ptr and col_ind with row-ordered
  * strips) as a slice: word i of the strip's row r at strip_ptr[s] + i * height + r, its
  * words its entries in order and, where jump_above is not 0, a hole before each step longer

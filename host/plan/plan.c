@@ -108,11 +108,9 @@ static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision
     double strips = ((double)a->rows + SLICE_HEIGHT - 1) / SLICE_HEIGHT;
     if (!a->host_layout || !a->row_ptr || a->nnz == 0 || st->mu >= PLAN_LONG_ROWS ||
         st->max_row > SLICE_LONGEST * st->mu ||
-        strips < SLICE_WARPS * cmrs_plan_resident_warps(dev) ||
-        !cmrs_packing_fits(a->cols, SLICE_HEIGHT)) /* a hole's word must stay unique */
+        strips < SLICE_WARPS * cmrs_plan_resident_warps(dev))
         return false;
-    double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, NULL, SLICE_HEIGHT, 0, NULL) /
-                   (double)a->nnz;
+    double holes = cmrs_slice_holes(a->rows, a->cols, a->row_ptr, SLICE_HEIGHT);
     if (holes > SLICE_HOLES)
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;

@@ -33,11 +33,9 @@
 #define CPU_SLICE_HOLES 3.0
 static bool cpu_slice_rule(const plan_matrix *a, cmrscl_params *p)
 {
-    if (!a->host_layout || !a->row_ptr || a->nnz == 0 ||
-        !cmrs_packing_fits(a->cols, CPU_SLICE_HEIGHT))
+    if (!a->host_layout || !a->row_ptr || a->nnz == 0)
         return false;
-    double holes = (double)cmrs_slice_stored(a->rows, a->row_ptr, NULL, CPU_SLICE_HEIGHT, 0, NULL) /
-                   (double)a->nnz;
+    double holes = cmrs_slice_holes(a->rows, a->cols, a->row_ptr, CPU_SLICE_HEIGHT);
     if (holes > CPU_SLICE_HOLES)
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;
