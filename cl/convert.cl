@@ -335,8 +335,8 @@ __kernel void convert_permutation(const uint strips, const uint height, const ui
  * read-only): what its first values update stores plain (host/exec/matrix_update.c,
  * ensure_plain_values). A hole stays a hole. Narrow columns (narrow: the 16-bit words after
  * the strips' first columns, host/format/cmrs_narrow.c): the first columns copied
- * (work-items k < strips), then the n words likewise (a slice's steps: row_bits 0; narrow 2:
- * steps with jump words, which carry no index and stay as they are). */
+ * (work-items k < strips), then the n words likewise (a slice's steps: row_bits 0; narrow 4,
+ * as convert_permutation's: with jump words, which carry no index and stay as they are). */
 #define DROP_DICT(w) ((w) >> (row_bits + dict_bits) << row_bits | ((w) & ((1u << row_bits) - 1u)))
 __kernel void convert_drop_dict(const index_t n, const uint narrow, const uint strips,
                                 const uint row_bits, const uint dict_bits,
@@ -349,7 +349,7 @@ __kernel void convert_drop_dict(const index_t n, const uint narrow, const uint s
         return;
     if (narrow) {
         const uint w = ((__global const ushort *)(coded + strips))[k];
-        const bool kept = narrow == 2 ? (w & CMRS_NARROW_JUMP) != 0 : w == CMRS_NARROW_HOLE;
+        const bool kept = narrow == 4 ? (w & CMRS_NARROW_JUMP) != 0 : w == CMRS_NARROW_HOLE;
         ((__global ushort *)(plain + strips))[k] = kept ? w : (ushort)DROP_DICT(w);
     } else {
         const uint c = coded[k];

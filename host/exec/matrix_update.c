@@ -37,6 +37,18 @@ static bool room_beside(cmrscl_matrix m, size_t bytes)
            (!limit || total <= limit);
 }
 
+/* How cl/convert.cl's kernels read the column words: 0 a word an entry; narrow columns 1 a
+ * slice's steps (4 with jump words), 2 a strip's offsets, whose words keep the row in strip
+ * in as few bits as it needs; 3 implied columns, no words. */
+static cl_uint narrow_code(const cmrscl_params *p)
+{
+    return p->column_bits == 0      ? 3
+           : p->column_bits != 16   ? 0
+           : plan_narrow_offsets(p) ? 2
+           : p->column_jumps        ? 4
+                                    : 1;
+}
+
 /* Builds BUF_PERM when it is pending; the caller holds m->lock. */
 static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
 {
@@ -70,14 +82,7 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     }
     cl_uint strips = (cl_uint)p->strips, height = (cl_uint)p->height;
     cl_uint packed = p->layout == CMRSCL_LAYOUT_PACKED, use_csr = csr != NULL;
-    /* narrow columns: 1 a slice's steps (4 with jump words), 2 a strip's offsets
-     * (cl/convert.cl), whose words keep the row in strip in as few bits as it needs; 3
-     * implied columns, no words */
-    cl_uint narrow = p->column_bits == 0      ? 3
-                     : p->column_bits != 16   ? 0
-                     : plan_narrow_offsets(p) ? 2
-                     : p->column_jumps        ? 4
-                                              : 1;
+    cl_uint narrow = narrow_code(p);
     cl_uint row_bits = narrow == 2 ? (cl_uint)plan_narrow_row_bits(p) : (cl_uint)p->row_bits;
     launch_arg args[] = {ARG(strips),
                          ARG(height),
@@ -147,18 +152,13 @@ static cmrscl_status ensure_plain_values(cmrscl_matrix m, const launcher *l)
         size_t header = narrow ? (size_t)p->strips : 0;
         size_t words = narrow ? (col_bytes - 4 * header) / 2 : n + CMRS_ENTRY_PAD;
         launcher own = *l;
-        /* the row's bits: none in a slice's steps, as few as needed in a strip's offsets;
-         * narrow 2: steps with jump words, which keep their bits */
-        cl_uint n32 = (cl_uint)words,
-                is_narrow = !narrow           ? 0
-                            : p->column_jumps ? 2
-                                              : 1,
-                strips = (cl_uint)header,
+        /* the row's bits: none in a slice's steps, as few as needed in a strip's offsets */
+        cl_uint n32 = (cl_uint)words, code = narrow_code(p), strips = (cl_uint)header,
                 row_bits = (cl_uint)(narrow ? plan_narrow_row_bits(p) : p->row_bits),
                 dict_bits = (cl_uint)p->dict_bits;
         cl_ulong n64 = words;
         launch_arg args[] = {p->index_bits == 64 ? ARG(n64) : ARG(n32),
-                             ARG(is_narrow),
+                             ARG(code),
                              ARG(strips),
                              ARG(row_bits),
                              ARG(dict_bits),
