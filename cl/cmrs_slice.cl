@@ -33,24 +33,30 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
     DOTS_SCRATCH
     const bool stopped = DOTS_STOPPED(); /* heeded at the end (dots.cl) */
     const uint r = get_local_id(0) % HEIGHT;
-    const uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / HEIGHT;
-    const uint row = strip * HEIGHT + r;
-    const bool mine = strip < strips && row < rows;
-    real_t sum = 0;
-    if (strip < strips) { /* no return: with DOTS every work-item reaches the epilogue */
+    /* A warp takes strip after strip, the grid's warps apart: one each on the plan's grid, and
+     * several on a solver's product, whose grid the device's resident warps cap so that its
+     * partial sums stay few enough for the next kernel to add up (host/exec/spmv_dots.c) */
+    const uint stride = get_num_groups(0) * WARPS_PER_GROUP;
+#if DOTS
+    real4_t acc = (real4_t)0;
+#endif
+    for (uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / HEIGHT; strip < strips;
+         strip += stride) {
+        const uint row = strip * HEIGHT + r;
         const index_t end = strip_ptr[strip + 1];
         /* the row's words, SLICE_AHEAD at a time (spmv_common.cl); with SLICE_WORDS_EARLY the
          * next batch's loads go out before this batch's gathers */
         uint column = FIRST_COLUMN(strip);
         (void)column;
         uint w[SLICE_AHEAD], early[SLICE_AHEAD];
+        real_t sum = 0;
         index_t j = strip_ptr[strip] + r;
         if (SLICE_WORDS_EARLY)
             LOAD_WORDS(early, j, end);
         for (; j < end; j += SLICE_AHEAD * HEIGHT) {
 #pragma unroll
             for (int k = 0; k < SLICE_AHEAD; ++k)
-                w[k] = SLICE_WORDS_EARLY ? early[k]
+                w[k] = SLICE_WORDS_EARLY      ? early[k]
                        : j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT)
                                               : HOLE_WORD;
             if (SLICE_WORDS_EARLY)
@@ -65,17 +71,20 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
                 }
             }
         }
-    }
-    real_t yv = 0;
-    if (mine && !stopped)
-        yv = store_row(y, row, sum, alpha, beta);
+        if (row < rows && !stopped) {
+            const real_t yv = store_row(y, row, sum, alpha, beta);
 #if DOTS /* the work-item that wrote the row has its value: no read back */
-    real4_t acc = (real4_t)0;
-    if (mine)
-        acc = dots_terms(acc, x, dot_w, row, yv);
-    if (!stopped) /* the same for the whole grid */
+            acc = dots_terms(acc, x, dot_w, row, yv);
+#else
+            (void)yv;
+#endif
+        }
+    }
+#if DOTS
+    /* every work-item reaches it (no return above); stopped is the same for the whole grid */
+    if (!stopped)
         dots_store(acc, ws, dots_at, dots_scratch, WG_SIZE);
 #else
-    (void)yv, (void)stopped;
+    (void)stopped;
 #endif
 }

@@ -9,7 +9,9 @@
  *     up to the CPU's sums of that y (within their rounding), the sums not asked for 0, each
  *     row counted once - the strip, segment, MODULO and slice families, HEIGHT 1 to 100,
  *     packed and unpacked, long strips split into tiles summed by a second kernel and in
- *     their work-group, the values plain and coded; for each (alpha, beta) of the grid
+ *     their work-group, the values plain and coded, the slice family's grid also capped at
+ *     two work-groups (each warp walking strip after strip, as a large matrix's product
+ *     does under a solver on a GPU: exec/spmv_dots.c); for each (alpha, beta) of the grid
  *     (test_util.h), y against the CPU double reference too;
  *   - once the workspace says the solve has stopped, nothing written at all;
  *   - built with -DDIAGONAL=1: y = diag(A), exactly, from every layout.
@@ -65,6 +67,10 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     CHECK_OK(cmrs_product_kernels_make(m, opt, &k));
     if (!k.kernel)
         return;
+    const char *capped = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
+    CHECK_MSG(!capped || k.global / k.local <= (size_t)atoi(capped),
+              "%s: the product runs %zu work-groups, not at most %s", what, k.global / k.local,
+              capped);
     double *x = malloc(sizeof(double) * ((size_t)n + 1)),
            *w = malloc(sizeof(double) * ((size_t)n + 1));
     double *y = malloc(sizeof(double) * ((size_t)n + 1)),
@@ -293,18 +299,21 @@ int main(int argc, char **argv)
         cmrscl_layout layout;
         cmrscl_combine combine;
         const char *label;
+        const char *groups; /* CMRSCL_SOLVE_PRODUCT_GROUPS: the product's grid capped */
     } plans[] = {
-        {CMRSCL_KERNEL_STRIP, 1, -1, 0, 0, "strip, HEIGHT 1"},
-        {CMRSCL_KERNEL_STRIP, 3, -1, CMRSCL_LAYOUT_UNPACKED, 0, "strip, HEIGHT 3, unpacked"},
-        {CMRSCL_KERNEL_STRIP, 16, -1, 0, 0, "strip, HEIGHT 16"},
-        {CMRSCL_KERNEL_SEGMENT, 1, -1, 0, 0, "segment, HEIGHT 1"},
-        {CMRSCL_KERNEL_SEGMENT, 100, -1, 0, 0, "segment, HEIGHT 100"},
-        {CMRSCL_KERNEL_MODULO, 8, -1, 0, 0, "modulo, HEIGHT 8"},
-        {CMRSCL_KERNEL_SLICE, 32, -1, 0, 0, "slice, HEIGHT 32"},
-        {CMRSCL_KERNEL_STRIP, 4, 7, 0, CMRSCL_COMBINE_KERNEL, "strip split, combine kernel"},
-        {CMRSCL_KERNEL_STRIP, 4, 16, 0, CMRSCL_COMBINE_GROUP, "strip split, in-group combine"},
-        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_KERNEL, "segment split, kernel"},
-        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_GROUP, "segment split, in-group"},
+        {CMRSCL_KERNEL_STRIP, 1, -1, 0, 0, "strip, HEIGHT 1", NULL},
+        {CMRSCL_KERNEL_STRIP, 3, -1, CMRSCL_LAYOUT_UNPACKED, 0, "strip, HEIGHT 3, unpacked", NULL},
+        {CMRSCL_KERNEL_STRIP, 16, -1, 0, 0, "strip, HEIGHT 16", NULL},
+        {CMRSCL_KERNEL_SEGMENT, 1, -1, 0, 0, "segment, HEIGHT 1", NULL},
+        {CMRSCL_KERNEL_SEGMENT, 100, -1, 0, 0, "segment, HEIGHT 100", NULL},
+        {CMRSCL_KERNEL_MODULO, 8, -1, 0, 0, "modulo, HEIGHT 8", NULL},
+        {CMRSCL_KERNEL_SLICE, 32, -1, 0, 0, "slice, HEIGHT 32", NULL},
+        {CMRSCL_KERNEL_STRIP, 4, 7, 0, CMRSCL_COMBINE_KERNEL, "strip split, combine kernel", NULL},
+        {CMRSCL_KERNEL_STRIP, 4, 16, 0, CMRSCL_COMBINE_GROUP, "strip split, in-group combine",
+         NULL},
+        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_KERNEL, "segment split, kernel", NULL},
+        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_GROUP, "segment split, in-group", NULL},
+        {CMRSCL_KERNEL_SLICE, 16, -1, 0, 0, "slice, HEIGHT 16, 2 work-groups", "2"},
     };
     /* Float takes the even plans and double the odd ones, where the device has double: the
      * precision changes the value type, not the epilogue's indexing or its sums' order. */
@@ -328,7 +337,10 @@ int main(int argc, char **argv)
         }
         /* local memory: a third of the catalogue a plan; the sub-group backends differ from
          * it only in the warp's sums, a sixth */
+        if (plans[i].groups)
+            setenv("CMRSCL_SOLVE_PRODUCT_GROUPS", plans[i].groups, 1);
         run_plan(ctx, &o, plans[i].label, (int)i, reduce == CMRSCL_REDUCE_LOCAL ? 3 : 6);
+        unsetenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
         ++ran;
     }
     cmrscl_context_free(ctx);

@@ -181,10 +181,11 @@ typedef struct product_kernels {
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra,
                                                       product_kernels *out);
 /* What the product built with `extra` leaves: its units' real4s (its work-groups', or its
- * warps'), and whether its units can also add them up (-DDOTS_CHAIN, cl/dots.cl): a single
- * kernel, on a device where the chain's fence holds. */
+ * warps'), whether its units can also add them up (-DDOTS_CHAIN, cl/dots.cl: a single
+ * kernel, on a device where the chain's fence holds) and whether its grid is capped (fewer
+ * work-groups than its strips' groups, each warp walking several: spmv_dots.c). */
 CMRSCL_HIDDEN void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra,
-                                              size_t *units, bool *can_chain);
+                                              size_t *units, bool *can_chain, bool *capped);
 /* The product's arguments: y = alpha*A*x + beta*y; with DOTS, the workspace, where its
  * real4s go (in reals) and w (NULL with DOTS 2). */
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_bind(product_kernels *k,

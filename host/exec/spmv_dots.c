@@ -6,6 +6,7 @@
 #include "exec/exec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cmrs_product_kernels_release(product_kernels *k)
@@ -17,12 +18,32 @@ void cmrs_product_kernels_release(product_kernels *k)
     memset(k, 0, sizeof *k);
 }
 
+/* A solver's slice product on a GPU runs at most SOLVE_PRODUCT_RESIDENT times the work-groups
+ * the device keeps resident, each warp walking strip after strip (cl/cmrs_slice.cl), and sums
+ * its dot products by work-group: its real4s are then few enough - one a resident work-group -
+ * for every work-group of the next kernel to add them up, and no reduction kernel's launch
+ * comes between the product and the step (docs/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT: half
+ * the resident work-groups left the device short of loads in flight, twice and four times
+ * as many left more real4s to add up for no faster product). The trade: a barrier a
+ * work-group at the product's end, and the grid's strips shared out in whole rounds. */
+#define SOLVE_PRODUCT_RESIDENT 1
+
+/* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds. */
+static size_t capped_groups(size_t groups, size_t cap)
+{
+    if (cap == 0 || groups <= cap)
+        return groups;
+    size_t rounds = (groups + cap - 1) / cap;
+    return (groups + rounds - 1) / rounds;
+}
+
 /* What the product built with `extra` looks like: how its epilogue sums - by NVIDIA's warp
  * shuffles (cl/dots.cl, GROUP_SHUFFLE) where the device has them, and in the slice family,
  * whose work-items each hold their own row, by warps, no barrier in the product
- * (DOTS_WARP_SUMS) - its launch sizes and the real4s its kernels leave. */
+ * (DOTS_WARP_SUMS), unless its grid is capped - its launch sizes and the real4s its kernels
+ * leave. */
 typedef struct dots_shape {
-    bool shuffle, warps, combine;
+    bool shuffle, warps, combine, capped;
     size_t local, global, combine_local, combine_global;
     size_t kernel_units, units; /* the first kernel's real4s; both kernels' */
 } dots_shape;
@@ -30,22 +51,38 @@ typedef struct dots_shape {
 static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
 {
     const cmrscl_params *p = &m->params;
+    const cmrscl_device_info *dev = &m->ctx->info;
     dots_shape d;
-    d.shuffle =
-        strstr(extra, "-DDOTS") && m->ctx->info.warp_shuffle && p->work_group_size % 32 == 0;
-    d.warps = d.shuffle && p->kernel == CMRSCL_KERNEL_SLICE;
+    const bool dots = strstr(extra, "-DDOTS=") != NULL;
+    d.shuffle = dots && dev->warp_shuffle && p->work_group_size % 32 == 0;
     d.combine = p->long_strips && p->combine != CMRSCL_COMBINE_GROUP;
     cmrs_spmv_sizes(m, &d.local, &d.global, &d.combine_local, &d.combine_global);
+    /* CMRSCL_SOLVE_PRODUCT_GROUPS=G caps the grid at G work-groups on any device (the tests'
+     * way to walk several strips a warp on CPUs, and for measuring the cap) */
+    const char *forced = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
+    size_t cap = 0;
+    if (dots && p->kernel == CMRSCL_KERNEL_SLICE) {
+        if (forced && atoi(forced) > 0)
+            cap = (size_t)atoi(forced);
+        else if (dev->type & CL_DEVICE_TYPE_GPU)
+            cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
+                  d.local;
+    }
+    size_t groups = capped_groups(d.global / d.local, cap);
+    d.capped = groups < d.global / d.local;
+    d.warps = d.shuffle && p->kernel == CMRSCL_KERNEL_SLICE && !d.capped;
+    d.global = groups * d.local;
     d.kernel_units = d.global / (d.warps ? 32 : d.local);
     d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0);
     return d;
 }
 
 void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra, size_t *units,
-                                bool *can_chain)
+                                bool *can_chain, bool *capped)
 {
     dots_shape d = shape_of(m, extra);
     *units = d.units;
+    *capped = d.capped;
     /* the chain's fence holds on NVIDIA through PTX (the build with shuffles) and on CPUs;
      * over one kernel's units (cl/dots.cl, DOTS_CHAIN) */
     *can_chain = !d.combine && (d.shuffle || (m->ctx->info.type & CL_DEVICE_TYPE_CPU));

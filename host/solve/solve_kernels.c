@@ -68,9 +68,9 @@ cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, 
  * then the chunks' sums, about as many. */
 void cmrs_solve_choose_sums(cmrscl_solver s)
 {
-    bool can_chain;
+    bool can_chain, capped;
     cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), &s->product_groups,
-                               &can_chain);
+                               &can_chain, &capped);
     /* for measuring the limits and for the tests of each path: CMRSCL_SOLVE_FOLD_LIMIT,
      * _CHAIN_LIMIT, _REDUCE_SHARE, and CMRSCL_SOLVE_SUMS=fold|reduce|chain (chain: where the
      * device lets it) */
@@ -80,9 +80,11 @@ void cmrs_solve_choose_sums(cmrscl_solver s)
     size_t units = s->product_groups;
     size_t fold_limit = fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
     size_t chain_limit = chain && *chain ? strtoull(chain, NULL, 10) : SOLVE_CHAIN_LIMIT;
-    /* the chain paid on NVIDIA, for the methods whose kernels wait for the sums (solve.h);
-     * on CPUs (PoCL) it was slower than the fold, and is taken there only when asked for */
-    bool chain_pays = can_chain && s->ctx->info.warp_shuffle && s->method->chain_sums;
+    /* the chain paid on NVIDIA, for the methods whose kernels wait for the sums (solve.h),
+     * where a product's units are its warps; on a capped grid's work-groups, each unit after a
+     * barrier, it lost to the fold (docs/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT); on CPUs
+     * (PoCL) it was slower than the fold, and is taken there only when asked for */
+    bool chain_pays = can_chain && !capped && s->ctx->info.warp_shuffle && s->method->chain_sums;
     s->sums = chain_pays && units <= chain_limit ? SUMS_CHAIN
               : units <= fold_limit              ? SUMS_FOLD
                                                  : SUMS_REDUCE;
