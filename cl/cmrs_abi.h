@@ -179,6 +179,27 @@ enum cmrs_dots_arg {
     CMRS_DOTS_W,  /* w (DOTS 1 and 4) */
     CMRS_DOTS_COUNT
 };
+/* -DCG_FUSED=1 (2: with the Jacobi preconditioner): the slice family's cmrs_spmv as a whole
+ * CG iteration (cl/cg_fused.cl) - x is the direction p it reads, y the q = A p' it writes,
+ * alpha 1 and beta 0 - taking these arguments after its own: */
+enum cmrs_fused_arg {
+    CMRS_FUSED_WS,        /* the workspace */
+    CMRS_FUSED_RR_AT,     /* uint: the real4s of r.r and r.z it reads (s0, s1) */
+    CMRS_FUSED_RR_N,      /* uint: ... how many */
+    CMRS_FUSED_PQ_AT,     /* uint: the real4s of p.q and q.q (s0, s1) or q.Dq (s3) it reads */
+    CMRS_FUSED_PQ_N,      /* uint: ... how many */
+    CMRS_FUSED_RR_OUT,    /* uint: where its work-groups' real4s of r'.r' and r'.z' go */
+    CMRS_FUSED_PQ_OUT,    /* uint: ... of p'.q' and q'.q' (q'.Dq' in s1 and s3) */
+    CMRS_FUSED_R_IN,      /* r and q it reads, r' and p' it writes (other buffers than r, p) */
+    CMRS_FUSED_Q_IN,
+    CMRS_FUSED_R_OUT,
+    CMRS_FUSED_P_OUT,
+    CMRS_FUSED_SOLUTION,  /* x, updated in place */
+    CMRS_FUSED_DINV,      /* the inverse diagonal (CG_FUSED 2) */
+    CMRS_FUSED_HISTORY,   /* uint: where the residual history starts */
+    CMRS_FUSED_STOP_SLOT, /* uint: its stop slot */
+    CMRS_FUSED_COUNT
+};
 #define CMRS_COMBINE_GROUP 64 /* work-items of a cmrs_combine work-group */
 #define CMRS_GMRES_MAX 256    /* GMRES's longest cycle (CMRSCL_MAX_RESTART) */
 

@@ -96,6 +96,9 @@ typedef struct lane_entries {
  * out per component (no loop selecting components by index): Intel's OpenCL compiler got the
  * loop's component selects wrong in kernels of fixed sub-group size (2026.2: products of
  * other entries' values, tests/test_kernel.c segment_packed). */
+#if CG_FUSED /* its GATHER reads vectors only the kernel's own arguments hold (cg_fused.cl) */
+#error "the fused CG iteration is built for the strip, MODULO and slice families, not this one"
+#endif
 #if PACKED
 #define LANE_ENTRY(k, ck, vk)                                                                      \
     e.r[k] = j0 + (k) < w->begin ? -1 : HEIGHT;                                                    \

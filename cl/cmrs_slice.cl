@@ -31,15 +31,12 @@
 __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
     DOTS_SCRATCH
-    const bool stopped = DOTS_STOPPED(); /* heeded at the end (dots.cl) */
+    PRODUCT_BEGIN(); /* the solvers' (dots.cl, cg_fused.cl): `stopped`, and their sums' acc */
     const uint r = get_local_id(0) % HEIGHT;
     /* A warp takes strip after strip, the grid's warps apart: one each on the plan's grid, and
      * several on a solver's product, whose grid the device's resident warps cap so that its
      * partial sums stay few enough for the next kernel to add up (host/exec/spmv_dots.c) */
     const uint stride = get_num_groups(0) * WARPS_PER_GROUP;
-#if DOTS
-    real4_t acc = (real4_t)0;
-#endif
     for (uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / HEIGHT; strip < strips;
          strip += stride) {
         const uint row = strip * HEIGHT + r;
@@ -71,20 +68,8 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
                 }
             }
         }
-        if (row < rows && !stopped) {
-            const real_t yv = store_row(y, row, sum, alpha, beta);
-#if DOTS /* the work-item that wrote the row has its value: no read back */
-            acc = dots_terms(acc, x, dot_w, row, yv);
-#else
-            (void)yv;
-#endif
-        }
+        if (row < rows && !stopped) /* with DOTS: the row's terms, from the value it wrote */
+            PRODUCT_ROW(row, sum);
     }
-#if DOTS
-    /* every work-item reaches it (no return above); stopped is the same for the whole grid */
-    if (!stopped)
-        dots_store(acc, ws, dots_at, dots_scratch, WG_SIZE);
-#else
-    (void)stopped;
-#endif
+    PRODUCT_END(); /* every work-item reaches it: no return above */
 }

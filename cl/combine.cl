@@ -36,7 +36,9 @@ INLINE void combine_in_group(const work *w, uint first_tile_group, uint rows, ui
 
 /* The long strips: each of the HEIGHT rows of long strip k sums its tiles' partial sums
  * first_tile[k] .. first_tile[k+1]-1 in tile order - the same order every run. Arguments in
- * the order of enum cmrs_combine_arg. */
+ * the order of enum cmrs_combine_arg. (Not in the fused CG iteration's program: the slice
+ * family it belongs to never splits a strip.) */
+#if !CG_FUSED
 __kernel void cmrs_combine(const uint rows, const uint long_strips,
                            __global const uint *restrict long_strip,
                            __global const uint *restrict first_tile,
@@ -67,3 +69,4 @@ __kernel void cmrs_combine(const uint rows, const uint long_strips,
     dots_store(acc, ws, dots_at, scratch, CMRS_COMBINE_GROUP);
 #endif
 }
+#endif

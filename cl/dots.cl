@@ -42,9 +42,13 @@ INLINE int ws_stop_code(__global const real_t *ws, uint own)
     return (int)code;
 }
 
-#ifdef SOLVE
-/* The solvers' own kernels (solve.cl, solve_gmres.cl). Work-group 0's first item writes what
- * a kernel leaves in the workspace's header. */
+#ifndef CG_FUSED
+#define CG_FUSED 0
+#endif
+#if defined(SOLVE) || CG_FUSED
+/* The solvers' own kernels (solve.cl, solve_gmres.cl) and the fused CG iteration
+ * (cg_fused.cl). Work-group 0's first item writes what a kernel leaves in the workspace's
+ * header. */
 #define LEADER() (get_group_id(0) == 0 && get_local_id(0) == 0)
 /* a kernel that stops nothing: has the solve stopped? */
 #define STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
@@ -60,6 +64,65 @@ INLINE int ws_stop_code(__global const real_t *ws, uint own)
             return;                                                                                \
         }                                                                                          \
     } while (0)
+
+/* This work-item's share of the sum of the n real4s at ws + at (of the n work-groups that
+ * wrote them); group_sum4 of the shares is the sum. Every work-group of a kernel reads them
+ * all: share_of2 reads only the first two of each, where those are the sums the kernel needs. */
+INLINE real4_t share_of(__global const real_t *ws, uint at, uint n)
+{
+    real4_t acc = (real4_t)0;
+    for (uint i = get_local_id(0); i < n; i += WG_SIZE)
+        acc += vload4(i, ws + at);
+    return acc;
+}
+INLINE real4_t share_of2(__global const real_t *ws, uint at, uint n)
+{
+    real2_t acc = (real2_t)0;
+    for (uint i = get_local_id(0); i < n; i += WG_SIZE)
+        acc += *(__global const real2_t *)(ws + at + 4 * i);
+    return (real4_t)(acc, 0, 0);
+}
+
+/* Work-group 0 records in the kernel's stop slot why the solve stopped, the value that
+ * stopped it and (a method's own code, 0: none) which quantity it was. */
+INLINE void stop_solve(__global real_t *ws, uint slot, int code, real_t value, int cause)
+{
+    if (LEADER()) {
+        ws[CMRS_WS_STOP + slot] = (real_t)code;
+        ws[CMRS_WS_VALUE] = value;
+        ws[CMRS_WS_CAUSE] = (real_t)cause;
+    }
+}
+
+INLINE bool finite2(real_t a, real_t b) { return isfinite(a) && isfinite(b); }
+
+/* CG's test before a step, from sum = (r.r, r.z, p.q, q.Dq): converged, NaN or Inf, or p.q
+ * not positive (check_only: the test of r alone). Work-group 0 records r.r in the history
+ * and the header and counts the step it lets go on. The stop code, 0 to go on. */
+INLINE int cg_test(__global real_t *ws, real4_t sum, uint check_only, uint history_at,
+                   uint stop_slot)
+{
+    const real_t rr = sum.s0, pq = sum.s2, qdq = sum.s3;
+    int stop = 0;
+    if (!isfinite(rr))
+        stop = CMRS_STOP_NONFINITE;
+    else if (rr <= ws[CMRS_WS_THRESHOLD])
+        stop = CMRS_STOP_CONVERGED;
+    else if (!check_only && !finite2(pq, qdq))
+        stop = CMRS_STOP_NONFINITE;
+    else if (!check_only && !(pq > 0))
+        stop = CMRS_STOP_BREAKDOWN;
+    if (LEADER()) {
+        const uint it = (uint)ws[CMRS_WS_ITER];
+        ws[history_at + it] = rr;
+        ws[CMRS_WS_RR] = rr;
+        if (!stop && !check_only)
+            ws[CMRS_WS_ITER] = (real_t)(it + 1);
+    }
+    if (stop)
+        stop_solve(ws, stop_slot, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : pq, 0);
+    return stop;
+}
 #endif
 
 #ifndef GROUP_SHUFFLE
@@ -170,6 +233,19 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
  * the product's loads in the iterations enqueued past convergence (docs/PERFORMANCE.md, session
  * 25: the stop, a slot per kernel). */
 #define DOTS_STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
+/* The slice family's hooks (its work-item of a row is the one that wrote it: no read back):
+ * the stop read as the kernel begins, each row's terms as the row is written, the sums stored
+ * once the walk is done. The fused CG iteration has its own (cg_fused.cl). */
+#define PRODUCT_BEGIN()                                                                            \
+    const bool stopped = DOTS_STOPPED();                                                           \
+    real4_t acc = (real4_t)0
+#define PRODUCT_ROW(row, sum)                                                                      \
+    acc = dots_terms(acc, x, dot_w, row, store_row(y, row, sum, alpha, beta))
+#define PRODUCT_END()                                                                              \
+    do {                                                                                           \
+        if (!stopped) /* the same for the whole grid */                                            \
+            dots_store(acc, ws, dots_at, dots_scratch, WG_SIZE);                                   \
+    } while (0)
 
 /* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y); with DOTS 1 w.y alone. */
 INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const real_t *dot_w,
@@ -357,11 +433,14 @@ INLINE void dots_of_group(const work *w, uint first_tile_group, uint strips, uin
 #define DOTS_OF_GROUP(w)                                                                           \
     dots_of_group(w, first_tile_group, strips, tiles, rows, strip_ptr, tile_strip, x, y, ws,       \
                   dots_at, dot_w, dots_scratch)
-#else
+#elif !CG_FUSED
 #define DOTS_PARAMS
 #define COMBINE_DOTS_X
 #define DOTS_SCRATCH
 #define DOTS_RETURN_IF_STOPPED()
 #define DOTS_STOPPED() false
 #define DOTS_OF_GROUP(w)
+#define PRODUCT_BEGIN() const bool stopped = false
+#define PRODUCT_ROW(row, sum) store_row(y, row, sum, alpha, beta)
+#define PRODUCT_END() (void)stopped
 #endif

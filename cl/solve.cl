@@ -19,27 +19,9 @@
 #error "solve.cl is built with -DSOLVE=1"
 #endif
 
-/* LEADER, STOPPED and RETURN_IF_SEEN: dots.cl */
+/* LEADER, STOPPED, RETURN_IF_SEEN, share_of, stop_solve and cg_test: dots.cl */
 /* i over the n rows, strided by the grid */
 #define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
-
-/* This work-item's share of the sum of the n real4s at ws + at (of the n work-groups that
- * wrote them); group_sum4 of the shares is the sum. Every work-group of a kernel reads them
- * all: share_of2 reads only the first two of each, where those are the sums the kernel needs. */
-INLINE real4_t share_of(__global const real_t *ws, uint at, uint n)
-{
-    real4_t acc = (real4_t)0;
-    for (uint i = get_local_id(0); i < n; i += WG_SIZE)
-        acc += vload4(i, ws + at);
-    return acc;
-}
-INLINE real4_t share_of2(__global const real_t *ws, uint at, uint n)
-{
-    real2_t acc = (real2_t)0;
-    for (uint i = get_local_id(0); i < n; i += WG_SIZE)
-        acc += *(__global const real2_t *)(ws + at + 4 * i);
-    return (real4_t)(acc, 0, 0);
-}
 
 /* Rows 2k and 2k + 1 of a vector, as one 2-vector load or store: the vector kernels walk their
  * rows in pairs (and the last row of an odd count alone), half the memory instructions. The
@@ -61,19 +43,6 @@ INLINE void store_share(real4_t acc, __global real_t *ws, uint at, __local real4
     if (get_local_id(0) == 0)
         vstore4(sum, get_group_id(0), ws + at);
 }
-
-/* Work-group 0 records in the kernel's stop slot why the solve stopped, the value that
- * stopped it and (a method's own code, 0: none) which quantity it was. */
-INLINE void stop_solve(__global real_t *ws, uint slot, int code, real_t value, int cause)
-{
-    if (LEADER()) {
-        ws[CMRS_WS_STOP + slot] = (real_t)code;
-        ws[CMRS_WS_VALUE] = value;
-        ws[CMRS_WS_CAUSE] = (real_t)cause;
-    }
-}
-
-INLINE bool finite2(real_t a, real_t b) { return isfinite(a) && isfinite(b); }
 
 /* r holds b - A x0 (the host's product before). p = D r with the Jacobi preconditioner's
  * inverse diagonal D (NULL: none), rs = r, each where not NULL; partial sums of r.r and r.Dr at
@@ -216,26 +185,8 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
     /* r.r, r.z, p.q, q.Dq: one tree */
     const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, dinv ? c.s3 : c.s1), s, WG_SIZE);
     RETURN_IF_SEEN(seen, stop_slot);
-    const real_t rr = sum.s0, rz = sum.s1, pq = sum.s2, qdq = sum.s3;
-    int stop = 0;
-    if (!isfinite(rr))
-        stop = CMRS_STOP_NONFINITE;
-    else if (rr <= ws[CMRS_WS_THRESHOLD])
-        stop = CMRS_STOP_CONVERGED;
-    else if (!check_only && !finite2(pq, qdq))
-        stop = CMRS_STOP_NONFINITE;
-    else if (!check_only && !(pq > 0))
-        stop = CMRS_STOP_BREAKDOWN;
-    if (LEADER()) {
-        const uint it = (uint)ws[CMRS_WS_ITER];
-        ws[history_at + it] = rr;
-        ws[CMRS_WS_RR] = rr;
-        if (!stop && !check_only)
-            ws[CMRS_WS_ITER] = (real_t)(it + 1);
-    }
-    if (stop)
-        stop_solve(ws, stop_slot, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : pq, 0);
-    if (stop || check_only)
+    const real_t rz = sum.s1, pq = sum.s2, qdq = sum.s3;
+    if (cg_test(ws, sum, check_only, history_at, stop_slot) || check_only)
         return;
     const real_t alpha = rz / pq, beta = alpha * alpha * qdq / rz - (real_t)1;
     real4_t acc = (real4_t)0;

@@ -393,6 +393,8 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
 #endif
 #if DIAGONAL
 #define GATHER(col, row) ((col) == (row) ? (real_t)1 : (real_t)0)
+#elif defined(CG_FUSED) && CG_FUSED /* the next direction, made as it is gathered (cg_fused.cl) */
+#define GATHER(col, row) CG_DIRECTION(col)
 #else
 #define GATHER(col, row) x[col]
 #endif

@@ -70,33 +70,43 @@ static bool near_count(int got, int want)
     return abs(got - want) <= (slack > 1 ? slack : 1);
 }
 
-/* The same solve with its products' partial sums added up another way (CMRSCL_SOLVE_SUMS at
- * the solver's create, solve.h): by each work-group of the next kernel ("fold"), by
- * solve_reduce first ("reduce", the path of large matrices) or by the product's own last units
- * ("chain", cl/dots.cl, where the device lets them): converged to the threshold from the
- * first path's iterations (within 3% in double: the sums are added in another order), and
- * solved again, the same bits - the chain's counters left at 0 for the next product, its order
- * of additions fixed. */
-static void check_other_path(cmrscl_matrix m, const cmrscl_solve_options *o, const double *b,
-                             const cmrscl_solve_result *first, const cmrscl_csr *ra,
-                             const char *what, solve_sums path)
+/* The same solve another way: its products' partial sums added up by each work-group of
+ * the next kernel (CMRSCL_SOLVE_SUMS=fold), by solve_reduce first ("reduce", the path of large
+ * matrices) or by the product's own last units ("chain", cl/dots.cl, where the device lets
+ * them); or CG's iteration fused into the product, or not (CMRSCL_SOLVE_FUSED=1|0, where the
+ * default is the other; not where strips are split into tiles, which the fused iteration
+ * never takes). Converged to the
+ * threshold from the first way's iterations (within 3% in double: the sums are added in
+ * another order), and solved again, the same bits - the chain's counters left at 0 for the
+ * next product, its order of additions fixed. */
+static void check_other_way(cmrscl_matrix m, const cmrscl_solve_options *o, const double *b,
+                            const cmrscl_solve_result *first, const cmrscl_csr *ra,
+                            const char *what, const char *env, const char *value)
 {
     int n = ra->rows;
     cmrscl_solver s = NULL;
-    static const char *const names[] = {"fold", "reduce", "chain"};
-    setenv("CMRSCL_SOLVE_SUMS", names[path], 1);
+    setenv(env, value, 1);
     CHECK_OK(cmrscl_solver_create(m, o, &s));
-    unsetenv("CMRSCL_SOLVE_SUMS");
+    unsetenv(env);
     if (!s)
         return;
-    if (s->sums != path) {
-        CHECK_MSG(path == SUMS_CHAIN, "%s: the solver did not take the %s path when told to", what,
-                  names[path]);
-        printf("%s: the chain not checked - the device's product cannot take it (solve_reduce "
-               "instead)\n",
-               what);
+    char via[64];
+    bool fused = !strcmp(env, "CMRSCL_SOLVE_FUSED");
+    if (fused) {
+        snprintf(via, sizeof via, "%s CG iteration", atoi(value) ? "fused" : "unfused");
+        CHECK_MSG((s->fused[0].kernel != NULL) == (atoi(value) != 0),
+                  "%s: the solver did not take the %s when told to", what, via);
+    } else {
+        static const char *const names[] = {"fold", "reduce", "chain"};
+        snprintf(via, sizeof via, "%s path", names[s->sums]);
+        if (strcmp(names[s->sums], value)) {
+            CHECK_MSG(!strcmp(value, "chain"),
+                      "%s: the solver did not take the %s path when told to", what, value);
+            printf("%s: the chain not checked - the device's product cannot take it "
+                   "(solve_reduce instead)\n",
+                   what);
+        }
     }
-    const char *via = names[s->sums];
     double *x = calloc((size_t)n + 1, 8), *x2 = calloc((size_t)n + 1, 8);
     cmrscl_solve_result res, again;
     CHECK_OK(solve_host(s, b, x, &res));
@@ -104,14 +114,19 @@ static void check_other_path(cmrscl_matrix m, const cmrscl_solve_options *o, con
     double true_residual = ref_residual(ra, b, x);
     CHECK_MSG(res.converged && true_residual <= 10 * res.threshold &&
                   (prec != CMRSCL_DOUBLE || near_count(res.iterations, first->iterations)),
-              "%s through the %s path: %s after %d iterations (the default's %d), ||b - A x|| %g "
+              "%s through the %s: %s after %d iterations (the default's %d), ||b - A x|| %g "
               "(threshold %g)",
               what, via, cmrscl_solve_reason_name(res.reason), res.iterations, first->iterations,
               true_residual, res.threshold);
     CHECK_MSG(again.iterations == res.iterations && !memcmp(x, x2, sizeof(double) * (size_t)n),
-              "%s through the %s path: a second solve gave %d iterations (the first %d) and "
+              "%s through the %s: a second solve gave %d iterations (the first %d) and "
               "another x",
               what, via, again.iterations, res.iterations);
+    if (fused)
+        CHECK_MSG(res.launches_per_iteration == (atoi(value) ? 1 : 2) ||
+                      (!atoi(value) && res.launches_per_iteration == 3),
+                  "%s through the %s: %d launches an iteration", what, via,
+                  res.launches_per_iteration);
     cmrscl_solve_result_free(&res);
     cmrscl_solve_result_free(&again);
     free(x), free(x2);
@@ -176,7 +191,8 @@ static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *
               "%s: history of %d entries for %d iterations (first %g, last %g, residual %g)", what,
               res.history_length, res.iterations, res.history ? res.history[0] : -1,
               res.history ? res.history[res.history_length - 1] : -1, res.residual);
-    CHECK_MSG(res.launches_per_iteration >= 2 && res.iterate_seconds > 0 && res.checks >= 1,
+    CHECK_MSG(res.launches_per_iteration >= (s->fused[0].kernel ? 1 : 2) &&
+                  res.iterate_seconds > 0 && res.checks >= 1,
               "%s: %d launches an iteration, %g s, %d checks", what, res.launches_per_iteration,
               res.iterate_seconds, res.checks);
     /* the same algorithm on the CPU in double: the same iterations, within 3% */
@@ -198,7 +214,14 @@ static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *
     CHECK_OK(solve_host(s, b, x2, &again));
     CHECK_MSG(again.iterations == res.iterations && !memcmp(x, x2, sizeof(double) * (size_t)n),
               "%s: a second solve gave %d iterations and another x", what, again.iterations);
-    check_other_path(m, o, b, &res, &ra, what, path);
+    static const char *const sums[] = {"fold", "reduce", "chain"};
+    check_other_way(m, o, b, &res, &ra, what, "CMRSCL_SOLVE_SUMS", sums[path]);
+    cmrscl_params p;
+    cmrscl_matrix_params(m, &p);
+    /* (the fused iteration's families: not split, not the segment family's: solve_cg.c) */
+    if (o->method == CMRSCL_METHOD_CG && p.long_strips == 0 && p.kernel != CMRSCL_KERNEL_SEGMENT)
+        check_other_way(m, o, b, &res, &ra, what, "CMRSCL_SOLVE_FUSED",
+                        s->fused[0].kernel ? "0" : "1");
     cmrscl_solve_result_free(&res);
     cmrscl_solve_result_free(&again);
     free(b), free(x), free(x2), free(xr), free(xt);
@@ -219,7 +242,7 @@ static void solve_cases(cmrscl_context ctx)
         /* the even cases: float's half */
         {"stencil7:12", CMRSCL_METHOD_CG, 0, 0, 1e-8, 0},
         {"Trefethen_2000.mtx", CMRSCL_METHOD_CG, 1, 0, 1e-10, 0},
-        {"fem:6:3", CMRSCL_METHOD_CG, 1, 0, 1e-8, CMRSCL_KERNEL_SEGMENT},
+        {"fem:6:3", CMRSCL_METHOD_CG, 1, 0, 1e-8, CMRSCL_KERNEL_STRIP},
         {"stencil5:40", CMRSCL_METHOD_CG, 0, 0, 1e-8, CMRSCL_KERNEL_SLICE},
         {"cage8.mtx", CMRSCL_METHOD_BICGSTAB, 0, 0, 1e-10, 0},
         /* cond(A) near 1e7: in float the recurrence's residual parts from the true one far

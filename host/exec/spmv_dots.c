@@ -53,7 +53,9 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
     const cmrscl_params *p = &m->params;
     const cmrscl_device_info *dev = &m->ctx->info;
     dots_shape d;
-    const bool dots = strstr(extra, "-DDOTS=") != NULL;
+    /* a solver's: with the epilogue, or the fused CG iteration (its sums by work-group) */
+    const bool fused = strstr(extra, "-DCG_FUSED=") != NULL;
+    const bool dots = fused || strstr(extra, "-DDOTS=") != NULL;
     d.shuffle = dots && dev->warp_shuffle && p->work_group_size % 32 == 0;
     d.combine = p->long_strips && p->combine != CMRSCL_COMBINE_GROUP;
     cmrs_spmv_sizes(m, &d.local, &d.global, &d.combine_local, &d.combine_global);
@@ -70,7 +72,7 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
     }
     size_t groups = capped_groups(d.global / d.local, cap);
     d.capped = groups < d.global / d.local;
-    d.warps = d.shuffle && p->kernel == CMRSCL_KERNEL_SLICE && !d.capped;
+    d.warps = d.shuffle && p->kernel == CMRSCL_KERNEL_SLICE && !d.capped && !fused;
     d.global = groups * d.local;
     d.kernel_units = d.global / (d.warps ? 32 : d.local);
     d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0);

@@ -159,8 +159,8 @@ static void dump_binary(cl_program prog, const char *options)
 
 /* What every SpMV program is built from, before the family's own file: the host's contract
  * (sentinels, argument order, option codes), the shared options and helpers, the warp layer. */
-static const char *const program_prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl", "dots.cl",
-                                              "combine.cl"};
+static const char *const program_prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl",
+                                              "dots.cl",    "cg_fused.cl",    "combine.cl"};
 #define PRELUDE_FILES (sizeof program_prelude / sizeof program_prelude[0])
 
 /* The source of a program: the prelude, then the family's (or convert.cl's) file. */

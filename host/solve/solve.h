@@ -68,6 +68,7 @@ struct cmrscl_solver_s {
     size_t local, global, groups;
     cl_kernel start, init, reduce, norm;
     product_kernels product[2]; /* the method's products with the epilogue */
+    product_kernels fused[3];   /* CG's iterations fused into its product (solve_cg.c) */
     solve_sums sums;            /* how the next kernel finds their real4s */
     size_t product_groups;      /* real4s a product leaves */
     size_t chain;               /* SUMS_CHAIN: the units of a chunk (cl/dots.cl, DOTS_CHAIN) */
@@ -144,8 +145,10 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_set_args(cl_kernel k, cl_uint at, int n,
 CMRSCL_HIDDEN cl_int cmrs_solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v);
 /* Enqueues a vector kernel on the solver's grid (or `groups` work-groups, when not 0). */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_launch(cmrscl_solver s, cl_kernel k, size_t groups);
-/* A product with the epilogue, and one plain (the matrix's own kernels): y = alpha A x + beta y. */
+/* A product with the epilogue (the method's product `which`, or any of the solver's product
+ * kernels), and one plain (the matrix's own kernels): y = alpha A x + beta y. */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_product(cmrscl_solver s, int which);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_product_kernels(cmrscl_solver s, const product_kernels *k);
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x,
                                                      double beta, cl_mem y);
 /* How the kernels after a product find its real4s (s->sums, chain, reduce_groups), from the

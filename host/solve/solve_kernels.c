@@ -37,14 +37,18 @@ cmrscl_status cmrs_solve_launch(cmrscl_solver s, cl_kernel k, size_t groups)
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueNDRangeKernel (solver)");
 }
 
-cmrscl_status cmrs_solve_product(cmrscl_solver s, int which)
+cmrscl_status cmrs_solve_product_kernels(cmrscl_solver s, const product_kernels *k)
 {
     cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
-    const product_kernels *k = &s->product[which];
     s->launches += 1 + (k->combine != NULL);
     return cmrs_product_kernels_enqueue(k, s->queue, s->out_of_order);
+}
+
+cmrscl_status cmrs_solve_product(cmrscl_solver s, int which)
+{
+    return cmrs_solve_product_kernels(s, &s->product[which]);
 }
 
 cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, double beta,

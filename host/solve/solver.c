@@ -112,8 +112,10 @@ void cmrscl_solver_free(cmrscl_solver s)
         if (s->vec[i])
             clReleaseMemObject(s->vec[i]);
     }
-    cmrs_product_kernels_release(&s->product[0]);
-    cmrs_product_kernels_release(&s->product[1]);
+    for (int i = 0; i < 2; ++i)
+        cmrs_product_kernels_release(&s->product[i]);
+    for (int i = 0; i < 3; ++i)
+        cmrs_product_kernels_release(&s->fused[i]);
     if (s->ws)
         clReleaseMemObject(s->ws);
     if (s->dinv)

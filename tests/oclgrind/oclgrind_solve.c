@@ -4,7 +4,8 @@
  * (the epilogue's barrier and read back), the segment family, slices, long strips summed by
  * the second kernel and in their work-group - each product's y against the plain product's
  * and its sums against the CPU's; then CG with Jacobi, BiCGStab and GMRES (restarting) on
- * small matrices, converged, x checked on the CPU. Oclgrind simulates every work-item: the
+ * small matrices, converged, x checked on the CPU, and CG's fused iteration (cl/cg_fused.cl)
+ * with and without Jacobi. Oclgrind simulates every work-item: the
  * matrices are a few dozen rows. */
 #include "oclgrind_common.h"
 
@@ -170,6 +171,20 @@ int run_solve(const env *e, cmrscl_precision p)
     check_solve(e, "convdiff:4", &strip, &bicg, p, "BiCGStab, strips");
     check_solve(e, "convdiff:3", NULL, &gmres, p, "GMRES(4)");
     unsetenv("CMRSCL_SOLVE_SUMS");
+    /* the fused CG iteration (cl/cg_fused.cl), plain and with Jacobi on slices, the second on
+     * a grid of two work-groups (each warp walking several strips), and on strips of several
+     * warps a group (its rows updated after the barrier): one launch an iteration */
+    cmrscl_solve_options cg = {.rtol = pcg.rtol, .check_interval = 8};
+    setenv("CMRSCL_SOLVE_FUSED", "1", 1);
+    int fused = check_solve(e, "stencil7:5", &slice, &cg, p, "CG fused, slices");
+    setenv("CMRSCL_SOLVE_PRODUCT_GROUPS", "2", 1);
+    int capped = check_solve(e, "stencil7:4", &slice, &pcg, p, "CG with Jacobi fused, 2 groups");
+    unsetenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
+    int strips = check_solve(e, "stencil7:4", &strip, &cg, p, "CG fused, strips");
+    unsetenv("CMRSCL_SOLVE_FUSED");
+    CHECK_MSG(fused == 1 && capped == 1 && strips == 1,
+              "the fused CG iteration not taken: %d, %d and %d launches an iteration (1 with it)",
+              fused, capped, strips);
     return test_finish("oclgrind solve");
 }
 

@@ -252,10 +252,10 @@ int cmd_solve(const cli_options *opt)
                "(device), %.3e (CPU, double); ||b|| %.3e, threshold %.3e\n",
                cmrscl_solve_reason_name(r.reason), r.iterations, r.residual, r.true_residual,
                cpu_true, r.b_norm, r.threshold);
-        printf("time       %.4f ms per iteration (%d launches), solve %.3f ms (%d checks, "
+        printf("time       %.4f ms per iteration (%d launch%s), solve %.3f ms (%d checks, "
                "interval %d; median of %d)\n",
-               per_ms, r.launches_per_iteration, solve_ms, r.checks, r.check_interval,
-               opt->repetitions);
+               per_ms, r.launches_per_iteration, r.launches_per_iteration == 1 ? "" : "es",
+               solve_ms, r.checks, r.check_interval, opt->repetitions);
         printf("check      %s\n",
                broke_down              ? "FAIL: the method broke down"
                : opt->fixed_iterations ? "fixed iterations: not a convergence test"
