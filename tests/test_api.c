@@ -358,8 +358,8 @@ static void test_build_failure(cmrscl_context ctx)
     CHECK(mkdtemp(dir) != NULL);
     char path[128];
     /* the shared parts, empty here */
-    static const char *const prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl", "dots.cl",
-                                          "combine.cl"};
+    static const char *const prelude[] = {"cmrs_abi.h", "spmv_common.cl", "warp.cl",
+                                          "dots.cl",    "cg_fused.cl",    "combine.cl"};
     enum { PRELUDE = sizeof prelude / sizeof prelude[0] };
     char written[PRELUDE][128];
     for (int i = 0; i < PRELUDE; ++i) {
