@@ -54,7 +54,7 @@ CMRSCL_API const char *cmrscl_version_string(void);
     X(ERROR_BREAKDOWN, -15, "the iterative solver broke down")
 
 typedef enum cmrscl_status {
-#define CMRSCL_STATUS_ENUM_(name, value, message) CMRSCL_##name = value,
+#define CMRSCL_STATUS_ENUM_(name, value, message) CMRSCL_##name = (value),
     CMRSCL_STATUS_LIST(CMRSCL_STATUS_ENUM_)
 #undef CMRSCL_STATUS_ENUM_
 } cmrscl_status;

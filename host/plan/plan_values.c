@@ -197,14 +197,12 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
     else if (largest > limit && !slice)
         snprintf(why, sizeof why, "an offset of %lld columns, above %lld", (long long)largest,
                  (long long)limit);
-    else if (largest > limit && choose_jumps(a, opt, largest, p, why, sizeof why))
-        p->column_bits = 16; /* with jump words: why says what they cost */
-    else if (largest > limit)
+    else if (largest > limit && !choose_jumps(a, opt, largest, p, why, sizeof why))
         ; /* why says why not */
-    else if (!opt->column_bits && narrow_bytes >= wide_bytes)
+    else if (largest <= limit && !opt->column_bits && narrow_bytes >= wide_bytes)
         snprintf(why, sizeof why, "strips of %.1f entries: their first columns cost more",
                  (double)stored / strips);
-    else
+    else /* narrow, with jump words where a step outgrows its word (why says what they cost) */
         p->column_bits = 16;
     if (opt->column_bits == 16 && p->column_bits != 16)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,

@@ -35,14 +35,14 @@ cmrscl_status cmrs_device_enumerate(device_entry **list, size_t *count)
         free(plats);
         return cmrscl_fail_cl(err, "clGetPlatformIDs");
     }
-    size_t n = 0, cap = 0;
+    size_t n = 0;
     device_entry *out = NULL;
     for (cl_uint p = 0; p < nplat; ++p) {
         cl_uint ndev = 0;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &ndev) != CL_SUCCESS || !ndev)
             continue;
         cl_device_id *devs = cmrscl_alloc(ndev, sizeof *devs);
-        device_entry *grown = devs ? realloc(out, (cap = n + ndev) * sizeof *out) : NULL;
+        device_entry *grown = devs ? realloc(out, (n + ndev) * sizeof *out) : NULL;
         if (!grown) {
             free(devs), free(out), free(plats);
             return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for devices");
@@ -280,7 +280,7 @@ static cmrscl_status probe_warp(const device_entry *e, cl_context context, unsig
     free(src);
     /* Round down to a power of two in 1..64: the kernels need one. */
     unsigned w = 1;
-    while (w * 2 <= multiple && w < 64)
+    while ((size_t)w * 2 <= multiple && w < 64)
         w *= 2;
     *warp = w;
     return st;
@@ -389,7 +389,7 @@ cmrscl_status cmrscl_devices(cmrscl_device_info **devices, size_t *count)
     cmrscl_status st = cmrs_device_enumerate(&list, &n);
     if (st != CMRSCL_OK)
         return st;
-    cmrscl_device_info *info = calloc(n, sizeof *info);
+    cmrscl_device_info *info = calloc(n ? n : 1, sizeof *info);
     if (!info) {
         free(list);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for device facts");

@@ -271,6 +271,7 @@ void cmrs_program_disk_store(const program_key *key, cl_program prog)
         return;
     }
     unsigned char header[HEADER_SIZE];
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): 8 bytes of magic, no string */
     memcpy(header, ENTRY_MAGIC, 8);
     put_le(header + 8, ENTRY_VERSION, 4);
     put_le(header + 12, crc_of(binary, size), 4);

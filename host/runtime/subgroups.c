@@ -92,7 +92,7 @@ static unsigned run_probe(cl_context context, cl_device_id device, cl_program pr
     unsigned s = got[0];
     bool regular = s >= 2 && (s & (s - 1)) == 0 && PROBE_GROUP % s == 0;
     for (cl_uint i = 0; regular && i < PROBE_GROUP; ++i) {
-        const cl_uint *g = got + 4 * i;
+        const cl_uint *g = got + (size_t)4 * i;
         regular = g[0] == s && g[1] == (i % s | (i / s) << 16);
         if (shuffles) /* lane ^ 1, lane - 1 (lane 0 its own), lane + 1 (the last its own) */
             regular = regular && g[2] == (i ^ 1) &&
@@ -215,6 +215,8 @@ cmrscl_status cmrs_subgroups_check_kernel(cmrscl_context ctx, cl_kernel kernel,
 {
     cl_platform_id platform = NULL;
     clGetDeviceInfo(ctx->device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
+    /* an extension's entry point: a data pointer made a function pointer, through an integer */
+    /* NOLINTNEXTLINE(performance-no-int-to-ptr) */
     sub_group_info_fn info = (sub_group_info_fn)(uintptr_t)clGetExtensionFunctionAddressForPlatform(
         platform, "clGetKernelSubGroupInfoKHR");
     size_t group = (size_t)p->work_group_size, width = 0, count = 0;

@@ -166,7 +166,7 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
     if (st == CMRSCL_OK)
         st = cmrs_solve_product(s, 0);
     if (st == CMRSCL_OK)
-        st = cmrs_solve_launch(s, s->kernel[DOTS], (j + 1) * chunks(s));
+        st = cmrs_solve_launch(s, s->kernel[DOTS], (size_t)(j + 1) * chunks(s));
     solve_arg arg = SOLVE_UINT(j);
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[ORTH], ARG_ORTH_J, 1, &arg);

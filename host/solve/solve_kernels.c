@@ -253,7 +253,7 @@ cmrscl_status cmrs_solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
     a->second = (cl_uint)(at + 3 * grid);
     at += 4 * grid;
     a->method = (cl_uint)at;
-    at += (method_reals + 3) / 4 * 4;
+    at += ((size_t)method_reals + 3) / 4 * 4;
     a->history = (cl_uint)at;
     /* the residual of every iteration and of the last test, up to a bound that keeps the
      * workspace small beside the vectors */

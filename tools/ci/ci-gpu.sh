@@ -5,7 +5,8 @@
 # (PoCL 5 on the project's GPU hosts: sub-groups), each with its summary (what ran, what was
 # skipped and why) and its JUnit file for docs/PORTABILITY.md (tools/ci/portability.py); a
 # short `cmrscl-run spmv` smoke run, and a short benchmark of the small suite whose CSV the
-# runner keeps (an instrument, never a pass/fail gate). Exits non-zero on any failure.
+# runner keeps (an instrument, never a pass/fail gate); where clang-tidy is installed, the
+# sources through it with the analyzer. Exits non-zero on any failure.
 # Environment:
 #   BUILD_DIR      build directory (default: build-gpu)
 #   CMRSCL_DEVICE  device selector for the GPU run (default: gpu)
@@ -41,6 +42,13 @@ run_suite() {
 }
 run_suite gpu "$gpu"
 [ -z "$cpu" ] || run_suite cpu "$cpu" device
+
+# The sources through clang-tidy with the Clang Static Analyzer (tools/ci/check_tidy.py): its
+# minutes of CPU, which CPU CI's two cores cannot spare, are seconds on this runner's cores.
+if tidy=$(command -v clang-tidy-14 || command -v clang-tidy); then
+    python3 "$top/tools/ci/check_tidy.py" --analyzer "$top" "$build" "$tidy" || [ $? -eq 77 ] ||
+        status=1
+fi
 
 export CMRSCL_DEVICE=$gpu
 "$build/bin/cmrscl-run" spmv --repetitions 20

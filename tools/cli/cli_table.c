@@ -200,13 +200,9 @@ static void print_flag(FILE *out, const cli_flag *f)
 
 void cli_usage(FILE *out, const char *command)
 {
-    static const char *const groups[] = {"options:",
-                                         "the plan (default: chosen from the device and the "
-                                         "matrix):",
-                                         "timing and output:",
-                                         "solve:",
-                                         "bench:",
-                                         "other:"};
+    static const char plan_heading[] = "the plan (default: chosen from the device and the matrix):";
+    static const char *const groups[] = {
+        "options:", plan_heading, "timing and output:", "solve:", "bench:", "other:"};
     const cli_command *c = cli_command_named(command);
     if (c) {
         fprintf(out, "usage: %s %s %s%s[options]\n\n", cli_name, c->name, c->args,

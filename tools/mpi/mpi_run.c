@@ -111,7 +111,7 @@ static void rank_line(cmrscl_context ctx, cmrscl_dist_matrix dm, char *line)
     for (int k = 0, at = 0; k < count && k < 16 && at < 56; ++k)
         at += snprintf(nb + at, sizeof nb - (size_t)at, "%s%d", k ? "," : "", ranks[k]);
     if (count > 16)
-        strcat(nb, ",...");
+        snprintf(nb + strlen(nb), sizeof nb - strlen(nb), ",...");
     cmrscl_matrix blocks[2];
     cmrscl_dist_blocks(dm, &blocks[0], &blocks[1]);
     for (int b = 0; b < 2; ++b) {
@@ -123,8 +123,8 @@ static void rank_line(cmrscl_context ctx, cmrscl_dist_matrix dm, char *line)
     snprintf(device, sizeof device, "%u:%u %s", dev.platform_index, dev.device_index,
              dev.device_name);
     snprintf(line, MPI_RANK_LINE, "%4d  %-24.24s %10d %12lld %9d %9d %9d  %-10s %s | %s", p.rank,
-             device, p.local_rows, (long long)(p.local_nnz + p.remote_nnz), p.remote_rows, p.halo,
-             p.sent, *nb ? nb : "-", plans[0], plans[1]);
+             device, p.local_rows, (long long)p.local_nnz + (long long)p.remote_nnz, p.remote_rows,
+             p.halo, p.sent, *nb ? nb : "-", plans[0], plans[1]);
 }
 
 /* The slowest rank's times, the halo totals and every rank's line, for rank 0. */

@@ -129,9 +129,14 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
         x[i] = prec == CMRSCL_DOUBLE ? ((double *)xh)[i] : (double)((float *)xh)[i];
     double cpu = NAN, mine = 0, all = 0;
     if (opt->verify) {
-        st = cpu_residual(dm, b, x, &mine);
+        /* a rank whose check could not run fails the check (NaN), never passes it unseen */
+        int failed = cpu_residual(dm, b, x, &mine) != CMRSCL_OK, any = 0;
         MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        cpu = sqrt(all);
+        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        cpu = any ? NAN : sqrt(all);
+        if (failed)
+            fprintf(stderr, "cmrscl-run-mpi: rank %d: the CPU check of x could not run: %s\n", rank,
+                    cmrscl_last_error());
     }
     bool passed = !broke && (opt->fixed_iterations ||
                              (r.converged && (!opt->verify || cpu <= 10 * r.threshold)));

@@ -95,8 +95,10 @@ static int run_alg(cusparseHandle_t h, const cmrscl_csr *a, cusparseSpMatDescr_t
     CUDA(cudaDeviceSynchronize());
     void *yraw = malloc(vs * ((size_t)a->rows + 1));
     double *y = malloc(sizeof(double) * ((size_t)a->rows + 1));
-    if (!yraw || !y)
+    if (!yraw || !y) {
+        free(yraw), free(y);
         return peer_failed("check", "out of host memory");
+    }
     CUDA(cudaMemcpy(yraw, d->y, vs * (size_t)a->rows, cudaMemcpyDeviceToHost));
     for (int32_t i = 0; i < a->rows; ++i)
         y[i] = is_float ? (double)((float *)yraw)[i] : ((double *)yraw)[i];

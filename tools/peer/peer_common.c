@@ -103,19 +103,21 @@ int peer_time(peer_product product, const void *args, const options *o, result *
     int n = o->repetitions;
     cudaEvent_t *ev = malloc(sizeof *ev * 2 * (size_t)n);
     double *ms = malloc(sizeof *ms * (size_t)n);
-    if (!ev || !ms)
+    if (!ev || !ms) {
+        free(ev), free(ms);
         return peer_failed("timing", "out of host memory");
+    }
     for (int i = 0; i < 2 * n; ++i)
         CUDA(cudaEventCreate(&ev[i]));
     for (int i = 0; i < n; ++i) {
-        CUDA(cudaEventRecord(ev[2 * i], 0));
+        CUDA(cudaEventRecord(ev[2 * (size_t)i], 0));
         CUSPARSE(product(args));
-        CUDA(cudaEventRecord(ev[2 * i + 1], 0));
+        CUDA(cudaEventRecord(ev[2 * (size_t)i + 1], 0));
     }
     CUDA(cudaDeviceSynchronize());
     for (int i = 0; i < n; ++i) {
         float t = 0;
-        CUDA(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
+        CUDA(cudaEventElapsedTime(&t, ev[2 * (size_t)i], ev[2 * (size_t)i + 1]));
         ms[i] = t;
     }
     for (int i = 0; i < 2 * n; ++i)

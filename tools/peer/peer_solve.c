@@ -83,8 +83,10 @@ static int compile_scalars(solver *sv)
         free(log);
     }
     nvrtcDestroyProgram(&prog);
-    if (r != NVRTC_SUCCESS || !ptx)
+    if (r != NVRTC_SUCCESS || !ptx) {
+        free(ptx);
         return peer_failed("nvrtcCompileProgram", nvrtcGetErrorString(r));
+    }
     CUmodule mod;
     CU(cuModuleLoadData(&mod, ptx));
     free(ptx);
@@ -295,8 +297,10 @@ static int time_solution(solver *sv, const cmrscl_csr *a, double tol, double *ms
     void *xraw = malloc(sv->vs * (size_t)sv->n);
     double *x = malloc(sizeof(double) * (size_t)sv->n),
            *ax = malloc(sizeof(double) * (size_t)sv->n);
-    if (!xraw || !x || !ax)
+    if (!xraw || !x || !ax) {
+        free(xraw), free(x), free(ax);
         return peer_failed("solve", "out of host memory");
+    }
     CUDA(cudaMemcpy(xraw, sv->x, sv->vs * (size_t)sv->n, cudaMemcpyDeviceToHost));
     for (int i = 0; i < sv->n; ++i)
         x[i] = sv->vs == 4 ? ((float *)xraw)[i] : ((double *)xraw)[i];
