@@ -206,10 +206,12 @@ int run_chain(const env *e, cmrscl_precision p)
         .preconditioner = CMRSCL_PRECONDITIONER_JACOBI, .rtol = rtol, .check_interval = 8};
     cmrscl_solve_options bicg = {.method = CMRSCL_METHOD_BICGSTAB, .rtol = rtol};
     setenv("CMRSCL_SOLVE_SUMS", "chain", 1);
+    setenv("CMRSCL_SOLVE_FUSED", "0", 1); /* CG's two kernels: a product's sums for the next */
     int launches[] = {check_solve(e, "stencil7:5", &slice, &cg, p, "CG, slices, the chain"),
                       check_solve(e, "stencil7:4", &strip, &pcg, p, "CG with Jacobi, strips"),
                       check_solve(e, "convdiff:4", &segment, &bicg, p, "BiCGStab, segments")};
     unsetenv("CMRSCL_SOLVE_SUMS");
+    unsetenv("CMRSCL_SOLVE_FUSED");
     CHECK_MSG(launches[0] == 2 && launches[1] == 2 && launches[2] == 5,
               "the chain not taken: %d, %d and %d launches an iteration (2, 2 and 5 with it)",
               launches[0], launches[1], launches[2]);
