@@ -10,9 +10,10 @@ major versions: the tree follows the one Debian 12 ships (FORMAT_MAJOR); with an
 check is skipped (exit 77) and says so. Standard library only.
 """
 import os
-import re
 import subprocess
 import sys
+
+from llvm_version import other_major
 
 FORMAT_MAJOR = 14
 FOLDERS = ("host", "include", "mpi", "tools", "tests", "examples")
@@ -20,11 +21,10 @@ FOLDERS = ("host", "include", "mpi", "tools", "tests", "examples")
 
 def main(argv):
     top, tool = argv[1], argv[2]
-    version = subprocess.run([tool, "--version"], stdout=subprocess.PIPE, text=True).stdout
-    major = re.search(r"version (\d+)", version)
-    if not major or int(major.group(1)) != FORMAT_MAJOR:
+    other = other_major(tool, FORMAT_MAJOR)
+    if other:
         print("format: not checked - %s is not clang-format %d, whose layout the tree follows"
-              % (version.strip() or tool, FORMAT_MAJOR))
+              % (other, FORMAT_MAJOR))
         return 77
     files = sorted(os.path.join(d, f) for folder in FOLDERS
                    for d, _, names in os.walk(os.path.join(top, folder))

@@ -17,9 +17,10 @@ findings differ between major versions: the tree is kept clean for the one Debia
 import concurrent.futures
 import json
 import os
-import re
 import subprocess
 import sys
+
+from llvm_version import other_major
 
 TIDY_MAJOR = 14
 FOLDERS = ("host", "tools")
@@ -32,11 +33,10 @@ def main(argv):
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     top, build, tool = args
-    version = subprocess.run([tool, "--version"], stdout=subprocess.PIPE, text=True).stdout
-    major = re.search(r"version (\d+)", version)
-    if not major or int(major.group(1)) != TIDY_MAJOR:
+    other = other_major(tool, TIDY_MAJOR)
+    if other:
         print("tidy: not checked - %s is not clang-tidy %d, whose findings the tree follows"
-              % (version.strip() or tool, TIDY_MAJOR))
+              % (other, TIDY_MAJOR))
         return 77
     with open(os.path.join(build, "compile_commands.json")) as f:
         compiled = {os.path.realpath(e["file"]) for e in json.load(f)}
