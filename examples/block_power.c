@@ -47,21 +47,31 @@ static bool parse(int argc, char **argv, settings *s)
             s->matrix = a;
             continue;
         }
-        if (!v || a[1] == '\0' || a[2] != '\0')
+        if (!v || a[1] == '\0' || a[2] != '\0') {
+            fprintf(stderr, "block_power: %s: %s\n", a, v ? "unknown option" : "missing value");
             return false;
+        }
         ++i;
+        char *end = NULL;
         if (a[1] == 'p' && (!strcmp(v, "float") || !strcmp(v, "double")))
             s->precision = !strcmp(v, "float") ? CMRSCL_FLOAT : CMRSCL_DOUBLE;
         else if (a[1] == 'd')
             s->device = v;
-        else if (a[1] == 'k' && (s->k = atoi(v)) >= 1 && s->k <= 64) /* one block of spmm */
+        else if (a[1] == 'k' && (s->k = (int)strtol(v, &end, 10)) >= 1 && s->k <= 64 && !*end)
+            continue; /* one block of spmm */
+        else if (a[1] == 't' && (s->tol = strtod(v, &end)) > 0.0 && !*end)
             continue;
-        else if (a[1] == 't' && (s->tol = atof(v)) > 0.0)
+        else if (a[1] == 'm' && (s->max_iter = (int)strtol(v, &end, 10)) > 0 && !*end)
             continue;
-        else if (a[1] == 'm' && (s->max_iter = atoi(v)) > 0)
-            continue;
-        else
+        else {
+            fprintf(stderr, "block_power: %s %s: expected %s\n", a, v,
+                    a[1] == 'p'   ? "float or double"
+                    : a[1] == 'k' ? "1 to 64 vectors (one block of the block product)"
+                    : a[1] == 't' ? "a tolerance > 0"
+                    : a[1] == 'm' ? "a number of iterations > 0"
+                                  : "a known option");
             return false;
+        }
     }
     /* What the precision's products can reach: a residual is ||A x - theta x|| with A x
      * rounded in the product, so its floor is a few unit roundoffs times ||A|| / |theta|. */
@@ -338,6 +348,7 @@ int main(int argc, char **argv)
     int it = 0;
     double estimate = INFINITY, residual = INFINITY, error = 0.0;
     progress bar = progress_begin();
+    const double t0 = progress_now();
     while (st == CMRSCL_OK && it < s.max_iter && !(estimate < s.tol)) {
         memcpy(q, ax, nk * sizeof *q);
         orthonormalise(q, n, k);
@@ -348,6 +359,7 @@ int main(int argc, char **argv)
         progress_show(&bar, "block_power", it, s.max_iter, "residual / |theta|", estimate);
     }
     progress_end(&bar);
+    const double seconds = progress_now() - t0; /* the products and the host's Rayleigh-Ritz */
     if (st == CMRSCL_OK)
         st = cpu_residual(&a, x, theta, k, &residual);
     bool known = st == CMRSCL_OK && stencil_eigenvalues(s.matrix, k, exact);
@@ -373,9 +385,11 @@ int main(int argc, char **argv)
                 printf(" %.10g", exact[j]);
             printf("; largest relative error %.3e\n", error);
         }
-        printf("block_power: %d iterations; largest ||A x - theta x|| / |theta| = %.3e on the "
-               "CPU (iteration's %.3e, tolerance %.1e): %s\n",
-               it, residual, estimate, s.tol, converged ? "converged" : "NOT converged");
+        printf("block_power: %d iterations in %.3f ms (%.1f us an iteration); largest "
+               "||A x - theta x|| / |theta| = %.3e on the CPU (iteration's %.3e, tolerance "
+               "%.1e): %s\n",
+               it, seconds * 1e3, it ? seconds * 1e6 / it : 0.0, residual, estimate, s.tol,
+               converged ? "converged" : "NOT converged");
     } else {
         fprintf(stderr, "block_power: %s: %s\n", cmrscl_status_name(st), cmrscl_last_error());
     }
