@@ -121,6 +121,9 @@ static cmrscl_status check_vectors(const cmrscl_csr *a, const bench_vectors *v,
     double *yj = malloc(sizeof(double) * (rows + 1));
     cmrscl_status st = xj && y0j && yj ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
     r->relative_error = r->bound_ratio = 0;
+    r->nonfinite_y = 0;
+    for (size_t i = 0; st == CMRSCL_OK && i < rows * (size_t)v->k; ++i)
+        r->nonfinite_y += !isfinite(y[i]);
     for (int j = 0; st == CMRSCL_OK && j < v->k; ++j) {
         for (size_t i = 0; i < cols; ++i)
             xj[i] = v->x[bench_at(v, cols, i, j)];

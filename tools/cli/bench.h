@@ -11,6 +11,8 @@ typedef struct bench_result {
     bool verified;                /* false with --no-verify */
     double relative_error;        /* ||y - ref|| / ||ref|| */
     double bound_ratio;           /* <= 1: within the rounding bound (cmrscl_csr_spmv_check) */
+    int64_t nonfinite_y;          /* entries of the verified y that are NaN or Inf (the check
+                                     passes them where the CPU's are the same) */
     double gflops;                /* 2 nnz / median device time */
     double beta_minus_gbs;        /* paper eq. (6.1): x not cached, per nonzero */
     double beta_plus_gbs;         /* x fully cached: matrix + x + y once */

@@ -140,6 +140,10 @@ static void print_text(const session *s, const bench_result *r)
                r->relative_error, r->bound_ratio, passed(r) ? "PASS" : "FAIL");
     else
         printf("error      not verified (--no-verify)\n");
+    if (r->verified && r->nonfinite_y)
+        printf("           y holds %lld NaN or Inf (the matrix or x holds NaN or Inf: the "
+               "CPU's y has them in the same rows)\n",
+               (long long)r->nonfinite_y);
 }
 
 static void json_params(const cmrscl_params *p)
@@ -200,6 +204,7 @@ static void json_result(const bench_result *r)
     json_open("verification", '{');
     json_bool("verified", r->verified);
     json_number("relative_error", r->relative_error);
+    json_int("nonfinite_y", r->nonfinite_y);
     json_number("bound_ratio", r->bound_ratio);
     json_bool("passed", passed(r));
     json_close('}');
