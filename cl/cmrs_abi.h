@@ -183,14 +183,14 @@ enum cmrs_dots_arg {
  * CG iteration (cl/cg_fused.cl) - x is the direction p it reads, y the q = A p' it writes,
  * alpha 1 and beta 0 - taking these arguments after its own: */
 enum cmrs_fused_arg {
-    CMRS_FUSED_WS,        /* the workspace */
-    CMRS_FUSED_RR_AT,     /* uint: the real4s of r.r and r.z it reads (s0, s1) */
-    CMRS_FUSED_RR_N,      /* uint: ... how many */
-    CMRS_FUSED_PQ_AT,     /* uint: the real4s of p.q and q.q (s0, s1) or q.Dq (s3) it reads */
-    CMRS_FUSED_PQ_N,      /* uint: ... how many */
-    CMRS_FUSED_RR_OUT,    /* uint: where its work-groups' real4s of r'.r' and r'.z' go */
-    CMRS_FUSED_PQ_OUT,    /* uint: ... of p'.q' and q'.q' (q'.Dq' in s1 and s3) */
-    CMRS_FUSED_R_IN,      /* r and q it reads, r' and p' it writes (other buffers than r, p) */
+    CMRS_FUSED_WS,     /* the workspace */
+    CMRS_FUSED_RR_AT,  /* uint: the real4s of r.r and r.z it reads (s0, s1) */
+    CMRS_FUSED_RR_N,   /* uint: ... how many */
+    CMRS_FUSED_PQ_AT,  /* uint: the real4s of p.q and q.q (s0, s1) or q.Dq (s3) it reads */
+    CMRS_FUSED_PQ_N,   /* uint: ... how many */
+    CMRS_FUSED_RR_OUT, /* uint: where its work-groups' real4s of r'.r' and r'.z' go */
+    CMRS_FUSED_PQ_OUT, /* uint: ... of p'.q' and q'.q' (q'.Dq' in s1 and s3) */
+    CMRS_FUSED_R_IN,   /* r and q it reads, r' and p' it writes (other buffers than r, p) */
     CMRS_FUSED_Q_IN,
     CMRS_FUSED_R_OUT,
     CMRS_FUSED_P_OUT,
