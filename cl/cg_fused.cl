@@ -44,34 +44,17 @@
 #define CG_DIRECTION(c)                                                                            \
     (CG_PRECONDITION(c, r_in[c] - cg_alpha * q_in[c]) + cg_beta * x[c])
 
-/* The scalars from the sums the kernel before left, the test, and the kernel's return when
- * the solve stops here or stopped before (the same for the whole grid). */
-INLINE int cg_fused_scalars(__global real_t *ws, uint rr_at, uint rr_n, uint pq_at, uint pq_n,
-                            uint history_at, uint stop_slot, __local real4_t *s, real_t *alpha,
-                            real_t *beta)
-{
-    const int seen = ws_stop_code(ws, stop_slot);
-    const real4_t a = share_of2(ws, rr_at, rr_n);
-    const real4_t c = CG_FUSED == 2 ? share_of(ws, pq_at, pq_n) : share_of2(ws, pq_at, pq_n);
-    /* r.r, r.z, p.q, q.Dq: one tree */
-    const real4_t sum =
-        group_sum4((real4_t)(a.s0, a.s1, c.s0, CG_FUSED == 2 ? c.s3 : c.s1), s, WG_SIZE);
-    if (seen) {
-        if (LEADER())
-            ws[CMRS_WS_STOP + stop_slot] = (real_t)seen;
-        return seen;
-    }
-    const int stop = cg_test(ws, sum, 0, history_at, stop_slot);
-    *alpha = sum.s1 / sum.s2;
-    *beta = *alpha * *alpha * sum.s3 / sum.s1 - (real_t)1;
-    return stop;
-}
-
+/* The sums the kernel before left, added up; the kernel returns once the solve has stopped, or
+ * stops here (the same for the whole grid); else alpha and beta, as cg_step takes them. */
 #define PRODUCT_BEGIN()                                                                            \
-    real_t cg_alpha = 0, cg_beta = 0;                                                              \
-    if (cg_fused_scalars(ws, rr_at, rr_n, pq_at, pq_n, history_at, stop_slot, dots_scratch,        \
-                         &cg_alpha, &cg_beta))                                                     \
+    const int seen_ = ws_stop_code(ws, stop_slot);                                                 \
+    const real4_t sums_ = group_sum4(cg_share(ws, rr_at, rr_n, pq_at, pq_n, CG_FUSED == 2),        \
+                                     dots_scratch, WG_SIZE);                                       \
+    RETURN_IF_SEEN(seen_, stop_slot);                                                              \
+    if (cg_test(ws, sums_, 0, history_at, stop_slot))                                              \
         return;                                                                                    \
+    const real2_t scalars_ = cg_alpha_beta(sums_);                                                 \
+    const real_t cg_alpha = scalars_.x, cg_beta = scalars_.y;                                      \
     const bool stopped = false;                                                                    \
     real4_t acc = (real4_t)0
 

@@ -96,6 +96,25 @@ INLINE void stop_solve(__global real_t *ws, uint slot, int code, real_t value, i
 
 INLINE bool finite2(real_t a, real_t b) { return isfinite(a) && isfinite(b); }
 
+/* This work-item's share of CG's four sums, (r.r, r.z, p.q, q.Dq), from what the kernels
+ * before left: r.r and r.z at rr_at (s0, s1), p.q at pq_at (s0) beside q.q (s1) or, with Jacobi,
+ * q.Dq (s3); group_sum4 of the shares is the sums (cg_step, the fused iteration). */
+INLINE real4_t cg_share(__global const real_t *ws, uint rr_at, uint rr_n, uint pq_at, uint pq_n,
+                        bool jacobi)
+{
+    const real4_t a = share_of2(ws, rr_at, rr_n);
+    const real4_t c = jacobi ? share_of(ws, pq_at, pq_n) : share_of2(ws, pq_at, pq_n);
+    return (real4_t)(a.s0, a.s1, c.s0, jacobi ? c.s3 : c.s1);
+}
+
+/* The pipelined CG's scalars from those sums (solve.cl, cg_step): alpha = r.z / p.q and
+ * beta = alpha^2 q.Dq / r.z - 1. */
+INLINE real2_t cg_alpha_beta(real4_t sum)
+{
+    const real_t alpha = sum.s1 / sum.s2;
+    return (real2_t)(alpha, alpha * alpha * sum.s3 / sum.s1 - (real_t)1);
+}
+
 /* CG's test before a step, from sum = (r.r, r.z, p.q, q.Dq): converged, NaN or Inf, or p.q
  * not positive (check_only: the test of r alone). Work-group 0 records r.r in the history
  * and the header and counts the step it lets go on. The stop code, 0 to go on. */

@@ -174,8 +174,7 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
 {
     __local real4_t s[WG_SIZE];
     const int seen = ws_stop_code(ws, stop_slot);
-    const real4_t a = share_of2(ws, rr_at, rr_n);
-    const real4_t c = dinv ? share_of(ws, pq_at, pq_n) : share_of2(ws, pq_at, pq_n);
+    const real4_t share = cg_share(ws, rr_at, rr_n, pq_at, pq_n, dinv != 0);
     /* this work-item's first pair loaded with the sums, before the tree's barrier: a short
      * vector's one pair an item then costs no round trip of its own after the scalars */
     const uint first = get_global_id(0), k0 = n / 2 - 1 - first;
@@ -183,12 +182,12 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
     if (first < n / 2)
         x0 = PAIR(x, k0), p0 = PAIR(p, k0), r0 = PAIR(r, k0), q0 = PAIR(q, k0);
     /* r.r, r.z, p.q, q.Dq: one tree */
-    const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, dinv ? c.s3 : c.s1), s, WG_SIZE);
+    const real4_t sum = group_sum4(share, s, WG_SIZE);
     RETURN_IF_SEEN(seen, stop_slot);
-    const real_t rz = sum.s1, pq = sum.s2, qdq = sum.s3;
     if (cg_test(ws, sum, check_only, history_at, stop_slot) || check_only)
         return;
-    const real_t alpha = rz / pq, beta = alpha * alpha * qdq / rz - (real_t)1;
+    const real2_t scalars = cg_alpha_beta(sum);
+    const real_t alpha = scalars.x, beta = scalars.y;
     real4_t acc = (real4_t)0;
     if (first < n / 2)
         acc = cg_pair(x, r, p, dinv, k0, x0, p0, r0, q0, alpha, beta, acc);
