@@ -30,8 +30,14 @@
  * touched last are those the next one reads first, in the last-level cache still, where
  * vectors outgrow it (docs/PERFORMANCE.md, "walking down"). */
 #define PAIR(v, k) (*(__global real2_t *)((v) + 2 * (size_t)(k)))
-#define FOR_PAIRS(k)                                                                               \
-    for (uint j_ = get_global_id(0), k = n / 2 - 1 - j_; j_ < n / 2;                               \
+/* The pairs after a work-item's first, which the kernels load with the sums they add up first,
+ * before the tree's barrier (J0, K0): a short vector's one pair an item then costs no round
+ * trip of its own after the scalars. */
+#define J0 ((uint)get_global_id(0))
+#define K0 (n / 2 - 1 - J0)
+#define HAS_FIRST_PAIR (J0 < n / 2)
+#define FOR_LATER_PAIRS(k)                                                                         \
+    for (uint j_ = J0 + get_global_size(0), k = n / 2 - 1 - j_; j_ < n / 2;                        \
          j_ += get_global_size(0), k = n / 2 - 1 - j_)
 /* the work-item that takes the odd row out (the last row: where the walk begins) */
 #define ODD_ROW() (n % 2 && get_global_id(0) == 0)
@@ -175,12 +181,9 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
     __local real4_t s[WG_SIZE];
     const int seen = ws_stop_code(ws, stop_slot);
     const real4_t share = cg_share(ws, rr_at, rr_n, pq_at, pq_n, dinv != 0);
-    /* this work-item's first pair loaded with the sums, before the tree's barrier: a short
-     * vector's one pair an item then costs no round trip of its own after the scalars */
-    const uint first = get_global_id(0), k0 = n / 2 - 1 - first;
     real2_t x0 = 0, p0 = 0, r0 = 0, q0 = 0;
-    if (first < n / 2)
-        x0 = PAIR(x, k0), p0 = PAIR(p, k0), r0 = PAIR(r, k0), q0 = PAIR(q, k0);
+    if (HAS_FIRST_PAIR)
+        x0 = PAIR(x, K0), p0 = PAIR(p, K0), r0 = PAIR(r, K0), q0 = PAIR(q, K0);
     /* r.r, r.z, p.q, q.Dq: one tree */
     const real4_t sum = group_sum4(share, s, WG_SIZE);
     RETURN_IF_SEEN(seen, stop_slot);
@@ -189,13 +192,11 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
     const real2_t scalars = cg_alpha_beta(sum);
     const real_t alpha = scalars.x, beta = scalars.y;
     real4_t acc = (real4_t)0;
-    if (first < n / 2)
-        acc = cg_pair(x, r, p, dinv, k0, x0, p0, r0, q0, alpha, beta, acc);
-    for (uint j = first + get_global_size(0); j < n / 2; j += get_global_size(0)) {
-        const uint k = n / 2 - 1 - j;
-        acc = cg_pair(x, r, p, dinv, k, PAIR(x, k), PAIR(p, k), PAIR(r, k), PAIR(q, k), alpha,
-                      beta, acc);
-    }
+    if (HAS_FIRST_PAIR)
+        acc = cg_pair(x, r, p, dinv, K0, x0, p0, r0, q0, alpha, beta, acc);
+    FOR_LATER_PAIRS(k)
+    acc = cg_pair(x, r, p, dinv, k, PAIR(x, k), PAIR(p, k), PAIR(r, k), PAIR(q, k), alpha, beta,
+                  acc);
     if (ODD_ROW()) {
         const uint i = n - 1;
         const real_t pv = p[i], rv = r[i] - alpha * q[i], zv = dinv ? dinv[i] * rv : rv;
@@ -220,6 +221,12 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
 /* The test of r (r.r and rho' = r0*.r from bicg_step, or solve_start), then p = r + beta
  * (p - omega v), beta = (rho' / rho) (alpha / omega); the first iteration: p = r. check_only:
  * the test alone (the last check). */
+INLINE real2_t bicg_p_pair(real2_t rv, real2_t pv, real2_t vv, real_t beta, real_t omega,
+                           uint first)
+{
+    return first ? rv : rv + beta * (pv - omega * vv);
+}
+
 __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global real_t *restrict p,
                      __global const real_t *restrict v, __global real_t *restrict ws,
                      const uint rr_at, const uint rr_n, const uint history_at, const uint first,
@@ -227,7 +234,11 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
 {
     __local real4_t s[WG_SIZE];
     const int seen = ws_stop_code(ws, stop_slot);
-    const real4_t sum = group_sum4(share_of2(ws, rr_at, rr_n), s, WG_SIZE);
+    const real4_t share = share_of2(ws, rr_at, rr_n);
+    real2_t r0 = 0, p0 = 0, v0 = 0;
+    if (HAS_FIRST_PAIR && !check_only)
+        r0 = PAIR(r, K0), p0 = first ? r0 : PAIR(p, K0), v0 = first ? r0 : PAIR(v, K0);
+    const real4_t sum = group_sum4(share, s, WG_SIZE);
     RETURN_IF_SEEN(seen, stop_slot);
     const real_t rr = sum.s0, rho = sum.s1, rho_prev = ws[CMRS_WS_RHO_PREV];
     const real_t alpha = ws[CMRS_WS_ALPHA], omega = ws[CMRS_WS_OMEGA];
@@ -251,13 +262,26 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
                    1); /* 1: rho (host/solve/solve_bicgstab.c) */
     if (stop || check_only)
         return;
-    FOR_PAIRS(k)
-    PAIR(p, k) = first ? PAIR(r, k) : PAIR(r, k) + beta * (PAIR(p, k) - omega * PAIR(v, k));
+    if (HAS_FIRST_PAIR)
+        PAIR(p, K0) = bicg_p_pair(r0, p0, v0, beta, omega, first);
+    FOR_LATER_PAIRS(k)
+    PAIR(p, k) =
+        first ? PAIR(r, k) : bicg_p_pair(PAIR(r, k), PAIR(p, k), PAIR(v, k), beta, omega, 0);
     if (ODD_ROW())
         p[n - 1] = first ? r[n - 1] : r[n - 1] + beta * (p[n - 1] - omega * v[n - 1]);
 }
 
 /* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s at ss_at. */
+/* s = r - alpha v at rows 2k, 2k + 1; acc gains s.s */
+INLINE real4_t bicg_s_pair(__global real_t *s_vec, uint k, real2_t rv, real2_t vv, real_t alpha,
+                           real4_t acc)
+{
+    const real2_t sv = rv - alpha * vv;
+    PAIR(s_vec, k) = sv;
+    acc.s0 += sv.x * sv.x + sv.y * sv.y;
+    return acc;
+}
+
 __kernel void bicg_s(const uint n, __global const real_t *restrict r,
                      __global const real_t *restrict v, __global real_t *restrict s_vec,
                      __global real_t *restrict ws, const uint rv_at, const uint rv_n,
@@ -265,7 +289,11 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
 {
     __local real4_t s[WG_SIZE];
     const int seen = ws_stop_code(ws, stop_slot);
-    const real_t rsv = group_sum4(share_of(ws, rv_at, rv_n), s, WG_SIZE).s2;
+    const real4_t share = share_of(ws, rv_at, rv_n);
+    real2_t r0 = 0, v0 = 0;
+    if (HAS_FIRST_PAIR)
+        r0 = PAIR(r, K0), v0 = PAIR(v, K0);
+    const real_t rsv = group_sum4(share, s, WG_SIZE).s2;
     RETURN_IF_SEEN(seen, stop_slot);
     const real_t rho = ws[CMRS_WS_RHO], alpha = rho / rsv;
     if (LEADER())
@@ -276,12 +304,10 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
         return;
     }
     real4_t acc = (real4_t)0;
-    FOR_PAIRS(k)
-    {
-        const real2_t sv = PAIR(r, k) - alpha * PAIR(v, k);
-        PAIR(s_vec, k) = sv;
-        acc.s0 += sv.x * sv.x + sv.y * sv.y;
-    }
+    if (HAS_FIRST_PAIR)
+        acc = bicg_s_pair(s_vec, K0, r0, v0, alpha, acc);
+    FOR_LATER_PAIRS(k)
+    acc = bicg_s_pair(s_vec, k, PAIR(r, k), PAIR(v, k), alpha, acc);
     if (ODD_ROW()) {
         const real_t sv = r[n - 1] - alpha * v[n - 1];
         s_vec[n - 1] = sv;
@@ -293,6 +319,20 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
 /* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, partial sums of r.r and r0*.r
  * at out_at. When s is small enough already, the textbook's half step: x += alpha p and
  * r = s, and the next bicg_p finds the solve converged: the one test of r stays bicg_p's. */
+/* bicg_step's updates of rows 2k and 2k + 1 from their x, p, s, t and r0*; acc gains r.r and
+ * r0*.r */
+INLINE real4_t bicg_step_pair(__global real_t *x, __global real_t *r, uint k, real2_t xv,
+                              real2_t pv, real2_t sv, real2_t tv, real2_t rsv, real_t alpha,
+                              real_t omega, bool early, real4_t acc)
+{
+    const real2_t rv = early ? sv : sv - omega * tv;
+    PAIR(x, k) = early ? xv + alpha * pv : xv + (alpha * pv + omega * sv);
+    PAIR(r, k) = rv;
+    acc.s0 += rv.x * rv.x + rv.y * rv.y;
+    acc.s1 += rsv.x * rv.x + rsv.y * rv.y;
+    return acc;
+}
+
 __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
                         __global const real_t *restrict p, __global const real_t *restrict s_vec,
                         __global const real_t *restrict t, __global const real_t *restrict rs,
@@ -304,6 +344,10 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
     const int seen = ws_stop_code(ws, stop_slot);
     /* t.s, t.t, s.s: one tree */
     const real4_t a = share_of2(ws, ts_at, ts_n), c = share_of2(ws, ss_at, ss_n);
+    real2_t x0 = 0, p0 = 0, s0 = 0, t0 = 0, rs0 = 0;
+    if (HAS_FIRST_PAIR)
+        x0 = PAIR(x, K0), p0 = PAIR(p, K0), s0 = PAIR(s_vec, K0), t0 = PAIR(t, K0),
+        rs0 = PAIR(rs, K0);
     const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, 0), s, WG_SIZE);
     RETURN_IF_SEEN(seen, stop_slot);
     const real_t ts = sum.s0, tt = sum.s1, ss = sum.s2, alpha = ws[CMRS_WS_ALPHA];
@@ -320,15 +364,11 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
         return;
     }
     real4_t acc = (real4_t)0;
-    FOR_PAIRS(k)
-    {
-        const real2_t pv = PAIR(p, k), sv = PAIR(s_vec, k), rsv = PAIR(rs, k);
-        const real2_t rv = early ? sv : sv - omega * PAIR(t, k);
-        PAIR(x, k) += early ? alpha * pv : alpha * pv + omega * sv;
-        PAIR(r, k) = rv;
-        acc.s0 += rv.x * rv.x + rv.y * rv.y;
-        acc.s1 += rsv.x * rv.x + rsv.y * rv.y;
-    }
+    if (HAS_FIRST_PAIR)
+        acc = bicg_step_pair(x, r, K0, x0, p0, s0, t0, rs0, alpha, omega, early, acc);
+    FOR_LATER_PAIRS(k)
+    acc = bicg_step_pair(x, r, k, PAIR(x, k), PAIR(p, k), PAIR(s_vec, k), PAIR(t, k), PAIR(rs, k),
+                         alpha, omega, early, acc);
     if (ODD_ROW()) {
         const uint i = n - 1;
         const real_t pv = p[i], sv = s_vec[i], rv = early ? sv : sv - omega * t[i];
