@@ -105,6 +105,11 @@ struct cmrscl_dist_matrix_s {
      * which stops every rank at the same step; the solve agrees on its outcome once, at the
      * end (solve.c). */
     bool in_solve;
+    /* The host waits for the device by spinning on the events' status (a GPU: the driver wakes
+     * a thread that blocks late, and every product and solver iteration waits a few times)
+     * or by clWaitForEvents (a CPU device, whose threads need the cores); halo.c,
+     * cmrs_dist_wait. */
+    bool spin;
 };
 
 /* matrix.c: a duplicate of comm whose MPI errors return (every create path's first step),
@@ -152,6 +157,8 @@ DIST_HIDDEN cmrscl_status cmrs_halo_unpack(cmrscl_dist_matrix m, cl_event ready,
  * gathered from them (CMRSCL_EXCHANGE_SLICES); *event receives its event. */
 DIST_HIDDEN cmrscl_status cmrs_halo_from_slices(cmrscl_dist_matrix m, cl_event start,
                                                 cl_event *event);
+/* Waits for n events (NULL ones skipped), spinning where m->spin; an OpenCL error code. */
+DIST_HIDDEN cl_int cmrs_dist_wait(cmrscl_dist_matrix m, cl_uint n, const cl_event *events);
 /* Enqueues on the context's queue y[remote_row[i]] += remote_part[i] (with m->scatter). */
 DIST_HIDDEN cmrscl_status cmrs_halo_scatter(cmrscl_dist_matrix m, cl_mem y, cl_event *event);
 

@@ -78,6 +78,54 @@ static cmrscl_status side_queue(cmrscl_dist_matrix m)
     return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "clCreateCommandQueue (halo copies)");
 }
 
+/* How the host waits for the device: $CMRSCL_DIST_WAIT "spin" or "block", else by the device's
+ * type (dist_internal.h, spin). */
+static cmrscl_status wait_mode(cmrscl_dist_matrix m)
+{
+    const char *env = getenv("CMRSCL_DIST_WAIT");
+    if (env && *env) {
+        if (strcmp(env, "spin") && strcmp(env, "block"))
+            return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                                  "CMRSCL_DIST_WAIT=%s: expected spin or block", env);
+        m->spin = !strcmp(env, "spin");
+        return CMRSCL_OK;
+    }
+    cl_device_id device = NULL;
+    cl_device_type type = 0;
+    cl_int err = clGetCommandQueueInfo(m->queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    m->spin = (type & CL_DEVICE_TYPE_GPU) != 0;
+    return err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "the device's type");
+}
+
+cl_int cmrs_dist_wait(cmrscl_dist_matrix m, cl_uint n, const cl_event *events)
+{
+    for (cl_uint i = 0; i < n; ++i) {
+        if (!events[i])
+            continue;
+        if (!m->spin) {
+            cl_int err = clWaitForEvents(1, &events[i]);
+            if (err != CL_SUCCESS)
+                return err;
+            continue;
+        }
+        cl_command_queue q = NULL; /* a spinning host must flush what it waits for itself */
+        cl_int status = CL_QUEUED;
+        cl_int err = clGetEventInfo(events[i], CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL);
+        if (err == CL_SUCCESS && q)
+            err = clFlush(q);
+        while (err == CL_SUCCESS && status > CL_COMPLETE)
+            err = clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                 &status, NULL);
+        if (err != CL_SUCCESS)
+            return err;
+        if (status < 0)
+            return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+    return CL_SUCCESS;
+}
+
 /* CMRSCL_EXCHANGE_SLICES: the senders' slices on the device, one after another, and where
  * each halo entry sits in them (halo columns ascend, grouped by owner). */
 static cmrscl_status slice_buffers(cmrscl_dist_matrix m)
@@ -114,6 +162,8 @@ static cmrscl_status slice_buffers(cmrscl_dist_matrix m)
 cmrscl_status cmrs_halo_setup(cmrscl_dist_matrix m, const int32_t *send_local)
 {
     cmrscl_status st = cmrscl_context_cl(m->ctx, &m->cl, &m->queue);
+    if (st == CMRSCL_OK)
+        st = wait_mode(m);
     if (st == CMRSCL_OK && (m->plan.sent > 0 || m->plan.halo > 0))
         st = side_queue(m);
     size_t vs = cmrs_dist_value_size(m->plan.precision), sent = (size_t)m->plan.sent;

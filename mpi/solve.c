@@ -208,9 +208,14 @@ cmrscl_status cmrs_dsolve_sums(cmrscl_dist_matrix m, cmrscl_status st, double *o
     size_t g = sv->groups, vs = cmrs_dist_value_size(m->plan.precision);
     double mine[SUMS] = {0};
     cl_int err = CL_SUCCESS;
+    cl_event read = NULL;
     if (st == CMRSCL_OK)
-        err = clEnqueueReadBuffer(m->queue, sv->sums, CL_TRUE, 0, 2 * 4 * vs * g, sv->sums_host, 0,
-                                  NULL, NULL);
+        err = clEnqueueReadBuffer(m->queue, sv->sums, CL_FALSE, 0, 2 * 4 * vs * g, sv->sums_host, 0,
+                                  NULL, &read);
+    if (st == CMRSCL_OK && err == CL_SUCCESS)
+        err = cmrs_dist_wait(m, 1, &read);
+    if (read)
+        clReleaseEvent(read);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrs_dsolve_fail_cl(err, "reading the partial sums");
     for (size_t i = 0; st == CMRSCL_OK && i < 2 * g; ++i) {

@@ -52,9 +52,9 @@ static cmrscl_status check_product(cmrscl_dist_matrix m, cl_mem x, cl_mem y)
     return st;
 }
 
-static cmrscl_status wait_event(cl_event e, const char *what)
+static cmrscl_status wait_event(cmrscl_dist_matrix m, cl_event e, const char *what)
 {
-    cl_int err = e ? clWaitForEvents(1, &e) : CL_SUCCESS;
+    cl_int err = cmrs_dist_wait(m, 1, &e);
     return err == CL_SUCCESS
                ? CMRSCL_OK
                : cmrs_dist_fail(CMRSCL_ERROR_OPENCL, "%s failed: OpenCL error %d", what, (int)err);
@@ -67,11 +67,11 @@ static cmrscl_status keep_first(cmrscl_status a, cmrscl_status b) { return a != 
  * messages even after a local failure, so that the neighbours' messages are matched. */
 static cmrscl_status exchange(cmrscl_dist_matrix m, cl_event read, product_record *rec)
 {
-    cmrscl_status st = wait_event(m->last_write, "the previous halo write");
+    cmrscl_status st = wait_event(m, m->last_write, "the previous halo write");
     if (m->last_write)
         clReleaseEvent(m->last_write), m->last_write = NULL;
     st = keep_first(st, cmrs_halo_post_receives(m));
-    st = keep_first(st, wait_event(read, "reading the sent x entries"));
+    st = keep_first(st, wait_event(m, read, "reading the sent x entries"));
     double t0 = cmrs_dist_seconds(); /* the pack is over: from here on, MPI alone */
     st = keep_first(st, cmrs_halo_post_sends(m));
     double t1 = cmrs_dist_seconds();

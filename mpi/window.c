@@ -294,7 +294,7 @@ static cmrscl_status halo_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl_e
     for (int k = 0; k < nb; ++k)
         done_out[k] = MPI_REQUEST_NULL;
     /* As a receiver: our segment is free once the previous halo write has run. */
-    cl_int err = m->last_write ? clWaitForEvents(1, &m->last_write) : CL_SUCCESS;
+    cl_int err = cmrs_dist_wait(m, 1, &m->last_write);
     if (m->last_write)
         clReleaseEvent(m->last_write), m->last_write = NULL;
     st = keep_first(st, err == CL_SUCCESS ? CMRSCL_OK : cl_fail(err, "the previous halo write"));
@@ -318,7 +318,7 @@ static cmrscl_status halo_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl_e
             st = keep_first(st, cl_fail(err, "clEnqueueReadBuffer (into a shared segment)"));
     }
     for (int i = 0; i < enqueued; ++i) {
-        err = clWaitForEvents(1, &reads[order[i]]);
+        err = cmrs_dist_wait(m, 1, &reads[order[i]]);
         if (err != CL_SUCCESS)
             st = keep_first(st, cl_fail(err, "reading the sent x entries"));
         MPI_Win_sync(m->window);
@@ -388,7 +388,7 @@ static cmrscl_status slices_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl
     *read = NULL;
     for (int k = 0; k < nb; ++k)
         done_out[k] = MPI_REQUEST_NULL;
-    cl_int err = m->last_write ? clWaitForEvents(1, &m->last_write) : CL_SUCCESS;
+    cl_int err = cmrs_dist_wait(m, 1, &m->last_write);
     if (m->last_write)
         clReleaseEvent(m->last_write), m->last_write = NULL;
     cmrscl_status st =
@@ -403,7 +403,7 @@ static cmrscl_status slices_exchange(cmrscl_dist_matrix m, cmrscl_status pre, cl
         err = clEnqueueReadBuffer(m->side, x, CL_FALSE, 0, vs * (size_t)m->plan.local_cols,
                                   m->halo_host, start ? 1 : 0, start ? &start : NULL, read);
         if (err == CL_SUCCESS)
-            err = clWaitForEvents(1, read);
+            err = cmrs_dist_wait(m, 1, read);
         if (err != CL_SUCCESS)
             st = cl_fail(err, "clEnqueueReadBuffer (this rank's slice)");
         MPI_Win_sync(m->window);
