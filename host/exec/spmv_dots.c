@@ -27,6 +27,14 @@ void cmrs_product_kernels_release(product_kernels *k)
  * as many left more real4s to add up for no faster product). The trade: a barrier a
  * work-group at the product's end, and the grid's strips shared out in whole rounds. */
 #define SOLVE_PRODUCT_RESIDENT 1
+/* ... but not on long rows past a size: on rows of SOLVE_CAP_LONG_ROWS entries and more (a
+ * 27-point stencil's, a FEM matrix's) the capped product runs slower than the full grid's, and
+ * the loss grows with the matrix until it outweighs the reduction's launch it saves, from
+ * about SOLVE_CAP_LONG_NNZ entries on - twice as many in double, whose full grid leaves real4s
+ * of twice the bytes to add up (docs/PERFORMANCE.md, SOLVE_CAP_LONG_ROWS). On short rows the
+ * capped grid is as fast or faster at every size measured. */
+#define SOLVE_CAP_LONG_ROWS 16.0
+#define SOLVE_CAP_LONG_NNZ(precision) (INT64_C(1) << ((precision) == CMRSCL_DOUBLE ? 26 : 25))
 
 /* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds. */
 static size_t capped_groups(size_t groups, size_t cap)
@@ -66,7 +74,8 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
     if (dots && p->kernel == CMRSCL_KERNEL_SLICE) {
         if (forced && atoi(forced) > 0)
             cap = (size_t)atoi(forced);
-        else if (dev->type & CL_DEVICE_TYPE_GPU)
+        else if ((dev->type & CL_DEVICE_TYPE_GPU) &&
+                 !(p->stats.mu >= SOLVE_CAP_LONG_ROWS && p->nnz > SOLVE_CAP_LONG_NNZ(p->precision)))
             cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
                   d.local;
     }
