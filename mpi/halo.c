@@ -86,7 +86,7 @@ static cmrscl_status wait_mode(cmrscl_dist_matrix m)
     if (env && *env) {
         if (strcmp(env, "spin") && strcmp(env, "block"))
             return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                                  "CMRSCL_DIST_WAIT=%s: expected spin or block", env);
+                                  "CMRSCL_DIST_WAIT='%s': expected 'spin' or 'block'", env);
         m->spin = !strcmp(env, "spin");
         return CMRSCL_OK;
     }
