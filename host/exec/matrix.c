@@ -265,7 +265,7 @@ static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, con
         p->values == CMRSCL_VALUES_FLOAT ? sizeof(float) : cmrscl_precision_size(p->precision);
     cmrs_holed lay;
     cmrscl_status st =
-        p->kernel == CMRSCL_KERNEL_SLICE
+        plan_family(p)->holes == HOLES_AFTER_ROWS
             ? cmrs_slice_layout(host, row_ptr, col_ind, plan_jump_above(p), *values, vs, perm_bits,
                                 &lay)
             : cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
@@ -457,7 +457,7 @@ cmrscl_status cmrs_matrix_plan(cmrscl_matrix m, cmrscl_precision precision, cons
 static cmrscl_status holes_prepare(cmrscl_matrix m, const int64_t *row_ptr, int *perm_bits)
 {
     const cmrscl_params *p = &m->params;
-    m->perm_pending = p->kernel == CMRSCL_KERNEL_SLICE;
+    m->perm_pending = plan_family(p)->holes == HOLES_AFTER_ROWS;
     *perm_bits = m->perm_pending ? 0 : p->index_bits;
     m->strip_csr = cmrscl_alloc((size_t)p->strips + 1, sizeof *m->strip_csr);
     if (!m->strip_csr)

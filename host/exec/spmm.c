@@ -124,13 +124,13 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
      * vectors. Measured on an H100 (stencil27:100, fem:50:3, stencil7:160, stencil5:2000;
      * docs/PERFORMANCE.md) at k = 16 and 32, both precisions: 1.14-1.62x faster than
      * one run a lane; four runs a lane slower again but for fem:50:3 in float. */
-    int lanes_cap = p->kernel == CMRSCL_KERNEL_SLICE && s.vec_width > 1 /* then runs >= 4 */
+    int lanes_cap = plan_family(p)->lane_per_row && s.vec_width > 1 /* then runs >= 4 */
                         ? pow2_at_least(runs) / 2
                         : pow2_at_least(runs);
     for (;;) {
         s.vec_lanes = lanes_cap < s.warp ? lanes_cap : s.warp;
         s.vec_per_lane = s.vec_per_lane ? s.vec_per_lane : (runs + s.vec_lanes - 1) / s.vec_lanes;
-        bool slots = p->kernel != CMRSCL_KERNEL_SLICE && (p->height > 1 || s.vec_lanes < s.warp);
+        bool slots = !plan_family(p)->lane_per_row && (p->height > 1 || s.vec_lanes < s.warp);
         size_t warp_bytes =
             slots ? (size_t)p->height * (size_t)s.vec_per_lane * (size_t)s.warp * elt : 0;
         if (warp_bytes <= budget || (warp_bytes <= dev->local_mem_bytes && s.warp == 1)) {

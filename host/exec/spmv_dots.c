@@ -71,7 +71,7 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
      * way to walk several strips a warp on CPUs, and for measuring the cap) */
     const char *forced = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
     size_t cap = 0;
-    if (dots && p->kernel == CMRSCL_KERNEL_SLICE) {
+    if (dots && plan_family(p)->strip_loop) {
         if (forced && atoi(forced) > 0)
             cap = (size_t)atoi(forced);
         else if ((dev->type & CL_DEVICE_TYPE_GPU) &&
@@ -81,7 +81,7 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
     }
     size_t groups = capped_groups(d.global / d.local, cap);
     d.capped = groups < d.global / d.local;
-    d.warps = d.shuffle && p->kernel == CMRSCL_KERNEL_SLICE && !d.capped && !fused;
+    d.warps = d.shuffle && plan_family(p)->lane_per_row && !d.capped && !fused;
     d.global = groups * d.local;
     d.kernel_units = d.global / (d.warps ? 32 : d.local);
     d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0);

@@ -39,7 +39,7 @@ static int candidates(const cmrscl_device_info *dev, cmrscl_options *c)
         for (const int *h = v->family->tune_heights; *h; ++h)
             n = add(c, n, v, *h, 0);
         bool talks = v->pub.reduce != CMRSCL_REDUCE_LOCAL;
-        for (int w = 4; talks && v->pub.kernel == CMRSCL_KERNEL_STRIP && w <= 16; w *= 2)
+        for (int w = 4; talks && v->family->tunes_warps && w <= 16; w *= 2)
             if (w != cmrs_variant_default_warp(dev, v) && !cmrs_variant_lanes_refused(dev, v, w))
                 n = add(c, n, v, 1, w);
     }

@@ -278,7 +278,7 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
                                      const kernel_variant *v, cmrscl_params *p)
 {
     /* the matrix rule may have asked for lanes the variant takes (CPUs: sub-groups of 8) */
-    if (p->kernel == CMRSCL_KERNEL_SLICE) { /* a lane per row of its strip */
+    if (v->family->lane_per_row) { /* a lane per row of its strip */
         if (!plan_power_of_two(p->height))
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                                "the slice kernel runs one lane per row: its height %d must be a "
@@ -320,7 +320,7 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
         return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
                            "work-group size %d exceeds the device's maximum of %u",
                            p->work_group_size, dev->max_work_group_size);
-    return p->kernel == CMRSCL_KERNEL_MODULO ? choose_modulo(opt, p) : CMRSCL_OK;
+    return v->family->slot_sets ? choose_modulo(opt, p) : CMRSCL_OK;
 }
 
 /* Whether variant v runs on the device with the user's lanes per strip and work-group; why
@@ -394,7 +394,7 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
     p->layout = opt->layout == CMRSCL_LAYOUT_UNPACKED || !fits ? CMRSCL_LAYOUT_UNPACKED
                                                                : CMRSCL_LAYOUT_PACKED;
     p->row_bits = p->layout == CMRSCL_LAYOUT_PACKED ? cmrscl_cmrs_row_bits(p->height) : 0;
-    if (p->kernel == CMRSCL_KERNEL_SEGMENT || p->kernel == CMRSCL_KERNEL_SLICE) {
+    if (plan_family(p)->rows_together) {
         /* The segmented scan needs each row's entries contiguous within the strip; the
          * slices are laid from row-ordered strips. */
         if (opt->order == CMRSCL_ORDER_COLUMNS)
@@ -439,10 +439,10 @@ static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_option
     /* MODULO stores holes too, decided only by the layout: bound them. Each step of WARP
      * positions places at least MODULO entries (or the strip's last ones). */
     int64_t stored = a->nnz;
-    if (p->kernel == CMRSCL_KERNEL_MODULO)
+    if (plan_family(p)->holes == HOLES_BETWEEN)
         stored = a->nnz * (p->warp / p->modulo) +
                  ((int64_t)a->rows + p->height - 1) / p->height * p->warp;
-    if (p->kernel == CMRSCL_KERNEL_SLICE) /* row_ptr is there: the layout is the host's */
+    if (plan_family(p)->holes == HOLES_AFTER_ROWS) /* row_ptr is there: laid out on the host */
         stored = p->stored_entries =
             cmrs_slice_stored(a->rows, a->row_ptr, NULL, p->height, 0, NULL);
     bool wide = stored > INT32_MAX || partial_sums > INT32_MAX;
@@ -475,9 +475,9 @@ cmrscl_status cmrs_plan_choose(const cmrscl_device_info *dev, cmrscl_precision p
         p->kernel = opt->kernel ? opt->kernel : CMRSCL_KERNEL_STRIP;
         const variant_family *f = cmrs_variant_family_of(p->kernel);
         p->height = f->height ? f->height : cmrs_plan_rule_height(dev, precision);
-        p->height_source = p->kernel == CMRSCL_KERNEL_MODULO ? "paper" /* section 7 */
-                           : f->height                       ? "family default"
-                                                             : "device rule";
+        p->height_source = f->height_source ? f->height_source
+                           : f->height      ? "family default"
+                                            : "device rule";
         snprintf(p->plan_reason, sizeof p->plan_reason, "%s kernel chosen by the user", f->name);
     }
     if (opt->height) {
@@ -510,7 +510,7 @@ cmrscl_status cmrs_plan_choose(const cmrscl_device_info *dev, cmrscl_precision p
         st = cmrs_plan_choose_columns(dev, a, opt, p);
     if (st != CMRSCL_OK)
         return st;
-    if (p->kernel == CMRSCL_KERNEL_SEGMENT)
+    if (plan_family(p)->lane_entries)
         p->lane_entries = opt->lane_entries ? opt->lane_entries
                           : p->lane_entries ? p->lane_entries
                                             : 4;

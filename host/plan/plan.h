@@ -48,15 +48,41 @@ CMRSCL_HIDDEN int64_t cmrs_analyze_longest_strip(int32_t rows, const int64_t *ro
 
 /* ---- variants.c: the kernel variants (variants.def) ---- */
 
-/* A kernel family: its file in cl/, defaults, the HEIGHTs the tuner tries and the local memory
- * a work-group of a plan needs. */
+/* Where a family's layout stores holes (host/format/cmrs_holes.c). */
+typedef enum {
+    HOLES_NONE,
+    HOLES_AFTER_ROWS, /* each row padded to its strip's longest (slices): known from RowPtr */
+    HOLES_BETWEEN     /* zeros between the entries (MODULO's slots): known once laid out */
+} family_holes;
+
+/* A kernel family as the rest of the library sees it: its file in cl/, defaults, the HEIGHTs
+ * the tuner tries, the local memory a work-group of a plan needs, and what the planner,
+ * the layouts, the block product and the solvers ask of it - so that those ask the record,
+ * not which family it is. */
 typedef struct variant_family {
     cmrscl_kernel kernel;
     const char *name, *file;
-    int height;              /* default HEIGHT; 0: the device's occupancy rule */
-    int local_warp;          /* lanes per strip without shuffles; 0: the device's warp */
-    const int *tune_heights; /* 0-terminated */
+    int height;                /* default HEIGHT; 0: the device's occupancy rule */
+    const char *height_source; /* where that default comes from; NULL: "family default" */
+    int local_warp;            /* lanes per strip without shuffles; 0: the device's warp */
+    const int *tune_heights;   /* 0-terminated */
+    bool tunes_warps;          /* the tuner also tries narrower warps at HEIGHT 1 */
     uint64_t (*local_bytes)(const cmrscl_params *p, uint64_t value_size);
+    family_holes holes;
+    /* A work-item walks one row of its strip: the warp is HEIGHT and no lane talks to another;
+     * its narrow column words are steps along the row, not offsets from the strip's first
+     * column; a solver's product sums by warp, and a block product keeps a lane on two runs
+     * of X where there are four or more. */
+    bool lane_per_row;
+    bool strip_loop;      /* takes strip after strip: a solver's product can cap its grid */
+    bool rows_together;   /* each row's entries contiguous: row-ordered strips only */
+    bool narrow_columns;  /* 16-bit column words */
+    bool implied_columns; /* at HEIGHT 1, columns implied by each row's first (dense rows) */
+    bool lane_entries;    /* takes cmrscl_options.lane_entries */
+    bool slot_sets;       /* takes cmrscl_options.modulo: MODULO's slot sets */
+    bool fuses_cg;        /* gathers x in the kernel's own scope: CG's step fuses with it */
+    int block_row_bytes;  /* a block product's row of X at most this many bytes a launch (0:
+                             up to PLAN_BLOCK_VECTORS_MAX vectors) */
 } variant_family;
 /* What a variant needs of the device, and the lanes per strip it takes (variants.def). */
 enum { NEEDS_NOTHING = 0, NEEDS_PTX = 1, NEEDS_SUBGROUPS = 2, NEEDS_SG_SHUFFLE = 4 };
@@ -109,7 +135,13 @@ typedef struct plan_matrix {
 /* Layouts that store holes between the entries (host/format/cmrs_holes.c). */
 static inline bool plan_has_holes(cmrscl_kernel k)
 {
-    return k == CMRSCL_KERNEL_MODULO || k == CMRSCL_KERNEL_SLICE;
+    const variant_family *f = cmrs_variant_family_of(k);
+    return f && f->holes != HOLES_NONE;
+}
+/* The plan's family (its kernel is never AUTO). */
+static inline const variant_family *plan_family(const cmrscl_params *p)
+{
+    return cmrs_variant_family_of(p->kernel);
 }
 /* Fills every plan field of *out but the sizes and timings (precision, kernel, height,
  * warp, work-group, layout, order, reduce, row_bits, modulo, cache_hint, tile, stats,
@@ -146,7 +178,7 @@ CMRSCL_HIDDEN int cmrs_plan_spmm_options(const cmrscl_params *p, int reduce, int
  * read-back, the values updates and the kernels' -DNARROW_ROW_BITS. */
 static inline bool plan_narrow_offsets(const cmrscl_params *p)
 {
-    return p->kernel != CMRSCL_KERNEL_SLICE;
+    return !plan_family(p)->lane_per_row;
 }
 /* The narrow words' kind: offsets, steps, or steps with jump words (cmrs_narrow.c). */
 static inline narrow_kind plan_narrow_kind(const cmrscl_params *p)

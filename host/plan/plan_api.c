@@ -78,7 +78,7 @@ void cmrs_plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, c
         p->tile = 0;
     /* a slice's holes are known from RowPtr alone, and counted by the plan already
      * (choose_index_bits); MODULO's only once laid out */
-    if (p->kernel != CMRSCL_KERNEL_SLICE)
+    if (plan_family(p)->holes != HOLES_AFTER_ROWS)
         p->stored_entries = a->nnz;
     cmrs_plan_bytes_per_entry(p);
     p->block_vectors = cmrs_plan_block_vectors(p);

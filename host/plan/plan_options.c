@@ -31,7 +31,7 @@ cmrscl_status cmrs_plan_check_options(const cmrscl_device_info *dev, cmrscl_prec
     if ((unsigned)opt->layout > CMRSCL_LAYOUT_UNPACKED ||
         (unsigned)opt->order > CMRSCL_ORDER_COLUMNS ||
         (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
-        (unsigned)opt->kernel > CMRSCL_KERNEL_SLICE ||
+        (opt->kernel != CMRSCL_KERNEL_AUTO && !cmrs_variant_family_of(opt->kernel)) ||
         (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM ||
         (unsigned)opt->values > CMRSCL_VALUES_DICT)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -50,7 +50,8 @@ cmrscl_status cmrs_plan_check_options(const cmrscl_device_info *dev, cmrscl_prec
         (opt->modulo < 2 || opt->modulo > 32 || !plan_power_of_two(opt->modulo)))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "modulo %d: expected 2, 4, 8, 16 or 32 (0: automatic)", opt->modulo);
-    if (opt->modulo != 0 && opt->kernel != CMRSCL_KERNEL_MODULO)
+    const variant_family *f = cmrs_variant_family_of(opt->kernel);
+    if (opt->modulo != 0 && !(f && f->slot_sets))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "modulo %d is an option of the MODULO kernel (kernel %d)", opt->modulo,
                            (int)opt->kernel);
@@ -122,7 +123,7 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
         whole = whole && append(p, &n, " -DNARROW_JUMPS=1");
     /* a slice's narrow words loaded a batch ahead: 9-22% faster on an H200, 2-4x slower on
      * PoCL 3.1 (docs/PERFORMANCE.md, "narrow words early"); elsewhere not measured */
-    if (p->column_bits == 16 && p->kernel == CMRSCL_KERNEL_SLICE && dev->warp_shuffle)
+    if (p->column_bits == 16 && plan_family(p)->lane_per_row && dev->warp_shuffle)
         whole = whole && append(p, &n, " -DSLICE_WORDS_EARLY=1");
     if (p->column_bits == 0)
         whole = whole && append(p, &n, " -DCOLUMN_BITS=0");
@@ -147,8 +148,9 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
  * slower. */
 int cmrs_plan_block_vectors(const cmrscl_params *p)
 {
-    if (p->kernel == CMRSCL_KERNEL_SLICE)
-        return 128 / (int)cmrscl_precision_size(p->precision);
+    int row_bytes = plan_family(p)->block_row_bytes;
+    if (row_bytes)
+        return row_bytes / (int)cmrscl_precision_size(p->precision);
     return PLAN_BLOCK_VECTORS_MAX;
 }
 

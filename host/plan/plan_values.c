@@ -20,7 +20,7 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
     /* a hole's word is all ones: with holes the column field may never be */
     int64_t columns_fit = (1ll << (32 - p->row_bits - bits)) - (plan_has_holes(p->kernel) ? 1 : 0);
     bool dict_fits = (int64_t)a->cols <= columns_fit;
-    if (p->kernel == CMRSCL_KERNEL_MODULO)
+    if (plan_family(p)->holes == HOLES_BETWEEN)
         why = "MODULO's holes store zeros";
     else if (a->nnz == 0)
         why = "no entries";
@@ -44,7 +44,7 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
                            CMRSCL_MAX_DICT, why ? why : "the values are floats: FLOAT fits");
     } else if (opt->values == CMRSCL_VALUES_FLOAT) {
         if (p->precision != CMRSCL_DOUBLE || !c || !c->float_exact ||
-            p->kernel == CMRSCL_KERNEL_MODULO)
+            plan_family(p)->holes == HOLES_BETWEEN)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                                "values: FLOAT stores double values that are all exactly floats "
                                "(%s)",
@@ -75,7 +75,7 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
  * they need that the matrix or plan lacks, or NULL having taken them. */
 static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
 {
-    if (p->kernel != CMRSCL_KERNEL_STRIP || p->height != 1)
+    if (!plan_family(p)->implied_columns || p->height != 1)
         return "strips of one row (the strip kernel at HEIGHT 1)";
     if (p->dict_bits)
         return "values without a dictionary index in a column word";
@@ -142,8 +142,10 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
 {
     p->column_bits = 32;
     p->column_jumps = 0;
-    bool slice = p->kernel == CMRSCL_KERNEL_SLICE, strip = p->kernel == CMRSCL_KERNEL_STRIP;
-    if (!slice && !strip && !opt->column_bits)
+    const variant_family *f = plan_family(p);
+    bool steps = f->lane_per_row; /* narrow words: steps along a row, else offsets in a strip */
+    bool implied = f->implied_columns;
+    if (!f->narrow_columns && !opt->column_bits)
         return CMRSCL_OK;
     if (opt->column_bits == 32) {
         size_t n = strlen(p->plan_reason);
@@ -151,7 +153,7 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
                  "; columns 32-bit: chosen by the user");
         return CMRSCL_OK;
     }
-    if (!slice && !strip)
+    if (!f->narrow_columns)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "column_bits %d: narrow and implied columns are the slice and strip "
                            "kernels' (kernel %s)",
@@ -160,19 +162,19 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
     int64_t limit = (1ll << field) - 2;
     int32_t strips = (int32_t)(((int64_t)a->rows + p->height - 1) / p->height);
     /* a 32-bit first column a strip against 2 bytes saved a position (the plan counted them) */
-    int64_t stored = slice ? p->stored_entries : a->nnz; /* strips have no holes */
+    int64_t stored = f->holes == HOLES_AFTER_ROWS ? p->stored_entries : a->nnz;
     size_t narrow_bytes = cmrs_narrow_bytes(strips, stored),
            wide_bytes = 4 * ((size_t)stored + CMRS_ENTRY_PAD);
-    const char *kind = slice ? "step" : "offset";
+    const char *kind = steps ? "step" : "offset";
     /* strips: the matrix's bytes with 32-bit column words, as its values are stored; where
      * the device reports no cache size (Oclgrind), nothing is known to be beyond it */
     size_t value_bytes = p->values == CMRSCL_VALUES_DICT    ? 0
                          : p->values == CMRSCL_VALUES_FLOAT ? 4
                                                             : cmrscl_precision_size(p->precision);
     double entry_bytes = (double)stored * (double)(4 + value_bytes);
-    bool cached = !opt->column_bits && strip &&
+    bool cached = !opt->column_bits && implied &&
                   (!dev->cache_bytes || entry_bytes <= (double)dev->cache_bytes);
-    if (opt->column_bits == CMRSCL_COLUMNS_IMPLIED || (!opt->column_bits && strip && !cached)) {
+    if (opt->column_bits == CMRSCL_COLUMNS_IMPLIED || (!opt->column_bits && implied && !cached)) {
         const char *no = choose_implied(a, p);
         if (!no)
             return CMRSCL_OK;
@@ -182,7 +184,7 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
     }
     int64_t largest = -2; /* not counted: no columns, or a cached strip layout */
     if (a->col_ind && a->nnz > 0 && !cached)
-        largest = slice ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)
+        largest = steps ? cmrs_narrow_largest_step(a->rows, a->row_ptr, a->col_ind, p->height)
                         : cmrs_narrow_largest_offset(a->rows, a->row_ptr, a->col_ind, p->height);
     char why[96];
     if (cached && !dev->cache_bytes)
@@ -194,7 +196,7 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
         snprintf(why, sizeof why, "%s", a->nnz ? "columns not on the host" : "no entries");
     else if (largest < 0)
         snprintf(why, sizeof why, "a row's columns are not sorted");
-    else if (largest > limit && !slice)
+    else if (largest > limit && !steps)
         snprintf(why, sizeof why, "an offset of %lld columns, above %lld", (long long)largest,
                  (long long)limit);
     else if (largest > limit && !choose_jumps(a, opt, largest, p, why, sizeof why))
@@ -207,7 +209,7 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
     if (opt->column_bits == 16 && p->column_bits != 16)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "column_bits 16: narrow columns need each %s to fit %d bits: %s",
-                           slice ? "step (from the column before in its row, or from its "
+                           steps ? "step (from the column before in its row, or from its "
                                    "strip's first column)"
                                  : "column's offset from its strip's first column",
                            field, why);

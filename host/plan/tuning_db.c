@@ -67,9 +67,9 @@ static bool parse_options(const char *text, cmrscl_options *o)
         9)
         return false;
     /* a kernel and reduction given together name a row of the variant table */
-    bool variant =
-        k && r ? cmrs_variant_find((cmrscl_kernel)k, (cmrscl_reduce)r) != NULL
-               : k >= 0 && k <= CMRSCL_KERNEL_SLICE && r >= 0 && r <= CMRSCL_REDUCE_SUBGROUP;
+    bool variant = k && r ? cmrs_variant_find((cmrscl_kernel)k, (cmrscl_reduce)r) != NULL
+                          : (k == 0 || cmrs_variant_family_of((cmrscl_kernel)k)) && r >= 0 &&
+                                r <= CMRSCL_REDUCE_SUBGROUP;
     if (!variant || h < 0 || h > CMRSCL_MAX_HEIGHT || w < 0 || w > 1024 || g < 0 || g > 65536 ||
         ord < 0 || ord > CMRSCL_ORDER_COLUMNS || t < -1 || c < 0 || c > CMRSCL_CACHE_HINT_STREAM ||
         l < 0 || l > CMRSCL_LAYOUT_UNPACKED)

@@ -65,15 +65,65 @@ static const int no_heights[] = {0};
 #define REDUCE_shuffle CMRSCL_REDUCE_SHUFFLE
 #define REDUCE_subgroup CMRSCL_REDUCE_SUBGROUP
 
+/* The families' records: what each is asked (plan.h, variant_family). */
 static const variant_family families[] = {
-    /* HEIGHT 0: the device's occupancy rule (plan.c); local warp 0: the device's warp */
-    {KERNEL_strip, "strip", FILE_strip, 0, 0, strip_heights, strip_local},
-    /* without shuffles one work-item walks each strip */
-    {KERNEL_segment, "segment", FILE_segment, 32, 1, segment_heights, segment_local},
-    /* the paper's HEIGHT (section 7); only on request, so nothing to tune */
-    {KERNEL_modulo, "modulo", FILE_modulo, 16, 0, no_heights, modulo_local},
-    /* a strip's lanes are its rows: the plan sets the warp to HEIGHT */
-    {KERNEL_slice, "slice", FILE_slice, 32, 0, slice_heights, no_local},
+    {
+        .kernel = KERNEL_strip,
+        .name = "strip",
+        .file = FILE_strip,
+        .height = 0, /* the device's occupancy rule (plan.c) */
+        .local_warp = 0,
+        .tune_heights = strip_heights,
+        .tunes_warps = true,
+        .local_bytes = strip_local,
+        .holes = HOLES_NONE,
+        .narrow_columns = true,
+        .implied_columns = true,
+        .fuses_cg = true,
+    },
+    {
+        .kernel = KERNEL_segment,
+        .name = "segment",
+        .file = FILE_segment,
+        .height = 32,
+        .local_warp = 1, /* without shuffles one work-item walks each strip */
+        .tune_heights = segment_heights,
+        .local_bytes = segment_local,
+        .holes = HOLES_NONE,
+        .rows_together = true, /* the segmented scan finds a row's end in its run */
+        .lane_entries = true,
+        .fuses_cg = false, /* it gathers in a helper the fused iteration's vectors do not reach */
+    },
+    {
+        .kernel = KERNEL_modulo,
+        .name = "modulo",
+        .file = FILE_modulo,
+        .height = 16,
+        .height_source = "paper", /* section 7 */
+        .local_warp = 0,
+        .tune_heights = no_heights, /* only on request: nothing to tune */
+        .local_bytes = modulo_local,
+        .holes = HOLES_BETWEEN,
+        .slot_sets = true,
+        .fuses_cg = true,
+    },
+    {
+        .kernel = KERNEL_slice,
+        .name = "slice",
+        .file = FILE_slice,
+        .height = 32,
+        .local_warp = 0,
+        .tune_heights = slice_heights,
+        .local_bytes = no_local,
+        .holes = HOLES_AFTER_ROWS,
+        .lane_per_row = true,
+        .strip_loop = true,
+        .rows_together = true, /* slices are laid from row-ordered strips */
+        .narrow_columns = true,
+        .fuses_cg = true,
+        /* X's rows from L2 (docs/PERFORMANCE.md; plan_options.c, cmrs_plan_block_vectors) */
+        .block_row_bytes = 128,
+    },
 };
 #define FAMILY_strip (&families[0])
 #define FAMILY_segment (&families[1])

@@ -49,8 +49,7 @@ static cl_uint fused_groups(const cmrscl_solver s)
 static bool cg_fuses(const cmrscl_solver s)
 {
     const char *forced = getenv("CMRSCL_SOLVE_FUSED");
-    /* the segment family gathers in a helper the fused iteration's vectors do not reach */
-    bool can = s->m->params.long_strips == 0 && s->m->params.kernel != CMRSCL_KERNEL_SEGMENT;
+    bool can = s->m->params.long_strips == 0 && plan_family(&s->m->params)->fuses_cg;
     if (forced && *forced)
         return can && atoi(forced) != 0;
     return can && (s->ctx->info.type & CL_DEVICE_TYPE_GPU) && fused_groups(s) <= CG_FUSED_GROUPS;
