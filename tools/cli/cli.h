@@ -137,8 +137,16 @@ typedef struct cli_flag {
     int group;
     const char *help;
 } cli_flag;
+/* An option's help in the commands a note names: the general help speaks of every command
+ * ("default 50; solve: default 1"), a command's own help of that command alone. */
+typedef struct cli_note {
+    int id; /* the option's */
+    unsigned commands;
+    const char *help;
+} cli_note;
 extern const cli_command cli_commands[]; /* ends with a NULL name */
 extern const cli_flag cli_flags[];       /* ends with a NULL name */
+extern const cli_note cli_notes[];       /* ends with a NULL help */
 const cli_command *cli_command_named(const char *name);
 const cli_flag *cli_flag_of(int id);
 /* The whole help, or one command's (its options only) when `command` names one. */
