@@ -169,6 +169,9 @@ int cli_fail(const char *what, cmrscl_status status);
  * (EXIT_USAGE for a bad spec, EXIT_RUN_FAILED when memory runs out) with the reason in
  * `error`. */
 int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size);
+/* A large matrix takes seconds to build: on a terminal, says so before it is built (its size
+ * from cmrscl_csr_generate_size) and returns true. */
+bool gen_announce(const char *spec, int64_t rows, int64_t cols, int64_t entries);
 
 /* The matrix a command works on: FILE, --gen SPEC, or the default generated matrix.
  * Reports load time and throughput through the out parameters. */
