@@ -11,9 +11,9 @@
  *   pagerank [FILE.mtx | SPEC] [-p float|double] [-d SELECTOR] [-t TOL] [-m MAX_ITER]
  *            [-a DAMPING]
  *
- * Default: rmat:14:8 (an R-MAT power-law graph of 16,384 pages), damping 0.85. Exit status:
- * 0 when the final residual is within 10 x TOL, 1 when it is not or on an error, 2 for a
- * bad argument. */
+ * Default: rmat:14:8 (an R-MAT power-law graph of 16,384 pages), damping 0.85, TOL 1e-10 in
+ * double and 1e-6 in float, MAX_ITER 1000. Exit status: 0 when the final residual is within
+ * 10 x TOL, 1 when it is not or on an error, 2 for a bad argument (with the reason). */
 #include "progress.h"
 
 #include <cmrscl.h>
@@ -31,6 +31,12 @@ typedef struct settings {
     int max_iter;
 } settings;
 
+static const char *const usage = "usage: pagerank [FILE.mtx | SPEC] [-p float|double] "
+                                 "[-d SELECTOR] [-t TOL] [-m MAX_ITER] [-a DAMPING]\n"
+                                 "  defaults: rmat:14:8, double, TOL 1e-10 (float: 1e-6), "
+                                 "MAX_ITER 1000, DAMPING 0.85\n";
+
+/* false, having said why, for a bad argument */
 static bool parse(int argc, char **argv, settings *s)
 {
     *s = (settings){"rmat:14:8", NULL, CMRSCL_DOUBLE, 0.0, 0.85, 1000};
@@ -40,21 +46,31 @@ static bool parse(int argc, char **argv, settings *s)
             s->matrix = a;
             continue;
         }
-        if (!v || a[1] == '\0' || a[2] != '\0')
+        if (!v || a[1] == '\0' || a[2] != '\0') {
+            fprintf(stderr, "pagerank: %s: %s\n", a, v ? "unknown option" : "missing value");
             return false;
+        }
         ++i;
+        char *end = NULL;
         if (a[1] == 'p' && (!strcmp(v, "float") || !strcmp(v, "double")))
             s->precision = !strcmp(v, "float") ? CMRSCL_FLOAT : CMRSCL_DOUBLE;
         else if (a[1] == 'd')
             s->device = v;
-        else if (a[1] == 't' && (s->tol = atof(v)) > 0.0)
+        else if (a[1] == 't' && (s->tol = strtod(v, &end)) > 0.0 && !*end)
             continue;
-        else if (a[1] == 'm' && (s->max_iter = atoi(v)) > 0)
+        else if (a[1] == 'm' && (s->max_iter = (int)strtol(v, &end, 10)) > 0 && !*end)
             continue;
-        else if (a[1] == 'a' && (s->damping = atof(v)) > 0.0 && s->damping < 1.0)
+        else if (a[1] == 'a' && (s->damping = strtod(v, &end)) > 0.0 && s->damping < 1.0 && !*end)
             continue;
-        else
+        else {
+            fprintf(stderr, "pagerank: %s %s: expected %s\n", a, v,
+                    a[1] == 'p'   ? "float or double"
+                    : a[1] == 't' ? "a tolerance > 0"
+                    : a[1] == 'm' ? "a number of iterations > 0"
+                    : a[1] == 'a' ? "a damping factor between 0 and 1"
+                                  : "a known option");
             return false;
+        }
     }
     if (s->tol == 0.0) /* what the precision's products can reach */
         s->tol = s->precision == CMRSCL_DOUBLE ? 1e-10 : 1e-6;
@@ -127,9 +143,7 @@ int main(int argc, char **argv)
 {
     settings s;
     if (!parse(argc, argv, &s)) {
-        fputs("usage: pagerank [FILE.mtx | SPEC] [-p float|double] [-d SELECTOR] [-t TOL] "
-              "[-m MAX_ITER] [-a DAMPING]\n",
-              stderr);
+        fputs(usage, stderr);
         return 2;
     }
     cmrscl_csr a = {0};
@@ -159,6 +173,7 @@ int main(int argc, char **argv)
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
         r[i] = 1.0 / n;
     progress bar = progress_begin();
+    const double t0 = progress_now();
     while (st == CMRSCL_OK && it < s.max_iter && change > s.tol) {
         if ((st = product(m, s.precision, r, next, n, rv, nv)) != CMRSCL_OK)
             break;
@@ -173,6 +188,7 @@ int main(int argc, char **argv)
         progress_show(&bar, "pagerank", it, s.max_iter, "change", change);
     }
     progress_end(&bar);
+    const double seconds = progress_now() - t0; /* the products and the host's updates */
     if (st == CMRSCL_OK)
         st = cpu_residual(&a, r, s.damping, &residual);
     bool converged = residual <= 10.0 * s.tol;
@@ -185,9 +201,10 @@ int main(int argc, char **argv)
         for (int i = 1; i < n; ++i)
             top = r[i] > r[top] ? i : top;
         printf("pagerank: highest rank %.6e (page %d)\n", r[top], top);
-        printf("pagerank: %d iterations; ||r - (d P^T r + u)||_1 = %.3e (last change %.3e, "
-               "tolerance %.1e): %s\n",
-               it, residual, change, s.tol, converged ? "converged" : "NOT converged");
+        printf("pagerank: %d iterations in %.3f ms (%.1f us an iteration); "
+               "||r - (d P^T r + u)||_1 = %.3e (last change %.3e, tolerance %.1e): %s\n",
+               it, seconds * 1e3, it ? seconds * 1e6 / it : 0.0, residual, change, s.tol,
+               converged ? "converged" : "NOT converged");
     } else {
         fprintf(stderr, "pagerank: %s: %s\n", cmrscl_status_name(st), cmrscl_last_error());
     }

@@ -52,9 +52,10 @@ void bench_row_fill(bench_row *row, const loaded_matrix *m, const cli_options *o
 bool bench_rows_add(bench_rows *rows, const bench_row *row);
 void bench_rows_free(bench_rows *rows);
 
-void bench_table_header(FILE *out);
+/* The table's matrix column is name_width wide (its longest name, known before the runs). */
+void bench_table_header(FILE *out, int name_width);
 /* A table line, or (json) one object of the "results" array on stdout. */
-void bench_row_print(const bench_row *row, FILE *out, bool json);
+void bench_row_print(const bench_row *row, FILE *out, bool json, int name_width);
 void bench_csv_header(FILE *out);
 void bench_row_csv(const bench_row *row, FILE *out);
 void bench_json_device(const cmrscl_device_info *dev, double bandwidth_gbs);

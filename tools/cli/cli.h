@@ -137,8 +137,16 @@ typedef struct cli_flag {
     int group;
     const char *help;
 } cli_flag;
+/* An option's help in the commands a note names: the general help speaks of every command
+ * ("default 50; solve: default 1"), a command's own help of that command alone. */
+typedef struct cli_note {
+    int id; /* the option's */
+    unsigned commands;
+    const char *help;
+} cli_note;
 extern const cli_command cli_commands[]; /* ends with a NULL name */
 extern const cli_flag cli_flags[];       /* ends with a NULL name */
+extern const cli_note cli_notes[];       /* ends with a NULL help */
 const cli_command *cli_command_named(const char *name);
 const cli_flag *cli_flag_of(int id);
 /* The whole help, or one command's (its options only) when `command` names one. */
@@ -161,6 +169,9 @@ int cli_fail(const char *what, cmrscl_status status);
  * (EXIT_USAGE for a bad spec, EXIT_RUN_FAILED when memory runs out) with the reason in
  * `error`. */
 int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size);
+/* A large matrix takes seconds to build: on a terminal, says so before it is built (its size
+ * from cmrscl_csr_generate_size) and returns true. */
+bool gen_announce(const char *spec, int64_t rows, int64_t cols, int64_t entries);
 
 /* The matrix a command works on: FILE, --gen SPEC, or the default generated matrix.
  * Reports load time and throughput through the out parameters. */

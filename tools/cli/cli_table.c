@@ -10,6 +10,12 @@
 #define PLAN_CMDS (CMD_SPMV | CMD_BENCH | CMD_SETUP | CMD_SOLVE)
 /* Options of a command that reads or generates one matrix and runs it. */
 #define RUN_CMDS (CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_SETUP | CMD_SOLVE)
+/* The run commands that take one matrix (bench takes lists). */
+#define ONE_CMDS (RUN_CMDS & ~CMD_BENCH)
+
+#define GEN_SPECS                                                                                  \
+    "stencil5:N stencil7:N stencil27:N convdiff:N random:N:K perm:N dense:N rmat:SCALE:EDGES "     \
+    "fem:N:B skewed:N:K:D:LEN [@SEED], kron:A.mtx:B.mtx (Kronecker product of two files)"
 
 const cli_command cli_commands[] = {
     {"devices", CMD_DEVICES, "",
@@ -43,10 +49,7 @@ const cli_flag cli_flags[] = {
     {"precision", 'p', "P", RUN_CMDS, CLI_GROUP_MAIN,
      "float (default), double, or float,double (bench)"},
     {"gen", 'g', "SPEC", RUN_CMDS | CMD_GEN, CLI_GROUP_MAIN,
-     "a generated matrix instead of FILE (bench: repeatable): stencil5:N stencil7:N stencil27:N "
-     "convdiff:N "
-     "random:N:K perm:N dense:N rmat:SCALE:EDGES fem:N:B skewed:N:K:D:LEN [@SEED], "
-     "kron:A.mtx:B.mtx (Kronecker product of two files)"},
+     "a generated matrix instead of FILE (bench: repeatable): " GEN_SPECS},
     {"kernel", OPT_KERNEL, "K", PLAN_CMDS, CLI_GROUP_PLAN,
      "auto | strip | segment | modulo | slice (modulo: chosen only by hand, not yet measured on "
      "a GPU)"},
@@ -146,6 +149,32 @@ const cli_flag cli_flags[] = {
     {"version", OPT_VERSION, NULL, ~0u, CLI_GROUP_OTHER, "the library version"},
     {NULL, 0, NULL, 0, 0, NULL}};
 
+/* Where the general help above speaks of other commands, what a command's own help says. */
+const cli_note cli_notes[] = {
+    {'p', ONE_CMDS, "float (default) or double"},
+    {'p', CMD_BENCH, "float (default), double, or both: float,double"},
+    {'g', ONE_CMDS, "a generated matrix instead of FILE: " GEN_SPECS},
+    {'g', CMD_BENCH, "a generated matrix beside the FILEs, repeatable: " GEN_SPECS},
+    {'g', CMD_GEN, "the matrix to write, instead of SPEC: " GEN_SPECS},
+    {'r', CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_SETUP, "timed runs (default 50)"},
+    {'r', CMD_PARSE, "reads of the file with each thread count, the best reported (default 50)"},
+    {'r', CMD_BANDWIDTH, "runs of each measurement, the best reported (default 5)"},
+    {'r', CMD_SOLVE, "timed solves (default 1)"},
+    {OPT_VECTORS, CMD_SPMV,
+     "the block product Y = alpha*A*X + beta*Y for K vectors at once (1..4096)"},
+    {OPT_VECTORS, CMD_BENCH,
+     "the block product Y = alpha*A*X + beta*Y for each K of a list like 4,8,16,32 (1..4096), "
+     "rows named MATRIX[k=K]"},
+    {OPT_NO_VERIFY, CMD_SPMV | CMD_BENCH, "skip the check against the CPU double reference"},
+    {OPT_NO_VERIFY, CMD_SOLVE, "skip the check of ||b - A x|| against the CPU double reference"},
+    {OPT_THREADS, ONE_CMDS,
+     "host threads reading the file; 0 = all CPUs (default: $CMRSCL_THREADS, else all)"},
+    {OPT_THREADS, CMD_BENCH,
+     "host threads reading the files; 0 = all CPUs (default: $CMRSCL_THREADS, else all)"},
+    {OPT_THREADS, CMD_PARSE,
+     "the host thread counts to read the file with, e.g. 1,2,4,16; 0 = all CPUs (default: 1,0)"},
+    {0, 0, NULL}};
+
 const cli_command *cli_command_named(const char *name)
 {
     for (const cli_command *c = cli_commands; name && c->name; ++c)
@@ -185,7 +214,16 @@ static void folded(FILE *out, const char *text, int at, int indent, int width)
     }
 }
 
-static void print_flag(FILE *out, const cli_flag *f)
+/* The option's help in `command`'s (NULL: the general help). */
+static const char *flag_help(const cli_flag *f, const cli_command *command)
+{
+    for (const cli_note *n = cli_notes; command && n->help; ++n)
+        if (n->id == f->id && (n->commands & command->bit))
+            return n->help;
+    return f->help;
+}
+
+static void print_flag(FILE *out, const cli_flag *f, const cli_command *command)
 {
     char left[48];
     if (f->id < 256)
@@ -195,7 +233,7 @@ static void print_flag(FILE *out, const cli_flag *f)
         snprintf(left, sizeof left, "      --%s%s%s", f->name, f->arg ? " " : "",
                  f->arg ? f->arg : "");
     int n = fprintf(out, "%-25s", left);
-    folded(out, f->help, n, 25, 92);
+    folded(out, flag_help(f, command), n, 25, 92);
 }
 
 void cli_usage(FILE *out, const char *command)
@@ -228,7 +266,7 @@ void cli_usage(FILE *out, const char *command)
             if (!header && groups[g][0])
                 fprintf(out, "%s\n", groups[g]);
             header = true;
-            print_flag(out, f);
+            print_flag(out, f, c);
         }
     }
     fputs("\nexit status: 0 success, 1 failure while running, 2 usage error (a bad option or\n"

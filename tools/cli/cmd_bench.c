@@ -9,6 +9,7 @@
 #include "inputs.h"
 #include "plans.h"
 #include "run_memory.h"
+#include "suite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +30,11 @@ typedef struct bench_ctx {
     bench_rows rows;
     roof_rates rates; /* scattered-load rates by x's size */
     FILE *csv;
-    int total, done;
+    int total, done; /* products to run, and run: the progress line's [done/total] */
+    int per_matrix;  /* products a matrix runs */
+    int name_width;  /* the table's matrix column */
+    bool *refused;   /* by input: refused before the runs, from its size */
+    int not_run;     /* matrices refused or failing to load */
     bool tty;
 } bench_ctx;
 
@@ -99,7 +104,7 @@ static int bench_product(bench_ctx *b, const loaded_matrix *m, cmrscl_precision 
             rc = EXIT_RUN_FAILED;
         if (b->tty)
             fputs("\r\033[K", stderr);
-        bench_row_print(&row, stdout, b->opt->json);
+        bench_row_print(&row, stdout, b->opt->json, b->name_width);
         if (b->csv)
             bench_row_csv(&row, b->csv);
         if (!bench_rows_add(&b->rows, &row))
@@ -126,13 +131,17 @@ static int bench_all(bench_ctx *b, const input_list *in)
 {
     int rc = 0;
     for (int i = 0; i < in->n; ++i) {
+        if (b->refused[i])
+            continue;
         loaded_matrix m;
         run_memory check = {b->opt->precisions & 2 ? CMRSCL_DOUBLE : CMRSCL_FLOAT, b->opt->verify,
                             &b->dev};
         int r = load_input(in->text[i], in->is_gen[i], b->opt->nthreads ? b->opt->threads[0] : 0,
                            &check, &m);
-        if (r) {
+        if (r) { /* a file that fails past its size line: its products are not to come */
             rc = r;
+            b->total -= b->per_matrix;
+            ++b->not_run;
             continue;
         }
         /* double first: float then rounds the values in place */
@@ -153,19 +162,64 @@ static int bench_all(bench_ctx *b, const input_list *in)
     return rc;
 }
 
+/* Every matrix sized before anything runs (a file from its size line, a spec from its
+ * numbers): one the run cannot hold, a missing file or a bad spec is refused at once, not
+ * after the matrices before it, and the progress line counts only the products to come.
+ * The table's matrix column is as wide as the longest name of those. */
+static int bench_screen(bench_ctx *b, const input_list *in)
+{
+    int rc = 0,
+        precisions = (b->opt->precisions & 1) + (b->opt->precisions >> 1 & (b->dev.fp64 ? 1 : 0));
+    b->per_matrix = (b->nplans + (b->opt->baseline && !b->opt->nvectors ? 1 : 0)) * precisions *
+                    (b->opt->nvectors ? b->opt->nvectors : 1);
+    b->name_width = 24;
+    if (!(b->refused = calloc((size_t)in->n + 1, sizeof *b->refused)))
+        return EXIT_RUN_FAILED;
+    run_memory check = {b->opt->precisions & 2 ? CMRSCL_DOUBLE : CMRSCL_FLOAT, b->opt->verify,
+                        &b->dev};
+    for (int i = 0; i < in->n; ++i) {
+        const char *input = in->text[i];
+        bool file = !in->is_gen[i];
+        char name[256];
+        suite_matrix_name(input, file, name, sizeof name);
+        int64_t rows = 0, cols = 0, entries = 0;
+        int32_t r32 = 0, c32 = 0;
+        cmrscl_status st = file ? cmrscl_mtx_read_size(input, &r32, &c32, &entries)
+                                : cmrscl_csr_generate_size(input, &rows, &cols, &entries);
+        if (file)
+            rows = r32, cols = c32;
+        int r = 0;
+        if (st == CMRSCL_OK)
+            r = run_memory_check(&check, name, rows, cols, entries, file);
+        else if (file)
+            r = cli_fail("reading the matrix", st);
+        else if (st != CMRSCL_ERROR_UNSUPPORTED) { /* kron's factors are sized as they are read */
+            fprintf(stderr, "cmrscl-run: generating %s: %s\n", input, cmrscl_last_error());
+            r = EXIT_USAGE;
+        }
+        if (r) {
+            b->refused[i] = true;
+            ++b->not_run;
+            rc = rc ? rc : r;
+            continue;
+        }
+        b->total += b->per_matrix;
+        /* the name as a row gives it: "^T" or "[k=K]" after it */
+        int width = (int)strlen(name) + (b->opt->transpose ? 2 : b->opt->nvectors ? 8 : 0);
+        b->name_width = width > b->name_width ? width : b->name_width;
+    }
+    return rc;
+}
+
 static int bench_setup(bench_ctx *b)
 {
-    cmrscl_status st = cmrscl_context_create(b->opt->device, &b->ctx);
-    if (st != CMRSCL_OK)
-        return cli_fail("selecting the device", st);
-    cmrscl_context_device_info(b->ctx, &b->dev);
     b->bandwidth_gbs = b->opt->bandwidth_gbs;
     if (b->bandwidth_gbs <= 0) {
         cmrscl_bandwidth bw;
-        if (b->tty && !b->opt->json)
-            fprintf(stderr, "cmrscl-run: measuring the device's stream bandwidth for the roofline "
-                            "(--bandwidth GB/s skips it)...\n");
-        st = cmrscl_bandwidth_measure(b->ctx, 0, 10, &bw);
+        /* seconds without a word otherwise, on a terminal or in a log */
+        fprintf(stderr, "cmrscl-run: measuring the device's stream bandwidth for eta and the "
+                        "roof (--bandwidth GB/s skips it)...\n");
+        cmrscl_status st = cmrscl_bandwidth_measure(b->ctx, 0, 10, &bw);
         if (st != CMRSCL_OK)
             return cli_fail("measuring the bandwidth", st);
         b->bandwidth_gbs = bw.best_gbs;
@@ -198,26 +252,34 @@ int cmd_bench(const cli_options *opt)
     int rc = parse_plans(&b, plans);
     if (!rc)
         rc = inputs_collect(opt, &in);
+    cmrscl_status st = rc ? CMRSCL_OK : cmrscl_context_create(opt->device, &b.ctx);
+    if (st != CMRSCL_OK)
+        rc = cli_fail("selecting the device", st);
+    else if (!rc)
+        cmrscl_context_device_info(b.ctx, &b.dev);
+    int refused = rc ? 0 : bench_screen(&b, &in);
+    if (!rc && (!b.refused || b.not_run == in.n)) /* no memory, or nothing left to run */
+        rc = refused;
     if (!rc)
         rc = bench_setup(&b);
-    int per_matrix = b.nplans + (opt->baseline && !opt->nvectors ? 1 : 0);
-    b.total = in.n * per_matrix * ((opt->precisions & 1) + (opt->precisions >> 1 & 1)) *
-              (opt->nvectors ? opt->nvectors : 1);
     if (!rc) {
         if (opt->json) {
             json_open(NULL, '{');
             bench_json_device(&b.dev, b.bandwidth_gbs);
             json_open("results", '[');
         } else {
-            bench_table_header(stdout);
+            bench_table_header(stdout, b.name_width);
         }
         rc = bench_all(&b, &in);
+        rc = rc ? rc : refused;
         if (opt->json) {
             json_close(']');
             json_close('}');
             json_end();
         } else {
             bench_summary(&b.rows, stdout);
+            if (b.not_run)
+                printf("  %d of %d matrices not run: the errors above say why\n", b.not_run, in.n);
         }
         if (opt->json_out && bench_json_write(opt->json_out, &b.dev, b.bandwidth_gbs, &b.rows))
             rc = rc ? rc : EXIT_RUN_FAILED;
@@ -225,6 +287,7 @@ int cmd_bench(const cli_options *opt)
     if (b.csv)
         fclose(b.csv);
     bench_rows_free(&b.rows);
+    free(b.refused);
     peer_table_free(&b.peer);
     inputs_free(&in);
     cmrscl_context_free(b.ctx);

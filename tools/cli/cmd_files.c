@@ -17,16 +17,18 @@ int cmd_gen(const cli_options *opt)
     cmrscl_csr a;
     char error[256];
     int64_t rows, cols, entries; /* sized first: refused before it is built */
-    int rc = cmrscl_csr_generate_size(spec, &rows, &cols, &entries) == CMRSCL_OK
-                 ? run_memory_check_csr(spec, rows, cols, entries)
-                 : 0;
+    bool sized = cmrscl_csr_generate_size(spec, &rows, &cols, &entries) == CMRSCL_OK;
+    int rc = sized ? run_memory_check_csr(spec, rows, cols, entries) : 0;
     if (rc)
         return rc;
+    bool said = sized && gen_announce(spec, rows, cols, entries);
     rc = gen_matrix(spec, &a, error, sizeof error);
     if (rc) {
         fprintf(stderr, "cmrscl-run: %s\n", error);
         return rc;
     }
+    if (said) /* the text takes longer than the build */
+        fprintf(stderr, "cmrscl-run: writing %s...\n", opt->output);
     cmrscl_status st = cmrscl_mtx_write(opt->output, &a);
     if (st == CMRSCL_OK && opt->json) {
         json_open(NULL, '{');

@@ -74,22 +74,28 @@ static int program_in_new_context(const cli_options *opt, const cmrscl_csr *a, c
 
 int cmd_setup(const cli_options *opt)
 {
+    /* the device first: a matrix it cannot hold is refused before it is read or built */
+    cmrscl_context ctx = NULL;
+    cmrscl_status st = cmrscl_context_create(opt->device, &ctx);
+    if (st != CMRSCL_OK)
+        return cli_fail("selecting the device", st);
+    cmrscl_device_info dev;
+    cmrscl_context_device_info(ctx, &dev);
     loaded_matrix lm;
-    run_memory check = {opt->precision, true, NULL}; /* the contexts come later */
+    run_memory check = {opt->precision, true, &dev};
     int rc = load_matrix(opt, &check, &lm);
-    if (rc)
+    if (rc) {
+        cmrscl_context_free(ctx);
         return rc;
+    }
     const cmrscl_csr *a = &lm.csr;
     int reps = opt->repetitions;
-    cmrscl_context ctx = NULL;
     cmrscl_matrix m = NULL;
     cmrscl_params first, again, fresh;
     double *t[4] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
                     malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
     double first_s = 0.0;
-    cmrscl_status st = t[0] && t[1] && t[2] && t[3] ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
-    if (st == CMRSCL_OK)
-        st = cmrscl_context_create(opt->device, &ctx);
+    st = t[0] && t[1] && t[2] && t[3] ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
     if (st == CMRSCL_OK)
         st = cmrscl_matrix_create_from_csr(ctx, opt->precision, a, &opt->matrix, &m);
     if (st != CMRSCL_OK)
@@ -116,8 +122,6 @@ int cmd_setup(const cli_options *opt)
     if (!rc)
         rc = program_in_new_context(opt, a, &fresh);
     if (!rc) {
-        cmrscl_device_info dev;
-        cmrscl_context_device_info(ctx, &dev);
         printf("set-up of %s (%d x %d, nnz %lld) on %s, %s; host steps: median of %d\n", lm.name,
                a->rows, a->cols, (long long)a->nnz, dev.device_name,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float", reps);

@@ -270,7 +270,8 @@ int cmd_spmv(const cli_options *opt)
     return rc;
 }
 
-/* One line (or JSON object) per candidate the library's tuner timed. */
+/* One line (or JSON object) per candidate the library's tuner timed: the plan last, whole, as
+ * its description's length has no bound the columns could keep to. */
 static void tune_report(void *user, const cmrscl_params *p, const cmrscl_timing *t,
                         double bound_ratio, const char *why)
 {
@@ -292,10 +293,10 @@ static void tune_report(void *user, const cmrscl_params *p, const cmrscl_timing 
         }
         json_close('}');
     } else if (p) {
-        printf("%-40s %10.4f %10.4f  %s\n", plan, t->median_ms, t->loop_ms,
-               bound_ratio <= 1.0 ? "pass" : "FAIL");
+        printf("%10.4f %10.4f  %-5s  %s\n", t->median_ms, t->loop_ms,
+               bound_ratio <= 1.0 ? "pass" : "FAIL", plan);
     } else {
-        printf("%-40s skipped: %.100s\n", "(plan the device cannot build)", why);
+        printf("%10s %10s  %-5s  a plan the device cannot build: %.100s\n", "-", "-", "skip", why);
     }
     fflush(stdout);
 }
@@ -316,7 +317,7 @@ int cmd_tune(const cli_options *opt)
         printf("tuning %s (%d x %d, nnz %lld) on %s, %s\n", s.m.name, s.m.csr.rows, s.m.csr.cols,
                (long long)s.m.csr.nnz, s.dev.device_name,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float");
-        printf("%-40s %10s %10s  check\n", "plan", "median_ms", "loop_ms");
+        printf("%10s %10s  %-5s  %s\n", "median_ms", "loop_ms", "check", "plan");
     }
     cmrscl_tune_options to = {opt->warmup, opt->repetitions, 0, tune_report, (void *)opt};
     cmrscl_matrix m = NULL;

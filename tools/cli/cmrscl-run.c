@@ -21,6 +21,14 @@ int main(int argc, char **argv)
                 threads);
         return EXIT_USAGE;
     }
+    const char *memory = getenv("CMRSCL_HOST_MEMORY_MB");
+    if (memory && *memory && (strtoll(memory, &end, 10) < 0 || *end)) {
+        fprintf(stderr,
+                "cmrscl-run: CMRSCL_HOST_MEMORY_MB='%s': expected the host memory a run may "
+                "count on, in MB (10^6 bytes)\n",
+                memory);
+        return EXIT_USAGE;
+    }
     static const struct {
         const char *name;
         int (*run)(const cli_options *);

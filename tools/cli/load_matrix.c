@@ -13,6 +13,15 @@
 /* Entries past which generating takes long enough (seconds on a CPU's threads) to announce. */
 #define GEN_SAYS_ENTRIES 20000000
 
+bool gen_announce(const char *spec, int64_t rows, int64_t cols, int64_t entries)
+{
+    if (entries <= GEN_SAYS_ENTRIES || !isatty(fileno(stderr)))
+        return false;
+    fprintf(stderr, "cmrscl-run: generating %s: %lld x %lld, about %lld entries...\n", spec,
+            (long long)rows, (long long)cols, (long long)entries);
+    return true;
+}
+
 int gen_matrix(const char *spec, cmrscl_csr *out, char *error, size_t error_size)
 {
     cmrscl_status st = cmrscl_csr_generate(spec, out);
@@ -69,10 +78,8 @@ int load_input(const char *input, bool is_gen, int threads, const run_memory *ch
                      : 0;
         if (rc)
             return rc;
-        /* a large matrix takes seconds to build: say so on a terminal */
-        if (check && entries > GEN_SAYS_ENTRIES && isatty(fileno(stderr)))
-            fprintf(stderr, "cmrscl-run: generating %s: %lld x %lld, about %lld entries...\n",
-                    input, (long long)rows, (long long)cols, (long long)entries);
+        if (check)
+            gen_announce(input, rows, cols, entries);
         if ((rc = gen_matrix(input, &out->csr, error, sizeof error)) != 0) {
             fprintf(stderr, "cmrscl-run: generating %s: %s\n", input, error);
             return rc;

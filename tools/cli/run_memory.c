@@ -21,18 +21,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "17.2 GB", or "54 MB" below a gigabyte: a size a person reads (decimal units). */
+/* "17.2 GB", or "54 MB" below a gigabyte: a size a person reads (decimal units), with
+ * `more` digits beyond those. */
 typedef struct size_text {
     char s[32];
 } size_text;
-static size_text human(uint64_t bytes)
+static size_text human_digits(uint64_t bytes, int more)
 {
     size_text t;
     if (bytes >= 1000000000u)
-        snprintf(t.s, sizeof t.s, "%.1f GB", (double)bytes * 1e-9);
+        snprintf(t.s, sizeof t.s, "%.*f GB", 1 + more, (double)bytes * 1e-9);
     else
-        snprintf(t.s, sizeof t.s, "%.0f MB", (double)bytes * 1e-6);
+        snprintf(t.s, sizeof t.s, "%.*f MB", more, (double)bytes * 1e-6);
     return t;
+}
+static size_text human(uint64_t bytes) { return human_digits(bytes, 0); }
+
+/* A size that exceeds a limit and the limit, with the digits it takes to tell them apart
+ * ("1.4 MB" against "1.0 MB", not "1 MB" against "1 MB"). */
+typedef struct size_pair {
+    size_text need, limit;
+} size_pair;
+static size_pair human_pair(uint64_t need, uint64_t limit)
+{
+    size_pair p;
+    for (int more = 0; more < 4; ++more) {
+        p.need = human_digits(need, more), p.limit = human_digits(limit, more);
+        if (strcmp(p.need.s, p.limit.s))
+            break;
+    }
+    return p;
 }
 
 /* What this process may still take: CMRSCL_HOST_MEMORY_MB when set, else the smaller of the
@@ -42,7 +60,7 @@ static bool host_available(uint64_t *bytes, const char **source)
     const char *env = getenv("CMRSCL_HOST_MEMORY_MB");
     if (env && *env) {
         *source = "CMRSCL_HOST_MEMORY_MB";
-        *bytes = (uint64_t)strtoull(env, NULL, 10) << 20;
+        *bytes = (uint64_t)strtoull(env, NULL, 10) * 1000000u; /* as the messages count */
         return true;
     }
     uint64_t avail = 0;
@@ -103,20 +121,22 @@ int run_memory_check(const run_memory *rm, const char *name, int64_t rows, int64
     if (d) { /* the vectors: the library checks the matrix's own buffers */
         uint64_t largest = v * (r > c ? r : c);
         if (largest > d->max_alloc_bytes) {
+            size_pair t = human_pair(largest, d->max_alloc_bytes);
             fprintf(stderr,
                     "cmrscl-run: %s: %lld x %lld in %s needs a %s vector %s, but device "
                     "\"%s\" allocates at most %s at once (CL_DEVICE_MAX_MEM_ALLOC_SIZE)\n",
-                    name, (long long)rows, (long long)cols, prec, human(largest).s,
-                    r > c ? "y" : "x", d->device_name, human(d->max_alloc_bytes).s);
+                    name, (long long)rows, (long long)cols, prec, t.need.s, r > c ? "y" : "x",
+                    d->device_name, t.limit.s);
             return EXIT_RUN_FAILED;
         }
         uint64_t device = v * (r + c) + (4 + v) * e;
         if (device > d->global_mem_bytes) {
+            size_pair t = human_pair(device, d->global_mem_bytes);
             fprintf(stderr,
                     "cmrscl-run: %s: %lld x %lld, nnz %lld, in %s needs at least %s "
                     "on the device (x, y and the entries), but device \"%s\" has %s\n",
-                    name, (long long)rows, (long long)cols, (long long)entries, prec,
-                    human(device).s, d->device_name, human(d->global_mem_bytes).s);
+                    name, (long long)rows, (long long)cols, (long long)entries, prec, t.need.s,
+                    d->device_name, t.limit.s);
             return EXIT_RUN_FAILED;
         }
     }
@@ -124,13 +144,14 @@ int run_memory_check(const run_memory *rm, const char *name, int64_t rows, int64
     uint64_t avail = 0, need = host_peak(rm, r, c, e, from_file, rm->verify);
     if (host_available(&avail, &source) && need > avail) {
         uint64_t unverified = host_peak(rm, r, c, e, from_file, false);
+        size_pair t = human_pair(need, avail);
         fprintf(stderr,
                 "cmrscl-run: %s: %lld x %lld, nnz %lld, in %s needs about %s of host "
                 "memory (the CSR, x and y in double for the reference%s), but %s are "
                 "available (%s)%s%s\n",
-                name, (long long)rows, (long long)cols, (long long)entries, prec, human(need).s,
+                name, (long long)rows, (long long)cols, (long long)entries, prec, t.need.s,
                 d && (d->type & CL_DEVICE_TYPE_CPU) ? ", and the CPU device's buffers" : "",
-                human(avail).s, source,
+                t.limit.s, source,
                 rm->verify && unverified <= avail ? "; --no-verify needs about " : "",
                 rm->verify && unverified <= avail ? human(unverified).s : "");
         return EXIT_RUN_FAILED;
@@ -144,10 +165,11 @@ int run_memory_check_csr(const char *name, int64_t rows, int64_t cols, int64_t e
     uint64_t avail = 0, need = 8 * ((uint64_t)rows + 1) + 12 * (uint64_t)entries;
     if (!host_available(&avail, &source) || need <= avail)
         return 0;
+    size_pair t = human_pair(need, avail);
     fprintf(stderr,
             "cmrscl-run: %s: %lld x %lld, nnz %lld, needs about %s of host memory for its CSR, "
             "but %s are available (%s)\n",
-            name, (long long)rows, (long long)cols, (long long)entries, human(need).s,
-            human(avail).s, source);
+            name, (long long)rows, (long long)cols, (long long)entries, t.need.s, t.limit.s,
+            source);
     return EXIT_RUN_FAILED;
 }
