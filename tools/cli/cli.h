@@ -164,6 +164,9 @@ double cli_median(double *v, int n);
 /* Prints "<cli_name>: <what>: <status>: <detail>" and returns EXIT_RUN_FAILED, or EXIT_USAGE
  * for the library's INVALID_ARGUMENT (a value of the user's the device or matrix refuses). */
 int cli_fail(const char *what, cmrscl_status status);
+/* The device the options select, in a context of its own, and its facts: 0, or cli_fail's
+ * status (the reason printed). */
+int cli_open_device(const cli_options *opt, cmrscl_context *ctx, cmrscl_device_info *dev);
 
 /* A generated matrix (cmrscl_csr_generate lists the specs). Returns 0, or an exit status
  * (EXIT_USAGE for a bad spec, EXIT_RUN_FAILED when memory runs out) with the reason in

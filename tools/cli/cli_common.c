@@ -35,3 +35,12 @@ int cli_fail(const char *what, cmrscl_status status)
      * warp): a usage error, like the values the parser refuses. */
     return status == CMRSCL_ERROR_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_RUN_FAILED;
 }
+
+int cli_open_device(const cli_options *opt, cmrscl_context *ctx, cmrscl_device_info *dev)
+{
+    cmrscl_status st = cmrscl_context_create(opt->device, ctx);
+    if (st != CMRSCL_OK)
+        return cli_fail("selecting the device", st);
+    cmrscl_context_device_info(*ctx, dev);
+    return 0;
+}

@@ -301,11 +301,10 @@ static const int gather_mb[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 int cmd_bandwidth(const cli_options *opt)
 {
     cmrscl_context ctx;
-    cmrscl_status st = cmrscl_context_create(opt->device, &ctx);
-    if (st != CMRSCL_OK)
-        return cli_fail("selecting the device", st);
     cmrscl_device_info dev;
-    cmrscl_context_device_info(ctx, &dev);
+    int rc = cli_open_device(opt, &ctx, &dev);
+    if (rc)
+        return rc;
     /* Best of a few: each run streams gigabytes (the default 50 of spmv took minutes on a
      * CPU's OpenCL). */
     int reps = opt->repetitions_given ? opt->repetitions : 5;
@@ -314,7 +313,7 @@ int cmd_bandwidth(const cli_options *opt)
     if (!opt->json) /* each line as it is measured: the whole takes seconds to a minute */
         printf("device %s, best of %d (GB/s count bytes read + written)\n", dev.device_name, reps);
     fflush(stdout);
-    st = cmrscl_bandwidth_measure(ctx, (uint64_t)(opt->size_mb * 1e6), reps, &bw);
+    cmrscl_status st = cmrscl_bandwidth_measure(ctx, (uint64_t)(opt->size_mb * 1e6), reps, &bw);
     if (st == CMRSCL_OK && !opt->json) {
         printf("buffers of %.1f MB (%.1f MiB)\nread   %8.1f GB/s\ncopy   %8.1f GB/s\ntriad  %8.1f "
                "GB/s\nbest   %8.1f GB/s\n",

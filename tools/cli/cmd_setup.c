@@ -76,14 +76,13 @@ int cmd_setup(const cli_options *opt)
 {
     /* the device first: a matrix it cannot hold is refused before it is read or built */
     cmrscl_context ctx = NULL;
-    cmrscl_status st = cmrscl_context_create(opt->device, &ctx);
-    if (st != CMRSCL_OK)
-        return cli_fail("selecting the device", st);
     cmrscl_device_info dev;
-    cmrscl_context_device_info(ctx, &dev);
+    int rc = cli_open_device(opt, &ctx, &dev);
+    if (rc)
+        return rc;
     loaded_matrix lm;
     run_memory check = {opt->precision, true, &dev};
-    int rc = load_matrix(opt, &check, &lm);
+    rc = load_matrix(opt, &check, &lm);
     if (rc) {
         cmrscl_context_free(ctx);
         return rc;
@@ -95,7 +94,7 @@ int cmd_setup(const cli_options *opt)
     double *t[4] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
                     malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
     double first_s = 0.0;
-    st = t[0] && t[1] && t[2] && t[3] ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
+    cmrscl_status st = t[0] && t[1] && t[2] && t[3] ? CMRSCL_OK : CMRSCL_ERROR_OUT_OF_HOST_MEMORY;
     if (st == CMRSCL_OK)
         st = cmrscl_matrix_create_from_csr(ctx, opt->precision, a, &opt->matrix, &m);
     if (st != CMRSCL_OK)

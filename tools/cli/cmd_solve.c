@@ -115,14 +115,13 @@ static void solve_json(const loaded_matrix *lm, const cmrscl_params *p, const cl
 int cmd_solve(const cli_options *opt)
 {
     cmrscl_context ctx = NULL;
-    cmrscl_status st = cmrscl_context_create(opt->device, &ctx);
-    if (st != CMRSCL_OK)
-        return cli_fail("selecting the device", st);
     cmrscl_device_info dev;
-    cmrscl_context_device_info(ctx, &dev);
+    int rc = cli_open_device(opt, &ctx, &dev);
+    if (rc)
+        return rc;
     run_memory check = {opt->precision, opt->verify, &dev};
     loaded_matrix lm;
-    int rc = load_matrix(opt, &check, &lm);
+    rc = load_matrix(opt, &check, &lm);
     if (rc) {
         cmrscl_context_free(ctx);
         return rc;
@@ -143,6 +142,7 @@ int cmd_solve(const cli_options *opt)
         rc = make_rhs(opt->rhs, n, b);
     cmrscl_matrix m = NULL;
     cmrscl_solver s = NULL;
+    cmrscl_status st = CMRSCL_OK;
     cmrscl_solve_options so = opt->solve;
     progress prog = {0, cli_seconds()};
     if (!opt->json && isatty(fileno(stderr)))

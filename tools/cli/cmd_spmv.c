@@ -30,12 +30,11 @@ typedef struct session {
 static int session_open(const cli_options *opt, session *s)
 {
     memset(s, 0, sizeof *s);
-    cmrscl_status st = cmrscl_context_create(opt->device, &s->ctx);
-    if (st != CMRSCL_OK)
-        return cli_fail("selecting the device", st);
-    cmrscl_context_device_info(s->ctx, &s->dev);
+    int rc = cli_open_device(opt, &s->ctx, &s->dev);
+    if (rc)
+        return rc;
     run_memory check = {opt->precision, opt->verify, &s->dev};
-    int rc = load_matrix(opt, &check, &s->m);
+    rc = load_matrix(opt, &check, &s->m);
     if (rc)
         return rc;
     bench_round_values(&s->m.csr, opt->precision);
