@@ -30,9 +30,9 @@
  * touched last are those the next one reads first, in the last-level cache still, where
  * vectors outgrow it (docs/PERFORMANCE.md, "walking down"). */
 #define PAIR(v, k) (*(__global real2_t *)((v) + 2 * (size_t)(k)))
-/* The pairs after a work-item's first, which the kernels load with the sums they add up first,
- * before the tree's barrier (J0, K0): a short vector's one pair an item then costs no round
- * trip of its own after the scalars. */
+/* A work-item's first pair (J0, K0) is loaded while the kernel adds up the sums it starts
+ * with, before the tree's barrier - a short vector's one pair an item then costs no round trip
+ * of its own after the scalars - and FOR_LATER_PAIRS walks the rest. */
 #define J0 ((uint)get_global_id(0))
 #define K0 (n / 2 - 1 - J0)
 #define HAS_FIRST_PAIR (J0 < n / 2)
@@ -218,15 +218,16 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
  * (alpha, s), t = A s (leaving t.s and t.t), bicg_step (omega, x, r, and r.r and r0*.r) - and
  * the reductions of a large product's real4s before bicg_s and bicg_step. */
 
-/* The test of r (r.r and rho' = r0*.r from bicg_step, or solve_start), then p = r + beta
- * (p - omega v), beta = (rho' / rho) (alpha / omega); the first iteration: p = r. check_only:
- * the test alone (the last check). */
+/* p at rows 2k, 2k + 1: r + beta (p - omega v), or r in the first iteration */
 INLINE real2_t bicg_p_pair(real2_t rv, real2_t pv, real2_t vv, real_t beta, real_t omega,
                            uint first)
 {
     return first ? rv : rv + beta * (pv - omega * vv);
 }
 
+/* The test of r (r.r and rho' = r0*.r from bicg_step, or solve_start), then p = r + beta
+ * (p - omega v), beta = (rho' / rho) (alpha / omega); the first iteration: p = r. check_only:
+ * the test alone (the last check). */
 __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global real_t *restrict p,
                      __global const real_t *restrict v, __global real_t *restrict ws,
                      const uint rr_at, const uint rr_n, const uint history_at, const uint first,
@@ -271,7 +272,6 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
         p[n - 1] = first ? r[n - 1] : r[n - 1] + beta * (p[n - 1] - omega * v[n - 1]);
 }
 
-/* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s at ss_at. */
 /* s = r - alpha v at rows 2k, 2k + 1; acc gains s.s */
 INLINE real4_t bicg_s_pair(__global real_t *s_vec, uint k, real2_t rv, real2_t vv, real_t alpha,
                            real4_t acc)
@@ -282,6 +282,7 @@ INLINE real4_t bicg_s_pair(__global real_t *s_vec, uint k, real2_t rv, real2_t v
     return acc;
 }
 
+/* alpha = rho / r0*.v, s = r - alpha v, partial sums of s.s at ss_at. */
 __kernel void bicg_s(const uint n, __global const real_t *restrict r,
                      __global const real_t *restrict v, __global real_t *restrict s_vec,
                      __global real_t *restrict ws, const uint rv_at, const uint rv_n,
@@ -316,9 +317,6 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
     store_share(acc, ws, ss_at, s);
 }
 
-/* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, partial sums of r.r and r0*.r
- * at out_at. When s is small enough already, the textbook's half step: x += alpha p and
- * r = s, and the next bicg_p finds the solve converged: the one test of r stays bicg_p's. */
 /* bicg_step's updates of rows 2k and 2k + 1 from their x, p, s, t and r0*; acc gains r.r and
  * r0*.r */
 INLINE real4_t bicg_step_pair(__global real_t *x, __global real_t *r, uint k, real2_t xv,
@@ -326,13 +324,16 @@ INLINE real4_t bicg_step_pair(__global real_t *x, __global real_t *r, uint k, re
                               real_t omega, bool early, real4_t acc)
 {
     const real2_t rv = early ? sv : sv - omega * tv;
-    PAIR(x, k) = early ? xv + alpha * pv : xv + (alpha * pv + omega * sv);
+    PAIR(x, k) = xv + (early ? alpha * pv : alpha * pv + omega * sv);
     PAIR(r, k) = rv;
     acc.s0 += rv.x * rv.x + rv.y * rv.y;
     acc.s1 += rsv.x * rv.x + rsv.y * rv.y;
     return acc;
 }
 
+/* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, partial sums of r.r and r0*.r
+ * at out_at. When s is small enough already, the textbook's half step: x += alpha p and
+ * r = s, and the next bicg_p finds the solve converged: the one test of r stays bicg_p's. */
 __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
                         __global const real_t *restrict p, __global const real_t *restrict s_vec,
                         __global const real_t *restrict t, __global const real_t *restrict rs,

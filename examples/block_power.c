@@ -47,8 +47,12 @@ static bool parse(int argc, char **argv, settings *s)
             s->matrix = a;
             continue;
         }
-        if (!v || a[1] == '\0' || a[2] != '\0') {
-            fprintf(stderr, "block_power: %s: %s\n", a, v ? "unknown option" : "missing value");
+        if (a[1] == '\0' || a[2] != '\0' || !strchr("pdktm", a[1])) {
+            fprintf(stderr, "block_power: %s: unknown option (options: -p -d -k -t -m)\n", a);
+            return false;
+        }
+        if (!v) {
+            fprintf(stderr, "block_power: %s: missing value\n", a);
             return false;
         }
         ++i;

@@ -48,10 +48,14 @@ static bool parse(int argc, char **argv, settings *s)
             s->jacobi = true;
             continue;
         }
+        if (strlen(a) != 2 || !strchr("pdtm", a[1])) {
+            fprintf(stderr, "cg: %s: unknown option (options: -p -d -t -m -j)\n", a);
+            return false;
+        }
         const char *v = i + 1 < argc ? argv[++i] : NULL;
         char *end = NULL;
-        if (!v || strlen(a) != 2) {
-            fprintf(stderr, "cg: %s: %s\n", a, v ? "unknown option" : "missing value");
+        if (!v) {
+            fprintf(stderr, "cg: %s: missing value\n", a);
             return false;
         }
         if (a[1] == 'p' && (!strcmp(v, "float") || !strcmp(v, "double")))

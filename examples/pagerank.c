@@ -46,8 +46,12 @@ static bool parse(int argc, char **argv, settings *s)
             s->matrix = a;
             continue;
         }
-        if (!v || a[1] == '\0' || a[2] != '\0') {
-            fprintf(stderr, "pagerank: %s: %s\n", a, v ? "unknown option" : "missing value");
+        if (a[1] == '\0' || a[2] != '\0' || !strchr("pdtma", a[1])) {
+            fprintf(stderr, "pagerank: %s: unknown option (options: -p -d -t -m -a)\n", a);
+            return false;
+        }
+        if (!v) {
+            fprintf(stderr, "pagerank: %s: missing value\n", a);
             return false;
         }
         ++i;

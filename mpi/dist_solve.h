@@ -50,6 +50,9 @@ DIST_HIDDEN cmrscl_status cmrs_dsolve_launch(cmrscl_dist_matrix m, cl_kernel k);
 /* The dot-product kernel (dcg_dots) on a and b (q.q-like sums: dinv NULL), into the second
  * region of the sums. */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_dots(cmrscl_dist_matrix m, cl_mem a, cl_mem b);
+/* Reads bytes of buf into host, waiting as the layer waits (cmrs_dist_wait); an OpenCL error
+ * code (the queue finished first, so host is free again). */
+DIST_HIDDEN cl_int cmrs_dsolve_read(cmrscl_dist_matrix m, cl_mem buf, size_t bytes, void *host);
 /* The whole problem's sums after a collective (out[SUMS]); a failed rank sends NaN, and
  * every rank returns the first failure it saw. */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_sums(cmrscl_dist_matrix m, cmrscl_status st, double *out);

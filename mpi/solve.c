@@ -202,20 +202,27 @@ cmrscl_status cmrs_dsolve_dots(cmrscl_dist_matrix m, cl_mem a, cl_mem b)
                              : cmrs_dsolve_fail_cl(err, "clSetKernelArg (dcg_dots)");
 }
 
+cl_int cmrs_dsolve_read(cmrscl_dist_matrix m, cl_mem buf, size_t bytes, void *host)
+{
+    cl_event read = NULL;
+    cl_int err = clEnqueueReadBuffer(m->queue, buf, CL_FALSE, 0, bytes, host, 0, NULL, &read);
+    if (err == CL_SUCCESS)
+        err = cmrs_dist_wait(m, 1, &read);
+    if (err != CL_SUCCESS) /* the read may still run: host is not to be reused before it ends */
+        clFinish(m->queue);
+    if (read)
+        clReleaseEvent(read);
+    return err;
+}
+
 cmrscl_status cmrs_dsolve_sums(cmrscl_dist_matrix m, cmrscl_status st, double *out)
 {
     struct dist_solver *sv = m->solver;
     size_t g = sv->groups, vs = cmrs_dist_value_size(m->plan.precision);
     double mine[SUMS] = {0};
     cl_int err = CL_SUCCESS;
-    cl_event read = NULL;
     if (st == CMRSCL_OK)
-        err = clEnqueueReadBuffer(m->queue, sv->sums, CL_FALSE, 0, 2 * 4 * vs * g, sv->sums_host, 0,
-                                  NULL, &read);
-    if (st == CMRSCL_OK && err == CL_SUCCESS)
-        err = cmrs_dist_wait(m, 1, &read);
-    if (read)
-        clReleaseEvent(read);
+        err = cmrs_dsolve_read(m, sv->sums, 2 * 4 * vs * g, sv->sums_host);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrs_dsolve_fail_cl(err, "reading the partial sums");
     for (size_t i = 0; st == CMRSCL_OK && i < 2 * g; ++i) {

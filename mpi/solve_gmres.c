@@ -105,8 +105,7 @@ static cmrscl_status basis_dots(cmrscl_dist_matrix m, cycle *c, cl_mem w, int co
     if (st == CMRSCL_OK)
         st = cmrs_dsolve_launch(m, sv->gm_dots);
     if (st == CMRSCL_OK &&
-        (err = clEnqueueReadBuffer(m->queue, c->sums, CL_TRUE, 0, chunks * g * 4 * vs, c->sums_host,
-                                   0, NULL, NULL)) != CL_SUCCESS)
+        (err = cmrs_dsolve_read(m, c->sums, chunks * g * 4 * vs, c->sums_host)) != CL_SUCCESS)
         st = cmrs_dsolve_fail_cl(err, "reading GMRES's dots");
     for (int i = 0; i < count; ++i) {
         double sum = 0;

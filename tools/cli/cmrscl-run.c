@@ -2,6 +2,8 @@
  * SpMV on a Matrix Market file or a built-in generated matrix. `cmrscl-run --help`. */
 #include "cli.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,10 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *memory = getenv("CMRSCL_HOST_MEMORY_MB");
-    if (memory && *memory && (strtoll(memory, &end, 10) < 0 || *end)) {
+    errno = 0;
+    long long mb = memory && *memory ? strtoll(memory, &end, 10) : 0;
+    /* a count that fits the bytes it stands for (the limit is compared in bytes) */
+    if (memory && *memory && (mb < 0 || *end || errno == ERANGE || mb > INT64_MAX / 1000000)) {
         fprintf(stderr,
                 "cmrscl-run: CMRSCL_HOST_MEMORY_MB='%s': expected the host memory a run may "
                 "count on, in MB (10^6 bytes)\n",
