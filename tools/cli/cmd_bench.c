@@ -30,11 +30,12 @@ typedef struct bench_ctx {
     bench_rows rows;
     roof_rates rates; /* scattered-load rates by x's size */
     FILE *csv;
-    int total, done; /* products to run, and run: the progress line's [done/total] */
-    int per_matrix;  /* products a matrix runs */
-    int name_width;  /* the table's matrix column */
-    bool *refused;   /* by input: refused before the runs, from its size */
-    int not_run;     /* matrices refused or failing to load */
+    int total, done;  /* products to run, and run: the progress line's [done/total] */
+    int per_matrix;   /* products a matrix runs */
+    int name_width;   /* the table's matrix column */
+    run_memory check; /* what the runs may take, measured against each matrix */
+    bool *refused;    /* by input: refused before the runs, from its size */
+    int not_run;      /* matrices refused or failing to load */
     bool tty;
 } bench_ctx;
 
@@ -134,10 +135,8 @@ static int bench_all(bench_ctx *b, const input_list *in)
         if (b->refused[i])
             continue;
         loaded_matrix m;
-        run_memory check = {b->opt->precisions & 2 ? CMRSCL_DOUBLE : CMRSCL_FLOAT, b->opt->verify,
-                            &b->dev};
         int r = load_input(in->text[i], in->is_gen[i], b->opt->nthreads ? b->opt->threads[0] : 0,
-                           &check, &m);
+                           &b->check, &m);
         if (r) { /* a file that fails past its size line: its products are not to come */
             rc = r;
             b->total -= b->per_matrix;
@@ -175,8 +174,8 @@ static int bench_screen(bench_ctx *b, const input_list *in)
     b->name_width = 24;
     if (!(b->refused = calloc((size_t)in->n + 1, sizeof *b->refused)))
         return EXIT_RUN_FAILED;
-    run_memory check = {b->opt->precisions & 2 ? CMRSCL_DOUBLE : CMRSCL_FLOAT, b->opt->verify,
-                        &b->dev};
+    b->check = (run_memory){b->opt->precisions & 2 ? CMRSCL_DOUBLE : CMRSCL_FLOAT, b->opt->verify,
+                            &b->dev};
     for (int i = 0; i < in->n; ++i) {
         const char *input = in->text[i];
         bool file = !in->is_gen[i];
@@ -190,7 +189,7 @@ static int bench_screen(bench_ctx *b, const input_list *in)
             rows = r32, cols = c32;
         int r = 0;
         if (st == CMRSCL_OK)
-            r = run_memory_check(&check, name, rows, cols, entries, file);
+            r = run_memory_check(&b->check, name, rows, cols, entries, file);
         else if (file)
             r = cli_fail("reading the matrix", st);
         else if (st != CMRSCL_ERROR_UNSUPPORTED) { /* kron's factors are sized as they are read */
@@ -252,11 +251,8 @@ int cmd_bench(const cli_options *opt)
     int rc = parse_plans(&b, plans);
     if (!rc)
         rc = inputs_collect(opt, &in);
-    cmrscl_status st = rc ? CMRSCL_OK : cmrscl_context_create(opt->device, &b.ctx);
-    if (st != CMRSCL_OK)
-        rc = cli_fail("selecting the device", st);
-    else if (!rc)
-        cmrscl_context_device_info(b.ctx, &b.dev);
+    if (!rc)
+        rc = cli_open_device(opt, &b.ctx, &b.dev);
     int refused = rc ? 0 : bench_screen(&b, &in);
     if (!rc && (!b.refused || b.not_run == in.n)) /* no memory, or nothing left to run */
         rc = refused;
