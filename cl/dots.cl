@@ -254,16 +254,43 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
 #define DOTS_STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
 /* The slice family's hooks (its work-item of a row is the one that wrote it: no read back):
  * the stop read as the kernel begins, each row's terms as the row is written, the sums stored
- * once the walk is done. The fused CG iteration has its own (cg_fused.cl). */
+ * once the walk is done. The fused CG iteration has its own (cg_fused.cl).
+ * With -DDOTS_LOCAL_SUMS=1 (a capped grid, whose warps walk many strips: the host asks for it,
+ * host/exec/spmv_dots.c) each work-item keeps its sums in a slot of local memory instead of
+ * registers, read and written once a row: sums held in registers across the walk take the
+ * registers that the walk's loads in flight need, and a long walk that waits on memory then
+ * slows (docs/PERFORMANCE.md, SOLVE_LOCAL_SUMS_ROUNDS). The same additions in the same order:
+ * the same bits either way. The slot is volatile so that the compiler keeps it there. */
+#ifndef DOTS_LOCAL_SUMS
+#define DOTS_LOCAL_SUMS 0
+#endif
+#if DOTS_LOCAL_SUMS && DOTS_WARP_SUMS
+#error "DOTS_LOCAL_SUMS is for a work-group's sums (a capped grid), not DOTS_WARP_SUMS"
+#endif
+#if DOTS_LOCAL_SUMS
+#define PRODUCT_BEGIN()                                                                            \
+    const bool stopped = DOTS_STOPPED();                                                           \
+    __local real4_t dots_sums[WG_SIZE];                                                            \
+    volatile __local real4_t *const acc = dots_sums + get_local_id(0);                             \
+    *acc = (real4_t)0
+#define PRODUCT_ROW(row, sum)                                                                      \
+    do {                                                                                           \
+        const real4_t before = *acc;                                                               \
+        *acc = dots_terms(before, x, dot_w, row, store_row(y, row, sum, alpha, beta));             \
+    } while (0)
+#define PRODUCT_SUMS() (*acc)
+#else
 #define PRODUCT_BEGIN()                                                                            \
     const bool stopped = DOTS_STOPPED();                                                           \
     real4_t acc = (real4_t)0
 #define PRODUCT_ROW(row, sum)                                                                      \
     acc = dots_terms(acc, x, dot_w, row, store_row(y, row, sum, alpha, beta))
+#define PRODUCT_SUMS() acc
+#endif
 #define PRODUCT_END()                                                                              \
     do {                                                                                           \
         if (!stopped) /* the same for the whole grid */                                            \
-            dots_store(acc, ws, dots_at, dots_scratch, WG_SIZE);                                   \
+            dots_store(PRODUCT_SUMS(), ws, dots_at, dots_scratch, WG_SIZE);                        \
     } while (0)
 
 /* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y); with DOTS 1 w.y alone. */

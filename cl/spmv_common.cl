@@ -350,10 +350,12 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
 #ifndef SLICE_WORDS_EARLY
 #define SLICE_WORDS_EARLY 0
 #endif
+#ifndef SLICE_AHEAD /* a build option may set it (measurements) */
 #if SLICE_WORDS_EARLY && defined(NARROW_JUMPS) && NARROW_JUMPS
 #define SLICE_AHEAD 8
 #else
 #define SLICE_AHEAD 4
+#endif
 #endif
 /* dst[k] = the word at position at + k x HEIGHT, a hole from `end` on */
 #define LOAD_WORDS(dst, at, end)                                                                   \

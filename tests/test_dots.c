@@ -11,8 +11,9 @@
  *     packed and unpacked, long strips split into tiles summed by a second kernel and in
  *     their work-group, the values plain and coded, the slice family's grid also capped at
  *     two work-groups (each warp walking strip after strip, as a large matrix's product
- *     does under a solver on a GPU: exec/spmv_dots.c); for each (alpha, beta) of the grid
- *     (test_util.h), y against the CPU double reference too;
+ *     does under a solver on a GPU: exec/spmv_dots.c), there with its sums kept in local
+ *     memory too (DOTS_LOCAL_SUMS: the same bits as in registers); for each (alpha, beta) of the
+ * grid (test_util.h), y against the CPU double reference too;
  *   - once the workspace says the solve has stopped, nothing written at all;
  *   - built with -DDIAGONAL=1: y = diag(A), exactly, from every layout.
  * Usage: test_dots float|double local|shuffle|subgroup. Exits 77 (skipped) when the device
@@ -53,6 +54,38 @@ static void read_values(cl_command_queue q, cl_mem m, size_t n, double *out)
     free(h);
 }
 
+/* A product that keeps its sums in local memory (cl/dots.cl, DOTS_LOCAL_SUMS) against the same
+ * product keeping them in registers, on the same x, w and y0: the same bits in every real4
+ * (ws: the first's, `reals` of them). */
+static void check_same_sums(cmrscl_matrix m, const char *opt, const product_kernels *k,
+                            double alpha, cl_mem xb, double beta, const double *y0, cl_mem wb,
+                            const double *ws, size_t reals, const char *what)
+{
+    cl_context c;
+    cl_command_queue q;
+    CHECK_OK(cmrscl_context_cl(m->ctx, &c, &q));
+    product_kernels r;
+    setenv("CMRSCL_SOLVE_LOCAL_SUMS", "0", 1);
+    CHECK_OK(cmrs_product_kernels_make(m, opt, &r));
+    unsetenv("CMRSCL_SOLVE_LOCAL_SUMS");
+    CHECK_MSG(!r.local_sums && r.global == k->global,
+              "%s: the product without local sums took another grid", what);
+    double *again = malloc(sizeof(double) * reals);
+    for (size_t i = 0; i < reals; ++i)
+        again[i] = i < CMRS_WS_HEADER ? 0 : NAN;
+    int n = m->params.rows;
+    cl_mem yb = upload(c, y0, (size_t)n), wsb = upload(c, again, reals);
+    CHECK_OK(cmrs_product_kernels_bind(&r, prec, alpha, xb, beta, yb, true, wsb,
+                                       (cl_uint)CMRS_WS_HEADER, wb));
+    CHECK_OK(cmrs_product_kernels_enqueue(&r, q, false));
+    read_values(q, wsb, reals, again);
+    CHECK_MSG(!memcmp(again, ws, sizeof(double) * reals),
+              "%s: the sums kept in local memory differ from those kept in registers", what);
+    clReleaseMemObject(yb), clReleaseMemObject(wsb);
+    free(again);
+    cmrs_product_kernels_release(&r);
+}
+
 /* The epilogue's sums for one product kernels k of DOTS 1, 2 or 4 on matrix m. */
 static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr *ra, int dots,
                            const char *what)
@@ -67,10 +100,16 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     CHECK_OK(cmrs_product_kernels_make(m, opt, &k));
     if (!k.kernel)
         return;
-    const char *capped = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
+    const char *capped = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS"),
+               *local = getenv("CMRSCL_SOLVE_LOCAL_SUMS");
     CHECK_MSG(!capped || k.global / k.local <= (size_t)atoi(capped),
               "%s: the product runs %zu work-groups, not at most %s", what, k.global / k.local,
               capped);
+    /* (a grid the cap leaves whole has its warps' sums, not a work-group's) */
+    size_t strips_per_group = k.local / (size_t)m->params.warp,
+           whole = ((size_t)m->params.strips + strips_per_group - 1) / strips_per_group;
+    CHECK_MSG(!local || k.local_sums || k.global / k.local == whole,
+              "%s: the product did not keep its sums in local memory when told to", what);
     double *x = malloc(sizeof(double) * ((size_t)n + 1)),
            *w = malloc(sizeof(double) * ((size_t)n + 1));
     double *y = malloc(sizeof(double) * ((size_t)n + 1)),
@@ -101,6 +140,9 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
         read_values(q, yb, (size_t)n, y);
         read_values(q, pb, (size_t)n, yp);
         read_values(q, wsb, reals, ws);
+        if (k.local_sums)
+            check_same_sums(m, opt, &k, alpha, xb, beta, y0, dots != 2 ? wb : NULL, ws, reals,
+                            what);
         CHECK_MSG(!memcmp(y, yp, sizeof(double) * (size_t)n),
                   "%s, DOTS %d, alpha %g beta %g: y differs from the plain product's", what, dots,
                   alpha, beta);
@@ -299,21 +341,28 @@ int main(int argc, char **argv)
         cmrscl_layout layout;
         cmrscl_combine combine;
         const char *label;
-        const char *groups; /* CMRSCL_SOLVE_PRODUCT_GROUPS: the product's grid capped */
+        const char *groups;     /* CMRSCL_SOLVE_PRODUCT_GROUPS: the product's grid capped */
+        const char *local_sums; /* CMRSCL_SOLVE_LOCAL_SUMS: its sums in local memory */
     } plans[] = {
-        {CMRSCL_KERNEL_STRIP, 1, -1, 0, 0, "strip, HEIGHT 1", NULL},
-        {CMRSCL_KERNEL_STRIP, 3, -1, CMRSCL_LAYOUT_UNPACKED, 0, "strip, HEIGHT 3, unpacked", NULL},
-        {CMRSCL_KERNEL_STRIP, 16, -1, 0, 0, "strip, HEIGHT 16", NULL},
-        {CMRSCL_KERNEL_SEGMENT, 1, -1, 0, 0, "segment, HEIGHT 1", NULL},
-        {CMRSCL_KERNEL_SEGMENT, 100, -1, 0, 0, "segment, HEIGHT 100", NULL},
-        {CMRSCL_KERNEL_MODULO, 8, -1, 0, 0, "modulo, HEIGHT 8", NULL},
-        {CMRSCL_KERNEL_SLICE, 32, -1, 0, 0, "slice, HEIGHT 32", NULL},
-        {CMRSCL_KERNEL_STRIP, 4, 7, 0, CMRSCL_COMBINE_KERNEL, "strip split, combine kernel", NULL},
-        {CMRSCL_KERNEL_STRIP, 4, 16, 0, CMRSCL_COMBINE_GROUP, "strip split, in-group combine",
+        {CMRSCL_KERNEL_STRIP, 1, -1, 0, 0, "strip, HEIGHT 1", NULL, NULL},
+        {CMRSCL_KERNEL_STRIP, 3, -1, CMRSCL_LAYOUT_UNPACKED, 0, "strip, HEIGHT 3, unpacked", NULL,
          NULL},
-        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_KERNEL, "segment split, kernel", NULL},
-        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_GROUP, "segment split, in-group", NULL},
-        {CMRSCL_KERNEL_SLICE, 16, -1, 0, 0, "slice, HEIGHT 16, 2 work-groups", "2"},
+        {CMRSCL_KERNEL_STRIP, 16, -1, 0, 0, "strip, HEIGHT 16", NULL, NULL},
+        {CMRSCL_KERNEL_SEGMENT, 1, -1, 0, 0, "segment, HEIGHT 1", NULL, NULL},
+        {CMRSCL_KERNEL_SEGMENT, 100, -1, 0, 0, "segment, HEIGHT 100", NULL, NULL},
+        {CMRSCL_KERNEL_MODULO, 8, -1, 0, 0, "modulo, HEIGHT 8", NULL, NULL},
+        {CMRSCL_KERNEL_SLICE, 32, -1, 0, 0, "slice, HEIGHT 32", NULL, NULL},
+        {CMRSCL_KERNEL_STRIP, 4, 7, 0, CMRSCL_COMBINE_KERNEL, "strip split, combine kernel", NULL,
+         NULL},
+        {CMRSCL_KERNEL_STRIP, 4, 16, 0, CMRSCL_COMBINE_GROUP, "strip split, in-group combine", NULL,
+         NULL},
+        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_KERNEL, "segment split, kernel", NULL,
+         NULL},
+        {CMRSCL_KERNEL_SEGMENT, 16, 32, 0, CMRSCL_COMBINE_GROUP, "segment split, in-group", NULL,
+         NULL},
+        {CMRSCL_KERNEL_SLICE, 16, -1, 0, 0, "slice, HEIGHT 16, 2 work-groups", "2", NULL},
+        {CMRSCL_KERNEL_SLICE, 32, -1, 0, 0, "slice, HEIGHT 32, 2 work-groups, sums in local memory",
+         "2", "1"},
     };
     /* Float takes the even plans and double the odd ones, where the device has double: the
      * precision changes the value type, not the epilogue's indexing or its sums' order. */
@@ -339,8 +388,11 @@ int main(int argc, char **argv)
          * it only in the warp's sums, a sixth */
         if (plans[i].groups)
             setenv("CMRSCL_SOLVE_PRODUCT_GROUPS", plans[i].groups, 1);
+        if (plans[i].local_sums)
+            setenv("CMRSCL_SOLVE_LOCAL_SUMS", plans[i].local_sums, 1);
         run_plan(ctx, &o, plans[i].label, (int)i, reduce == CMRSCL_REDUCE_LOCAL ? 3 : 6);
         unsetenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
+        unsetenv("CMRSCL_SOLVE_LOCAL_SUMS");
         ++ran;
     }
     cmrscl_context_free(ctx);

@@ -174,6 +174,7 @@ typedef struct product_kernels {
                               (the slice family on NVIDIA: one a warp) */
     size_t kernel_groups;  /* ... of the first: where cmrs_combine's real4s start */
     unsigned kernels_made; /* the matrix's kernels_made they were built after */
+    bool local_sums;       /* the slice product's sums in local memory (-DDOTS_LOCAL_SUMS) */
 } product_kernels;
 
 /* Built for the matrix's current plan with the extra options ("-DDOTS=2", "-DDIAGONAL=1"),

@@ -36,22 +36,48 @@ void cmrs_product_kernels_release(product_kernels *k)
 #define SOLVE_CAP_LONG_ROWS 16.0
 #define SOLVE_CAP_LONG_NNZ(precision) (INT64_C(1) << ((precision) == CMRSCL_DOUBLE ? 26 : 25))
 
-/* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds. */
-static size_t capped_groups(size_t groups, size_t cap)
+/* On a capped grid of SOLVE_LOCAL_SUMS_ROUNDS strip rounds and more, a slice product whose
+ * sums take SOLVE_LOCAL_SUMS_WORDS 32-bit words or more (CG's two in double, its four with
+ * Jacobi in either precision) keeps them in local memory, not in registers (cl/dots.cl,
+ * DOTS_LOCAL_SUMS): there the walk waits on memory and the registers the sums held are loads in
+ * flight; on shorter walks the slot's read and write a row cost more than they free, and two
+ * 32-bit sums never took enough to matter (docs/PERFORMANCE.md, SOLVE_LOCAL_SUMS_ROUNDS; one
+ * loss measured: the 5-point stencil in double, by a few percent). */
+#define SOLVE_LOCAL_SUMS_ROUNDS 24
+#define SOLVE_LOCAL_SUMS_WORDS 4
+
+/* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds
+ * (*rounds). */
+static size_t capped_groups(size_t groups, size_t cap, size_t *rounds)
 {
+    *rounds = 1;
     if (cap == 0 || groups <= cap)
         return groups;
-    size_t rounds = (groups + cap - 1) / cap;
-    return (groups + rounds - 1) / rounds;
+    *rounds = (groups + cap - 1) / cap;
+    return (groups + *rounds - 1) / *rounds;
+}
+
+/* Whether a capped product of `rounds` keeps its sums in local memory: the rule above, or
+ * CMRSCL_SOLVE_LOCAL_SUMS=0|1 (the tests' way to take either on any device, and for
+ * measuring). */
+static bool local_sums(const cmrscl_params *p, const char *extra, size_t rounds)
+{
+    const char *forced = getenv("CMRSCL_SOLVE_LOCAL_SUMS");
+    if (forced && *forced)
+        return atoi(forced) != 0;
+    const char *dots = strstr(extra, "-DDOTS=");
+    int sums = dots ? atoi(dots + strlen("-DDOTS=")) : 0; /* DOTS 1, 2 or 4: that many */
+    int words = sums * (p->precision == CMRSCL_DOUBLE ? 2 : 1);
+    return rounds >= SOLVE_LOCAL_SUMS_ROUNDS && words >= SOLVE_LOCAL_SUMS_WORDS;
 }
 
 /* What the product built with `extra` looks like: how its epilogue sums - by NVIDIA's warp
  * shuffles (cl/dots.cl, GROUP_SHUFFLE) where the device has them, and in the slice family,
  * whose work-items each hold their own row, by warps, no barrier in the product
- * (DOTS_WARP_SUMS), unless its grid is capped - its launch sizes and the real4s its kernels
- * leave. */
+ * (DOTS_WARP_SUMS), unless its grid is capped, where its work-items may keep their sums in
+ * local memory (DOTS_LOCAL_SUMS) - its launch sizes and the real4s its kernels leave. */
 typedef struct dots_shape {
-    bool shuffle, warps, combine, capped;
+    bool shuffle, warps, combine, capped, local_sums;
     size_t local, global, combine_local, combine_global;
     size_t kernel_units, units; /* the first kernel's real4s; both kernels' */
 } dots_shape;
@@ -79,9 +105,12 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
             cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
                   d.local;
     }
-    size_t groups = capped_groups(d.global / d.local, cap);
+    size_t rounds;
+    size_t groups = capped_groups(d.global / d.local, cap, &rounds);
     d.capped = groups < d.global / d.local;
     d.warps = d.shuffle && plan_family(p)->lane_per_row && !d.capped && !fused;
+    d.local_sums =
+        d.capped && !fused && plan_family(p)->lane_per_row && local_sums(p, extra, rounds);
     d.global = groups * d.local;
     d.kernel_units = d.global / (d.warps ? 32 : d.local);
     d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0);
@@ -103,12 +132,13 @@ cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, prod
 {
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
-    char options[sizeof p->build_options + 96];
+    char options[sizeof p->build_options + 128];
     /* no extra option: the matrix's own program (from the context's cache) */
     dots_shape d = shape_of(m, extra);
     int n =
-        snprintf(options, sizeof options, "%s%s%s%s%s", p->build_options, *extra ? " " : "", extra,
-                 d.shuffle ? " -DGROUP_SHUFFLE=1" : "", d.warps ? " -DDOTS_WARP_SUMS=1" : "");
+        snprintf(options, sizeof options, "%s%s%s%s%s%s", p->build_options, *extra ? " " : "",
+                 extra, d.shuffle ? " -DGROUP_SHUFFLE=1" : "", d.warps ? " -DDOTS_WARP_SUMS=1" : "",
+                 d.local_sums ? " -DDOTS_LOCAL_SUMS=1" : "");
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "the solver's build options are too long");
     cl_program prog;
@@ -139,6 +169,7 @@ cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, prod
     out->kernel_groups = d.kernel_units; /* its real4s */
     out->groups = d.units;
     out->kernels_made = m->kernels_made;
+    out->local_sums = d.local_sums;
     return CMRSCL_OK;
 }
 

@@ -168,6 +168,15 @@ int run_solve(const env *e, cmrscl_precision p)
      * OpenCL 1.2 program, by design) */
     setenv("CMRSCL_SOLVE_SUMS", "fold", 1);
     check_solve(e, "stencil7:4", &slice, &pcg, p, "CG with Jacobi, slices");
+    /* ... its product on a grid of two work-groups, the sums in local memory (DOTS_LOCAL_SUMS:
+     * each work-item's slot read and written a row) */
+    setenv("CMRSCL_SOLVE_FUSED", "0", 1);
+    setenv("CMRSCL_SOLVE_PRODUCT_GROUPS", "2", 1);
+    setenv("CMRSCL_SOLVE_LOCAL_SUMS", "1", 1);
+    check_solve(e, "stencil7:4", &slice, &pcg, p, "CG with Jacobi, slices, sums in local memory");
+    unsetenv("CMRSCL_SOLVE_LOCAL_SUMS");
+    unsetenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
+    unsetenv("CMRSCL_SOLVE_FUSED");
     check_solve(e, "convdiff:4", &strip, &bicg, p, "BiCGStab, strips");
     check_solve(e, "convdiff:3", NULL, &gmres, p, "GMRES(4)");
     unsetenv("CMRSCL_SOLVE_SUMS");
