@@ -374,7 +374,7 @@ int main(int argc, char **argv)
      * as the CPU's agree. */
     bool converged = estimate < s.tol && residual <= 10.0 * s.tol && error <= 10.0 * s.tol;
     if (st == CMRSCL_OK) {
-        cmrscl_params plan;
+        cmrscl_params plan = CMRSCL_PARAMS_INIT;
         cmrscl_matrix_params(m, &plan);
         printf("block_power: %s: %d unknowns, %lld nonzeros, %s, %d vectors; plan: HEIGHT %d, "
                "%s\n",

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
     }
     bool converged = solved == CMRSCL_OK && r.converged && residual <= 10.0 * s.tol;
     if (st == CMRSCL_OK) {
-        cmrscl_params plan;
+        cmrscl_params plan = CMRSCL_PARAMS_INIT;
         cmrscl_matrix_params(m, &plan);
         printf("cg: %s: %d unknowns, %lld nonzeros, %s%s; plan: HEIGHT %d, %s\n", s.matrix, n,
                (long long)a.nnz, s.precision == CMRSCL_DOUBLE ? "double" : "float",

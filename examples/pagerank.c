@@ -153,7 +153,7 @@ int main(int argc, char **argv)
     cmrscl_csr a = {0};
     cmrscl_context ctx = NULL;
     cmrscl_matrix m = NULL;
-    cmrscl_params plan;
+    cmrscl_params plan = CMRSCL_PARAMS_INIT;
     cmrscl_status st = load(s.matrix, &a);
     if (st == CMRSCL_OK && (a.rows != a.cols || a.rows == 0))
         st = cmrscl_set_error(CMRSCL_ERROR_INVALID_ARGUMENT,

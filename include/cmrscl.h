@@ -337,8 +337,17 @@ typedef enum cmrscl_program_source {
     CMRSCL_PROGRAM_DISK     /* loaded from the on-disk program cache */
 } cmrscl_program_source;
 
-/* The plan a matrix was built with: the kernel family, its parameters and why. */
+/* The plan a matrix was built with: the kernel family, its parameters and why.
+ * A versioned view: fields are only ever added at its end, and struct_size says how much of
+ * it the caller knows. Set struct_size to sizeof(cmrscl_params) before a call that fills one
+ * (cmrscl_plan, cmrscl_matrix_params, cmrscl_matrix_prepare_transpose; CMRSCL_PARAMS_INIT
+ * does it): the library then writes that many bytes and no more, so a program or a binding
+ * (Python's mirror) built against an older header keeps working with a newer library, and
+ * reads its fields where they always were. 0 means the library's own size (code built with
+ * this header). The call sets struct_size to the bytes it filled; a size below the first
+ * version's fails with CMRSCL_ERROR_INVALID_ARGUMENT and writes nothing. */
 typedef struct cmrscl_params {
+    size_t struct_size;
     cmrscl_precision precision;
     int height, warp, work_group_size;
     cmrscl_layout layout;      /* never AUTO */
@@ -393,6 +402,13 @@ typedef struct cmrscl_params {
      * step too long for an entry's 16-bit word (counted in stored_entries; 0: none). */
     int64_t column_jumps;
 } cmrscl_params;
+/* A cmrscl_params ready to be filled: `cmrscl_params p = CMRSCL_PARAMS_INIT;` */
+#define CMRSCL_PARAMS_INIT                                                                         \
+    {                                                                                              \
+        .struct_size = sizeof(cmrscl_params)                                                       \
+    }
+/* The first version's size: the fields up to column_jumps (a caller never knows fewer). */
+#define CMRSCL_PARAMS_SIZE_V1 (offsetof(cmrscl_params, column_jumps) + sizeof(int64_t))
 
 typedef struct cmrscl_matrix_s *cmrscl_matrix;
 

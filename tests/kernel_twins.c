@@ -88,13 +88,13 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
         coded.column_bits = 32;
     if (!m)
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &coded, &m));
-    cmrscl_params columns;
+    cmrscl_params columns = CMRSCL_PARAMS_INIT;
     if (m && cmrscl_matrix_params(m, &columns) == CMRSCL_OK &&
         (columns.kernel == CMRSCL_KERNEL_SLICE || columns.kernel == CMRSCL_KERNEL_STRIP))
         plain.column_bits = columns.column_bits; /* the same column words: only values differ */
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, a, &plain, &twin));
     if (m && twin) {
-        cmrscl_params p, q;
+        cmrscl_params p = CMRSCL_PARAMS_INIT, q = CMRSCL_PARAMS_INIT;
         CHECK_OK(cmrscl_matrix_params(m, &p));
         CHECK_OK(cmrscl_matrix_params(twin, &q));
         if (p.kernel == CMRSCL_KERNEL_MODULO || a->nnz == 0)
@@ -224,7 +224,7 @@ static void check_implied_update(cmrscl_matrix m, cmrscl_matrix wide, const vari
 bool check_narrow(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                   const cmrscl_csr *a, const cmrscl_csr *ref_a, cmrscl_matrix m, const char *what)
 {
-    cmrscl_params p, q;
+    cmrscl_params p = CMRSCL_PARAMS_INIT, q = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_params(m, &p));
     if (p.column_bits == 32) {
         CHECK_MSG(test_contains(p.plan_reason, "columns 32-bit: "), "%s: 32-bit columns (%s)", what,

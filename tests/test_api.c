@@ -2,7 +2,8 @@
  * strings, device selection, NULL handles and misuse, device-buffer SpMV with events and
  * queues, interop with the caller's OpenCL objects, device-memory limits (the context
  * stays usable), a kernel build failure reporting its build log, and the two CSR forms
- * (int32 and int64 row pointers), the index width option and the size limits. */
+ * (int32 and int64 row pointers), the index width option and the size limits, and the plan's
+ * versioned view (cmrscl_params.struct_size). */
 #include "test_matrices.h"
 #include "test_util.h"
 
@@ -283,7 +284,7 @@ static void test_index_forms(cmrscl_context ctx)
     CHECK_OK(
         cmrscl_matrix_create(ctx, CMRSCL_FLOAT, a.rows, a.cols, rp32, a.col_ind, v, &o, &wide));
     if (m32 && m64 && wide) {
-        cmrscl_params p32, p64, pw;
+        cmrscl_params p32 = CMRSCL_PARAMS_INIT, p64 = CMRSCL_PARAMS_INIT, pw = CMRSCL_PARAMS_INIT;
         cmrscl_matrix_params(m32, &p32), cmrscl_matrix_params(m64, &p64);
         cmrscl_matrix_params(wide, &pw);
         CHECK(!strcmp(p32.build_options, p64.build_options) && p32.index_bits == 32 &&
@@ -308,7 +309,7 @@ static void test_index_forms(cmrscl_context ctx)
     float vv[] = {1, 2};
     o = (cmrscl_options){.kernel = CMRSCL_KERNEL_STRIP, .height = 16};
     CHECK_OK(cmrscl_matrix_create_i64(ctx, CMRSCL_FLOAT, 2, (1 << 28) + 1, rp, ci, vv, &o, &m));
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     if (m && cmrscl_matrix_params(m, &p) == CMRSCL_OK)
         CHECK(p.layout == CMRSCL_LAYOUT_UNPACKED);
     cmrscl_matrix_free(m);
@@ -342,7 +343,7 @@ static void test_memory_limit(cmrscl_context ctx)
     /* The context stays usable once the cap is lifted. */
     CHECK_OK(cmrscl_context_set_memory_limit(ctx, 0));
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m));
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_params(m, &p));
     /* a value and a column word (4 bytes, or 2 narrow) an entry at least */
     CHECK(p.device_bytes >= (8 + (uint64_t)p.column_bits / 8) * (uint64_t)a.nnz && p.nnz == a.nnz &&
@@ -443,7 +444,7 @@ static void test_plan_without_matrix(cmrscl_context ctx)
         for (int k = 0; k < 3; ++k) {
             cmrscl_csr a;
             const char *name = test_matrix_build(i, &a);
-            cmrscl_params planned, made;
+            cmrscl_params planned = CMRSCL_PARAMS_INIT, made = CMRSCL_PARAMS_INIT;
             cmrscl_matrix m = NULL;
             CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &variants[k], &planned));
             CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &variants[k], &m));
@@ -482,11 +483,56 @@ static void test_plan_without_matrix(cmrscl_context ctx)
                test_contains(cmrscl_last_error(), "needs")));
     }
     cmrscl_csr a = small_matrix();
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_STATUS(cmrscl_plan(NULL, CMRSCL_FLOAT, &a, NULL, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_variant_check(&d, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);
     a.col_ind[0] = a.cols; /* out of range: the validation's message */
     CHECK_STATUS(cmrscl_plan(&d, CMRSCL_FLOAT, &a, NULL, &p), CMRSCL_ERROR_INVALID_MATRIX);
+    cmrscl_csr_free(&a);
+}
+
+/* cmrscl_params as a versioned view (include/cmrscl.h): a caller's struct_size bounds what
+ * cmrscl_matrix_params, cmrscl_plan and cmrscl_matrix_prepare_transpose write - a longer
+ * struct (a caller newer than the library) keeps its tail, a size below the first version's
+ * is refused with nothing written, 0 reads as the library's own size. */
+static void test_params_view(cmrscl_context ctx)
+{
+    cmrscl_csr a = small_matrix();
+    cmrscl_matrix m = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, NULL, &m));
+    cmrscl_device_info dev;
+    CHECK_OK(cmrscl_context_device_info(ctx, &dev));
+    cmrscl_params full = CMRSCL_PARAMS_INIT, zero = {0};
+    CHECK_OK(cmrscl_matrix_params(m, &full));
+    CHECK_OK(cmrscl_matrix_params(m, &zero));
+    CHECK(full.struct_size == sizeof full && zero.struct_size == sizeof zero &&
+          !memcmp(&full, &zero, sizeof full) && full.rows == a.rows);
+    enum { TAIL = 64 };
+    unsigned char room[sizeof(cmrscl_params) + TAIL], *tail = room + sizeof(cmrscl_params);
+    cmrscl_params *longer = (cmrscl_params *)(void *)room, *shorter = longer;
+    for (int call = 0; call < 3; ++call) {
+        memset(room, 0xab, sizeof room);
+        longer->struct_size = sizeof room;
+        cmrscl_status st = call == 0   ? cmrscl_matrix_params(m, longer)
+                           : call == 1 ? cmrscl_plan(&dev, CMRSCL_FLOAT, &a, NULL, longer)
+                                       : cmrscl_matrix_prepare_transpose(m, NULL, longer);
+        CHECK_MSG(st == CMRSCL_OK && longer->struct_size == sizeof(cmrscl_params) &&
+                      longer->rows == (call == 2 ? a.cols : a.rows) && tail[0] == 0xab &&
+                      tail[TAIL - 1] == 0xab,
+                  "call %d: a longer struct got %zu bytes, its tail %s", call, longer->struct_size,
+                  tail[0] == 0xab ? "kept" : "written");
+        memset(room, 0xab, sizeof room);
+        shorter->struct_size = CMRSCL_PARAMS_SIZE_V1 - 1;
+        st = call == 0   ? cmrscl_matrix_params(m, shorter)
+             : call == 1 ? cmrscl_plan(&dev, CMRSCL_FLOAT, &a, NULL, shorter)
+                         : cmrscl_matrix_prepare_transpose(m, NULL, shorter);
+        CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT &&
+                      test_contains(cmrscl_last_error(), "struct_size") &&
+                      shorter->struct_size == CMRSCL_PARAMS_SIZE_V1 - 1 &&
+                      room[sizeof(size_t)] == 0xab,
+                  "call %d: a struct below the first version's size: %d", call, (int)st);
+    }
+    cmrscl_matrix_free(m);
     cmrscl_csr_free(&a);
 }
 
@@ -513,6 +559,7 @@ int main(void)
         test_empty_matrix_event(ctx);
         test_rates(ctx);
         test_plan_without_matrix(ctx);
+        test_params_view(ctx);
     }
     cmrscl_context_free(ctx);
     return test_finish("api");

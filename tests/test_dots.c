@@ -283,7 +283,7 @@ static void run_plan(cmrscl_context ctx, const cmrscl_options *o, const char *la
         cmrscl_matrix m = NULL;
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, o, &m));
         if (m) {
-            cmrscl_params p;
+            cmrscl_params p = CMRSCL_PARAMS_INIT;
             cmrscl_matrix_params(m, &p);
             /* the in-group combine splits a strip only across a group's warps, into three
              * tiles at least (plan_split.c): where the device's groups hold fewer warps
@@ -374,7 +374,7 @@ int main(int argc, char **argv)
         cmrscl_options o = {0};
         o.kernel = plans[i].kernel, o.height = plans[i].height, o.tile = plans[i].tile;
         o.layout = plans[i].layout, o.combine = plans[i].combine, o.reduce = reduce;
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         cmrscl_csr probe;
         CHECK_OK(cmrscl_csr_generate("stencil5:4", &probe));
         bool runs = cmrscl_plan(&ctx->info, prec, &probe, &o, &p) == CMRSCL_OK;

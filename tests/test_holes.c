@@ -82,7 +82,7 @@ static void test_holes(cmrscl_context ctx, cmrscl_precision prec)
                                  : slice_options(k == 4 ? 32 : 4, layout);
         cmrscl_matrix m = NULL;
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &o, &m));
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         CHECK_OK(cmrscl_matrix_params(m, &p));
         CHECK_MSG(p.stored_entries > p.nnz, "case %d: no holes (%lld stored, %lld nonzeros)", k,
                   (long long)p.stored_entries, (long long)p.nnz);
@@ -389,7 +389,7 @@ static void test_options(cmrscl_context ctx)
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT,
                  "narrow and implied columns are the slice");
     cmrscl_matrix m = NULL;
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_csr far = {
         2, 70000, 4, (int64_t[]){0, 2, 4}, (int32_t[]){0, 65534, 1, 2}, (double[]){1, 2, 3, 4}};
     o = slice_options(32, 0), o.column_bits = 16, o.values = CMRSCL_VALUES_PLAIN;

@@ -85,7 +85,7 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
          * twins (the plan takes them by itself only beyond the device's cache, which no
          * catalogue matrix is), 32-bit columns elsewhere (each is a program more). */
         if (opt->kernel == CMRSCL_KERNEL_STRIP && !opt->column_bits) {
-            cmrscl_params pn, p32;
+            cmrscl_params pn = CMRSCL_PARAMS_INIT, p32 = CMRSCL_PARAMS_INIT;
             cmrscl_options on = plain;
             on.column_bits = CMRSCL_COLUMNS_IMPLIED, plain.column_bits = 32;
             if (wide && cmrscl_plan(dev, v->precision, &a, &on, &pn) != CMRSCL_OK)
@@ -101,7 +101,7 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
         if (wide)
             CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &opt64, &m64));
         if (m && (m64 || !wide)) {
-            cmrscl_params p;
+            cmrscl_params p = CMRSCL_PARAMS_INIT;
             CHECK_OK(cmrscl_matrix_params(m, &p));
             CHECK_MSG(p.height == opt->height && p.kernel == opt->kernel &&
                           (!opt->layout || p.layout == opt->layout) &&
@@ -111,7 +111,7 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                       "%s: parameters not as asked (%s)", what, p.build_options);
             if (m64) {
                 /* 64-bit indices widen StripPtr, the tiles' starts and MODULO's permutation */
-                cmrscl_params p64;
+                cmrscl_params p64 = CMRSCL_PARAMS_INIT;
                 CHECK_OK(cmrscl_matrix_params(m64, &p64));
                 uint64_t widened = 4 * ((uint64_t)p.strips + 1) + 4 * (uint64_t)p.tiles +
                                    (p.modulo && p.nnz ? 4 * (uint64_t)p.stored_entries : 0);
@@ -247,7 +247,7 @@ static void run_group_twins(cmrscl_context ctx, const variant *v, const cmrscl_o
         char what[200];
         snprintf(what, sizeof what, "%s, %s, in-group combine vs second kernel", name, label);
         cmrscl_matrix mg = NULL, mk = NULL;
-        cmrscl_params pg, pk;
+        cmrscl_params pg = CMRSCL_PARAMS_INIT, pk = CMRSCL_PARAMS_INIT;
         cmrscl_options go = *group; /* values plain, as in run_options */
         go.values = CMRSCL_VALUES_PLAIN;
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &go, &mg));

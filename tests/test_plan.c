@@ -31,7 +31,7 @@ static void test_height_rule(void)
 static void test_choices(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(choose(&d, CMRSCL_FLOAT, 1000, NULL, &p));
     CHECK(p.height == 16 && p.warp == 32 && p.work_group_size == 128);
     CHECK(p.layout == CMRSCL_LAYOUT_PACKED && p.order == CMRSCL_ORDER_COLUMNS);
@@ -70,7 +70,7 @@ static void test_choices(void)
 static void test_errors(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_options o = {0};
     CHECK_STATUS(choose(&d, (cmrscl_precision)7, 10, NULL, &p), CMRSCL_ERROR_INVALID_ARGUMENT);
     d.fp64 = 0;
@@ -128,7 +128,7 @@ static void test_matrix_rule(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
     d.warp_shuffle = 1;
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(choose_stats(&d, 6000, 0, 0.0, 6000, &p)); /* dense rows */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.warp == 32 &&
           p.reduce == CMRSCL_REDUCE_SHUFFLE && !strcmp(p.height_source, "matrix rule") &&
@@ -261,7 +261,7 @@ static void test_split(void)
     plan_matrix a = {.rows = ROWS, .cols = 1000, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
     cmrs_analyze_rows(ROWS, 1000, row_ptr, NULL, &a.stats);
     CHECK(a.stats.max_row == 100000 && a.stats.empty_rows == 0);
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     CHECK(p.tile == 256); /* 100117 entries spread over 8448 warps: the floor */
     split_layout sp;
@@ -308,7 +308,7 @@ static void test_few_rows_long_row(void)
             row_ptr[i + 1] = row_ptr[i] + (i == 7 ? cases[c].long_row : 6);
         plan_matrix a = {.rows = rows, .cols = rows, .nnz = row_ptr[rows], .row_ptr = row_ptr};
         cmrs_analyze_rows(rows, rows, row_ptr, NULL, &a.stats);
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
         CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == cases[c].height &&
               (p.tile > 0) == cases[c].split && test_contains(p.plan_reason, "few rows"));
@@ -334,7 +334,7 @@ static void test_group_combine(void)
         row_ptr[i + 1] = row_ptr[i] + (i == 8 || i == 16 || i == 24 ? 6000 : 6);
     plan_matrix a = {.rows = ROWS, .cols = ROWS, .nnz = row_ptr[ROWS], .row_ptr = row_ptr};
     cmrs_analyze_rows(ROWS, ROWS, row_ptr, NULL, &a.stats);
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     /* strips of 6042 entries: 4 warps would take tiles of 1536, 8 warps (the most) 768 */
     CHECK(p.height == 8 && p.combine == CMRSCL_COMBINE_GROUP && p.work_group_size == 256 &&
@@ -406,7 +406,7 @@ static void test_long_rows(void)
             rp[i] = (int64_t)i * cases[c].cols;
         plan_matrix a = {.rows = n, .cols = cases[c].cols, .nnz = rp[n], .row_ptr = rp};
         cmrs_analyze_rows(n, cases[c].cols, rp, NULL, &a.stats);
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
         CHECK(p.height == 1 && p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
         CHECK(p.combine == cases[c].combine && p.work_group_size == cases[c].wg);
@@ -445,7 +445,7 @@ static void test_stream_rule(void)
                          NULL,
                          false,
                          NULL};
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         CHECK_OK(cmrs_plan_choose(&d, cases[c].precision, &m, NULL, &p));
         CHECK(p.kernel == cases[c].kernel);
         CHECK((p.cache_hint == CMRSCL_CACHE_HINT_STREAM) == cases[c].stream);
@@ -482,7 +482,7 @@ static void test_slice_rule(void)
         plan_matrix m = {
             .rows = n, .cols = n, .nnz = rp[n], .row_ptr = rp, .host_layout = cases[c].host};
         m.stats.mu = (double)rp[n] / n, m.stats.max_row = cases[c].longest;
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &m, NULL, &p));
         bool slice = p.kernel == CMRSCL_KERNEL_SLICE;
         CHECK_MSG(slice == cases[c].slice, "case %zu: kernel %d (%s)", c, (int)p.kernel,
@@ -507,7 +507,7 @@ static void test_index_width(void)
     plan_matrix a = {.rows = 2, .cols = INT32_MAX, .nnz = INT32_MAX, .row_ptr = rp};
     cmrs_analyze_rows(a.rows, a.cols, rp, NULL, &a.stats);
     cmrscl_options o = {0};
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, NULL, &p));
     CHECK(p.index_bits == 32 && test_contains(p.build_options, "-DINDEX64=0"));
     o.index_bits = 64; /* forced, as the tests do on small matrices */

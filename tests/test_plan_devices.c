@@ -14,7 +14,7 @@
 static void test_subgroup_gpu(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_options o;
     /* Sub-groups the probe confirmed, with shuffles: the matrix rule as with NVIDIA's
      * shuffles (no PTX streaming hint), on the sub-group variants, several sub-groups a
@@ -68,7 +68,7 @@ static void test_subgroup_gpu(void)
 static void test_cpu(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     d.type = CL_DEVICE_TYPE_CPU; /* without sub-groups the walk: test_plan.c */
     /* A CPU with sub-groups that part ways (Intel's): rows of 6 entries and more take
      * Algorithm 1 (long rows: CSR-vector) on sub-groups of 8 on matrices up to 2^23 entries
@@ -106,7 +106,7 @@ static void test_cpu(void)
 static void test_cache_from_device(void)
 {
     cmrscl_device_info d = fake_gpu();
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(choose_rows(&d, 400000, 4, 0.2, 0.01, 400000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
           p.cache_hint == CMRSCL_CACHE_HINT_OFF);
@@ -140,7 +140,7 @@ static void test_narrow_columns(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         cmrscl_csr a;
         CHECK_OK(cmrscl_csr_generate(cases[i].spec, &a));
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         for (int k = 0; k < 3; ++k) {
             cmrscl_options o = {.kernel = (cmrscl_kernel)kernels[k]};
             int bits = k < 2 ? cases[i].bits[k] : 32;
@@ -179,7 +179,7 @@ static void test_implied_columns(void)
     CHECK_OK(cmrscl_csr_generate("dense:300", &a));
     CHECK_OK(cmrscl_csr_generate("stencil7:20", &s));
     cmrscl_options o = {.kernel = CMRSCL_KERNEL_STRIP, .height = 1};
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, &o, &p));
     CHECK_MSG(p.column_bits == 0 && test_contains(p.plan_reason, "columns implied") &&
                   test_contains(p.build_options, "-DCOLUMN_BITS=0") &&
@@ -238,7 +238,7 @@ static void test_block_vectors(void)
     for (int k = 0; k < 3; ++k)
         for (int dbl = 0; dbl < 2; ++dbl) {
             cmrscl_options o = {.kernel = (cmrscl_kernel)kernels[k]};
-            cmrscl_params p;
+            cmrscl_params p = CMRSCL_PARAMS_INIT;
             CHECK_OK(cmrscl_plan(&d, dbl ? CMRSCL_DOUBLE : CMRSCL_FLOAT, &a, &o, &p));
             int want = k > 0 ? 64 : dbl ? 16 : 32;
             CHECK_MSG(p.block_vectors == want, "kernel %d, %s: %d vectors a launch, not %d",
@@ -248,7 +248,7 @@ static void test_block_vectors(void)
     /* test_spmm's matrix planned for blocks has rows enough for an H100 to take the rule */
     CHECK_OK(cmrscl_csr_generate("random:600000:3", &a));
     cmrscl_options blocks = {.vectors = 32};
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_plan(&d, CMRSCL_DOUBLE, &a, &blocks, &p));
     CHECK_MSG(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
                   test_contains(p.plan_reason, "for blocks of 32 vectors"),
@@ -289,7 +289,7 @@ static void test_longest_options(void)
                         .reduce = CMRSCL_REDUCE_SUBGROUP,
                         .column_bits = 16,
                         .index_bits = 64};
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_plan(&d, CMRSCL_DOUBLE, &a, &o, &p));
     char last[64];
     snprintf(last, sizeof last, "-DNARROW_ROW_BITS=%d", plan_narrow_row_bits(&p));

@@ -53,7 +53,7 @@ static bool product(cmrscl_context ctx, const cmrscl_options *plan, float *y,
                     cmrscl_program_source *from)
 {
     cmrscl_matrix m = NULL;
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     bool ok = ctx &&
               cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &matrix, plan, &m) == CMRSCL_OK &&
               cmrscl_matrix_params(m, &p) == CMRSCL_OK &&

@@ -216,7 +216,7 @@ static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *
               "%s: a second solve gave %d iterations and another x", what, again.iterations);
     static const char *const sums[] = {"fold", "reduce", "chain"};
     check_other_way(m, o, b, &res, &ra, what, "CMRSCL_SOLVE_SUMS", sums[path]);
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_matrix_params(m, &p);
     /* (the fused iteration's families: not split, not the segment family's: solve_cg.c) */
     if (o->method == CMRSCL_METHOD_CG && p.long_strips == 0 && p.kernel != CMRSCL_KERNEL_SEGMENT)

@@ -159,7 +159,7 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
                 CHECK_MSG(k == 4 || k == 6 || k == 9, "%s: %s", what, cmrscl_last_error());
                 continue;
             }
-            cmrscl_params mp;
+            cmrscl_params mp = CMRSCL_PARAMS_INIT;
             CHECK_OK(cmrscl_matrix_params(m, &mp)); /* slices: 33 vectors in 2 or 3 launches */
             implied += k == 9 && mp.column_bits == 0 && mp.nnz > 0;
             ran[k] += mp.nnz > 0;
@@ -291,7 +291,7 @@ static bool test_planned_for_blocks(cmrscl_context ctx, cmrscl_precision p)
     cmrscl_csr a0;
     CHECK_OK(cmrscl_csr_generate("random:600000:3", &a0));
     cmrscl_options o = {.vectors = 32};
-    cmrscl_params plan;
+    cmrscl_params plan = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_plan(&ctx->info, p, &a0, &o, &plan));
     if (!test_contains(plan.plan_reason, "for blocks of 32 vectors")) {
         printf("skipped: no plan for blocks on this device (%.120s)\n", plan.plan_reason);

@@ -150,7 +150,7 @@ static void test_catalogue(cmrscl_context ctx, cmrscl_precision p)
             CHECK_MSG(products_equal(m, CMRSCL_TRANSPOSE, m, CMRSCL_TRANSPOSE, a.rows, a.cols, p),
                       "%s: two runs differ", what);
             /* A^T on the plan's family too (where A^T can take it), against the reference */
-            cmrscl_params tp;
+            cmrscl_params tp = CMRSCL_PARAMS_INIT;
             if (k > 0 && cmrscl_matrix_prepare_transpose(m, &plans[k], &tp) == CMRSCL_OK) {
                 char own[160];
                 snprintf(own, sizeof own, "%s, A^T on it too", what);
@@ -191,7 +191,7 @@ static void test_updates(cmrscl_context ctx, cmrscl_precision p)
         return;
     cmrscl_csr a = test_csr_rounded(&a0, p);
     checked_product(m, &a, p, "before the update");
-    cmrscl_params params;
+    cmrscl_params params = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_params(m, &params));
     CHECK(params.transpose_device_bytes > 0);
     for (int64_t k = 0; k < a0.nnz; ++k)
@@ -233,7 +233,7 @@ static void test_prepare(cmrscl_context ctx, cmrscl_precision p)
         return;
     cmrscl_options o = {0};
     o.kernel = CMRSCL_KERNEL_STRIP, o.height = 4;
-    cmrscl_params t, params;
+    cmrscl_params t = CMRSCL_PARAMS_INIT, params = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_prepare_transpose(m, &o, &t));
     CHECK(t.kernel == CMRSCL_KERNEL_STRIP && t.height == 4 && t.rows == 333 && t.cols == 20);
     CHECK_OK(cmrscl_matrix_params(m, &params));
@@ -305,7 +305,7 @@ static void test_buffers_and_misuse(cmrscl_context ctx, cmrscl_precision p)
     CHECK_STATUS(cmrscl_spmv_op(m, CMRSCL_TRANSPOSE, 1, xb, 0, small, NULL, 0, NULL, NULL),
                  CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK(test_contains(cmrscl_last_error(), "y holds"));
-    cmrscl_params params;
+    cmrscl_params params = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_params(m, &params));
     CHECK_MSG(params.transpose_device_bytes == 0, "a refused call built the transpose");
     CHECK_STATUS(cmrscl_matrix_prepare_transpose(NULL, NULL, NULL), CMRSCL_ERROR_INVALID_ARGUMENT);

@@ -154,7 +154,7 @@ void check_same_cmrs(cmrscl_matrix want, cmrscl_matrix got, const char *what)
 /* The device copy must be exactly the host conversion with the same parameters. */
 void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
 {
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_params(m, &p));
     cmrscl_cmrs dev, host;
     unsigned flags = (p.order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
@@ -177,7 +177,7 @@ void check_device_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
  * its height. */
 void check_holed_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what)
 {
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_params(m, &p));
     int64_t slice = 0; /* a slice: each strip's longest row times its height */
     for (int32_t r0 = 0; p.kernel == CMRSCL_KERNEL_SLICE && r0 < a->rows; r0 += p.height) {
@@ -224,7 +224,7 @@ bool test_precision_arg(int argc, char **argv, cmrscl_precision *out)
 void test_check_same_plan(cmrscl_matrix host, cmrscl_matrix dev, bool chosen_alike,
                           const char *what)
 {
-    cmrscl_params a, b;
+    cmrscl_params a = CMRSCL_PARAMS_INIT, b = CMRSCL_PARAMS_INIT;
     CHECK_OK(cmrscl_matrix_params(host, &a));
     CHECK_OK(cmrscl_matrix_params(dev, &b));
     const char *va = strstr(a.plan_reason, "; values"), *vb = strstr(b.plan_reason, "; values");

@@ -581,18 +581,3 @@ cmrscl_status cmrscl_matrix_create_from_csr(cmrscl_context ctx, cmrscl_precision
     return matrix_create(ctx, precision, csr->rows, csr->cols, csr->row_ptr, csr->col_ind,
                          csr->values, CMRSCL_DOUBLE, &sorted, opt, out);
 }
-
-cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
-{
-    if (out)
-        memset(out, 0, sizeof *out);
-    if (!m || !out)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL");
-    pthread_mutex_lock(&m->lock); /* device_bytes grows with a first update */
-    *out = m->params;
-    pthread_mutex_unlock(&m->lock);
-    pthread_mutex_lock(&m->transpose_lock); /* transpose.c builds and drops it */
-    out->transpose_device_bytes = m->transpose ? m->transpose->params.device_bytes : 0;
-    pthread_mutex_unlock(&m->transpose_lock);
-    return CMRSCL_OK;
-}

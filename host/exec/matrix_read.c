@@ -1,5 +1,6 @@
-/* matrix_read.c - a device matrix read back: StripPtr for the tuner and the device path, and
- * the whole CMRS arrays (cmrscl_matrix_read_cmrs), plain whatever the device stores (the values
+/* matrix_read.c - a device matrix read back: its plan (cmrscl_matrix_params, the versioned
+ * view of include/cmrscl.h), StripPtr for the tuner and the device path, and the whole CMRS
+ * arrays (cmrscl_matrix_read_cmrs), plain whatever the device stores (the values
  * decoded from their dictionary or widened from floats, narrow columns back to
  * column words, holes dropped). */
 #include "exec/exec.h"
@@ -51,6 +52,25 @@ static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
                            c->col_ind);
     free(narrow);
     return st;
+}
+
+cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
+{
+    size_t room = 0;
+    cmrscl_status st = !m || !out
+                           ? cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL")
+                           : cmrs_params_room(out, &room);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_params plan;
+    pthread_mutex_lock(&m->lock); /* device_bytes grows with a first update */
+    plan = m->params;
+    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&m->transpose_lock); /* transpose.c builds and drops it */
+    plan.transpose_device_bytes = m->transpose ? m->transpose->params.device_bytes : 0;
+    pthread_mutex_unlock(&m->transpose_lock);
+    cmrs_params_deliver(&plan, out, room);
+    return CMRSCL_OK;
 }
 
 cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)

@@ -69,10 +69,16 @@ void cmrs_matrix_transpose_outdated(cmrscl_matrix m)
 cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_options *opt,
                                               cmrscl_params *out)
 {
-    if (out)
-        memset(out, 0, sizeof *out);
-    if (!m)
+    size_t room = 0;
+    if (out && cmrs_params_room(out, &room) != CMRSCL_OK)
+        return CMRSCL_ERROR_INVALID_ARGUMENT; /* nothing written */
+    if (!m) {
+        if (out) {
+            const cmrscl_params none = {0};
+            cmrs_params_deliver(&none, out, room);
+        }
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
+    }
     pthread_mutex_lock(&m->transpose_lock);
     bool same_options = opt ? m->transpose_opt_set && !memcmp(opt, &m->transpose_opt, sizeof *opt)
                             : !m->transpose_opt_set;
@@ -95,6 +101,10 @@ cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_opti
         st = current_transpose(m, &t);
     if (st == CMRSCL_OK && out)
         st = cmrscl_matrix_params(t, out);
+    else if (out) { /* a failed plan: none */
+        const cmrscl_params none = {0};
+        cmrs_params_deliver(&none, out, room);
+    }
     pthread_mutex_unlock(&m->transpose_lock);
     return st;
 }

@@ -84,13 +84,27 @@ void cmrs_plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, c
     p->block_vectors = cmrs_plan_block_vectors(p);
 }
 
-cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precision,
-                          const cmrscl_csr *csr, const cmrscl_options *opt, cmrscl_params *out)
+cmrscl_status cmrs_params_room(const cmrscl_params *out, size_t *room)
 {
-    if (out)
-        memset(out, 0, sizeof *out);
-    if (!dev || !out)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device or out is NULL");
+    size_t size = out->struct_size;
+    *room = size == 0 || size > sizeof *out ? sizeof *out : size;
+    if (size != 0 && size < CMRSCL_PARAMS_SIZE_V1)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "cmrscl_params.struct_size is %zu bytes, fewer than the struct's "
+                           "first version (%zu): set it to sizeof(cmrscl_params)",
+                           size, (size_t)CMRSCL_PARAMS_SIZE_V1);
+    return CMRSCL_OK;
+}
+
+void cmrs_params_deliver(const cmrscl_params *plan, cmrscl_params *out, size_t room)
+{
+    memcpy(out, plan, room);
+    out->struct_size = room;
+}
+
+static cmrscl_status plan_of(const cmrscl_device_info *dev, cmrscl_precision precision,
+                             const cmrscl_csr *csr, const cmrscl_options *opt, cmrscl_params *out)
+{
     cmrscl_status st = cmrs_csr_validate(csr, NULL);
     if (st != CMRSCL_OK)
         return st;
@@ -114,4 +128,21 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
                          &tiles, &longs);
     cmrs_plan_sizes(&a, (int32_t)tiles, (int32_t)longs, out);
     return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precision,
+                          const cmrscl_csr *csr, const cmrscl_options *opt, cmrscl_params *out)
+{
+    size_t room = 0;
+    cmrscl_status st = !dev || !out
+                           ? cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device or out is NULL")
+                           : cmrs_params_room(out, &room);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_params plan = {0};
+    st = plan_of(dev, precision, csr, opt, &plan);
+    if (st != CMRSCL_OK)
+        memset(&plan, 0, sizeof plan);
+    cmrs_params_deliver(&plan, out, room);
+    return st;
 }

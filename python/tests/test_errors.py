@@ -92,6 +92,21 @@ def test_library_errors_carry_status_and_message(context):
         cmrscl.Matrix(A, "double", context).update_values(scipy.sparse.eye(479, format="csr"))
 
 
+def test_plan_is_a_versioned_view(context):
+    """The mirror's Params tells the library its size (struct_size); the library fills that
+    much and says so, and refuses a size below the struct's first version."""
+    import ctypes
+    from cmrscl import _lib
+    M = cmrscl.Matrix(load("west0479.mtx"), "float", context)
+    params = _lib.new_params()
+    _lib.check(_lib.lib.cmrscl_matrix_params(M.handle(), ctypes.byref(params)))
+    assert params.struct_size == ctypes.sizeof(_lib.Params) and params.rows == 479
+    assert "struct_size" not in M.plan and M.plan["rows"] == 479
+    params.struct_size = 8
+    with pytest.raises(cmrscl.Error, match="struct_size"):
+        _lib.check(_lib.lib.cmrscl_matrix_params(M.handle(), ctypes.byref(params)))
+
+
 def test_closed_objects_raise(context):
     ctx = cmrscl.Context(context.device.selector)
     M = cmrscl.Matrix(load("cage8.mtx"), "float", ctx)

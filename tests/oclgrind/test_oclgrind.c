@@ -110,7 +110,7 @@ static int run_matrices(const env *e, const variant *v, const cmrscl_options *op
         /* packed strips with warps of 8: implied columns (one row a strip, its columns one
          * run) or else narrow columns (16-bit offsets) wherever they fit */
         cmrscl_options o = *opt;
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         if (o.kernel == CMRSCL_KERNEL_STRIP && o.warp == 8 && o.layout == CMRSCL_LAYOUT_PACKED &&
             !o.column_bits) {
             o.column_bits = CMRSCL_COLUMNS_IMPLIED;

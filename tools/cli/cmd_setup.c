@@ -90,7 +90,8 @@ int cmd_setup(const cli_options *opt)
     const cmrscl_csr *a = &lm.csr;
     int reps = opt->repetitions;
     cmrscl_matrix m = NULL;
-    cmrscl_params first, again, fresh;
+    cmrscl_params first = CMRSCL_PARAMS_INIT, again = CMRSCL_PARAMS_INIT,
+                  fresh = CMRSCL_PARAMS_INIT;
     double *t[4] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps),
                     malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
     double first_s = 0.0;

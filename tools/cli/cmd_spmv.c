@@ -321,7 +321,7 @@ int cmd_tune(const cli_options *opt)
     cmrscl_tune_options to = {opt->warmup, opt->repetitions, 0, tune_report, (void *)opt};
     cmrscl_matrix m = NULL;
     cmrscl_status st = cmrscl_matrix_tune(s.ctx, opt->precision, &s.m.csr, &to, &m);
-    cmrscl_params best;
+    cmrscl_params best = CMRSCL_PARAMS_INIT;
     if (st == CMRSCL_OK)
         cmrscl_matrix_params(m, &best);
     if (opt->json) {

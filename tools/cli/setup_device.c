@@ -179,7 +179,7 @@ int setup_device_report(cmrscl_context ctx, const cmrscl_csr *csr, cmrscl_precis
         what = "an update from host memory",
         st = time_against_bus(&r, update_from_host, n, &bus_again, &upd_host);
     if (st == CMRSCL_OK) {
-        cmrscl_params p;
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
         cmrscl_matrix_params(r.updated, &p);
         fprintf(out, "device set-up: %d x %d, %lld entries, %s values (%.1f MB); median of %d\n",
                 csr->rows, csr->cols, (long long)csr->nnz,

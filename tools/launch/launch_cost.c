@@ -214,7 +214,7 @@ int main(int argc, char **argv)
     cl_command_queue plain = clCreateCommandQueue(cl, dev, 0, &err);
     bool queues_ok = st == CMRSCL_OK && plain && queue_loops(cl, m, x, y, q, n, profiled_us) == 0 &&
                      queue_loops(cl, m, x, y, plain, n, plain_us) == 0;
-    cmrscl_params p;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_matrix_params(m, &p);
     cmrscl_device_info info;
     cmrscl_context_device_info(ctx, &info);

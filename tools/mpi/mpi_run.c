@@ -115,7 +115,7 @@ static void rank_line(cmrscl_context ctx, cmrscl_dist_matrix dm, char *line)
     cmrscl_matrix blocks[2];
     cmrscl_dist_blocks(dm, &blocks[0], &blocks[1]);
     for (int b = 0; b < 2; ++b) {
-        cmrscl_params params;
+        cmrscl_params params = CMRSCL_PARAMS_INIT;
         if (blocks[b] && cmrscl_matrix_params(blocks[b], &params) == CMRSCL_OK)
             plan_describe(&params, plans[b], sizeof plans[b]);
     }

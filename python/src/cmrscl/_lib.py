@@ -3,8 +3,10 @@ and its failures turned into exceptions.
 
 ctypes.CDLL releases the GIL for every foreign call, so products, matrix creation and
 reads run while other Python threads go on. The structs mirror include/cmrscl.h field for
-field; each has a spare tail (_GUARD) so a library newer than this file, with a longer
-struct, cannot write past the Python object, and tests check the fields read back sane."""
+field. The plan (Params) is a versioned view: its struct_size tells the library how many bytes
+this mirror holds, so a newer library with a longer struct fills only those (new_params). The
+device's facts (DeviceInfo) have a spare tail (_GUARD) instead, so a library newer than this
+file cannot write past the Python object; tests check the fields read back sane."""
 import ctypes
 import ctypes.util
 import os
@@ -81,7 +83,7 @@ class MatrixStats(ctypes.Structure):
 
 
 class Params(ctypes.Structure):
-    _fields_ = [("precision", c_int), ("height", c_int), ("warp", c_int),
+    _fields_ = [("struct_size", c_size_t), ("precision", c_int), ("height", c_int), ("warp", c_int),
                 ("work_group_size", c_int), ("layout", c_int), ("order", c_int),
                 ("reduce", c_int), ("height_source", c_char_p),
                 ("build_options", ctypes.c_char * 384), ("rows", c_int32), ("cols", c_int32),
@@ -128,6 +130,13 @@ class Csr(ctypes.Structure):
     _fields_ = [("rows", c_int32), ("cols", c_int32), ("nnz", c_int64),
                 ("row_ptr", ctypes.POINTER(c_int64)), ("col_ind", ctypes.POINTER(c_int32)),
                 ("values", ctypes.POINTER(c_double))]
+
+
+def new_params():
+    """A Params for the library to fill: struct_size set to this mirror's size."""
+    params = Params()
+    params.struct_size = ctypes.sizeof(Params)
+    return params
 
 
 def guarded(struct_type):

@@ -13,7 +13,7 @@ import scipy.sparse.linalg
 
 from ._context import Context, DeviceArray, closed_error
 from ._lib import (COLUMN_MAJOR, DOUBLE, ENUMS, FLOAT, NON_TRANSPOSE, ROW_MAJOR, TRANSPOSE,
-                   Options, Params, Timing, c_void_p, check, guarded, lib, text)
+                   Options, Params, Timing, c_void_p, check, lib, new_params, text)
 
 _INT32_MAX = 2**31 - 1
 _default_context = None
@@ -162,7 +162,7 @@ class Matrix:
     # ---- the plan -------------------------------------------------------------------
     def params(self):
         """The plan and sizes (cmrscl_params) as a dict: enums as names, strings decoded."""
-        params, _room = guarded(Params)
+        params = new_params()
         check(lib.cmrscl_matrix_params(self.handle(), ctypes.byref(params)))
         return _params_dict(params)
 
@@ -247,7 +247,7 @@ class Matrix:
     def prepare_transpose(self, **options):
         """Builds and keeps A^T now (else the first transposed product does); returns its
         plan. Costs transpose_device_bytes of device memory until release_transpose()."""
-        params, _room = guarded(Params)
+        params = new_params()
         opt = _options(options)
         check(lib.cmrscl_matrix_prepare_transpose(self.handle(), ctypes.byref(opt),
                                                   ctypes.byref(params)))
@@ -385,6 +385,8 @@ def _params_dict(params):
     out = {}
     for name, _ in Params._fields_:
         value = getattr(params, name)
+        if name == "struct_size":  # the view's size, not the plan's
+            continue
         if name == "stats":
             value = {field: getattr(value, field) for field, _ in value._fields_}
         elif isinstance(value, bytes):
