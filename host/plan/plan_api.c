@@ -45,6 +45,7 @@ cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precisi
         static const cmrscl_options none;
         *used = from_db ? tuned : opt ? *opt : none;
     }
+    p->struct_size = sizeof *p; /* the whole view, as the tuner's reports hand it out */
     return st;
 }
 
