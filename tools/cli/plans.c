@@ -147,8 +147,13 @@ bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options
         o.tile = -1;
         o.warp = buf[4] == 's' ? 1 : 0;
     } else if (!plan_kernel_by_name(buf, &o.kernel)) {
-        return bad_plan(
-            name, "unknown plan (auto, csr-vector, csr-scalar, strip, segment, modulo, slice)");
+        char known[160] = "unknown plan (auto, csr-vector, csr-scalar";
+        for (int k = CMRSCL_KERNEL_AUTO + 1; strcmp(plan_kernel_name((cmrscl_kernel)k), "auto");
+             ++k) /* the families, from the library's table of variants */
+            snprintf(known + strlen(known), sizeof known - strlen(known), ", %s",
+                     plan_kernel_name((cmrscl_kernel)k));
+        snprintf(known + strlen(known), sizeof known - strlen(known), ")");
+        return bad_plan(name, known);
     }
     if (height)
         o.height = height;

@@ -146,11 +146,11 @@ def guarded(struct_type):
 
 
 # Names of the enums as the C header spells them, lower case: "slice", "subgroup", ...
+# The kernel families' and the warp layer's backends' come from the library's table of
+# variants (read below, once the library is loaded), so a new family needs no edit here.
 ENUMS = {
     "layout": ("auto", "packed", "unpacked"),
     "order": ("auto", "rows", "columns"),
-    "reduce": ("auto", "local", "shuffle", "subgroup"),
-    "kernel": ("auto", "strip", "segment", "modulo", "slice"),
     "cache_hint": ("auto", "off", "stream"),
     "combine": ("auto", "kernel", "group"),
     "values": ("auto", "plain", "float", "dict"),
@@ -205,6 +205,27 @@ _PROTOTYPES = {
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():
     _fn = getattr(lib, _name)
     _fn.restype, _fn.argtypes = _restype, _argtypes
+
+
+class Variant(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("family", c_char_p), ("reduction", c_char_p),
+                ("kernel", c_int), ("reduce", c_int), ("file", c_char_p)]
+
+
+def _variant_names():
+    """{"kernel": ("auto", families by enum value), "reduce": (...)} from cmrscl_variant_get."""
+    lib.cmrscl_variant_count.restype, lib.cmrscl_variant_count.argtypes = c_size_t, []
+    lib.cmrscl_variant_get.restype = ctypes.POINTER(Variant)
+    lib.cmrscl_variant_get.argtypes = [c_size_t]
+    names = {"kernel": {0: "auto"}, "reduce": {0: "auto"}}
+    for i in range(lib.cmrscl_variant_count()):
+        v = lib.cmrscl_variant_get(i).contents
+        names["kernel"][v.kernel] = v.family.decode()
+        names["reduce"][v.reduce] = v.reduction.decode()
+    return {key: tuple(by[k] for k in range(max(by) + 1)) for key, by in names.items()}
+
+
+ENUMS.update(_variant_names())
 libc_free = ctypes.CDLL(None).free
 libc_free.argtypes, libc_free.restype = [c_void_p], None
 
