@@ -54,10 +54,9 @@ void *cmrs_index_narrow(uint64_t *a, size_t n, int index_bits)
 
 size_t cmrs_matrix_values_bytes(const cmrscl_params *p, size_t stored)
 {
-    size_t vs = cmrscl_precision_size(p->precision);
-    if (p->values == CMRSCL_VALUES_DICT) /* the dictionary, its unused indices zero */
-        return vs * ((size_t)1 << p->dict_bits);
-    return (p->values == CMRSCL_VALUES_FLOAT ? sizeof(float) : vs) * (stored + CMRS_ENTRY_PAD);
+    if (plan_value_codec(p)->in_column_words) /* the dictionary, its unused indices zero */
+        return cmrscl_precision_size(p->precision) * ((size_t)1 << p->dict_bits);
+    return plan_value_bytes(p) * (stored + CMRS_ENTRY_PAD);
 }
 
 size_t cmrs_matrix_column_bytes(const cmrscl_params *p, size_t stored)
@@ -261,8 +260,7 @@ static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, con
                                     size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
-    size_t vs =
-        p->values == CMRSCL_VALUES_FLOAT ? sizeof(float) : cmrscl_precision_size(p->precision);
+    size_t vs = cmrscl_precision_size(plan_stored_precision(p));
     cmrs_holed lay;
     cmrscl_status st =
         plan_family(p)->holes == HOLES_AFTER_ROWS
@@ -294,7 +292,7 @@ static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, con
 static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, void **values,
                                    const value_census *census)
 {
-    if (p->values != CMRSCL_VALUES_DICT)
+    if (!plan_value_codec(p)->in_column_words)
         return CMRSCL_OK;
     void *dict = calloc((size_t)1 << p->dict_bits, cmrscl_precision_size(p->precision));
     if (!dict)
@@ -320,7 +318,7 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     unsigned flags = (p->order == CMRSCL_ORDER_COLUMNS ? CMRSCL_CMRS_ORDER_COLUMNS : 0) |
                      (p->layout == CMRSCL_LAYOUT_UNPACKED ? CMRSCL_CMRS_UNPACKED : 0);
     /* FLOAT: the doubles go straight to floats, exactly (the census said so) */
-    cmrscl_precision stored = p->values == CMRSCL_VALUES_FLOAT ? CMRSCL_FLOAT : p->precision;
+    cmrscl_precision stored = plan_stored_precision(p);
     size_t value_size = cmrscl_precision_size(stored);
     cmrs_values vals = {values, values_precision,
                         cmrs_parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), stored};

@@ -114,13 +114,12 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         st = read_buffer(m, m->buf[BUF_ROW_IN_STRIP], nnz, c.row_in_strip);
     if (st == CMRSCL_OK)
         st = read_buffer(m, m->buf[BUF_VALUES], raw_bytes, raw);
-    if (st == CMRSCL_OK && p->values == CMRSCL_VALUES_DICT) {
+    if (st == CMRSCL_OK && plan_value_codec(p)->in_column_words) {
         double dict[CMRSCL_MAX_DICT];
         cmrs_values_convert(dict, CMRSCL_DOUBLE, raw, p->precision, p->dict_size);
         cmrs_values_decode_dict(c.col_ind, c.values, (int64_t)nnz, p->row_bits, p->dict_bits, dict);
     } else if (st == CMRSCL_OK) {
-        cmrs_values_convert(c.values, CMRSCL_DOUBLE, raw,
-                            p->values == CMRSCL_VALUES_FLOAT ? CMRSCL_FLOAT : p->precision,
+        cmrs_values_convert(c.values, CMRSCL_DOUBLE, raw, plan_stored_precision(p),
                             p->stored_entries);
     }
     free(raw);

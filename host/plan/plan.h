@@ -138,6 +138,38 @@ static inline bool plan_has_holes(cmrscl_kernel k)
     const variant_family *f = cmrs_variant_family_of(k);
     return f && f->holes != HOLES_NONE;
 }
+/* How a plan stores its values (cmrscl_values), as the layouts, the buffers, the read-back
+ * and the byte counts ask it - so that they ask the record, not which coding it is. */
+typedef struct value_codec {
+    cmrscl_values values;
+    const char *name;
+    bool in_column_words; /* each entry's value an index in its column word; the values
+                             buffer holds the dictionary */
+    bool as_float;        /* the values stored as floats (doubles that are floats) */
+} value_codec;
+static inline const value_codec *plan_value_codec(const cmrscl_params *p)
+{
+    static const value_codec codecs[] = {
+        {CMRSCL_VALUES_PLAIN, "plain", false, false},
+        {CMRSCL_VALUES_FLOAT, "float", false, true},
+        {CMRSCL_VALUES_DICT, "dict", true, false},
+    };
+    for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; ++i)
+        if (codecs[i].values == p->values)
+            return &codecs[i];
+    return &codecs[0]; /* AUTO before the plan has decided: plain */
+}
+/* The precision of the values as the device stores them (the dictionary's, with DICT). */
+static inline cmrscl_precision plan_stored_precision(const cmrscl_params *p)
+{
+    return plan_value_codec(p)->as_float ? CMRSCL_FLOAT : p->precision;
+}
+/* Bytes of value an entry stores beside its column word (0: in the column word). */
+static inline size_t plan_value_bytes(const cmrscl_params *p)
+{
+    return plan_value_codec(p)->in_column_words ? 0
+                                                : cmrscl_precision_size(plan_stored_precision(p));
+}
 /* The plan's family (its kernel is never AUTO). */
 static inline const variant_family *plan_family(const cmrscl_params *p)
 {

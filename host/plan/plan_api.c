@@ -53,9 +53,7 @@ void cmrs_plan_bytes_per_entry(cmrscl_params *p)
 {
     double nnz = p->nnz > 0 ? (double)p->nnz : 1.0, stored = (double)p->stored_entries;
     double vs = (double)cmrscl_precision_size(p->precision), is = p->index_bits / 8.0;
-    double value = p->values == CMRSCL_VALUES_DICT    ? 0.0
-                   : p->values == CMRSCL_VALUES_FLOAT ? 4.0
-                                                      : vs;
+    double value = (double)plan_value_bytes(p);
     double row = p->layout == CMRSCL_LAYOUT_UNPACKED ? 1.0 : 0.0;
     /* the tiles' first entry and strip, and their partial sums written and read back */
     double tiles = (double)p->tiles * (is + 4.0 + 2.0 * vs * p->height);

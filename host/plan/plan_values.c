@@ -168,9 +168,7 @@ cmrscl_status cmrs_plan_choose_columns(const cmrscl_device_info *dev, const plan
     const char *kind = steps ? "step" : "offset";
     /* strips: the matrix's bytes with 32-bit column words, as its values are stored; where
      * the device reports no cache size (Oclgrind), nothing is known to be beyond it */
-    size_t value_bytes = p->values == CMRSCL_VALUES_DICT    ? 0
-                         : p->values == CMRSCL_VALUES_FLOAT ? 4
-                                                            : cmrscl_precision_size(p->precision);
+    size_t value_bytes = plan_value_bytes(p);
     double entry_bytes = (double)stored * (double)(4 + value_bytes);
     bool cached = !opt->column_bits && implied &&
                   (!dev->cache_bytes || entry_bytes <= (double)dev->cache_bytes);
