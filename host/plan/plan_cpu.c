@@ -28,12 +28,16 @@
  * the tuner chose slices on nearly every matrix of the tests' shared set and the regular
  * generated ones, on PoCL and Intel's runtime, up to about 2.8 stored positions an entry, and
  * the walk of the segment family only beyond (rajat01 3.2, R-MAT 9.1): docs/PERFORMANCE.md,
- * CPU_SLICE_HOLES. Built on the host, so only where the host's arrays are there. */
+ * CPU_SLICE_HOLES. Built on the host, so only where the host's arrays are there. Not where
+ * rows hold one entry each (a permutation): a work-item's strip pointers, column and store
+ * then come for a single product, and the segment family's walk, which shares them among a
+ * strip's entries, was faster (CPU_SLICE_MIN_ROW; rows of two entries tied). */
 #define CPU_SLICE_HEIGHT 16
 #define CPU_SLICE_HOLES 3.0
+#define CPU_SLICE_MIN_ROW 1.5
 static bool cpu_slice_rule(const plan_matrix *a, cmrscl_params *p)
 {
-    if (!a->host_layout || !a->row_ptr || a->nnz == 0)
+    if (!a->host_layout || !a->row_ptr || a->nnz == 0 || a->stats.mu < CPU_SLICE_MIN_ROW)
         return false;
     double holes = cmrs_slice_holes(a->rows, a->cols, a->row_ptr, CPU_SLICE_HEIGHT);
     if (holes > CPU_SLICE_HOLES)
