@@ -57,9 +57,8 @@ static cmrscl_status read_narrow_columns(cmrscl_matrix m, cmrscl_cmrs *c)
 cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
 {
     size_t room = 0;
-    cmrscl_status st = !m || !out
-                           ? cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix or out is NULL")
-                           : cmrs_params_room(out, &room);
+    cmrscl_status st = m ? cmrs_params_room(out, &room)
+                         : cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
     if (st != CMRSCL_OK)
         return st;
     cmrscl_params plan;

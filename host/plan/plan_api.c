@@ -85,6 +85,8 @@ void cmrs_plan_sizes(const plan_matrix *a, int32_t tiles, int32_t long_strips, c
 
 cmrscl_status cmrs_params_room(const cmrscl_params *out, size_t *room)
 {
+    if (!out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out (the cmrscl_params) is NULL");
     size_t size = out->struct_size;
     *room = size == 0 || size > sizeof *out ? sizeof *out : size;
     if (size != 0 && size < CMRSCL_PARAMS_SIZE_V1)
@@ -133,9 +135,8 @@ cmrscl_status cmrscl_plan(const cmrscl_device_info *dev, cmrscl_precision precis
                           const cmrscl_csr *csr, const cmrscl_options *opt, cmrscl_params *out)
 {
     size_t room = 0;
-    cmrscl_status st = !dev || !out
-                           ? cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device or out is NULL")
-                           : cmrs_params_room(out, &room);
+    cmrscl_status st = dev ? cmrs_params_room(out, &room)
+                           : cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "device is NULL");
     if (st != CMRSCL_OK)
         return st;
     cmrscl_params plan = {0};
