@@ -31,7 +31,7 @@
 
 static cmrscl_precision prec;
 static size_t vs;
-static int products_checked;
+static int products_checked, local_sums_checked;
 
 /* A buffer of n values of the precision from doubles (at least one element). */
 static cl_mem upload(cl_context c, const double *v, size_t n)
@@ -67,7 +67,7 @@ static void check_same_sums(cmrscl_matrix m, const char *opt, const product_kern
     product_kernels r;
     setenv("CMRSCL_SOLVE_LOCAL_SUMS", "0", 1);
     CHECK_OK(cmrs_product_kernels_make(m, opt, &r));
-    unsetenv("CMRSCL_SOLVE_LOCAL_SUMS");
+    setenv("CMRSCL_SOLVE_LOCAL_SUMS", "1", 1); /* the plan's, for its next products */
     CHECK_MSG(!r.local_sums && r.global == k->global,
               "%s: the product without local sums took another grid", what);
     double *again = malloc(sizeof(double) * reals);
@@ -81,6 +81,7 @@ static void check_same_sums(cmrscl_matrix m, const char *opt, const product_kern
     read_values(q, wsb, reals, again);
     CHECK_MSG(!memcmp(again, ws, sizeof(double) * reals),
               "%s: the sums kept in local memory differ from those kept in registers", what);
+    ++local_sums_checked;
     clReleaseMemObject(yb), clReleaseMemObject(wsb);
     free(again);
     cmrs_product_kernels_release(&r);
@@ -363,11 +364,13 @@ int main(int argc, char **argv)
         {CMRSCL_KERNEL_SLICE, 16, -1, 0, 0, "slice, HEIGHT 16, 2 work-groups", "2", NULL},
         {CMRSCL_KERNEL_SLICE, 32, -1, 0, 0, "slice, HEIGHT 32, 2 work-groups, sums in local memory",
          "2", "1"},
+        {CMRSCL_KERNEL_SLICE, 8, -1, 0, 0, "slice, HEIGHT 8, 2 work-groups, sums in local memory",
+         "2", "1"},
     };
     /* Float takes the even plans and double the odd ones, where the device has double: the
      * precision changes the value type, not the epilogue's indexing or its sums' order. */
     bool alternate = ctx->info.fp64;
-    int ran = 0;
+    int ran = 0, ran_local = 0;
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; ++i) {
         if (alternate && (int)(i % 2) != (prec == CMRSCL_DOUBLE))
             continue;
@@ -390,13 +393,23 @@ int main(int argc, char **argv)
             setenv("CMRSCL_SOLVE_PRODUCT_GROUPS", plans[i].groups, 1);
         if (plans[i].local_sums)
             setenv("CMRSCL_SOLVE_LOCAL_SUMS", plans[i].local_sums, 1);
-        run_plan(ctx, &o, plans[i].label, (int)i, reduce == CMRSCL_REDUCE_LOCAL ? 3 : 6);
+        /* (the sums in local memory on every matrix: few of the catalogue's are large enough
+         * for a capped grid) */
+        run_plan(ctx, &o, plans[i].label, (int)i,
+                 plans[i].local_sums             ? 1
+                 : reduce == CMRSCL_REDUCE_LOCAL ? 3
+                                                 : 6);
+        ran_local += plans[i].local_sums != NULL;
         unsetenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
         unsetenv("CMRSCL_SOLVE_LOCAL_SUMS");
         ++ran;
     }
     cmrscl_context_free(ctx);
-    printf("%d plans, %d products with the epilogue checked\n", ran, products_checked);
+    CHECK_MSG(!ran_local || local_sums_checked > 0,
+              "no product kept its sums in local memory on the plans that ask for it");
+    printf("%d plans, %d products with the epilogue checked (%d with the sums in local memory, "
+           "against registers)\n",
+           ran, products_checked, local_sums_checked);
     if (ran == 0 && !test_failures) {
         printf("skipped: the device runs no variant of the %s backend\n", argv[2]);
         return SKIP;
