@@ -9,8 +9,9 @@
  * CMRS_HOLE, value 0) to the strip's longest row. One work-item takes one row: lane r of the
  * strip walks positions r, r + HEIGHT, ..., so a step of the strip's lanes reads HEIGHT
  * consecutive column words - every load coalesced - and no lane waits for another: no scan,
- * no shuffles, no local memory. The row-in-strip bits of the column word are not read (the
- * position says the row); they stay so that the arrays read back as CMRS.
+ * no shuffles, no local memory (but a solver's sums: cl/dots.cl, DOTS_LOCAL_SUMS). The
+ * row-in-strip bits of the column word are not read (the position says the row); they stay so
+ * that the arrays read back as CMRS.
  * A hole is skipped (no x load, no add), so an Inf or NaN in x never meets a padding zero,
  * and each row is summed in its entries' order: the same bits every run.
  * The plan takes it where strips' rows are about equally long (the padding is what it costs)

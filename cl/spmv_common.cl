@@ -357,6 +357,9 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
 #define SLICE_AHEAD 4
 #endif
 #endif
+#if SLICE_AHEAD < 1
+#error "SLICE_AHEAD is a count of words, 1 or more"
+#endif
 /* dst[k] = the word at position at + k x HEIGHT, a hole from `end` on */
 #define LOAD_WORDS(dst, at, end)                                                                   \
     for (int k_ = 0; k_ < SLICE_AHEAD; ++k_)                                                       \

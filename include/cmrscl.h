@@ -343,9 +343,10 @@ typedef enum cmrscl_program_source {
  * (cmrscl_plan, cmrscl_matrix_params, cmrscl_matrix_prepare_transpose; CMRSCL_PARAMS_INIT
  * does it): the library then writes that many bytes and no more, so a program or a binding
  * (Python's mirror) built against an older header keeps working with a newer library, and
- * reads its fields where they always were. 0 means the library's own size (code built with
- * this header). The call sets struct_size to the bytes it filled; a size below the first
- * version's fails with CMRSCL_ERROR_INVALID_ARGUMENT and writes nothing. */
+ * reads its fields where they always were. 0 (a zeroed struct) means the first version's
+ * size. The call sets struct_size to the bytes it filled (zeros where the call failed); a
+ * NULL argument or a size below the first version's fails with CMRSCL_ERROR_INVALID_ARGUMENT
+ * and writes nothing. */
 typedef struct cmrscl_params {
     size_t struct_size;
     cmrscl_precision precision;
@@ -403,10 +404,17 @@ typedef struct cmrscl_params {
     int64_t column_jumps;
 } cmrscl_params;
 /* A cmrscl_params ready to be filled: `cmrscl_params p = CMRSCL_PARAMS_INIT;` */
+#ifdef __cplusplus /* designated initialisers: C++20 on */
+#define CMRSCL_PARAMS_INIT                                                                         \
+    {                                                                                              \
+        sizeof(cmrscl_params)                                                                      \
+    }
+#else
 #define CMRSCL_PARAMS_INIT                                                                         \
     {                                                                                              \
         .struct_size = sizeof(cmrscl_params)                                                       \
     }
+#endif
 /* The first version's size: the fields up to column_jumps (a caller never knows fewer). */
 #define CMRSCL_PARAMS_SIZE_V1 (offsetof(cmrscl_params, column_jumps) + sizeof(int64_t))
 

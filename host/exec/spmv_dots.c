@@ -40,9 +40,10 @@ void cmrs_product_kernels_release(product_kernels *k)
  * sums take SOLVE_LOCAL_SUMS_WORDS 32-bit words or more (CG's two in double, its four with
  * Jacobi in either precision) keeps them in local memory, not in registers (cl/dots.cl,
  * DOTS_LOCAL_SUMS): there the walk waits on memory and the registers the sums held are loads in
- * flight; on shorter walks the slot's read and write a row cost more than they free, and two
- * 32-bit sums never took enough to matter (docs/PERFORMANCE.md, SOLVE_LOCAL_SUMS_ROUNDS; one
- * loss measured: the 5-point stencil in double, by a few percent). */
+ * flight; on shorter walks the slot's read and write a row cost more than they free, and on
+ * long walks two 32-bit sums cost nothing measurable either way (docs/PERFORMANCE.md,
+ * SOLVE_LOCAL_SUMS_ROUNDS; the losses measured: the 5-point stencil, by 1-4%). Measured with
+ * NVIDIA's compiler only: other devices keep their sums in registers unless told. */
 #define SOLVE_LOCAL_SUMS_ROUNDS 24
 #define SOLVE_LOCAL_SUMS_WORDS 4
 
@@ -60,11 +61,18 @@ static size_t capped_groups(size_t groups, size_t cap, size_t *rounds)
 /* Whether a capped product of `rounds` keeps its sums in local memory: the rule above, or
  * CMRSCL_SOLVE_LOCAL_SUMS=0|1 (the tests' way to take either on any device, and for
  * measuring). */
-static bool local_sums(const cmrscl_params *p, const char *extra, size_t rounds)
+static bool local_sums(const cmrscl_matrix m, const char *extra, size_t rounds, bool shuffle)
 {
+    const cmrscl_params *p = &m->params;
+    /* the slots and the group's scratch beside them: both must fit, with room to spare */
+    uint64_t bytes = 2 * (uint64_t)p->work_group_size * 4 * cmrscl_precision_size(p->precision);
+    if (2 * bytes > m->ctx->info.local_mem_bytes)
+        return false;
     const char *forced = getenv("CMRSCL_SOLVE_LOCAL_SUMS");
     if (forced && *forced)
         return atoi(forced) != 0;
+    if (!shuffle) /* measured on NVIDIA's compiler alone (the build with its shuffles) */
+        return false;
     const char *dots = strstr(extra, "-DDOTS=");
     int sums = dots ? atoi(dots + strlen("-DDOTS=")) : 0; /* DOTS 1, 2 or 4: that many */
     int words = sums * (p->precision == CMRSCL_DOUBLE ? 2 : 1);
@@ -109,8 +117,8 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
     size_t groups = capped_groups(d.global / d.local, cap, &rounds);
     d.capped = groups < d.global / d.local;
     d.warps = d.shuffle && plan_family(p)->lane_per_row && !d.capped && !fused;
-    d.local_sums =
-        d.capped && !fused && plan_family(p)->lane_per_row && local_sums(p, extra, rounds);
+    d.local_sums = d.capped && !fused && plan_family(p)->lane_per_row &&
+                   local_sums(m, extra, rounds, d.shuffle);
     d.global = groups * d.local;
     d.kernel_units = d.global / (d.warps ? 32 : d.local);
     d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0);

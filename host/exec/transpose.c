@@ -72,13 +72,8 @@ cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_opti
     size_t room = 0;
     if (out && cmrs_params_room(out, &room) != CMRSCL_OK)
         return CMRSCL_ERROR_INVALID_ARGUMENT; /* nothing written */
-    if (!m) {
-        if (out) {
-            const cmrscl_params none = {0};
-            cmrs_params_deliver(&none, out, room);
-        }
+    if (!m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
-    }
     pthread_mutex_lock(&m->transpose_lock);
     bool same_options = opt ? m->transpose_opt_set && !memcmp(opt, &m->transpose_opt, sizeof *opt)
                             : !m->transpose_opt_set;

@@ -282,8 +282,9 @@ CMRSCL_HIDDEN int cmrs_plan_group_tiles(const cmrscl_params *p);
 /* ---- plan_api.c: the whole plan of a matrix ---- */
 
 /* cmrscl_params is a versioned view (include/cmrscl.h): the bytes of *out its caller knows
- * (struct_size: 0 for the library's own, clamped to it), or CMRSCL_ERROR_INVALID_ARGUMENT
- * naming a size below the first version's (or out NULL), before anything is written. */
+ * (struct_size: 0 for the first version's, clamped to the library's), or
+ * CMRSCL_ERROR_INVALID_ARGUMENT naming a size below the first version's (or out NULL), before
+ * anything is written. */
 CMRSCL_HIDDEN cmrscl_status cmrs_params_room(const cmrscl_params *out, size_t *room);
 /* The first `room` bytes of the plan into *out, struct_size saying how many. */
 CMRSCL_HIDDEN void cmrs_params_deliver(const cmrscl_params *plan, cmrscl_params *out, size_t room);

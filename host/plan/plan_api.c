@@ -88,7 +88,9 @@ cmrscl_status cmrs_params_room(const cmrscl_params *out, size_t *room)
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out (the cmrscl_params) is NULL");
     size_t size = out->struct_size;
-    *room = size == 0 || size > sizeof *out ? sizeof *out : size;
+    /* 0: a caller that zeroed the struct without setting it - the first version's bytes, so
+     * that a newer library never writes past what such a caller has */
+    *room = size == 0 ? CMRSCL_PARAMS_SIZE_V1 : size > sizeof *out ? sizeof *out : size;
     if (size != 0 && size < CMRSCL_PARAMS_SIZE_V1)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "cmrscl_params.struct_size is %zu bytes, fewer than the struct's "

@@ -222,7 +222,8 @@ def _variant_names():
         v = lib.cmrscl_variant_get(i).contents
         names["kernel"][v.kernel] = v.family.decode()
         names["reduce"][v.reduce] = v.reduction.decode()
-    return {key: tuple(by[k] for k in range(max(by) + 1)) for key, by in names.items()}
+    return {key: tuple(by.get(k, str(k)) for k in range(max(by) + 1))
+            for key, by in names.items()}
 
 
 ENUMS.update(_variant_names())
