@@ -303,10 +303,32 @@ static void test_longest_options(void)
     cmrscl_csr_free(&a);
 }
 
+/* CPUs take slices where the host's arrays are there (cmrscl_plan: they are) - but not where
+ * rows hold one entry each, a permutation's (CPU_SLICE_MIN_ROW): the walk. */
+static void test_cpu_slices(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.type = CL_DEVICE_TYPE_CPU;
+    static const struct {
+        const char *spec;
+        bool slices;
+    } cases[] = {{"random:2000:2", true}, {"stencil7:10", true}, {"perm:2000", false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cmrscl_csr a;
+        CHECK_OK(cmrscl_csr_generate(cases[i].spec, &a));
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
+        CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, NULL, &p));
+        CHECK_MSG((p.kernel == CMRSCL_KERNEL_SLICE) == cases[i].slices, "%s on a CPU: %s",
+                  cases[i].spec, p.plan_reason);
+        cmrscl_csr_free(&a);
+    }
+}
+
 int main(void)
 {
     test_subgroup_gpu();
     test_cpu();
+    test_cpu_slices();
     test_cache_from_device();
     test_narrow_columns();
     test_implied_columns();
