@@ -142,7 +142,6 @@ static inline bool plan_has_holes(cmrscl_kernel k)
  * and the byte counts ask it - so that they ask the record, not which coding it is. */
 typedef struct value_codec {
     cmrscl_values values;
-    const char *name;
     bool in_column_words; /* each entry's value an index in its column word; the values
                              buffer holds the dictionary */
     bool as_float;        /* the values stored as floats (doubles that are floats) */
@@ -150,9 +149,9 @@ typedef struct value_codec {
 static inline const value_codec *plan_value_codec(const cmrscl_params *p)
 {
     static const value_codec codecs[] = {
-        {CMRSCL_VALUES_PLAIN, "plain", false, false},
-        {CMRSCL_VALUES_FLOAT, "float", false, true},
-        {CMRSCL_VALUES_DICT, "dict", true, false},
+        {CMRSCL_VALUES_PLAIN, false, false},
+        {CMRSCL_VALUES_FLOAT, false, true},
+        {CMRSCL_VALUES_DICT, true, false},
     };
     for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; ++i)
         if (codecs[i].values == p->values)

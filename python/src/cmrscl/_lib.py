@@ -132,6 +132,11 @@ class Csr(ctypes.Structure):
                 ("values", ctypes.POINTER(c_double))]
 
 
+class Variant(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("family", c_char_p), ("reduction", c_char_p),
+                ("kernel", c_int), ("reduce", c_int), ("file", c_char_p)]
+
+
 def new_params():
     """A Params for the library to fill: struct_size set to this mirror's size."""
     params = Params()
@@ -169,6 +174,8 @@ _PROTOTYPES = {
     "cmrscl_last_error": (c_char_p, []),
     "cmrscl_devices": (_status, [_P(c_void_p), _P(c_size_t)]),
     "cmrscl_device_type_name": (c_char_p, [c_uint64]),
+    "cmrscl_variant_count": (c_size_t, []),
+    "cmrscl_variant_get": (_P(Variant), [c_size_t]),
     "cmrscl_context_create": (_status, [c_char_p, _P(c_void_p)]),
     "cmrscl_context_create_from_cl": (_status, [c_void_p, c_void_p, _P(c_void_p)]),
     "cmrscl_context_free": (None, [c_void_p]),
@@ -207,16 +214,8 @@ for _name, (_restype, _argtypes) in _PROTOTYPES.items():
     _fn.restype, _fn.argtypes = _restype, _argtypes
 
 
-class Variant(ctypes.Structure):
-    _fields_ = [("name", c_char_p), ("family", c_char_p), ("reduction", c_char_p),
-                ("kernel", c_int), ("reduce", c_int), ("file", c_char_p)]
-
-
 def _variant_names():
     """{"kernel": ("auto", families by enum value), "reduce": (...)} from cmrscl_variant_get."""
-    lib.cmrscl_variant_count.restype, lib.cmrscl_variant_count.argtypes = c_size_t, []
-    lib.cmrscl_variant_get.restype = ctypes.POINTER(Variant)
-    lib.cmrscl_variant_get.argtypes = [c_size_t]
     names = {"kernel": {0: "auto"}, "reduce": {0: "auto"}}
     for i in range(lib.cmrscl_variant_count()):
         v = lib.cmrscl_variant_get(i).contents
