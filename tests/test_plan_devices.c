@@ -324,8 +324,51 @@ static void test_cpu_slices(void)
     }
 }
 
+/* A sub-group plan comes with the plan to take where the compiler gives its kernel another
+ * width (exec/matrix.c confirms it once built): the same plan on local memory - none where
+ * the user asked for sub-groups, and none where the plan takes no sub-groups. */
+static void test_subgroup_fallback(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.subgroup_width = 16, d.subgroup_shuffle = 1;
+    plan_matrix rows8 = {1 << 16, 1 << 16, 8 << 16, NULL, {8, 0.1, 16, 0, 0.0},
+                         NULL,    NULL,    false,   NULL};
+    cmrscl_params p = CMRSCL_PARAMS_INIT, fallback = CMRSCL_PARAMS_INIT;
+    CHECK_OK(cmrs_plan_for_matrix(&d, CMRSCL_FLOAT, &rows8, NULL, &p, &fallback));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && fallback.struct_size == sizeof fallback &&
+          fallback.reduce == CMRSCL_REDUCE_LOCAL && fallback.kernel == p.kernel &&
+          fallback.height == p.height && test_contains(fallback.build_options, "-DREDUCE=1"));
+    cmrscl_options asked = {.reduce = CMRSCL_REDUCE_SUBGROUP};
+    CHECK_OK(cmrs_plan_for_matrix(&d, CMRSCL_FLOAT, &rows8, &asked, &p, &fallback));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && fallback.struct_size == 0);
+    d.subgroup_width = 0, d.subgroup_shuffle = 0;
+    CHECK_OK(cmrs_plan_for_matrix(&d, CMRSCL_FLOAT, &rows8, NULL, &p, &fallback));
+    CHECK(p.reduce != CMRSCL_REDUCE_SUBGROUP && fallback.struct_size == 0);
+}
+
+/* Without RowPtr (the device path plans once, before it fetches RowPtr for the split) the
+ * index width comes from a bound on the tiles: 32 bits where the bound fits, 64 where only
+ * the bound says it must - never fewer than the count needs. */
+static void test_index_width_without_row_ptr(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    cmrscl_options split = {.kernel = CMRSCL_KERNEL_STRIP, .height = 8, .tile = 8};
+    plan_matrix a = {1 << 20, 1 << 20, 40 << 20, NULL, {40, 0.1, 80, 0, 0.0},
+                     NULL,    NULL,    false,    NULL};
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &split, &p));
+    CHECK(p.tile == 8 && p.index_bits == 32);
+    a.nnz = (int64_t)3 << 29; /* fewer than 2^31 entries; the bound on partial sums is more */
+    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &split, &p));
+    CHECK(p.index_bits == 64);
+    split.index_bits = 32;
+    CHECK_STATUS(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &split, &p), CMRSCL_ERROR_TOO_LARGE);
+}
+
 int main(void)
 {
+    test_subgroup_fallback();
+    test_index_width_without_row_ptr();
     test_subgroup_gpu();
     test_cpu();
     test_cpu_slices();

@@ -91,16 +91,17 @@ CMRSCL_HIDDEN extern size_t cmrs_matrix_update_chunk;
 /* The steps of creating a matrix that the host path (matrix.c) and the device path
  * (matrix_device.c) share, in order. A matrix of ctx with its lock, nothing else yet. */
 CMRSCL_HIDDEN cmrscl_status cmrs_matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
-/* The plan from the matrix's facts (the tuning database's plan for the matrix's class when
- * every option is automatic, else cmrs_plan_choose), the split of long strips into *sp and
- * each array's device bytes (BUF_PERM: 0), for cmrs_matrix_check_device_memory next: fills
- * m->params (but the timings), m->strip_groups and m->tile_groups. Without a->row_ptr, a
- * plan that splits (or whose strips the table of a->longest_strip does not cover) sets
- * *need_row_ptr and stops: the caller fetches RowPtr and plans again. */
+/* The plan from the matrix's facts (cmrs_plan_for_matrix) into m->params (but the timings);
+ * a sub-group plan's kernel is built to confirm the width the compiler gave it, the planner's
+ * fallback taken where it differs. Planned once: without a->row_ptr (the device path) the
+ * index width is chosen from a bound on the split's tiles. */
 CMRSCL_HIDDEN cmrscl_status cmrs_matrix_plan(cmrscl_matrix m, cmrscl_precision precision,
-                                             const plan_matrix *a, const cmrscl_options *opt,
-                                             split_layout *sp, size_t bytes[BUF_COUNT],
-                                             bool *need_row_ptr);
+                                             const plan_matrix *a, const cmrscl_options *opt);
+/* The plan's split of long strips into *sp (a->row_ptr needed where the plan splits), its
+ * sizes and launch groups, and each array's device bytes (BUF_PERM: 0), for
+ * cmrs_matrix_check_device_memory next. */
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_layout(cmrscl_matrix m, const plan_matrix *a,
+                                               split_layout *sp, size_t bytes[BUF_COUNT]);
 /* Creates the buffers with bytes[i] > 0, filled from host[i], or, where host[i] is NULL,
  * left for kernels to write; adds their sizes to device_bytes. */
 CMRSCL_HIDDEN cmrscl_status cmrs_matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_COUNT],

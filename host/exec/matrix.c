@@ -383,10 +383,9 @@ cmrscl_status cmrs_matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
 
 /* A sub-group plan holds only if the compiler gives its kernel the plan's sub-group width
  * (subgroups.c): the kernel is built now (it stays in the context's cache for the matrix),
- * and where its width differs the plan takes the local reduction instead, saying why - unless
- * the user asked for sub-groups, who gets the error. */
-static cmrscl_status check_subgroups(cmrscl_matrix m, cmrscl_precision precision,
-                                     const plan_matrix *a, const cmrscl_options *opt)
+ * and where its width differs the planner's fallback - the local reduction - takes its
+ * place, saying why; without one (the user asked for sub-groups) the error stands. */
+static cmrscl_status confirm_subgroups(cmrscl_matrix m, const cmrscl_params *fallback)
 {
     cmrscl_params *p = &m->params;
     cl_program prog;
@@ -401,36 +400,32 @@ static cmrscl_status check_subgroups(cmrscl_matrix m, cmrscl_precision precision
         st = cmrs_subgroups_check_kernel(m->ctx, k, p);
     if (k)
         clReleaseKernel(k);
-    if (st != CMRSCL_ERROR_UNSUPPORTED || (opt && opt->reduce == CMRSCL_REDUCE_SUBGROUP))
+    if (st != CMRSCL_ERROR_UNSUPPORTED || !fallback->struct_size)
         return st;
-    char why[200];
-    snprintf(why, sizeof why, "%s", cmrscl_last_error());
-    cmrscl_options local = {0};
-    if (opt)
-        local = *opt;
-    local.reduce = CMRSCL_REDUCE_LOCAL;
-    st = cmrs_plan_choose(&m->ctx->info, precision, a, &local, p); /* its kernel: built later */
+    *p = *fallback; /* its kernel: built with the others */
     size_t n = strlen(p->plan_reason);
-    snprintf(p->plan_reason + n, sizeof p->plan_reason - n, "; local reduction: %s", why);
-    return st;
+    snprintf(p->plan_reason + n, sizeof p->plan_reason - n, "; local reduction: %s",
+             cmrscl_last_error());
+    return CMRSCL_OK;
 }
 
 cmrscl_status cmrs_matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const plan_matrix *a,
-                               const cmrscl_options *opt, split_layout *sp, size_t bytes[BUF_COUNT],
-                               bool *need_row_ptr)
+                               const cmrscl_options *opt)
+{
+    cmrscl_params fallback;
+    cmrscl_status st =
+        cmrs_plan_for_matrix(&m->ctx->info, precision, a, opt, &m->params, &fallback);
+    if (st == CMRSCL_OK && m->params.reduce == CMRSCL_REDUCE_SUBGROUP)
+        st = confirm_subgroups(m, &fallback);
+    return st;
+}
+
+cmrscl_status cmrs_matrix_layout(cmrscl_matrix m, const plan_matrix *a, split_layout *sp,
+                                 size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
-    cmrscl_options used;
-    cmrscl_status st = cmrs_plan_for_matrix(&m->ctx->info, precision, a, opt, p, &used);
-    if (st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP)
-        st = check_subgroups(m, precision, a, &used);
-    if (need_row_ptr)
-        *need_row_ptr = st == CMRSCL_OK && p->tile > 0 && !a->row_ptr;
-    if (need_row_ptr && *need_row_ptr)
-        return CMRSCL_OK;
-    if (st == CMRSCL_OK)
-        st =
-            cmrs_split_build(a->rows, a->row_ptr, p->height, p->tile, cmrs_plan_group_tiles(p), sp);
+    cmrscl_status st =
+        cmrs_split_build(a->rows, a->row_ptr, p->height, p->tile, cmrs_plan_group_tiles(p), sp);
     if (st != CMRSCL_OK)
         return st;
     cmrs_plan_sizes(a, sp->tiles, sp->long_strips, p);
@@ -508,7 +503,9 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
                       .stats = stats,
                       .values = &census,
                       .host_layout = true};
-    st = cmrs_matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
+    st = cmrs_matrix_plan(m, precision, &pm, opt);
+    if (st == CMRSCL_OK)
+        st = cmrs_matrix_layout(m, &pm, &sp, bytes);
     int perm_bits = 0;
     if (st == CMRSCL_OK && p->order == CMRSCL_ORDER_COLUMNS && p->nnz > 0) {
         /* Updating values later needs each CMRS position's CSR entry. With sorted rows the

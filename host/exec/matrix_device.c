@@ -295,18 +295,18 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     size_t bytes[BUF_COUNT];
     row_totals totals;
     plan_matrix pm = {.rows = a->rows, .cols = a->cols, .nnz = a->nnz};
-    bool need_row_ptr = false;
     cmrscl_status st = cmrs_convert_program(m->ctx, precision, precision, 32, &l.program, &build);
     if (st == CMRSCL_OK)
         st = check_and_analyze(&l, a, &totals, &pm.stats);
     double checked = cmrscl_seconds();
     pm.longest_strip = totals.longest_strip;
     if (st == CMRSCL_OK)
-        st = cmrs_matrix_plan(m, precision, &pm, opt, &sp, bytes, &need_row_ptr);
-    if (st == CMRSCL_OK && need_row_ptr && (st = fetch_row_ptr(&l, a, &rp32, &rp)) == CMRSCL_OK) {
+        st = cmrs_matrix_plan(m, precision, &pm, opt);
+    bool need_row_ptr = st == CMRSCL_OK && p->tile > 0; /* the split is laid out on the host */
+    if (need_row_ptr && (st = fetch_row_ptr(&l, a, &rp32, &rp)) == CMRSCL_OK)
         pm.row_ptr = rp;
-        st = cmrs_matrix_plan(m, precision, &pm, opt, &sp, bytes, NULL);
-    }
+    if (st == CMRSCL_OK)
+        st = cmrs_matrix_layout(m, &pm, &sp, bytes);
     if (st == CMRSCL_OK && p->index_bits != 32) /* the checks above read the CSR alone */
         st = cmrs_convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
     cmrscl_trace("create_from_cl: program %.3f ms, check and statistics %.3f ms, plan %.3f ms%s",

@@ -289,12 +289,14 @@ CMRSCL_HIDDEN cmrscl_status cmrs_params_room(const cmrscl_params *out, size_t *r
 CMRSCL_HIDDEN void cmrs_params_deliver(const cmrscl_params *plan, cmrscl_params *out, size_t room);
 
 /* The tuning database's plan for the matrix's class when every option is automatic (and it
- * still fits), else cmrs_plan_choose's; *used (may be NULL) receives the options it was made with.
- */
+ * still fits), else cmrs_plan_choose's. *fallback (may be NULL) receives the plan to take
+ * instead where the plan's reduction rests on a sub-group width its compiler may not give
+ * (the same options, the local reduction), else struct_size 0: none (the user asked for
+ * sub-groups, or the plan needs none). */
 CMRSCL_HIDDEN cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev,
                                                  cmrscl_precision precision, const plan_matrix *a,
                                                  const cmrscl_options *opt, cmrscl_params *p,
-                                                 cmrscl_options *used);
+                                                 cmrscl_params *fallback);
 /* plan_values.c: p->values, dict_bits and dict_size after the layout (row_bits) is chosen,
  * and the reason's "; values" clause; fails when opt->values asks for a codec that does not
  * fit. */

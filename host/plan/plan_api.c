@@ -19,12 +19,27 @@ static bool options_automatic(const cmrscl_options *o)
                   !o->lane_entries && !plan_for_blocks(o));
 }
 
+/* The plan with the local reduction in place of sub-groups, for a kernel whose compiler
+ * chose another width than the plan asked of it: the same options, the reduction forced. */
+static void local_fallback(const cmrscl_device_info *dev, cmrscl_precision precision,
+                           const plan_matrix *a, const cmrscl_options *made_with,
+                           cmrscl_params *fallback)
+{
+    cmrscl_options local = *made_with;
+    local.reduce = CMRSCL_REDUCE_LOCAL;
+    if (cmrs_plan_choose(dev, precision, a, &local, fallback) == CMRSCL_OK)
+        fallback->struct_size = sizeof *fallback;
+    else
+        memset(fallback, 0, sizeof *fallback); /* none: the sub-group plan's error stands */
+}
+
 cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision precision,
                                    const plan_matrix *a, const cmrscl_options *opt,
-                                   cmrscl_params *p, cmrscl_options *used)
+                                   cmrscl_params *p, cmrscl_params *fallback)
 {
     char cls[64];
     cmrs_tuning_class(&a->stats, a->nnz, cls, sizeof cls);
+    static const cmrscl_options none;
     cmrscl_options tuned;
     bool from_db = options_automatic(opt) && cmrs_tuning_db_lookup(dev, precision, cls, &tuned);
     if (from_db) /* neither changes the plan's kernel, only how entries are held */
@@ -41,11 +56,14 @@ cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precisi
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "the tuning database's fastest plan for matrices of class %.64s%s", cls, keep);
     }
-    if (used) {
-        static const cmrscl_options none;
-        *used = from_db ? tuned : opt ? *opt : none;
-    }
     p->struct_size = sizeof *p; /* the whole view, as the tuner's reports hand it out */
+    if (fallback)
+        memset(fallback, 0, sizeof *fallback);
+    /* Sub-groups the user did not ask for: their width is the compiler's to choose (the plan
+     * can only ask), known once the kernel is built - the plan to take then is made now. */
+    if (fallback && st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP &&
+        !(opt && opt->reduce == CMRSCL_REDUCE_SUBGROUP))
+        local_fallback(dev, precision, a, from_db ? &tuned : opt ? opt : &none, fallback);
     return st;
 }
 
