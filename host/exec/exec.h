@@ -58,30 +58,11 @@ struct cmrscl_matrix_s {
     pthread_mutex_t lock;    /* serialises clSetKernelArg + enqueue */
     unsigned kernels_made;   /* counts cmrs_matrix_create_kernels: a recording of older kernels
                                 records again (recording.c) */
-    /* Values-only updates (matrix_update.c), under lock: BUF_PERM is still to be built from
-     * the CMRS arrays (column-ordered strips of rows with sorted columns); the gather kernels
-     * by the precision of the values read (float, double), made on first use. */
-    bool perm_pending;
-    cl_kernel update[2];
-    /* Updates from the host: chunk c is CSR entries update_cut[c]..update_cut[c+1]-1 (whole
-     * strips), staged through two slots of update_slot values in BUF_STAGING. */
-    size_t *update_cut, update_chunks, update_slot;
-    /* MODULO (holes between the entries): update_csr[c] is the CSR entry where chunk c
-     * starts, and strip_csr[s] (strips + 1) where strip s does; NULL otherwise. */
-    size_t *update_csr;
-    uint64_t *strip_csr;
-    /* The transposed product (transpose.c), under transpose_lock: A^T as a matrix of its
-     * own, NULL until a transposed product or a prepare builds it, and after an update; the
-     * options of its plan when the user gave them (transpose_opt_set). */
-    pthread_mutex_t transpose_lock;
-    cmrscl_matrix transpose;
-    bool transpose_opt_set;
-    cmrscl_options transpose_opt;
-    /* The block product (spmm.c), under lock: its kernels, built on first use, one pair per
-     * launch shape and layout; the partial sums of the long strips' tiles, made on first use. */
-    struct spmm_kernel *spmm;
-    cl_mem spmm_partial;
-    size_t spmm_partial_bytes;
+    /* What the updates, the transposed product and the block product keep, each defined and
+     * owned by its file: */
+    struct values_update *update;  /* matrix_update.c, under lock; NULL until needed */
+    struct transposed *transposed; /* transpose.c, under its own lock; made with the matrix */
+    struct spmm_state *spmm;       /* spmm.c, under lock; NULL until a block product */
     unsigned values_version; /* counts values updates (solvers' Jacobi diagonal, host/solve/) */
 };
 
@@ -116,8 +97,22 @@ CMRSCL_HIDDEN bool cmrs_matrix_kernel_limits(cmrscl_matrix m, cl_kernel kernel);
 CMRSCL_HIDDEN cmrscl_status cmrs_matrix_kernel_args(cmrscl_matrix m, cl_kernel kernel,
                                                     cl_kernel combine);
 
+/* ---- matrix_update.c ---- */
+
+/* What creation leaves for values updates: whether BUF_PERM is still to be built from the
+ * CMRS arrays by the first update, and for layouts with holes each strip's first CSR entry
+ * (strips + 1, NULL otherwise: taken over, freed with the matrix - also on failure). */
+CMRSCL_HIDDEN cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending,
+                                                uint64_t *strip_csr);
+CMRSCL_HIDDEN void cmrs_update_release(cmrscl_matrix m);
+
 /* ---- transpose.c ---- */
 
+/* The transposed product's state, made with the matrix (cmrs_matrix_new) and released with
+ * it; A^T's device bytes (0 while it is not built). */
+CMRSCL_HIDDEN cmrscl_status cmrs_transpose_init(cmrscl_matrix m);
+CMRSCL_HIDDEN void cmrs_transpose_release(cmrscl_matrix m);
+CMRSCL_HIDDEN size_t cmrs_transpose_device_bytes(cmrscl_matrix m);
 /* A values update of m: its transpose (if built) is freed, to be built again from the new
  * values by the next transposed product. */
 CMRSCL_HIDDEN void cmrs_matrix_transpose_outdated(cmrscl_matrix m);

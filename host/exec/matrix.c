@@ -28,19 +28,13 @@ void cmrscl_matrix_free(cmrscl_matrix m)
         clReleaseKernel(m->kernel);
     if (m->combine)
         clReleaseKernel(m->combine);
-    for (int i = 0; i < 2; ++i)
-        if (m->update[i])
-            clReleaseKernel(m->update[i]);
     for (int i = 0; i < BUF_COUNT; ++i)
         if (m->buf[i])
             clReleaseMemObject(m->buf[i]);
     cmrs_spmm_release(m);
-    cmrscl_matrix_free(m->transpose);
-    pthread_mutex_destroy(&m->transpose_lock);
+    cmrs_update_release(m);
+    cmrs_transpose_release(m);
     pthread_mutex_destroy(&m->lock);
-    free(m->update_cut);
-    free(m->update_csr);
-    free(m->strip_csr);
     free(m);
 }
 
@@ -371,10 +365,11 @@ cmrscl_status cmrs_matrix_new(cmrscl_context ctx, cmrscl_matrix *out)
         free(m);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
     }
-    if (pthread_mutex_init(&m->transpose_lock, NULL) != 0) {
+    cmrscl_status st = cmrs_transpose_init(m);
+    if (st != CMRSCL_OK) {
         pthread_mutex_destroy(&m->lock);
         free(m);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+        return st;
     }
     m->ctx = ctx;
     *out = m;
@@ -450,16 +445,16 @@ cmrscl_status cmrs_matrix_layout(cmrscl_matrix m, const plan_matrix *a, split_la
 static cmrscl_status holes_prepare(cmrscl_matrix m, const int64_t *row_ptr, int *perm_bits)
 {
     const cmrscl_params *p = &m->params;
-    m->perm_pending = plan_family(p)->holes == HOLES_AFTER_ROWS;
-    *perm_bits = m->perm_pending ? 0 : p->index_bits;
-    m->strip_csr = cmrscl_alloc((size_t)p->strips + 1, sizeof *m->strip_csr);
-    if (!m->strip_csr)
+    bool pending = plan_family(p)->holes == HOLES_AFTER_ROWS;
+    *perm_bits = pending ? 0 : p->index_bits;
+    uint64_t *strip_csr = cmrscl_alloc((size_t)p->strips + 1, sizeof *strip_csr);
+    if (!strip_csr)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d strips", p->strips);
     for (int64_t s = 0; s <= p->strips; ++s) {
         int64_t row = s * p->height < p->rows ? s * p->height : p->rows;
-        m->strip_csr[s] = (uint64_t)row_ptr[row];
+        strip_csr[s] = (uint64_t)row_ptr[row];
     }
-    return CMRSCL_OK;
+    return cmrs_update_prepare(m, pending, strip_csr);
 }
 
 /* The host path. `validated` NULL: the arrays are validated here; else the caller has done
@@ -512,7 +507,7 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
          * device rebuilds it from the CMRS arrays on the first update (matrix_update.c);
          * unsorted rows lose their CSR order in the column sort, so their permutation
          * goes to the device now. One row per strip keeps sorted rows as they are. */
-        m->perm_pending = sorted && p->height > 1;
+        st = cmrs_update_prepare(m, sorted && p->height > 1, NULL);
         perm_bits = sorted ? 0 : p->index_bits;
         bytes[BUF_PERM] = (size_t)perm_bits / 8 * (size_t)p->nnz;
     }

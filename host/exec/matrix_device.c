@@ -334,7 +334,9 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     p->build_seconds += build;
     /* A canonical CSR keeps its order within rows: a first update can rebuild the
      * permutation from the CMRS arrays; one row per strip needs none. */
-    m->perm_pending = p->order == CMRSCL_ORDER_COLUMNS && p->height > 1 && p->nnz > 0;
+    if (st == CMRSCL_OK)
+        st = cmrs_update_prepare(m, p->order == CMRSCL_ORDER_COLUMNS && p->height > 1 && p->nnz > 0,
+                                 NULL);
     return st;
 }
 

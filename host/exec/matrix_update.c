@@ -23,7 +23,55 @@
  * Layouts with holes (MODULO, slice: host/format/cmrs_holes.c) have their permutation
  * built with the layout and uploaded at creation, a hole's entry is all bits set (the gather
  * writes 0 there and reads no value), and a run of whole strips covers more positions than
- * CSR entries, so chunks keep both starts (update_cut, update_csr). */
+ * CSR entries, so chunks keep both starts (values_update.cut, .csr). */
+
+/* What a matrix keeps for its values updates (m->update), under m->lock. */
+struct values_update {
+    bool perm_pending;   /* BUF_PERM is still to be built from the CMRS arrays */
+    uint64_t *strip_csr; /* holes: the CSR entry where each strip starts (strips + 1); or NULL */
+    cl_kernel gather[2]; /* by the precision of the values read (float, double), made on first
+                            use */
+    /* Updates from the host: chunk c is positions cut[c]..cut[c+1]-1 (whole strips), staged
+     * through two slots of `slot` values in BUF_STAGING; with holes csr[c] is the CSR entry
+     * where it starts (NULL otherwise). */
+    size_t *cut, chunks, slot;
+    size_t *csr;
+};
+
+static struct values_update *update_state(cmrscl_matrix m)
+{
+    if (!m->update)
+        m->update = calloc(1, sizeof *m->update);
+    return m->update;
+}
+
+cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending, uint64_t *strip_csr)
+{
+    struct values_update *u = update_state(m);
+    if (!u) {
+        free(strip_csr);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a matrix");
+    }
+    u->perm_pending = perm_pending;
+    free(u->strip_csr);
+    u->strip_csr = strip_csr;
+    return CMRSCL_OK;
+}
+
+void cmrs_update_release(cmrscl_matrix m)
+{
+    struct values_update *u = m->update;
+    if (!u)
+        return;
+    for (int i = 0; i < 2; ++i)
+        if (u->gather[i])
+            clReleaseKernel(u->gather[i]);
+    free(u->strip_csr);
+    free(u->cut);
+    free(u->csr);
+    free(u);
+    m->update = NULL;
+}
 
 /* Whether `bytes` more fit beside the matrix: the device's limits and the context's. */
 static bool room_beside(cmrscl_matrix m, size_t bytes)
@@ -52,7 +100,7 @@ static cl_uint narrow_code(const cmrscl_params *p)
 /* Builds BUF_PERM when it is pending; the caller holds m->lock. */
 static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
 {
-    if (!m->perm_pending)
+    if (!m->update->perm_pending)
         return CMRSCL_OK;
     cmrscl_params *p = &m->params;
     size_t is = (size_t)p->index_bits / 8, bytes = is * (size_t)p->stored_entries;
@@ -67,12 +115,12 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
         cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, bytes, NULL, &st, "permutation");
     /* slices: where each strip's CSR entries start, for the while the kernel runs */
     cl_mem csr = NULL;
-    if (st == CMRSCL_OK && m->strip_csr) {
+    if (st == CMRSCL_OK && m->update->strip_csr) {
         uint64_t *starts = cmrscl_alloc((size_t)p->strips + 1, sizeof *starts);
         if (!starts)
             st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d strips", p->strips);
         if (starts) {
-            memcpy(starts, m->strip_csr, ((size_t)p->strips + 1) * sizeof *starts);
+            memcpy(starts, m->update->strip_csr, ((size_t)p->strips + 1) * sizeof *starts);
             csr = cmrs_launch_new_buffer(
                 m->ctx, CL_MEM_READ_ONLY, is * ((size_t)p->strips + 1),
                 cmrs_index_narrow(starts, (size_t)p->strips + 1, p->index_bits), &st,
@@ -111,7 +159,7 @@ static cmrscl_status ensure_permutation(cmrscl_matrix m, const launcher *l)
     }
     m->buf[BUF_PERM] = perm;
     p->device_bytes += bytes;
-    m->perm_pending = false;
+    m->update->perm_pending = false;
     return CMRSCL_OK;
 }
 
@@ -209,7 +257,7 @@ static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size
             err = cmrs_launch_order_point(l);
         return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueCopyBuffer");
     }
-    cl_kernel *k = &m->update[source == CMRSCL_DOUBLE];
+    cl_kernel *k = &m->update->gather[source == CMRSCL_DOUBLE];
     cmrscl_status st = CMRSCL_OK;
     if (!*k) {
         cl_program prog;
@@ -237,6 +285,19 @@ static cmrscl_status gather(cmrscl_matrix m, const launcher *l, cl_mem src, size
     if (st == CMRSCL_OK)
         st = cmrs_launch_enqueue(l, *k, count, 0, NULL, NULL);
     return st;
+}
+
+/* What every update does first, under m->lock: ordered after the products enqueued before,
+ * its state made, the values plain and the permutation built. */
+static cmrscl_status begin_update(cmrscl_matrix m, const launcher *l)
+{
+    cl_int err = cmrs_launch_order_point(l);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    if (!update_state(m))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for an update");
+    cmrscl_status st = ensure_plain_values(m, l);
+    return st == CMRSCL_OK ? ensure_permutation(m, l) : st;
 }
 
 static cmrscl_status check_update(cmrscl_matrix m, cmrscl_precision values_precision)
@@ -267,12 +328,7 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
         return st;
     launcher l = cmrs_launcher_make(m->ctx);
     pthread_mutex_lock(&m->lock);
-    cl_int err = cmrs_launch_order_point(&l); /* after the products enqueued before */
-    st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
-    if (st == CMRSCL_OK)
-        st = ensure_plain_values(m, &l);
-    if (st == CMRSCL_OK)
-        st = ensure_permutation(m, &l);
+    st = begin_update(m, &l);
     if (st == CMRSCL_OK) /* all positions, holes included */
         st = gather(m, &l, values, 0, values_precision, 0, 0, (size_t)m->params.stored_entries);
     pthread_mutex_unlock(&m->lock);
@@ -298,8 +354,8 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
         return CMRSCL_OK;
     const cmrscl_params *p = &m->params;
     size_t nnz = (size_t)p->stored_entries, strips = (size_t)p->strips, slot = 0, chunks = 0;
-    const uint64_t *csr = m->strip_csr; /* holes: CSR starts differ from positions */
-    uint64_t *strip_ptr = NULL;         /* entry indices, the long-strip flag dropped */
+    const uint64_t *csr = m->update->strip_csr; /* holes: CSR starts differ from positions */
+    uint64_t *strip_ptr = NULL;                 /* entry indices, the long-strip flag dropped */
     cmrscl_status st = CMRSCL_OK;
     if (m->buf[BUF_PERM]) { /* whole strips: read StripPtr once */
         strip_ptr = cmrscl_alloc(strips + 1, sizeof *strip_ptr);
@@ -347,8 +403,8 @@ static cmrscl_status ensure_update_ring(cmrscl_matrix m, const launcher *l)
                 cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_ONLY, bytes, NULL, &st, "staging");
         if (st == CMRSCL_OK) {
             m->params.device_bytes += bytes;
-            m->update_cut = cut, m->update_chunks = chunks, m->update_slot = slot;
-            m->update_csr = csr_cut;
+            m->update->cut = cut, m->update->chunks = chunks, m->update->slot = slot;
+            m->update->csr = csr_cut;
             cmrscl_trace("updates from the host: %zu chunks of at most %zu entries", chunks, slot);
             cut = csr_cut = NULL;
         }
@@ -366,12 +422,13 @@ static cmrscl_status update_in_chunks(cmrscl_matrix m, const launcher *l, const 
 {
     size_t vs = cmrscl_precision_size(source);
     cmrscl_status st = CMRSCL_OK;
-    for (size_t c = 0; c < m->update_chunks && st == CMRSCL_OK; ++c) {
-        size_t first = m->update_cut[c], count = m->update_cut[c + 1] - first;
-        const size_t *csr = m->update_csr ? m->update_csr : m->update_cut;
+    const struct values_update *u = m->update;
+    for (size_t c = 0; c < u->chunks && st == CMRSCL_OK; ++c) {
+        size_t first = u->cut[c], count = u->cut[c + 1] - first;
+        const size_t *csr = u->csr ? u->csr : u->cut;
         size_t csr_first = csr[c], csr_count = csr[c + 1] - csr_first;
-        size_t offset = (c % 2) * m->update_slot;
-        bool last = c + 1 == m->update_chunks;
+        size_t offset = (c % 2) * u->slot;
+        bool last = c + 1 == u->chunks;
         /* Blocking: NVIDIA copies pageable memory 25-40% slower without waiting. */
         cl_int err = clEnqueueWriteBuffer(l->queue, m->buf[BUF_STAGING], CL_TRUE, vs * offset,
                                           vs * csr_count, (const char *)values + vs * csr_first, 0,
@@ -405,17 +462,12 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
     launcher l = cmrs_launcher_make(m->ctx);
     cl_event written = NULL;
     pthread_mutex_lock(&m->lock);
-    cl_int err = cmrs_launch_order_point(&l); /* after the products enqueued before */
-    st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
-    if (st == CMRSCL_OK)
-        st = ensure_plain_values(m, &l);
-    if (st == CMRSCL_OK)
-        st = ensure_permutation(m, &l);
+    st = begin_update(m, &l);
     bool direct = !m->buf[BUF_PERM] && values_precision == p->precision;
     if (st == CMRSCL_OK && direct) {
-        err = clEnqueueWriteBuffer(l.queue, m->buf[BUF_VALUES], CL_FALSE, 0,
-                                   cmrscl_precision_size(values_precision) * nnz, values, 0, NULL,
-                                   &written);
+        cl_int err = clEnqueueWriteBuffer(l.queue, m->buf[BUF_VALUES], CL_FALSE, 0,
+                                          cmrscl_precision_size(values_precision) * nnz, values, 0,
+                                          NULL, &written);
         if (err == CL_SUCCESS)
             err = cmrs_launch_order_point(&l);
         st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer");

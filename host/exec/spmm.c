@@ -43,19 +43,28 @@ struct spmm_kernel {
     struct spmm_kernel *next;
 };
 
+/* What the block product keeps with a matrix, under m->lock, made by its first launch. */
+struct spmm_state {
+    struct spmm_kernel *kernels; /* one pair per launch shape and layout */
+    cl_mem partial;              /* the long strips' tiles' partial sums, grown as launches ask */
+    size_t partial_bytes;
+};
+
 void cmrs_spmm_release(cmrscl_matrix m)
 {
-    for (struct spmm_kernel *k = m->spmm, *next; k; k = next) {
+    struct spmm_state *s = m->spmm;
+    if (!s)
+        return;
+    for (struct spmm_kernel *k = s->kernels, *next; k; k = next) {
         next = k->next;
         clReleaseKernel(k->kernel);
         clReleaseKernel(k->combine);
         free(k);
     }
+    if (s->partial)
+        clReleaseMemObject(s->partial);
+    free(s);
     m->spmm = NULL;
-    if (m->spmm_partial)
-        clReleaseMemObject(m->spmm_partial);
-    m->spmm_partial = NULL;
-    m->spmm_partial_bytes = 0;
 }
 
 /* The long strips' tiles' partial sums for a launch of `vectors`: the matrix's buffer for
@@ -64,13 +73,14 @@ static cmrscl_status spmm_partial(cmrscl_matrix m, int vectors)
 {
     size_t bytes = (size_t)m->params.tiles * (size_t)m->params.height * (size_t)vectors *
                    cmrscl_precision_size(m->params.precision);
-    if (bytes <= m->spmm_partial_bytes)
+    struct spmm_state *s = m->spmm; /* made with the launch's kernel */
+    if (bytes <= s->partial_bytes)
         return CMRSCL_OK;
-    if (m->spmm_partial)
-        clReleaseMemObject(m->spmm_partial);
+    if (s->partial)
+        clReleaseMemObject(s->partial);
     cl_int err;
-    m->spmm_partial = clCreateBuffer(m->ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    m->spmm_partial_bytes = err == CL_SUCCESS ? bytes : 0;
+    s->partial = clCreateBuffer(m->ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    s->partial_bytes = err == CL_SUCCESS ? bytes : 0;
     return err == CL_SUCCESS ? CMRSCL_OK
                              : cmrscl_fail_cl(err, "clCreateBuffer (the block product's partial "
                                                    "sums of long strips)");
@@ -166,7 +176,9 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct sp
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "the block product's build options are too long");
-    for (struct spmm_kernel *k = m->spmm; k; k = k->next)
+    if (!m->spmm && !(m->spmm = calloc(1, sizeof *m->spmm)))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the block product");
+    for (struct spmm_kernel *k = m->spmm->kernels; k; k = k->next)
         if (!strcmp(k->options, options)) {
             *out = k;
             return CMRSCL_OK;
@@ -202,8 +214,8 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct sp
     memcpy(k->options, options, sizeof options);
     k->kernel = kernel;
     k->combine = combine;
-    k->next = m->spmm;
-    m->spmm = k;
+    k->next = m->spmm->kernels;
+    m->spmm->kernels = k;
     *out = k;
     return CMRSCL_OK;
 }
@@ -326,7 +338,7 @@ static cl_int set_launch_args(cmrscl_matrix m, const block_args *b, const struct
     for (int i = 0; i < 2; ++i)
         err |= clSetKernelArg(kern, (cl_uint)(CMRS_SPMM_TILE_START + i), sizeof(cl_mem),
                               &m->buf[BUF_TILE_START + i]);
-    err |= clSetKernelArg(kern, CMRS_SPMM_PARTIAL, sizeof(cl_mem), &m->spmm_partial);
+    err |= clSetKernelArg(kern, CMRS_SPMM_PARTIAL, sizeof(cl_mem), &m->spmm->partial);
     err |= clSetKernelArg(kern, CMRS_SPMM_X, sizeof xarg, &xarg);
     err |= clSetKernelArg(kern, CMRS_SPMM_Y, sizeof y, &y);
     for (int i = 0; i < 2; ++i) {
@@ -343,7 +355,7 @@ static cl_int set_launch_args(cmrscl_matrix m, const block_args *b, const struct
     err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_TILES, sizeof(cl_uint), &u[2]);
     err |=
         clSetKernelArg(comb, CMRS_SPMM_COMBINE_TILE_STRIP, sizeof(cl_mem), &m->buf[BUF_TILE_STRIP]);
-    err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_PARTIAL, sizeof(cl_mem), &m->spmm_partial);
+    err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_PARTIAL, sizeof(cl_mem), &m->spmm->partial);
     err |= clSetKernelArg(comb, CMRS_SPMM_COMBINE_Y, sizeof y, &y);
     for (int i = 0; i < 2; ++i) {
         err |= clSetKernelArg(comb, (cl_uint)(CMRS_SPMM_COMBINE_Y_ROW + i), sizeof(cl_ulong),

@@ -17,6 +17,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a matrix keeps for its transposed product (m->transposed), made with the matrix. */
+struct transposed {
+    pthread_mutex_t lock;
+    cmrscl_matrix matrix; /* A^T: NULL until a transposed product or a prepare builds it, and
+                             after an update */
+    bool opt_set;         /* the options of its plan, when the user gave them */
+    cmrscl_options opt;
+};
+
+cmrscl_status cmrs_transpose_init(cmrscl_matrix m)
+{
+    struct transposed *t = calloc(1, sizeof *t);
+    if (!t)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a matrix");
+    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+        free(t);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+    }
+    m->transposed = t;
+    return CMRSCL_OK;
+}
+
+void cmrs_transpose_release(cmrscl_matrix m)
+{
+    if (!m->transposed)
+        return;
+    cmrscl_matrix_free(m->transposed->matrix);
+    pthread_mutex_destroy(&m->transposed->lock);
+    free(m->transposed);
+    m->transposed = NULL;
+}
+
+size_t cmrs_transpose_device_bytes(cmrscl_matrix m)
+{
+    pthread_mutex_lock(&m->transposed->lock);
+    size_t bytes = m->transposed->matrix ? m->transposed->matrix->params.device_bytes : 0;
+    pthread_mutex_unlock(&m->transposed->lock);
+    return bytes;
+}
+
 /* A^T from A's device arrays, planned with opt (NULL: automatic). */
 static cmrscl_status build_transpose(cmrscl_matrix m, const cmrscl_options *opt, cmrscl_matrix *out)
 {
@@ -47,23 +87,23 @@ static cmrscl_status build_transpose(cmrscl_matrix m, const cmrscl_options *opt,
 /* The current transpose of m, built if there is none; the caller holds transpose_lock. */
 static cmrscl_status current_transpose(cmrscl_matrix m, cmrscl_matrix *out)
 {
-    if (!m->transpose) {
-        cmrscl_status st =
-            build_transpose(m, m->transpose_opt_set ? &m->transpose_opt : NULL, &m->transpose);
+    if (!m->transposed->matrix) {
+        cmrscl_status st = build_transpose(m, m->transposed->opt_set ? &m->transposed->opt : NULL,
+                                           &m->transposed->matrix);
         if (st != CMRSCL_OK)
             return st;
     }
-    *out = m->transpose;
+    *out = m->transposed->matrix;
     return CMRSCL_OK;
 }
 
 void cmrs_matrix_transpose_outdated(cmrscl_matrix m)
 {
-    pthread_mutex_lock(&m->transpose_lock);
+    pthread_mutex_lock(&m->transposed->lock);
     /* Products enqueued on it still run: OpenCL frees its buffers after them. */
-    cmrscl_matrix_free(m->transpose);
-    m->transpose = NULL;
-    pthread_mutex_unlock(&m->transpose_lock);
+    cmrscl_matrix_free(m->transposed->matrix);
+    m->transposed->matrix = NULL;
+    pthread_mutex_unlock(&m->transposed->lock);
 }
 
 cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_options *opt,
@@ -74,9 +114,10 @@ cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_opti
         return CMRSCL_ERROR_INVALID_ARGUMENT; /* nothing written */
     if (!m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
-    pthread_mutex_lock(&m->transpose_lock);
-    bool same_options = opt ? m->transpose_opt_set && !memcmp(opt, &m->transpose_opt, sizeof *opt)
-                            : !m->transpose_opt_set;
+    pthread_mutex_lock(&m->transposed->lock);
+    bool same_options =
+        opt ? m->transposed->opt_set && !memcmp(opt, &m->transposed->opt, sizeof *opt)
+            : !m->transposed->opt_set;
     cmrscl_status st = CMRSCL_OK;
     if (!same_options) {
         /* A new plan replaces the transpose and its options only once it is built: options
@@ -84,11 +125,11 @@ cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_opti
         cmrscl_matrix t = NULL;
         st = build_transpose(m, opt, &t);
         if (st == CMRSCL_OK) {
-            cmrscl_matrix_free(m->transpose);
-            m->transpose = t;
-            m->transpose_opt_set = opt != NULL;
+            cmrscl_matrix_free(m->transposed->matrix);
+            m->transposed->matrix = t;
+            m->transposed->opt_set = opt != NULL;
             if (opt)
-                m->transpose_opt = *opt;
+                m->transposed->opt = *opt;
         }
     }
     cmrscl_matrix t = NULL;
@@ -100,7 +141,7 @@ cmrscl_status cmrscl_matrix_prepare_transpose(cmrscl_matrix m, const cmrscl_opti
         const cmrscl_params none = {0};
         cmrs_params_deliver(&none, out, room);
     }
-    pthread_mutex_unlock(&m->transpose_lock);
+    pthread_mutex_unlock(&m->transposed->lock);
     return st;
 }
 
@@ -142,16 +183,16 @@ static cmrscl_status check_transposed_vectors(cmrscl_matrix m, cl_mem x, cl_mem 
  * (host, timing) holds it until it returns. On failure the lock is not held. */
 static cmrscl_status lock_transpose(cmrscl_matrix m, cmrscl_matrix *t)
 {
-    pthread_mutex_lock(&m->transpose_lock);
+    pthread_mutex_lock(&m->transposed->lock);
     cmrscl_status st = current_transpose(m, t);
     if (st != CMRSCL_OK)
-        pthread_mutex_unlock(&m->transpose_lock);
+        pthread_mutex_unlock(&m->transposed->lock);
     return st;
 }
 
 static cmrscl_status unlock_transpose(cmrscl_matrix m, cmrscl_status st)
 {
-    pthread_mutex_unlock(&m->transpose_lock);
+    pthread_mutex_unlock(&m->transposed->lock);
     return st;
 }
 cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
