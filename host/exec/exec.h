@@ -41,6 +41,9 @@ CMRSCL_HIDDEN size_t cmrs_matrix_values_bytes(const cmrscl_params *p, size_t sto
 /* Device bytes of the column words for `stored` positions: 4 each, or narrow columns
  * (host/format/cmrs_narrow.c). */
 CMRSCL_HIDDEN size_t cmrs_matrix_column_bytes(const cmrscl_params *p, size_t stored);
+/* Device bytes of each array, from the plan and the split (BUF_PERM: 0). */
+CMRSCL_HIDDEN void cmrs_matrix_device_sizes(const cmrscl_params *p, const split_layout *sp,
+                                            size_t bytes[BUF_COUNT]);
 /* Fails with the sizes when arrays of these byte counts cannot fit the device: one above
  * CL_DEVICE_MAX_MEM_ALLOC_SIZE, all above CL_DEVICE_GLOBAL_MEM_SIZE, or either above the
  * context's memory limit. */
@@ -58,13 +61,18 @@ struct cmrscl_matrix_s {
     pthread_mutex_t lock;    /* serialises clSetKernelArg + enqueue */
     unsigned kernels_made;   /* counts cmrs_matrix_create_kernels: a recording of older kernels
                                 records again (recording.c) */
-    /* What the updates, the transposed product and the block product keep, each defined and
-     * owned by its file: */
+    /* What the updates, the transposed product and the block product keep: each defined, made
+     * (on first need) and read in its file alone, and released with the matrix through the
+     * matrix_part_release its file put first in it. */
     struct values_update *update;  /* matrix_update.c, under lock; NULL until needed */
     struct transposed *transposed; /* transpose.c, under its own lock; made with the matrix */
-    struct spmm_state *spmm;       /* spmm.c, under lock; NULL until a block product */
+    struct spmm_state *spmm;       /* spmm.c, under lock; NULL until a block product_desc */
     unsigned values_version; /* counts values updates (solvers' Jacobi diagonal, host/solve/) */
 };
+
+/* The first member of each part of a matrix (above): frees the part and sets its pointer
+ * to NULL. */
+typedef void (*matrix_part_release)(cmrscl_matrix m);
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
 CMRSCL_HIDDEN extern size_t cmrs_matrix_update_chunk;
@@ -104,18 +112,52 @@ CMRSCL_HIDDEN cmrscl_status cmrs_matrix_kernel_args(cmrscl_matrix m, cl_kernel k
  * (strips + 1, NULL otherwise: taken over, freed with the matrix - also on failure). */
 CMRSCL_HIDDEN cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending,
                                                 uint64_t *strip_csr);
-CMRSCL_HIDDEN void cmrs_update_release(cmrscl_matrix m);
 
 /* ---- transpose.c ---- */
 
-/* The transposed product's state, made with the matrix (cmrs_matrix_new) and released with
- * it; A^T's device bytes (0 while it is not built). */
-CMRSCL_HIDDEN cmrscl_status cmrs_transpose_init(cmrscl_matrix m);
-CMRSCL_HIDDEN void cmrs_transpose_release(cmrscl_matrix m);
-CMRSCL_HIDDEN size_t cmrs_transpose_device_bytes(cmrscl_matrix m);
 /* A values update of m: its transpose (if built) is freed, to be built again from the new
  * values by the next transposed product. */
 CMRSCL_HIDDEN void cmrs_matrix_transpose_outdated(cmrscl_matrix m);
+
+/* A values update of m drops A^T (above); a transposed product holds it, under its lock,
+ * from hold (which builds it if it is not built; on failure nothing is held) to let_go. */
+CMRSCL_HIDDEN cmrscl_status cmrs_transpose_hold(cmrscl_matrix m, cmrscl_matrix *t);
+CMRSCL_HIDDEN void cmrs_transpose_let_go(cmrscl_matrix m);
+
+/* ---- product.c: one product as every public entry point describes it ---- */
+
+/* The shape of X and Y: a block of k vectors, the leading dimensions with 0 resolved, the
+ * bytes of X and Y up to their last elements. One vector is a block of one, column-major. */
+typedef struct block_args {
+    cmrscl_dense_order order;
+    int k;
+    size_t ldx, ldy;
+    size_t x_bytes, y_bytes;
+} block_args;
+
+/* y = alpha*op(A)*X + beta*Y. */
+typedef struct product_desc {
+    cmrscl_matrix a; /* A, as the caller gave it */
+    cmrscl_matrix m; /* the matrix whose kernels run: A, or A^T once op is resolved */
+    cmrscl_operation op;
+    int32_t rows, cols; /* op(A)'s */
+    double alpha, beta;
+    bool block; /* X and Y a block (cmrscl_spmm): the messages name them so */
+    block_args b;
+} product_desc;
+
+/* The product described and checked against op(A)'s shape: the matrix, op, and for a block
+ * its order, k and leading dimensions (a vector: CMRSCL_COLUMN_MAJOR, 1, 0, 0). */
+CMRSCL_HIDDEN cmrscl_status cmrs_product_describe(cmrscl_matrix m, cmrscl_operation op, bool block,
+                                                  cmrscl_dense_order order, int k, size_t ldx,
+                                                  size_t ldy, double alpha, double beta,
+                                                  product_desc *out);
+/* Its buffers' sizes and context, the queue (may be NULL: the matrix's), the wait list. */
+CMRSCL_HIDDEN cmrscl_status cmrs_product_check(const product_desc *d, cl_mem x, cl_mem y,
+                                               cl_command_queue queue, cl_uint num_wait,
+                                               const cl_event *wait_list);
+
+/* ---- spmv.c and spmm.c: the launches ---- */
 
 /* Enqueues one product (one or two kernels) after the wait list; *first and *last (may be
  * NULL) receive the events of its first and last kernel (the same event when it has one;
@@ -124,39 +166,25 @@ CMRSCL_HIDDEN cmrscl_status cmrs_spmv_enqueue(cmrscl_matrix m, double alpha, cl_
                                               cl_mem y, cl_command_queue queue, cl_uint num_wait,
                                               const cl_event *wait_list, cl_event *first,
                                               cl_event *last);
+/* The same for a block: launches of up to block_vectors vectors in vector order, each with
+ * its combine when strips are split; one plain vector (or no rows) is cmrs_spmv_enqueue's. */
+CMRSCL_HIDDEN cmrscl_status cmrs_spmm_enqueue(cmrscl_matrix m, const block_args *b, double alpha,
+                                              cl_mem x, double beta, cl_mem y,
+                                              cl_command_queue queue, cl_uint num_wait,
+                                              const cl_event *wait_list, cl_event *first,
+                                              cl_event *last);
 
-/* The checks and settings cmrscl_spmv and the block product (spmm.c) share: the queue is of
- * the matrix's context and device; alpha and beta as the kernel's two real_t arguments from
- * `at` on. */
+/* The queue is of the matrix's context and device. */
 CMRSCL_HIDDEN cmrscl_status cmrs_spmv_check_queue(cmrscl_matrix m, cl_command_queue queue);
-/* Everything cmrscl_spmv checks before it enqueues: the matrix, the buffers' sizes and
- * context, the queue, the wait list. */
-CMRSCL_HIDDEN cmrscl_status cmrs_spmv_check_product(cmrscl_matrix m, cl_mem x, cl_mem y,
-                                                    cl_command_queue queue, cl_uint num_wait,
-                                                    const cl_event *wait_list);
 /* The product's arguments set on its kernels (under m->lock), and their launch sizes: the
- * family's kernel, then cmrs_combine (when m->combine). */
+ * family's kernel, then cmrs_combine (when m->combine); alpha and beta as a kernel's two
+ * real_t arguments from `at` on. */
 CMRSCL_HIDDEN cl_int cmrs_spmv_set_args(cmrscl_matrix m, double alpha, cl_mem x, double beta,
                                         cl_mem y);
 CMRSCL_HIDDEN void cmrs_spmv_sizes(cmrscl_matrix m, size_t *local, size_t *global,
                                    size_t *combine_local, size_t *combine_global);
 CMRSCL_HIDDEN cl_int cmrs_spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_precision precision,
                                            double alpha, double beta);
-/* One product for cmrs_time_products, which holds m->lock around it: enqueued on the matrix's
- * queue; first and last as cmrs_spmv_enqueue's (NULL: not timed). */
-typedef cmrscl_status (*product_fn)(void *job, cl_event *first, cl_event *last);
-/* `warmup` products, then `repetitions` timed by their events and as many back to back
- * (cmrscl_timing). */
-CMRSCL_HIDDEN cmrscl_status cmrs_time_products(cmrscl_matrix m, product_fn product, void *job,
-                                               int warmup, int repetitions, cmrscl_timing *out);
-
-/* A product on host arrays: x and y copied into buffers of xbytes and ybytes (y only when
- * y_in: it is read, or parts of it must come back as they were), `product` enqueued on them
- * with its event, y read back after that event. */
-typedef cmrscl_status (*buffer_product_fn)(void *job, cl_mem x, cl_mem y, cl_event *done);
-CMRSCL_HIDDEN cmrscl_status cmrs_host_product(cmrscl_matrix m, const void *x, size_t xbytes,
-                                              void *y, size_t ybytes, bool y_in,
-                                              buffer_product_fn product, void *job);
 
 /* ---- spmv_dots.c: the product built for the solvers (cl/dots.cl) ---- */
 
@@ -194,10 +222,5 @@ CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_bind(product_kernels *k,
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_enqueue(const product_kernels *k,
                                                          cl_command_queue queue, bool out_of_order);
 CMRSCL_HIDDEN void cmrs_product_kernels_release(product_kernels *k);
-
-/* ---- spmm.c ---- */
-
-/* Releases what the block product made for matrix m: kernels, partial sums. */
-CMRSCL_HIDDEN void cmrs_spmm_release(cmrscl_matrix m);
 
 #endif /* CMRSCL_EXEC_H */

@@ -65,7 +65,6 @@ cmrscl_status cmrscl_matrix_params(cmrscl_matrix m, cmrscl_params *out)
     pthread_mutex_lock(&m->lock); /* device_bytes grows with a first update */
     plan = m->params;
     pthread_mutex_unlock(&m->lock);
-    plan.transpose_device_bytes = cmrs_transpose_device_bytes(m);
     cmrs_params_deliver(&plan, out, room);
     return CMRSCL_OK;
 }

@@ -27,7 +27,8 @@
 
 /* What a matrix keeps for its values updates (m->update), under m->lock. */
 struct values_update {
-    bool perm_pending;   /* BUF_PERM is still to be built from the CMRS arrays */
+    matrix_part_release release; /* first: cmrscl_matrix_free calls it */
+    bool perm_pending;           /* BUF_PERM is still to be built from the CMRS arrays */
     uint64_t *strip_csr; /* holes: the CSR entry where each strip starts (strips + 1); or NULL */
     cl_kernel gather[2]; /* by the precision of the values read (float, double), made on first
                             use */
@@ -38,10 +39,25 @@ struct values_update {
     size_t *csr;
 };
 
+static void update_release(cmrscl_matrix m)
+{
+    struct values_update *u = m->update;
+    if (!u)
+        return;
+    for (int i = 0; i < 2; ++i)
+        if (u->gather[i])
+            clReleaseKernel(u->gather[i]);
+    free(u->strip_csr);
+    free(u->cut);
+    free(u->csr);
+    free(u);
+    m->update = NULL;
+}
+
 static struct values_update *update_state(cmrscl_matrix m)
 {
-    if (!m->update)
-        m->update = calloc(1, sizeof *m->update);
+    if (!m->update && (m->update = calloc(1, sizeof *m->update)))
+        m->update->release = update_release;
     return m->update;
 }
 
@@ -56,21 +72,6 @@ cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending, uint64_t *
     free(u->strip_csr);
     u->strip_csr = strip_csr;
     return CMRSCL_OK;
-}
-
-void cmrs_update_release(cmrscl_matrix m)
-{
-    struct values_update *u = m->update;
-    if (!u)
-        return;
-    for (int i = 0; i < 2; ++i)
-        if (u->gather[i])
-            clReleaseKernel(u->gather[i]);
-    free(u->strip_csr);
-    free(u->cut);
-    free(u->csr);
-    free(u);
-    m->update = NULL;
 }
 
 /* Whether `bytes` more fit beside the matrix: the device's limits and the context's. */

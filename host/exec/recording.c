@@ -60,7 +60,11 @@ cmrscl_status cmrscl_spmv_record(cmrscl_matrix m, double alpha, cl_mem x, double
         *out = NULL;
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
-    cmrscl_status st = cmrs_spmv_check_product(m, x, y, NULL, 0, NULL);
+    product_desc d;
+    cmrscl_status st = cmrs_product_describe(m, CMRSCL_NON_TRANSPOSE, false, CMRSCL_COLUMN_MAJOR, 1,
+                                             0, 0, alpha, beta, &d);
+    if (st == CMRSCL_OK)
+        st = cmrs_product_check(&d, x, y, NULL, 0, NULL);
     if (st != CMRSCL_OK)
         return st;
     cmrscl_recording r = calloc(1, sizeof *r);

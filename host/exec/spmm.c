@@ -1,8 +1,8 @@
-/* spmm.c - launching Y = alpha*A*X + beta*Y for a block of k vectors (cl/cmrs_spmm.cl):
- * argument checks against the matrix, the launch's shape from the vectors and the device's
- * local memory, its kernels built on first use and kept per shape, launches of up to
- * cmrscl_params.block_vectors vectors each (cmrs_plan_block_vectors), and the host and timing
- * forms. */
+/* spmm.c - launching Y = alpha*A*X + beta*Y for a block of k vectors (cl/cmrs_spmm.cl;
+ * product.c describes and checks it): the launch's shape from the vectors and the device's
+ * local memory, its kernels built on first use and kept per shape, and launches of up to
+ * cmrscl_params.block_vectors vectors each (cmrs_plan_block_vectors). One plain vector goes to
+ * the single product (spmv.c). */
 #include "exec/exec.h"
 
 #include <stdlib.h>
@@ -28,15 +28,6 @@ typedef struct spmm_shape {
     int reduce, warp, vec_lanes, vec_per_lane, vec_width, work_group_size;
 } spmm_shape;
 
-/* The block product's arguments, checked; the leading dimensions with 0 resolved, the bytes
- * of X and Y up to their last elements. */
-typedef struct block_args {
-    cmrscl_dense_order order;
-    int k;
-    size_t ldx, ldy;
-    size_t x_bytes, y_bytes;
-} block_args;
-
 struct spmm_kernel {
     char options[320]; /* the -D string: the matrix's layout (an update may change it) + shape */
     cl_kernel kernel, combine;
@@ -45,12 +36,13 @@ struct spmm_kernel {
 
 /* What the block product keeps with a matrix, under m->lock, made by its first launch. */
 struct spmm_state {
+    matrix_part_release release; /* first: cmrscl_matrix_free calls it */
     struct spmm_kernel *kernels; /* one pair per launch shape and layout */
     cl_mem partial;              /* the long strips' tiles' partial sums, grown as launches ask */
     size_t partial_bytes;
 };
 
-void cmrs_spmm_release(cmrscl_matrix m)
+static void spmm_release(cmrscl_matrix m)
 {
     struct spmm_state *s = m->spmm;
     if (!s)
@@ -178,6 +170,7 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct sp
                            "the block product's build options are too long");
     if (!m->spmm && !(m->spmm = calloc(1, sizeof *m->spmm)))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the block product");
+    m->spmm->release = spmm_release;
     for (struct spmm_kernel *k = m->spmm->kernels; k; k = k->next)
         if (!strcmp(k->options, options)) {
             *out = k;
@@ -218,67 +211,6 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct sp
     m->spmm->kernels = k;
     *out = k;
     return CMRSCL_OK;
-}
-
-/* Elements of a block of `length` rows and k vectors with leading dimension ld: up to and
- * including its last element; 0 when empty. */
-static bool block_elements(cmrscl_dense_order order, size_t length, size_t k, size_t ld,
-                           size_t *out)
-{
-    size_t lines = order == CMRSCL_ROW_MAJOR ? length : k,
-           last = order == CMRSCL_ROW_MAJOR ? k : length;
-    *out = 0;
-    if (lines == 0 || last == 0)
-        return true;
-    return !__builtin_mul_overflow(lines - 1, ld, out) && !__builtin_add_overflow(*out, last, out);
-}
-
-static cmrscl_status check_block(cmrscl_matrix m, cmrscl_dense_order order, int k, size_t ldx,
-                                 size_t ldy, block_args *b)
-{
-    if (!m)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
-    if (order != CMRSCL_ROW_MAJOR && order != CMRSCL_COLUMN_MAJOR)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "order %d: expected CMRSCL_ROW_MAJOR or CMRSCL_COLUMN_MAJOR",
-                           (int)order);
-    if (k < 1)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "k = %d vectors: expected at least 1", k);
-    const cmrscl_params *p = &m->params;
-    bool rm = order == CMRSCL_ROW_MAJOR;
-    size_t least_x = rm ? (size_t)k : (size_t)p->cols, least_y = rm ? (size_t)k : (size_t)p->rows;
-    b->order = order;
-    b->k = k;
-    b->ldx = ldx ? ldx : least_x;
-    b->ldy = ldy ? ldy : least_y;
-    if (b->ldx < least_x || b->ldy < least_y)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "leading dimensions ldx %zu, ldy %zu: at least %zu and %zu for %s "
-                           "blocks of %d vectors",
-                           ldx, ldy, least_x, least_y, rm ? "row-major" : "column-major", k);
-    size_t vs = cmrscl_precision_size(p->precision), xn, yn;
-    if (!block_elements(order, (size_t)p->cols, (size_t)k, b->ldx, &xn) ||
-        !block_elements(order, (size_t)p->rows, (size_t)k, b->ldy, &yn) ||
-        __builtin_mul_overflow(xn, vs, &b->x_bytes) || __builtin_mul_overflow(yn, vs, &b->y_bytes))
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "the blocks' sizes overflow size_t");
-    return CMRSCL_OK;
-}
-
-static cmrscl_status check_buffers(cmrscl_matrix m, const block_args *b, cl_mem x, cl_mem y,
-                                   cl_command_queue queue, cl_uint num_wait,
-                                   const cl_event *wait_list)
-{
-    if ((num_wait > 0) != (wait_list != NULL))
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "num_wait and wait_list disagree");
-    cl_context context = m->ctx->context;
-    cmrscl_status st = cmrs_buffer_check(context, x, m->params.rows > 0 ? b->x_bytes : 0, "X");
-    if (st == CMRSCL_OK)
-        st = cmrs_buffer_check(context, y, b->y_bytes, "Y");
-    if (st == CMRSCL_OK && queue)
-        st = cmrs_spmv_check_queue(m, queue);
-    if (st == CMRSCL_OK && x && x == y && b->x_bytes && b->y_bytes)
-        st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "X and Y must be different buffers");
-    return st;
 }
 
 /* Vector j of a block, contiguous: k == 1 laid out as one plain vector. */
@@ -366,12 +298,9 @@ static cl_int set_launch_args(cmrscl_matrix m, const block_args *b, const struct
     return err | cmrs_spmv_set_scalars(comb, CMRS_SPMM_COMBINE_ALPHA, p->precision, alpha, beta);
 }
 
-/* Enqueues the block product: launches of up to block_vectors vectors in vector order,
- * each with its combine when strips are split; *first and *last as cmrs_spmv_enqueue's. The
- * caller holds m->lock. */
-static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double alpha, cl_mem x,
-                                  double beta, cl_mem y, cl_command_queue queue, cl_uint num_wait,
-                                  const cl_event *wait_list, cl_event *first, cl_event *last)
+cmrscl_status cmrs_spmm_enqueue(cmrscl_matrix m, const block_args *b, double alpha, cl_mem x,
+                                double beta, cl_mem y, cl_command_queue queue, cl_uint num_wait,
+                                const cl_event *wait_list, cl_event *first, cl_event *last)
 {
     const cmrscl_params *p = &m->params;
     if (plain_vector(b) || p->rows == 0)
@@ -427,79 +356,4 @@ static cmrscl_status spmm_enqueue(cmrscl_matrix m, const block_args *b, double a
     if (c.last)
         clReleaseEvent(c.last);
     return st;
-}
-
-cmrscl_status cmrscl_spmm(cmrscl_matrix m, cmrscl_dense_order order, int k, double alpha, cl_mem x,
-                          size_t ldx, double beta, cl_mem y, size_t ldy, cl_command_queue queue,
-                          cl_uint num_wait, const cl_event *wait_list, cl_event *event)
-{
-    if (event)
-        *event = NULL;
-    block_args b = {0};
-    cmrscl_status st = check_block(m, order, k, ldx, ldy, &b);
-    if (st == CMRSCL_OK)
-        st = check_buffers(m, &b, x, y, queue, num_wait, wait_list);
-    if (st != CMRSCL_OK)
-        return st;
-    pthread_mutex_lock(&m->lock);
-    st = spmm_enqueue(m, &b, alpha, x, beta, y, queue ? queue : m->ctx->queue, num_wait, wait_list,
-                      NULL, event);
-    pthread_mutex_unlock(&m->lock);
-    return st;
-}
-
-/* One timed or untimed block product, for cmrs_time_products. */
-typedef struct spmm_job {
-    cmrscl_matrix m;
-    block_args b;
-    double alpha, beta;
-    cl_mem x, y;
-} spmm_job;
-
-static cmrscl_status spmm_product(void *job, cl_event *first, cl_event *last)
-{
-    spmm_job *j = job;
-    return spmm_enqueue(j->m, &j->b, j->alpha, j->x, j->beta, j->y, j->m->ctx->queue, 0, NULL,
-                        first, last);
-}
-
-cmrscl_status cmrscl_spmm_time(cmrscl_matrix m, cmrscl_dense_order order, int k, double alpha,
-                               cl_mem x, size_t ldx, double beta, cl_mem y, size_t ldy, int warmup,
-                               int repetitions, cmrscl_timing *out)
-{
-    if (out)
-        memset(out, 0, sizeof *out);
-    spmm_job job = {m, {0}, alpha, beta, x, y};
-    cmrscl_status st = check_block(m, order, k, ldx, ldy, &job.b);
-    if (st == CMRSCL_OK)
-        st = check_buffers(m, &job.b, x, y, NULL, 0, NULL);
-    if (st != CMRSCL_OK)
-        return st;
-    return cmrs_time_products(m, spmm_product, &job, warmup, repetitions, out);
-}
-
-static cmrscl_status spmm_on_buffers(void *job, cl_mem x, cl_mem y, cl_event *done)
-{
-    spmm_job *j = job;
-    return cmrscl_spmm(j->m, j->b.order, j->b.k, j->alpha, x, j->b.ldx, j->beta, y, j->b.ldy, NULL,
-                       0, NULL, done);
-}
-
-cmrscl_status cmrscl_spmm_host(cmrscl_matrix m, cmrscl_dense_order order, int k, double alpha,
-                               const void *x, size_t ldx, double beta, void *y, size_t ldy)
-{
-    block_args b = {0};
-    cmrscl_status st = check_block(m, order, k, ldx, ldy, &b);
-    if (st != CMRSCL_OK)
-        return st;
-    if (b.y_bytes == 0)
-        return CMRSCL_OK;
-    if ((b.x_bytes && !x) || !y)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "X or Y is NULL");
-    /* Y goes in unless it is written whole without being read: the elements between its
-     * rows or vectors (ld above the packed one) come back as they were */
-    size_t packed = cmrscl_precision_size(m->params.precision) * (size_t)m->params.rows * (size_t)k;
-    spmm_job job = {m, b, alpha, beta, NULL, NULL};
-    return cmrs_host_product(m, x, b.x_bytes, y, b.y_bytes, beta != 0.0 || b.y_bytes != packed,
-                             spmm_on_buffers, &job);
 }

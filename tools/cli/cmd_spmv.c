@@ -91,9 +91,8 @@ static void print_text(const session *s, const bench_result *r)
     if (p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         printf("           matrix loads with the evict-first (streaming) cache hint\n");
     if (p->column_bits == 16)
-        printf("           narrow columns: 16-bit %s\n",
-               p->kernel == CMRSCL_KERNEL_SLICE ? "steps within each row of a slice"
-                                                : "offsets from each strip's first column");
+        printf("           narrow columns: 16-bit words, 2 bytes an entry (the reason above says "
+               "how they code a column)\n");
     if (p->column_bits == 16 && p->column_jumps)
         printf("           %lld jump words, one before each step too long for its word\n",
                (long long)p->column_jumps);
