@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """rule_vs_tuned.py - the plan rule against the tuner, matrix by matrix, on CMRSCL_DEVICE.
 
-    bench/rule_vs_tuned.py [--build DIR] [-p float|double] MATRIX|SPEC...
+    bench/rule_vs_tuned.py [--build DIR] [-p float|double] [--rounds N] [--reps R] [--warmup W]
+                           MATRIX|SPEC...
 
 For each matrix: `cmrscl-run tune` records the fastest plan in a tuning database of its own,
-then `cmrscl-run spmv` runs three times with the database off (the rule's plan) and three
-times with it (the tuned plan), alternated; prints the middle of each three kernel medians
-(ms), their ratio and both plans. The tuner's own table is not used for the ratio: its
+then `cmrscl-run spmv -r R --warmup W` (defaults 50 and 5; on CPUs the first few dozen
+products of a process run slower: give W 50 there) runs N times (default 3) with the database off (the
+rule's plan) and N times with it (the tuned plan), alternated, each first in turn (on a small
+machine a run right after another is faster); prints the median of each N kernel medians
+(ms), their ratio, the ratio of the fastest products of each side (min) and both plans ("the same plan" where their build options agree). Products of a few microseconds (launch-sized)
+need more rounds and repetitions than large ones for a steady ratio. The tuner's own table is not used for the ratio: its
 fastest of many noisy timings is biased low. Standard library only.
 """
 import argparse
@@ -15,6 +19,12 @@ import re
 import subprocess
 import sys
 import tempfile
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
 def run(cli, args, db):
@@ -27,6 +37,9 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("-p", "--precision", default="float")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("matrices", nargs="+")
     a = ap.parse_args(argv)
     cli = os.path.join(a.build, "bin", "cmrscl-run")
@@ -36,23 +49,32 @@ def main(argv):
             db = os.path.join(tmp, "tuning-%d.txt" % k)
             run(cli, ["tune"] + args + ["-p", a.precision, "-r", "30"], db)
             times = {"rule": [], "tuned": []}
-            plans = {}
-            for _ in range(3):
-                for which, d in (("rule", "off"), ("tuned", db)):
-                    out = run(cli, ["spmv"] + args + ["-p", a.precision, "-r", "50"], d)
+            mins = {"rule": [], "tuned": []}
+            plans, options = {}, {}
+            pair = (("rule", "off"), ("tuned", db))
+            for k in range(a.rounds):  # each first in turn: a run after another runs faster
+                for which, d in pair if k % 2 == 0 else pair[::-1]:
+                    out = run(cli, ["spmv"] + args + ["-p", a.precision, "-r", str(a.reps),
+                                                "--warmup", str(a.warmup)], d)
                     t = re.search(r"kernel\s+median\s+([0-9.]+) ms", out)
                     plan = re.search(r"plan\s+(.*)", out)
                     if not t:
                         print("%s: no time (%s)" % (m, out.strip().splitlines()[-1:]))
                         break
                     times[which].append(float(t.group(1)))
+                    fastest = re.search(r"min\s+([0-9.]+) ms", out)
+                    mins[which].append(float(fastest.group(1)) if fastest else float("nan"))
                     plans[which] = plan.group(1).split(",")[0:3] if plan else "?"
-            if len(times["rule"]) < 3 or len(times["tuned"]) < 3:
+                    built = re.search(r"^\s+(-cl-std\S* .*)$", out, re.M)
+                    options[which] = built.group(1) if built else "?"
+            if len(times["rule"]) < a.rounds or len(times["tuned"]) < a.rounds:
                 continue
-            r, t = sorted(times["rule"])[1], sorted(times["tuned"])[1]
-            print("%-24s rule %.4f tuned %.4f rule/tuned %.2f | rule: %s | tuned: %s"
-                  % (os.path.basename(m), r, t, r / t, ",".join(plans["rule"]),
-                     ",".join(plans["tuned"])), flush=True)
+            r, t = median(times["rule"]), median(times["tuned"])
+            same = options["rule"] == options["tuned"]
+            print("%-24s rule %.4f tuned %.4f rule/tuned %.2f (min %.2f) | rule: %s | tuned: %s"
+                  % (os.path.basename(m), r, t, r / t, min(mins["rule"]) / min(mins["tuned"]),
+                     ",".join(plans["rule"]),
+                     "the same plan" if same else ",".join(plans["tuned"])), flush=True)
     return 0
 
 

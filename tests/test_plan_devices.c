@@ -71,16 +71,17 @@ static void test_cpu(void)
     cmrscl_params p = CMRSCL_PARAMS_INIT;
     d.type = CL_DEVICE_TYPE_CPU; /* without sub-groups the walk: test_plan.c */
     /* A CPU with sub-groups that part ways (Intel's): rows of 6 entries and more take
-     * Algorithm 1 (long rows: CSR-vector) on sub-groups of 8 on matrices up to 2^23 entries
-     * or with irregular rows; shorter rows, and larger regular matrices, the walk. */
+     * Algorithm 1 on sub-groups of 8 on matrices up to 2^23 entries or with irregular rows
+     * (long rows: CSR-vector on sub-groups of 4); shorter rows, and larger regular matrices,
+     * the walk. */
     d.subgroup_width = 16, d.subgroup_widths = 4 | 8 | 16 | 32 | 64, d.subgroup_shuffle = 1;
     d.subgroup_apart = 1;
     CHECK_OK(choose_stats(&d, 7, 0.1, 0.0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.warp == 8 &&
           p.reduce == CMRSCL_REDUCE_SUBGROUP &&
           test_contains(p.build_options, "-DREQD_SUBGROUP=8"));
-    CHECK_OK(choose_rows(&d, 10000, 300, 0.1, 0.0, 1000, &p));
-    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.warp == 8);
+    CHECK_OK(choose_rows(&d, 10000, 300, 0.1, 0.0, 1000, &p)); /* long rows: CPU_VECTOR_LANES */
+    CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 && p.warp == 4);
     CHECK_OK(choose_stats(&d, 4, 0.1, 0.0, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.warp == 1 && p.reduce == CMRSCL_REDUCE_LOCAL);
     CHECK_OK(choose_rows(&d, 2 << 20, 8, 0.3, 0.3, 1000, &p)); /* 16M regular entries */
@@ -365,8 +366,65 @@ static void test_index_width_without_row_ptr(void)
     CHECK_STATUS(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &split, &p), CMRSCL_ERROR_TOO_LARGE);
 }
 
+/* A CPU whose sub-groups part ways (Intel's) takes CSR-vector on sub-groups of 4 for long rows
+ * (CPU_VECTOR_ROWS: from 128 entries a row, or from 36 where a slice's rows differ so much in
+ * length that it stores 1.5 positions an entry), slices for rows of about equal length. */
+static void test_cpu_long_rows(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.type = CL_DEVICE_TYPE_CPU;
+    d.subgroup_width = 16, d.subgroup_widths = 4 | 8 | 16 | 32 | 64, d.subgroup_shuffle = 1;
+    d.subgroup_apart = 1;
+    static const struct {
+        const char *spec;
+        bool vector;
+    } cases[] = {{"dense:300", true}, {"random:3000:40", true}, {"random:3000:32", false},
+                 {"fem:6:4", false},  {"stencil27:12", false},  {"random:3000:8", false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cmrscl_csr a;
+        CHECK_OK(cmrscl_csr_generate(cases[i].spec, &a));
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
+        CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, NULL, &p));
+        bool vector = p.kernel == CMRSCL_KERNEL_STRIP && p.height == 1 &&
+                      p.reduce == CMRSCL_REDUCE_SUBGROUP && p.warp == 4;
+        CHECK_MSG(vector == cases[i].vector && (vector || p.kernel == CMRSCL_KERNEL_SLICE),
+                  "%s on a CPU with sub-groups apart: %s", cases[i].spec, p.plan_reason);
+        d.subgroup_apart = 0; /* tied together (PoCL 5): slices, as measured nowhere else */
+        CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, NULL, &p));
+        CHECK_MSG(p.kernel == CMRSCL_KERNEL_SLICE, "%s on a CPU with tied sub-groups: %s",
+                  cases[i].spec, p.plan_reason);
+        d.subgroup_apart = 1;
+        cmrscl_csr_free(&a);
+    }
+}
+
+/* Where Algorithm 1 on sub-groups that part ways pays, slices only up to
+ * CPU_SLICE_HOLES_APART positions an entry: skewed rows whose slices store about 3 take
+ * HEIGHT 8 on sub-groups of 8 there, and slices on a CPU without sub-groups. */
+static void test_cpu_slice_holes_apart(void)
+{
+    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
+    d.type = CL_DEVICE_TYPE_CPU;
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate("skewed:4000:8:40:60", &a));
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK_MSG(p.kernel == CMRSCL_KERNEL_SLICE && p.stored_entries > 2.5 * (double)p.nnz &&
+                  p.stored_entries < 3.0 * (double)p.nnz,
+              "skewed:4000:8:40:60 without sub-groups: %s", p.plan_reason);
+    d.subgroup_width = 16, d.subgroup_widths = 4 | 8 | 16 | 32 | 64, d.subgroup_shuffle = 1;
+    d.subgroup_apart = 1;
+    CHECK_OK(cmrscl_plan(&d, CMRSCL_FLOAT, &a, NULL, &p));
+    CHECK_MSG(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 && p.warp == 8 &&
+                  p.reduce == CMRSCL_REDUCE_SUBGROUP,
+              "skewed:4000:8:40:60 on sub-groups apart: %s", p.plan_reason);
+    cmrscl_csr_free(&a);
+}
+
 int main(void)
 {
+    test_cpu_long_rows();
+    test_cpu_slice_holes_apart();
     test_subgroup_fallback();
     test_index_width_without_row_ptr();
     test_subgroup_gpu();

@@ -35,12 +35,55 @@
 #define CPU_SLICE_HEIGHT 16
 #define CPU_SLICE_HOLES 3.0
 #define CPU_SLICE_MIN_ROW 1.5
-static bool cpu_slice_rule(const plan_matrix *a, cmrscl_params *p)
+/* Where Algorithm 1 on sub-groups that part ways is the alternative (it pays: CPU_STRIP_ROWS),
+ * slices only up to CPU_SLICE_HOLES_APART positions an entry: Intel's runtime, slices against
+ * HEIGHT 8 on sub-groups of 8, 1.26x faster at 1.92 (random rows of 8), 1.05-1.12x slower at
+ * 2.63 and 1.05-1.37x at 2.80-2.97 (lp_ship04l, skewed rows); docs/PERFORMANCE.md. */
+#define CPU_SLICE_HOLES_APART 2.5
+/* Long rows on sub-groups that part ways (Intel's): a row's entries shared by a sub-group's
+ * lanes (CSR-vector, HEIGHT 1) beat a slice's work-item walking the whole row from
+ * PLAN_LONG_ROWS entries a row (dense, random rows: 1.4-2.2x), and from CPU_VECTOR_ROWS where
+ * a slice's rows differ in length so much that it stores CPU_VECTOR_HOLES positions an entry
+ * or more (random rows of 40-64 entries: 1.2-1.5x); rows of 32 tie, and a slice of rows of
+ * about equal length (FEM, 91 entries a row) stays 1.25x faster. Sub-groups of
+ * CPU_VECTOR_LANES: fewer lanes a row, more rows at once (4 lanes 1.1-1.2x faster than 8
+ * for rows of 48-128 entries, within 12% on dense rows). docs/PERFORMANCE.md, CPU_VECTOR_ROWS. */
+#define CPU_VECTOR_ROWS 36.0
+#define CPU_VECTOR_HOLES 1.5
+#define CPU_VECTOR_LANES 4
+static bool cpu_vector_rule(const cmrscl_device_info *dev, const plan_matrix *a, double holes,
+                            cmrscl_params *p)
 {
-    if (!a->host_layout || !a->row_ptr || a->nnz == 0 || a->stats.mu < CPU_SLICE_MIN_ROW)
+    const cmrscl_matrix_stats *st = &a->stats;
+    bool lanes = dev->subgroup_width && dev->subgroup_shuffle && dev->subgroup_apart;
+    if (!lanes ||
+        !(st->mu >= PLAN_LONG_ROWS || (st->mu >= CPU_VECTOR_ROWS && holes >= CPU_VECTOR_HOLES)))
         return false;
-    double holes = cmrs_slice_holes(a->rows, a->cols, a->row_ptr, CPU_SLICE_HEIGHT);
-    if (holes > CPU_SLICE_HOLES)
+    p->kernel = CMRSCL_KERNEL_STRIP;
+    p->reduce = CMRSCL_REDUCE_SUBGROUP;
+    p->warp = dev->subgroup_widths & CPU_VECTOR_LANES ? CPU_VECTOR_LANES
+              : dev->subgroup_widths & CPU_LANES      ? CPU_LANES
+                                                      : (int)dev->subgroup_width;
+    p->height = 1;
+    p->height_source = "matrix rule";
+    snprintf(p->plan_reason, sizeof p->plan_reason,
+             "a CPU with sub-groups that part ways, long rows (mu %.1f, slices of %d would store "
+             "%.2f positions an entry): one sub-group of %d per row (CSR-vector)",
+             st->mu, CPU_SLICE_HEIGHT, holes, p->warp);
+    return true;
+}
+
+/* The slices' stored positions an entry, where the host's arrays are there (0 otherwise). */
+static double cpu_slice_holes(const plan_matrix *a)
+{
+    if (!a->host_layout || !a->row_ptr || a->nnz == 0)
+        return 0.0;
+    return cmrs_slice_holes(a->rows, a->cols, a->row_ptr, CPU_SLICE_HEIGHT);
+}
+
+static bool cpu_slice_rule(const plan_matrix *a, double holes, double most_holes, cmrscl_params *p)
+{
+    if (holes == 0.0 || a->stats.mu < CPU_SLICE_MIN_ROW || holes > most_holes)
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;
     p->reduce = CMRSCL_REDUCE_LOCAL;
@@ -56,11 +99,14 @@ static bool cpu_slice_rule(const plan_matrix *a, cmrscl_params *p)
 void cmrs_plan_cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
-    if (cpu_slice_rule(a, p))
-        return;
     bool lanes = dev->subgroup_width && dev->subgroup_shuffle;
     double from = dev->subgroup_apart ? CPU_STRIP_ROWS : CPU_STRIP_ROWS_TIED;
     bool pays = st->mu >= from && (a->nnz <= CPU_SMALL || st->row_cv >= CPU_IRREGULAR);
+    double holes = cpu_slice_holes(a);
+    double most_holes =
+        lanes && pays && dev->subgroup_apart ? CPU_SLICE_HOLES_APART : CPU_SLICE_HOLES;
+    if (cpu_vector_rule(dev, a, holes, p) || cpu_slice_rule(a, holes, most_holes, p))
+        return;
     p->height_source = "device rule";
     if (lanes && pays) {
         p->kernel = CMRSCL_KERNEL_STRIP;
