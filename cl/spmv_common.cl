@@ -461,7 +461,7 @@ INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, 
 }
 
 /* The parameters of cmrs_spmv, the same in every family, in the order of enum cmrs_spmv_arg
- * (cmrs_abi.h), by which host/exec/matrix.c and host/exec/spmv.c set them. */
+ * (cmrs_abi.h), by which host/exec/matrix_arrays.c and host/exec/spmv.c set them. */
 #define CMRS_SPMV_PARAMS                                                                           \
     const uint rows, const uint strips, const uint first_tile_group, const uint tiles,             \
         const uint tile_entries, __global const index_t *restrict strip_ptr,                       \

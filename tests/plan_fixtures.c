@@ -32,7 +32,8 @@ cmrscl_device_info fake_gpu(void)
 cmrscl_status choose(const cmrscl_device_info *d, cmrscl_precision precision, int32_t cols,
                      const cmrscl_options *o, cmrscl_params *p)
 {
-    plan_matrix a = {10, cols, 10, NULL, {1.0, 0.0, 1, 0, 0.0}, NULL, NULL, false, NULL};
+    plan_matrix a = {10,    cols, 10,   NULL, {1.0, 0.0, 1, 0, 0.0}, NULL, NULL,
+                     false, NULL, NULL, NULL};
     return cmrs_plan_choose(d, precision, &a, o, p);
 }
 
@@ -43,7 +44,8 @@ cmrscl_status choose_rows(const cmrscl_device_info *d, int32_t rows, double mu, 
 {
     double nnz = rows * mu < INT32_MAX ? rows * mu : INT32_MAX;
     plan_matrix a = {rows, cols, (int32_t)nnz, NULL, {mu, cv, (int32_t)(2 * mu), 0, spread},
-                     NULL, NULL, false,        NULL};
+                     NULL, NULL, false,        NULL, NULL,
+                     NULL};
     return cmrs_plan_choose(d, CMRSCL_FLOAT, &a, NULL, p);
 }
 cmrscl_status choose_stats(const cmrscl_device_info *d, double mu, double cv, double spread,

@@ -64,6 +64,10 @@ static const struct plan_case {
      CMRSCL_ORDER_COLUMNS, 7, false, 0},
     {"split segment h8 tiles of 7", CMRSCL_KERNEL_SEGMENT, 8, CMRSCL_LAYOUT_PACKED,
      CMRSCL_ORDER_ROWS, 7, false, 0},
+    /* a height the device's table of longest strips lacks, the split left to the plan: the
+     * device path fetches RowPtr for it and plans as the host does */
+    {"strip h3 packed rows, automatic split", CMRSCL_KERNEL_STRIP, 3, CMRSCL_LAYOUT_PACKED,
+     CMRSCL_ORDER_ROWS, 0, false, 0},
     {"strip h4 packed columns, 64-bit", CMRSCL_KERNEL_STRIP, 4, CMRSCL_LAYOUT_PACKED,
      CMRSCL_ORDER_COLUMNS, -1, false, 64},
     {"segment h32 unpacked, 64-bit", CMRSCL_KERNEL_SEGMENT, 32, CMRSCL_LAYOUT_UNPACKED,

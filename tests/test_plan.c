@@ -136,7 +136,8 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 26.5, 0.1, 0.0, 1000, &p)); /* 27-point stencil */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 && p.order == CMRSCL_ORDER_COLUMNS &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix dbl = {1000, 1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL, NULL, false, NULL};
+    plan_matrix dbl = {1000,  1000, 26500, NULL, {26.5, 0.1, 27, 0, 0.0}, NULL, NULL,
+                       false, NULL, NULL,  NULL};
     CHECK_OK(cmrs_plan_choose(&d, CMRSCL_DOUBLE, &dbl, NULL, &p)); /* doubles: half the slots */
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 8 &&
           p.cache_hint == CMRSCL_CACHE_HINT_OFF);
@@ -153,8 +154,8 @@ static void test_matrix_rule(void)
     CHECK_OK(choose_stats(&d, 4, 0.6, 0.33, 1000, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.height == 16 &&
           p.cache_hint == CMRSCL_CACHE_HINT_STREAM);
-    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33},
-                             NULL,    NULL, false,   NULL};
+    plan_matrix scattered = {1 << 20, 1000, 4 << 20, NULL, {4, 0.6, 8, 0, 0.33}, NULL, NULL,
+                             false,   NULL, NULL,    NULL};
     CHECK_OK(cmrs_plan_choose(&d, CMRSCL_DOUBLE, &scattered, NULL, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_SEGMENT && p.height == 64);
     /* ... but a matrix for blocks of 8 vectors or more takes strips of 8 rows (both
@@ -444,6 +445,8 @@ static void test_stream_rule(void)
                          NULL,
                          NULL,
                          false,
+                         NULL,
+                         NULL,
                          NULL};
         cmrscl_params p = CMRSCL_PARAMS_INIT;
         CHECK_OK(cmrs_plan_choose(&d, cases[c].precision, &m, NULL, &p));

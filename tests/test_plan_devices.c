@@ -90,8 +90,8 @@ static void test_cpu(void)
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_SUBGROUP &&
           test_contains(p.plan_reason, "irregular"));
     cmrscl_options local = {.reduce = CMRSCL_REDUCE_LOCAL}; /* the rule's lanes are not kept */
-    plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0},
-                         NULL,    NULL, false,   NULL};
+    plan_matrix rows7 = {1 << 20, 1000, 7 << 20, NULL, {7, 0.1, 14, 0, 0.0}, NULL, NULL,
+                         false,   NULL, NULL,    NULL};
     CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &rows7, &local, &p));
     CHECK(p.kernel == CMRSCL_KERNEL_STRIP && p.reduce == CMRSCL_REDUCE_LOCAL && p.warp == 32);
     d.subgroup_apart = 0; /* tied together (PoCL 5): from mu 15 */
@@ -325,45 +325,32 @@ static void test_cpu_slices(void)
     }
 }
 
-/* A sub-group plan comes with the plan to take where the compiler gives its kernel another
- * width (exec/matrix.c confirms it once built): the same plan on local memory - none where
- * the user asked for sub-groups, and none where the plan takes no sub-groups. */
+/* A sub-group plan comes with the options of the plan to take where the compiler gives its
+ * kernel another width (exec/matrix.c confirms it once built): the same plan on local memory,
+ * saying why - none where the user asked for sub-groups, and none where the plan takes no
+ * sub-groups. */
 static void test_subgroup_fallback(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
     d.subgroup_width = 16, d.subgroup_shuffle = 1;
-    plan_matrix rows8 = {1 << 16, 1 << 16, 8 << 16, NULL, {8, 0.1, 16, 0, 0.0},
-                         NULL,    NULL,    false,   NULL};
-    cmrscl_params p = CMRSCL_PARAMS_INIT, fallback = CMRSCL_PARAMS_INIT;
+    plan_matrix rows8 = {1 << 16, 1 << 16, 8 << 16, NULL, {8, 0.1, 16, 0, 0.0}, NULL, NULL,
+                         false,   NULL,    NULL,    NULL};
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
+    cmrscl_options fallback;
     CHECK_OK(cmrs_plan_for_matrix(&d, CMRSCL_FLOAT, &rows8, NULL, &p, &fallback));
-    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && fallback.struct_size == sizeof fallback &&
-          fallback.reduce == CMRSCL_REDUCE_LOCAL && fallback.kernel == p.kernel &&
-          fallback.height == p.height && test_contains(fallback.build_options, "-DREDUCE=1"));
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && fallback.reduce == CMRSCL_REDUCE_LOCAL);
+    cmrscl_kernel kernel = p.kernel;
+    int height = p.height;
+    CHECK_OK(cmrs_plan_fallback(&d, CMRSCL_FLOAT, &rows8, &fallback, "16 lanes, not 8", &p));
+    CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.kernel == kernel && p.height == height &&
+          test_contains(p.build_options, "-DREDUCE=1") &&
+          test_contains(p.plan_reason, "; local reduction: 16 lanes, not 8"));
     cmrscl_options asked = {.reduce = CMRSCL_REDUCE_SUBGROUP};
     CHECK_OK(cmrs_plan_for_matrix(&d, CMRSCL_FLOAT, &rows8, &asked, &p, &fallback));
-    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && fallback.struct_size == 0);
+    CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && fallback.reduce == CMRSCL_REDUCE_AUTO);
     d.subgroup_width = 0, d.subgroup_shuffle = 0;
     CHECK_OK(cmrs_plan_for_matrix(&d, CMRSCL_FLOAT, &rows8, NULL, &p, &fallback));
-    CHECK(p.reduce != CMRSCL_REDUCE_SUBGROUP && fallback.struct_size == 0);
-}
-
-/* Without RowPtr (the device path plans once, before it fetches RowPtr for the split) the
- * index width comes from a bound on the tiles: 32 bits where the bound fits, 64 where only
- * the bound says it must - never fewer than the count needs. */
-static void test_index_width_without_row_ptr(void)
-{
-    cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
-    cmrscl_options split = {.kernel = CMRSCL_KERNEL_STRIP, .height = 8, .tile = 8};
-    plan_matrix a = {1 << 20, 1 << 20, 40 << 20, NULL, {40, 0.1, 80, 0, 0.0},
-                     NULL,    NULL,    false,    NULL};
-    cmrscl_params p = CMRSCL_PARAMS_INIT;
-    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &split, &p));
-    CHECK(p.tile == 8 && p.index_bits == 32);
-    a.nnz = (int64_t)3 << 29; /* fewer than 2^31 entries; the bound on partial sums is more */
-    CHECK_OK(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &split, &p));
-    CHECK(p.index_bits == 64);
-    split.index_bits = 32;
-    CHECK_STATUS(cmrs_plan_choose(&d, CMRSCL_FLOAT, &a, &split, &p), CMRSCL_ERROR_TOO_LARGE);
+    CHECK(p.reduce != CMRSCL_REDUCE_SUBGROUP && fallback.reduce == CMRSCL_REDUCE_AUTO);
 }
 
 /* A CPU whose sub-groups part ways (Intel's) takes CSR-vector on sub-groups of 4 for long rows
@@ -426,7 +413,6 @@ int main(void)
     test_cpu_long_rows();
     test_cpu_slice_holes_apart();
     test_subgroup_fallback();
-    test_index_width_without_row_ptr();
     test_subgroup_gpu();
     test_cpu();
     test_cpu_slices();

@@ -1,4 +1,5 @@
-/* test_transpose.c - the transposed product y = alpha*A^T*x + beta*y (host/exec/transpose.c),
+/* test_transpose.c - the transposed product y = alpha*A^T*x + beta*y (host/exec/transpose.c,
+ * product.c),
  * on the device chosen by CMRSCL_DEVICE:
  *   host         cmrscl_csr_transpose: shapes, each entry at its mirrored place, the
  *                transpose of the transpose is the matrix;

@@ -1,7 +1,8 @@
-/* exec.h - the execution stage: a device matrix - its plan, arrays and kernels (matrix.c; CSR
- * already on the device: matrix_device.c, convert_launch.c), its values updates
- * (matrix_update.c) and its products (spmv.c) - and what measures on the device: tuning
- * (tune.c) and bandwidth (bandwidth.c). */
+/* exec.h - the execution stage: a device matrix - made by one pipeline (matrix.c; CSR already
+ * on the device: matrix_device.c, convert_launch.c), its arrays, kernels and lifetime
+ * (matrix_arrays.c), its values updates (matrix_update.c), its products (product.c, launched
+ * by spmv.c and spmm.c; A^T: transpose.c) - and what measures on the device: tuning (tune.c)
+ * and bandwidth (bandwidth.c). */
 #ifndef CMRSCL_EXEC_H
 #define CMRSCL_EXEC_H
 
@@ -9,7 +10,7 @@
 #include "plan/plan.h"
 #include "runtime/runtime.h"
 
-/* ---- matrix.c / spmv.c ---- */
+/* ---- matrix.c, matrix_arrays.c ---- */
 
 /* The device arrays of a matrix, in the order of the kernel arguments that take them. */
 enum {
@@ -64,9 +65,10 @@ struct cmrscl_matrix_s {
     /* What the updates, the transposed product and the block product keep: each defined, made
      * (on first need) and read in its file alone, and released with the matrix through the
      * matrix_part_release its file put first in it. */
-    struct values_update *update;  /* matrix_update.c, under lock; NULL until needed */
-    struct transposed *transposed; /* transpose.c, under its own lock; made with the matrix */
-    struct spmm_state *spmm;       /* spmm.c, under lock; NULL until a block product_desc */
+    struct values_update *update;  /* matrix_update.c, under lock; NULL until an update */
+    struct transposed *transposed; /* transpose.c: the pointer under lock, the rest under its
+                                      own; NULL until a transposed product or a prepare */
+    struct spmm_state *spmm;       /* spmm.c, under lock; NULL until the first block launch */
     unsigned values_version; /* counts values updates (solvers' Jacobi diagonal, host/solve/) */
 };
 

@@ -123,7 +123,8 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
  * (subgroups.c): the kernel is built now (it stays in the context's cache for the matrix),
  * and where its width differs the planner's fallback - the local reduction - takes its
  * place, saying why; without one (the user asked for sub-groups) the error stands. */
-static cmrscl_status confirm_subgroups(cmrscl_matrix m, const cmrscl_params *fallback)
+static cmrscl_status confirm_subgroups(cmrscl_matrix m, cmrscl_precision precision,
+                                       const plan_matrix *a, const cmrscl_options *fallback)
 {
     cmrscl_params *p = &m->params;
     cl_program prog;
@@ -138,23 +139,21 @@ static cmrscl_status confirm_subgroups(cmrscl_matrix m, const cmrscl_params *fal
         st = cmrs_subgroups_check_kernel(m->ctx, k, p);
     if (k)
         clReleaseKernel(k);
-    if (st != CMRSCL_ERROR_UNSUPPORTED || !fallback->struct_size)
+    if (st != CMRSCL_ERROR_UNSUPPORTED || fallback->reduce != CMRSCL_REDUCE_LOCAL)
         return st;
-    *p = *fallback; /* its kernel: built with the others */
-    size_t n = strlen(p->plan_reason);
-    snprintf(p->plan_reason + n, sizeof p->plan_reason - n, "; local reduction: %s",
-             cmrscl_last_error());
-    return CMRSCL_OK;
+    char why[200];
+    snprintf(why, sizeof why, "%s", cmrscl_last_error());
+    return cmrs_plan_fallback(&m->ctx->info, precision, a, fallback, why, p); /* kernel: later */
 }
 
 cmrscl_status cmrs_matrix_plan(cmrscl_matrix m, cmrscl_precision precision, const plan_matrix *a,
                                const cmrscl_options *opt)
 {
-    cmrscl_params fallback;
+    cmrscl_options fallback;
     cmrscl_status st =
         cmrs_plan_for_matrix(&m->ctx->info, precision, a, opt, &m->params, &fallback);
     if (st == CMRSCL_OK && m->params.reduce == CMRSCL_REDUCE_SUBGROUP)
-        st = confirm_subgroups(m, &fallback);
+        st = confirm_subgroups(m, precision, a, &fallback);
     return st;
 }
 

@@ -88,6 +88,28 @@ static cmrscl_status report_bad_csr(const launcher *l, const device_csr *a, cons
                        row, e - 1, c[0], e, c[1]);
 }
 
+/* RowPtr for the plan, fetched on its first need (plan_matrix.fetch_row_ptr): once, its
+ * status kept for after the plan. */
+typedef struct row_ptr_source {
+    const launcher *l;
+    const device_csr *a;
+    int32_t *rp32;
+    int64_t *rp;
+    bool fetched;
+    cmrscl_status st;
+} row_ptr_source;
+
+static cmrscl_status fetch_row_ptr(const launcher *l, const device_csr *a, int32_t **rp32,
+                                   int64_t **rp);
+
+static const int64_t *row_ptr_on_need(void *source)
+{
+    row_ptr_source *s = source;
+    if (!s->fetched)
+        s->fetched = true, s->st = fetch_row_ptr(s->l, s->a, &s->rp32, &s->rp);
+    return s->st == CMRSCL_OK ? s->rp : NULL;
+}
+
 /* RowPtr back from the device, widened (what the split and the error reports read). */
 static cmrscl_status fetch_row_ptr(const launcher *l, const device_csr *a, int32_t **rp32,
                                    int64_t **rp)
@@ -289,12 +311,15 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     cmrscl_params *p = &m->params;
     launcher l = cmrs_launcher_make(m->ctx);
     double build = 0.0, t0 = cmrscl_seconds();
-    int32_t *rp32 = NULL;
-    int64_t *rp = NULL; /* RowPtr, fetched when the plan splits long strips */
+    row_ptr_source rows = {.l = &l, .a = a}; /* RowPtr, fetched where the plan needs it */
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
     row_totals totals;
-    plan_matrix pm = {.rows = a->rows, .cols = a->cols, .nnz = a->nnz};
+    plan_matrix pm = {.rows = a->rows,
+                      .cols = a->cols,
+                      .nnz = a->nnz,
+                      .fetch_row_ptr = row_ptr_on_need,
+                      .source = &rows};
     cmrscl_status st = cmrs_convert_program(m->ctx, precision, precision, 32, &l.program, &build);
     if (st == CMRSCL_OK)
         st = check_and_analyze(&l, a, &totals, &pm.stats);
@@ -302,16 +327,17 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     pm.longest_strip = totals.longest_strip;
     if (st == CMRSCL_OK)
         st = cmrs_matrix_plan(m, precision, &pm, opt);
-    bool need_row_ptr = st == CMRSCL_OK && p->tile > 0; /* the split is laid out on the host */
-    if (need_row_ptr && (st = fetch_row_ptr(&l, a, &rp32, &rp)) == CMRSCL_OK)
-        pm.row_ptr = rp;
+    if (st == CMRSCL_OK && p->tile > 0) /* the split is laid out on the host */
+        pm.row_ptr = row_ptr_on_need(&rows);
+    if (st == CMRSCL_OK)
+        st = rows.st; /* a fetch that failed */
     if (st == CMRSCL_OK)
         st = cmrs_matrix_layout(m, &pm, &sp, bytes);
     if (st == CMRSCL_OK && p->index_bits != 32) /* the checks above read the CSR alone */
         st = cmrs_convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
     cmrscl_trace("create_from_cl: program %.3f ms, check and statistics %.3f ms, plan %.3f ms%s",
                  build * 1e3, (checked - t0 - build) * 1e3, (cmrscl_seconds() - checked) * 1e3,
-                 need_row_ptr ? " (with RowPtr back for the split)" : "");
+                 rows.fetched ? " (with RowPtr back for the split)" : "");
     if (st == CMRSCL_OK)
         st = cmrs_matrix_check_device_memory(m->ctx, bytes);
     double t1 = cmrscl_seconds();
@@ -328,7 +354,7 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
         st = convert_entries(&l, m, a);
     p->convert_seconds = cmrscl_seconds() - t2;
     cmrs_split_free(&sp);
-    free(rp32), free(rp);
+    free(rows.rp32), free(rows.rp);
     if (st == CMRSCL_OK)
         st = cmrs_matrix_create_kernels(m);
     p->build_seconds += build;

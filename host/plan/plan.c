@@ -418,15 +418,6 @@ static cmrscl_status choose_layout(const cmrscl_device_info *dev, const plan_mat
     return CMRSCL_OK;
 }
 
-/* At most how many tiles a split of nnz entries makes: only strips longer than two tiles
- * split, fewer than nnz / (2 tile) + 1 of them, each cut into fewer than 1.5 len / tile
- * tiles and padded by fewer than group_tiles slots. */
-static int64_t split_tiles_bound(int64_t nnz, int32_t tile, int64_t group_tiles)
-{
-    int64_t long_strips = nnz / (2 * (int64_t)tile) + 1;
-    return long_strips * (3 + group_tiles);
-}
-
 /* The width of the device's entry indices. 32 bits hold every entry index while the matrix
  * stores fewer than 2^31 entries (StripPtr keeps its top bit for the long-strip flag; the
  * kernels' counters run a few warps past the end, far below 2^32) and the split path fewer
@@ -435,19 +426,17 @@ static int64_t split_tiles_bound(int64_t nnz, int32_t tile, int64_t group_tiles)
 static cmrscl_status choose_index_bits(const plan_matrix *a, const cmrscl_options *opt,
                                        cmrscl_params *p)
 {
-    int64_t tiles = 0, longs = 0, group_tiles = cmrs_plan_group_tiles(p);
-    if (p->tile > 0 && a->row_ptr)
-        cmrs_split_count(a->rows, a->row_ptr, p->height, p->tile, (int)group_tiles, &tiles, &longs);
+    int64_t tiles = 0, longs = 0;
+    const int64_t *row_ptr = p->tile > 0 ? cmrs_plan_row_ptr(a) : NULL;
+    if (row_ptr)
+        cmrs_split_count(a->rows, row_ptr, p->height, p->tile, cmrs_plan_group_tiles(p), &tiles,
+                         &longs);
     if (tiles > INT32_MAX)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "the split makes %lld tiles of %d entries, more than %d: take longer "
                            "tiles (cmrscl_options.tile)",
                            (long long)tiles, p->tile, INT32_MAX);
-    /* Without RowPtr (the device path, which fetches it for the split after planning) the
-     * width is chosen from a bound on the tiles, never below their count. */
-    int64_t partial_sums =
-        (p->tile > 0 && !a->row_ptr ? split_tiles_bound(a->nnz, p->tile, group_tiles) : tiles) *
-        p->height;
+    int64_t partial_sums = tiles * p->height;
     /* MODULO stores holes too, decided only by the layout: bound them. Each step of WARP
      * positions places at least MODULO entries (or the strip's last ones). */
     int64_t stored = a->nnz;

@@ -125,12 +125,17 @@ CMRSCL_HIDDEN int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_pr
 typedef struct plan_matrix {
     int32_t rows, cols;
     int64_t nnz;
-    const int64_t *row_ptr; /* NULL on the device path until a split needs it */
+    const int64_t *row_ptr; /* NULL on the device path: fetch_row_ptr brings it on need */
     cmrscl_matrix_stats stats;
     const int64_t *longest_strip; /* without row_ptr: row_totals.longest_strip, or NULL */
     const value_census *values;   /* NULL or not examined: the values stay plain */
     bool host_layout; /* laid out on the host (not the device path): layouts with holes can be */
     const int32_t *col_ind; /* NULL on the device path: no narrow columns */
+    /* Without row_ptr (the device path): RowPtr from the device, fetched by the caller the
+     * first time a rule needs it (cmrs_plan_row_ptr) - so a plan is made once, from the same
+     * facts as on the host; NULL where there is none to fetch. */
+    const int64_t *(*fetch_row_ptr)(void *source);
+    void *source;
 } plan_matrix;
 /* Layouts that store holes between the entries (host/format/cmrs_holes.c). */
 static inline bool plan_has_holes(cmrscl_kernel k)
@@ -251,8 +256,10 @@ CMRSCL_HIDDEN double cmrs_plan_resident_warps(const cmrscl_device_info *dev);
 /* Fewer strips of 64 rows than resident warps: each warp's chain of dependent loads, not
  * bandwidth, sets the time. */
 CMRSCL_HIDDEN bool cmrs_plan_few_rows(const cmrscl_device_info *dev, int32_t rows);
-/* Entries of the longest strip of `height` rows: from RowPtr, else from the device's table
- * of power-of-two heights; -1 when neither tells. */
+/* RowPtr: a->row_ptr, else fetched (a->fetch_row_ptr), else NULL. */
+CMRSCL_HIDDEN const int64_t *cmrs_plan_row_ptr(const plan_matrix *a);
+/* Entries of the longest strip of `height` rows: from the device path's table of power-of-two
+ * heights, else from RowPtr (cmrs_plan_row_ptr); -1 when neither tells. */
 CMRSCL_HIDDEN int64_t cmrs_plan_longest_strip(const plan_matrix *a, int height);
 
 /* ---- plan_cpu.c ---- */
@@ -289,14 +296,21 @@ CMRSCL_HIDDEN cmrscl_status cmrs_params_room(const cmrscl_params *out, size_t *r
 CMRSCL_HIDDEN void cmrs_params_deliver(const cmrscl_params *plan, cmrscl_params *out, size_t room);
 
 /* The tuning database's plan for the matrix's class when every option is automatic (and it
- * still fits), else cmrs_plan_choose's. *fallback (may be NULL) receives the plan to take
- * instead where the plan's reduction rests on a sub-group width its compiler may not give
- * (the same options, the local reduction), else struct_size 0: none (the user asked for
+ * still fits), else cmrs_plan_choose's. *fallback (may be NULL) receives the options of the
+ * plan to take instead where the plan's reduction rests on a sub-group width its compiler may
+ * not give (the same options, the local reduction: planned by cmrs_plan_fallback only where
+ * the built kernel says so); reduce 0 (automatic) where there is none (the user asked for
  * sub-groups, or the plan needs none). */
 CMRSCL_HIDDEN cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev,
                                                  cmrscl_precision precision, const plan_matrix *a,
                                                  const cmrscl_options *opt, cmrscl_params *p,
-                                                 cmrscl_params *fallback);
+                                                 cmrscl_options *fallback);
+/* The sub-group plan *p replaced by its fallback's (the options cmrs_plan_for_matrix handed
+ * back), its reason saying why (`why`: what the compiler did). */
+CMRSCL_HIDDEN cmrscl_status cmrs_plan_fallback(const cmrscl_device_info *dev,
+                                               cmrscl_precision precision, const plan_matrix *a,
+                                               const cmrscl_options *fallback, const char *why,
+                                               cmrscl_params *p);
 /* plan_values.c: p->values, dict_bits and dict_size after the layout (row_bits) is chosen,
  * and the reason's "; values" clause; fails when opt->values asks for a codec that does not
  * fit. */

@@ -19,23 +19,9 @@ static bool options_automatic(const cmrscl_options *o)
                   !o->lane_entries && !plan_for_blocks(o));
 }
 
-/* The plan with the local reduction in place of sub-groups, for a kernel whose compiler
- * chose another width than the plan asked of it: the same options, the reduction forced. */
-static void local_fallback(const cmrscl_device_info *dev, cmrscl_precision precision,
-                           const plan_matrix *a, const cmrscl_options *made_with,
-                           cmrscl_params *fallback)
-{
-    cmrscl_options local = *made_with;
-    local.reduce = CMRSCL_REDUCE_LOCAL;
-    if (cmrs_plan_choose(dev, precision, a, &local, fallback) == CMRSCL_OK)
-        fallback->struct_size = sizeof *fallback;
-    else
-        memset(fallback, 0, sizeof *fallback); /* none: the sub-group plan's error stands */
-}
-
 cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precision precision,
                                    const plan_matrix *a, const cmrscl_options *opt,
-                                   cmrscl_params *p, cmrscl_params *fallback)
+                                   cmrscl_params *p, cmrscl_options *fallback)
 {
     char cls[64];
     cmrs_tuning_class(&a->stats, a->nnz, cls, sizeof cls);
@@ -58,13 +44,32 @@ cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precisi
     }
     p->struct_size = sizeof *p; /* the whole view, as the tuner's reports hand it out */
     if (fallback)
-        memset(fallback, 0, sizeof *fallback);
+        *fallback = none;
     /* Sub-groups the user did not ask for: their width is the compiler's to choose (the plan
-     * can only ask), known once the kernel is built - the plan to take then is made now. */
+     * can only ask), known once the kernel is built - then the same options on local memory. */
     if (fallback && st == CMRSCL_OK && p->reduce == CMRSCL_REDUCE_SUBGROUP &&
-        !(opt && opt->reduce == CMRSCL_REDUCE_SUBGROUP))
-        local_fallback(dev, precision, a, from_db ? &tuned : opt ? opt : &none, fallback);
+        !(opt && opt->reduce == CMRSCL_REDUCE_SUBGROUP)) {
+        *fallback = from_db ? tuned : opt ? *opt : none;
+        fallback->reduce = CMRSCL_REDUCE_LOCAL;
+    }
     return st;
+}
+
+cmrscl_status cmrs_plan_fallback(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                 const plan_matrix *a, const cmrscl_options *fallback,
+                                 const char *why, cmrscl_params *p)
+{
+    char reason[sizeof p->plan_reason];
+    snprintf(reason, sizeof reason, "%s", p->plan_reason);
+    const char *source = p->height_source;
+    cmrscl_status st = cmrs_plan_choose(dev, precision, a, fallback, p);
+    if (st != CMRSCL_OK)
+        return st;
+    p->height_source = source; /* the plan it stands in for chose the rest */
+    snprintf(p->plan_reason, sizeof p->plan_reason, "%.*s; local reduction: %s",
+             (int)(sizeof reason - 200), reason, why);
+    p->struct_size = sizeof *p;
+    return CMRSCL_OK;
 }
 
 void cmrs_plan_bytes_per_entry(cmrscl_params *p)

@@ -134,8 +134,8 @@ cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *
         p->tile = 0; /* no strip is long: one kernel, no combine */
     if (p->tile == 0)
         return CMRSCL_OK;
-    /* Unknown longest strip (the device path's first look, before RowPtr comes back): the
-     * second kernel, which takes any split; the plan is made again with RowPtr. */
+    /* Unknown longest strip (no RowPtr to read it from): the second kernel, which takes any
+     * split. */
     p->combine = longest < 0 ? CMRSCL_COMBINE_KERNEL : opt->combine;
     bool long_rows = a->stats.mu >= PLAN_LONG_ROWS;
     if (p->combine == CMRSCL_COMBINE_AUTO) {
