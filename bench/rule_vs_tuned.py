@@ -6,7 +6,7 @@
 
 For each matrix: `cmrscl-run tune` records the fastest plan in a tuning database of its own,
 then `cmrscl-run spmv -r R --warmup W` (defaults 50 and 5; on CPUs the first few dozen
-products of a process run slower: give W 50 there) runs N times (default 3) with the database off (the
+products of a process run slower: give W 50 there) runs N times (default 4) with the database off (the
 rule's plan) and N times with it (the tuned plan), alternated, each first in turn (on a small
 machine a run right after another is faster); prints the median of each N kernel medians
 (ms), their ratio, the ratio of the fastest products of each side (min) and both plans ("the same plan" where their build options agree). Products of a few microseconds (launch-sized)
@@ -37,7 +37,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("-p", "--precision", default="float")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=4)  # even: each side first as often
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("matrices", nargs="+")
@@ -52,22 +52,29 @@ def main(argv):
             mins = {"rule": [], "tuned": []}
             plans, options = {}, {}
             pair = (("rule", "off"), ("tuned", db))
-            for k in range(a.rounds):  # each first in turn: a run after another runs faster
-                for which, d in pair if k % 2 == 0 else pair[::-1]:
+            failed = False
+            for rnd in range(a.rounds):  # each first in turn: a run after another runs faster
+                for which, d in pair if rnd % 2 == 0 else pair[::-1]:
+                    if failed:
+                        break
                     out = run(cli, ["spmv"] + args + ["-p", a.precision, "-r", str(a.reps),
                                                 "--warmup", str(a.warmup)], d)
                     t = re.search(r"kernel\s+median\s+([0-9.]+) ms", out)
                     plan = re.search(r"plan\s+(.*)", out)
                     if not t:
                         print("%s: no time (%s)" % (m, out.strip().splitlines()[-1:]))
+                        failed = True
                         break
                     times[which].append(float(t.group(1)))
                     fastest = re.search(r"min\s+([0-9.]+) ms", out)
-                    mins[which].append(float(fastest.group(1)) if fastest else float("nan"))
+                    if fastest:
+                        mins[which].append(float(fastest.group(1)))
                     plans[which] = plan.group(1).split(",")[0:3] if plan else "?"
-                    built = re.search(r"^\s+(-cl-std\S* .*)$", out, re.M)
-                    options[which] = built.group(1) if built else "?"
-            if len(times["rule"]) < a.rounds or len(times["tuned"]) < a.rounds:
+                    # the plan line (without where its height came from), the split and the
+                    # build options: all the plan says
+                    said = re.findall(r"^(?:plan\s.*|\s+split:.*|\s+-cl-std\S* .*)$", out, re.M)
+                    options[which] = "\n".join(re.sub(r" \([^)]*\)", "", x) for x in said)
+            if failed or len(times["rule"]) < a.rounds or len(times["tuned"]) < a.rounds:
                 continue
             r, t = median(times["rule"]), median(times["tuned"])
             same = options["rule"] == options["tuned"]

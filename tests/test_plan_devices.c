@@ -344,7 +344,13 @@ static void test_subgroup_fallback(void)
     CHECK_OK(cmrs_plan_fallback(&d, CMRSCL_FLOAT, &rows8, &fallback, "16 lanes, not 8", &p));
     CHECK(p.reduce == CMRSCL_REDUCE_LOCAL && p.kernel == kernel && p.height == height &&
           test_contains(p.build_options, "-DREDUCE=1") &&
-          test_contains(p.plan_reason, "; local reduction: 16 lanes, not 8"));
+          test_contains(p.plan_reason, "; local reduction: 16 lanes, not 8") &&
+          !strcmp(p.height_source, "matrix rule") && p.struct_size == sizeof p);
+    cmrscl_options bad = fallback; /* a fallback that fails: the planner's error */
+    bad.height = CMRSCL_MAX_HEIGHT + 1;
+    CHECK_STATUS(cmrs_plan_fallback(&d, CMRSCL_FLOAT, &rows8, &bad, "why", &p),
+                 CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_contains(cmrscl_last_error(), "height"));
     cmrscl_options asked = {.reduce = CMRSCL_REDUCE_SUBGROUP};
     CHECK_OK(cmrs_plan_for_matrix(&d, CMRSCL_FLOAT, &rows8, &asked, &p, &fallback));
     CHECK(p.reduce == CMRSCL_REDUCE_SUBGROUP && fallback.reduce == CMRSCL_REDUCE_AUTO);

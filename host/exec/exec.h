@@ -84,8 +84,8 @@ CMRSCL_HIDDEN extern size_t cmrs_matrix_update_chunk;
 CMRSCL_HIDDEN cmrscl_status cmrs_matrix_new(cmrscl_context ctx, cmrscl_matrix *out);
 /* The plan from the matrix's facts (cmrs_plan_for_matrix) into m->params (but the timings);
  * a sub-group plan's kernel is built to confirm the width the compiler gave it, the planner's
- * fallback taken where it differs. Planned once: without a->row_ptr (the device path) the
- * index width is chosen from a bound on the split's tiles. */
+ * fallback planned where it differs. Planned once: without a->row_ptr (the device path) the
+ * planner fetches RowPtr through a->fetch_row_ptr where a rule needs it. */
 CMRSCL_HIDDEN cmrscl_status cmrs_matrix_plan(cmrscl_matrix m, cmrscl_precision precision,
                                              const plan_matrix *a, const cmrscl_options *opt);
 /* The plan's split of long strips into *sp (a->row_ptr needed where the plan splits), its

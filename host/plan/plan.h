@@ -306,7 +306,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev,
                                                  const cmrscl_options *opt, cmrscl_params *p,
                                                  cmrscl_options *fallback);
 /* The sub-group plan *p replaced by its fallback's (the options cmrs_plan_for_matrix handed
- * back), its reason saying why (`why`: what the compiler did). */
+ * back): the fallback's own reason (a tuned plan's said so), then why (`why`: what the
+ * compiler did); the height's source kept. */
 CMRSCL_HIDDEN cmrscl_status cmrs_plan_fallback(const cmrscl_device_info *dev,
                                                cmrscl_precision precision, const plan_matrix *a,
                                                const cmrscl_options *fallback, const char *why,

@@ -59,15 +59,17 @@ cmrscl_status cmrs_plan_fallback(const cmrscl_device_info *dev, cmrscl_precision
                                  const plan_matrix *a, const cmrscl_options *fallback,
                                  const char *why, cmrscl_params *p)
 {
-    char reason[sizeof p->plan_reason];
-    snprintf(reason, sizeof reason, "%s", p->plan_reason);
     const char *source = p->height_source;
+    bool tuned = source && !strcmp(source, "tuning database");
     cmrscl_status st = cmrs_plan_choose(dev, precision, a, fallback, p);
     if (st != CMRSCL_OK)
         return st;
+    char own[sizeof p->plan_reason];
+    snprintf(own, sizeof own, "%s", p->plan_reason);
     p->height_source = source; /* the plan it stands in for chose the rest */
-    snprintf(p->plan_reason, sizeof p->plan_reason, "%.*s; local reduction: %s",
-             (int)(sizeof reason - 200), reason, why);
+    snprintf(p->plan_reason, sizeof p->plan_reason, "%s%.*s; local reduction: %s",
+             tuned ? "the tuning database's plan on local memory: " : "", (int)(sizeof own - 240),
+             own, why);
     p->struct_size = sizeof *p;
     return CMRSCL_OK;
 }

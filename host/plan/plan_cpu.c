@@ -11,7 +11,8 @@
  * Xeon): a core walks a strip best alone - the segment family with one work-item per strip
  * reads each row once, in order, with no lanes to combine - unless the device has sub-groups
  * with shuffles and the rows are long enough to pay for them: then Algorithm 1 of HEIGHT 8,
- * or CSR-vector for long rows, on sub-groups of CPU_LANES lanes. Sub-groups that part ways
+ * or CSR-vector for long rows, on sub-groups of CPU_LANES lanes (long rows on sub-groups that
+ * part ways: cpu_vector_rule, below). Sub-groups that part ways
  * (Intel's: SIMD vectors of their own) pay from mu 6 (1.1-4.4x against the walk for mu
  * 6-1200; 0.8-1.4x for mu 4-5); sub-groups tied together in a group (PoCL 5's: each shuffle a
  * group barrier) from mu 15 (1.1-2.6x for mu 15-1200; 0.5-0.9x for mu 2-8). Both on matrices
@@ -37,27 +38,34 @@
 #define CPU_SLICE_MIN_ROW 1.5
 /* Where Algorithm 1 on sub-groups that part ways is the alternative (it pays: CPU_STRIP_ROWS),
  * slices only up to CPU_SLICE_HOLES_APART positions an entry: Intel's runtime, slices against
- * HEIGHT 8 on sub-groups of 8, 1.26x faster at 1.92 (random rows of 8), 1.05-1.12x slower at
- * 2.63 and 1.05-1.37x at 2.80-2.97 (lp_ship04l, skewed rows); docs/PERFORMANCE.md. */
+ * HEIGHT 8 on sub-groups of 8, 1.26x faster at 1.92 (random rows of 8), 1.05-1.14x slower at
+ * 2.63 and 1.06-1.39x at 2.80-2.97 (lp_ship04l, skewed rows); docs/PERFORMANCE.md. */
 #define CPU_SLICE_HOLES_APART 2.5
 /* Long rows on sub-groups that part ways (Intel's): a row's entries shared by a sub-group's
  * lanes (CSR-vector, HEIGHT 1) beat a slice's work-item walking the whole row from
- * PLAN_LONG_ROWS entries a row (dense, random rows: 1.4-2.2x), and from CPU_VECTOR_ROWS where
- * a slice's rows differ in length so much that it stores CPU_VECTOR_HOLES positions an entry
- * or more (random rows of 40-64 entries: 1.2-1.5x); rows of 32 tie, and a slice of rows of
- * about equal length (FEM, 91 entries a row) stays 1.25x faster. Sub-groups of
- * CPU_VECTOR_LANES: fewer lanes a row, more rows at once (4 lanes 1.1-1.2x faster than 8
- * for rows of 48-128 entries, within 12% on dense rows). docs/PERFORMANCE.md, CPU_VECTOR_ROWS. */
+ * PLAN_LONG_ROWS entries a row (dense and random rows: 1.4-1.9x on 4 lanes), and from
+ * CPU_VECTOR_ROWS where a slice's rows differ in length so much that it would store
+ * CPU_VECTOR_HOLES positions an entry or more (random rows of 40-64 entries, 1.89 positions:
+ * 1.2-1.5x); at 32 entries slices were 1.1x faster, and a slice of rows of about equal length
+ * (FEM, 91 entries a row, 1.06 positions) 1.25x. Sub-groups of CPU_VECTOR_LANES: fewer lanes a
+ * row, more rows at once (4 lanes 1.1-1.2x faster than 8 for rows of 48-128 entries, 8 lanes
+ * 1.1x faster on dense rows of 700). At any size: against the walk that larger regular
+ * matrices otherwise keep, 2.1-2.9x on 7-13M entries of rows of 128-3000. The holes come from
+ * RowPtr, which the device path fetches
+ * for this: both paths make the same plan. docs/PERFORMANCE.md, CPU_VECTOR_ROWS. */
 #define CPU_VECTOR_ROWS 36.0
 #define CPU_VECTOR_HOLES 1.5
 #define CPU_VECTOR_LANES 4
-static bool cpu_vector_rule(const cmrscl_device_info *dev, const plan_matrix *a, double holes,
-                            cmrscl_params *p)
+static bool cpu_vector_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
     bool lanes = dev->subgroup_width && dev->subgroup_shuffle && dev->subgroup_apart;
-    if (!lanes ||
-        !(st->mu >= PLAN_LONG_ROWS || (st->mu >= CPU_VECTOR_ROWS && holes >= CPU_VECTOR_HOLES)))
+    if (!lanes || st->mu < CPU_VECTOR_ROWS || a->nnz == 0)
+        return false;
+    bool long_rows = st->mu >= PLAN_LONG_ROWS;
+    const int64_t *row_ptr = long_rows ? NULL : cmrs_plan_row_ptr(a);
+    double holes = row_ptr ? cmrs_slice_holes(a->rows, a->cols, row_ptr, CPU_SLICE_HEIGHT) : 0.0;
+    if (!long_rows && holes < CPU_VECTOR_HOLES)
         return false;
     p->kernel = CMRSCL_KERNEL_STRIP;
     p->reduce = CMRSCL_REDUCE_SUBGROUP;
@@ -66,10 +74,14 @@ static bool cpu_vector_rule(const cmrscl_device_info *dev, const plan_matrix *a,
                                                       : (int)dev->subgroup_width;
     p->height = 1;
     p->height_source = "matrix rule";
-    snprintf(p->plan_reason, sizeof p->plan_reason,
-             "a CPU with sub-groups that part ways, long rows (mu %.1f, slices of %d would store "
-             "%.2f positions an entry): one sub-group of %d per row (CSR-vector)",
-             st->mu, CPU_SLICE_HEIGHT, holes, p->warp);
+    int n = snprintf(p->plan_reason, sizeof p->plan_reason,
+                     "a CPU with sub-groups that part ways, long rows (mu %.1f", st->mu);
+    if (!long_rows)
+        n +=
+            snprintf(p->plan_reason + n, sizeof p->plan_reason - (size_t)n,
+                     "; slices of %d would store %.2f positions an entry", CPU_SLICE_HEIGHT, holes);
+    snprintf(p->plan_reason + n, sizeof p->plan_reason - (size_t)n,
+             "): one sub-group of %d per row (CSR-vector)", p->warp);
     return true;
 }
 
@@ -105,7 +117,7 @@ void cmrs_plan_cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmr
     double holes = cpu_slice_holes(a);
     double most_holes =
         lanes && pays && dev->subgroup_apart ? CPU_SLICE_HOLES_APART : CPU_SLICE_HOLES;
-    if (cpu_vector_rule(dev, a, holes, p) || cpu_slice_rule(a, holes, most_holes, p))
+    if (cpu_vector_rule(dev, a, p) || cpu_slice_rule(a, holes, most_holes, p))
         return;
     p->height_source = "device rule";
     if (lanes && pays) {
