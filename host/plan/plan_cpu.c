@@ -56,16 +56,13 @@
 #define CPU_VECTOR_ROWS 36.0
 #define CPU_VECTOR_HOLES 1.5
 #define CPU_VECTOR_LANES 4
-static bool cpu_vector_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmrscl_params *p)
+static bool cpu_vector_rule(bool apart, const plan_matrix *a, double holes,
+                            const cmrscl_device_info *dev, cmrscl_params *p)
 {
     const cmrscl_matrix_stats *st = &a->stats;
-    bool lanes = dev->subgroup_width && dev->subgroup_shuffle && dev->subgroup_apart;
-    if (!lanes || st->mu < CPU_VECTOR_ROWS || a->nnz == 0)
-        return false;
     bool long_rows = st->mu >= PLAN_LONG_ROWS;
-    const int64_t *row_ptr = long_rows ? NULL : cmrs_plan_row_ptr(a);
-    double holes = row_ptr ? cmrs_slice_holes(a->rows, a->cols, row_ptr, CPU_SLICE_HEIGHT) : 0.0;
-    if (!long_rows && holes < CPU_VECTOR_HOLES)
+    if (!apart || a->nnz == 0 ||
+        !(long_rows || (st->mu >= CPU_VECTOR_ROWS && holes >= CPU_VECTOR_HOLES)))
         return false;
     p->kernel = CMRSCL_KERNEL_STRIP;
     p->reduce = CMRSCL_REDUCE_SUBGROUP;
@@ -85,17 +82,21 @@ static bool cpu_vector_rule(const cmrscl_device_info *dev, const plan_matrix *a,
     return true;
 }
 
-/* The slices' stored positions an entry, where the host's arrays are there (0 otherwise). */
-static double cpu_slice_holes(const plan_matrix *a)
+/* The slices' stored positions an entry, counted once from RowPtr: where the host's arrays
+ * are there (the slice rule), or where the long-row rule asks (the device path fetches RowPtr
+ * for it); 0 otherwise. */
+static double cpu_slice_holes(const plan_matrix *a, bool vector_asks)
 {
-    if (!a->host_layout || !a->row_ptr || a->nnz == 0)
+    if (a->nnz == 0 || !(a->host_layout || vector_asks))
         return 0.0;
-    return cmrs_slice_holes(a->rows, a->cols, a->row_ptr, CPU_SLICE_HEIGHT);
+    const int64_t *row_ptr = cmrs_plan_row_ptr(a);
+    return row_ptr ? cmrs_slice_holes(a->rows, a->cols, row_ptr, CPU_SLICE_HEIGHT) : 0.0;
 }
 
+/* Slices are laid out on the host: only where its arrays are there. */
 static bool cpu_slice_rule(const plan_matrix *a, double holes, double most_holes, cmrscl_params *p)
 {
-    if (holes == 0.0 || a->stats.mu < CPU_SLICE_MIN_ROW || holes > most_holes)
+    if (!a->host_layout || holes == 0.0 || a->stats.mu < CPU_SLICE_MIN_ROW || holes > most_holes)
         return false;
     p->kernel = CMRSCL_KERNEL_SLICE;
     p->reduce = CMRSCL_REDUCE_LOCAL;
@@ -114,10 +115,11 @@ void cmrs_plan_cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a, cmr
     bool lanes = dev->subgroup_width && dev->subgroup_shuffle;
     double from = dev->subgroup_apart ? CPU_STRIP_ROWS : CPU_STRIP_ROWS_TIED;
     bool pays = st->mu >= from && (a->nnz <= CPU_SMALL || st->row_cv >= CPU_IRREGULAR);
-    double holes = cpu_slice_holes(a);
-    double most_holes =
-        lanes && pays && dev->subgroup_apart ? CPU_SLICE_HOLES_APART : CPU_SLICE_HOLES;
-    if (cpu_vector_rule(dev, a, p) || cpu_slice_rule(a, holes, most_holes, p))
+    bool apart = lanes && dev->subgroup_apart;
+    double holes =
+        cpu_slice_holes(a, apart && st->mu >= CPU_VECTOR_ROWS && st->mu < PLAN_LONG_ROWS);
+    double most_holes = apart && pays ? CPU_SLICE_HOLES_APART : CPU_SLICE_HOLES;
+    if (cpu_vector_rule(apart, a, holes, dev, p) || cpu_slice_rule(a, holes, most_holes, p))
         return;
     p->height_source = "device rule";
     if (lanes && pays) {
