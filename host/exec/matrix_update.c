@@ -42,8 +42,6 @@ struct values_update {
 static void update_release(cmrscl_matrix m)
 {
     struct values_update *u = m->update;
-    if (!u)
-        return;
     for (int i = 0; i < 2; ++i)
         if (u->gather[i])
             clReleaseKernel(u->gather[i]);

@@ -109,13 +109,20 @@ static cmrscl_status release(const product_desc *d, cmrscl_status st)
     return st;
 }
 
-/* One product on the matrix's queue, the caller holding its lock: timed, or on the host
- * arrays' buffers. */
-static cmrscl_status launch(const product_desc *d, cl_mem x, cl_mem y, cl_event *first,
+/* One product enqueued under the matrix's lock (argument setting + enqueue, as every product)
+ * on `queue` (NULL: the matrix's) after the wait list; first and last as cmrs_spmv_enqueue's
+ * (NULL: not asked for). */
+static cmrscl_status launch(const product_desc *d, cl_mem x, cl_mem y, cl_command_queue queue,
+                            cl_uint num_wait, const cl_event *wait_list, cl_event *first,
                             cl_event *last)
 {
-    return cmrs_spmm_enqueue(d->m, &d->b, d->alpha, x, d->beta, y, d->m->ctx->queue, 0, NULL, first,
-                             last);
+    cmrscl_matrix m = d->m;
+    pthread_mutex_lock(&m->lock);
+    cmrscl_status st =
+        cmrs_spmm_enqueue(m, &d->b, d->alpha, x, d->beta, y, queue ? queue : m->ctx->queue,
+                          num_wait, wait_list, first, last);
+    pthread_mutex_unlock(&m->lock);
+    return st;
 }
 
 /* ---- enqueued ---- */
@@ -128,12 +135,7 @@ static cmrscl_status enqueue(product_desc *d, cl_mem x, cl_mem y, cl_command_que
         st = resolve(d);
     if (st != CMRSCL_OK)
         return st;
-    cmrscl_matrix m = d->m;
-    pthread_mutex_lock(&m->lock);
-    st = cmrs_spmm_enqueue(m, &d->b, d->alpha, x, d->beta, y, queue ? queue : m->ctx->queue,
-                           num_wait, wait_list, NULL, event);
-    pthread_mutex_unlock(&m->lock);
-    return release(d, st);
+    return release(d, launch(d, x, y, queue, num_wait, wait_list, NULL, event));
 }
 
 cmrscl_status cmrscl_spmv_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
@@ -190,34 +192,13 @@ static cmrscl_status check_timing(int warmup, int repetitions, const cmrscl_timi
     return CMRSCL_OK;
 }
 
-/* A described product with its buffers, as time_products repeats it. */
-typedef struct timed_job {
-    const product_desc *d;
-    cl_mem x, y;
-} timed_job;
-
-/* One product under the matrix's lock (argument setting + enqueue, as every product);
- * first and last as cmrs_spmv_enqueue's (NULL: not timed). */
-static cmrscl_status locked(const timed_job *j, cl_event *first, cl_event *last)
-{
-    pthread_mutex_t *lock = &j->d->m->lock;
-    pthread_mutex_lock(lock);
-    cmrscl_status st = launch(j->d, j->x, j->y, first, last);
-    pthread_mutex_unlock(lock);
-    return st;
-}
-
 /* `warmup` products, then `repetitions` timed by their events and as many back to back
- * (cmrscl_timing). */
-static cmrscl_status time_products(const timed_job *job, int warmup, int repetitions,
-                                   cmrscl_timing *out)
+ * (cmrscl_timing; the arguments checked by the caller). */
+static cmrscl_status time_products(const product_desc *d, cl_mem x, cl_mem y, int warmup,
+                                   int repetitions, cmrscl_timing *out)
 {
-    if (out)
-        memset(out, 0, sizeof *out);
-    cmrscl_status st = check_timing(warmup, repetitions, out);
-    if (st != CMRSCL_OK)
-        return st;
-    cl_command_queue q = job->d->m->ctx->queue;
+    cmrscl_status st = CMRSCL_OK;
+    cl_command_queue q = d->m->ctx->queue;
     cl_command_queue_properties props = 0;
     clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (!(props & CL_QUEUE_PROFILING_ENABLE))
@@ -229,9 +210,9 @@ static cmrscl_status time_products(const timed_job *job, int warmup, int repetit
     if (!first || !last || !ms)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d timing events", n);
     for (int i = 0; st == CMRSCL_OK && i < warmup; ++i)
-        st = locked(job, NULL, NULL);
+        st = launch(d, x, y, NULL, 0, NULL, NULL, NULL);
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
-        st = locked(job, &first[i], &last[i]);
+        st = launch(d, x, y, NULL, 0, NULL, &first[i], &last[i]);
     cl_int err = clFinish(q);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clFinish");
@@ -246,7 +227,7 @@ static cmrscl_status time_products(const timed_job *job, int warmup, int repetit
     /* Back to back: what a solver loop sees, launch overhead included. */
     double t0 = cmrscl_seconds();
     for (int i = 0; st == CMRSCL_OK && i < n; ++i)
-        st = locked(job, NULL, NULL);
+        st = launch(d, x, y, NULL, 0, NULL, NULL, NULL);
     err = clFinish(q);
     double loop = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK && err != CL_SUCCESS)
@@ -273,8 +254,7 @@ static cmrscl_status timed(product_desc *d, cl_mem x, cl_mem y, int warmup, int 
         st = resolve(d);
     if (st != CMRSCL_OK)
         return st;
-    timed_job job = {d, x, y};
-    return release(d, time_products(&job, warmup, repetitions, out));
+    return release(d, time_products(d, x, y, warmup, repetitions, out));
 }
 
 cmrscl_status cmrscl_spmv_time_op(cmrscl_matrix m, cmrscl_operation op, double alpha, cl_mem x,
@@ -340,11 +320,8 @@ static cmrscl_status on_host(product_desc *d, const void *x, void *y)
     st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (x/y)");
     /* The read waits on the product's event: a caller's queue may be out of order. */
     cl_event done = NULL;
-    if (st == CMRSCL_OK) {
-        pthread_mutex_lock(&m->lock);
-        st = launch(d, xbuf, ybuf, NULL, &done);
-        pthread_mutex_unlock(&m->lock);
-    }
+    if (st == CMRSCL_OK)
+        st = launch(d, xbuf, ybuf, NULL, 0, NULL, NULL, &done);
     if (st == CMRSCL_OK) {
         err = clEnqueueReadBuffer(m->ctx->queue, ybuf, CL_TRUE, 0, b->y_bytes, y, 1, &done, NULL);
         if (err != CL_SUCCESS)

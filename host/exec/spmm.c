@@ -45,8 +45,6 @@ struct spmm_state {
 static void spmm_release(cmrscl_matrix m)
 {
     struct spmm_state *s = m->spmm;
-    if (!s)
-        return;
     for (struct spmm_kernel *k = s->kernels, *next; k; k = next) {
         next = k->next;
         clReleaseKernel(k->kernel);
@@ -57,6 +55,14 @@ static void spmm_release(cmrscl_matrix m)
         clReleaseMemObject(s->partial);
     free(s);
     m->spmm = NULL;
+}
+
+/* The block product's state, made on first need (NULL: no memory). Under m->lock. */
+static struct spmm_state *spmm_state(cmrscl_matrix m)
+{
+    if (!m->spmm && (m->spmm = calloc(1, sizeof *m->spmm)))
+        m->spmm->release = spmm_release;
+    return m->spmm;
 }
 
 /* The long strips' tiles' partial sums for a launch of `vectors`: the matrix's buffer for
@@ -168,9 +174,8 @@ static cmrscl_status spmm_kernel(cmrscl_matrix m, const spmm_shape *s, struct sp
     if (n < 0 || (size_t)n >= sizeof options)
         return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
                            "the block product's build options are too long");
-    if (!m->spmm && !(m->spmm = calloc(1, sizeof *m->spmm)))
+    if (!spmm_state(m))
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the block product");
-    m->spmm->release = spmm_release;
     for (struct spmm_kernel *k = m->spmm->kernels; k; k = k->next)
         if (!strcmp(k->options, options)) {
             *out = k;
