@@ -145,20 +145,21 @@ enum cmrs_spmm_combine_arg {
  * holds the same code) */
 #define CMRS_WS_STOP 0
 #define CMRS_WS_STOP_SLOTS 6
-#define CMRS_WS_ITER 6      /* iterations done */
-#define CMRS_WS_RR 7        /* the residual norm squared at the last check, ||r||^2 */
-#define CMRS_WS_THRESHOLD 8 /* the solve stops once ||r||^2 <= this */
-#define CMRS_WS_BB 9        /* ||b||^2 */
-#define CMRS_WS_VALUE 10    /* the value that stopped a breakdown (p.Ap, rho, omega) */
-#define CMRS_WS_BAD_B 11    /* entries of b that are NaN or Inf */
-#define CMRS_WS_BAD_X 12    /* entries of x0 that are NaN or Inf */
-#define CMRS_WS_RHO 13      /* BiCGStab: rho = (r0*, r) of the current iteration */
-#define CMRS_WS_RHO_PREV 14 /* ... the rho that alpha used, kept for beta */
-#define CMRS_WS_ALPHA 15    /* ... alpha */
-#define CMRS_WS_OMEGA 16    /* ... omega */
-#define CMRS_WS_ZERO_B 17   /* 1 when b = 0: x = 0 is the answer (the host zeroes x) */
-#define CMRS_WS_CAUSE 18    /* which of a method's quantities broke down (its own codes) */
-#define CMRS_WS_HEADER 24   /* reals before the first region of partial sums */
+#define CMRS_WS_ITER 6         /* iterations done */
+#define CMRS_WS_RR 7           /* the residual norm squared at the last check, ||r||^2 */
+#define CMRS_WS_THRESHOLD 8    /* the solve stops once ||r||^2 <= this */
+#define CMRS_WS_BB 9           /* ||b||^2 */
+#define CMRS_WS_VALUE 10       /* the value that stopped a breakdown (p.Ap, rho, omega) */
+#define CMRS_WS_BAD_B 11       /* entries of b that are NaN or Inf */
+#define CMRS_WS_BAD_X 12       /* entries of x0 that are NaN or Inf */
+#define CMRS_WS_RHO 13         /* BiCGStab: rho = (r0*, r) of the current iteration */
+#define CMRS_WS_RHO_PREV 14    /* ... the rho that alpha used, kept for beta */
+#define CMRS_WS_ALPHA 15       /* ... alpha */
+#define CMRS_WS_OMEGA 16       /* ... omega */
+#define CMRS_WS_ZERO_B 17      /* 1 when b = 0: x = 0 is the answer (the host zeroes x) */
+#define CMRS_WS_CAUSE 18       /* which of a method's quantities broke down (its own codes) */
+#define CMRS_WS_HISTORY_CAP 19 /* entries the history holds: later iterations record none */
+#define CMRS_WS_HEADER 24      /* reals before the first region of partial sums */
 
 /* Why a solve stopped (CMRS_WS_STOP). */
 #define CMRS_STOP_CONVERGED 1 /* ||r|| <= max(rtol ||b||, atol) */

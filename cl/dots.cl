@@ -115,6 +115,13 @@ INLINE real2_t cg_alpha_beta(real4_t sum)
     return (real2_t)(alpha, alpha * alpha * sum.s3 / sum.s1 - (real_t)1);
 }
 
+/* r.r of iteration `it` into the history, where the history has room for it */
+#define HISTORY_PUT(ws, history_at, it, rr)                                                        \
+    do {                                                                                           \
+        if ((it) < (uint)(ws)[CMRS_WS_HISTORY_CAP])                                                \
+            (ws)[(history_at) + (it)] = (rr);                                                      \
+    } while (0)
+
 /* CG's test before a step, from sum = (r.r, r.z, p.q, q.Dq): converged, NaN or Inf, or p.q
  * not positive (check_only: the test of r alone). Work-group 0 records r.r in the history
  * and the header and counts the step it lets go on. The stop code, 0 to go on. */
@@ -133,7 +140,7 @@ INLINE int cg_test(__global real_t *ws, real4_t sum, uint check_only, uint histo
         stop = CMRS_STOP_BREAKDOWN;
     if (LEADER()) {
         const uint it = (uint)ws[CMRS_WS_ITER];
-        ws[history_at + it] = rr;
+        HISTORY_PUT(ws, history_at, it, rr);
         ws[CMRS_WS_RR] = rr;
         if (!stop && !check_only)
             ws[CMRS_WS_ITER] = (real_t)(it + 1);
@@ -447,18 +454,17 @@ INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_
 /* The epilogue of the families that share out strips and tiles with find_work (strip,
  * segment, MODULO): after the barrier, the group's rows read back - strip s's row r at item
  * s * HEIGHT + r of the group's items, in the order combine_in_group walks its tiles. */
-INLINE void dots_of_group(const work *w, uint first_tile_group, uint strips, uint tiles,
-                          uint rows, __global const index_t *strip_ptr,
-                          __global const uint *tile_strip, __global const real_t *x,
-                          __global const real_t *y, __global real_t *ws, uint dots_at,
-                          __global const real_t *dot_w, __local real4_t *scratch)
+INLINE void dots_of_group(const work *w, uint first_tile_group, uint strips, uint tiles, uint rows,
+                          __global const index_t *strip_ptr, __global const uint *tile_strip,
+                          __global const real_t *x, __global const real_t *y, __global real_t *ws,
+                          uint dots_at, __global const real_t *dot_w, __local real4_t *scratch)
 {
     barrier(CLK_GLOBAL_MEM_FENCE);
     const uint group = get_group_id(0);
     const uint tile_groups = (tiles + WARPS_PER_GROUP - 1) / WARPS_PER_GROUP;
-    const uint role_group = w->tile                      ? group - first_tile_group
+    const uint role_group = w->tile                    ? group - first_tile_group
                             : group < first_tile_group ? group
-                                                         : group - tile_groups;
+                                                       : group - tile_groups;
     const uint first = role_group * WARPS_PER_GROUP;
     const uint end = min(first + WARPS_PER_GROUP, w->tile ? tiles : strips);
     real4_t acc = (real4_t)0;

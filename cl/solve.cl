@@ -79,10 +79,13 @@ __kernel void solve_start(const uint n, __global const real_t *restrict b,
 }
 
 /* One work-group, after solve_start: ||b||^2, the threshold (max(rtol ||b||, atol))^2, the
- * inputs' NaN and Inf, and rho = r0.r0 (BiCGStab's, with r0* = r0). b = 0: x = 0 is the
- * answer, as scipy's solvers take it (the host zeroes x). */
+ * inputs' NaN and Inf, and rho = r0.r0 (BiCGStab's, with r0* = r0); the iterations counted
+ * from `done` (a restart from the true residual goes on counting, its history after the
+ * earlier passes'). b = 0: x = 0 is the answer, as scipy's solvers take it (the host zeroes
+ * x). */
 __kernel void solve_init(__global real_t *restrict ws, const uint groups, const uint rr_at,
-                         const uint start_at, const real_t rtol, const real_t atol)
+                         const uint start_at, const real_t rtol, const real_t atol, const uint done,
+                         const uint history_cap)
 {
     __local real4_t s[WG_SIZE];
     const real4_t input = group_sum4(share_of(ws, start_at, groups), s, WG_SIZE);
@@ -96,7 +99,8 @@ __kernel void solve_init(__global real_t *restrict ws, const uint groups, const 
     ws[CMRS_WS_BAD_X] = input.s2;
     ws[CMRS_WS_RR] = rr.s0;
     ws[CMRS_WS_RHO] = rr.s0;
-    ws[CMRS_WS_ITER] = 0;
+    ws[CMRS_WS_ITER] = (real_t)done;
+    ws[CMRS_WS_HISTORY_CAP] = (real_t)history_cap;
     ws[CMRS_WS_ZERO_B] = bb == (real_t)0;
     for (uint j = 1; j < CMRS_WS_STOP_SLOTS; ++j) /* a solve before's */
         ws[CMRS_WS_STOP + j] = 0;
@@ -157,9 +161,8 @@ __kernel void solve_invert(const uint n, __global real_t *restrict d, __global r
 /* cg_step's updates of rows 2k and 2k + 1 from their x, p, r and q; acc gains r.r and r.z.
  * (No restrict here: inlined, Oclgrind 21.10 cannot run the scope declarations it leaves.) */
 INLINE real4_t cg_pair(__global real_t *x, __global real_t *r, __global real_t *p,
-                       __global const real_t *dinv, uint k,
-                       real2_t xv, real2_t pv, real2_t rv, real2_t qv, real_t alpha, real_t beta,
-                       real4_t acc)
+                       __global const real_t *dinv, uint k, real2_t xv, real2_t pv, real2_t rv,
+                       real2_t qv, real_t alpha, real_t beta, real4_t acc)
 {
     rv -= alpha * qv;
     const real2_t zv = dinv ? PAIR(dinv, k) * rv : rv;
@@ -195,8 +198,8 @@ __kernel void cg_step(const uint n, __global real_t *restrict x, __global real_t
     if (HAS_FIRST_PAIR)
         acc = cg_pair(x, r, p, dinv, K0, x0, p0, r0, q0, alpha, beta, acc);
     FOR_LATER_PAIRS(k)
-    acc = cg_pair(x, r, p, dinv, k, PAIR(x, k), PAIR(p, k), PAIR(r, k), PAIR(q, k), alpha, beta,
-                  acc);
+    acc =
+        cg_pair(x, r, p, dinv, k, PAIR(x, k), PAIR(p, k), PAIR(r, k), PAIR(q, k), alpha, beta, acc);
     if (ODD_ROW()) {
         const uint i = n - 1;
         const real_t pv = p[i], rv = r[i] - alpha * q[i], zv = dinv ? dinv[i] * rv : rv;
@@ -254,7 +257,7 @@ __kernel void bicg_p(const uint n, __global const real_t *restrict r, __global r
     else if (!check_only && !(isfinite(rho) && isfinite(beta)))
         stop = CMRS_STOP_NONFINITE;
     if (LEADER()) {
-        ws[history_at + (uint)ws[CMRS_WS_ITER]] = rr;
+        HISTORY_PUT(ws, history_at, (uint)ws[CMRS_WS_ITER], rr);
         ws[CMRS_WS_RR] = rr;
         ws[CMRS_WS_RHO] = rho;
     }
@@ -338,8 +341,7 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
                         __global const real_t *restrict p, __global const real_t *restrict s_vec,
                         __global const real_t *restrict t, __global const real_t *restrict rs,
                         __global real_t *restrict ws, const uint ts_at, const uint ts_n,
-                        const uint ss_at, const uint ss_n, const uint out_at,
-                        const uint stop_slot)
+                        const uint ss_at, const uint ss_n, const uint out_at, const uint stop_slot)
 {
     __local real4_t s[WG_SIZE];
     const int seen = ws_stop_code(ws, stop_slot);

@@ -54,7 +54,7 @@ __kernel void gmres_begin(const uint n, __global const real_t *restrict r,
     RETURN_IF_SEEN(seen, stop_slot);
     const bool done = !(rr > ws[CMRS_WS_THRESHOLD]); /* converged, or NaN */
     if (LEADER()) {
-        ws[history_at + (uint)ws[CMRS_WS_ITER]] = rr;
+        HISTORY_PUT(ws, history_at, (uint)ws[CMRS_WS_ITER], rr);
         ws[CMRS_WS_RR] = rr;
         ws[at + G_G(m)] = sqrt(rr);
         ws[at + G_COLS] = 0;
@@ -155,10 +155,10 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
          * 0 then too); hn = 0 with d > 0: the solution is in the Krylov space, converged */
         /* hn NaN makes d NaN and the rotation the identity (rr 0): NaN before convergence */
         const int stop = !isfinite(rr) || !isfinite(hn) ? CMRS_STOP_NONFINITE
-                         : d == 0                      ? CMRS_STOP_BREAKDOWN
-                         : rr <= ws[CMRS_WS_THRESHOLD] ? CMRS_STOP_CONVERGED
-                         : hn == 0                     ? CMRS_STOP_BREAKDOWN
-                                                       : 0;
+                         : d == 0                       ? CMRS_STOP_BREAKDOWN
+                         : rr <= ws[CMRS_WS_THRESHOLD]  ? CMRS_STOP_CONVERGED
+                         : hn == 0                      ? CMRS_STOP_BREAKDOWN
+                                                        : 0;
         if (get_group_id(0) == 0) {
             const uint it = (uint)ws[CMRS_WS_ITER] + 1;
             ws[at + G_R(m) + j * m + j] = d;
@@ -169,7 +169,7 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
             ws[at + G_COLS] = j + 1;
             ws[CMRS_WS_ITER] = it;
             ws[CMRS_WS_RR] = rr;
-            ws[history_at + it] = rr;
+            HISTORY_PUT(ws, history_at, it, rr);
             if (stop) {
                 ws[CMRS_WS_STOP + stop_slot] = stop;
                 ws[CMRS_WS_VALUE] = stop == CMRS_STOP_BREAKDOWN ? d : isfinite(hn) ? rr : hn;

@@ -15,8 +15,12 @@
  * order: the same solve gives the same bits run after run.
  *
  * Stopping: ||r|| <= max(rtol ||b||, atol), r the method's residual recurrence (CG's r;
- * with Jacobi ||r||, not ||r||_D), tested before each iteration; after the solve the true
- * residual ||b - A x|| is computed again by a product and reported beside it.
+ * with Jacobi ||r||, not ||r||_D), tested before each iteration. The recurrence is then
+ * checked: the true residual ||b - A x|| is computed by a product, and where it misses the
+ * threshold (the recurrence drifted from it by rounding: low precision, ill-conditioned
+ * matrices) the method starts again from x with r = b - A x while iterations remain and each
+ * such pass at least halves the true residual. CONVERGED means the true residual met the
+ * threshold; DRIFTED that the recurrence's did and the true one could not.
  */
 #ifndef CMRSCL_SOLVE_H
 #define CMRSCL_SOLVE_H
@@ -46,7 +50,7 @@ typedef enum cmrscl_preconditioner {
 typedef void (*cmrscl_solve_monitor)(void *data, int iterations, double residual);
 
 /* Zero-initialised options mean CG, no preconditioner, rtol 1e-5, at most 10 x rows
- * iterations, checks every few iterations as measured, GMRES(30). NULL is the same. */
+ * iterations, checks every few iterations as measured, GMRES(20). NULL is the same. */
 typedef struct cmrscl_solve_options {
     cmrscl_method method;
     cmrscl_preconditioner preconditioner;
@@ -60,7 +64,7 @@ typedef struct cmrscl_solve_options {
      * of an iteration, growing with the square root of the iterations done (the interval
      * that balances the checks' cost against the iterations run past convergence). */
     int check_interval;
-    int restart; /* GMRES: Krylov vectors per cycle, 1..CMRSCL_MAX_RESTART; 0: 30 */
+    int restart; /* GMRES: Krylov vectors per cycle, 1..CMRSCL_MAX_RESTART; 0: 20 (scipy's) */
     cmrscl_solve_monitor monitor;
     void *monitor_data;
 } cmrscl_solve_options;
@@ -72,12 +76,15 @@ typedef enum cmrscl_solve_reason {
     CMRSCL_SOLVE_MAX_ITERATIONS = 1, /* not converged after max_iterations */
     CMRSCL_SOLVE_BREAKDOWN = 2,      /* a division by zero ahead (ERROR_BREAKDOWN) */
     CMRSCL_SOLVE_NONFINITE = 3,      /* a scalar became NaN or Inf (ERROR_BREAKDOWN) */
-    CMRSCL_SOLVE_BAD_INPUT = 4       /* NaN or Inf in b or x0 (ERROR_INVALID_ARGUMENT) */
+    CMRSCL_SOLVE_BAD_INPUT = 4,      /* NaN or Inf in b or x0 (ERROR_INVALID_ARGUMENT) */
+    /* not converged: the recurrence's residual met the threshold and ||b - A x|| did not, even
+     * after restarts from it (the precision's limit for this matrix; CMRSCL_OK) */
+    CMRSCL_SOLVE_DRIFTED = 5
 } cmrscl_solve_reason;
 
 typedef struct cmrscl_solve_result {
     cmrscl_solve_reason reason;
-    int converged;              /* reason == CONVERGED */
+    int converged;              /* reason == CONVERGED: true_residual <= threshold */
     int iterations;             /* done (GMRES: inner iterations) */
     double residual;            /* ||r|| of the recurrence at the end (GMRES: its estimate) */
     double true_residual;       /* ||b - A x|| of the x returned, from a product after the solve */
@@ -93,6 +100,10 @@ typedef struct cmrscl_solve_result {
      * estimates), read back once at the end; malloc'ed, freed by cmrscl_solve_result_free. */
     double *history;
     int history_length;
+    /* restarts from the true residual: passes after the first, each begun where the
+     * recurrence's residual had met the threshold and ||b - A x|| had not (its history entry
+     * is then ||b - A x||) */
+    int replacements;
 } cmrscl_solve_result;
 
 /* A solver of one square matrix with options: its kernels built and its work vectors made
@@ -126,7 +137,8 @@ CMRSCL_API void cmrscl_solve_result_free(cmrscl_solve_result *r);
 
 /* "cg", "bicgstab", "gmres"; NULL for others. */
 CMRSCL_API const char *cmrscl_method_name(cmrscl_method method);
-/* "converged", "max iterations", "breakdown", "NaN or Inf", "NaN or Inf in b or x0". */
+/* "converged", "max iterations", "breakdown", "NaN or Inf", "NaN or Inf in b or x0",
+ * "drifted". */
 CMRSCL_API const char *cmrscl_solve_reason_name(cmrscl_solve_reason reason);
 
 #ifdef __cplusplus

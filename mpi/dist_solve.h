@@ -13,6 +13,10 @@
 #define DIST_CG_WG 256
 #define DIST_CG_GROUPS_PER_UNIT 4
 
+/* A restart from the true residual goes on while each pass cuts it to this share or less:
+ * the single-device solver's rule (host/solve/solver.c, REPLACE_PROGRESS). */
+#define REPLACE_PROGRESS 0.9
+
 /* The five sums a collective carries, each rank's added in rank order: the first kernel's
  * (the start's or an update's) three, then the dot-product kernel's two. */
 enum { SUMS = 5 };

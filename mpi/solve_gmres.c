@@ -199,7 +199,7 @@ cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options
 {
     struct dist_solver *sv = m->solver;
     cycle c = {0};
-    cmrscl_status st = cmrs_dist_agree(m->comm, cycle_make(m, o->restart ? o->restart : 30, &c));
+    cmrscl_status st = cmrs_dist_agree(m->comm, cycle_make(m, o->restart ? o->restart : 20, &c));
     if (st != CMRSCL_OK) {
         cycle_free(m, &c);
         return st;

@@ -1,9 +1,9 @@
 /* solve.h - the solver stage, above the products (include/cmrscl_solve.h): the solver and its
- * workspace (solver.c: the public calls, the loop of iterations and checks; solve_kernels.c:
- * the vector kernels, the workspace's layout, the Jacobi diagonal), and one strategy object
- * per method (solve_cg.c, solve_bicgstab.c, solve_gmres.c) that enqueues its set-up and its
- * iterations. The kernels: cl/solve.cl, cl/solve_gmres.cl, and each family's product built
- * with the epilogue of cl/dots.cl (exec/spmv_dots.c). */
+ * workspace (solver.c: the public calls; solve_run.c: a solve's passes, iterations and
+ * checks; solve_kernels.c: the vector kernels, the workspace's layout, the Jacobi diagonal),
+ * and one strategy object per method (solve_cg.c, solve_bicgstab.c, solve_gmres.c) that
+ * enqueues its set-up and its iterations. The kernels: cl/solve.cl, cl/solve_gmres.cl, and
+ * each family's product built with the epilogue of cl/dots.cl (exec/spmv_dots.c). */
 #ifndef CMRSCL_SOLVE_STAGE_H
 #define CMRSCL_SOLVE_STAGE_H
 
@@ -81,12 +81,16 @@ struct cmrscl_solver_s {
     cl_mem *views; /* sub-buffers the method made of its vectors (GMRES's basis) */
     size_t view_count;
     unsigned values_version; /* the matrix's values the diagonal was taken from */
-    /* the solve in progress */
+    /* the solve in progress: a pass of it (the first, or a restart from the true residual)
+     * begins after `done` iterations and runs at most pass_max more; the methods count their
+     * iterations from the pass's start (solver.c) */
+    int done, pass_max;
     cl_mem b, x;
     cl_command_queue queue;
     bool out_of_order;
-    int launches;         /* kernels enqueued since the iterations began */
-    double check_seconds; /* a check's round trip, measured when made */
+    int launches; /* kernels enqueued since the pass's iterations began */
+    int iterations_enqueued, launches_enqueued; /* by every pass of the solve */
+    double check_seconds;                       /* a check's round trip, measured when made */
 };
 
 /* A method: how many vectors and products it needs, and the kernels it enqueues. */
@@ -108,12 +112,14 @@ struct solve_method {
     /* the products' arguments (again when the matrix's kernels were made anew: a values
      * update that stored the values another way) */
     cmrscl_status (*bind_products)(cmrscl_solver s);
-    /* a solve's set-up, given b and x: r = b - A x0 is in vec[0] already (solver.c); the
+    /* a pass's set-up, given b and x: r = b - A x is in vec[0] already (solver.c); the
      * method's start (solve_start, solve_init) and its first product */
     cmrscl_status (*start)(cmrscl_solver s, cl_mem b, cl_mem x);
-    /* iteration i (0-based) of at most `max`; i == max - 1 skips what only a next one needs */
+    /* iteration i (0-based, of the pass) of at most `max` (the pass's); i == max - 1 skips
+     * what only a next one needs */
     cmrscl_status (*iterate)(cmrscl_solver s, int i, int max);
-    /* after max iterations: the test of the last iterate (its residual into the history) */
+    /* after the pass's max iterations: the test of the last iterate (its residual into the
+     * history) */
     cmrscl_status (*check_last)(cmrscl_solver s, int max);
     /* after the loop: x complete (GMRES adds its last cycle's combination) */
     cmrscl_status (*finish)(cmrscl_solver s, cl_mem x);
@@ -122,6 +128,13 @@ struct solve_method {
     void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why, size_t size);
 };
 CMRSCL_HIDDEN extern const solve_method cmrs_solve_cg, cmrs_solve_bicgstab, cmrs_solve_gmres;
+
+/* ---- solve_run.c ---- */
+
+/* A solve whose arguments solver.c checked: its passes, the true residual, the history and
+ * the outcome into *out (all but seconds). */
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_run(cmrscl_solver s, cl_mem b, cl_mem x,
+                                           cmrscl_solve_result *out);
 
 /* ---- solve_kernels.c ---- */
 

@@ -144,20 +144,15 @@ static cmrscl_status cg_prepare(cmrscl_solver s)
     /* the Jacobi diagonal's buffer first: the kernels take it as an argument */
     cmrscl_status st = jacobi(s) ? cmrs_solve_jacobi(s) : CMRSCL_OK;
     const solve_layout *a = &s->at;
-    const int max = s->opt.max_iterations;
     cl_uint groups = (cl_uint)s->groups;
     bool fuses = cg_fuses(s);
     if (st == CMRSCL_OK)
         st = step_kernel(s, &s->kernel[STEP_EVEN], a->rr[0], groups, a->rr[1], 0, SLOT_EVEN);
     if (st == CMRSCL_OK)
         st = step_kernel(s, &s->kernel[STEP_ODD], a->rr[1], groups, a->rr[0], 0, SLOT_ODD);
-    /* the test after the last iteration: max - 1 wrote r.r at rr[max % 2], or with the fused
-     * iterations in pair (max - 1) % 2 of their regions */
-    if (st == CMRSCL_OK && !fuses)
-        st = step_kernel(s, &s->kernel[CHECK], a->rr[max % 2], groups, a->rr[0], 1, SLOT_CHECK);
-    if (st == CMRSCL_OK && fuses)
-        st = step_kernel(s, &s->kernel[CHECK], a->method + 4 * fused_groups(s) * ((max - 1) % 2),
-                         fused_groups(s), a->rr[0], 1, SLOT_CHECK);
+    /* the test after a pass's last iteration: where it reads r.r is bound then (cg_check_last) */
+    if (st == CMRSCL_OK)
+        st = step_kernel(s, &s->kernel[CHECK], a->rr[0], groups, a->rr[0], 1, SLOT_CHECK);
     cl_int err = CL_SUCCESS;
     for (int v = R2; fuses && v <= Q2 && st == CMRSCL_OK; ++v)
         if (!(s->vec[v] = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE,
@@ -204,10 +199,17 @@ static cmrscl_status cg_iterate(cmrscl_solver s, int i, int max)
     return st;
 }
 
+/* The test after the pass's last iteration: iteration max - 1 wrote r.r at rr[max % 2], or
+ * with the fused iterations in pair (max - 1) % 2 of their regions. */
 static cmrscl_status cg_check_last(cmrscl_solver s, int max)
 {
-    (void)max;
-    return cmrs_solve_launch(s, s->kernel[CHECK], 0);
+    const solve_layout *a = &s->at;
+    bool fused = s->fused[0].kernel != NULL;
+    cl_uint g = fused ? fused_groups(s) : (cl_uint)s->groups,
+            at = fused ? a->method + 4 * g * (cl_uint)((max - 1) % 2) : a->rr[max % 2];
+    solve_arg args[] = {SOLVE_UINT(at), SOLVE_UINT(g)};
+    cmrscl_status st = cmrs_solve_set_args(s->kernel[CHECK], 7, 2, args);
+    return st == CMRSCL_OK ? cmrs_solve_launch(s, s->kernel[CHECK], 0) : st;
 }
 
 static cmrscl_status cg_finish(cmrscl_solver s, cl_mem x)

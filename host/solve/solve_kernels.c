@@ -295,8 +295,11 @@ cmrscl_status cmrs_solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_me
                          SOLVE_MEM(dinv),        SOLVE_MEM(s->ws), SOLVE_UINT(s->at.rr[0]),
                          SOLVE_UINT(s->at.start)};
     cmrscl_status st = cmrs_solve_set_args(s->start, 0, 10, start);
+    cl_uint done = (cl_uint)s->done;
     cl_int err = cmrs_solve_set_real(s, s->init, 4, s->opt.rtol);
     err |= cmrs_solve_set_real(s, s->init, 5, s->opt.atol);
+    err |= clSetKernelArg(s->init, 6, sizeof done, &done);
+    err |= clSetKernelArg(s->init, 7, sizeof s->at.history_cap, &s->at.history_cap);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg (solve_init) failed");
     if (st == CMRSCL_OK)

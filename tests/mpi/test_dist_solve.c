@@ -165,8 +165,8 @@ static void spd_cases(void)
     }
 }
 
-/* BiCGStab and GMRES (restarts of 30 and of 5: several cycles) on a nonsymmetric matrix
- * (convection-diffusion), in float and double. */
+/* BiCGStab and GMRES (restarts of 20, the default, and of 5: several cycles) on a nonsymmetric
+ * matrix (convection-diffusion), in float and double. */
 static void nonsymmetric_cases(void)
 {
     const char *specs[] = {"convdiff:8"};

@@ -119,7 +119,8 @@ class SolveResult(ctypes.Structure):
                 ("threshold", c_double), ("breakdown", c_double), ("seconds", c_double),
                 ("iterate_seconds", c_double), ("launches_per_iteration", c_int),
                 ("checks", c_int), ("check_interval", c_int),
-                ("history", ctypes.POINTER(c_double)), ("history_length", c_int)]
+                ("history", ctypes.POINTER(c_double)), ("history_length", c_int),
+                ("replacements", c_int)]
 
 
 # cmrscl_solve_monitor: (data, iterations, residual)
