@@ -106,9 +106,12 @@ def copy_tree(dest):
 
 
 def failing_tests(output):
-    """The tests CTest lists as failed ("  12 - name (Failed)")."""
-    return [line.split(" - ", 1)[1].rsplit(" (", 1)[0].strip() for line in output.splitlines()
-            if " - " in line and ("(Failed)" in line or "(Timeout)" in line)]
+    """The tests CTest lists as failed ("  12 - name (Failed)"), crashed ("(SEGFAULT)",
+    "(Subprocess aborted)": a crash is a test failing too) or timed out; not those it could not
+    run ("(Not Run)": no executable)."""
+    listed = output.split("The following tests FAILED:", 1)[1] if "FAILED:" in output else ""
+    return [line.split(" - ", 1)[1].rsplit(" (", 1)[0].strip() for line in listed.splitlines()
+            if " - " in line and line.rstrip().endswith(")") and "(Not Run)" not in line]
 
 
 def main():
