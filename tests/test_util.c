@@ -103,6 +103,43 @@ const double test_alpha_beta[TEST_ALPHA_BETA_COUNT][2] = {
 
 void test_seed(unsigned long long seed) { rng_state = seed ? seed : 88172645463325252ull; }
 
+double test_op_ratio(cmrscl_matrix m, cmrscl_operation op, const cmrscl_csr *a, cmrscl_precision p)
+{
+    cmrscl_csr t = {0};
+    const cmrscl_csr *ref = a;
+    if (op == CMRSCL_TRANSPOSE) {
+        CHECK_OK(cmrscl_csr_transpose(a, &t));
+        ref = &t;
+    }
+    size_t nx = (size_t)ref->cols + 1, ny = (size_t)ref->rows + 1;
+    double *xd = malloc(sizeof(double) * nx), *y0d = malloc(sizeof(double) * ny);
+    double *yd = malloc(sizeof(double) * ny), worst = ref == &t && !t.row_ptr ? INFINITY : 0;
+    test_seed(31);
+    for (int g = 0; g < TEST_ALPHA_BETA_COUNT && isfinite(worst); ++g) {
+        double alpha = test_alpha_beta[g][0], beta = test_alpha_beta[g][1];
+        for (int32_t i = 0; i < ref->cols; ++i) /* never 0: a value coded wrong shows */
+            xd[i] = (test_uniform(0.25, 1) * (i % 2 ? -1 : 1));
+        for (int32_t i = 0; i < ref->rows; ++i)
+            y0d[i] = beta == 0 ? NAN : test_uniform(-1, 1);
+        for (size_t i = 0; p == CMRSCL_FLOAT && i + 1 < nx; ++i)
+            xd[i] = (double)(float)xd[i];
+        for (size_t i = 0; p == CMRSCL_FLOAT && i + 1 < ny; ++i)
+            y0d[i] = (double)(float)y0d[i];
+        void *x = test_values_in(xd, ref->cols, p), *y = test_values_in(y0d, ref->rows, p);
+        double ratio = INFINITY;
+        CHECK_OK(cmrscl_spmv_host_op(m, op, alpha, x, beta, y));
+        for (int32_t i = 0; i < ref->rows; ++i)
+            yd[i] = test_value_at(y, p, i);
+        CHECK_OK(cmrscl_csr_spmv_check(ref, alpha, xd, beta, y0d, yd,
+                                       p == CMRSCL_FLOAT ? 0x1p-24 : 0x1p-53, NULL, &ratio));
+        worst = ratio > worst || isnan(ratio) ? ratio : worst;
+        free(x), free(y);
+    }
+    free(xd), free(y0d), free(yd);
+    cmrscl_csr_free(&t);
+    return worst;
+}
+
 double test_uniform(double lo, double hi)
 {
     rng_state ^= rng_state << 13;

@@ -80,6 +80,12 @@ double test_block_ratio(const cmrscl_csr *a, cmrscl_precision p, double alpha, d
 #define TEST_ALPHA_BETA_COUNT 5
 extern const double test_alpha_beta[TEST_ALPHA_BETA_COUNT][2];
 
+/* The worst error over its rounding bound (cmrscl_csr_spmv_check; NaN or infinity when some
+ * row is wrong) of op(A) x by m's host product for each (alpha, beta) pair above, x and y0
+ * random in p (seeded: the same for every call), against the CPU double reference on `a`
+ * (its values already rounded to p). The transposed product checks against a's transpose. */
+double test_op_ratio(cmrscl_matrix m, cmrscl_operation op, const cmrscl_csr *a, cmrscl_precision p);
+
 /* Two matrices' plans alike in everything but the timings, where the program came from, and
  * the reason's clause on why the values are plain; with chosen_alike false (one made with
  * the other's plan given by hand, test_options_of_plan) not where the plan came from or why
