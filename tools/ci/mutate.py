@@ -82,6 +82,21 @@ MUTATIONS = [
     Mutation("parser: column index 0 let through", "host/io/mtx_parser.c",
              "    if (!q || c < 1 || c > ps->cols)", "    if (!q || c < 0 || c > ps->cols)",
              "^(mtx_index)$"),
+    # the solvers' reports (issue 56)
+    Mutation("solve: atol compared with ||r||^2 unsquared", "cl/solve.cl",
+             "ws[CMRS_WS_THRESHOLD] = scaled > atol * atol ? scaled : atol * atol;",
+             "ws[CMRS_WS_THRESHOLD] = scaled > atol ? scaled : atol;",
+             "^(solve_trust_float|solve_trust_double)$"),
+    Mutation("solve: Jacobi's diagonal of the row before in the odd row", "cl/solve.cl",
+             "zv = dinv ? dinv[i] * rv : rv;", "zv = dinv ? dinv[i - 1] * rv : rv;",
+             "^(solve_trust_double)$"),
+    Mutation("GMRES: the orthogonalisation's products rounded to float", "cl/solve_gmres.cl",
+             "acc.s0 += vi[i] * w[i];", "acc.s0 += (float)(vi[i] * w[i]);",
+             "^(solve_trust_double)$"),
+    Mutation("solve: converged on the recurrence alone", "host/solve/solve_run.c",
+             "        if (res->true_residual > res->threshold) {",
+             "        if (res->true_residual < 0) {",
+             "^(solve_trust_float|solve_trust_double)$"),
 ]
 
 
