@@ -69,7 +69,10 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
                 }
             }
         }
-        if (row < rows && !stopped) /* with DOTS: the row's terms, from the value it wrote */
+        /* with DOTS: the row's terms, from the value it wrote. `stopped` first: without DOTS
+         * it is the constant false, which clang warns of on the right of && (PoCL printed "1
+         * warning generated." on every first build of the plain product) */
+        if (!stopped && row < rows)
             PRODUCT_ROW(row, sum);
     }
     PRODUCT_END(); /* every work-item reaches it: no return above */

@@ -55,7 +55,7 @@ def test_solvers_agree_with_scipy(context, precisions, method, matrix, M):
         mat = cmrscl.Matrix(A, precision, context)
         kw = {"M": M} if M else {}
         x, info = getattr(la, method)(mat, b, rtol=rtol, **kw)
-        assert info == 0 and x.dtype == mat.dtype
+        assert info == 0 and x.dtype == np.result_type(mat.dtype, b.dtype)
         _check(A, b, x.astype(np.float64), 1e-4 if precision == "float" else rtol)
         if precision == "double":
             assert np.allclose(x, theirs, rtol=1e-6, atol=1e-8)
@@ -109,8 +109,10 @@ def test_wrong_arguments(context):
     b = np.ones(A.shape[0])
     with pytest.raises(TypeError):
         la.cg(sla.aslinearoperator(A), b)
+    with pytest.raises(ValueError, match="M must be"):
+        la.cg(mat, b, M="ilu")
     with pytest.raises(TypeError):
-        la.cg(mat, b, M=sla.aslinearoperator(A))
+        la.solve(mat, b, M=sla.aslinearoperator(A))
     with pytest.raises(TypeError):
         la.bicgstab(mat, b, M="jacobi")
     with pytest.raises(ValueError, match="shape"):

@@ -53,7 +53,7 @@ typedef struct cli_options {
      * --iterations (a fixed count for timing: no convergence test) */
     cmrscl_solve_options solve;
     const char *rhs;
-    bool fixed_iterations, tol_given;
+    bool fixed_iterations, tol_given, rtol_given;
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */

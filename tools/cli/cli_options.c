@@ -231,10 +231,10 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->solve.preconditioner = k == 1 ? CMRSCL_PRECONDITIONER_JACOBI : 0;
         return true;
     }
-    case OPT_TOL:
-        o->tol_given = true;
+    case OPT_TOL: /* 0: an absolute tolerance alone, with --atol */
+        o->tol_given = o->rtol_given = true;
         return parse_double("--tol", arg, &o->solve.rtol) &&
-               (o->solve.rtol > 0 || usage_error("--tol", "a positive number", arg));
+               (o->solve.rtol >= 0 || usage_error("--tol", "a number >= 0", arg));
     case OPT_ATOL:
         o->tol_given = true;
         return parse_double("--atol", arg, &o->solve.atol) &&
@@ -389,6 +389,14 @@ bool cli_parse(int argc, char **argv, cli_options *o)
     }
     if (!strcmp(o->command, "solve") && !o->repetitions_given)
         o->repetitions = 1;
+    if (!o->fixed_iterations && o->rtol_given && o->solve.rtol == 0 && o->solve.atol == 0) {
+        fprintf(stderr,
+                "%s: --tol 0 stops on an absolute tolerance alone: give --atol > 0 with it\n",
+                cli_name);
+        return false;
+    }
+    if (!o->fixed_iterations && !o->rtol_given)
+        o->solve.rtol = 1e-5; /* the default beside an --atol too (the library's alone) */
     for (int i = 0; i < o->ninputs; ++i) {
         if (o->is_gen[i])
             o->gen = o->inputs[i];

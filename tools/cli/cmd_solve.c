@@ -9,10 +9,111 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+#include <zlib.h>
+
+/* A Matrix Market array file of n x 1 (or 1 x n) real or integer values into b: 0, or an
+ * exit status after saying why. The header's other words: as cmrscl_mtx_read's files. */
+static int read_array_vector(const char *rhs, gzFile f, int n, double *b)
+{
+    char line[1024];
+    long long rows = -1, cols = -1;
+    while (gzgets(f, line, sizeof line)) {
+        if (line[0] == '%' || strspn(line, " \t\r\n") == strlen(line))
+            continue;
+        if (sscanf(line, "%lld %lld", &rows, &cols) != 2)
+            rows = -1;
+        break;
+    }
+    if (rows < 0 || cols < 0) {
+        fprintf(stderr, "%s: --rhs %s: no size line (rows cols) after the header\n", cli_name, rhs);
+        return EXIT_RUN_FAILED;
+    }
+    if (!((rows == n && cols == 1) || (rows == 1 && cols == n))) {
+        fprintf(stderr, "%s: --rhs %s is %lld x %lld: expected a %d x 1 vector\n", cli_name, rhs,
+                rows, cols, n);
+        return EXIT_USAGE;
+    }
+    int got = 0;
+    bool more = false;
+    while (!more && gzgets(f, line, sizeof line)) {
+        if (line[0] == '%')
+            continue;
+        for (char *at = line, *end;; at = end) {
+            double v = strtod(at, &end);
+            if (end == at) {
+                at += strspn(at, " \t\r\n");
+                if (*at) {
+                    fprintf(stderr, "%s: --rhs %s: '%.20s' is not a number\n", cli_name, rhs, at);
+                    return EXIT_RUN_FAILED;
+                }
+                break;
+            }
+            if (got == n) {
+                more = true;
+                break;
+            }
+            b[got++] = v;
+        }
+    }
+    if (got != n || more) {
+        fprintf(stderr, "%s: --rhs %s holds %s%d values: its size line says %d\n", cli_name, rhs,
+                more ? "more than " : "", got, n);
+        return EXIT_RUN_FAILED;
+    }
+    return 0;
+}
+
+/* A Matrix Market vector: an array file (the usual form) or a coordinate matrix of one
+ * column (entries not listed are 0). */
+static int read_mtx_vector(const char *rhs, int n, double *b)
+{
+    gzFile f = gzopen(rhs, "rb");
+    char header[1024] = "";
+    if (!f || !gzgets(f, header, sizeof header)) {
+        fprintf(stderr, "%s: --rhs %s: cannot read it\n", cli_name, rhs);
+        if (f)
+            gzclose(f);
+        return EXIT_RUN_FAILED;
+    }
+    char banner[64] = "", object[64] = "", format[64] = "", field[64] = "";
+    sscanf(header, "%63s %63s %63s %63s", banner, object, format, field);
+    if (!strcasecmp(format, "array")) {
+        int rc = 0;
+        if (strcasecmp(banner, "%%MatrixMarket") || strcasecmp(object, "matrix") ||
+            (strcasecmp(field, "real") && strcasecmp(field, "integer") &&
+             strcasecmp(field, "double"))) {
+            fprintf(stderr,
+                    "%s: --rhs %s: a Matrix Market array of real or integer values expected, "
+                    "not '%s %s %s %s'\n",
+                    cli_name, rhs, banner, object, format, field);
+            rc = EXIT_RUN_FAILED;
+        }
+        if (!rc)
+            rc = read_array_vector(rhs, f, n, b);
+        gzclose(f);
+        return rc;
+    }
+    gzclose(f);
+    cmrscl_csr v;
+    cmrscl_status st = cmrscl_mtx_read(rhs, NULL, &v);
+    if (st != CMRSCL_OK)
+        return cli_fail("reading the right-hand side", st);
+    int rc = 0;
+    if (v.rows != n || v.cols != 1) {
+        fprintf(stderr, "%s: --rhs %s is %d x %d: expected a %d x 1 vector\n", cli_name, rhs,
+                v.rows, v.cols, n);
+        rc = EXIT_USAGE;
+    }
+    for (int i = 0; !rc && i < n; ++i)
+        b[i] = v.row_ptr[i + 1] > v.row_ptr[i] ? v.values[v.row_ptr[i]] : 0;
+    cmrscl_csr_free(&v);
+    return rc;
+}
 
 /* The right-hand side: ones, random (uniform in [-1, 1], fixed seed) or a file - a Matrix
- * Market coordinate matrix of one column (entries not listed are 0) or plain numbers. */
+ * Market vector (an array, or a coordinate matrix of one column) or plain numbers. */
 static int make_rhs(const char *rhs, int n, double *b)
 {
     if (!rhs || !strcmp(rhs, "ones")) {
@@ -29,22 +130,8 @@ static int make_rhs(const char *rhs, int n, double *b)
         return 0;
     }
     size_t len = strlen(rhs);
-    if (len > 4 && (!strcmp(rhs + len - 4, ".mtx") || strstr(rhs, ".mtx.gz"))) {
-        cmrscl_csr v;
-        cmrscl_status st = cmrscl_mtx_read(rhs, NULL, &v);
-        if (st != CMRSCL_OK)
-            return cli_fail("reading the right-hand side", st);
-        int rc = 0;
-        if (v.rows != n || v.cols != 1) {
-            fprintf(stderr, "%s: --rhs %s is %d x %d: expected a %d x 1 vector\n", cli_name, rhs,
-                    v.rows, v.cols, n);
-            rc = EXIT_USAGE;
-        }
-        for (int i = 0; !rc && i < n; ++i)
-            b[i] = v.row_ptr[i + 1] > v.row_ptr[i] ? v.values[v.row_ptr[i]] : 0;
-        cmrscl_csr_free(&v);
-        return rc;
-    }
+    if (len > 4 && (!strcmp(rhs + len - 4, ".mtx") || strstr(rhs, ".mtx.gz")))
+        return read_mtx_vector(rhs, n, b);
     FILE *f = fopen(rhs, "r");
     if (!f) {
         fprintf(stderr, "%s: --rhs %s: no such file (expected ones, random or a file)\n", cli_name,
@@ -79,6 +166,14 @@ static void show_progress(void *data, int iterations, double residual)
     fprintf(stderr, "\rsolving: iteration %d, ||r|| %.3e  ", iterations, residual);
 }
 
+/* Whether the solve has a recurrence residual to report: not after a NaN or Inf, nor after a
+ * failure that leaves none (a GMRES breakdown reports 0, and no unconverged solve has 0). */
+static bool has_residual(const cmrscl_solve_result *r)
+{
+    return r->reason != CMRSCL_SOLVE_NONFINITE && r->reason != CMRSCL_SOLVE_BAD_INPUT &&
+           isfinite(r->residual) && (r->residual > 0 || r->converged);
+}
+
 static void solve_json(const loaded_matrix *lm, const cmrscl_params *p, const cli_options *opt,
                        const cmrscl_solve_result *r, double per_iteration_ms, double cpu_true,
                        double solve_ms, bool passed)
@@ -96,7 +191,7 @@ static void solve_json(const loaded_matrix *lm, const cmrscl_params *p, const cl
     json_string("reason", cmrscl_solve_reason_name(r->reason));
     json_bool("converged", r->converged);
     json_int("iterations", r->iterations);
-    json_number("residual", r->residual);
+    json_number("residual", has_residual(r) ? r->residual : NAN); /* none: null */
     json_number("true_residual", r->true_residual);
     json_number("cpu_true_residual", cpu_true);
     json_number("b_norm", r->b_norm);
@@ -180,6 +275,7 @@ int cmd_solve(const cli_options *opt)
     double *per = calloc((size_t)opt->repetitions + 1, sizeof(double));
     double *total = calloc((size_t)opt->repetitions + 1, sizeof(double));
     cl_uchar zero = 0;
+    char why[512] = "";
     bool broke_down = false;
     int reps = opt->repetitions;
     for (int k = 0; !rc && k < opt->repetitions; ++k) {
@@ -196,6 +292,8 @@ int cmd_solve(const cli_options *opt)
         if (st == CMRSCL_ERROR_BREAKDOWN) { /* it ran: the report says how far */
             if (so.monitor)
                 fputs("\r\033[K", stderr);
+            /* the library's words, its iteration count the only one the report gives */
+            snprintf(why, sizeof why, "%s", cmrscl_last_error());
             cli_fail("solving", st);
             broke_down = true;
             reps = k + 1;
@@ -205,8 +303,9 @@ int cmd_solve(const cli_options *opt)
             if (so.monitor)
                 fputs("\r\033[K", stderr);
             rc = cli_fail("solving", st);
-            printf("stopped after %d iterations: ||r|| %.3e (recurrence), ||b - A x|| %.3e\n",
-                   r.iterations, r.residual, r.true_residual);
+            if (has_residual(&r))
+                printf("stopped after %d iterations: ||r|| %.3e (recurrence), ||b - A x|| %.3e\n",
+                       r.iterations, r.residual, r.true_residual);
         }
     }
     if (so.monitor)
@@ -245,13 +344,18 @@ int cmd_solve(const cli_options *opt)
         printf("device     %s (%s); plan %s kernel, HEIGHT %d\n", dev.device_name,
                dev.platform_name, plan_kernel_name(p.kernel), p.height);
         printf("solver     %s, rtol %g, atol %g, at most %d iterations%s; set-up %.3f s\n", method,
-               so.rtol ? so.rtol : (so.atol ? 0 : 1e-5), so.atol,
+               so.rtol || so.atol ? so.rtol : 1e-5, so.atol,
                so.max_iterations ? so.max_iterations : 10 * n,
                so.method == CMRSCL_METHOD_GMRES ? ", restarted" : "", setup);
-        printf("result     %s after %d iterations: ||r|| %.3e (recurrence), ||b - A x|| %.3e "
-               "(device), %.3e (CPU, double); ||b|| %.3e, threshold %.3e\n",
-               cmrscl_solve_reason_name(r.reason), r.iterations, r.residual, r.true_residual,
-               cpu_true, r.b_norm, r.threshold);
+        if (broke_down && *why)
+            printf("result     %s (%s): ", cmrscl_solve_reason_name(r.reason), why);
+        else
+            printf("result     %s after %d iterations: ", cmrscl_solve_reason_name(r.reason),
+                   r.iterations);
+        if (has_residual(&r))
+            printf("||r|| %.3e (recurrence), ", r.residual);
+        printf("||b - A x|| %.3e (device), %.3e (CPU, double); ||b|| %.3e, threshold %.3e\n",
+               r.true_residual, cpu_true, r.b_norm, r.threshold);
         printf("time       %.4f ms per iteration (%d launch%s), solve %.3f ms (%d checks, "
                "interval %d; median of %d)\n",
                per_ms, r.launches_per_iteration, r.launches_per_iteration == 1 ? "" : "es",

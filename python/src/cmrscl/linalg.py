@@ -1,23 +1,57 @@
-"""Krylov solvers on the device, with scipy.sparse.linalg's signatures: cg, bicgstab, gmres.
+"""Krylov solvers on the device, with scipy.sparse.linalg's signatures and conventions: cg,
+bicgstab, gmres.
 
     import cmrscl.linalg
     x, info = cmrscl.linalg.cg(A, b, rtol=1e-8, M="jacobi")
 
 A is a cmrscl.Matrix, or a scipy.sparse matrix (made a cmrscl.Matrix on the default context,
-in its values' precision). The whole solve runs in libcmrscl on the device (include/
-cmrscl_solve.h): b and x cross the bus once each, and every iteration stays there. info is 0
-when converged, the iterations done when not (scipy's convention), negative on a breakdown
-(-1) or a NaN or Inf in the recurrence (-2); solve() returns a SolveResult with everything the
-library reports (iterations, residuals of the recurrence and of b - A x, the history, times).
+in float when A and b are float32, else in double).
 
-M: None or "jacobi" (the matrix's inverse diagonal; cg only) - scipy's LinearOperator
-preconditioners cannot run on the device. callback(xk) is called after every iteration of cg
-and bicgstab (the solve then checks every iteration and reads x back each time: slow);
-gmres's callback(residual / ||b||) after every inner iteration (scipy's "pr_norm")."""
+M=None or "jacobi" (the matrix's inverse diagonal; cg only): the whole solve runs in
+libcmrscl on the device (include/cmrscl_solve.h): b and x cross the bus once each, and every
+iteration stays there. Any other M - a scipy.sparse matrix, a dense array, a LinearOperator,
+a cmrscl.Matrix or a callable M(r) - is taken as scipy takes it (aslinearoperator; a callable
+as a LinearOperator's matvec) and the solve is scipy's own algorithm (scipy.sparse.linalg.cg,
+bicgstab, gmres) with A a LinearOperator whose products run on the device: its iteration
+runs on the host, each product copies a vector to the device and back. So does gmres with
+callback_type="x" (the device forms the iterate only at a cycle's end).
+
+Conventions, as scipy's (the installed scipy's where versions differ):
+- info: 0 converged; > 0 not converged, the iterations done (gmres: restart cycles, scipy's
+  maxiter; inner iterations with callback_type "legacy"); -1 a breakdown, -2 a NaN or Inf in
+  the recurrence (the device path; scipy's algorithm returns scipy's own negative values).
+  Converged means the true residual ||b - A x|| met max(rtol ||b||, atol): a recurrence that
+  met it while b - A x did not is not converged (the library's reason "drifted"; on scipy's
+  path the residual is checked again by a product afterwards).
+- Defaults: rtol 1e-5, atol 0, maxiter 10 x rows (gmres: 10 x rows cycles), gmres restart 20.
+- tol= is accepted, meaning rtol, where the installed scipy accepts it (before 1.14; with
+  scipy's DeprecationWarning where scipy also has rtol); elsewhere it is refused as scipy
+  refuses it.
+- maxiter=0 as the installed scipy: before scipy 1.12 (its Fortran iterations) no limit, as
+  maxiter=None; since 1.12 no iteration - x0 comes back with info 0 (scipy's "maxiter
+  iterations without converging" with maxiter 0).
+- x's dtype is numpy's promotion of A's, b's and float32 (float32 only when both are float32);
+  the device computes in the matrix's precision.
+- callback(xk) once an iteration (cg, bicgstab), never the last iterate twice. On the device
+  path xk is a view of the device's x that copies it to the host only when read (np.asarray,
+  arithmetic, indexing, xk.copy(), any ndarray attribute; shape, dtype, ndim, size and len()
+  read nothing), so a callback that only counts costs no copy - the device only waits for the
+  host at each iteration. xk is valid during the callback alone: reading it after the
+  callback returned raises RuntimeError (keep xk.copy()). gmres: callback(||r|| / ||b||)
+  once an inner iteration ("pr_norm", or scipy's default "legacy", where maxiter then counts
+  inner iterations), or callback(x) once a cycle ("x", scipy's algorithm on the host).
+
+solve() returns x and a SolveResult with everything the library reports (iterations,
+residuals of the recurrence and of b - A x, the history, times)."""
 import ctypes
+import inspect
+import re
+import warnings
 
 import numpy as np
+import scipy
 import scipy.sparse
+import scipy.sparse.linalg as sla
 
 from ._lib import MONITOR, SolveOptions, c_void_p, check, lib, text
 from ._lib import SolveResult as _RawResult
@@ -26,18 +60,30 @@ from ._matrix import Matrix
 __all__ = ["SolveResult", "bicgstab", "cg", "gmres", "solve"]
 
 _METHODS = {"cg": 0, "bicgstab": 1, "gmres": 2}
-_BREAKDOWN, _NONFINITE = 2, 3  # cmrscl_solve_reason
+# cmrscl_solve_reason: 2 breakdown, 3 NaN or Inf, 5 the recurrence met the tolerance but
+# b - A x did not ("drifted": not converged)
+_BREAKDOWN, _NONFINITE, _DRIFTED = 2, 3, 5
+_RESTART = 20  # scipy's gmres restart (the library's default too)
+_MAX_ITERATIONS = 2**24  # the device's count (include/cmrscl_solve.h)
+
+# The installed scipy: its spelling of the relative tolerance, and its maxiter=0.
+_SCIPY_VERSION = tuple(int(v) for v in re.findall(r"\d+", scipy.__version__)[:2])
+_SCIPY_PARAMETERS = inspect.signature(sla.cg).parameters
+_SCIPY_TOL = "tol" in _SCIPY_PARAMETERS  # scipy < 1.14 (the only spelling before 1.12)
+_SCIPY_RTOL = "rtol" in _SCIPY_PARAMETERS  # scipy >= 1.12
+_MAXITER_0_UNLIMITED = _SCIPY_VERSION < (1, 12)  # the Fortran iterations' maxiter <= 0
+_UNSET = object()
 
 
 class SolveResult:
     """What a solve reports: reason ("converged", "max iterations", "breakdown", "NaN or
-    Inf"), converged, iterations, residual (of the recurrence), true_residual (||b - A x||
-    from a product afterwards), b_norm, threshold, history (||r_k||, k = 0..iterations),
-    seconds (the whole call), iterate_seconds, seconds_per_iteration, launches_per_iteration,
-    checks."""
+    Inf", ...: cmrscl_solve_reason_name), converged, iterations, residual (of the recurrence),
+    true_residual (||b - A x|| from a product afterwards), b_norm, threshold, history (||r_k||,
+    k = 0..iterations), seconds (the whole call), iterate_seconds, seconds_per_iteration,
+    launches_per_iteration, checks."""
 
     def __init__(self, raw):
-        self.reason = text(lib.cmrscl_solve_reason_name(raw.reason))
+        self.reason = text(lib.cmrscl_solve_reason_name(raw.reason)) or f"reason {raw.reason}"
         self.converged = bool(raw.converged)
         for name in ("iterations", "residual", "true_residual", "b_norm", "threshold",
                      "breakdown", "seconds", "iterate_seconds", "launches_per_iteration",
@@ -54,6 +100,71 @@ class SolveResult:
                 f"iterations, ||r|| {self.residual:.3e}, ||b - A x|| {self.true_residual:.3e}>")
 
 
+class _Iterate:
+    """A callback's x_k: the device's x, copied to the host on first use (then kept for the
+    rest of the callback); shape, dtype, ndim, size and len() read nothing. Valid during the
+    callback only: a read afterwards raises RuntimeError."""
+
+    __slots__ = ("_device", "_host", "_live", "dtype", "shape")
+    __hash__ = None
+
+    def __init__(self, device, dtype):
+        self._device, self._host, self._live = device, None, True
+        self.dtype, self.shape = np.dtype(dtype), tuple(device.shape)
+
+    def _array(self):
+        if not self._live:
+            raise RuntimeError("a cmrscl.linalg callback's xk is the device's x during the "
+                               "callback only: keep xk.copy() to use it later")
+        if self._host is None:
+            self._host = self._device.get().astype(self.dtype, copy=False)
+        return self._host
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        host = self._array()
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            return host.astype(dtype)
+        return host.copy() if copy else host
+
+    def copy(self):
+        return self._array().copy()
+
+    def __getattr__(self, name):  # ndarray's methods and attributes: sum(), max(), T, ...
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._array(), name)
+
+    def __repr__(self):
+        state = "read" if self._host is not None else "not read"
+        return f"<cmrscl.linalg iterate shape={self.shape} dtype={self.dtype} ({state})>"
+
+
+def _delegate(name):
+    def method(self, *args):
+        return getattr(self._array(), name)(*args)
+    method.__name__ = name
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"):
+    for _form in ("__%s__", "__r%s__"):
+        setattr(_Iterate, _form % _name, _delegate(_form % _name))
+for _name in ("__neg__", "__pos__", "__abs__", "__getitem__", "__iter__", "__eq__", "__ne__",
+              "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__float__"):
+    setattr(_Iterate, _name, _delegate(_name))
+
+
 def _matrix(A, b):
     if isinstance(A, Matrix):
         return A
@@ -62,6 +173,11 @@ def _matrix(A, b):
         return Matrix(A, "float" if dtype == np.float32 else "double")
     raise TypeError("A must be a cmrscl.Matrix or a scipy.sparse matrix, not "
                     f"{type(A).__name__} (a LinearOperator cannot run on the device)")
+
+
+def _result_dtype(mat, b):
+    """numpy's promotion of A's and b's dtypes, at least float32 (scipy's x)."""
+    return np.result_type(mat.dtype, np.asarray(b).dtype, np.float32)
 
 
 def _vector(v, n, dtype, name):
@@ -86,37 +202,85 @@ def _tolerance(value, name):
     return float(value)
 
 
-def _count(value, name, default):
+def _count(value, name, default, low=1):
     if value is None:
         return default
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, not {value!r}")
-    if not 1 <= value <= 2**24:
-        raise ValueError(f"{name} must lie in 1 .. 2^24, not {value}")
+    if not low <= value <= _MAX_ITERATIONS:
+        raise ValueError(f"{name} must lie in {low} .. 2^24, not {value}")
     return int(value)
 
 
-def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=None,
-          restart=None, check_interval=0, callback=None):
-    """x and a SolveResult: A x = b on the device by `method` ("cg", "bicgstab", "gmres").
-    maxiter counts iterations (gmres: inner ones); the rest as cg()'s."""
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {sorted(_METHODS)}, not {method!r}")
-    mat = _matrix(A, b)
+def _rtol(rtol, tol, function):
+    """rtol, or tol where the installed scipy takes it (its meaning: rtol)."""
+    if tol is _UNSET:
+        return rtol
+    if not _SCIPY_TOL:
+        raise TypeError(f"{function}() got an unexpected keyword argument 'tol' (scipy "
+                        f"{scipy.__version__} spells it rtol)")
+    if _SCIPY_RTOL:
+        warnings.warn(f"'{function}' keyword argument 'tol' is deprecated in favor of 'rtol' "
+                      "(as in scipy)", category=DeprecationWarning, stacklevel=3)
+    return rtol if tol is None else tol
+
+
+def _maxiter(maxiter, default):
+    """scipy's maxiter: None the default; 0 the default before scipy 1.12, else none."""
+    count = _count(maxiter, "maxiter", default, low=0)
+    return default if count == 0 and _MAXITER_0_UNLIMITED else count
+
+
+def _is_device_preconditioner(M):
+    return M is None or (isinstance(M, str) and M == "jacobi")
+
+
+def _preconditioner(M, shape, dtype):
+    """scipy's M as scipy takes it; a callable as a LinearOperator's matvec."""
+    if isinstance(M, str):
+        raise ValueError(f"M must be None, 'jacobi', a matrix, a LinearOperator or a "
+                         f"callable, not {M!r}")
+    if (callable(M) and not isinstance(M, sla.LinearOperator) and not hasattr(M, "shape")):
+        return sla.LinearOperator(shape, matvec=M, dtype=dtype)
+    return sla.aslinearoperator(M)
+
+
+def _on_host(method, mat, b, x0, rtol, atol, maxiter, M, callback, dtype, **extra):
+    """scipy's own algorithm with A's products on the device; converged (info 0) only when
+    ||b - A x|| meets max(rtol ||b||, atol), checked by a product afterwards."""
+    n = mat.shape[0]
+    bh = _vector(b, n, dtype, "b")
+    xh = _vector(x0, n, dtype, "x0") if x0 is not None else None
+    rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
+    if maxiter is not None:
+        _count(maxiter, "maxiter", None, low=0)
+    A = sla.LinearOperator(mat.shape, matvec=lambda v: mat @ np.ravel(v), dtype=dtype)
+    kw = dict(x0=xh, maxiter=maxiter, atol=atol, callback=callback,
+              M=_preconditioner(M, mat.shape, dtype) if M is not None else None, **extra)
+    kw["rtol" if _SCIPY_RTOL else "tol"] = rtol
+    x, info = getattr(sla, method)(A, bh, **kw)
+    x = np.asarray(x).astype(dtype, copy=False)
+    if info == 0 and not (maxiter == 0 and not _MAXITER_0_UNLIMITED):
+        b64 = bh.astype(np.float64)
+        true = np.linalg.norm(b64 - (mat @ x).astype(np.float64))
+        if not true <= max(rtol * np.linalg.norm(b64), atol):
+            info = maxiter if maxiter else 10 * n  # scipy's "not converged"
+    return x, info
+
+
+def _device_solve(mat, b, x0, method, rtol, atol, maxiter, M, restart, check_interval,
+                  callback, dtype):
     n = mat.shape[0]
     if mat.shape[0] != mat.shape[1]:
         raise ValueError(f"a solve needs a square matrix, not {mat.shape}")
-    if M not in (None, "jacobi"):
-        raise TypeError("M must be None or 'jacobi' (a preconditioner that runs on the "
-                        f"device), not {type(M).__name__}")
     opt = SolveOptions()
     opt.method = _METHODS[method]
-    opt.preconditioner = 1 if M == "jacobi" else 0
+    opt.preconditioner = 1 if M is not None else 0
     opt.rtol, opt.atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
     if opt.rtol == 0 and opt.atol == 0:
         raise ValueError("rtol and atol are both 0: no solve ends that way")
-    opt.max_iterations = _count(maxiter, "maxiter", 0)
-    opt.restart = _count(restart, "restart", 0) if method == "gmres" else 0
+    opt.max_iterations = maxiter
+    opt.restart = min(restart, n) if method == "gmres" else 0
     opt.check_interval = _count(check_interval or None, "check_interval", 0)
     bh = _vector(b, n, mat.dtype, "b")
     xh = _vector(x0, n, mat.dtype, "x0") if x0 is not None else np.zeros(n, mat.dtype)
@@ -127,19 +291,28 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
         if not callable(callback):
             raise TypeError("callback must be callable")
         bnorm = float(np.linalg.norm(bh.astype(np.float64)))
+        done = [0]
 
         def monitor(data, iterations, residual):  # the device waits at each check
+            # once an iteration: the check after the device stopped sees the last again
+            if iterations <= done[0] or failure:
+                return
+            done[0] = iterations
             try:
                 if method == "gmres":
                     callback(residual / bnorm if bnorm else residual)
-                elif iterations > 0:
-                    callback(xd.get())
+                    return
+                xk = _Iterate(xd, dtype)
+                try:
+                    callback(xk)
+                finally:
+                    xk._live = False
             except BaseException as exc:  # raised again after the solve
                 failure.append(exc)
 
         hook = MONITOR(monitor)
         opt.monitor = ctypes.cast(hook, c_void_p)
-        opt.check_interval = 1
+        opt.check_interval = 1  # a check, so a call, every iteration
     solver = c_void_p()
     check(lib.cmrscl_solver_create(mat.handle(), ctypes.byref(opt), ctypes.byref(solver)))
     try:
@@ -148,9 +321,9 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
                                          ctypes.byref(out))
         result = SolveResult(out)
         lib.cmrscl_solve_result_free(ctypes.byref(out))
-        if status != 0 and result._reason_code not in (_BREAKDOWN, _NONFINITE):
+        if status != 0 and result._reason_code not in (_BREAKDOWN, _NONFINITE, _DRIFTED):
             check(status)
-        x = xd.get()
+        x = xd.get().astype(dtype, copy=False)
     finally:
         lib.cmrscl_solver_free(solver)
     if failure:
@@ -158,46 +331,118 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
     return x, result
 
 
-def _info(result):
+def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=None,
+          restart=None, check_interval=0, callback=None):
+    """x and a SolveResult: A x = b on the device by `method` ("cg", "bicgstab", "gmres").
+    maxiter counts iterations (gmres: inner ones; None or 0: the library's 10 x rows);
+    restart (gmres) default 20; M None or "jacobi" (cg); callback as cg()'s (gmres: the
+    residual / ||b|| once an inner iteration); x's dtype as cg()'s."""
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {sorted(_METHODS)}, not {method!r}")
+    if not _is_device_preconditioner(M):
+        raise TypeError("solve()'s M must be None or 'jacobi' (a preconditioner that runs on "
+                        f"the device), not {type(M).__name__}: cg(), bicgstab() and gmres() "
+                        "take scipy's")
+    if M is not None and method != "cg":
+        raise TypeError(f"{method} takes no preconditioner on the device (M must be None)")
+    mat = _matrix(A, b)
+    return _device_solve(mat, b, x0, method, rtol, atol, _count(maxiter, "maxiter", 0, low=0),
+                         M, _count(restart, "restart", _RESTART), check_interval, callback,
+                         _result_dtype(mat, b))
+
+
+def _info(result, not_converged):
+    """scipy's info from a device solve: 0, -1 breakdown, -2 NaN or Inf, else (max
+    iterations, drifted) not converged: the count scipy gives, at least 1."""
     if result.converged:
         return 0
     if result._reason_code == _BREAKDOWN:
         return -1
     if result._reason_code == _NONFINITE:
         return -2
-    return result.iterations
+    return max(1, not_converged)
 
 
-def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+def _unsolved(mat, b, x0):
+    """maxiter=0 where scipy does no iteration: x0 (or zeros), info 0 as scipy's."""
+    dtype = _result_dtype(mat, b)
+    n = mat.shape[0]
+    _vector(b, n, dtype, "b")
+    return (_vector(x0, n, dtype, "x0").copy() if x0 is not None else np.zeros(n, dtype)), 0
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+       tol=_UNSET):
     """Conjugate gradients (A symmetric positive definite), as scipy.sparse.linalg.cg: (x,
-    info). M: None or "jacobi"."""
-    x, result = solve(A, b, x0, method="cg", rtol=rtol, atol=atol, maxiter=maxiter, M=M,
-                      callback=callback)
-    return x, _info(result)
+    info). M None or "jacobi": on the device; any other (matrix, array, LinearOperator,
+    callable): scipy's cg on the host with the products on the device (the module's doc)."""
+    rtol = _rtol(rtol, tol, "cg")
+    mat = _matrix(A, b)
+    if not _is_device_preconditioner(M):
+        return _on_host("cg", mat, b, x0, rtol, atol, maxiter, M, callback,
+                        _result_dtype(mat, b))
+    iterations = _maxiter(maxiter, min(10 * mat.shape[0], _MAX_ITERATIONS))
+    if iterations == 0:
+        return _unsolved(mat, b, x0)
+    x, result = _device_solve(mat, b, x0, "cg", rtol, atol, iterations, M, 0, 0, callback,
+                              _result_dtype(mat, b))
+    return x, _info(result, result.iterations)
 
 
-def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
-    """BiCGStab, as scipy.sparse.linalg.bicgstab: (x, info). M: None only."""
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+             tol=_UNSET):
+    """BiCGStab, as scipy.sparse.linalg.bicgstab: (x, info). M None: on the device; a
+    matrix, array, LinearOperator or callable: scipy's bicgstab on the host with the products
+    on the device. ("jacobi" runs on the device for cg alone.)"""
+    rtol = _rtol(rtol, tol, "bicgstab")
+    mat = _matrix(A, b)
+    if isinstance(M, str) and M == "jacobi":
+        raise TypeError("bicgstab has no Jacobi preconditioner on the device: pass "
+                        "M=scipy.sparse.diags(1 / A.diagonal()) (scipy's bicgstab on the host)")
     if M is not None:
-        raise TypeError("bicgstab takes no preconditioner on the device (M must be None)")
-    x, result = solve(A, b, x0, method="bicgstab", rtol=rtol, atol=atol, maxiter=maxiter,
-                      callback=callback)
-    return x, _info(result)
+        return _on_host("bicgstab", mat, b, x0, rtol, atol, maxiter, M, callback,
+                        _result_dtype(mat, b))
+    iterations = _maxiter(maxiter, min(10 * mat.shape[0], _MAX_ITERATIONS))
+    if iterations == 0:
+        return _unsolved(mat, b, x0)
+    x, result = _device_solve(mat, b, x0, "bicgstab", rtol, atol, iterations, None, 0, 0,
+                              callback, _result_dtype(mat, b))
+    return x, _info(result, result.iterations)
 
 
 def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None,
-          callback=None, callback_type="pr_norm"):
-    """Restarted GMRES, as scipy.sparse.linalg.gmres: (x, info). maxiter counts restart
-    cycles as scipy's does (default 10 x rows / restart), restart the Krylov vectors a cycle
-    (default 20, scipy's); callback(residual / ||b||) after every inner iteration."""
-    if M is not None:
-        raise TypeError("gmres takes no preconditioner on the device (M must be None)")
-    if callback is not None and callback_type not in ("pr_norm", "legacy"):
-        raise ValueError("gmres's callback gets the residual norm ('pr_norm'): the iterate is "
-                         "formed only at the end of a cycle on the device")
-    restart = _count(restart, "restart", 20)
+          callback=None, callback_type=None, tol=_UNSET):
+    """Restarted GMRES, as scipy.sparse.linalg.gmres: (x, info). restart: Krylov vectors a
+    cycle (default 20, at most the rows); maxiter: restart cycles (default 10 x rows; inner
+    iterations with callback_type "legacy"); info when not converged: the cycles (scipy's).
+    callback_type "pr_norm" or "legacy" (scipy's default): callback(||r|| / ||b||) once an
+    inner iteration; "x": callback(x) once a cycle, scipy's gmres on the host with the
+    products on the device, as for any M but None."""
+    rtol = _rtol(rtol, tol, "gmres")
+    if callback_type is None:
+        callback_type = "legacy"
+    if callback_type not in ("x", "pr_norm", "legacy"):
+        raise ValueError(f"Unknown callback_type: {callback_type!r}")
+    if callback is None:
+        callback_type = "pr_norm"  # no effect, as scipy's
+    if isinstance(M, str) and M == "jacobi":
+        raise TypeError("gmres has no Jacobi preconditioner on the device: pass "
+                        "M=scipy.sparse.diags(1 / A.diagonal()) (scipy's gmres on the host)")
+    restart = _count(restart, "restart", _RESTART)
     mat = _matrix(A, b)
-    cycles = _count(maxiter, "maxiter", max(1, 10 * mat.shape[0] // restart))
-    x, result = solve(mat, b, x0, method="gmres", rtol=rtol, atol=atol,
-                      maxiter=min(cycles * restart, 2**24), restart=restart, callback=callback)
-    return x, _info(result)
+    if M is not None or callback_type == "x":
+        extra = {"restart": restart}
+        if callback is not None:
+            extra["callback_type"] = callback_type
+        return _on_host("gmres", mat, b, x0, rtol, atol, maxiter, M, callback,
+                        _result_dtype(mat, b), **extra)
+    restart = min(restart, mat.shape[0])
+    legacy = callback_type == "legacy"
+    count = _maxiter(maxiter, 10 * mat.shape[0])
+    if count == 0:
+        return _unsolved(mat, b, x0)
+    inner = min(count if legacy else count * restart, _MAX_ITERATIONS)
+    x, result = _device_solve(mat, b, x0, "gmres", rtol, atol, inner, None, restart, 0,
+                              callback, _result_dtype(mat, b))
+    done = result.iterations if legacy else -(-result.iterations // restart)
+    return x, _info(result, done)
