@@ -70,22 +70,36 @@ __kernel void gmres_begin(const uint n, __global const real_t *restrict r,
     basis[i] = r[i] * scale;
 }
 
-/* v_i.w for i = 0..j: work-group g takes v_{g / chunks} over the rows of chunk g % chunks. */
+/* v_i.w for i = 0..j, four vectors a work-group: group g takes v_{4b} .. v_{4b+3} (those up to
+ * j), b = g / chunks, over the rows of chunk g % chunks - each load of w serves four dots, so w
+ * is read (j + 1) / 4 times instead of j + 1. */
 __kernel void gmres_dots(const uint n, __global const real_t *restrict basis, const uint stride,
                          __global const real_t *restrict w, __global real_t *restrict ws,
-                         const uint at, const uint m, const uint chunks)
+                         const uint at, const uint m, const uint chunks, const uint j)
 {
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
-    const uint v = get_group_id(0) / chunks, c = get_group_id(0) % chunks;
-    __global const real_t *vi = basis + (size_t)v * stride;
+    const uint v = get_group_id(0) / chunks * 4, c = get_group_id(0) % chunks;
+    const uint count = j + 1 - v < 4 ? j + 1 - v : 4;
+    __global const real_t *v0 = basis + (size_t)v * stride;
     real4_t acc = (real4_t)0;
-    for (uint i = c * WG_SIZE + get_local_id(0); i < n; i += chunks * WG_SIZE)
-        acc.s0 += vi[i] * w[i];
+    for (uint i = c * WG_SIZE + get_local_id(0); i < n; i += chunks * WG_SIZE) {
+        const real_t wi = w[i];
+        acc.s0 += v0[i] * wi;
+        if (count > 1)
+            acc.s1 += v0[stride + i] * wi;
+        if (count > 2)
+            acc.s2 += v0[2 * (size_t)stride + i] * wi;
+        if (count > 3)
+            acc.s3 += v0[3 * (size_t)stride + i] * wi;
+    }
     const real4_t sum = group_sum4(acc, s, WG_SIZE);
-    if (get_local_id(0) == 0)
-        ws[at + G_DOTS(m) + v * chunks + c] = sum.s0;
+    if (get_local_id(0) == 0) {
+        const real_t dots[4] = {sum.s0, sum.s1, sum.s2, sum.s3};
+        for (uint k = 0; k < count; ++k)
+            ws[at + G_DOTS(m) + (v + k) * chunks + c] = dots[k];
+    }
 }
 
 /* H's column j from the dots (each work-group adds them up alike), w -= sum_i h_ij v_i, and

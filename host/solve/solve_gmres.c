@@ -12,9 +12,15 @@
 
 _Static_assert(CMRSCL_MAX_RESTART == CMRS_GMRES_MAX, "GMRES's longest cycle, host and kernels");
 
-enum { R, W, BASIS };                                                          /* the vectors */
-enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM };                 /* the kernels */
-enum { ARG_UPDATE_X = 1, ARG_ORTH_J = 8, ARG_NORM_J = 7, ARG_NORM_SLOT = 11 }; /* set per use */
+enum { R, W, BASIS };                                          /* the vectors */
+enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM }; /* the kernels */
+enum {
+    ARG_UPDATE_X = 1,
+    ARG_DOTS_J = 8,
+    ARG_ORTH_J = 8,
+    ARG_NORM_J = 7,
+    ARG_NORM_SLOT = 11
+}; /* set per use */
 /* stop slots (cmrs_abi.h): gmres_norm's alternate, steps j and j + 1 seeing each other's stop */
 enum { SLOT_BEGIN = 1, SLOT_NORM_EVEN, SLOT_NORM_ODD };
 #define MAX_CHUNKS 64 /* work-groups a dot product of gmres_dots takes at most */
@@ -165,9 +171,11 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
                                        s->vec[W], false, NULL, 0, NULL);
     if (st == CMRSCL_OK)
         st = cmrs_solve_product(s, 0);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_launch(s, s->kernel[DOTS], (size_t)(j + 1) * chunks(s));
     solve_arg arg = SOLVE_UINT(j);
+    if (st == CMRSCL_OK)
+        st = cmrs_solve_set_args(s->kernel[DOTS], ARG_DOTS_J, 1, &arg);
+    if (st == CMRSCL_OK) /* four vectors a work-group */
+        st = cmrs_solve_launch(s, s->kernel[DOTS], (size_t)(j / 4 + 1) * chunks(s));
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[ORTH], ARG_ORTH_J, 1, &arg);
     if (st == CMRSCL_OK)
