@@ -18,14 +18,18 @@ void cmrs_product_kernels_release(product_kernels *k)
     memset(k, 0, sizeof *k);
 }
 
-/* A solver's slice product on a GPU runs at most SOLVE_PRODUCT_RESIDENT times the work-groups
- * the device keeps resident, each warp walking strip after strip (cl/cmrs_slice.cl), and sums
- * its dot products by work-group: its real4s are then few enough - one a resident work-group -
- * for every work-group of the next kernel to add them up, and no reduction kernel's launch
- * comes between the product and the step (docs/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT: half
+/* A solver's slice product runs at most SOLVE_PRODUCT_RESIDENT times the work-groups the device
+ * keeps resident, each warp walking strip after strip (cl/cmrs_slice.cl), and sums its dot
+ * products by work-group: its real4s are then few enough - one a resident work-group - for
+ * every work-group of the next kernel to add them up, and no reduction kernel's launch comes
+ * between the product and the step (docs/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT: on a GPU half
  * the resident work-groups left the device short of loads in flight, twice and four times
  * as many left more real4s to add up for no faster product). The trade: a barrier a
- * work-group at the product's end, and the grid's strips shared out in whole rounds. */
+ * work-group at the product's end, and the grid's strips shared out in whole rounds. On a CPU
+ * the full grid pays that barrier - a tree in local memory, which the CPU compilers run as
+ * loops over the work-items - in every one of its many small work-groups: there the capped
+ * grid is the faster one too, most on Intel's runtime (docs/PERFORMANCE.md,
+ * SOLVE_PRODUCT_RESIDENT on CPUs). */
 #define SOLVE_PRODUCT_RESIDENT 1
 /* ... but not on long rows past a size: on rows of SOLVE_CAP_LONG_ROWS entries and more (a
  * 27-point stencil's, a FEM matrix's) the capped product runs slower than the full grid's, and
@@ -108,8 +112,7 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
     if (dots && plan_family(p)->strip_loop) {
         if (forced && atoi(forced) > 0)
             cap = (size_t)atoi(forced);
-        else if ((dev->type & CL_DEVICE_TYPE_GPU) &&
-                 !(p->stats.mu >= SOLVE_CAP_LONG_ROWS && p->nnz > SOLVE_CAP_LONG_NNZ(p->precision)))
+        else if (!(p->stats.mu >= SOLVE_CAP_LONG_ROWS && p->nnz > SOLVE_CAP_LONG_NNZ(p->precision)))
             cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
                   d.local;
     }
