@@ -75,6 +75,14 @@ struct cmrscl_matrix_s {
 /* The first member of each part of a matrix (above): frees the part and sets its pointer
  * to NULL. */
 typedef void (*matrix_part_release)(cmrscl_matrix m);
+/* The first member of the transposed part (transpose.c): its release, then what a values
+ * update (matrix_update.c) calls to drop A^T - through the record, not a call into
+ * transpose.c, because transpose.c builds A^T through matrix.c, which makes the update part:
+ * a call from matrix_update.c into transpose.c would close that circle of files. */
+typedef struct transposed_head {
+    matrix_part_release release;
+    matrix_part_release outdated; /* A^T (if built) freed, built again on next need */
+} transposed_head;
 
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
 CMRSCL_HIDDEN extern size_t cmrs_matrix_update_chunk;
@@ -117,12 +125,9 @@ CMRSCL_HIDDEN cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pendi
 
 /* ---- transpose.c ---- */
 
-/* A values update of m: its transpose (if built) is freed, to be built again from the new
- * values by the next transposed product. */
-CMRSCL_HIDDEN void cmrs_matrix_transpose_outdated(cmrscl_matrix m);
-
-/* A values update of m drops A^T (above); a transposed product holds it, under its lock,
- * from hold (which builds it if it is not built; on failure nothing is held) to let_go. */
+/* A values update of m drops A^T (transposed_head.outdated); a transposed product holds it, under
+ * its lock, from hold (which builds it if it is not built; on failure nothing is held) to let_go.
+ */
 CMRSCL_HIDDEN cmrscl_status cmrs_transpose_hold(cmrscl_matrix m, cmrscl_matrix *t);
 CMRSCL_HIDDEN void cmrs_transpose_let_go(cmrscl_matrix m);
 

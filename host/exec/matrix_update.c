@@ -59,6 +59,18 @@ static struct values_update *update_state(cmrscl_matrix m)
     return m->update;
 }
 
+/* A values update drops A^T through the transposed part's record (exec.h says why not a call
+ * into transpose.c); the part's pointer is read under m->lock, as transpose.c sets it there,
+ * and once made it stays until the matrix is freed. */
+static void transpose_outdated(cmrscl_matrix m)
+{
+    pthread_mutex_lock(&m->lock);
+    const transposed_head *t = (const transposed_head *)m->transposed;
+    pthread_mutex_unlock(&m->lock);
+    if (t) /* never built otherwise */
+        t->outdated(m);
+}
+
 cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending, uint64_t *strip_csr)
 {
     struct values_update *u = update_state(m);
@@ -331,7 +343,7 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
     if (st == CMRSCL_OK) /* all positions, holes included */
         st = gather(m, &l, values, 0, values_precision, 0, 0, (size_t)m->params.stored_entries);
     pthread_mutex_unlock(&m->lock);
-    cmrs_matrix_transpose_outdated(m);
+    transpose_outdated(m);
     ++m->values_version; /* solvers take the Jacobi diagonal again */
     return st;
 }
@@ -476,7 +488,7 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
             st = update_in_chunks(m, &l, values, values_precision, &written);
     }
     pthread_mutex_unlock(&m->lock);
-    cmrs_matrix_transpose_outdated(m);
+    transpose_outdated(m);
     ++m->values_version; /* solvers take the Jacobi diagonal again */
     if (written) {       /* the caller may reuse `values` when this returns: every write is done
                           * once the last is (queue order) */

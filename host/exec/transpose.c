@@ -10,7 +10,8 @@
  *
  * It is built from A's arrays read back (cmrscl_matrix_read_cmrs: whatever layout, codecs
  * or device path made A), turned into CSR and transposed on the host - one path for every
- * way a matrix is created. A values update drops it (cmrs_matrix_transpose_outdated), and the
+ * way a matrix is created. A values update drops it (transpose_outdated, through the part's
+ * transposed_head: exec.h says why), and the
  * next transposed product builds it again from the updated arrays. */
 #include "exec/exec.h"
 
@@ -19,13 +20,15 @@
 
 /* What a matrix keeps for its transposed product (m->transposed), made on first need. */
 struct transposed {
-    matrix_part_release release; /* first: cmrscl_matrix_free calls it */
+    transposed_head head; /* first: cmrscl_matrix_free calls its release, an update outdated */
     pthread_mutex_t lock;
     cmrscl_matrix matrix; /* A^T: NULL until a transposed product or a prepare builds it, and
                              after an update */
     bool opt_set;         /* the options of its plan, when the user gave them */
     cmrscl_options opt;
 };
+
+static void transpose_outdated(cmrscl_matrix m);
 
 static void transposed_release(cmrscl_matrix m)
 {
@@ -43,7 +46,7 @@ static struct transposed *transposed(cmrscl_matrix m, bool make)
     struct transposed *t = m->transposed;
     if (!t && make && (t = calloc(1, sizeof *t))) {
         if (pthread_mutex_init(&t->lock, NULL) == 0)
-            t->release = transposed_release, m->transposed = t;
+            t->head = (transposed_head){transposed_release, transpose_outdated}, m->transposed = t;
         else
             free(t), t = NULL;
     }
@@ -103,7 +106,9 @@ static cmrscl_status current_transpose(cmrscl_matrix m, struct transposed *t, cm
     return CMRSCL_OK;
 }
 
-void cmrs_matrix_transpose_outdated(cmrscl_matrix m)
+/* A values update of m (or a release): its transpose (if built) is freed, to be built again
+ * from the new values by the next transposed product. */
+static void transpose_outdated(cmrscl_matrix m)
 {
     struct transposed *t = transposed(m, false);
     if (!t) /* never built */
@@ -162,7 +167,7 @@ cmrscl_status cmrscl_matrix_release_transpose(cmrscl_matrix m)
 {
     if (!m)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "matrix is NULL");
-    cmrs_matrix_transpose_outdated(m);
+    transpose_outdated(m);
     return CMRSCL_OK;
 }
 
