@@ -56,6 +56,27 @@ def test_drifted_is_not_converged():
 
 
 @pytest.mark.parametrize("method", ["cg", "bicgstab", "gmres"])
+def test_converged_only_on_the_true_residual(context, method):
+    """A float solve below float's reach (2-D Poisson at 1e-6: x's own rounding leaves more):
+    the recurrence meets the tolerance, b - A x does not - never info 0; the result says
+    drifted (or max iterations), and whatever converges meets the threshold in b - A x."""
+    A = cmrscl.generate("stencil5:50").astype(np.float32)
+    b = np.ones(A.shape[0], np.float32)
+    mat = cmrscl.Matrix(A, "float", context)
+    x, info = getattr(la, method)(mat, b, rtol=1e-6, maxiter=2000)
+    true = np.linalg.norm(b - A.astype(np.float64) @ x.astype(np.float64))
+    assert info != 0 and true > 1e-6 * np.linalg.norm(b)
+    x, result = la.solve(mat, b, method=method, rtol=1e-6, maxiter=6000)
+    assert not result.converged and result.reason in ("drifted", "max iterations")
+    assert result.true_residual > result.threshold
+    if result.reason == "drifted":
+        assert result.residual <= result.threshold and result.replacements >= 1
+    # in reach (1e-4): converged, and b - A x meets the threshold
+    x, result = la.solve(mat, b, method=method, rtol=1e-4, maxiter=6000)
+    assert result.converged and result.true_residual <= result.threshold
+
+
+@pytest.mark.parametrize("method", ["cg", "bicgstab", "gmres"])
 def test_maxiter_zero_as_scipy(poisson, method):
     A, mat, b = poisson
     x0 = np.full(A.shape[0], 0.5)

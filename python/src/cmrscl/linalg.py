@@ -80,14 +80,15 @@ class SolveResult:
     Inf", ...: cmrscl_solve_reason_name), converged, iterations, residual (of the recurrence),
     true_residual (||b - A x|| from a product afterwards), b_norm, threshold, history (||r_k||,
     k = 0..iterations), seconds (the whole call), iterate_seconds, seconds_per_iteration,
-    launches_per_iteration, checks."""
+    launches_per_iteration, checks, replacements (restarts from the true residual where the
+    recurrence had drifted from it). converged: the true residual met the threshold."""
 
     def __init__(self, raw):
         self.reason = text(lib.cmrscl_solve_reason_name(raw.reason)) or f"reason {raw.reason}"
         self.converged = bool(raw.converged)
         for name in ("iterations", "residual", "true_residual", "b_norm", "threshold",
                      "breakdown", "seconds", "iterate_seconds", "launches_per_iteration",
-                     "checks"):
+                     "checks", "replacements"):
             setattr(self, name, getattr(raw, name))
         self.history = (np.ctypeslib.as_array(raw.history, (raw.history_length,)).copy()
                         if raw.history_length else np.empty(0))
