@@ -70,9 +70,16 @@ __kernel void gmres_begin(const uint n, __global const real_t *restrict r,
     basis[i] = r[i] * scale;
 }
 
-/* v_i.w for i = 0..j, four vectors a work-group: group g takes v_{4b} .. v_{4b+3} (those up to
- * j), b = g / chunks, over the rows of chunk g % chunks - each load of w serves four dots, so w
- * is read (j + 1) / 4 times instead of j + 1. */
+#ifndef GMRES_DOTS_PER
+#define GMRES_DOTS_PER 1
+#endif
+#if GMRES_DOTS_PER < 1 || GMRES_DOTS_PER > 4
+#error "GMRES_DOTS_PER is 1 to 4: the dots of a work-group fill one real4"
+#endif
+
+/* v_i.w for i = 0..j, GMRES_DOTS_PER vectors a work-group (host/solve/solve.h): group g takes
+ * v_{pb} .. v_{pb+p-1} (those up to j), b = g / chunks, over the rows of chunk g % chunks - each
+ * load of w serves p dots, so w is read (j + 1) / p times instead of j + 1. */
 __kernel void gmres_dots(const uint n, __global const real_t *restrict basis, const uint stride,
                          __global const real_t *restrict w, __global real_t *restrict ws,
                          const uint at, const uint m, const uint chunks, const uint j)
@@ -80,21 +87,18 @@ __kernel void gmres_dots(const uint n, __global const real_t *restrict basis, co
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
-    const uint v = get_group_id(0) / chunks * 4, c = get_group_id(0) % chunks;
-    const uint count = j + 1 - v < 4 ? j + 1 - v : 4;
+    const uint v = get_group_id(0) / chunks * GMRES_DOTS_PER, c = get_group_id(0) % chunks;
+    const uint count = j + 1 - v < GMRES_DOTS_PER ? j + 1 - v : GMRES_DOTS_PER;
     __global const real_t *v0 = basis + (size_t)v * stride;
-    real4_t acc = (real4_t)0;
+    real_t acc[4] = {0, 0, 0, 0};
     for (uint i = c * WG_SIZE + get_local_id(0); i < n; i += chunks * WG_SIZE) {
         const real_t wi = w[i];
-        acc.s0 += v0[i] * wi;
-        if (count > 1)
-            acc.s1 += v0[stride + i] * wi;
-        if (count > 2)
-            acc.s2 += v0[2 * (size_t)stride + i] * wi;
-        if (count > 3)
-            acc.s3 += v0[3 * (size_t)stride + i] * wi;
+#pragma unroll
+        for (uint k = 0; k < GMRES_DOTS_PER; ++k)
+            if (k < count)
+                acc[k] += v0[k * (size_t)stride + i] * wi;
     }
-    const real4_t sum = group_sum4(acc, s, WG_SIZE);
+    const real4_t sum = group_sum4((real4_t)(acc[0], acc[1], acc[2], acc[3]), s, WG_SIZE);
     if (get_local_id(0) == 0) {
         const real_t dots[4] = {sum.s0, sum.s1, sum.s2, sum.s3};
         for (uint k = 0; k < count; ++k)

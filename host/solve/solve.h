@@ -36,6 +36,12 @@ typedef enum solve_sums {
 #define SOLVE_OCCUPANCY 2
 #define SOLVE_ROWS 1
 
+/* GMRES's dots (cl/solve_gmres.cl, gmres_dots): basis vectors a work-group. Four on CPUs, where
+ * each load of w then serves four dots (PoCL: the Arnoldi step 10-15% faster); one elsewhere,
+ * where the work-groups of one vector each are what keeps a GPU's memory busy (an H200: four a
+ * group made GMRES(20) 20% slower on 2 M rows) (docs/PERFORMANCE.md, GMRES_DOTS_PER). */
+#define GMRES_DOTS_PER(s) (((s)->ctx->info.type & CL_DEVICE_TYPE_CPU) ? 4u : 1u)
+
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
     cl_uint product;     /* the products' real4s (as many as product_kernels.groups), then

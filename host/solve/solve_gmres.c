@@ -174,8 +174,8 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
     solve_arg arg = SOLVE_UINT(j);
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[DOTS], ARG_DOTS_J, 1, &arg);
-    if (st == CMRSCL_OK) /* four vectors a work-group */
-        st = cmrs_solve_launch(s, s->kernel[DOTS], (size_t)(j / 4 + 1) * chunks(s));
+    if (st == CMRSCL_OK) /* GMRES_DOTS_PER vectors a work-group */
+        st = cmrs_solve_launch(s, s->kernel[DOTS], (size_t)(j / GMRES_DOTS_PER(s) + 1) * chunks(s));
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[ORTH], ARG_ORTH_J, 1, &arg);
     if (st == CMRSCL_OK)

@@ -153,12 +153,12 @@ cmrscl_status cmrs_solve_kernel(cmrscl_solver s, bool gmres, const char *name, c
 /* cl/solve.cl (and cl/solve_gmres.cl) for the precision and a work-group of `local`. */
 static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
 {
-    char options[192];
+    char options[224];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DSOLVE=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DVALUE_DOUBLE=%d "
-             "-DGROUP_SHUFFLE=%d",
+             "-DGROUP_SHUFFLE=%d -DGMRES_DOTS_PER=%u",
              s->local, s->precision == CMRSCL_DOUBLE,
-             s->ctx->info.warp_shuffle && s->local % 32 == 0);
+             s->ctx->info.warp_shuffle && s->local % 32 == 0, GMRES_DOTS_PER(s));
     double seconds;
     cmrscl_program_source from;
     return cmrs_program_get(s->ctx, file, options, out, &seconds, &from);
