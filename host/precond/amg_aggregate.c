@@ -1,0 +1,170 @@
+/* amg_aggregate.c - the first phases of a level of smoothed aggregation (issue 57): which
+ * couplings are strong, the aggregates that group the rows, and the tentative prolongator
+ * that carries the constant vector to the coarse level. Each follows PyAMG's definition, in
+ * the order of the rows, so the same matrix gives the same aggregates on every run. */
+#include "precond/precond.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* a_ii, or 0 when row i stores none (the setup has checked that none is missing). */
+static double diagonal_of(const cmrscl_csr *a, int32_t i)
+{
+    double d = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+        if (a->col_ind[k] == i)
+            d += a->values[k];
+    return d;
+}
+
+static bool strong(const cmrscl_csr *a, const double *diag, int32_t i, int64_t k, double theta)
+{
+    int32_t j = a->col_ind[k];
+    double v = fabs(a->values[k]);
+    return j != i && v != 0 && v >= theta * sqrt(fabs(diag[i] * diag[j]));
+}
+
+cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s)
+{
+    *s = (cmrscl_csr){0};
+    double *diag = cmrscl_alloc((size_t)a->rows, sizeof(double));
+    int64_t *row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t));
+    int32_t *col_ind = NULL;
+    if (!diag || !row_ptr)
+        goto oom;
+    for (int32_t i = 0; i < a->rows; ++i)
+        diag[i] = diagonal_of(a, i);
+    row_ptr[0] = 0;
+    for (int32_t i = 0; i < a->rows; ++i) {
+        int64_t n = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            n += strong(a, diag, i, k, theta);
+        row_ptr[i + 1] = row_ptr[i] + n;
+    }
+    col_ind = cmrscl_alloc((size_t)row_ptr[a->rows], sizeof(int32_t));
+    if (!col_ind)
+        goto oom;
+    for (int32_t i = 0; i < a->rows; ++i) {
+        int64_t out = row_ptr[i];
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (strong(a, diag, i, k, theta))
+                col_ind[out++] = a->col_ind[k];
+    }
+    free(diag);
+    *s = (cmrscl_csr){a->rows, a->cols, row_ptr[a->rows], row_ptr, col_ind, NULL};
+    return CMRSCL_OK;
+oom:
+    free(diag);
+    free(row_ptr);
+    return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG strength of connection: %d rows",
+                       (int)a->rows);
+}
+
+/* Pass 1: a row with neighbours, none of them aggregated yet, roots a new aggregate of
+ * itself and all its neighbours. Marks: -2 free, -3 isolated. */
+enum { FREE = -2, ISOLATED = -3 };
+
+static int32_t aggregate_pass1(const cmrscl_csr *s, int32_t *agg, bool *from_pass1)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < s->rows; ++i) {
+        if (agg[i] != FREE)
+            continue;
+        int64_t begin = s->row_ptr[i], end = s->row_ptr[i + 1];
+        if (begin == end) {
+            agg[i] = ISOLATED;
+            continue;
+        }
+        bool all_free = true;
+        for (int64_t k = begin; k < end && all_free; ++k)
+            all_free = agg[s->col_ind[k]] == FREE;
+        if (!all_free)
+            continue;
+        agg[i] = count;
+        from_pass1[i] = true;
+        for (int64_t k = begin; k < end; ++k) {
+            agg[s->col_ind[k]] = count;
+            from_pass1[s->col_ind[k]] = true;
+        }
+        ++count;
+    }
+    return count;
+}
+
+cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_t *count)
+{
+    bool *from_pass1 = cmrscl_alloc((size_t)s->rows, sizeof(bool));
+    if (!from_pass1)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregation: %d rows",
+                           (int)s->rows);
+    for (int32_t i = 0; i < s->rows; ++i) {
+        aggregate[i] = FREE;
+        from_pass1[i] = false;
+    }
+    int32_t n = aggregate_pass1(s, aggregate, from_pass1);
+    /* Pass 2: a free row joins the aggregate of its first neighbour placed in pass 1 (not
+     * one that joined in this pass, so aggregates grow by one ring at most). */
+    for (int32_t i = 0; i < s->rows; ++i) {
+        if (aggregate[i] != FREE)
+            continue;
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+            if (from_pass1[s->col_ind[k]]) {
+                aggregate[i] = aggregate[s->col_ind[k]];
+                break;
+            }
+    }
+    /* Pass 3: a row still free roots an aggregate of itself and its free neighbours. */
+    for (int32_t i = 0; i < s->rows; ++i) {
+        if (aggregate[i] != FREE)
+            continue;
+        aggregate[i] = n;
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+            if (aggregate[s->col_ind[k]] == FREE)
+                aggregate[s->col_ind[k]] = n;
+        ++n;
+    }
+    for (int32_t i = 0; i < s->rows; ++i)
+        if (aggregate[i] == ISOLATED)
+            aggregate[i] = -1;
+    free(from_pass1);
+    *count = n;
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
+                                 cmrscl_csr *t)
+{
+    *t = (cmrscl_csr){0};
+    int64_t *size = cmrscl_alloc((size_t)count, sizeof(int64_t));
+    int64_t *row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
+    int32_t *col_ind = cmrscl_alloc((size_t)rows, sizeof(int32_t));
+    double *values = cmrscl_alloc((size_t)rows, sizeof(double));
+    if (!size || !row_ptr || !col_ind || !values) {
+        free(size);
+        free(row_ptr);
+        free(col_ind);
+        free(values);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
+                           (int)rows);
+    }
+    for (int32_t c = 0; c < count; ++c)
+        size[c] = 0;
+    for (int32_t i = 0; i < rows; ++i)
+        if (aggregate[i] >= 0)
+            ++size[aggregate[i]];
+    /* With B = ones the QR of each aggregate's block of B is sqrt(size) times a column of
+     * 1/sqrt(size): the column of T is that unit vector. */
+    int64_t nnz = 0;
+    row_ptr[0] = 0;
+    for (int32_t i = 0; i < rows; ++i) {
+        if (aggregate[i] >= 0) {
+            col_ind[nnz] = aggregate[i];
+            values[nnz] = 1.0 / sqrt((double)size[aggregate[i]]);
+            ++nnz;
+        }
+        row_ptr[i + 1] = nnz;
+    }
+    free(size);
+    *t = (cmrscl_csr){rows, count, nnz, row_ptr, col_ind, values};
+    return CMRSCL_OK;
+}

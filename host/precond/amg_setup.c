@@ -1,0 +1,284 @@
+/* amg_setup.c - the smoothed-aggregation AMG hierarchy on the host (issue 57), after PyAMG's
+ * smoothed_aggregation_solver and amgcl's coarsening::smoothed_aggregation: level after level,
+ * strong couplings -> aggregates -> tentative T -> P = (I - omega D^-1 A) T -> A_c = P^T A P,
+ * until a level is small enough to factor densely, the levels run out, or aggregation stops
+ * reducing. Each phase's time is kept, so the later device setup knows what it competes with. */
+#include "precond/precond.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cmrs_amg_options_default(cmrs_amg_options *opt)
+{
+    *opt = (cmrs_amg_options){.theta = 0.0,
+                              .smooth = true,
+                              .smooth_scale = 4.0 / 3.0,
+                              .jacobi_scale = 4.0 / 3.0,
+                              .power_iterations = 15,
+                              .max_coarse = 500,
+                              .max_levels = 10,
+                              .min_coarsening = 0.9,
+                              .near_null_count = 1,
+                              .near_null = NULL};
+}
+
+static cmrscl_status check_options(const cmrs_amg_options *o)
+{
+    if (!(o->theta >= 0 && o->theta <= 1) || !(o->smooth_scale > 0) || !(o->jacobi_scale > 0) ||
+        o->power_iterations < 1 || o->max_coarse < 1 || o->max_levels < 1 ||
+        !(o->min_coarsening > 0 && o->min_coarsening <= 1))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG options: theta %g (0..1), smooth_scale %g and jacobi_scale %g "
+                           "(> 0), power_iterations %d, max_coarse %d, max_levels %d (>= 1), "
+                           "min_coarsening %g (0..1]",
+                           o->theta, o->smooth_scale, o->jacobi_scale, o->power_iterations,
+                           (int)o->max_coarse, o->max_levels, o->min_coarsening);
+    if (o->near_null_count != 1 || o->near_null)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "AMG near-null space: only the constant vector for now (%d vectors "
+                           "given)",
+                           o->near_null_count);
+    return CMRSCL_OK;
+}
+
+/* 1 / a_ii of every row; a missing, zero or negative diagonal entry is named. */
+static cmrscl_status inverse_diagonal(const cmrscl_csr *a, int level, double **out)
+{
+    double *d = cmrscl_alloc((size_t)a->rows, sizeof(double));
+    if (!d)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG diagonal: %d rows", (int)a->rows);
+    for (int32_t i = 0; i < a->rows; ++i) {
+        double v = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (a->col_ind[k] == i)
+                v += a->values[k];
+        if (!(v > 0)) {
+            free(d);
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                               "AMG needs a positive diagonal: a(%d,%d) = %g on level %d (%s)",
+                               (int)i, (int)i, v, level, v == 0 ? "zero or missing" : "negative");
+        }
+        d[i] = 1.0 / v;
+    }
+    *out = d;
+    return CMRSCL_OK;
+}
+
+/* rho(D^-1 A) by the power method from a fixed start vector (the same estimate every run).
+ * D^-1 A is self-adjoint in the D inner product when A is symmetric, so the Rayleigh quotient
+ * x^T A x / x^T D x converges twice as fast as the norm ratio; it is taken as the estimate. */
+static cmrscl_status spectral_radius(const cmrscl_csr *a, const double *diag_inv, int steps,
+                                     double *rho)
+{
+    size_t n = (size_t)a->rows;
+    double *x = cmrscl_alloc(n, sizeof(double)), *y = cmrscl_alloc(n, sizeof(double));
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
+    }
+    /* A rough start in (-1, 1), from a hash of the index: rich in every frequency. */
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+        x[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
+    }
+    double estimate = 0;
+    for (int s = 0; s < steps; ++s) {
+        cmrscl_csr_spmv(a, 1.0, x, 0.0, y);
+        double xay = 0, xdx = 0, yy = 0;
+        for (size_t i = 0; i < n; ++i) {
+            xay += x[i] * y[i];
+            xdx += x[i] * x[i] / diag_inv[i];
+            y[i] *= diag_inv[i];
+            yy += y[i] * y[i];
+        }
+        estimate = xdx > 0 ? xay / xdx : 0;
+        double scale = yy > 0 ? 1.0 / sqrt(yy) : 0;
+        for (size_t i = 0; i < n; ++i)
+            x[i] = y[i] * scale;
+    }
+    free(x);
+    free(y);
+    *rho = estimate > 0 ? estimate : 1.0;
+    return CMRSCL_OK;
+}
+
+/* P = T - omega D^-1 (A T): A T's pattern holds T's (every a_ii is stored), so T's entry of
+ * row i is added where A T has column aggregate[i]. */
+static cmrscl_status smooth_prolongator(const cmrs_amg_level *l, double omega, cmrscl_csr *p)
+{
+    cmrscl_status st = cmrs_amg_spgemm(&l->A, &l->T, p);
+    if (st != CMRSCL_OK)
+        return st;
+    for (int32_t i = 0; i < p->rows; ++i) {
+        double w = omega * l->diag_inv[i];
+        for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
+            p->values[k] *= -w;
+            if (l->T.row_ptr[i + 1] > l->T.row_ptr[i] &&
+                p->col_ind[k] == l->T.col_ind[l->T.row_ptr[i]])
+                p->values[k] += l->T.values[l->T.row_ptr[i]];
+        }
+    }
+    return CMRSCL_OK;
+}
+
+static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
+{
+    *out = (cmrscl_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
+    out->row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t));
+    out->col_ind = cmrscl_alloc((size_t)a->nnz, sizeof(int32_t));
+    out->values = cmrscl_alloc((size_t)a->nnz, sizeof(double));
+    if (!out->row_ptr || !out->col_ind || !out->values) {
+        cmrscl_csr_free(out);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: a copy of %lld entries",
+                           (long long)a->nnz);
+    }
+    memcpy(out->row_ptr, a->row_ptr, ((size_t)a->rows + 1) * sizeof(int64_t));
+    memcpy(out->col_ind, a->col_ind, (size_t)a->nnz * sizeof(int32_t));
+    memcpy(out->values, a->values, (size_t)a->nnz * sizeof(double));
+    return CMRSCL_OK;
+}
+
+/* Strength, aggregates, T, P and R of level l, and A of level l + 1. *count 0 (and nothing
+ * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows. */
+static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
+                             int32_t *count)
+{
+    cmrs_amg_level *lv = &h->level[l];
+    cmrscl_csr s = {0};
+    double t0 = cmrscl_seconds();
+    cmrscl_status st = cmrs_amg_strength(&lv->A, o->theta, &s);
+    double t1 = cmrscl_seconds();
+    h->times.strength += t1 - t0;
+    lv->aggregate = cmrscl_alloc((size_t)lv->A.rows, sizeof(int32_t));
+    if (st == CMRSCL_OK && !lv->aggregate)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregates: %d rows",
+                         (int)lv->A.rows);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_aggregate(&s, lv->aggregate, count);
+    cmrscl_csr_free(&s);
+    double t2 = cmrscl_seconds();
+    h->times.aggregation += t2 - t1;
+    if (st != CMRSCL_OK)
+        return st;
+    if (*count == 0 || *count > o->min_coarsening * lv->A.rows) {
+        free(lv->aggregate);
+        lv->aggregate = NULL;
+        *count = 0;
+        return CMRSCL_OK;
+    }
+    st = cmrs_amg_tentative(lv->aggregate, lv->A.rows, *count, &lv->T);
+    if (st == CMRSCL_OK && o->smooth)
+        st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
+    else if (st == CMRSCL_OK)
+        st = copy_csr(&lv->T, &lv->P);
+    if (st == CMRSCL_OK)
+        st = cmrscl_csr_transpose(&lv->P, &lv->R);
+    double t3 = cmrscl_seconds();
+    h->times.prolongator += t3 - t2;
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, &h->level[l + 1].A);
+    h->times.rap += cmrscl_seconds() - t3;
+    return st;
+}
+
+void cmrs_amg_free(cmrs_amg_hierarchy *h)
+{
+    if (!h)
+        return;
+    for (int l = 0; h->level && l < h->levels; ++l) {
+        cmrs_amg_level *lv = &h->level[l];
+        if (l > 0)
+            cmrscl_csr_free(&lv->A);
+        cmrscl_csr_free(&lv->T);
+        cmrscl_csr_free(&lv->P);
+        cmrscl_csr_free(&lv->R);
+        free(lv->aggregate);
+        free(lv->diag_inv);
+    }
+    free(h->level);
+    free(h->coarse_factor);
+    free(h->coarse_pivot);
+    *h = (cmrs_amg_hierarchy){0};
+}
+
+static cmrscl_status check_matrix(const cmrscl_csr *a)
+{
+    if (a->rows != a->cols)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "AMG needs a square matrix, not %d x %d",
+                           (int)a->rows, (int)a->cols);
+    if (a->rows == 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "AMG needs a matrix with rows (0 x 0)");
+    return cmrs_csr_validate(a, NULL);
+}
+
+/* Level l's diagonal and smoother weight (every level has them; the coarsest's are for a
+ * device cycle that may smooth there too). */
+static cmrscl_status level_smoother(cmrs_amg_level *lv, int l, const cmrs_amg_options *o)
+{
+    cmrscl_status st = inverse_diagonal(&lv->A, l, &lv->diag_inv);
+    if (st == CMRSCL_OK)
+        st = spectral_radius(&lv->A, lv->diag_inv, o->power_iterations, &lv->rho);
+    lv->jacobi_omega = o->jacobi_scale / lv->rho;
+    return st;
+}
+
+static void complexities(cmrs_amg_hierarchy *h)
+{
+    double entries = 0, rows = 0;
+    for (int l = 0; l < h->levels; ++l) {
+        entries += (double)h->level[l].A.nnz;
+        rows += (double)h->level[l].A.rows;
+    }
+    h->operator_complexity = entries / (double)h->level[0].A.nnz;
+    h->grid_complexity = rows / (double)h->level[0].A.rows;
+}
+
+cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                             cmrs_amg_hierarchy *out)
+{
+    double start = cmrscl_seconds();
+    cmrs_amg_options defaults;
+    cmrs_amg_options_default(&defaults);
+    const cmrs_amg_options *o = opt ? opt : &defaults;
+    cmrs_amg_hierarchy h = {0};
+    *out = h;
+    cmrscl_status st = check_options(o);
+    if (st == CMRSCL_OK)
+        st = check_matrix(a);
+    if (st != CMRSCL_OK)
+        return st;
+    h.level = calloc((size_t)o->max_levels, sizeof(cmrs_amg_level));
+    if (!h.level)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);
+    h.level[0].A = *a;
+    for (int l = 0; st == CMRSCL_OK; ++l) {
+        h.levels = l + 1;
+        st = level_smoother(&h.level[l], l, o);
+        if (st != CMRSCL_OK || l + 1 == o->max_levels || h.level[l].A.rows <= o->max_coarse)
+            break;
+        int32_t count = 0;
+        st = coarsen(&h, l, o, &count);
+        if (count == 0)
+            break;
+    }
+    double t = cmrscl_seconds();
+    cmrs_amg_level *last = &h.level[h.levels - 1];
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_coarse_factor(&last->A, &h.coarse_factor, &h.coarse_pivot);
+    h.coarse_rows = last->A.rows;
+    h.times.coarse_factor = cmrscl_seconds() - t;
+    if (st != CMRSCL_OK) {
+        /* a failed coarsen may have built level l + 1's A: free it with the rest */
+        if (h.levels < o->max_levels && h.level[h.levels].A.row_ptr)
+            ++h.levels;
+        cmrs_amg_free(&h);
+        return st;
+    }
+    complexities(&h);
+    h.times.total = cmrscl_seconds() - start;
+    *out = h;
+    return CMRSCL_OK;
+}

@@ -1,0 +1,127 @@
+/* precond.h - the preconditioners stage (issue 57): for now smoothed-aggregation AMG set up
+ * on the host (amg_setup.c drives the phases: strength and aggregation in amg_aggregate.c,
+ * the sparse products in amg_spgemm.c, the coarsest level's dense factor in amg_coarse.c)
+ * and a host V-cycle with a preconditioned CG on it (amg_cycle.c), the ground truth for the
+ * device cycle to come. Internal: nothing here is public API yet.
+ *
+ * Every level keeps its operators as host CSR in double (A, P, R = P^T), the diagonal's
+ * inverse and its smoother's weight: what the device cycle will copy level by level. */
+#ifndef CMRSCL_PRECOND_H
+#define CMRSCL_PRECOND_H
+
+#include "base/base.h"
+#include "io/io.h"
+
+/* ---- amg_setup.c: the hierarchy ---- */
+
+/* The choices of the setup; cmrs_amg_options_default gives PyAMG's smoothed_aggregation_solver
+ * defaults (but max_coarse, 500: the coarsest level is solved densely). */
+typedef struct cmrs_amg_options {
+    double theta;          /* strong: |a_ij| >= theta sqrt(|a_ii a_jj|); 0: every coupling */
+    bool smooth;           /* P = (I - omega D^-1 A) T; false: plain aggregation, P = T */
+    double smooth_scale;   /* P's omega = smooth_scale / rho(D^-1 A), PyAMG's 4/3 */
+    double jacobi_scale;   /* the cycle's damped Jacobi: omega = jacobi_scale / rho, 4/3 */
+    int power_iterations;  /* steps of the power method that estimates rho(D^-1 A), 15 */
+    int32_t max_coarse;    /* stop when a level has at most this many rows, 500 */
+    int max_levels;        /* at most this many levels (the finest counted), 10 */
+    double min_coarsening; /* stop when the coarse level keeps more than this share, 0.9 */
+    /* Near-null-space vectors, near_null_count columns of rows values each (column-major);
+     * NULL with count 1 is the constant vector, the only case implemented now. */
+    int near_null_count;
+    const double *near_null;
+} cmrs_amg_options;
+
+typedef struct cmrs_amg_level {
+    cmrscl_csr A;        /* the operator; level 0's is the caller's matrix, borrowed */
+    cmrscl_csr T;        /* tentative prolongator (rows x aggregates), empty on the last */
+    cmrscl_csr P, R;     /* prolongator and its transpose, empty on the last level */
+    int32_t *aggregate;  /* each row's aggregate, -1 for an isolated row; NULL on the last */
+    double *diag_inv;    /* 1 / a_ii */
+    double rho;          /* the estimate of rho(D^-1 A) */
+    double jacobi_omega; /* the smoother's weight, jacobi_scale / rho */
+} cmrs_amg_level;
+
+/* Seconds of each phase, summed over the levels (cmrscl_seconds). */
+typedef struct cmrs_amg_times {
+    double strength, aggregation, prolongator, rap, coarse_factor, total;
+} cmrs_amg_times;
+
+typedef struct cmrs_amg_hierarchy {
+    int levels;
+    cmrs_amg_level *level;
+    /* The coarsest level as a dense factor (row-major, coarse_rows^2): the Cholesky factor L
+     * (lower triangle) when its A is SPD, else LU with partial pivoting (coarse_pivot). */
+    int32_t coarse_rows;
+    double *coarse_factor;
+    int32_t *coarse_pivot;      /* NULL for Cholesky */
+    double operator_complexity; /* sum of the levels' entries / entries of A */
+    double grid_complexity;     /* sum of the levels' rows / rows of A */
+    cmrs_amg_times times;
+} cmrs_amg_hierarchy;
+
+CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
+/* Builds the hierarchy of a (square, canonical CSR, every diagonal entry positive); opt NULL
+ * takes the defaults. a must outlive *out (level 0 borrows it). The same matrix and options
+ * give the same hierarchy bit for bit. Errors: ERROR_INVALID_MATRIX for a non-square matrix
+ * or a zero, missing or negative diagonal entry (named), ERROR_INVALID_ARGUMENT for bad
+ * options, ERROR_UNSUPPORTED for more than one near-null-space vector, ERROR_BREAKDOWN when
+ * the coarsest level is singular, ERROR_OUT_OF_HOST_MEMORY. On failure *out is empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                                           cmrs_amg_hierarchy *out);
+CMRSCL_HIDDEN void cmrs_amg_free(cmrs_amg_hierarchy *h);
+
+/* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
+
+/* The strong off-diagonal couplings of a (PyAMG's 'symmetric' measure) as a pattern (values
+ * NULL): |a_ij| >= theta sqrt(|a_ii a_jj|), explicit zeros never strong. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s);
+/* PyAMG's standard aggregation on the pattern s, three greedy passes over the rows in order:
+ * (1) a row whose neighbours are all free roots an aggregate of itself and them; (2) a free
+ * row joins the aggregate of its first neighbour aggregated in pass 1; (3) a row still free
+ * roots an aggregate of itself and its free neighbours. Rows without neighbours stay out
+ * (-1). aggregate[rows]; *count the number of aggregates. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate,
+                                               int32_t *count);
+/* The tentative prolongator of the constant vector: T[i][aggregate[i]] = 1/sqrt(|aggregate|)
+ * (columns of unit norm, PyAMG's fit_candidates with B = ones); rows out of every aggregate
+ * are empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows,
+                                               int32_t count, cmrscl_csr *t);
+
+/* ---- amg_spgemm.c: sparse products ---- */
+
+/* c = a * b in canonical CSR (a two-pass product: the entries of each row counted with a
+ * marker, then summed in a dense accumulator, columns sorted). Structural products are kept
+ * even when their sum is zero, so c's pattern is the product of the patterns. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b,
+                                            cmrscl_csr *c);
+/* The Galerkin operator r * a * p. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin(const cmrscl_csr *r, const cmrscl_csr *a,
+                                              const cmrscl_csr *p, cmrscl_csr *c);
+
+/* ---- amg_coarse.c: the coarsest level's dense factor ---- */
+
+/* Factors a (n x n, sparse) densely: Cholesky when it is SPD, else LU with partial pivoting
+ * (*pivot malloc'ed; NULL for Cholesky). ERROR_BREAKDOWN naming the pivot if singular. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_coarse_factor(const cmrscl_csr *a, double **factor,
+                                                   int32_t **pivot);
+/* x = A^-1 b with that factor (x may be b). */
+CMRSCL_HIDDEN void cmrs_amg_coarse_solve(const double *factor, const int32_t *pivot, int32_t n,
+                                         const double *b, double *x);
+
+/* ---- amg_cycle.c: the host V-cycle and CG preconditioned by it ---- */
+
+/* One V-cycle for A x = b from x = 0: on each level one sweep of damped Jacobi before and
+ * after the coarse correction (omega = jacobi_scale / rho(D^-1 A), 2/3 on a Poisson
+ * matrix), the coarsest level solved with its dense factor. A symmetric operator for
+ * symmetric A, so CG may use it. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b,
+                                            double *x);
+/* CG on A x = b from the x given, preconditioned by one V-cycle of h (h NULL: plain CG),
+ * until ||b - A x|| <= rtol ||b|| or max_iterations. *iterations and *relres (may be NULL)
+ * say where it stopped; ERROR_BREAKDOWN when p^T A p <= 0. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_pcg(const cmrscl_csr *a, const cmrs_amg_hierarchy *h,
+                                         const double *b, double *x, double rtol,
+                                         int max_iterations, int *iterations, double *relres);
+
+#endif /* CMRSCL_PRECOND_H */
