@@ -87,6 +87,17 @@ __kernel void gmres_dots(const uint n, __global const real_t *restrict basis, co
     __local real4_t s[WG_SIZE];
     if (STOPPED())
         return;
+#if GMRES_DOTS_PER == 1 /* a GPU's: the loop as lean as it can be */
+    (void)j;
+    const uint v = get_group_id(0) / chunks, c = get_group_id(0) % chunks;
+    __global const real_t *vi = basis + (size_t)v * stride;
+    real4_t acc = (real4_t)0;
+    for (uint i = c * WG_SIZE + get_local_id(0); i < n; i += chunks * WG_SIZE)
+        acc.s0 += vi[i] * w[i];
+    const real4_t sum = group_sum4(acc, s, WG_SIZE);
+    if (get_local_id(0) == 0)
+        ws[at + G_DOTS(m) + v * chunks + c] = sum.s0;
+#else
     const uint v = get_group_id(0) / chunks * GMRES_DOTS_PER, c = get_group_id(0) % chunks;
     const uint count = j + 1 - v < GMRES_DOTS_PER ? j + 1 - v : GMRES_DOTS_PER;
     __global const real_t *v0 = basis + (size_t)v * stride;
@@ -104,6 +115,7 @@ __kernel void gmres_dots(const uint n, __global const real_t *restrict basis, co
         for (uint k = 0; k < count; ++k)
             ws[at + G_DOTS(m) + (v + k) * chunks + c] = dots[k];
     }
+#endif
 }
 
 /* H's column j from the dots (each work-group adds them up alike), w -= sum_i h_ij v_i, and
