@@ -117,6 +117,11 @@ CMRSCL_HIDDEN void cmrs_amg_coarse_solve(const double *factor, const int32_t *pi
  * symmetric A, so CG may use it. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b,
                                             double *x);
+/* The same cycle on vectors the caller keeps, to look at each level's after it: b[l], x[l]
+ * and r[l] of level l's rows (b[0] the right-hand side, x[0] the result; the last level's
+ * r[l] is not used). */
+CMRSCL_HIDDEN void cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x,
+                                          double **r);
 /* CG on A x = b from the x given, preconditioned by one V-cycle of h (h NULL: plain CG),
  * until ||b - A x|| <= rtol ||b|| or max_iterations. *iterations and *relres (may be NULL)
  * say where it stopped; ERROR_BREAKDOWN when p^T A p <= 0. */
