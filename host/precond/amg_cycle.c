@@ -59,6 +59,12 @@ static void free_work(cycle_work *w, int levels)
     free(w->r);
 }
 
+void cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x, double **r)
+{
+    cycle_work w = {b, x, r};
+    vcycle_level(h, 0, &w);
+}
+
 cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b, double *x)
 {
     int n = h->levels;
@@ -73,7 +79,7 @@ cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b, doub
         ok = w.b[l] && w.x[l] && w.r[l];
     }
     if (ok)
-        vcycle_level(h, 0, &w);
+        cmrs_amg_vcycle_levels(h, w.b, w.x, w.r);
     if (w.b && w.x && w.r)
         free_work(&w, n);
     else {

@@ -2,7 +2,7 @@
  * on the host (amg_setup.c drives the phases: strength and aggregation in amg_aggregate.c,
  * the sparse products in amg_spgemm.c, the coarsest level's dense factor in amg_coarse.c)
  * and a host V-cycle with a preconditioned CG on it (amg_cycle.c), the ground truth for the
- * device cycle to come. Internal: nothing here is public API yet.
+ * same cycle on the device (amg_device.c, cl/amg.cl). Internal: nothing here is public API yet.
  *
  * Every level keeps its operators as host CSR in double (A, P, R = P^T), the diagonal's
  * inverse and its smoother's weight: what the device cycle will copy level by level. */
@@ -10,6 +10,7 @@
 #define CMRSCL_PRECOND_H
 
 #include "base/base.h"
+#include "exec/exec.h"
 #include "io/io.h"
 
 /* ---- amg_setup.c: the hierarchy ---- */
@@ -117,11 +118,58 @@ CMRSCL_HIDDEN void cmrs_amg_coarse_solve(const double *factor, const int32_t *pi
  * symmetric A, so CG may use it. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b,
                                             double *x);
+/* The same cycle on vectors the caller keeps, to look at each level's after it: b[l], x[l]
+ * and r[l] of level l's rows (b[0] the right-hand side, x[0] the result; the last level's
+ * r[l] is not used). */
+CMRSCL_HIDDEN void cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x,
+                                          double **r);
 /* CG on A x = b from the x given, preconditioned by one V-cycle of h (h NULL: plain CG),
  * until ||b - A x|| <= rtol ||b|| or max_iterations. *iterations and *relres (may be NULL)
  * say where it stopped; ERROR_BREAKDOWN when p^T A p <= 0. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_pcg(const cmrscl_csr *a, const cmrs_amg_hierarchy *h,
                                          const double *b, double *x, double rtol,
                                          int max_iterations, int *iterations, double *relres);
+
+/* ---- amg_device.c: the V-cycle on the device ---- */
+
+/* A level on the device: its operators as matrices of the library (each with its own plan),
+ * its vectors and the smoother's diagonal. The last level keeps only b and x: the dense
+ * factor solves it. Level 0's b and x are the caller's r and z of the cycle running (borrowed,
+ * never released here). */
+typedef struct cmrs_amg_device_level {
+    cmrscl_matrix A, P, R; /* NULL on the last level */
+    cl_mem b, x, r;        /* rows values each; r NULL on the last level */
+    cl_mem diag_inv;       /* NULL on the last level */
+    double omega;
+    cl_uint rows;
+} cmrs_amg_device_level;
+
+typedef struct cmrs_amg_device {
+    cmrscl_context ctx;
+    cmrscl_precision precision;
+    size_t value_size;
+    int levels;
+    cmrs_amg_device_level *level;
+    cl_mem coarse_factor, coarse_pivot; /* pivot NULL for Cholesky */
+    cl_uint coarse_rows;
+    cl_kernel presmooth, jacobi, coarse; /* cl/amg.cl */
+    size_t local;                        /* their work-group */
+    bool out_of_order;                   /* the context's queue: barriers between steps */
+} cmrs_amg_device;
+
+/* Copies hierarchy h to ctx's device in `precision` (values rounded to float for
+ * CMRSCL_FLOAT): every level's A, P, R, diagonal and vectors, and the coarse factor. h may be
+ * freed afterwards. On failure *out is empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precision,
+                                                  const cmrs_amg_hierarchy *h,
+                                                  cmrs_amg_device *out);
+/* Enqueues one V-cycle z = M r on the context's queue (r and z: level 0's rows, buffers of
+ * the precision): the host cycle's steps in its order; nothing is read back or waited for. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_apply(cmrs_amg_device *d, cl_mem r, cl_mem z);
+/* Reads level l's vector which ('b', 'x' or 'r') into out (double), after the queue's work:
+ * for the tests, which compare the cycle level by level with the host's. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_read(const cmrs_amg_device *d, int l, char which,
+                                                 double *out);
+CMRSCL_HIDDEN void cmrs_amg_device_free(cmrs_amg_device *d);
 
 #endif /* CMRSCL_PRECOND_H */

@@ -37,5 +37,7 @@ int run_spmm(const env *e, cmrscl_precision prec);
 /* The solvers' products and kernels (test_oclgrind solve float|double, oclgrind_solve.c). */
 int run_solve(const env *e, cmrscl_precision prec);
 int run_chain(const env *e, cmrscl_precision prec);
+/* The AMG V-cycle's kernels in one cycle (test_oclgrind amg float|double, oclgrind_amg.c). */
+int run_amg(const env *e, cmrscl_precision prec);
 
 #endif

@@ -426,7 +426,8 @@ int main(int argc, char **argv)
     bool spmm = argc == 3 && !strcmp(argv[1], "spmm");
     bool solve = argc == 3 && !strcmp(argv[1], "solve");
     bool chain = argc == 3 && !strcmp(argv[1], "chain");
-    if (!refused && !convert && !modulo && !slice && !spmm && !solve && !chain &&
+    bool amg = argc == 3 && !strcmp(argv[1], "amg");
+    if (!refused && !convert && !modulo && !slice && !spmm && !solve && !chain && !amg &&
         !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
@@ -434,7 +435,7 @@ int main(int argc, char **argv)
                 "       %s refused\n"
                 "       %s convert float|double\n"
                 "       %s modulo float|double WARP MODULO\n"
-                "       %s slice|spmm|solve|chain float|double\n",
+                "       %s slice|spmm|solve|chain|amg float|double\n",
                 argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
@@ -444,8 +445,8 @@ int main(int argc, char **argv)
         status = test_finish("oclgrind");
     else if (refused)
         status = report_refused(&e);
-    else if ((convert || modulo || slice || spmm || solve || chain) && !strcmp(argv[2], "double") &&
-             !e.dev.fp64)
+    else if ((convert || modulo || slice || spmm || solve || chain || amg) &&
+             !strcmp(argv[2], "double") && !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
     else if (convert)
         status = run_convert(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
@@ -457,6 +458,8 @@ int main(int argc, char **argv)
         status = run_solve(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
     else if (chain)
         status = run_chain(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
+    else if (amg)
+        status = run_amg(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT);
     else if (modulo)
         status = run_modulo(&e, !strcmp(argv[2], "double") ? CMRSCL_DOUBLE : CMRSCL_FLOAT,
                             atoi(argv[3]), atoi(argv[4]));

@@ -1,0 +1,283 @@
+/* amg_device.c - the AMG V-cycle on the device (issue 57): the host hierarchy (amg_setup.c)
+ * copied level by level, and the host cycle (amg_cycle.c) enqueued step for step in the same
+ * order, so that the two agree to rounding and the tests can compare them level by level.
+ * The products are the library's own (cmrs_spmv_enqueue on each operator's plan: y = alpha
+ * A x + beta y); the rest is three small kernels of cl/amg.cl: the Jacobi updates, and the
+ * coarsest level's triangular solves in one work-group (that level has at most a few hundred
+ * rows: one group avoids a launch per row). A cycle only enqueues; nothing is read back or
+ * waited for, so a solver can put it between its own kernels. */
+#include "precond/precond.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The vector kernels' work-group: 256 (or the most the device runs), a power of two. */
+#define AMG_GROUP 256
+
+/* A read-only buffer of n values in the precision, from doubles (rounded for float). */
+static cmrscl_status values_buffer(const cmrs_amg_device *d, const double *v, size_t n, cl_mem *out)
+{
+    void *host = (void *)v;
+    if (d->precision == CMRSCL_FLOAT) {
+        float *f = cmrscl_alloc(n, sizeof(float));
+        if (!f)
+            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: %zu values", n);
+        for (size_t i = 0; i < n; ++i)
+            f[i] = (float)v[i];
+        host = f;
+    }
+    cl_int err;
+    *out = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                          n * d->value_size, host, &err);
+    if (host != v)
+        free(host);
+    return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG level)");
+}
+
+/* A work vector of n values. */
+static cmrscl_status vector(const cmrs_amg_device *d, size_t n, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(d->ctx->context, CL_MEM_READ_WRITE, n * d->value_size, NULL, &err);
+    return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG vector)");
+}
+
+/* cl/amg.cl's kernels for the precision; the coarse solve strides by WG_SIZE, so every kernel
+ * must run a whole group of `local`. */
+static cmrscl_status make_kernels(cmrs_amg_device *d)
+{
+    d->local = AMG_GROUP;
+    while (d->local > 1 && d->local > d->ctx->info.max_work_group_size)
+        d->local /= 2;
+    char options[128];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DVALUE_DOUBLE=%d", d->local,
+             d->precision == CMRSCL_DOUBLE);
+    cl_program program; /* owned by the context's cache */
+    double seconds;
+    cmrscl_program_source from;
+    cmrscl_status st = cmrs_program_get(d->ctx, "amg.cl", options, &program, &seconds, &from);
+    const char *names[] = {"amg_presmooth", "amg_jacobi", "amg_coarse"};
+    cl_kernel *kernels[] = {&d->presmooth, &d->jacobi, &d->coarse};
+    for (int i = 0; i < 3 && st == CMRSCL_OK; ++i) {
+        cl_int err;
+        *kernels[i] = clCreateKernel(program, names[i], &err);
+        if (!*kernels[i])
+            return cmrscl_fail_cl(err, names[i]);
+        size_t max_wg = 0;
+        clGetKernelWorkGroupInfo(*kernels[i], d->ctx->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof max_wg, &max_wg, NULL);
+        if (max_wg && max_wg < d->local)
+            return cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                               "AMG kernel %s runs at most %zu work-items per group on this "
+                               "device, fewer than its %zu",
+                               names[i], max_wg, d->local);
+    }
+    return st;
+}
+
+static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h, int l)
+{
+    const cmrs_amg_level *hl = &h->level[l];
+    cmrs_amg_device_level *lv = &d->level[l];
+    lv->rows = (cl_uint)hl->A.rows;
+    lv->omega = hl->jacobi_omega;
+    cmrscl_status st = CMRSCL_OK;
+    if (l > 0) /* level 0's are the caller's r and z */
+        st = vector(d, lv->rows, &lv->b);
+    if (st == CMRSCL_OK && l > 0)
+        st = vector(d, lv->rows, &lv->x);
+    if (l == h->levels - 1) /* the dense factor alone solves the last level */
+        return st;
+    if (st == CMRSCL_OK)
+        st = vector(d, lv->rows, &lv->r);
+    if (st == CMRSCL_OK)
+        st = values_buffer(d, hl->diag_inv, lv->rows, &lv->diag_inv);
+    if (st == CMRSCL_OK)
+        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->A, NULL, &lv->A);
+    if (st == CMRSCL_OK)
+        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->P, NULL, &lv->P);
+    if (st == CMRSCL_OK)
+        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->R, NULL, &lv->R);
+    return st;
+}
+
+cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precision,
+                                    const cmrs_amg_hierarchy *h, cmrs_amg_device *out)
+{
+    memset(out, 0, sizeof *out);
+    if (precision == CMRSCL_DOUBLE && !ctx->info.fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "AMG device cycle: the device has no fp64");
+    cl_command_queue_properties props = 0;
+    clGetCommandQueueInfo(ctx->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    *out = (cmrs_amg_device){.ctx = ctx,
+                             .precision = precision,
+                             .value_size = cmrscl_precision_size(precision),
+                             .levels = h->levels,
+                             .coarse_rows = (cl_uint)h->coarse_rows,
+                             .out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0};
+    out->level = calloc((size_t)h->levels, sizeof *out->level);
+    cmrscl_status st = out->level ? make_kernels(out)
+                                  : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                                                "AMG device: %d levels", h->levels);
+    for (int l = 0; l < h->levels && st == CMRSCL_OK; ++l)
+        st = setup_level(out, h, l);
+    size_t n = (size_t)h->coarse_rows;
+    if (st == CMRSCL_OK)
+        st = values_buffer(out, h->coarse_factor, n * n, &out->coarse_factor);
+    if (st == CMRSCL_OK && h->coarse_pivot) {
+        cl_int err;
+        out->coarse_pivot = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                           n * sizeof(cl_int), h->coarse_pivot, &err);
+        if (!out->coarse_pivot)
+            st = cmrscl_fail_cl(err, "clCreateBuffer (AMG pivots)");
+    }
+    if (st != CMRSCL_OK)
+        cmrs_amg_device_free(out);
+    return st;
+}
+
+/* What every step of a cycle enqueues first on an out-of-order queue: each step reads what
+ * the one before wrote. */
+static cl_int order(const cmrs_amg_device *d)
+{
+    return d->out_of_order ? clEnqueueBarrierWithWaitList(d->ctx->queue, 0, NULL, NULL)
+                           : CL_SUCCESS;
+}
+
+/* y = alpha M x + beta y with M's own kernels (the solvers' cmrs_solve_plain_product). */
+static cmrscl_status product(const cmrs_amg_device *d, cmrscl_matrix m, double alpha, cl_mem x,
+                             double beta, cl_mem y)
+{
+    cl_int err = order(d);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList (AMG)");
+    pthread_mutex_lock(&m->lock);
+    cmrscl_status st = cmrs_spmv_enqueue(m, alpha, x, beta, y, d->ctx->queue, 0, NULL, NULL, NULL);
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+/* A Jacobi kernel (n, omega, dinv, then the buffers) over the level's rows. */
+static cmrscl_status smooth(const cmrs_amg_device *d, cl_kernel k, const cmrs_amg_device_level *lv,
+                            int buffers, const cl_mem *mem)
+{
+    cl_int err = clSetKernelArg(k, 0, sizeof(cl_uint), &lv->rows);
+    if (d->precision == CMRSCL_DOUBLE)
+        err |= clSetKernelArg(k, 1, sizeof(double), &lv->omega);
+    else {
+        cl_float omega = (cl_float)lv->omega;
+        err |= clSetKernelArg(k, 1, sizeof omega, &omega);
+    }
+    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &lv->diag_inv);
+    for (int i = 0; i < buffers; ++i)
+        err |= clSetKernelArg(k, 3 + (cl_uint)i, sizeof(cl_mem), &mem[i]);
+    size_t global = (lv->rows + d->local - 1) / d->local * d->local;
+    if (err == CL_SUCCESS)
+        err = order(d);
+    if (err == CL_SUCCESS && global)
+        err = clEnqueueNDRangeKernel(d->ctx->queue, k, 1, NULL, &global, &d->local, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "AMG smoother kernel");
+}
+
+static cmrscl_status coarse_solve(const cmrs_amg_device *d, cl_mem b, cl_mem x)
+{
+    cl_uint lu = d->coarse_pivot != NULL;
+    cl_kernel k = d->coarse;
+    cl_int err = clSetKernelArg(k, 0, sizeof(cl_uint), &d->coarse_rows);
+    err |= clSetKernelArg(k, 1, sizeof(cl_uint), &lu);
+    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &d->coarse_factor);
+    err |= clSetKernelArg(k, 3, sizeof(cl_mem), lu ? &d->coarse_pivot : NULL);
+    err |= clSetKernelArg(k, 4, sizeof(cl_mem), &b);
+    err |= clSetKernelArg(k, 5, sizeof(cl_mem), &x);
+    if (err == CL_SUCCESS)
+        err = order(d);
+    if (err == CL_SUCCESS)
+        err =
+            clEnqueueNDRangeKernel(d->ctx->queue, k, 1, NULL, &d->local, &d->local, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "AMG coarse solve");
+}
+
+/* Level l of the cycle: amg_cycle.c's vcycle_level, step for step. */
+static cmrscl_status cycle_level(const cmrs_amg_device *d, int l)
+{
+    const cmrs_amg_device_level *lv = &d->level[l];
+    if (l == d->levels - 1)
+        return coarse_solve(d, lv->b, lv->x);
+    const cmrs_amg_device_level *next = &d->level[l + 1];
+    cl_mem pre[] = {lv->b, lv->x, lv->r}, post[] = {lv->r, lv->x};
+    cmrscl_status st = smooth(d, d->presmooth, lv, 3, pre); /* x = omega D^-1 b, r = b */
+    if (st == CMRSCL_OK)
+        st = product(d, lv->A, -1.0, lv->x, 1.0, lv->r);
+    if (st == CMRSCL_OK)
+        st = product(d, lv->R, 1.0, lv->r, 0.0, next->b);
+    if (st == CMRSCL_OK)
+        st = cycle_level(d, l + 1);
+    if (st == CMRSCL_OK)
+        st = product(d, lv->P, 1.0, next->x, 1.0, lv->x);
+    /* the post-smoothing sweep: r = b - A x, x += omega D^-1 r */
+    cl_int err = st == CMRSCL_OK ? order(d) : CL_SUCCESS;
+    if (st == CMRSCL_OK && err == CL_SUCCESS && lv->rows)
+        err = clEnqueueCopyBuffer(d->ctx->queue, lv->b, lv->r, 0, 0, lv->rows * d->value_size, 0,
+                                  NULL, NULL);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueCopyBuffer (AMG)");
+    if (st == CMRSCL_OK)
+        st = product(d, lv->A, -1.0, lv->x, 1.0, lv->r);
+    if (st == CMRSCL_OK)
+        st = smooth(d, d->jacobi, lv, 2, post);
+    return st;
+}
+
+cmrscl_status cmrs_amg_device_apply(cmrs_amg_device *d, cl_mem r, cl_mem z)
+{
+    d->level[0].b = r;
+    d->level[0].x = z;
+    return cycle_level(d, 0);
+}
+
+cmrscl_status cmrs_amg_device_read(const cmrs_amg_device *d, int l, char which, double *out)
+{
+    const cmrs_amg_device_level *lv = &d->level[l];
+    cl_mem from = which == 'b' ? lv->b : which == 'x' ? lv->x : which == 'r' ? lv->r : NULL;
+    if (l < 0 || l >= d->levels || !from)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "AMG device: no vector %c on level %d",
+                           which, l);
+    void *host = cmrscl_alloc(lv->rows ? lv->rows : 1, d->value_size);
+    if (!host)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: read of %u values",
+                           lv->rows);
+    cl_int err = clFinish(d->ctx->queue);
+    if (err == CL_SUCCESS && lv->rows)
+        err = clEnqueueReadBuffer(d->ctx->queue, from, CL_TRUE, 0, lv->rows * d->value_size, host,
+                                  0, NULL, NULL);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < lv->rows; ++i)
+        out[i] = d->precision == CMRSCL_DOUBLE ? ((double *)host)[i] : ((float *)host)[i];
+    free(host);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueReadBuffer (AMG)");
+}
+
+void cmrs_amg_device_free(cmrs_amg_device *d)
+{
+    for (int l = 0; d->level && l < d->levels; ++l) {
+        cmrs_amg_device_level *lv = &d->level[l];
+        cmrscl_matrix_free(lv->A);
+        cmrscl_matrix_free(lv->P);
+        cmrscl_matrix_free(lv->R);
+        cl_mem mem[] = {l ? lv->b : NULL, l ? lv->x : NULL, lv->r, lv->diag_inv};
+        for (int i = 0; i < 4; ++i)
+            if (mem[i])
+                clReleaseMemObject(mem[i]);
+    }
+    free(d->level);
+    cl_kernel k[] = {d->presmooth, d->jacobi, d->coarse};
+    for (int i = 0; i < 3; ++i)
+        if (k[i])
+            clReleaseKernel(k[i]);
+    if (d->coarse_factor)
+        clReleaseMemObject(d->coarse_factor);
+    if (d->coarse_pivot)
+        clReleaseMemObject(d->coarse_pivot);
+    memset(d, 0, sizeof *d);
+}

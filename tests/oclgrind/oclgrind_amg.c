@@ -1,0 +1,64 @@
+/* oclgrind_amg.c - the AMG V-cycle's kernels under Oclgrind (test_oclgrind amg float|double,
+ * issue 57): one cycle of a small hierarchy made to keep three levels (max_coarse lowered) -
+ * the Jacobi updates, the products of A, P and R on their own plans, and the coarse solve's
+ * work-group with its barriers, Cholesky (stencil5) and LU with pivots (convdiff) - its z
+ * against the host cycle's. Oclgrind simulates every work-item: the matrices are small. */
+#include "oclgrind_common.h"
+#include "precond/precond.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void check_cycle(const env *e, cmrscl_precision p, const char *spec, int32_t max_coarse,
+                        int levels, bool lu)
+{
+    cmrscl_csr a = {0};
+    cmrs_amg_hierarchy h = {0};
+    cmrs_amg_device d = {0};
+    cmrs_amg_options o;
+    cmrs_amg_options_default(&o);
+    o.max_coarse = max_coarse;
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
+    CHECK_OK(cmrs_amg_device_setup(e->ctx, p, &h, &d));
+    if (test_failures)
+        return;
+    size_t n = (size_t)a.rows, vs = cmrscl_precision_size(p);
+    double *b = malloc(n * sizeof(double)), *want = calloc(n, sizeof(double)),
+           *got = calloc(n, sizeof(double));
+    void *host = malloc(n * vs);
+    for (size_t i = 0; i < n; ++i)
+        b[i] = put(host, p, i, sin(1.0 + (double)i));
+    CHECK_OK(cmrs_amg_vcycle(&h, b, want));
+    cl_mem r = exact_buffer(e, CL_MEM_READ_WRITE, n * vs, host);
+    cl_mem z = exact_buffer(e, CL_MEM_READ_WRITE, n * vs, host); /* written over */
+    CHECK_OK(cmrs_amg_device_apply(&d, r, z));
+    CHECK_OK(cmrs_amg_device_read(&d, 0, 'x', got));
+    double diff = 0, size = 0;
+    for (size_t i = 0; i < n; ++i)
+        diff = fmax(diff, fabs(got[i] - want[i])), size = fmax(size, fabs(want[i]));
+    printf("%s: %d levels, coarse %d rows (%s), z differs by %.2g\n", spec, h.levels,
+           (int)h.coarse_rows, h.coarse_pivot ? "LU" : "Cholesky", diff / size);
+    CHECK_MSG(h.levels == levels && (h.coarse_pivot != NULL) == lu, "%s: %d levels, %s", spec,
+              h.levels, h.coarse_pivot ? "LU" : "Cholesky");
+    CHECK_MSG(diff <= (p == CMRSCL_DOUBLE ? 1e-12 : 1e-5) * size, "%s: z differs by %.3g", spec,
+              diff / size);
+    clReleaseMemObject(r);
+    clReleaseMemObject(z);
+    free(b);
+    free(want);
+    free(got);
+    free(host);
+    cmrs_amg_device_free(&d);
+    cmrs_amg_free(&h);
+    cmrscl_csr_free(&a);
+}
+
+int run_amg(const env *e, cmrscl_precision p)
+{
+    check_cycle(e, p, "stencil5:12", 20, 3, false);
+    /* not symmetric: the coarsest level (219 rows) takes LU with pivots */
+    check_cycle(e, p, "convdiff:12", 500, 2, true);
+    return test_finish("oclgrind amg");
+}

@@ -1,0 +1,226 @@
+/* test_amg_device.c - the AMG V-cycle on the device (issue 57) against the host cycle it
+ * copies: every level's b, x and r after one cycle, and the result, within a bound for the
+ * precision; and CG on the host with the device cycle as its preconditioner taking the
+ * iterations the host's PCG takes.
+ *     test_amg_device float|double */
+#include "precond/precond.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SKIP 77
+
+static cmrscl_precision prec;
+/* max |got - want| / max |want| a cycle may show in the precision: the products round
+ * differently on the device (another order of the sums), float rounds every value */
+static double bound;
+/* the same for z, the cycle's result, against cmrs_amg_vcycle's; a level's r (b - A x) may
+ * differ by more relative to its own size, x being most of b there */
+static double z_bound;
+
+static double relative_difference(const double *got, const double *want, int32_t n)
+{
+    double diff = 0, size = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        diff = fmax(diff, fabs(got[i] - want[i]));
+        size = fmax(size, fabs(want[i]));
+    }
+    return size > 0 ? diff / size : diff;
+}
+
+static cl_mem device_vector(cmrscl_context ctx, int32_t n)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE,
+                              (size_t)n * cmrscl_precision_size(prec), NULL, &err);
+    CHECK_MSG(m != NULL, "clCreateBuffer: %d", err);
+    return m;
+}
+
+static void write_vector(cmrscl_context ctx, cl_mem to, const double *v, int32_t n)
+{
+    void *host = test_values_in(v, n, prec);
+    CHECK(clEnqueueWriteBuffer(ctx->queue, to, CL_TRUE, 0, (size_t)n * cmrscl_precision_size(prec),
+                               host, 0, NULL, NULL) == CL_SUCCESS);
+    free(host);
+}
+
+/* One cycle on a right-hand side of random values, level by level against the host's. */
+static void check_cycle(cmrscl_context ctx, const char *spec)
+{
+    cmrscl_csr a = {0};
+    cmrs_amg_hierarchy h = {0};
+    cmrs_amg_device d = {0};
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    CHECK_OK(cmrs_amg_device_setup(ctx, prec, &h, &d));
+    if (test_failures)
+        return;
+    int n = h.levels;
+    double **b = calloc((size_t)n, sizeof *b), **x = calloc((size_t)n, sizeof *x),
+           **r = calloc((size_t)n, sizeof *r);
+    for (int l = 0; l < n; ++l) {
+        b[l] = calloc((size_t)h.level[l].A.rows, sizeof(double));
+        x[l] = calloc((size_t)h.level[l].A.rows, sizeof(double));
+        r[l] = calloc((size_t)h.level[l].A.rows, sizeof(double));
+    }
+    test_seed(57);
+    for (int32_t i = 0; i < a.rows; ++i) /* representable in float: the same b on both sides */
+        b[0][i] = (float)test_uniform(-1, 1);
+    cmrs_amg_vcycle_levels(&h, b, x, r);
+    double *z = calloc((size_t)a.rows, sizeof(double));
+    CHECK_OK(cmrs_amg_vcycle(&h, b[0], z));
+    CHECK_MSG(!memcmp(z, x[0], (size_t)a.rows * sizeof(double)),
+              "%s: cmrs_amg_vcycle differs from cmrs_amg_vcycle_levels", spec);
+
+    cl_mem rd = device_vector(ctx, a.rows), zd = device_vector(ctx, a.rows);
+    write_vector(ctx, rd, b[0], a.rows);
+    CHECK_OK(cmrs_amg_device_apply(&d, rd, zd));
+    double *got = calloc((size_t)a.rows, sizeof(double));
+    printf("%s (%s, %d levels, coarse %d rows, %s):", spec,
+           prec == CMRSCL_DOUBLE ? "double" : "float", n, (int)h.coarse_rows,
+           h.coarse_pivot ? "LU" : "Cholesky");
+    for (int l = 0; l < n; ++l) {
+        const char *names = l + 1 < n ? "bxr" : "bx";
+        double worst = 0;
+        for (const char *c = names; *c; ++c) {
+            const double *want = *c == 'b' ? b[l] : *c == 'x' ? x[l] : r[l];
+            CHECK_OK(cmrs_amg_device_read(&d, l, *c, got));
+            double diff = relative_difference(got, want, h.level[l].A.rows);
+            worst = fmax(worst, diff);
+            CHECK_MSG(diff <= bound, "%s level %d: %c differs from the host's by %.3g (bound %.3g)",
+                      spec, l, *c, diff, bound);
+        }
+        printf(" L%d %.2g", l, worst);
+    }
+    CHECK_OK(cmrs_amg_device_read(&d, 0, 'x', got));
+    double final = relative_difference(got, z, a.rows);
+    printf("; z %.2g\n", final);
+    CHECK_MSG(final <= z_bound, "%s: z differs from cmrs_amg_vcycle's by %.3g", spec, final);
+
+    free(got);
+    free(z);
+    for (int l = 0; l < n; ++l) {
+        free(b[l]);
+        free(x[l]);
+        free(r[l]);
+    }
+    free(b);
+    free(x);
+    free(r);
+    clReleaseMemObject(rd);
+    clReleaseMemObject(zd);
+    cmrs_amg_device_free(&d);
+    cmrs_amg_free(&h);
+    cmrscl_csr_free(&a);
+}
+
+static double dot(const double *x, const double *y, int32_t n)
+{
+    double s = 0;
+    for (int32_t i = 0; i < n; ++i)
+        s += x[i] * y[i];
+    return s;
+}
+
+/* cmrs_amg_pcg's loop with z = M r by the device cycle (r written, z read back). */
+static int device_pcg(cmrscl_context ctx, cmrs_amg_device *d, const cmrscl_csr *a, const double *b,
+                      double rtol, int max_iterations)
+{
+    int32_t n = a->rows;
+    double *x = calloc((size_t)n, sizeof(double)), *r = malloc((size_t)n * sizeof(double));
+    double *z = malloc((size_t)n * sizeof(double)), *p = malloc((size_t)n * sizeof(double));
+    double *q = malloc((size_t)n * sizeof(double));
+    cl_mem rd = device_vector(ctx, n), zd = device_vector(ctx, n);
+    memcpy(r, b, (size_t)n * sizeof(double));
+    double bnorm = sqrt(dot(b, b, n)), rnorm = bnorm;
+    write_vector(ctx, rd, r, n);
+    CHECK_OK(cmrs_amg_device_apply(d, rd, zd));
+    CHECK_OK(cmrs_amg_device_read(d, 0, 'x', z));
+    memcpy(p, z, (size_t)n * sizeof(double));
+    double rz = dot(r, z, n);
+    int it = 0;
+    while (!test_failures && rnorm > rtol * bnorm && it < max_iterations) {
+        cmrscl_csr_spmv(a, 1.0, p, 0.0, q);
+        double alpha = rz / dot(p, q, n);
+        for (int32_t i = 0; i < n; ++i) {
+            x[i] += alpha * p[i];
+            r[i] -= alpha * q[i];
+        }
+        ++it;
+        rnorm = sqrt(dot(r, r, n));
+        write_vector(ctx, rd, r, n);
+        CHECK_OK(cmrs_amg_device_apply(d, rd, zd));
+        CHECK_OK(cmrs_amg_device_read(d, 0, 'x', z));
+        double rz_next = dot(r, z, n);
+        for (int32_t i = 0; i < n; ++i)
+            p[i] = z[i] + rz_next / rz * p[i];
+        rz = rz_next;
+    }
+    clReleaseMemObject(rd);
+    clReleaseMemObject(zd);
+    free(x);
+    free(r);
+    free(z);
+    free(p);
+    free(q);
+    return it;
+}
+
+static void check_pcg(cmrscl_context ctx, const char *spec)
+{
+    cmrscl_csr a = {0};
+    cmrs_amg_hierarchy h = {0};
+    cmrs_amg_device d = {0};
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    CHECK_OK(cmrs_amg_device_setup(ctx, prec, &h, &d));
+    if (test_failures)
+        return;
+    double *b = malloc((size_t)a.rows * sizeof(double)), *x = calloc((size_t)a.rows, 8);
+    for (int32_t i = 0; i < a.rows; ++i)
+        b[i] = 1;
+    int host = 0;
+    CHECK_OK(cmrs_amg_pcg(&a, &h, b, x, 1e-8, 100, &host, NULL));
+    int device = device_pcg(ctx, &d, &a, b, 1e-8, 100);
+    printf("%s: PCG to 1e-8, host cycle %d iterations, device cycle %d\n", spec, host, device);
+    /* float's cycle is another preconditioner by its rounding: CG still converges, a little
+     * later at most */
+    int slack = prec == CMRSCL_DOUBLE ? 1 : 3;
+    CHECK_MSG(abs(device - host) <= slack, "%s: PCG %d iterations with the device cycle, %d host",
+              spec, device, host);
+    free(b);
+    free(x);
+    cmrs_amg_device_free(&d);
+    cmrs_amg_free(&h);
+    cmrscl_csr_free(&a);
+}
+
+int main(int argc, char **argv)
+{
+    if (!test_precision_arg(argc, argv, &prec))
+        return 2;
+    bound = prec == CMRSCL_DOUBLE ? 1e-12 : 3e-5;
+    z_bound = prec == CMRSCL_DOUBLE ? 1e-12 : 1e-5;
+    cmrscl_context ctx;
+    CHECK_OK(cmrscl_context_create(NULL, &ctx));
+    if (test_failures)
+        return test_finish("amg_device");
+    if (prec == CMRSCL_DOUBLE && !ctx->info.fp64) {
+        printf("skipped: the device has no fp64\n");
+        cmrscl_context_free(ctx);
+        return SKIP;
+    }
+    /* convdiff is not symmetric: its coarsest level takes LU with pivots (and CG does not
+     * apply) */
+    const char *specs[] = {"stencil5:64", "stencil7:16", "stencil27:12", "convdiff:48"};
+    for (int i = 0; i < 4; ++i)
+        check_cycle(ctx, specs[i]);
+    for (int i = 0; i < 3; ++i)
+        check_pcg(ctx, specs[i]);
+    cmrscl_context_free(ctx);
+    return test_finish("amg_device");
+}
