@@ -382,3 +382,95 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
     }
     store_share(acc, ws, out_at, s);
 }
+
+/* ---- CG with a preconditioner run between its kernels (host/solve/solve_pcg.c) ----
+ * The textbook's preconditioned CG, M an operator of launches of its own (an AMG V-cycle): an
+ * iteration is pcg_p (the test of r.r, beta = r.z / the r.z before, p = z + beta p), q = A p
+ * (leaving p.q), pcg_x (alpha = r.z / p.q, x and r, the partial sums of r.r), z = M r, and
+ * pcg_rz (the partial sums of r.z). r.z is kept in the header between them: pcg_p writes it
+ * (CMRS_WS_RHO) and pcg_x, which reads it, hands it on as the one before (CMRS_WS_RHO_PREV). */
+
+/* The test of r.r (at rr_at) and r.z (at rz_at) before an iteration, then p = z + beta p (the
+ * first: p = z). check_only: the test alone (after the last iteration). */
+__kernel void pcg_p(const uint n, __global const real_t *restrict z, __global real_t *restrict p,
+                    __global real_t *restrict ws, const uint rr_at, const uint rz_at,
+                    const uint groups, const uint history_at, const uint first,
+                    const uint check_only, const uint stop_slot)
+{
+    __local real4_t s[WG_SIZE];
+    const int seen = ws_stop_code(ws, stop_slot);
+    const real4_t share =
+        (real4_t)(share_of(ws, rr_at, groups).s0, share_of(ws, rz_at, groups).s0, 0, 0);
+    const real4_t sum = group_sum4(share, s, WG_SIZE);
+    RETURN_IF_SEEN(seen, stop_slot);
+    const real_t rr = sum.s0, rz = sum.s1;
+    const real_t beta = first ? (real_t)0 : rz / ws[CMRS_WS_RHO_PREV];
+    int stop = 0;
+    if (!isfinite(rr))
+        stop = CMRS_STOP_NONFINITE;
+    else if (rr <= ws[CMRS_WS_THRESHOLD])
+        stop = CMRS_STOP_CONVERGED;
+    else if (!check_only && !finite2(rz, beta))
+        stop = CMRS_STOP_NONFINITE;
+    else if (!check_only && !(rz > 0))
+        stop = CMRS_STOP_BREAKDOWN;
+    if (LEADER()) {
+        const uint it = (uint)ws[CMRS_WS_ITER];
+        HISTORY_PUT(ws, history_at, it, rr);
+        ws[CMRS_WS_RR] = rr;
+        ws[CMRS_WS_RHO] = rz;
+        if (!stop && !check_only)
+            ws[CMRS_WS_ITER] = (real_t)(it + 1);
+    }
+    if (stop)
+        stop_solve(ws, stop_slot, stop, stop == CMRS_STOP_NONFINITE && !isfinite(rr) ? rr : rz,
+                   1); /* 1: r.z (host/solve/solve_pcg.c) */
+    if (stop || check_only)
+        return;
+    FOR_ROWS(i)
+    p[i] = first ? z[i] : z[i] + beta * p[i];
+}
+
+/* alpha = r.z / p.q (p.q from the product's partial sums at pq_at), x += alpha p, r -= alpha q,
+ * and the partial sums of the new r.r at rr_out. */
+__kernel void pcg_x(const uint n, __global real_t *restrict x, __global real_t *restrict r,
+                    __global const real_t *restrict p, __global const real_t *restrict q,
+                    __global real_t *restrict ws, const uint pq_at, const uint pq_n,
+                    const uint rr_out, const uint stop_slot)
+{
+    __local real4_t s[WG_SIZE];
+    const int seen = ws_stop_code(ws, stop_slot);
+    const real_t pq = group_sum4(share_of(ws, pq_at, pq_n), s, WG_SIZE).s0;
+    RETURN_IF_SEEN(seen, stop_slot);
+    const real_t rz = ws[CMRS_WS_RHO], alpha = rz / pq;
+    const int stop = !isfinite(pq) ? CMRS_STOP_NONFINITE : !(pq > 0) ? CMRS_STOP_BREAKDOWN : 0;
+    if (LEADER())
+        ws[CMRS_WS_RHO_PREV] = rz;
+    if (stop) {
+        stop_solve(ws, stop_slot, stop, pq, 2); /* 2: p.Ap */
+        return;
+    }
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    {
+        x[i] += alpha * p[i];
+        const real_t rv = r[i] - alpha * q[i];
+        r[i] = rv;
+        acc.s0 += rv * rv;
+    }
+    store_share(acc, ws, rr_out, s);
+}
+
+/* The partial sums of r.z at rz_out (z = M r just made). */
+__kernel void pcg_rz(const uint n, __global const real_t *restrict r,
+                     __global const real_t *restrict z, __global real_t *restrict ws,
+                     const uint rz_out)
+{
+    __local real4_t s[WG_SIZE];
+    if (STOPPED())
+        return;
+    real4_t acc = (real4_t)0;
+    FOR_ROWS(i)
+    acc.s0 += r[i] * z[i];
+    store_share(acc, ws, rz_out, s);
+}

@@ -4,7 +4,8 @@
  * (version, status codes, host CSR and CMRS, Matrix Market) is in cmrscl_host.h, included
  * here; this file adds devices, contexts, device matrices and products, and includes
  * cmrscl_products.h (recorded, transposed and block products), cmrscl_tune.h (the tuner and
- * the device's bandwidth and gather measurements) and cmrscl_solve.h (the solvers).
+ * the device's bandwidth and gather measurements), cmrscl_precond.h (AMG) and cmrscl_solve.h
+ * (the solvers).
  *
  * Data flow: Matrix Market file -> CSR -> CMRS -> device parameters -> JIT -> launch.
  *
@@ -533,5 +534,6 @@ CMRSCL_API cmrscl_status cmrscl_spmv_time(cmrscl_matrix m, double alpha, cl_mem 
 #endif
 #include "cmrscl_products.h" /* recorded, transposed and block products of a matrix */
 #include "cmrscl_tune.h"     /* the tuner and the device measurements, on these types */
+#include "cmrscl_precond.h"  /* preconditioners on the device: AMG */
 #include "cmrscl_solve.h"    /* Krylov solvers on the device, above the products */
 #endif                       /* CMRSCL_H */

@@ -41,7 +41,11 @@ typedef enum cmrscl_preconditioner {
     CMRSCL_PRECONDITIONER_NONE = 0,
     /* Jacobi: D^-1 with D the matrix's diagonal, taken from the device matrix when the solver
      * is created (and again after a values update); CG only. A zero diagonal entry fails. */
-    CMRSCL_PRECONDITIONER_JACOBI = 1
+    CMRSCL_PRECONDITIONER_JACOBI = 1,
+    /* the preconditioner object in cmrscl_solve_options.precond (cmrscl_precond.h: AMG), of
+     * the matrix's context, precision and rows; CG only, on the context's queue. An iteration
+     * is then the textbook's preconditioned CG: four launches and the V-cycle's. */
+    CMRSCL_PRECONDITIONER_AMG = 2
 } cmrscl_preconditioner;
 
 /* Called on the host at each check with the iterations done and the residual norm then;
@@ -67,6 +71,7 @@ typedef struct cmrscl_solve_options {
     int restart; /* GMRES: Krylov vectors per cycle, 1..CMRSCL_MAX_RESTART; 0: 20 (scipy's) */
     cmrscl_solve_monitor monitor;
     void *monitor_data;
+    cmrscl_precond precond; /* CMRSCL_PRECONDITIONER_AMG's (borrowed: free it after the solver) */
 } cmrscl_solve_options;
 #define CMRSCL_MAX_RESTART 256
 

@@ -230,6 +230,11 @@ static cmrscl_status cycle_level(const cmrs_amg_device *d, int l)
     return st;
 }
 
+int cmrs_amg_device_commands(const cmrs_amg_device *d)
+{
+    return 7 * (d->levels - 1) + 1; /* cycle_level's seven a level, the coarse solve's one */
+}
+
 cmrscl_status cmrs_amg_device_apply(cmrs_amg_device *d, cl_mem r, cl_mem z)
 {
     d->level[0].b = r;

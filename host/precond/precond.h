@@ -6,8 +6,8 @@
  *
  * Every level keeps its operators as host CSR in double (A, P, R = P^T), the diagonal's
  * inverse and its smoother's weight: what the device cycle will copy level by level. */
-#ifndef CMRSCL_PRECOND_H
-#define CMRSCL_PRECOND_H
+#ifndef CMRSCL_PRECOND_STAGE_H
+#define CMRSCL_PRECOND_STAGE_H
 
 #include "base/base.h"
 #include "exec/exec.h"
@@ -166,10 +166,22 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_pre
 /* Enqueues one V-cycle z = M r on the context's queue (r and z: level 0's rows, buffers of
  * the precision): the host cycle's steps in its order; nothing is read back or waited for. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_apply(cmrs_amg_device *d, cl_mem r, cl_mem z);
+/* The commands (kernels and copies) a cycle enqueues, for a solver's count of its launches. */
+CMRSCL_HIDDEN int cmrs_amg_device_commands(const cmrs_amg_device *d);
 /* Reads level l's vector which ('b', 'x' or 'r') into out (double), after the queue's work:
  * for the tests, which compare the cycle level by level with the host's. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_read(const cmrs_amg_device *d, int l, char which,
                                                  double *out);
 CMRSCL_HIDDEN void cmrs_amg_device_free(cmrs_amg_device *d);
 
-#endif /* CMRSCL_PRECOND_H */
+/* ---- precond_api.c: the public preconditioner objects (include/cmrscl_precond.h) ---- */
+
+struct cmrscl_precond_s {
+    cmrscl_context ctx;
+    cmrscl_precision precision;
+    int32_t rows;
+    cmrs_amg_device device; /* the hierarchy on the device: what a solve applies */
+    cmrscl_amg_info info;
+};
+
+#endif /* CMRSCL_PRECOND_STAGE_H */

@@ -133,7 +133,8 @@ struct solve_method {
      * quantity (CMRS_WS_CAUSE, the method's own codes) */
     void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why, size_t size);
 };
-CMRSCL_HIDDEN extern const solve_method cmrs_solve_cg, cmrs_solve_bicgstab, cmrs_solve_gmres;
+CMRSCL_HIDDEN extern const solve_method cmrs_solve_cg, cmrs_solve_bicgstab, cmrs_solve_gmres,
+    cmrs_solve_pcg;
 
 /* ---- solve_run.c ---- */
 

@@ -52,10 +52,20 @@ static cmrscl_status check_options(const cmrscl_solve_options *in, int32_t rows,
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "solve options: method %d is not CG (0), BiCGStab (1) or GMRES (2)",
                            (int)o.method);
-    if ((unsigned)o.preconditioner > CMRSCL_PRECONDITIONER_JACOBI)
+    if ((unsigned)o.preconditioner > CMRSCL_PRECONDITIONER_AMG)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "solve options: preconditioner %d is neither none (0) nor Jacobi (1)",
+                           "solve options: preconditioner %d is not none (0), Jacobi (1) or AMG "
+                           "(2)",
                            (int)o.preconditioner);
+    if ((o.preconditioner == CMRSCL_PRECONDITIONER_AMG) != (o.precond != NULL))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           o.precond ? "solve options: a preconditioner object is given but "
+                                       "preconditioner is not CMRSCL_PRECONDITIONER_AMG"
+                                     : "solve options: CMRSCL_PRECONDITIONER_AMG needs its object "
+                                       "in precond (cmrscl_precond_create_amg)");
+    if (o.preconditioner == CMRSCL_PRECONDITIONER_AMG && o.method != CMRSCL_METHOD_CG)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "solve options: AMG preconditions CG; %s takes none yet", method->name);
     if (o.preconditioner == CMRSCL_PRECONDITIONER_JACOBI && !method->jacobi)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "solve options: the Jacobi preconditioner is CG's; %s takes none",
@@ -197,6 +207,8 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
     if (!s)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a solver");
     s->m = m, s->ctx = m->ctx, s->opt = o, s->method = method_of(o.method);
+    if (o.preconditioner == CMRSCL_PRECONDITIONER_AMG) /* CG around an operator of its own */
+        s->method = &cmrs_solve_pcg;
     s->precision = p->precision, s->value_size = cmrscl_precision_size(p->precision);
     s->n = (cl_uint)p->rows;
     s->queue = m->ctx->queue, s->out_of_order = queue_out_of_order(s->queue);

@@ -1,0 +1,115 @@
+/* precond_api.c - the preconditioner objects of include/cmrscl_precond.h: AMG's options
+ * checked and read as a versioned view, the hierarchy set up on the host (amg_setup.c), put on
+ * the device (amg_device.c) and described, then the host's copy dropped - a solve needs only
+ * the device's. */
+#include "precond/precond.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The caller's options over the defaults: the bytes it knows of them (struct_size; 0 reads
+ * as the first version, which is the whole struct today). */
+static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options *out)
+{
+    cmrs_amg_options_default(out);
+    if (!in)
+        return CMRSCL_OK;
+    cmrscl_amg_options o = CMRSCL_AMG_OPTIONS_INIT;
+    size_t size = in->struct_size ? in->struct_size : sizeof o;
+    memcpy(&o, in, size < sizeof o ? size : sizeof o);
+    if (size < sizeof o.struct_size + sizeof o.theta)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG options: struct_size %zu is smaller than any version's", size);
+    if (o.max_coarse < 0 || o.max_levels < 0 || o.max_levels == 1 ||
+        o.max_levels > CMRSCL_AMG_MAX_LEVELS || (unsigned)o.unsmoothed > 1)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG options: max_coarse %d (>= 0), max_levels %d (0 or 2..%d), "
+                           "unsmoothed %d (0 or 1)",
+                           o.max_coarse, o.max_levels, CMRSCL_AMG_MAX_LEVELS, o.unsmoothed);
+    out->theta = o.theta;
+    out->smooth = !o.unsmoothed;
+    if (o.max_coarse)
+        out->max_coarse = o.max_coarse;
+    if (o.max_levels)
+        out->max_levels = o.max_levels;
+    return CMRSCL_OK;
+}
+
+static void describe(const cmrs_amg_hierarchy *h, cmrscl_amg_info *info)
+{
+    info->levels = h->levels;
+    for (int l = 0; l < h->levels && l < CMRSCL_AMG_MAX_LEVELS; ++l)
+        info->rows[l] = h->level[l].A.rows, info->entries[l] = h->level[l].A.nnz;
+    info->operator_complexity = h->operator_complexity;
+    info->grid_complexity = h->grid_complexity;
+    info->seconds_strength = h->times.strength;
+    info->seconds_aggregation = h->times.aggregation;
+    info->seconds_prolongator = h->times.prolongator;
+    info->seconds_rap = h->times.rap;
+    info->seconds_coarse = h->times.coarse_factor;
+}
+
+cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision precision,
+                                        const cmrscl_csr *a, const cmrscl_amg_options *opt,
+                                        cmrscl_precond *out)
+{
+    if (out)
+        *out = NULL;
+    if (!ctx || !a || !out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context, matrix or out is NULL");
+    if (precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG: precision %d is neither float nor double", (int)precision);
+    double t0 = cmrscl_seconds();
+    cmrs_amg_options o;
+    cmrscl_status st = amg_options(opt, &o);
+    cmrs_amg_hierarchy h = {0};
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_setup(a, &o, &h);
+    cmrscl_precond p = st == CMRSCL_OK ? calloc(1, sizeof *p) : NULL;
+    if (st == CMRSCL_OK && !p)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a preconditioner");
+    double t1 = cmrscl_seconds();
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_device_setup(ctx, precision, &h, &p->device);
+    if (st == CMRSCL_OK) {
+        p->ctx = ctx, p->precision = precision, p->rows = a->rows;
+        describe(&h, &p->info);
+        p->info.seconds_device = cmrscl_seconds() - t1;
+        p->info.seconds_total = cmrscl_seconds() - t0;
+        *out = p;
+    } else {
+        free(p);
+    }
+    cmrs_amg_free(&h);
+    return st;
+}
+
+cmrscl_status cmrscl_precond_amg_info(cmrscl_precond p, cmrscl_amg_info *out)
+{
+    if (!p || !out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner or out is NULL");
+    *out = p->info;
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_precond_apply(cmrscl_precond p, cl_mem r, cl_mem z)
+{
+    if (!p)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner is NULL");
+    size_t bytes = (size_t)p->rows * cmrscl_precision_size(p->precision);
+    cmrscl_status st = cmrs_buffer_check(p->ctx->context, r, bytes, "r");
+    if (st == CMRSCL_OK)
+        st = cmrs_buffer_check(p->ctx->context, z, bytes, "z");
+    if (st == CMRSCL_OK && r == z)
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "r and z must be different buffers");
+    return st == CMRSCL_OK ? cmrs_amg_device_apply(&p->device, r, z) : st;
+}
+
+void cmrscl_precond_free(cmrscl_precond p)
+{
+    if (!p)
+        return;
+    cmrs_amg_device_free(&p->device);
+    free(p);
+}

@@ -1,0 +1,70 @@
+/* cmrscl_precond.h - preconditioners applied on the device, for the solvers of cmrscl_solve.h
+ * (host/precond/). Included by cmrscl.h; include that, not this file.
+ *
+ * Smoothed-aggregation algebraic multigrid (AMG), as PyAMG's smoothed_aggregation_solver
+ * defines it: symmetric strength of connection, standard (greedy, deterministic) aggregation,
+ * a tentative prolongator from the constant vector, smoothed by damped Jacobi with an
+ * estimated spectral radius, Galerkin coarse operators R A P with R = P^T, levels until a
+ * coarse size, the coarsest level factored densely. The hierarchy is set up on the host (its
+ * phases timed), then every level's A, P and R becomes a matrix of the library on the device
+ * with a plan of its own. A V-cycle - one damped-Jacobi sweep before and after the coarse
+ * correction - runs on the device with no host read inside it: z = M r. The same matrix and
+ * options give the same hierarchy and the same bits run after run. */
+#ifndef CMRSCL_PRECOND_H
+#define CMRSCL_PRECOND_H
+
+#include "cmrscl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* AMG's options. A versioned view, as cmrscl_params: struct_size says how much of it the
+ * caller knows (CMRSCL_AMG_OPTIONS_INIT; 0 reads as the first version). Zeros are the
+ * defaults; NULL is the same. */
+typedef struct cmrscl_amg_options {
+    size_t struct_size;
+    double theta;   /* strong: |a_ij| >= theta sqrt(|a_ii a_jj|); 0: every coupling (PyAMG's) */
+    int unsmoothed; /* 1: plain aggregation, P the tentative prolongator (cheaper set-up) */
+    int max_coarse; /* stop coarsening at this many rows or fewer; 0: 500 */
+    int max_levels; /* levels at most, the finest counted, 2..CMRSCL_AMG_MAX_LEVELS; 0: 10 */
+} cmrscl_amg_options;
+#define CMRSCL_AMG_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0                                                   \
+    }
+#define CMRSCL_AMG_MAX_LEVELS 16
+
+/* What a hierarchy is: its levels' sizes, complexities and set-up times by phase. */
+typedef struct cmrscl_amg_info {
+    int levels;
+    int32_t rows[CMRSCL_AMG_MAX_LEVELS];
+    int64_t entries[CMRSCL_AMG_MAX_LEVELS];
+    double operator_complexity; /* the levels' entries over A's */
+    double grid_complexity;     /* the levels' rows over A's */
+    /* seconds: strength, aggregation, prolongators, Galerkin products, the coarse factor (on
+     * the host), the upload and the levels' plans (device), and all of it */
+    double seconds_strength, seconds_aggregation, seconds_prolongator, seconds_rap, seconds_coarse,
+        seconds_device, seconds_total;
+} cmrscl_amg_info;
+
+typedef struct cmrscl_precond_s *cmrscl_precond;
+
+/* AMG for the square matrix a (CSR in double on the host, every diagonal entry positive), on
+ * ctx's device in `precision`. The solver takes it through cmrscl_solve_options (preconditioner
+ * CMRSCL_PRECONDITIONER_AMG, precond). ERROR_INVALID_MATRIX names a zero or negative diagonal
+ * entry or a matrix that is not square; ERROR_BREAKDOWN a singular coarsest level. */
+CMRSCL_API cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision precision,
+                                                   const cmrscl_csr *a,
+                                                   const cmrscl_amg_options *opt,
+                                                   cmrscl_precond *out);
+CMRSCL_API cmrscl_status cmrscl_precond_amg_info(cmrscl_precond p, cmrscl_amg_info *out);
+/* z = M r, enqueued on the context's queue (buffers of the precision, of the matrix's rows);
+ * returns when enqueued. */
+CMRSCL_API cmrscl_status cmrscl_precond_apply(cmrscl_precond p, cl_mem r, cl_mem z);
+CMRSCL_API void cmrscl_precond_free(cmrscl_precond p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CMRSCL_PRECOND_H */

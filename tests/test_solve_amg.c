@@ -1,0 +1,177 @@
+/* test_solve_amg.c - CG preconditioned by AMG on the device (include/cmrscl_precond.h,
+ * host/solve/solve_pcg.c), on the device chosen by CMRSCL_DEVICE:
+ *   - on 2-D and 3-D Poisson matrices and a 27-point stencil: converged with ||b - A x|| (the
+ *     CPU's, in double) at the threshold, in the iterations of the host's PCG with the same
+ *     hierarchy (tests/ ground truth, host/precond/amg_cycle.c: within 1 in double), in far
+ *     fewer than CG's; the hierarchy's facts (levels, rows, complexity, set-up times); the same
+ *     bits from a second solve;
+ *   - what must fail, named: AMG with BiCGStab, the object without the preconditioner asked
+ *     and the other way round, an object of another size, a non-square matrix, a zero
+ *     diagonal entry.
+ * Usage: test_solve_amg float|double. */
+#include "precond/precond.h"
+#include "solve_reference.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SKIP 77
+
+static cmrscl_precision prec;
+
+static cmrscl_status solve(cmrscl_matrix m, const cmrscl_solve_options *o, const double *b,
+                           double *x, int n, cmrscl_solve_result *res)
+{
+    void *bd = test_values_in(b, n, prec), *xd = test_values_in(x, n, prec);
+    cmrscl_status st = cmrscl_solve_host(m, o, bd, xd, res);
+    for (int i = 0; i < n; ++i)
+        x[i] = test_value_at(xd, prec, i);
+    free(bd), free(xd);
+    return st;
+}
+
+static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)
+{
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    int n = a.rows;
+    cmrscl_matrix m = NULL;
+    cmrscl_precond amg = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, NULL, &amg));
+    double *b = malloc(sizeof(double) * (size_t)n), *x = calloc((size_t)n, sizeof(double)),
+           *x2 = calloc((size_t)n, sizeof(double)), *xh = calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; ++i)
+        b[i] = 1.0 + (i % 7) / 7.0;
+    cmrscl_amg_info info;
+    CHECK_OK(cmrscl_precond_amg_info(amg, &info));
+    int64_t entries = 0;
+    for (int l = 0; l < info.levels; ++l)
+        entries += info.entries[l];
+    CHECK_MSG(info.levels >= 2 && info.rows[0] == n && info.entries[0] == a.nnz &&
+                  info.rows[info.levels - 1] < n &&
+                  fabs(info.operator_complexity - (double)entries / (double)a.nnz) <= 1e-12 &&
+                  info.seconds_total > 0 && info.seconds_rap >= 0,
+              "%s: AMG of %d levels, rows %d .. %d, operator complexity %g", spec, info.levels,
+              info.rows[0], info.rows[info.levels - 1], info.operator_complexity);
+    cmrscl_solve_options o = {
+        .rtol = rtol, .preconditioner = CMRSCL_PRECONDITIONER_AMG, .precond = amg};
+    cmrscl_solve_result res = {0}, again = {0}, plain = {0};
+    if (m && amg) {
+        CHECK_OK(solve(m, &o, b, x, n, &res));
+        CHECK_OK(solve(m, &o, b, x2, n, &again));
+    }
+    cmrscl_solve_options none = {.rtol = rtol};
+    double *xp = calloc((size_t)n, sizeof(double));
+    if (m)
+        CHECK_OK(solve(m, &none, b, xp, n, &plain));
+    /* the host's PCG with the same hierarchy: the ground truth of the iterations */
+    cmrs_amg_hierarchy h = {0};
+    int host_iterations = -1;
+    double host_relres = 0;
+    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    CHECK_OK(cmrs_amg_pcg(&a, &h, b, xh, rtol, 1000, &host_iterations, &host_relres));
+    cmrs_amg_free(&h);
+    double cpu = ref_residual(&a, b, x);
+    printf("%-14s %s: AMG %d levels (%d -> %d rows, operator complexity %.3f, set-up %.3f s): "
+           "%d iterations (host PCG %d, CG %d), ||b - A x|| %.2e, threshold %.2e, %d launches\n",
+           spec, prec == CMRSCL_DOUBLE ? "double" : "float", info.levels, info.rows[0],
+           info.rows[info.levels - 1], info.operator_complexity, info.seconds_total, res.iterations,
+           host_iterations, plain.iterations, cpu, res.threshold, res.launches_per_iteration);
+    CHECK_MSG(res.converged && cpu <= res.threshold * (prec == CMRSCL_DOUBLE ? 1.0001 : 1.01),
+              "%s: %s after %d iterations, ||b - A x|| %g (CPU) against %g", spec,
+              cmrscl_solve_reason_name(res.reason), res.iterations, cpu, res.threshold);
+    CHECK_MSG(prec != CMRSCL_DOUBLE || abs(res.iterations - host_iterations) <= 1,
+              "%s: %d iterations, the host's PCG with the same hierarchy %d", spec, res.iterations,
+              host_iterations);
+    CHECK_MSG(res.iterations * 2 < plain.iterations, "%s: AMG-CG %d iterations, CG %d", spec,
+              res.iterations, plain.iterations);
+    CHECK_MSG(again.iterations == res.iterations && !memcmp(x, x2, sizeof(double) * (size_t)n),
+              "%s: a second solve gave %d iterations (the first %d) and another x", spec,
+              again.iterations, res.iterations);
+    cmrscl_solve_result_free(&res), cmrscl_solve_result_free(&again);
+    cmrscl_solve_result_free(&plain);
+    free(b), free(x), free(x2), free(xh), free(xp);
+    cmrscl_precond_free(amg);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+}
+
+/* What must fail, each with a message naming it. */
+static void check_refusals(cmrscl_context ctx)
+{
+    cmrscl_csr a, small;
+    CHECK_OK(cmrscl_csr_generate("stencil5:16", &a));
+    CHECK_OK(cmrscl_csr_generate("stencil5:8", &small));
+    cmrscl_matrix m = NULL;
+    cmrscl_precond amg = NULL, other = NULL;
+    cmrscl_solver s = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, NULL, &amg));
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &small, NULL, &other));
+    struct {
+        cmrscl_solve_options o;
+        cmrscl_status want;
+        const char *says;
+    } cases[] = {
+        {{.method = CMRSCL_METHOD_BICGSTAB,
+          .preconditioner = CMRSCL_PRECONDITIONER_AMG,
+          .precond = amg},
+         CMRSCL_ERROR_UNSUPPORTED,
+         "AMG preconditions CG"},
+        {{.preconditioner = CMRSCL_PRECONDITIONER_AMG},
+         CMRSCL_ERROR_INVALID_ARGUMENT,
+         "needs its object"},
+        {{.precond = amg}, CMRSCL_ERROR_INVALID_ARGUMENT, "is not CMRSCL_PRECONDITIONER_AMG"},
+        {{.preconditioner = CMRSCL_PRECONDITIONER_AMG, .precond = other},
+         CMRSCL_ERROR_INVALID_ARGUMENT,
+         "made for 64 rows"},
+    };
+    for (size_t c = 0; m && c < sizeof cases / sizeof cases[0]; ++c) {
+        cmrscl_status st = cmrscl_solver_create(m, &cases[c].o, &s);
+        CHECK_MSG(st == cases[c].want && !s && test_contains(cmrscl_last_error(), cases[c].says),
+                  "case %zu: %s (%s), want %s naming \"%s\"", c, cmrscl_status_name(st),
+                  cmrscl_last_error(), cmrscl_status_name(cases[c].want), cases[c].says);
+        cmrscl_solver_free(s), s = NULL;
+    }
+    /* a zero diagonal entry and a matrix that is not square, named */
+    a.values[0] = 0;
+    cmrscl_precond bad = NULL;
+    cmrscl_status st = cmrscl_precond_create_amg(ctx, prec, &a, NULL, &bad);
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_MATRIX && !bad, "a zero diagonal: %s (%s)",
+              cmrscl_status_name(st), cmrscl_last_error());
+    a.cols = a.rows + 1;
+    st = cmrscl_precond_create_amg(ctx, prec, &a, NULL, &bad);
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_MATRIX && !bad &&
+                  test_contains(cmrscl_last_error(), "square"),
+              "not square: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+    a.cols = a.rows;
+    cmrscl_precond_free(amg), cmrscl_precond_free(other);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a), cmrscl_csr_free(&small);
+}
+
+int main(int argc, char **argv)
+{
+    if (!test_precision_arg(argc, argv, &prec))
+        return 2;
+    cmrscl_context ctx;
+    CHECK_OK(cmrscl_context_create(NULL, &ctx));
+    if (test_failures)
+        return test_finish("solve_amg");
+    if (prec == CMRSCL_DOUBLE && !ctx->info.fp64) {
+        printf("skipped: the device has no fp64\n");
+        cmrscl_context_free(ctx);
+        return SKIP;
+    }
+    bool dbl = prec == CMRSCL_DOUBLE;
+    check_amg_cg(ctx, "stencil5:64", dbl ? 1e-8 : 1e-4);
+    check_amg_cg(ctx, "stencil7:16", dbl ? 1e-8 : 1e-4);
+    check_amg_cg(ctx, "stencil27:12", dbl ? 1e-8 : 1e-4);
+    check_refusals(ctx);
+    cmrscl_context_free(ctx);
+    return test_finish("solve_amg");
+}
