@@ -300,6 +300,9 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
         return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                               "gmres: restart %d: expected 1..%d (0: 20)", o->restart,
                               CMRSCL_MAX_RESTART);
+    if (o->preconditioner == CMRSCL_PRECONDITIONER_AMG)
+        return cmrs_dist_fail(CMRSCL_ERROR_UNSUPPORTED,
+                              "AMG: the distributed solvers take none or Jacobi for now");
     if (o->preconditioner != CMRSCL_PRECONDITIONER_NONE &&
         o->preconditioner != CMRSCL_PRECONDITIONER_JACOBI)
         return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner %d is not known",

@@ -124,6 +124,12 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precisi
     for (int l = 0; l < h->levels && st == CMRSCL_OK; ++l)
         st = setup_level(out, h, l);
     size_t n = (size_t)h->coarse_rows;
+    /* the coarse solve keeps its x in local memory (cl/amg.cl, amg_coarse) */
+    if (st == CMRSCL_OK && n * out->value_size > ctx->info.local_mem_bytes)
+        st = cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
+                         "AMG: the coarsest level's %zu rows do not fit the device's %llu bytes "
+                         "of local memory (lower max_coarse, or allow more levels)",
+                         n, (unsigned long long)ctx->info.local_mem_bytes);
     if (st == CMRSCL_OK)
         st = values_buffer(out, h->coarse_factor, n * n, &out->coarse_factor);
     if (st == CMRSCL_OK && h->coarse_pivot) {
@@ -191,6 +197,7 @@ static cmrscl_status coarse_solve(const cmrs_amg_device *d, cl_mem b, cl_mem x)
     err |= clSetKernelArg(k, 3, sizeof(cl_mem), lu ? &d->coarse_pivot : NULL);
     err |= clSetKernelArg(k, 4, sizeof(cl_mem), &b);
     err |= clSetKernelArg(k, 5, sizeof(cl_mem), &x);
+    err |= clSetKernelArg(k, 6, (d->coarse_rows ? d->coarse_rows : 1) * d->value_size, NULL);
     if (err == CL_SUCCESS)
         err = order(d);
     if (err == CL_SUCCESS)

@@ -106,6 +106,7 @@ enum {
     OPT_NO_BASELINE,
     OPT_SIZE,
     OPT_METHOD,
+    OPT_PRECOND,
     OPT_TOL,
     OPT_ATOL,
     OPT_MAX_ITER,

@@ -231,6 +231,13 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->solve.preconditioner = k == 1 ? CMRSCL_PRECONDITIONER_JACOBI : 0;
         return true;
     }
+    case OPT_PRECOND: {
+        static const char *const preconds[] = {"none", "jacobi", "amg", NULL};
+        if (!parse_keyword("--precond", arg, preconds, "none, jacobi or amg", &k))
+            return false;
+        o->solve.preconditioner = (cmrscl_preconditioner)k;
+        return true;
+    }
     case OPT_TOL: /* 0: an absolute tolerance alone, with --atol */
         o->tol_given = o->rtol_given = true;
         return parse_double("--tol", arg, &o->solve.rtol) &&

@@ -109,6 +109,9 @@ const cli_flag cli_flags[] = {
      CLI_GROUP_TIMING, "machine-readable output on stdout"},
     {"method", OPT_METHOD, "M", CMD_SOLVE, CLI_GROUP_SOLVE,
      "cg (default) | pcg (CG with the Jacobi preconditioner) | bicgstab | gmres"},
+    {"precond", OPT_PRECOND, "P", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "none (default) | jacobi | amg (smoothed aggregation: the hierarchy set up on the host, "
+     "its V-cycle on the device; with cg)"},
     {"tol", OPT_TOL, "R", CMD_SOLVE, CLI_GROUP_SOLVE,
      "relative tolerance: stop once ||r|| <= max(R ||b||, atol) (default 1e-5; 0 with --atol: "
      "absolute alone)"},

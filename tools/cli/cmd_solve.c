@@ -152,6 +152,22 @@ static int make_rhs(const char *rhs, int n, double *b)
     return 0;
 }
 
+/* AMG's hierarchy: a line a level, the complexities, the set-up's phases. */
+static void print_amg(cmrscl_precond amg)
+{
+    cmrscl_amg_info in;
+    if (cmrscl_precond_amg_info(amg, &in) != CMRSCL_OK)
+        return;
+    for (int l = 0; l < in.levels; ++l)
+        printf("amg        level %d: %d rows, %lld entries%s\n", l, (int)in.rows[l],
+               (long long)in.entries[l], l == in.levels - 1 ? " (factored densely)" : "");
+    printf("amg        operator complexity %.3f, grid complexity %.3f; set-up %.3f s: strength "
+           "%.3f, aggregation %.3f, P %.3f, RAP %.3f, coarse factor %.3f (host), device %.3f\n",
+           in.operator_complexity, in.grid_complexity, in.seconds_total, in.seconds_strength,
+           in.seconds_aggregation, in.seconds_prolongator, in.seconds_rap, in.seconds_coarse,
+           in.seconds_device);
+}
+
 /* A progress line on a terminal, at most a few times a second. */
 typedef struct progress {
     double last, start;
@@ -186,8 +202,9 @@ static void solve_json(const loaded_matrix *lm, const cmrscl_params *p, const cl
     json_close('}');
     json_string("kernel", plan_kernel_name(p->kernel));
     json_string("precision", opt->precision == CMRSCL_DOUBLE ? "double" : "float");
-    json_string("method",
-                opt->solve.preconditioner ? "pcg" : cmrscl_method_name(opt->solve.method));
+    json_string("method", opt->solve.preconditioner == CMRSCL_PRECONDITIONER_AMG ? "cg+amg"
+                          : opt->solve.preconditioner                            ? "pcg"
+                                                      : cmrscl_method_name(opt->solve.method));
     json_string("reason", cmrscl_solve_reason_name(r->reason));
     json_bool("converged", r->converged);
     json_int("iterations", r->iterations);
@@ -246,6 +263,12 @@ int cmd_solve(const cli_options *opt)
                                                    &m)) != CMRSCL_OK)
         rc = cli_fail("creating the matrix", st);
     double t0 = cli_seconds();
+    cmrscl_precond amg = NULL;
+    if (!rc && so.preconditioner == CMRSCL_PRECONDITIONER_AMG) {
+        if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, NULL, &amg)) != CMRSCL_OK)
+            rc = cli_fail("setting up AMG", st);
+        so.precond = amg;
+    }
     if (!rc && (st = cmrscl_solver_create(m, &so, &s)) != CMRSCL_OK)
         rc = cli_fail("creating the solver", st);
     double setup = cli_seconds() - t0;
@@ -338,7 +361,9 @@ int cmd_solve(const cli_options *opt)
     if (!rc && opt->json) {
         solve_json(&lm, &p, opt, &r, per_ms, cpu_true, solve_ms, passed);
     } else if (!rc) {
-        const char *method = so.preconditioner ? "cg + jacobi" : cmrscl_method_name(so.method);
+        const char *method = so.preconditioner == CMRSCL_PRECONDITIONER_AMG ? "cg + amg"
+                             : so.preconditioner                            ? "cg + jacobi"
+                                                 : cmrscl_method_name(so.method);
         printf("matrix     %s: %d x %d, nnz %lld, %s\n", lm.name, n, n, (long long)lm.csr.nnz,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float");
         printf("device     %s (%s); plan %s kernel, HEIGHT %d\n", dev.device_name,
@@ -347,6 +372,8 @@ int cmd_solve(const cli_options *opt)
                so.rtol || so.atol ? so.rtol : 1e-5, so.atol,
                so.max_iterations ? so.max_iterations : 10 * n,
                so.method == CMRSCL_METHOD_GMRES ? ", restarted" : "", setup);
+        if (amg)
+            print_amg(amg);
         if (broke_down && *why)
             printf("result     %s (%s): ", cmrscl_solve_reason_name(r.reason), why);
         else
@@ -379,6 +406,7 @@ int cmd_solve(const cli_options *opt)
         clReleaseMemObject(xm);
     free(per), free(total), free(bd), free(xd), free(b), free(x);
     cmrscl_solver_free(s);
+    cmrscl_precond_free(amg);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&lm.csr);
     cmrscl_context_free(ctx);

@@ -110,7 +110,8 @@ class Timing(ctypes.Structure):
 class SolveOptions(ctypes.Structure):
     _fields_ = [("method", c_int), ("preconditioner", c_int), ("rtol", c_double),
                 ("atol", c_double), ("max_iterations", c_int), ("check_interval", c_int),
-                ("restart", c_int), ("monitor", c_void_p), ("monitor_data", c_void_p)]
+                ("restart", c_int), ("monitor", c_void_p), ("monitor_data", c_void_p),
+                ("precond", c_void_p)]
 
 
 class SolveResult(ctypes.Structure):
