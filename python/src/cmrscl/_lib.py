@@ -128,6 +128,24 @@ class SolveResult(ctypes.Structure):
 MONITOR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double)
 
 
+class AmgOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("theta", c_double), ("unsmoothed", c_int),
+                ("max_coarse", c_int), ("max_levels", c_int)]
+
+
+AMG_MAX_LEVELS = 16
+
+
+class AmgInfo(ctypes.Structure):
+    _fields_ = [("levels", c_int), ("rows", c_int32 * AMG_MAX_LEVELS),
+                ("entries", ctypes.c_int64 * AMG_MAX_LEVELS),
+                ("operator_complexity", c_double), ("grid_complexity", c_double),
+                ("seconds_strength", c_double), ("seconds_aggregation", c_double),
+                ("seconds_prolongator", c_double), ("seconds_rap", c_double),
+                ("seconds_coarse", c_double), ("seconds_device", c_double),
+                ("seconds_total", c_double)]
+
+
 class Csr(ctypes.Structure):
     _fields_ = [("rows", c_int32), ("cols", c_int32), ("nnz", c_int64),
                 ("row_ptr", ctypes.POINTER(c_int64)), ("col_ind", ctypes.POINTER(c_int32)),
@@ -206,6 +224,11 @@ _PROTOTYPES = {
     "cmrscl_solver_solve": (_status, [c_void_p, c_void_p, c_void_p, c_void_p, c_uint, c_void_p,
                                       _P(SolveResult)]),
     "cmrscl_solver_free": (None, [c_void_p]),
+    "cmrscl_precond_create_amg": (_status, [c_void_p, c_int, _P(Csr), _P(AmgOptions),
+                                            _P(c_void_p)]),
+    "cmrscl_precond_amg_info": (_status, [c_void_p, _P(AmgInfo)]),
+    "cmrscl_precond_apply": (_status, [c_void_p, c_void_p, c_void_p]),
+    "cmrscl_precond_free": (None, [c_void_p]),
     "cmrscl_solve_result_free": (None, [_P(SolveResult)]),
     "cmrscl_solve_reason_name": (c_char_p, [c_int]),
     "cmrscl_csr_generate": (_status, [c_char_p, _P(Csr)]),

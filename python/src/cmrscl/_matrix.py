@@ -148,6 +148,7 @@ class Matrix:
         self._handle = handle.value
         self._free = weakref.finalize(self, lib.cmrscl_matrix_free, handle.value)
         self._pattern = (indptr, indices)  # what update_values(sparse matrix) compares
+        self._source = data  # the values as given: what cmrscl.linalg.amg sets up from
         self.nnz = len(indices)
         self.context.adopt(self)
 
@@ -273,6 +274,7 @@ class Matrix:
         precision = FLOAT if values.dtype == np.float32 else DOUBLE
         values = np.ascontiguousarray(values, np.float32 if precision == FLOAT else np.float64)
         check(lib.cmrscl_matrix_update_values(self.handle(), values.ctypes.data, precision))
+        self._source = values
 
     def time(self, warmup=3, repetitions=20, k=1):
         """Times the product on device vectors of ones (beta 0): median and minimum device

@@ -7,9 +7,10 @@ bicgstab, gmres.
 A is a cmrscl.Matrix, or a scipy.sparse matrix (made a cmrscl.Matrix on the default context,
 in float when A and b are float32, else in double).
 
-M=None or "jacobi" (the matrix's inverse diagonal; cg only): the whole solve runs in
-libcmrscl on the device (include/cmrscl_solve.h): b and x cross the bus once each, and every
-iteration stays there. Any other M - a scipy.sparse matrix, a dense array, a LinearOperator,
+M=None, "jacobi" (the matrix's inverse diagonal) or "amg" (smoothed-aggregation algebraic
+multigrid set up for A; or an AMG made once by amg(A) for many solves) - cg only: the whole
+solve runs in libcmrscl on the device (include/cmrscl_solve.h, cmrscl_precond.h): b and x
+cross the bus once each, and every iteration, AMG's V-cycle too, stays there. Any other M - a scipy.sparse matrix, a dense array, a LinearOperator,
 a cmrscl.Matrix or a callable M(r) - is taken as scipy takes it (aslinearoperator; a callable
 as a LinearOperator's matvec) and the solve is scipy's own algorithm (scipy.sparse.linalg.cg,
 bicgstab, gmres) with A a LinearOperator whose products run on the device: its iteration
@@ -47,17 +48,18 @@ import ctypes
 import inspect
 import re
 import warnings
+import weakref
 
 import numpy as np
 import scipy
 import scipy.sparse
 import scipy.sparse.linalg as sla
 
-from ._lib import MONITOR, SolveOptions, c_void_p, check, lib, text
+from ._lib import MONITOR, AmgInfo, AmgOptions, Csr, SolveOptions, c_void_p, check, lib, text
 from ._lib import SolveResult as _RawResult
 from ._matrix import Matrix
 
-__all__ = ["SolveResult", "bicgstab", "cg", "gmres", "solve"]
+__all__ = ["AMG", "SolveResult", "amg", "bicgstab", "cg", "gmres", "solve"]
 
 _METHODS = {"cg": 0, "bicgstab": 1, "gmres": 2}
 # cmrscl_solve_reason: 2 breakdown, 3 NaN or Inf, 5 the recurrence met the tolerance but
@@ -226,6 +228,85 @@ def _rtol(rtol, tol, function):
     return rtol if tol is None else tol
 
 
+class AMG(sla.LinearOperator):
+    """Smoothed-aggregation algebraic multigrid on the device (include/cmrscl_precond.h): the
+    hierarchy set up on the host as PyAMG's smoothed_aggregation_solver defines it (symmetric
+    strength theta, standard aggregation, the constant near-null space, Jacobi-smoothed
+    prolongators, Galerkin coarse operators, the coarsest level factored densely), every
+    level's operators matrices of the library on the device, and a V-cycle (damped Jacobi
+    before and after) applied there. As M of cmrscl.linalg.cg the whole solve runs on the
+    device; as a LinearOperator (M of scipy's solvers, or of cmrscl's bicgstab and gmres) a
+    product copies the vector to the device and back.
+
+    A: a cmrscl.Matrix (its precision and context) or a scipy.sparse matrix (precision None:
+    float for float32 values, else double). Facts: levels, rows, entries (a level each),
+    operator_complexity, grid_complexity, setup_seconds (a dict by phase)."""
+
+    def __init__(self, A, precision=None, context=None, *, theta=0.0, unsmoothed=False,
+                 max_coarse=None, max_levels=None):
+        if isinstance(A, Matrix):
+            mat = A
+        elif scipy.sparse.issparse(A):
+            mat = Matrix(A, precision, context)
+        else:
+            raise TypeError(f"amg takes a cmrscl.Matrix or a scipy.sparse matrix, not "
+                            f"{type(A).__name__}")
+        if mat.shape[0] != mat.shape[1]:
+            raise ValueError(f"AMG needs a square matrix, not {mat.shape}")
+        indptr, indices = mat._pattern
+        values = np.ascontiguousarray(mat._source, np.float64)
+        csr = Csr(rows=mat.shape[0], cols=mat.shape[1], nnz=len(indices))
+        csr.row_ptr = indptr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+        csr.col_ind = indices.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+        csr.values = values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        opt = AmgOptions(struct_size=ctypes.sizeof(AmgOptions))
+        opt.theta = _tolerance(theta, "theta")
+        opt.unsmoothed = 1 if unsmoothed else 0
+        opt.max_coarse = _count(max_coarse, "max_coarse", 0, low=0)
+        opt.max_levels = _count(max_levels, "max_levels", 0, low=0)
+        handle = c_void_p()
+        check(lib.cmrscl_precond_create_amg(mat.context.handle(), mat._precision,
+                                            ctypes.byref(csr), ctypes.byref(opt),
+                                            ctypes.byref(handle)))
+        self._handle = handle.value
+        self._free = weakref.finalize(self, lib.cmrscl_precond_free, handle.value)
+        self.matrix = mat
+        info = AmgInfo()
+        check(lib.cmrscl_precond_amg_info(self._handle, ctypes.byref(info)))
+        self.levels = info.levels
+        self.rows = [int(info.rows[k]) for k in range(info.levels)]
+        self.entries = [int(info.entries[k]) for k in range(info.levels)]
+        self.operator_complexity = info.operator_complexity
+        self.grid_complexity = info.grid_complexity
+        self.setup_seconds = {k: getattr(info, "seconds_" + k) for k in (
+            "strength", "aggregation", "prolongator", "rap", "coarse", "device", "total")}
+        super().__init__(mat.dtype, mat.shape)
+
+    def handle(self):
+        if not self._free.alive:
+            raise RuntimeError("this AMG preconditioner is closed")
+        return self._handle
+
+    def close(self):
+        self._free()
+
+    def _matvec(self, v):
+        ctx = self.matrix.context
+        r = ctx.to_device(np.ravel(v), self.matrix.dtype)
+        z = ctx.empty(r.shape, self.matrix.dtype)
+        check(lib.cmrscl_precond_apply(self.handle(), r.mem(), z.mem()))
+        return z.get()
+
+    def __repr__(self):
+        return (f"<cmrscl.linalg.AMG {self.levels} levels, rows {self.rows}, operator "
+                f"complexity {self.operator_complexity:.3f}>")
+
+
+def amg(A, precision=None, context=None, **options):
+    """AMG(A, ...): smoothed-aggregation AMG on the device, as M of cg (the module's AMG)."""
+    return AMG(A, precision, context, **options)
+
+
 def _maxiter(maxiter, default):
     """scipy's maxiter: None the default; 0 the default before scipy 1.12, else none."""
     count = _count(maxiter, "maxiter", default, low=0)
@@ -233,7 +314,7 @@ def _maxiter(maxiter, default):
 
 
 def _is_device_preconditioner(M):
-    return M is None or (isinstance(M, str) and M == "jacobi")
+    return M is None or isinstance(M, AMG) or (isinstance(M, str) and M in ("jacobi", "amg"))
 
 
 def _preconditioner(M, shape, dtype):
@@ -276,7 +357,13 @@ def _device_solve(mat, b, x0, method, rtol, atol, maxiter, M, restart, check_int
         raise ValueError(f"a solve needs a square matrix, not {mat.shape}")
     opt = SolveOptions()
     opt.method = _METHODS[method]
-    opt.preconditioner = 1 if M is not None else 0
+    if isinstance(M, str) and M == "amg":
+        M = AMG(mat)
+    opt.preconditioner = 0 if M is None else 2 if isinstance(M, AMG) else 1
+    if isinstance(M, AMG):
+        if M.matrix.context is not mat.context or M.dtype != mat.dtype or M.shape != mat.shape:
+            raise ValueError("M: an AMG of another matrix's size, precision or context")
+        opt.precond = M.handle()
     opt.rtol, opt.atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
     if opt.rtol == 0 and opt.atol == 0:
         raise ValueError("rtol and atol are both 0: no solve ends that way")
@@ -336,14 +423,15 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
           restart=None, check_interval=0, callback=None):
     """x and a SolveResult: A x = b on the device by `method` ("cg", "bicgstab", "gmres").
     maxiter counts iterations (gmres: inner ones; None or 0: the library's 10 x rows);
-    restart (gmres) default 20; M None or "jacobi" (cg); callback as cg()'s (gmres: the
+    restart (gmres) default 20; M None, "jacobi", "amg" or an AMG (cg); callback as cg()'s
+    (gmres: the
     residual / ||b|| once an inner iteration); x's dtype as cg()'s."""
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, not {method!r}")
     if not _is_device_preconditioner(M):
-        raise TypeError("solve()'s M must be None or 'jacobi' (a preconditioner that runs on "
-                        f"the device), not {type(M).__name__}: cg(), bicgstab() and gmres() "
-                        "take scipy's")
+        raise TypeError("solve()'s M must be None, 'jacobi', 'amg' or an AMG (a preconditioner "
+                        f"that runs on the device), not {type(M).__name__}: cg(), bicgstab() "
+                        "and gmres() take scipy's")
     if M is not None and method != "cg":
         raise TypeError(f"{method} takes no preconditioner on the device (M must be None)")
     mat = _matrix(A, b)
@@ -375,8 +463,9 @@ def _unsolved(mat, b, x0):
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
        tol=_UNSET):
     """Conjugate gradients (A symmetric positive definite), as scipy.sparse.linalg.cg: (x,
-    info). M None or "jacobi": on the device; any other (matrix, array, LinearOperator,
-    callable): scipy's cg on the host with the products on the device (the module's doc)."""
+    info). M None, "jacobi", "amg" or an AMG: on the device; any other (matrix, array,
+    LinearOperator, callable): scipy's cg on the host with the products on the device (the
+    module's doc)."""
     rtol = _rtol(rtol, tol, "cg")
     mat = _matrix(A, b)
     if not _is_device_preconditioner(M):
