@@ -1,7 +1,7 @@
 /* test_amg_setup.c - the host AMG hierarchy (issue 57) on generated matrices: Galerkin
  * operators symmetric, tentative prolongators that partition the rows with unit columns,
- * shrinking levels, complexities recomputed here, a second setup bit for bit the same,
- * AMG-preconditioned CG converging in few iterations (far fewer than plain CG), and bad input
+ * shrinking levels, complexities recomputed here, a second setup (on 3 threads) bit for bit the
+ * same, AMG-preconditioned CG converging in few iterations (far fewer than plain CG), and bad input
  * refused with a message that names it.
  *     test_amg_setup [SPEC...]   with specs: only print each one's hierarchy and iterations
  *                                (python/benchmarks/compare_pyamg.py reads that line) */
@@ -127,7 +127,15 @@ static void test_matrix(const char *spec, int max_iterations)
     cmrs_amg_hierarchy h = {0}, again = {0};
     CHECK_OK(cmrscl_csr_generate(spec, &a));
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    /* again on 3 host threads (the Galerkin products take rows in ranges a thread) */
+    const char *threads = getenv("CMRSCL_THREADS");
+    char *saved = threads ? strdup(threads) : NULL;
+    setenv("CMRSCL_THREADS", "3", 1);
     CHECK_OK(cmrs_amg_setup(&a, NULL, &again));
+    if (saved)
+        setenv("CMRSCL_THREADS", saved, 1), free(saved);
+    else
+        unsetenv("CMRSCL_THREADS");
     check_hierarchy(&a, &h, spec);
     CHECK(h.levels >= 2 && again.levels == h.levels);
     for (int l = 0; l < h.levels && l < again.levels; ++l) {

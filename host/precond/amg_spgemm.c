@@ -2,9 +2,13 @@
  * prolongator and R A P for the coarse operator. Gustavson's row-by-row product in two
  * passes: the first counts each row's distinct columns with a marker array, so the second
  * writes into arrays of the exact size; a dense accumulator sums each row's products, and
- * the row's columns are sorted, so the result is canonical CSR and the same on every run. */
+ * the row's columns are sorted, so the result is canonical CSR and the same on every run.
+ * Both passes take the rows in ranges on the set-up's host threads (host/base/parallel.c),
+ * each thread with a marker and an accumulator of its own: a row's entries do not depend on
+ * which thread made them, so the product is the same bits whatever the threads. */
 #include "precond/precond.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 static int compare_int32(const void *x, const void *y)
@@ -13,37 +17,47 @@ static int compare_int32(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Entries of each row of a * b into row_ptr (rows + 1). marker[cols] starts at -1. */
-static void count_rows(const cmrscl_csr *a, const cmrscl_csr *b, int32_t *marker, int64_t *row_ptr)
+/* One thread's share of a product: its rows, its marker (b's columns, -1 at first) and its
+ * accumulator (0 at first). */
+typedef struct spgemm_job {
+    const cmrscl_csr *a, *b;
+    cmrscl_csr *c;
+    int32_t **marker;
+    double **sum;
+    bool fill; /* the second pass */
+} spgemm_job;
+
+/* Entries of each row of a * b into row_ptr[i + 1] (the prefix sums come after). */
+static void count_rows(const cmrscl_csr *a, const cmrscl_csr *b, int32_t *marker, int64_t *row_ptr,
+                       int64_t begin, int64_t end)
 {
-    row_ptr[0] = 0;
-    for (int32_t i = 0; i < a->rows; ++i) {
+    for (int64_t i = begin; i < end; ++i) {
         int64_t n = 0;
         for (int64_t ka = a->row_ptr[i]; ka < a->row_ptr[i + 1]; ++ka) {
             int32_t r = a->col_ind[ka];
             for (int64_t kb = b->row_ptr[r]; kb < b->row_ptr[r + 1]; ++kb)
-                if (marker[b->col_ind[kb]] != i) {
-                    marker[b->col_ind[kb]] = i;
+                if (marker[b->col_ind[kb]] != (int32_t)i) {
+                    marker[b->col_ind[kb]] = (int32_t)i;
                     ++n;
                 }
         }
-        row_ptr[i + 1] = row_ptr[i] + n;
+        row_ptr[i + 1] = n;
     }
 }
 
-/* Columns and values of each row; marker starts at -1 again, sum[cols] at 0. */
+/* Columns and values of each row; marker at -1 again, sum at 0. */
 static void fill_rows(const cmrscl_csr *a, const cmrscl_csr *b, int32_t *marker, double *sum,
-                      cmrscl_csr *c)
+                      cmrscl_csr *c, int64_t first, int64_t end)
 {
-    for (int32_t i = 0; i < a->rows; ++i) {
+    for (int64_t i = first; i < end; ++i) {
         int64_t begin = c->row_ptr[i], n = begin;
         for (int64_t ka = a->row_ptr[i]; ka < a->row_ptr[i + 1]; ++ka) {
             int32_t r = a->col_ind[ka];
             double v = a->values[ka];
             for (int64_t kb = b->row_ptr[r]; kb < b->row_ptr[r + 1]; ++kb) {
                 int32_t j = b->col_ind[kb];
-                if (marker[j] != i) {
-                    marker[j] = i;
+                if (marker[j] != (int32_t)i) {
+                    marker[j] = (int32_t)i;
                     c->col_ind[n++] = j;
                 }
                 sum[j] += v * b->values[kb];
@@ -57,6 +71,20 @@ static void fill_rows(const cmrscl_csr *a, const cmrscl_csr *b, int32_t *marker,
     }
 }
 
+static void spgemm_share(void *ctx, int thread, int threads)
+{
+    spgemm_job *j = ctx;
+    int64_t begin, end;
+    cmrs_parallel_range(j->a->rows, thread, threads, &begin, &end);
+    int32_t *marker = j->marker[thread];
+    for (int32_t k = 0; k < j->b->cols; ++k)
+        marker[k] = -1;
+    if (j->fill)
+        fill_rows(j->a, j->b, marker, j->sum[thread], j->c, begin, end);
+    else
+        count_rows(j->a, j->b, marker, j->c->row_ptr, begin, end);
+}
+
 cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b, cmrscl_csr *c)
 {
     *c = (cmrscl_csr){0};
@@ -64,32 +92,35 @@ cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b, cmrscl_c
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "sparse product: %d x %d times %d x %d (inner sizes differ)",
                            (int)a->rows, (int)a->cols, (int)b->rows, (int)b->cols);
-    int32_t *marker = cmrscl_alloc((size_t)b->cols, sizeof(int32_t));
-    double *sum = cmrscl_alloc((size_t)b->cols, sizeof(double));
-    c->row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t));
-    if (!marker || !sum || !c->row_ptr)
-        goto oom;
-    for (int32_t j = 0; j < b->cols; ++j) {
-        marker[j] = -1;
-        sum[j] = 0;
+    int threads = cmrs_parallel_threads();
+    if ((int64_t)threads > a->rows / 1024 + 1) /* a few rows: a thread's arrays cost more */
+        threads = (int)(a->rows / 1024 + 1);
+    int32_t **marker = calloc((size_t)threads, sizeof *marker);
+    double **sum = calloc((size_t)threads, sizeof *sum);
+    bool ok =
+        marker && sum && (c->row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t))) != NULL;
+    for (int t = 0; ok && t < threads; ++t)
+        ok = (marker[t] = cmrscl_alloc((size_t)b->cols + 1, sizeof(int32_t))) &&
+             (sum[t] = calloc((size_t)b->cols + 1, sizeof(double)));
+    spgemm_job job = {a, b, c, marker, sum, false};
+    if (ok) {
+        cmrs_parallel_run(threads, spgemm_share, &job);
+        c->row_ptr[0] = 0;
+        for (int32_t i = 0; i < a->rows; ++i)
+            c->row_ptr[i + 1] += c->row_ptr[i];
+        c->rows = a->rows, c->cols = b->cols, c->nnz = c->row_ptr[a->rows];
+        ok = (c->col_ind = cmrscl_alloc((size_t)c->nnz + 1, sizeof(int32_t))) &&
+             (c->values = cmrscl_alloc((size_t)c->nnz + 1, sizeof(double)));
     }
-    count_rows(a, b, marker, c->row_ptr);
-    c->rows = a->rows;
-    c->cols = b->cols;
-    c->nnz = c->row_ptr[a->rows];
-    c->col_ind = cmrscl_alloc((size_t)c->nnz, sizeof(int32_t));
-    c->values = cmrscl_alloc((size_t)c->nnz, sizeof(double));
-    if (!c->col_ind || !c->values)
-        goto oom;
-    for (int32_t j = 0; j < b->cols; ++j)
-        marker[j] = -1;
-    fill_rows(a, b, marker, sum, c);
-    free(marker);
-    free(sum);
-    return CMRSCL_OK;
-oom:
-    free(marker);
-    free(sum);
+    if (ok) {
+        job.fill = true;
+        cmrs_parallel_run(threads, spgemm_share, &job);
+    }
+    for (int t = 0; t < threads && marker && sum; ++t)
+        free(marker[t]), free(sum[t]);
+    free(marker), free(sum);
+    if (ok)
+        return CMRSCL_OK;
     cmrscl_csr_free(c);
     return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "sparse product of %d x %d and %d x %d",
                        (int)a->rows, (int)a->cols, (int)b->rows, (int)b->cols);
