@@ -22,15 +22,11 @@
 
 static cmrscl_precision prec;
 
+/* One solve on host arrays of doubles, in the test's precision. */
 static cmrscl_status solve(cmrscl_matrix m, const cmrscl_solve_options *o, const double *b,
                            double *x, int n, cmrscl_solve_result *res)
 {
-    void *bd = test_values_in(b, n, prec), *xd = test_values_in(x, n, prec);
-    cmrscl_status st = cmrscl_solve_host(m, o, bd, xd, res);
-    for (int i = 0; i < n; ++i)
-        x[i] = test_value_at(xd, prec, i);
-    free(bd), free(xd);
-    return st;
+    return test_solve_host(m, o, prec, b, x, n, res);
 }
 
 static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)

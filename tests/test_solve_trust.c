@@ -35,16 +35,11 @@ static const char *label(const cmrscl_solve_options *o)
     return o->preconditioner ? "cg+jacobi" : cmrscl_method_name(o->method);
 }
 
-/* One solve of a x = b from x (x0 on entry) on host arrays of the precision. */
+/* One solve on host arrays of doubles, in the test's precision. */
 static cmrscl_status solve(cmrscl_matrix m, const cmrscl_solve_options *o, const double *b,
                            double *x, int n, cmrscl_solve_result *res)
 {
-    void *bd = test_values_in(b, n, prec), *xd = test_values_in(x, n, prec);
-    cmrscl_status st = cmrscl_solve_host(m, o, bd, xd, res);
-    for (int i = 0; i < n; ++i)
-        x[i] = test_value_at(xd, prec, i);
-    free(bd), free(xd);
-    return st;
+    return test_solve_host(m, o, prec, b, x, n, res);
 }
 
 /* The rounding of b - A x in the precision, a bound on the norm of its error: row i's at most

@@ -301,3 +301,14 @@ cmrscl_options test_options_of_plan(const cmrscl_params *p)
                             .combine = p->tile ? p->combine : CMRSCL_COMBINE_AUTO,
                             .lane_entries = p->lane_entries};
 }
+
+cmrscl_status test_solve_host(cmrscl_matrix m, const cmrscl_solve_options *o, cmrscl_precision p,
+                              const double *b, double *x, int n, cmrscl_solve_result *res)
+{
+    void *bd = test_values_in(b, n, p), *xd = test_values_in(x, n, p);
+    cmrscl_status st = cmrscl_solve_host(m, o, bd, xd, res);
+    for (int i = 0; i < n; ++i)
+        x[i] = test_value_at(xd, p, i);
+    free(bd), free(xd);
+    return st;
+}

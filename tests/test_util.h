@@ -65,6 +65,10 @@ void check_holed_arrays(cmrscl_matrix m, const cmrscl_csr *a, const char *what);
  * element i of such an array as a double. */
 void *test_values_in(const double *v, int64_t n, cmrscl_precision p);
 double test_value_at(const void *a, cmrscl_precision p, int64_t i);
+/* cmrscl_solve_host on arrays of doubles, converted to the precision p and back (x: x0 in, the
+ * solution out). */
+cmrscl_status test_solve_host(cmrscl_matrix m, const cmrscl_solve_options *o, cmrscl_precision p,
+                              const double *b, double *x, int n, cmrscl_solve_result *res);
 
 /* A block product Y = alpha*A*X + beta*Y0 checked vector by vector against the CPU double
  * reference on a (cmrscl_csr_spmv_check): X, Y0 and Y in p's type, element (i, j) at
