@@ -24,38 +24,71 @@ static bool strong(const cmrscl_csr *a, const double *diag, int32_t i, int64_t k
     return j != i && v != 0 && v >= theta * sqrt(fabs(diag[i] * diag[j]));
 }
 
+/* One pass of the strength of connection over a thread's rows (host/base/parallel.c): each
+ * row's diagonal, or its strong entries counted, or their columns written - row by row, so
+ * the same pattern whatever the threads. */
+typedef struct strength_job {
+    const cmrscl_csr *a;
+    double theta, *diag;
+    int64_t *row_ptr;
+    int32_t *col_ind;
+    int pass; /* 0 the diagonal, 1 the counts (into row_ptr[i + 1]), 2 the columns */
+} strength_job;
+
+static void strength_share(void *ctx, int thread, int threads)
+{
+    const strength_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    int64_t begin, end;
+    cmrs_parallel_range(a->rows, thread, threads, &begin, &end);
+    for (int64_t i = begin; i < end; ++i) {
+        if (j->pass == 0) {
+            j->diag[i] = diagonal_of(a, (int32_t)i);
+            continue;
+        }
+        int64_t n = 0, out = j->pass == 2 ? j->row_ptr[i] : 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (strong(a, j->diag, (int32_t)i, k, j->theta)) {
+                if (j->pass == 2)
+                    j->col_ind[out++] = a->col_ind[k];
+                ++n;
+            }
+        if (j->pass == 1)
+            j->row_ptr[i + 1] = n;
+    }
+}
+
 cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s)
 {
     *s = (cmrscl_csr){0};
-    double *diag = cmrscl_alloc((size_t)a->rows, sizeof(double));
-    int64_t *row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t));
-    int32_t *col_ind = NULL;
-    if (!diag || !row_ptr)
+    strength_job job = {a,
+                        theta,
+                        cmrscl_alloc((size_t)a->rows + 1, sizeof(double)),
+                        cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t)),
+                        NULL,
+                        0};
+    if (!job.diag || !job.row_ptr)
         goto oom;
+    int threads = cmrs_parallel_threads();
+    if ((int64_t)threads > a->rows / 4096 + 1) /* a few rows: not worth a thread */
+        threads = (int)(a->rows / 4096 + 1);
+    cmrs_parallel_run(threads, strength_share, &job);
+    job.pass = 1;
+    cmrs_parallel_run(threads, strength_share, &job);
+    job.row_ptr[0] = 0;
     for (int32_t i = 0; i < a->rows; ++i)
-        diag[i] = diagonal_of(a, i);
-    row_ptr[0] = 0;
-    for (int32_t i = 0; i < a->rows; ++i) {
-        int64_t n = 0;
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            n += strong(a, diag, i, k, theta);
-        row_ptr[i + 1] = row_ptr[i] + n;
-    }
-    col_ind = cmrscl_alloc((size_t)row_ptr[a->rows], sizeof(int32_t));
-    if (!col_ind)
+        job.row_ptr[i + 1] += job.row_ptr[i];
+    job.col_ind = cmrscl_alloc((size_t)job.row_ptr[a->rows] + 1, sizeof(int32_t));
+    if (!job.col_ind)
         goto oom;
-    for (int32_t i = 0; i < a->rows; ++i) {
-        int64_t out = row_ptr[i];
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            if (strong(a, diag, i, k, theta))
-                col_ind[out++] = a->col_ind[k];
-    }
-    free(diag);
-    *s = (cmrscl_csr){a->rows, a->cols, row_ptr[a->rows], row_ptr, col_ind, NULL};
+    job.pass = 2;
+    cmrs_parallel_run(threads, strength_share, &job);
+    free(job.diag);
+    *s = (cmrscl_csr){a->rows, a->cols, job.row_ptr[a->rows], job.row_ptr, job.col_ind, NULL};
     return CMRSCL_OK;
 oom:
-    free(diag);
-    free(row_ptr);
+    free(job.diag);
+    free(job.row_ptr);
     return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG strength of connection: %d rows",
                        (int)a->rows);
 }

@@ -68,14 +68,44 @@ static cmrscl_status inverse_diagonal(const cmrscl_csr *a, int level, double **o
 /* rho(D^-1 A) by the power method from a fixed start vector (the same estimate every run).
  * D^-1 A is self-adjoint in the D inner product when A is symmetric, so the Rayleigh quotient
  * x^T A x / x^T D x converges twice as fast as the norm ratio; it is taken as the estimate. */
+/* A step of the power method over one piece of POWER_PIECE rows: y = D^-1 A x on them, and
+ * the piece's sums of x.Ax, x.Dx and y.y - pieces of a fixed size, added up in their order
+ * afterwards, so the estimate is the same bits whatever the host's threads. */
+#define POWER_PIECE 8192
+typedef struct power_job {
+    const cmrscl_csr *a;
+    const double *diag_inv, *x;
+    double *y, *sums; /* 3 a piece */
+} power_job;
+
+static void power_piece(void *ctx, int64_t piece)
+{
+    const power_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    int64_t begin = piece * POWER_PIECE, end = begin + POWER_PIECE;
+    end = end < a->rows ? end : a->rows;
+    double xay = 0, xdx = 0, yy = 0;
+    for (int64_t i = begin; i < end; ++i) {
+        double ax = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            ax += a->values[k] * j->x[a->col_ind[k]];
+        xay += j->x[i] * ax;
+        xdx += j->x[i] * j->x[i] / j->diag_inv[i];
+        j->y[i] = ax * j->diag_inv[i];
+        yy += j->y[i] * j->y[i];
+    }
+    j->sums[3 * piece] = xay, j->sums[3 * piece + 1] = xdx, j->sums[3 * piece + 2] = yy;
+}
+
 static cmrscl_status spectral_radius(const cmrscl_csr *a, const double *diag_inv, int steps,
                                      double *rho)
 {
     size_t n = (size_t)a->rows;
+    int64_t pieces = ((int64_t)n + POWER_PIECE - 1) / POWER_PIECE;
     double *x = cmrscl_alloc(n, sizeof(double)), *y = cmrscl_alloc(n, sizeof(double));
-    if (!x || !y) {
-        free(x);
-        free(y);
+    double *sums = cmrscl_alloc((size_t)pieces * 3 + 3, sizeof(double));
+    if (!x || !y || !sums) {
+        free(x), free(y), free(sums);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
     }
     /* A rough start in (-1, 1), from a hash of the index: rich in every frequency. */
@@ -85,22 +115,18 @@ static cmrscl_status spectral_radius(const cmrscl_csr *a, const double *diag_inv
         x[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
     }
     double estimate = 0;
+    power_job job = {a, diag_inv, x, y, sums};
     for (int s = 0; s < steps; ++s) {
-        cmrscl_csr_spmv(a, 1.0, x, 0.0, y);
+        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, power_piece, &job);
         double xay = 0, xdx = 0, yy = 0;
-        for (size_t i = 0; i < n; ++i) {
-            xay += x[i] * y[i];
-            xdx += x[i] * x[i] / diag_inv[i];
-            y[i] *= diag_inv[i];
-            yy += y[i] * y[i];
-        }
+        for (int64_t p = 0; p < pieces; ++p)
+            xay += sums[3 * p], xdx += sums[3 * p + 1], yy += sums[3 * p + 2];
         estimate = xdx > 0 ? xay / xdx : 0;
         double scale = yy > 0 ? 1.0 / sqrt(yy) : 0;
         for (size_t i = 0; i < n; ++i)
             x[i] = y[i] * scale;
     }
-    free(x);
-    free(y);
+    free(x), free(y), free(sums);
     *rho = estimate > 0 ? estimate : 1.0;
     return CMRSCL_OK;
 }
