@@ -109,6 +109,12 @@ static void test_errors(void)
     CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
     CHECK(test_contains(cmrscl_last_error(), "segment/shuffle") &&
           test_contains(cmrscl_last_error(), "inline PTX"));
+    /* a reduction the family has none of: the families that have one named */
+    o = (cmrscl_options){0};
+    o.kernel = CMRSCL_KERNEL_SLICE, o.reduce = CMRSCL_REDUCE_SUBGROUP;
+    CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);
+    CHECK(test_contains(cmrscl_last_error(), "slice family (asked) has no subgroup reduction") &&
+          test_contains(cmrscl_last_error(), "strip, segment, modulo"));
     o = (cmrscl_options){0};
     o.cache_hint = CMRSCL_CACHE_HINT_STREAM; /* PTX: NVIDIA only */
     CHECK_STATUS(choose(&d, CMRSCL_FLOAT, 10, &o, &p), CMRSCL_ERROR_UNSUPPORTED);

@@ -339,6 +339,29 @@ static bool variant_fits(const cmrscl_device_info *dev, const kernel_variant *v,
     return *why == NULL;
 }
 
+/* A reduction the family has no variant of: the message names the families that have one
+ * (from the variant table), and whether the family was the user's or the rule's. */
+static cmrscl_status no_reduction(cmrscl_kernel family, const cmrscl_options *opt)
+{
+    char others[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < cmrs_variant_count(); ++i) {
+        const kernel_variant *v = cmrs_variant_at(i);
+        const char *name = cmrs_variant_family_name(v->pub.kernel);
+        if (v->pub.reduce != opt->reduce || strstr(others, name))
+            continue;
+        int n = snprintf(others + used, sizeof others - used, "%s%s", used ? ", " : "", name);
+        used += n > 0 && (size_t)n < sizeof others - used ? (size_t)n : 0;
+    }
+    return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                       "the %s family (%s) has no %s reduction - it has a lane per row and "
+                       "none to reduce, or another warp layer; the families that have one: %s "
+                       "(ask one of them as the kernel)",
+                       cmrs_variant_family_name(family),
+                       opt->kernel ? "asked" : "the plan's rule chose it",
+                       cmrs_variant_reduce_name(opt->reduce), used ? others : "none");
+}
+
 /* The variant of the family (variant table): the user's reduction, else the matrix rule's
  * where the device runs it, else the first of the family's rows the device runs - with the
  * user's work-group where one does, else the first that runs (choose_geometry then says what
@@ -349,7 +372,9 @@ static cmrscl_status choose_variant(const cmrscl_device_info *dev, const cmrscl_
     const char *why = NULL;
     if (opt->reduce) {
         const kernel_variant *v = cmrs_variant_find(p->kernel, opt->reduce);
-        if (!v || !variant_fits(dev, v, opt, false, &why))
+        if (!v)
+            return no_reduction(p->kernel, opt);
+        if (!variant_fits(dev, v, opt, false, &why))
             return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                                "the %s/%s variant on device \"%s\" (%d lanes per strip asked): %s",
                                cmrs_variant_family_name(p->kernel),
