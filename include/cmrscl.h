@@ -238,7 +238,7 @@ typedef enum cmrscl_values {
  * cmrscl-run iterate over it. */
 typedef struct cmrscl_variant {
     const char *name;      /* "family/reduction" */
-    const char *family;    /* "strip", "segment", "modulo" */
+    const char *family;    /* "strip", "segment", "modulo", "slice" */
     const char *reduction; /* "shuffle", "subgroup", "local" */
     cmrscl_kernel kernel;  /* never AUTO */
     cmrscl_reduce reduce;  /* never AUTO */

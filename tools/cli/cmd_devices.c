@@ -9,9 +9,10 @@ static void print_device(const cmrscl_device_info *d)
     printf("%u:%u  %s [%s]  (%s)\n", d->platform_index, d->device_index, d->device_name,
            cmrscl_device_type_name(d->type), d->platform_name);
     printf("     %s, driver %s\n", d->device_version, d->driver_version);
-    printf("     compute units %u, max work-group %u, memory %.1f GiB (max allocation %.1f GiB)\n",
-           d->compute_units, d->max_work_group_size, d->global_mem_bytes / 1073741824.0,
-           d->max_alloc_bytes / 1073741824.0);
+    /* decimal units, as the size checks' refusals give them (run_memory.c) */
+    printf("     compute units %u, max work-group %u, memory %.1f GB (max allocation %.1f GB)\n",
+           d->compute_units, d->max_work_group_size, d->global_mem_bytes * 1e-9,
+           d->max_alloc_bytes * 1e-9);
     printf("     local memory %llu KiB per work-group; HEIGHT rule assumes %llu KiB and %u "
            "work-items per compute unit\n",
            (unsigned long long)(d->local_mem_bytes / 1024),
