@@ -58,6 +58,12 @@ typedef struct solve_layout {
 
 typedef struct solve_method solve_method;
 
+/* An iteration's launches in three parts: those before the one that writes x (AHEAD), that one,
+ * which also writes the header's iteration and residual (X), and those after it (BEHIND). A
+ * monitor reads x between X and the rest, so the device runs BEHIND and the next AHEAD while
+ * the host calls it. */
+enum { ITER_AHEAD = 1, ITER_X = 2, ITER_BEHIND = 4, ITER_ALL = 7 };
+
 /* What a solver keeps between solves. Vectors, kernels and arguments are set once; a solve
  * binds b and x (the user's buffers) and enqueues. */
 struct cmrscl_solver_s {
@@ -97,6 +103,13 @@ struct cmrscl_solver_s {
     int launches; /* kernels enqueued since the pass's iterations began */
     int iterations_enqueued, launches_enqueued; /* by every pass of the solve */
     double check_seconds;                       /* a check's round trip, measured when made */
+    /* where the checks read the header to: two headers in pinned (mapped) host memory, as a
+     * read into pageable memory is not asynchronous on every device (NVIDIA's returns only
+     * once the queue has run up to it, so the host could not enqueue past a check); the
+     * struct's own array where mapping fails */
+    cl_mem pinned;
+    void *headers;
+    double own_headers[2 * CMRS_WS_HEADER];
 };
 
 /* A method: how many vectors and products it needs, and the kernels it enqueues. */
@@ -121,9 +134,10 @@ struct solve_method {
     /* a pass's set-up, given b and x: r = b - A x is in vec[0] already (solver.c); the
      * method's start (solve_start, solve_init) and its first product */
     cmrscl_status (*start)(cmrscl_solver s, cl_mem b, cl_mem x);
-    /* iteration i (0-based, of the pass) of at most `max` (the pass's); i == max - 1 skips
-     * what only a next one needs */
-    cmrscl_status (*iterate)(cmrscl_solver s, int i, int max);
+    /* iteration i (0-based, of the pass) of at most `max` (the pass's), the parts in `parts`
+     * (ITER_ALL, or some of it in order: solve_run.c splits an iteration around its write of x
+     * for a monitor); i == max - 1 skips what only a next one needs */
+    cmrscl_status (*iterate)(cmrscl_solver s, int i, int max, unsigned parts);
     /* after the pass's max iterations: the test of the last iterate (its residual into the
      * history) */
     cmrscl_status (*check_last)(cmrscl_solver s, int max);

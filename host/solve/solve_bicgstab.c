@@ -79,21 +79,24 @@ static cmrscl_status bicg_start(cmrscl_solver s, cl_mem b, cl_mem x)
     return st;
 }
 
-static cmrscl_status bicg_iterate(cmrscl_solver s, int i, int max)
+static cmrscl_status bicg_iterate(cmrscl_solver s, int i, int max, unsigned parts)
 {
     (void)max;
-    cmrscl_status st = cmrs_solve_launch(s, s->kernel[i == 0 ? P_FIRST : P_NEXT], 0);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_product(s, 0);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_product_sums(s);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_launch(s, s->kernel[SHALF], 0);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_product(s, 1);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_product_sums(s);
-    if (st == CMRSCL_OK)
+    cmrscl_status st = CMRSCL_OK;
+    if (parts & ITER_AHEAD) { /* p, v = A p, s = r - alpha v, t = A s */
+        st = cmrs_solve_launch(s, s->kernel[i == 0 ? P_FIRST : P_NEXT], 0);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_product(s, 0);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_product_sums(s);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_launch(s, s->kernel[SHALF], 0);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_product(s, 1);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_product_sums(s);
+    }
+    if (st == CMRSCL_OK && (parts & ITER_X))
         st = cmrs_solve_launch(s, s->kernel[STEP], 0);
     return st;
 }

@@ -184,17 +184,20 @@ static cmrscl_status cg_start(cmrscl_solver s, cl_mem b, cl_mem x)
     return st;
 }
 
-static cmrscl_status cg_iterate(cmrscl_solver s, int i, int max)
+static cmrscl_status cg_iterate(cmrscl_solver s, int i, int max, unsigned parts)
 {
+    cmrscl_status st = CMRSCL_OK;
     if (s->fused[0].kernel) { /* the first after the start's product and its sums */
-        cmrscl_status st = i == 0 ? cmrs_solve_product_sums(s) : CMRSCL_OK;
+        if (i == 0 && (parts & ITER_AHEAD))
+            st = cmrs_solve_product_sums(s);
         const product_kernels *k = &s->fused[i == 0 ? FUSED_FIRST : i % 2 ? FUSED_ODD : FUSED_EVEN];
-        return st == CMRSCL_OK ? cmrs_solve_product_kernels(s, k) : st;
+        return st == CMRSCL_OK && (parts & ITER_X) ? cmrs_solve_product_kernels(s, k) : st;
     }
-    cmrscl_status st = cmrs_solve_product_sums(s);
-    if (st == CMRSCL_OK)
+    if (parts & ITER_AHEAD)
+        st = cmrs_solve_product_sums(s);
+    if (st == CMRSCL_OK && (parts & ITER_X))
         st = cmrs_solve_launch(s, s->kernel[i % 2 ? STEP_ODD : STEP_EVEN], 0);
-    if (st == CMRSCL_OK && i < max - 1)
+    if (st == CMRSCL_OK && (parts & ITER_BEHIND) && i < max - 1)
         st = cmrs_solve_product(s, 0);
     return st;
 }

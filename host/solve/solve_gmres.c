@@ -149,12 +149,12 @@ static cmrscl_status apply_cycle(cmrscl_solver s)
     return st == CMRSCL_OK ? cmrs_solve_launch(s, s->kernel[UPDATE], 0) : st;
 }
 
-static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
+/* Iteration i up to its norm: at a cycle's end x, r = b - A x, ||r|| and v0; then Arnoldi step
+ * j: w = A v_j, the dots, w orthogonalized. */
+static cmrscl_status arnoldi_ahead(cmrscl_solver s, int i, cl_uint j)
 {
-    (void)max;
-    cl_uint j = (cl_uint)(i % s->opt.restart);
     cmrscl_status st = CMRSCL_OK;
-    if (j == 0 && i > 0) { /* the cycle's end: x, then r = b - A x, ||r||, v0 */
+    if (j == 0 && i > 0) {
         st = apply_cycle(s);
         if (st == CMRSCL_OK)
             st = cmrs_solve_copy(s, s->b, s->vec[R]);
@@ -165,7 +165,6 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
         if (st == CMRSCL_OK)
             st = cmrs_solve_launch(s, s->kernel[BEGIN], 0);
     }
-    /* Arnoldi step j: w = A v_j, the dots, w orthogonalized, its norm and the rotations */
     if (st == CMRSCL_OK)
         st = cmrs_product_kernels_bind(&s->product[0], s->precision, 1.0, s->views[j], 0.0,
                                        s->vec[W], false, NULL, 0, NULL);
@@ -180,15 +179,25 @@ static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max)
         st = cmrs_solve_set_args(s->kernel[ORTH], ARG_ORTH_J, 1, &arg);
     if (st == CMRSCL_OK)
         st = cmrs_solve_launch(s, s->kernel[ORTH], 0);
+    return st;
+}
+
+/* x changes at a cycle's end, in AHEAD: a monitor is not handed x (cmrscl_solve.h). X: the
+ * norm and the rotations, the residual into the header. */
+static cmrscl_status gmres_iterate(cmrscl_solver s, int i, int max, unsigned parts)
+{
+    (void)max;
+    cl_uint j = (cl_uint)(i % s->opt.restart);
+    cmrscl_status st = parts & ITER_AHEAD ? arnoldi_ahead(s, i, j) : CMRSCL_OK;
+    if (st != CMRSCL_OK || !(parts & ITER_X))
+        return st;
+    solve_arg arg = SOLVE_UINT(j);
     cl_uint norm_slot = j % 2 ? SLOT_NORM_ODD : SLOT_NORM_EVEN;
     solve_arg slot = SOLVE_UINT(norm_slot);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_set_args(s->kernel[NORM], ARG_NORM_J, 1, &arg);
+    st = cmrs_solve_set_args(s->kernel[NORM], ARG_NORM_J, 1, &arg);
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[NORM], ARG_NORM_SLOT, 1, &slot);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_launch(s, s->kernel[NORM], 0);
-    return st;
+    return st == CMRSCL_OK ? cmrs_solve_launch(s, s->kernel[NORM], 0) : st;
 }
 
 static cmrscl_status gmres_check_last(cmrscl_solver s, int max)

@@ -97,18 +97,21 @@ static cmrscl_status pcg_start(cmrscl_solver s, cl_mem b, cl_mem x)
     return st == CMRSCL_OK ? precondition(s) : st;
 }
 
-static cmrscl_status pcg_iterate(cmrscl_solver s, int i, int max)
+static cmrscl_status pcg_iterate(cmrscl_solver s, int i, int max, unsigned parts)
 {
-    cmrscl_status st = cmrs_solve_launch(s, s->kernel[i == 0 ? P_FIRST : P_NEXT], 0);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_product(s, 0);
-    if (st == CMRSCL_OK)
-        st = cmrs_solve_product_sums(s);
-    if (st == CMRSCL_OK)
+    cmrscl_status st = CMRSCL_OK;
+    if (parts & ITER_AHEAD) { /* p, q = A p and its sums */
+        st = cmrs_solve_launch(s, s->kernel[i == 0 ? P_FIRST : P_NEXT], 0);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_product(s, 0);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_product_sums(s);
+    }
+    if (st == CMRSCL_OK && (parts & ITER_X))
         st = cmrs_solve_launch(s, s->kernel[X], 0);
     /* the cycle runs on whatever the stop: its kernels are the library's products and
      * cl/amg.cl's, which read no stop slot - at most the batch past convergence, wasted */
-    if (st == CMRSCL_OK && i < max - 1)
+    if (st == CMRSCL_OK && (parts & ITER_BEHIND) && i < max - 1)
         st = precondition(s);
     return st;
 }

@@ -4,8 +4,10 @@
  * the recurrence claimed a convergence the true residual denies, passes again from x
  * (residual replacement); the history and the outcome. A check reads the workspace's header
  * without stalling the device: the host enqueues the next batch before it waits for the read
- * behind it, so the device always has work (unless a monitor wants each check as it
- * happens). */
+ * behind it, so the device always has work. A monitor wants each check as it happens, with x
+ * that of the check: the host holds back the next write of x alone - it enqueues what the
+ * iteration does after that write and the next one's launches before it (ITER_ parts,
+ * solve.h), then waits and calls the monitor while the device runs them. */
 #include "solve/solve.h"
 
 #include <math.h>
@@ -57,7 +59,7 @@ static int adapt_interval(const cmrscl_solver s, int done, double per_iteration)
 static cmrscl_status iterate(cmrscl_solver s, cmrscl_solve_result *res)
 {
     const int max = s->pass_max;
-    double header[2][CMRS_WS_HEADER];
+    char *header[2] = {s->headers, (char *)s->headers + CMRS_WS_HEADER * s->value_size};
     cl_event read[2] = {NULL, NULL};
     int enqueued[2] = {0, 0}, slot = 0, i = 0,
         k = s->opt.check_interval ? s->opt.check_interval : 1;
@@ -65,15 +67,30 @@ static cmrscl_status iterate(cmrscl_solver s, cmrscl_solve_result *res)
     cmrscl_status st = CMRSCL_OK;
     double t0 = cmrscl_seconds();
     s->launches = 0;
+    bool ahead_done = false; /* the batch's first iteration's AHEAD, enqueued past a check */
     while (st == CMRSCL_OK) {
         int batch = k < max - i ? k : max - i;
-        for (int j = 0; j < batch && st == CMRSCL_OK; ++j)
-            st = s->method->iterate(s, i + j, max);
+        for (int j = 0; j < batch && st == CMRSCL_OK; ++j) {
+            unsigned parts = ITER_ALL & ~(j == 0 && ahead_done ? ITER_AHEAD : 0u) &
+                             ~(!pipelined && j == batch - 1 ? ITER_BEHIND : 0u);
+            st = s->method->iterate(s, i + j, max, parts);
+        }
         i += batch;
+        bool held = !pipelined && i < max; /* the last one's BEHIND, for after the read */
+        if (st == CMRSCL_OK && !pipelined && i == max)
+            st = s->method->iterate(s, i - 1, max, ITER_BEHIND);
         if (st == CMRSCL_OK && i == max)
             st = s->method->check_last(s, max);
         if (st == CMRSCL_OK)
             st = read_header(s, header[slot], false, &read[slot]);
+        if (st == CMRSCL_OK && held)
+            st = s->method->iterate(s, i - 1, max, ITER_BEHIND);
+        if (st == CMRSCL_OK && held)
+            st = s->method->iterate(s, i, max, ITER_AHEAD);
+        ahead_done = held;
+        cl_int flushed = st == CMRSCL_OK && held ? clFlush(s->queue) : CL_SUCCESS;
+        if (flushed != CL_SUCCESS)
+            st = cmrscl_fail_cl(flushed, "clFlush (solver)");
         if (st != CMRSCL_OK)
             break;
         enqueued[slot] = i;

@@ -124,6 +124,11 @@ void cmrscl_solver_free(cmrscl_solver s)
         cmrs_product_kernels_release(&s->fused[i]);
     if (s->ws)
         clReleaseMemObject(s->ws);
+    if (s->pinned) {
+        clEnqueueUnmapMemObject(s->ctx->queue, s->pinned, s->headers, 0, NULL, NULL);
+        clFinish(s->ctx->queue);
+        clReleaseMemObject(s->pinned);
+    }
     if (s->dinv)
         clReleaseMemObject(s->dinv);
     free(s);
@@ -152,16 +157,34 @@ static cmrscl_status touch_buffers(cmrscl_solver s)
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueFillBuffer (solver)");
 }
 
+/* The checks' two headers in pinned host memory (solve.h), else in the solver struct. */
+static void map_headers(cmrscl_solver s)
+{
+    size_t bytes = (size_t)2 * CMRS_WS_HEADER * s->value_size;
+    cl_int err;
+    s->headers = s->own_headers;
+    s->pinned = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+                               NULL, &err);
+    void *host = s->pinned
+                     ? clEnqueueMapBuffer(s->ctx->queue, s->pinned, CL_TRUE,
+                                          CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err)
+                     : NULL;
+    if (host)
+        s->headers = host;
+    else if (s->pinned)
+        clReleaseMemObject(s->pinned), s->pinned = NULL;
+}
+
 /* A check's cost: the round trip of reading the header on an idle queue (the least of a few),
  * what the adaptive check interval weighs the iterations against. */
 static cmrscl_status measure_check(cmrscl_solver s)
 {
-    double header[CMRS_WS_HEADER];
+    map_headers(s);
     s->check_seconds = INFINITY;
     for (int k = 0; k < 3; ++k) {
         double t0 = cmrscl_seconds();
         cl_int err = clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, 0,
-                                         CMRS_WS_HEADER * s->value_size, header, 0, NULL, NULL);
+                                         CMRS_WS_HEADER * s->value_size, s->headers, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             return cmrscl_fail_cl(err, "clEnqueueReadBuffer (the solver's state)");
         double t = cmrscl_seconds() - t0;

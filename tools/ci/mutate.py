@@ -98,6 +98,11 @@ MUTATIONS = [
              "        if (res->true_residual > res->threshold) {",
              "        if (res->true_residual < 0) {",
              "^(solve_trust_float|solve_trust_double)$"),
+    Mutation("solve: a monitor's x one update ahead", "host/solve/solve_run.c",
+             "st = s->method->iterate(s, i, max, ITER_AHEAD);",
+             "st = s->method->iterate(s, i, max, ITER_AHEAD | ITER_X);",
+             "^(solve_errors)$",
+             "python/tests/test_linalg_scipy.py::test_callback_sees_each_iterate"),
 ]
 
 
