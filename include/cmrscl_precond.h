@@ -5,7 +5,7 @@
  * defines it: symmetric strength of connection, standard (greedy, deterministic) aggregation,
  * a tentative prolongator from the constant vector, smoothed by damped Jacobi with an
  * estimated spectral radius, Galerkin coarse operators R A P with R = P^T, levels until a
- * coarse size, the coarsest level factored densely. The hierarchy is set up on the host (its
+ * coarse size, the coarsest level inverted densely. The hierarchy is set up on the host (its
  * phases timed), then every level's A, P and R becomes a matrix of the library on the device
  * with a plan of its own. A V-cycle - one damped-Jacobi sweep before and after the coarse
  * correction - runs on the device with no host read inside it: z = M r. The same matrix and
@@ -42,7 +42,7 @@ typedef struct cmrscl_amg_info {
     int64_t entries[CMRSCL_AMG_MAX_LEVELS];
     double operator_complexity; /* the levels' entries over A's */
     double grid_complexity;     /* the levels' rows over A's */
-    /* seconds: strength, aggregation, prolongators, Galerkin products, the coarse factor (on
+    /* seconds: strength, aggregation, prolongators, Galerkin products, the coarse inverse (on
      * the host), the upload and the levels' plans (device), and all of it */
     double seconds_strength, seconds_aggregation, seconds_prolongator, seconds_rap, seconds_coarse,
         seconds_device, seconds_total;

@@ -82,7 +82,7 @@ static void check_cycle(cmrscl_context ctx, const char *spec)
     double *got = calloc((size_t)a.rows, sizeof(double));
     printf("%s (%s, %d levels, coarse %d rows, %s):", spec,
            prec == CMRSCL_DOUBLE ? "double" : "float", n, (int)h.coarse_rows,
-           h.coarse_pivot ? "LU" : "Cholesky");
+           h.coarse_lu ? "LU" : "Cholesky");
     for (int l = 0; l < n; ++l) {
         const char *names = l + 1 < n ? "bxr" : "bx";
         double worst = 0;

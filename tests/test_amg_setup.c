@@ -114,7 +114,7 @@ static void report(const char *spec, const cmrs_amg_options *o, int *amg_iterati
     printf(" oc %.4f gc %.4f pcg %d cg %d setup %.4f s (strength %.4f aggregation %.4f P %.4f "
            "RAP %.4f coarse %.4f)\n",
            h.operator_complexity, h.grid_complexity, amg, plain, h.times.total, h.times.strength,
-           h.times.aggregation, h.times.prolongator, h.times.rap, h.times.coarse_factor);
+           h.times.aggregation, h.times.prolongator, h.times.rap, h.times.coarse_inverse);
     if (amg_iterations)
         *amg_iterations = amg;
     cmrs_amg_free(&h);

@@ -31,7 +31,7 @@ static void vcycle_level(const cmrs_amg_hierarchy *h, int l, const cycle_work *w
     const cmrs_amg_level *lv = &h->level[l];
     double *b = w->b[l], *x = w->x[l], *r = w->r[l];
     if (l == h->levels - 1) {
-        cmrs_amg_coarse_solve(h->coarse_factor, h->coarse_pivot, h->coarse_rows, b, x);
+        cmrs_amg_coarse_solve(h->coarse_inverse, h->coarse_rows, b, x);
         return;
     }
     /* Pre-smoothing from x = 0 is x = omega D^-1 b. */

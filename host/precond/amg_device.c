@@ -3,8 +3,7 @@
  * order, so that the two agree to rounding and the tests can compare them level by level.
  * The products are the library's own (cmrs_spmv_enqueue on each operator's plan: y = alpha
  * A x + beta y); the rest is three small kernels of cl/amg.cl: the Jacobi updates, and the
- * coarsest level's triangular solves in one work-group (that level has at most a few hundred
- * rows: one group avoids a launch per row). A cycle only enqueues; nothing is read back or
+ * coarsest level's product with its dense inverse. A cycle only enqueues; nothing is read back or
  * waited for, so a solver can put it between its own kernels. */
 #include "precond/precond.h"
 
@@ -43,8 +42,7 @@ static cmrscl_status vector(const cmrs_amg_device *d, size_t n, cl_mem *out)
     return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG vector)");
 }
 
-/* cl/amg.cl's kernels for the precision; the coarse solve strides by WG_SIZE, so every kernel
- * must run a whole group of `local`. */
+/* cl/amg.cl's kernels for the precision, each run in groups of `local`. */
 static cmrscl_status make_kernels(cmrs_amg_device *d)
 {
     d->local = AMG_GROUP;
@@ -88,7 +86,7 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
         st = vector(d, lv->rows, &lv->b);
     if (st == CMRSCL_OK && l > 0)
         st = vector(d, lv->rows, &lv->x);
-    if (l == h->levels - 1) /* the dense factor alone solves the last level */
+    if (l == h->levels - 1) /* the dense inverse alone solves the last level */
         return st;
     if (st == CMRSCL_OK)
         st = vector(d, lv->rows, &lv->r);
@@ -124,21 +122,15 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precisi
     for (int l = 0; l < h->levels && st == CMRSCL_OK; ++l)
         st = setup_level(out, h, l);
     size_t n = (size_t)h->coarse_rows;
-    /* the coarse solve keeps its x in local memory (cl/amg.cl, amg_coarse) */
-    if (st == CMRSCL_OK && n * out->value_size > ctx->info.local_mem_bytes)
-        st = cmrscl_fail(CMRSCL_ERROR_DEVICE_LIMIT,
-                         "AMG: the coarsest level's %zu rows do not fit the device's %llu bytes "
-                         "of local memory (lower max_coarse, or allow more levels)",
-                         n, (unsigned long long)ctx->info.local_mem_bytes);
+    double *inv_t = st == CMRSCL_OK ? cmrscl_alloc(n * n, sizeof(double)) : NULL;
+    if (st == CMRSCL_OK && !inv_t)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: a %zu x %zu inverse", n, n);
+    for (size_t i = 0; st == CMRSCL_OK && i < n; ++i)
+        for (size_t k = 0; k < n; ++k)
+            inv_t[k * n + i] = h->coarse_inverse[i * n + k];
     if (st == CMRSCL_OK)
-        st = values_buffer(out, h->coarse_factor, n * n, &out->coarse_factor);
-    if (st == CMRSCL_OK && h->coarse_pivot) {
-        cl_int err;
-        out->coarse_pivot = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                           n * sizeof(cl_int), h->coarse_pivot, &err);
-        if (!out->coarse_pivot)
-            st = cmrscl_fail_cl(err, "clCreateBuffer (AMG pivots)");
-    }
+        st = values_buffer(out, inv_t, n * n, &out->coarse_inverse);
+    free(inv_t);
     if (st != CMRSCL_OK)
         cmrs_amg_device_free(out);
     return st;
@@ -189,20 +181,16 @@ static cmrscl_status smooth(const cmrs_amg_device *d, cl_kernel k, const cmrs_am
 
 static cmrscl_status coarse_solve(const cmrs_amg_device *d, cl_mem b, cl_mem x)
 {
-    cl_uint lu = d->coarse_pivot != NULL;
     cl_kernel k = d->coarse;
     cl_int err = clSetKernelArg(k, 0, sizeof(cl_uint), &d->coarse_rows);
-    err |= clSetKernelArg(k, 1, sizeof(cl_uint), &lu);
-    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &d->coarse_factor);
-    err |= clSetKernelArg(k, 3, sizeof(cl_mem), lu ? &d->coarse_pivot : NULL);
-    err |= clSetKernelArg(k, 4, sizeof(cl_mem), &b);
-    err |= clSetKernelArg(k, 5, sizeof(cl_mem), &x);
-    err |= clSetKernelArg(k, 6, (d->coarse_rows ? d->coarse_rows : 1) * d->value_size, NULL);
+    err |= clSetKernelArg(k, 1, sizeof(cl_mem), &d->coarse_inverse);
+    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &b);
+    err |= clSetKernelArg(k, 3, sizeof(cl_mem), &x);
+    size_t global = (d->coarse_rows + d->local - 1) / d->local * d->local;
     if (err == CL_SUCCESS)
         err = order(d);
     if (err == CL_SUCCESS)
-        err =
-            clEnqueueNDRangeKernel(d->ctx->queue, k, 1, NULL, &d->local, &d->local, 0, NULL, NULL);
+        err = clEnqueueNDRangeKernel(d->ctx->queue, k, 1, NULL, &global, &d->local, 0, NULL, NULL);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "AMG coarse solve");
 }
 
@@ -287,9 +275,7 @@ void cmrs_amg_device_free(cmrs_amg_device *d)
     for (int i = 0; i < 3; ++i)
         if (k[i])
             clReleaseKernel(k[i]);
-    if (d->coarse_factor)
-        clReleaseMemObject(d->coarse_factor);
-    if (d->coarse_pivot)
-        clReleaseMemObject(d->coarse_pivot);
+    if (d->coarse_inverse)
+        clReleaseMemObject(d->coarse_inverse);
     memset(d, 0, sizeof *d);
 }

@@ -225,8 +225,7 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
         free(lv->diag_inv);
     }
     free(h->level);
-    free(h->coarse_factor);
-    free(h->coarse_pivot);
+    free(h->coarse_inverse);
     *h = (cmrs_amg_hierarchy){0};
 }
 
@@ -293,9 +292,9 @@ cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     double t = cmrscl_seconds();
     cmrs_amg_level *last = &h.level[h.levels - 1];
     if (st == CMRSCL_OK)
-        st = cmrs_amg_coarse_factor(&last->A, &h.coarse_factor, &h.coarse_pivot);
+        st = cmrs_amg_coarse_inverse(&last->A, &h.coarse_inverse, &h.coarse_lu);
     h.coarse_rows = last->A.rows;
-    h.times.coarse_factor = cmrscl_seconds() - t;
+    h.times.coarse_inverse = cmrscl_seconds() - t;
     if (st != CMRSCL_OK) {
         /* a failed coarsen may have built level l + 1's A: free it with the rest */
         if (h.levels < o->max_levels && h.level[h.levels].A.row_ptr)

@@ -1,6 +1,6 @@
 /* precond.h - the preconditioners stage (issue 57): for now smoothed-aggregation AMG set up
  * on the host (amg_setup.c drives the phases: strength and aggregation in amg_aggregate.c,
- * the sparse products in amg_spgemm.c, the coarsest level's dense factor in amg_coarse.c)
+ * the sparse products in amg_spgemm.c, the coarsest level's dense inverse in amg_coarse.c)
  * and a host V-cycle with a preconditioned CG on it (amg_cycle.c), the ground truth for the
  * same cycle on the device (amg_device.c, cl/amg.cl). Internal: nothing here is public API yet.
  *
@@ -44,17 +44,17 @@ typedef struct cmrs_amg_level {
 
 /* Seconds of each phase, summed over the levels (cmrscl_seconds). */
 typedef struct cmrs_amg_times {
-    double strength, aggregation, prolongator, rap, coarse_factor, total;
+    double strength, aggregation, prolongator, rap, coarse_inverse, total;
 } cmrs_amg_times;
 
 typedef struct cmrs_amg_hierarchy {
     int levels;
     cmrs_amg_level *level;
-    /* The coarsest level as a dense factor (row-major, coarse_rows^2): the Cholesky factor L
-     * (lower triangle) when its A is SPD, else LU with partial pivoting (coarse_pivot). */
+    /* The coarsest level's dense inverse (row-major, coarse_rows^2), from its Cholesky factor
+     * when its A is SPD, else from LU with partial pivoting (coarse_lu). */
     int32_t coarse_rows;
-    double *coarse_factor;
-    int32_t *coarse_pivot;      /* NULL for Cholesky */
+    double *coarse_inverse;
+    bool coarse_lu;
     double operator_complexity; /* sum of the levels' entries / entries of A */
     double grid_complexity;     /* sum of the levels' rows / rows of A */
     cmrs_amg_times times;
@@ -100,21 +100,22 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_cs
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin(const cmrscl_csr *r, const cmrscl_csr *a,
                                               const cmrscl_csr *p, cmrscl_csr *c);
 
-/* ---- amg_coarse.c: the coarsest level's dense factor ---- */
+/* ---- amg_coarse.c: the coarsest level's dense inverse ---- */
 
-/* Factors a (n x n, sparse) densely: Cholesky when it is SPD, else LU with partial pivoting
- * (*pivot malloc'ed; NULL for Cholesky). ERROR_BREAKDOWN naming the pivot if singular. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_coarse_factor(const cmrscl_csr *a, double **factor,
-                                                   int32_t **pivot);
-/* x = A^-1 b with that factor (x may be b). */
-CMRSCL_HIDDEN void cmrs_amg_coarse_solve(const double *factor, const int32_t *pivot, int32_t n,
-                                         const double *b, double *x);
+/* Inverts a (n x n, sparse) densely, from its Cholesky factor when it is SPD, else from LU
+ * with partial pivoting (*lu_used); *inverse row-major, malloc'ed. ERROR_BREAKDOWN naming the
+ * pivot if singular. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_coarse_inverse(const cmrscl_csr *a, double **inverse,
+                                                    bool *lu_used);
+/* x = A^-1 b with that inverse, row i's terms added in column order (x and b differ). */
+CMRSCL_HIDDEN void cmrs_amg_coarse_solve(const double *inverse, int32_t n, const double *b,
+                                         double *x);
 
 /* ---- amg_cycle.c: the host V-cycle and CG preconditioned by it ---- */
 
 /* One V-cycle for A x = b from x = 0: on each level one sweep of damped Jacobi before and
  * after the coarse correction (omega = jacobi_scale / rho(D^-1 A), 2/3 on a Poisson
- * matrix), the coarsest level solved with its dense factor. A symmetric operator for
+ * matrix), the coarsest level solved with its dense inverse. A symmetric operator for
  * symmetric A, so CG may use it. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b,
                                             double *x);
@@ -150,7 +151,7 @@ typedef struct cmrs_amg_device {
     size_t value_size;
     int levels;
     cmrs_amg_device_level *level;
-    cl_mem coarse_factor, coarse_pivot; /* pivot NULL for Cholesky */
+    cl_mem coarse_inverse; /* transposed: work-item i reads column i's k-th at k n + i */
     cl_uint coarse_rows;
     cl_kernel presmooth, jacobi, coarse; /* cl/amg.cl */
     size_t local;                        /* their work-group */
@@ -158,7 +159,7 @@ typedef struct cmrs_amg_device {
 } cmrs_amg_device;
 
 /* Copies hierarchy h to ctx's device in `precision` (values rounded to float for
- * CMRSCL_FLOAT): every level's A, P, R, diagonal and vectors, and the coarse factor. h may be
+ * CMRSCL_FLOAT): every level's A, P, R, diagonal and vectors, and the coarse inverse. h may be
  * freed afterwards. On failure *out is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precision,
                                                   const cmrs_amg_hierarchy *h,

@@ -46,7 +46,7 @@ static void describe(const cmrs_amg_hierarchy *h, cmrscl_amg_info *info)
     info->seconds_aggregation = h->times.aggregation;
     info->seconds_prolongator = h->times.prolongator;
     info->seconds_rap = h->times.rap;
-    info->seconds_coarse = h->times.coarse_factor;
+    info->seconds_coarse = h->times.coarse_inverse;
 }
 
 cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision precision,

@@ -39,9 +39,9 @@ static void check_cycle(const env *e, cmrscl_precision p, const char *spec, int3
     for (size_t i = 0; i < n; ++i)
         diff = fmax(diff, fabs(got[i] - want[i])), size = fmax(size, fabs(want[i]));
     printf("%s: %d levels, coarse %d rows (%s), z differs by %.2g\n", spec, h.levels,
-           (int)h.coarse_rows, h.coarse_pivot ? "LU" : "Cholesky", diff / size);
-    CHECK_MSG(h.levels == levels && (h.coarse_pivot != NULL) == lu, "%s: %d levels, %s", spec,
-              h.levels, h.coarse_pivot ? "LU" : "Cholesky");
+           (int)h.coarse_rows, h.coarse_lu ? "LU" : "Cholesky", diff / size);
+    CHECK_MSG(h.levels == levels && h.coarse_lu == lu, "%s: %d levels, %s", spec, h.levels,
+              h.coarse_lu ? "LU" : "Cholesky");
     CHECK_MSG(diff <= (p == CMRSCL_DOUBLE ? 1e-12 : 1e-5) * size, "%s: z differs by %.3g", spec,
               diff / size);
     clReleaseMemObject(r);

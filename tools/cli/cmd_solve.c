@@ -160,9 +160,9 @@ static void print_amg(cmrscl_precond amg)
         return;
     for (int l = 0; l < in.levels; ++l)
         printf("amg        level %d: %d rows, %lld entries%s\n", l, (int)in.rows[l],
-               (long long)in.entries[l], l == in.levels - 1 ? " (factored densely)" : "");
+               (long long)in.entries[l], l == in.levels - 1 ? " (inverted densely)" : "");
     printf("amg        operator complexity %.3f, grid complexity %.3f; set-up %.3f s: strength "
-           "%.3f, aggregation %.3f, P %.3f, RAP %.3f, coarse factor %.3f (host), device %.3f\n",
+           "%.3f, aggregation %.3f, P %.3f, RAP %.3f, coarse inverse %.3f (host), device %.3f\n",
            in.operator_complexity, in.grid_complexity, in.seconds_total, in.seconds_strength,
            in.seconds_aggregation, in.seconds_prolongator, in.seconds_rap, in.seconds_coarse,
            in.seconds_device);

@@ -232,7 +232,7 @@ class AMG(sla.LinearOperator):
     """Smoothed-aggregation algebraic multigrid on the device (include/cmrscl_precond.h): the
     hierarchy set up on the host as PyAMG's smoothed_aggregation_solver defines it (symmetric
     strength theta, standard aggregation, the constant near-null space, Jacobi-smoothed
-    prolongators, Galerkin coarse operators, the coarsest level factored densely), every
+    prolongators, Galerkin coarse operators, the coarsest level inverted densely), every
     level's operators matrices of the library on the device, and a V-cycle (damped Jacobi
     before and after) applied there. As M of cmrscl.linalg.cg the whole solve runs on the
     device; as a LinearOperator (M of scipy's solvers, or of cmrscl's bicgstab and gmres) a
