@@ -30,17 +30,27 @@ __kernel void amg_jacobi(const uint n, const real_t omega, __global const real_t
         x[i] += omega * dinv[i] * r[i];
 }
 
-/* x = A^-1 b on the coarsest level with its dense inverse, stored transposed (inv_t[k n + i]:
- * row i's k-th term, so that a warp's rows read one stretch of memory): a work-item a row,
- * its terms added in column order as the host's cmrs_amg_coarse_solve adds them. */
-__kernel void amg_coarse(const uint n, __global const real_t *restrict inv_t,
-                         __global const real_t *restrict b, __global real_t *restrict x)
+/* x = A^-1 b on the coarsest level with its dense inverse (row-major): COARSE_LANES work-items
+ * a row, each adding every COARSE_LANES-th term (a warp reads one stretch of the row), then
+ * their sums in a fixed tree - the same order every run. One work-item a row left the loads
+ * of its long chain of additions exposed. */
+__kernel void amg_coarse(const uint n, __global const real_t *restrict inv,
+                         __global const real_t *restrict b, __global real_t *restrict x,
+                         __local real_t *part)
 {
-    const uint i = get_global_id(0);
-    if (i >= n)
-        return;
+    const uint id = get_local_id(0), lane = id % COARSE_LANES,
+               row = get_group_id(0) * (WG_SIZE / COARSE_LANES) + id / COARSE_LANES;
     real_t s = 0;
-    for (uint k = 0; k < n; ++k)
-        s += inv_t[(size_t)k * n + i] * b[k];
-    x[i] = s;
+    if (row < n)
+        for (uint k = lane; k < n; k += COARSE_LANES)
+            s += inv[(size_t)row * n + k] * b[k];
+    part[id] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = COARSE_LANES / 2; w > 0; w /= 2) {
+        if (lane < w)
+            part[id] += part[id + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lane == 0 && row < n)
+        x[row] = part[id];
 }

@@ -42,16 +42,20 @@ static cmrscl_status vector(const cmrs_amg_device *d, size_t n, cl_mem *out)
     return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG vector)");
 }
 
+/* The coarse solve's work-items a row (cl/amg.cl, amg_coarse): a warp's width, at most the
+ * group (both powers of two). */
+static size_t coarse_lanes(const cmrs_amg_device *d) { return d->local < 32 ? d->local : 32; }
+
 /* cl/amg.cl's kernels for the precision, each run in groups of `local`. */
 static cmrscl_status make_kernels(cmrs_amg_device *d)
 {
     d->local = AMG_GROUP;
     while (d->local > 1 && d->local > d->ctx->info.max_work_group_size)
         d->local /= 2;
-    char options[128];
+    char options[160];
     snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DVALUE_DOUBLE=%d", d->local,
-             d->precision == CMRSCL_DOUBLE);
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DCOARSE_LANES=%zu -DVALUE_DOUBLE=%d",
+             d->local, coarse_lanes(d), d->precision == CMRSCL_DOUBLE);
     cl_program program; /* owned by the context's cache */
     double seconds;
     cmrscl_program_source from;
@@ -121,16 +125,9 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precisi
                                                 "AMG device: %d levels", h->levels);
     for (int l = 0; l < h->levels && st == CMRSCL_OK; ++l)
         st = setup_level(out, h, l);
-    size_t n = (size_t)h->coarse_rows;
-    double *inv_t = st == CMRSCL_OK ? cmrscl_alloc(n * n, sizeof(double)) : NULL;
-    if (st == CMRSCL_OK && !inv_t)
-        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: a %zu x %zu inverse", n, n);
-    for (size_t i = 0; st == CMRSCL_OK && i < n; ++i)
-        for (size_t k = 0; k < n; ++k)
-            inv_t[k * n + i] = h->coarse_inverse[i * n + k];
     if (st == CMRSCL_OK)
-        st = values_buffer(out, inv_t, n * n, &out->coarse_inverse);
-    free(inv_t);
+        st = values_buffer(out, h->coarse_inverse, (size_t)h->coarse_rows * h->coarse_rows,
+                           &out->coarse_inverse);
     if (st != CMRSCL_OK)
         cmrs_amg_device_free(out);
     return st;
@@ -186,7 +183,9 @@ static cmrscl_status coarse_solve(const cmrs_amg_device *d, cl_mem b, cl_mem x)
     err |= clSetKernelArg(k, 1, sizeof(cl_mem), &d->coarse_inverse);
     err |= clSetKernelArg(k, 2, sizeof(cl_mem), &b);
     err |= clSetKernelArg(k, 3, sizeof(cl_mem), &x);
-    size_t global = (d->coarse_rows + d->local - 1) / d->local * d->local;
+    err |= clSetKernelArg(k, 4, d->local * d->value_size, NULL);
+    size_t rows_per_group = d->local / coarse_lanes(d),
+           global = (d->coarse_rows + rows_per_group - 1) / rows_per_group * d->local;
     if (err == CL_SUCCESS)
         err = order(d);
     if (err == CL_SUCCESS)

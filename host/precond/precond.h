@@ -151,7 +151,7 @@ typedef struct cmrs_amg_device {
     size_t value_size;
     int levels;
     cmrs_amg_device_level *level;
-    cl_mem coarse_inverse; /* transposed: work-item i reads column i's k-th at k n + i */
+    cl_mem coarse_inverse; /* row-major */
     cl_uint coarse_rows;
     cl_kernel presmooth, jacobi, coarse; /* cl/amg.cl */
     size_t local;                        /* their work-group */
