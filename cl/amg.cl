@@ -54,3 +54,23 @@ __kernel void amg_coarse(const uint n, __global const real_t *restrict inv,
     if (lane == 0 && row < n)
         x[row] = part[id];
 }
+
+#if AMG_MIXED
+/* A float cycle under a double solve: r narrowed to the cycle's b, its x widened to z. */
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void amg_narrow(const uint n, __global const double *restrict from,
+                         __global float *restrict to)
+{
+    const uint i = get_global_id(0);
+    if (i < n)
+        to[i] = (float)from[i];
+}
+
+__kernel void amg_widen(const uint n, __global const float *restrict from,
+                        __global double *restrict to)
+{
+    const uint i = get_global_id(0);
+    if (i < n)
+        to[i] = (double)from[i];
+}
+#endif

@@ -28,10 +28,14 @@ typedef struct cmrscl_amg_options {
     int unsmoothed; /* 1: plain aggregation, P the tentative prolongator (cheaper set-up) */
     int max_coarse; /* stop coarsening at this many rows or fewer; 0: 500 */
     int max_levels; /* levels at most, the finest counted, 2..CMRSCL_AMG_MAX_LEVELS; 0: 10 */
+    /* 1: the hierarchy and its cycle in float under a double solve (mixed precision: half the
+     * bytes a cycle streams; r and z stay double, converted at the cycle's ends). The cycle
+     * only preconditions, so its rounding changes the iterations, not the answer's accuracy */
+    int float_cycle;
 } cmrscl_amg_options;
 #define CMRSCL_AMG_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0                                                   \
+        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0                                                \
     }
 #define CMRSCL_AMG_MAX_LEVELS 16
 
@@ -46,6 +50,8 @@ typedef struct cmrscl_amg_info {
      * the host), the upload and the levels' plans (device), and all of it */
     double seconds_strength, seconds_aggregation, seconds_prolongator, seconds_rap, seconds_coarse,
         seconds_device, seconds_total;
+    uint64_t device_bytes;            /* device memory of the hierarchy: operators, vectors */
+    cmrscl_precision cycle_precision; /* the hierarchy's values (float with float_cycle) */
 } cmrscl_amg_info;
 
 typedef struct cmrscl_precond_s *cmrscl_precond;

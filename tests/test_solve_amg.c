@@ -5,6 +5,7 @@
  *     hierarchy (tests/ ground truth, host/precond/amg_cycle.c: within 1 in double), in far
  *     fewer than CG's; the hierarchy's facts (levels, rows, complexity, set-up times); the same
  *     bits from a second solve;
+ *   - in double, the cycle in float (mixed precision) to the same threshold;
  *   - what must fail, named: AMG with BiCGStab, the object without the preconditioner asked
  *     and the other way round, an object of another size, a non-square matrix, a zero
  *     diagonal entry.
@@ -96,6 +97,67 @@ static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)
     cmrscl_csr_free(&a);
 }
 
+/* Mixed precision (double, only): the cycle in float under CG in double reaches the same
+ * threshold on ||b - A x|| (the CPU's), in at most two iterations more than the double
+ * cycle, with a hierarchy of fewer bytes; a float_cycle other than 0 or 1 is refused. */
+static void check_float_cycle(cmrscl_context ctx, const char *spec)
+{
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    int n = a.rows;
+    cmrscl_matrix m = NULL;
+    cmrscl_precond full = NULL, mixed = NULL, bad = NULL;
+    cmrscl_amg_options opt = CMRSCL_AMG_OPTIONS_INIT;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m));
+    CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &a, &opt, &full));
+    opt.float_cycle = 1;
+    CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &a, &opt, &mixed));
+    opt.float_cycle = 2;
+    cmrscl_status st = cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &a, &opt, &bad);
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
+                  test_contains(cmrscl_last_error(), "float_cycle 2"),
+              "float_cycle 2: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+    if (!m || !full || !mixed) {
+        cmrscl_precond_free(full), cmrscl_precond_free(mixed), cmrscl_matrix_free(m);
+        cmrscl_csr_free(&a);
+        return;
+    }
+    cmrscl_amg_info fi, mi;
+    CHECK_OK(cmrscl_precond_amg_info(full, &fi));
+    CHECK_OK(cmrscl_precond_amg_info(mixed, &mi));
+    double *b = malloc(sizeof(double) * (size_t)n), *x = calloc((size_t)n, sizeof(double)),
+           *xm = calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; ++i)
+        b[i] = 1.0 + (i % 7) / 7.0;
+    cmrscl_solve_options o = {
+        .rtol = 1e-8, .preconditioner = CMRSCL_PRECONDITIONER_AMG, .precond = full};
+    cmrscl_solve_result res = {0}, mres = {0};
+    CHECK_OK(test_solve_host(m, &o, CMRSCL_DOUBLE, b, x, n, &res));
+    o.precond = mixed;
+    CHECK_OK(test_solve_host(m, &o, CMRSCL_DOUBLE, b, xm, n, &mres));
+    double cpu = ref_residual(&a, b, xm);
+    printf("%s, float cycle in double CG: %d iterations (double cycle %d), ||b - A x|| %.2e, "
+           "threshold %.2e; hierarchy %.2f MB (double cycle %.2f MB)\n",
+           spec, mres.iterations, res.iterations, cpu, mres.threshold, mi.device_bytes / 1e6,
+           fi.device_bytes / 1e6);
+    CHECK_MSG(mres.converged && cpu <= mres.threshold * 1.0001 &&
+                  mres.iterations <= res.iterations + 2,
+              "%s: the float cycle: %s after %d iterations (double cycle %d), ||b - A x|| %g "
+              "against %g",
+              spec, cmrscl_solve_reason_name(mres.reason), mres.iterations, res.iterations, cpu,
+              mres.threshold);
+    CHECK_MSG(mi.cycle_precision == CMRSCL_FLOAT && fi.cycle_precision == CMRSCL_DOUBLE &&
+                  mi.device_bytes < 0.75 * (double)fi.device_bytes && mi.device_bytes > 0,
+              "%s: cycle precision %d / %d, %llu bytes against %llu", spec, (int)mi.cycle_precision,
+              (int)fi.cycle_precision, (unsigned long long)mi.device_bytes,
+              (unsigned long long)fi.device_bytes);
+    cmrscl_solve_result_free(&res), cmrscl_solve_result_free(&mres);
+    free(b), free(x), free(xm);
+    cmrscl_precond_free(full), cmrscl_precond_free(mixed);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+}
+
 /* What must fail, each with a message naming it. */
 static void check_refusals(cmrscl_context ctx)
 {
@@ -167,6 +229,10 @@ int main(int argc, char **argv)
     check_amg_cg(ctx, "stencil5:64", dbl ? 1e-8 : 1e-4);
     check_amg_cg(ctx, "stencil7:16", dbl ? 1e-8 : 1e-4);
     check_amg_cg(ctx, "stencil27:12", dbl ? 1e-8 : 1e-4);
+    if (dbl) {
+        check_float_cycle(ctx, "stencil5:64");
+        check_float_cycle(ctx, "stencil7:16");
+    }
     check_refusals(ctx);
     cmrscl_context_free(ctx);
     return test_finish("solve_amg");

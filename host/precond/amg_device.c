@@ -52,17 +52,18 @@ static cmrscl_status make_kernels(cmrs_amg_device *d)
     d->local = AMG_GROUP;
     while (d->local > 1 && d->local > d->ctx->info.max_work_group_size)
         d->local /= 2;
-    char options[160];
+    char options[192];
     snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DCOARSE_LANES=%zu -DVALUE_DOUBLE=%d",
-             d->local, coarse_lanes(d), d->precision == CMRSCL_DOUBLE);
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DCOARSE_LANES=%zu -DVALUE_DOUBLE=%d "
+             "-DAMG_MIXED=%d",
+             d->local, coarse_lanes(d), d->precision == CMRSCL_DOUBLE, d->mixed);
     cl_program program; /* owned by the context's cache */
     double seconds;
     cmrscl_program_source from;
     cmrscl_status st = cmrs_program_get(d->ctx, "amg.cl", options, &program, &seconds, &from);
-    const char *names[] = {"amg_presmooth", "amg_jacobi", "amg_coarse"};
-    cl_kernel *kernels[] = {&d->presmooth, &d->jacobi, &d->coarse};
-    for (int i = 0; i < 3 && st == CMRSCL_OK; ++i) {
+    const char *names[] = {"amg_presmooth", "amg_jacobi", "amg_coarse", "amg_narrow", "amg_widen"};
+    cl_kernel *kernels[] = {&d->presmooth, &d->jacobi, &d->coarse, &d->narrow, &d->widen};
+    for (int i = 0; i < (d->mixed ? 5 : 3) && st == CMRSCL_OK; ++i) {
         cl_int err;
         *kernels[i] = clCreateKernel(program, names[i], &err);
         if (!*kernels[i])
@@ -86,9 +87,10 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
     lv->rows = (cl_uint)hl->A.rows;
     lv->omega = hl->jacobi_omega;
     cmrscl_status st = CMRSCL_OK;
-    if (l > 0) /* level 0's are the caller's r and z */
+    bool own = l > 0 || d->mixed; /* else level 0's are the caller's r and z */
+    if (own)
         st = vector(d, lv->rows, &lv->b);
-    if (st == CMRSCL_OK && l > 0)
+    if (st == CMRSCL_OK && own)
         st = vector(d, lv->rows, &lv->x);
     if (l == h->levels - 1) /* the dense inverse alone solves the last level */
         return st;
@@ -105,11 +107,12 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
     return st;
 }
 
-cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precision,
-                                    const cmrs_amg_hierarchy *h, cmrs_amg_device *out)
+cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
+                                    cmrscl_precision precision, const cmrs_amg_hierarchy *h,
+                                    cmrs_amg_device *out)
 {
     memset(out, 0, sizeof *out);
-    if (precision == CMRSCL_DOUBLE && !ctx->info.fp64)
+    if ((precision == CMRSCL_DOUBLE || caller == CMRSCL_DOUBLE) && !ctx->info.fp64)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "AMG device cycle: the device has no fp64");
     cl_command_queue_properties props = 0;
     clGetCommandQueueInfo(ctx->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
@@ -118,6 +121,7 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precisi
                              .value_size = cmrscl_precision_size(precision),
                              .levels = h->levels,
                              .coarse_rows = (cl_uint)h->coarse_rows,
+                             .mixed = caller != precision,
                              .out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0};
     out->level = calloc((size_t)h->levels, sizeof *out->level);
     cmrscl_status st = out->level ? make_kernels(out)
@@ -226,14 +230,49 @@ static cmrscl_status cycle_level(const cmrs_amg_device *d, int l)
 
 int cmrs_amg_device_commands(const cmrs_amg_device *d)
 {
-    return 7 * (d->levels - 1) + 1; /* cycle_level's seven a level, the coarse solve's one */
+    /* cycle_level's seven a level, the coarse solve's one, the conversions' two */
+    return 7 * (d->levels - 1) + 1 + 2 * d->mixed;
+}
+
+/* A conversion kernel (n, from, to) over level 0's rows. */
+static cmrscl_status convert(const cmrs_amg_device *d, cl_kernel k, cl_mem from, cl_mem to)
+{
+    cl_int err = clSetKernelArg(k, 0, sizeof(cl_uint), &d->level[0].rows);
+    err |= clSetKernelArg(k, 1, sizeof(cl_mem), &from);
+    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &to);
+    size_t global = (d->level[0].rows + d->local - 1) / d->local * d->local;
+    if (err == CL_SUCCESS)
+        err = order(d);
+    if (err == CL_SUCCESS && global)
+        err = clEnqueueNDRangeKernel(d->ctx->queue, k, 1, NULL, &global, &d->local, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "AMG precision conversion");
 }
 
 cmrscl_status cmrs_amg_device_apply(cmrs_amg_device *d, cl_mem r, cl_mem z)
 {
-    d->level[0].b = r;
-    d->level[0].x = z;
-    return cycle_level(d, 0);
+    if (!d->mixed) {
+        d->level[0].b = r;
+        d->level[0].x = z;
+        return cycle_level(d, 0);
+    }
+    cmrscl_status st = convert(d, d->narrow, r, d->level[0].b);
+    if (st == CMRSCL_OK)
+        st = cycle_level(d, 0);
+    return st == CMRSCL_OK ? convert(d, d->widen, d->level[0].x, z) : st;
+}
+
+uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d)
+{
+    uint64_t bytes = (uint64_t)d->coarse_rows * d->coarse_rows * d->value_size;
+    for (int l = 0; l < d->levels; ++l) {
+        const cmrs_amg_device_level *lv = &d->level[l];
+        cmrscl_matrix m[] = {lv->A, lv->P, lv->R};
+        for (int i = 0; i < 3; ++i)
+            bytes += m[i] ? m[i]->params.device_bytes : 0;
+        int vectors = (l > 0 || d->mixed ? 2 : 0) + (lv->r != NULL) + (lv->diag_inv != NULL);
+        bytes += (uint64_t)vectors * lv->rows * d->value_size;
+    }
+    return bytes;
 }
 
 cmrscl_status cmrs_amg_device_read(const cmrs_amg_device *d, int l, char which, double *out)
@@ -264,14 +303,15 @@ void cmrs_amg_device_free(cmrs_amg_device *d)
         cmrscl_matrix_free(lv->A);
         cmrscl_matrix_free(lv->P);
         cmrscl_matrix_free(lv->R);
-        cl_mem mem[] = {l ? lv->b : NULL, l ? lv->x : NULL, lv->r, lv->diag_inv};
+        bool own = l > 0 || d->mixed;
+        cl_mem mem[] = {own ? lv->b : NULL, own ? lv->x : NULL, lv->r, lv->diag_inv};
         for (int i = 0; i < 4; ++i)
             if (mem[i])
                 clReleaseMemObject(mem[i]);
     }
     free(d->level);
-    cl_kernel k[] = {d->presmooth, d->jacobi, d->coarse};
-    for (int i = 0; i < 3; ++i)
+    cl_kernel k[] = {d->presmooth, d->jacobi, d->coarse, d->narrow, d->widen};
+    for (int i = 0; i < 5; ++i)
         if (k[i])
             clReleaseKernel(k[i]);
     if (d->coarse_inverse)

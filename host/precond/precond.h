@@ -24,6 +24,7 @@ typedef struct cmrs_amg_options {
     double jacobi_scale;   /* the cycle's damped Jacobi: omega = jacobi_scale / rho, 4/3 */
     int power_iterations;  /* steps of the power method that estimates rho(D^-1 A), 15 */
     int32_t max_coarse;    /* stop when a level has at most this many rows, 500 */
+    bool float_cycle;      /* the device's hierarchy in float under a double solve */
     int max_levels;        /* at most this many levels (the finest counted), 10 */
     double min_coarsening; /* stop when the coarse level keeps more than this share, 0.9 */
     /* Near-null-space vectors, near_null_count columns of rows values each (column-major);
@@ -135,8 +136,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_pcg(const cmrscl_csr *a, const cmrs_amg_hie
 
 /* A level on the device: its operators as matrices of the library (each with its own plan),
  * its vectors and the smoother's diagonal. The last level keeps only b and x: the dense
- * factor solves it. Level 0's b and x are the caller's r and z of the cycle running (borrowed,
- * never released here). */
+ * inverse solves it. Level 0's b and x are the caller's r and z of the cycle running (borrowed,
+ * never released here), or its own in a mixed-precision cycle. */
 typedef struct cmrs_amg_device_level {
     cmrscl_matrix A, P, R; /* NULL on the last level */
     cl_mem b, x, r;        /* rows values each; r NULL on the last level */
@@ -154,18 +155,25 @@ typedef struct cmrs_amg_device {
     cl_mem coarse_inverse; /* row-major */
     cl_uint coarse_rows;
     cl_kernel presmooth, jacobi, coarse; /* cl/amg.cl */
+    cl_kernel narrow, widen;             /* the caller's r in, z out: mixed precision only */
+    bool mixed;                          /* a float cycle for double r and z */
     size_t local;                        /* their work-group */
     bool out_of_order;                   /* the context's queue: barriers between steps */
 } cmrs_amg_device;
 
-/* Copies hierarchy h to ctx's device in `precision` (values rounded to float for
- * CMRSCL_FLOAT): every level's A, P, R, diagonal and vectors, and the coarse inverse. h may be
- * freed afterwards. On failure *out is empty. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision precision,
+/* Copies hierarchy h to ctx's device in `cycle` precision (values rounded to float for
+ * CMRSCL_FLOAT): every level's A, P, R, diagonal and vectors, and the coarse inverse; r and z
+ * of an apply are in `caller` precision (double around a float cycle: level 0 has vectors of
+ * its own, converted to and from). h may be freed afterwards. On failure *out is empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
+                                                  cmrscl_precision cycle,
                                                   const cmrs_amg_hierarchy *h,
                                                   cmrs_amg_device *out);
+/* The device memory the hierarchy holds. */
+CMRSCL_HIDDEN uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d);
 /* Enqueues one V-cycle z = M r on the context's queue (r and z: level 0's rows, buffers of
- * the precision): the host cycle's steps in its order; nothing is read back or waited for. */
+ * the caller's precision): the host cycle's steps in its order; nothing is read back or
+ * waited for. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_apply(cmrs_amg_device *d, cl_mem r, cl_mem z);
 /* The commands (kernels and copies) a cycle enqueues, for a solver's count of its launches. */
 CMRSCL_HIDDEN int cmrs_amg_device_commands(const cmrs_amg_device *d);

@@ -21,12 +21,15 @@ static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options 
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "AMG options: struct_size %zu is smaller than any version's", size);
     if (o.max_coarse < 0 || o.max_levels < 0 || o.max_levels == 1 ||
-        o.max_levels > CMRSCL_AMG_MAX_LEVELS || (unsigned)o.unsmoothed > 1)
+        o.max_levels > CMRSCL_AMG_MAX_LEVELS || (unsigned)o.unsmoothed > 1 ||
+        (unsigned)o.float_cycle > 1)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "AMG options: max_coarse %d (>= 0), max_levels %d (0 or 2..%d), "
-                           "unsmoothed %d (0 or 1)",
-                           o.max_coarse, o.max_levels, CMRSCL_AMG_MAX_LEVELS, o.unsmoothed);
+                           "unsmoothed %d, float_cycle %d (0 or 1)",
+                           o.max_coarse, o.max_levels, CMRSCL_AMG_MAX_LEVELS, o.unsmoothed,
+                           o.float_cycle);
     out->theta = o.theta;
+    out->float_cycle = o.float_cycle != 0;
     out->smooth = !o.unsmoothed;
     if (o.max_coarse)
         out->max_coarse = o.max_coarse;
@@ -71,11 +74,14 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a preconditioner");
     double t1 = cmrscl_seconds();
     if (st == CMRSCL_OK)
-        st = cmrs_amg_device_setup(ctx, precision, &h, &p->device);
+        st = cmrs_amg_device_setup(ctx, precision, o.float_cycle ? CMRSCL_FLOAT : precision, &h,
+                                   &p->device);
     if (st == CMRSCL_OK) {
         p->ctx = ctx, p->precision = precision, p->rows = a->rows;
         describe(&h, &p->info);
         p->info.seconds_device = cmrscl_seconds() - t1;
+        p->info.device_bytes = cmrs_amg_device_bytes(&p->device);
+        p->info.cycle_precision = p->device.precision;
         p->info.seconds_total = cmrscl_seconds() - t0;
         *out = p;
     } else {

@@ -276,3 +276,11 @@ def test_amg_on_the_device(context):
     assert info == 0 and count[0] <= result.iterations + 2
     with pytest.raises(ValueError, match="square"):
         la.amg(scipy.sparse.random(10, 12, density=0.5, format="csr"))
+    # mixed precision: the cycle in float, the solve in double to the same threshold
+    Mf = la.amg(mat, float_cycle=True)
+    assert Mf.cycle_dtype == np.float32 and M.cycle_dtype == np.float64
+    assert 0 < Mf.device_bytes < 0.75 * M.device_bytes
+    x, info = la.cg(mat, b, rtol=1e-8, M=Mf)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
+    with pytest.raises(TypeError, match="float_cycle"):
+        la.amg(mat, float_cycle="yes")

@@ -54,6 +54,7 @@ typedef struct cli_options {
     cmrscl_solve_options solve;
     const char *rhs;
     bool fixed_iterations, tol_given, rtol_given;
+    bool amg_float; /* --amg-float: AMG's cycle in float under a double solve */
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
@@ -107,6 +108,7 @@ enum {
     OPT_SIZE,
     OPT_METHOD,
     OPT_PRECOND,
+    OPT_AMG_FLOAT,
     OPT_TOL,
     OPT_ATOL,
     OPT_MAX_ITER,

@@ -165,6 +165,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         return parse_double("--size", arg, &o->size_mb) &&
                (o->size_mb > 0 || usage_error("--size", "a positive number of MB", arg));
     case OPT_NO_VERIFY: o->verify = false; return true;
+    case OPT_AMG_FLOAT: o->amg_float = true; return true;
     case OPT_TRANSPOSE: o->transpose = true; return true;
     case OPT_VECTORS: return parse_vectors(arg, o);
     case OPT_PLAN_VECTORS: return parse_int("--plan-vectors", arg, 1, 4096, &o->matrix.vectors);

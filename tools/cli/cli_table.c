@@ -112,6 +112,8 @@ const cli_flag cli_flags[] = {
     {"precond", OPT_PRECOND, "P", CMD_SOLVE, CLI_GROUP_SOLVE,
      "none (default) | jacobi | amg (smoothed aggregation: the hierarchy set up on the host, "
      "its V-cycle on the device; with cg)"},
+    {"amg-float", OPT_AMG_FLOAT, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
+     "with --precond amg in double: the hierarchy and its cycle in float (mixed precision)"},
     {"tol", OPT_TOL, "R", CMD_SOLVE, CLI_GROUP_SOLVE,
      "relative tolerance: stop once ||r|| <= max(R ||b||, atol) (default 1e-5; 0 with --atol: "
      "absolute alone)"},

@@ -161,11 +161,14 @@ static void print_amg(cmrscl_precond amg)
     for (int l = 0; l < in.levels; ++l)
         printf("amg        level %d: %d rows, %lld entries%s\n", l, (int)in.rows[l],
                (long long)in.entries[l], l == in.levels - 1 ? " (inverted densely)" : "");
-    printf("amg        operator complexity %.3f, grid complexity %.3f; set-up %.3f s: strength "
-           "%.3f, aggregation %.3f, P %.3f, RAP %.3f, coarse inverse %.3f (host), device %.3f\n",
-           in.operator_complexity, in.grid_complexity, in.seconds_total, in.seconds_strength,
-           in.seconds_aggregation, in.seconds_prolongator, in.seconds_rap, in.seconds_coarse,
-           in.seconds_device);
+    printf("amg        operator complexity %.3f, grid complexity %.3f; cycle in %s, %.1f MB on "
+           "the device\n",
+           in.operator_complexity, in.grid_complexity,
+           in.cycle_precision == CMRSCL_FLOAT ? "float" : "double", (double)in.device_bytes / 1e6);
+    printf("amg        set-up %.3f s: strength %.3f, aggregation %.3f, P %.3f, RAP %.3f, coarse "
+           "inverse %.3f (host), device %.3f\n",
+           in.seconds_total, in.seconds_strength, in.seconds_aggregation, in.seconds_prolongator,
+           in.seconds_rap, in.seconds_coarse, in.seconds_device);
 }
 
 /* A progress line on a terminal, at most a few times a second. */
@@ -245,6 +248,15 @@ int cmd_solve(const cli_options *opt)
                 lm.csr.rows, lm.csr.cols);
         rc = EXIT_USAGE;
     }
+    if (!rc && opt->amg_float &&
+        (opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG ||
+         opt->precision != CMRSCL_DOUBLE)) {
+        fprintf(stderr,
+                "%s: --amg-float: the cycle in float under a double solve needs "
+                "--precond amg and -p double\n",
+                cli_name);
+        rc = EXIT_USAGE;
+    }
     double *b = malloc(sizeof(double) * ((size_t)n + 1)), *x = calloc((size_t)n + 1, 8);
     if (!rc && (!b || !x)) {
         fprintf(stderr, "%s: no memory for the vectors\n", cli_name);
@@ -265,7 +277,9 @@ int cmd_solve(const cli_options *opt)
     double t0 = cli_seconds();
     cmrscl_precond amg = NULL;
     if (!rc && so.preconditioner == CMRSCL_PRECONDITIONER_AMG) {
-        if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, NULL, &amg)) != CMRSCL_OK)
+        cmrscl_amg_options ao = CMRSCL_AMG_OPTIONS_INIT;
+        ao.float_cycle = opt->amg_float;
+        if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, &ao, &amg)) != CMRSCL_OK)
             rc = cli_fail("setting up AMG", st);
         so.precond = amg;
     }

@@ -130,7 +130,7 @@ MONITOR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double)
 
 class AmgOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("theta", c_double), ("unsmoothed", c_int),
-                ("max_coarse", c_int), ("max_levels", c_int)]
+                ("max_coarse", c_int), ("max_levels", c_int), ("float_cycle", c_int)]
 
 
 AMG_MAX_LEVELS = 16
@@ -143,7 +143,8 @@ class AmgInfo(ctypes.Structure):
                 ("seconds_strength", c_double), ("seconds_aggregation", c_double),
                 ("seconds_prolongator", c_double), ("seconds_rap", c_double),
                 ("seconds_coarse", c_double), ("seconds_device", c_double),
-                ("seconds_total", c_double)]
+                ("seconds_total", c_double), ("device_bytes", ctypes.c_uint64),
+                ("cycle_precision", c_int)]
 
 
 class Csr(ctypes.Structure):

@@ -55,7 +55,7 @@ import scipy
 import scipy.sparse
 import scipy.sparse.linalg as sla
 
-from ._lib import MONITOR, AmgInfo, AmgOptions, Csr, SolveOptions, c_void_p, check, lib, text
+from ._lib import FLOAT, MONITOR, AmgInfo, AmgOptions, Csr, SolveOptions, c_void_p, check, lib, text
 from ._lib import SolveResult as _RawResult
 from ._matrix import Matrix
 
@@ -239,11 +239,13 @@ class AMG(sla.LinearOperator):
     product copies the vector to the device and back.
 
     A: a cmrscl.Matrix (its precision and context) or a scipy.sparse matrix (precision None:
-    float for float32 values, else double). Facts: levels, rows, entries (a level each),
-    operator_complexity, grid_complexity, setup_seconds (a dict by phase)."""
+    float for float32 values, else double). float_cycle: in double, the hierarchy and its cycle
+    in float (mixed precision: half the bytes a cycle streams; r and z stay double). Facts:
+    levels, rows, entries (a level each), operator_complexity, grid_complexity, device_bytes,
+    cycle_dtype, setup_seconds (a dict by phase)."""
 
     def __init__(self, A, precision=None, context=None, *, theta=0.0, unsmoothed=False,
-                 max_coarse=None, max_levels=None):
+                 max_coarse=None, max_levels=None, float_cycle=False):
         if isinstance(A, Matrix):
             mat = A
         elif scipy.sparse.issparse(A):
@@ -264,6 +266,9 @@ class AMG(sla.LinearOperator):
         opt.unsmoothed = 1 if unsmoothed else 0
         opt.max_coarse = _count(max_coarse, "max_coarse", 0, low=0)
         opt.max_levels = _count(max_levels, "max_levels", 0, low=0)
+        if not isinstance(float_cycle, (bool, np.bool_)):
+            raise TypeError(f"float_cycle must be True or False, not {float_cycle!r}")
+        opt.float_cycle = 1 if float_cycle else 0
         handle = c_void_p()
         check(lib.cmrscl_precond_create_amg(mat.context.handle(), mat._precision,
                                             ctypes.byref(csr), ctypes.byref(opt),
@@ -278,6 +283,8 @@ class AMG(sla.LinearOperator):
         self.entries = [int(info.entries[k]) for k in range(info.levels)]
         self.operator_complexity = info.operator_complexity
         self.grid_complexity = info.grid_complexity
+        self.device_bytes = int(info.device_bytes)
+        self.cycle_dtype = np.dtype(np.float32 if info.cycle_precision == FLOAT else np.float64)
         self.setup_seconds = {k: getattr(info, "seconds_" + k) for k in (
             "strength", "aggregation", "prolongator", "rap", "coarse", "device", "total")}
         super().__init__(mat.dtype, mat.shape)
