@@ -14,7 +14,7 @@
  * iteration's. r, p and q are read at rows other work-groups write, so the iteration writes
  * r', p' and q' into a second set of buffers, the sets alternating (host/solve/solve_cg.c); x
  * is read and written at its own rows alone, in place. The three loads a column cost more
- * than the launch saved once the product outgrows the launch (docs/PERFORMANCE.md,
+ * than the launch saved once the product outgrows the launch (docs/dev/PERFORMANCE.md,
  * CG_FUSED_ROWS). Sums in a fixed order, as everywhere: the same bits run after run.
  * The slice family updates a row in the work-item that summed it; the strip and MODULO
  * families after the barrier, as their epilogue (dots.cl; no strip split into tiles: the host

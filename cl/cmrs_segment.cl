@@ -32,7 +32,7 @@
  * group barriers (one warp per work-group; kept as the portable model of the warp scan that
  * the Oclgrind tests run - the plan never picks it, because PoCL 3.1 gave intermittently wrong
  * sums with it when its work-groups ran on several threads of a loaded machine,
- * docs/PERFORMANCE.md).
+ * docs/dev/PERFORMANCE.md).
  * The summation order is fixed by the lane pattern, so results are the same every run.
  */
 #ifndef LANE_ENTRIES

@@ -3,7 +3,7 @@
  *
  * The segment family reads a strip's entries in row order and pays a segmented warp scan to
  * find where rows end: on short rows that scan, not memory, bounds it (a 7-point stencil in
- * float moved its 4-byte entries at half the H100's bandwidth, docs/PERFORMANCE.md session
+ * float moved its 4-byte entries at half the H100's bandwidth, docs/dev/PERFORMANCE.md session
  * 12). Here the host (host/format/cmrs_slice.c) lays each strip out as a slice: entry i of row
  * r of the strip at StripPtr[s] + i x HEIGHT + r, every row padded with holes (col_ind
  * CMRS_HOLE, value 0) to the strip's longest row. One work-item takes one row: lane r of the

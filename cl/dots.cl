@@ -163,7 +163,7 @@ INLINE int cg_test(__global real_t *ws, real4_t sum, uint check_only, uint histo
  * each step adds the same two numbers on both sides - and one barrier later every work-item
  * adds the warps' sums in warp order: a tree in local memory takes a barrier and a round
  * trip through local memory at each of its log2(n) levels, which cost a product with the
- * epilogue more than the epilogue's own loads (docs/PERFORMANCE.md, GROUP_SHUFFLE). */
+ * epilogue more than the epilogue's own loads (docs/dev/PERFORMANCE.md, GROUP_SHUFFLE). */
 #ifndef DOTS_WARP_SUMS
 #define DOTS_WARP_SUMS 0
 #endif
@@ -256,7 +256,7 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
     return
 /* The stop read as the kernel begins and heeded as it ends (the slice family): the flag's
  * load then overlaps the product's instead of delaying every warp's first, at the price of
- * the product's loads in the iterations enqueued past convergence (docs/PERFORMANCE.md, session
+ * the product's loads in the iterations enqueued past convergence (docs/dev/PERFORMANCE.md, session
  * 25: the stop, a slot per kernel). */
 #define DOTS_STOPPED() (ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != 0)
 /* The slice family's hooks (its work-item of a row is the one that wrote it: no read back):
@@ -266,7 +266,7 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
  * host/exec/spmv_dots.c) each work-item keeps its sums in a slot of local memory instead of
  * registers, read and written once a row: sums held in registers across the walk take the
  * registers that the walk's loads in flight need, and a long walk that waits on memory then
- * slows (docs/PERFORMANCE.md, SOLVE_LOCAL_SUMS_ROUNDS). The same additions in the same order:
+ * slows (docs/dev/PERFORMANCE.md, SOLVE_LOCAL_SUMS_ROUNDS). The same additions in the same order:
  * the same bits either way. The slot is volatile so that the compiler keeps it there. */
 #ifndef DOTS_LOCAL_SUMS
 #define DOTS_LOCAL_SUMS 0

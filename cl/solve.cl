@@ -28,7 +28,7 @@
  * cast, not vload2, tells the compiler the pair's alignment.
  * They walk them from the last down, while the products walk theirs up: the rows a kernel
  * touched last are those the next one reads first, in the last-level cache still, where
- * vectors outgrow it (docs/PERFORMANCE.md, "walking down"). */
+ * vectors outgrow it (docs/dev/PERFORMANCE.md, "walking down"). */
 #define PAIR(v, k) (*(__global real2_t *)((v) + 2 * (size_t)(k)))
 /* A work-item's first pair (J0, K0) is loaded while the kernel adds up the sums it starts
  * with, before the tree's barrier - a short vector's one pair an item then costs no round trip

@@ -264,7 +264,7 @@ typedef real_t stored_t;
 #if VALUES == CMRS_VALUES_DICT
 /* Dictionary entry i: an indexed load the L1 cache answers. A select chain between
  * hoisted entries instead (bits <= 2) measured slower on an H100: fem:50:3 double 0.068 ms
- * against 0.059 (docs/PERFORMANCE.md, values codecs). The buffer holds 2^DICT_BITS entries. */
+ * against 0.059 (docs/dev/PERFORMANCE.md, values codecs). The buffer holds 2^DICT_BITS entries. */
 #define DICT_AT(i) val[i]
 /* Entry j's value, from its column word c */
 #define VALUE_AT(j, c) DICT_AT(DICT_OF(c))
@@ -340,11 +340,11 @@ INLINE uint3 entry_at(__global const uint *col_ind, index_t j, __global const uc
  * FIRST_COLUMN(strip). The walks load SLICE_AHEAD words of a row before using any (past the
  * row's end: holes). With narrow columns each column depends on the words before it, and a
  * loop that tests each word before the next load walks the row one load latency an entry
- * (H100, docs/PERFORMANCE.md: fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four
+ * (H100, docs/dev/PERFORMANCE.md: fem:50:3 float 0.084 ms against 0.052 with 32-bit words; four
  * ahead 0.035; two 0.052, eight 0.037). 32-bit words gain too: stencil7:160 float 0.066 ms
  * one ahead, 0.061 four ahead. With -DSLICE_WORDS_EARLY=1 (narrow columns on NVIDIA: the plan,
  * host/plan/plan_options.c) the walk loads the next SLICE_AHEAD words before it uses these:
- * there the narrow walk is latency-bound where 32-bit words' is not (H200, docs/PERFORMANCE.md,
+ * there the narrow walk is latency-bound where 32-bit words' is not (H200, docs/dev/PERFORMANCE.md,
  * "narrow words early"), and a row with jump words walks eight at a time, its extra positions
  * then costing no extra round trip on a stencil's rows. */
 #ifndef SLICE_WORDS_EARLY

@@ -150,7 +150,7 @@ typedef enum cmrscl_reduce {
     CMRSCL_REDUCE_SUBGROUP = 3
 } cmrscl_reduce;
 
-/* The kernel families (docs/PERFORMANCE.md says where each wins):
+/* The kernel families (docs/dev/PERFORMANCE.md says where each wins):
  * - STRIP: Algorithm 1 of the paper: one warp (or a narrower group of lanes) per strip,
  *   per-lane row slots in local memory, strips optionally column-ordered. HEIGHT 1 is
  *   CSR-vector (and, with warp 1, CSR-scalar). A matrix beyond the device's cache whose
@@ -306,7 +306,7 @@ typedef struct cmrscl_options {
      * products. From CMRSCL_BLOCK_PLAN_VECTORS on, on GPUs: short scattered rows take strips
      * of 8 rows, not the segmented scan (blocks 1.1-1.8x faster, single products up to 1.25x
      * slower), float slices are not streamed past L2 (blocks 1.03-1.13x faster;
-     * docs/PERFORMANCE.md), and the tuning database (single products) is not consulted.
+     * docs/dev/PERFORMANCE.md), and the tuning database (single products) is not consulted.
      * Any width runs on any plan; negative fails with ERROR_INVALID_ARGUMENT. */
     int vectors;
 } cmrscl_options;
@@ -398,7 +398,7 @@ typedef struct cmrscl_params {
     uint64_t transpose_device_bytes;
     /* The block product (cmrscl_spmm): vectors one launch takes at most, each launch reading
      * the matrix once - 64, or in the slice layout 128 bytes of X a row (32 floats, 16
-     * doubles), which measured faster there on an H100 (docs/PERFORMANCE.md). */
+     * doubles), which measured faster there on an H100 (docs/dev/PERFORMANCE.md). */
     int block_vectors;
     /* Slices with narrow columns (column_bits 16): the jump words stored, one before each
      * step too long for an entry's 16-bit word (counted in stored_entries; 0: none). */

@@ -20,7 +20,7 @@ extern "C" {
  * cl_khr_command_buffer 1.0 (Intel's OpenCL CPU runtime; not the provisional 0.9 versions,
  * PoCL's; NVIDIA's driver 580 has none), the launches are recorded in a command buffer and
  * a replay is one clEnqueueCommandBufferKHR - not by default: on Intel's CPU runtime it was
- * no faster (docs/PERFORMANCE.md, command buffers).
+ * no faster (docs/dev/PERFORMANCE.md, command buffers).
  * Either way y gets the bits cmrscl_spmv gives with those arguments. Replays run on the
  * context's queue, after the wait list, with an event for the caller (may be NULL); like
  * any product of the matrix, one at a time. Products of the matrix with other arguments in

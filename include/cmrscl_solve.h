@@ -9,7 +9,7 @@
  * breakdown, update the vectors and leave the next partial sums (cl/solve.cl). CG is two
  * launches an iteration, BiCGStab five, GMRES four, with one more (a reduction of its partial
  * sums) after each of CG's and BiCGStab's products of matrices whose products run more work-groups
- * than the solver's kernels add up themselves (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT). The host
+ * than the solver's kernels add up themselves (docs/dev/PERFORMANCE.md, SOLVE_FOLD_LIMIT). The host
  * enqueues iterations ahead and reads a few bytes of state every check_interval iterations; once
  * the device has stopped the solve, the iterations still enqueued return at once. Sums have a fixed
  * order: the same solve gives the same bits run after run.

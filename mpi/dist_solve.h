@@ -9,7 +9,7 @@
 /* The kernels' work-group (a power of two) and grid: at most DIST_CG_GROUPS_PER_UNIT
  * work-groups a compute unit - the single-device solver's grid (half of a GPU's resident
  * work-items), enough to stream the vectors, few enough that the partial sums read back
- * each iteration stay a few KB (docs/PERFORMANCE.md, DIST_CG_WG). */
+ * each iteration stay a few KB (docs/dev/PERFORMANCE.md, DIST_CG_WG). */
 #define DIST_CG_WG 256
 #define DIST_CG_GROUPS_PER_UNIT 4
 

@@ -31,7 +31,7 @@
 
 /* AUTO takes the graph's parts where their halo is at most this share of the row blocks':
  * METIS balances the parts' weights within 3%, so a local product up to 3% longer, which a
- * smaller cut must repay (docs/PERFORMANCE.md, "graph partition"). */
+ * smaller cut must repay (docs/dev/PERFORMANCE.md, "graph partition"). */
 #define DIST_GRAPH_HALO_SHARE 0.75
 
 static cmrscl_status asked_partition(cmrscl_dist_partition *out)

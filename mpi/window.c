@@ -109,7 +109,7 @@ static cmrscl_status choose(cmrscl_dist_matrix m, cmrscl_dist_exchange *out)
 /* A buffer over host memory of the window (CL_MEM_USE_HOST_PTR), never enqueued: NVIDIA's
  * driver pins the memory such a buffer covers, and copies between the device and any address
  * in it then run at the pinned speed, not through the driver's staging of pageable memory
- * (docs/PERFORMANCE.md, "shared window"). Elsewhere it costs an object. */
+ * (docs/dev/PERFORMANCE.md, "shared window"). Elsewhere it costs an object. */
 static cmrscl_status cover(cmrscl_dist_matrix m, void *base, size_t bytes, cl_mem *out)
 {
     cl_int err;

@@ -1,7 +1,7 @@
 /* base.h - what every stage of the library uses: errors and tracing (status.c), host threads
  * for the set-up steps (parallel.c) and the per-user cache folder (cache_dir.c). The stages
  * are folders of src/, each with a header of what it offers the next:
- *   io/ -> format/, plan/ -> runtime/ -> exec/   (docs/ARCHITECTURE.md)
+ *   io/ -> format/, plan/ -> runtime/ -> exec/   (docs/dev/ARCHITECTURE.md)
  * Nothing here is public API; the library's files and the tests include it. */
 #ifndef CMRSCL_BASE_H
 #define CMRSCL_BASE_H

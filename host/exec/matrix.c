@@ -171,7 +171,7 @@ cmrscl_status cmrs_matrix_layout(cmrscl_matrix m, const plan_matrix *a, split_la
     m->tile_groups = ((size_t)sp->tiles + wpg - 1) / wpg;
     /* Longest chains first: the tiles when none of the strips left whole is longer than a
      * tile (a few very long rows among short ones), else the strips (measured on an H200,
-     * docs/PERFORMANCE.md, longest chains first). */
+     * docs/dev/PERFORMANCE.md, longest chains first). */
     m->first_tile_group = sp->tile >= sp->longest_whole ? 0 : m->strip_groups;
     cmrs_matrix_device_sizes(p, sp, bytes);
     return CMRSCL_OK;

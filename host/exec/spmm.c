@@ -13,7 +13,7 @@
 /* CPUs whose sub-groups part ways (Intel's runtime: work-items on SIMD lanes of their own):
  * a strip's 32 lanes meeting at group barriers cost them far more than a GPU - 4 lanes a
  * strip, up to 16 strips a group. Measured on Intel's CPU runtime 2026.2 on 2 cores
- * (docs/PERFORMANCE.md), double / float at k = 8 and 32 against 32 lanes and 4 strips a group:
+ * (docs/dev/PERFORMANCE.md), double / float at k = 8 and 32 against 32 lanes and 4 strips a group:
  * random:400000:4 7.8 / 1.7x and 5.4 / 7.0x, random:200000:8 5.8 / 1.6x and 3.9 / 6.9x,
  * stencil27:40 4.3 / 1.4x and 6.9 / 1.6x faster; 2 lanes and 32 strips close behind. PoCL 3.1
  * (no sub-groups) keeps the GPU's shape: there k = 32 in float ran 0.66-0.89x as fast with it
@@ -130,7 +130,7 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
     /* The slice layout's row walk: a lane takes two runs (32 bytes of X's row an entry) where
      * there are 4 or more - the word, value and index work of an entry shared by twice the
      * vectors. Measured on an H100 (stencil27:100, fem:50:3, stencil7:160, stencil5:2000;
-     * docs/PERFORMANCE.md) at k = 16 and 32, both precisions: 1.14-1.62x faster than
+     * docs/dev/PERFORMANCE.md) at k = 16 and 32, both precisions: 1.14-1.62x faster than
      * one run a lane; four runs a lane slower again but for fem:50:3 in float. */
     int lanes_cap = plan_family(p)->lane_per_row && s.vec_width > 1 /* then runs >= 4 */
                         ? pow2_at_least(runs) / 2

@@ -22,20 +22,20 @@ void cmrs_product_kernels_release(product_kernels *k)
  * keeps resident, each warp walking strip after strip (cl/cmrs_slice.cl), and sums its dot
  * products by work-group: its real4s are then few enough - one a resident work-group - for
  * every work-group of the next kernel to add them up, and no reduction kernel's launch comes
- * between the product and the step (docs/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT: on a GPU half
+ * between the product and the step (docs/dev/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT: on a GPU half
  * the resident work-groups left the device short of loads in flight, twice and four times
  * as many left more real4s to add up for no faster product). The trade: a barrier a
  * work-group at the product's end, and the grid's strips shared out in whole rounds. On a CPU
  * the full grid pays that barrier - a tree in local memory, which the CPU compilers run as
  * loops over the work-items - in every one of its many small work-groups: there the capped
- * grid is the faster one too, most on Intel's runtime (docs/PERFORMANCE.md,
+ * grid is the faster one too, most on Intel's runtime (docs/dev/PERFORMANCE.md,
  * SOLVE_PRODUCT_RESIDENT on CPUs). */
 #define SOLVE_PRODUCT_RESIDENT 1
 /* ... but not on long rows past a size: on rows of SOLVE_CAP_LONG_ROWS entries and more (a
  * 27-point stencil's, a FEM matrix's) the capped product runs slower than the full grid's, and
  * the loss grows with the matrix until it outweighs the reduction's launch it saves, from
  * about SOLVE_CAP_LONG_NNZ entries on - twice as many in double, whose full grid leaves real4s
- * of twice the bytes to add up (docs/PERFORMANCE.md, SOLVE_CAP_LONG_ROWS). On short rows the
+ * of twice the bytes to add up (docs/dev/PERFORMANCE.md, SOLVE_CAP_LONG_ROWS). On short rows the
  * capped grid is as fast or faster at every size measured. */
 #define SOLVE_CAP_LONG_ROWS 16.0
 #define SOLVE_CAP_LONG_NNZ(precision) (INT64_C(1) << ((precision) == CMRSCL_DOUBLE ? 26 : 25))
@@ -45,7 +45,7 @@ void cmrs_product_kernels_release(product_kernels *k)
  * Jacobi in either precision) keeps them in local memory, not in registers (cl/dots.cl,
  * DOTS_LOCAL_SUMS): there the walk waits on memory and the registers the sums held are loads in
  * flight; on shorter walks the slot's read and write a row cost more than they free, and on
- * long walks two 32-bit sums cost nothing measurable either way (docs/PERFORMANCE.md,
+ * long walks two 32-bit sums cost nothing measurable either way (docs/dev/PERFORMANCE.md,
  * SOLVE_LOCAL_SUMS_ROUNDS; the losses measured: the 5-point stencil, by 1-4%). Measured with
  * NVIDIA's compiler only: other devices keep their sums in registers unless told. */
 #define SOLVE_LOCAL_SUMS_ROUNDS 24

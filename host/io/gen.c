@@ -175,7 +175,7 @@ static cmrscl_status coo_finish(coo_builder *c, int64_t rows, int64_t cols, cmrs
  * (1, 1, 1), upwind, scaled by h^2 (h = 1 / (N + 1)): the centre 3 b h more, each upstream
  * neighbour b h more negative - nonsymmetric, an M-matrix. A velocity fixed on the cube, not
  * per cell: with b h fixed instead, the operator's eigenvectors drift apart as (1 + b h)^N
- * and BiCGStab's residual parted from b - A x from N = 128 on (docs/PERFORMANCE.md, session
+ * and BiCGStab's residual parted from b - A x from N = 128 on (docs/dev/PERFORMANCE.md, session
  * 25: convdiff:N). */
 #define CONVDIFF_VELOCITY 10.0
 typedef struct stencil {
@@ -403,7 +403,7 @@ static cmrscl_status gen_skewed(long n, long k, long d, long len, uint64_t seed,
 
 /* The Kronecker product A (x) B of two Matrix Market files: row i*rb + k holds a_ij b_kl at
  * column j*cb + l, so each factor's structure repeats at the other's scale - large matrices
- * with the rows of real ones (the held-out matrices of docs/PERFORMANCE.md). Canonical
+ * with the rows of real ones (the held-out matrices of docs/dev/PERFORMANCE.md). Canonical
  * factors (sorted, duplicates summed, as cmrscl_mtx_read gives them) give canonical rows. */
 typedef struct kron {
     cmrscl_csr a, b;

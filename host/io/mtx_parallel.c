@@ -85,7 +85,7 @@ void cmrs_mtx_text_free(mtx_text *t)
 /* Shares per thread. With one share each, the last thread to finish sets the time, and
  * threads do not run equally fast: on a 16-vCPU GPU host, of 16 equal shares the first was
  * parsed after 0.08-0.11 s and the last after 0.17-0.21 s. 16 per thread measured best
- * there (docs/PERFORMANCE.md); each is still megabytes of text on a large file. */
+ * there (docs/dev/PERFORMANCE.md); each is still megabytes of text on a large file. */
 #define SHARES_PER_THREAD 16
 
 typedef struct share {

@@ -5,7 +5,7 @@
  *
  * The matrix rule for GPUs whose lanes can talk - NVIDIA's shuffles, or sub-groups with
  * shuffles - from the device's facts (resident warps, last-level cache, warp or sub-group
- * width); measured on an H200 (docs/PERFORMANCE.md "The plan"):
+ * width); measured on an H200 (docs/dev/PERFORMANCE.md "The plan"):
  *   long rows (mu >= PLAN_LONG_ROWS) -> strip family, HEIGHT 1: CSR-vector, one warp per
  *                                      row; the matrix streamed past L2 when it does not
  *                                      fit there (cache_bytes);
@@ -67,7 +67,7 @@
 #define VECTOR_CHAIN                                                                               \
     2048 /* ... and whose longest row is at most this long: CSR-vector beats HEIGHT 8 strips       \
             split (4096 against the second kernel; 2048 against the in-group combine: rajat01's    \
-            1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x; docs/PERFORMANCE.md) */
+            1442 still wins, rmat's 3600-3900 lose by 1.3-1.7x; docs/dev/PERFORMANCE.md) */
 
 int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precision)
 {
@@ -84,7 +84,7 @@ int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precis
 }
 
 /* Slices (the slice family: a lane per row, every load coalesced, no lanes to combine) where
- * a strip's rows are about equally long: measured on an H100 (docs/PERFORMANCE.md, slices),
+ * a strip's rows are about equally long: measured on an H100 (docs/dev/PERFORMANCE.md, slices),
  * against the plans below in the same lease - stencils (holes 0-6% of the
  * entries) 1.4-1.6x in float and double, FEM-like blocks (1-2%) 0.97-1.22x, a permutation
  * (none) 1.01-1.16x; uniform random rows (holes doubling the entries) 0.96-1.00x in float and
@@ -118,7 +118,7 @@ static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision
     /* Blocks wait on their gathers of X, not on the matrix: without the streaming hint an
      * H200 (float, k = 32) ran stencil7:160 1.11x faster, stencil5:2000 1.12x, stencil5:3000
      * 1.13x, stencil7:200 1.03x (their single products 1.05x slower without it, 0.98-1.02x
-     * on the larger two), as an H100 did for blocks of scattered rows (docs/PERFORMANCE.md).
+     * on the larger two), as an H100 did for blocks of scattered rows (docs/dev/PERFORMANCE.md).
      * Double blocks of slices keep the hint: not measured without it. */
     bool blocks = precision == CMRSCL_FLOAT && plan_for_blocks(opt);
     bool stream = dev->warp_shuffle && !blocks;
@@ -136,7 +136,7 @@ static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision
 }
 
 /* The family and its parameters from the matrix (the rule in the header), with the reason.
- * The thresholds and HEIGHTs are measured: docs/PERFORMANCE.md, "The plan". */
+ * The thresholds and HEIGHTs are measured: docs/dev/PERFORMANCE.md, "The plan". */
 static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
                         const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
@@ -170,7 +170,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
     /* Medium and short rows: streaming the matrix past L2 keeps x there. It pays in float,
      * and in double where x is gathered from all over (R-MAT 1.5-2.5% faster on an H200), not
      * from a band (27-point stencil 2% slower, 7- and 5-point 2.5-5% slower;
-     * docs/PERFORMANCE.md). */
+     * docs/dev/PERFORMANCE.md). */
     bool stream = ptx && (precision == CMRSCL_FLOAT || scattered);
     beyond_l2 = ptx && beyond_l2;
     /* Few rows: short strips make short chains of loads. */
@@ -202,7 +202,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
                  beyond_l2 ? ", matrix streamed past L2" : "");
     } else if (st->mu >= PLAN_LONG_ROWS) {
         /* Streamed past L2 when it does not fit there: dense 6000 x 6000 1-3% faster on an
-         * H200 (docs/PERFORMANCE.md). */
+         * H200 (docs/dev/PERFORMANCE.md). */
         p->kernel = CMRSCL_KERNEL_STRIP;
         p->height = 1;
         p->cache_hint = beyond_l2 ? CMRSCL_CACHE_HINT_STREAM : 0;
@@ -223,7 +223,7 @@ static void matrix_rule(const cmrscl_device_info *dev, cmrscl_precision precisio
         /* Blocks: the segmented scan keeps a slot per row, lane and vector in local memory
          * and scans each vector alone (more local memory for its slots was slower still);
          * strips of 8 rows sum a run of vectors per entry in few slots. Measured on an H100
-         * (docs/PERFORMANCE.md; double, k = 8 / 16 / 32): random:2000000:8 1.50 / 1.75 /
+         * (docs/dev/PERFORMANCE.md; double, k = 8 / 16 / 32): random:2000000:8 1.50 / 1.75 /
          * 1.57x faster, random:4000000:4 1.34 / 1.62 / 1.51x, skewed:4000000:2:40:100000
          * 1.27 / 1.58 / 1.60x; their single products 1.00x, 1.10x and 1.25x slower. In float
          * skewed 1.30 / 1.30 / 1.67x, random:8000000:2 1.11 / 1.11 / 1.40x (with the

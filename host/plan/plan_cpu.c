@@ -1,7 +1,7 @@
 /* plan_cpu.c - the matrix rule on CPU devices (those without NVIDIA's warp shuffles): slices
  * where the host's arrays are there and the holes stay few, else the segment family's walk or
  * Algorithm 1 on sub-groups. Measured on PoCL and Intel's OpenCL CPU runtime: the constants'
- * names in docs/PERFORMANCE.md and docs/PORTABILITY.md, "The plan on CPUs". */
+ * names in docs/dev/PERFORMANCE.md and docs/PORTABILITY.md, "The plan on CPUs". */
 #include "plan/plan.h"
 
 #include <stdio.h>
@@ -28,7 +28,7 @@
  * work-items of a row each, one vector load a step of the strip, no lanes to combine - so
  * the tuner chose slices on nearly every matrix of the tests' shared set and the regular
  * generated ones, on PoCL and Intel's runtime, up to about 2.8 stored positions an entry, and
- * the walk of the segment family only beyond (rajat01 3.2, R-MAT 9.1): docs/PERFORMANCE.md,
+ * the walk of the segment family only beyond (rajat01 3.2, R-MAT 9.1): docs/dev/PERFORMANCE.md,
  * CPU_SLICE_HOLES. Built on the host, so only where the host's arrays are there. Not where
  * rows hold one entry each (a permutation): a work-item's strip pointers, column and store
  * then come for a single product, and the segment family's walk, which shares them among a
@@ -39,7 +39,7 @@
 /* Where Algorithm 1 on sub-groups that part ways is the alternative (it pays: CPU_STRIP_ROWS),
  * slices only up to CPU_SLICE_HOLES_APART positions an entry: Intel's runtime, slices against
  * HEIGHT 8 on sub-groups of 8, 1.26x faster at 1.92 (random rows of 8), 1.05-1.14x slower at
- * 2.63 and 1.06-1.39x at 2.80-2.97 (lp_ship04l, skewed rows); docs/PERFORMANCE.md. */
+ * 2.63 and 1.06-1.39x at 2.80-2.97 (lp_ship04l, skewed rows); docs/dev/PERFORMANCE.md. */
 #define CPU_SLICE_HOLES_APART 2.5
 /* Long rows on sub-groups that part ways (Intel's): a row's entries shared by a sub-group's
  * lanes (CSR-vector, HEIGHT 1) beat a slice's work-item walking the whole row from
@@ -52,7 +52,7 @@
  * 1.1x faster on dense rows of 700). At any size: against the walk that larger regular
  * matrices otherwise keep, 2.1-2.9x on 7-13M entries of rows of 128-3000. The holes come from
  * RowPtr, which the device path fetches
- * for this: both paths make the same plan. docs/PERFORMANCE.md, CPU_VECTOR_ROWS. */
+ * for this: both paths make the same plan. docs/dev/PERFORMANCE.md, CPU_VECTOR_ROWS. */
 #define CPU_VECTOR_ROWS 36.0
 #define CPU_VECTOR_HOLES 1.5
 #define CPU_VECTOR_LANES 4

@@ -122,7 +122,7 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
     if (p->column_bits == 16 && p->column_jumps)
         whole = whole && append(p, &n, " -DNARROW_JUMPS=1");
     /* a slice's narrow words loaded a batch ahead: 9-22% faster on an H200, 2-4x slower on
-     * PoCL 3.1 (docs/PERFORMANCE.md, "narrow words early"); elsewhere not measured */
+     * PoCL 3.1 (docs/dev/PERFORMANCE.md, "narrow words early"); elsewhere not measured */
     if (p->column_bits == 16 && plan_family(p)->lane_per_row && dev->warp_shuffle)
         whole = whole && append(p, &n, " -DSLICE_WORDS_EARLY=1");
     if (p->column_bits == 0)
@@ -137,7 +137,7 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
 
 /* Each launch of the block product reads the matrix once, so wide launches pay where the
  * matrix's bytes count and X's rows come from DRAM: the strip and segment layouts keep up to
- * 64 vectors (NVIDIA H100, docs/PERFORMANCE.md; k = 32 in double: launches of 32 faster than
+ * 64 vectors (NVIDIA H100, docs/dev/PERFORMANCE.md; k = 32 in double: launches of 32 faster than
  * two of 16 on random:2000000:8 1.17x, R-MAT 1.11x, dense:6000 1.20x, a Kronecker product
  * 1.13x; slower on random:500000:32 1.21x, the evidence against). In the slice layout
  * (stencils, FEM: 2 bytes an entry, X's rows from L2) launches whose row of X is at most 128

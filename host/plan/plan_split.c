@@ -12,12 +12,12 @@
  *           (up to GROUP_MAX_WG, within the device's and local memory's limits) until that
  *           is GROUP_TILE.
  * On NVIDIA's OpenCL a launch costs the host about 5 us (measured on an H100,
- * docs/PERFORMANCE.md), as long as a small matrix's whole product, and back-to-back products
+ * docs/dev/PERFORMANCE.md), as long as a small matrix's whole product, and back-to-back products
  * are host-bound at one launch each: few-row matrices whose longest strip fits one group
  * (tiles of at most MIN_TILE entries) take GROUP. So do matrices of long rows (mu >=
  * PLAN_LONG_ROWS, the dense class) whose longest strip fits one group in tiles of at most
  * 2 x MIN_TILE: there the tiles are the work rather than a critical path, and the group is
- * sized for tiles of at least MIN_TILE (measured on an H200, docs/PERFORMANCE.md, long rows).
+ * sized for tiles of at least MIN_TILE (measured on an H200, docs/dev/PERFORMANCE.md, long rows).
  * Other matrices, where a strip may need thousands of tiles, take KERNEL. */
 #include "plan/plan.h"
 
@@ -27,11 +27,11 @@
 #define MIN_TILE 1024 /* shortest automatic tile of the split path ... */
 #define MIN_TILE_FEW                                                                               \
     256 /* ... and for few-row matrices, where a tile's chain of loads is the time (both           \
-           measured, docs/PERFORMANCE.md "The plan") */
+           measured, docs/dev/PERFORMANCE.md "The plan") */
 #define GROUP_TILE 256 /* the in-group combine grows the work-group until tiles are this short */
 #define GROUP_MAX_WG                                                                               \
     256 /* ... up to this size: any NVIDIA kernel runs it (at most 255 registers a work-item of    \
-           64K); at 512 and 1024 NVIDIA refuses the kernels (H100, docs/PERFORMANCE.md) */
+           64K); at 512 and 1024 NVIDIA refuses the kernels (H100, docs/dev/PERFORMANCE.md) */
 
 /* Tile size of the split path: short enough that the device has about four tiles' worth
  * of work per resident warp, so no single strip outlasts the rest; at least MIN_TILE
@@ -58,7 +58,7 @@ static int64_t group_tile(const cmrscl_params *p, int64_t longest)
  * the critical path, so shorter tiles, down to GROUP_TILE. Long rows: every strip splits, so
  * the tiles are the work, and fewer, longer tiles measured faster (H200, dense 6000 x 6000:
  * 4 tiles of 1504 entries a row 3-6% faster than 8 of 768, and than the second kernel's
- * tiles of 1088; docs/PERFORMANCE.md): more warps only while tiles keep at least MIN_TILE
+ * tiles of 1088; docs/dev/PERFORMANCE.md): more warps only while tiles keep at least MIN_TILE
  * entries. */
 static bool wants_more_warps(const cmrscl_params *p, int64_t longest, bool long_rows)
 {

@@ -94,12 +94,12 @@ static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
  * strips' first columns cost 4 bytes each: not for strips of about 2 entries). Slices store
  * steps along each row, beside the dictionary index: the largest at most 2^(16 - dict_bits)
  * - 2 (below the hole's all ones); they halve the column bytes and cost the lane one add an
- * entry, measured on an H100 (docs/PERFORMANCE.md, narrow columns). Strips store each entry's
+ * entry, measured on an H100 (docs/dev/PERFORMANCE.md, narrow columns). Strips store each entry's
  * offset from the strip's first column beside its dictionary index and its row (in as few
  * bits as the height needs): at most 2^(16 - those bits) - 2. They pay where the matrix
  * streams from memory (H100: dense:6000 0.108 -> 0.087 ms in float, 0.155 -> 0.135 in
  * double), and cost up to 9% of a small one's device time where it stays in the cache
- * (rajat01 double, fem:10:4 float; docs/PERFORMANCE.md, narrow strips): taken only for a
+ * (rajat01 double, fem:10:4 float; docs/dev/PERFORMANCE.md, narrow strips): taken only for a
  * matrix whose 32-bit entries exceed the device's cache. The segment and MODULO families
  * have none. Implied columns before them, where they fit. */
 /* Jump words (cmrs_narrow.c) where a slice's steps are too long for 16 bits beside their
@@ -107,7 +107,7 @@ static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
  * with a jump word before it. The walk of narrow words is bound by its positions, not its
  * bytes: a jump is a position more, as dear as an entry, so jumps are taken where they are at
  * most NARROW_JUMPS_PER_ENTRY of the entries (a 27-point stencil's two an entry in 27 gained,
- * a 7-point stencil's two in 7 lost to 32-bit words: docs/PERFORMANCE.md,
+ * a 7-point stencil's two in 7 lost to 32-bit words: docs/dev/PERFORMANCE.md,
  * NARROW_JUMPS_PER_ENTRY); asked for (column_bits 16), wherever they reach. Returns whether
  * it took them; `why` says why not, or what they cost. */
 #define NARROW_JUMPS_PER_ENTRY 0.125

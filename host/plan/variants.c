@@ -121,7 +121,7 @@ static const variant_family families[] = {
         .rows_together = true, /* slices are laid from row-ordered strips */
         .narrow_columns = true,
         .fuses_cg = true,
-        /* X's rows from L2 (docs/PERFORMANCE.md; plan_options.c, cmrs_plan_block_vectors) */
+        /* X's rows from L2 (docs/dev/PERFORMANCE.md; plan_options.c, cmrs_plan_block_vectors) */
         .block_row_bytes = 128,
     },
 };

@@ -69,7 +69,7 @@ static void probe(cmrscl_context ctx, command_buffer_api *api)
 {
     memset(api, 0, sizeof *api);
     /* Not by default: where they work they did not pay. Intel's CPU runtime 2026.2 on a
-     * 2-core machine (cmrscl-launch-cost, docs/PERFORMANCE.md): replays of stencil7:5 in float
+     * 2-core machine (cmrscl-launch-cost, docs/dev/PERFORMANCE.md): replays of stencil7:5 in float
      * looped in 14.25 us against 11.76 us for the kernels enqueued, stencil7:20 alike
      * (104.8 us). */
     const char *env = getenv("CMRSCL_COMMAND_BUFFER");

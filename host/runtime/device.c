@@ -206,7 +206,7 @@ static void nv_sm_limits(int cc, unsigned sms, cmrscl_device_info *out)
         {86, 100, 1536, (6144u << 10) / 84},  {87, 164, 1536, (4096u << 10) / 16},
         {89, 100, 1536, (72u << 20) / 128}, /* RTX 4090 */
         {90, 228, 2048, (50u << 20) / 132}, /* H100 SXM: the 50 MB the H200 plans were
-                                               measured against too (docs/PERFORMANCE.md) */
+                                               measured against too (docs/dev/PERFORMANCE.md) */
         {100, 228, 2048, (126u << 20) / 148}, {120, 100, 1536, (96u << 20) / 170}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i)
         if (table[i].cc <= cc) { /* the newest entry not newer than the device */

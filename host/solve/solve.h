@@ -13,7 +13,7 @@
  * of partial sums than every work-group of the next kernel should add up itself: a
  * reduction kernel (solve_reduce) first cuts them to a few, each of its work-items adding
  * SOLVE_REDUCE_SHARE of them or more. The trade: an extra launch against every work-group
- * reading them all (docs/PERFORMANCE.md, SOLVE_FOLD_LIMIT; the share's grid measured no
+ * reading them all (docs/dev/PERFORMANCE.md, SOLVE_FOLD_LIMIT; the share's grid measured no
  * different from 1 to 4: SOLVE_REDUCE_SHARE). */
 #define SOLVE_FOLD_LIMIT 8192
 #define SOLVE_REDUCE_SHARE 4
@@ -22,7 +22,7 @@
  * the sums (solve_method.chain_sums), they do: the next kernel then reads one real4 instead of
  * every work-group adding them all. Each unit pays a device-wide fence and an atomic, which
  * hold it until its stores are visible: on many units that costs a product more than
- * solve_reduce's launch (docs/PERFORMANCE.md, SOLVE_CHAIN_LIMIT). */
+ * solve_reduce's launch (docs/dev/PERFORMANCE.md, SOLVE_CHAIN_LIMIT). */
 #define SOLVE_CHAIN_LIMIT 8192
 typedef enum solve_sums {
     SUMS_FOLD,   /* every work-group of the next kernel adds them all */
@@ -31,7 +31,7 @@ typedef enum solve_sums {
 } solve_sums;
 /* The vector kernels' work-groups, the share of the device's resident work-items their grid
  * takes and the fewest rows a work-item takes (solve_kernels.c, choose_grid;
- * docs/PERFORMANCE.md, SOLVE_GROUP and SOLVE_OCCUPANCY, SOLVE_ROWS). */
+ * docs/dev/PERFORMANCE.md, SOLVE_GROUP and SOLVE_OCCUPANCY, SOLVE_ROWS). */
 #define SOLVE_GROUP 512
 #define SOLVE_OCCUPANCY 2
 #define SOLVE_ROWS 1
@@ -39,7 +39,7 @@ typedef enum solve_sums {
 /* GMRES's dots (cl/solve_gmres.cl, gmres_dots): basis vectors a work-group. Four on CPUs, where
  * each load of w then serves four dots (PoCL: the Arnoldi step 10-15% faster); one elsewhere,
  * where the work-groups of one vector each are what keeps a GPU's memory busy (an H200: four a
- * group made GMRES(20) 20% slower on 2 M rows) (docs/PERFORMANCE.md, GMRES_DOTS_PER). */
+ * group made GMRES(20) 20% slower on 2 M rows) (docs/dev/PERFORMANCE.md, GMRES_DOTS_PER). */
 #define GMRES_DOTS_PER(s) (((s)->ctx->info.type & CL_DEVICE_TYPE_CPU) ? 4u : 1u)
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */

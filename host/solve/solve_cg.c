@@ -41,7 +41,7 @@ static cl_uint fused_groups(const cmrscl_solver s)
 /* The fused iteration (cl/cg_fused.cl) on a GPU, where it runs at most CG_FUSED_GROUPS
  * work-groups: each adds up every work-group's sums of the iteration before, a cost that grows
  * with their square, and the matrices that need more are those whose product outlasts a
- * launch - there its three loads a column cost more than the launch saved (docs/PERFORMANCE.md,
+ * launch - there its three loads a column cost more than the launch saved (docs/dev/PERFORMANCE.md,
  * CG_FUSED_GROUPS). Never where the plan splits strips into tiles (their sums come from
  * another work-group or kernel), nor on the segment family (cl/cg_fused.cl).
  * CMRSCL_SOLVE_FUSED=0|1 decides instead (the tests, on every device). */

@@ -86,7 +86,7 @@ void cmrs_solve_choose_sums(cmrscl_solver s)
     size_t chain_limit = chain && *chain ? strtoull(chain, NULL, 10) : SOLVE_CHAIN_LIMIT;
     /* the chain paid on NVIDIA, for the methods whose kernels wait for the sums (solve.h),
      * where a product's units are its warps; on a capped grid's work-groups, each unit after a
-     * barrier, it lost to the fold (docs/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT); on CPUs
+     * barrier, it lost to the fold (docs/dev/PERFORMANCE.md, SOLVE_PRODUCT_RESIDENT); on CPUs
      * (PoCL) it was slower than the fold, and is taken there only when asked for */
     bool chain_pays = can_chain && !capped && s->ctx->info.warp_shuffle && s->method->chain_sums;
     s->sums = chain_pays && units <= chain_limit ? SUMS_CHAIN

@@ -260,7 +260,7 @@ static cmrscl_status run_pass(cmrscl_solver s, cl_mem b, cl_mem x, void *header,
  * it was or less; when one does not, the precision has reached what it can (x's own
  * rounding, and that of b - A x), and the solve ends not converged, reason DRIFTED. A pass
  * that gains little costs a few iterations and a round trip, so the bar is low: halving
- * stopped passes that were still on their way to the threshold (docs/PERFORMANCE.md,
+ * stopped passes that were still on their way to the threshold (docs/dev/PERFORMANCE.md,
  * REPLACE_PROGRESS). */
 static cmrscl_status replace_residual(cmrscl_solver s, cl_mem b, cl_mem x, void *header,
                                       cmrscl_solve_result *out)

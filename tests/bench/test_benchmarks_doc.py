@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""test_benchmarks_doc.py - docs/benchmarks.md shows the run whose files are in docs/bench/:
-its report, rebuilt from docs/bench/bench.csv and bench.json by bench/plot_bench.py, must
+"""test_benchmarks_doc.py - docs/dev/benchmarks.md shows the run whose files are in docs/dev/bench/:
+its report, rebuilt from docs/dev/bench/bench.csv and bench.json by bench/plot_bench.py, must
 give the document's device line and every row of its tables, and every figure the document
-links must be in docs/bench/ (drawn from that CSV; the figures themselves are not compared).
+links must be in docs/dev/bench/ (drawn from that CSV; the figures themselves are not compared).
 
     tests/bench/test_benchmarks_doc.py SOURCE_DIR WORK_DIR
 """
@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 source, work = sys.argv[1], sys.argv[2]
-bench = os.path.join(source, "docs", "bench")
-doc = open(os.path.join(source, "docs", "benchmarks.md")).read()
+bench = os.path.join(source, "docs", "dev", "bench")
+doc = open(os.path.join(source, "docs", "dev", "benchmarks.md")).read()
 os.makedirs(work, exist_ok=True)
 report_path = os.path.join(work, "report.md")
 run = subprocess.run([sys.executable, os.path.join(source, "bench", "plot_bench.py"),
@@ -30,12 +30,12 @@ missing = [r for r in rows if r not in doc]
 if not rows:
     failures.append("the rebuilt report has no table rows")
 for r in missing[:5]:
-    failures.append(f"docs/benchmarks.md lacks the CSV's row: {r[:120]}")
+    failures.append(f"docs/dev/benchmarks.md lacks the CSV's row: {r[:120]}")
 for fig in re.findall(r"!\[[^]]*\]\(([^)]+)\)", doc):
-    if not os.path.exists(os.path.join(source, "docs", fig)):
-        failures.append(f"docs/benchmarks.md links {fig}, which is not there")
+    if not os.path.exists(os.path.join(source, "docs", "dev", fig)):
+        failures.append(f"docs/dev/benchmarks.md links {fig}, which is not there")
 for f in failures:
     print("FAIL:", f)
-print(f"benchmarks.md: {len(rows) - len(missing)} of {len(rows)} rows from docs/bench/bench.csv, "
+print(f"benchmarks.md: {len(rows) - len(missing)} of {len(rows)} rows from docs/dev/bench/bench.csv, "
       f"{'all checks passed' if not failures else f'{len(failures)} check(s) failed'}")
 sys.exit(1 if failures else 0)

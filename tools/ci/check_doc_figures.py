@@ -3,7 +3,7 @@
 
     tools/ci/check_doc_figures.py [--self-test] [ROOT]
 
-docs/RESULTS.md is the one current results page; docs/PERFORMANCE.md is the history (every
+docs/RESULTS.md is the one current results page; docs/dev/PERFORMANCE.md is the history (every
 measurement, dated) and docs/benchmarks*.md the full tables of the runs it cites. The docs a
 user reads (DOCS below: README.md, python/README.md and docs/ USER_GUIDE, MPI, PORTABILITY,
 ARCHITECTURE, TESTING) may quote a figure only where RESULTS.md holds the same figure, so that
@@ -57,7 +57,7 @@ DOCS = [
     "docs/USER_GUIDE.md",
     "docs/MPI.md",
     "docs/PORTABILITY.md",
-    "docs/ARCHITECTURE.md",
+    "docs/dev/ARCHITECTURE.md",
     "docs/TESTING.md",
     "python/README.md",
 ]
@@ -265,7 +265,7 @@ def main(argv):
         print(p)
     if problems:
         print("doc figures: %d problem(s). Put the figure on %s with its date, device and command, "
-              "or stop quoting it and link to %s (or to docs/PERFORMANCE.md); a figure that is "
+              "or stop quoting it and link to %s (or to docs/dev/PERFORMANCE.md); a figure that is "
               "not a measurement may carry '%s'." % (len(problems), RESULTS, RESULTS, EXEMPT))
         return 1
     return 0

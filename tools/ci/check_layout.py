@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_layout.py - the house rules of docs/ARCHITECTURE.md, checked on the source tree:
+"""check_layout.py - the house rules of docs/dev/ARCHITECTURE.md, checked on the source tree:
 
   1. no C or OpenCL source file over 600 lines;
   2. no circle of calls between the files of one program or library, of any length: two files
@@ -162,7 +162,7 @@ def main(argv):
     for e in errors:
         print(e)
     print(f"check_layout: {len(errors)} breach(es) of the house rules" if errors
-          else "check_layout: file sizes, call graph and stage order as docs/ARCHITECTURE.md says")
+          else "check_layout: file sizes, call graph and stage order as docs/dev/ARCHITECTURE.md says")
     return 1 if errors else 0
 
 

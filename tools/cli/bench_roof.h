@@ -5,7 +5,7 @@
  *         rest of that traffic - at the rate the device serves scattered loads from a
  *         buffer of x's size (cmrscl_gather_measure).
  * The roof is the larger. On matrices with scattered columns the L2 term is what both
- * cmrscl and cuSPARSE run at (measured: docs/PERFORMANCE.md); on banded ones x comes
+ * cmrscl and cuSPARSE run at (measured: docs/dev/PERFORMANCE.md); on banded ones x comes
  * from L1 instead, the L2 term overestimates, and a product beats the "roof". */
 #ifndef CMRSCL_BENCH_ROOF_H
 #define CMRSCL_BENCH_ROOF_H
