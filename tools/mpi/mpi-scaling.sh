@@ -24,7 +24,7 @@
 #   SOLVE [1]: also distributed CG on STRONG, SOLVE_ITERATIONS [50] iterations a solve
 #   CMRSCL_DIST_EXCHANGE [shared where the ranks share the host] or messages
 # A WEAK2 equal to STRONG is run once; its log serves both. The Kronecker product of session
-# 20 (docs/MPI.md), with grid100.mtx and grid71.mtx from `cmrscl-run gen stencil5:100|71`:
+# 20 (docs/dev/MPI.md), with grid100.mtx and grid71.mtx from `cmrscl-run gen stencil5:100|71`:
 #   STRONG=kron:grid100.mtx:cage8.mtx WEAK1=kron:grid71.mtx:cage8.mtx WEAK2=$STRONG
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
