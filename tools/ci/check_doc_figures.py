@@ -55,6 +55,7 @@ import tempfile
 DOCS = [
     "README.md",
     "docs/USER_GUIDE.md",
+    "docs/MPI.md",
     "docs/PORTABILITY.md",
     "docs/dev/ARCHITECTURE.md",
     "docs/TESTING.md",
