@@ -1,6 +1,9 @@
 # run_install_test.cmake - installs the build tree BUILD into PREFIX, runs the installed
-# cmrscl-run (it must find its libcmrscl through its RPATH alone), then builds and runs the
-# consumer through find_package(cmrscl) (shared and static) and through pkg-config.
+# cmrscl-run (it must find its libcmrscl through its RPATH alone), checks the installed docs
+# (the user docs there; every local link resolving, by the Python script LINKS where PYTHON
+# is given; the API reference where API_DOCS is 1), then builds and runs the consumer through
+# find_package(cmrscl) (shared and static) and through pkg-config with the run-time path the
+# user guide gives.
 cmake_minimum_required(VERSION 3.19)
 file(REMOVE_RECURSE ${PREFIX} ${WORK})
 macro(run)
@@ -27,9 +30,26 @@ run(${tool} --version)
 if(NOT out MATCHES "^cmrscl-run [0-9]+\\.[0-9]+\\.[0-9]+")
   message(FATAL_ERROR "unexpected cmrscl-run --version output: ${out}")
 endif()
-file(GLOB license ${PREFIX}/share/doc/*/LICENSE)
-if(NOT license)
-  message(FATAL_ERROR "LICENSE is not installed under ${PREFIX}/share/doc")
+# The docs, laid out as in the source tree: README.md's and the guide's links must resolve.
+set(docdir ${PREFIX}/share/doc/cmrscl)
+set(docs LICENSE README.md CHANGELOG.md docs/USER_GUIDE.md docs/RESULTS.md docs/PORTABILITY.md
+         docs/MPI.md docs/TESTING.md docs/dev/README.md docs/dev/PERFORMANCE.md python/README.md
+         examples/cg.c)
+if(API_DOCS)
+  list(APPEND docs api/index.html)
+endif()
+foreach(f ${docs})
+  if(NOT EXISTS ${docdir}/${f})
+    message(FATAL_ERROR "${f} is not installed under ${docdir}")
+  endif()
+endforeach()
+if(PYTHON AND LINKS)
+  run(${PYTHON} ${LINKS} ${docdir})
+  if(NOT out MATCHES "every one resolves")
+    message(FATAL_ERROR "the installed docs' links were not checked: ${out}")
+  endif()
+else()
+  message("no Python: the installed docs' links were not checked")
 endif()
 file(MAKE_DIRECTORY ${WORK})
 run(${tool} gen stencil7:4 -o ${WORK}/stencil.mtx)
@@ -64,8 +84,20 @@ if(PKG_CONFIG)
     message(FATAL_ERROR "pkg-config does not find cmrscl")
   endif()
   separate_arguments(flags UNIX_COMMAND "${flags}")
-  run(${CC} ${SOURCE}/consumer.c ${flags} -Wl,-rpath,${PREFIX}/lib -o ${WORK}/consumer_pc)
+  # The user guide's line: -Wl,-rpath,$(pkg-config --variable=libdir cmrscl), and nothing
+  # else pointing the loader at the prefix (LD_LIBRARY_PATH is unset above).
+  execute_process(COMMAND ${PKG_CONFIG} --variable=libdir cmrscl OUTPUT_VARIABLE libdir
+                  RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0 OR NOT EXISTS "${libdir}/libcmrscl.so")
+    message(FATAL_ERROR "pkg-config's libdir '${libdir}' does not hold libcmrscl.so")
+  endif()
+  run(${CC} ${SOURCE}/consumer.c ${flags} -Wl,-rpath,${libdir} -o ${WORK}/consumer_pc)
   run(${WORK}/consumer_pc)
+  execute_process(COMMAND ${PKG_CONFIG} --variable=docdir cmrscl OUTPUT_VARIABLE pc_docdir
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT EXISTS "${pc_docdir}/docs/USER_GUIDE.md")
+    message(FATAL_ERROR "pkg-config's docdir '${pc_docdir}' does not hold docs/USER_GUIDE.md")
+  endif()
 else()
   message("pkg-config not installed: the pkg-config half was not run")
 endif()
