@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
-"""check_doc_figures.py - every performance figure a user-facing doc quotes is on docs/RESULTS.md.
+"""check_doc_figures.py - the docs a user reads quote only figures docs/RESULTS.md has, and
+speak to users, not of the project's internal record.
 
     tools/ci/check_doc_figures.py [--self-test] [ROOT]
 
-docs/RESULTS.md is the one current results page; docs/dev/PERFORMANCE.md is the history (every
-measurement, dated) and docs/benchmarks*.md the full tables of the runs it cites. The docs a
-user reads (DOCS below: README.md, python/README.md and docs/ USER_GUIDE, MPI, PORTABILITY,
-ARCHITECTURE, TESTING) may quote a figure only where RESULTS.md holds the same figure, so that
-no doc keeps a number a later measurement has replaced. Neither RESULTS.md itself nor the
-history and the benchmark tables are scanned.
+The docs a user reads (user_docs below: README.md, CHANGELOG.md, python/README.md, docs/*.md
+and docs/api/mainpage.md - not docs/dev/, the developers' docs and engineering log) are
+checked for two things:
+
+1. Figures. docs/RESULTS.md is the one current results page; docs/dev/PERFORMANCE.md is the
+   history (every measurement, dated) and docs/dev/benchmarks*.md the full tables of earlier
+   runs. A user doc may quote a figure only where RESULTS.md holds the same figure, so that no
+   doc keeps a number a later measurement has replaced. RESULTS.md itself is not scanned for
+   figures.
+2. Words of the internal record (RECORD_WORDS below), in every user doc, RESULTS.md included,
+   code blocks included: the word "session"; an internal run name - "run AB", "runs Q and R",
+   "call F", one to three capitals after run or call that are not a term of the trade
+   (ACRONYMS: "run CG", "runs CSR-vector" pass; so does "A" read as the matrix, "run A x");
+   an issue reference - "issue 12", "issue #12", "issues 9-11"; "the 2-core (development)
+   machine". A user doc names a device, a date and a command instead.
 
 What counts as a figure (regular expressions below; a range such as `1.27-1.75x` or
 `0.25-0.45 us` is one figure):
@@ -38,12 +48,15 @@ item (its wrapped lines joined; a table row counts alone) with a date (`20YY-MM-
 when, where and how it was measured. The text before the first `## ` (what the page is, how
 things are timed) is free.
 
-Prints each figure not on RESULTS.md as FILE:LINE: figure (kind) not on ... | the line, and
-each section of RESULTS.md without a source, and exits 1 if there is one; on success prints
-the files checked and how many figures each quotes. --self-test first runs the checker on a
-temporary doc and results page (figures of every kind absent from the page must be reported;
-present ones, exempt ones and those in code must not; a section without a source must be) and
-stops with exit 1 if it does not behave so; the test `doc_figures` runs it that way.
+Prints each figure not on RESULTS.md as FILE:LINE: figure (kind) not on ... | the line, each
+word of the record as FILE:LINE: 'words' (what) | the line, and each section of RESULTS.md
+without a source, and exits 1 if there is one; on success prints the files checked and how
+many figures each quotes. --self-test first runs the checker on a temporary tree (figures of
+every kind absent from the page must be reported; present ones, exempt ones and those in code
+must not; a section without a source must be; each kind of record word must be reported in a
+user doc, RESULTS.md and the changelog included, and not in docs/dev/ nor where the words are
+ordinary English) and stops with exit 1 if it does not behave so; the test `doc_figures`
+runs it that way.
 Standard library only.
 """
 import os
@@ -52,16 +65,17 @@ import re
 import sys
 import tempfile
 
-DOCS = [
-    "README.md",
-    "docs/USER_GUIDE.md",
-    "docs/MPI.md",
-    "docs/PORTABILITY.md",
-    "docs/dev/ARCHITECTURE.md",
-    "docs/TESTING.md",
-    "python/README.md",
-]
+REQUIRED = ["README.md", "CHANGELOG.md", "docs/USER_GUIDE.md"]
 RESULTS = "docs/RESULTS.md"
+# Terms of the trade that may follow "run" or "call" in ordinary English ("run CG on it").
+ACRONYMS = {"AMG", "API", "CG", "CI", "CPU", "CSR", "ELL", "GPU", "JIT", "MPI", "OK", "PCG", "PTX"}
+RECORD_WORDS = [
+    ("session", re.compile(r"\b[Ss]essions?\b")),
+    ("an internal run name", re.compile(
+        r"\b(?:[Rr]uns?|[Cc]alls?) ([A-Z]{1,3})\b(?!\^|\s?x\b)(?:(?:-|, | and )[A-Z]{1,3}\b)*")),
+    ("an issue reference", re.compile(r"\b[Ii]ssues? #?\d+(?:\s?[-\u2013]\s?\d+)?")),
+    ("the development machine", re.compile(r"\bthe 2-core (?:development )?machine\b")),
+]
 EXEMPT = "<!-- not a result -->"
 DEVICE_WORDS = ["H100", "H200", "NVIDIA", "PoCL", "Intel", "rusticl", "CPU", "GPU"]
 
@@ -174,8 +188,31 @@ def results_sections(text):
     return missing
 
 
-def check(root, docs=DOCS, quiet=False):
-    """Returns the problems found (strings); prints the summary on success unless quiet."""
+def user_docs(root):
+    """The docs a user reads, relative to root: not docs/dev/ (nor any other folder of docs/)."""
+    root = pathlib.Path(root)
+    found = [p for p in ("README.md", "CHANGELOG.md", "python/README.md", "docs/api/mainpage.md")
+             if (root / p).is_file()]
+    found += sorted(str(p.relative_to(root)) for p in root.glob("docs/*.md"))
+    return found
+
+
+def record_words(path):
+    """(line number, what, words, line) for every word of the internal record in a doc."""
+    result = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for what, pattern in RECORD_WORDS:
+            for m in pattern.finditer(line):
+                if what == "an internal run name" and m.group(1) in ACRONYMS:
+                    continue
+                result.append((number, what, m.group(0), line.strip()))
+    return result
+
+
+def check(root, docs=None, quiet=False):
+    """Returns the problems found (strings); prints the summary on success unless quiet.
+    docs: the user docs (default: user_docs(root)); figures are looked for in all but
+    RESULTS.md, the record's words in all."""
     root = pathlib.Path(root)
     results_path = root / RESULTS
     if not results_path.is_file():
@@ -187,10 +224,19 @@ def check(root, docs=DOCS, quiet=False):
         problems.append("%s: section '## %s' has no paragraph or list item with a date "
                         "(20YY-MM-DD), a device (%s) and a command in backticks"
                         % (RESULTS, title, ", ".join(DEVICE_WORDS)))
+    if docs is None:
+        docs = user_docs(root)
+        problems += ["%s: missing" % d for d in REQUIRED if d not in docs]
     for doc in docs:
         path = root / doc
         if not path.is_file():
-            problems.append("%s: missing (listed in check_doc_figures.py's DOCS)" % doc)
+            problems.append("%s: missing" % doc)
+            continue
+        for number, what, words, line in record_words(path):
+            context = line if len(line) <= 160 else line[:157] + "..."
+            problems.append("%s:%d: '%s' (%s) in a doc a user reads | %s"
+                            % (doc, number, words, what, context))
+        if doc == RESULTS:
             continue
         found = scan(path)
         counts.append((doc, len(found)))
@@ -203,7 +249,8 @@ def check(root, docs=DOCS, quiet=False):
     if not problems and not quiet:
         total = sum(n for _, n in counts)
         print("doc figures: %d figures in %d docs, every one on %s; %s's sections each name a "
-              "date, device and command" % (total, len(counts), RESULTS, RESULTS))
+              "date, device and command; no doc a user reads speaks of sessions, internal runs "
+              "or issues" % (total, len(counts), RESULTS, RESULTS))
         for doc, n in counts:
             print("  %-22s %d" % (doc, n))
     return problems
@@ -245,6 +292,52 @@ def self_test():
         problems = check(top, docs=["README.md"], quiet=True)
         if not any("'## Solvers'" in p for p in problems):
             failures.append("self-test: a section without a date, device and command passed")
+    failures += self_test_record_words(results)
+    return failures
+
+
+def self_test_record_words(results):
+    """The record's words on a made-up tree: each kind reported in the user docs it is in (the
+    results page and the changelog included), none in docs/dev/ or in ordinary English."""
+    failures = []
+    ordinary = ("# Guide\n\nTo run the tests, run CG on it: the segment family runs CSR-vector, "
+                "the solvers\nrun A x and run A^T x; call MPI_Allgather; a run of 3 products; an "
+                "issue of timing.\n")
+    guide = (ordinary + "As run AB showed, and runs Q and R before it (call F), see issues 9-11.\n"
+             "```sh\ncmrscl-run spmv   # issue 12\n```\nMeasured on the 2-core machine.\n")
+    record = "# Log\n\nsession 12, run AB, issue 40, the 2-core machine.\n"
+    expected = {("docs/USER_GUIDE.md", "run AB"), ("docs/USER_GUIDE.md", "runs Q and R"),
+                ("docs/USER_GUIDE.md", "call F"), ("docs/USER_GUIDE.md", "issues 9-11"),
+                ("docs/USER_GUIDE.md", "issue 12"), ("docs/USER_GUIDE.md", "the 2-core machine"),
+                ("CHANGELOG.md", "issue #12"), ("CHANGELOG.md", "session"),
+                (RESULTS, "Sessions")}
+    with tempfile.TemporaryDirectory() as tmp:
+        top = pathlib.Path(tmp)
+        (top / "docs" / "dev").mkdir(parents=True)
+        (top / RESULTS).write_text(results + "\nSessions aside, the figures above.\n",
+                                   encoding="utf-8")
+        (top / "README.md").write_text("# Top\n\nRead the guide.\n", encoding="utf-8")
+        (top / "CHANGELOG.md").write_text("# Changelog\n\n- Fixed (issue #12) in a session.\n",
+                                          encoding="utf-8")
+        (top / "docs" / "USER_GUIDE.md").write_text(guide, encoding="utf-8")
+        (top / "docs" / "dev" / "LOG.md").write_text(record, encoding="utf-8")
+        problems = check(top, quiet=True)
+        reported = set()
+        for p in problems:
+            m = re.match(r"([^:]+):\d+: '([^']*)' \(", p)
+            reported.add((m.group(1), m.group(2)) if m else ("?", p))
+        if reported != expected:
+            failures.append("self-test: expected the record's words %s reported, got %s"
+                            % (sorted(expected), sorted(reported)))
+        (top / "docs" / "USER_GUIDE.md").write_text(ordinary, encoding="utf-8")
+        (top / "CHANGELOG.md").write_text("# Changelog\n\n- Fixed.\n", encoding="utf-8")
+        (top / RESULTS).write_text(results, encoding="utf-8")
+        if check(top, quiet=True):
+            failures.append("self-test: ordinary English about runs, calls and issues failed: %s"
+                            % check(top, quiet=True))
+        (top / "CHANGELOG.md").unlink()
+        if not any(p.startswith("CHANGELOG.md: missing") for p in check(top, quiet=True)):
+            failures.append("self-test: a tree without CHANGELOG.md passed")
     return failures
 
 
@@ -257,7 +350,9 @@ def main(argv):
         if failures:
             return 1
         print("doc figures: self-test passed (a figure absent from the results page reported, "
-              "present, exempt and code figures not, a section without its source reported)")
+              "present, exempt and code figures not, a section without its source reported; "
+              "sessions, run names, issues and the development machine reported in user docs, "
+              "not in docs/dev/ nor in ordinary English)")
         args = args[1:]
     root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     problems = check(root)
