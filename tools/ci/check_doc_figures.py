@@ -65,6 +65,8 @@ import re
 import sys
 import tempfile
 
+from doc_check import prose_lines, self_test_passes
+
 REQUIRED = ["README.md", "CHANGELOG.md", "docs/USER_GUIDE.md"]
 RESULTS = "docs/RESULTS.md"
 # Terms of the trade that may follow "run" or "call" in ordinary English ("run CG on it").
@@ -129,12 +131,9 @@ def figures_in_line(line):
 
 def scan(path):
     """(line number, kind, figure, line) for every figure of a doc outside the exemptions."""
-    result, fenced = [], False
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-            continue
-        if fenced or EXEMPT in line:
+    result = []
+    for number, line in prose_lines(path):
+        if EXEMPT in line:
             continue
         for kind, figure, _ in figures_in_line(line):
             result.append((number, kind, figure, line.strip()))
@@ -344,15 +343,12 @@ def self_test_record_words(results):
 def main(argv):
     args = argv[1:]
     if args and args[0] == "--self-test":
-        failures = self_test()
-        for f in failures:
-            print(f)
-        if failures:
+        if not self_test_passes(self_test, "doc figures: self-test passed (a figure absent from "
+                                "the results page reported, present, exempt and code figures "
+                                "not, a section without its source reported; sessions, run "
+                                "names, issues and the development machine reported in user "
+                                "docs, not in docs/dev/ nor in ordinary English)"):
             return 1
-        print("doc figures: self-test passed (a figure absent from the results page reported, "
-              "present, exempt and code figures not, a section without its source reported; "
-              "sessions, run names, issues and the development machine reported in user docs, "
-              "not in docs/dev/ nor in ordinary English)")
         args = args[1:]
     root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     problems = check(root)

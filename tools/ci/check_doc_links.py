@@ -24,6 +24,8 @@ import re
 import sys
 import tempfile
 
+from doc_check import prose_lines, self_test_passes
+
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 CODE_SPAN = re.compile(r"`[^`]*`")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -31,12 +33,9 @@ SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 def anchors(path):
     """The GitHub anchors of a Markdown file's headings."""
-    seen, out, fenced = {}, set(), False
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-            continue
-        m = None if fenced else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+    seen, out = {}, set()
+    for _, line in prose_lines(path):
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if not m:
             continue
         slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
@@ -48,13 +47,8 @@ def anchors(path):
 
 def links(path):
     """(line number, target) of each link of a Markdown file outside code."""
-    out, fenced = [], False
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
+    out = []
+    for number, line in prose_lines(path):
         for m in LINK.finditer(CODE_SPAN.sub("", line)):
             out.append((number, m.group(1)))
     return out
@@ -137,13 +131,10 @@ def main(argv):
     source = "--source" in args
     args = [a for a in args if a != "--source"]
     if args and args[0] == "--self-test":
-        failures = self_test()
-        for f in failures:
-            print(f)
-        if failures:
+        if not self_test_passes(self_test, "doc links: self-test passed (broken files, anchors "
+                                "and links out of the tree reported; good ones, web links and "
+                                "links in code not)"):
             return 1
-        print("doc links: self-test passed (broken files, anchors and links out of the tree "
-              "reported; good ones, web links and links in code not)")
         args = args[1:]
     if not args:
         print("usage: check_doc_links.py [--self-test] [--source] ROOT [FILE.md ...]")
