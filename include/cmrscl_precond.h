@@ -32,10 +32,15 @@ typedef struct cmrscl_amg_options {
      * bytes a cycle streams; r and z stay double, converted at the cycle's ends). The cycle
      * only preconditions, so its rounding changes the iterations, not the answer's accuracy */
     int float_cycle;
+    /* A already on the device (the matrix a solver takes, made from the same CSR in the same
+     * precision and context): level 0 multiplies by it instead of a copy of its own - less
+     * set-up and device memory. Borrowed: free it after the preconditioner. NULL: a copy; a
+     * float cycle under a double matrix always makes its own (float) copy. */
+    cmrscl_matrix matrix;
 } cmrscl_amg_options;
 #define CMRSCL_AMG_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0                                                \
+        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL                                          \
     }
 #define CMRSCL_AMG_MAX_LEVELS 16
 
@@ -50,7 +55,8 @@ typedef struct cmrscl_amg_info {
      * the host), the upload and the levels' plans (device), and all of it */
     double seconds_strength, seconds_aggregation, seconds_prolongator, seconds_rap, seconds_coarse,
         seconds_device, seconds_total;
-    uint64_t device_bytes;            /* device memory of the hierarchy: operators, vectors */
+    uint64_t
+        device_bytes; /* device memory of the hierarchy: operators, vectors (not a borrowed A) */
     cmrscl_precision cycle_precision; /* the hierarchy's values (float with float_cycle) */
 } cmrscl_amg_info;
 

@@ -56,7 +56,7 @@ static void check_cycle(cmrscl_context ctx, const char *spec)
     cmrs_amg_device d = {0};
     CHECK_OK(cmrscl_csr_generate(spec, &a));
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
-    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, &d));
+    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, NULL, &d));
     if (test_failures)
         return;
     int n = h.levels;
@@ -177,7 +177,7 @@ static void check_pcg(cmrscl_context ctx, const char *spec)
     cmrs_amg_device d = {0};
     CHECK_OK(cmrscl_csr_generate(spec, &a));
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
-    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, &d));
+    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, NULL, &d));
     if (test_failures)
         return;
     double *b = malloc((size_t)a.rows * sizeof(double)), *x = calloc((size_t)a.rows, 8);

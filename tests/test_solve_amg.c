@@ -4,7 +4,7 @@
  *     CPU's, in double) at the threshold, in the iterations of the host's PCG with the same
  *     hierarchy (tests/ ground truth, host/precond/amg_cycle.c: within 1 in double), in far
  *     fewer than CG's; the hierarchy's facts (levels, rows, complexity, set-up times); the same
- *     bits from a second solve;
+ *     bits from a second solve, and from level 0 on the solver's matrix (options.matrix);
  *   - in double, the cycle in float (mixed precision) to the same threshold;
  *   - what must fail, named: AMG with BiCGStab, the object without the preconditioner asked
  *     and the other way round, an object of another size, a non-square matrix, a zero
@@ -89,6 +89,31 @@ static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)
     CHECK_MSG(again.iterations == res.iterations && !memcmp(x, x2, sizeof(double) * (size_t)n),
               "%s: a second solve gave %d iterations (the first %d) and another x", spec,
               again.iterations, res.iterations);
+    /* level 0 on the solver's own matrix (options.matrix): the same plan, so the same bits,
+     * with fewer bytes of its own */
+    cmrscl_amg_options shared = CMRSCL_AMG_OPTIONS_INIT;
+    shared.matrix = m;
+    cmrscl_precond borrowing = NULL;
+    cmrscl_solve_result third = {0};
+    if (m)
+        CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, &shared, &borrowing));
+    if (borrowing) {
+        cmrscl_amg_info bi;
+        CHECK_OK(cmrscl_precond_amg_info(borrowing, &bi));
+        o.precond = borrowing;
+        memset(x2, 0, sizeof(double) * (size_t)n);
+        CHECK_OK(solve(m, &o, b, x2, n, &third));
+        CHECK_MSG(third.iterations == res.iterations &&
+                      !memcmp(x, x2, sizeof(double) * (size_t)n) &&
+                      bi.device_bytes < info.device_bytes,
+                  "%s: level 0 on the solver's matrix: %d iterations (%d), x %s, %llu bytes "
+                  "(%llu)",
+                  spec, third.iterations, res.iterations,
+                  memcmp(x, x2, sizeof(double) * (size_t)n) ? "differs" : "the same",
+                  (unsigned long long)bi.device_bytes, (unsigned long long)info.device_bytes);
+    }
+    cmrscl_solve_result_free(&third);
+    cmrscl_precond_free(borrowing);
     cmrscl_solve_result_free(&res), cmrscl_solve_result_free(&again);
     cmrscl_solve_result_free(&plain);
     free(b), free(x), free(x2), free(xh), free(xp);
@@ -207,6 +232,17 @@ static void check_refusals(cmrscl_context ctx)
                   test_contains(cmrscl_last_error(), "square"),
               "not square: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
     a.cols = a.rows;
+    /* options.matrix of another size */
+    cmrscl_matrix small_m = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &small, NULL, &small_m));
+    cmrscl_amg_options shared = CMRSCL_AMG_OPTIONS_INIT;
+    shared.matrix = small_m;
+    st = cmrscl_precond_create_amg(ctx, prec, &a, &shared, &bad);
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
+                  test_contains(cmrscl_last_error(), "AMG options: matrix is 64 x 64"),
+              "options.matrix of another size: %s (%s)", cmrscl_status_name(st),
+              cmrscl_last_error());
+    cmrscl_matrix_free(small_m);
     cmrscl_precond_free(amg), cmrscl_precond_free(other);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a), cmrscl_csr_free(&small);

@@ -98,7 +98,7 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
         st = vector(d, lv->rows, &lv->r);
     if (st == CMRSCL_OK)
         st = values_buffer(d, hl->diag_inv, lv->rows, &lv->diag_inv);
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && !(l == 0 && d->borrowed_a0))
         st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->A, NULL, &lv->A);
     if (st == CMRSCL_OK)
         st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->P, NULL, &lv->P);
@@ -109,7 +109,7 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
 
 cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                                     cmrscl_precision precision, const cmrs_amg_hierarchy *h,
-                                    cmrs_amg_device *out)
+                                    cmrscl_matrix a0, cmrs_amg_device *out)
 {
     memset(out, 0, sizeof *out);
     if ((precision == CMRSCL_DOUBLE || caller == CMRSCL_DOUBLE) && !ctx->info.fp64)
@@ -122,11 +122,14 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                              .levels = h->levels,
                              .coarse_rows = (cl_uint)h->coarse_rows,
                              .mixed = caller != precision,
+                             .borrowed_a0 = a0 != NULL,
                              .out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0};
     out->level = calloc((size_t)h->levels, sizeof *out->level);
     cmrscl_status st = out->level ? make_kernels(out)
                                   : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                                                 "AMG device: %d levels", h->levels);
+    if (out->level)
+        out->level[0].A = a0;
     for (int l = 0; l < h->levels && st == CMRSCL_OK; ++l)
         st = setup_level(out, h, l);
     if (st == CMRSCL_OK)
@@ -266,7 +269,7 @@ uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d)
     uint64_t bytes = (uint64_t)d->coarse_rows * d->coarse_rows * d->value_size;
     for (int l = 0; l < d->levels; ++l) {
         const cmrs_amg_device_level *lv = &d->level[l];
-        cmrscl_matrix m[] = {lv->A, lv->P, lv->R};
+        cmrscl_matrix m[] = {l == 0 && d->borrowed_a0 ? NULL : lv->A, lv->P, lv->R};
         for (int i = 0; i < 3; ++i)
             bytes += m[i] ? m[i]->params.device_bytes : 0;
         int vectors = (l > 0 || d->mixed ? 2 : 0) + (lv->r != NULL) + (lv->diag_inv != NULL);
@@ -300,7 +303,8 @@ void cmrs_amg_device_free(cmrs_amg_device *d)
 {
     for (int l = 0; d->level && l < d->levels; ++l) {
         cmrs_amg_device_level *lv = &d->level[l];
-        cmrscl_matrix_free(lv->A);
+        if (!(l == 0 && d->borrowed_a0))
+            cmrscl_matrix_free(lv->A);
         cmrscl_matrix_free(lv->P);
         cmrscl_matrix_free(lv->R);
         bool own = l > 0 || d->mixed;

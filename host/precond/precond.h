@@ -157,6 +157,7 @@ typedef struct cmrs_amg_device {
     cl_kernel presmooth, jacobi, coarse; /* cl/amg.cl */
     cl_kernel narrow, widen;             /* the caller's r in, z out: mixed precision only */
     bool mixed;                          /* a float cycle for double r and z */
+    bool borrowed_a0;                    /* level 0's A is the caller's */
     size_t local;                        /* their work-group */
     bool out_of_order;                   /* the context's queue: barriers between steps */
 } cmrs_amg_device;
@@ -164,10 +165,11 @@ typedef struct cmrs_amg_device {
 /* Copies hierarchy h to ctx's device in `cycle` precision (values rounded to float for
  * CMRSCL_FLOAT): every level's A, P, R, diagonal and vectors, and the coarse inverse; r and z
  * of an apply are in `caller` precision (double around a float cycle: level 0 has vectors of
- * its own, converted to and from). h may be freed afterwards. On failure *out is empty. */
+ * its own, converted to and from). a0: level 0's A already on the device (borrowed), or NULL
+ * for a copy of h's. h may be freed afterwards. On failure *out is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                                                   cmrscl_precision cycle,
-                                                  const cmrs_amg_hierarchy *h,
+                                                  const cmrs_amg_hierarchy *h, cmrscl_matrix a0,
                                                   cmrs_amg_device *out);
 /* The device memory the hierarchy holds. */
 CMRSCL_HIDDEN uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d);

@@ -4,13 +4,16 @@
  * the device's. */
 #include "precond/precond.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The caller's options over the defaults: the bytes it knows of them (struct_size; 0 reads
  * as the first version, which is the whole struct today). */
-static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options *out)
+static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options *out,
+                                 cmrscl_matrix *level0)
 {
+    *level0 = NULL;
     cmrs_amg_options_default(out);
     if (!in)
         return CMRSCL_OK;
@@ -30,11 +33,29 @@ static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options 
                            o.float_cycle);
     out->theta = o.theta;
     out->float_cycle = o.float_cycle != 0;
+    if (size >= offsetof(cmrscl_amg_options, matrix) + sizeof o.matrix)
+        *level0 = o.matrix;
     out->smooth = !o.unsmoothed;
     if (o.max_coarse)
         out->max_coarse = o.max_coarse;
     if (o.max_levels)
         out->max_levels = o.max_levels;
+    return CMRSCL_OK;
+}
+
+/* A borrowed level-0 matrix must be a's, in the precision and context. */
+static cmrscl_status check_level0(cmrscl_context ctx, cmrscl_precision precision,
+                                  const cmrscl_csr *a, cmrscl_matrix m)
+{
+    if (m->ctx != ctx || m->params.precision != precision || m->params.rows != a->rows ||
+        m->params.cols != a->cols || m->params.nnz != a->nnz)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG options: matrix is %lld x %lld with %lld entries in %s%s; A is "
+                           "%d x %d with %lld entries in %s",
+                           (long long)m->params.rows, (long long)m->params.cols,
+                           (long long)m->params.nnz, cmrscl_precision_name(m->params.precision),
+                           m->ctx != ctx ? " on another context" : "", (int)a->rows, (int)a->cols,
+                           (long long)a->nnz, cmrscl_precision_name(precision));
     return CMRSCL_OK;
 }
 
@@ -65,7 +86,12 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
                            "AMG: precision %d is neither float nor double", (int)precision);
     double t0 = cmrscl_seconds();
     cmrs_amg_options o;
-    cmrscl_status st = amg_options(opt, &o);
+    cmrscl_matrix level0;
+    cmrscl_status st = amg_options(opt, &o, &level0);
+    if (st == CMRSCL_OK && level0)
+        st = check_level0(ctx, precision, a, level0);
+    if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
+        level0 = NULL; /* the float cycle needs a float copy */
     cmrs_amg_hierarchy h = {0};
     if (st == CMRSCL_OK)
         st = cmrs_amg_setup(a, &o, &h);
@@ -75,7 +101,7 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     double t1 = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = cmrs_amg_device_setup(ctx, precision, o.float_cycle ? CMRSCL_FLOAT : precision, &h,
-                                   &p->device);
+                                   level0, &p->device);
     if (st == CMRSCL_OK) {
         p->ctx = ctx, p->precision = precision, p->rows = a->rows;
         describe(&h, &p->info);

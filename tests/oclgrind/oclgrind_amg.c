@@ -21,7 +21,7 @@ static void check_cycle(const env *e, cmrscl_precision p, const char *spec, int3
     o.max_coarse = max_coarse;
     CHECK_OK(cmrscl_csr_generate(spec, &a));
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
-    CHECK_OK(cmrs_amg_device_setup(e->ctx, p, p, &h, &d));
+    CHECK_OK(cmrs_amg_device_setup(e->ctx, p, p, &h, NULL, &d));
     if (test_failures)
         return;
     size_t n = (size_t)a.rows, vs = cmrscl_precision_size(p);

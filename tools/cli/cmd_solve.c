@@ -279,6 +279,7 @@ int cmd_solve(const cli_options *opt)
     if (!rc && so.preconditioner == CMRSCL_PRECONDITIONER_AMG) {
         cmrscl_amg_options ao = CMRSCL_AMG_OPTIONS_INIT;
         ao.float_cycle = opt->amg_float;
+        ao.matrix = m; /* level 0 on the solver's matrix */
         if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, &ao, &amg)) != CMRSCL_OK)
             rc = cli_fail("setting up AMG", st);
         so.precond = amg;

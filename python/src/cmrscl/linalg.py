@@ -269,6 +269,7 @@ class AMG(sla.LinearOperator):
         if not isinstance(float_cycle, (bool, np.bool_)):
             raise TypeError(f"float_cycle must be True or False, not {float_cycle!r}")
         opt.float_cycle = 1 if float_cycle else 0
+        opt.matrix = mat.handle()  # level 0 on the matrix itself (kept alive by self.matrix)
         handle = c_void_p()
         check(lib.cmrscl_precond_create_amg(mat.context.handle(), mat._precision,
                                             ctypes.byref(csr), ctypes.byref(opt),
