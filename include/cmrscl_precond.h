@@ -58,6 +58,7 @@ typedef struct cmrscl_amg_info {
     uint64_t
         device_bytes; /* device memory of the hierarchy: operators, vectors (not a borrowed A) */
     cmrscl_precision cycle_precision; /* the hierarchy's values (float with float_cycle) */
+    double seconds_smoother;          /* the levels' diagonals and spectral radii (on the host) */
 } cmrscl_amg_info;
 
 typedef struct cmrscl_precond_s *cmrscl_precond;

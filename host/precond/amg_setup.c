@@ -42,39 +42,70 @@ static cmrscl_status check_options(const cmrs_amg_options *o)
     return CMRSCL_OK;
 }
 
-/* 1 / a_ii of every row; a missing, zero or negative diagonal entry is named. */
-static cmrscl_status inverse_diagonal(const cmrscl_csr *a, int level, double **out)
+/* 1 / a_ii of every row, in pieces of POWER_PIECE rows on the host's threads; each piece
+ * keeps its first row whose diagonal is missing, zero or negative (-1: none), and the first
+ * piece that has one names it. */
+#define POWER_PIECE 8192
+typedef struct diagonal_job {
+    const cmrscl_csr *a;
+    double *d;
+    int32_t *bad; /* a piece's first bad row */
+} diagonal_job;
+
+static void diagonal_piece(void *ctx, int64_t piece)
 {
-    double *d = cmrscl_alloc((size_t)a->rows, sizeof(double));
-    if (!d)
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG diagonal: %d rows", (int)a->rows);
-    for (int32_t i = 0; i < a->rows; ++i) {
+    const diagonal_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    int64_t begin = piece * POWER_PIECE, end = begin + POWER_PIECE;
+    end = end < a->rows ? end : a->rows;
+    j->bad[piece] = -1;
+    for (int64_t i = begin; i < end; ++i) {
         double v = 0;
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
             if (a->col_ind[k] == i)
                 v += a->values[k];
-        if (!(v > 0)) {
-            free(d);
+        if (!(v > 0) && j->bad[piece] < 0)
+            j->bad[piece] = (int32_t)i;
+        j->d[i] = 1.0 / v;
+    }
+}
+
+static cmrscl_status inverse_diagonal(const cmrscl_csr *a, int level, double **out)
+{
+    int64_t pieces = ((int64_t)a->rows + POWER_PIECE - 1) / POWER_PIECE;
+    double *d = cmrscl_alloc((size_t)a->rows, sizeof(double));
+    int32_t *bad = cmrscl_alloc((size_t)pieces + 1, sizeof(int32_t));
+    if (!d || !bad) {
+        free(d), free(bad);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG diagonal: %d rows", (int)a->rows);
+    }
+    diagonal_job job = {a, d, bad};
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, diagonal_piece, &job);
+    for (int64_t p = 0; p < pieces; ++p)
+        if (bad[p] >= 0) {
+            int32_t i = bad[p];
+            double v = 1.0 / d[i];
+            free(d), free(bad);
             return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
                                "AMG needs a positive diagonal: a(%d,%d) = %g on level %d (%s)",
                                (int)i, (int)i, v, level, v == 0 ? "zero or missing" : "negative");
         }
-        d[i] = 1.0 / v;
-    }
+    free(bad);
     *out = d;
     return CMRSCL_OK;
 }
 
 /* rho(D^-1 A) by the power method from a fixed start vector (the same estimate every run).
  * D^-1 A is self-adjoint in the D inner product when A is symmetric, so the Rayleigh quotient
- * x^T A x / x^T D x converges twice as fast as the norm ratio; it is taken as the estimate. */
-/* A step of the power method over one piece of POWER_PIECE rows: y = D^-1 A x on them, and
- * the piece's sums of x.Ax, x.Dx and y.y - pieces of a fixed size, added up in their order
+ * x^T A x / x^T D x converges twice as fast as the norm ratio; it is taken as the estimate.
+ * A step over one piece of POWER_PIECE rows: with x the step before's y times `scale` (the
+ * normalisation, folded in here rather than a pass of its own), y = D^-1 A x on them, and the
+ * piece's sums of x.Ax, x.Dx and y.y - pieces of a fixed size, added up in their order
  * afterwards, so the estimate is the same bits whatever the host's threads. */
-#define POWER_PIECE 8192
 typedef struct power_job {
     const cmrscl_csr *a;
     const double *diag_inv, *x;
+    double scale;
     double *y, *sums; /* 3 a piece */
 } power_job;
 
@@ -84,13 +115,15 @@ static void power_piece(void *ctx, int64_t piece)
     const cmrscl_csr *a = j->a;
     int64_t begin = piece * POWER_PIECE, end = begin + POWER_PIECE;
     end = end < a->rows ? end : a->rows;
-    double xay = 0, xdx = 0, yy = 0;
+    double xay = 0, xdx = 0, yy = 0, s = j->scale;
     for (int64_t i = begin; i < end; ++i) {
         double ax = 0;
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
             ax += a->values[k] * j->x[a->col_ind[k]];
-        xay += j->x[i] * ax;
-        xdx += j->x[i] * j->x[i] / j->diag_inv[i];
+        ax *= s;
+        double xi = s * j->x[i];
+        xay += xi * ax;
+        xdx += xi * xi / j->diag_inv[i];
         j->y[i] = ax * j->diag_inv[i];
         yy += j->y[i] * j->y[i];
     }
@@ -115,16 +148,16 @@ static cmrscl_status spectral_radius(const cmrscl_csr *a, const double *diag_inv
         x[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
     }
     double estimate = 0;
-    power_job job = {a, diag_inv, x, y, sums};
+    power_job job = {a, diag_inv, x, 1.0, y, sums};
     for (int s = 0; s < steps; ++s) {
         cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, power_piece, &job);
         double xay = 0, xdx = 0, yy = 0;
         for (int64_t p = 0; p < pieces; ++p)
             xay += sums[3 * p], xdx += sums[3 * p + 1], yy += sums[3 * p + 2];
         estimate = xdx > 0 ? xay / xdx : 0;
-        double scale = yy > 0 ? 1.0 / sqrt(yy) : 0;
-        for (size_t i = 0; i < n; ++i)
-            x[i] = y[i] * scale;
+        double *t = (double *)job.x;
+        job.x = job.y, job.y = t;
+        job.scale = yy > 0 ? 1.0 / sqrt(yy) : 0;
     }
     free(x), free(y), free(sums);
     *rho = estimate > 0 ? estimate : 1.0;
@@ -132,21 +165,38 @@ static cmrscl_status spectral_radius(const cmrscl_csr *a, const double *diag_inv
 }
 
 /* P = T - omega D^-1 (A T): A T's pattern holds T's (every a_ii is stored), so T's entry of
- * row i is added where A T has column aggregate[i]. */
+ * row i is added where A T has column aggregate[i]. Rows in pieces on the host's threads. */
+typedef struct smooth_job {
+    const cmrs_amg_level *l;
+    double omega;
+    cmrscl_csr *p;
+} smooth_job;
+
+static void smooth_piece(void *ctx, int64_t piece)
+{
+    const smooth_job *j = ctx;
+    const cmrscl_csr *t = &j->l->T;
+    cmrscl_csr *p = j->p;
+    int64_t begin = piece * POWER_PIECE, end = begin + POWER_PIECE;
+    end = end < p->rows ? end : p->rows;
+    for (int64_t i = begin; i < end; ++i) {
+        double w = j->omega * j->l->diag_inv[i];
+        for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
+            p->values[k] *= -w;
+            if (t->row_ptr[i + 1] > t->row_ptr[i] && p->col_ind[k] == t->col_ind[t->row_ptr[i]])
+                p->values[k] += t->values[t->row_ptr[i]];
+        }
+    }
+}
+
 static cmrscl_status smooth_prolongator(const cmrs_amg_level *l, double omega, cmrscl_csr *p)
 {
     cmrscl_status st = cmrs_amg_spgemm(&l->A, &l->T, p);
     if (st != CMRSCL_OK)
         return st;
-    for (int32_t i = 0; i < p->rows; ++i) {
-        double w = omega * l->diag_inv[i];
-        for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
-            p->values[k] *= -w;
-            if (l->T.row_ptr[i + 1] > l->T.row_ptr[i] &&
-                p->col_ind[k] == l->T.col_ind[l->T.row_ptr[i]])
-                p->values[k] += l->T.values[l->T.row_ptr[i]];
-        }
-    }
+    smooth_job job = {l, omega, p};
+    cmrs_parallel_pieces(cmrs_parallel_threads(),
+                         ((int64_t)p->rows + POWER_PIECE - 1) / POWER_PIECE, smooth_piece, &job);
     return CMRSCL_OK;
 }
 
@@ -281,7 +331,9 @@ cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     h.level[0].A = *a;
     for (int l = 0; st == CMRSCL_OK; ++l) {
         h.levels = l + 1;
+        double t0 = cmrscl_seconds();
         st = level_smoother(&h.level[l], l, o);
+        h.times.smoother += cmrscl_seconds() - t0;
         if (st != CMRSCL_OK || l + 1 == o->max_levels || h.level[l].A.rows <= o->max_coarse)
             break;
         int32_t count = 0;

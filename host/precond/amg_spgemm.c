@@ -17,6 +17,24 @@ static int compare_int32(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* A row's columns in ascending order: insertion sort for the short rows AMG's products make
+ * (glibc's qsort is a merge sort that may allocate its buffer on every call), qsort beyond. */
+#define INSERTION_ROW 64
+static void sort_columns(int32_t *c, int64_t n)
+{
+    if (n > INSERTION_ROW) {
+        qsort(c, (size_t)n, sizeof(int32_t), compare_int32);
+        return;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+        int32_t v = c[i];
+        int64_t j = i;
+        for (; j > 0 && c[j - 1] > v; --j)
+            c[j] = c[j - 1];
+        c[j] = v;
+    }
+}
+
 /* One thread's share of a product: its rows, its marker (b's columns, -1 at first) and its
  * accumulator (0 at first). */
 typedef struct spgemm_job {
@@ -63,7 +81,7 @@ static void fill_rows(const cmrscl_csr *a, const cmrscl_csr *b, int32_t *marker,
                 sum[j] += v * b->values[kb];
             }
         }
-        qsort(c->col_ind + begin, (size_t)(n - begin), sizeof(int32_t), compare_int32);
+        sort_columns(c->col_ind + begin, n - begin);
         for (int64_t k = begin; k < n; ++k) {
             c->values[k] = sum[c->col_ind[k]];
             sum[c->col_ind[k]] = 0;

@@ -45,7 +45,7 @@ typedef struct cmrs_amg_level {
 
 /* Seconds of each phase, summed over the levels (cmrscl_seconds). */
 typedef struct cmrs_amg_times {
-    double strength, aggregation, prolongator, rap, coarse_inverse, total;
+    double smoother, strength, aggregation, prolongator, rap, coarse_inverse, total;
 } cmrs_amg_times;
 
 typedef struct cmrs_amg_hierarchy {

@@ -66,6 +66,7 @@ static void describe(const cmrs_amg_hierarchy *h, cmrscl_amg_info *info)
         info->rows[l] = h->level[l].A.rows, info->entries[l] = h->level[l].A.nnz;
     info->operator_complexity = h->operator_complexity;
     info->grid_complexity = h->grid_complexity;
+    info->seconds_smoother = h->times.smoother;
     info->seconds_strength = h->times.strength;
     info->seconds_aggregation = h->times.aggregation;
     info->seconds_prolongator = h->times.prolongator;

@@ -165,10 +165,10 @@ static void print_amg(cmrscl_precond amg)
            "the device\n",
            in.operator_complexity, in.grid_complexity,
            in.cycle_precision == CMRSCL_FLOAT ? "float" : "double", (double)in.device_bytes / 1e6);
-    printf("amg        set-up %.3f s: strength %.3f, aggregation %.3f, P %.3f, RAP %.3f, coarse "
-           "inverse %.3f (host), device %.3f\n",
-           in.seconds_total, in.seconds_strength, in.seconds_aggregation, in.seconds_prolongator,
-           in.seconds_rap, in.seconds_coarse, in.seconds_device);
+    printf("amg        set-up %.3f s: smoother %.3f, strength %.3f, aggregation %.3f, P %.3f, RAP "
+           "%.3f, coarse inverse %.3f (host), device %.3f\n",
+           in.seconds_total, in.seconds_smoother, in.seconds_strength, in.seconds_aggregation,
+           in.seconds_prolongator, in.seconds_rap, in.seconds_coarse, in.seconds_device);
 }
 
 /* A progress line on a terminal, at most a few times a second. */

@@ -145,7 +145,7 @@ class AmgInfo(ctypes.Structure):
                 ("seconds_prolongator", c_double), ("seconds_rap", c_double),
                 ("seconds_coarse", c_double), ("seconds_device", c_double),
                 ("seconds_total", c_double), ("device_bytes", ctypes.c_uint64),
-                ("cycle_precision", c_int)]
+                ("cycle_precision", c_int), ("seconds_smoother", c_double)]
 
 
 class Csr(ctypes.Structure):

@@ -287,7 +287,8 @@ class AMG(sla.LinearOperator):
         self.device_bytes = int(info.device_bytes)
         self.cycle_dtype = np.dtype(np.float32 if info.cycle_precision == FLOAT else np.float64)
         self.setup_seconds = {k: getattr(info, "seconds_" + k) for k in (
-            "strength", "aggregation", "prolongator", "rap", "coarse", "device", "total")}
+            "smoother", "strength", "aggregation", "prolongator", "rap", "coarse", "device",
+            "total")}
         super().__init__(mat.dtype, mat.shape)
 
     def handle(self):
