@@ -178,6 +178,40 @@ void cmrscl_csr_free(cmrscl_csr *csr)
 
 /* ---- the transpose ---- */
 
+/* The transpose on the host's threads: thread t owns a range of its rows (A's columns) and
+ * walks all of A twice - counting its rows' entries, then placing them - so each row is filled
+ * by one thread in A's row order, the serial counting sort's result (repeated entries in A's
+ * order) whatever the threads. Every thread streams A's columns, a read it shares with the
+ * others; what it writes is its own. */
+typedef struct transpose_job {
+    const cmrscl_csr *a;
+    cmrscl_csr *t;
+    bool fill; /* the second pass: t.row_ptr holds the rows' starts */
+} transpose_job;
+
+static void transpose_share(void *ctx, int thread, int threads)
+{
+    const transpose_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    cmrscl_csr *t = j->t;
+    int64_t lo, hi;
+    cmrs_parallel_range(t->rows, thread, threads, &lo, &hi);
+    if (!j->fill) {
+        for (int64_t k = 0; k < a->nnz; ++k)
+            if (a->col_ind[k] >= lo && a->col_ind[k] < hi)
+                ++t->row_ptr[a->col_ind[k] + 1];
+        return;
+    }
+    int64_t *next = t->row_ptr; /* row c's next slot, shifted back afterwards */
+    for (int32_t i = 0; i < a->rows; ++i)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (a->col_ind[k] >= lo && a->col_ind[k] < hi) {
+                int64_t slot = next[a->col_ind[k]]++;
+                t->col_ind[slot] = i;
+                t->values[slot] = a->values[k];
+            }
+}
+
 cmrscl_status cmrscl_csr_transpose(const cmrscl_csr *a, cmrscl_csr *out)
 {
     if (out)
@@ -198,19 +232,14 @@ cmrscl_status cmrscl_csr_transpose(const cmrscl_csr *a, cmrscl_csr *out)
                            "no memory for the transpose of %lld entries", (long long)a->nnz);
     }
     /* A counting sort by column: row_ptr[c + 1] counts column c, the prefix sums make them
-     * the rows' starts, and walking A's rows in order leaves each row of the transpose in
-     * ascending column order (repeated entries in A's order). */
-    for (size_t k = 0; k < nnz; ++k)
-        ++t.row_ptr[a->col_ind[k] + 1];
+     * the rows' starts, the fill places each entry and leaves row_ptr[c] at row c's end. */
+    int threads = threads_for(a->nnz);
+    transpose_job job = {a, &t, false};
+    cmrs_parallel_run(threads, transpose_share, &job);
     for (int32_t c = 0; c < t.rows; ++c)
         t.row_ptr[c + 1] += t.row_ptr[c];
-    int64_t *next = t.row_ptr; /* row c's next slot, shifted back afterwards */
-    for (int32_t i = 0; i < a->rows; ++i)
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
-            int64_t slot = next[a->col_ind[k]]++;
-            t.col_ind[slot] = i;
-            t.values[slot] = a->values[k];
-        }
+    job.fill = true;
+    cmrs_parallel_run(threads, transpose_share, &job);
     for (int32_t c = t.rows; c > 0; --c)
         t.row_ptr[c] = t.row_ptr[c - 1];
     t.row_ptr[0] = 0;
