@@ -30,6 +30,35 @@ __kernel void amg_jacobi(const uint n, const real_t omega, __global const real_t
         x[i] += omega * dinv[i] * r[i];
 }
 
+/* Chebyshev's first step from x = 0 (amg_cycle.c, presmooth): x = d = c D^-1 b, and r = b for
+ * the products that follow. */
+__kernel void amg_cheb_first(const uint n, const real_t c, __global const real_t *restrict dinv,
+                             __global const real_t *restrict b, __global real_t *restrict x,
+                             __global real_t *restrict r, __global real_t *restrict d)
+{
+    const uint i = get_global_id(0);
+    if (i < n) {
+        const real_t v = c * dinv[i] * b[i];
+        x[i] = v;
+        d[i] = v;
+        r[i] = b[i];
+    }
+}
+
+/* A Chebyshev step once r is up to date: d = c1 d + c2 D^-1 r (d = c2 D^-1 r when c1 is 0:
+ * the first step, whatever d held), x += d. */
+__kernel void amg_cheb(const uint n, const real_t c1, const real_t c2,
+                       __global const real_t *restrict dinv, __global const real_t *restrict r,
+                       __global real_t *restrict d, __global real_t *restrict x)
+{
+    const uint i = get_global_id(0);
+    if (i < n) {
+        const real_t v = c1 == (real_t)0 ? c2 * dinv[i] * r[i] : c1 * d[i] + c2 * dinv[i] * r[i];
+        d[i] = v;
+        x[i] += v;
+    }
+}
+
 /* x = A^-1 b on the coarsest level with its dense inverse (row-major): COARSE_LANES work-items
  * a row, each adding every COARSE_LANES-th term (a warp reads one stretch of the row), then
  * their sums in a fixed tree - the same order every run. One work-item a row left the loads

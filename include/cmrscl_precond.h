@@ -37,12 +37,17 @@ typedef struct cmrscl_amg_options {
      * set-up and device memory. Borrowed: free it after the preconditioner. NULL: a copy; a
      * float cycle under a double matrix always makes its own (float) copy. */
     cmrscl_matrix matrix;
+    /* The smoother: 0 one damped-Jacobi sweep before and after the coarse correction; k in
+     * 2..CMRSCL_AMG_MAX_DEGREE a Chebyshev polynomial of degree k in D^-1 A (PyAMG's bounds,
+     * [1/30, 1.1] x rho): k products a sweep, fewer iterations */
+    int chebyshev;
 } cmrscl_amg_options;
 #define CMRSCL_AMG_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL                                          \
+        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL, 0                                       \
     }
 #define CMRSCL_AMG_MAX_LEVELS 16
+#define CMRSCL_AMG_MAX_DEGREE 8
 
 /* What a hierarchy is: its levels' sizes, complexities and set-up times by phase. */
 typedef struct cmrscl_amg_info {

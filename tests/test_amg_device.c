@@ -48,14 +48,24 @@ static void write_vector(cmrscl_context ctx, cl_mem to, const double *v, int32_t
     free(host);
 }
 
+/* The setup's options with the smoother of `degree` (1 Jacobi, 2.. Chebyshev). */
+static cmrs_amg_options smoother(int degree)
+{
+    cmrs_amg_options o;
+    cmrs_amg_options_default(&o);
+    o.degree = degree;
+    return o;
+}
+
 /* One cycle on a right-hand side of random values, level by level against the host's. */
-static void check_cycle(cmrscl_context ctx, const char *spec)
+static void check_cycle(cmrscl_context ctx, const char *spec, int degree)
 {
     cmrscl_csr a = {0};
     cmrs_amg_hierarchy h = {0};
     cmrs_amg_device d = {0};
+    cmrs_amg_options o = smoother(degree);
     CHECK_OK(cmrscl_csr_generate(spec, &a));
-    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
     CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, NULL, &d));
     if (test_failures)
         return;
@@ -70,7 +80,7 @@ static void check_cycle(cmrscl_context ctx, const char *spec)
     test_seed(57);
     for (int32_t i = 0; i < a.rows; ++i) /* representable in float: the same b on both sides */
         b[0][i] = (float)test_uniform(-1, 1);
-    cmrs_amg_vcycle_levels(&h, b, x, r);
+    CHECK_OK(cmrs_amg_vcycle_levels(&h, b, x, r));
     double *z = calloc((size_t)a.rows, sizeof(double));
     CHECK_OK(cmrs_amg_vcycle(&h, b[0], z));
     CHECK_MSG(!memcmp(z, x[0], (size_t)a.rows * sizeof(double)),
@@ -80,9 +90,9 @@ static void check_cycle(cmrscl_context ctx, const char *spec)
     write_vector(ctx, rd, b[0], a.rows);
     CHECK_OK(cmrs_amg_device_apply(&d, rd, zd));
     double *got = calloc((size_t)a.rows, sizeof(double));
-    printf("%s (%s, %d levels, coarse %d rows, %s):", spec,
-           prec == CMRSCL_DOUBLE ? "double" : "float", n, (int)h.coarse_rows,
-           h.coarse_lu ? "LU" : "Cholesky");
+    printf("%s (%s, %s, %d levels, coarse %d rows, %s):", spec,
+           prec == CMRSCL_DOUBLE ? "double" : "float", degree > 1 ? "Chebyshev" : "Jacobi", n,
+           (int)h.coarse_rows, h.coarse_lu ? "LU" : "Cholesky");
     for (int l = 0; l < n; ++l) {
         const char *names = l + 1 < n ? "bxr" : "bx";
         double worst = 0;
@@ -170,13 +180,14 @@ static int device_pcg(cmrscl_context ctx, cmrs_amg_device *d, const cmrscl_csr *
     return it;
 }
 
-static void check_pcg(cmrscl_context ctx, const char *spec)
+static void check_pcg(cmrscl_context ctx, const char *spec, int degree)
 {
     cmrscl_csr a = {0};
     cmrs_amg_hierarchy h = {0};
     cmrs_amg_device d = {0};
+    cmrs_amg_options o = smoother(degree);
     CHECK_OK(cmrscl_csr_generate(spec, &a));
-    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
     CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, NULL, &d));
     if (test_failures)
         return;
@@ -186,7 +197,8 @@ static void check_pcg(cmrscl_context ctx, const char *spec)
     int host = 0;
     CHECK_OK(cmrs_amg_pcg(&a, &h, b, x, 1e-8, 100, &host, NULL));
     int device = device_pcg(ctx, &d, &a, b, 1e-8, 100);
-    printf("%s: PCG to 1e-8, host cycle %d iterations, device cycle %d\n", spec, host, device);
+    printf("%s (degree %d): PCG to 1e-8, host cycle %d iterations, device cycle %d\n", spec, degree,
+           host, device);
     /* float's cycle is another preconditioner by its rounding: CG still converges, a little
      * later at most */
     int slack = prec == CMRSCL_DOUBLE ? 1 : 3;
@@ -217,10 +229,12 @@ int main(int argc, char **argv)
     /* convdiff is not symmetric: its coarsest level takes LU with pivots (and CG does not
      * apply) */
     const char *specs[] = {"stencil5:64", "stencil7:16", "stencil27:12", "convdiff:48"};
-    for (int i = 0; i < 4; ++i)
-        check_cycle(ctx, specs[i]);
-    for (int i = 0; i < 3; ++i)
-        check_pcg(ctx, specs[i]);
+    for (int degree = 1; degree <= 3; ++degree) { /* Jacobi, Chebyshev of degrees 2 and 3 */
+        for (int i = 0; i < 4; ++i)
+            check_cycle(ctx, specs[i], degree);
+        for (int i = 0; i < 3; ++i)
+            check_pcg(ctx, specs[i], degree);
+    }
     cmrscl_context_free(ctx);
     return test_finish("amg_device");
 }

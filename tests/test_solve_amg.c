@@ -5,6 +5,7 @@
  *     hierarchy (tests/ ground truth, host/precond/amg_cycle.c: within 1 in double), in far
  *     fewer than CG's; the hierarchy's facts (levels, rows, complexity, set-up times); the same
  *     bits from a second solve, and from level 0 on the solver's matrix (options.matrix);
+ *   - a Chebyshev smoother of degree 3 to the same threshold in no more iterations;
  *   - in double, the cycle in float (mixed precision) to the same threshold;
  *   - what must fail, named: AMG with BiCGStab, the object without the preconditioner asked
  *     and the other way round, an object of another size, a non-square matrix, a zero
@@ -114,6 +115,31 @@ static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)
     }
     cmrscl_solve_result_free(&third);
     cmrscl_precond_free(borrowing);
+    /* a Chebyshev smoother of degree 3: the threshold on the CPU's ||b - A x||, in no more
+     * iterations than Jacobi's */
+    cmrscl_amg_options cheb = CMRSCL_AMG_OPTIONS_INIT;
+    cheb.chebyshev = 3;
+    cmrscl_precond chebyshev = NULL;
+    cmrscl_solve_result fourth = {0};
+    if (m)
+        CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, &cheb, &chebyshev));
+    if (chebyshev) {
+        o.precond = chebyshev;
+        memset(x2, 0, sizeof(double) * (size_t)n);
+        CHECK_OK(solve(m, &o, b, x2, n, &fourth));
+        double cheb_cpu = ref_residual(&a, b, x2);
+        printf("%-14s %s: Chebyshev(3) smoother %d iterations (Jacobi %d), ||b - A x|| %.2e\n",
+               spec, prec == CMRSCL_DOUBLE ? "double" : "float", fourth.iterations, res.iterations,
+               cheb_cpu);
+        CHECK_MSG(fourth.converged &&
+                      cheb_cpu <= fourth.threshold * (prec == CMRSCL_DOUBLE ? 1.0001 : 1.01) &&
+                      fourth.iterations <= res.iterations,
+                  "%s: Chebyshev(3) %s after %d iterations (Jacobi %d), ||b - A x|| %g against %g",
+                  spec, cmrscl_solve_reason_name(fourth.reason), fourth.iterations, res.iterations,
+                  cheb_cpu, fourth.threshold);
+    }
+    cmrscl_solve_result_free(&fourth);
+    cmrscl_precond_free(chebyshev);
     cmrscl_solve_result_free(&res), cmrscl_solve_result_free(&again);
     cmrscl_solve_result_free(&plain);
     free(b), free(x), free(x2), free(xh), free(xp);
@@ -243,6 +269,13 @@ static void check_refusals(cmrscl_context ctx)
               "options.matrix of another size: %s (%s)", cmrscl_status_name(st),
               cmrscl_last_error());
     cmrscl_matrix_free(small_m);
+    /* a Chebyshev degree of 1 (Jacobi is 0) */
+    cmrscl_amg_options cheb = CMRSCL_AMG_OPTIONS_INIT;
+    cheb.chebyshev = 1;
+    st = cmrscl_precond_create_amg(ctx, prec, &a, &cheb, &bad);
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
+                  test_contains(cmrscl_last_error(), "chebyshev 1"),
+              "chebyshev 1: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
     cmrscl_precond_free(amg), cmrscl_precond_free(other);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a), cmrscl_csr_free(&small);

@@ -1,10 +1,13 @@
-/* amg_cycle.c - the AMG V-cycle on the host and CG preconditioned by it (issue 57): the ground
- * truth the device cycle will be checked against, and the way to see now that a hierarchy
- * converges. The smoother is damped Jacobi, one sweep before and one after the coarse
- * correction, omega = jacobi_scale / rho(D^-1 A) (4/3 / rho: 2/3 on a Poisson matrix, as
- * amgcl's damped_jacobi and PyAMG's ('jacobi', {'omega': 4/3}) with its withrho default):
- * the same sweep before and after keeps the cycle symmetric, and on the device it is a
- * product and a vector update, with no ordering between rows as Gauss-Seidel's. */
+/* amg_cycle.c - the AMG V-cycle on the host and CG preconditioned by it: the ground truth the
+ * device cycle is checked against, and the way to see that a hierarchy converges. The
+ * smoother is damped Jacobi, one sweep before and one after the coarse correction, omega =
+ * jacobi_scale / rho(D^-1 A) (4/3 / rho: 2/3 on a Poisson matrix, as amgcl's damped_jacobi
+ * and PyAMG's ('jacobi', {'omega': 4/3}) with its withrho default); or a Chebyshev polynomial
+ * in D^-1 A of degree k (PyAMG's 'chebyshev', its bounds [b / 30, b], b = 1.1 rho): k
+ * products a sweep where Jacobi takes one, a smoother whose damping of the high frequencies
+ * grows with k. The same sweep before and after keeps the cycle symmetric, and on the device
+ * each step is a product and a vector update, with no ordering between rows as
+ * Gauss-Seidel's. */
 #include "precond/precond.h"
 
 #include <math.h>
@@ -20,29 +23,92 @@ static void jacobi_sweep(const cmrs_amg_level *lv, const double *b, double *x, d
         x[i] += lv->jacobi_omega * lv->diag_inv[i] * r[i];
 }
 
-/* The vectors of one cycle: on level l, b[l], x[l] and r[l] of that level's rows (level 0's
- * b and x are the caller's). */
+void cmrs_amg_chebyshev(double rho, int step, double *c1, double *c2)
+{
+    double upper = 1.1 * rho, lower = upper / 30, theta = (upper + lower) / 2,
+           delta = (upper - lower) / 2, sigma = theta / delta, r = 1 / sigma;
+    *c1 = 0, *c2 = 1 / theta;
+    for (int k = 1; k <= step; ++k) { /* Saad's rho_k = 1 / (2 sigma - rho_(k-1)) */
+        double next = 1 / (2 * sigma - r);
+        *c1 = next * r, *c2 = 2 * next / delta;
+        r = next;
+    }
+}
+
+/* A Chebyshev step: d = c1 d + c2 D^-1 r (d = c2 D^-1 r at the first), x += d. */
+static void chebyshev_step(const cmrs_amg_level *lv, int step, const double *r, double *d,
+                           double *x)
+{
+    double c1, c2;
+    cmrs_amg_chebyshev(lv->rho, step, &c1, &c2);
+    for (int32_t i = 0; i < lv->A.rows; ++i) {
+        d[i] = step == 0 ? c2 * lv->diag_inv[i] * r[i] : c1 * d[i] + c2 * lv->diag_inv[i] * r[i];
+        x[i] += d[i];
+    }
+}
+
+/* The steps after the first, each r -= A d then a step. */
+static void chebyshev_rest(const cmrs_amg_hierarchy *h, const cmrs_amg_level *lv, double *r,
+                           double *d, double *x)
+{
+    for (int step = 1; step < h->degree; ++step) {
+        cmrscl_csr_spmv(&lv->A, -1.0, d, 1.0, r);
+        chebyshev_step(lv, step, r, d, x);
+    }
+}
+
+/* The vectors of one cycle: on level l, b[l], x[l], r[l] and d[l] (Chebyshev's direction) of
+ * that level's rows (level 0's b and x are the caller's). */
 typedef struct cycle_work {
-    double **b, **x, **r;
+    double **b, **x, **r, **d;
 } cycle_work;
 
-static void vcycle_level(const cmrs_amg_hierarchy *h, int l, const cycle_work *w)
+/* Pre-smoothing from x = 0, leaving r = b - A x: Jacobi's x = omega D^-1 b; Chebyshev's first
+ * step from r = b, the rest, and r -= A d. */
+static void presmooth(const cmrs_amg_hierarchy *h, const cmrs_amg_level *lv, const double *b,
+                      double *x, double *r, double *d)
 {
-    const cmrs_amg_level *lv = &h->level[l];
-    double *b = w->b[l], *x = w->x[l], *r = w->r[l];
-    if (l == h->levels - 1) {
-        cmrs_amg_coarse_solve(h->coarse_inverse, h->coarse_rows, b, x);
+    if (h->degree > 1) {
+        memset(x, 0, (size_t)lv->A.rows * sizeof(double));
+        memcpy(r, b, (size_t)lv->A.rows * sizeof(double));
+        chebyshev_step(lv, 0, r, d, x);
+        chebyshev_rest(h, lv, r, d, x);
+        cmrscl_csr_spmv(&lv->A, -1.0, d, 1.0, r);
         return;
     }
-    /* Pre-smoothing from x = 0 is x = omega D^-1 b. */
     for (int32_t i = 0; i < lv->A.rows; ++i)
         x[i] = lv->jacobi_omega * lv->diag_inv[i] * b[i];
     memcpy(r, b, (size_t)lv->A.rows * sizeof(double));
     cmrscl_csr_spmv(&lv->A, -1.0, x, 1.0, r);
+}
+
+/* Post-smoothing from x: r = b - A x, then Jacobi's sweep or Chebyshev's steps. */
+static void postsmooth(const cmrs_amg_hierarchy *h, const cmrs_amg_level *lv, const double *b,
+                       double *x, double *r, double *d)
+{
+    if (h->degree <= 1) {
+        jacobi_sweep(lv, b, x, r);
+        return;
+    }
+    memcpy(r, b, (size_t)lv->A.rows * sizeof(double));
+    cmrscl_csr_spmv(&lv->A, -1.0, x, 1.0, r);
+    chebyshev_step(lv, 0, r, d, x);
+    chebyshev_rest(h, lv, r, d, x);
+}
+
+static void vcycle_level(const cmrs_amg_hierarchy *h, int l, const cycle_work *w)
+{
+    const cmrs_amg_level *lv = &h->level[l];
+    double *b = w->b[l], *x = w->x[l], *r = w->r[l], *d = w->d[l];
+    if (l == h->levels - 1) {
+        cmrs_amg_coarse_solve(h->coarse_inverse, h->coarse_rows, b, x);
+        return;
+    }
+    presmooth(h, lv, b, x, r, d);
     cmrscl_csr_spmv(&lv->R, 1.0, r, 0.0, w->b[l + 1]);
     vcycle_level(h, l + 1, w);
     cmrscl_csr_spmv(&lv->P, 1.0, w->x[l + 1], 1.0, x);
-    jacobi_sweep(lv, b, x, r);
+    postsmooth(h, lv, b, x, r, d);
 }
 
 static void free_work(cycle_work *w, int levels)
@@ -59,17 +125,29 @@ static void free_work(cycle_work *w, int levels)
     free(w->r);
 }
 
-void cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x, double **r)
+cmrscl_status cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x,
+                                     double **r)
 {
-    cycle_work w = {b, x, r};
-    vcycle_level(h, 0, &w);
+    int n = h->levels;
+    cycle_work w = {b, x, r, calloc((size_t)n, sizeof(double *))};
+    bool ok = w.d != NULL;
+    for (int l = 0; ok && l < n && h->degree > 1; ++l)
+        ok = (w.d[l] = cmrscl_alloc((size_t)h->level[l].A.rows + 1, sizeof(double))) != NULL;
+    if (ok)
+        vcycle_level(h, 0, &w);
+    for (int l = 0; w.d && l < n; ++l)
+        free(w.d[l]);
+    free(w.d);
+    return ok ? CMRSCL_OK
+              : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                            "AMG V-cycle: Chebyshev's vectors of %d levels", n);
 }
 
 cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b, double *x)
 {
     int n = h->levels;
     cycle_work w = {calloc((size_t)n, sizeof(double *)), calloc((size_t)n, sizeof(double *)),
-                    calloc((size_t)n, sizeof(double *))};
+                    calloc((size_t)n, sizeof(double *)), NULL};
     bool ok = w.b && w.x && w.r;
     for (int l = 0; ok && l < n; ++l) {
         size_t rows = (size_t)h->level[l].A.rows;
@@ -78,8 +156,9 @@ cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b, doub
         w.r[l] = cmrscl_alloc(rows, sizeof(double));
         ok = w.b[l] && w.x[l] && w.r[l];
     }
-    if (ok)
-        cmrs_amg_vcycle_levels(h, w.b, w.x, w.r);
+    cmrscl_status st =
+        ok ? cmrs_amg_vcycle_levels(h, w.b, w.x, w.r)
+           : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG V-cycle: vectors of %d levels", n);
     if (w.b && w.x && w.r)
         free_work(&w, n);
     else {
@@ -87,9 +166,7 @@ cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b, doub
         free(w.x);
         free(w.r);
     }
-    return ok ? CMRSCL_OK
-              : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG V-cycle: vectors of %d levels",
-                            n);
+    return st;
 }
 
 static double dot(const double *x, const double *y, int32_t n)

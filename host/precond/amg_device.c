@@ -61,9 +61,11 @@ static cmrscl_status make_kernels(cmrs_amg_device *d)
     double seconds;
     cmrscl_program_source from;
     cmrscl_status st = cmrs_program_get(d->ctx, "amg.cl", options, &program, &seconds, &from);
-    const char *names[] = {"amg_presmooth", "amg_jacobi", "amg_coarse", "amg_narrow", "amg_widen"};
-    cl_kernel *kernels[] = {&d->presmooth, &d->jacobi, &d->coarse, &d->narrow, &d->widen};
-    for (int i = 0; i < (d->mixed ? 5 : 3) && st == CMRSCL_OK; ++i) {
+    const char *names[] = {"amg_presmooth", "amg_jacobi", "amg_coarse", "amg_cheb_first",
+                           "amg_cheb",      "amg_narrow", "amg_widen"};
+    cl_kernel *kernels[] = {&d->presmooth, &d->jacobi, &d->coarse, &d->cheb_first,
+                            &d->cheb,      &d->narrow, &d->widen};
+    for (int i = 0; i < (d->mixed ? 7 : 5) && st == CMRSCL_OK; ++i) {
         cl_int err;
         *kernels[i] = clCreateKernel(program, names[i], &err);
         if (!*kernels[i])
@@ -86,6 +88,7 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
     cmrs_amg_device_level *lv = &d->level[l];
     lv->rows = (cl_uint)hl->A.rows;
     lv->omega = hl->jacobi_omega;
+    lv->rho = hl->rho;
     cmrscl_status st = CMRSCL_OK;
     bool own = l > 0 || d->mixed; /* else level 0's are the caller's r and z */
     if (own)
@@ -96,6 +99,8 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
         return st;
     if (st == CMRSCL_OK)
         st = vector(d, lv->rows, &lv->r);
+    if (st == CMRSCL_OK && d->degree > 1)
+        st = vector(d, lv->rows, &lv->d);
     if (st == CMRSCL_OK)
         st = values_buffer(d, hl->diag_inv, lv->rows, &lv->diag_inv);
     if (st == CMRSCL_OK && !(l == 0 && d->borrowed_a0))
@@ -123,6 +128,7 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                              .coarse_rows = (cl_uint)h->coarse_rows,
                              .mixed = caller != precision,
                              .borrowed_a0 = a0 != NULL,
+                             .degree = h->degree,
                              .out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0};
     out->level = calloc((size_t)h->levels, sizeof *out->level);
     cmrscl_status st = out->level ? make_kernels(out)
@@ -161,26 +167,87 @@ static cmrscl_status product(const cmrs_amg_device *d, cmrscl_matrix m, double a
     return st;
 }
 
-/* A Jacobi kernel (n, omega, dinv, then the buffers) over the level's rows. */
-static cmrscl_status smooth(const cmrs_amg_device *d, cl_kernel k, const cmrs_amg_device_level *lv,
-                            int buffers, const cl_mem *mem)
+/* A vector kernel of cl/amg.cl over the level's rows: (n, the scalars in the precision, dinv,
+ * then the buffers). */
+static cmrscl_status level_kernel(const cmrs_amg_device *d, cl_kernel k,
+                                  const cmrs_amg_device_level *lv, int scalars, const double *value,
+                                  int buffers, const cl_mem *mem)
 {
     cl_int err = clSetKernelArg(k, 0, sizeof(cl_uint), &lv->rows);
-    if (d->precision == CMRSCL_DOUBLE)
-        err |= clSetKernelArg(k, 1, sizeof(double), &lv->omega);
-    else {
-        cl_float omega = (cl_float)lv->omega;
-        err |= clSetKernelArg(k, 1, sizeof omega, &omega);
+    cl_uint at = 1;
+    for (int i = 0; i < scalars; ++i, ++at) {
+        cl_float f = (cl_float)value[i];
+        err |= d->precision == CMRSCL_DOUBLE ? clSetKernelArg(k, at, sizeof(double), &value[i])
+                                             : clSetKernelArg(k, at, sizeof f, &f);
     }
-    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &lv->diag_inv);
+    err |= clSetKernelArg(k, at++, sizeof(cl_mem), &lv->diag_inv);
     for (int i = 0; i < buffers; ++i)
-        err |= clSetKernelArg(k, 3 + (cl_uint)i, sizeof(cl_mem), &mem[i]);
+        err |= clSetKernelArg(k, at++, sizeof(cl_mem), &mem[i]);
     size_t global = (lv->rows + d->local - 1) / d->local * d->local;
     if (err == CL_SUCCESS)
         err = order(d);
     if (err == CL_SUCCESS && global)
         err = clEnqueueNDRangeKernel(d->ctx->queue, k, 1, NULL, &global, &d->local, 0, NULL, NULL);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "AMG smoother kernel");
+}
+
+/* Chebyshev's step `step` (amg_cycle.c, chebyshev_step): d = c1 d + c2 D^-1 r, x += d. */
+static cmrscl_status chebyshev_step(const cmrs_amg_device *d, const cmrs_amg_device_level *lv,
+                                    int step)
+{
+    double c[2];
+    cmrs_amg_chebyshev(lv->rho, step, &c[0], &c[1]);
+    cl_mem mem[] = {lv->r, lv->d, lv->x};
+    return level_kernel(d, d->cheb, lv, 2, c, 3, mem);
+}
+
+/* The steps after the first, each r -= A d then a step (amg_cycle.c, chebyshev_rest). */
+static cmrscl_status chebyshev_rest(const cmrs_amg_device *d, const cmrs_amg_device_level *lv)
+{
+    cmrscl_status st = CMRSCL_OK;
+    for (int step = 1; step < d->degree && st == CMRSCL_OK; ++step) {
+        st = product(d, lv->A, -1.0, lv->d, 1.0, lv->r);
+        if (st == CMRSCL_OK)
+            st = chebyshev_step(d, lv, step);
+    }
+    return st;
+}
+
+/* Pre-smoothing from x = 0, leaving r = b - A x (amg_cycle.c, presmooth). */
+static cmrscl_status presmooth(const cmrs_amg_device *d, const cmrs_amg_device_level *lv)
+{
+    if (d->degree <= 1) { /* x = omega D^-1 b, r = b, r -= A x */
+        cl_mem mem[] = {lv->b, lv->x, lv->r};
+        cmrscl_status st = level_kernel(d, d->presmooth, lv, 1, &lv->omega, 3, mem);
+        return st == CMRSCL_OK ? product(d, lv->A, -1.0, lv->x, 1.0, lv->r) : st;
+    }
+    double c[2];
+    cmrs_amg_chebyshev(lv->rho, 0, &c[0], &c[1]);
+    cl_mem mem[] = {lv->b, lv->x, lv->r, lv->d};
+    cmrscl_status st = level_kernel(d, d->cheb_first, lv, 1, &c[1], 4, mem);
+    if (st == CMRSCL_OK)
+        st = chebyshev_rest(d, lv);
+    return st == CMRSCL_OK ? product(d, lv->A, -1.0, lv->d, 1.0, lv->r) : st;
+}
+
+/* Post-smoothing from x: r = b - A x, then Jacobi's sweep or Chebyshev's steps. */
+static cmrscl_status postsmooth(const cmrs_amg_device *d, const cmrs_amg_device_level *lv)
+{
+    cl_int err = order(d);
+    if (err == CL_SUCCESS && lv->rows)
+        err = clEnqueueCopyBuffer(d->ctx->queue, lv->b, lv->r, 0, 0, lv->rows * d->value_size, 0,
+                                  NULL, NULL);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueCopyBuffer (AMG)");
+    cmrscl_status st = product(d, lv->A, -1.0, lv->x, 1.0, lv->r);
+    if (st != CMRSCL_OK)
+        return st;
+    if (d->degree <= 1) { /* x += omega D^-1 r */
+        cl_mem mem[] = {lv->r, lv->x};
+        return level_kernel(d, d->jacobi, lv, 1, &lv->omega, 2, mem);
+    }
+    st = chebyshev_step(d, lv, 0);
+    return st == CMRSCL_OK ? chebyshev_rest(d, lv) : st;
 }
 
 static cmrscl_status coarse_solve(const cmrs_amg_device *d, cl_mem b, cl_mem x)
@@ -207,34 +274,21 @@ static cmrscl_status cycle_level(const cmrs_amg_device *d, int l)
     if (l == d->levels - 1)
         return coarse_solve(d, lv->b, lv->x);
     const cmrs_amg_device_level *next = &d->level[l + 1];
-    cl_mem pre[] = {lv->b, lv->x, lv->r}, post[] = {lv->r, lv->x};
-    cmrscl_status st = smooth(d, d->presmooth, lv, 3, pre); /* x = omega D^-1 b, r = b */
-    if (st == CMRSCL_OK)
-        st = product(d, lv->A, -1.0, lv->x, 1.0, lv->r);
+    cmrscl_status st = presmooth(d, lv);
     if (st == CMRSCL_OK)
         st = product(d, lv->R, 1.0, lv->r, 0.0, next->b);
     if (st == CMRSCL_OK)
         st = cycle_level(d, l + 1);
     if (st == CMRSCL_OK)
         st = product(d, lv->P, 1.0, next->x, 1.0, lv->x);
-    /* the post-smoothing sweep: r = b - A x, x += omega D^-1 r */
-    cl_int err = st == CMRSCL_OK ? order(d) : CL_SUCCESS;
-    if (st == CMRSCL_OK && err == CL_SUCCESS && lv->rows)
-        err = clEnqueueCopyBuffer(d->ctx->queue, lv->b, lv->r, 0, 0, lv->rows * d->value_size, 0,
-                                  NULL, NULL);
-    if (err != CL_SUCCESS)
-        return cmrscl_fail_cl(err, "clEnqueueCopyBuffer (AMG)");
-    if (st == CMRSCL_OK)
-        st = product(d, lv->A, -1.0, lv->x, 1.0, lv->r);
-    if (st == CMRSCL_OK)
-        st = smooth(d, d->jacobi, lv, 2, post);
-    return st;
+    return st == CMRSCL_OK ? postsmooth(d, lv) : st;
 }
 
 int cmrs_amg_device_commands(const cmrs_amg_device *d)
 {
-    /* cycle_level's seven a level, the coarse solve's one, the conversions' two */
-    return 7 * (d->levels - 1) + 1 + 2 * d->mixed;
+    /* a level's: the smoothers' 2 k + 1 (k the degree, Jacobi's 1) and the transfers' two;
+     * the coarse solve's one, the conversions' two */
+    return (4 * d->degree + 3) * (d->levels - 1) + 1 + 2 * d->mixed;
 }
 
 /* A conversion kernel (n, from, to) over level 0's rows. */
@@ -272,7 +326,8 @@ uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d)
         cmrscl_matrix m[] = {l == 0 && d->borrowed_a0 ? NULL : lv->A, lv->P, lv->R};
         for (int i = 0; i < 3; ++i)
             bytes += m[i] ? m[i]->params.device_bytes : 0;
-        int vectors = (l > 0 || d->mixed ? 2 : 0) + (lv->r != NULL) + (lv->diag_inv != NULL);
+        int vectors = (l > 0 || d->mixed ? 2 : 0) + (lv->r != NULL) + (lv->d != NULL) +
+                      (lv->diag_inv != NULL);
         bytes += (uint64_t)vectors * lv->rows * d->value_size;
     }
     return bytes;
@@ -308,14 +363,15 @@ void cmrs_amg_device_free(cmrs_amg_device *d)
         cmrscl_matrix_free(lv->P);
         cmrscl_matrix_free(lv->R);
         bool own = l > 0 || d->mixed;
-        cl_mem mem[] = {own ? lv->b : NULL, own ? lv->x : NULL, lv->r, lv->diag_inv};
-        for (int i = 0; i < 4; ++i)
+        cl_mem mem[] = {own ? lv->b : NULL, own ? lv->x : NULL, lv->r, lv->d, lv->diag_inv};
+        for (int i = 0; i < 5; ++i)
             if (mem[i])
                 clReleaseMemObject(mem[i]);
     }
     free(d->level);
-    cl_kernel k[] = {d->presmooth, d->jacobi, d->coarse, d->narrow, d->widen};
-    for (int i = 0; i < 5; ++i)
+    cl_kernel k[] = {d->presmooth, d->jacobi, d->coarse, d->cheb_first,
+                     d->cheb,      d->narrow, d->widen};
+    for (int i = 0; i < 7; ++i)
         if (k[i])
             clReleaseKernel(k[i]);
     if (d->coarse_inverse)

@@ -17,6 +17,7 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
                               .jacobi_scale = 4.0 / 3.0,
                               .power_iterations = 15,
                               .max_coarse = 500,
+                              .degree = 1,
                               .max_levels = 10,
                               .min_coarsening = 0.9,
                               .near_null_count = 1,
@@ -26,14 +27,15 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
 static cmrscl_status check_options(const cmrs_amg_options *o)
 {
     if (!(o->theta >= 0 && o->theta <= 1) || !(o->smooth_scale > 0) || !(o->jacobi_scale > 0) ||
-        o->power_iterations < 1 || o->max_coarse < 1 || o->max_levels < 1 ||
-        !(o->min_coarsening > 0 && o->min_coarsening <= 1))
+        o->power_iterations < 1 || o->max_coarse < 1 || o->max_levels < 1 || o->degree < 1 ||
+        o->degree > CMRSCL_AMG_MAX_DEGREE || !(o->min_coarsening > 0 && o->min_coarsening <= 1))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "AMG options: theta %g (0..1), smooth_scale %g and jacobi_scale %g "
                            "(> 0), power_iterations %d, max_coarse %d, max_levels %d (>= 1), "
-                           "min_coarsening %g (0..1]",
+                           "min_coarsening %g (0..1], degree %d (1..%d)",
                            o->theta, o->smooth_scale, o->jacobi_scale, o->power_iterations,
-                           (int)o->max_coarse, o->max_levels, o->min_coarsening);
+                           (int)o->max_coarse, o->max_levels, o->min_coarsening, o->degree,
+                           CMRSCL_AMG_MAX_DEGREE);
     if (o->near_null_count != 1 || o->near_null)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG near-null space: only the constant vector for now (%d vectors "
@@ -329,6 +331,7 @@ cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     if (!h.level)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);
     h.level[0].A = *a;
+    h.degree = o->degree;
     for (int l = 0; st == CMRSCL_OK; ++l) {
         h.levels = l + 1;
         double t0 = cmrscl_seconds();

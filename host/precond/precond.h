@@ -24,6 +24,7 @@ typedef struct cmrs_amg_options {
     double jacobi_scale;   /* the cycle's damped Jacobi: omega = jacobi_scale / rho, 4/3 */
     int power_iterations;  /* steps of the power method that estimates rho(D^-1 A), 15 */
     int32_t max_coarse;    /* stop when a level has at most this many rows, 500 */
+    int degree;            /* the smoother: 1 damped Jacobi, 2.. Chebyshev of that degree */
     bool float_cycle;      /* the device's hierarchy in float under a double solve */
     int max_levels;        /* at most this many levels (the finest counted), 10 */
     double min_coarsening; /* stop when the coarse level keeps more than this share, 0.9 */
@@ -56,6 +57,7 @@ typedef struct cmrs_amg_hierarchy {
     int32_t coarse_rows;
     double *coarse_inverse;
     bool coarse_lu;
+    int degree;                 /* the cycle's smoother (the options'): 1 Jacobi, 2.. Chebyshev */
     double operator_complexity; /* sum of the levels' entries / entries of A */
     double grid_complexity;     /* sum of the levels' rows / rows of A */
     cmrs_amg_times times;
@@ -122,9 +124,12 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const d
                                             double *x);
 /* The same cycle on vectors the caller keeps, to look at each level's after it: b[l], x[l]
  * and r[l] of level l's rows (b[0] the right-hand side, x[0] the result; the last level's
- * r[l] is not used). */
-CMRSCL_HIDDEN void cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x,
-                                          double **r);
+ * r[l] is not used). ERROR_OUT_OF_HOST_MEMORY for Chebyshev's vectors. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b,
+                                                   double **x, double **r);
+/* Chebyshev's step `step` (0 the first) for rho(D^-1 A) = rho: d = c1 d + c2 D^-1 r (c1 0 at
+ * the first), over PyAMG's interval [b / 30, b], b = 1.1 rho (Saad's Chebyshev iteration). */
+CMRSCL_HIDDEN void cmrs_amg_chebyshev(double rho, int step, double *c1, double *c2);
 /* CG on A x = b from the x given, preconditioned by one V-cycle of h (h NULL: plain CG),
  * until ||b - A x|| <= rtol ||b|| or max_iterations. *iterations and *relres (may be NULL)
  * say where it stopped; ERROR_BREAKDOWN when p^T A p <= 0. */
@@ -141,8 +146,9 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_pcg(const cmrscl_csr *a, const cmrs_amg_hie
 typedef struct cmrs_amg_device_level {
     cmrscl_matrix A, P, R; /* NULL on the last level */
     cl_mem b, x, r;        /* rows values each; r NULL on the last level */
+    cl_mem d;              /* Chebyshev's direction; NULL with Jacobi and on the last level */
     cl_mem diag_inv;       /* NULL on the last level */
-    double omega;
+    double omega, rho;     /* Jacobi's weight; rho(D^-1 A), Chebyshev's interval */
     cl_uint rows;
 } cmrs_amg_device_level;
 
@@ -155,7 +161,9 @@ typedef struct cmrs_amg_device {
     cl_mem coarse_inverse; /* row-major */
     cl_uint coarse_rows;
     cl_kernel presmooth, jacobi, coarse; /* cl/amg.cl */
+    cl_kernel cheb_first, cheb;          /* Chebyshev's steps */
     cl_kernel narrow, widen;             /* the caller's r in, z out: mixed precision only */
+    int degree;                          /* the smoother: 1 Jacobi, 2.. Chebyshev */
     bool mixed;                          /* a float cycle for double r and z */
     bool borrowed_a0;                    /* level 0's A is the caller's */
     size_t local;                        /* their work-group */

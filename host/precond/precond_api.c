@@ -35,6 +35,13 @@ static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options 
     out->float_cycle = o.float_cycle != 0;
     if (size >= offsetof(cmrscl_amg_options, matrix) + sizeof o.matrix)
         *level0 = o.matrix;
+    if (size >= offsetof(cmrscl_amg_options, chebyshev) + sizeof o.chebyshev) {
+        if (o.chebyshev == 1 || o.chebyshev < 0 || o.chebyshev > CMRSCL_AMG_MAX_DEGREE)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "AMG options: chebyshev %d (0: Jacobi, or a degree 2..%d)",
+                               o.chebyshev, CMRSCL_AMG_MAX_DEGREE);
+        out->degree = o.chebyshev ? o.chebyshev : 1;
+    }
     out->smooth = !o.unsmoothed;
     if (o.max_coarse)
         out->max_coarse = o.max_coarse;

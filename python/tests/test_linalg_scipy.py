@@ -284,3 +284,9 @@ def test_amg_on_the_device(context):
     assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
     with pytest.raises(TypeError, match="float_cycle"):
         la.amg(mat, float_cycle="yes")
+    # a Chebyshev smoother of degree 3: fewer iterations than Jacobi's, the same threshold
+    x, cheb = la.solve(mat, b, rtol=1e-8, M=la.amg(mat, chebyshev=3))
+    assert cheb.converged and cheb.iterations < result.iterations
+    assert np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
+    with pytest.raises(ValueError, match="chebyshev 1"):
+        la.amg(mat, chebyshev=1)

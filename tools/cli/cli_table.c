@@ -114,6 +114,9 @@ const cli_flag cli_flags[] = {
      "its V-cycle on the device; with cg)"},
     {"amg-float", OPT_AMG_FLOAT, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg in double: the hierarchy and its cycle in float (mixed precision)"},
+    {"amg-chebyshev", OPT_AMG_CHEBYSHEV, "K", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "with --precond amg: a Chebyshev smoother of degree K (2..8; K products a sweep) instead "
+     "of damped Jacobi"},
     {"tol", OPT_TOL, "R", CMD_SOLVE, CLI_GROUP_SOLVE,
      "relative tolerance: stop once ||r|| <= max(R ||b||, atol) (default 1e-5; 0 with --atol: "
      "absolute alone)"},

@@ -248,6 +248,10 @@ int cmd_solve(const cli_options *opt)
                 lm.csr.rows, lm.csr.cols);
         rc = EXIT_USAGE;
     }
+    if (!rc && opt->amg_chebyshev && opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG) {
+        fprintf(stderr, "%s: --amg-chebyshev: the smoother of --precond amg\n", cli_name);
+        rc = EXIT_USAGE;
+    }
     if (!rc && opt->amg_float &&
         (opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG ||
          opt->precision != CMRSCL_DOUBLE)) {
@@ -280,6 +284,7 @@ int cmd_solve(const cli_options *opt)
         cmrscl_amg_options ao = CMRSCL_AMG_OPTIONS_INIT;
         ao.float_cycle = opt->amg_float;
         ao.matrix = m; /* level 0 on the solver's matrix */
+        ao.chebyshev = opt->amg_chebyshev;
         if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, &ao, &amg)) != CMRSCL_OK)
             rc = cli_fail("setting up AMG", st);
         so.precond = amg;

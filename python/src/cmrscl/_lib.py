@@ -131,7 +131,7 @@ MONITOR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double)
 class AmgOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("theta", c_double), ("unsmoothed", c_int),
                 ("max_coarse", c_int), ("max_levels", c_int), ("float_cycle", c_int),
-                ("matrix", c_void_p)]
+                ("matrix", c_void_p), ("chebyshev", c_int)]
 
 
 AMG_MAX_LEVELS = 16

@@ -240,12 +240,13 @@ class AMG(sla.LinearOperator):
 
     A: a cmrscl.Matrix (its precision and context) or a scipy.sparse matrix (precision None:
     float for float32 values, else double). float_cycle: in double, the hierarchy and its cycle
-    in float (mixed precision: half the bytes a cycle streams; r and z stay double). Facts:
+    in float (mixed precision: half the bytes a cycle streams; r and z stay double). chebyshev:
+    0 damped Jacobi, or a Chebyshev smoother of that degree (2..8; products a sweep). Facts:
     levels, rows, entries (a level each), operator_complexity, grid_complexity, device_bytes,
     cycle_dtype, setup_seconds (a dict by phase)."""
 
     def __init__(self, A, precision=None, context=None, *, theta=0.0, unsmoothed=False,
-                 max_coarse=None, max_levels=None, float_cycle=False):
+                 max_coarse=None, max_levels=None, float_cycle=False, chebyshev=0):
         if isinstance(A, Matrix):
             mat = A
         elif scipy.sparse.issparse(A):
@@ -270,6 +271,9 @@ class AMG(sla.LinearOperator):
             raise TypeError(f"float_cycle must be True or False, not {float_cycle!r}")
         opt.float_cycle = 1 if float_cycle else 0
         opt.matrix = mat.handle()  # level 0 on the matrix itself (kept alive by self.matrix)
+        opt.chebyshev = _count(chebyshev, "chebyshev", 0, low=0)
+        if opt.chebyshev == 1 or opt.chebyshev > 8:
+            raise ValueError(f"chebyshev {opt.chebyshev}: 0 (damped Jacobi) or a degree 2..8")
         handle = c_void_p()
         check(lib.cmrscl_precond_create_amg(mat.context.handle(), mat._precision,
                                             ctypes.byref(csr), ctypes.byref(opt),
