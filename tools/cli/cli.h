@@ -54,8 +54,9 @@ typedef struct cli_options {
     cmrscl_solve_options solve;
     const char *rhs;
     bool fixed_iterations, tol_given, rtol_given;
-    bool amg_float;    /* --amg-float: AMG's cycle in float under a double solve */
-    int amg_chebyshev; /* --amg-chebyshev K: the smoother's degree (0: Jacobi) */
+    bool amg_float;      /* --amg-float: AMG's cycle in float under a double solve */
+    int amg_chebyshev;   /* --amg-chebyshev K: the smoother's degree (0: Jacobi) */
+    bool amg_unsmoothed; /* --amg-unsmoothed: plain aggregation, P = T */
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
@@ -111,6 +112,7 @@ enum {
     OPT_PRECOND,
     OPT_AMG_FLOAT,
     OPT_AMG_CHEBYSHEV,
+    OPT_AMG_UNSMOOTHED,
     OPT_TOL,
     OPT_ATOL,
     OPT_MAX_ITER,

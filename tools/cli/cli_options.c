@@ -166,6 +166,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
                (o->size_mb > 0 || usage_error("--size", "a positive number of MB", arg));
     case OPT_NO_VERIFY: o->verify = false; return true;
     case OPT_AMG_FLOAT: o->amg_float = true; return true;
+    case OPT_AMG_UNSMOOTHED: o->amg_unsmoothed = true; return true;
     case OPT_AMG_CHEBYSHEV:
         return parse_int("--amg-chebyshev", arg, 2, CMRSCL_AMG_MAX_DEGREE, &o->amg_chebyshev);
     case OPT_TRANSPOSE: o->transpose = true; return true;

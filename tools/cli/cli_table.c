@@ -117,6 +117,9 @@ const cli_flag cli_flags[] = {
     {"amg-chebyshev", OPT_AMG_CHEBYSHEV, "K", CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg: a Chebyshev smoother of degree K (2..8; K products a sweep) instead "
      "of damped Jacobi"},
+    {"amg-unsmoothed", OPT_AMG_UNSMOOTHED, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
+     "with --precond amg: plain aggregation (P the tentative prolongator: cheaper set-up and "
+     "cycle, more iterations)"},
     {"tol", OPT_TOL, "R", CMD_SOLVE, CLI_GROUP_SOLVE,
      "relative tolerance: stop once ||r|| <= max(R ||b||, atol) (default 1e-5; 0 with --atol: "
      "absolute alone)"},

@@ -248,8 +248,10 @@ int cmd_solve(const cli_options *opt)
                 lm.csr.rows, lm.csr.cols);
         rc = EXIT_USAGE;
     }
-    if (!rc && opt->amg_chebyshev && opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG) {
-        fprintf(stderr, "%s: --amg-chebyshev: the smoother of --precond amg\n", cli_name);
+    if (!rc && (opt->amg_chebyshev || opt->amg_unsmoothed) &&
+        opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG) {
+        fprintf(stderr, "%s: --amg-%s: an option of --precond amg\n", cli_name,
+                opt->amg_chebyshev ? "chebyshev" : "unsmoothed");
         rc = EXIT_USAGE;
     }
     if (!rc && opt->amg_float &&
@@ -285,6 +287,7 @@ int cmd_solve(const cli_options *opt)
         ao.float_cycle = opt->amg_float;
         ao.matrix = m; /* level 0 on the solver's matrix */
         ao.chebyshev = opt->amg_chebyshev;
+        ao.unsmoothed = opt->amg_unsmoothed;
         if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, &ao, &amg)) != CMRSCL_OK)
             rc = cli_fail("setting up AMG", st);
         so.precond = amg;
