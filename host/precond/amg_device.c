@@ -43,7 +43,8 @@ static cmrscl_status vector(const cmrs_amg_device *d, size_t n, cl_mem *out)
 }
 
 /* The coarse solve's work-items a row (cl/amg.cl, amg_coarse): a warp's width, at most the
- * group (both powers of two). */
+ * group (both powers of two); one a row left the loads of its long chain of additions exposed
+ * (docs/dev/PERFORMANCE.md, COARSE_LANES). */
 static size_t coarse_lanes(const cmrs_amg_device *d) { return d->local < 32 ? d->local : 32; }
 
 /* cl/amg.cl's kernels for the precision, each run in groups of `local`. */
