@@ -48,6 +48,14 @@ static cmrscl_status check_options(const cmrs_amg_options *o)
  * keeps its first row whose diagonal is missing, zero or negative (-1: none), and the first
  * piece that has one names it. */
 #define POWER_PIECE 8192
+
+/* Piece `piece`'s rows [begin, end) of `rows`. */
+static void piece_rows(int64_t piece, int64_t rows, int64_t *begin, int64_t *end)
+{
+    *begin = piece * POWER_PIECE;
+    *end = *begin + POWER_PIECE < rows ? *begin + POWER_PIECE : rows;
+}
+
 typedef struct diagonal_job {
     const cmrscl_csr *a;
     double *d;
@@ -58,8 +66,8 @@ static void diagonal_piece(void *ctx, int64_t piece)
 {
     const diagonal_job *j = ctx;
     const cmrscl_csr *a = j->a;
-    int64_t begin = piece * POWER_PIECE, end = begin + POWER_PIECE;
-    end = end < a->rows ? end : a->rows;
+    int64_t begin, end;
+    piece_rows(piece, a->rows, &begin, &end);
     j->bad[piece] = -1;
     for (int64_t i = begin; i < end; ++i) {
         double v = 0;
@@ -115,8 +123,8 @@ static void power_piece(void *ctx, int64_t piece)
 {
     const power_job *j = ctx;
     const cmrscl_csr *a = j->a;
-    int64_t begin = piece * POWER_PIECE, end = begin + POWER_PIECE;
-    end = end < a->rows ? end : a->rows;
+    int64_t begin, end;
+    piece_rows(piece, a->rows, &begin, &end);
     double xay = 0, xdx = 0, yy = 0, s = j->scale;
     for (int64_t i = begin; i < end; ++i) {
         double ax = 0;
@@ -179,8 +187,8 @@ static void smooth_piece(void *ctx, int64_t piece)
     const smooth_job *j = ctx;
     const cmrscl_csr *t = &j->l->T;
     cmrscl_csr *p = j->p;
-    int64_t begin = piece * POWER_PIECE, end = begin + POWER_PIECE;
-    end = end < p->rows ? end : p->rows;
+    int64_t begin, end;
+    piece_rows(piece, p->rows, &begin, &end);
     for (int64_t i = begin; i < end; ++i) {
         double w = j->omega * j->l->diag_inv[i];
         for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
