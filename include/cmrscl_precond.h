@@ -77,6 +77,13 @@ CMRSCL_API cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_pr
                                                    const cmrscl_amg_options *opt,
                                                    cmrscl_precond *out);
 CMRSCL_API cmrscl_status cmrscl_precond_amg_info(cmrscl_precond p, cmrscl_amg_info *out);
+/* New values of A, its pattern unchanged (a time step, a Newton step): the hierarchy computed
+ * again on the same aggregates - diagonals, smoothers, prolongators, Galerkin operators, the
+ * coarse inverse - and its device matrices updated in place; cheaper than a new one by the
+ * strength and aggregation phases and the device matrices' plans. A level-0 matrix borrowed
+ * through cmrscl_amg_options.matrix is its owner's to update (cmrscl_matrix_update_values).
+ * The info's times become the update's. ERROR_INVALID_MATRIX when the pattern differs. */
+CMRSCL_API cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrscl_csr *a);
 /* z = M r, enqueued on the context's queue (buffers of the precision, of the matrix's rows);
  * returns when enqueued. */
 CMRSCL_API cmrscl_status cmrscl_precond_apply(cmrscl_precond p, cl_mem r, cl_mem z);

@@ -6,6 +6,7 @@
  *     fewer than CG's; the hierarchy's facts (levels, rows, complexity, set-up times); the same
  *     bits from a second solve, and from level 0 on the solver's matrix (options.matrix);
  *   - a Chebyshev smoother of degree 3 to the same threshold in no more iterations;
+ *   - an update to new values of the same pattern solving as a preconditioner made anew;
  *   - in double, the cycle in float (mixed precision) to the same threshold;
  *   - what must fail, named: AMG with BiCGStab, the object without the preconditioner asked
  *     and the other way round, an object of another size, a non-square matrix, a zero
@@ -209,6 +210,61 @@ static void check_float_cycle(cmrscl_context ctx, const char *spec)
     cmrscl_csr_free(&a);
 }
 
+/* New values of the same pattern (cmrscl_precond_amg_update): the updated preconditioner
+ * solves as one made anew from those values does - the same iterations and x bit for bit
+ * (theta 0: the aggregates hang on the pattern alone) - level 0 borrowed from the solver's
+ * matrix, which is updated first; a matrix of another pattern is refused by name. */
+static void check_update(cmrscl_context ctx, const char *spec)
+{
+    cmrscl_csr a, other;
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    CHECK_OK(cmrscl_csr_generate("stencil5:9", &other));
+    int n = a.rows;
+    cmrscl_matrix m = NULL;
+    cmrscl_precond updated = NULL, fresh = NULL;
+    cmrscl_amg_options ao = CMRSCL_AMG_OPTIONS_INIT;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
+    ao.matrix = m;
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, &ao, &updated));
+    /* twice the values, the diagonal 0.5 more: SPD still, another spectrum */
+    for (int32_t i = 0; i < a.rows; ++i)
+        for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+            a.values[k] = 2 * a.values[k] + (a.col_ind[k] == i ? 0.5 : 0.0);
+    if (m && updated) {
+        CHECK_OK(cmrscl_matrix_update_values(m, a.values, CMRSCL_DOUBLE));
+        CHECK_OK(cmrscl_precond_amg_update(updated, &a));
+        CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, &ao, &fresh));
+    }
+    double *b = malloc(sizeof(double) * (size_t)n), *x = calloc((size_t)n, sizeof(double)),
+           *x2 = calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; ++i)
+        b[i] = 1.0 + (i % 5) / 5.0;
+    cmrscl_solve_options o = {.rtol = prec == CMRSCL_DOUBLE ? 1e-8 : 1e-4,
+                              .preconditioner = CMRSCL_PRECONDITIONER_AMG,
+                              .precond = updated};
+    cmrscl_solve_result ru = {0}, rf = {0};
+    if (fresh) {
+        CHECK_OK(solve(m, &o, b, x, n, &ru));
+        o.precond = fresh;
+        CHECK_OK(solve(m, &o, b, x2, n, &rf));
+        printf("%-14s %s: updated AMG %d iterations, made anew %d\n", spec,
+               prec == CMRSCL_DOUBLE ? "double" : "float", ru.iterations, rf.iterations);
+        CHECK_MSG(ru.converged && ru.iterations == rf.iterations &&
+                      !memcmp(x, x2, sizeof(double) * (size_t)n),
+                  "%s: updated %d iterations, made anew %d; x %s", spec, ru.iterations,
+                  rf.iterations, memcmp(x, x2, sizeof(double) * (size_t)n) ? "differs" : "same");
+    }
+    cmrscl_status st = updated ? cmrscl_precond_amg_update(updated, &other) : CMRSCL_OK;
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_MATRIX &&
+                  test_contains(cmrscl_last_error(), "is not the set-up's"),
+              "another pattern: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+    cmrscl_solve_result_free(&ru), cmrscl_solve_result_free(&rf);
+    free(b), free(x), free(x2);
+    cmrscl_precond_free(updated), cmrscl_precond_free(fresh);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a), cmrscl_csr_free(&other);
+}
+
 /* What must fail, each with a message naming it. */
 static void check_refusals(cmrscl_context ctx)
 {
@@ -298,6 +354,8 @@ int main(int argc, char **argv)
     check_amg_cg(ctx, "stencil5:64", dbl ? 1e-8 : 1e-4);
     check_amg_cg(ctx, "stencil7:16", dbl ? 1e-8 : 1e-4);
     check_amg_cg(ctx, "stencil27:12", dbl ? 1e-8 : 1e-4);
+    check_update(ctx, "stencil5:64");
+    check_update(ctx, "stencil27:12");
     if (dbl) {
         check_float_cycle(ctx, "stencil5:64");
         check_float_cycle(ctx, "stencil7:16");

@@ -34,6 +34,26 @@ static cmrscl_status values_buffer(const cmrs_amg_device *d, const double *v, si
     return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG level)");
 }
 
+/* v (n doubles, rounded for float) into the read-only buffer `to`. */
+static cmrscl_status write_values(const cmrs_amg_device *d, cl_mem to, const double *v, size_t n)
+{
+    void *host = (void *)v;
+    if (d->precision == CMRSCL_FLOAT && n) {
+        float *f = cmrscl_alloc(n, sizeof(float));
+        if (!f)
+            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: %zu values", n);
+        for (size_t i = 0; i < n; ++i)
+            f[i] = (float)v[i];
+        host = f;
+    }
+    cl_int err = n ? clEnqueueWriteBuffer(d->ctx->queue, to, CL_TRUE, 0, n * d->value_size, host, 0,
+                                          NULL, NULL)
+                   : CL_SUCCESS;
+    if (host != v)
+        free(host);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer (AMG)");
+}
+
 /* A work vector of n values. */
 static cmrscl_status vector(const cmrs_amg_device *d, size_t n, cl_mem *out)
 {
@@ -283,6 +303,41 @@ static cmrscl_status cycle_level(const cmrs_amg_device *d, int l)
     if (st == CMRSCL_OK)
         st = product(d, lv->P, 1.0, next->x, 1.0, lv->x);
     return st == CMRSCL_OK ? postsmooth(d, lv) : st;
+}
+
+/* Matrix m's values from the CSR c of the same pattern. */
+static cmrscl_status update_matrix(cmrscl_matrix m, const cmrscl_csr *c, int l, const char *which)
+{
+    if (m->params.nnz != c->nnz)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                           "AMG update: level %d's %s has %lld entries, %lld at set-up: A's "
+                           "pattern changed (make a new preconditioner)",
+                           l, which, (long long)c->nnz, (long long)m->params.nnz);
+    return cmrscl_matrix_update_values(m, c->values, CMRSCL_DOUBLE);
+}
+
+cmrscl_status cmrs_amg_device_update(cmrs_amg_device *d, const cmrs_amg_hierarchy *h)
+{
+    if (h->levels != d->levels || (cl_uint)h->coarse_rows != d->coarse_rows)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                           "AMG update: %d levels (coarsest %d rows), %d (%u) at set-up", h->levels,
+                           (int)h->coarse_rows, d->levels, d->coarse_rows);
+    cmrscl_status st = CMRSCL_OK;
+    for (int l = 0; l + 1 < h->levels && st == CMRSCL_OK; ++l) {
+        const cmrs_amg_level *hl = &h->level[l];
+        cmrs_amg_device_level *lv = &d->level[l];
+        lv->omega = hl->jacobi_omega, lv->rho = hl->rho;
+        st = write_values(d, lv->diag_inv, hl->diag_inv, lv->rows);
+        if (st == CMRSCL_OK && !(l == 0 && d->borrowed_a0))
+            st = update_matrix(lv->A, &hl->A, l, "A");
+        if (st == CMRSCL_OK)
+            st = update_matrix(lv->P, &hl->P, l, "P");
+        if (st == CMRSCL_OK)
+            st = update_matrix(lv->R, &hl->R, l, "R");
+    }
+    return st == CMRSCL_OK ? write_values(d, d->coarse_inverse, h->coarse_inverse,
+                                          (size_t)h->coarse_rows * h->coarse_rows)
+                           : st;
 }
 
 int cmrs_amg_device_commands(const cmrs_amg_device *d)

@@ -227,12 +227,39 @@ static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
     return CMRSCL_OK;
 }
 
-/* Strength, aggregates, T, P and R of level l, and A of level l + 1. *count 0 (and nothing
- * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows. */
-static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
-                             int32_t *count)
+/* T, P and R of level l from its aggregates (count of them), and A of level l + 1; t2: when
+ * the prolongator's phase began. */
+static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
+                                 int32_t count, double t2)
 {
     cmrs_amg_level *lv = &h->level[l];
+    cmrscl_status st = cmrs_amg_tentative(lv->aggregate, lv->A.rows, count, &lv->T);
+    if (st == CMRSCL_OK && o->smooth)
+        st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
+    else if (st == CMRSCL_OK)
+        st = copy_csr(&lv->T, &lv->P);
+    if (st == CMRSCL_OK)
+        st = cmrscl_csr_transpose(&lv->P, &lv->R);
+    double t3 = cmrscl_seconds();
+    h->times.prolongator += t3 - t2;
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, &h->level[l + 1].A);
+    h->times.rap += cmrscl_seconds() - t3;
+    return st;
+}
+
+/* Strength, aggregates, T, P and R of level l, and A of level l + 1. *count 0 (and nothing
+ * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows.
+ * With g, its aggregates instead of strength and aggregation. */
+static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
+                             const cmrs_amg_aggregates *g, int32_t *count)
+{
+    cmrs_amg_level *lv = &h->level[l];
+    if (g) {
+        lv->aggregate = g->aggregate[l];
+        *count = g->count[l];
+        return build_level(h, l, o, *count, cmrscl_seconds());
+    }
     cmrscl_csr s = {0};
     double t0 = cmrscl_seconds();
     cmrscl_status st = cmrs_amg_strength(&lv->A, o->theta, &s);
@@ -255,19 +282,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         *count = 0;
         return CMRSCL_OK;
     }
-    st = cmrs_amg_tentative(lv->aggregate, lv->A.rows, *count, &lv->T);
-    if (st == CMRSCL_OK && o->smooth)
-        st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
-    else if (st == CMRSCL_OK)
-        st = copy_csr(&lv->T, &lv->P);
-    if (st == CMRSCL_OK)
-        st = cmrscl_csr_transpose(&lv->P, &lv->R);
-    double t3 = cmrscl_seconds();
-    h->times.prolongator += t3 - t2;
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, &h->level[l + 1].A);
-    h->times.rap += cmrscl_seconds() - t3;
-    return st;
+    return build_level(h, l, o, *count, t2);
 }
 
 void cmrs_amg_free(cmrs_amg_hierarchy *h)
@@ -281,7 +296,8 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
         cmrscl_csr_free(&lv->T);
         cmrscl_csr_free(&lv->P);
         cmrscl_csr_free(&lv->R);
-        free(lv->aggregate);
+        if (!h->borrowed_aggregates)
+            free(lv->aggregate);
         free(lv->diag_inv);
     }
     free(h->level);
@@ -321,8 +337,9 @@ static void complexities(cmrs_amg_hierarchy *h)
     h->grid_complexity = rows / (double)h->level[0].A.rows;
 }
 
-cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
-                             cmrs_amg_hierarchy *out)
+/* cmrs_amg_setup, or cmrs_amg_setup_again with g. */
+static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                           const cmrs_amg_aggregates *g, cmrs_amg_hierarchy *out)
 {
     double start = cmrscl_seconds();
     cmrs_amg_options defaults;
@@ -340,15 +357,17 @@ cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);
     h.level[0].A = *a;
     h.degree = o->degree;
+    h.borrowed_aggregates = g != NULL;
     for (int l = 0; st == CMRSCL_OK; ++l) {
         h.levels = l + 1;
         double t0 = cmrscl_seconds();
         st = level_smoother(&h.level[l], l, o);
         h.times.smoother += cmrscl_seconds() - t0;
-        if (st != CMRSCL_OK || l + 1 == o->max_levels || h.level[l].A.rows <= o->max_coarse)
+        if (st != CMRSCL_OK || l + 1 == (g ? g->levels : o->max_levels) ||
+            (!g && h.level[l].A.rows <= o->max_coarse))
             break;
         int32_t count = 0;
-        st = coarsen(&h, l, o, &count);
+        st = coarsen(&h, l, o, g, &count);
         if (count == 0)
             break;
     }
@@ -369,4 +388,41 @@ cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     h.times.total = cmrscl_seconds() - start;
     *out = h;
     return CMRSCL_OK;
+}
+
+cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                             cmrs_amg_hierarchy *out)
+{
+    return setup(a, opt, NULL, out);
+}
+
+cmrscl_status cmrs_amg_setup_again(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                                   const cmrs_amg_aggregates *g, cmrs_amg_hierarchy *out)
+{
+    return setup(a, opt, g, out);
+}
+
+cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregates *out)
+{
+    int n = h->levels - 1;
+    *out = (cmrs_amg_aggregates){h->levels, calloc((size_t)n + 1, sizeof(int32_t *)),
+                                 calloc((size_t)n + 1, sizeof(int32_t))};
+    if (!out->aggregate || !out->count) {
+        cmrs_amg_aggregates_free(out);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the aggregates of %d levels", n);
+    }
+    for (int l = 0; l < n; ++l) {
+        out->aggregate[l] = h->level[l].aggregate, h->level[l].aggregate = NULL;
+        out->count[l] = h->level[l + 1].A.rows;
+    }
+    return CMRSCL_OK;
+}
+
+void cmrs_amg_aggregates_free(cmrs_amg_aggregates *g)
+{
+    for (int l = 0; g->aggregate && l + 1 < g->levels; ++l)
+        free(g->aggregate[l]);
+    free(g->aggregate);
+    free(g->count);
+    *g = (cmrs_amg_aggregates){0};
 }

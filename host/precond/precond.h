@@ -51,6 +51,7 @@ typedef struct cmrs_amg_times {
 
 typedef struct cmrs_amg_hierarchy {
     int levels;
+    bool borrowed_aggregates; /* set up again from aggregates kept elsewhere */
     cmrs_amg_level *level;
     /* The coarsest level's dense inverse (row-major, coarse_rows^2), from its Cholesky factor
      * when its A is SPD, else from LU with partial pivoting (coarse_lu). */
@@ -73,6 +74,23 @@ CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
                                            cmrs_amg_hierarchy *out);
 CMRSCL_HIDDEN void cmrs_amg_free(cmrs_amg_hierarchy *h);
+
+/* A hierarchy's aggregates, kept to set it up again for new values of the same pattern:
+ * aggregate[l] of level l's rows and count[l] aggregates, for the levels - 1 coarsened. */
+typedef struct cmrs_amg_aggregates {
+    int levels;
+    int32_t **aggregate, *count;
+} cmrs_amg_aggregates;
+/* Moves h's aggregates into *out (h no longer frees them). */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h,
+                                                     cmrs_amg_aggregates *out);
+CMRSCL_HIDDEN void cmrs_amg_aggregates_free(cmrs_amg_aggregates *g);
+/* cmrs_amg_setup with g's aggregates (borrowed) instead of strength and aggregation: a's
+ * values anew on the hierarchy's levels - diagonals, spectral radii, P, R, the Galerkin
+ * operators, the coarse inverse. With a's pattern unchanged, every level's pattern is too. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup_again(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                                                 const cmrs_amg_aggregates *g,
+                                                 cmrs_amg_hierarchy *out);
 
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 
@@ -179,6 +197,10 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_pre
                                                   cmrscl_precision cycle,
                                                   const cmrs_amg_hierarchy *h, cmrscl_matrix a0,
                                                   cmrs_amg_device *out);
+/* New values for d from h, a hierarchy set up again on d's aggregates (cmrs_amg_setup_again):
+ * the diagonals, weights, every level's matrices (not a borrowed level-0 A: its owner's) and
+ * the coarse inverse; ERROR_INVALID_MATRIX where a level's pattern differs from d's. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_update(cmrs_amg_device *d, const cmrs_amg_hierarchy *h);
 /* The device memory the hierarchy holds. */
 CMRSCL_HIDDEN uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d);
 /* Enqueues one V-cycle z = M r on the context's queue (r and z: level 0's rows, buffers of
@@ -199,7 +221,11 @@ struct cmrscl_precond_s {
     cmrscl_context ctx;
     cmrscl_precision precision;
     int32_t rows;
-    cmrs_amg_device device; /* the hierarchy on the device: what a solve applies */
+    int64_t entries;                /* A's at set-up */
+    uint64_t pattern;               /* a hash of A's pattern at set-up */
+    cmrs_amg_options options;       /* the set-up's, for an update */
+    cmrs_amg_aggregates aggregates; /* kept for an update */
+    cmrs_amg_device device;         /* the hierarchy on the device: what a solve applies */
     cmrscl_amg_info info;
 };
 

@@ -66,6 +66,50 @@ static cmrscl_status check_level0(cmrscl_context ctx, cmrscl_precision precision
     return CMRSCL_OK;
 }
 
+/* A hash of a's pattern (rows, row_ptr, col_ind): FNV-1a over pieces of PATTERN_PIECE on the
+ * host's threads, the pieces' hashes then hashed in order - the same whatever the threads. */
+#define PATTERN_PIECE ((int64_t)1 << 20)
+typedef struct pattern_job {
+    const cmrscl_csr *a;
+    uint64_t *hash; /* a piece's */
+} pattern_job;
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+    for (int b = 0; b < 8; ++b, v >>= 8)
+        h = (h ^ (v & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+static void pattern_piece(void *ctx, int64_t piece)
+{
+    const pattern_job *j = ctx;
+    int64_t begin = piece * PATTERN_PIECE, end = begin + PATTERN_PIECE;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int64_t k = begin; k < end && k < j->a->nnz; ++k)
+        h = fnv(h, (uint64_t)(uint32_t)j->a->col_ind[k]);
+    for (int64_t i = begin; i < end && i <= j->a->rows; ++i)
+        h = fnv(h, (uint64_t)j->a->row_ptr[i]);
+    j->hash[piece] = h;
+}
+
+static cmrscl_status pattern_hash(const cmrscl_csr *a, uint64_t *out)
+{
+    int64_t longest = a->nnz > a->rows + 1 ? a->nnz : a->rows + 1;
+    int64_t pieces = (longest + PATTERN_PIECE - 1) / PATTERN_PIECE;
+    uint64_t *hash = cmrscl_alloc((size_t)pieces + 1, sizeof(uint64_t));
+    if (!hash)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: a pattern's hash");
+    pattern_job job = {a, hash};
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, pattern_piece, &job);
+    uint64_t h = fnv(0xcbf29ce484222325ull, (uint64_t)a->rows);
+    for (int64_t p = 0; p < pieces; ++p)
+        h = fnv(h, hash[p]);
+    free(hash);
+    *out = h;
+    return CMRSCL_OK;
+}
+
 static void describe(const cmrs_amg_hierarchy *h, cmrscl_amg_info *info)
 {
     info->levels = h->levels;
@@ -110,16 +154,52 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     if (st == CMRSCL_OK)
         st = cmrs_amg_device_setup(ctx, precision, o.float_cycle ? CMRSCL_FLOAT : precision, &h,
                                    level0, &p->device);
+    if (st == CMRSCL_OK)
+        st = pattern_hash(a, &p->pattern);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_take_aggregates(&h, &p->aggregates);
     if (st == CMRSCL_OK) {
-        p->ctx = ctx, p->precision = precision, p->rows = a->rows;
+        p->ctx = ctx, p->precision = precision, p->rows = a->rows, p->entries = a->nnz;
+        p->options = o;
         describe(&h, &p->info);
         p->info.seconds_device = cmrscl_seconds() - t1;
         p->info.device_bytes = cmrs_amg_device_bytes(&p->device);
         p->info.cycle_precision = p->device.precision;
         p->info.seconds_total = cmrscl_seconds() - t0;
         *out = p;
-    } else {
+    } else if (p) {
+        cmrs_amg_device_free(&p->device);
         free(p);
+    }
+    cmrs_amg_free(&h);
+    return st;
+}
+
+cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrscl_csr *a)
+{
+    if (!p || !a)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner or matrix is NULL");
+    double t0 = cmrscl_seconds();
+    uint64_t hash = 0;
+    cmrscl_status st = a->rows == p->rows && a->cols == p->rows && a->nnz == p->entries
+                           ? pattern_hash(a, &hash)
+                           : CMRSCL_OK;
+    if (st == CMRSCL_OK && hash != p->pattern)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                           "AMG update: A's pattern (%d x %d, %lld entries) is not the set-up's "
+                           "(%d rows, %lld entries): make a new preconditioner",
+                           (int)a->rows, (int)a->cols, (long long)a->nnz, (int)p->rows,
+                           (long long)p->entries);
+    cmrs_amg_hierarchy h = {0};
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_setup_again(a, &p->options, &p->aggregates, &h);
+    double t1 = cmrscl_seconds();
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_device_update(&p->device, &h);
+    if (st == CMRSCL_OK) {
+        describe(&h, &p->info);
+        p->info.seconds_device = cmrscl_seconds() - t1;
+        p->info.seconds_total = cmrscl_seconds() - t0;
     }
     cmrs_amg_free(&h);
     return st;
@@ -151,5 +231,6 @@ void cmrscl_precond_free(cmrscl_precond p)
     if (!p)
         return;
     cmrs_amg_device_free(&p->device);
+    cmrs_amg_aggregates_free(&p->aggregates);
     free(p);
 }

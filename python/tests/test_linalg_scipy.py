@@ -291,3 +291,22 @@ def test_amg_on_the_device(context):
     assert np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
     with pytest.raises(ValueError, match="chebyshev 1"):
         la.amg(mat, chebyshev=1)
+
+
+def test_amg_update(context):
+    """New values of the same pattern: the matrix, then its AMG, updated in place solve as an
+    AMG made anew from those values (the same iterations and x)."""
+    A = cmrscl.generate("stencil5:48")
+    b = np.ones(A.shape[0])
+    mat = cmrscl.Matrix(A, "double", context)
+    M = la.amg(mat)
+    A2 = (2 * A + 0.5 * scipy.sparse.identity(A.shape[0], format="csr")).tocsr()
+    A2.sort_indices()
+    mat.update_values(A2)
+    M.update()
+    x, result = la.solve(mat, b, rtol=1e-8, M=M)
+    fresh = la.amg(cmrscl.Matrix(A2, "double", context))
+    x2, again = la.solve(fresh.matrix, b, rtol=1e-8, M=fresh)
+    assert result.converged and result.iterations == again.iterations
+    assert np.array_equal(x, x2)
+    assert np.linalg.norm(b - A2 @ x) <= 1.0001e-8 * np.linalg.norm(b)

@@ -103,6 +103,12 @@ MUTATIONS = [
              "st = s->method->iterate(s, i, max, ITER_AHEAD | ITER_X);",
              "^(solve_errors)$",
              "python/tests/test_linalg_scipy.py::test_callback_sees_each_iterate"),
+    Mutation("AMG update: the device keeps the old values", "host/precond/precond_api.c",
+             "        st = cmrs_amg_device_update(&p->device, &h);", "        st = CMRSCL_OK;",
+             "^(solve_amg_double|solve_amg_float)$"),
+    Mutation("AMG Chebyshev: the first step's scale for every step", "host/precond/amg_cycle.c",
+             "        *c1 = next * r, *c2 = 2 * next / delta;", "        *c1 = next * r;",
+             "^(amg_device_double|amg_device_float|solve_amg_double)$"),
 ]
 
 

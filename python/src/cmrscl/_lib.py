@@ -229,6 +229,7 @@ _PROTOTYPES = {
     "cmrscl_precond_create_amg": (_status, [c_void_p, c_int, _P(Csr), _P(AmgOptions),
                                             _P(c_void_p)]),
     "cmrscl_precond_amg_info": (_status, [c_void_p, _P(AmgInfo)]),
+    "cmrscl_precond_amg_update": (_status, [c_void_p, _P(Csr)]),
     "cmrscl_precond_apply": (_status, [c_void_p, c_void_p, c_void_p]),
     "cmrscl_precond_free": (None, [c_void_p]),
     "cmrscl_solve_result_free": (None, [_P(SolveResult)]),

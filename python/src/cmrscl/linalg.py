@@ -228,6 +228,18 @@ def _rtol(rtol, tol, function):
     return rtol if tol is None else tol
 
 
+def _host_csr(mat):
+    """A cmrscl_csr view of a Matrix's host pattern and values (in double), and the arrays to
+    keep alive while the view is used."""
+    indptr, indices = mat._pattern
+    values = np.ascontiguousarray(mat._source, np.float64)
+    csr = Csr(rows=mat.shape[0], cols=mat.shape[1], nnz=len(indices))
+    csr.row_ptr = indptr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+    csr.col_ind = indices.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+    csr.values = values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+    return csr, (indptr, indices, values)
+
+
 class AMG(sla.LinearOperator):
     """Smoothed-aggregation algebraic multigrid on the device (include/cmrscl_precond.h): the
     hierarchy set up on the host as PyAMG's smoothed_aggregation_solver defines it (symmetric
@@ -256,12 +268,7 @@ class AMG(sla.LinearOperator):
                             f"{type(A).__name__}")
         if mat.shape[0] != mat.shape[1]:
             raise ValueError(f"AMG needs a square matrix, not {mat.shape}")
-        indptr, indices = mat._pattern
-        values = np.ascontiguousarray(mat._source, np.float64)
-        csr = Csr(rows=mat.shape[0], cols=mat.shape[1], nnz=len(indices))
-        csr.row_ptr = indptr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
-        csr.col_ind = indices.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
-        csr.values = values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        csr, keep = _host_csr(mat)
         opt = AmgOptions(struct_size=ctypes.sizeof(AmgOptions))
         opt.theta = _tolerance(theta, "theta")
         opt.unsmoothed = 1 if unsmoothed else 0
@@ -278,9 +285,14 @@ class AMG(sla.LinearOperator):
         check(lib.cmrscl_precond_create_amg(mat.context.handle(), mat._precision,
                                             ctypes.byref(csr), ctypes.byref(opt),
                                             ctypes.byref(handle)))
+        del keep
         self._handle = handle.value
         self._free = weakref.finalize(self, lib.cmrscl_precond_free, handle.value)
         self.matrix = mat
+        self._facts()
+        super().__init__(mat.dtype, mat.shape)
+
+    def _facts(self):
         info = AmgInfo()
         check(lib.cmrscl_precond_amg_info(self._handle, ctypes.byref(info)))
         self.levels = info.levels
@@ -293,7 +305,14 @@ class AMG(sla.LinearOperator):
         self.setup_seconds = {k: getattr(info, "seconds_" + k) for k in (
             "smoother", "strength", "aggregation", "prolongator", "rap", "coarse", "device",
             "total")}
-        super().__init__(mat.dtype, mat.shape)
+
+    def update(self):
+        """After self.matrix.update_values(...) (the same pattern): the hierarchy computed
+        again from the matrix's new values on the same aggregates, in place."""
+        csr, keep = _host_csr(self.matrix)
+        check(lib.cmrscl_precond_amg_update(self.handle(), ctypes.byref(csr)))
+        del keep
+        self._facts()
 
     def handle(self):
         if not self._free.alive:
