@@ -64,6 +64,9 @@ typedef struct cmrscl_amg_info {
         device_bytes; /* device memory of the hierarchy: operators, vectors (not a borrowed A) */
     cmrscl_precision cycle_precision; /* the hierarchy's values (float with float_cycle) */
     double seconds_smoother;          /* the levels' diagonals and spectral radii (on the host) */
+    /* each level's estimate of rho(D^-1 A), which weighs its smoothers (Jacobi: 4/3 / rho;
+     * Chebyshev: [1/30, 1.1] x rho) */
+    double rho[CMRSCL_AMG_MAX_LEVELS];
 } cmrscl_amg_info;
 
 typedef struct cmrscl_precond_s *cmrscl_precond;
@@ -84,6 +87,11 @@ CMRSCL_API cmrscl_status cmrscl_precond_amg_info(cmrscl_precond p, cmrscl_amg_in
  * through cmrscl_amg_options.matrix is its owner's to update (cmrscl_matrix_update_values).
  * The info's times become the update's. ERROR_INVALID_MATRIX when the pattern differs. */
 CMRSCL_API cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrscl_csr *a);
+/* Level l's aggregates (0 <= l < levels - 1) into out[rows of level l]: each row's aggregate,
+ * a row of level l + 1, or -1 for a row in none (its row of P is zero). To look at the
+ * hierarchy, or to build another library's from the same aggregates (PyAMG's 'predefined'
+ * aggregation). ERROR_INVALID_ARGUMENT for a level out of range. */
+CMRSCL_API cmrscl_status cmrscl_precond_amg_aggregates(cmrscl_precond p, int level, int32_t *out);
 /* z = M r, enqueued on the context's queue (buffers of the precision, of the matrix's rows);
  * returns when enqueued. */
 CMRSCL_API cmrscl_status cmrscl_precond_apply(cmrscl_precond p, cl_mem r, cl_mem z);

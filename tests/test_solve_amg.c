@@ -116,6 +116,26 @@ static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)
     }
     cmrscl_solve_result_free(&third);
     cmrscl_precond_free(borrowing);
+    /* level 0's aggregates: each row's in [-1, rows of level 1), every aggregate met */
+    int32_t *agg = malloc(sizeof(int32_t) * (size_t)n);
+    int32_t coarse = info.rows[1], bad = 0, met = 0;
+    char *seen = calloc((size_t)coarse + 1, 1);
+    if (amg && agg && seen) {
+        CHECK_OK(cmrscl_precond_amg_aggregates(amg, 0, agg));
+        for (int i = 0; i < n; ++i) {
+            bad += agg[i] < -1 || agg[i] >= coarse;
+            if (agg[i] >= 0 && agg[i] < coarse && !seen[agg[i]])
+                seen[agg[i]] = 1, ++met;
+        }
+        CHECK_MSG(!bad && met == coarse, "%s: aggregates: %d out of range, %d of %d met", spec,
+                  (int)bad, (int)met, (int)coarse);
+        cmrscl_status no = cmrscl_precond_amg_aggregates(amg, info.levels - 1, agg);
+        CHECK_MSG(no == CMRSCL_ERROR_INVALID_ARGUMENT &&
+                      test_contains(cmrscl_last_error(), "have aggregates"),
+                  "the last level's aggregates: %s (%s)", cmrscl_status_name(no),
+                  cmrscl_last_error());
+    }
+    free(agg), free(seen);
     /* a Chebyshev smoother of degree 3: the threshold on the CPU's ||b - A x||, in no more
      * iterations than Jacobi's */
     cmrscl_amg_options cheb = CMRSCL_AMG_OPTIONS_INIT;

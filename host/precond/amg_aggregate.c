@@ -165,39 +165,41 @@ cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_
 }
 
 cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
-                                 cmrscl_csr *t)
+                                 const double *b, cmrscl_csr *t, double **b_coarse)
 {
     *t = (cmrscl_csr){0};
-    int64_t *size = cmrscl_alloc((size_t)count, sizeof(int64_t));
+    *b_coarse = NULL;
+    double *norm = calloc((size_t)count + 1, sizeof(double));
     int64_t *row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
-    int32_t *col_ind = cmrscl_alloc((size_t)rows, sizeof(int32_t));
-    double *values = cmrscl_alloc((size_t)rows, sizeof(double));
-    if (!size || !row_ptr || !col_ind || !values) {
-        free(size);
+    int32_t *col_ind = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
+    double *values = cmrscl_alloc((size_t)rows + 1, sizeof(double));
+    if (!norm || !row_ptr || !col_ind || !values) {
+        free(norm);
         free(row_ptr);
         free(col_ind);
         free(values);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
                            (int)rows);
     }
-    for (int32_t c = 0; c < count; ++c)
-        size[c] = 0;
+    /* One candidate: the QR of each aggregate's block of B is ||B_J|| times the unit column
+     * B_J / ||B_J||, T's column J; the coarse candidate is R, ||B_J|| on row J (PyAMG's
+     * fit_candidates) - so T_0 T_1 ... keeps the constant of level 0 exactly. */
     for (int32_t i = 0; i < rows; ++i)
         if (aggregate[i] >= 0)
-            ++size[aggregate[i]];
-    /* With B = ones the QR of each aggregate's block of B is sqrt(size) times a column of
-     * 1/sqrt(size): the column of T is that unit vector. */
+            norm[aggregate[i]] += b ? b[i] * b[i] : 1.0;
+    for (int32_t c = 0; c < count; ++c)
+        norm[c] = sqrt(norm[c]);
     int64_t nnz = 0;
     row_ptr[0] = 0;
     for (int32_t i = 0; i < rows; ++i) {
         if (aggregate[i] >= 0) {
             col_ind[nnz] = aggregate[i];
-            values[nnz] = 1.0 / sqrt((double)size[aggregate[i]]);
+            values[nnz] = (b ? b[i] : 1.0) / norm[aggregate[i]];
             ++nnz;
         }
         row_ptr[i + 1] = nnz;
     }
-    free(size);
     *t = (cmrscl_csr){rows, count, nnz, row_ptr, col_ind, values};
+    *b_coarse = norm;
     return CMRSCL_OK;
 }

@@ -233,7 +233,8 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
                                  int32_t count, double t2)
 {
     cmrs_amg_level *lv = &h->level[l];
-    cmrscl_status st = cmrs_amg_tentative(lv->aggregate, lv->A.rows, count, &lv->T);
+    cmrscl_status st = cmrs_amg_tentative(lv->aggregate, lv->A.rows, count, lv->near_null, &lv->T,
+                                          &h->level[l + 1].near_null);
     if (st == CMRSCL_OK && o->smooth)
         st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
     else if (st == CMRSCL_OK)
@@ -299,6 +300,7 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
         if (!h->borrowed_aggregates)
             free(lv->aggregate);
         free(lv->diag_inv);
+        free(lv->near_null);
     }
     free(h->level);
     free(h->coarse_inverse);
@@ -378,8 +380,9 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     h.coarse_rows = last->A.rows;
     h.times.coarse_inverse = cmrscl_seconds() - t;
     if (st != CMRSCL_OK) {
-        /* a failed coarsen may have built level l + 1's A: free it with the rest */
-        if (h.levels < o->max_levels && h.level[h.levels].A.row_ptr)
+        /* a failed coarsen may have built level l + 1's A or candidate: free them too */
+        if (h.levels < o->max_levels &&
+            (h.level[h.levels].A.row_ptr || h.level[h.levels].near_null))
             ++h.levels;
         cmrs_amg_free(&h);
         return st;

@@ -40,6 +40,7 @@ typedef struct cmrs_amg_level {
     cmrscl_csr P, R;     /* prolongator and its transpose, empty on the last level */
     int32_t *aggregate;  /* each row's aggregate, -1 for an isolated row; NULL on the last */
     double *diag_inv;    /* 1 / a_ii */
+    double *near_null;   /* the level's candidate, T's of the level above; NULL: ones (level 0) */
     double rho;          /* the estimate of rho(D^-1 A) */
     double jacobi_omega; /* the smoother's weight, jacobi_scale / rho */
 } cmrs_amg_level;
@@ -104,11 +105,13 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta,
  * (-1). aggregate[rows]; *count the number of aggregates. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate,
                                                int32_t *count);
-/* The tentative prolongator of the constant vector: T[i][aggregate[i]] = 1/sqrt(|aggregate|)
- * (columns of unit norm, PyAMG's fit_candidates with B = ones); rows out of every aggregate
- * are empty. */
+/* The tentative prolongator of one near-null candidate b (rows values; NULL: the constant
+ * vector): T[i][aggregate[i]] = b_i / ||b on the aggregate|| (columns of unit norm, PyAMG's
+ * fit_candidates), and the coarse level's candidate, those norms (*b_coarse, count values,
+ * malloc'ed); rows out of every aggregate are empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows,
-                                               int32_t count, cmrscl_csr *t);
+                                               int32_t count, const double *b, cmrscl_csr *t,
+                                               double **b_coarse);
 
 /* ---- amg_spgemm.c: sparse products ---- */
 

@@ -114,7 +114,8 @@ static void describe(const cmrs_amg_hierarchy *h, cmrscl_amg_info *info)
 {
     info->levels = h->levels;
     for (int l = 0; l < h->levels && l < CMRSCL_AMG_MAX_LEVELS; ++l)
-        info->rows[l] = h->level[l].A.rows, info->entries[l] = h->level[l].A.nnz;
+        info->rows[l] = h->level[l].A.rows, info->entries[l] = h->level[l].A.nnz,
+        info->rho[l] = h->level[l].rho;
     info->operator_complexity = h->operator_complexity;
     info->grid_complexity = h->grid_complexity;
     info->seconds_smoother = h->times.smoother;
@@ -210,6 +211,19 @@ cmrscl_status cmrscl_precond_amg_info(cmrscl_precond p, cmrscl_amg_info *out)
     if (!p || !out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner or out is NULL");
     *out = p->info;
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_precond_amg_aggregates(cmrscl_precond p, int level, int32_t *out)
+{
+    if (!p || !out)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner or out is NULL");
+    if (level < 0 || level + 1 >= p->aggregates.levels)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG aggregates: level %d of a hierarchy of %d levels (0..%d have "
+                           "aggregates)",
+                           level, p->aggregates.levels, p->aggregates.levels - 2);
+    memcpy(out, p->aggregates.aggregate[level], (size_t)p->info.rows[level] * sizeof(int32_t));
     return CMRSCL_OK;
 }
 

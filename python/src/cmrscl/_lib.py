@@ -145,7 +145,8 @@ class AmgInfo(ctypes.Structure):
                 ("seconds_prolongator", c_double), ("seconds_rap", c_double),
                 ("seconds_coarse", c_double), ("seconds_device", c_double),
                 ("seconds_total", c_double), ("device_bytes", ctypes.c_uint64),
-                ("cycle_precision", c_int), ("seconds_smoother", c_double)]
+                ("cycle_precision", c_int), ("seconds_smoother", c_double),
+                ("rho", c_double * AMG_MAX_LEVELS)]
 
 
 class Csr(ctypes.Structure):
@@ -230,6 +231,7 @@ _PROTOTYPES = {
                                             _P(c_void_p)]),
     "cmrscl_precond_amg_info": (_status, [c_void_p, _P(AmgInfo)]),
     "cmrscl_precond_amg_update": (_status, [c_void_p, _P(Csr)]),
+    "cmrscl_precond_amg_aggregates": (_status, [c_void_p, c_int, c_void_p]),
     "cmrscl_precond_apply": (_status, [c_void_p, c_void_p, c_void_p]),
     "cmrscl_precond_free": (None, [c_void_p]),
     "cmrscl_solve_result_free": (None, [_P(SolveResult)]),

@@ -254,7 +254,8 @@ class AMG(sla.LinearOperator):
     float for float32 values, else double). float_cycle: in double, the hierarchy and its cycle
     in float (mixed precision: half the bytes a cycle streams; r and z stay double). chebyshev:
     0 damped Jacobi, or a Chebyshev smoother of that degree (2..8; products a sweep). Facts:
-    levels, rows, entries (a level each), operator_complexity, grid_complexity, device_bytes,
+    levels, rows, entries, rho (a level each: the estimate of rho(D^-1 A) the smoothers use),
+    operator_complexity, grid_complexity, device_bytes,
     cycle_dtype, setup_seconds (a dict by phase)."""
 
     def __init__(self, A, precision=None, context=None, *, theta=0.0, unsmoothed=False,
@@ -298,6 +299,7 @@ class AMG(sla.LinearOperator):
         self.levels = info.levels
         self.rows = [int(info.rows[k]) for k in range(info.levels)]
         self.entries = [int(info.entries[k]) for k in range(info.levels)]
+        self.rho = [float(info.rho[k]) for k in range(info.levels)]
         self.operator_complexity = info.operator_complexity
         self.grid_complexity = info.grid_complexity
         self.device_bytes = int(info.device_bytes)
@@ -313,6 +315,13 @@ class AMG(sla.LinearOperator):
         check(lib.cmrscl_precond_amg_update(self.handle(), ctypes.byref(csr)))
         del keep
         self._facts()
+
+    def aggregates(self, level=0):
+        """Level `level`'s aggregates: each row's, a row of the next level (-1: none)."""
+        level = _count(level, "level", 0, low=0)
+        out = np.empty(self.rows[level] if level < self.levels else 0, np.int32)
+        check(lib.cmrscl_precond_amg_aggregates(self.handle(), level, out.ctypes.data))
+        return out
 
     def handle(self):
         if not self._free.alive:
