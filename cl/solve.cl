@@ -320,38 +320,42 @@ __kernel void bicg_s(const uint n, __global const real_t *restrict r,
     store_share(acc, ws, ss_at, s);
 }
 
-/* bicg_step's updates of rows 2k and 2k + 1 from their x, p, s, t and r0*; acc gains r.r and
- * r0*.r */
+/* bicg_step's updates of rows 2k and 2k + 1 from their x, p, s, t, r0* and the s that x takes
+ * (sx: M s with a preconditioner, else s); acc gains r.r and r0*.r */
 INLINE real4_t bicg_step_pair(__global real_t *x, __global real_t *r, uint k, real2_t xv,
-                              real2_t pv, real2_t sv, real2_t tv, real2_t rsv, real_t alpha,
-                              real_t omega, bool early, real4_t acc)
+                              real2_t pv, real2_t sv, real2_t tv, real2_t rsv, real2_t sxv,
+                              real_t alpha, real_t omega, bool early, real4_t acc)
 {
     const real2_t rv = early ? sv : sv - omega * tv;
-    PAIR(x, k) = xv + (early ? alpha * pv : alpha * pv + omega * sv);
+    PAIR(x, k) = xv + (early ? alpha * pv : alpha * pv + omega * sxv);
     PAIR(r, k) = rv;
     acc.s0 += rv.x * rv.x + rv.y * rv.y;
     acc.s1 += rsv.x * rv.x + rsv.y * rv.y;
     return acc;
 }
 
-/* omega = t.s / t.t, x += alpha p + omega s, r = s - omega t, partial sums of r.r and r0*.r
+/* omega = t.s / t.t, x += alpha p + omega sx, r = s - omega t, partial sums of r.r and r0*.r
  * at out_at. When s is small enough already, the textbook's half step: x += alpha p and
- * r = s, and the next bicg_p finds the solve converged: the one test of r stays bicg_p's. */
+ * r = s, and the next bicg_p finds the solve converged: the one test of r stays bicg_p's.
+ * Right-preconditioned (ts_w 1: host/solve/solve_bicgstab.c), p is M p, sx is M s, t = A M s,
+ * and t.s is the product's w.y (w = s), not its x.y. */
 __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real_t *restrict r,
                         __global const real_t *restrict p, __global const real_t *restrict s_vec,
                         __global const real_t *restrict t, __global const real_t *restrict rs,
                         __global real_t *restrict ws, const uint ts_at, const uint ts_n,
-                        const uint ss_at, const uint ss_n, const uint out_at, const uint stop_slot)
+                        const uint ss_at, const uint ss_n, const uint out_at, const uint stop_slot,
+                        __global const real_t *restrict sx, const uint ts_w)
 {
     __local real4_t s[WG_SIZE];
     const int seen = ws_stop_code(ws, stop_slot);
     /* t.s, t.t, s.s: one tree */
-    const real4_t a = share_of2(ws, ts_at, ts_n), c = share_of2(ws, ss_at, ss_n);
-    real2_t x0 = 0, p0 = 0, s0 = 0, t0 = 0, rs0 = 0;
+    const real4_t a = ts_w ? share_of(ws, ts_at, ts_n) : share_of2(ws, ts_at, ts_n),
+                  c = share_of2(ws, ss_at, ss_n);
+    real2_t x0 = 0, p0 = 0, s0 = 0, t0 = 0, rs0 = 0, sx0 = 0;
     if (HAS_FIRST_PAIR)
         x0 = PAIR(x, K0), p0 = PAIR(p, K0), s0 = PAIR(s_vec, K0), t0 = PAIR(t, K0),
-        rs0 = PAIR(rs, K0);
-    const real4_t sum = group_sum4((real4_t)(a.s0, a.s1, c.s0, 0), s, WG_SIZE);
+        rs0 = PAIR(rs, K0), sx0 = PAIR(sx, K0);
+    const real4_t sum = group_sum4((real4_t)(ts_w ? a.s2 : a.s0, a.s1, c.s0, 0), s, WG_SIZE);
     RETURN_IF_SEEN(seen, stop_slot);
     const real_t ts = sum.s0, tt = sum.s1, ss = sum.s2, alpha = ws[CMRS_WS_ALPHA];
     const bool early = ss <= ws[CMRS_WS_THRESHOLD];
@@ -368,14 +372,14 @@ __kernel void bicg_step(const uint n, __global real_t *restrict x, __global real
     }
     real4_t acc = (real4_t)0;
     if (HAS_FIRST_PAIR)
-        acc = bicg_step_pair(x, r, K0, x0, p0, s0, t0, rs0, alpha, omega, early, acc);
+        acc = bicg_step_pair(x, r, K0, x0, p0, s0, t0, rs0, sx0, alpha, omega, early, acc);
     FOR_LATER_PAIRS(k)
     acc = bicg_step_pair(x, r, k, PAIR(x, k), PAIR(p, k), PAIR(s_vec, k), PAIR(t, k), PAIR(rs, k),
-                         alpha, omega, early, acc);
+                         PAIR(sx, k), alpha, omega, early, acc);
     if (ODD_ROW()) {
         const uint i = n - 1;
         const real_t pv = p[i], sv = s_vec[i], rv = early ? sv : sv - omega * t[i];
-        x[i] += early ? alpha * pv : alpha * pv + omega * sv;
+        x[i] += early ? alpha * pv : alpha * pv + omega * sx[i];
         r[i] = rv;
         acc.s0 += rv * rv;
         acc.s1 += rs[i] * rv;

@@ -148,7 +148,13 @@ struct solve_method {
     void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why, size_t size);
 };
 CMRSCL_HIDDEN extern const solve_method cmrs_solve_cg, cmrs_solve_bicgstab, cmrs_solve_gmres,
-    cmrs_solve_pcg;
+    cmrs_solve_pcg, cmrs_solve_pbicgstab;
+
+/* solve_pcg.c: a solver's preconditioner object (opt.precond), made for its matrix's rows,
+ * precision and context, or ERROR_INVALID_ARGUMENT naming the difference; z = M r enqueued on
+ * the solver's queue (the context's: ERROR_UNSUPPORTED on another), its launches counted. */
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_precond_check(const cmrscl_solver s);
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_precondition(cmrscl_solver s, cl_mem r, cl_mem z);
 
 /* ---- solve_run.c ---- */
 

@@ -37,18 +37,37 @@ static cmrscl_status p_kernel(cmrscl_solver s, int which, cl_uint first, cl_uint
     return st == CMRSCL_OK ? cmrs_solve_set_args(s->kernel[which], 0, 11, args) : st;
 }
 
-static cmrscl_status pcg_prepare(cmrscl_solver s)
+cmrscl_status cmrs_solve_precond_check(const cmrscl_solver s)
 {
     const cmrscl_precond m = s->opt.precond;
     if (m->ctx != s->ctx || m->precision != s->precision || (cl_uint)m->rows != s->n)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "cg: the preconditioner was made for %d rows in %s on another or this "
+                           "%s: the preconditioner was made for %d rows in %s on another or this "
                            "context; the matrix has %u rows in %s",
-                           (int)m->rows, cmrscl_precision_name(m->precision), s->n,
+                           s->method->name, (int)m->rows, cmrscl_precision_name(m->precision), s->n,
                            cmrscl_precision_name(s->precision));
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrs_solve_precondition(cmrscl_solver s, cl_mem r, cl_mem z)
+{
+    if (s->queue != s->ctx->queue)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "%s with a preconditioner object runs on the context's queue (its "
+                           "cycle does): pass NULL as the queue",
+                           s->method->name);
+    s->launches += cmrs_amg_device_commands(&s->opt.precond->device);
+    return cmrs_amg_device_apply(&s->opt.precond->device, r, z);
+}
+
+static cmrscl_status pcg_prepare(cmrscl_solver s)
+{
+    cmrscl_status st = cmrs_solve_precond_check(s);
+    if (st != CMRSCL_OK)
+        return st;
     cl_uint n = s->n, pq_at, pq_n, slot_x = SLOT_X;
     cmrs_solve_product_region(s, &pq_at, &pq_n);
-    cmrscl_status st = p_kernel(s, P_FIRST, 1, 0, SLOT_P);
+    st = p_kernel(s, P_FIRST, 1, 0, SLOT_P);
     if (st == CMRSCL_OK)
         st = p_kernel(s, P_NEXT, 0, 0, SLOT_P);
     if (st == CMRSCL_OK)
@@ -79,17 +98,12 @@ static cmrscl_status pcg_bind_products(cmrscl_solver s)
 /* z = M r on the solver's queue, then the partial sums of r.z. */
 static cmrscl_status precondition(cmrscl_solver s)
 {
-    cmrscl_status st = cmrs_amg_device_apply(&s->opt.precond->device, s->vec[R], s->vec[Z]);
-    s->launches += cmrs_amg_device_commands(&s->opt.precond->device);
+    cmrscl_status st = cmrs_solve_precondition(s, s->vec[R], s->vec[Z]);
     return st == CMRSCL_OK ? cmrs_solve_launch(s, s->kernel[RZ], 0) : st;
 }
 
 static cmrscl_status pcg_start(cmrscl_solver s, cl_mem b, cl_mem x)
 {
-    if (s->queue != s->ctx->queue)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "cg with a preconditioner object runs on the context's queue (its "
-                           "cycle does): pass NULL as the queue");
     solve_arg arg = SOLVE_MEM(x);
     cmrscl_status st = cmrs_solve_set_args(s->kernel[X], ARG_X, 1, &arg);
     if (st == CMRSCL_OK) /* r.r, b.b, the threshold */

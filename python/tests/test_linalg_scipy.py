@@ -293,6 +293,22 @@ def test_amg_on_the_device(context):
         la.amg(mat, chebyshev=1)
 
 
+def test_bicgstab_with_amg(context):
+    """BiCGStab with AMG on the right, on the device: a nonsymmetric matrix to rtol on
+    ||b - A x||, in fewer than half BiCGStab's iterations alone."""
+    A = cmrscl.generate("convdiff:24")
+    b = np.ones(A.shape[0])
+    mat = cmrscl.Matrix(A, "double", context)
+    x, alone = la.solve(mat, b, method="bicgstab", rtol=1e-8)
+    x, result = la.solve(mat, b, method="bicgstab", rtol=1e-8, M="amg")
+    assert result.converged and 2 * result.iterations < alone.iterations
+    assert np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
+    x, info = la.bicgstab(mat, b, rtol=1e-8, M=la.amg(mat))
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
+    with pytest.raises(TypeError, match="gmres takes no preconditioner"):
+        la.solve(mat, b, method="gmres", M="amg")
+
+
 def test_amg_update(context):
     """New values of the same pattern: the matrix, then its AMG, updated in place solve as an
     AMG made anew from those values (the same iterations and x)."""

@@ -109,6 +109,8 @@ MUTATIONS = [
     Mutation("AMG: the constant candidate on every level", "host/precond/amg_setup.c",
              "count, lv->near_null,", "count, NULL,", "^(amg_setup)$",
              "python/tests/test_pyamg.py"),
+    Mutation("BiCGStab with AMG: omega from t.(M s) instead of t.s", "host/solve/solve_bicgstab.c",
+             "count, ts_w = m;", "count, ts_w = 0;", "^(solve_amg_double)$"),
     Mutation("AMG Chebyshev: the first step's scale for every step", "host/precond/amg_cycle.c",
              "        *c1 = next * r, *c2 = 2 * next / delta;", "        *c1 = next * r;",
              "^(amg_device_double|amg_device_float|solve_amg_double)$"),

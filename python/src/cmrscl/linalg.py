@@ -467,8 +467,8 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
           restart=None, check_interval=0, callback=None):
     """x and a SolveResult: A x = b on the device by `method` ("cg", "bicgstab", "gmres").
     maxiter counts iterations (gmres: inner ones; None or 0: the library's 10 x rows);
-    restart (gmres) default 20; M None, "jacobi", "amg" or an AMG (cg); callback as cg()'s
-    (gmres: the
+    restart (gmres) default 20; M None, "jacobi" (cg), "amg" or an AMG (cg, bicgstab); callback
+    as cg()'s (gmres: the
     residual / ||b|| once an inner iteration); x's dtype as cg()'s."""
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, not {method!r}")
@@ -476,8 +476,10 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
         raise TypeError("solve()'s M must be None, 'jacobi', 'amg' or an AMG (a preconditioner "
                         f"that runs on the device), not {type(M).__name__}: cg(), bicgstab() "
                         "and gmres() take scipy's")
-    if M is not None and method != "cg":
-        raise TypeError(f"{method} takes no preconditioner on the device (M must be None)")
+    if M is not None and method == "gmres":
+        raise TypeError("gmres takes no preconditioner on the device (M must be None)")
+    if isinstance(M, str) and M == "jacobi" and method != "cg":
+        raise TypeError(f"{method} has no Jacobi preconditioner on the device")
     mat = _matrix(A, b)
     return _device_solve(mat, b, x0, method, rtol, atol, _count(maxiter, "maxiter", 0, low=0),
                          M, _count(restart, "restart", _RESTART), check_interval, callback,
@@ -525,21 +527,21 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
              tol=_UNSET):
-    """BiCGStab, as scipy.sparse.linalg.bicgstab: (x, info). M None: on the device; a
-    matrix, array, LinearOperator or callable: scipy's bicgstab on the host with the products
-    on the device. ("jacobi" runs on the device for cg alone.)"""
+    """BiCGStab, as scipy.sparse.linalg.bicgstab: (x, info). M None, "amg" or an AMG: on the
+    device (AMG on the right); a matrix, array, LinearOperator or callable: scipy's bicgstab on
+    the host with the products on the device. ("jacobi" runs on the device for cg alone.)"""
     rtol = _rtol(rtol, tol, "bicgstab")
     mat = _matrix(A, b)
     if isinstance(M, str) and M == "jacobi":
         raise TypeError("bicgstab has no Jacobi preconditioner on the device: pass "
                         "M=scipy.sparse.diags(1 / A.diagonal()) (scipy's bicgstab on the host)")
-    if M is not None:
+    if not _is_device_preconditioner(M):
         return _on_host("bicgstab", mat, b, x0, rtol, atol, maxiter, M, callback,
                         _result_dtype(mat, b))
     iterations = _maxiter(maxiter, min(10 * mat.shape[0], _MAX_ITERATIONS))
     if iterations == 0:
         return _unsolved(mat, b, x0)
-    x, result = _device_solve(mat, b, x0, "bicgstab", rtol, atol, iterations, None, 0, 0,
+    x, result = _device_solve(mat, b, x0, "bicgstab", rtol, atol, iterations, M, 0, 0,
                               callback, _result_dtype(mat, b))
     return x, _info(result, result.iterations)
 
