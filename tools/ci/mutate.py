@@ -101,7 +101,7 @@ MUTATIONS = [
     Mutation("solve: a monitor's x one update ahead", "host/solve/solve_run.c",
              "st = s->method->iterate(s, i, max, ITER_AHEAD);",
              "st = s->method->iterate(s, i, max, ITER_AHEAD | ITER_X);",
-             "^(solve_errors)$",
+             "^(solve_errors_double)$",
              "python/tests/test_linalg_scipy.py::test_callback_sees_each_iterate"),
     Mutation("AMG update: the device keeps the old values", "host/precond/precond_api.c",
              "        st = cmrs_amg_device_update(&p->device, &h);", "        st = CMRSCL_OK;",
