@@ -45,6 +45,25 @@ static void check_tentative(const cmrscl_csr *t, const char *what, int l)
     free(norm2);
 }
 
+/* T_l reproduces level l's near-null candidate from the next level's (fit_candidates: B_l =
+ * T_l B_(l+1)), the constant on level 0: so T_0 T_1 ... keeps level 0's constant exactly. */
+static void check_candidates(const cmrs_amg_hierarchy *h, const char *what)
+{
+    for (int l = 0; l + 1 < h->levels; ++l) {
+        const cmrs_amg_level *lv = &h->level[l];
+        const double *coarse = h->level[l + 1].near_null;
+        double worst = 0;
+        for (int32_t i = 0; i < lv->T.rows; ++i) {
+            double tb = 0, want = lv->near_null ? lv->near_null[i] : 1.0;
+            for (int64_t k = lv->T.row_ptr[i]; k < lv->T.row_ptr[i + 1]; ++k)
+                tb += lv->T.values[k] * (coarse ? coarse[lv->T.col_ind[k]] : 1.0);
+            worst = fmax(worst, fabs(tb - want) / fabs(want));
+        }
+        CHECK_MSG(coarse && worst < 1e-14, "%s level %d: T B_(l+1) differs from B_l by %.3g", what,
+                  l, worst);
+    }
+}
+
 static bool same_csr(const cmrscl_csr *a, const cmrscl_csr *b)
 {
     return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
@@ -137,6 +156,7 @@ static void test_matrix(const char *spec, int max_iterations)
     else
         unsetenv("CMRSCL_THREADS");
     check_hierarchy(&a, &h, spec);
+    check_candidates(&h, spec);
     CHECK(h.levels >= 2 && again.levels == h.levels);
     for (int l = 0; l < h.levels && l < again.levels; ++l) {
         CHECK_MSG(same_csr(&h.level[l].A, &again.level[l].A), "%s: level %d differs", spec, l);
