@@ -34,19 +34,30 @@ static cmrscl_status solve(cmrscl_matrix m, const cmrscl_solve_options *o, const
     return test_solve_host(m, o, prec, b, x, n, res);
 }
 
+/* The matrix of spec on the host and the device, its AMG (default options) and b_i = 1 +
+ * (i mod 7) / 7 (malloc'ed). */
+static double *problem(cmrscl_context ctx, const char *spec, cmrscl_csr *a, cmrscl_matrix *m,
+                       cmrscl_precond *amg)
+{
+    *m = NULL, *amg = NULL;
+    CHECK_OK(cmrscl_csr_generate(spec, a));
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, a, NULL, m));
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, a, NULL, amg));
+    double *b = malloc(sizeof(double) * ((size_t)a->rows + 1));
+    for (int i = 0; b && i < a->rows; ++i)
+        b[i] = 1.0 + (i % 7) / 7.0;
+    return b;
+}
+
 static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)
 {
     cmrscl_csr a;
-    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    cmrscl_matrix m;
+    cmrscl_precond amg;
+    double *b = problem(ctx, spec, &a, &m, &amg);
     int n = a.rows;
-    cmrscl_matrix m = NULL;
-    cmrscl_precond amg = NULL;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
-    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, NULL, &amg));
-    double *b = malloc(sizeof(double) * (size_t)n), *x = calloc((size_t)n, sizeof(double)),
-           *x2 = calloc((size_t)n, sizeof(double)), *xh = calloc((size_t)n, sizeof(double));
-    for (int i = 0; i < n; ++i)
-        b[i] = 1.0 + (i % 7) / 7.0;
+    double *x = calloc((size_t)n, sizeof(double)), *x2 = calloc((size_t)n, sizeof(double)),
+           *xh = calloc((size_t)n, sizeof(double));
     cmrscl_amg_info info;
     CHECK_OK(cmrscl_precond_amg_info(amg, &info));
     int64_t entries = 0;
@@ -333,16 +344,12 @@ static void host_pbicgstab(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, con
 static void check_bicgstab(cmrscl_context ctx, const char *spec)
 {
     cmrscl_csr a;
-    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    cmrscl_matrix m;
+    cmrscl_precond amg;
+    double *b = problem(ctx, spec, &a, &m, &amg);
     int n = a.rows;
-    cmrscl_matrix m = NULL;
-    cmrscl_precond amg = NULL;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
-    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, NULL, &amg));
-    double *b = malloc(sizeof(double) * (size_t)n), *x = calloc((size_t)n, sizeof(double)),
-           *xh = calloc((size_t)n, sizeof(double)), *xp = calloc((size_t)n, sizeof(double));
-    for (int i = 0; i < n; ++i)
-        b[i] = 1.0 + (i % 7) / 7.0;
+    double *x = calloc((size_t)n, sizeof(double)), *xh = calloc((size_t)n, sizeof(double)),
+           *xp = calloc((size_t)n, sizeof(double));
     bool dbl = prec == CMRSCL_DOUBLE;
     cmrscl_solve_options o = {.method = CMRSCL_METHOD_BICGSTAB,
                               .rtol = dbl ? 1e-8 : 1e-4,

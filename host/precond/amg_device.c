@@ -14,18 +14,28 @@
 /* The vector kernels' work-group: 256 (or the most the device runs), a power of two. */
 #define AMG_GROUP 256
 
+/* v in the precision: v itself, or a float copy for the caller to free (*host != v). */
+static cmrscl_status in_precision(const cmrs_amg_device *d, const double *v, size_t n, void **host)
+{
+    *host = (void *)v;
+    if (d->precision != CMRSCL_FLOAT || !n)
+        return CMRSCL_OK;
+    float *f = cmrscl_alloc(n, sizeof(float));
+    if (!f)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: %zu values", n);
+    for (size_t i = 0; i < n; ++i)
+        f[i] = (float)v[i];
+    *host = f;
+    return CMRSCL_OK;
+}
+
 /* A read-only buffer of n values in the precision, from doubles (rounded for float). */
 static cmrscl_status values_buffer(const cmrs_amg_device *d, const double *v, size_t n, cl_mem *out)
 {
-    void *host = (void *)v;
-    if (d->precision == CMRSCL_FLOAT) {
-        float *f = cmrscl_alloc(n, sizeof(float));
-        if (!f)
-            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: %zu values", n);
-        for (size_t i = 0; i < n; ++i)
-            f[i] = (float)v[i];
-        host = f;
-    }
+    void *host;
+    cmrscl_status st = in_precision(d, v, n, &host);
+    if (st != CMRSCL_OK)
+        return st;
     cl_int err;
     *out = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                           n * d->value_size, host, &err);
@@ -37,15 +47,10 @@ static cmrscl_status values_buffer(const cmrs_amg_device *d, const double *v, si
 /* v (n doubles, rounded for float) into the read-only buffer `to`. */
 static cmrscl_status write_values(const cmrs_amg_device *d, cl_mem to, const double *v, size_t n)
 {
-    void *host = (void *)v;
-    if (d->precision == CMRSCL_FLOAT && n) {
-        float *f = cmrscl_alloc(n, sizeof(float));
-        if (!f)
-            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG device: %zu values", n);
-        for (size_t i = 0; i < n; ++i)
-            f[i] = (float)v[i];
-        host = f;
-    }
+    void *host;
+    cmrscl_status st = in_precision(d, v, n, &host);
+    if (st != CMRSCL_OK)
+        return st;
     cl_int err = n ? clEnqueueWriteBuffer(d->ctx->queue, to, CL_TRUE, 0, n * d->value_size, host, 0,
                                           NULL, NULL)
                    : CL_SUCCESS;

@@ -153,37 +153,15 @@ static void bicg_breakdown(const cmrscl_solver s, double v, int cause, int it, c
              what[cause >= CAUSE_RHO && cause <= CAUSE_OMEGA ? cause : 0], v, it + 1);
 }
 
-const solve_method cmrs_solve_bicgstab = {
-    .id = CMRSCL_METHOD_BICGSTAB,
-    .name = "bicgstab",
-    .vectors = 6,
-    .products = 2,
-    .product_options = bicg_products,
-    .jacobi = false,
-    .chain_sums = true,
-    .prepare = bicg_prepare,
-    .bind_products = bicg_bind_products,
-    .start = bicg_start,
-    .iterate = bicg_iterate,
-    .check_last = bicg_check_last,
-    .finish = bicg_finish,
-    .breakdown = bicg_breakdown,
-};
-
-/* The same with a preconditioner object: two vectors more, M p and M s. */
-const solve_method cmrs_solve_pbicgstab = {
-    .id = CMRSCL_METHOD_BICGSTAB,
-    .name = "bicgstab",
-    .vectors = 8,
-    .products = 2,
-    .product_options = bicg_products,
-    .jacobi = false,
-    .chain_sums = true,
-    .prepare = bicg_prepare,
-    .bind_products = bicg_bind_products,
-    .start = bicg_start,
-    .iterate = bicg_iterate,
-    .check_last = bicg_check_last,
-    .finish = bicg_finish,
-    .breakdown = bicg_breakdown,
-};
+/* BiCGStab's method, with `count` vectors: six, or eight with a preconditioner object (M p,
+ * M s); the functions tell the two apart by the solver's options. */
+#define BICGSTAB_METHOD(count)                                                                     \
+    {                                                                                              \
+        .id = CMRSCL_METHOD_BICGSTAB, .name = "bicgstab", .vectors = (count), .products = 2,       \
+        .product_options = bicg_products, .jacobi = false, .chain_sums = true,                     \
+        .prepare = bicg_prepare, .bind_products = bicg_bind_products, .start = bicg_start,         \
+        .iterate = bicg_iterate, .check_last = bicg_check_last, .finish = bicg_finish,             \
+        .breakdown = bicg_breakdown,                                                               \
+    }
+const solve_method cmrs_solve_bicgstab = BICGSTAB_METHOD(6);
+const solve_method cmrs_solve_pbicgstab = BICGSTAB_METHOD(8);
