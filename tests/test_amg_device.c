@@ -48,66 +48,78 @@ static void write_vector(cmrscl_context ctx, cl_mem to, const double *v, int32_t
     free(host);
 }
 
-/* The setup's options with the smoother of `degree` (1 Jacobi, 2.. Chebyshev). */
-static cmrs_amg_options smoother(int degree)
+/* A matrix, its host hierarchy with the smoother of `degree` (1 Jacobi, 2.. Chebyshev) and
+ * that hierarchy on the device. */
+typedef struct amg_case {
+    cmrscl_csr a;
+    cmrs_amg_hierarchy h;
+    cmrs_amg_device d;
+} amg_case;
+
+static bool open_case(cmrscl_context ctx, const char *spec, int degree, amg_case *c)
 {
+    *c = (amg_case){0};
     cmrs_amg_options o;
     cmrs_amg_options_default(&o);
     o.degree = degree;
-    return o;
+    CHECK_OK(cmrscl_csr_generate(spec, &c->a));
+    CHECK_OK(cmrs_amg_setup(&c->a, &o, &c->h));
+    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &c->h, NULL, &c->d));
+    return !test_failures;
+}
+
+static void close_case(amg_case *c)
+{
+    cmrs_amg_device_free(&c->d);
+    cmrs_amg_free(&c->h);
+    cmrscl_csr_free(&c->a);
 }
 
 /* One cycle on a right-hand side of random values, level by level against the host's. */
 static void check_cycle(cmrscl_context ctx, const char *spec, int degree)
 {
-    cmrscl_csr a = {0};
-    cmrs_amg_hierarchy h = {0};
-    cmrs_amg_device d = {0};
-    cmrs_amg_options o = smoother(degree);
-    CHECK_OK(cmrscl_csr_generate(spec, &a));
-    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
-    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, NULL, &d));
-    if (test_failures)
+    amg_case t;
+    if (!open_case(ctx, spec, degree, &t))
         return;
-    int n = h.levels;
+    int n = t.h.levels;
     double **b = calloc((size_t)n, sizeof *b), **x = calloc((size_t)n, sizeof *x),
            **r = calloc((size_t)n, sizeof *r);
     for (int l = 0; l < n; ++l) {
-        b[l] = calloc((size_t)h.level[l].A.rows, sizeof(double));
-        x[l] = calloc((size_t)h.level[l].A.rows, sizeof(double));
-        r[l] = calloc((size_t)h.level[l].A.rows, sizeof(double));
+        b[l] = calloc((size_t)t.h.level[l].A.rows, sizeof(double));
+        x[l] = calloc((size_t)t.h.level[l].A.rows, sizeof(double));
+        r[l] = calloc((size_t)t.h.level[l].A.rows, sizeof(double));
     }
     test_seed(57);
-    for (int32_t i = 0; i < a.rows; ++i) /* representable in float: the same b on both sides */
+    for (int32_t i = 0; i < t.a.rows; ++i) /* representable in float: the same b on both sides */
         b[0][i] = (float)test_uniform(-1, 1);
-    CHECK_OK(cmrs_amg_vcycle_levels(&h, b, x, r));
-    double *z = calloc((size_t)a.rows, sizeof(double));
-    CHECK_OK(cmrs_amg_vcycle(&h, b[0], z));
-    CHECK_MSG(!memcmp(z, x[0], (size_t)a.rows * sizeof(double)),
+    CHECK_OK(cmrs_amg_vcycle_levels(&t.h, b, x, r));
+    double *z = calloc((size_t)t.a.rows, sizeof(double));
+    CHECK_OK(cmrs_amg_vcycle(&t.h, b[0], z));
+    CHECK_MSG(!memcmp(z, x[0], (size_t)t.a.rows * sizeof(double)),
               "%s: cmrs_amg_vcycle differs from cmrs_amg_vcycle_levels", spec);
 
-    cl_mem rd = device_vector(ctx, a.rows), zd = device_vector(ctx, a.rows);
-    write_vector(ctx, rd, b[0], a.rows);
-    CHECK_OK(cmrs_amg_device_apply(&d, rd, zd));
-    double *got = calloc((size_t)a.rows, sizeof(double));
+    cl_mem rd = device_vector(ctx, t.a.rows), zd = device_vector(ctx, t.a.rows);
+    write_vector(ctx, rd, b[0], t.a.rows);
+    CHECK_OK(cmrs_amg_device_apply(&t.d, rd, zd));
+    double *got = calloc((size_t)t.a.rows, sizeof(double));
     printf("%s (%s, %s, %d levels, coarse %d rows, %s):", spec,
            prec == CMRSCL_DOUBLE ? "double" : "float", degree > 1 ? "Chebyshev" : "Jacobi", n,
-           (int)h.coarse_rows, h.coarse_lu ? "LU" : "Cholesky");
+           (int)t.h.coarse_rows, t.h.coarse_lu ? "LU" : "Cholesky");
     for (int l = 0; l < n; ++l) {
         const char *names = l + 1 < n ? "bxr" : "bx";
         double worst = 0;
         for (const char *c = names; *c; ++c) {
             const double *want = *c == 'b' ? b[l] : *c == 'x' ? x[l] : r[l];
-            CHECK_OK(cmrs_amg_device_read(&d, l, *c, got));
-            double diff = relative_difference(got, want, h.level[l].A.rows);
+            CHECK_OK(cmrs_amg_device_read(&t.d, l, *c, got));
+            double diff = relative_difference(got, want, t.h.level[l].A.rows);
             worst = fmax(worst, diff);
             CHECK_MSG(diff <= bound, "%s level %d: %c differs from the host's by %.3g (bound %.3g)",
                       spec, l, *c, diff, bound);
         }
         printf(" L%d %.2g", l, worst);
     }
-    CHECK_OK(cmrs_amg_device_read(&d, 0, 'x', got));
-    double final = relative_difference(got, z, a.rows);
+    CHECK_OK(cmrs_amg_device_read(&t.d, 0, 'x', got));
+    double final = relative_difference(got, z, t.a.rows);
     printf("; z %.2g\n", final);
     CHECK_MSG(final <= z_bound, "%s: z differs from cmrs_amg_vcycle's by %.3g", spec, final);
 
@@ -123,9 +135,7 @@ static void check_cycle(cmrscl_context ctx, const char *spec, int degree)
     free(r);
     clReleaseMemObject(rd);
     clReleaseMemObject(zd);
-    cmrs_amg_device_free(&d);
-    cmrs_amg_free(&h);
-    cmrscl_csr_free(&a);
+    close_case(&t);
 }
 
 static double dot(const double *x, const double *y, int32_t n)
@@ -182,21 +192,15 @@ static int device_pcg(cmrscl_context ctx, cmrs_amg_device *d, const cmrscl_csr *
 
 static void check_pcg(cmrscl_context ctx, const char *spec, int degree)
 {
-    cmrscl_csr a = {0};
-    cmrs_amg_hierarchy h = {0};
-    cmrs_amg_device d = {0};
-    cmrs_amg_options o = smoother(degree);
-    CHECK_OK(cmrscl_csr_generate(spec, &a));
-    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
-    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, NULL, &d));
-    if (test_failures)
+    amg_case t;
+    if (!open_case(ctx, spec, degree, &t))
         return;
-    double *b = malloc((size_t)a.rows * sizeof(double)), *x = calloc((size_t)a.rows, 8);
-    for (int32_t i = 0; i < a.rows; ++i)
+    double *b = malloc((size_t)t.a.rows * sizeof(double)), *x = calloc((size_t)t.a.rows, 8);
+    for (int32_t i = 0; i < t.a.rows; ++i)
         b[i] = 1;
     int host = 0;
-    CHECK_OK(cmrs_amg_pcg(&a, &h, b, x, 1e-8, 100, &host, NULL));
-    int device = device_pcg(ctx, &d, &a, b, 1e-8, 100);
+    CHECK_OK(cmrs_amg_pcg(&t.a, &t.h, b, x, 1e-8, 100, &host, NULL));
+    int device = device_pcg(ctx, &t.d, &t.a, b, 1e-8, 100);
     printf("%s (degree %d): PCG to 1e-8, host cycle %d iterations, device cycle %d\n", spec, degree,
            host, device);
     /* float's cycle is another preconditioner by its rounding: CG still converges, a little
@@ -206,9 +210,7 @@ static void check_pcg(cmrscl_context ctx, const char *spec, int degree)
               spec, device, host);
     free(b);
     free(x);
-    cmrs_amg_device_free(&d);
-    cmrs_amg_free(&h);
-    cmrscl_csr_free(&a);
+    close_case(&t);
 }
 
 int main(int argc, char **argv)

@@ -108,6 +108,12 @@ static cmrscl_status make_kernels(cmrs_amg_device *d)
     return st;
 }
 
+/* Whether level l's b and x are the cycle's own (level 0's are the caller's r and z, but under
+ * a float cycle), and whether its A is (level 0's may be the caller's matrix). */
+static bool own_vectors(const cmrs_amg_device *d, int l) { return l > 0 || d->mixed; }
+
+static bool own_matrix(const cmrs_amg_device *d, int l) { return l > 0 || !d->borrowed_a0; }
+
 static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h, int l)
 {
     const cmrs_amg_level *hl = &h->level[l];
@@ -116,7 +122,7 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
     lv->omega = hl->jacobi_omega;
     lv->rho = hl->rho;
     cmrscl_status st = CMRSCL_OK;
-    bool own = l > 0 || d->mixed; /* else level 0's are the caller's r and z */
+    bool own = own_vectors(d, l);
     if (own)
         st = vector(d, lv->rows, &lv->b);
     if (st == CMRSCL_OK && own)
@@ -129,7 +135,7 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
         st = vector(d, lv->rows, &lv->d);
     if (st == CMRSCL_OK)
         st = values_buffer(d, hl->diag_inv, lv->rows, &lv->diag_inv);
-    if (st == CMRSCL_OK && !(l == 0 && d->borrowed_a0))
+    if (st == CMRSCL_OK && own_matrix(d, l))
         st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->A, NULL, &lv->A);
     if (st == CMRSCL_OK)
         st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->P, NULL, &lv->P);
@@ -333,7 +339,7 @@ cmrscl_status cmrs_amg_device_update(cmrs_amg_device *d, const cmrs_amg_hierarch
         cmrs_amg_device_level *lv = &d->level[l];
         lv->omega = hl->jacobi_omega, lv->rho = hl->rho;
         st = write_values(d, lv->diag_inv, hl->diag_inv, lv->rows);
-        if (st == CMRSCL_OK && !(l == 0 && d->borrowed_a0))
+        if (st == CMRSCL_OK && own_matrix(d, l))
             st = update_matrix(lv->A, &hl->A, l, "A");
         if (st == CMRSCL_OK)
             st = update_matrix(lv->P, &hl->P, l, "P");
@@ -384,10 +390,10 @@ uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d)
     uint64_t bytes = (uint64_t)d->coarse_rows * d->coarse_rows * d->value_size;
     for (int l = 0; l < d->levels; ++l) {
         const cmrs_amg_device_level *lv = &d->level[l];
-        cmrscl_matrix m[] = {l == 0 && d->borrowed_a0 ? NULL : lv->A, lv->P, lv->R};
+        cmrscl_matrix m[] = {own_matrix(d, l) ? lv->A : NULL, lv->P, lv->R};
         for (int i = 0; i < 3; ++i)
             bytes += m[i] ? m[i]->params.device_bytes : 0;
-        int vectors = (l > 0 || d->mixed ? 2 : 0) + (lv->r != NULL) + (lv->d != NULL) +
+        int vectors = (own_vectors(d, l) ? 2 : 0) + (lv->r != NULL) + (lv->d != NULL) +
                       (lv->diag_inv != NULL);
         bytes += (uint64_t)vectors * lv->rows * d->value_size;
     }
@@ -419,11 +425,11 @@ void cmrs_amg_device_free(cmrs_amg_device *d)
 {
     for (int l = 0; d->level && l < d->levels; ++l) {
         cmrs_amg_device_level *lv = &d->level[l];
-        if (!(l == 0 && d->borrowed_a0))
+        if (own_matrix(d, l))
             cmrscl_matrix_free(lv->A);
         cmrscl_matrix_free(lv->P);
         cmrscl_matrix_free(lv->R);
-        bool own = l > 0 || d->mixed;
+        bool own = own_vectors(d, l);
         cl_mem mem[] = {own ? lv->b : NULL, own ? lv->x : NULL, lv->r, lv->d, lv->diag_inv};
         for (int i = 0; i < 5; ++i)
             if (mem[i])

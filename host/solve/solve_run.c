@@ -70,15 +70,14 @@ static cmrscl_status iterate(cmrscl_solver s, cmrscl_solve_result *res)
     bool ahead_done = false; /* the batch's first iteration's AHEAD, enqueued past a check */
     while (st == CMRSCL_OK) {
         int batch = k < max - i ? k : max - i;
+        /* with a monitor, the batch's last BEHIND and the next AHEAD go after the read */
+        bool held = !pipelined && i + batch < max;
         for (int j = 0; j < batch && st == CMRSCL_OK; ++j) {
             unsigned parts = ITER_ALL & ~(j == 0 && ahead_done ? ITER_AHEAD : 0u) &
-                             ~(!pipelined && j == batch - 1 ? ITER_BEHIND : 0u);
+                             ~(held && j == batch - 1 ? ITER_BEHIND : 0u);
             st = s->method->iterate(s, i + j, max, parts);
         }
         i += batch;
-        bool held = !pipelined && i < max; /* the last one's BEHIND, for after the read */
-        if (st == CMRSCL_OK && !pipelined && i == max)
-            st = s->method->iterate(s, i - 1, max, ITER_BEHIND);
         if (st == CMRSCL_OK && i == max)
             st = s->method->check_last(s, max);
         if (st == CMRSCL_OK)
