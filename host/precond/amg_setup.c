@@ -15,7 +15,7 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
                               .smooth = true,
                               .smooth_scale = 4.0 / 3.0,
                               .jacobi_scale = 4.0 / 3.0,
-                              .power_iterations = 15,
+                              .rho_steps = 15,
                               .max_coarse = 500,
                               .degree = 1,
                               .max_levels = 10,
@@ -27,13 +27,14 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
 static cmrscl_status check_options(const cmrs_amg_options *o)
 {
     if (!(o->theta >= 0 && o->theta <= 1) || !(o->smooth_scale > 0) || !(o->jacobi_scale > 0) ||
-        o->power_iterations < 1 || o->max_coarse < 1 || o->max_levels < 1 || o->degree < 1 ||
-        o->degree > CMRSCL_AMG_MAX_DEGREE || !(o->min_coarsening > 0 && o->min_coarsening <= 1))
+        o->rho_steps < 1 || o->rho_steps > 64 || o->max_coarse < 1 || o->max_levels < 1 ||
+        o->degree < 1 || o->degree > CMRSCL_AMG_MAX_DEGREE ||
+        !(o->min_coarsening > 0 && o->min_coarsening <= 1))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "AMG options: theta %g (0..1), smooth_scale %g and jacobi_scale %g "
-                           "(> 0), power_iterations %d, max_coarse %d, max_levels %d (>= 1), "
+                           "(> 0), rho_steps %d (1..64), max_coarse %d, max_levels %d (>= 1), "
                            "min_coarsening %g (0..1], degree %d (1..%d)",
-                           o->theta, o->smooth_scale, o->jacobi_scale, o->power_iterations,
+                           o->theta, o->smooth_scale, o->jacobi_scale, o->rho_steps,
                            (int)o->max_coarse, o->max_levels, o->min_coarsening, o->degree,
                            CMRSCL_AMG_MAX_DEGREE);
     if (o->near_null_count != 1 || o->near_null)
@@ -41,136 +42,6 @@ static cmrscl_status check_options(const cmrs_amg_options *o)
                            "AMG near-null space: only the constant vector for now (%d vectors "
                            "given)",
                            o->near_null_count);
-    return CMRSCL_OK;
-}
-
-/* 1 / a_ii of every row, in pieces of POWER_PIECE rows on the host's threads; each piece
- * keeps its first row whose diagonal is missing, zero or negative (-1: none), and the first
- * piece that has one names it. */
-#define POWER_PIECE 8192
-
-/* Piece `piece`'s rows [begin, end) of `rows`. */
-static void piece_rows(int64_t piece, int64_t rows, int64_t *begin, int64_t *end)
-{
-    *begin = piece * POWER_PIECE;
-    *end = *begin + POWER_PIECE < rows ? *begin + POWER_PIECE : rows;
-}
-
-typedef struct diagonal_job {
-    const cmrscl_csr *a;
-    double *d;
-    int32_t *bad; /* a piece's first bad row */
-} diagonal_job;
-
-static void diagonal_piece(void *ctx, int64_t piece)
-{
-    const diagonal_job *j = ctx;
-    const cmrscl_csr *a = j->a;
-    int64_t begin, end;
-    piece_rows(piece, a->rows, &begin, &end);
-    j->bad[piece] = -1;
-    for (int64_t i = begin; i < end; ++i) {
-        double v = 0;
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            if (a->col_ind[k] == i)
-                v += a->values[k];
-        if (!(v > 0) && j->bad[piece] < 0)
-            j->bad[piece] = (int32_t)i;
-        j->d[i] = 1.0 / v;
-    }
-}
-
-static cmrscl_status inverse_diagonal(const cmrscl_csr *a, int level, double **out)
-{
-    int64_t pieces = ((int64_t)a->rows + POWER_PIECE - 1) / POWER_PIECE;
-    double *d = cmrscl_alloc((size_t)a->rows, sizeof(double));
-    int32_t *bad = cmrscl_alloc((size_t)pieces + 1, sizeof(int32_t));
-    if (!d || !bad) {
-        free(d), free(bad);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG diagonal: %d rows", (int)a->rows);
-    }
-    diagonal_job job = {a, d, bad};
-    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, diagonal_piece, &job);
-    for (int64_t p = 0; p < pieces; ++p)
-        if (bad[p] >= 0) {
-            int32_t i = bad[p];
-            double v = 1.0 / d[i];
-            free(d), free(bad);
-            return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
-                               "AMG needs a positive diagonal: a(%d,%d) = %g on level %d (%s)",
-                               (int)i, (int)i, v, level, v == 0 ? "zero or missing" : "negative");
-        }
-    free(bad);
-    *out = d;
-    return CMRSCL_OK;
-}
-
-/* rho(D^-1 A) by the power method from a fixed start vector (the same estimate every run).
- * D^-1 A is self-adjoint in the D inner product when A is symmetric, so the Rayleigh quotient
- * x^T A x / x^T D x converges twice as fast as the norm ratio; it is taken as the estimate.
- * A step over one piece of POWER_PIECE rows: with x the step before's y times `scale` (the
- * normalisation, folded in here rather than a pass of its own), y = D^-1 A x on them, and the
- * piece's sums of x.Ax, x.Dx and y.y - pieces of a fixed size, added up in their order
- * afterwards, so the estimate is the same bits whatever the host's threads. */
-typedef struct power_job {
-    const cmrscl_csr *a;
-    const double *diag_inv, *x;
-    double scale;
-    double *y, *sums; /* 3 a piece */
-} power_job;
-
-static void power_piece(void *ctx, int64_t piece)
-{
-    const power_job *j = ctx;
-    const cmrscl_csr *a = j->a;
-    int64_t begin, end;
-    piece_rows(piece, a->rows, &begin, &end);
-    double xay = 0, xdx = 0, yy = 0, s = j->scale;
-    for (int64_t i = begin; i < end; ++i) {
-        double ax = 0;
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            ax += a->values[k] * j->x[a->col_ind[k]];
-        ax *= s;
-        double xi = s * j->x[i];
-        xay += xi * ax;
-        xdx += xi * xi / j->diag_inv[i];
-        j->y[i] = ax * j->diag_inv[i];
-        yy += j->y[i] * j->y[i];
-    }
-    j->sums[3 * piece] = xay, j->sums[3 * piece + 1] = xdx, j->sums[3 * piece + 2] = yy;
-}
-
-static cmrscl_status spectral_radius(const cmrscl_csr *a, const double *diag_inv, int steps,
-                                     double *rho)
-{
-    size_t n = (size_t)a->rows;
-    int64_t pieces = ((int64_t)n + POWER_PIECE - 1) / POWER_PIECE;
-    double *x = cmrscl_alloc(n, sizeof(double)), *y = cmrscl_alloc(n, sizeof(double));
-    double *sums = cmrscl_alloc((size_t)pieces * 3 + 3, sizeof(double));
-    if (!x || !y || !sums) {
-        free(x), free(y), free(sums);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
-    }
-    /* A rough start in (-1, 1), from a hash of the index: rich in every frequency. */
-    for (size_t i = 0; i < n; ++i) {
-        uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 31;
-        x[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
-    }
-    double estimate = 0;
-    power_job job = {a, diag_inv, x, 1.0, y, sums};
-    for (int s = 0; s < steps; ++s) {
-        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, power_piece, &job);
-        double xay = 0, xdx = 0, yy = 0;
-        for (int64_t p = 0; p < pieces; ++p)
-            xay += sums[3 * p], xdx += sums[3 * p + 1], yy += sums[3 * p + 2];
-        estimate = xdx > 0 ? xay / xdx : 0;
-        double *t = (double *)job.x;
-        job.x = job.y, job.y = t;
-        job.scale = yy > 0 ? 1.0 / sqrt(yy) : 0;
-    }
-    free(x), free(y), free(sums);
-    *rho = estimate > 0 ? estimate : 1.0;
     return CMRSCL_OK;
 }
 
@@ -188,7 +59,7 @@ static void smooth_piece(void *ctx, int64_t piece)
     const cmrscl_csr *t = &j->l->T;
     cmrscl_csr *p = j->p;
     int64_t begin, end;
-    piece_rows(piece, p->rows, &begin, &end);
+    cmrs_amg_piece_rows(piece, p->rows, &begin, &end);
     for (int64_t i = begin; i < end; ++i) {
         double w = j->omega * j->l->diag_inv[i];
         for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
@@ -205,8 +76,7 @@ static cmrscl_status smooth_prolongator(const cmrs_amg_level *l, double omega, c
     if (st != CMRSCL_OK)
         return st;
     smooth_job job = {l, omega, p};
-    cmrs_parallel_pieces(cmrs_parallel_threads(),
-                         ((int64_t)p->rows + POWER_PIECE - 1) / POWER_PIECE, smooth_piece, &job);
+    cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(p->rows), smooth_piece, &job);
     return CMRSCL_OK;
 }
 
@@ -318,12 +188,16 @@ static cmrscl_status check_matrix(const cmrscl_csr *a)
 }
 
 /* Level l's diagonal and smoother weight (every level has them; the coarsest's are for a
- * device cycle that may smooth there too). */
-static cmrscl_status level_smoother(cmrs_amg_level *lv, int l, const cmrs_amg_options *o)
+ * device cycle that may smooth there too). Level 0 decides whether the hierarchy is symmetric:
+ * R A P with R = P^T is, up to the rounding of its sums. */
+static cmrscl_status level_smoother(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o)
 {
-    cmrscl_status st = inverse_diagonal(&lv->A, l, &lv->diag_inv);
+    cmrs_amg_level *lv = &h->level[l];
+    cmrscl_status st = cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv);
+    if (st == CMRSCL_OK && l == 0)
+        st = cmrs_amg_symmetric(&lv->A, &h->symmetric);
     if (st == CMRSCL_OK)
-        st = spectral_radius(&lv->A, lv->diag_inv, o->power_iterations, &lv->rho);
+        st = cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, h->symmetric, o->rho_steps, &lv->rho);
     lv->jacobi_omega = o->jacobi_scale / lv->rho;
     return st;
 }
@@ -363,7 +237,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     for (int l = 0; st == CMRSCL_OK; ++l) {
         h.levels = l + 1;
         double t0 = cmrscl_seconds();
-        st = level_smoother(&h.level[l], l, o);
+        st = level_smoother(&h, l, o);
         h.times.smoother += cmrscl_seconds() - t0;
         if (st != CMRSCL_OK || l + 1 == (g ? g->levels : o->max_levels) ||
             (!g && h.level[l].A.rows <= o->max_coarse))

@@ -1,8 +1,8 @@
 /* precond.h - the preconditioners stage (issue 57): for now smoothed-aggregation AMG set up
- * on the host (amg_setup.c drives the phases: strength and aggregation in amg_aggregate.c,
- * the sparse products in amg_spgemm.c, the coarsest level's dense inverse in amg_coarse.c)
- * and a host V-cycle with a preconditioned CG on it (amg_cycle.c), the ground truth for the
- * same cycle on the device (amg_device.c, cl/amg.cl). Internal: nothing here is public API yet.
+ * on the host (amg_setup.c drives the phases: diagonals and rho(D^-1 A) in amg_rho.c, strength
+ * and aggregation in amg_aggregate.c, the sparse products in amg_spgemm.c, the coarsest
+ * level's dense inverse in amg_coarse.c) and a host V-cycle with a preconditioned CG on it
+ * (amg_cycle.c), the ground truth for the same cycle on the device (amg_device.c, cl/amg.cl). Internal: nothing here is public API yet.
  *
  * Every level keeps its operators as host CSR in double (A, P, R = P^T), the diagonal's
  * inverse and its smoother's weight: what the device cycle will copy level by level. */
@@ -22,7 +22,7 @@ typedef struct cmrs_amg_options {
     bool smooth;           /* P = (I - omega D^-1 A) T; false: plain aggregation, P = T */
     double smooth_scale;   /* P's omega = smooth_scale / rho(D^-1 A), PyAMG's 4/3 */
     double jacobi_scale;   /* the cycle's damped Jacobi: omega = jacobi_scale / rho, 4/3 */
-    int power_iterations;  /* steps of the power method that estimates rho(D^-1 A), 15 */
+    int rho_steps;         /* steps of the estimate of rho(D^-1 A) (amg_rho.c), 15, at most 64 */
     int32_t max_coarse;    /* stop when a level has at most this many rows, 500 */
     int degree;            /* the smoother: 1 damped Jacobi, 2.. Chebyshev of that degree */
     bool float_cycle;      /* the device's hierarchy in float under a double solve */
@@ -60,6 +60,7 @@ typedef struct cmrs_amg_hierarchy {
     double *coarse_inverse;
     bool coarse_lu;
     int degree;                 /* the cycle's smoother (the options'): 1 Jacobi, 2.. Chebyshev */
+    bool symmetric;             /* level 0 is: rho estimated by Lanczos, not the power method */
     double operator_complexity; /* sum of the levels' entries / entries of A */
     double grid_complexity;     /* sum of the levels' rows / rows of A */
     cmrs_amg_times times;
@@ -92,6 +93,30 @@ CMRSCL_HIDDEN void cmrs_amg_aggregates_free(cmrs_amg_aggregates *g);
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup_again(const cmrscl_csr *a, const cmrs_amg_options *opt,
                                                  const cmrs_amg_aggregates *g,
                                                  cmrs_amg_hierarchy *out);
+
+/* ---- amg_rho.c: the diagonal and the estimate of rho(D^-1 A) ---- */
+
+/* The host-side passes go over rows in pieces of AMG_PIECE, a piece a task on the host's
+ * threads; sums are kept a piece and added in the pieces' order (bits independent of the
+ * threads). */
+#define AMG_PIECE 8192
+static inline int64_t cmrs_amg_pieces(int64_t rows) { return (rows + AMG_PIECE - 1) / AMG_PIECE; }
+/* Piece `piece`'s rows [begin, end) of `rows`. */
+static inline void cmrs_amg_piece_rows(int64_t piece, int64_t rows, int64_t *begin, int64_t *end)
+{
+    *begin = piece * AMG_PIECE;
+    *end = *begin + AMG_PIECE < rows ? *begin + AMG_PIECE : rows;
+}
+/* 1 / a_ii of every row (*out malloc'ed); ERROR_INVALID_MATRIX naming the first row (of
+ * `level`) whose diagonal is missing, zero or negative. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_inverse_diagonal(const cmrscl_csr *a, int level, double **out);
+/* Whether a (canonical CSR) equals its transpose exactly. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmetric);
+/* An estimate of rho(D^-1 A) from below, `steps` steps from a fixed start: the largest Ritz
+ * value of Lanczos in the D inner product for symmetric A, else the power method's Rayleigh
+ * quotient; 1 when the estimate is not positive. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_inv,
+                                                     bool symmetric, int steps, double *rho);
 
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 

@@ -1,0 +1,291 @@
+/* amg_rho.c - each level's diagonal and its estimate of rho(D^-1 A), which weighs the
+ * smoothers (Jacobi's omega = 4/3 / rho; Chebyshev's interval [1/30, 1.1] x rho) and the
+ * prolongator's smoothing. An estimate below rho makes a Chebyshev cycle indefinite (CG then
+ * breaks down) and over-weights Jacobi, so it must come close from below in few steps:
+ *   - symmetric A: Lanczos on D^-1 A, self-adjoint in the D inner product - the largest
+ *     eigenvalue of the k x k tridiagonal it builds (PyAMG's approximate_spectral_radius);
+ *     its extreme Ritz value converges far faster than the power method's Rayleigh quotient
+ *     on clustered spectra, at the same cost a step (one product, two sums);
+ *   - any other A: the power method's Rayleigh quotient x^T A x / x^T D x, the estimate of
+ *     the symmetric part (Arnoldi would keep k vectors of the rows).
+ * Both start from a fixed vector and add their sums in pieces of AMG_PIECE rows in order, so
+ * the estimate is the same bits whatever the host's threads. */
+#include "precond/precond.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the diagonal ---- */
+
+typedef struct diagonal_job {
+    const cmrscl_csr *a;
+    double *d;
+    int32_t *bad; /* a piece's first row whose diagonal is missing, zero or negative; -1 */
+} diagonal_job;
+
+static void diagonal_piece(void *ctx, int64_t piece)
+{
+    const diagonal_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, a->rows, &begin, &end);
+    j->bad[piece] = -1;
+    for (int64_t i = begin; i < end; ++i) {
+        double v = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (a->col_ind[k] == i)
+                v += a->values[k];
+        if (!(v > 0) && j->bad[piece] < 0)
+            j->bad[piece] = (int32_t)i;
+        j->d[i] = 1.0 / v;
+    }
+}
+
+cmrscl_status cmrs_amg_inverse_diagonal(const cmrscl_csr *a, int level, double **out)
+{
+    int64_t pieces = cmrs_amg_pieces(a->rows);
+    double *d = cmrscl_alloc((size_t)a->rows, sizeof(double));
+    int32_t *bad = cmrscl_alloc((size_t)pieces + 1, sizeof(int32_t));
+    if (!d || !bad) {
+        free(d), free(bad);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG diagonal: %d rows", (int)a->rows);
+    }
+    diagonal_job job = {a, d, bad};
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, diagonal_piece, &job);
+    for (int64_t p = 0; p < pieces; ++p)
+        if (bad[p] >= 0) {
+            int32_t i = bad[p];
+            double v = 1.0 / d[i];
+            free(d), free(bad);
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX,
+                               "AMG needs a positive diagonal: a(%d,%d) = %g on level %d (%s)",
+                               (int)i, (int)i, v, level, v == 0 ? "zero or missing" : "negative");
+        }
+    free(bad);
+    *out = d;
+    return CMRSCL_OK;
+}
+
+/* ---- symmetry ---- */
+
+typedef struct symmetry_job {
+    const cmrscl_csr *a;
+    char *asymmetric; /* a piece's verdict */
+} symmetry_job;
+
+/* Entry (j, i)'s value, 0 when it is not stored (columns sorted: canonical CSR). */
+static double entry(const cmrscl_csr *a, int32_t i, int32_t j)
+{
+    int64_t lo = a->row_ptr[i], hi = a->row_ptr[i + 1];
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a->col_ind[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < a->row_ptr[i + 1] && a->col_ind[lo] == j ? a->values[lo] : 0.0;
+}
+
+static void symmetry_piece(void *ctx, int64_t piece)
+{
+    const symmetry_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, a->rows, &begin, &end);
+    j->asymmetric[piece] = 0;
+    for (int64_t i = begin; i < end && !j->asymmetric[piece]; ++i)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (a->col_ind[k] > i && entry(a, a->col_ind[k], (int32_t)i) != a->values[k]) {
+                j->asymmetric[piece] = 1;
+                break;
+            }
+}
+
+cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmetric)
+{
+    int64_t pieces = cmrs_amg_pieces(a->rows);
+    char *asymmetric = cmrscl_alloc((size_t)pieces + 1, 1);
+    if (!asymmetric)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG symmetry: %d rows", (int)a->rows);
+    symmetry_job job = {a, asymmetric};
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, symmetry_piece, &job);
+    *symmetric = true;
+    for (int64_t p = 0; p < pieces; ++p)
+        *symmetric = *symmetric && !asymmetric[p];
+    free(asymmetric);
+    return CMRSCL_OK;
+}
+
+/* ---- the estimate ---- */
+
+/* A rough start in (-1, 1), from a hash of the index: rich in every frequency. */
+static void start_vector(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+        x[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
+    }
+}
+
+/* One step's passes over a piece of rows. Vectors are kept unnormalised with a scale each
+ * (the true vector = scale * stored), so normalising costs no pass of its own.
+ *   product: u = D^-1 A (sv v) and sums[0] = (sv v)^T A (sv v), sums[1] = (sv v)^T D (sv v),
+ *            sums[2] = u^T u (the power method's next scale);
+ *   update (Lanczos): w = su u - alpha sv v - beta sp p, written over p (no longer needed), and
+ *            sums[0] = w^T D w. */
+typedef struct rho_job {
+    const cmrscl_csr *a;
+    const double *diag_inv;
+    double *v, *p, *u;
+    double sv, sp, su, alpha, beta;
+    double *sums; /* 3 a piece */
+} rho_job;
+
+static void product_piece(void *ctx, int64_t piece)
+{
+    const rho_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, a->rows, &begin, &end);
+    double vav = 0, vdv = 0, uu = 0, s = j->sv;
+    for (int64_t i = begin; i < end; ++i) {
+        double av = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            av += a->values[k] * j->v[a->col_ind[k]];
+        av *= s;
+        double vi = s * j->v[i];
+        vav += vi * av;
+        vdv += vi * vi / j->diag_inv[i];
+        j->u[i] = av * j->diag_inv[i];
+        uu += j->u[i] * j->u[i];
+    }
+    double *out = j->sums + 3 * piece;
+    out[0] = vav, out[1] = vdv, out[2] = uu;
+}
+
+static void update_piece(void *ctx, int64_t piece)
+{
+    const rho_job *j = ctx;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, j->a->rows, &begin, &end);
+    double wdw = 0, av = j->alpha * j->sv, bp = j->beta * j->sp, su = j->su;
+    for (int64_t i = begin; i < end; ++i) {
+        double w = su * j->u[i] - av * j->v[i] - bp * j->p[i];
+        j->p[i] = w;
+        wdw += w * w / j->diag_inv[i];
+    }
+    j->sums[3 * piece] = wdw;
+}
+
+/* The pieces' sums in their order: sum[c] of column c. */
+static void add_sums(const rho_job *j, int64_t pieces, double sum[3])
+{
+    sum[0] = sum[1] = sum[2] = 0;
+    for (int64_t p = 0; p < pieces; ++p)
+        for (int c = 0; c < 3; ++c)
+            sum[c] += j->sums[3 * p + c];
+}
+
+/* The largest eigenvalue of the symmetric tridiagonal matrix (diagonal alpha[k], off-diagonal
+ * beta[k - 1]) by bisection on Sturm counts, to the last bits of its Gershgorin interval. */
+static double tridiagonal_largest(const double *alpha, const double *beta, int k)
+{
+    double lo = alpha[0], hi = alpha[0];
+    for (int i = 0; i < k; ++i) {
+        double r = (i > 0 ? fabs(beta[i - 1]) : 0) + (i + 1 < k ? fabs(beta[i]) : 0);
+        lo = fmin(lo, alpha[i] - r), hi = fmax(hi, alpha[i] + r);
+    }
+    for (int it = 0; it < 200 && lo < hi; ++it) {
+        double mid = lo + (hi - lo) / 2;
+        if (mid <= lo || mid >= hi)
+            break;
+        int above = 0; /* eigenvalues above mid: sign changes of the LDL^T pivots of T - mid */
+        double q = 1;
+        for (int i = 0; i < k; ++i) {
+            q = alpha[i] - mid - (i > 0 ? beta[i - 1] * beta[i - 1] / q : 0);
+            if (q == 0)
+                q = -1e-300;
+            above += q > 0;
+        }
+        if (above > 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+#define LANCZOS_MAX_STEPS 64
+
+static double lanczos(rho_job *j, int64_t pieces, int steps)
+{
+    double alpha[LANCZOS_MAX_STEPS] = {0}, beta[LANCZOS_MAX_STEPS] = {0}, sum[3];
+    int k = 0;
+    /* the first product also measures v^T D v: v is normalised (v^T D v = 1) by scales */
+    j->sv = 1, j->sp = 0, j->beta = 0;
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
+    add_sums(j, pieces, sum);
+    j->sv = j->su = 1.0 / sqrt(sum[1]);
+    j->alpha = sum[0] * j->sv * j->sv;
+    for (; k < steps && k < LANCZOS_MAX_STEPS; ++k) {
+        if (k > 0) { /* u = D^-1 A v of the normalised v, alpha = v^T A v */
+            cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
+            add_sums(j, pieces, sum);
+            j->su = 1, j->alpha = sum[0];
+        }
+        alpha[k] = j->alpha;
+        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, update_piece, j);
+        add_sums(j, pieces, sum);
+        beta[k] = sqrt(sum[0]);
+        if (!(beta[k] > 1e-14 * fabs(alpha[k]))) { /* an invariant subspace: T is exact */
+            ++k;
+            break;
+        }
+        /* p holds w: it becomes v (scale 1 / beta), v becomes p */
+        double *t = j->p;
+        j->p = j->v, j->sp = j->sv;
+        j->v = t, j->sv = 1.0 / beta[k];
+        j->beta = beta[k];
+    }
+    return tridiagonal_largest(alpha, beta, k);
+}
+
+static double power_method(rho_job *j, int64_t pieces, int steps)
+{
+    double estimate = 0, sum[3];
+    j->sv = 1.0;
+    for (int s = 0; s < steps; ++s) {
+        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
+        add_sums(j, pieces, sum);
+        estimate = sum[1] > 0 ? sum[0] / sum[1] : 0;
+        double *t = j->v;
+        j->v = j->u, j->u = t;
+        j->sv = sum[2] > 0 ? 1.0 / sqrt(sum[2]) : 0;
+    }
+    return estimate;
+}
+
+cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_inv, bool symmetric,
+                                       int steps, double *rho)
+{
+    size_t n = (size_t)a->rows;
+    int64_t pieces = cmrs_amg_pieces(a->rows);
+    double *v = cmrscl_alloc(n, sizeof(double)), *u = cmrscl_alloc(n, sizeof(double));
+    double *p = symmetric ? cmrscl_alloc(n, sizeof(double)) : NULL;
+    double *sums = cmrscl_alloc((size_t)pieces * 3 + 3, sizeof(double));
+    if (!v || !u || !sums || (symmetric && !p)) {
+        free(v), free(u), free(p), free(sums);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
+    }
+    start_vector(v, n);
+    if (p) /* Lanczos' first step takes 0 times p: 0, not 0 times whatever malloc left */
+        memset(p, 0, n * sizeof(double));
+    rho_job job = {a, diag_inv, v, p, u, 1, 0, 1, 0, 0, sums};
+    double estimate = symmetric ? lanczos(&job, pieces, steps) : power_method(&job, pieces, steps);
+    free(v), free(u), free(p), free(sums);
+    *rho = estimate > 0 ? estimate : 1.0;
+    return CMRSCL_OK;
+}
