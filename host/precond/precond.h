@@ -2,7 +2,8 @@
  * on the host (amg_setup.c drives the phases: diagonals and rho(D^-1 A) in amg_rho.c, strength
  * and aggregation in amg_aggregate.c, the sparse products in amg_spgemm.c, the coarsest
  * level's dense inverse in amg_coarse.c) and a host V-cycle with a preconditioned CG on it
- * (amg_cycle.c), the ground truth for the same cycle on the device (amg_device.c, cl/amg.cl). Internal: nothing here is public API yet.
+ * (amg_cycle.c), the ground truth for the same cycle on the device (amg_device.c, cl/amg.cl).
+ * Internal: nothing here is public API yet.
  *
  * Every level keeps its operators as host CSR in double (A, P, R = P^T), the diagonal's
  * inverse and its smoother's weight: what the device cycle will copy level by level. */
