@@ -114,6 +114,11 @@ MUTATIONS = [
     Mutation("AMG Chebyshev: the first step's scale for every step", "host/precond/amg_cycle.c",
              "        *c1 = next * r, *c2 = 2 * next / delta;", "        *c1 = next * r;",
              "^(amg_device_double|amg_device_float|solve_amg_double)$"),
+    Mutation("AMG rho: the power method for symmetric A too", "host/precond/amg_setup.c",
+             "h->symmetric, o->rho_steps,", "false, o->rho_steps,", "^(amg_setup)$",
+             "python/tests/test_pyamg.py"),
+    Mutation("AMG rho: Lanczos without beta p", "host/precond/amg_rho.c",
+             "bp = j->beta * j->sp,", "bp = 0 * j->sp,", "^(amg_setup)$"),
 ]
 
 
