@@ -250,3 +250,14 @@ __kernel void gmres_update(const uint n, __global real_t *restrict x,
         x[i] = xv;
     }
 }
+
+/* x += z: with a preconditioner on the right, z = M (V y) (host/solve/solve_gmres.c). Not after
+ * an error: x stays the last iterate. */
+__kernel void gmres_add(const uint n, __global real_t *restrict x, __global const real_t *restrict z,
+                        __global const real_t *restrict ws)
+{
+    if (FAILED())
+        return;
+    FOR_ROWS(i)
+    x[i] += z[i];
+}

@@ -43,8 +43,10 @@ typedef enum cmrscl_preconditioner {
      * is created (and again after a values update); CG only. A zero diagonal entry fails. */
     CMRSCL_PRECONDITIONER_JACOBI = 1,
     /* the preconditioner object in cmrscl_solve_options.precond (cmrscl_precond.h: AMG), of
-     * the matrix's context, precision and rows; CG only, on the context's queue. An iteration
-     * is then the textbook's preconditioned CG: four launches and the V-cycle's. */
+     * the matrix's context, precision and rows, on the context's queue. CG's iteration is then
+     * the textbook's preconditioned CG: four launches and the V-cycle's; BiCGStab and GMRES
+     * take it on the right (x = M u; their residual stays b - A x): two cycles a BiCGStab
+     * iteration, one a GMRES step and one more a restart cycle. */
     CMRSCL_PRECONDITIONER_AMG = 2
 } cmrscl_preconditioner;
 

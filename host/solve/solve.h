@@ -207,5 +207,7 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_start_common(cmrscl_solver s, cl_mem b, c
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_jacobi(cmrscl_solver s);
 /* Copies n values between buffers of the solver (queue order). */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_copy(cmrscl_solver s, cl_mem from, cl_mem to);
+/* v = 0 (n values), enqueued. */
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_fill_zero(cmrscl_solver s, cl_mem v);
 
 #endif /* CMRSCL_SOLVE_STAGE_H */

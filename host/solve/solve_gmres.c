@@ -4,7 +4,12 @@
  * gmres_orth, gmres_norm - four launches; a cycle's end adds six (the cycle applied to x,
  * r = b - A x again and its norm, the next v0). The basis is one buffer of m + 1 vectors at a
  * stride the device's sub-buffers may start at, so a product takes v_j as a sub-buffer
- * while the other kernels index all of them. */
+ * while the other kernels index all of them.
+ * With a preconditioner object (AMG), preconditioned on the right (Saad's Algorithm 9.5):
+ * A M u = b, x = M u, so the residual GMRES minimises is still b - A x. A step takes
+ * z = M v_j before w = A z; a cycle's end forms V y in w (free then), applies M to it and adds
+ * that to x (gmres_add): one application of M a cycle more, not a second basis of z's
+ * (flexible GMRES keeps one: M here is the same linear operator every step). */
 #include "solve/solve.h"
 
 #include <stdio.h>
@@ -12,8 +17,8 @@
 
 _Static_assert(CMRSCL_MAX_RESTART == CMRS_GMRES_MAX, "GMRES's longest cycle, host and kernels");
 
-enum { R, W, BASIS };                                          /* the vectors */
-enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM }; /* the kernels */
+enum { R, W, BASIS, Z }; /* the vectors: BASIS made apart, Z = M v_j with M */
+enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM, ADD }; /* the kernels */
 enum {
     ARG_UPDATE_X = 1,
     ARG_DOTS_J = 8,
@@ -24,6 +29,11 @@ enum {
 /* stop slots (cmrs_abi.h): gmres_norm's alternate, steps j and j + 1 seeing each other's stop */
 enum { SLOT_BEGIN = 1, SLOT_NORM_EVEN, SLOT_NORM_ODD };
 #define MAX_CHUNKS 64 /* work-groups a dot product of gmres_dots takes at most */
+
+static bool preconditioned(const cmrscl_solver s)
+{
+    return s->opt.preconditioner == CMRSCL_PRECONDITIONER_AMG;
+}
 
 static cl_uint chunks(const cmrscl_solver s)
 {
@@ -81,6 +91,15 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     cl_uint stride = 0, n = s->n, m = (cl_uint)s->opt.restart, ch = chunks(s);
     cl_uint groups = (cl_uint)s->groups, at = s->at.method, zero = 0, begin_slot = SLOT_BEGIN;
     cmrscl_status st = make_basis(s, &stride);
+    if (st == CMRSCL_OK && preconditioned(s)) {
+        cl_int err;
+        st = cmrs_solve_precond_check(s);
+        s->vec[Z] = st == CMRSCL_OK ? clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE,
+                                                     (n ? n : 1) * s->value_size, NULL, &err)
+                                    : NULL;
+        if (st == CMRSCL_OK && !s->vec[Z])
+            st = cmrscl_fail_cl(err, "clCreateBuffer (GMRES's M v)");
+    }
     static const char *const names[] = {"gmres_begin", "gmres_dots",  "gmres_orth",
                                         "gmres_norm",  "gmres_solve", "gmres_update"};
     for (int k = BEGIN; k <= UPDATE && st == CMRSCL_OK; ++k)
@@ -122,6 +141,11 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
         st = cmrs_solve_set_args(s->kernel[UPDATE], 0, 7, update);
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[RESTART_NORM], 0, 4, restart);
+    solve_arg add[] = {SOLVE_UINT(n), SOLVE_MEM(none), SOLVE_MEM(v[Z]), SOLVE_MEM(s->ws)};
+    if (st == CMRSCL_OK && preconditioned(s))
+        st = cmrs_solve_kernel(s, true, "gmres_add", &s->kernel[ADD]);
+    if (st == CMRSCL_OK && preconditioned(s))
+        st = cmrs_solve_set_args(s->kernel[ADD], 0, 4, add);
     return st;
 }
 
@@ -133,8 +157,12 @@ static cmrscl_status gmres_bind_products(cmrscl_solver s)
 
 static cmrscl_status gmres_start(cmrscl_solver s, cl_mem b, cl_mem x)
 {
-    solve_arg arg = SOLVE_MEM(x);
-    cmrscl_status st = cmrs_solve_set_args(s->kernel[UPDATE], ARG_UPDATE_X, 1, &arg);
+    /* x += V y, or with M: w = V y (from 0), then x += M w */
+    solve_arg arg = SOLVE_MEM(x), w = SOLVE_MEM(s->vec[W]);
+    cmrscl_status st =
+        cmrs_solve_set_args(s->kernel[UPDATE], ARG_UPDATE_X, 1, preconditioned(s) ? &w : &arg);
+    if (st == CMRSCL_OK && preconditioned(s))
+        st = cmrs_solve_set_args(s->kernel[ADD], ARG_UPDATE_X, 1, &arg);
     if (st == CMRSCL_OK) /* r.r, the threshold */
         st = cmrs_solve_start_common(s, b, x, NULL, NULL, NULL);
     if (st == CMRSCL_OK) /* v0 = r / ||r|| */
@@ -142,11 +170,20 @@ static cmrscl_status gmres_start(cmrscl_solver s, cl_mem b, cl_mem x)
     return st;
 }
 
-/* The cycle applied to x: R y = g, x += V y (only what is not applied yet). */
+/* The cycle applied to x: R y = g, x += V y (only what is not applied yet); with M,
+ * x += M (V y). */
 static cmrscl_status apply_cycle(cmrscl_solver s)
 {
     cmrscl_status st = cmrs_solve_launch(s, s->kernel[SOLVE], 1);
-    return st == CMRSCL_OK ? cmrs_solve_launch(s, s->kernel[UPDATE], 0) : st;
+    if (st == CMRSCL_OK && preconditioned(s))
+        st = cmrs_solve_fill_zero(s, s->vec[W]);
+    if (st == CMRSCL_OK)
+        st = cmrs_solve_launch(s, s->kernel[UPDATE], 0);
+    if (st == CMRSCL_OK && preconditioned(s))
+        st = cmrs_solve_precondition(s, s->vec[W], s->vec[Z]);
+    if (st == CMRSCL_OK && preconditioned(s))
+        st = cmrs_solve_launch(s, s->kernel[ADD], 0);
+    return st;
 }
 
 /* Iteration i up to its norm: at a cycle's end x, r = b - A x, ||r|| and v0; then Arnoldi step
@@ -165,9 +202,12 @@ static cmrscl_status arnoldi_ahead(cmrscl_solver s, int i, cl_uint j)
         if (st == CMRSCL_OK)
             st = cmrs_solve_launch(s, s->kernel[BEGIN], 0);
     }
+    if (st == CMRSCL_OK && preconditioned(s))
+        st = cmrs_solve_precondition(s, s->views[j], s->vec[Z]);
     if (st == CMRSCL_OK)
-        st = cmrs_product_kernels_bind(&s->product[0], s->precision, 1.0, s->views[j], 0.0,
-                                       s->vec[W], false, NULL, 0, NULL);
+        st = cmrs_product_kernels_bind(&s->product[0], s->precision, 1.0,
+                                       preconditioned(s) ? s->vec[Z] : s->views[j], 0.0, s->vec[W],
+                                       false, NULL, 0, NULL);
     if (st == CMRSCL_OK)
         st = cmrs_solve_product(s, 0);
     solve_arg arg = SOLVE_UINT(j);
@@ -222,10 +262,12 @@ static void gmres_breakdown(const cmrscl_solver s, double v, int cause, int it, 
              it, v);
 }
 
+/* With a preconditioner object too: the functions tell the two apart by the solver's options
+ * (its z = M v_j: gmres_prepare). */
 const solve_method cmrs_solve_gmres = {
     .id = CMRSCL_METHOD_GMRES,
     .name = "gmres",
-    .vectors = 2 /* and the basis: make_basis */,
+    .vectors = 2 /* and the basis: make_basis; Z with M: gmres_prepare */,
     .products = 1,
     .product_options = gmres_products,
     .jacobi = false,

@@ -133,6 +133,16 @@ cmrscl_status cmrs_solve_copy(cmrscl_solver s, cl_mem from, cl_mem to)
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueCopyBuffer (solver)");
 }
 
+cmrscl_status cmrs_solve_fill_zero(cmrscl_solver s, cl_mem v)
+{
+    const cl_double zero = 0; /* as many zero bytes as a value has */
+    cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
+    if (err == CL_SUCCESS && s->n)
+        err = clEnqueueFillBuffer(s->queue, v, &zero, s->value_size, 0, s->n * s->value_size, 0,
+                                  NULL, NULL);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueFillBuffer (solver)");
+}
+
 static size_t kernel_group_limit(cmrscl_solver s, cl_kernel k);
 
 cmrscl_status cmrs_solve_kernel(cmrscl_solver s, bool gmres, const char *name, cl_kernel *out)

@@ -294,8 +294,8 @@ def test_amg_on_the_device(context):
 
 
 def test_bicgstab_with_amg(context):
-    """BiCGStab with AMG on the right, on the device: a nonsymmetric matrix to rtol on
-    ||b - A x||, in fewer than half BiCGStab's iterations alone."""
+    """BiCGStab and GMRES with AMG on the right, on the device: a nonsymmetric matrix to rtol
+    on ||b - A x||, in fewer than half the method's iterations alone."""
     A = cmrscl.generate("convdiff:24")
     b = np.ones(A.shape[0])
     mat = cmrscl.Matrix(A, "double", context)
@@ -305,8 +305,12 @@ def test_bicgstab_with_amg(context):
     assert np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
     x, info = la.bicgstab(mat, b, rtol=1e-8, M=la.amg(mat))
     assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
-    with pytest.raises(TypeError, match="gmres takes no preconditioner"):
-        la.solve(mat, b, method="gmres", M="amg")
+    x, result = la.solve(mat, b, method="gmres", rtol=1e-8, M="amg", restart=10)
+    assert result.converged and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
+    _, alone = la.solve(mat, b, method="gmres", rtol=1e-8, restart=10)
+    assert 2 * result.iterations < alone.iterations
+    x, info = la.gmres(mat, b, rtol=1e-8, M=la.amg(mat), restart=10)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
 
 
 def test_amg_update(context):

@@ -117,6 +117,10 @@ MUTATIONS = [
     Mutation("AMG rho: the power method for symmetric A too", "host/precond/amg_setup.c",
              "h->symmetric, o->rho_steps,", "false, o->rho_steps,", "^(amg_setup)$",
              "python/tests/test_pyamg.py"),
+    Mutation("GMRES with AMG: the cycle's end adds M (V y) without M", "host/solve/solve_gmres.c",
+             "st = cmrs_solve_precondition(s, s->vec[W], s->vec[Z]);",
+             "st = cmrs_solve_copy(s, s->vec[W], s->vec[Z]);", "^(solve_amg_double)$",
+             "python/tests/test_linalg_scipy.py::test_bicgstab_with_amg"),
     Mutation("AMG rho: Lanczos without beta p", "host/precond/amg_rho.c",
              "bp = j->beta * j->sp,", "bp = 0 * j->sp,", "^(amg_setup)$"),
 ]

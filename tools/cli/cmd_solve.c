@@ -205,11 +205,12 @@ static void solve_json(const loaded_matrix *lm, const cmrscl_params *p, const cl
     json_close('}');
     json_string("kernel", plan_kernel_name(p->kernel));
     json_string("precision", opt->precision == CMRSCL_DOUBLE ? "double" : "float");
-    const char *method =
-        opt->solve.preconditioner == CMRSCL_PRECONDITIONER_AMG
-            ? (opt->solve.method == CMRSCL_METHOD_BICGSTAB ? "bicgstab+amg" : "cg+amg")
-        : opt->solve.preconditioner ? "pcg"
-                                    : cmrscl_method_name(opt->solve.method);
+    char method[32]; /* Jacobi-CG is "pcg", as --method names it */
+    snprintf(method, sizeof method, "%s%s",
+             opt->solve.preconditioner == CMRSCL_PRECONDITIONER_JACOBI
+                 ? "pcg"
+                 : cmrscl_method_name(opt->solve.method),
+             opt->solve.preconditioner == CMRSCL_PRECONDITIONER_AMG ? "+amg" : "");
     json_string("method", method);
     json_string("reason", cmrscl_solve_reason_name(r->reason));
     json_bool("converged", r->converged);
@@ -387,11 +388,11 @@ int cmd_solve(const cli_options *opt)
     if (!rc && opt->json) {
         solve_json(&lm, &p, opt, &r, per_ms, cpu_true, solve_ms, passed);
     } else if (!rc) {
-        const char *method =
-            so.preconditioner == CMRSCL_PRECONDITIONER_AMG
-                ? (so.method == CMRSCL_METHOD_BICGSTAB ? "bicgstab + amg" : "cg + amg")
-            : so.preconditioner ? "cg + jacobi"
-                                : cmrscl_method_name(so.method);
+        char method[32];
+        snprintf(method, sizeof method, "%s%s", cmrscl_method_name(so.method),
+                 so.preconditioner == CMRSCL_PRECONDITIONER_AMG ? " + amg"
+                 : so.preconditioner                            ? " + jacobi"
+                                                                : "");
         printf("matrix     %s: %d x %d, nnz %lld, %s\n", lm.name, n, n, (long long)lm.csr.nnz,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float");
         printf("device     %s (%s); plan %s kernel, HEIGHT %d\n", dev.device_name,

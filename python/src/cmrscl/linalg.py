@@ -7,11 +7,12 @@ bicgstab, gmres.
 A is a cmrscl.Matrix, or a scipy.sparse matrix (made a cmrscl.Matrix on the default context,
 in float when A and b are float32, else in double).
 
-M=None, "jacobi" (the matrix's inverse diagonal) or "amg" (smoothed-aggregation algebraic
-multigrid set up for A; or an AMG made once by amg(A) for many solves) - cg only: the whole
-solve runs in libcmrscl on the device (include/cmrscl_solve.h, cmrscl_precond.h): b and x
-cross the bus once each, and every iteration, AMG's V-cycle too, stays there. Any other M - a scipy.sparse matrix, a dense array, a LinearOperator,
-a cmrscl.Matrix or a callable M(r) - is taken as scipy takes it (aslinearoperator; a callable
+M=None, "jacobi" (the matrix's inverse diagonal; cg only) or "amg" (smoothed-aggregation
+algebraic multigrid set up for A, or an AMG made once by amg(A) for many solves; cg, and
+bicgstab and gmres on the right, so their residual is b - A x): the whole solve runs in
+libcmrscl on the device (include/cmrscl_solve.h, cmrscl_precond.h): b and x cross the bus
+once each, and every iteration, AMG's V-cycle too, stays there. Any other M - a
+scipy.sparse matrix, a dense array, a LinearOperator, a cmrscl.Matrix or a callable M(r) - is taken as scipy takes it (aslinearoperator; a callable
 as a LinearOperator's matvec) and the solve is scipy's own algorithm (scipy.sparse.linalg.cg,
 bicgstab, gmres) with A a LinearOperator whose products run on the device: its iteration
 runs on the host, each product copies a vector to the device and back. So does gmres with
@@ -467,7 +468,7 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
           restart=None, check_interval=0, callback=None):
     """x and a SolveResult: A x = b on the device by `method` ("cg", "bicgstab", "gmres").
     maxiter counts iterations (gmres: inner ones; None or 0: the library's 10 x rows);
-    restart (gmres) default 20; M None, "jacobi" (cg), "amg" or an AMG (cg, bicgstab); callback
+    restart (gmres) default 20; M None, "jacobi" (cg), "amg" or an AMG; callback
     as cg()'s (gmres: the
     residual / ||b|| once an inner iteration); x's dtype as cg()'s."""
     if method not in _METHODS:
@@ -476,8 +477,6 @@ def solve(A, b, x0=None, *, method="cg", rtol=1e-5, atol=0.0, maxiter=None, M=No
         raise TypeError("solve()'s M must be None, 'jacobi', 'amg' or an AMG (a preconditioner "
                         f"that runs on the device), not {type(M).__name__}: cg(), bicgstab() "
                         "and gmres() take scipy's")
-    if M is not None and method == "gmres":
-        raise TypeError("gmres takes no preconditioner on the device (M must be None)")
     if isinstance(M, str) and M == "jacobi" and method != "cg":
         raise TypeError(f"{method} has no Jacobi preconditioner on the device")
     mat = _matrix(A, b)
@@ -553,7 +552,9 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     iterations with callback_type "legacy"); info when not converged: the cycles (scipy's).
     callback_type "pr_norm" or "legacy" (scipy's default): callback(||r|| / ||b||) once an
     inner iteration; "x": callback(x) once a cycle, scipy's gmres on the host with the
-    products on the device, as for any M but None."""
+    products on the device, as for an M other than None, "amg" or an AMG. On the device AMG
+    preconditions on the right, so the residual minimised is b - A x (scipy's gmres, on the
+    left, minimises M (b - A x))."""
     rtol = _rtol(rtol, tol, "gmres")
     if callback_type is None:
         callback_type = "legacy"
@@ -566,7 +567,8 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
                         "M=scipy.sparse.diags(1 / A.diagonal()) (scipy's gmres on the host)")
     restart = _count(restart, "restart", _RESTART)
     mat = _matrix(A, b)
-    if M is not None or callback_type == "x":
+    if not (M is None or isinstance(M, AMG) or (isinstance(M, str) and M == "amg")) or \
+            callback_type == "x":
         extra = {"restart": restart}
         if callback is not None:
             extra["callback_type"] = callback_type
@@ -578,7 +580,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     if count == 0:
         return _unsolved(mat, b, x0)
     inner = min(count if legacy else count * restart, _MAX_ITERATIONS)
-    x, result = _device_solve(mat, b, x0, "gmres", rtol, atol, inner, None, restart, 0,
+    x, result = _device_solve(mat, b, x0, "gmres", rtol, atol, inner, M, restart, 0,
                               callback, _result_dtype(mat, b))
     done = result.iterations if legacy else -(-result.iterations // restart)
     return x, _info(result, done)
