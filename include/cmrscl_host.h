@@ -137,6 +137,9 @@ CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
  *                     parameters, vertex labels permuted, duplicates summed)
  *   fem:N:B           FEM-like block rows: 27-point stencil on N^3 nodes, B x B blocks
  *   skewed:N:K:D:L    short rows (uniform 0..2K) plus D evenly spread rows of L entries
+ *   geo:N:K           the graph Laplacian of a random geometric graph (N points in the unit
+ *                     square joined within the radius of mean degree K; a mesh-like graph,
+ *                     numbered in space), shifted by 1e-4 K: symmetric positive definite
  *   kron:A.mtx:B.mtx  the Kronecker product of two Matrix Market files (.mtx or .mtx.gz,
  *                     read with cmrscl_mtx_read): rows of real matrices, at scale
  * A suffix @SEED (e.g. "rmat:21:16@2") picks another instance of the random classes.

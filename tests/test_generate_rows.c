@@ -5,6 +5,7 @@
  * real files: every entry against the factors', and the same row ranges. */
 #include "test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,36 @@ static bool same_rows(const cmrscl_csr *whole, int64_t first, const cmrscl_csr *
            memcmp(a->values, whole->values + base, sizeof(double) * (size_t)a->nnz) == 0;
 }
 
+/* geo:N:K is a shifted graph Laplacian: symmetric, off-diagonal entries -1, each row summing to
+ * the shift 1e-4 K (so the diagonal is the degree plus the shift), a mean degree near K; another
+ * seed gives another graph. */
+static void check_geo(void)
+{
+    cmrscl_csr a, other;
+    CHECK_OK(cmrscl_csr_generate("geo:4000:8", &a));
+    CHECK_OK(cmrscl_csr_generate("geo:4000:8@1", &other));
+    int64_t bad = 0, asymmetric = 0;
+    for (int32_t i = 0; i < a.rows; ++i) {
+        double sum = 0;
+        for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            int32_t j = a.col_ind[k];
+            sum += a.values[k];
+            bad += j != i && a.values[k] != -1.0;
+            bool mirrored = false; /* a_ji stored, -1 too */
+            for (int64_t q = a.row_ptr[j]; q < a.row_ptr[j + 1]; ++q)
+                mirrored = mirrored || (a.col_ind[q] == i && a.values[q] == a.values[k]);
+            asymmetric += !mirrored;
+        }
+        bad += fabs(sum - 8e-4) > 1e-12;
+    }
+    double degree = (double)(a.nnz - a.rows) / a.rows;
+    printf("geo:4000:8: mean degree %.2f, %lld rows or entries off, %lld unmirrored\n", degree,
+           (long long)bad, (long long)asymmetric);
+    CHECK(bad == 0 && asymmetric == 0 && degree > 0.85 * 8 && degree < 1.15 * 8);
+    CHECK(other.nnz != a.nnz || memcmp(other.col_ind, a.col_ind, sizeof(int32_t) * a.nnz) != 0);
+    cmrscl_csr_free(&a), cmrscl_csr_free(&other);
+}
+
 static void check_spec(const char *spec)
 {
     cmrscl_csr whole, part;
@@ -30,8 +61,8 @@ static void check_spec(const char *spec)
      * them (stencils, fem, perm, dense), else the expected count the build comes near (the
      * random rows' lengths, rmat's duplicate edges merged): within a third of it. */
     int64_t sized_rows = -1, sized_cols = -1, entries = -1;
-    bool exact =
-        strncmp(spec, "random", 6) && strncmp(spec, "rmat", 4) && strncmp(spec, "skewed", 6);
+    bool exact = strncmp(spec, "random", 6) && strncmp(spec, "rmat", 4) &&
+                 strncmp(spec, "skewed", 6) && strncmp(spec, "geo", 3);
     if (strncmp(spec, "kron:", 5) != 0) {
         CHECK_OK(cmrscl_csr_generate_size(spec, &sized_rows, &sized_cols, &entries));
         CHECK_MSG(sized_rows == whole.rows && sized_cols == whole.cols &&
@@ -122,11 +153,13 @@ int main(void)
     CHECK_STATUS(cmrscl_csr_generate_size("stencil7:x", &r, &c, &e), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_csr_generate_size("kron:a.mtx:b.mtx", &r, &c, &e),
                  CMRSCL_ERROR_UNSUPPORTED);
-    const char *specs[] = {"stencil5:7",     "stencil7:5", "stencil27:6",      "convdiff:6",
-                           "random:300:4@3", "perm:100",   "dense:9",          "rmat:8:4",
-                           "fem:3:2",        "fem:4:1",    "skewed:200:3:2:50"};
+    const char *specs[] = {"stencil5:7",     "stencil7:5", "stencil27:6",       "convdiff:6",
+                           "random:300:4@3", "perm:100",   "dense:9",           "rmat:8:4",
+                           "fem:3:2",        "fem:4:1",    "skewed:200:3:2:50", "geo:500:6"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; ++i)
         check_spec(specs[i]);
+
+    check_geo();
 
     /* stencil27:700 has 9.1e9 entries (more than this machine holds): a range is built
      * without the rest. */

@@ -30,7 +30,7 @@ static int parse_numbers(const char *text, const char *end, long *values, int ma
 
 #define GEN_CLASSES                                                                                \
     "stencil5:N, stencil7:N, stencil27:N, convdiff:N, random:N:K, perm:N, dense:N, "               \
-    "rmat:SCALE:EDGES, fem:N:B, skewed:N:K:D:LEN, each optionally followed by @SEED; "             \
+    "rmat:SCALE:EDGES, fem:N:B, skewed:N:K:D:LEN, geo:N:K, each optionally followed by @SEED; "    \
     "kron:A.mtx:B.mtx"
 
 /* The classes of a spec and how many numbers each takes, in the order the switches below
@@ -40,7 +40,7 @@ static const struct {
     int numbers;
 } gen_classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1}, {"random:", 2},
                    {"perm:", 1},     {"dense:", 1},    {"rmat:", 2},      {"fem:", 2},
-                   {"skewed:", 4},   {"convdiff:", 1}};
+                   {"skewed:", 4},   {"convdiff:", 1}, {"geo:", 2}};
 
 cmrscl_status cmrs_gen_parse_spec(const char *spec, int *cls, long v[4], uint64_t *seed)
 {
@@ -95,6 +95,7 @@ cmrscl_status cmrscl_csr_generate_size(const char *spec, int64_t *rows, int64_t 
     case 5: r = n, e = n * n; break;
     case 6: r = (long double)((int64_t)1 << (v[0] < 62 ? v[0] : 62)), e = r * k; break;
     case 7: r = n * n * n * k, e = (3 * n - 2) * (3 * n - 2) * (3 * n - 2) * k * k; break;
+    case 10: r = n, e = n * (k + 1); break; /* the mean degree k, and the diagonal */
     default: r = n, e = n * k + (long double)v[2] * (long double)v[3]; break;
     }
     if (n < 1 || r > INT32_MAX)

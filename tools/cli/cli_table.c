@@ -15,7 +15,7 @@
 
 #define GEN_SPECS                                                                                  \
     "stencil5:N stencil7:N stencil27:N convdiff:N random:N:K perm:N dense:N rmat:SCALE:EDGES "     \
-    "fem:N:B skewed:N:K:D:LEN [@SEED], kron:A.mtx:B.mtx (Kronecker product of two files)"
+    "fem:N:B skewed:N:K:D:LEN geo:N:K [@SEED], kron:A.mtx:B.mtx (Kronecker product of two files)"
 
 const cli_command cli_commands[] = {
     {"devices", CMD_DEVICES, "",
@@ -131,7 +131,7 @@ const cli_flag cli_flags[] = {
     {"rhs", OPT_RHS, "B", CMD_SOLVE, CLI_GROUP_SOLVE,
      "ones (default) | random | FILE (a Matrix Market vector, array or coordinate, or n numbers)"},
     {"restart", OPT_RESTART, "M", CMD_SOLVE, CLI_GROUP_SOLVE,
-     "GMRES: Krylov vectors per cycle (default 30)"},
+     "GMRES: Krylov vectors per cycle (default 20, scipy's)"},
     {"check-interval", OPT_CHECK_INTERVAL, "K", CMD_SOLVE, CLI_GROUP_SOLVE,
      "iterations between the host's convergence checks (default: chosen as measured)"},
     {"plans", OPT_PLANS, "LIST", CMD_BENCH, CLI_GROUP_BENCH,

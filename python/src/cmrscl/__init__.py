@@ -41,7 +41,8 @@ def aslinearoperator(matrix):
 def generate(spec):
     """A generated matrix as scipy.sparse.csr_array: libcmrscl's specs, deterministic -
     "stencil7:N" (3-D Poisson on N^3 points), "stencil5:N", "stencil27:N", "random:N:K",
-    "rmat:S:E", "fem:N:B", "dense:N", "perm:N", "skewed:N:K:D:L" (include/cmrscl_host.h)."""
+    "rmat:S:E", "fem:N:B", "dense:N", "perm:N", "skewed:N:K:D:L", "geo:N:K" (a mesh-like
+    graph's Laplacian, positive definite) (include/cmrscl_host.h)."""
     if not isinstance(spec, str):
         raise TypeError(f"spec must be a string such as 'stencil7:100', not {spec!r}")
     csr = Csr()
