@@ -9,8 +9,12 @@ side by side on one NVIDIA GPU, in one run: for each matrix, precision and metho
 and prints the time per iteration of each side (the peer's fastest variant named), their
 ratio, the iterations and time to solution of each, and the true residuals.
 
-    bench/compare_solve.py [-g SPEC]... [--methods cg,pcg,bicgstab] [-p float,double]
-                           [--iterations N] [--tol R] [--reps N] [--build DIR] [--out DIR]
+    bench/compare_solve.py [-g SPEC]... [--suite FILE]... [--methods cg,pcg,bicgstab]
+                           [-p float,double] [--iterations N] [--tol R] [--reps N]
+                           [--build DIR] [--out DIR]
+
+--suite reads a suite file's specs (bench/suite-spd.txt: SPD matrices for CG; '#' starts a
+comment; a kron: factor's path is relative to the file).
 
 Both tools generate the matrices through libcmrscl: the same matrix bit for bit. The ratio is
 the peer's time over ours (above 1: ours is faster). Standard library only.
@@ -56,9 +60,31 @@ def peer(build, spec, precision, method, iterations, tol, out, log):
         return list(csv.DictReader(f))
 
 
+def read_suite(path):
+    """The specs of a suite file, kron: factors' paths made absolute from the file's folder."""
+    specs, folder = [], os.path.dirname(os.path.abspath(path))
+    with open(path) as f:
+        for line in f:
+            spec = line.split("#")[0].strip()
+            if spec.startswith("kron:"):
+                spec = "kron:" + ":".join(os.path.normpath(os.path.join(folder, p))
+                                          for p in spec[5:].split(":"))
+            if spec:
+                specs.append(spec)
+    return specs
+
+
+def label(spec):
+    """A spec as the table prints it: kron's factors by their file names."""
+    if not spec.startswith("kron:"):
+        return spec
+    return "kron:" + ":".join(os.path.basename(p).replace(".mtx", "") for p in spec[5:].split(":"))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-g", "--gen", action="append", dest="matrices")
+    ap.add_argument("--suite", action="append", default=[])
     ap.add_argument("--methods", default="cg,pcg,bicgstab")
     ap.add_argument("-p", "--precisions", default="double,float")
     ap.add_argument("--iterations", type=int, default=200)
@@ -76,7 +102,8 @@ def main(argv):
     print("time per iteration (%d iterations, median of %d)   |   time to ||r|| <= %g ||b||   |"
           % (a.iterations, a.reps, a.tol))
     print(header)
-    for spec in a.matrices or DEFAULT_MATRICES:
+    matrices = (a.matrices or []) + [spec for path in a.suite for spec in read_suite(path)]
+    for spec in matrices or DEFAULT_MATRICES:
         for precision in a.precisions.split(","):
             for method in a.methods.split(","):
                 count = a.iterations
@@ -116,7 +143,7 @@ def main(argv):
                 residuals = tuple("%9.2e" % v if v is not None else "%9s" % "-"
                                   for v in (row["ours_true_residual"], row["peer_true_residual"]))
                 print("%-16s %-6s %-8s %9.4f %9.4f %-12s %6.2f | %5d %9.3f %5d %9.3f %6.2f | "
-                      "%s %s" % ((spec, precision, method, row["ours_iteration_ms"],
+                      "%s %s" % ((label(spec), precision, method, row["ours_iteration_ms"],
                                   row["peer_iteration_ms"], row["peer_best"], speed,
                                   row["ours_iterations"], row["ours_solve_ms"],
                                   row["peer_iterations"], row["peer_solve_ms"], solve_speed)
