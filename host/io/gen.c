@@ -8,24 +8,16 @@
 #include "io/io.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A small counter-based generator (SplitMix64): fast, seedable, the same on every host. */
+/* gen's random numbers (io.h, cmrs_gen_next) */
 typedef struct rng {
     uint64_t state;
 } rng;
-
-static uint64_t rng_next(rng *g)
-{
-    uint64_t z = (g->state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double rng_unit(rng *g) { return (double)(rng_next(g) >> 11) * 0x1p-53; } /* [0, 1) */
+static uint64_t rng_next(rng *g) { return cmrs_gen_next(&g->state); }
+static double rng_unit(rng *g) { return cmrs_gen_unit(&g->state); } /* [0, 1) */
 static uint64_t rng_below(rng *g, uint64_t n) { return (uint64_t)(rng_unit(g) * (double)n); }
 
 /* Rows and columns are 32-bit (the limits below); entries are limited by memory alone. */
@@ -335,99 +327,6 @@ static cmrscl_status gen_rmat(long scale, long edge_factor, uint64_t seed, cmrsc
     return st == CMRSCL_OK ? coo_finish(&c, n, n, out) : st;
 }
 
-/* The graph Laplacian of a random geometric graph, the mesh-like graph problem (Delaunay
- * meshes, road networks): n points uniform in the unit square, each joined to every point
- * within the radius that gives a mean degree of k (r = sqrt(k / (pi n))), weights 1, shifted by
- * GEO_SHIFT x k on the diagonal so that it is positive definite: L = D - W + GEO_SHIFT k I.
- * Points are numbered cell by cell of a grid of r-wide cells (a mesh file's spatial order),
- * so neighbours sit in nearby rows. Large-diameter graphs need many Jacobi-CG iterations
- * (PyAMG at 262,144 points, k 8: 1241 against smoothed aggregation's 18 to 1e-8) where
- * R-MAT and uniform random graphs (expanders) need 30-45. */
-#define GEO_SHIFT 1e-4
-typedef struct geo_point {
-    double x, y;
-    int64_t cell;
-} geo_point;
-
-static int geo_by_cell(const void *a, const void *b)
-{
-    const geo_point *p = a, *q = b;
-    return p->cell < q->cell ? -1 : p->cell > q->cell ? 1 : (p->x > q->x) - (p->x < q->x);
-}
-
-static int geo_by_column(const void *a, const void *b)
-{
-    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-    return (i > j) - (i < j);
-}
-
-static cmrscl_status gen_geo(long n, long k, uint64_t seed, cmrscl_csr *out)
-{
-    if (n < 1 || k < 1 || n > INT32_MAX || k > 1000)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "geo:%ld:%ld is outside N 1..%d, K 1..1000", n,
-                           k, INT32_MAX);
-    const double r = sqrt((double)k / (3.141592653589793 * (double)n));
-    const int64_t m = r >= 1 ? 1 : (int64_t)(1.0 / r); /* cells a side, each >= r wide */
-    geo_point *pt = cmrscl_alloc((size_t)n, sizeof *pt);
-    int64_t *first = cmrscl_alloc((size_t)(m * m + 1), sizeof(int64_t));
-    int32_t *near = cmrscl_alloc(4096, sizeof(int32_t));
-    rows_builder b = {0};
-    /* entries: about n (k + 1); a builder grows by doubling as rows exceed it */
-    cmrscl_status st =
-        pt && first && near ? builder_init(&b, n, n, n * (k + 1) + 1024) : no_memory(n * (k + 1));
-    rng g = {seed};
-    for (long i = 0; st == CMRSCL_OK && i < n; ++i) {
-        pt[i].x = rng_unit(&g), pt[i].y = rng_unit(&g);
-        int64_t cx = (int64_t)(pt[i].x * (double)m), cy = (int64_t)(pt[i].y * (double)m);
-        pt[i].cell = (cy < m ? cy : m - 1) * m + (cx < m ? cx : m - 1);
-    }
-    if (st == CMRSCL_OK) {
-        qsort(pt, (size_t)n, sizeof *pt, geo_by_cell);
-        for (int64_t c = 0, i = 0; c <= m * m; ++c) {
-            while (i < n && pt[i].cell < c)
-                ++i;
-            first[c] = i;
-        }
-    }
-    for (int64_t i = 0; st == CMRSCL_OK && i < n; ++i) {
-        int64_t cx = pt[i].cell % m, cy = pt[i].cell / m, count = 0;
-        for (int64_t y = cy - 1; y <= cy + 1; ++y)
-            for (int64_t x = cx - 1; x <= cx + 1; ++x) {
-                if (x < 0 || y < 0 || x >= m || y >= m)
-                    continue;
-                for (int64_t j = first[y * m + x]; j < first[y * m + x + 1] && count < 4095; ++j) {
-                    double dx = pt[j].x - pt[i].x, dy = pt[j].y - pt[i].y;
-                    if (j != i && dx * dx + dy * dy <= r * r)
-                        near[count++] = (int32_t)j;
-                }
-            }
-        near[count++] = (int32_t)i;
-        qsort(near, (size_t)count, sizeof *near, geo_by_column);
-        if (b.n + count > b.cap) { /* a denser corner than the estimate: grow */
-            int64_t cap = 2 * b.cap + count;
-            int32_t *ci = realloc(b.a.col_ind, (size_t)cap * sizeof(int32_t));
-            if (ci)
-                b.a.col_ind = ci;
-            double *v = ci ? realloc(b.a.values, (size_t)cap * sizeof(double)) : NULL;
-            if (v)
-                b.a.values = v, b.cap = cap;
-            else
-                st = no_memory(cap);
-        }
-        for (int64_t e = 0; st == CMRSCL_OK && e < count; ++e)
-            builder_add(&b, near[e],
-                        near[e] == i ? (double)(count - 1) + GEO_SHIFT * (double)k : -1.0);
-        builder_end_row(&b, i);
-    }
-    free(pt), free(first), free(near);
-    if (st != CMRSCL_OK) {
-        cmrscl_csr_free(&b.a);
-        return st;
-    }
-    builder_finish(&b, out);
-    return CMRSCL_OK;
-}
-
 /* FEM-like block rows: a 27-point stencil on n^3 nodes with b unknowns per node, so each
  * row holds up to 27 dense blocks of b entries (mu about 27 b), diagonally dominant. */
 typedef struct fem {
@@ -594,7 +493,7 @@ static cmrscl_status gen_whole(int cls, const long *v, uint64_t seed, cmrscl_csr
     case 4: return gen_perm(v[0], seed, out);
     case 5: return gen_dense(v[0], seed, out);
     case 6: return gen_rmat(v[0], v[1], seed, out);
-    case 10: return gen_geo(v[0], v[1], seed, out);
+    case 10: return cmrs_gen_geo(v[0], v[1], seed, out);
     default: return gen_skewed(v[0], v[1], v[2], v[3], seed, out);
     }
 }

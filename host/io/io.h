@@ -25,6 +25,21 @@ CMRSCL_HIDDEN cmrscl_status cmrs_mtx_read_memory_threads(const void *data, size_
  * ERROR_INVALID_ARGUMENT naming the classes for anything else. */
 CMRSCL_HIDDEN cmrscl_status cmrs_gen_parse_spec(const char *spec, int *cls, long v[4],
                                                 uint64_t *seed);
+/* The generators' random numbers: SplitMix64, a small counter-based generator - fast, seedable,
+ * the same on every host. The next 64 bits, and the next value in [0, 1), from *state. */
+static inline uint64_t cmrs_gen_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static inline double cmrs_gen_unit(uint64_t *state)
+{
+    return (double)(cmrs_gen_next(state) >> 11) * 0x1p-53;
+}
+/* ---- gen_geo.c: geo:N:K, a random geometric graph's shifted Laplacian ---- */
+CMRSCL_HIDDEN cmrscl_status cmrs_gen_geo(long n, long k, uint64_t seed, cmrscl_csr *out);
 
 /* ---- coo_to_csr.c: COO -> canonical CSR on all host threads ---- */
 
