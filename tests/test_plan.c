@@ -463,8 +463,8 @@ static void test_stream_rule(void)
 }
 
 /* The slice rule: rows of about equal length, with enough strips of 32 rows for the device
- * (a quarter of its resident warps), laid out on the host; few holes (at most 1.25 stored
- * positions an entry) and no row longer than 2 x mu. */
+ * (a quarter of its resident warps), laid out on the host; holes of at most 1.8 stored
+ * positions an entry and no row longer than 9 x mu (each bound on both sides). */
 static void test_slice_rule(void)
 {
     cmrscl_device_info d = fake_gpu(); /* 8448 resident warps: slices from 2112 strips */
@@ -476,9 +476,12 @@ static void test_slice_rule(void)
     } cases[] = {
         {1 << 20, 160, 6, 7, true, true},         /* a 7-point stencil's lines: 1.00 */
         {1 << 20, 160, 6, 7, false, false},       /* made on the device: no holes */
-        {1 << 20, 2, 2, 7, true, false},          /* 7 and 2 in turn: 1.56 */
+        {1 << 20, 2, 2, 7, true, true},           /* 7 and 2 in turn: 1.56 */
+        {1 << 20, 2, 1, 7, true, true},           /* 7 and 1 in turn: 1.75 */
+        {1 << 20, 2, 0, 7, true, false},          /* 7 and 0 in turn: 2.00 */
         {1 << 20, 4, 3, 7, true, true},           /* a short row in four: 1.17 */
-        {1 << 20, 160, 6, 14, true, false},       /* a row longer than 2 x mu (as told) */
+        {1 << 20, 160, 6, 62, true, true},        /* the longest row 8.9 x mu (as told) */
+        {1 << 20, 160, 6, 63, true, false},       /* ... 9.01 x mu */
         {2112 * 32 - 64, 160, 6, 7, true, false}, /* 2110 strips */
         {2112 * 32, 160, 6, 7, true, true},       /* 2112 strips */
     };

@@ -87,20 +87,23 @@ int cmrs_plan_rule_height(const cmrscl_device_info *dev, cmrscl_precision precis
  * a strip's rows are about equally long: measured on an H100 (docs/dev/PERFORMANCE.md, slices),
  * against the plans below in the same lease - stencils (holes 0-6% of the
  * entries) 1.4-1.6x in float and double, FEM-like blocks (1-2%) 0.97-1.22x, a permutation
- * (none) 1.01-1.16x; uniform random rows (holes doubling the entries) 0.96-1.00x in float and
- * 0.87-0.92x in double. Tall strips leave too few warps: 2844 strips of 32 rows (a third of
+ * (none) 1.01-1.16x. Tall strips leave too few warps: 2844 strips of 32 rows (a third of
  * the H100's resident warps; stencil7:45) still won 1.27-1.36x, 432 (stencil27:24) lost
- * 0.86x and 125 (fem:10:4) 0.61-0.67x. A lane walks its whole row, one dependent load after
- * another, so the longest row sets the product's shortest time: the held-out Kronecker
- * product 1138_bus x cage8 (longest row 324, 8.4 x mu, holes 18%) took 0.30 ms in slices
- * against 0.15 in split strips; the rows of the winners are at most 1.1 x mu long.
- * HEIGHT 64 measured the same, 16 3-10% slower; the streaming hint (NVIDIA) 0-8% faster on
- * all but two, 1% slower there. Rows as long as the long-rows class were not measured: they
- * keep their warp per row. */
+ * 0.86x and 125 (fem:10:4) 0.61-0.67x. HEIGHT 64 measured the same, 16 3-10% slower; the
+ * streaming hint (NVIDIA) 0-8% faster on all but two, 1% slower there.
+ * How many holes, and how long a row: on an H200 (docs/dev/PERFORMANCE.md, SLICE_HOLES and
+ * SLICE_LONGEST) slices beat the other families' plans up to 1.78 stored positions an entry
+ * (mesh-like graph Laplacians, rows of 5-17: 1.06-1.48x), tied at 1.98 (uniform random rows)
+ * and lost at 2.49 (0.53-0.65x: rows of a Kronecker factor of very unequal lengths); the
+ * holes are skipped - a column word read, no gather - so they cost less than entries. A lane
+ * walks its whole row, one dependent load after another, so the longest row sets the
+ * product's shortest time: rows of 8.4 x mu (324 entries, holes 18%) still won 1.07-1.16x
+ * (on an H100 an earlier kernel had lost 2x there); longer ones were not measured. Rows as
+ * long as the long-rows class keep their warp per row. */
 #define SLICE_HEIGHT 32
-#define SLICE_HOLES 1.25  /* stored positions per entry up to which slices are taken */
+#define SLICE_HOLES 1.8   /* stored positions per entry up to which slices are taken */
 #define SLICE_WARPS 0.25  /* ... strips per resident warp from which */
-#define SLICE_LONGEST 2.0 /* ... and the longest row, in mu, up to which */
+#define SLICE_LONGEST 9.0 /* ... and the longest row, in mu, up to which */
 static bool slice_rule(const cmrscl_device_info *dev, cmrscl_precision precision,
                        const plan_matrix *a, const cmrscl_options *opt, cmrscl_params *p)
 {
