@@ -49,7 +49,8 @@ def ours(build, spec, precision, method, extra, log):
 
 
 def peer(build, spec, precision, method, iterations, tol, out, log):
-    path = os.path.join(out, "peer-%s-%s-%s.csv" % (spec.replace(":", "_"), precision, method))
+    path = os.path.join(out, "peer-%s-%s-%s.csv" % (label(spec).replace(":", "_"), precision,
+                                                     method))
     cmd = [os.path.join(build, "bin", "cmrscl-peer"), "--solve", method, "-g", spec, "-p",
            precision, "--iterations", str(iterations), "--tol", str(tol), "--csv", path]
     p = run(cmd, log)
