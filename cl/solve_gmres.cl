@@ -25,7 +25,22 @@
 /* LEADER, STOPPED and RETURN_IF_SEEN: dots.cl */
 /* stopped by an error: the cycle is not applied (x stays the last iterate) */
 #define FAILED() (STOPPED() && ws_stop_code(ws, CMRS_WS_STOP_SLOTS) != CMRS_STOP_CONVERGED)
+/* The rows a work-item takes. On a GPU (GMRES_BLOCKS 0) the grid's stride apart, so that a
+ * warp's loads are adjacent; on a CPU (GMRES_BLOCKS 1) one block of consecutive rows, so that
+ * the compiler's vector loop runs along the rows - where the CPU compilers run a work-group as
+ * a loop over its work-items, the loop innermost in the kernel is the one they vectorise
+ * (host/solve/solve.h, GMRES_BLOCKS). */
+#if GMRES_BLOCKS
+#define ROW_BLOCK(n, begin, end)                                                                   \
+    const uint per_item_ = ((n) + get_global_size(0) - 1) / get_global_size(0);                   \
+    const uint begin = min((uint)(n), (uint)get_global_id(0) * per_item_);                         \
+    const uint end = min((uint)(n), begin + per_item_)
+#define FOR_ROWS(i)                                                                                \
+    ROW_BLOCK(n, i##_begin, i##_end);                                                              \
+    for (uint i = i##_begin; i < i##_end; ++i)
+#else
 #define FOR_ROWS(i) for (uint i = get_global_id(0); i < n; i += get_global_size(0))
+#endif
 
 #define G_COLS 0
 #define G_USE 1
@@ -102,6 +117,20 @@ __kernel void gmres_dots(const uint n, __global const real_t *restrict basis, co
     const uint count = j + 1 - v < GMRES_DOTS_PER ? j + 1 - v : GMRES_DOTS_PER;
     __global const real_t *v0 = basis + (size_t)v * stride;
     real_t acc[4] = {0, 0, 0, 0};
+#if GMRES_BLOCKS /* chunk c's block of rows, a block of it a work-item, a vector at a time */
+    const uint per_chunk = (n + chunks - 1) / chunks;
+    const uint chunk_begin = min(n, c * per_chunk), chunk_end = min(n, chunk_begin + per_chunk);
+    const uint per_item = (chunk_end - chunk_begin + WG_SIZE - 1) / WG_SIZE;
+    const uint begin = min(chunk_end, chunk_begin + (uint)get_local_id(0) * per_item);
+    const uint end = min(chunk_end, begin + per_item);
+    for (uint k = 0; k < count; ++k) {
+        __global const real_t *vk = v0 + k * (size_t)stride;
+        real_t a = 0;
+        for (uint i = begin; i < end; ++i)
+            a += vk[i] * w[i];
+        acc[k] = a;
+    }
+#else
     for (uint i = c * WG_SIZE + get_local_id(0); i < n; i += chunks * WG_SIZE) {
         const real_t wi = w[i];
 #pragma unroll
@@ -109,6 +138,7 @@ __kernel void gmres_dots(const uint n, __global const real_t *restrict basis, co
             if (k < count)
                 acc[k] += v0[k * (size_t)stride + i] * wi;
     }
+#endif
     const real4_t sum = group_sum4((real4_t)(acc[0], acc[1], acc[2], acc[3]), s, WG_SIZE);
     if (get_local_id(0) == 0) {
         const real_t dots[4] = {sum.s0, sum.s1, sum.s2, sum.s3};
@@ -138,6 +168,17 @@ __kernel void gmres_orth(const uint n, __global const real_t *restrict basis, co
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     real4_t acc = (real4_t)0;
+#if GMRES_BLOCKS /* a vector at a time along the block: each row's terms in the same order */
+    ROW_BLOCK(n, begin, end);
+    for (uint k = 0; k <= j; ++k) {
+        const real_t hk = h[k];
+        __global const real_t *vk = basis + (size_t)k * stride;
+        for (uint i = begin; i < end; ++i)
+            w[i] -= hk * vk[i];
+    }
+    for (uint i = begin; i < end; ++i)
+        acc.s0 += w[i] * w[i];
+#else
     FOR_ROWS(i)
     {
         real_t wv = w[i];
@@ -146,6 +187,7 @@ __kernel void gmres_orth(const uint n, __global const real_t *restrict basis, co
         w[i] = wv;
         acc.s0 += wv * wv;
     }
+#endif
     const real4_t sum = group_sum4(acc, s, WG_SIZE);
     if (get_local_id(0) == 0)
         vstore4(sum, get_group_id(0), ws + out_at);
@@ -213,8 +255,10 @@ __kernel void gmres_norm(const uint n, __global const real_t *restrict w,
         return;
     const real_t scale = (real_t)1 / verdict[1];
     __global real_t *next_v = basis + (size_t)(j + 1) * stride;
-    FOR_ROWS(i)
-    next_v[i] = w[i] * scale;
+    /* the grid's stride on CPUs too: PoCL 3.1 built this kernel with the block form into one
+     * that faulted on every run (the cause not found; a single pass, its cost small) */
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0))
+        next_v[i] = w[i] * scale;
 }
 
 /* One work-group: R y = gr over the cycle's columns not yet applied (none: nothing), and
@@ -242,6 +286,15 @@ __kernel void gmres_update(const uint n, __global real_t *restrict x,
     if (FAILED())
         return;
     const uint cols = (uint)ws[at + G_USE];
+#if GMRES_BLOCKS /* a vector at a time along the block, as gmres_orth */
+    ROW_BLOCK(n, begin, end);
+    for (uint k = 0; k < cols; ++k) {
+        const real_t yk = ws[at + G_Y(m) + k];
+        __global const real_t *vk = basis + (size_t)k * stride;
+        for (uint i = begin; i < end; ++i)
+            x[i] += yk * vk[i];
+    }
+#else
     FOR_ROWS(i)
     {
         real_t xv = x[i];
@@ -249,6 +302,7 @@ __kernel void gmres_update(const uint n, __global real_t *restrict x,
             xv += ws[at + G_Y(m) + k] * basis[(size_t)k * stride + i];
         x[i] = xv;
     }
+#endif
 }
 
 /* x += z: with a preconditioner on the right, z = M (V y) (host/solve/solve_gmres.c). Not after

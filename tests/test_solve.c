@@ -92,7 +92,11 @@ static void check_other_way(cmrscl_matrix m, const cmrscl_solve_options *o, cons
         return;
     char via[64];
     bool fused = !strcmp(env, "CMRSCL_SOLVE_FUSED");
-    if (fused) {
+    if (!strcmp(env, "CMRSCL_GMRES_BLOCKS")) {
+        snprintf(via, sizeof via, "%s GMRES vector kernels", atoi(value) ? "block" : "strided");
+        CHECK_MSG(s->gmres_blocks == (unsigned)(atoi(value) != 0),
+                  "%s: the solver did not take the %s when told to", what, via);
+    } else if (fused) {
         snprintf(via, sizeof via, "%s CG iteration", atoi(value) ? "fused" : "unfused");
         CHECK_MSG((s->fused[0].kernel != NULL) == (atoi(value) != 0),
                   "%s: the solver did not take the %s when told to", what, via);
@@ -216,6 +220,9 @@ static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *
               "%s: a second solve gave %d iterations and another x", what, again.iterations);
     static const char *const sums[] = {"fold", "reduce", "chain"};
     check_other_way(m, o, b, &res, &ra, what, "CMRSCL_SOLVE_SUMS", sums[path]);
+    if (o->method == CMRSCL_METHOD_GMRES) /* the vector kernels' other form: rows in blocks */
+        check_other_way(m, o, b, &res, &ra, what, "CMRSCL_GMRES_BLOCKS",
+                        s->gmres_blocks ? "0" : "1");
     cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_matrix_params(m, &p);
     /* (the fused iteration's families: not split, not the segment family's: solve_cg.c) */

@@ -41,6 +41,12 @@ typedef enum solve_sums {
  * where the work-groups of one vector each are what keeps a GPU's memory busy (an H200: four a
  * group made GMRES(20) 20% slower on 2 M rows) (docs/dev/PERFORMANCE.md, GMRES_DOTS_PER). */
 #define GMRES_DOTS_PER(s) (((s)->ctx->info.type & CL_DEVICE_TYPE_CPU) ? 4u : 1u)
+/* GMRES's vector kernels (cl/solve_gmres.cl): on CPUs a work-item takes a block of consecutive
+ * rows and walks it a basis vector at a time, so that the compilers' vector loop - the
+ * innermost loop of the kernel - runs along the rows; elsewhere rows the grid apart, each a
+ * sum over the vectors, which keeps a warp's loads adjacent (docs/dev/PERFORMANCE.md,
+ * GMRES_BLOCKS). */
+#define GMRES_BLOCKS(s) cmrs_solve_gmres_blocks(s)
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
@@ -77,6 +83,7 @@ struct cmrscl_solver_s {
     /* the vector kernels: cl/solve.cl built for this precision and work-group size, each
      * launch a grid of `groups` work-groups of `local` work-items */
     cl_program program, gmres_program;
+    unsigned gmres_blocks; /* gmres_program's GMRES_BLOCKS */
     size_t local, global, groups;
     cl_kernel start, init, reduce, norm;
     product_kernels product[2]; /* the method's products with the epilogue */
@@ -207,6 +214,10 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_start_common(cmrscl_solver s, cl_mem b, c
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_jacobi(cmrscl_solver s);
 /* Copies n values between buffers of the solver (queue order). */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_copy(cmrscl_solver s, cl_mem from, cl_mem to);
+/* GMRES_BLOCKS: 1 on CPUs, else 0; CMRSCL_GMRES_BLOCKS=0|1 decides instead (the tests' way to
+ * run either form on any device). A solver keeps what its program was built with
+ * (gmres_blocks). */
+CMRSCL_HIDDEN unsigned cmrs_solve_gmres_blocks(const cmrscl_solver s);
 /* v = 0 (n values), enqueued. */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_fill_zero(cmrscl_solver s, cl_mem v);
 

@@ -160,15 +160,23 @@ cmrscl_status cmrs_solve_kernel(cmrscl_solver s, bool gmres, const char *name, c
     return CMRSCL_OK;
 }
 
+unsigned cmrs_solve_gmres_blocks(const cmrscl_solver s)
+{
+    const char *forced = getenv("CMRSCL_GMRES_BLOCKS");
+    if (forced && *forced)
+        return atoi(forced) != 0;
+    return (s->ctx->info.type & CL_DEVICE_TYPE_CPU) ? 1u : 0u;
+}
+
 /* cl/solve.cl (and cl/solve_gmres.cl) for the precision and a work-group of `local`. */
 static cmrscl_status build(cmrscl_solver s, const char *file, cl_program *out)
 {
-    char options[224];
+    char options[240];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DSOLVE=1 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DVALUE_DOUBLE=%d "
-             "-DGROUP_SHUFFLE=%d -DGMRES_DOTS_PER=%u",
+             "-DGROUP_SHUFFLE=%d -DGMRES_DOTS_PER=%u -DGMRES_BLOCKS=%u",
              s->local, s->precision == CMRSCL_DOUBLE,
-             s->ctx->info.warp_shuffle && s->local % 32 == 0, GMRES_DOTS_PER(s));
+             s->ctx->info.warp_shuffle && s->local % 32 == 0, GMRES_DOTS_PER(s), s->gmres_blocks);
     double seconds;
     cmrscl_program_source from;
     return cmrs_program_get(s->ctx, file, options, out, &seconds, &from);
@@ -213,6 +221,7 @@ static size_t kernel_group_limit(cmrscl_solver s, cl_kernel k)
 cmrscl_status cmrs_solve_kernels_make(cmrscl_solver s)
 {
     choose_grid(s);
+    s->gmres_blocks = GMRES_BLOCKS(s);
     cmrscl_status st;
     /* a device may run the solver's kernels in smaller groups than it reports for any kernel
      * (Mesa's llvmpipe: 32): then the most they run, built again */

@@ -121,6 +121,10 @@ MUTATIONS = [
              "st = cmrs_solve_precondition(s, s->vec[W], s->vec[Z]);",
              "st = cmrs_solve_copy(s, s->vec[W], s->vec[Z]);", "^(solve_amg_double)$",
              "python/tests/test_linalg_scipy.py::test_bicgstab_with_amg"),
+    Mutation("GMRES on CPUs: the block form of gmres_orth skips v_0", "cl/solve_gmres.cl",
+             "    for (uint k = 0; k <= j; ++k) {\n        const real_t hk = h[k];",
+             "    for (uint k = 1; k <= j; ++k) {\n        const real_t hk = h[k];",
+             "^(solve_double|solve_float)$"),
     Mutation("AMG rho: Lanczos without beta p", "host/precond/amg_rho.c",
              "bp = j->beta * j->sp,", "bp = 0 * j->sp,", "^(amg_setup)$"),
 ]
