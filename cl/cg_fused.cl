@@ -113,6 +113,8 @@ INLINE real4_t cg_fused_group(real4_t acc, uint strips, uint rows, __global cons
     }
     return acc;
 }
+#define DOTS_GROUP_BEGIN()
+#define DOTS_GROUP_END()
 #define DOTS_OF_GROUP(w)                                                                           \
     do {                                                                                           \
         (void)(w), (void)first_tile_group, (void)tiles, (void)tile_strip;                          \

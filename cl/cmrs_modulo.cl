@@ -42,38 +42,43 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
     DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
-    work w;
-    find_work(&w, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr, tile_start,
-              tile_strip);
     __local real_t slots[WARPS_PER_GROUP * MODULO * HEIGHT];
     __local real_t *base = slots + warp * (MODULO * HEIGHT);
     __local real_t *mine = base + lane % MODULO; /* slot of row r: mine[r * MODULO] */
-    for (uint k = lane; k < MODULO * HEIGHT; k += WARP)
-        base[k] = (real_t)0;
-    warp_sync();
-    /* inactive warps (past the last strip) have begin == end: no steps */
-    const index_t steps = (w.end - w.begin + (WARP - 1)) / WARP;
-    index_t j = w.begin + lane;
-    for (index_t t = 0; t < steps; ++t, j += WARP) {
-        if (j < w.end) {
-            const uint c = load_index(col_ind + j);
-            if (c != CMRS_HOLE) {
+    DOTS_GROUP_BEGIN();
+    FOR_GROUPS(group)
+    {
+        work w;
+        find_work(&w, group, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr,
+                  tile_start, tile_strip);
+        for (uint k = lane; k < MODULO * HEIGHT; k += WARP)
+            base[k] = (real_t)0;
+        warp_sync();
+        /* inactive warps (past the last strip) have begin == end: no steps */
+        const index_t steps = (w.end - w.begin + (WARP - 1)) / WARP;
+        index_t j = w.begin + lane;
+        for (index_t t = 0; t < steps; ++t, j += WARP) {
+            if (j < w.end) {
+                const uint c = load_index(col_ind + j);
+                if (c != CMRS_HOLE) {
 #if PACKED
-                const uint r = c & ROW_MASK, col = c >> ROW_BITS;
+                    const uint r = c & ROW_MASK, col = c >> ROW_BITS;
 #else
-                const uint r = row_in_strip[j], col = c;
+                    const uint r = row_in_strip[j], col = c;
 #endif
-                mine[r * MODULO] += VALUE_AT(j, c) * GATHER(col, w.strip * HEIGHT + r);
+                    mine[r * MODULO] += VALUE_AT(j, c) * GATHER(col, w.strip * HEIGHT + r);
+                }
             }
+            warp_sync(); /* this step's sums land before the next step reads its slots */
         }
-        warp_sync(); /* this step's sums land before the next step reads its slots */
+        /* Lane r sums row r's MODULO slots in slot order. */
+        for (uint r = lane; w.active && r < HEIGHT; r += WARP) {
+            real_t sum = base[r * MODULO];
+            for (uint m = 1; m < MODULO; ++m)
+                sum += base[r * MODULO + m];
+            emit_row(&w, r, sum, rows, y, partial, alpha, beta);
+        }
+        DOTS_OF_GROUP(&w);
     }
-    /* Lane r sums row r's MODULO slots in slot order. */
-    for (uint r = lane; w.active && r < HEIGHT; r += WARP) {
-        real_t sum = base[r * MODULO];
-        for (uint m = 1; m < MODULO; ++m)
-            sum += base[r * MODULO + m];
-        emit_row(&w, r, sum, rows, y, partial, alpha, beta);
-    }
-    DOTS_OF_GROUP(&w);
+    DOTS_GROUP_END();
 }

@@ -226,27 +226,32 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
     DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
-    work w;
-    find_work(&w, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr, tile_start,
-              tile_strip);
-    carry_t carry = {-1, 0};
-    /* Two chunks at a time: every lane has both chunks' loads in flight before the first
-     * sum needs one. */
-    const index_t first_entry = w.begin / LANE_ENTRIES * LANE_ENTRIES;
-    for (index_t base = first_entry; base < w.end; base += 2 * CHUNK) {
-        lane_entries a, b;
-        load_lane(&a, &w, base + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
-        load_lane(&b, &w, base + CHUNK + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
-        chunk(&a, lane, &carry, &w, rows, y, partial, alpha, beta WARP_SCRATCH_ARGS);
-        if (base + CHUNK < w.end) /* uniform over the warp */
-            chunk(&b, lane, &carry, &w, rows, y, partial, alpha, beta WARP_SCRATCH_ARGS);
+    DOTS_GROUP_BEGIN();
+    FOR_GROUPS(group)
+    {
+        work w;
+        find_work(&w, group, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr,
+                  tile_start, tile_strip);
+        carry_t carry = {-1, 0};
+        /* Two chunks at a time: every lane has both chunks' loads in flight before the first
+         * sum needs one. */
+        const index_t first_entry = w.begin / LANE_ENTRIES * LANE_ENTRIES;
+        for (index_t base = first_entry; base < w.end; base += 2 * CHUNK) {
+            lane_entries a, b;
+            load_lane(&a, &w, base + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
+            load_lane(&b, &w, base + CHUNK + lane * LANE_ENTRIES, col_ind, row_in_strip, val, x);
+            chunk(&a, lane, &carry, &w, rows, y, partial, alpha, beta WARP_SCRATCH_ARGS);
+            if (base + CHUNK < w.end) /* uniform over the warp */
+                chunk(&b, lane, &carry, &w, rows, y, partial, alpha, beta WARP_SCRATCH_ARGS);
+        }
+        if (w.active) {
+            if (lane == 0)
+                emit(&w, carry.row, carry.sum, rows, y, partial, alpha, beta);
+            for (int q = max(carry.row, -1) + 1 + (int)lane; q < HEIGHT; q += WARP) /* the gap */
+                emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
+        }
+        combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
+        DOTS_OF_GROUP(&w);
     }
-    if (w.active) {
-        if (lane == 0)
-            emit(&w, carry.row, carry.sum, rows, y, partial, alpha, beta);
-        for (int q = max(carry.row, -1) + 1 + (int)lane; q < HEIGHT; q += WARP) /* trailing gap */
-            emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
-    }
-    combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
-    DOTS_OF_GROUP(&w);
+    DOTS_GROUP_END();
 }

@@ -172,9 +172,6 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
     DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
-    work w;
-    find_work(&w, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr, tile_start,
-              tile_strip);
 #if SLOTS
     __local real_t slots[WARPS_PER_GROUP * HEIGHT * WARP];
     __local real_t *base = slots + warp * (HEIGHT * WARP);
@@ -182,39 +179,46 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 #else
     __local real_t *mine = 0;
 #endif
-
-    /* narrow offsets: what each 16-bit word of the strip adds up to its 32-bit word */
-    const uint first = w.active ? STRIP_FIRST(w.strip) : 0u;
-    real_t sum = 0; /* HEIGHT 1: the row's sum stays in a register */
+    DOTS_GROUP_BEGIN();
+    FOR_GROUPS(group)
+    {
+        work w;
+        find_work(&w, group, warp, strips, first_tile_group, tiles, tile_entries, strip_ptr,
+                  tile_start, tile_strip);
+        /* narrow offsets: what each 16-bit word of the strip adds up to its 32-bit word */
+        const uint first = w.active ? STRIP_FIRST(w.strip) : 0u;
+        real_t sum = 0; /* HEIGHT 1: the row's sum stays in a register */
 #if HEIGHT > 1
-    for (uint r = 0; r < HEIGHT; ++r)
-        mine[r * WARP] = (real_t)0;
+        for (uint r = 0; r < HEIGHT; ++r)
+            mine[r * WARP] = (real_t)0;
 #endif
-    /* Four entries per lane at a time: all their loads (column, value, then x) in flight
-     * before the first sum needs one. */
-    index_t j = w.begin + lane;
-    for (; j + 3 * WARP < w.end; j += 4 * WARP) {
-        ENTRY(0)
-        ENTRY(1)
-        ENTRY(2)
-        ENTRY(3)
-        ADD(0)
-        ADD(1)
-        ADD(2)
-        ADD(3)
-    }
-    for (; j < w.end; j += WARP) {
-        ENTRY(0)
-        ADD(0)
-    }
+        /* Four entries per lane at a time: all their loads (column, value, then x) in flight
+         * before the first sum needs one. */
+        index_t j = w.begin + lane;
+        for (; j + 3 * WARP < w.end; j += 4 * WARP) {
+            ENTRY(0)
+            ENTRY(1)
+            ENTRY(2)
+            ENTRY(3)
+            ADD(0)
+            ADD(1)
+            ADD(2)
+            ADD(3)
+        }
+        for (; j < w.end; j += WARP) {
+            ENTRY(0)
+            ADD(0)
+        }
 #if WARP_HAS_SHUFFLE
-    reduce_shuffle(mine, sum, lane, &w, rows, y, partial, alpha, beta);
+        reduce_shuffle(mine, sum, lane, &w, rows, y, partial, alpha, beta);
 #else
 #if HEIGHT == 1
-    mine[0] = sum;
+        mine[0] = sum;
 #endif
-    reduce_local(base, lane, &w, rows, y, partial, alpha, beta);
+        reduce_local(base, lane, &w, rows, y, partial, alpha, beta);
 #endif
-    combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
-    DOTS_OF_GROUP(&w);
+        combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
+        DOTS_OF_GROUP(&w);
+    }
+    DOTS_GROUP_END();
 }

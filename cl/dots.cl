@@ -452,22 +452,23 @@ INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_
 }
 
 /* The epilogue of the families that share out strips and tiles with find_work (strip,
- * segment, MODULO): after the barrier, the group's rows read back - strip s's row r at item
- * s * HEIGHT + r of the group's items, in the order combine_in_group walks its tiles. */
-INLINE void dots_of_group(const work *w, uint first_tile_group, uint strips, uint tiles, uint rows,
-                          __global const index_t *strip_ptr, __global const uint *tile_strip,
-                          __global const real_t *x, __global const real_t *y, __global real_t *ws,
-                          uint dots_at, __global const real_t *dot_w, __local real4_t *scratch)
+ * segment, MODULO): after the barrier, the rows of the group's round read back - strip s's row
+ * r at item s * HEIGHT + r of the group's items, in the order combine_in_group walks its tiles -
+ * and their terms added to acc; the group's sum stored once its rounds are done
+ * (DOTS_GROUP_END). The barrier also keeps a round's local memory from the next's. */
+INLINE real4_t dots_of_group(real4_t acc, const work *w, uint first_tile_group, uint strips,
+                             uint tiles, uint rows, __global const index_t *strip_ptr,
+                             __global const uint *tile_strip, __global const real_t *x,
+                             __global const real_t *y, __global const real_t *dot_w)
 {
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    const uint group = get_group_id(0);
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    const uint group = w->group;
     const uint tile_groups = (tiles + WARPS_PER_GROUP - 1) / WARPS_PER_GROUP;
     const uint role_group = w->tile                    ? group - first_tile_group
                             : group < first_tile_group ? group
                                                        : group - tile_groups;
     const uint first = role_group * WARPS_PER_GROUP;
     const uint end = min(first + WARPS_PER_GROUP, w->tile ? tiles : strips);
-    real4_t acc = (real4_t)0;
     for (uint i = get_local_id(0); i < WARPS_PER_GROUP * HEIGHT; i += WG_SIZE) {
         const uint s = first + i / HEIGHT, r = i % HEIGHT;
         uint strip = CMRS_NO_STRIP;
@@ -480,19 +481,38 @@ INLINE void dots_of_group(const work *w, uint first_tile_group, uint strips, uin
         if (strip != CMRS_NO_STRIP && strip * HEIGHT + r < rows)
             acc = dots_terms(acc, x, dot_w, strip * HEIGHT + r, y[strip * HEIGHT + r]);
     }
-    dots_store(acc, ws, dots_at, scratch, WG_SIZE);
+    return acc;
 }
+#define DOTS_GROUP_BEGIN() real4_t dots_acc_ = (real4_t)0
 #define DOTS_OF_GROUP(w)                                                                           \
-    dots_of_group(w, first_tile_group, strips, tiles, rows, strip_ptr, tile_strip, x, y, ws,       \
-                  dots_at, dot_w, dots_scratch)
+    dots_acc_ = dots_of_group(dots_acc_, w, first_tile_group, strips, tiles, rows, strip_ptr,      \
+                              tile_strip, x, y, dot_w)
+#define DOTS_GROUP_END() dots_store(dots_acc_, ws, dots_at, dots_scratch, WG_SIZE)
 #elif !CG_FUSED
 #define DOTS_PARAMS
 #define COMBINE_DOTS_X
 #define DOTS_SCRATCH
 #define DOTS_RETURN_IF_STOPPED()
 #define DOTS_STOPPED() false
+#define DOTS_GROUP_BEGIN()
 #define DOTS_OF_GROUP(w)
+#define DOTS_GROUP_END()
 #define PRODUCT_BEGIN() const bool stopped = false
 #define PRODUCT_ROW(row, sum) store_row(y, row, sum, alpha, beta)
 #define PRODUCT_END() (void)stopped
+#endif
+
+/* The groups a work-group of the families that share out strips with find_work takes: its
+ * own, one round; in a solver's product (DOTS), whose grid the host may cap at the groups the
+ * device keeps resident (host/exec/spmv_dots.c, SOLVE_PRODUCT_RESIDENT) so that its partial
+ * sums stay few enough for the next kernel to add up, group after group, the grid's apart.
+ * Never where strips are split into tiles - their roles go by the group's number, and that
+ * grid is not capped: one round a group there. */
+#if DOTS
+#define FOR_GROUPS(g)                                                                              \
+    for (uint g = get_group_id(0),                                                                 \
+              g##_count = tiles ? get_num_groups(0) : (strips + WARPS_PER_GROUP - 1) / WARPS_PER_GROUP; \
+         g < g##_count; g += get_num_groups(0))
+#else
+#define FOR_GROUPS(g) for (uint g = get_group_id(0), g##_once = 1; g##_once; g##_once = 0)
 #endif

@@ -422,23 +422,24 @@ INLINE real_t store_row(__global real_t *y, uint row, real_t sum, real_t alpha, 
  * StripPtr carries LONG_STRIP); its tiles cover it. */
 typedef struct work {
     index_t begin, end; /* entries [begin, end) */
+    uint group;         /* the work-group's number this round (dots.cl, FOR_GROUPS) */
     uint strip;         /* the strip they belong to */
     uint item;          /* strip or tile number */
     bool tile;          /* role of the group: tile of a long strip (partial sums out) */
     bool active;        /* false: nothing to do, but the warp still joins every barrier */
 } work;
 
-INLINE void find_work(work *out, uint warp, uint strips, uint first_tile_group, uint tiles,
-                      uint tile_entries, __global const index_t *strip_ptr,
+INLINE void find_work(work *out, uint group, uint warp, uint strips, uint first_tile_group,
+                      uint tiles, uint tile_entries, __global const index_t *strip_ptr,
                       __global const index_t *tile_start, __global const uint *tile_strip)
 {
-    const uint group = get_group_id(0);
     const uint tile_groups = (tiles + WARPS_PER_GROUP - 1) / WARPS_PER_GROUP;
     work w;
     w.tile = group >= first_tile_group && group - first_tile_group < tile_groups;
     /* the strips' groups: those before the tiles', then those after them */
     const uint strip_group = group < first_tile_group ? group : group - tile_groups;
     w.item = (w.tile ? group - first_tile_group : strip_group) * WARPS_PER_GROUP + warp;
+    w.group = group;
     w.begin = w.end = w.strip = 0;
     w.active = w.item < (w.tile ? tiles : strips);
     if (w.active && !w.tile) {

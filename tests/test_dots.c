@@ -103,9 +103,15 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
         return;
     const char *capped = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS"),
                *local = getenv("CMRSCL_SOLVE_LOCAL_SUMS");
-    CHECK_MSG(!capped || k.global / k.local <= (size_t)atoi(capped),
+    /* (split strips keep their grid: their tiles' roles go by the group's number) */
+    size_t full_local, full_global, cl_local, cl_global;
+    cmrs_spmv_sizes(m, &full_local, &full_global, &cl_local, &cl_global);
+    CHECK_MSG(!capped || m->params.long_strips > 0 || k.global / k.local <= (size_t)atoi(capped),
               "%s: the product runs %zu work-groups, not at most %s", what, k.global / k.local,
               capped);
+    CHECK_MSG(!capped || m->params.long_strips == 0 || k.global == full_global,
+              "%s: split strips, and the product runs %zu work-groups of the plan's %zu", what,
+              k.global / k.local, full_global / full_local);
     /* (a grid the cap leaves whole has its warps' sums, not a work-group's) */
     size_t strips_per_group = k.local / (size_t)m->params.warp,
            whole = ((size_t)m->params.strips + strips_per_group - 1) / strips_per_group;
@@ -366,6 +372,17 @@ int main(int argc, char **argv)
          "2", "1"},
         {CMRSCL_KERNEL_SLICE, 8, -1, 0, 0, "slice, HEIGHT 8, 2 work-groups, sums in local memory",
          "2", "1"},
+        /* group after group on a capped grid (dots.cl, FOR_GROUPS); split strips stay uncapped */
+        {CMRSCL_KERNEL_STRIP, 4, -1, 0, 0, "strip, HEIGHT 4, 2 work-groups", "2", NULL},
+        {CMRSCL_KERNEL_STRIP, 1, -1, 0, 0, "strip, HEIGHT 1, 3 work-groups", "3", NULL},
+        {CMRSCL_KERNEL_SEGMENT, 16, -1, 0, 0, "segment, HEIGHT 16, 2 work-groups", "2", NULL},
+        {CMRSCL_KERNEL_SEGMENT, 1, -1, 0, 0, "segment, HEIGHT 1, 3 work-groups", "3", NULL},
+        {CMRSCL_KERNEL_MODULO, 8, -1, 0, 0, "modulo, HEIGHT 8, 2 work-groups", "2", NULL},
+        {CMRSCL_KERNEL_MODULO, 4, -1, 0, 0, "modulo, HEIGHT 4, 2 work-groups", "2", NULL},
+        {CMRSCL_KERNEL_STRIP, 4, 7, 0, CMRSCL_COMBINE_KERNEL, "strip split, 2 work-groups asked",
+         "2", NULL},
+        {CMRSCL_KERNEL_STRIP, 4, 16, 0, CMRSCL_COMBINE_GROUP, "strip split in-group, 2 asked", "2",
+         NULL},
     };
     /* Float takes the even plans and double the odd ones, where the device has double: the
      * precision changes the value type, not the epilogue's indexing or its sums' order. */

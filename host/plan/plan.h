@@ -75,6 +75,8 @@ typedef struct variant_family {
      * of X where there are four or more. */
     bool lane_per_row;
     bool strip_loop;      /* takes strip after strip: a solver's product can cap its grid */
+    bool group_rounds;    /* ... or group after group (dots.cl, FOR_GROUPS), its strips unsplit */
+    bool rounds_pay;      /* ... and a solver's product on NVIDIA caps it (SOLVE_GROUP_ROUNDS) */
     bool rows_together;   /* each row's entries contiguous: row-ordered strips only */
     bool narrow_columns;  /* 16-bit column words */
     bool implied_columns; /* at HEIGHT 1, columns implied by each row's first (dense rows) */

@@ -70,6 +70,8 @@ static const variant_family families[] = {
     {
         .kernel = KERNEL_strip,
         .name = "strip",
+        .group_rounds = true,
+        .rounds_pay = true,
         .file = FILE_strip,
         .height = 0, /* the device's occupancy rule (plan.c) */
         .local_warp = 0,
@@ -84,6 +86,7 @@ static const variant_family families[] = {
     {
         .kernel = KERNEL_segment,
         .name = "segment",
+        .group_rounds = true,
         .file = FILE_segment,
         .height = 32,
         .local_warp = 1, /* without shuffles one work-item walks each strip */
@@ -97,6 +100,7 @@ static const variant_family families[] = {
     {
         .kernel = KERNEL_modulo,
         .name = "modulo",
+        .group_rounds = true,
         .file = FILE_modulo,
         .height = 16,
         .height_source = "paper", /* section 7 */

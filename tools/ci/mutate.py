@@ -125,6 +125,10 @@ MUTATIONS = [
              "    for (uint k = 0; k <= j; ++k) {\n        const real_t hk = h[k];",
              "    for (uint k = 1; k <= j; ++k) {\n        const real_t hk = h[k];",
              "^(solve_double|solve_float)$"),
+    Mutation("group rounds: a capped grid's work-group skips every other group", "cl/dots.cl",
+             "         g < g##_count; g += get_num_groups(0))",
+             "         g < g##_count; g += 2 * get_num_groups(0))",
+             "^(dots_float_local|dots_double_local)$"),
     Mutation("AMG rho: Lanczos without beta p", "host/precond/amg_rho.c",
              "bp = j->beta * j->sp,", "bp = 0 * j->sp,", "^(amg_setup)$"),
 ]
