@@ -217,11 +217,24 @@ static void test_spectral_radius(void)
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
     CHECK(!h.symmetric);
     cmrs_amg_free(&h);
+    a.values[1] = -1, a.values[2] = -1.5; /* a_10, below the diagonal */
+    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    CHECK(!h.symmetric);
+    cmrs_amg_free(&h);
     cmrscl_csr_free(&a);
+    /* [[2, 0], [-1, 2]]: an entry whose mirror is not stored at all */
+    int64_t rp[] = {0, 1, 3};
+    int32_t ci[] = {0, 0, 1};
+    double one_sided[] = {2, -1, 2};
+    a = (cmrscl_csr){2, 2, 3, rp, ci, one_sided};
+    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    CHECK_MSG(!h.symmetric, "a lower entry without its mirror was taken as symmetric");
+    cmrs_amg_free(&h);
 
     cmrs_amg_options o;
     cmrs_amg_options_default(&o);
     o.degree = 3;
+    a = (cmrscl_csr){0};
     CHECK_OK(cmrscl_mtx_read(test_shared_matrix("Trefethen_2000.mtx"), NULL, &a));
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
     double *b = malloc((size_t)a.rows * sizeof(double)),

@@ -7,10 +7,10 @@
  *     bits from a second solve, and from level 0 on the solver's matrix (options.matrix);
  *   - a Chebyshev smoother of degree 3 to the same threshold in no more iterations;
  *   - an update to new values of the same pattern solving as a preconditioner made anew;
- *   - BiCGStab with AMG on the right: x after three iterations the host reference's, converged
- *     in fewer than half BiCGStab's iterations;
+ *   - BiCGStab and GMRES(4) with AMG on the right: x after three iterations the host
+ *     reference's, converged in fewer than half the method's iterations alone;
  *   - in double, the cycle in float (mixed precision) to the same threshold;
- *   - what must fail, named: AMG with GMRES, the object without the preconditioner asked
+ *   - what must fail, named: the object without the preconditioner asked
  *     and the other way round, an object of another size, a non-square matrix, a zero
  *     diagonal entry.
  * Usage: test_solve_amg float|double. */

@@ -9,9 +9,9 @@
  * within the radius that gives a mean degree of k (r = sqrt(k / (pi n))), weights 1, shifted by
  * GEO_SHIFT x k on the diagonal so that it is positive definite: L = D - W + GEO_SHIFT k I.
  * Points are numbered cell by cell of a grid of r-wide cells (a mesh file's spatial order),
- * so neighbours sit in nearby rows. Large-diameter graphs need many Jacobi-CG iterations
- * (PyAMG at 262,144 points, k 8: 1241 against smoothed aggregation's 18 to 1e-8) where
- * R-MAT and uniform random graphs (expanders) need 30-45. */
+ * so neighbours sit in nearby rows. Large-diameter graphs need a thousand Jacobi-CG
+ * iterations and more where R-MAT and uniform random graphs (expanders) need tens: the graph
+ * problem AMG is for (docs/dev/PERFORMANCE.md, GEO_SHIFT). */
 #define GEO_SHIFT 1e-4
 typedef struct geo_point {
     double x, y;
@@ -21,7 +21,11 @@ typedef struct geo_point {
 static int geo_by_cell(const void *a, const void *b)
 {
     const geo_point *p = a, *q = b;
-    return p->cell < q->cell ? -1 : p->cell > q->cell ? 1 : (p->x > q->x) - (p->x < q->x);
+    if (p->cell != q->cell)
+        return p->cell < q->cell ? -1 : 1;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    return (p->y > q->y) - (p->y < q->y); /* (equal points are interchangeable) */
 }
 
 static int geo_by_column(const void *a, const void *b)
@@ -53,9 +57,10 @@ static int64_t neighbours(const geo_point *pt, const int64_t *first, int64_t m, 
 
 cmrscl_status cmrs_gen_geo(long n, long k, uint64_t seed, cmrscl_csr *out)
 {
-    if (n < 1 || k < 1 || n > INT32_MAX || k > 1000)
-        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE, "geo:%ld:%ld is outside N 1..%d, K 1..1000", n,
-                           k, INT32_MAX);
+    if (n < 1 || k < 1 || n > INT32_MAX || k > 1000) /* a count too large, or none */
+        return cmrscl_fail(n > INT32_MAX || k > 1000 ? CMRSCL_ERROR_TOO_LARGE
+                                                     : CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "geo:%ld:%ld is outside N 1..%d, K 1..1000", n, k, INT32_MAX);
     const double r = sqrt((double)k / (3.141592653589793 * (double)n));
     const int64_t m = r >= 1 ? 1 : (int64_t)(1.0 / r); /* cells a side, each >= r wide */
     geo_point *pt = cmrscl_alloc((size_t)n, sizeof *pt);

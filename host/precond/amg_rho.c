@@ -74,7 +74,7 @@ typedef struct symmetry_job {
     char *asymmetric; /* a piece's verdict */
 } symmetry_job;
 
-/* Entry (j, i)'s value, 0 when it is not stored (columns sorted: canonical CSR). */
+/* Entry (i, j)'s value, 0 when it is not stored (columns sorted: canonical CSR). */
 static double entry(const cmrscl_csr *a, int32_t i, int32_t j)
 {
     int64_t lo = a->row_ptr[i], hi = a->row_ptr[i + 1];
@@ -95,9 +95,11 @@ static void symmetry_piece(void *ctx, int64_t piece)
     int64_t begin, end;
     cmrs_amg_piece_rows(piece, a->rows, &begin, &end);
     j->asymmetric[piece] = 0;
+    /* every off-diagonal entry against its mirror, below the diagonal too: an entry whose
+     * mirror is not stored is one-sided whichever side it is on */
     for (int64_t i = begin; i < end && !j->asymmetric[piece]; ++i)
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            if (a->col_ind[k] > i && entry(a, a->col_ind[k], (int32_t)i) != a->values[k]) {
+            if (a->col_ind[k] != i && entry(a, a->col_ind[k], (int32_t)i) != a->values[k]) {
                 j->asymmetric[piece] = 1;
                 break;
             }

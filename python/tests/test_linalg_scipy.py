@@ -311,6 +311,11 @@ def test_bicgstab_with_amg(context):
     assert 2 * result.iterations < alone.iterations
     x, info = la.gmres(mat, b, rtol=1e-8, M=la.amg(mat), restart=10)
     assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
+    # callback_type "x" runs scipy's gmres on the host, with M="amg" made an AMG for it
+    seen = []
+    x, info = la.gmres(mat, b, rtol=1e-6, M="amg", restart=10, callback_type="x",
+                       callback=lambda xk: seen.append(np.linalg.norm(b - A @ xk)))
+    assert seen and np.linalg.norm(b - A @ x) < 1e-3 * np.linalg.norm(b)
 
 
 def test_amg_update(context):

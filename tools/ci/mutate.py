@@ -129,6 +129,9 @@ MUTATIONS = [
              "         g < g##_count; g += get_num_groups(0))",
              "         g < g##_count; g += 2 * get_num_groups(0))",
              "^(dots_float_local|dots_double_local)$"),
+    Mutation("AMG symmetry: only the entries above the diagonal compared",
+             "host/precond/amg_rho.c", "if (a->col_ind[k] != i && entry(",
+             "if (a->col_ind[k] > i && entry(", "^(amg_setup)$"),
     Mutation("AMG rho: Lanczos without beta p", "host/precond/amg_rho.c",
              "bp = j->beta * j->sp,", "bp = 0 * j->sp,", "^(amg_setup)$"),
 ]

@@ -111,7 +111,7 @@ const cli_flag cli_flags[] = {
      "cg (default) | pcg (CG with the Jacobi preconditioner) | bicgstab | gmres"},
     {"precond", OPT_PRECOND, "P", CMD_SOLVE, CLI_GROUP_SOLVE,
      "none (default) | jacobi | amg (smoothed aggregation: the hierarchy set up on the host, "
-     "its V-cycle on the device; with cg)"},
+     "its V-cycle on the device; cg, and bicgstab and gmres on the right)"},
     {"amg-float", OPT_AMG_FLOAT, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg in double: the hierarchy and its cycle in float (mixed precision)"},
     {"amg-chebyshev", OPT_AMG_CHEBYSHEV, "K", CMD_SOLVE, CLI_GROUP_SOLVE,

@@ -567,6 +567,8 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
                         "M=scipy.sparse.diags(1 / A.diagonal()) (scipy's gmres on the host)")
     restart = _count(restart, "restart", _RESTART)
     mat = _matrix(A, b)
+    if isinstance(M, str) and M == "amg" and callback_type == "x":
+        M = AMG(mat)  # the host's gmres takes it as a LinearOperator (on the left, as scipy's M)
     if not (M is None or isinstance(M, AMG) or (isinstance(M, str) and M == "amg")) or \
             callback_type == "x":
         extra = {"restart": restart}
