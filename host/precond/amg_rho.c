@@ -220,11 +220,9 @@ static double tridiagonal_largest(const double *alpha, const double *beta, int k
     return hi;
 }
 
-#define LANCZOS_MAX_STEPS 64
-
 static double lanczos(rho_job *j, int64_t pieces, int steps)
 {
-    double alpha[LANCZOS_MAX_STEPS] = {0}, beta[LANCZOS_MAX_STEPS] = {0}, sum[3];
+    double alpha[AMG_MAX_RHO_STEPS] = {0}, beta[AMG_MAX_RHO_STEPS] = {0}, sum[3];
     int k = 0;
     /* the first product also measures v^T D v: v is normalised (v^T D v = 1) by scales */
     j->sv = 1, j->sp = 0, j->beta = 0;
@@ -232,7 +230,7 @@ static double lanczos(rho_job *j, int64_t pieces, int steps)
     add_sums(j, pieces, sum);
     j->sv = j->su = 1.0 / sqrt(sum[1]);
     j->alpha = sum[0] * j->sv * j->sv;
-    for (; k < steps && k < LANCZOS_MAX_STEPS; ++k) {
+    for (; k < steps && k < AMG_MAX_RHO_STEPS; ++k) {
         if (k > 0) { /* u = D^-1 A v of the normalised v, alpha = v^T A v */
             cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
             add_sums(j, pieces, sum);

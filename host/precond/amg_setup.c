@@ -27,16 +27,16 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
 static cmrscl_status check_options(const cmrs_amg_options *o)
 {
     if (!(o->theta >= 0 && o->theta <= 1) || !(o->smooth_scale > 0) || !(o->jacobi_scale > 0) ||
-        o->rho_steps < 1 || o->rho_steps > 64 || o->max_coarse < 1 || o->max_levels < 1 ||
-        o->degree < 1 || o->degree > CMRSCL_AMG_MAX_DEGREE ||
+        o->rho_steps < 1 || o->rho_steps > AMG_MAX_RHO_STEPS || o->max_coarse < 1 ||
+        o->max_levels < 1 || o->degree < 1 || o->degree > CMRSCL_AMG_MAX_DEGREE ||
         !(o->min_coarsening > 0 && o->min_coarsening <= 1))
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "AMG options: theta %g (0..1), smooth_scale %g and jacobi_scale %g "
-                           "(> 0), rho_steps %d (1..64), max_coarse %d, max_levels %d (>= 1), "
+                           "(> 0), rho_steps %d (1..%d), max_coarse %d, max_levels %d (>= 1), "
                            "min_coarsening %g (0..1], degree %d (1..%d)",
                            o->theta, o->smooth_scale, o->jacobi_scale, o->rho_steps,
-                           (int)o->max_coarse, o->max_levels, o->min_coarsening, o->degree,
-                           CMRSCL_AMG_MAX_DEGREE);
+                           AMG_MAX_RHO_STEPS, (int)o->max_coarse, o->max_levels, o->min_coarsening,
+                           o->degree, CMRSCL_AMG_MAX_DEGREE);
     if (o->near_null_count != 1 || o->near_null)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG near-null space: only the constant vector for now (%d vectors "

@@ -19,11 +19,11 @@
 /* The choices of the setup; cmrs_amg_options_default gives PyAMG's smoothed_aggregation_solver
  * defaults (but max_coarse, 500: the coarsest level is solved densely). */
 typedef struct cmrs_amg_options {
-    double theta;          /* strong: |a_ij| >= theta sqrt(|a_ii a_jj|); 0: every coupling */
-    bool smooth;           /* P = (I - omega D^-1 A) T; false: plain aggregation, P = T */
-    double smooth_scale;   /* P's omega = smooth_scale / rho(D^-1 A), PyAMG's 4/3 */
-    double jacobi_scale;   /* the cycle's damped Jacobi: omega = jacobi_scale / rho, 4/3 */
-    int rho_steps;         /* steps of the estimate of rho(D^-1 A) (amg_rho.c), 15, at most 64 */
+    double theta;        /* strong: |a_ij| >= theta sqrt(|a_ii a_jj|); 0: every coupling */
+    bool smooth;         /* P = (I - omega D^-1 A) T; false: plain aggregation, P = T */
+    double smooth_scale; /* P's omega = smooth_scale / rho(D^-1 A), PyAMG's 4/3 */
+    double jacobi_scale; /* the cycle's damped Jacobi: omega = jacobi_scale / rho, 4/3 */
+    int rho_steps; /* steps of the estimate of rho(D^-1 A) (amg_rho.c), 15, 1..AMG_MAX_RHO_STEPS */
     int32_t max_coarse;    /* stop when a level has at most this many rows, 500 */
     int degree;            /* the smoother: 1 damped Jacobi, 2.. Chebyshev of that degree */
     bool float_cycle;      /* the device's hierarchy in float under a double solve */
@@ -101,6 +101,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup_again(const cmrscl_csr *a, const cmrs
  * threads; sums are kept a piece and added in the pieces' order (bits independent of the
  * threads). */
 #define AMG_PIECE 8192
+/* The most steps the estimate of rho takes (Lanczos keeps a tridiagonal of that order). */
+#define AMG_MAX_RHO_STEPS 64
 static inline int64_t cmrs_amg_pieces(int64_t rows) { return (rows + AMG_PIECE - 1) / AMG_PIECE; }
 /* Piece `piece`'s rows [begin, end) of `rows`. */
 static inline void cmrs_amg_piece_rows(int64_t piece, int64_t rows, int64_t *begin, int64_t *end)

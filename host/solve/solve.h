@@ -41,12 +41,6 @@ typedef enum solve_sums {
  * where the work-groups of one vector each are what keeps a GPU's memory busy (an H200: four a
  * group made GMRES(20) 20% slower on 2 M rows) (docs/dev/PERFORMANCE.md, GMRES_DOTS_PER). */
 #define GMRES_DOTS_PER(s) (((s)->ctx->info.type & CL_DEVICE_TYPE_CPU) ? 4u : 1u)
-/* GMRES's vector kernels (cl/solve_gmres.cl): on CPUs a work-item takes a block of consecutive
- * rows and walks it a basis vector at a time, so that the compilers' vector loop - the
- * innermost loop of the kernel - runs along the rows; elsewhere rows the grid apart, each a
- * sum over the vectors, which keeps a warp's loads adjacent (docs/dev/PERFORMANCE.md,
- * GMRES_BLOCKS). */
-#define GMRES_BLOCKS(s) cmrs_solve_gmres_blocks(s)
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
@@ -155,7 +149,7 @@ struct solve_method {
     void (*breakdown)(const cmrscl_solver s, double v, int cause, int it, char *why, size_t size);
 };
 CMRSCL_HIDDEN extern const solve_method cmrs_solve_cg, cmrs_solve_bicgstab, cmrs_solve_gmres,
-    cmrs_solve_pcg, cmrs_solve_pbicgstab;
+    cmrs_solve_pcg, cmrs_solve_pbicgstab, cmrs_solve_pgmres;
 
 /* solve_pcg.c: a solver's preconditioner object (opt.precond), made for its matrix's rows,
  * precision and context, or ERROR_INVALID_ARGUMENT naming the difference; z = M r enqueued on
@@ -214,8 +208,12 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_start_common(cmrscl_solver s, cl_mem b, c
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_jacobi(cmrscl_solver s);
 /* Copies n values between buffers of the solver (queue order). */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_copy(cmrscl_solver s, cl_mem from, cl_mem to);
-/* GMRES_BLOCKS: 1 on CPUs, else 0; CMRSCL_GMRES_BLOCKS=0|1 decides instead (the tests' way to
- * run either form on any device). A solver keeps what its program was built with
+/* GMRES_BLOCKS, GMRES's vector kernels (cl/solve_gmres.cl): 1 on CPUs, where a work-item takes
+ * a block of consecutive rows and walks it a basis vector at a time, so that the compilers'
+ * vector loop - the innermost loop of the kernel - runs along the rows; 0 elsewhere, rows the
+ * grid apart, each a sum over the vectors, which keeps a warp's loads adjacent
+ * (docs/dev/PERFORMANCE.md, GMRES_BLOCKS). CMRSCL_GMRES_BLOCKS=0|1 decides instead (the tests'
+ * way to run either form on any device). A solver keeps what its program was built with
  * (gmres_blocks). */
 CMRSCL_HIDDEN unsigned cmrs_solve_gmres_blocks(const cmrscl_solver s);
 /* v = 0 (n values), enqueued. */

@@ -17,7 +17,7 @@
 
 _Static_assert(CMRSCL_MAX_RESTART == CMRS_GMRES_MAX, "GMRES's longest cycle, host and kernels");
 
-enum { R, W, BASIS, Z }; /* the vectors: BASIS made apart, Z = M v_j with M */
+enum { R, W, Z, BASIS }; /* the vectors: Z = M v_j with M; BASIS made apart (make_basis) */
 enum { BEGIN, DOTS, ORTH, NORM, SOLVE, UPDATE, RESTART_NORM, ADD }; /* the kernels */
 enum {
     ARG_UPDATE_X = 1,
@@ -90,16 +90,9 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
 {
     cl_uint stride = 0, n = s->n, m = (cl_uint)s->opt.restart, ch = chunks(s);
     cl_uint groups = (cl_uint)s->groups, at = s->at.method, zero = 0, begin_slot = SLOT_BEGIN;
-    cmrscl_status st = make_basis(s, &stride);
-    if (st == CMRSCL_OK && preconditioned(s)) {
-        cl_int err;
-        st = cmrs_solve_precond_check(s);
-        s->vec[Z] = st == CMRSCL_OK ? clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE,
-                                                     (n ? n : 1) * s->value_size, NULL, &err)
-                                    : NULL;
-        if (st == CMRSCL_OK && !s->vec[Z])
-            st = cmrscl_fail_cl(err, "clCreateBuffer (GMRES's M v)");
-    }
+    cmrscl_status st = preconditioned(s) ? cmrs_solve_precond_check(s) : CMRSCL_OK;
+    if (st == CMRSCL_OK)
+        st = make_basis(s, &stride);
     static const char *const names[] = {"gmres_begin", "gmres_dots",  "gmres_orth",
                                         "gmres_norm",  "gmres_solve", "gmres_update"};
     for (int k = BEGIN; k <= UPDATE && st == CMRSCL_OK; ++k)
@@ -262,21 +255,15 @@ static void gmres_breakdown(const cmrscl_solver s, double v, int cause, int it, 
              it, v);
 }
 
-/* With a preconditioner object too: the functions tell the two apart by the solver's options
- * (its z = M v_j: gmres_prepare). */
-const solve_method cmrs_solve_gmres = {
-    .id = CMRSCL_METHOD_GMRES,
-    .name = "gmres",
-    .vectors = 2 /* and the basis: make_basis; Z with M: gmres_prepare */,
-    .products = 1,
-    .product_options = gmres_products,
-    .jacobi = false,
-    .workspace = gmres_workspace,
-    .prepare = gmres_prepare,
-    .bind_products = gmres_bind_products,
-    .start = gmres_start,
-    .iterate = gmres_iterate,
-    .check_last = gmres_check_last,
-    .finish = gmres_finish,
-    .breakdown = gmres_breakdown,
-};
+/* GMRES's method, with `count` work vectors besides the basis (make_basis): R and W, or Z
+ * too with a preconditioner object; the functions tell the two apart by the solver's options. */
+#define GMRES_METHOD(count)                                                                        \
+    {                                                                                              \
+        .id = CMRSCL_METHOD_GMRES, .name = "gmres", .vectors = (count), .products = 1,             \
+        .product_options = gmres_products, .jacobi = false, .workspace = gmres_workspace,          \
+        .prepare = gmres_prepare, .bind_products = gmres_bind_products, .start = gmres_start,      \
+        .iterate = gmres_iterate, .check_last = gmres_check_last, .finish = gmres_finish,          \
+        .breakdown = gmres_breakdown,                                                              \
+    }
+const solve_method cmrs_solve_gmres = GMRES_METHOD(2);
+const solve_method cmrs_solve_pgmres = GMRES_METHOD(3);

@@ -221,7 +221,7 @@ static size_t kernel_group_limit(cmrscl_solver s, cl_kernel k)
 cmrscl_status cmrs_solve_kernels_make(cmrscl_solver s)
 {
     choose_grid(s);
-    s->gmres_blocks = GMRES_BLOCKS(s);
+    s->gmres_blocks = cmrs_solve_gmres_blocks(s);
     cmrscl_status st;
     /* a device may run the solver's kernels in smaller groups than it reports for any kernel
      * (Mesa's llvmpipe: 32): then the most they run, built again */

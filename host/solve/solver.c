@@ -227,9 +227,10 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
     if (!s)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a solver");
     s->m = m, s->ctx = m->ctx, s->opt = o, s->method = method_of(o.method);
-    if (o.preconditioner == CMRSCL_PRECONDITIONER_AMG && o.method != CMRSCL_METHOD_GMRES)
-        s->method = o.method == CMRSCL_METHOD_CG ? &cmrs_solve_pcg /* around an operator */
-                                                 : &cmrs_solve_pbicgstab;
+    if (o.preconditioner == CMRSCL_PRECONDITIONER_AMG) /* around an operator of its own */
+        s->method = o.method == CMRSCL_METHOD_CG         ? &cmrs_solve_pcg
+                    : o.method == CMRSCL_METHOD_BICGSTAB ? &cmrs_solve_pbicgstab
+                                                         : &cmrs_solve_pgmres;
     s->precision = p->precision, s->value_size = cmrscl_precision_size(p->precision);
     s->n = (cl_uint)p->rows;
     s->queue = m->ctx->queue, s->out_of_order = queue_out_of_order(s->queue);

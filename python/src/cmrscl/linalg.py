@@ -569,8 +569,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     mat = _matrix(A, b)
     if isinstance(M, str) and M == "amg" and callback_type == "x":
         M = AMG(mat)  # the host's gmres takes it as a LinearOperator (on the left, as scipy's M)
-    if not (M is None or isinstance(M, AMG) or (isinstance(M, str) and M == "amg")) or \
-            callback_type == "x":
+    if not _is_device_preconditioner(M) or callback_type == "x":
         extra = {"restart": restart}
         if callback is not None:
             extra["callback_type"] = callback_type
