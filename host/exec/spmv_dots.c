@@ -38,16 +38,7 @@ void cmrs_product_kernels_release(product_kernels *k)
  * of twice the bytes to add up (docs/dev/PERFORMANCE.md, SOLVE_CAP_LONG_ROWS). On short rows the
  * capped grid is as fast or faster at every size measured. */
 #define SOLVE_CAP_LONG_ROWS 16.0
-/* The families that share out strips by work-group (strip, segment, MODULO) can take group
- * after group on a capped grid (dots.cl, FOR_GROUPS); the strip family's solver products do so
- * where the device has NVIDIA's shuffles (variant_family.rounds_pay): a capped grid's sums fold
- * into the next kernel, where the full grid's many work-groups needed solve_reduce's launch
- * first - as fast or faster on an H200, with a launch less. The segment family's capped walk
- * was slower there than its full grid with the launch, and on CPUs the full grids are few
- * work-groups anyway and the capped walk measured slower (docs/dev/PERFORMANCE.md,
- * SOLVE_GROUP_ROUNDS). */
 #define SOLVE_CAP_LONG_NNZ(precision) (INT64_C(1) << ((precision) == CMRSCL_DOUBLE ? 26 : 25))
-
 /* On a capped grid of SOLVE_LOCAL_SUMS_ROUNDS strip rounds and more, a slice product whose
  * sums take SOLVE_LOCAL_SUMS_WORDS 32-bit words or more (CG's two in double, its four with
  * Jacobi in either precision) keeps them in local memory, not in registers (cl/dots.cl,
@@ -117,14 +108,22 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
      * way to walk several strips a warp on CPUs, and for measuring the cap) */
     const char *forced = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS");
     size_t cap = 0;
-    /* a grid that may be capped: the slice family's, and those of the families that take group
-     * after group in a solver's product (not the fused iteration's, not split into tiles) -
-     * these where they pay (SOLVE_GROUP_ROUNDS) */
+    /* A grid that may be capped: the slice family's, and those of the families that share out
+     * strips by work-group (strip, segment, MODULO), which take group after group (dots.cl,
+     * FOR_GROUPS) - not in the fused iteration, not split into tiles. The strip family's solver
+     * products are capped where the device has NVIDIA's shuffles (variant_family.rounds_pay):
+     * the capped grid's sums fold into the next kernel, where the full grid's many work-groups
+     * needed solve_reduce's launch first - as fast or faster on an H200, with a launch less.
+     * The segment family's capped walk was slower there than its full grid with the launch;
+     * on CPUs the full grids are few work-groups anyway and the capped walks measured slower
+     * (docs/dev/PERFORMANCE.md, SOLVE_GROUP_ROUNDS). */
     const variant_family *f = plan_family(p);
-    if (dots && (f->strip_loop || (f->group_rounds && !fused && p->long_strips == 0))) {
+    const bool can_cap = f->strip_loop || (f->group_rounds && !fused && p->long_strips == 0);
+    const bool caps = f->strip_loop || (f->rounds_pay && dev->warp_shuffle);
+    if (dots && can_cap) {
         if (forced && atoi(forced) > 0)
             cap = (size_t)atoi(forced);
-        else if ((f->strip_loop || (f->rounds_pay && dev->warp_shuffle)) &&
+        else if (caps &&
                  !(p->stats.mu >= SOLVE_CAP_LONG_ROWS && p->nnz > SOLVE_CAP_LONG_NNZ(p->precision)))
             cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
                   d.local;
