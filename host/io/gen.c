@@ -1,8 +1,8 @@
 /* gen.c - generated matrices by spec string, the classes of the paper's test set and
  * beyond: stencils, uniform random rows, permutations, dense, R-MAT power-law graphs,
  * FEM-like block rows, short rows with a few dense ones, graph Laplacians of random geometric
- * graphs, and Kronecker products of two
- * Matrix Market files (large matrices built from real ones). Every class is deterministic
+ * graphs, and Kronecker products of two Matrix Market files (large matrices built from real
+ * ones). Every class is deterministic
  * for its spec (an optional "@SEED" suffix picks another instance), so a benchmark, its
  * cuSPARSE peer and a test build bit-identical matrices from the same text. */
 #include "io/io.h"

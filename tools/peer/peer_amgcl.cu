@@ -131,13 +131,11 @@ int run(const cmrscl_csr &a, const options &o)
         double t3 = seconds();
         std::vector<Real> xh(n);
         thrust::copy(x.begin(), x.end(), xh.begin());
+        std::vector<double> xd(xh.begin(), xh.end()), r(b); /* r = b - A x, in double */
+        cmrscl_csr_spmv(&a, -1.0, xd.data(), 1.0, r.data());
         double rr = 0;
-        for (size_t i = 0; i < n; ++i) {
-            double s = b[i];
-            for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-                s -= a.values[k] * (double)xh[a.col_ind[k]];
-            rr += s * s;
-        }
+        for (double v : r)
+            rr += v * v;
         if (rep == 0) { /* amgcl's own report: levels, complexities, memory */
             std::ostringstream report;
             report << solve.precond();
