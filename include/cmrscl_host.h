@@ -98,9 +98,12 @@ CMRSCL_API cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr);
 CMRSCL_API cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz,
                                              const int32_t *row_idx, const int32_t *col_idx,
                                              const double *values, cmrscl_csr *out);
-/* y = alpha*A*x + beta*y on the CPU in double: the ground truth for every check. When
- * beta == 0, y is not read (so it may hold NaN). Large matrices run on all host threads
- * ($CMRSCL_THREADS); every row is summed in order, so y is the same for any count. */
+/* y = alpha*A*x + beta*y on the CPU in double: the ground truth for every check. Each row is
+ * summed with its rounding carried (the products' by fma, the sums' by two-sum: as exact as
+ * twice double's precision), so y holds its digits where the row cancels, as b - A x does
+ * near a solution. When beta == 0, y is not read (so it may hold NaN). Large matrices run on
+ * all host threads ($CMRSCL_THREADS); every row is summed in order, so y is the same for any
+ * count. */
 CMRSCL_API cmrscl_status cmrscl_csr_spmv(const cmrscl_csr *csr, double alpha, const double *x,
                                          double beta, double *y);
 /* Checks y, computed by any means as alpha*A*x + beta*y0, against the reference above.

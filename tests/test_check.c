@@ -9,6 +9,7 @@
  *   - NaN or Inf in y where the reference has none fails (bound ratio infinity), and so does
  *     a finite y where the reference is NaN;
  *   - beta = 0 reads no y0 (NaN there changes nothing);
+ *   - the reference's own sums are exact where double's cancel (1e16 + 10 - 1e16; 1 - 0.1 x 10);
  * and the relative error it reports is ||y - ref|| / ||ref||, computed here apart. The bound
  * (cmrscl_host.h) is computed here again, row by row, from its definition. */
 #include "test_matrices.h"
@@ -165,8 +166,26 @@ static void check_matrix(const cmrscl_csr *a, const char *name)
     free(x), free(y0), free(ref), free(y);
 }
 
+/* The reference carries its sums' and products' rounding: a row that cancels in double keeps
+ * its value, as b - A x must where x nearly solves A x = b (the solvers' checks). */
+static void exact_sums(void)
+{
+    int64_t ptr[] = {0, 3, 4};
+    int32_t col[] = {0, 1, 2, 1};
+    double val[] = {1e16, 1, -1e16, 0.1}, y[] = {0, 1};
+    cmrscl_csr a = {.rows = 2, .cols = 3, .nnz = 4, .row_ptr = ptr, .col_ind = col, .values = val};
+    /* row 0: 1e16 + 10 - 1e16 (double sums lose the 10); row 1: 1 - 0.1 x 10, where 0.1 x 10
+     * rounds to 1 and the exact product is above it by fma's remainder */
+    double x0[] = {1, 10, 1};
+    CHECK_OK(cmrscl_csr_spmv(&a, -1.0, x0, 1.0, y));
+    double rest = fma(0.1, 10.0, -1.0);
+    CHECK_MSG(y[0] == -10 && y[1] == -rest && rest != 0,
+              "the reference: %g and %g where -10 and %g are exact", y[0], y[1], -rest);
+}
+
 int main(void)
 {
+    exact_sums();
     test_seed(45);
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a;
