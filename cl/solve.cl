@@ -124,15 +124,33 @@ __kernel void solve_reduce(__global real_t *restrict ws, const uint n, const uin
     store_share(acc, ws, out_at, s);
 }
 
-/* Partial sums of v.v at `at` (the true residual's norm: the host adds them in double). */
+/* Partial sums of v.v at `at` and, where w is given, of (w - 3 v).(w - 3 v) beside them: the
+ * true residual's norm, v = b - A x, and how far w = 3 b - A (3 x), the same residual from x
+ * rounded anew (solve_triple), strays from 3 v - the rounding of v (host/solve/solve_run.c).
+ * The host adds the sums in double. */
 __kernel void solve_norm(const uint n, __global const real_t *restrict v,
-                         __global real_t *restrict ws, const uint at)
+                         __global const real_t *restrict w, __global real_t *restrict ws,
+                         const uint at)
 {
     __local real4_t s[WG_SIZE];
     real4_t acc = (real4_t)0;
     FOR_ROWS(i)
-    acc.s0 += v[i] * v[i];
+    {
+        acc.s0 += v[i] * v[i];
+        if (w) {
+            const real_t d = w[i] - 3 * v[i];
+            acc.s1 += d * d;
+        }
+    }
     store_share(acc, ws, at, s);
+}
+
+/* out = 3 v, each rounded: x for the second residual of solve_norm. */
+__kernel void solve_triple(const uint n, __global const real_t *restrict v,
+                           __global real_t *restrict out)
+{
+    FOR_ROWS(i)
+    out[i] = 3 * v[i];
 }
 
 /* d = 1 / d in place (the Jacobi preconditioner), with partial counts of the rows whose

@@ -87,17 +87,24 @@ typedef enum cmrscl_solve_reason {
     CMRSCL_SOLVE_BREAKDOWN = 2,      /* a division by zero ahead (ERROR_BREAKDOWN) */
     CMRSCL_SOLVE_NONFINITE = 3,      /* a scalar became NaN or Inf (ERROR_BREAKDOWN) */
     CMRSCL_SOLVE_BAD_INPUT = 4,      /* NaN or Inf in b or x0 (ERROR_INVALID_ARGUMENT) */
-    /* not converged: the recurrence's residual met the threshold and ||b - A x|| did not, even
-     * after restarts from it (the precision's limit for this matrix; CMRSCL_OK) */
+    /* not converged: the recurrence's residual met the threshold and ||b - A x||, give or take
+     * its rounding (true_residual_rounding), did not, even after restarts from it (the
+     * precision's limit for this matrix; CMRSCL_OK) */
     CMRSCL_SOLVE_DRIFTED = 5
 } cmrscl_solve_reason;
 
 typedef struct cmrscl_solve_result {
     cmrscl_solve_reason reason;
-    int converged;              /* reason == CONVERGED: true_residual <= threshold */
-    int iterations;             /* done (GMRES: inner iterations) */
-    double residual;            /* ||r|| of the recurrence at the end (GMRES: its estimate) */
-    double true_residual;       /* ||b - A x|| of the x returned, from a product after the solve */
+    int converged;   /* reason == CONVERGED: true_residual + true_residual_rounding <= threshold */
+    int iterations;  /* done (GMRES: inner iterations) */
+    double residual; /* ||r|| of the recurrence at the end (GMRES: its estimate) */
+    double true_residual; /* ||b - A x|| of the x returned, from a product after the solve */
+    /* The rounding of true_residual in the solver's precision: ||b - A x|| taken a second time
+     * from 3 x rounded anew, how far the two residuals part. Measured where the recurrence
+     * converged; converged asks true_residual + true_residual_rounding <= threshold, so that
+     * another evaluation of ||b - A x|| (another order of the sums, the CPU's in double) meets
+     * the threshold too. 0 where not measured. */
+    double true_residual_rounding;
     double b_norm;              /* ||b|| */
     double threshold;           /* max(rtol ||b||, atol): converged when residual <= threshold */
     double breakdown;           /* BREAKDOWN, NONFINITE: the value that stopped it */

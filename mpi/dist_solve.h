@@ -14,8 +14,10 @@
 #define DIST_CG_GROUPS_PER_UNIT 4
 
 /* A restart from the true residual goes on while each pass cuts it to this share or less:
- * the single-device solver's rule (host/solve/solver.c, REPLACE_PROGRESS). */
+ * the single-device solver's rule (host/solve/solve_run.c, REPLACE_PROGRESS). */
 #define REPLACE_PROGRESS 0.9
+/* and ROUNDING_ROOM, host/solve/solve_run.c's */
+#define ROUNDING_ROOM 0.5
 
 /* The five sums a collective carries, each rank's added in rank order: the first kernel's
  * (the start's or an update's) three, then the dot-product kernel's two. */
@@ -27,7 +29,7 @@ enum { V_R, V_P, V_Q, V_RHAT, V_S, V_T, VECTORS };
 
 struct dist_solver {
     cl_program program;
-    cl_kernel start, update, dots, bicg_p, bicg_s, bicg_step, gm_dots, gm_orth, gm_scale;
+    cl_kernel start, update, dots, bicg_p, bicg_s, bicg_step, gm_dots, gm_orth, gm_scale, rounding;
     cl_uint n;
     size_t groups, wg;
     cl_mem vec[VECTORS]; /* made as the methods need them */
@@ -68,9 +70,11 @@ DIST_HIDDEN bool cmrs_dsolve_test(const cmrscl_solve_options *o, cmrscl_solve_re
 /* r = b - A x (the first kernel, then the product; vec[V_R]) */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x);
 /* The same, then r.r over the whole problem (the dots' collective) into *rr; st: this rank's
- * status so far (the product and the collective run whatever it is). */
+ * status so far (the product and the collective run whatever it is). With `rounding`, also
+ * ||r||'s rounding as the single-device solver measures it (host/solve/solve_run.c): b - A x
+ * again from 3 x rounded anew (vec[V_P], vec[V_Q]), ||(3 b - A (3 x)) - 3 r|| / 3. */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_residual_rr(cmrscl_dist_matrix m, cl_mem b, cl_mem x,
-                                                  cmrscl_status st, double *rr);
+                                                  cmrscl_status st, double *rr, double *rounding);
 /* The kernels one distributed product enqueues on this rank (for launches_per_iteration). */
 DIST_HIDDEN int cmrs_dsolve_product_launches(cmrscl_dist_matrix m);
 

@@ -40,8 +40,8 @@ void cmrs_dist_solver_free(struct dist_solver *sv)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    cl_kernel ks[] = {sv->start,     sv->update,  sv->dots,    sv->bicg_p,  sv->bicg_s,
-                      sv->bicg_step, sv->gm_dots, sv->gm_orth, sv->gm_scale};
+    cl_kernel ks[] = {sv->start,     sv->update,  sv->dots,    sv->bicg_p,   sv->bicg_s,
+                      sv->bicg_step, sv->gm_dots, sv->gm_orth, sv->gm_scale, sv->rounding};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; ++i)
         if (ks[i])
             clReleaseKernel(ks[i]);
@@ -68,10 +68,10 @@ static cmrscl_status build(cmrscl_dist_matrix m, struct dist_solver *sv, cl_devi
         return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "solve.cl (%s): OpenCL error %d\n%s", options,
                               (int)err, log);
     }
-    const char *names[] = {"dcg_start",  "dcg_update", "dcg_dots", "dbicg_p",  "dbicg_s",
-                           "dbicg_step", "dgm_dots",   "dgm_orth", "dgm_scale"};
-    cl_kernel *ks[] = {&sv->start,     &sv->update,  &sv->dots,    &sv->bicg_p,  &sv->bicg_s,
-                       &sv->bicg_step, &sv->gm_dots, &sv->gm_orth, &sv->gm_scale};
+    const char *names[] = {"dcg_start",  "dcg_update", "dcg_dots", "dbicg_p",   "dbicg_s",
+                           "dbicg_step", "dgm_dots",   "dgm_orth", "dgm_scale", "dres_rounding"};
+    cl_kernel *ks[] = {&sv->start,     &sv->update,  &sv->dots,    &sv->bicg_p,   &sv->bicg_s,
+                       &sv->bicg_step, &sv->gm_dots, &sv->gm_orth, &sv->gm_scale, &sv->rounding};
     for (size_t i = 0; err == CL_SUCCESS && i < sizeof ks / sizeof *ks; ++i)
         *ks[i] = clCreateKernel(sv->program, names[i], &err);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "clCreateKernel (solve.cl)");
@@ -338,16 +338,41 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
 }
 
 cmrscl_status cmrs_dsolve_residual_rr(cmrscl_dist_matrix m, cl_mem b, cl_mem x, cmrscl_status st,
-                                      double *rr)
+                                      double *rr, double *rounding)
 {
+    struct dist_solver *sv = m->solver;
     cmrscl_status product = cmrs_dsolve_residual(m, b, x); /* collective: every rank runs it */
     if (st == CMRSCL_OK)
         st = product;
-    if (st == CMRSCL_OK)
-        st = cmrs_dsolve_dots(m, m->solver->vec[V_R], m->solver->vec[V_R]);
+    cl_mem r = sv->vec[V_R], x3 = sv->vec[V_P], y = sv->vec[V_Q];
+    if (rounding) {
+        real_arg three = cmrs_dsolve_real(m, 3.0);
+        size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)sv->n;
+        const size_t size[] = {sizeof(cl_uint), MEM, MEM, cmrs_dist_value_size(m->plan.precision)};
+        const void *value[] = {&sv->n, &x, &x3, &three};
+        cl_int err = cmrs_dsolve_args(sv->gm_scale, 0, 4, size, value);
+        if (st == CMRSCL_OK)
+            st = err == CL_SUCCESS ? cmrs_dsolve_launch(m, sv->gm_scale)
+                                   : cmrs_dsolve_fail_cl(err, "clSetKernelArg (dgm_scale)");
+        err = bytes ? clEnqueueCopyBuffer(m->queue, b, y, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
+        if (st == CMRSCL_OK && err != CL_SUCCESS)
+            st = cmrs_dsolve_fail_cl(err, "copying b");
+        st = cmrs_dist_product(m, st, -1.0, x3, 3.0, y, true, NULL); /* collective */
+        cl_uint second = (cl_uint)sv->groups;
+        const size_t sizes[] = {sizeof(cl_uint), MEM, MEM, MEM, sizeof(cl_uint)};
+        const void *values[] = {&sv->n, &r, &y, &sv->sums, &second};
+        err = cmrs_dsolve_args(sv->rounding, 0, 5, sizes, values);
+        if (st == CMRSCL_OK)
+            st = err == CL_SUCCESS ? cmrs_dsolve_launch(m, sv->rounding)
+                                   : cmrs_dsolve_fail_cl(err, "clSetKernelArg (dres_rounding)");
+    } else if (st == CMRSCL_OK) {
+        st = cmrs_dsolve_dots(m, r, r);
+    }
     double s[SUMS];
     st = cmrs_dsolve_sums(m, st, s);
     *rr = s[SUM_DOTS0];
+    if (rounding)
+        *rounding = sqrt(fmax(s[SUM_DOTS1], 0)) / 3;
     return st;
 }
 
@@ -403,31 +428,45 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
     /* ||b - A x||, in r (the solve is over; the next one sets the kernels' arguments again) */
     double rr = 0;
     if (st == CMRSCL_OK)
-        st = cmrs_dsolve_residual_rr(m, b, x, st, &rr);
+        st = cmrs_dsolve_residual_rr(
+            m, b, x, st, &rr,
+            out->reason == CMRSCL_SOLVE_CONVERGED ? &out->true_residual_rounding : NULL);
     out->true_residual = sqrt(rr);
-    /* Residual replacement as the single-device solver's (host/solve/solver.c,
-     * replace_residual): where the recurrence met the threshold and b - A x did not, the method
-     * starts again from x while iterations remain and each pass cuts the true residual to
-     * REPLACE_PROGRESS or less; CONVERGED only where the true residual meets the threshold. */
-    for (double before = INFINITY; st == CMRSCL_OK && out->reason == CMRSCL_SOLVE_CONVERGED &&
-                                   out->true_residual > out->threshold && out->iterations < max &&
-                                   out->true_residual <= REPLACE_PROGRESS * before;) {
+    /* Residual replacement as the single-device solver's (host/solve/solve_run.c,
+     * replace_residual): where the recurrence met the threshold and b - A x, with room for its
+     * rounding, did not, the method starts again from x, aiming lower by the rounding, while
+     * iterations remain and each pass cuts the true residual to REPLACE_PROGRESS or less;
+     * CONVERGED only where the true residual meets the threshold by more than its rounding. */
+    for (double before = INFINITY;
+         st == CMRSCL_OK && out->reason == CMRSCL_SOLVE_CONVERGED &&
+         out->true_residual + out->true_residual_rounding > out->threshold &&
+         out->iterations < max && out->true_residual <= REPLACE_PROGRESS * before;) {
+        bool room = out->true_residual_rounding < ROUNDING_ROOM * out->threshold;
+        if (out->true_residual <= out->threshold && !room)
+            break;
+        double target = room ? 0.5 * (1 - out->true_residual_rounding / out->threshold) : 1;
+        cmrscl_solve_options aim = o;
+        aim.rtol *= target, aim.atol *= target;
         before = out->true_residual;
         cmrscl_solve_result pass = {0};
         pass.history = out->history + out->iterations;
         m->in_solve = true;
         st = cmrs_dist_agree(m->comm,
-                             run(m, &o, b, x, max - out->iterations, &pass, why, sizeof why));
+                             run(m, &aim, b, x, max - out->iterations, &pass, why, sizeof why));
         m->in_solve = false;
         out->iterations += pass.iterations, out->reason = pass.reason;
         out->residual = pass.residual, out->breakdown = pass.breakdown;
         out->iterate_seconds += pass.iterate_seconds, ++out->replacements;
         out->history_length = out->iterations + 1, out->checks = out->iterations + 1;
+        out->true_residual_rounding = 0;
         if (st == CMRSCL_OK)
-            st = cmrs_dsolve_residual_rr(m, b, x, st, &rr);
+            st = cmrs_dsolve_residual_rr(
+                m, b, x, st, &rr,
+                out->reason == CMRSCL_SOLVE_CONVERGED ? &out->true_residual_rounding : NULL);
         out->true_residual = sqrt(rr);
     }
-    if (out->reason == CMRSCL_SOLVE_CONVERGED && !(out->true_residual <= out->threshold))
+    if (out->reason == CMRSCL_SOLVE_CONVERGED &&
+        !(out->true_residual + out->true_residual_rounding <= out->threshold))
         out->reason = CMRSCL_SOLVE_DRIFTED;
     out->converged = out->reason == CMRSCL_SOLVE_CONVERGED;
     out->seconds = cmrs_dist_seconds() - t_start;

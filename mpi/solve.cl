@@ -75,6 +75,20 @@ __kernel void dcg_dots(const uint n, __global const REAL *p, __global const REAL
     store_sums(acc, s, sums + at);
 }
 
+/* The true residual's rounding (mpi/solve.c, cmrs_dsolve_residual_rr): y, 3 b - A (3 x) from 3 x
+ * rounded anew, less 3 r, r = b - A x: how far two evaluations of r part. Sums (r.r, y.y, 0, 0). */
+__kernel void dres_rounding(const uint n, __global const REAL *r, __global REAL *y,
+                            __global REAL4 *sums, const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const REAL rv = r[i], d = y[i] - 3 * rv;
+        acc += (REAL4)(rv * rv, d * d, 0, 0);
+    }
+    store_sums(acc, s, sums + at);
+}
+
 /* ---- BiCGStab (mpi/solve_bicgstab.c): van der Vorst's, r0* = r0, as the single-device
  * solver has it (cl/solve.cl). ---- */
 

@@ -208,7 +208,7 @@ cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options
     st = cmrs_dsolve_sums(m, cmrs_dsolve_dots(m, b, b), s);
     out->b_norm = sqrt(s[SUM_DOTS0]);
     out->threshold = fmax(o->rtol * out->b_norm, o->atol);
-    st = cmrs_dsolve_residual_rr(m, b, x, st, &rr);
+    st = cmrs_dsolve_residual_rr(m, b, x, st, &rr, NULL);
     if (st == CMRSCL_OK && !(isfinite(s[SUM_DOTS0]) && isfinite(rr)))
         out->reason = CMRSCL_SOLVE_BAD_INPUT;
     double t_iter = cmrs_dist_seconds();
@@ -251,7 +251,7 @@ cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options
             st = apply_cycle(m, &c, j, x);
         st = cmrs_dist_agree(m->comm, st);
         if (!stop)
-            st = cmrs_dsolve_residual_rr(m, b, x, st, &rr);
+            st = cmrs_dsolve_residual_rr(m, b, x, st, &rr, NULL);
         stop = stop || st != CMRSCL_OK;
     }
     out->iterate_seconds = cmrs_dist_seconds() - t_iter;

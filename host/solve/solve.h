@@ -79,7 +79,7 @@ struct cmrscl_solver_s {
     cl_program program, gmres_program;
     unsigned gmres_blocks; /* gmres_program's GMRES_BLOCKS */
     size_t local, global, groups;
-    cl_kernel start, init, reduce, norm;
+    cl_kernel start, init, reduce, norm, triple;
     product_kernels product[2]; /* the method's products with the epilogue */
     product_kernels fused[3];   /* CG's iterations fused into its product (solve_cg.c) */
     solve_sums sums;            /* how the next kernel finds their real4s */
@@ -98,6 +98,9 @@ struct cmrscl_solver_s {
      * begins after `done` iterations and runs at most pass_max more; the methods count their
      * iterations from the pass's start (solver.c) */
     int done, pass_max;
+    /* the share of the threshold a pass's recurrence aims at: 1, lower in a restart from the
+     * true residual, which must leave room for its rounding (solve_run.c) */
+    double target;
     cl_mem b, x;
     cl_command_queue queue;
     bool out_of_order;

@@ -118,7 +118,7 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     solve_arg update[] = {SOLVE_UINT(n),      SOLVE_MEM(none),  SOLVE_MEM(v[BASIS]),
                           SOLVE_UINT(stride), SOLVE_MEM(s->ws), SOLVE_UINT(at),
                           SOLVE_UINT(m)};
-    solve_arg restart[] = {SOLVE_UINT(n), SOLVE_MEM(v[R]), SOLVE_MEM(s->ws),
+    solve_arg restart[] = {SOLVE_UINT(n), SOLVE_MEM(v[R]), SOLVE_MEM(none), SOLVE_MEM(s->ws),
                            SOLVE_UINT(s->at.rr[0])};
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[BEGIN], 0, 10, begin);
@@ -133,7 +133,7 @@ static cmrscl_status gmres_prepare(cmrscl_solver s)
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->kernel[UPDATE], 0, 7, update);
     if (st == CMRSCL_OK)
-        st = cmrs_solve_set_args(s->kernel[RESTART_NORM], 0, 4, restart);
+        st = cmrs_solve_set_args(s->kernel[RESTART_NORM], 0, 5, restart);
     solve_arg add[] = {SOLVE_UINT(n), SOLVE_MEM(none), SOLVE_MEM(v[Z]), SOLVE_MEM(s->ws)};
     if (st == CMRSCL_OK && preconditioned(s))
         st = cmrs_solve_kernel(s, true, "gmres_add", &s->kernel[ADD]);

@@ -250,6 +250,8 @@ cmrscl_status cmrs_solve_kernels_make(cmrscl_solver s)
         st = cmrs_solve_kernel(s, false, "solve_reduce", &s->reduce);
     if (st == CMRSCL_OK)
         st = cmrs_solve_kernel(s, false, "solve_norm", &s->norm);
+    if (st == CMRSCL_OK)
+        st = cmrs_solve_kernel(s, false, "solve_triple", &s->triple);
     return st;
 }
 
@@ -295,13 +297,14 @@ cmrscl_status cmrs_solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
                           SOLVE_UINT(a->reduced)};
     solve_arg init[] = {SOLVE_MEM(s->ws), SOLVE_UINT(groups), SOLVE_UINT(a->rr[0]),
                         SOLVE_UINT(a->start)};
-    solve_arg norm[] = {SOLVE_UINT(n), SOLVE_MEM(s->vec[1]), SOLVE_MEM(s->ws),
+    cl_mem none = NULL; /* solve_norm's w: given by true_residual where it measures rounding */
+    solve_arg norm[] = {SOLVE_UINT(n), SOLVE_MEM(s->vec[1]), SOLVE_MEM(none), SOLVE_MEM(s->ws),
                         SOLVE_UINT(a->second)};
     cmrscl_status st = cmrs_solve_set_args(s->reduce, 0, 4, reduce);
     if (st == CMRSCL_OK)
         st = cmrs_solve_set_args(s->init, 0, 4, init);
     if (st == CMRSCL_OK)
-        st = cmrs_solve_set_args(s->norm, 0, 4, norm);
+        st = cmrs_solve_set_args(s->norm, 0, 5, norm);
     return st;
 }
 
@@ -315,8 +318,8 @@ cmrscl_status cmrs_solve_start_common(cmrscl_solver s, cl_mem b, cl_mem x, cl_me
                          SOLVE_UINT(s->at.start)};
     cmrscl_status st = cmrs_solve_set_args(s->start, 0, 10, start);
     cl_uint done = (cl_uint)s->done;
-    cl_int err = cmrs_solve_set_real(s, s->init, 4, s->opt.rtol);
-    err |= cmrs_solve_set_real(s, s->init, 5, s->opt.atol);
+    cl_int err = cmrs_solve_set_real(s, s->init, 4, s->target * s->opt.rtol);
+    err |= cmrs_solve_set_real(s, s->init, 5, s->target * s->opt.atol);
     err |= clSetKernelArg(s->init, 6, sizeof done, &done);
     err |= clSetKernelArg(s->init, 7, sizeof s->at.history_cap, &s->at.history_cap);
     if (st == CMRSCL_OK && err != CL_SUCCESS)

@@ -17,6 +17,9 @@
 /* A restart from the true residual goes on while each pass cuts it to this share or less
  * (replace_residual). */
 #define REPLACE_PROGRESS 0.9
+/* A restart for room beside the rounding of ||b - A x|| is tried while that rounding is at most
+ * this share of the threshold (replace_residual). */
+#define ROUNDING_ROOM 0.5
 
 /* Header slot `slot` of a header read back in the solver's precision. */
 static double slot_of(const cmrscl_solver s, const void *header, int slot)
@@ -126,30 +129,53 @@ static cmrscl_status iterate(cmrscl_solver s, cmrscl_solve_result *res)
     return st;
 }
 
-/* ||b - A x|| from a product, the partial sums added in double on the host. */
-static cmrscl_status true_residual(cmrscl_solver s, cl_mem b, cl_mem x, double *out)
+/* ||b - A x|| from a product, the partial sums added in double on the host; with `rounding`,
+ * also that norm's rounding in the precision (cmrscl_solve_result.true_residual_rounding):
+ * b - A x again from 3 x rounded anew, 3 b - A (3 x), whose products and sums round
+ * otherwise, and ||(3 b - A (3 x)) - 3 (b - A x)|| / 3 - an evaluation's error, measured
+ * rather than bounded: a bound from |A| |x| runs tens of times above what the sums lose on
+ * ill-conditioned matrices, and would deny thresholds double resolves. */
+static cmrscl_status true_residual(cmrscl_solver s, cl_mem b, cl_mem x, bool rounding,
+                                   cmrscl_solve_result *out)
 {
-    cl_mem t = s->vec[1]; /* free once the method is done */
+    /* vectors free once the method is done (GMRES without M keeps its basis in vec[3]) */
+    cl_mem t = s->vec[1], x3 = s->vec[0], t3 = !rounding ? NULL : s->vec[2] ? s->vec[2] : s->vec[3];
     cmrscl_status st = cmrs_solve_copy(s, b, t);
     if (st == CMRSCL_OK)
         st = cmrs_solve_plain_product(s, -1.0, x, 1.0, t);
+    cl_int err = CL_SUCCESS;
+    if (st == CMRSCL_OK && rounding) {
+        solve_arg args[] = {SOLVE_UINT(s->n), SOLVE_MEM(x), SOLVE_MEM(x3)};
+        st = cmrs_solve_set_args(s->triple, 0, 3, args);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_launch(s, s->triple, 0);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_copy(s, b, t3);
+        if (st == CMRSCL_OK)
+            st = cmrs_solve_plain_product(s, -1.0, x3, 3.0, t3);
+    }
+    if (st == CMRSCL_OK && (err = clSetKernelArg(s->norm, 2, sizeof t3, &t3)) != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clSetKernelArg (solve_norm)");
     if (st == CMRSCL_OK)
         st = cmrs_solve_launch(s, s->norm, 0);
     size_t count = 4 * s->groups;
     double *sums = st == CMRSCL_OK ? cmrscl_alloc(count, sizeof(double)) : NULL;
     if (st == CMRSCL_OK && !sums)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the solver");
-    cl_int err = st == CMRSCL_OK
-                     ? clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, s->at.second * s->value_size,
-                                           count * s->value_size, sums, 0, NULL, NULL)
-                     : CL_SUCCESS;
+    err = st == CMRSCL_OK
+              ? clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, s->at.second * s->value_size,
+                                    count * s->value_size, sums, 0, NULL, NULL)
+              : CL_SUCCESS;
     if (err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (the true residual)");
-    double sum = 0;
+    double sum[2] = {0, 0};
     for (size_t g = 0; st == CMRSCL_OK && g < s->groups; ++g)
-        sum += s->precision == CMRSCL_DOUBLE ? sums[4 * g] : ((const float *)sums)[4 * g];
+        for (int j = 0; j < 2; ++j)
+            sum[j] +=
+                s->precision == CMRSCL_DOUBLE ? sums[4 * g + j] : ((const float *)sums)[4 * g + j];
     free(sums);
-    *out = sqrt(sum);
+    out->true_residual = sqrt(sum[0]);
+    out->true_residual_rounding = rounding ? sqrt(sum[1]) / 3 : 0;
     return st;
 }
 
@@ -183,6 +209,13 @@ static double threshold_of(const cmrscl_solver s, const void *header)
     return scaled > s->opt.atol ? scaled : s->opt.atol;
 }
 
+/* Whether ||b - A x|| meets the threshold with room for its own rounding: whoever evaluates it
+ * again, summing in another order, finds it met too. */
+static bool certified(const cmrscl_solve_result *res, double threshold)
+{
+    return res->true_residual + res->true_residual_rounding <= threshold;
+}
+
 /* The outcome from the header: the result's fields, and the status with its message. */
 static cmrscl_status outcome(cmrscl_solver s, const void *header, cmrscl_solve_result *res)
 {
@@ -198,7 +231,7 @@ static cmrscl_status outcome(cmrscl_solver s, const void *header, cmrscl_solve_r
     case 0: res->reason = CMRSCL_SOLVE_MAX_ITERATIONS; return CMRSCL_OK;
     case CMRS_STOP_CONVERGED:
         /* converged only where b - A x meets the threshold too (replace_residual) */
-        if (res->true_residual > res->threshold) {
+        if (!certified(res, res->threshold)) {
             res->reason = CMRSCL_SOLVE_DRIFTED;
             return CMRSCL_OK;
         }
@@ -257,7 +290,12 @@ static cmrscl_status run_pass(cmrscl_solver s, cl_mem b, cl_mem x, void *header,
  * - the restart costs the Krylov space built so far, which is why it happens only when the
  * claim was wrong - as long as each pass cuts the true residual to REPLACE_PROGRESS of what
  * it was or less; when one does not, the precision has reached what it can (x's own
- * rounding, and that of b - A x), and the solve ends not converged, reason DRIFTED. A pass
+ * rounding, and that of b - A x), and the solve ends not converged, reason DRIFTED.
+ * A true residual that meets the threshold by less than its rounding is not yet converged
+ * either: a restart aims lower, where there is room below the threshold for the rounding
+ * (ROUNDING_ROOM); where there is not, no restart can show ||b - A x|| to meet the threshold
+ * in this precision - a restart from a residual of rounding alone solves for that rounding
+ * and drives x away - and the solve ends DRIFTED at once, x kept. A pass
  * that gains little costs a few iterations and a round trip, so the bar is low: halving
  * stopped passes that were still on their way to the threshold (docs/dev/PERFORMANCE.md,
  * REPLACE_PROGRESS). */
@@ -267,15 +305,22 @@ static cmrscl_status replace_residual(cmrscl_solver s, cl_mem b, cl_mem x, void 
     cmrscl_status st = CMRSCL_OK;
     double before = INFINITY;
     while (st == CMRSCL_OK && stop_of(s, header) == CMRS_STOP_CONVERGED &&
-           out->true_residual > threshold_of(s, header)) {
+           !certified(out, threshold_of(s, header))) {
         s->done = (int)slot_of(s, header, CMRS_WS_ITER);
-        if (s->done >= s->opt.max_iterations || !(out->true_residual <= REPLACE_PROGRESS * before))
+        double threshold = threshold_of(s, header), rounding = out->true_residual_rounding;
+        bool room = rounding < ROUNDING_ROOM * threshold;
+        if (s->done >= s->opt.max_iterations ||
+            !(out->true_residual <= REPLACE_PROGRESS * before) ||
+            (out->true_residual <= threshold && !room))
             break; /* DRIFTED (outcome) */
         before = out->true_residual;
+        /* aim below the threshold by the rounding, and halfway further: the recurrence's
+         * claim there leaves the rounding room beside ||b - A x|| */
+        s->target = room ? 0.5 * (1 - rounding / threshold) : 1;
         ++out->replacements;
         st = run_pass(s, b, x, header, out);
         if (st == CMRSCL_OK)
-            st = true_residual(s, b, x, &out->true_residual);
+            st = true_residual(s, b, x, stop_of(s, header) == CMRS_STOP_CONVERGED, out);
     }
     return st;
 }
@@ -285,7 +330,7 @@ cmrscl_status cmrs_solve_run(cmrscl_solver s, cl_mem b, cl_mem x, cmrscl_solve_r
     s->b = b, s->x = x;
     s->iterations_enqueued = s->launches_enqueued = 0;
     double header[CMRS_WS_HEADER];
-    s->done = 0;
+    s->done = 0, s->target = 1;
     cmrscl_status st = run_pass(s, b, x, header, out);
     bool zero_b = st == CMRSCL_OK && slot_of(s, header, CMRS_WS_ZERO_B) != 0;
     cl_uchar zero = 0;
@@ -294,7 +339,7 @@ cmrscl_status cmrs_solve_run(cmrscl_solver s, cl_mem b, cl_mem x, cmrscl_solve_r
                                              NULL, NULL)) != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clEnqueueFillBuffer (x = 0 for b = 0)");
     if (st == CMRSCL_OK)
-        st = true_residual(s, b, x, &out->true_residual);
+        st = true_residual(s, b, x, !zero_b && stop_of(s, header) == CMRS_STOP_CONVERGED, out);
     if (st == CMRSCL_OK && !zero_b)
         st = replace_residual(s, b, x, header, out);
     if (st == CMRSCL_OK)

@@ -101,7 +101,7 @@ void cmrscl_solver_free(cmrscl_solver s)
 {
     if (!s)
         return;
-    cl_kernel common[] = {s->start, s->init, s->reduce, s->norm};
+    cl_kernel common[] = {s->start, s->init, s->reduce, s->norm, s->triple};
     for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i)
         if (common[i])
             clReleaseKernel(common[i]);

@@ -410,8 +410,11 @@ int cmd_solve(const cli_options *opt)
                    r.iterations);
         if (has_residual(&r))
             printf("||r|| %.3e (recurrence), ", r.residual);
-        printf("||b - A x|| %.3e (device), %.3e (CPU, double); ||b|| %.3e, threshold %.3e\n",
-               r.true_residual, cpu_true, r.b_norm, r.threshold);
+        printf("||b - A x|| %.3e", r.true_residual);
+        if (r.true_residual_rounding > 0)
+            printf(" +- %.1e", r.true_residual_rounding);
+        printf(" (device), %.3e (CPU, double); ||b|| %.3e, threshold %.3e\n", cpu_true, r.b_norm,
+               r.threshold);
         printf("time       %.4f ms per iteration (%d launch%s), solve %.3f ms (%d checks, "
                "interval %d; median of %d)\n",
                per_ms, r.launches_per_iteration, r.launches_per_iteration == 1 ? "" : "es",

@@ -116,7 +116,8 @@ class SolveOptions(ctypes.Structure):
 
 class SolveResult(ctypes.Structure):
     _fields_ = [("reason", c_int), ("converged", c_int), ("iterations", c_int),
-                ("residual", c_double), ("true_residual", c_double), ("b_norm", c_double),
+                ("residual", c_double), ("true_residual", c_double),
+                ("true_residual_rounding", c_double), ("b_norm", c_double),
                 ("threshold", c_double), ("breakdown", c_double), ("seconds", c_double),
                 ("iterate_seconds", c_double), ("launches_per_iteration", c_int),
                 ("checks", c_int), ("check_interval", c_int),

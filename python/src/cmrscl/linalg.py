@@ -22,9 +22,10 @@ Conventions, as scipy's (the installed scipy's where versions differ):
 - info: 0 converged; > 0 not converged, the iterations done (gmres: restart cycles, scipy's
   maxiter; inner iterations with callback_type "legacy"); -1 a breakdown, -2 a NaN or Inf in
   the recurrence (the device path; scipy's algorithm returns scipy's own negative values).
-  Converged means the true residual ||b - A x|| met max(rtol ||b||, atol): a recurrence that
-  met it while b - A x did not is not converged (the library's reason "drifted"; on scipy's
-  path the residual is checked again by a product afterwards).
+  Converged means the true residual ||b - A x|| met max(rtol ||b||, atol), by more than its
+  own rounding (the result's true_residual_rounding): a recurrence that met it while b - A x
+  did not, or did by less than that, is not converged (the library's reason "drifted"; on
+  scipy's path the residual is checked again by a product afterwards).
 - Defaults: rtol 1e-5, atol 0, maxiter 10 x rows (gmres: 10 x rows cycles), gmres restart 20.
 - tol= is accepted, meaning rtol, where the installed scipy accepts it (before 1.14; with
   scipy's DeprecationWarning where scipy also has rtol); elsewhere it is refused as scipy
@@ -81,15 +82,19 @@ _UNSET = object()
 class SolveResult:
     """What a solve reports: reason ("converged", "max iterations", "breakdown", "NaN or
     Inf", ...: cmrscl_solve_reason_name), converged, iterations, residual (of the recurrence),
-    true_residual (||b - A x|| from a product afterwards), b_norm, threshold, history (||r_k||,
-    k = 0..iterations), seconds (the whole call), iterate_seconds, seconds_per_iteration,
-    launches_per_iteration, checks, replacements (restarts from the true residual where the
-    recurrence had drifted from it). converged: the true residual met the threshold."""
+    true_residual (||b - A x|| from a product afterwards), true_residual_rounding (how far
+    another evaluation of it may part from it, measured where the recurrence converged; else 0),
+    b_norm, threshold, history (||r_k||, k = 0..iterations), seconds (the whole call),
+    iterate_seconds, seconds_per_iteration, launches_per_iteration, checks, replacements
+    (restarts from the true residual where the recurrence had drifted from it). converged: the
+    true residual met the threshold with room for its rounding (true_residual +
+    true_residual_rounding <= threshold)."""
 
     def __init__(self, raw):
         self.reason = text(lib.cmrscl_solve_reason_name(raw.reason)) or f"reason {raw.reason}"
         self.converged = bool(raw.converged)
-        for name in ("iterations", "residual", "true_residual", "b_norm", "threshold",
+        for name in ("iterations", "residual", "true_residual", "true_residual_rounding",
+                     "b_norm", "threshold",
                      "breakdown", "seconds", "iterate_seconds", "launches_per_iteration",
                      "checks", "replacements"):
             setattr(self, name, getattr(raw, name))
