@@ -29,13 +29,17 @@ enum { V_R, V_P, V_Q, V_RHAT, V_S, V_T, VECTORS };
 
 struct dist_solver {
     cl_program program;
-    cl_kernel start, update, dots, bicg_p, bicg_s, bicg_step, gm_dots, gm_orth, gm_scale, rounding;
+    cl_kernel start, update, dots, bicg_p, bicg_s, bicg_step, gm_dots, gm_orth, gm_scale, rounding,
+        pcg_step;
     cl_uint n;
     size_t groups, wg;
     cl_mem vec[VECTORS]; /* made as the methods need them */
     cl_mem dinv;         /* Jacobi's inverse diagonal, made by the first Jacobi solve */
-    cl_mem sums;         /* 2 x groups real4s: the first kernel's, then the dots' */
-    cl_mem pinned;       /* their host copy */
+    /* AMG of this rank's diagonal block (block Jacobi across the ranks, AMG inside), made by
+     * the first AMG solve that brings none of its own (solve.c, make_amg) */
+    cmrscl_precond amg;
+    cl_mem sums;   /* 2 x groups real4s: the first kernel's, then the dots' */
+    cl_mem pinned; /* their host copy */
     void *sums_host;
     double *all; /* every rank's sums */
 };
@@ -91,6 +95,9 @@ DIST_HIDDEN cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrsc
                                                cl_mem b, cl_mem x, int max,
                                                cmrscl_solve_result *out, char *why,
                                                size_t why_size);
+DIST_HIDDEN cmrscl_status cmrs_dsolve_pcg(cmrscl_dist_matrix m, const cmrscl_solve_options *o,
+                                          cl_mem b, cl_mem x, int max, cmrscl_solve_result *out,
+                                          char *why, size_t why_size);
 DIST_HIDDEN cmrscl_status cmrs_dsolve_gmres(cmrscl_dist_matrix m, const cmrscl_solve_options *o,
                                             cl_mem b, cl_mem x, int max, cmrscl_solve_result *out,
                                             char *why, size_t why_size);

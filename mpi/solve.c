@@ -36,12 +36,14 @@ void cmrs_dist_solver_free(struct dist_solver *sv)
     for (int i = 0; i < VECTORS; ++i)
         if (sv->vec[i])
             clReleaseMemObject(sv->vec[i]);
+    cmrscl_precond_free(sv->amg); /* before the matrix whose local block it borrows */
     cl_mem bufs[] = {sv->dinv, sv->sums, sv->pinned};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    cl_kernel ks[] = {sv->start,     sv->update,  sv->dots,    sv->bicg_p,   sv->bicg_s,
-                      sv->bicg_step, sv->gm_dots, sv->gm_orth, sv->gm_scale, sv->rounding};
+    cl_kernel ks[] = {sv->start,    sv->update,    sv->dots,    sv->bicg_p,
+                      sv->bicg_s,   sv->bicg_step, sv->gm_dots, sv->gm_orth,
+                      sv->gm_scale, sv->rounding,  sv->pcg_step};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; ++i)
         if (ks[i])
             clReleaseKernel(ks[i]);
@@ -68,10 +70,12 @@ static cmrscl_status build(cmrscl_dist_matrix m, struct dist_solver *sv, cl_devi
         return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "solve.cl (%s): OpenCL error %d\n%s", options,
                               (int)err, log);
     }
-    const char *names[] = {"dcg_start",  "dcg_update", "dcg_dots", "dbicg_p",   "dbicg_s",
-                           "dbicg_step", "dgm_dots",   "dgm_orth", "dgm_scale", "dres_rounding"};
-    cl_kernel *ks[] = {&sv->start,     &sv->update,  &sv->dots,    &sv->bicg_p,   &sv->bicg_s,
-                       &sv->bicg_step, &sv->gm_dots, &sv->gm_orth, &sv->gm_scale, &sv->rounding};
+    const char *names[] = {"dcg_start", "dcg_update",    "dcg_dots", "dbicg_p",
+                           "dbicg_s",   "dbicg_step",    "dgm_dots", "dgm_orth",
+                           "dgm_scale", "dres_rounding", "dpcg_step"};
+    cl_kernel *ks[] = {&sv->start,    &sv->update,    &sv->dots,    &sv->bicg_p,
+                       &sv->bicg_s,   &sv->bicg_step, &sv->gm_dots, &sv->gm_orth,
+                       &sv->gm_scale, &sv->rounding,  &sv->pcg_step};
     for (size_t i = 0; err == CL_SUCCESS && i < sizeof ks / sizeof *ks; ++i)
         *ks[i] = clCreateKernel(sv->program, names[i], &err);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "clCreateKernel (solve.cl)");
@@ -161,6 +165,30 @@ static cmrscl_status make_dinv(cmrscl_dist_matrix m)
         clCreateBuffer(m->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, vs * (n + 1), host, &err);
     free(host);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "the inverse diagonal");
+}
+
+/* AMG of this rank's diagonal block, from its arrays read back (the block Jacobi of
+ * solve_pcg.c), level 0 the block itself; default options. */
+static cmrscl_status make_amg(cmrscl_dist_matrix m)
+{
+    struct dist_solver *sv = m->solver;
+    if (sv->amg)
+        return CMRSCL_OK;
+    cmrscl_cmrs cmrs = {0};
+    cmrscl_csr block = {0};
+    cmrscl_status st = cmrscl_matrix_read_cmrs(m->local, &cmrs);
+    if (st == CMRSCL_OK)
+        st = cmrscl_cmrs_to_csr(&cmrs, &block);
+    cmrscl_cmrs_free(&cmrs);
+    cmrscl_amg_options opt = CMRSCL_AMG_OPTIONS_INIT;
+    opt.matrix = m->local;
+    if (st == CMRSCL_OK)
+        st = cmrscl_precond_create_amg(m->ctx, m->plan.precision, &block, &opt, &sv->amg);
+    cmrscl_csr_free(&block);
+    return st == CMRSCL_OK
+               ? st
+               : cmrs_dist_fail(st, "AMG of rows %d..%d's block: %s", m->plan.first_row,
+                                m->plan.first_row + m->plan.local_rows - 1, cmrscl_last_error());
 }
 
 cl_int cmrs_dsolve_args(cl_kernel k, cl_uint at, int n, const size_t *size,
@@ -294,17 +322,25 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
                               (int)o->method);
     if (o->method != CMRSCL_METHOD_CG && o->preconditioner != CMRSCL_PRECONDITIONER_NONE)
         return cmrs_dist_fail(CMRSCL_ERROR_UNSUPPORTED,
-                              "%s: the Jacobi preconditioner is conjugate gradients' only",
+                              "%s: the preconditioners (Jacobi, AMG) are conjugate "
+                              "gradients' only here",
                               cmrscl_method_name(o->method));
     if (o->method == CMRSCL_METHOD_GMRES && (o->restart < 0 || o->restart > CMRSCL_MAX_RESTART))
         return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                               "gmres: restart %d: expected 1..%d (0: 20)", o->restart,
                               CMRSCL_MAX_RESTART);
-    if (o->preconditioner == CMRSCL_PRECONDITIONER_AMG)
-        return cmrs_dist_fail(CMRSCL_ERROR_UNSUPPORTED,
-                              "AMG: the distributed solvers take none or Jacobi for now");
+    if (o->preconditioner == CMRSCL_PRECONDITIONER_AMG && o->precond) {
+        cmrscl_amg_info info;
+        cmrscl_status st = cmrscl_precond_amg_info(o->precond, &info);
+        if (st != CMRSCL_OK || info.rows[0] != m->plan.local_rows)
+            return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                                  "AMG: this rank's preconditioner has %d rows where its block "
+                                  "has %d (build it from cmrscl_dist_blocks' local block)",
+                                  st == CMRSCL_OK ? (int)info.rows[0] : -1, m->plan.local_rows);
+    }
     if (o->preconditioner != CMRSCL_PRECONDITIONER_NONE &&
-        o->preconditioner != CMRSCL_PRECONDITIONER_JACOBI)
+        o->preconditioner != CMRSCL_PRECONDITIONER_JACOBI &&
+        o->preconditioner != CMRSCL_PRECONDITIONER_AMG)
         return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner %d is not known",
                               (int)o->preconditioner);
     if (!(o->rtol >= 0) || !(o->atol >= 0) || o->max_iterations < 0)
@@ -389,18 +425,27 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
     /* One rank: the local block is the whole matrix, and the single-device solver (every
      * method, the product fused with the dot products, no host read between checks) is the
      * faster way. */
-    if (m->plan.ranks == 1 && m->plan.rows == m->plan.cols)
-        return cmrscl_solve(m->local, opt, b, x, out);
+    if (m->plan.ranks == 1 && m->plan.rows == m->plan.cols) {
+        cmrscl_solve_options one = opt ? *opt : (cmrscl_solve_options){0};
+        cmrscl_status st = CMRSCL_OK;
+        if (one.preconditioner == CMRSCL_PRECONDITIONER_AMG && !one.precond &&
+            (st = make(m, 0)) == CMRSCL_OK && (st = make_amg(m)) == CMRSCL_OK)
+            one.precond = m->solver->amg; /* the block is the whole matrix */
+        return st == CMRSCL_OK ? cmrscl_solve(m->local, &one, b, x, out) : st;
+    }
     double t_start = cmrs_dist_seconds();
     cmrscl_solve_options o = opt ? *opt : (cmrscl_solve_options){0};
     if (out)
         memset(out, 0, sizeof *out);
     bool bicgstab = o.method == CMRSCL_METHOD_BICGSTAB;
     cmrscl_status st = check_solve(m, &o, b, x, out);
+    bool amg = o.preconditioner == CMRSCL_PRECONDITIONER_AMG;
     if (st == CMRSCL_OK)
-        st = make(m, bicgstab ? VECTORS : V_Q + 1);
+        st = make(m, bicgstab || amg ? VECTORS : V_Q + 1);
     if (st == CMRSCL_OK && o.preconditioner == CMRSCL_PRECONDITIONER_JACOBI)
         st = make_dinv(m);
+    if (st == CMRSCL_OK && amg && !o.precond)
+        st = make_amg(m);
     if ((st = cmrs_dist_agree(m->comm, st)) != CMRSCL_OK)
         return st;
     if (o.rtol == 0 && o.atol == 0)
@@ -418,6 +463,7 @@ cmrscl_status cmrscl_dist_solve(cmrscl_dist_matrix m, const cmrscl_solve_options
     char why[256] = "";
     dist_method_run run = bicgstab                          ? cmrs_dsolve_bicgstab
                           : o.method == CMRSCL_METHOD_GMRES ? cmrs_dsolve_gmres
+                          : amg                             ? cmrs_dsolve_pcg
                                                             : cmrs_dsolve_cg;
     m->in_solve = true;
     st = cmrs_dist_agree(m->comm, run(m, &o, b, x, max, out, why, sizeof why));

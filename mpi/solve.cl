@@ -89,6 +89,23 @@ __kernel void dres_rounding(const uint n, __global const REAL *r, __global REAL 
     store_sums(acc, s, sums + at);
 }
 
+/* CG preconditioned by each rank's AMG (mpi/solve_pcg.c): x += alpha p, r -= alpha q; sums
+ * (r.r, 0, 0, 0). z = M r comes next, from the preconditioner, then p = z + beta p (dbicg_p). */
+__kernel void dpcg_step(const uint n, __global REAL *x, __global REAL *r, __global const REAL *p,
+                        __global const REAL *q, const REAL alpha, __global REAL4 *sums,
+                        const uint at)
+{
+    __local REAL4 s[WG];
+    REAL4 acc = (REAL4)(0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        x[i] += alpha * p[i];
+        const REAL rv = r[i] - alpha * q[i];
+        r[i] = rv;
+        acc.x += rv * rv;
+    }
+    store_sums(acc, s, sums + at);
+}
+
 /* ---- BiCGStab (mpi/solve_bicgstab.c): van der Vorst's, r0* = r0, as the single-device
  * solver has it (cl/solve.cl). ---- */
 

@@ -5,7 +5,8 @@
  * order of the sums), b - A x computed on the CPU in double (the whole matrix, x gathered)
  * is within 10x the threshold, and a second solve gives the same bits and iterations; the same
  * for BiCGStab and GMRES (several cycles too) on nonsymmetric matrices; converged only with room
- * for the true residual's rounding (1138_bus at 1e-10). Bad input fails every
+ * for the true residual's rounding (1138_bus at 1e-10); CG with AMG on each rank's block. Bad
+ * input fails every
  * rank with one message: GMRES with a restart over the limit, BiCGStab and GMRES with Jacobi,
  * NaN in b on one rank (CG and GMRES), an
  * indefinite matrix, a zero diagonal under Jacobi on one rank's rows, a rectangular matrix,
@@ -218,6 +219,80 @@ static void honest_case(void)
     cmrscl_csr_free(&a);
 }
 
+/* CG with AMG on each rank's block (block Jacobi across the ranks): converges, b - A x on the
+ * CPU within the threshold, in fewer iterations than CG without it, the same bits twice; a
+ * preconditioner of the wrong size is refused on every rank. */
+static void amg_cases(void)
+{
+    static const char *specs[] = {"stencil7:12", "stencil5:48"};
+    for (size_t i = 0; i < 2; ++i)
+        for (int pi = 0; pi < 2; ++pi) {
+            cmrscl_precision p = pi ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
+            if (p == CMRSCL_DOUBLE && !fp64)
+                continue;
+            cmrscl_csr a;
+            CHECK_OK(cmrscl_csr_generate(specs[i], &a));
+            cmrscl_dist_matrix dm = NULL;
+            CHECK_OK(cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, p, specs[i], NULL, &dm));
+            cmrscl_dist_plan plan;
+            if (!dm || cmrscl_dist_matrix_plan(dm, &plan) != CMRSCL_OK) {
+                cmrscl_csr_free(&a);
+                continue;
+            }
+            size_t vs = value_size(p);
+            void *b = ones(plan.local_rows, p, -1);
+            void *x[3] = {calloc((size_t)plan.local_rows + 1, vs),
+                          calloc((size_t)plan.local_rows + 1, vs),
+                          calloc((size_t)plan.local_rows + 1, vs)};
+            cmrscl_solve_options o = {.method = CMRSCL_METHOD_CG,
+                                      .preconditioner = CMRSCL_PRECONDITIONER_AMG,
+                                      .rtol = p == CMRSCL_DOUBLE ? 1e-8 : 1e-4};
+            cmrscl_solve_options plain = o;
+            plain.preconditioner = CMRSCL_PRECONDITIONER_NONE;
+            cmrscl_solve_result r[3] = {{0}, {0}, {0}};
+            CHECK_OK(cmrscl_dist_solve_host(dm, &o, b, x[0], &r[0]));
+            CHECK_OK(cmrscl_dist_solve_host(dm, &o, b, x[1], &r[1]));
+            CHECK_OK(cmrscl_dist_solve_host(dm, &plain, b, x[2], &r[2]));
+            double *xs = gather_x(&plan, x[0]);
+            double cpu = cpu_residual(&a, p, xs);
+            const char *prec = p == CMRSCL_DOUBLE ? "double" : "float";
+            if (rank == 0)
+                printf("%s %s on %d ranks: cg + amg %d iterations (cg %d), ||b - A x|| %.3e, "
+                       "threshold %.3e\n",
+                       specs[i], prec, ranks, r[0].iterations, r[2].iterations, cpu,
+                       r[0].threshold);
+            CHECK_MSG(r[0].converged && cpu <= r[0].threshold && r[0].iterations < r[2].iterations,
+                      "%s %s cg + amg: %s after %d iterations (cg %d), ||b - A x|| %g, "
+                      "threshold %g",
+                      specs[i], prec, cmrscl_solve_reason_name(r[0].reason), r[0].iterations,
+                      r[2].iterations, cpu, r[0].threshold);
+            CHECK_MSG(r[1].iterations == r[0].iterations &&
+                          memcmp(x[0], x[1], vs * (size_t)plan.local_rows) == 0,
+                      "%s %s cg + amg: a second solve differs", specs[i], prec);
+            for (int k = 0; k < 3; ++k)
+                cmrscl_solve_result_free(&r[k]), free(x[k]);
+            free(xs), free(b);
+            cmrscl_dist_free(dm);
+            cmrscl_csr_free(&a);
+        }
+    /* an AMG of another size than this rank's block */
+    cmrscl_csr small;
+    CHECK_OK(cmrscl_csr_generate("stencil7:3", &small));
+    cmrscl_precond wrong = NULL;
+    CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_FLOAT, &small, NULL, &wrong));
+    cmrscl_dist_matrix dm = NULL;
+    CHECK_OK(
+        cmrscl_dist_create_generated(MPI_COMM_WORLD, ctx, CMRSCL_FLOAT, "stencil7:8", NULL, &dm));
+    cmrscl_solve_options o = {
+        .method = CMRSCL_METHOD_CG, .preconditioner = CMRSCL_PRECONDITIONER_AMG, .precond = wrong};
+    if (dm && wrong)
+        check_fails("an AMG of 27 rows", dm, &o, false, false, CMRSCL_ERROR_INVALID_ARGUMENT,
+                    "AMG: this rank's preconditioner has 27 rows");
+    cmrscl_dist_free(dm);
+    cmrscl_precond_free(wrong);
+    cmrscl_csr_free(&small);
+}
+
 /* BiCGStab and GMRES (restarts of 20, the default, and of 5: several cycles) on a nonsymmetric
  * matrix (convection-diffusion), in float and double. */
 static void nonsymmetric_cases(void)
@@ -257,11 +332,11 @@ static void failing_cases(void)
     check_fails("gmres(300)", dm, &gmres_long, false, false, CMRSCL_ERROR_INVALID_ARGUMENT,
                 "gmres: restart 300: expected 1..256");
     check_fails("gmres with Jacobi", dm, &gmres_jacobi, false, false, CMRSCL_ERROR_UNSUPPORTED,
-                "gmres: the Jacobi preconditioner is conjugate gradients' only");
+                "gmres: the preconditioners (Jacobi, AMG) are conjugate gradients' only");
     check_fails("NaN in b on the last rank, gmres", dm, &gmres, true, false,
                 CMRSCL_ERROR_INVALID_ARGUMENT, "gmres: NaN or Inf in b or x0");
     check_fails("bicgstab with Jacobi", dm, &bicg_jacobi, false, false, CMRSCL_ERROR_UNSUPPORTED,
-                "Jacobi preconditioner is conjugate gradients' only");
+                "preconditioners (Jacobi, AMG) are conjugate gradients' only");
     check_fails("NaN in b on the last rank", dm, &cg, true, false, CMRSCL_ERROR_INVALID_ARGUMENT,
                 "NaN or Inf in b or x0");
     check_fails("b NULL on the last rank", dm, &cg, false, true, CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -318,6 +393,7 @@ int main(int argc, char **argv)
     if (ctx) {
         spd_cases();
         honest_case();
+        amg_cases();
         nonsymmetric_cases();
         failing_cases();
     }

@@ -1,4 +1,5 @@
-/* mpi_solve.c - cmrscl-run-mpi solve: conjugate gradients (cg, or pcg: with Jacobi) or BiCGStab on
+/* mpi_solve.c - cmrscl-run-mpi solve: conjugate gradients (cg, or pcg: with Jacobi; --precond amg:
+ * each rank's block by AMG), BiCGStab or GMRES on
  * a distributed matrix (cmrscl_dist_solve), b all ones or random (a function of the global index),
  * x0 = 0; prints, on rank 0, the iterations, the recurrence's and the true residual, the time per
  * iteration (the slowest rank's) and a CPU check: b - A x in double from each rank's rows read back
@@ -148,7 +149,9 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
                mpi_exchange_name(p.exchange), setup);
         const cmrscl_solve_options *so = &opt->solve;
         printf("solver     %s, rtol %g, atol %g, at most %d iterations, b %s, x0 = 0\n",
-               so->preconditioner ? "cg + jacobi" : cmrscl_method_name(so->method),
+               so->preconditioner == CMRSCL_PRECONDITIONER_AMG ? "cg + amg (each rank's block)"
+               : so->preconditioner                            ? "cg + jacobi"
+                                                               : cmrscl_method_name(so->method),
                so->rtol ? so->rtol : (so->atol ? 0 : 1e-5), so->atol,
                so->max_iterations ? so->max_iterations : (int)fmin(10.0 * (double)p.rows, 1 << 24),
                opt->rhs ? opt->rhs : "ones");
@@ -162,8 +165,10 @@ int mpi_solve(cmrscl_context ctx, const cli_options *opt)
                p.ranks == 1 ? " an iteration: one rank runs the single-device solver"
                : opt->solve.method == CMRSCL_METHOD_BICGSTAB
                    ? " and three MPI_Allgather an iteration"
-               : opt->solve.method == CMRSCL_METHOD_GMRES ? " and two MPI_Allgather an iteration"
-                                                          : " and one MPI_Allgather an iteration",
+               : opt->solve.method == CMRSCL_METHOD_GMRES ||
+                       opt->solve.preconditioner == CMRSCL_PRECONDITIONER_AMG
+                   ? " and two MPI_Allgather an iteration"
+                   : " and one MPI_Allgather an iteration",
                cli_median(total, reps), reps);
         if (broke)
             printf("check      FAIL: %s\n", why);
