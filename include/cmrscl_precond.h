@@ -41,13 +41,24 @@ typedef struct cmrscl_amg_options {
      * 2..CMRSCL_AMG_MAX_DEGREE a Chebyshev polynomial of degree k in D^-1 A (PyAMG's bounds,
      * [1/30, 1.1] x rho): k products a sweep, fewer iterations */
     int chebyshev;
+    /* The near-null space: near_null_count vectors (1..CMRSCL_AMG_MAX_CANDIDATES) of the
+     * matrix's rows each, column-major in near_null (copied). 0 and NULL: the constant vector.
+     * For 3-D elasticity, the six rigid-body modes (cmrscl_rigid_body_modes) with block_size
+     * 3: each aggregate then carries all six to the coarse level, where the constant alone
+     * cannot represent rotations - far fewer iterations. */
+    int near_null_count;
+    const double *near_null;
+    /* unknowns a node (consecutive rows: a point's x, y, z), aggregated together; 0 or 1: each
+     * row alone. The rows must be whole nodes. */
+    int block_size;
 } cmrscl_amg_options;
 #define CMRSCL_AMG_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL, 0                                       \
+        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL, 0, 0, NULL, 0                           \
     }
 #define CMRSCL_AMG_MAX_LEVELS 16
 #define CMRSCL_AMG_MAX_DEGREE 8
+#define CMRSCL_AMG_MAX_CANDIDATES 16
 
 /* What a hierarchy is: its levels' sizes, complexities and set-up times by phase. */
 typedef struct cmrscl_amg_info {
@@ -81,6 +92,11 @@ CMRSCL_API cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_pr
                                                    const cmrscl_amg_options *opt,
                                                    cmrscl_precond *out);
 CMRSCL_API cmrscl_status cmrscl_precond_amg_info(cmrscl_precond p, cmrscl_amg_info *out);
+/* The six rigid-body modes of 3-D elasticity at `nodes` points (xyz: x, y, z of each) into
+ * modes (3 nodes x 6, column-major; a node's unknowns x, y, z consecutive): the translations
+ * along x, y and z, then the rotations about them, about the points' centroid - the near-null
+ * space AMG needs for elasticity (cmrscl_amg_options.near_null, block_size 3). */
+CMRSCL_API cmrscl_status cmrscl_rigid_body_modes(int32_t nodes, const double *xyz, double *modes);
 /* New values of A, its pattern unchanged (a time step, a Newton step): the hierarchy computed
  * again on the same aggregates - diagonals, smoothers, prolongators, Galerkin operators, the
  * coarse inverse - and its device matrices updated in place; cheaper than a new one by the

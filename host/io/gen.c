@@ -355,6 +355,19 @@ static int64_t fem_row(const void *shape, int64_t i, int32_t *cols, double *vals
     return len;
 }
 
+static cmrscl_status gen_elastic(long n, row_range want, cmrscl_csr *out, int64_t *total)
+{
+    if (n < 1 || n > 1200 || 3 * (int64_t)(n + 1) * (n + 1) * (n + 1) > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_TOO_LARGE,
+                           "elastic:%ld is outside N 1..1200, 3 (N + 1)^3 <= %d rows", n,
+                           INT32_MAX);
+    cmrs_elastic shape;
+    cmrs_gen_elastic_init(n, &shape);
+    int64_t rows = 3 * (int64_t)(n + 1) * (n + 1) * (n + 1);
+    *total = rows;
+    return gen_rows(clip_range(want, rows), rows, 81, cmrs_gen_elastic_row, &shape, out);
+}
+
 static cmrscl_status gen_fem(long n, long bs, row_range want, cmrscl_csr *out, int64_t *total)
 {
     if (n < 1 || bs < 1 || n > 2048 || bs > 64 || (int64_t)n * n * n * bs > INT32_MAX)
@@ -533,6 +546,7 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
         case 2: st = gen_stencil(v[0], 3, 27, false, want, out, &total); break;
         case 9: st = gen_stencil(v[0], 3, 7, true, want, out, &total); break;
         case 7: st = gen_fem(v[0], v[1], want, out, &total); break;
+        case 11: st = gen_elastic(v[0], want, out, &total); break;
         default:
             st = gen_whole(cls, v, seed, &whole);
             if (st == CMRSCL_OK)

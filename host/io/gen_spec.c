@@ -30,8 +30,8 @@ static int parse_numbers(const char *text, const char *end, long *values, int ma
 
 #define GEN_CLASSES                                                                                \
     "stencil5:N, stencil7:N, stencil27:N, convdiff:N, random:N:K, perm:N, dense:N, "               \
-    "rmat:SCALE:EDGES, fem:N:B, skewed:N:K:D:LEN, geo:N:K, each optionally followed by @SEED; "    \
-    "kron:A.mtx:B.mtx"
+    "rmat:SCALE:EDGES, fem:N:B, skewed:N:K:D:LEN, geo:N:K, elastic:N, each optionally followed "   \
+    "by @SEED; kron:A.mtx:B.mtx"
 
 /* The classes of a spec and how many numbers each takes, in the order the switches below
  * number them. */
@@ -40,7 +40,7 @@ static const struct {
     int numbers;
 } gen_classes[] = {{"stencil5:", 1}, {"stencil7:", 1}, {"stencil27:", 1}, {"random:", 2},
                    {"perm:", 1},     {"dense:", 1},    {"rmat:", 2},      {"fem:", 2},
-                   {"skewed:", 4},   {"convdiff:", 1}, {"geo:", 2}};
+                   {"skewed:", 4},   {"convdiff:", 1}, {"geo:", 2},       {"elastic:", 1}};
 
 cmrscl_status cmrs_gen_parse_spec(const char *spec, int *cls, long v[4], uint64_t *seed)
 {

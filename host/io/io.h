@@ -38,6 +38,16 @@ static inline double cmrs_gen_unit(uint64_t *state)
 {
     return (double)(cmrs_gen_next(state) >> 11) * 0x1p-53;
 }
+/* ---- gen_elastic.c: elastic:N, 3-D linear elasticity on N^3 hexahedra ---- */
+typedef struct cmrs_elastic {
+    int64_t n;
+    double k[24][24]; /* the element stiffness */
+} cmrs_elastic;
+CMRSCL_HIDDEN void cmrs_gen_elastic_init(int64_t n, cmrs_elastic *e);
+/* Row i's columns and values, ascending (gen.c's row_fn); at most 81. */
+CMRSCL_HIDDEN int64_t cmrs_gen_elastic_row(const void *shape, int64_t i, int32_t *cols,
+                                           double *vals);
+
 /* ---- gen_geo.c: geo:N:K, a random geometric graph's shifted Laplacian ---- */
 CMRSCL_HIDDEN cmrscl_status cmrs_gen_geo(long n, long k, uint64_t seed, cmrscl_csr *out);
 

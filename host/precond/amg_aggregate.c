@@ -1,7 +1,7 @@
 /* amg_aggregate.c - the first phases of a level of smoothed aggregation (issue 57): which
- * couplings are strong, the aggregates that group the rows, and the tentative prolongator
- * that carries the constant vector to the coarse level. Each follows PyAMG's definition, in
- * the order of the rows, so the same matrix gives the same aggregates on every run. */
+ * couplings are strong and the aggregates that group the rows (amg_tentative.c then carries
+ * the near-null candidates to the coarse level). Each follows PyAMG's definition, in the order
+ * of the rows, so the same matrix gives the same aggregates on every run. */
 #include "precond/precond.h"
 
 #include <math.h>
@@ -161,45 +161,5 @@ cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_
             aggregate[i] = -1;
     free(from_pass1);
     *count = n;
-    return CMRSCL_OK;
-}
-
-cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
-                                 const double *b, cmrscl_csr *t, double **b_coarse)
-{
-    *t = (cmrscl_csr){0};
-    *b_coarse = NULL;
-    double *norm = calloc((size_t)count + 1, sizeof(double));
-    int64_t *row_ptr = cmrscl_alloc((size_t)rows + 1, sizeof(int64_t));
-    int32_t *col_ind = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
-    double *values = cmrscl_alloc((size_t)rows + 1, sizeof(double));
-    if (!norm || !row_ptr || !col_ind || !values) {
-        free(norm);
-        free(row_ptr);
-        free(col_ind);
-        free(values);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
-                           (int)rows);
-    }
-    /* One candidate: the QR of each aggregate's block of B is ||B_J|| times the unit column
-     * B_J / ||B_J||, T's column J; the coarse candidate is R, ||B_J|| on row J (PyAMG's
-     * fit_candidates) - so T_0 T_1 ... keeps the constant of level 0 exactly. */
-    for (int32_t i = 0; i < rows; ++i)
-        if (aggregate[i] >= 0)
-            norm[aggregate[i]] += b ? b[i] * b[i] : 1.0;
-    for (int32_t c = 0; c < count; ++c)
-        norm[c] = sqrt(norm[c]);
-    int64_t nnz = 0;
-    row_ptr[0] = 0;
-    for (int32_t i = 0; i < rows; ++i) {
-        if (aggregate[i] >= 0) {
-            col_ind[nnz] = aggregate[i];
-            values[nnz] = (b ? b[i] : 1.0) / norm[aggregate[i]];
-            ++nnz;
-        }
-        row_ptr[i + 1] = nnz;
-    }
-    *t = (cmrscl_csr){rows, count, nnz, row_ptr, col_ind, values};
-    *b_coarse = norm;
     return CMRSCL_OK;
 }

@@ -21,7 +21,8 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
                               .max_levels = 10,
                               .min_coarsening = 0.9,
                               .near_null_count = 1,
-                              .near_null = NULL};
+                              .near_null = NULL,
+                              .block_size = 1};
 }
 
 static cmrscl_status check_options(const cmrs_amg_options *o)
@@ -37,16 +38,18 @@ static cmrscl_status check_options(const cmrs_amg_options *o)
                            o->theta, o->smooth_scale, o->jacobi_scale, o->rho_steps,
                            AMG_MAX_RHO_STEPS, (int)o->max_coarse, o->max_levels, o->min_coarsening,
                            o->degree, CMRSCL_AMG_MAX_DEGREE);
-    if (o->near_null_count != 1 || o->near_null)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG near-null space: only the constant vector for now (%d vectors "
-                           "given)",
-                           o->near_null_count);
+    if (o->near_null_count < 1 || o->near_null_count > CMRSCL_AMG_MAX_CANDIDATES ||
+        (o->near_null_count > 1 && !o->near_null) || o->block_size < 1)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG near-null space: %d vectors (1..%d; more than one must be given), "
+                           "block size %d (>= 1)",
+                           o->near_null_count, CMRSCL_AMG_MAX_CANDIDATES, o->block_size);
     return CMRSCL_OK;
 }
 
-/* P = T - omega D^-1 (A T): A T's pattern holds T's (every a_ii is stored), so T's entry of
- * row i is added where A T has column aggregate[i]. Rows in pieces on the host's threads. */
+/* P = T - omega D^-1 (A T): A T's pattern holds T's (every a_ii is stored), so each of T's
+ * entries of row i (one a candidate kept on its aggregate) is added where A T has its column.
+ * Rows in pieces on the host's threads. */
 typedef struct smooth_job {
     const cmrs_amg_level *l;
     double omega;
@@ -62,10 +65,11 @@ static void smooth_piece(void *ctx, int64_t piece)
     cmrs_amg_piece_rows(piece, p->rows, &begin, &end);
     for (int64_t i = begin; i < end; ++i) {
         double w = j->omega * j->l->diag_inv[i];
+        int64_t e = t->row_ptr[i]; /* both rows' columns ascend */
         for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
             p->values[k] *= -w;
-            if (t->row_ptr[i + 1] > t->row_ptr[i] && p->col_ind[k] == t->col_ind[t->row_ptr[i]])
-                p->values[k] += t->values[t->row_ptr[i]];
+            if (e < t->row_ptr[i + 1] && p->col_ind[k] == t->col_ind[e])
+                p->values[k] += t->values[e++];
         }
     }
 }
@@ -102,9 +106,17 @@ static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
 static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
                                  int32_t count, double t2)
 {
-    cmrs_amg_level *lv = &h->level[l];
-    cmrscl_status st = cmrs_amg_tentative(lv->aggregate, lv->A.rows, count, lv->near_null, &lv->T,
-                                          &h->level[l + 1].near_null);
+    cmrs_amg_level *lv = &h->level[l], *next = &h->level[l + 1];
+    cmrs_amg_coarse c;
+    cmrscl_status st =
+        cmrs_amg_tentative(lv->aggregate, lv->A.rows, count, lv->near_null, o->near_null_count, &c);
+    if (st == CMRSCL_OK) { /* the coarse level's nodes: an aggregate's candidates together */
+        lv->T = c.t, next->near_null = c.b;
+        if (o->near_null_count > 1)
+            next->node_ptr = c.node_ptr, next->nodes = c.nodes;
+        else
+            free(c.node_ptr);
+    }
     if (st == CMRSCL_OK && o->smooth)
         st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
     else if (st == CMRSCL_OK)
@@ -131,9 +143,15 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         *count = g->count[l];
         return build_level(h, l, o, *count, cmrscl_seconds());
     }
-    cmrscl_csr s = {0};
+    /* with nodes of several unknowns, strength and aggregation on the matrix of the nodes,
+     * each unknown then in its node's aggregate */
+    cmrscl_csr s = {0}, nodes = {0};
     double t0 = cmrscl_seconds();
-    cmrscl_status st = cmrs_amg_strength(&lv->A, o->theta, &s);
+    cmrscl_status st =
+        lv->node_ptr ? cmrs_amg_amalgamate(&lv->A, lv->node_ptr, lv->nodes, &nodes) : CMRSCL_OK;
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_strength(lv->node_ptr ? &nodes : &lv->A, o->theta, &s);
+    cmrscl_csr_free(&nodes);
     double t1 = cmrscl_seconds();
     h->times.strength += t1 - t0;
     lv->aggregate = cmrscl_alloc((size_t)lv->A.rows, sizeof(int32_t));
@@ -143,6 +161,9 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     if (st == CMRSCL_OK)
         st = cmrs_amg_aggregate(&s, lv->aggregate, count);
     cmrscl_csr_free(&s);
+    for (int32_t n = lv->node_ptr && st == CMRSCL_OK ? lv->nodes : 0; n-- > 0;)
+        for (int64_t i = lv->node_ptr[n + 1]; i-- > lv->node_ptr[n];)
+            lv->aggregate[i] = lv->aggregate[n]; /* from the last: node n's entry read first */
     double t2 = cmrscl_seconds();
     h->times.aggregation += t2 - t1;
     if (st != CMRSCL_OK)
@@ -171,6 +192,7 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
             free(lv->aggregate);
         free(lv->diag_inv);
         free(lv->near_null);
+        free(lv->node_ptr);
     }
     free(h->level);
     free(h->coarse_inverse);
@@ -213,6 +235,29 @@ static void complexities(cmrs_amg_hierarchy *h)
     h->grid_complexity = rows / (double)h->level[0].A.rows;
 }
 
+/* Level 0's candidates, copied (the caller's may go), and its nodes of block_size rows. */
+static cmrscl_status level0_nodes(cmrs_amg_level *l0, const cmrs_amg_options *o)
+{
+    int32_t rows = l0->A.rows, bs = o->block_size;
+    if (bs > 1 && rows % bs != 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG: %d rows are not whole nodes of %d unknowns (block_size)",
+                           (int)rows, bs);
+    size_t values = (size_t)rows * (size_t)o->near_null_count;
+    l0->near_null = o->near_null ? cmrscl_alloc(values, sizeof(double)) : NULL;
+    l0->node_ptr = bs > 1 ? cmrscl_alloc((size_t)(rows / bs) + 1, sizeof(int64_t)) : NULL;
+    if ((o->near_null && !l0->near_null) || (bs > 1 && !l0->node_ptr)) {
+        free(l0->near_null), free(l0->node_ptr);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: level 0's candidates");
+    }
+    if (o->near_null)
+        memcpy(l0->near_null, o->near_null, values * sizeof(double));
+    l0->nodes = bs > 1 ? rows / bs : 0;
+    for (int32_t n = 0; bs > 1 && n <= l0->nodes; ++n)
+        l0->node_ptr[n] = (int64_t)n * bs;
+    return CMRSCL_OK;
+}
+
 /* cmrs_amg_setup, or cmrs_amg_setup_again with g. */
 static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
                            const cmrs_amg_aggregates *g, cmrs_amg_hierarchy *out)
@@ -232,6 +277,11 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     if (!h.level)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);
     h.level[0].A = *a;
+    st = level0_nodes(&h.level[0], o);
+    if (st != CMRSCL_OK) {
+        free(h.level);
+        return st;
+    }
     h.degree = o->degree;
     h.borrowed_aggregates = g != NULL;
     for (int l = 0; st == CMRSCL_OK; ++l) {

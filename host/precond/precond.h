@@ -30,18 +30,23 @@ typedef struct cmrs_amg_options {
     int max_levels;        /* at most this many levels (the finest counted), 10 */
     double min_coarsening; /* stop when the coarse level keeps more than this share, 0.9 */
     /* Near-null-space vectors, near_null_count columns of rows values each (column-major);
-     * NULL with count 1 is the constant vector, the only case implemented now. */
+     * NULL with count 1 is the constant vector. */
     int near_null_count;
     const double *near_null;
+    /* unknowns a node of level 0 (consecutive rows), aggregated together: 1 each row alone */
+    int block_size;
 } cmrs_amg_options;
 
 typedef struct cmrs_amg_level {
-    cmrscl_csr A;        /* the operator; level 0's is the caller's matrix, borrowed */
-    cmrscl_csr T;        /* tentative prolongator (rows x aggregates), empty on the last */
-    cmrscl_csr P, R;     /* prolongator and its transpose, empty on the last level */
-    int32_t *aggregate;  /* each row's aggregate, -1 for an isolated row; NULL on the last */
-    double *diag_inv;    /* 1 / a_ii */
-    double *near_null;   /* the level's candidate, T's of the level above; NULL: ones (level 0) */
+    cmrscl_csr A;       /* the operator; level 0's is the caller's matrix, borrowed */
+    cmrscl_csr T;       /* tentative prolongator (rows x aggregates), empty on the last */
+    cmrscl_csr P, R;    /* prolongator and its transpose, empty on the last level */
+    int32_t *aggregate; /* each row's aggregate, -1 for an isolated row; NULL on the last */
+    double *diag_inv;   /* 1 / a_ii */
+    double *near_null;  /* the level's candidates (rows x count), T's of the level above;
+                           NULL: ones (level 0) */
+    int64_t *node_ptr;  /* nodes' rows, as cmrs_amg_coarse's; NULL: each row a node */
+    int32_t nodes;
     double rho;          /* the estimate of rho(D^-1 A) */
     double jacobi_omega; /* the smoother's weight, jacobi_scale / rho */
 } cmrs_amg_level;
@@ -133,13 +138,31 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta,
  * (-1). aggregate[rows]; *count the number of aggregates. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate,
                                                int32_t *count);
-/* The tentative prolongator of one near-null candidate b (rows values; NULL: the constant
- * vector): T[i][aggregate[i]] = b_i / ||b on the aggregate|| (columns of unit norm, PyAMG's
- * fit_candidates), and the coarse level's candidate, those norms (*b_coarse, count values,
- * malloc'ed); rows out of every aggregate are empty. */
+/* ---- amg_tentative.c: the candidates carried to the coarse level, nodes ---- */
+
+/* What the tentative prolongator makes of a level: T (rows x coarse rows), the coarse level's
+ * candidates (rows x k, column-major) and its nodes (each aggregate's unknowns, consecutive:
+ * node n's are node_ptr[n]..node_ptr[n + 1] - 1). */
+typedef struct cmrs_amg_coarse {
+    cmrscl_csr t;
+    int32_t rows, nodes;
+    double *b;
+    int64_t *node_ptr;
+} cmrs_amg_coarse;
+/* The tentative prolongator of k near-null candidates b (rows x k, column-major; NULL: the
+ * constant vector, k 1): on each aggregate, its block of the candidates made orthonormal
+ * (modified Gram-Schmidt; PyAMG's fit_candidates), B_J = Q_J R_J, Q_J T's columns of J and R_J
+ * the coarse candidates' rows; a candidate dependent on those before it on an aggregate
+ * (CANDIDATE_DROP) has no column there. Rows out of every aggregate are empty. With one
+ * candidate: T[i][J] = b_i / ||b_J||, the coarse candidate ||b_J||. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows,
-                                               int32_t count, const double *b, cmrscl_csr *t,
-                                               double **b_coarse);
+                                               int32_t count, const double *b, int k,
+                                               cmrs_amg_coarse *out);
+CMRSCL_HIDDEN void cmrs_amg_coarse_free(cmrs_amg_coarse *c);
+/* The matrix of the nodes (nodes x nodes): entry (m, n) the Frobenius norm of A's block of
+ * node m's rows and node n's columns, where any is stored; columns ascending. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_amalgamate(const cmrscl_csr *a, const int64_t *node_ptr,
+                                                int32_t nodes, cmrscl_csr *out);
 
 /* ---- amg_spgemm.c: sparse products ---- */
 
@@ -255,6 +278,7 @@ struct cmrscl_precond_s {
     int64_t entries;                /* A's at set-up */
     uint64_t pattern;               /* a hash of A's pattern at set-up */
     cmrs_amg_options options;       /* the set-up's, for an update */
+    double *near_null;              /* options.near_null's copy */
     cmrs_amg_aggregates aggregates; /* kept for an update */
     cmrs_amg_device device;         /* the hierarchy on the device: what a solve applies */
     cmrscl_amg_info info;

@@ -42,6 +42,18 @@ static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options 
                                o.chebyshev, CMRSCL_AMG_MAX_DEGREE);
         out->degree = o.chebyshev ? o.chebyshev : 1;
     }
+    if (size >= offsetof(cmrscl_amg_options, block_size) + sizeof o.block_size) {
+        if (o.near_null_count < 0 || o.near_null_count > CMRSCL_AMG_MAX_CANDIDATES ||
+            (o.near_null_count > 1 && !o.near_null) || (o.near_null && !o.near_null_count) ||
+            o.block_size < 0)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "AMG options: near_null_count %d (0..%d, with near_null given "
+                               "past 1), block_size %d (>= 0)",
+                               o.near_null_count, CMRSCL_AMG_MAX_CANDIDATES, o.block_size);
+        out->near_null_count = o.near_null_count ? o.near_null_count : 1;
+        out->near_null = o.near_null;
+        out->block_size = o.block_size ? o.block_size : 1;
+    }
     out->smooth = !o.unsmoothed;
     if (o.max_coarse)
         out->max_coarse = o.max_coarse;
@@ -161,6 +173,15 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         st = pattern_hash(a, &p->pattern);
     if (st == CMRSCL_OK)
         st = cmrs_amg_take_aggregates(&h, &p->aggregates);
+    size_t candidates = o.near_null ? (size_t)a->rows * (size_t)o.near_null_count : 0;
+    if (st == CMRSCL_OK && candidates) { /* kept for an update: the caller's may go */
+        p->near_null = cmrscl_alloc(candidates, sizeof(double));
+        if (p->near_null)
+            memcpy(p->near_null, o.near_null, candidates * sizeof(double));
+        else
+            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the near-null space");
+        o.near_null = p->near_null;
+    }
     if (st == CMRSCL_OK) {
         p->ctx = ctx, p->precision = precision, p->rows = a->rows, p->entries = a->nnz;
         p->options = o;
@@ -172,6 +193,7 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         *out = p;
     } else if (p) {
         cmrs_amg_device_free(&p->device);
+        free(p->near_null);
         free(p);
     }
     cmrs_amg_free(&h);
@@ -248,5 +270,30 @@ void cmrscl_precond_free(cmrscl_precond p)
         return;
     cmrs_amg_device_free(&p->device);
     cmrs_amg_aggregates_free(&p->aggregates);
+    free(p->near_null);
     free(p);
+}
+
+cmrscl_status cmrscl_rigid_body_modes(int32_t nodes, const double *xyz, double *modes)
+{
+    if (nodes < 0 || (nodes && (!xyz || !modes)))
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "rigid-body modes: %d nodes, coordinates or modes NULL", (int)nodes);
+    double c[3] = {0, 0, 0};
+    for (int32_t n = 0; n < nodes; ++n)
+        for (int d = 0; d < 3; ++d)
+            c[d] += xyz[3 * (size_t)n + d] / nodes;
+    size_t rows = 3 * (size_t)nodes;
+    for (int32_t n = 0; n < nodes; ++n) {
+        double x = xyz[3 * (size_t)n] - c[0], y = xyz[3 * (size_t)n + 1] - c[1],
+               z = xyz[3 * (size_t)n + 2] - c[2];
+        /* the displacement (u, v, w) of each mode at the point: three translations, then the
+         * rotations about x (0, -z, y), y (z, 0, -x) and z (-y, x, 0) */
+        const double mode[6][3] = {{1, 0, 0},  {0, 1, 0},  {0, 0, 1},
+                                   {0, -z, y}, {z, 0, -x}, {-y, x, 0}};
+        for (int m = 0; m < 6; ++m)
+            for (int d = 0; d < 3; ++d)
+                modes[m * rows + 3 * (size_t)n + d] = mode[m][d];
+    }
+    return CMRSCL_OK;
 }

@@ -57,6 +57,7 @@ typedef struct cli_options {
     bool amg_float;      /* --amg-float: AMG's cycle in float under a double solve */
     int amg_chebyshev;   /* --amg-chebyshev K: the smoother's degree (0: Jacobi) */
     bool amg_unsmoothed; /* --amg-unsmoothed: plain aggregation, P = T */
+    bool amg_rigid_body; /* --amg-rigid-body: elastic:N's rigid-body modes as the near-null space */
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
@@ -113,6 +114,7 @@ enum {
     OPT_AMG_FLOAT,
     OPT_AMG_CHEBYSHEV,
     OPT_AMG_UNSMOOTHED,
+    OPT_AMG_RIGID_BODY,
     OPT_TOL,
     OPT_ATOL,
     OPT_MAX_ITER,

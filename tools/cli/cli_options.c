@@ -167,6 +167,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_NO_VERIFY: o->verify = false; return true;
     case OPT_AMG_FLOAT: o->amg_float = true; return true;
     case OPT_AMG_UNSMOOTHED: o->amg_unsmoothed = true; return true;
+    case OPT_AMG_RIGID_BODY: o->amg_rigid_body = true; return true;
     case OPT_AMG_CHEBYSHEV:
         return parse_int("--amg-chebyshev", arg, 2, CMRSCL_AMG_MAX_DEGREE, &o->amg_chebyshev);
     case OPT_TRANSPOSE: o->transpose = true; return true;

@@ -120,6 +120,9 @@ const cli_flag cli_flags[] = {
     {"amg-unsmoothed", OPT_AMG_UNSMOOTHED, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg: plain aggregation (P the tentative prolongator: cheaper set-up and "
      "cycle, more iterations)"},
+    {"amg-rigid-body", OPT_AMG_RIGID_BODY, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
+     "with --precond amg on elastic:N: the six rigid-body modes of its points as the near-null "
+     "space, x, y, z of a point aggregated together"},
     {"tol", OPT_TOL, "R", CMD_SOLVE, CLI_GROUP_SOLVE,
      "relative tolerance: stop once ||r|| <= max(R ||b||, atol) (default 1e-5; 0 with --atol: "
      "absolute alone)"},

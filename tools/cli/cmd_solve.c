@@ -185,6 +185,31 @@ static void show_progress(void *data, int iterations, double residual)
     fprintf(stderr, "\rsolving: iteration %d, ||r|| %.3e  ", iterations, residual);
 }
 
+/* elastic:N's rigid-body modes (rows x 6, malloc'ed), or NULL with the message printed where
+ * the matrix is another or its rows are not elastic:N's. */
+static double *rigid_body_modes(const char *name, int32_t rows)
+{
+    long n = 0;
+    if (sscanf(name, "elastic:%ld", &n) != 1 || n < 1 || 3 * (n + 1) * (n + 1) * (n + 1) != rows) {
+        fprintf(stderr, "%s: --amg-rigid-body: needs the points of a generated elastic:N, not %s\n",
+                cli_name, name);
+        return NULL;
+    }
+    int32_t nodes = rows / 3, m = (int32_t)n + 1;
+    double *xyz = malloc(sizeof(double) * 3 * (size_t)nodes),
+           *modes = malloc(sizeof(double) * 6 * (size_t)rows);
+    for (int32_t p = 0; xyz && modes && p < nodes; ++p) { /* point p = x + m (y + m z) */
+        int32_t x = p % m, y = p / m % m, z = p / m / m;
+        xyz[3 * (size_t)p] = x, xyz[3 * (size_t)p + 1] = y, xyz[3 * (size_t)p + 2] = z;
+    }
+    if (!xyz || !modes || cmrscl_rigid_body_modes(nodes, xyz, modes) != CMRSCL_OK) {
+        fprintf(stderr, "%s: --amg-rigid-body: no memory for the modes\n", cli_name);
+        free(modes), modes = NULL;
+    }
+    free(xyz);
+    return modes;
+}
+
 /* Whether the solve has a recurrence residual to report: not after a NaN or Inf, nor after a
  * failure that leaves none (a GMRES breakdown reports 0, and no unconverged solve has 0). */
 static bool has_residual(const cmrscl_solve_result *r)
@@ -252,12 +277,17 @@ int cmd_solve(const cli_options *opt)
                 lm.csr.rows, lm.csr.cols);
         rc = EXIT_USAGE;
     }
-    if (!rc && (opt->amg_chebyshev || opt->amg_unsmoothed) &&
+    if (!rc && (opt->amg_chebyshev || opt->amg_unsmoothed || opt->amg_rigid_body) &&
         opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG) {
         fprintf(stderr, "%s: --amg-%s: an option of --precond amg\n", cli_name,
-                opt->amg_chebyshev ? "chebyshev" : "unsmoothed");
+                opt->amg_chebyshev    ? "chebyshev"
+                : opt->amg_unsmoothed ? "unsmoothed"
+                                      : "rigid-body");
         rc = EXIT_USAGE;
     }
+    double *modes = NULL;
+    if (!rc && opt->amg_rigid_body && !(modes = rigid_body_modes(lm.name, lm.csr.rows)))
+        rc = EXIT_USAGE;
     if (!rc && opt->amg_float &&
         (opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG ||
          opt->precision != CMRSCL_DOUBLE)) {
@@ -292,6 +322,8 @@ int cmd_solve(const cli_options *opt)
         ao.matrix = m; /* level 0 on the solver's matrix */
         ao.chebyshev = opt->amg_chebyshev;
         ao.unsmoothed = opt->amg_unsmoothed;
+        if (modes)
+            ao.near_null_count = 6, ao.near_null = modes, ao.block_size = 3;
         if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, &ao, &amg)) != CMRSCL_OK)
             rc = cli_fail("setting up AMG", st);
         so.precond = amg;
@@ -439,6 +471,7 @@ int cmd_solve(const cli_options *opt)
     free(per), free(total), free(bd), free(xd), free(b), free(x);
     cmrscl_solver_free(s);
     cmrscl_precond_free(amg);
+    free(modes);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&lm.csr);
     cmrscl_context_free(ctx);

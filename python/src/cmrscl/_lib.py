@@ -132,7 +132,8 @@ MONITOR = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double)
 class AmgOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("theta", c_double), ("unsmoothed", c_int),
                 ("max_coarse", c_int), ("max_levels", c_int), ("float_cycle", c_int),
-                ("matrix", c_void_p), ("chebyshev", c_int)]
+                ("matrix", c_void_p), ("chebyshev", c_int), ("near_null_count", c_int),
+                ("near_null", ctypes.POINTER(c_double)), ("block_size", c_int)]
 
 
 AMG_MAX_LEVELS = 16
@@ -235,6 +236,7 @@ _PROTOTYPES = {
     "cmrscl_precond_amg_aggregates": (_status, [c_void_p, c_int, c_void_p]),
     "cmrscl_precond_apply": (_status, [c_void_p, c_void_p, c_void_p]),
     "cmrscl_precond_free": (None, [c_void_p]),
+    "cmrscl_rigid_body_modes": (_status, [c_int32, _P(c_double), _P(c_double)]),
     "cmrscl_solve_result_free": (None, [_P(SolveResult)]),
     "cmrscl_solve_reason_name": (c_char_p, [c_int]),
     "cmrscl_csr_generate": (_status, [c_char_p, _P(Csr)]),

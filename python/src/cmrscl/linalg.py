@@ -61,7 +61,7 @@ from ._lib import FLOAT, MONITOR, AmgInfo, AmgOptions, Csr, SolveOptions, c_void
 from ._lib import SolveResult as _RawResult
 from ._matrix import Matrix
 
-__all__ = ["AMG", "SolveResult", "amg", "bicgstab", "cg", "gmres", "solve"]
+__all__ = ["AMG", "SolveResult", "amg", "bicgstab", "cg", "gmres", "rigid_body_modes", "solve"]
 
 _METHODS = {"cg": 0, "bicgstab": 1, "gmres": 2}
 # cmrscl_solve_reason: 2 breakdown, 3 NaN or Inf, 5 the recurrence met the tolerance but
@@ -259,13 +259,17 @@ class AMG(sla.LinearOperator):
     A: a cmrscl.Matrix (its precision and context) or a scipy.sparse matrix (precision None:
     float for float32 values, else double). float_cycle: in double, the hierarchy and its cycle
     in float (mixed precision: half the bytes a cycle streams; r and z stay double). chebyshev:
-    0 damped Jacobi, or a Chebyshev smoother of that degree (2..8; products a sweep). Facts:
+    0 damped Jacobi, or a Chebyshev smoother of that degree (2..8; products a sweep). B: the
+    near-null space, an array of rows x k (k 1..16; None: the constant vector) - for 3-D
+    elasticity the rigid-body modes (rigid_body_modes), with block_size 3 (PyAMG's B and BSR
+    blocks): the unknowns of a node (block_size consecutive rows) aggregated together. Facts:
     levels, rows, entries, rho (a level each: the estimate of rho(D^-1 A) the smoothers use),
     operator_complexity, grid_complexity, device_bytes,
     cycle_dtype, setup_seconds (a dict by phase)."""
 
     def __init__(self, A, precision=None, context=None, *, theta=0.0, unsmoothed=False,
-                 max_coarse=None, max_levels=None, float_cycle=False, chebyshev=0):
+                 max_coarse=None, max_levels=None, float_cycle=False, chebyshev=0, B=None,
+                 block_size=1):
         if isinstance(A, Matrix):
             mat = A
         elif scipy.sparse.issparse(A):
@@ -288,6 +292,16 @@ class AMG(sla.LinearOperator):
         opt.chebyshev = _count(chebyshev, "chebyshev", 0, low=0)
         if opt.chebyshev == 1 or opt.chebyshev > 8:
             raise ValueError(f"chebyshev {opt.chebyshev}: 0 (damped Jacobi) or a degree 2..8")
+        opt.block_size = _count(block_size, "block_size", 1, low=1)
+        if B is not None:  # column-major, as the library reads it (copied there)
+            B = np.asarray(B, dtype=np.float64)
+            B = B.reshape(-1, 1) if B.ndim == 1 else B
+            if B.ndim != 2 or B.shape[0] != mat.shape[0] or not 1 <= B.shape[1] <= 16:
+                raise ValueError(f"B must be rows x k with {mat.shape[0]} rows and k 1..16, "
+                                 f"not {B.shape}")
+            B = np.asfortranarray(B)
+            opt.near_null_count = B.shape[1]
+            opt.near_null = B.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
         handle = c_void_p()
         check(lib.cmrscl_precond_create_amg(mat.context.handle(), mat._precision,
                                             ctypes.byref(csr), ctypes.byref(opt),
@@ -347,6 +361,20 @@ class AMG(sla.LinearOperator):
     def __repr__(self):
         return (f"<cmrscl.linalg.AMG {self.levels} levels, rows {self.rows}, operator "
                 f"complexity {self.operator_complexity:.3f}>")
+
+
+def rigid_body_modes(points):
+    """The six rigid-body modes of 3-D elasticity at points (n x 3: x, y, z): a 3n x 6 array,
+    a point's unknowns x, y, z consecutive - translations, then rotations about the centroid
+    (cmrscl_rigid_body_modes): B for amg(A, B=..., block_size=3)."""
+    xyz = np.ascontiguousarray(points, dtype=np.float64)
+    if xyz.ndim != 2 or xyz.shape[1] != 3:
+        raise ValueError(f"points must be n x 3, not {xyz.shape}")
+    modes = np.empty((6, 3 * xyz.shape[0]))
+    double_p = ctypes.POINTER(ctypes.c_double)
+    check(lib.cmrscl_rigid_body_modes(xyz.shape[0], xyz.ctypes.data_as(double_p),
+                                      modes.ctypes.data_as(double_p)))
+    return modes.T
 
 
 def amg(A, precision=None, context=None, **options):

@@ -1,0 +1,196 @@
+/* amg_tentative.c - what smoothed aggregation carries to the coarse level (issue 57): the
+ * tentative prolongator of k near-null candidates - each aggregate's block of them made
+ * orthonormal, PyAMG's fit_candidates - and the nodes whose unknowns aggregation keeps
+ * together (3-D elasticity: a point's x, y and z; a coarse level: one aggregate's candidates),
+ * through a matrix of the nodes, each entry the Frobenius norm of its block. */
+#include "precond/precond.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A candidate whose part on an aggregate, the candidates before it taken out, keeps at most
+ * this share of its norm is dependent on them there (an aggregate of fewer unknowns than
+ * candidates): its column of T is dropped rather than made of rounding. */
+#define CANDIDATE_DROP 1e-10
+
+static double candidate_at(const double *b, int32_t rows, int c, int32_t i)
+{
+    return b ? b[(size_t)c * (size_t)rows + (size_t)i] : 1.0;
+}
+
+cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
+                                 const double *b, int k, cmrs_amg_coarse *out)
+{
+    *out = (cmrs_amg_coarse){0};
+    int64_t *start = calloc((size_t)count + 2, sizeof(int64_t));
+    int32_t *member = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
+    int32_t *at = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t)); /* i's place in member */
+    double *q = cmrscl_alloc((size_t)rows * (size_t)k + 1, sizeof(double));
+    int32_t *first = cmrscl_alloc((size_t)count + 1, sizeof(int32_t));  /* J's first coarse */
+    uint32_t *kept = cmrscl_alloc((size_t)count + 1, sizeof(uint32_t)); /* J's columns, bits */
+    double *r = cmrscl_alloc((size_t)count * (size_t)k * (size_t)k + 1, sizeof(double));
+    cmrscl_status st = CMRSCL_OK;
+    if (!start || !member || !at || !q || !first || !kept || !r) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
+                         (int)rows);
+        goto done;
+    }
+    /* each aggregate's rows, ascending */
+    for (int32_t i = 0; i < rows; ++i)
+        if (aggregate[i] >= 0)
+            ++start[aggregate[i] + 2];
+    for (int32_t j = 0; j < count; ++j)
+        start[j + 2] += start[j + 1];
+    for (int32_t i = 0; i < rows; ++i)
+        if (aggregate[i] >= 0) {
+            at[i] = (int32_t)start[aggregate[i] + 1]++;
+            member[at[i]] = i;
+        }
+    /* Gram-Schmidt on each aggregate's block of the candidates (modified: each column against
+     * the kept ones before it), R upper triangular; with one candidate, ||b_J|| and b_J / it */
+    int32_t coarse = 0;
+    for (int32_t j = 0; j < count; ++j) {
+        int64_t b0 = start[j], b1 = start[j + 1];
+        double *rj = r + (size_t)j * (size_t)k * (size_t)k;
+        kept[j] = 0, first[j] = coarse;
+        for (int c = 0; c < k; ++c) {
+            double *v = q + (size_t)c * (size_t)rows, before = 0, norm = 0;
+            for (int64_t m = b0; m < b1; ++m) {
+                v[m] = candidate_at(b, rows, c, member[m]);
+                before += v[m] * v[m];
+            }
+            for (int d = 0; d < c; ++d) {
+                rj[d * k + c] = 0;
+                if (!(kept[j] >> d & 1))
+                    continue;
+                const double *u = q + (size_t)d * (size_t)rows;
+                double dot = 0;
+                for (int64_t m = b0; m < b1; ++m)
+                    dot += u[m] * v[m];
+                for (int64_t m = b0; m < b1; ++m)
+                    v[m] -= dot * u[m];
+                rj[d * k + c] = dot;
+            }
+            for (int64_t m = b0; m < b1; ++m)
+                norm += v[m] * v[m];
+            norm = c ? sqrt(norm) : sqrt(before);
+            bool keep = norm > 0 && norm > CANDIDATE_DROP * sqrt(before);
+            rj[c * k + c] = keep ? norm : 0;
+            if (keep) {
+                kept[j] |= 1u << c, ++coarse;
+                for (int64_t m = b0; m < b1; ++m)
+                    v[m] /= norm;
+            }
+        }
+    }
+    /* T: row i of aggregate J holds J's kept columns; the coarse candidates are R's rows of
+     * them; each coarse unknown's node is its aggregate */
+    cmrscl_csr *t = &out->t;
+    *t = (cmrscl_csr){rows, coarse, 0, cmrscl_alloc((size_t)rows + 1, sizeof(int64_t)), NULL, NULL};
+    out->rows = coarse;
+    out->b = cmrscl_alloc((size_t)coarse * (size_t)k + 1, sizeof(double));
+    out->node_ptr = cmrscl_alloc((size_t)count + 1, sizeof(int64_t));
+    if (!t->row_ptr || !out->b || !out->node_ptr) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
+        goto done;
+    }
+    t->row_ptr[0] = 0;
+    for (int32_t i = 0; i < rows; ++i)
+        t->row_ptr[i + 1] =
+            t->row_ptr[i] + (aggregate[i] >= 0 ? __builtin_popcount(kept[aggregate[i]]) : 0);
+    t->nnz = t->row_ptr[rows];
+    t->col_ind = cmrscl_alloc((size_t)t->nnz + 1, sizeof(int32_t));
+    t->values = cmrscl_alloc((size_t)t->nnz + 1, sizeof(double));
+    if (!t->col_ind || !t->values) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
+        goto done;
+    }
+    for (int32_t i = 0; i < rows; ++i) {
+        int64_t o = t->row_ptr[i];
+        int32_t j = aggregate[i], col = j >= 0 ? first[j] : 0;
+        for (int c = 0; j >= 0 && c < k; ++c)
+            if (kept[j] >> c & 1) {
+                t->col_ind[o] = col++;
+                t->values[o++] = q[(size_t)c * (size_t)rows + (size_t)at[i]];
+            }
+    }
+    memset(out->b, 0, sizeof(double) * (size_t)coarse * (size_t)k);
+    for (int32_t j = 0; j < count; ++j) {
+        const double *rj = r + (size_t)j * (size_t)k * (size_t)k;
+        int32_t row = first[j];
+        for (int d = 0; d < k; ++d)
+            if (kept[j] >> d & 1) {
+                for (int c = d; c < k; ++c)
+                    out->b[(size_t)c * (size_t)coarse + (size_t)row] = rj[d * k + c];
+                ++row;
+            }
+        out->node_ptr[j] = first[j];
+    }
+    out->node_ptr[count] = coarse;
+    out->nodes = count;
+done:
+    if (st != CMRSCL_OK)
+        cmrs_amg_coarse_free(out);
+    free(start), free(member), free(at), free(q), free(first), free(kept), free(r);
+    return st;
+}
+
+void cmrs_amg_coarse_free(cmrs_amg_coarse *c)
+{
+    cmrscl_csr_free(&c->t);
+    free(c->b), free(c->node_ptr);
+    *c = (cmrs_amg_coarse){0};
+}
+
+cmrscl_status cmrs_amg_amalgamate(const cmrscl_csr *a, const int64_t *node_ptr, int32_t nodes,
+                                  cmrscl_csr *out)
+{
+    *out = (cmrscl_csr){nodes, nodes, 0, NULL, NULL, NULL};
+    int32_t *node_of = cmrscl_alloc((size_t)a->rows + 1, sizeof(int32_t));
+    double *sum = calloc((size_t)nodes + 1, sizeof(double));
+    int32_t *list = cmrscl_alloc((size_t)nodes + 1, sizeof(int32_t));
+    char *seen = calloc((size_t)nodes + 1, 1);
+    int64_t cap = a->nnz + 1;
+    out->row_ptr = cmrscl_alloc((size_t)nodes + 1, sizeof(int64_t));
+    out->col_ind = cmrscl_alloc((size_t)cap, sizeof(int32_t));
+    out->values = cmrscl_alloc((size_t)cap, sizeof(double));
+    cmrscl_status st = CMRSCL_OK;
+    if (!node_of || !sum || !list || !seen || !out->row_ptr || !out->col_ind || !out->values) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG nodes: %d", (int)nodes);
+        goto done;
+    }
+    for (int32_t n = 0; n < nodes; ++n)
+        for (int64_t i = node_ptr[n]; i < node_ptr[n + 1]; ++i)
+            node_of[i] = n;
+    int64_t nnz = 0;
+    out->row_ptr[0] = 0;
+    for (int32_t n = 0; n < nodes; ++n) {
+        int32_t listed = 0;
+        for (int64_t i = node_ptr[n]; i < node_ptr[n + 1]; ++i)
+            for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; ++e) {
+                int32_t m = node_of[a->col_ind[e]];
+                if (!seen[m])
+                    seen[m] = 1, list[listed++] = m;
+                sum[m] += a->values[e] * a->values[e];
+            }
+        /* the columns in ascending order, as aggregation walks them */
+        for (int32_t x = 1; x < listed; ++x)
+            for (int32_t y = x; y > 0 && list[y - 1] > list[y]; --y) {
+                int32_t swap = list[y];
+                list[y] = list[y - 1], list[y - 1] = swap;
+            }
+        for (int32_t x = 0; x < listed; ++x) {
+            out->col_ind[nnz] = list[x];
+            out->values[nnz++] = sqrt(sum[list[x]]);
+            sum[list[x]] = 0, seen[list[x]] = 0;
+        }
+        out->row_ptr[n + 1] = nnz;
+    }
+    out->nnz = nnz;
+done:
+    if (st != CMRSCL_OK)
+        cmrscl_csr_free(out);
+    free(node_of), free(sum), free(list), free(seen);
+    return st;
+}
