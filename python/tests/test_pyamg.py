@@ -26,6 +26,14 @@ SETTINGS = dict(strength=("symmetric", {"theta": 0.0}), smooth=("jacobi", {"omeg
                 max_coarse=500, max_levels=10, coarse_solver="pinv")
 
 
+def generated(spec):
+    """A generated matrix as PyAMG takes it: a scipy matrix (not an array) of 32-bit indices
+    (PyAMG 5.2's kernels refuse 64-bit ones)."""
+    G = cmrscl.generate(spec)
+    return scipy.sparse.csr_matrix((G.data, G.indices.astype(np.int32),
+                                    G.indptr.astype(np.int32)), shape=G.shape)
+
+
 def pcg_iterations(A, M):
     b = A @ (1.0 + (np.arange(A.shape[0]) % 7) / 7.0)
     count = [0]
@@ -44,7 +52,7 @@ def pcg_iterations(A, M):
 
 @pytest.fixture(params=["stencil5:64", "stencil7:20", "stencil27:12"])
 def problem(request, context):
-    A = scipy.sparse.csr_matrix(cmrscl.generate(request.param))  # PyAMG 5.1 takes matrices
+    A = generated(request.param)
     return request.param, A, la.amg(cmrscl.Matrix(A, "double", context))
 
 
@@ -98,7 +106,7 @@ def test_cycle_as_pyamg_on_our_aggregates(problem, monkeypatch):
 def test_unsmoothed_cycle_as_pyamg(context):
     """Plain aggregation (P = T): nothing estimated apart - the same cycle to rounding."""
     for spec in ("stencil5:64", "stencil7:20"):
-        A = scipy.sparse.csr_matrix(cmrscl.generate(spec))
+        A = generated(spec)
         M = la.amg(cmrscl.Matrix(A, "double", context), unsmoothed=True)
         diff = cycle_difference(A, M, pyamg_on(A, M, None))
         print(f"{spec}, unsmoothed: one V-cycle differs from PyAMG's by {diff:.2e}")
@@ -126,9 +134,7 @@ def test_rigid_body_modes_as_pyamg(context):
     half of those with the constant vector alone - the modes are what elasticity needs."""
     n = 10
     m = n + 1
-    G = cmrscl.generate(f"elastic:{n}")  # PyAMG's kernels take matrices of 32-bit indices
-    A = scipy.sparse.csr_matrix((G.data, G.indices.astype(np.int32), G.indptr.astype(np.int32)),
-                                shape=G.shape)
+    A = generated(f"elastic:{n}")
     p = np.arange(m ** 3)
     B = la.rigid_body_modes(np.stack([p % m, p // m % m, p // (m * m)], axis=1))
     assert B.shape == (A.shape[0], 6)
