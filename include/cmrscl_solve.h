@@ -98,13 +98,7 @@ typedef struct cmrscl_solve_result {
     int converged;   /* reason == CONVERGED: true_residual + true_residual_rounding <= threshold */
     int iterations;  /* done (GMRES: inner iterations) */
     double residual; /* ||r|| of the recurrence at the end (GMRES: its estimate) */
-    double true_residual; /* ||b - A x|| of the x returned, from a product after the solve */
-    /* The rounding of true_residual in the solver's precision: ||b - A x|| taken a second time
-     * from 3 x rounded anew, how far the two residuals part. Measured where the recurrence
-     * converged; converged asks true_residual + true_residual_rounding <= threshold, so that
-     * another evaluation of ||b - A x|| (another order of the sums, the CPU's in double) meets
-     * the threshold too. 0 where not measured. */
-    double true_residual_rounding;
+    double true_residual;       /* ||b - A x|| of the x returned, from a product after the solve */
     double b_norm;              /* ||b|| */
     double threshold;           /* max(rtol ||b||, atol): converged when residual <= threshold */
     double breakdown;           /* BREAKDOWN, NONFINITE: the value that stopped it */
@@ -121,6 +115,12 @@ typedef struct cmrscl_solve_result {
      * recurrence's residual had met the threshold and ||b - A x|| had not (its history entry
      * is then ||b - A x||) */
     int replacements;
+    /* The rounding of true_residual in the solver's precision: ||b - A x|| taken a second time
+     * from 3 x rounded anew, how far the two residuals part. Measured where the recurrence
+     * converged; converged asks true_residual + true_residual_rounding <= threshold, so that
+     * another evaluation of ||b - A x|| (another order of the sums, the CPU's in double) meets
+     * the threshold too. 0 where not measured. */
+    double true_residual_rounding;
 } cmrscl_solve_result;
 
 /* A solver of one square matrix with options: its kernels built and its work vectors made

@@ -172,7 +172,7 @@ static cmrscl_status make_dinv(cmrscl_dist_matrix m)
 static cmrscl_status make_amg(cmrscl_dist_matrix m)
 {
     struct dist_solver *sv = m->solver;
-    if (sv->amg)
+    if (sv->amg || m->plan.local_rows == 0) /* a rank of no rows has no block to precondition */
         return CMRSCL_OK;
     cmrscl_cmrs cmrs = {0};
     cmrscl_csr block = {0};

@@ -35,7 +35,7 @@ static cmrscl_status launch(cmrscl_dist_matrix m, cmrscl_status st, cl_kernel k,
 static cmrscl_status precondition(cmrscl_dist_matrix m, cmrscl_status st, cmrscl_precond amg)
 {
     struct dist_solver *sv = m->solver;
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && sv->n) /* a rank of no rows: z is empty */
         st = cmrscl_precond_apply(amg, sv->vec[V_R], sv->vec[V_S]);
     if (st == CMRSCL_OK)
         st = cmrs_dsolve_dots(m, sv->vec[V_R], sv->vec[V_S]);

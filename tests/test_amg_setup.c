@@ -319,6 +319,21 @@ static void test_rigid_body(void)
                   (int)h.level[l + 1].nodes);
         free(gram);
     }
+    /* set up again on the same aggregates (a values update): the same hierarchy */
+    cmrs_amg_aggregates g = {0};
+    cmrs_amg_hierarchy again = {0};
+    CHECK_OK(cmrs_amg_take_aggregates(&h, &g));
+    CHECK_OK(cmrs_amg_setup_again(&a, &o, &g, &again));
+    CHECK_MSG(again.levels == h.levels, "elastic again: %d levels, %d before", again.levels,
+              h.levels);
+    for (int l = 0; l < h.levels && l < again.levels; ++l)
+        CHECK_MSG(again.level[l].A.rows == h.level[l].A.rows &&
+                      again.level[l].A.nnz == h.level[l].A.nnz &&
+                      (l == 0 || !memcmp(again.level[l].A.values, h.level[l].A.values,
+                                         sizeof(double) * (size_t)h.level[l].A.nnz)),
+                  "elastic again: level %d differs", l);
+    cmrs_amg_free(&again);
+    cmrs_amg_aggregates_free(&g);
     CHECK_OK(cmrs_amg_setup(&a, NULL, &constant));
     int rbm = 0, scalar = 0, plain = 0;
     iterations(&a, &h, &rbm, &plain);
@@ -330,6 +345,32 @@ static void test_rigid_body(void)
               rbm, scalar);
     cmrs_amg_free(&h);
     cmrs_amg_free(&constant);
+    /* a candidate zero on some aggregates: their columns dropped, the coarse level smaller
+     * than the aggregates are many - and set up again on them all the same */
+    cmrscl_csr poisson;
+    CHECK_OK(cmrscl_csr_generate("stencil5:40", &poisson));
+    double *partly = malloc(sizeof(double) * (size_t)poisson.rows);
+    for (int32_t i = 0; i < poisson.rows; ++i)
+        partly[i] = i < 200 ? 0.0 : 1.0;
+    cmrs_amg_options po;
+    cmrs_amg_options_default(&po);
+    po.near_null = partly;
+    cmrs_amg_hierarchy ph = {0}, pa = {0};
+    CHECK_OK(cmrs_amg_setup(&poisson, &po, &ph));
+    int32_t dropped_rows = ph.levels > 1 ? ph.level[1].A.rows : -1;
+    CHECK_MSG(ph.levels > 1 && ph.level[0].aggregates > dropped_rows,
+              "stencil5:40, b zero on 200 rows: %d aggregates, %d coarse rows",
+              ph.levels > 1 ? (int)ph.level[0].aggregates : -1, (int)dropped_rows);
+    cmrs_amg_aggregates pg = {0};
+    CHECK_OK(cmrs_amg_take_aggregates(&ph, &pg));
+    CHECK_OK(cmrs_amg_setup_again(&poisson, &po, &pg, &pa));
+    CHECK_MSG(pa.levels > 1 && pa.level[1].A.rows == dropped_rows,
+              "stencil5:40 again: %d coarse rows, %d before",
+              pa.levels > 1 ? pa.level[1].A.rows : -1, (int)dropped_rows);
+    cmrs_amg_free(&pa), cmrs_amg_free(&ph);
+    cmrs_amg_aggregates_free(&pg);
+    free(partly);
+    cmrscl_csr_free(&poisson);
     /* the rows must be whole nodes */
     o.block_size = 7;
     CHECK_STATUS(cmrs_amg_setup(&a, &o, &h), CMRSCL_ERROR_INVALID_ARGUMENT);

@@ -181,6 +181,12 @@ static void exact_sums(void)
     double rest = fma(0.1, 10.0, -1.0);
     CHECK_MSG(y[0] == -10 && y[1] == -rest && rest != 0,
               "the reference: %g and %g where -10 and %g are exact", y[0], y[1], -rest);
+    /* beyond the range: Inf stays Inf (the carried rounding would make it Inf - Inf) */
+    double x_inf[] = {1, INFINITY, 1};
+    y[0] = 0, y[1] = 1;
+    CHECK_OK(cmrscl_csr_spmv(&a, 1.0, x_inf, 0.0, y));
+    CHECK_MSG(y[0] == INFINITY && y[1] == INFINITY, "the reference of x with Inf: %g, %g", y[0],
+              y[1]);
 }
 
 int main(void)

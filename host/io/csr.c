@@ -272,7 +272,8 @@ static double row_reference(const cmrscl_csr *a, int64_t i, double alpha, const 
     double rest = fma(alpha, sum, -p) + alpha * carry + ((p - (next - z)) + (q - z));
     if (beta != 0.0)
         rest += fma(beta, y0[i], -q);
-    return next + rest;
+    /* beyond the range the carried rounding is Inf - Inf: the plain sum's Inf or NaN stands */
+    return isfinite(next) ? next + rest : next;
 }
 
 typedef struct reference {

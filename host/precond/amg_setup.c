@@ -110,6 +110,12 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
     cmrs_amg_coarse c;
     cmrscl_status st =
         cmrs_amg_tentative(lv->aggregate, lv->A.rows, count, lv->near_null, o->near_null_count, &c);
+    if (st == CMRSCL_OK && c.rows == 0) {
+        cmrs_amg_coarse_free(&c);
+        st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                         "AMG: the near-null vectors are zero on every aggregate of level %d", l);
+    }
+    lv->aggregates = count;
     if (st == CMRSCL_OK) { /* the coarse level's nodes: an aggregate's candidates together */
         lv->T = c.t, next->near_null = c.b;
         if (o->near_null_count > 1)
@@ -161,14 +167,23 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     if (st == CMRSCL_OK)
         st = cmrs_amg_aggregate(&s, lv->aggregate, count);
     cmrscl_csr_free(&s);
-    for (int32_t n = lv->node_ptr && st == CMRSCL_OK ? lv->nodes : 0; n-- > 0;)
-        for (int64_t i = lv->node_ptr[n + 1]; i-- > lv->node_ptr[n];)
-            lv->aggregate[i] = lv->aggregate[n]; /* from the last: node n's entry read first */
+    if (st == CMRSCL_OK && lv->node_ptr) { /* the nodes' aggregates to their unknowns' */
+        int32_t *of_node = lv->aggregate;
+        lv->aggregate = cmrscl_alloc((size_t)lv->A.rows, sizeof(int32_t));
+        if (!lv->aggregate)
+            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregates: %d rows",
+                             (int)lv->A.rows);
+        for (int32_t n = 0; st == CMRSCL_OK && n < lv->nodes; ++n)
+            for (int64_t i = lv->node_ptr[n]; i < lv->node_ptr[n + 1]; ++i)
+                lv->aggregate[i] = of_node[n];
+        free(of_node);
+    }
     double t2 = cmrscl_seconds();
     h->times.aggregation += t2 - t1;
     if (st != CMRSCL_OK)
         return st;
-    if (*count == 0 || *count > o->min_coarsening * lv->A.rows) {
+    /* the coarse level's rows: up to k an aggregate */
+    if (*count == 0 || (double)*count * o->near_null_count > o->min_coarsening * lv->A.rows) {
         free(lv->aggregate);
         lv->aggregate = NULL;
         *count = 0;
@@ -340,7 +355,7 @@ cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregate
     }
     for (int l = 0; l < n; ++l) {
         out->aggregate[l] = h->level[l].aggregate, h->level[l].aggregate = NULL;
-        out->count[l] = h->level[l + 1].A.rows;
+        out->count[l] = h->level[l].aggregates;
     }
     return CMRSCL_OK;
 }

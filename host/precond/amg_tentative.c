@@ -38,8 +38,14 @@ cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t
     }
     /* each aggregate's rows, ascending */
     for (int32_t i = 0; i < rows; ++i)
-        if (aggregate[i] >= 0)
+        if (aggregate[i] >= count) {
+            st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                             "AMG tentative prolongator: row %d in aggregate %d of %d", (int)i,
+                             (int)aggregate[i], (int)count);
+            goto done;
+        } else if (aggregate[i] >= 0) {
             ++start[aggregate[i] + 2];
+        }
     for (int32_t j = 0; j < count; ++j)
         start[j + 2] += start[j + 1];
     for (int32_t i = 0; i < rows; ++i)

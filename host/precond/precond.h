@@ -42,6 +42,8 @@ typedef struct cmrs_amg_level {
     cmrscl_csr T;       /* tentative prolongator (rows x aggregates), empty on the last */
     cmrscl_csr P, R;    /* prolongator and its transpose, empty on the last level */
     int32_t *aggregate; /* each row's aggregate, -1 for an isolated row; NULL on the last */
+    int32_t aggregates; /* how many (the next level's rows with one candidate; with k, up to
+                           k rows each) */
     double *diag_inv;   /* 1 / a_ii */
     double *near_null;  /* the level's candidates (rows x count), T's of the level above;
                            NULL: ones (level 0) */

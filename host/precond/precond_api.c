@@ -193,6 +193,7 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         *out = p;
     } else if (p) {
         cmrs_amg_device_free(&p->device);
+        cmrs_amg_aggregates_free(&p->aggregates);
         free(p->near_null);
         free(p);
     }

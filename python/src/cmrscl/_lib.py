@@ -116,13 +116,12 @@ class SolveOptions(ctypes.Structure):
 
 class SolveResult(ctypes.Structure):
     _fields_ = [("reason", c_int), ("converged", c_int), ("iterations", c_int),
-                ("residual", c_double), ("true_residual", c_double),
-                ("true_residual_rounding", c_double), ("b_norm", c_double),
+                ("residual", c_double), ("true_residual", c_double), ("b_norm", c_double),
                 ("threshold", c_double), ("breakdown", c_double), ("seconds", c_double),
                 ("iterate_seconds", c_double), ("launches_per_iteration", c_int),
                 ("checks", c_int), ("check_interval", c_int),
                 ("history", ctypes.POINTER(c_double)), ("history_length", c_int),
-                ("replacements", c_int)]
+                ("replacements", c_int), ("true_residual_rounding", c_double)]
 
 
 # cmrscl_solve_monitor: (data, iterations, residual)
