@@ -150,3 +150,36 @@ def test_rigid_body_modes_as_pyamg(context):
     assert abs(ours - theirs) <= 0.25 * theirs and 2 * ours <= constant, (ours, theirs, constant)
     with pytest.raises(ValueError, match="rows x k"):
         la.amg(mat, B=B[:-1])
+
+
+def test_rigid_body_cycle_as_pyamg_on_our_aggregates(context, monkeypatch):
+    """The rigid-body modes' hierarchy (k = 6, nodes of 3): on our aggregates (a node's, as
+    PyAMG's BSR aggregation takes them) and with our estimates of rho, one V-cycle is PyAMG's
+    to rounding - the tentative prolongator's columns, their order and the coarse candidates
+    as fit_candidates makes them."""
+    n = 6
+    m = n + 1
+    A = generated(f"elastic:{n}")
+    p = np.arange(m ** 3)
+    B = la.rigid_body_modes(np.stack([p % m, p // m % m, p // (m * m)], axis=1))
+    M = la.amg(cmrscl.Matrix(A, "double", context), B=B, block_size=3, max_levels=2)
+    assert M.levels == 2, M.rows
+    agg = M.aggregates(0)[::3]  # each node's: its three unknowns share it
+    count = int(agg.max()) + 1
+    assert M.rows[1] == 6 * count  # no candidate dropped on these aggregates
+    inside = np.flatnonzero(agg >= 0)  # the clamped points (identity rows) are in none
+    aggop = scipy.sparse.csr_matrix((np.ones(len(inside)), (inside, agg[inside])),
+                                    shape=(len(agg), count))
+    rho = dict(zip(M.rows, M.rho))
+    monkeypatch.setattr(pyamg.aggregation.smooth, "approximate_spectral_radius",
+                        lambda S, **_: rho[S.shape[0]])
+    smoothers = [("jacobi", {"omega": 4.0 / 3.0 / r, "withrho": False}) for r in M.rho]
+    settings = dict(SETTINGS, max_levels=2, max_coarse=1, presmoother=smoothers,
+                    postsmoother=smoothers)
+    ml = pyamg.smoothed_aggregation_solver(A.tobsr(blocksize=(3, 3)), B=B,
+                                           aggregate=[("predefined", {"AggOp": aggop})],
+                                           **settings)
+    assert [lv.A.shape[0] for lv in ml.levels] == M.rows
+    diff = cycle_difference(A, M, ml)
+    print(f"elastic:{n}, the rigid-body modes: one V-cycle differs from PyAMG's by {diff:.2e}")
+    assert diff < 1e-10, diff
