@@ -71,6 +71,13 @@ DIST_HIDDEN cmrscl_status cmrs_dsolve_sums(cmrscl_dist_matrix m, cmrscl_status s
  * (NaN or Inf, converged, max reached). */
 DIST_HIDDEN bool cmrs_dsolve_test(const cmrscl_solve_options *o, cmrscl_solve_result *out, int it,
                                   int max, double rr);
+/* to = from, the rank's n values, after st (a failure of the copy named by `what`). */
+DIST_HIDDEN cmrscl_status cmrs_dsolve_copy(cmrscl_dist_matrix m, cmrscl_status st, cl_mem from,
+                                           cl_mem to, const char *what);
+/* After the start's collective (r.r at SUM_FIRST0, b.b at SUM_FIRST2): ||b||, the threshold,
+ * and BAD_INPUT where either is NaN or Inf. */
+DIST_HIDDEN void cmrs_dsolve_begin(const cmrscl_solve_options *o, cmrscl_status st, const double *s,
+                                   cmrscl_solve_result *out);
 /* r = b - A x (the first kernel, then the product; vec[V_R]) */
 DIST_HIDDEN cmrscl_status cmrs_dsolve_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x);
 /* The same, then r.r over the whole problem (the dots' collective) into *rr; st: this rank's

@@ -296,13 +296,29 @@ bool cmrs_dsolve_test(const cmrscl_solve_options *o, cmrscl_solve_result *out, i
     return true;
 }
 
-cmrscl_status cmrs_dsolve_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x)
+cmrscl_status cmrs_dsolve_copy(cmrscl_dist_matrix m, cmrscl_status st, cl_mem from, cl_mem to,
+                               const char *what)
 {
     size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)m->solver->n;
+    cl_int err = st == CMRSCL_OK && bytes
+                     ? clEnqueueCopyBuffer(m->queue, from, to, 0, 0, bytes, 0, NULL, NULL)
+                     : CL_SUCCESS;
+    return err == CL_SUCCESS ? st : cmrs_dsolve_fail_cl(err, what);
+}
+
+void cmrs_dsolve_begin(const cmrscl_solve_options *o, cmrscl_status st, const double *s,
+                       cmrscl_solve_result *out)
+{
+    out->b_norm = sqrt(s[SUM_FIRST2]);
+    out->threshold = fmax(o->rtol * out->b_norm, o->atol);
+    if (st == CMRSCL_OK && !(isfinite(s[SUM_FIRST2]) && isfinite(s[SUM_FIRST0])))
+        out->reason = CMRSCL_SOLVE_BAD_INPUT;
+}
+
+cmrscl_status cmrs_dsolve_residual(cmrscl_dist_matrix m, cl_mem b, cl_mem x)
+{
     cl_mem r = m->solver->vec[V_R];
-    cl_int err =
-        bytes ? clEnqueueCopyBuffer(m->queue, b, r, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
-    cmrscl_status st = err == CL_SUCCESS ? CMRSCL_OK : cmrs_dsolve_fail_cl(err, "copying b");
+    cmrscl_status st = cmrs_dsolve_copy(m, CMRSCL_OK, b, r, "copying b");
     return cmrs_dist_product(m, st, -1.0, x, 1.0, r, true, NULL);
 }
 
@@ -383,16 +399,13 @@ cmrscl_status cmrs_dsolve_residual_rr(cmrscl_dist_matrix m, cl_mem b, cl_mem x, 
     cl_mem r = sv->vec[V_R], x3 = sv->vec[V_P], y = sv->vec[V_Q];
     if (rounding) {
         real_arg three = cmrs_dsolve_real(m, 3.0);
-        size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)sv->n;
         const size_t size[] = {sizeof(cl_uint), MEM, MEM, cmrs_dist_value_size(m->plan.precision)};
         const void *value[] = {&sv->n, &x, &x3, &three};
         cl_int err = cmrs_dsolve_args(sv->gm_scale, 0, 4, size, value);
         if (st == CMRSCL_OK)
             st = err == CL_SUCCESS ? cmrs_dsolve_launch(m, sv->gm_scale)
                                    : cmrs_dsolve_fail_cl(err, "clSetKernelArg (dgm_scale)");
-        err = bytes ? clEnqueueCopyBuffer(m->queue, b, y, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
-        if (st == CMRSCL_OK && err != CL_SUCCESS)
-            st = cmrs_dsolve_fail_cl(err, "copying b");
+        st = cmrs_dsolve_copy(m, st, b, y, "copying b");
         st = cmrs_dist_product(m, st, -1.0, x3, 3.0, y, true, NULL); /* collective */
         cl_uint second = (cl_uint)sv->groups;
         const size_t sizes[] = {sizeof(cl_uint), MEM, MEM, MEM, sizeof(cl_uint)};

@@ -80,18 +80,10 @@ cmrscl_status cmrs_dsolve_bicgstab(cmrscl_dist_matrix m, const cmrscl_solve_opti
     st = cmrs_dsolve_residual(m, b, x);
     if (st == CMRSCL_OK)
         st = cmrs_dsolve_launch(m, sv->start);
-    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)sv->n;
-    cl_int err = st == CMRSCL_OK && bytes
-                     ? clEnqueueCopyBuffer(m->queue, v[V_R], v[V_RHAT], 0, 0, bytes, 0, NULL, NULL)
-                     : CL_SUCCESS;
-    if (err != CL_SUCCESS)
-        st = cmrs_dsolve_fail_cl(err, "copying r0*");
+    st = cmrs_dsolve_copy(m, st, v[V_R], v[V_RHAT], "copying r0*");
     double s[SUMS];
     st = cmrs_dsolve_sums(m, st, s);
-    out->b_norm = sqrt(s[SUM_FIRST2]);
-    out->threshold = fmax(o->rtol * out->b_norm, o->atol);
-    if (st == CMRSCL_OK && !(isfinite(s[SUM_FIRST2]) && isfinite(s[SUM_FIRST0])))
-        out->reason = CMRSCL_SOLVE_BAD_INPUT;
+    cmrs_dsolve_begin(o, st, s, out);
     double rho_prev = 1, alpha = 1, omega = 1, t0 = cmrs_dist_seconds();
     int it = 0, cause = 0;
     while (st == CMRSCL_OK && out->reason != CMRSCL_SOLVE_BAD_INPUT) {

@@ -61,10 +61,7 @@ cmrscl_status cmrs_dsolve_cg(cmrscl_dist_matrix m, const cmrscl_solve_options *o
     double s[SUMS];
     cl_int err = CL_SUCCESS;
     st = cmrs_dsolve_sums(m, st, s);
-    out->b_norm = sqrt(s[4]);
-    out->threshold = fmax(o->rtol * out->b_norm, o->atol);
-    if (st == CMRSCL_OK && !(isfinite(s[4]) && isfinite(s[0])))
-        out->reason = CMRSCL_SOLVE_BAD_INPUT;
+    cmrs_dsolve_begin(o, st, s, out);
     /* the iterations: the test of r, then the step */
     double t_iter = cmrs_dist_seconds();
     int it = 0;

@@ -67,19 +67,10 @@ cmrscl_status cmrs_dsolve_pcg(cmrscl_dist_matrix m, const cmrscl_solve_options *
     const void *sa[] = {&sv->n, &b, &sv->vec[V_R], &sv->vec[V_P], &none, &sv->sums, &first};
     st = launch(m, st, sv->start, 7, ss, sa, "dcg_start's arguments");
     st = precondition(m, st, amg);
-    size_t bytes = cmrs_dist_value_size(m->plan.precision) * (size_t)sv->n;
-    cl_int err =
-        st == CMRSCL_OK && bytes
-            ? clEnqueueCopyBuffer(m->queue, sv->vec[V_S], sv->vec[V_P], 0, 0, bytes, 0, NULL, NULL)
-            : CL_SUCCESS;
-    if (err != CL_SUCCESS)
-        st = cmrs_dsolve_fail_cl(err, "p = z");
+    st = cmrs_dsolve_copy(m, st, sv->vec[V_S], sv->vec[V_P], "p = z");
     double s[SUMS];
     st = cmrs_dsolve_sums(m, st, s);
-    out->b_norm = sqrt(s[SUM_FIRST2]);
-    out->threshold = fmax(o->rtol * out->b_norm, o->atol);
-    if (st == CMRSCL_OK && !(isfinite(s[SUM_FIRST2]) && isfinite(s[SUM_FIRST0])))
-        out->reason = CMRSCL_SOLVE_BAD_INPUT;
+    cmrs_dsolve_begin(o, st, s, out);
     double rr = s[SUM_FIRST0], rz = s[SUM_DOTS0];
     const char *broke = NULL;
     double t_iter = cmrs_dist_seconds();
