@@ -109,6 +109,12 @@ CMRSCL_API cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrsc
  * hierarchy, or to build another library's from the same aggregates (PyAMG's 'predefined'
  * aggregation). ERROR_INVALID_ARGUMENT for a level out of range. */
 CMRSCL_API cmrscl_status cmrscl_precond_amg_aggregates(cmrscl_precond p, int level, int32_t *out);
+/* Whether p can precondition a solve on ctx of a square matrix of `rows` rows in `precision`:
+ * CMRSCL_OK, else ERROR_INVALID_ARGUMENT (ERROR_CONTEXT_MISMATCH for another context) with a
+ * message naming what differs. The solvers check a preconditioner so before they take it;
+ * for a caller that hands one on (a rank's own block, say). */
+CMRSCL_API cmrscl_status cmrscl_precond_check(cmrscl_precond p, cmrscl_context ctx,
+                                              cmrscl_precision precision, int32_t rows);
 /* z = M r, enqueued on the context's queue (buffers of the precision, of the matrix's rows);
  * returns when enqueued. */
 CMRSCL_API cmrscl_status cmrscl_precond_apply(cmrscl_precond p, cl_mem r, cl_mem z);

@@ -346,13 +346,14 @@ static cmrscl_status check_solve(cmrscl_dist_matrix m, const cmrscl_solve_option
                               "gmres: restart %d: expected 1..%d (0: 20)", o->restart,
                               CMRSCL_MAX_RESTART);
     if (o->preconditioner == CMRSCL_PRECONDITIONER_AMG && o->precond) {
-        cmrscl_amg_info info;
-        cmrscl_status st = cmrscl_precond_amg_info(o->precond, &info);
-        if (st != CMRSCL_OK || info.rows[0] != m->plan.local_rows)
-            return cmrs_dist_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                                  "AMG: this rank's preconditioner has %d rows where its block "
-                                  "has %d (build it from cmrscl_dist_blocks' local block)",
-                                  st == CMRSCL_OK ? (int)info.rows[0] : -1, m->plan.local_rows);
+        cmrscl_status st =
+            cmrscl_precond_check(o->precond, m->ctx, m->plan.precision, m->plan.local_rows);
+        if (st != CMRSCL_OK)
+            return cmrs_dist_fail(st,
+                                  "AMG: this rank's preconditioner does not fit its block (build "
+                                  "it from cmrscl_dist_blocks' local block on the matrix's "
+                                  "context): %s",
+                                  cmrscl_last_error());
     }
     if (o->preconditioner != CMRSCL_PRECONDITIONER_NONE &&
         o->preconditioner != CMRSCL_PRECONDITIONER_JACOBI &&

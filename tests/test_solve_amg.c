@@ -487,6 +487,43 @@ static void check_refusals(cmrscl_context ctx)
                   cmrscl_last_error(), cmrscl_status_name(cases[c].want), cases[c].says);
         cmrscl_solver_free(s), s = NULL;
     }
+    /* an AMG of the right size in the other precision, or on another context */
+    cmrscl_precision flip = prec == CMRSCL_DOUBLE ? CMRSCL_FLOAT : CMRSCL_DOUBLE;
+    cmrscl_precond flipped = NULL, foreign = NULL;
+    cmrscl_context other_ctx = NULL;
+    if (flip == CMRSCL_FLOAT || ctx->info.fp64)
+        CHECK_OK(cmrscl_precond_create_amg(ctx, flip, &a, NULL, &flipped));
+    CHECK_OK(cmrscl_context_create(NULL, &other_ctx));
+    if (other_ctx)
+        CHECK_OK(cmrscl_precond_create_amg(other_ctx, prec, &a, NULL, &foreign));
+    const char *flip_says = flip == CMRSCL_DOUBLE ? "made for 256 rows in double; the matrix has "
+                                                    "256 rows in float"
+                                                  : "made for 256 rows in float; the matrix has "
+                                                    "256 rows in double";
+    struct {
+        cmrscl_precond p;
+        cmrscl_status want;
+        const char *says;
+    } misfits[] = {{flipped, CMRSCL_ERROR_INVALID_ARGUMENT, flip_says},
+                   {foreign, CMRSCL_ERROR_CONTEXT_MISMATCH, "another context"}};
+    for (size_t c = 0; m && c < 2; ++c) {
+        if (!misfits[c].p)
+            continue;
+        cmrscl_solve_options o = {.preconditioner = CMRSCL_PRECONDITIONER_AMG,
+                                  .precond = misfits[c].p};
+        cmrscl_status st = cmrscl_solver_create(m, &o, &s);
+        CHECK_MSG(st == misfits[c].want && !s &&
+                      test_contains(cmrscl_last_error(), misfits[c].says),
+                  "misfit %zu: %s (%s), want %s naming \"%s\"", c, cmrscl_status_name(st),
+                  cmrscl_last_error(), cmrscl_status_name(misfits[c].want), misfits[c].says);
+        cmrscl_solver_free(s), s = NULL;
+        st = cmrscl_precond_check(misfits[c].p, ctx, prec, a.rows);
+        CHECK_MSG(st == misfits[c].want, "cmrscl_precond_check, misfit %zu: %s", c,
+                  cmrscl_status_name(st));
+    }
+    CHECK_OK(cmrscl_precond_check(amg, ctx, prec, a.rows));
+    cmrscl_precond_free(flipped), cmrscl_precond_free(foreign);
+    cmrscl_context_free(other_ctx);
     /* a zero diagonal entry and a matrix that is not square, named */
     a.values[0] = 0;
     cmrscl_precond bad = NULL;

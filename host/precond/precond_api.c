@@ -252,6 +252,23 @@ cmrscl_status cmrscl_precond_amg_aggregates(cmrscl_precond p, int level, int32_t
     return CMRSCL_OK;
 }
 
+cmrscl_status cmrscl_precond_check(cmrscl_precond p, cmrscl_context ctx, cmrscl_precision precision,
+                                   int32_t rows)
+{
+    if (!p || !ctx)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "preconditioner or context is NULL");
+    if (p->ctx != ctx)
+        return cmrscl_fail(CMRSCL_ERROR_CONTEXT_MISMATCH,
+                           "the preconditioner belongs to another context than the matrix");
+    if (p->precision != precision || p->rows != rows)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the preconditioner was made for %d rows in %s; the matrix has %d rows "
+                           "in %s",
+                           (int)p->rows, cmrscl_precision_name(p->precision), (int)rows,
+                           cmrscl_precision_name(precision));
+    return CMRSCL_OK;
+}
+
 cmrscl_status cmrscl_precond_apply(cmrscl_precond p, cl_mem r, cl_mem z)
 {
     if (!p)

@@ -39,14 +39,7 @@ static cmrscl_status p_kernel(cmrscl_solver s, int which, cl_uint first, cl_uint
 
 cmrscl_status cmrs_solve_precond_check(const cmrscl_solver s)
 {
-    const cmrscl_precond m = s->opt.precond;
-    if (m->ctx != s->ctx || m->precision != s->precision || (cl_uint)m->rows != s->n)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "%s: the preconditioner was made for %d rows in %s on another or this "
-                           "context; the matrix has %u rows in %s",
-                           s->method->name, (int)m->rows, cmrscl_precision_name(m->precision), s->n,
-                           cmrscl_precision_name(s->precision));
-    return CMRSCL_OK;
+    return cmrscl_precond_check(s->opt.precond, s->ctx, s->precision, (int32_t)s->n);
 }
 
 cmrscl_status cmrs_solve_precondition(cmrscl_solver s, cl_mem r, cl_mem z)

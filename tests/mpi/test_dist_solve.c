@@ -287,7 +287,28 @@ static void amg_cases(void)
         .method = CMRSCL_METHOD_CG, .preconditioner = CMRSCL_PRECONDITIONER_AMG, .precond = wrong};
     if (dm && wrong)
         check_fails("an AMG of 27 rows", dm, &o, false, false, CMRSCL_ERROR_INVALID_ARGUMENT,
-                    "AMG: this rank's preconditioner has 27 rows");
+                    "made for 27 rows in float");
+    /* one of the block's size, but in double for a float matrix */
+    cmrscl_dist_plan plan;
+    if (dm && fp64 && cmrscl_dist_matrix_plan(dm, &plan) == CMRSCL_OK && plan.local_rows > 0) {
+        int32_t n = plan.local_rows;
+        cmrscl_csr diag = {n,
+                           n,
+                           n,
+                           calloc((size_t)n + 1, sizeof(int64_t)),
+                           calloc((size_t)n, sizeof(int32_t)),
+                           calloc((size_t)n, sizeof(double))};
+        for (int32_t i = 0; i < n; ++i)
+            diag.row_ptr[i + 1] = i + 1, diag.col_ind[i] = i, diag.values[i] = 2;
+        cmrscl_precond twice = NULL;
+        CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &diag, NULL, &twice));
+        o.precond = twice;
+        if (twice)
+            check_fails("an AMG in double", dm, &o, false, false, CMRSCL_ERROR_INVALID_ARGUMENT,
+                        "rows in double; the matrix has");
+        cmrscl_precond_free(twice);
+        cmrscl_csr_free(&diag);
+    }
     cmrscl_dist_free(dm);
     cmrscl_precond_free(wrong);
     cmrscl_csr_free(&small);
