@@ -19,10 +19,113 @@ static double candidate_at(const double *b, int32_t rows, int c, int32_t i)
     return b ? b[(size_t)c * (size_t)rows + (size_t)i] : 1.0;
 }
 
+/* One candidate (k 1, the usual case): T's row i is b_i over the norm of b on i's aggregate.
+ * The norms are summed in one pass over the rows in ascending order - each aggregate's
+ * members in the order the general path takes them, so the same bits - and T is filled in
+ * pieces on the host's threads: no member lists, no gathers. */
+typedef struct single_job {
+    const int32_t *aggregate;
+    const double *b, *norm; /* an aggregate's norm; 0 where its column is dropped */
+    const int32_t *first;   /* an aggregate's coarse row */
+    int64_t *piece_entries; /* first each piece's entries, then where they start */
+    cmrscl_csr *t;
+    bool fill;
+} single_job;
+
+static void single_piece(void *ctx, int64_t piece)
+{
+    const single_job *j = ctx;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, j->t->rows, &begin, &end);
+    int64_t at = j->fill ? j->piece_entries[piece] : 0;
+    for (int64_t i = begin; i < end; ++i) {
+        int32_t g = j->aggregate[i];
+        bool entry = g >= 0 && j->norm[g] != 0;
+        if (j->fill && entry) {
+            j->t->col_ind[at] = j->first[g];
+            j->t->values[at] = candidate_at(j->b, j->t->rows, 0, (int32_t)i) / j->norm[g];
+        }
+        at += entry;
+        if (j->fill)
+            j->t->row_ptr[i + 1] = at;
+    }
+    if (!j->fill)
+        j->piece_entries[piece] = at;
+}
+
+static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, int32_t count,
+                                      const double *b, cmrs_amg_coarse *out)
+{
+    double *norm = calloc((size_t)count + 1, sizeof(double));
+    int32_t *first = cmrscl_alloc((size_t)count + 1, sizeof(int32_t));
+    int64_t pieces = cmrs_amg_pieces(rows);
+    int64_t *piece_entries = cmrscl_alloc((size_t)pieces + 1, sizeof(int64_t));
+    cmrscl_csr *t = &out->t;
+    *t = (cmrscl_csr){rows, 0, 0, cmrscl_alloc((size_t)rows + 1, sizeof(int64_t)), NULL, NULL};
+    out->node_ptr = cmrscl_alloc((size_t)count + 1, sizeof(int64_t));
+    cmrscl_status st = CMRSCL_OK;
+    if (!norm || !first || !piece_entries || !t->row_ptr || !out->node_ptr) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
+                         (int)rows);
+        goto done;
+    }
+    for (int32_t i = 0; i < rows; ++i) {
+        double v = candidate_at(b, rows, 0, i);
+        if (aggregate[i] >= 0)
+            norm[aggregate[i]] += v * v;
+    }
+    int32_t coarse = 0;
+    for (int32_t g = 0; g < count; ++g) {
+        double before = norm[g], n = sqrt(before);
+        norm[g] = n > 0 && n > CANDIDATE_DROP * sqrt(before) ? n : 0;
+        first[g] = out->node_ptr[g] = coarse;
+        coarse += norm[g] != 0;
+    }
+    out->node_ptr[count] = coarse;
+    out->rows = t->cols = coarse, out->nodes = count;
+    out->b = cmrscl_alloc((size_t)coarse + 1, sizeof(double));
+    if (!out->b) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
+        goto done;
+    }
+    for (int32_t g = 0; g < count; ++g)
+        if (norm[g] != 0)
+            out->b[first[g]] = norm[g];
+    single_job job = {aggregate, b, norm, first, piece_entries, t, false};
+    int threads = cmrs_parallel_threads();
+    cmrs_parallel_pieces(threads, pieces, single_piece, &job);
+    int64_t entries = 0;
+    for (int64_t p = 0; p < pieces; ++p) {
+        int64_t n = piece_entries[p];
+        piece_entries[p] = entries, entries += n;
+    }
+    t->nnz = entries, t->row_ptr[0] = 0;
+    t->col_ind = cmrscl_alloc((size_t)entries + 1, sizeof(int32_t));
+    t->values = cmrscl_alloc((size_t)entries + 1, sizeof(double));
+    if (!t->col_ind || !t->values) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
+        goto done;
+    }
+    job.fill = true;
+    cmrs_parallel_pieces(threads, pieces, single_piece, &job);
+done:
+    if (st != CMRSCL_OK)
+        cmrs_amg_coarse_free(out);
+    free(norm), free(first), free(piece_entries);
+    return st;
+}
+
 cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
                                  const double *b, int k, cmrs_amg_coarse *out)
 {
     *out = (cmrs_amg_coarse){0};
+    for (int32_t i = 0; i < rows; ++i)
+        if (aggregate[i] >= count)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "AMG tentative prolongator: row %d in aggregate %d of %d", (int)i,
+                               (int)aggregate[i], (int)count);
+    if (k == 1)
+        return tentative_single(aggregate, rows, count, b, out);
     int64_t *start = calloc((size_t)count + 2, sizeof(int64_t));
     int32_t *member = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
     int32_t *at = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t)); /* i's place in member */
@@ -38,14 +141,8 @@ cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t
     }
     /* each aggregate's rows, ascending */
     for (int32_t i = 0; i < rows; ++i)
-        if (aggregate[i] >= count) {
-            st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                             "AMG tentative prolongator: row %d in aggregate %d of %d", (int)i,
-                             (int)aggregate[i], (int)count);
-            goto done;
-        } else if (aggregate[i] >= 0) {
+        if (aggregate[i] >= 0)
             ++start[aggregate[i] + 2];
-        }
     for (int32_t j = 0; j < count; ++j)
         start[j + 2] += start[j + 1];
     for (int32_t i = 0; i < rows; ++i)
