@@ -2,7 +2,8 @@
  * product.c),
  * on the device chosen by CMRSCL_DEVICE:
  *   host         cmrscl_csr_transpose: shapes, each entry at its mirrored place, the
- *                transpose of the transpose is the matrix;
+ *                transpose of the transpose is the matrix; on 2, 3 and 7 threads, by rows
+ *                and by columns, the one-thread result bit for bit;
  *   catalogue    every awkward matrix, A planned five ways (automatic, strip unpacked and
  *                column-ordered, segment, slice, MODULO): the transposed product against the
  *                CPU double reference on A^T for each (alpha, beta) of the grid, bit for
@@ -54,6 +55,64 @@ static void test_host_transpose(void)
     }
     cmrscl_csr out;
     CHECK_STATUS(cmrscl_csr_transpose(NULL, &out), CMRSCL_ERROR_INVALID_ARGUMENT);
+}
+
+/* A rows x cols matrix of `per_row` random entries a row, columns in no order and some
+ * repeated (the transpose keeps repeats in A's row order). */
+static cmrscl_csr scattered(int32_t rows, int32_t cols, int per_row)
+{
+    cmrscl_csr a = {rows,
+                    cols,
+                    (int64_t)rows * per_row,
+                    malloc(sizeof(int64_t) * ((size_t)rows + 1)),
+                    malloc(sizeof(int32_t) * (size_t)rows * per_row),
+                    malloc(sizeof(double) * (size_t)rows * per_row)};
+    for (int32_t i = 0; i <= rows; ++i)
+        a.row_ptr[i] = (int64_t)i * per_row;
+    for (int64_t k = 0; k < a.nnz; ++k) {
+        a.col_ind[k] = k % 5 == 4 ? a.col_ind[k - 1] : (int32_t)(test_uniform(0, 1) * cols) % cols;
+        a.values[k] = test_uniform(-1, 1);
+    }
+    return a;
+}
+
+/* The host's threads share the transpose out by A's rows (tall matrices) or by columns (wide
+ * ones of few entries a column); at any count, either way gives the one-thread sort's result
+ * bit for bit - on matrices large enough to be shared out at all. */
+static void test_host_transpose_threads(void)
+{
+    const char *saved = getenv("CMRSCL_THREADS");
+    char *keep = saved ? strdup(saved) : NULL;
+    struct {
+        const char *name;
+        cmrscl_csr a;
+    } cases[] = {{"tall (by rows)", scattered(40000, 30000, 5)},
+                 {"wide (by columns)", scattered(70001, 5000000, 1)}};
+    for (size_t c = 0; c < 2; ++c) {
+        cmrscl_csr one, many;
+        setenv("CMRSCL_THREADS", "1", 1);
+        CHECK_OK(cmrscl_csr_transpose(&cases[c].a, &one));
+        const char *counts[] = {"2", "3", "7"};
+        for (int n = 0; n < 3; ++n) {
+            setenv("CMRSCL_THREADS", counts[n], 1);
+            CHECK_OK(cmrscl_csr_transpose(&cases[c].a, &many));
+            bool same =
+                many.nnz == one.nnz && many.rows == one.rows &&
+                !memcmp(many.row_ptr, one.row_ptr, sizeof(int64_t) * ((size_t)one.rows + 1)) &&
+                !memcmp(many.col_ind, one.col_ind, sizeof(int32_t) * (size_t)one.nnz) &&
+                !memcmp(many.values, one.values, sizeof(double) * (size_t)one.nnz);
+            CHECK_MSG(same, "%s: the transpose on %s threads differs from one thread's",
+                      cases[c].name, counts[n]);
+            cmrscl_csr_free(&many);
+        }
+        cmrscl_csr_free(&one);
+        cmrscl_csr_free(&cases[c].a);
+    }
+    if (keep)
+        setenv("CMRSCL_THREADS", keep, 1);
+    else
+        unsetenv("CMRSCL_THREADS");
+    free(keep);
 }
 
 /* A random vector of n elements, representable in p (so the reference sees what the device
@@ -326,6 +385,7 @@ int main(int argc, char **argv)
         return 2;
     if (prec == CMRSCL_FLOAT)
         test_host_transpose();
+    test_host_transpose_threads();
     cmrscl_context ctx;
     CHECK_OK(cmrscl_context_create(NULL, &ctx));
     if (test_failures)

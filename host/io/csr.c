@@ -178,25 +178,67 @@ void cmrscl_csr_free(cmrscl_csr *csr)
 
 /* ---- the transpose ---- */
 
-/* The transpose on the host's threads: thread t owns a range of its rows (A's columns) and
- * walks all of A twice - counting its rows' entries, then placing them - so each row is filled
- * by one thread in A's row order, the serial counting sort's result (repeated entries in A's
- * order) whatever the threads. Every thread streams A's columns, a read it shares with the
- * others; what it writes is its own. */
+/* A counting sort by column on the host's threads, each entry of a column placed in A's row
+ * order - the serial sort's result whatever the threads. Two ways to share it out:
+ *   - by A's rows (the usual): thread t counts the columns of its rows in a histogram of its
+ *     own, the histograms' running sums give each thread its slot in every column, and each
+ *     thread places its rows' entries there: A read twice in all. The histograms take
+ *     threads x columns words, so as many threads as keep them within TRANSPOSE_HISTOGRAM
+ *     words an entry;
+ *   - by columns, where even two histograms would not fit (a wide matrix of few entries):
+ *     thread t owns a range of A's columns and walks all of A twice, counting then placing
+ *     its own - every thread streams all of A, a read that grows with the threads. */
+#define TRANSPOSE_HISTOGRAM 2
 typedef struct transpose_job {
     const cmrscl_csr *a;
     cmrscl_csr *t;
-    bool fill; /* the second pass: t.row_ptr holds the rows' starts */
+    int64_t **count; /* by rows: each thread's histogram, then its next slot in each column */
+    int threads;
+    int pass; /* by rows: 0 count, 1 running sums, 2 place; by columns: 0 count, 2 place */
 } transpose_job;
 
-static void transpose_share(void *ctx, int thread, int threads)
+static void transpose_by_rows(void *ctx, int thread, int threads)
+{
+    const transpose_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    cmrscl_csr *t = j->t;
+    int64_t lo, hi;
+    if (j->pass == 1) { /* a range of columns: the threads' counts into running sums */
+        cmrs_parallel_range(t->rows, thread, threads, &lo, &hi);
+        for (int64_t c = lo; c < hi; ++c) {
+            int64_t sum = 0;
+            for (int u = 0; u < j->threads; ++u) {
+                int64_t n = j->count[u][c];
+                j->count[u][c] = sum, sum += n;
+            }
+            t->row_ptr[c + 1] = sum;
+        }
+        return;
+    }
+    int64_t *count = j->count[thread];
+    cmrs_parallel_range(a->rows, thread, threads, &lo, &hi);
+    if (j->pass == 0) {
+        for (int64_t k = a->row_ptr[lo]; k < a->row_ptr[hi]; ++k)
+            ++count[a->col_ind[k]];
+        return;
+    }
+    for (int64_t i = lo; i < hi; ++i)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            int32_t c = a->col_ind[k];
+            int64_t slot = t->row_ptr[c] + count[c]++;
+            t->col_ind[slot] = (int32_t)i;
+            t->values[slot] = a->values[k];
+        }
+}
+
+static void transpose_by_columns(void *ctx, int thread, int threads)
 {
     const transpose_job *j = ctx;
     const cmrscl_csr *a = j->a;
     cmrscl_csr *t = j->t;
     int64_t lo, hi;
     cmrs_parallel_range(t->rows, thread, threads, &lo, &hi);
-    if (!j->fill) {
+    if (j->pass == 0) {
         for (int64_t k = 0; k < a->nnz; ++k)
             if (a->col_ind[k] >= lo && a->col_ind[k] < hi)
                 ++t->row_ptr[a->col_ind[k] + 1];
@@ -210,6 +252,29 @@ static void transpose_share(void *ctx, int thread, int threads)
                 t->col_ind[slot] = i;
                 t->values[slot] = a->values[k];
             }
+}
+
+/* By rows on `threads` threads' histograms; false (nothing done) when they cannot be had. */
+static bool transpose_rows(const cmrscl_csr *a, cmrscl_csr *t, int threads)
+{
+    int64_t **count = calloc((size_t)threads, sizeof *count);
+    bool ok = count != NULL;
+    for (int u = 0; ok && u < threads; ++u)
+        ok = (count[u] = calloc((size_t)t->rows + 1, sizeof(int64_t))) != NULL;
+    if (ok) {
+        transpose_job job = {a, t, count, threads, 0};
+        cmrs_parallel_run(threads, transpose_by_rows, &job);
+        job.pass = 1;
+        cmrs_parallel_run(threads, transpose_by_rows, &job);
+        for (int32_t c = 0; c < t->rows; ++c)
+            t->row_ptr[c + 1] += t->row_ptr[c];
+        job.pass = 2;
+        cmrs_parallel_run(threads, transpose_by_rows, &job);
+    }
+    for (int u = 0; count && u < threads; ++u)
+        free(count[u]);
+    free(count);
+    return ok;
 }
 
 cmrscl_status cmrscl_csr_transpose(const cmrscl_csr *a, cmrscl_csr *out)
@@ -231,18 +296,20 @@ cmrscl_status cmrscl_csr_transpose(const cmrscl_csr *a, cmrscl_csr *out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
                            "no memory for the transpose of %lld entries", (long long)a->nnz);
     }
-    /* A counting sort by column: row_ptr[c + 1] counts column c, the prefix sums make them
-     * the rows' starts, the fill places each entry and leaves row_ptr[c] at row c's end. */
     int threads = threads_for(a->nnz);
-    transpose_job job = {a, &t, false};
-    cmrs_parallel_run(threads, transpose_share, &job);
-    for (int32_t c = 0; c < t.rows; ++c)
-        t.row_ptr[c + 1] += t.row_ptr[c];
-    job.fill = true;
-    cmrs_parallel_run(threads, transpose_share, &job);
-    for (int32_t c = t.rows; c > 0; --c)
-        t.row_ptr[c] = t.row_ptr[c - 1];
-    t.row_ptr[0] = 0;
+    int64_t fit = TRANSPOSE_HISTOGRAM * a->nnz / ((int64_t)t.rows + 1);
+    int by_rows = fit < threads ? (int)fit : threads;
+    if (threads == 1 || by_rows < 2 || !transpose_rows(a, &t, by_rows)) {
+        transpose_job job = {a, &t, NULL, threads, 0};
+        cmrs_parallel_run(threads, transpose_by_columns, &job);
+        for (int32_t c = 0; c < t.rows; ++c)
+            t.row_ptr[c + 1] += t.row_ptr[c];
+        job.pass = 2;
+        cmrs_parallel_run(threads, transpose_by_columns, &job);
+        for (int32_t c = t.rows; c > 0; --c)
+            t.row_ptr[c] = t.row_ptr[c - 1];
+        t.row_ptr[0] = 0;
+    }
     *out = t;
     return CMRSCL_OK;
 }
