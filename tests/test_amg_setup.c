@@ -1,10 +1,10 @@
 /* test_amg_setup.c - the host AMG hierarchy (issue 57) on generated matrices: Galerkin
  * operators symmetric, tentative prolongators that partition the rows with unit columns,
  * shrinking levels, complexities recomputed here, a second setup (on 3 threads) bit for bit the
- * same, AMG-preconditioned CG converging in few iterations (far fewer than plain CG), and bad input
- * refused with a message that names it.
- *     test_amg_setup [SPEC...]   with specs: only print each one's hierarchy and iterations
- *                                (python/benchmarks/compare_pyamg.py reads that line) */
+ * same, the sparse product against a dense one and the same bits on any threads, AMG-preconditioned
+ * CG converging in few iterations (far fewer than plain CG), and bad input refused with a message
+ * that names it. test_amg_setup [SPEC...]   with specs: only print each one's hierarchy and
+ * iterations (python/benchmarks/compare_pyamg.py reads that line) */
 #include "precond/precond.h"
 #include "test_util.h"
 
@@ -95,6 +95,92 @@ static void check_hierarchy(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, co
     CHECK(fabs(h->grid_complexity - rows / (double)a->rows) < 1e-15);
     CHECK_MSG(h->coarse_rows <= 500 || h->levels == 10, "%s: coarsest level %d rows", what,
               (int)h->coarse_rows);
+}
+
+/* A rows x cols matrix of random entries, row i holding 1 + i % longest of them (repeats
+ * merged away: canonical CSR), values in [-1, 1]. */
+static cmrscl_csr random_sparse(int32_t rows, int32_t cols, int longest)
+{
+    cmrscl_csr a = {rows,
+                    cols,
+                    0,
+                    malloc(sizeof(int64_t) * ((size_t)rows + 1)),
+                    malloc(sizeof(int32_t) * (size_t)rows * longest),
+                    malloc(sizeof(double) * (size_t)rows * longest)};
+    char *seen = calloc((size_t)cols, 1);
+    a.row_ptr[0] = 0;
+    for (int32_t i = 0; i < rows; ++i) {
+        int64_t begin = a.nnz;
+        for (int e = 0; e <= i % longest; ++e) {
+            int32_t j = (int32_t)(test_uniform(0, 1) * cols) % cols;
+            if (seen[j])
+                continue;
+            seen[j] = 1;
+            int64_t k = a.nnz++; /* kept ascending */
+            for (; k > begin && a.col_ind[k - 1] > j; --k)
+                a.col_ind[k] = a.col_ind[k - 1], a.values[k] = a.values[k - 1];
+            a.col_ind[k] = j, a.values[k] = test_uniform(-1, 1);
+        }
+        for (int64_t k = begin; k < a.nnz; ++k)
+            seen[a.col_ind[k]] = 0;
+        a.row_ptr[i + 1] = a.nnz;
+    }
+    free(seen);
+    return a;
+}
+
+/* The sparse product against a dense one, on rows short and long (past INSERTION_ROW, and
+ * many more columns than a thread's first guess at its share), canonical CSR, the same bits
+ * on 1, 2, 3 and 7 threads. */
+static void test_products(void)
+{
+    test_seed(57);
+    cmrscl_csr a = random_sparse(3000, 400, 9), b = random_sparse(400, 350, 60);
+    double *dense = calloc((size_t)a.rows * b.cols, sizeof(double));
+    for (int32_t i = 0; i < a.rows; ++i)
+        for (int64_t ka = a.row_ptr[i]; ka < a.row_ptr[i + 1]; ++ka)
+            for (int64_t kb = b.row_ptr[a.col_ind[ka]]; kb < b.row_ptr[a.col_ind[ka] + 1]; ++kb)
+                dense[(size_t)i * b.cols + b.col_ind[kb]] += a.values[ka] * b.values[kb];
+    const char *saved = getenv("CMRSCL_THREADS");
+    char *keep = saved ? strdup(saved) : NULL;
+    const char *counts[] = {"1", "2", "3", "7"};
+    cmrscl_csr first = {0};
+    for (int n = 0; n < 4; ++n) {
+        setenv("CMRSCL_THREADS", counts[n], 1);
+        cmrscl_csr c;
+        CHECK_OK(cmrs_amg_spgemm(&a, &b, &c));
+        double worst = 0;
+        int64_t stored = 0, bad_order = 0;
+        for (int32_t i = 0; i < c.rows; ++i)
+            for (int64_t k = c.row_ptr[i]; k < c.row_ptr[i + 1]; ++k) {
+                bad_order += k > c.row_ptr[i] && c.col_ind[k] <= c.col_ind[k - 1];
+                worst = fmax(worst, fabs(c.values[k] - dense[(size_t)i * b.cols + c.col_ind[k]]));
+            }
+        for (size_t e = 0; e < (size_t)a.rows * b.cols; ++e)
+            stored += dense[e] != 0;
+        CHECK_MSG(c.rows == a.rows && c.cols == b.cols && !bad_order && worst < 1e-13 &&
+                      c.nnz >= stored,
+                  "product on %s threads: %lld entries (%lld nonzero in the dense one), %lld out "
+                  "of order, worst difference %g",
+                  counts[n], (long long)c.nnz, (long long)stored, (long long)bad_order, worst);
+        if (n == 0) {
+            first = c;
+            continue;
+        }
+        bool same = c.nnz == first.nnz &&
+                    !memcmp(c.row_ptr, first.row_ptr, sizeof(int64_t) * ((size_t)c.rows + 1)) &&
+                    !memcmp(c.col_ind, first.col_ind, sizeof(int32_t) * (size_t)c.nnz) &&
+                    !memcmp(c.values, first.values, sizeof(double) * (size_t)c.nnz);
+        CHECK_MSG(same, "product on %s threads differs from one thread's", counts[n]);
+        cmrscl_csr_free(&c);
+    }
+    if (keep)
+        setenv("CMRSCL_THREADS", keep, 1);
+    else
+        unsetenv("CMRSCL_THREADS");
+    free(keep);
+    cmrscl_csr_free(&first), cmrscl_csr_free(&a), cmrscl_csr_free(&b);
+    free(dense);
 }
 
 /* Iterations of CG to rtol 1e-8 on b = A * ones from x = 0, with and without AMG. */
@@ -419,6 +505,7 @@ int main(int argc, char **argv)
     report("stencil5:64", &o, &plain_aggregation);
     CHECK(plain_aggregation > 0 && plain_aggregation < 200);
     test_spectral_radius();
+    test_products();
     test_rigid_body();
     test_bad_input();
     return test_finish("amg_setup");
