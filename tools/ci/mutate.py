@@ -121,7 +121,8 @@ MUTATIONS = [
     Mutation("sparse product: a thread's last value not copied to its place",
              "host/precond/amg_spgemm.c",
              "memcpy(j->c->values + at, out->val, (size_t)out->n * sizeof(double));",
-             "memcpy(j->c->values + at, out->val, (size_t)(out->n - (thread > 0)) * sizeof(double));",
+             "memcpy(j->c->values + at, out->val, (size_t)(out->n - (thread > 0)) * "
+             "sizeof(double));",
              "^(amg_setup)$"),
     Mutation("the reference: the rows' rounding not carried", "host/io/csr.c",
              "    return isfinite(next) ? next + rest : next;", "    return next;", "^(check)$"),
