@@ -216,8 +216,9 @@ CMRSCL_API cmrscl_status cmrscl_dist_spmv_time(cmrscl_dist_matrix m, double alph
  * (CMRSCL_METHOD_GMRES, opt->restart), the last two without a preconditioner (one fails with
  * ERROR_UNSUPPORTED). AMG is block Jacobi across the ranks: each rank's block (its rows and
  * columns) preconditioned by an AMG V-cycle on its device - opt->precond, this rank's own
- * (cmrscl_precond_create_amg on the local block of cmrscl_dist_blocks; another size fails with
- * ERROR_INVALID_ARGUMENT), or, NULL, one built with the default options from the block read
+ * (cmrscl_precond_create_amg on the local block of cmrscl_dist_blocks; one of another size or
+ * precision fails with ERROR_INVALID_ARGUMENT, of another context with ERROR_CONTEXT_MISMATCH:
+ * cmrscl_precond_check), or, NULL, one built with the default options from the block read
  * back at the first such solve and kept with the matrix; two MPI_Allgather an iteration. b and x
  * hold this rank's local_rows entries, buffers of the context in the precision; x holds x0 on
  * entry and the solution on return. The options and the result are the single-device

@@ -496,10 +496,9 @@ static void check_refusals(cmrscl_context ctx)
     CHECK_OK(cmrscl_context_create(NULL, &other_ctx));
     if (other_ctx)
         CHECK_OK(cmrscl_precond_create_amg(other_ctx, prec, &a, NULL, &foreign));
-    const char *flip_says = flip == CMRSCL_DOUBLE ? "made for 256 rows in double; the matrix has "
-                                                    "256 rows in float"
-                                                  : "made for 256 rows in float; the matrix has "
-                                                    "256 rows in double";
+    char flip_says[128];
+    snprintf(flip_says, sizeof flip_says, "made for %d rows in %s; the matrix has %d rows in %s",
+             (int)a.rows, cmrscl_precision_name(flip), (int)a.rows, cmrscl_precision_name(prec));
     struct {
         cmrscl_precond p;
         cmrscl_status want;

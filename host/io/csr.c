@@ -180,12 +180,12 @@ void cmrscl_csr_free(cmrscl_csr *csr)
 
 /* A counting sort by column on the host's threads, each entry of a column placed in A's row
  * order - the serial sort's result whatever the threads. Two ways to share it out:
- *   - by A's rows (the usual): thread t counts the columns of its rows in a histogram of its
- *     own, the histograms' running sums give each thread its slot in every column, and each
- *     thread places its rows' entries there: A read twice in all. The histograms take
- *     threads x columns words of 8 bytes for the while, so as many threads as keep them
- *     within TRANSPOSE_HISTOGRAM words an entry: at most 16 bytes an entry beside the
- *     transpose's own 12 (docs/dev/PERFORMANCE.md, TRANSPOSE_HISTOGRAM);
+ *   - by A's rows (the usual; each thread an equal share of the entries): thread t counts the
+ *     columns of its rows in a histogram of its own, the histograms' running sums give each thread
+ * its slot in every column, and each thread places its rows' entries there: A read twice in all.
+ * The histograms take threads x columns words of 8 bytes for the while, so as many threads as keep
+ * them within TRANSPOSE_HISTOGRAM words an entry: at most 16 bytes an entry beside the transpose's
+ * own 12 (docs/dev/PERFORMANCE.md, TRANSPOSE_HISTOGRAM);
  *   - by columns, where even two histograms would not fit (a wide matrix of few entries):
  *     thread t owns a range of A's columns and walks all of A twice, counting then placing
  *     its own - every thread streams all of A, a read that grows with the threads. */
@@ -217,7 +217,7 @@ static void transpose_by_rows(void *ctx, int thread, int threads)
         return;
     }
     int64_t *count = j->count[thread];
-    cmrs_parallel_range(a->rows, thread, threads, &lo, &hi);
+    entry_share(a->row_ptr, a->rows, thread, threads, &lo, &hi);
     if (j->pass == 0) {
         for (int64_t k = a->row_ptr[lo]; k < a->row_ptr[hi]; ++k)
             ++count[a->col_ind[k]];

@@ -39,7 +39,12 @@ static cmrscl_status p_kernel(cmrscl_solver s, int which, cl_uint first, cl_uint
 
 cmrscl_status cmrs_solve_precond_check(const cmrscl_solver s)
 {
-    return cmrscl_precond_check(s->opt.precond, s->ctx, s->precision, (int32_t)s->n);
+    cmrscl_status st = cmrscl_precond_check(s->opt.precond, s->ctx, s->precision, (int32_t)s->n);
+    if (st == CMRSCL_OK)
+        return st;
+    char why[512]; /* the message, copied: cmrscl_fail writes where it lies */
+    snprintf(why, sizeof why, "%s", cmrscl_last_error());
+    return cmrscl_fail(st, "%s: %s", s->method->name, why);
 }
 
 cmrscl_status cmrs_solve_precondition(cmrscl_solver s, cl_mem r, cl_mem z)

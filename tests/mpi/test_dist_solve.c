@@ -290,7 +290,9 @@ static void amg_cases(void)
                     "made for 27 rows in float");
     /* one of the block's size, but in double for a float matrix */
     cmrscl_dist_plan plan;
-    if (dm && fp64 && cmrscl_dist_matrix_plan(dm, &plan) == CMRSCL_OK && plan.local_rows > 0) {
+    int can = dm && fp64 && cmrscl_dist_matrix_plan(dm, &plan) == CMRSCL_OK && plan.local_rows > 0;
+    MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD); /* all or none */
+    if (can) {
         int32_t n = plan.local_rows;
         cmrscl_csr diag = {n,
                            n,
@@ -303,7 +305,9 @@ static void amg_cases(void)
         cmrscl_precond twice = NULL;
         CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &diag, NULL, &twice));
         o.precond = twice;
-        if (twice)
+        int made = twice != NULL;
+        MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (made)
             check_fails("an AMG in double", dm, &o, false, false, CMRSCL_ERROR_INVALID_ARGUMENT,
                         "rows in double; the matrix has");
         cmrscl_precond_free(twice);
