@@ -180,12 +180,13 @@ void cmrscl_csr_free(cmrscl_csr *csr)
 
 /* A counting sort by column on the host's threads, each entry of a column placed in A's row
  * order - the serial sort's result whatever the threads. Two ways to share it out:
- *   - by A's rows (the usual; each thread an equal share of the entries): thread t counts the
- *     columns of its rows in a histogram of its own, the histograms' running sums give each thread
- * its slot in every column, and each thread places its rows' entries there: A read twice in all.
- * The histograms take threads x columns words of 8 bytes for the while, so as many threads as keep
- * them within TRANSPOSE_HISTOGRAM words an entry: at most 16 bytes an entry beside the transpose's
- * own 12 (docs/dev/PERFORMANCE.md, TRANSPOSE_HISTOGRAM);
+ *   - by A's rows (the usual; each thread an equal share of the entries): thread t counts
+ *     the columns of its rows in a histogram of its own, the histograms' running sums give
+ *     each thread its slot in every column, and each thread places its rows' entries there:
+ *     A read twice in all. The histograms take threads x columns words of 8 bytes for the
+ *     while, so as many threads as keep them within TRANSPOSE_HISTOGRAM words an entry: at
+ *     most 16 bytes an entry beside the transpose's own 12 (docs/dev/PERFORMANCE.md,
+ *     TRANSPOSE_HISTOGRAM);
  *   - by columns, where even two histograms would not fit (a wide matrix of few entries):
  *     thread t owns a range of A's columns and walks all of A twice, counting then placing
  *     its own - every thread streams all of A, a read that grows with the threads. */
