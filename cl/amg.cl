@@ -84,45 +84,6 @@ __kernel void amg_coarse(const uint n, __global const real_t *restrict inv,
         x[row] = part[id];
 }
 
-/* Lanczos on D^-1 A for level 0's rho, on its device matrix (host/precond/amg_rho_device.c;
- * amg_rho.c's passes, the same expressions): after y = A (sv v), u = D^-1 y, and the group's
- * sums of (sv v) y, (sv v)^2 / dinv and u^2 into sums[4 group] - the host adds the groups'. */
-__kernel void amg_rho_product(const uint n, const real_t sv, __global const real_t *restrict dinv,
-                              __global const real_t *restrict v, __global const real_t *restrict y,
-                              __global real_t *restrict u, __global real_t *restrict sums)
-{
-    __local real4_t scratch[WG_SIZE];
-    const uint i = get_global_id(0);
-    real4_t acc = (real4_t)0;
-    if (i < n) {
-        const real_t vi = sv * v[i], av = y[i], ui = av * dinv[i];
-        u[i] = ui;
-        acc = (real4_t)(vi * av, vi * vi / dinv[i], ui * ui, 0);
-    }
-    const real4_t sum = group_sum4(acc, scratch, WG_SIZE);
-    if (get_local_id(0) == 0)
-        vstore4(sum, get_group_id(0), sums);
-}
-
-/* Lanczos' update: w = su u - av v - bp p over p, and the group's sum of w^2 / dinv. */
-__kernel void amg_rho_update(const uint n, const real_t su, const real_t av, const real_t bp,
-                             __global const real_t *restrict dinv, __global const real_t *restrict u,
-                             __global const real_t *restrict v, __global real_t *restrict p,
-                             __global real_t *restrict sums)
-{
-    __local real4_t scratch[WG_SIZE];
-    const uint i = get_global_id(0);
-    real4_t acc = (real4_t)0;
-    if (i < n) {
-        const real_t w = su * u[i] - av * v[i] - bp * p[i];
-        p[i] = w;
-        acc.s0 = w * w / dinv[i];
-    }
-    const real4_t sum = group_sum4(acc, scratch, WG_SIZE);
-    if (get_local_id(0) == 0)
-        vstore4(sum, get_group_id(0), sums);
-}
-
 #if AMG_MIXED
 /* A float cycle under a double solve: r narrowed to the cycle's b, its x widened to z. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

@@ -74,9 +74,7 @@ typedef struct cmrscl_amg_info {
     uint64_t
         device_bytes; /* device memory of the hierarchy: operators, vectors (not a borrowed A) */
     cmrscl_precision cycle_precision; /* the hierarchy's values (float with float_cycle) */
-    /* the levels' diagonals and spectral radii (on the host; level 0's radius on a GPU where
-     * options.matrix is given in double: Lanczos on that matrix) */
-    double seconds_smoother;
+    double seconds_smoother;          /* the levels' diagonals and spectral radii (on the host) */
     /* each level's estimate of rho(D^-1 A), from below (Lanczos for a symmetric A, else the
      * power method), which weighs its smoothers (Jacobi: 4/3 / rho; Chebyshev: [1/30, 1.1] x
      * rho) */

@@ -70,30 +70,23 @@ static cmrscl_status vector(const cmrs_amg_device *d, size_t n, cl_mem *out)
 /* The coarse solve's work-items a row (cl/amg.cl, amg_coarse): a warp's width, at most the
  * group (both powers of two); one a row left the loads of its long chain of additions exposed
  * (docs/dev/PERFORMANCE.md, COARSE_LANES). */
-static size_t lanes_for(size_t local) { return local < 32 ? local : 32; }
-static size_t coarse_lanes(const cmrs_amg_device *d) { return lanes_for(d->local); }
-
-cmrscl_status cmrs_amg_program(cmrscl_context ctx, cmrscl_precision precision, bool mixed,
-                               size_t *local, cl_program *program)
-{
-    *local = AMG_GROUP;
-    while (*local > 1 && *local > ctx->info.max_work_group_size)
-        *local /= 2;
-    char options[192];
-    snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DCOARSE_LANES=%zu -DVALUE_DOUBLE=%d "
-             "-DAMG_MIXED=%d",
-             *local, lanes_for(*local), precision == CMRSCL_DOUBLE, mixed);
-    double seconds;
-    cmrscl_program_source from;
-    return cmrs_program_get(ctx, "amg.cl", options, program, &seconds, &from);
-}
+static size_t coarse_lanes(const cmrs_amg_device *d) { return d->local < 32 ? d->local : 32; }
 
 /* cl/amg.cl's kernels for the precision, each run in groups of `local`. */
 static cmrscl_status make_kernels(cmrs_amg_device *d)
 {
+    d->local = AMG_GROUP;
+    while (d->local > 1 && d->local > d->ctx->info.max_work_group_size)
+        d->local /= 2;
+    char options[192];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%zu -DCOARSE_LANES=%zu -DVALUE_DOUBLE=%d "
+             "-DAMG_MIXED=%d",
+             d->local, coarse_lanes(d), d->precision == CMRSCL_DOUBLE, d->mixed);
     cl_program program; /* owned by the context's cache */
-    cmrscl_status st = cmrs_amg_program(d->ctx, d->precision, d->mixed, &d->local, &program);
+    double seconds;
+    cmrscl_program_source from;
+    cmrscl_status st = cmrs_program_get(d->ctx, "amg.cl", options, &program, &seconds, &from);
     const char *names[] = {"amg_presmooth", "amg_jacobi", "amg_coarse", "amg_cheb_first",
                            "amg_cheb",      "amg_narrow", "amg_widen"};
     cl_kernel *kernels[] = {&d->presmooth, &d->jacobi, &d->coarse, &d->cheb_first,

@@ -22,9 +22,7 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
                               .min_coarsening = 0.9,
                               .near_null_count = 1,
                               .near_null = NULL,
-                              .block_size = 1,
-                              .level0_rho = NULL,
-                              .level0_rho_arg = NULL};
+                              .block_size = 1};
 }
 
 static cmrscl_status check_options(const cmrs_amg_options *o)
@@ -235,9 +233,7 @@ static cmrscl_status level_smoother(cmrs_amg_hierarchy *h, int l, const cmrs_amg
     cmrscl_status st = cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv);
     if (st == CMRSCL_OK && l == 0)
         st = cmrs_amg_symmetric(&lv->A, &h->symmetric);
-    if (st == CMRSCL_OK && l == 0 && h->symmetric && o->level0_rho)
-        st = o->level0_rho(o->level0_rho_arg, lv->diag_inv, o->rho_steps, &lv->rho);
-    else if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK)
         st = cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, h->symmetric, o->rho_steps, &lv->rho);
     lv->jacobi_omega = o->jacobi_scale / lv->rho;
     return st;

@@ -35,11 +35,6 @@ typedef struct cmrs_amg_options {
     const double *near_null;
     /* unknowns a node of level 0 (consecutive rows), aggregated together: 1 each row alone */
     int block_size;
-    /* Level 0's estimate of rho by another way than the host's passes where level 0 is
-     * symmetric (the device's, on the level-0 matrix there: cmrs_amg_device_rho), with arg;
-     * NULL: the host's. */
-    cmrscl_status (*level0_rho)(void *arg, const double *diag_inv, int steps, double *rho);
-    void *level0_rho_arg;
 } cmrs_amg_options;
 
 typedef struct cmrs_amg_level {
@@ -272,14 +267,6 @@ typedef struct cmrs_amg_device {
  * of an apply are in `caller` precision (double around a float cycle: level 0 has vectors of
  * its own, converted to and from). a0: level 0's A already on the device (borrowed), or NULL
  * for a copy of h's. h may be freed afterwards. On failure *out is empty. */
-/* cl/amg.cl built for the precision (mixed: a float cycle under double solves), in groups
- * of *local work-items; the program is the context's cache's. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_program(cmrscl_context ctx, cmrscl_precision precision,
-                                             bool mixed, size_t *local, cl_program *program);
-/* Level 0's rho(D^-1 A) by Lanczos on its device matrix a0 (double; symmetric): `steps` of
- * amg_rho.c's steps, its passes as kernels (amg_rho_device.c). */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_rho(cmrscl_matrix a0, const double *diag_inv, int steps,
-                                                double *rho);
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                                                   cmrscl_precision cycle,
                                                   const cmrs_amg_hierarchy *h, cmrscl_matrix a0,

@@ -62,26 +62,6 @@ static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options 
     return CMRSCL_OK;
 }
 
-/* Level 0's rho on its device matrix (cmrs_amg_options.level0_rho). */
-static cmrscl_status level0_rho_on_device(void *a0, const double *diag_inv, int steps, double *rho)
-{
-    return cmrs_amg_device_rho(a0, diag_inv, steps, rho);
-}
-
-/* Whether level 0's Lanczos runs on its device matrix: in double only (float's products would
- * round the estimate), and on GPUs - on a CPU device the host's own passes were faster than the
- * same CPU's OpenCL (docs/dev/PERFORMANCE.md, "Lanczos on the device").
- * CMRSCL_AMG_DEVICE_RHO=0|1 decides instead (the tests' way to take either on any device). */
-static bool rho_on_device(cmrscl_context ctx, cmrscl_precision precision)
-{
-    const char *forced = getenv("CMRSCL_AMG_DEVICE_RHO");
-    if (precision != CMRSCL_DOUBLE)
-        return false;
-    if (forced && *forced)
-        return atoi(forced) != 0;
-    return (ctx->info.type & CL_DEVICE_TYPE_GPU) != 0;
-}
-
 /* A borrowed level-0 matrix must be a's, in the precision and context. */
 static cmrscl_status check_level0(cmrscl_context ctx, cmrscl_precision precision,
                                   const cmrscl_csr *a, cmrscl_matrix m)
@@ -177,10 +157,6 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     cmrscl_status st = amg_options(opt, &o, &level0);
     if (st == CMRSCL_OK && level0)
         st = check_level0(ctx, precision, a, level0);
-    if (st == CMRSCL_OK && level0 && rho_on_device(ctx, precision)) {
-        o.level0_rho = level0_rho_on_device;
-        o.level0_rho_arg = level0;
-    }
     if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
         level0 = NULL; /* the float cycle needs a float copy */
     cmrs_amg_hierarchy h = {0};
