@@ -122,7 +122,8 @@ cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmetric)
 
 /* ---- the estimate ---- */
 
-void cmrs_amg_start_vector(double *x, size_t n)
+/* A rough start in (-1, 1), from a hash of the index: rich in every frequency. */
+static void start_vector(double *x, size_t n)
 {
     for (size_t i = 0; i < n; ++i) {
         uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -141,8 +142,8 @@ typedef struct rho_job {
     const cmrscl_csr *a;
     const double *diag_inv;
     double *v, *p, *u;
-    double sv, su, av, bp; /* v's and u's scales; Lanczos' update: alpha sv, beta sp */
-    double *sums;          /* 3 a piece */
+    double sv, sp, su, alpha, beta;
+    double *sums; /* 3 a piece */
 } rho_job;
 
 static void product_piece(void *ctx, int64_t piece)
@@ -172,7 +173,7 @@ static void update_piece(void *ctx, int64_t piece)
     const rho_job *j = ctx;
     int64_t begin, end;
     cmrs_amg_piece_rows(piece, j->a->rows, &begin, &end);
-    double wdw = 0, av = j->av, bp = j->bp, su = j->su;
+    double wdw = 0, av = j->alpha * j->sv, bp = j->beta * j->sp, su = j->su;
     for (int64_t i = begin; i < end; ++i) {
         double w = su * j->u[i] - av * j->v[i] - bp * j->p[i];
         j->p[i] = w;
@@ -219,66 +220,37 @@ static double tridiagonal_largest(const double *alpha, const double *beta, int k
     return hi;
 }
 
-cmrscl_status cmrs_amg_lanczos(const cmrs_lanczos_passes *p, int steps, double *estimate)
+static double lanczos(rho_job *j, int64_t pieces, int steps)
 {
     double alpha[AMG_MAX_RHO_STEPS] = {0}, beta[AMG_MAX_RHO_STEPS] = {0}, sum[3];
     int k = 0;
     /* the first product also measures v^T D v: v is normalised (v^T D v = 1) by scales */
-    double sv = 1, sp = 0, su, a, b = 0;
-    cmrscl_status st = p->product(p->self, sv, sum);
-    if (st != CMRSCL_OK)
-        return st;
-    sv = su = 1.0 / sqrt(sum[1]);
-    a = sum[0] * sv * sv;
+    j->sv = 1, j->sp = 0, j->beta = 0;
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
+    add_sums(j, pieces, sum);
+    j->sv = j->su = 1.0 / sqrt(sum[1]);
+    j->alpha = sum[0] * j->sv * j->sv;
     for (; k < steps && k < AMG_MAX_RHO_STEPS; ++k) {
         if (k > 0) { /* u = D^-1 A v of the normalised v, alpha = v^T A v */
-            if ((st = p->product(p->self, sv, sum)) != CMRSCL_OK)
-                return st;
-            su = 1, a = sum[0];
+            cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
+            add_sums(j, pieces, sum);
+            j->su = 1, j->alpha = sum[0];
         }
-        alpha[k] = a;
-        if ((st = p->update(p->self, su, a * sv, b * sp, sum)) != CMRSCL_OK)
-            return st;
+        alpha[k] = j->alpha;
+        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, update_piece, j);
+        add_sums(j, pieces, sum);
         beta[k] = sqrt(sum[0]);
         if (!(beta[k] > 1e-14 * fabs(alpha[k]))) { /* an invariant subspace: T is exact */
             ++k;
             break;
         }
         /* p holds w: it becomes v (scale 1 / beta), v becomes p */
-        p->swap(p->self);
-        sp = sv, sv = 1.0 / beta[k], b = beta[k];
+        double *t = j->p;
+        j->p = j->v, j->sp = j->sv;
+        j->v = t, j->sv = 1.0 / beta[k];
+        j->beta = beta[k];
     }
-    *estimate = tridiagonal_largest(alpha, beta, k);
-    return CMRSCL_OK;
-}
-
-/* The host's passes for cmrs_amg_lanczos: the pieces on the host's threads, their sums added
- * in piece order. */
-static cmrscl_status host_product(void *self, double sv, double sums[3])
-{
-    rho_job *j = self;
-    j->sv = sv;
-    int64_t pieces = cmrs_amg_pieces(j->a->rows);
-    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
-    add_sums(j, pieces, sums);
-    return CMRSCL_OK;
-}
-
-static cmrscl_status host_update(void *self, double su, double av, double bp, double sums[3])
-{
-    rho_job *j = self;
-    j->su = su, j->av = av, j->bp = bp;
-    int64_t pieces = cmrs_amg_pieces(j->a->rows);
-    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, update_piece, j);
-    add_sums(j, pieces, sums);
-    return CMRSCL_OK;
-}
-
-static void host_swap(void *self)
-{
-    rho_job *j = self;
-    double *t = j->p;
-    j->p = j->v, j->v = t;
+    return tridiagonal_largest(alpha, beta, k);
 }
 
 static double power_method(rho_job *j, int64_t pieces, int steps)
@@ -308,16 +280,11 @@ cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_i
         free(v), free(u), free(p), free(sums);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
     }
-    cmrs_amg_start_vector(v, n);
+    start_vector(v, n);
     if (p) /* Lanczos' first step takes 0 times p: 0, not 0 times whatever malloc left */
         memset(p, 0, n * sizeof(double));
-    rho_job job = {a, diag_inv, v, p, u, 1, 1, 0, 0, sums};
-    double estimate = 0;
-    cmrs_lanczos_passes host = {&job, host_product, host_update, host_swap};
-    if (symmetric)
-        cmrs_amg_lanczos(&host, steps, &estimate); /* the host's passes never fail */
-    else
-        estimate = power_method(&job, pieces, steps);
+    rho_job job = {a, diag_inv, v, p, u, 1, 0, 1, 0, 0, sums};
+    double estimate = symmetric ? lanczos(&job, pieces, steps) : power_method(&job, pieces, steps);
     free(v), free(u), free(p), free(sums);
     *rho = estimate > 0 ? estimate : 1.0;
     return CMRSCL_OK;

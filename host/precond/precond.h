@@ -127,24 +127,6 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmet
  * quotient; 1 when the estimate is not positive. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_inv,
                                                      bool symmetric, int steps, double *rho);
-/* Lanczos' passes over the vectors v, p and u, wherever they live (the host's threads, or the
- * device: amg_rho_device.c). The scales make normalising cost no pass of its own: the true v is
- * sv times the stored one. */
-typedef struct cmrs_lanczos_passes {
-    void *self;
-    /* u = D^-1 A (sv v); sums = ((sv v)^T A (sv v), (sv v)^T D (sv v), u^T u) */
-    cmrscl_status (*product)(void *self, double sv, double sums[3]);
-    /* w = su u - av v - bp p, written over p; sums[0] = w^T D w */
-    cmrscl_status (*update)(void *self, double su, double av, double bp, double sums[3]);
-    void (*swap)(void *self); /* v and p trade places */
-} cmrs_lanczos_passes;
-/* `steps` Lanczos steps on D^-1 A from v (cmrs_amg_start_vector) and p = 0: the largest
- * eigenvalue of the tridiagonal matrix they build. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_lanczos(const cmrs_lanczos_passes *p, int steps,
-                                             double *estimate);
-/* Lanczos' and the power method's start: a rough vector in (-1, 1), from a hash of the index,
- * rich in every frequency. */
-CMRSCL_HIDDEN void cmrs_amg_start_vector(double *x, size_t n);
 
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 
