@@ -301,7 +301,7 @@ cmrscl_status cmrscl_csr_transpose(const cmrscl_csr *a, cmrscl_csr *out)
     int threads = threads_for(a->nnz);
     int64_t fit = TRANSPOSE_HISTOGRAM * a->nnz / ((int64_t)t.rows + 1);
     int by_rows = fit < threads ? (int)fit : threads;
-    if (threads == 1 || by_rows < 2 || !transpose_rows(a, &t, by_rows)) {
+    if (by_rows < 2 || !transpose_rows(a, &t, by_rows)) { /* one thread: by_rows is 1 */
         transpose_job job = {a, &t, NULL, threads, 0};
         cmrs_parallel_run(threads, transpose_by_columns, &job);
         for (int32_t c = 0; c < t.rows; ++c)

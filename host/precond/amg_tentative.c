@@ -25,9 +25,9 @@ static double candidate_at(const double *b, int32_t rows, int c, int32_t i)
  * pieces on the host's threads: no member lists, no gathers. */
 typedef struct single_job {
     const int32_t *aggregate;
-    const double *b, *norm; /* an aggregate's norm; 0 where its column is dropped */
-    const int32_t *first;   /* an aggregate's coarse row */
-    int64_t *piece_entries; /* first each piece's entries, then where they start */
+    const double *b, *norm;  /* an aggregate's norm; 0 where its column is dropped */
+    const int64_t *node_ptr; /* an aggregate's coarse row (its node's first) */
+    int64_t *piece_entries;  /* first each piece's entries, then where they start */
     cmrscl_csr *t;
     bool fill;
 } single_job;
@@ -42,7 +42,7 @@ static void single_piece(void *ctx, int64_t piece)
         int32_t g = j->aggregate[i];
         bool entry = g >= 0 && j->norm[g] != 0;
         if (j->fill && entry) {
-            j->t->col_ind[at] = j->first[g];
+            j->t->col_ind[at] = (int32_t)j->node_ptr[g];
             j->t->values[at] = candidate_at(j->b, j->t->rows, 0, (int32_t)i) / j->norm[g];
         }
         at += entry;
@@ -57,14 +57,13 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
                                       const double *b, cmrs_amg_coarse *out)
 {
     double *norm = calloc((size_t)count + 1, sizeof(double));
-    int32_t *first = cmrscl_alloc((size_t)count + 1, sizeof(int32_t));
     int64_t pieces = cmrs_amg_pieces(rows);
     int64_t *piece_entries = cmrscl_alloc((size_t)pieces + 1, sizeof(int64_t));
     cmrscl_csr *t = &out->t;
     *t = (cmrscl_csr){rows, 0, 0, cmrscl_alloc((size_t)rows + 1, sizeof(int64_t)), NULL, NULL};
     out->node_ptr = cmrscl_alloc((size_t)count + 1, sizeof(int64_t));
     cmrscl_status st = CMRSCL_OK;
-    if (!norm || !first || !piece_entries || !t->row_ptr || !out->node_ptr) {
+    if (!norm || !piece_entries || !t->row_ptr || !out->node_ptr) {
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
                          (int)rows);
         goto done;
@@ -78,7 +77,7 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
     for (int32_t g = 0; g < count; ++g) {
         double before = norm[g], n = sqrt(before);
         norm[g] = n > 0 && n > CANDIDATE_DROP * sqrt(before) ? n : 0;
-        first[g] = out->node_ptr[g] = coarse;
+        out->node_ptr[g] = coarse;
         coarse += norm[g] != 0;
     }
     out->node_ptr[count] = coarse;
@@ -90,8 +89,8 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
     }
     for (int32_t g = 0; g < count; ++g)
         if (norm[g] != 0)
-            out->b[first[g]] = norm[g];
-    single_job job = {aggregate, b, norm, first, piece_entries, t, false};
+            out->b[out->node_ptr[g]] = norm[g];
+    single_job job = {aggregate, b, norm, out->node_ptr, piece_entries, t, false};
     int threads = cmrs_parallel_threads();
     cmrs_parallel_pieces(threads, pieces, single_piece, &job);
     int64_t entries = 0;
@@ -111,7 +110,7 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
 done:
     if (st != CMRSCL_OK)
         cmrs_amg_coarse_free(out);
-    free(norm), free(first), free(piece_entries);
+    free(norm), free(piece_entries);
     return st;
 }
 
@@ -151,7 +150,7 @@ cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t
             member[at[i]] = i;
         }
     /* Gram-Schmidt on each aggregate's block of the candidates (modified: each column against
-     * the kept ones before it), R upper triangular; with one candidate, ||b_J|| and b_J / it */
+     * the kept ones before it), R upper triangular; the first column's norm from its own sum */
     int32_t coarse = 0;
     for (int32_t j = 0; j < count; ++j) {
         int64_t b0 = start[j], b1 = start[j + 1];
