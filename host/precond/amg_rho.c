@@ -14,7 +14,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* ---- the diagonal ---- */
 
@@ -122,13 +121,26 @@ cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmetric)
 
 /* ---- the estimate ---- */
 
-/* A rough start in (-1, 1), from a hash of the index: rich in every frequency. */
-static void start_vector(double *x, size_t n)
+/* A rough start v in (-1, 1), from a hash of the index: rich in every frequency; and p = 0
+ * where Lanczos keeps it (its first step takes 0 times p: 0, not 0 times whatever malloc
+ * left). Both in pieces on the host's threads: on one, the hash of a fine level's rows took
+ * longer than a Lanczos step. */
+typedef struct start_job {
+    double *v, *p;
+    int64_t rows;
+} start_job;
+
+static void start_piece(void *ctx, int64_t piece)
 {
-    for (size_t i = 0; i < n; ++i) {
-        uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
+    const start_job *j = ctx;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, j->rows, &begin, &end);
+    for (int64_t i = begin; i < end; ++i) {
+        uint64_t h = (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull;
         h ^= h >> 31;
-        x[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
+        j->v[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
+        if (j->p)
+            j->p[i] = 0;
     }
 }
 
@@ -273,16 +285,15 @@ cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_i
 {
     size_t n = (size_t)a->rows;
     int64_t pieces = cmrs_amg_pieces(a->rows);
-    double *v = cmrscl_alloc(n, sizeof(double)), *u = cmrscl_alloc(n, sizeof(double));
-    double *p = symmetric ? cmrscl_alloc(n, sizeof(double)) : NULL;
+    double *v = cmrs_parallel_alloc(n, sizeof(double)), *u = cmrs_parallel_alloc(n, sizeof(double));
+    double *p = symmetric ? cmrs_parallel_alloc(n, sizeof(double)) : NULL;
     double *sums = cmrscl_alloc((size_t)pieces * 3 + 3, sizeof(double));
     if (!v || !u || !sums || (symmetric && !p)) {
         free(v), free(u), free(p), free(sums);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
     }
-    start_vector(v, n);
-    if (p) /* Lanczos' first step takes 0 times p: 0, not 0 times whatever malloc left */
-        memset(p, 0, n * sizeof(double));
+    start_job start = {v, p, a->rows};
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, start_piece, &start);
     rho_job job = {a, diag_inv, v, p, u, 1, 0, 1, 0, 0, sums};
     double estimate = symmetric ? lanczos(&job, pieces, steps) : power_method(&job, pieces, steps);
     free(v), free(u), free(p), free(sums);
