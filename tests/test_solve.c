@@ -96,6 +96,18 @@ static void check_other_way(cmrscl_matrix m, const cmrscl_solve_options *o, cons
         snprintf(via, sizeof via, "%s GMRES vector kernels", atoi(value) ? "block" : "strided");
         CHECK_MSG(s->gmres_blocks == (unsigned)(atoi(value) != 0),
                   "%s: the solver did not take the %s when told to", what, via);
+    } else if (!strcmp(env, "CMRSCL_SOLVE_FOLD_LIMIT")) {
+        /* a grid of more work-groups than the limit walks group after group on as many as
+         * it allows, and the next kernel adds their sums (spmv_dots.c) */
+        size_t local, global, cl_local, cl_global;
+        cmrs_spmv_sizes(m, &local, &global, &cl_local, &cl_global);
+        snprintf(via, sizeof via, "grid capped at a fold limit of %s", value);
+        CHECK_MSG(s->product_groups <= (size_t)atoi(value) && s->sums == SUMS_FOLD,
+                  "%s: %zu work-groups past a fold limit of %s, its sums by path %d", what,
+                  s->product_groups, value, (int)s->sums);
+        if (global / local <= (size_t)atoi(value))
+            printf("%s: the fold limit's cap not exercised - the plan's grid is %zu work-groups\n",
+                   what, global / local);
     } else if (fused) {
         snprintf(via, sizeof via, "%s CG iteration", atoi(value) ? "fused" : "unfused");
         CHECK_MSG((s->fused[0].kernel != NULL) == (atoi(value) != 0),
@@ -225,6 +237,9 @@ static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *
                         s->gmres_blocks ? "0" : "1");
     cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_matrix_params(m, &p);
+    /* the segment family's grid past the fold limit (its solver products' full grid) */
+    if (p.kernel == CMRSCL_KERNEL_SEGMENT && p.long_strips == 0 && o->method != CMRSCL_METHOD_GMRES)
+        check_other_way(m, o, b, &res, &ra, what, "CMRSCL_SOLVE_FOLD_LIMIT", "2");
     /* (the fused iteration's families: not split, not the segment family's: solve_cg.c) */
     if (o->method == CMRSCL_METHOD_CG && p.long_strips == 0 && p.kernel != CMRSCL_KERNEL_SEGMENT)
         check_other_way(m, o, b, &res, &ra, what, "CMRSCL_SOLVE_FUSED",
@@ -261,6 +276,8 @@ static void solve_cases(cmrscl_context ctx)
         {"stencil7:10", CMRSCL_METHOD_BICGSTAB, 0, 0, 1e-8, CMRSCL_KERNEL_SEGMENT},
         {"cage8.mtx", CMRSCL_METHOD_GMRES, 0, 5, 1e-10, 0},
         {"convdiff:14", CMRSCL_METHOD_GMRES, 0, 10, 1e-10, CMRSCL_KERNEL_STRIP},
+        /* a segment grid of several work-groups on every device (past a fold limit of 2) */
+        {"stencil7:24", CMRSCL_METHOD_CG, 0, 0, 1e-8, CMRSCL_KERNEL_SEGMENT},
     };
     /* Double takes every case; float, where the device has double too, the even ones (every
      * method, the iteration counts checked in double only): the kernels' builds are most of

@@ -208,6 +208,16 @@ typedef struct product_kernels {
     bool local_sums;       /* the slice product's sums in local memory (-DDOTS_LOCAL_SUMS) */
 } product_kernels;
 
+/* A solver's product that leaves more real4s of partial sums than this leaves more than every
+ * work-group of the next kernel should add up itself: the solver then launches a reduction
+ * first (solve/solve.h, solve_reduce). The trade: an extra launch against every work-group
+ * reading them all (docs/dev/PERFORMANCE.md, SOLVE_FOLD_LIMIT). Where a family can walk group
+ * after group but its solver products keep their full grid (segment, MODULO; spmv_dots.c), a
+ * grid larger than this is capped at it instead: two launches an iteration, not three
+ * (SOLVE_FOLD_CAP). cmrs_solve_fold_limit: this, or CMRSCL_SOLVE_FOLD_LIMIT (for measuring,
+ * and the tests' way to take each path on small matrices). */
+#define SOLVE_FOLD_LIMIT 8192
+CMRSCL_HIDDEN size_t cmrs_solve_fold_limit(void);
 /* Built for the matrix's current plan with the extra options ("-DDOTS=2", "-DDIAGONAL=1"),
  * the matrix's arguments set. */
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra,

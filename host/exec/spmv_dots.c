@@ -50,6 +50,12 @@ void cmrs_product_kernels_release(product_kernels *k)
 #define SOLVE_LOCAL_SUMS_ROUNDS 24
 #define SOLVE_LOCAL_SUMS_WORDS 4
 
+size_t cmrs_solve_fold_limit(void)
+{
+    const char *fold = getenv("CMRSCL_SOLVE_FOLD_LIMIT");
+    return fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
+}
+
 /* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds
  * (*rounds). */
 static size_t capped_groups(size_t groups, size_t cap, size_t *rounds)
@@ -114,9 +120,11 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
      * products are capped where the device has NVIDIA's shuffles (variant_family.rounds_pay):
      * the capped grid's sums fold into the next kernel, where the full grid's many work-groups
      * needed solve_reduce's launch first - as fast or faster on an H200, with a launch less.
-     * The segment family's capped walk was slower there than its full grid with the launch;
-     * on CPUs the full grids are few work-groups anyway and the capped walks measured slower
-     * (docs/dev/PERFORMANCE.md, SOLVE_GROUP_ROUNDS). */
+     * The segment family's walk capped at the resident work-groups was slower there than its
+     * full grid with the launch; on CPUs the full grids are few work-groups anyway and the
+     * capped walks measured slower (docs/dev/PERFORMANCE.md, SOLVE_GROUP_ROUNDS). Those keep
+     * their full grid up to SOLVE_FOLD_LIMIT work-groups, and beyond walk as few rounds as
+     * bring it within (exec.h: the launch of solve_reduce saved for a round or two). */
     const variant_family *f = plan_family(p);
     const bool can_cap = f->strip_loop || (f->group_rounds && !fused && p->long_strips == 0);
     const bool caps = f->strip_loop || (f->rounds_pay && dev->warp_shuffle);
@@ -127,6 +135,8 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
                  !(p->stats.mu >= SOLVE_CAP_LONG_ROWS && p->nnz > SOLVE_CAP_LONG_NNZ(p->precision)))
             cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
                   d.local;
+        else if (!caps && d.global / d.local > cmrs_solve_fold_limit())
+            cap = cmrs_solve_fold_limit();
     }
     size_t rounds;
     size_t groups = capped_groups(d.global / d.local, cap, &rounds);

@@ -9,13 +9,10 @@
 
 #include "exec/exec.h"
 
-/* The products of a matrix whose product runs more work-groups than this leave more real4s
- * of partial sums than every work-group of the next kernel should add up itself: a
- * reduction kernel (solve_reduce) first cuts them to a few, each of its work-items adding
- * SOLVE_REDUCE_SHARE of them or more. The trade: an extra launch against every work-group
- * reading them all (docs/dev/PERFORMANCE.md, SOLVE_FOLD_LIMIT; the share's grid measured no
- * different from 1 to 4: SOLVE_REDUCE_SHARE). */
-#define SOLVE_FOLD_LIMIT 8192
+/* Past SOLVE_FOLD_LIMIT units (exec.h) a reduction kernel (solve_reduce) first cuts the
+ * product's real4s to a few, each of its work-items adding SOLVE_REDUCE_SHARE of them or more
+ * (the share's grid measured no different from 1 to 4: docs/dev/PERFORMANCE.md,
+ * SOLVE_REDUCE_SHARE). */
 #define SOLVE_REDUCE_SHARE 4
 /* Where the device lets a product's units add their real4s up themselves (cl/dots.cl,
  * DOTS_CHAIN), they number at most SOLVE_CHAIN_LIMIT and the method's next kernels wait for

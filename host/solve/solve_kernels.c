@@ -78,11 +78,10 @@ void cmrs_solve_choose_sums(cmrscl_solver s)
     /* for measuring the limits and for the tests of each path: CMRSCL_SOLVE_FOLD_LIMIT,
      * _CHAIN_LIMIT, _REDUCE_SHARE, and CMRSCL_SOLVE_SUMS=fold|reduce|chain (chain: where the
      * device lets it) */
-    const char *fold = getenv("CMRSCL_SOLVE_FOLD_LIMIT"),
-               *chain = getenv("CMRSCL_SOLVE_CHAIN_LIMIT");
+    const char *chain = getenv("CMRSCL_SOLVE_CHAIN_LIMIT");
     const char *per_item = getenv("CMRSCL_SOLVE_REDUCE_SHARE"), *sums = getenv("CMRSCL_SOLVE_SUMS");
     size_t units = s->product_groups;
-    size_t fold_limit = fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
+    size_t fold_limit = cmrs_solve_fold_limit();
     size_t chain_limit = chain && *chain ? strtoull(chain, NULL, 10) : SOLVE_CHAIN_LIMIT;
     /* the chain paid on NVIDIA, for the methods whose kernels wait for the sums (solve.h),
      * where a product's units are its warps; on a capped grid's work-groups, each unit after a
