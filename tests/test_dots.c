@@ -66,7 +66,7 @@ static void check_same_sums(cmrscl_matrix m, const char *opt, const product_kern
     CHECK_OK(cmrscl_context_cl(m->ctx, &c, &q));
     product_kernels r;
     setenv("CMRSCL_SOLVE_LOCAL_SUMS", "0", 1);
-    CHECK_OK(cmrs_product_kernels_make(m, opt, &r));
+    CHECK_OK(cmrs_product_kernels_make(m, opt, 0, &r));
     setenv("CMRSCL_SOLVE_LOCAL_SUMS", "1", 1); /* the plan's, for its next products */
     CHECK_MSG(!r.local_sums && r.global == k->global,
               "%s: the product without local sums took another grid", what);
@@ -98,7 +98,7 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     product_kernels k;
     char opt[16];
     snprintf(opt, sizeof opt, "-DDOTS=%d", dots);
-    CHECK_OK(cmrs_product_kernels_make(m, opt, &k));
+    CHECK_OK(cmrs_product_kernels_make(m, opt, 0, &k));
     if (!k.kernel)
         return;
     const char *capped = getenv("CMRSCL_SOLVE_PRODUCT_GROUPS"),
@@ -220,7 +220,7 @@ static void check_diagonal(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
     CHECK_OK(cmrscl_context_cl(ctx, &c, &q));
     int n = ra->rows;
     product_kernels k;
-    CHECK_OK(cmrs_product_kernels_make(m, "-DDIAGONAL=1", &k));
+    CHECK_OK(cmrs_product_kernels_make(m, "-DDIAGONAL=1", 0, &k));
     if (!k.kernel)
         return;
     double *y = malloc(sizeof(double) * ((size_t)n + 1)), *d = calloc((size_t)n + 1, 8);

@@ -237,8 +237,9 @@ static void check_solve(cmrscl_context ctx, const char *name, const cmrscl_csr *
                         s->gmres_blocks ? "0" : "1");
     cmrscl_params p = CMRSCL_PARAMS_INIT;
     cmrscl_matrix_params(m, &p);
-    /* the segment family's grid past the fold limit (its solver products' full grid) */
-    if (p.kernel == CMRSCL_KERNEL_SEGMENT && p.long_strips == 0 && o->method != CMRSCL_METHOD_GMRES)
+    /* CG's product of the segment family past the fold limit (solve.h: BiCGStab's keeps its
+     * full grid) */
+    if (p.kernel == CMRSCL_KERNEL_SEGMENT && p.long_strips == 0 && o->method == CMRSCL_METHOD_CG)
         check_other_way(m, o, b, &res, &ra, what, "CMRSCL_SOLVE_FOLD_LIMIT", "2");
     /* (the fused iteration's families: not split, not the segment family's: solve_cg.c) */
     if (o->method == CMRSCL_METHOD_CG && p.long_strips == 0 && p.kernel != CMRSCL_KERNEL_SEGMENT)

@@ -208,26 +208,19 @@ typedef struct product_kernels {
     bool local_sums;       /* the slice product's sums in local memory (-DDOTS_LOCAL_SUMS) */
 } product_kernels;
 
-/* A solver's product that leaves more real4s of partial sums than this leaves more than every
- * work-group of the next kernel should add up itself: the solver then launches a reduction
- * first (solve/solve.h, solve_reduce). The trade: an extra launch against every work-group
- * reading them all (docs/dev/PERFORMANCE.md, SOLVE_FOLD_LIMIT). Where a family can walk group
- * after group but its solver products keep their full grid (segment, MODULO; spmv_dots.c), a
- * grid larger than this is capped at it instead: two launches an iteration, not three
- * (SOLVE_FOLD_CAP). cmrs_solve_fold_limit: this, or CMRSCL_SOLVE_FOLD_LIMIT (for measuring,
- * and the tests' way to take each path on small matrices). */
-#define SOLVE_FOLD_LIMIT 8192
-CMRSCL_HIDDEN size_t cmrs_solve_fold_limit(void);
 /* Built for the matrix's current plan with the extra options ("-DDOTS=2", "-DDIAGONAL=1"),
- * the matrix's arguments set. */
+ * the matrix's arguments set. fold_cap (0: none): the most work-groups a grid keeps where
+ * its family can walk group after group but its rule keeps the full grid (segment, MODULO:
+ * spmv_dots.c) - a solver's way to keep the product's sums few enough for the next kernel. */
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra,
-                                                      product_kernels *out);
+                                                      size_t fold_cap, product_kernels *out);
 /* What the product built with `extra` leaves: its units' real4s (its work-groups', or its
  * warps'), whether its units can also add them up (-DDOTS_CHAIN, cl/dots.cl: a single
  * kernel, on a device where the chain's fence holds) and whether its grid is capped (fewer
  * work-groups than its strips' groups, each warp walking several: spmv_dots.c). */
 CMRSCL_HIDDEN void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra,
-                                              size_t *units, bool *can_chain, bool *capped);
+                                              size_t fold_cap, size_t *units, bool *can_chain,
+                                              bool *capped);
 /* The product's arguments: y = alpha*A*x + beta*y; with DOTS, the workspace, where its
  * real4s go (in reals) and w (NULL with DOTS 2). */
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_bind(product_kernels *k,

@@ -50,12 +50,6 @@ void cmrs_product_kernels_release(product_kernels *k)
 #define SOLVE_LOCAL_SUMS_ROUNDS 24
 #define SOLVE_LOCAL_SUMS_WORDS 4
 
-size_t cmrs_solve_fold_limit(void)
-{
-    const char *fold = getenv("CMRSCL_SOLVE_FOLD_LIMIT");
-    return fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
-}
-
 /* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds
  * (*rounds). */
 static size_t capped_groups(size_t groups, size_t cap, size_t *rounds)
@@ -99,7 +93,7 @@ typedef struct dots_shape {
     size_t kernel_units, units; /* the first kernel's real4s; both kernels' */
 } dots_shape;
 
-static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
+static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold_cap)
 {
     const cmrscl_params *p = &m->params;
     const cmrscl_device_info *dev = &m->ctx->info;
@@ -123,8 +117,8 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
      * The segment family's walk capped at the resident work-groups was slower there than its
      * full grid with the launch; on CPUs the full grids are few work-groups anyway and the
      * capped walks measured slower (docs/dev/PERFORMANCE.md, SOLVE_GROUP_ROUNDS). Those keep
-     * their full grid up to SOLVE_FOLD_LIMIT work-groups, and beyond walk as few rounds as
-     * bring it within (exec.h: the launch of solve_reduce saved for a round or two). */
+     * their full grid up to the caller's fold_cap, and beyond walk as few rounds as bring it
+     * within. */
     const variant_family *f = plan_family(p);
     const bool can_cap = f->strip_loop || (f->group_rounds && !fused && p->long_strips == 0);
     const bool caps = f->strip_loop || (f->rounds_pay && dev->warp_shuffle);
@@ -135,8 +129,8 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
                  !(p->stats.mu >= SOLVE_CAP_LONG_ROWS && p->nnz > SOLVE_CAP_LONG_NNZ(p->precision)))
             cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
                   d.local;
-        else if (!caps && d.global / d.local > cmrs_solve_fold_limit())
-            cap = cmrs_solve_fold_limit();
+        else if (!caps && fold_cap && d.global / d.local > fold_cap)
+            cap = fold_cap;
     }
     size_t rounds;
     size_t groups = capped_groups(d.global / d.local, cap, &rounds);
@@ -150,10 +144,10 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra)
     return d;
 }
 
-void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra, size_t *units,
-                                bool *can_chain, bool *capped)
+void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra, size_t fold_cap,
+                                size_t *units, bool *can_chain, bool *capped)
 {
-    dots_shape d = shape_of(m, extra);
+    dots_shape d = shape_of(m, extra, fold_cap);
     *units = d.units;
     *capped = d.capped;
     /* the chain's fence holds on NVIDIA through PTX (the build with shuffles) and on CPUs;
@@ -161,13 +155,14 @@ void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra, size_t
     *can_chain = !d.combine && (d.shuffle || (m->ctx->info.type & CL_DEVICE_TYPE_CPU));
 }
 
-cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, product_kernels *out)
+cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, size_t fold_cap,
+                                        product_kernels *out)
 {
     memset(out, 0, sizeof *out);
     const cmrscl_params *p = &m->params;
     char options[sizeof p->build_options + 128];
     /* no extra option: the matrix's own program (from the context's cache) */
-    dots_shape d = shape_of(m, extra);
+    dots_shape d = shape_of(m, extra, fold_cap);
     int n =
         snprintf(options, sizeof options, "%s%s%s%s%s%s", p->build_options, *extra ? " " : "",
                  extra, d.shuffle ? " -DGROUP_SHUFFLE=1" : "", d.warps ? " -DDOTS_WARP_SUMS=1" : "",

@@ -9,10 +9,19 @@
 
 #include "exec/exec.h"
 
-/* Past SOLVE_FOLD_LIMIT units (exec.h) a reduction kernel (solve_reduce) first cuts the
- * product's real4s to a few, each of its work-items adding SOLVE_REDUCE_SHARE of them or more
- * (the share's grid measured no different from 1 to 4: docs/dev/PERFORMANCE.md,
- * SOLVE_REDUCE_SHARE). */
+/* The products of a matrix whose product runs more work-groups than this leave more real4s
+ * of partial sums than every work-group of the next kernel should add up itself: a
+ * reduction kernel (solve_reduce) first cuts them to a few, each of its work-items adding
+ * SOLVE_REDUCE_SHARE of them or more. The trade: an extra launch against every work-group
+ * reading them all (docs/dev/PERFORMANCE.md, SOLVE_FOLD_LIMIT; the share's grid measured no
+ * different from 1 to 4: SOLVE_REDUCE_SHARE). Where the product's family can walk group after
+ * group but keeps its full grid (segment, MODULO), a method whose next kernel loads its rows
+ * with the sums (solve_method.chain_sums false: CG) caps the grid at the limit instead - two
+ * launches an iteration, not three; BiCGStab's kernels, which wait for the sums, lost more
+ * adding them than the launch cost (docs/dev/PERFORMANCE.md, SOLVE_FOLD_CAP).
+ * cmrs_solve_fold_limit: SOLVE_FOLD_LIMIT, or CMRSCL_SOLVE_FOLD_LIMIT (for measuring, and the
+ * tests' way to take each path on small matrices); cmrs_solve_fold_cap: the method's cap. */
+#define SOLVE_FOLD_LIMIT 8192
 #define SOLVE_REDUCE_SHARE 4
 /* Where the device lets a product's units add their real4s up themselves (cl/dots.cl,
  * DOTS_CHAIN), they number at most SOLVE_CHAIN_LIMIT and the method's next kernels wait for
@@ -195,6 +204,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alp
 /* How the kernels after a product find its real4s (s->sums, chain, reduce_groups), from the
  * product's units and the device. */
 CMRSCL_HIDDEN void cmrs_solve_choose_sums(cmrscl_solver s);
+CMRSCL_HIDDEN size_t cmrs_solve_fold_limit(void);
+CMRSCL_HIDDEN size_t cmrs_solve_fold_cap(const cmrscl_solver s);
 /* Where a kernel after a product finds its real4s, and how many: the product's own, or
  * solve_reduce's (when the product's are too many). */
 CMRSCL_HIDDEN void cmrs_solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count);

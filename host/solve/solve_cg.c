@@ -34,7 +34,7 @@ static cl_uint fused_groups(const cmrscl_solver s)
 {
     size_t units;
     bool can_chain, capped;
-    cmrs_product_kernels_shape(s->m, fused_options(s), &units, &can_chain, &capped);
+    cmrs_product_kernels_shape(s->m, fused_options(s), 0, &units, &can_chain, &capped);
     return (cl_uint)(units ? units : 1);
 }
 
@@ -104,7 +104,7 @@ static cmrscl_status fused_kernel(cmrscl_solver s, int which, int from, cl_uint 
 {
     product_kernels *k = &s->fused[which];
     cmrs_product_kernels_release(k);
-    cmrscl_status st = cmrs_product_kernels_make(s->m, fused_options(s), k);
+    cmrscl_status st = cmrs_product_kernels_make(s->m, fused_options(s), 0, k);
     int in = from ? 3 : 0, out = from ? 0 : 3; /* R, P, Q or R2, P2, Q2 */
     cl_uint g = fused_groups(s), rr_out = s->at.method + 4 * g * (cl_uint)to,
             pq_out = s->at.method + 4 * g * (cl_uint)(2 + to), history = s->at.history;

@@ -70,11 +70,22 @@ cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, 
  * (SOLVE_FOLD_LIMIT); past that solve_reduce cuts them to a few first. A chunk of the chain
  * is about the square root of the units: the last unit of the last chunk adds up a chunk,
  * then the chunks' sums, about as many. */
+size_t cmrs_solve_fold_limit(void)
+{
+    const char *fold = getenv("CMRSCL_SOLVE_FOLD_LIMIT");
+    return fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
+}
+
+size_t cmrs_solve_fold_cap(const cmrscl_solver s)
+{
+    return s->method->chain_sums ? 0 : cmrs_solve_fold_limit();
+}
+
 void cmrs_solve_choose_sums(cmrscl_solver s)
 {
     bool can_chain, capped;
-    cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), &s->product_groups,
-                               &can_chain, &capped);
+    cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), cmrs_solve_fold_cap(s),
+                               &s->product_groups, &can_chain, &capped);
     /* for measuring the limits and for the tests of each path: CMRSCL_SOLVE_FOLD_LIMIT,
      * _CHAIN_LIMIT, _REDUCE_SHARE, and CMRSCL_SOLVE_SUMS=fold|reduce|chain (chain: where the
      * device lets it) */
@@ -348,7 +359,7 @@ cmrscl_status cmrs_solve_jacobi(cmrscl_solver s)
     cl_kernel invert = NULL;
     cl_mem none = NULL;
     cl_uint n = s->n, at = s->at.second;
-    cmrscl_status st = cmrs_product_kernels_make(m, "-DDIAGONAL=1", &diag);
+    cmrscl_status st = cmrs_product_kernels_make(m, "-DDIAGONAL=1", 0, &diag);
     if (st == CMRSCL_OK)
         st = cmrs_product_kernels_bind(&diag, s->precision, 1.0, none, 0.0, s->dinv, false, NULL, 0,
                                        NULL);

@@ -25,7 +25,7 @@ static void check_dots(const env *e, const cmrscl_csr *a, const cmrscl_options *
     char extra[16];
     snprintf(extra, sizeof extra, "-DDOTS=%d", dots);
     if (m)
-        CHECK_OK(cmrs_product_kernels_make(m, extra, &k));
+        CHECK_OK(cmrs_product_kernels_make(m, extra, 0, &k));
     if (!k.kernel) {
         cmrscl_matrix_free(m);
         return;

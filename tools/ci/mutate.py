@@ -160,8 +160,8 @@ MUTATIONS = [
     Mutation("AMG rho: Lanczos without beta p", "host/precond/amg_rho.c",
              "bp = j->beta * j->sp,", "bp = 0 * j->sp,", "^(amg_setup)$"),
     Mutation("solver products: a segment grid past the fold limit keeps its full grid",
-             "host/exec/spmv_dots.c", "            cap = cmrs_solve_fold_limit();",
-             "            cap = 0;", "^(solve_double|solve_float)$"),
+             "host/exec/spmv_dots.c", "            cap = fold_cap;", "            cap = 0;",
+             "^(solve_double|solve_float)$"),
 ]
 
 
