@@ -1,6 +1,7 @@
 /* test_concurrency.c - determinism (bit-identical y run after run, and across two matrices
- * built with the same parameters) and thread safety: threads with their own contexts,
- * and threads sharing one context and one matrix, each with its own queue and buffers. */
+ * built with the same parameters, also with their arrays through the context's upload ring)
+ * and thread safety: threads with their own contexts, threads sharing one context and one
+ * matrix, each with its own queue and buffers, and threads making matrices through one ring. */
 #include "test_matrices.h"
 #include "test_util.h"
 
@@ -50,6 +51,48 @@ static void test_determinism(cmrscl_context ctx)
     free(first), free(again);
     cmrscl_matrix_free(m1);
     cmrscl_matrix_free(m2);
+}
+
+/* A matrix whose arrays came through the upload ring (runtime/upload.c) in slots of `slot`
+ * bytes - CMRSCL_UPLOAD_RING asks for it on any device - gives the same bits as one whose
+ * arrays were written directly: chunks of a few KB and odd tails, and the ring made anew for
+ * another slot size. */
+static void test_upload_ring(cmrscl_context ctx)
+{
+    size_t bytes = sizeof(float) * (size_t)matrix.rows;
+    float *want = malloc(bytes), *y = malloc(bytes);
+    cmrscl_matrix plain = NULL;
+    setenv("CMRSCL_UPLOAD_RING", "0", 1);
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &matrix, NULL, &plain));
+    CHECK_OK(cmrscl_spmv_host(plain, 1.5, x_host, 0.0, want));
+    static const char *const slots[] = {"4096", "1000", "4096"};
+    for (int k = 0; k < 3; ++k) {
+        cmrscl_matrix m = NULL;
+        setenv("CMRSCL_UPLOAD_RING", slots[k], 1);
+        CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &matrix, NULL, &m));
+        memset(y, 0, bytes);
+        CHECK_OK(cmrscl_spmv_host(m, 1.5, x_host, 0.0, y));
+        CHECK_MSG(!memcmp(y, want, bytes), "arrays through slots of %s bytes: another y", slots[k]);
+        cmrscl_matrix_free(m);
+    }
+    unsetenv("CMRSCL_UPLOAD_RING");
+    cmrscl_matrix_free(plain);
+    free(want), free(y);
+}
+
+/* Each thread: a matrix of the shared context (through its upload ring, the test's caller
+ * asks for it), its products checked. */
+static void *ring_matrix(void *arg)
+{
+    cmrscl_context ctx = arg;
+    bool *ok = malloc(sizeof *ok);
+    cmrscl_matrix m = NULL;
+    float *y = malloc(sizeof(float) * (size_t)matrix.rows);
+    *ok = cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &matrix, NULL, &m) == CMRSCL_OK &&
+          cmrscl_spmv_host(m, 2.0, x_host, 0.0, y) == CMRSCL_OK && product_ok(y, 2.0);
+    free(y);
+    cmrscl_matrix_free(m);
+    return ok;
 }
 
 /* Each thread: its own context and matrix. */
@@ -123,7 +166,13 @@ int main(void)
     CHECK_OK(cmrscl_context_create(NULL, &ctx));
     if (ctx) {
         test_determinism(ctx);
+        test_upload_ring(ctx);
         pthread_t t[THREADS];
+        setenv("CMRSCL_UPLOAD_RING", "4096", 1);
+        for (int i = 0; i < THREADS; ++i)
+            pthread_create(&t[i], NULL, ring_matrix, ctx);
+        join_all(t, "matrices through one upload ring");
+        unsetenv("CMRSCL_UPLOAD_RING");
         for (int i = 0; i < THREADS; ++i)
             pthread_create(&t[i], NULL, own_context, NULL);
         join_all(t, "own contexts");

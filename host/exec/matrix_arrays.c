@@ -149,9 +149,8 @@ cmrscl_status cmrs_matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_C
             clCreateBuffer(m->ctx->context, kernel_writes ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
                            bytes[i], NULL, &err);
         if (m->buf[i] && host[i]) {
-            err = clEnqueueWriteBuffer(m->ctx->queue, m->buf[i], CL_FALSE, 0, bytes[i], host[i], 0,
-                                       NULL, &written[writes]);
-            writes += err == CL_SUCCESS; /* a failed write returns no event */
+            err = cmrs_upload(m->ctx, m->buf[i], bytes[i], host[i], &written[writes]);
+            writes += written[writes] != NULL; /* the ring's and a failed write leave none */
         }
         if (!m->buf[i] || err != CL_SUCCESS) {
             st = cmrscl_fail_cl(err, m->buf[i] ? "clEnqueueWriteBuffer" : "clCreateBuffer");

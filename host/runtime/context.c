@@ -1,6 +1,6 @@
 /* context.c - the lifetime of a cmrscl context: an OpenCL context, device and in-order
- * queue (created here from a selector, or the caller's own for interop), the device facts
- * and the program cache. */
+ * queue (created here from a selector, or the caller's own for interop), the device facts,
+ * the program cache and the upload ring (upload.c). */
 #include "runtime/runtime.h"
 
 #include <stdlib.h>
@@ -11,8 +11,11 @@ void cmrscl_context_free(cmrscl_context ctx)
     if (!ctx)
         return;
     cmrs_program_cache_free(ctx->programs);
-    if (ctx->queue)
+    if (ctx->queue) {
+        cmrs_upload_ring_free(ctx);
         clReleaseCommandQueue(ctx->queue);
+    }
+    pthread_mutex_destroy(&ctx->ring_lock);
     if (ctx->context)
         clReleaseContext(ctx->context);
     pthread_mutex_destroy(&ctx->lock);
@@ -25,6 +28,11 @@ static cmrscl_status context_new(cmrscl_context *out)
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a context");
     if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
+    }
+    if (pthread_mutex_init(&ctx->ring_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "cannot create a mutex");
     }

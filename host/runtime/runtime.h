@@ -94,6 +94,14 @@ CMRSCL_HIDDEN const command_buffer_api *cmrs_command_buffer_support(cmrscl_conte
 
 /* ---- context.c ---- */
 
+/* The context's pinned ring for uploads (upload.c): two slots of `slot` bytes, mapped. */
+typedef struct upload_ring {
+    cl_mem buf;
+    void *slots;
+    size_t slot;
+    cl_event pending[2]; /* each slot's last chunk on its way */
+} upload_ring;
+
 struct cmrscl_context_s {
     cl_context context;
     cl_device_id device;
@@ -104,11 +112,22 @@ struct cmrscl_context_s {
     program_cache_entry *programs;
     bool command_buffer_probed;
     command_buffer_api command_buffer;
+    pthread_mutex_t ring_lock; /* guards the ring: one upload through it at a time */
+    upload_ring ring;
 };
 
 /* The context and device a command queue belongs to. */
 CMRSCL_HIDDEN cmrscl_status cmrs_queue_owner(cl_command_queue queue, cl_context *context,
                                              cl_device_id *device);
+
+/* ---- upload.c: host arrays into device buffers ---- */
+
+/* `bytes` of src into dst from offset 0 on ctx's queue: large arrays on a discrete GPU through
+ * the context's pinned ring (returning once they are there, *done NULL), others as one
+ * non-blocking write (*done its event; src must stay until it completes). */
+CMRSCL_HIDDEN cl_int cmrs_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src,
+                                 cl_event *done);
+CMRSCL_HIDDEN void cmrs_upload_ring_free(cmrscl_context ctx);
 
 /* ---- cl_objects.c: events and buffers ---- */
 

@@ -162,6 +162,9 @@ MUTATIONS = [
     Mutation("solver products: a segment grid past the fold limit keeps its full grid",
              "host/exec/spmv_dots.c", "            cap = fold_cap;", "            cap = 0;",
              "^(solve_double|solve_float)$"),
+    Mutation("upload ring: every chunk written at the array's start", "host/runtime/upload.c",
+             "clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, at, job.n,",
+             "clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, job.n,", "^(concurrency)$"),
 ]
 
 

@@ -1,0 +1,125 @@
+/* upload.c - host arrays into device buffers (runtime.h, cmrs_upload). NVIDIA's OpenCL copies
+ * from pageable memory at 7-8 GB/s and from pinned memory at 55 (an H200, PCIe 5), so arrays
+ * of a slot or more go through a ring of two pinned slots: the host's threads fill one while
+ * the other crosses the bus - 32-36 GB/s with the copies on 16 threads (docs/dev/PERFORMANCE.md,
+ * UPLOAD_RING_SLOT). The ring is the context's, pinned at its first use and kept: 2 x
+ * UPLOAD_RING_SLOT of host memory. Devices that share the host's memory (CPUs, integrated
+ * GPUs) take the arrays as they are: a ring would only add a copy. */
+#include "runtime/runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UPLOAD_RING_SLOT ((size_t)32 << 20)
+
+typedef struct copy_job {
+    char *dst;
+    const char *src;
+    size_t n;
+} copy_job;
+
+static void copy_share(void *ctx, int thread, int threads)
+{
+    const copy_job *j = ctx;
+    int64_t begin, end;
+    cmrs_parallel_range((int64_t)j->n, thread, threads, &begin, &end);
+    if (end > begin)
+        memcpy(j->dst + begin, j->src + begin, (size_t)(end - begin));
+}
+
+/* The ring's slot for an upload of `bytes` (0: none): CMRSCL_UPLOAD_RING=BYTES asks for slots
+ * of that size on any device (0: never; the tests' way to take the ring on a CPU). */
+static size_t ring_slot(cmrscl_context ctx, size_t bytes)
+{
+    const char *forced = getenv("CMRSCL_UPLOAD_RING");
+    if (forced && *forced)
+        return (size_t)strtoull(forced, NULL, 10);
+    cl_bool unified = CL_FALSE; /* (a GPU that does not say is taken as discrete) */
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
+                        NULL) != CL_SUCCESS)
+        unified = CL_FALSE;
+    bool discrete = (ctx->info.type & CL_DEVICE_TYPE_GPU) && !unified;
+    return discrete && bytes >= UPLOAD_RING_SLOT ? UPLOAD_RING_SLOT : 0;
+}
+
+void cmrs_upload_ring_free(cmrscl_context ctx)
+{
+    upload_ring *r = &ctx->ring;
+    for (int s = 0; s < 2; ++s)
+        if (r->pending[s])
+            clWaitForEvents(1, &r->pending[s]), clReleaseEvent(r->pending[s]);
+    if (r->slots &&
+        clEnqueueUnmapMemObject(ctx->queue, r->buf, r->slots, 0, NULL, NULL) == CL_SUCCESS)
+        clFinish(ctx->queue);
+    if (r->buf)
+        clReleaseMemObject(r->buf);
+    *r = (upload_ring){0};
+}
+
+/* The ring with slots of `slot` bytes, pinned and mapped (false: it could not be made). */
+static bool ring_ready(cmrscl_context ctx, size_t slot)
+{
+    upload_ring *r = &ctx->ring;
+    if (r->slots && r->slot == slot)
+        return true;
+    cmrs_upload_ring_free(ctx);
+    cl_int err;
+    r->buf = clCreateBuffer(ctx->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, 2 * slot, NULL,
+                            &err);
+    if (r->buf)
+        r->slots = clEnqueueMapBuffer(ctx->queue, r->buf, CL_TRUE, CL_MAP_WRITE, 0, 2 * slot, 0,
+                                      NULL, NULL, &err);
+    if (!r->slots) {
+        cmrs_upload_ring_free(ctx);
+        return false;
+    }
+    r->slot = slot;
+    return true;
+}
+
+/* The array through the ring, slot after slot; returns once every chunk has crossed. */
+static cl_int ring_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const char *src)
+{
+    upload_ring *r = &ctx->ring;
+    cl_int err = CL_SUCCESS;
+    for (size_t at = 0, k = 0; at < bytes && err == CL_SUCCESS; at += r->slot, ++k) {
+        int s = (int)(k & 1);
+        if (r->pending[s]) { /* the slot's last chunk must have left it */
+            err = clWaitForEvents(1, &r->pending[s]);
+            clReleaseEvent(r->pending[s]);
+            r->pending[s] = NULL;
+        }
+        copy_job job = {(char *)r->slots + (size_t)s * r->slot, src + at,
+                        bytes - at < r->slot ? bytes - at : r->slot};
+        if (err == CL_SUCCESS) {
+            cmrs_parallel_run(cmrs_parallel_threads(), copy_share, &job);
+            err = clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, at, job.n, job.dst, 0, NULL,
+                                       &r->pending[s]);
+        }
+        if (err == CL_SUCCESS)
+            err = clFlush(ctx->queue);
+    }
+    for (int s = 0; s < 2; ++s)
+        if (r->pending[s]) {
+            cl_int e = clWaitForEvents(1, &r->pending[s]);
+            err = err == CL_SUCCESS ? e : err;
+            clReleaseEvent(r->pending[s]);
+            r->pending[s] = NULL;
+        }
+    return err;
+}
+
+cl_int cmrs_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src, cl_event *done)
+{
+    *done = NULL;
+    size_t slot = ring_slot(ctx, bytes);
+    if (slot > 0) {
+        pthread_mutex_lock(&ctx->ring_lock);
+        bool ready = ring_ready(ctx, slot);
+        cl_int err = ready ? ring_upload(ctx, dst, bytes, src) : CL_SUCCESS;
+        pthread_mutex_unlock(&ctx->ring_lock);
+        if (ready) /* else as it is, from pageable memory */
+            return err;
+    }
+    return clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, bytes, src, 0, NULL, done);
+}
