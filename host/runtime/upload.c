@@ -3,14 +3,18 @@
  * of a slot or more go through a ring of two pinned slots: the host's threads fill one while
  * the other crosses the bus - 32-36 GB/s with the copies on 16 threads (docs/dev/PERFORMANCE.md,
  * UPLOAD_RING_SLOT). The ring is the context's, pinned at its first use and kept: 2 x
- * UPLOAD_RING_SLOT of host memory. Devices that share the host's memory (CPUs, integrated
- * GPUs) take the arrays as they are: a ring would only add a copy. */
+ * UPLOAD_RING_SLOT of host memory. Pinning it costs about as long as a pageable write of a few
+ * hundred MB, so an array of UPLOAD_RING_FIRST or more pins it; once pinned, every array of a
+ * slot or more takes it (an AMG hierarchy's many matrices, a context's later matrices). Devices
+ * that share the host's memory (CPUs, integrated GPUs) take the arrays as they are: a ring would
+ * only add a copy. */
 #include "runtime/runtime.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define UPLOAD_RING_SLOT ((size_t)32 << 20)
+#define UPLOAD_RING_FIRST ((size_t)256 << 20)
 
 typedef struct copy_job {
     char *dst;
@@ -28,12 +32,14 @@ static void copy_share(void *ctx, int thread, int threads)
 }
 
 /* The ring's slot for an upload of `bytes` (0: none): CMRSCL_UPLOAD_RING=BYTES asks for slots
- * of that size on any device (0: never; the tests' way to take the ring on a CPU). */
-static size_t ring_slot(cmrscl_context ctx, size_t bytes)
+ * of that size on any device, for any array (*forced; 0: never; the tests' way to take the
+ * ring on a CPU). */
+static size_t ring_slot(cmrscl_context ctx, size_t bytes, bool *forced)
 {
-    const char *forced = getenv("CMRSCL_UPLOAD_RING");
-    if (forced && *forced)
-        return (size_t)strtoull(forced, NULL, 10);
+    const char *asked = getenv("CMRSCL_UPLOAD_RING");
+    *forced = asked && *asked;
+    if (*forced)
+        return (size_t)strtoull(asked, NULL, 10);
     cl_bool unified = CL_FALSE; /* (a GPU that does not say is taken as discrete) */
     if (clGetDeviceInfo(ctx->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
                         NULL) != CL_SUCCESS)
@@ -112,10 +118,12 @@ static cl_int ring_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const ch
 cl_int cmrs_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src, cl_event *done)
 {
     *done = NULL;
-    size_t slot = ring_slot(ctx, bytes);
+    bool forced;
+    size_t slot = ring_slot(ctx, bytes, &forced);
     if (slot > 0) {
         pthread_mutex_lock(&ctx->ring_lock);
-        bool ready = ring_ready(ctx, slot);
+        bool ready =
+            (forced || ctx->ring.slots || bytes >= UPLOAD_RING_FIRST) && ring_ready(ctx, slot);
         cl_int err = ready ? ring_upload(ctx, dst, bytes, src) : CL_SUCCESS;
         pthread_mutex_unlock(&ctx->ring_lock);
         if (ready) /* else as it is, from pageable memory */
