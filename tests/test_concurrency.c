@@ -2,6 +2,7 @@
  * built with the same parameters, also with their arrays through the context's upload ring)
  * and thread safety: threads with their own contexts, threads sharing one context and one
  * matrix, each with its own queue and buffers, and threads making matrices through one ring. */
+#include "runtime/runtime.h"
 #include "test_matrices.h"
 #include "test_util.h"
 
@@ -70,6 +71,8 @@ static void test_upload_ring(cmrscl_context ctx)
         cmrscl_matrix m = NULL;
         setenv("CMRSCL_UPLOAD_RING", slots[k], 1);
         CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &matrix, NULL, &m));
+        CHECK_MSG(ctx->ring.slot == strtoul(slots[k], NULL, 10) && ctx->ring.slots,
+                  "slots of %s bytes asked: the ring holds slots of %zu", slots[k], ctx->ring.slot);
         memset(y, 0, bytes);
         CHECK_OK(cmrscl_spmv_host(m, 1.5, x_host, 0.0, y));
         CHECK_MSG(!memcmp(y, want, bytes), "arrays through slots of %s bytes: another y", slots[k]);

@@ -105,9 +105,9 @@ static void check_other_way(cmrscl_matrix m, const cmrscl_solve_options *o, cons
         CHECK_MSG(s->product_groups <= (size_t)atoi(value) && s->sums == SUMS_FOLD,
                   "%s: %zu work-groups past a fold limit of %s, its sums by path %d", what,
                   s->product_groups, value, (int)s->sums);
-        if (global / local <= (size_t)atoi(value))
-            printf("%s: the fold limit's cap not exercised - the plan's grid is %zu work-groups\n",
-                   what, global / local);
+        CHECK_MSG(global / local > (size_t)atoi(value),
+                  "%s: the plan's grid is %zu work-groups - the fold limit's cap not exercised",
+                  what, global / local);
     } else if (fused) {
         snprintf(via, sizeof via, "%s CG iteration", atoi(value) ? "fused" : "unfused");
         CHECK_MSG((s->fused[0].kernel != NULL) == (atoi(value) != 0),

@@ -150,7 +150,7 @@ cmrscl_status cmrs_matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_C
                            bytes[i], NULL, &err);
         if (m->buf[i] && host[i]) {
             err = cmrs_upload(m->ctx, m->buf[i], bytes[i], host[i], &written[writes]);
-            writes += written[writes] != NULL; /* the ring's and a failed write leave none */
+            writes += err == CL_SUCCESS && written[writes] != NULL; /* the ring's leave none */
         }
         if (!m->buf[i] || err != CL_SUCCESS) {
             st = cmrscl_fail_cl(err, m->buf[i] ? "clEnqueueWriteBuffer" : "clCreateBuffer");

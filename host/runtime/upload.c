@@ -38,8 +38,10 @@ static size_t ring_slot(cmrscl_context ctx, size_t bytes, bool *forced)
 {
     const char *asked = getenv("CMRSCL_UPLOAD_RING");
     *forced = asked && *asked;
-    if (*forced)
-        return (size_t)strtoull(asked, NULL, 10);
+    if (*forced) { /* (slots beyond a GB: none - two of them must fit a size_t and the host) */
+        unsigned long long slot = strtoull(asked, NULL, 10);
+        return slot <= ((size_t)1 << 30) ? (size_t)slot : 0;
+    }
     cl_bool unified = CL_FALSE; /* (a GPU that does not say is taken as discrete) */
     if (clGetDeviceInfo(ctx->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
                         NULL) != CL_SUCCESS)
@@ -68,6 +70,8 @@ static bool ring_ready(cmrscl_context ctx, size_t slot)
     upload_ring *r = &ctx->ring;
     if (r->slots && r->slot == slot)
         return true;
+    if (r->unpinnable) /* tried once: later uploads go as they are */
+        return false;
     cmrs_upload_ring_free(ctx);
     cl_int err;
     r->buf = clCreateBuffer(ctx->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, 2 * slot, NULL,
@@ -77,6 +81,7 @@ static bool ring_ready(cmrscl_context ctx, size_t slot)
                                       NULL, NULL, &err);
     if (!r->slots) {
         cmrs_upload_ring_free(ctx);
+        r->unpinnable = true;
         return false;
     }
     r->slot = slot;

@@ -90,6 +90,7 @@ struct cmrscl_solver_s {
     product_kernels fused[3];   /* CG's iterations fused into its product (solve_cg.c) */
     solve_sums sums;            /* how the next kernel finds their real4s */
     size_t product_groups;      /* real4s a product leaves */
+    size_t fold_cap;            /* its grid's cap where its family keeps the full grid (solve.h) */
     size_t chain;               /* SUMS_CHAIN: the units of a chunk (cl/dots.cl, DOTS_CHAIN) */
     size_t reduce_groups;       /* SUMS_REDUCE: solve_reduce's work-groups, the real4s it leaves */
     cl_kernel kernel[8];        /* the method's own, by its indices */
@@ -205,7 +206,7 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alp
  * product's units and the device. */
 CMRSCL_HIDDEN void cmrs_solve_choose_sums(cmrscl_solver s);
 CMRSCL_HIDDEN size_t cmrs_solve_fold_limit(void);
-CMRSCL_HIDDEN size_t cmrs_solve_fold_cap(const cmrscl_solver s);
+CMRSCL_HIDDEN size_t cmrs_solve_fold_cap(const cmrscl_solver s); /* (read once: s->fold_cap) */
 /* Where a kernel after a product finds its real4s, and how many: the product's own, or
  * solve_reduce's (when the product's are too many). */
 CMRSCL_HIDDEN void cmrs_solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count);

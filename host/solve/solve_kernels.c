@@ -84,7 +84,8 @@ size_t cmrs_solve_fold_cap(const cmrscl_solver s)
 void cmrs_solve_choose_sums(cmrscl_solver s)
 {
     bool can_chain, capped;
-    cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), cmrs_solve_fold_cap(s),
+    s->fold_cap = cmrs_solve_fold_cap(s); /* the products made later take the same */
+    cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), s->fold_cap,
                                &s->product_groups, &can_chain, &capped);
     /* for measuring the limits and for the tests of each path: CMRSCL_SOLVE_FOLD_LIMIT,
      * _CHAIN_LIMIT, _REDUCE_SHARE, and CMRSCL_SOLVE_SUMS=fold|reduce|chain (chain: where the

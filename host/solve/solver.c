@@ -200,8 +200,7 @@ static cmrscl_status make_product(cmrscl_solver s, int i)
                  s->chain, s->ctx->info.nv_compute_capability >= 70);
     else
         snprintf(options, sizeof options, "%s", method);
-    cmrscl_status st =
-        cmrs_product_kernels_make(s->m, options, cmrs_solve_fold_cap(s), &s->product[i]);
+    cmrscl_status st = cmrs_product_kernels_make(s->m, options, s->fold_cap, &s->product[i]);
     if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                          "the matrix's product was planned anew after a values update: make "
