@@ -99,8 +99,7 @@ typedef struct upload_ring {
     cl_mem buf;
     void *slots;
     size_t slot;
-    cl_event pending[2]; /* each slot's last chunk on its way */
-    bool unpinnable;     /* the device refused the pinned buffer: not asked again */
+    bool unpinnable; /* the device refused the pinned buffer: not asked again */
 } upload_ring;
 
 struct cmrscl_context_s {

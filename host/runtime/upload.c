@@ -43,9 +43,7 @@ static size_t ring_slot(cmrscl_context ctx, size_t bytes, bool *forced)
         return slot <= ((size_t)1 << 30) ? (size_t)slot : 0;
     }
     cl_bool unified = CL_FALSE; /* (a GPU that does not say is taken as discrete) */
-    if (clGetDeviceInfo(ctx->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
-                        NULL) != CL_SUCCESS)
-        unified = CL_FALSE;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
     bool discrete = (ctx->info.type & CL_DEVICE_TYPE_GPU) && !unified;
     return discrete && bytes >= UPLOAD_RING_SLOT ? UPLOAD_RING_SLOT : 0;
 }
@@ -53,9 +51,6 @@ static size_t ring_slot(cmrscl_context ctx, size_t bytes, bool *forced)
 void cmrs_upload_ring_free(cmrscl_context ctx)
 {
     upload_ring *r = &ctx->ring;
-    for (int s = 0; s < 2; ++s)
-        if (r->pending[s])
-            clWaitForEvents(1, &r->pending[s]), clReleaseEvent(r->pending[s]);
     if (r->slots &&
         clEnqueueUnmapMemObject(ctx->queue, r->buf, r->slots, 0, NULL, NULL) == CL_SUCCESS)
         clFinish(ctx->queue);
@@ -91,31 +86,31 @@ static bool ring_ready(cmrscl_context ctx, size_t slot)
 /* The array through the ring, slot after slot; returns once every chunk has crossed. */
 static cl_int ring_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const char *src)
 {
-    upload_ring *r = &ctx->ring;
+    const upload_ring *r = &ctx->ring;
+    cl_event pending[2] = {NULL, NULL}; /* each slot's last chunk on its way */
     cl_int err = CL_SUCCESS;
     for (size_t at = 0, k = 0; at < bytes && err == CL_SUCCESS; at += r->slot, ++k) {
         int s = (int)(k & 1);
-        if (r->pending[s]) { /* the slot's last chunk must have left it */
-            err = clWaitForEvents(1, &r->pending[s]);
-            clReleaseEvent(r->pending[s]);
-            r->pending[s] = NULL;
+        if (pending[s]) { /* the slot's last chunk must have left it */
+            err = clWaitForEvents(1, &pending[s]);
+            clReleaseEvent(pending[s]);
+            pending[s] = NULL;
         }
         copy_job job = {(char *)r->slots + (size_t)s * r->slot, src + at,
                         bytes - at < r->slot ? bytes - at : r->slot};
         if (err == CL_SUCCESS) {
             cmrs_parallel_run(cmrs_parallel_threads(), copy_share, &job);
             err = clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, at, job.n, job.dst, 0, NULL,
-                                       &r->pending[s]);
+                                       &pending[s]);
         }
         if (err == CL_SUCCESS)
             err = clFlush(ctx->queue);
     }
     for (int s = 0; s < 2; ++s)
-        if (r->pending[s]) {
-            cl_int e = clWaitForEvents(1, &r->pending[s]);
+        if (pending[s]) {
+            cl_int e = clWaitForEvents(1, &pending[s]);
             err = err == CL_SUCCESS ? e : err;
-            clReleaseEvent(r->pending[s]);
-            r->pending[s] = NULL;
+            clReleaseEvent(pending[s]);
         }
     return err;
 }

@@ -18,9 +18,7 @@
  * group but keeps its full grid (segment, MODULO), a method whose next kernel loads its rows
  * with the sums (solve_method.chain_sums false: CG) caps the grid at the limit instead - two
  * launches an iteration, not three; BiCGStab's kernels, which wait for the sums, lost more
- * adding them than the launch cost (docs/dev/PERFORMANCE.md, SOLVE_FOLD_CAP).
- * cmrs_solve_fold_limit: SOLVE_FOLD_LIMIT, or CMRSCL_SOLVE_FOLD_LIMIT (for measuring, and the
- * tests' way to take each path on small matrices); cmrs_solve_fold_cap: the method's cap. */
+ * adding them than the launch cost (docs/dev/PERFORMANCE.md, SOLVE_FOLD_CAP). */
 #define SOLVE_FOLD_LIMIT 8192
 #define SOLVE_REDUCE_SHARE 4
 /* Where the device lets a product's units add their real4s up themselves (cl/dots.cl,
@@ -203,10 +201,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_product_kernels(cmrscl_solver s, const pr
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x,
                                                      double beta, cl_mem y);
 /* How the kernels after a product find its real4s (s->sums, chain, reduce_groups), from the
- * product's units and the device. */
+ * product's units and the device; and the products' fold cap (s->fold_cap). */
 CMRSCL_HIDDEN void cmrs_solve_choose_sums(cmrscl_solver s);
-CMRSCL_HIDDEN size_t cmrs_solve_fold_limit(void);
-CMRSCL_HIDDEN size_t cmrs_solve_fold_cap(const cmrscl_solver s); /* (read once: s->fold_cap) */
 /* Where a kernel after a product finds its real4s, and how many: the product's own, or
  * solve_reduce's (when the product's are too many). */
 CMRSCL_HIDDEN void cmrs_solve_product_region(const cmrscl_solver s, cl_uint *at, cl_uint *count);

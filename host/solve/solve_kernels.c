@@ -70,30 +70,21 @@ cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, 
  * (SOLVE_FOLD_LIMIT); past that solve_reduce cuts them to a few first. A chunk of the chain
  * is about the square root of the units: the last unit of the last chunk adds up a chunk,
  * then the chunks' sums, about as many. */
-size_t cmrs_solve_fold_limit(void)
-{
-    const char *fold = getenv("CMRSCL_SOLVE_FOLD_LIMIT");
-    return fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
-}
-
-size_t cmrs_solve_fold_cap(const cmrscl_solver s)
-{
-    return s->method->chain_sums ? 0 : cmrs_solve_fold_limit();
-}
-
 void cmrs_solve_choose_sums(cmrscl_solver s)
 {
-    bool can_chain, capped;
-    s->fold_cap = cmrs_solve_fold_cap(s); /* the products made later take the same */
-    cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), s->fold_cap,
-                               &s->product_groups, &can_chain, &capped);
     /* for measuring the limits and for the tests of each path: CMRSCL_SOLVE_FOLD_LIMIT,
      * _CHAIN_LIMIT, _REDUCE_SHARE, and CMRSCL_SOLVE_SUMS=fold|reduce|chain (chain: where the
      * device lets it) */
-    const char *chain = getenv("CMRSCL_SOLVE_CHAIN_LIMIT");
+    const char *fold = getenv("CMRSCL_SOLVE_FOLD_LIMIT"),
+               *chain = getenv("CMRSCL_SOLVE_CHAIN_LIMIT");
     const char *per_item = getenv("CMRSCL_SOLVE_REDUCE_SHARE"), *sums = getenv("CMRSCL_SOLVE_SUMS");
+    size_t fold_limit = fold && *fold ? strtoull(fold, NULL, 10) : SOLVE_FOLD_LIMIT;
+    /* the method's cap (solve.h), kept: the products made later take the same */
+    s->fold_cap = s->method->chain_sums ? 0 : fold_limit;
+    bool can_chain, capped;
+    cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), s->fold_cap,
+                               &s->product_groups, &can_chain, &capped);
     size_t units = s->product_groups;
-    size_t fold_limit = cmrs_solve_fold_limit();
     size_t chain_limit = chain && *chain ? strtoull(chain, NULL, 10) : SOLVE_CHAIN_LIMIT;
     /* the chain paid on NVIDIA, for the methods whose kernels wait for the sums (solve.h),
      * where a product's units are its warps; on a capped grid's work-groups, each unit after a
