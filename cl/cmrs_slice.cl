@@ -15,17 +15,28 @@
  * A hole is skipped (no x load, no add), so an Inf or NaN in x never meets a padding zero,
  * and each row is summed in its entries' order: the same bits every run.
  * The plan takes it where strips' rows are about equally long (the padding is what it costs)
- * and never splits its strips; WARP is HEIGHT (host/plan/plan.c).
+ * and never splits its strips (host/plan/plan.c).
+ * Several rows a work-item (-DSLICE_ROWS=R, WARP = HEIGHT / R): work-item t walks rows tR ..
+ * tR + R - 1 side by side, a step of their R consecutive positions at a time, a loop that the
+ * compiler's vectoriser takes (clang's loop pragma: SIMD gathers of x where the CPU has them).
+ * Where work-items are themselves SIMD lanes (GPUs, Intel's OpenCL CPU runtime) one row each
+ * is best. Where the device runs each work-item as scalar code in a loop (PoCL's CPU device)
+ * one row is one chain of dependent additions and nothing runs beside it; a work-item per
+ * strip (R = HEIGHT) makes a step of the strip one SIMD operation (docs/dev/PERFORMANCE.md,
+ * CPU_SLICE_ITEM). Each row is summed in the same order either way: the same bits.
  * Narrow columns (COLUMN_BITS 16, host/format/cmrs_narrow.c): col_ind holds the strips' first
  * columns, then a 16-bit word per position - the step from the column before in the row, the
  * dictionary index in its low bits - so a banded matrix moves 2 bytes of column an entry;
  * the lane adds the steps as it walks its row. A step too long for its word takes a jump word
  * before it (-DNARROW_JUMPS=1, cmrs_abi.h): a position with no entry, as a hole.
  */
-#if WARP != HEIGHT
-#error "the slice kernel takes one work-item per row of its strip: WARP == HEIGHT"
+#ifndef SLICE_ROWS
+#define SLICE_ROWS 1
 #endif
-#if WG_SIZE % HEIGHT != 0
+#if WARP * SLICE_ROWS != HEIGHT
+#error "the slice kernel takes SLICE_ROWS rows a work-item: WARP x SLICE_ROWS == HEIGHT"
+#endif
+#if WG_SIZE % WARP != 0
 #error "a work-group of the slice kernel holds whole strips"
 #endif
 
@@ -33,11 +44,52 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
     DOTS_SCRATCH
     PRODUCT_BEGIN(); /* the solvers' (dots.cl, cg_fused.cl): `stopped`, and their sums' acc */
-    const uint r = get_local_id(0) % HEIGHT;
     /* A warp takes strip after strip, the grid's warps apart: one each on the plan's grid, and
      * several on a solver's product, whose grid the device's resident warps cap so that its
      * partial sums stay few enough for the next kernel to add up (host/exec/spmv_dots.c) */
     const uint stride = get_num_groups(0) * WARPS_PER_GROUP;
+#if SLICE_ROWS > 1
+    const uint r0 = get_local_id(0) % WARP * SLICE_ROWS; /* the work-item's first row */
+    for (uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / WARP; strip < strips;
+         strip += stride) {
+        const index_t end = strip_ptr[strip + 1];
+        uint columns[SLICE_ROWS]; /* each row's walk (narrow columns' running column) */
+        real_t sums[SLICE_ROWS];
+#pragma unroll
+        for (int i = 0; i < SLICE_ROWS; ++i) {
+            columns[i] = FIRST_COLUMN(strip);
+            sums[i] = 0;
+        }
+        for (index_t j = strip_ptr[strip] + r0; j < end; j += HEIGHT) {
+            /* the step's SLICE_ROWS positions, one a row: independent, consecutive words - a
+             * loop for the compiler's vectoriser (gathers of x where the CPU has them) */
+#ifdef __clang__
+#pragma clang loop unroll(disable) vectorize(enable) vectorize_width(SLICE_ROWS)
+#else
+#pragma unroll
+#endif
+            for (int i = 0; i < SLICE_ROWS; ++i) {
+                uint column = columns[i];
+                (void)column;
+                const uint w = LOAD_WORD(j + i);
+                if (NO_ENTRY(w)) {
+                    SKIP(w);
+                } else {
+                    const uint c = NEXT_COLUMN(w);
+                    sums[i] += VALUE_AT(j + i, w) * GATHER(c, strip * HEIGHT + r0 + i);
+                }
+                columns[i] = column;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < SLICE_ROWS; ++i) {
+            const uint row = strip * HEIGHT + r0 + i;
+            if (!stopped && row < rows)
+                PRODUCT_ROW(row, sums[i]);
+        }
+    }
+#else
+    const uint r = get_local_id(0) % HEIGHT;
     for (uint strip = get_group_id(0) * WARPS_PER_GROUP + get_local_id(0) / HEIGHT; strip < strips;
          strip += stride) {
         const uint row = strip * HEIGHT + r;
@@ -75,5 +127,6 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
         if (!stopped && row < rows)
             PRODUCT_ROW(row, sum);
     }
+#endif
     PRODUCT_END(); /* every work-item reaches it: no return above */
 }

@@ -45,8 +45,8 @@ void check_product(cmrscl_matrix m, cmrscl_matrix wide, const cmrscl_csr *ref_a,
     if (wide) {
         CHECK_OK(cmrscl_spmv_host(wide, alpha, xd, beta, y_wide));
         CHECK_MSG(!memcmp(yd, y_wide, vs * (size_t)rows),
-                  "%s alpha %g beta %g: the twin (64-bit indices, the in-group combine, or plain "
-                  "values) gives another y",
+                  "%s alpha %g beta %g: the twin (64-bit indices, the in-group combine, plain "
+                  "values, or a slice's row a work-item) gives another y",
                   what, alpha, beta);
     }
     /* Run after run the same y, bit for bit (the split path included). */

@@ -373,11 +373,14 @@ static void test_options(cmrscl_context ctx)
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "option of the MODULO kernel");
     o.kernel = (cmrscl_kernel)5;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "kernel 5");
-    /* the slice kernel: a lane per row, from row-ordered strips, never split */
+    /* the slice kernel: a work-item per row or per several rows, from row-ordered strips,
+     * never split */
     o = slice_options(24, 0);
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "height 24 must be a power of two");
-    o = slice_options(32, 0), o.warp = 8;
-    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "warp 8 must be its height 32");
+    o = slice_options(32, 0), o.warp = 64;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "warp 64 must divide its height 32");
+    o = slice_options(32, 0), o.warp = 3;
+    expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "warp 3 must divide its height 32");
     o = slice_options(32, 0), o.order = CMRSCL_ORDER_COLUMNS;
     expect_error(ctx, &a, &o, CMRSCL_ERROR_INVALID_ARGUMENT, "slice kernel needs row-ordered");
     o = slice_options(32, 0), o.tile = 64;

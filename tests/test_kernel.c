@@ -18,7 +18,8 @@
  *   split_strip, split_segment    long strips cut into tiles of 1, 7 and 64 entries, summed
  *                                 by a second kernel or in their work-group
  *   modulo                        the MODULO kernel, 2..32 slot sets, warps of 8 to 32
- *   slice                         slices of HEIGHT 1..64, one lane per row; narrow
+ *   slice                         slices of HEIGHT 1..64, a work-item per row, and several
+ *                                 rows a work-item against those twins, bit for bit; narrow
  *                                 columns (16-bit steps) where they fit, against 32-bit twins
  * tests/CMakeLists.txt makes one test per variant row, case of its family and precision, and
  * for the sub-group variants one per sub-group width (8, 16, 32, 64): lanes per strip are
@@ -68,8 +69,11 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
     /* 64-bit indices and coded values are addressing and decode, apart from the warp layer:
      * the full sweep checks them */
     wide = wide && full_sweep(v);
-    static int wide_sets = 0; /* the codecs on the first: each codec is a program to compile */
-    bool codecs = wide && wide_sets++ == 0;
+    /* the codecs on the first, and on the first slice of several rows a work-item: each codec
+     * is a program to compile */
+    static int wide_sets = 0, rows_sets = 0;
+    bool rows_together = opt->kernel == CMRSCL_KERNEL_SLICE && opt->warp < opt->height;
+    bool codecs = wide && (rows_together ? rows_sets++ : wide_sets++) == 0;
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a;
         const char *name = test_matrix_build(i, &a);
@@ -132,6 +136,15 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                       "%s: %d long strips in work-groups of %d, warps of %d", what, p.long_strips,
                       p.work_group_size, p.warp);
             check_products(m, m64, &ref_a, v->precision, what);
+            if (rows_together) { /* the same sums as a work-item per row, bit for bit */
+                cmrscl_options one = plain;
+                one.warp = opt->height;
+                cmrscl_matrix twin = NULL;
+                CHECK_OK(cmrscl_matrix_create_from_csr(ctx, v->precision, &a, &one, &twin));
+                if (twin)
+                    check_products(m, twin, &ref_a, v->precision, what);
+                cmrscl_matrix_free(twin);
+            }
             /* narrow columns against 32-bit twins */
             if (p.kernel == CMRSCL_KERNEL_SLICE || p.kernel == CMRSCL_KERNEL_STRIP)
                 narrow_plans += check_narrow(ctx, v, opt, &a, &ref_a, m, what);
@@ -344,32 +357,35 @@ static void run_modulo(cmrscl_context ctx, const variant *v)
     }
 }
 
-/* slice: one lane per row, HEIGHT 1 (a row per strip, no holes), 4, 32 (a hardware warp)
- * and 64, both layouts; 64-bit indices on two (the first also takes the codecs). */
+/* slice: a work-item per row, HEIGHT 1 (a row per strip, no holes), 4, 32 (a hardware warp)
+ * and 64, both layouts; and several rows a work-item (warp below the height: the whole strip,
+ * or 4 rows each), whose products must equal a row a work-item's bit for bit; 64-bit indices
+ * on three (the first of each kind also takes the codecs). */
 static void run_slice(cmrscl_context ctx, const variant *v)
 {
     static const struct {
-        int height;
+        int height, warp;
         cmrscl_layout layout;
         bool wide;
-    } cases[] = {{1, CMRSCL_LAYOUT_PACKED, false},
-                 {4, CMRSCL_LAYOUT_UNPACKED, true},
-                 {32, CMRSCL_LAYOUT_PACKED, true},
-                 {64, CMRSCL_LAYOUT_UNPACKED, false}};
+    } cases[] = {{1, 1, CMRSCL_LAYOUT_PACKED, false},    {4, 4, CMRSCL_LAYOUT_UNPACKED, true},
+                 {4, 1, CMRSCL_LAYOUT_PACKED, true},     {16, 4, CMRSCL_LAYOUT_UNPACKED, false},
+                 {32, 32, CMRSCL_LAYOUT_PACKED, true},   {32, 1, CMRSCL_LAYOUT_UNPACKED, false},
+                 {64, 64, CMRSCL_LAYOUT_UNPACKED, false}};
     cmrscl_device_info dev = {0};
     cmrscl_context_device_info(ctx, &dev);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-        if ((unsigned)cases[k].height > dev.max_work_group_size) { /* a lane per row */
+        if ((unsigned)cases[k].warp > dev.max_work_group_size) {
             printf("%s: slice, height %d not run (not checked): its work-group of %d lanes "
                    "exceeds the %u this device's kernels run\n",
-                   v->name, cases[k].height, cases[k].height, dev.max_work_group_size);
+                   v->name, cases[k].height, cases[k].warp, dev.max_work_group_size);
             continue;
         }
         cmrscl_options o = base_options(v, CMRSCL_KERNEL_SLICE, cases[k].height);
         o.layout = cases[k].layout;
+        o.warp = cases[k].warp;
         o.tile = 0; /* automatic: slices never split */
         char label[96];
-        snprintf(label, sizeof label, "slice, height %d, %s", o.height,
+        snprintf(label, sizeof label, "slice, height %d, warp %d, %s", o.height, o.warp,
                  o.layout == CMRSCL_LAYOUT_PACKED ? "packed" : "unpacked");
         run_options(ctx, v, &o, label, cases[k].wide);
     }

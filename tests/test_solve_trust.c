@@ -84,8 +84,14 @@ static cmrscl_solve_reason check_honest(cmrscl_context ctx, const char *name, co
     for (int i = 0; i < n; ++i)
         b[i] = 1.0;
     cmrscl_solve_result res = {0};
-    if (m)
-        CHECK_OK(solve(m, o, b, x, n, &res));
+    /* A breakdown is an honest answer too: BiCGStab's rho = (r0*, r) falls to 1e-21 of |r0*|
+     * |r| on this matrix before 1e-10 is met, and where it rounds to exactly 0 depends on the
+     * order of the sums - the plan's work-groups (1138_bus in double, in numpy too) */
+    cmrscl_status st = m ? solve(m, o, b, x, n, &res) : CMRSCL_OK;
+    CHECK_MSG(st == CMRSCL_OK ||
+                  (st == CMRSCL_ERROR_BREAKDOWN && res.reason == CMRSCL_SOLVE_BREAKDOWN &&
+                   o->method == CMRSCL_METHOD_BICGSTAB),
+              "%s: solve returned %s (%s)", name, cmrscl_status_name(st), cmrscl_last_error());
     double cpu = ref_residual(&ra, b, x), exact = exact_residual(&ra, b, x);
     double slack = residual_rounding(&ra, b, x);
     char what[128];

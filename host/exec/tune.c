@@ -26,7 +26,8 @@ static int add(cmrscl_options *c, int n, const kernel_variant *v, int height, in
 }
 
 /* The plan space, from the variant table: every variant the device runs, at its family's
- * HEIGHTs with its own lanes per strip (HEIGHT 1 of the strip family is CSR-vector); and
+ * HEIGHTs with its own lanes per strip (HEIGHT 1 of the strip family is CSR-vector; slices on
+ * CPUs both a work-item a row and a work-item a strip); and
  * CSR-vector on narrower lane groups where the variant's lanes can talk (shuffles, or
  * sub-groups kernels can be fixed to). */
 static int candidates(const cmrscl_device_info *dev, cmrscl_options *c)
@@ -36,8 +37,13 @@ static int candidates(const cmrscl_device_info *dev, cmrscl_options *c)
         const kernel_variant *v = cmrs_variant_at(i);
         if (cmrs_variant_missing(dev, v))
             continue;
-        for (const int *h = v->family->tune_heights; *h; ++h)
+        for (const int *h = v->family->tune_heights; *h; ++h) {
             n = add(c, n, v, *h, 0);
+            /* slices on CPUs: also the other of a work-item a row and a work-item a strip
+             * (cmrs_plan_slice_warp picks by how the device runs work-items) */
+            if (v->family->lane_per_row && (dev->type & CL_DEVICE_TYPE_CPU))
+                n = add(c, n, v, *h, cmrs_plan_slice_warp(dev, *h) == 1 ? *h : 1);
+        }
         bool talks = v->pub.reduce != CMRSCL_REDUCE_LOCAL;
         for (int w = 4; talks && v->family->tunes_warps && w <= 16; w *= 2)
             if (w != cmrs_variant_default_warp(dev, v) && !cmrs_variant_lanes_refused(dev, v, w))

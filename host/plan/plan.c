@@ -281,18 +281,16 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
                                      const kernel_variant *v, cmrscl_params *p)
 {
     /* the matrix rule may have asked for lanes the variant takes (CPUs: sub-groups of 8) */
-    if (v->family->lane_per_row) { /* a lane per row of its strip */
+    if (v->family->lane_per_row) { /* a work-item per row of its strip, or per several rows */
         if (!plan_power_of_two(p->height))
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "the slice kernel runs one lane per row: its height %d must be a "
-                               "power of two",
-                               p->height);
-        if (opt->warp && opt->warp != p->height)
+                               "the slice kernel's height %d must be a power of two", p->height);
+        if (opt->warp && (opt->warp > p->height || p->height % opt->warp))
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "the slice kernel runs one lane per row: warp %d must be its "
-                               "height %d (or 0)",
+                               "the slice kernel runs a work-item per row or per several rows: "
+                               "warp %d must divide its height %d (or be 0)",
                                opt->warp, p->height);
-        p->warp = p->height;
+        p->warp = opt->warp ? opt->warp : cmrs_plan_slice_warp(dev, p->height);
     } else if (opt->warp)
         p->warp = opt->warp;
     else if (!p->warp || cmrs_variant_lanes_refused(dev, v, p->warp))
@@ -314,6 +312,11 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
                                v->pub.name, p->warp, p->work_group_size);
     } else if (one_warp) {
         p->work_group_size = p->warp;
+    } else if (v->family->lane_per_row && p->warp < p->height) {
+        /* several rows a work-item: a group of DEFAULT_WORK_GROUP rows, as a row a work-item
+         * has (a group of 128 strips left a small matrix one group, one CPU core) */
+        int rows = DEFAULT_WORK_GROUP * p->warp / p->height;
+        p->work_group_size = rows > p->warp ? rows : p->warp;
     } else {
         p->work_group_size = p->warp > DEFAULT_WORK_GROUP ? p->warp : DEFAULT_WORK_GROUP;
         while (p->work_group_size > (int)dev->max_work_group_size && p->work_group_size > p->warp)

@@ -36,6 +36,22 @@
 #define CPU_SLICE_HEIGHT 16
 #define CPU_SLICE_HOLES 3.0
 #define CPU_SLICE_MIN_ROW 1.5
+/* A slice's strip is one work-item's (CPU_SLICE_ITEM, warp 1) where the device runs each
+ * work-item as scalar code in a loop (PoCL: no sub-groups, or sub-groups tied together in a
+ * group): a work-item of one row is one chain of dependent additions with nothing beside it,
+ * while a work-item of the strip's rows steps through them as SIMD lanes (cl/cmrs_slice.cl),
+ * gathers and all. PoCL 3.1 on a 2-core Xeon with AVX-512, against a work-item per row: 1.7-6.7x
+ * on stencils, FEM, convection-diffusion, random rows and the shared matrices; four rows a
+ * work-item (scalar chains side by side) 1.1-3x (docs/dev/PERFORMANCE.md, CPU_SLICE_ITEM).
+ * Where work-items are the compiler's SIMD lanes (Intel's runtime, whose sub-groups part ways;
+ * GPUs) a row each: there the lanes are the independent chains. */
+int cmrs_plan_slice_warp(const cmrscl_device_info *dev, int height)
+{
+    bool scalar_items =
+        (dev->type & CL_DEVICE_TYPE_CPU) && !dev->warp_shuffle && !dev->subgroup_apart;
+    return scalar_items ? 1 : height;
+}
+
 /* Where Algorithm 1 on sub-groups that part ways is the alternative (it pays: CPU_STRIP_ROWS),
  * slices only up to CPU_SLICE_HOLES_APART positions an entry: Intel's runtime, slices against
  * HEIGHT 8 on sub-groups of 8, 1.26x faster at 1.92 (random rows of 8), 1.05-1.14x slower at
@@ -104,7 +120,7 @@ static bool cpu_slice_rule(const plan_matrix *a, double holes, double most_holes
     p->height_source = "matrix rule";
     snprintf(p->plan_reason, sizeof p->plan_reason,
              "a CPU device, %.2f stored positions per entry with the holes of slices of %d rows: "
-             "slices, a work-item per row, the rows of a strip side by side",
+             "slices, the rows of a strip side by side",
              holes, CPU_SLICE_HEIGHT);
     return true;
 }
