@@ -19,11 +19,11 @@
  * Several rows a work-item (-DSLICE_ROWS=R, WARP = HEIGHT / R): work-item t walks rows tR ..
  * tR + R - 1 side by side, a step of their R consecutive positions at a time, a loop that the
  * compiler's vectoriser takes (clang's loop pragma: SIMD gathers of x where the CPU has them).
- * Where work-items are themselves SIMD lanes (GPUs, Intel's OpenCL CPU runtime) one row each
- * is best. Where the device runs each work-item as scalar code in a loop (PoCL's CPU device)
- * one row is one chain of dependent additions and nothing runs beside it; a work-item per
- * strip (R = HEIGHT) makes a step of the strip one SIMD operation (docs/dev/PERFORMANCE.md,
- * CPU_SLICE_ITEM). Each row is summed in the same order either way: the same bits.
+ * On GPUs one row a work-item: the warp's lanes are the rows side by side. On CPUs a
+ * work-item takes the whole strip (R = HEIGHT), whose step is then one SIMD operation - where
+ * the device runs each work-item as scalar code in a loop (PoCL) the only one there is
+ * (docs/dev/PERFORMANCE.md, CPU_SLICE_ITEM). Each row is summed in the same order either way:
+ * the same bits.
  * Narrow columns (COLUMN_BITS 16, host/format/cmrs_narrow.c): col_ind holds the strips' first
  * columns, then a 16-bit word per position - the step from the column before in the row, the
  * dictionary index in its low bits - so a banded matrix moves 2 bytes of column an entry;

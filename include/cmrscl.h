@@ -179,7 +179,7 @@ typedef enum cmrscl_reduce {
  *   no lanes combine: no shuffles or sub-groups needed. HEIGHT (32 unless given; a power of
  *   two) rows per strip, and as many lanes - or fewer, each walking HEIGHT / warp rows side
  *   by side (cmrscl_options.warp dividing HEIGHT; 0: the plan's, one work-item a strip on
- *   CPUs that run work-items as scalar code, PoCL's, else a row each). Like
+ *   CPUs, a row each on GPUs). Like
  *   MODULO it stores holes (stored_entries), never splits, is refused by
  *   cmrscl_matrix_create_from_cl and reads back without its holes; its permutation for
  *   values updates is built on the device by the first update (index_bits / 8 bytes per

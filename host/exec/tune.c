@@ -39,8 +39,8 @@ static int candidates(const cmrscl_device_info *dev, cmrscl_options *c)
             continue;
         for (const int *h = v->family->tune_heights; *h; ++h) {
             n = add(c, n, v, *h, 0);
-            /* slices on CPUs: also the other of a work-item a row and a work-item a strip
-             * (cmrs_plan_slice_warp picks by how the device runs work-items) */
+            /* slices on CPUs: also a work-item a row beside the plan's work-item a strip
+             * (cmrs_plan_slice_warp) */
             if (v->family->lane_per_row && (dev->type & CL_DEVICE_TYPE_CPU))
                 n = add(c, n, v, *h, cmrs_plan_slice_warp(dev, *h) == 1 ? *h : 1);
         }

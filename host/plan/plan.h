@@ -270,8 +270,8 @@ CMRSCL_HIDDEN int64_t cmrs_plan_longest_strip(const plan_matrix *a, int height);
  * reason. */
 CMRSCL_HIDDEN void cmrs_plan_cpu_rule(const cmrscl_device_info *dev, const plan_matrix *a,
                                       cmrscl_params *p);
-/* A slice plan's work-items per strip: 1 where the device runs work-items as scalar code in a
- * loop (a strip a work-item), else height (a row each). */
+/* A slice plan's work-items per strip: 1 on CPUs (a strip a work-item), else height (a row
+ * each). */
 CMRSCL_HIDDEN int cmrs_plan_slice_warp(const cmrscl_device_info *dev, int height);
 
 /* ---- plan_split.c: which strips are split, into what tiles, combined where ---- */

@@ -36,20 +36,18 @@
 #define CPU_SLICE_HEIGHT 16
 #define CPU_SLICE_HOLES 3.0
 #define CPU_SLICE_MIN_ROW 1.5
-/* A slice's strip is one work-item's (CPU_SLICE_ITEM, warp 1) where the device runs each
- * work-item as scalar code in a loop (PoCL: no sub-groups, or sub-groups tied together in a
- * group): a work-item of one row is one chain of dependent additions with nothing beside it,
- * while a work-item of the strip's rows steps through them as SIMD lanes (cl/cmrs_slice.cl),
- * gathers and all. PoCL 3.1 on a 2-core Xeon with AVX-512, against a work-item per row: 1.7-6.7x
- * on stencils, FEM, convection-diffusion, random rows and the shared matrices; four rows a
- * work-item (scalar chains side by side) 1.1-3x (docs/dev/PERFORMANCE.md, CPU_SLICE_ITEM).
- * Where work-items are the compiler's SIMD lanes (Intel's runtime, whose sub-groups part ways;
- * GPUs) a row each: there the lanes are the independent chains. */
+/* A slice's strip is one work-item's on CPUs (CPU_SLICE_ITEM, warp 1): the work-item steps
+ * through the strip's rows as SIMD lanes, gathers and all (cl/cmrs_slice.cl). Where the device
+ * runs each work-item as scalar code in a loop (PoCL) a work-item of one row is one chain of
+ * dependent additions with nothing beside it: the strip a work-item was 1.6-3.0x faster than a
+ * row a work-item on PoCL 3.1 (2 cores with AVX-512; stencils, FEM, convection-diffusion,
+ * random rows, the shared matrices) and 1.2-2.3x on PoCL 5 (16 cores). Intel's runtime, which
+ * vectorises across work-items itself, gained 1.2-1.4x but on random rows of 8 (0.9x: there
+ * its own lanes skip holes better). docs/dev/PERFORMANCE.md, CPU_SLICE_ITEM. */
 int cmrs_plan_slice_warp(const cmrscl_device_info *dev, int height)
 {
-    bool scalar_items =
-        (dev->type & CL_DEVICE_TYPE_CPU) && !dev->warp_shuffle && !dev->subgroup_apart;
-    return scalar_items ? 1 : height;
+    bool cpu = (dev->type & CL_DEVICE_TYPE_CPU) && !dev->warp_shuffle;
+    return cpu ? 1 : height;
 }
 
 /* Where Algorithm 1 on sub-groups that part ways is the alternative (it pays: CPU_STRIP_ROWS),
