@@ -40,8 +40,8 @@ MUTATIONS = [
              "        *bound_ratio = worst;", "        *bound_ratio = 0.0 * worst;",
              "^(check)$"),
     Mutation("slice: each row's last column dropped", "cl/cmrs_slice.cl",
-             "w[k] = j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;",
-             "w[k] = j + k * HEIGHT + HEIGHT < end ? LOAD_WORD(j + k * HEIGHT) : HOLE_WORD;",
+             ": j + k * HEIGHT < end ? LOAD_WORD(j + k * HEIGHT)",
+             ": j + k * HEIGHT + HEIGHT < end ? LOAD_WORD(j + k * HEIGHT)",
              "^(kernel_float_slice_local|spmm_float|transpose_float|recording_enqueue)$",
              "python/tests/test_products.py::test_every_family"),
     Mutation("slice, several rows a work-item: each row's last position dropped",
@@ -78,9 +78,10 @@ MUTATIONS = [
              "        chain_reset(counters, chunk);", "        (void)0;",
              "^(solve_double|oclgrind_chain_float)$"),
     # the transposed product (issue 21)
-    Mutation("transposed product: beta dropped on the host path", "host/exec/transpose.c",
-             "return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, beta, y));",
-             "return unlock_transpose(m, cmrscl_spmv_host(t, alpha, x, 0.0 * beta, y));",
+    Mutation("transposed product: beta dropped on the host path", "host/exec/product.c",
+             "0, 0, alpha, beta, &d);\n    return st == CMRSCL_OK ? on_host(&d, x, y) : st;",
+             "0, 0, alpha, op == CMRSCL_TRANSPOSE ? 0.0 * beta : beta, &d);\n"
+             "    return st == CMRSCL_OK ? on_host(&d, x, y) : st;",
              "^(transpose_float)$",
              "python/tests/test_products.py::test_matvec_every_matrix"),
     # the codings' and the parser's limits (issue 56): tests that fail by construction
@@ -118,7 +119,7 @@ MUTATIONS = [
              "host/precond/amg_tentative.c", "v[m] -= dot * u[m];", "v[m] -= 0 * dot * u[m];",
              "^(amg_setup)$"),
     Mutation("AMG: a node's unknowns not kept in one aggregate", "host/precond/amg_setup.c",
-             "lv->aggregate[i] = lv->aggregate[n];", "lv->aggregate[i] = lv->aggregate[i];",
+             "lv->aggregate[i] = of_node[n];", "lv->aggregate[i] = of_node[i % lv->nodes];",
              "^(amg_setup)$"),
     Mutation("AMG update: the aggregates counted as the coarse level's rows",
              "host/precond/amg_setup.c", "out->count[l] = h->level[l].aggregates;",
