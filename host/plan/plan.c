@@ -315,8 +315,8 @@ static cmrscl_status choose_geometry(const cmrscl_device_info *dev, const cmrscl
     } else if (v->family->lane_per_row && p->warp < p->height) {
         /* several rows a work-item: a group of DEFAULT_WORK_GROUP rows, as a row a work-item
          * has (a group of 128 strips left a small matrix one group, one CPU core) */
-        int rows = DEFAULT_WORK_GROUP * p->warp / p->height;
-        p->work_group_size = rows > p->warp ? rows : p->warp;
+        int items = DEFAULT_WORK_GROUP * p->warp / p->height;
+        p->work_group_size = items > p->warp ? items : p->warp;
     } else {
         p->work_group_size = p->warp > DEFAULT_WORK_GROUP ? p->warp : DEFAULT_WORK_GROUP;
         while (p->work_group_size > (int)dev->max_work_group_size && p->work_group_size > p->warp)

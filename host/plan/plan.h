@@ -69,10 +69,10 @@ typedef struct variant_family {
     bool tunes_warps;          /* the tuner also tries narrower warps at HEIGHT 1 */
     uint64_t (*local_bytes)(const cmrscl_params *p, uint64_t value_size);
     family_holes holes;
-    /* A work-item walks one row of its strip: the warp is HEIGHT and no lane talks to another;
-     * its narrow column words are steps along the row, not offsets from the strip's first
-     * column; a solver's product sums by warp, and a block product keeps a lane on two runs
-     * of X where there are four or more. */
+    /* A work-item walks one row of its strip (or several side by side: a warp below HEIGHT)
+     * and no lane talks to another; its narrow column words are steps along the row, not
+     * offsets from the strip's first column; a solver's product sums by warp, and a block
+     * product keeps a lane on two runs of X where there are four or more. */
     bool lane_per_row;
     bool strip_loop;      /* takes strip after strip: a solver's product can cap its grid */
     bool group_rounds;    /* ... or group after group (dots.cl, FOR_GROUPS), its strips unsplit */
