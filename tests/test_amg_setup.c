@@ -2,8 +2,9 @@
  * operators symmetric, tentative prolongators that partition the rows with unit columns,
  * shrinking levels, complexities recomputed here, a second setup (on 3 threads) bit for bit the
  * same, the sparse product against a dense one and the same bits on any threads, AMG-preconditioned
- * CG converging in few iterations (far fewer than plain CG), and bad input refused with a message
- * that names it. test_amg_setup [SPEC...]   with specs: only print each one's hierarchy and
+ * CG converging in few iterations (far fewer than plain CG), Chebyshev's coefficients against
+ * the polynomial they make, and bad input refused with a message that names it.
+ * test_amg_setup [SPEC...]   with specs: only print each one's hierarchy and
  * iterations (python/benchmarks/compare_pyamg.py reads that line) */
 #include "precond/precond.h"
 #include "test_util.h"
@@ -469,6 +470,37 @@ static void test_rigid_body(void)
     cmrscl_csr_free(&a);
 }
 
+/* Chebyshev's coefficients (cmrs_amg_chebyshev) against the polynomial they must make: on
+ * an eigenvector of D^-1 A with eigenvalue lambda, k steps d = c1 d + c2 (b - lambda x),
+ * x += d from x = 0 leave the error T_k((theta - lambda) / delta) / T_k(theta / delta) of it,
+ * [theta - delta, theta + delta] the bounds [1.1 rho / 30, 1.1 rho] (Saad, Algorithm 12.1).
+ * The device and host cycles share these coefficients: only this checks them. */
+static void test_chebyshev(void)
+{
+    const double rho = 1.7, upper = 1.1 * rho, lower = upper / 30;
+    const double theta = (upper + lower) / 2, delta = (upper - lower) / 2;
+    for (int k = 1; k <= 5; ++k)
+        for (int i = 0; i <= 10; ++i) {
+            double lambda = lower + (upper - lower) * i / 10, x = 0, d = 0;
+            for (int step = 0; step < k; ++step) {
+                double c1, c2;
+                cmrs_amg_chebyshev(rho, step, &c1, &c2);
+                d = (step ? c1 * d : 0) + c2 * (lambda - lambda * x); /* b = lambda: x* = 1 */
+                x += d;
+            }
+            double z = (theta - lambda) / delta, s = theta / delta;
+            double tz0 = 1, tz = z, ts0 = 1, ts = s; /* T_1 */
+            for (int j = 1; j < k; ++j) {
+                double nz = 2 * z * tz - tz0, ns = 2 * s * ts - ts0;
+                tz0 = tz, tz = nz, ts0 = ts, ts = ns;
+            }
+            double want = tz / ts, got = 1 - x;
+            CHECK_MSG(fabs(got - want) <= 1e-12,
+                      "Chebyshev, %d steps, lambda %g: error %.15g, the polynomial's %.15g", k,
+                      lambda, got, want);
+        }
+}
+
 static void test_bad_input(void)
 {
     int64_t rp[] = {0, 1, 2};
@@ -508,6 +540,7 @@ int main(int argc, char **argv)
     report("stencil5:64", &o, &plain_aggregation);
     CHECK(plain_aggregation > 0 && plain_aggregation < 200);
     test_spectral_radius();
+    test_chebyshev();
     test_products();
     test_rigid_body();
     test_bad_input();

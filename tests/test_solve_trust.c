@@ -160,6 +160,61 @@ static void honest_cases(cmrscl_context ctx)
     cmrscl_csr_free(&a);
 }
 
+/* The rounding band, by construction: a solve to rtol 1e-6 gives ||b - A x|| = T, evaluated
+ * with rounding E; the same solve again (the same bits to the same iteration) with atol
+ * T + E / 2 alone meets the threshold by T but not with room for E, so it must not say
+ * converged - whatever plan the device's sums took, which the trajectories of the cases above
+ * depend on. */
+static void band_cases(cmrscl_context ctx)
+{
+    static const cmrscl_method methods[] = {CMRSCL_METHOD_CG, CMRSCL_METHOD_BICGSTAB,
+                                            CMRSCL_METHOD_GMRES};
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate("stencil7:12", &a));
+    int n = a.rows;
+    cmrscl_matrix m = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
+    double *b = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; ++i)
+        b[i] = 1.0;
+    for (size_t k = 0; m && k < sizeof methods / sizeof methods[0]; ++k) {
+        cmrscl_solve_options o = {.method = methods[k],
+                                  .rtol = prec == CMRSCL_DOUBLE ? 1e-6 : 1e-3};
+        cmrscl_solve_result first = {0}, again = {0};
+        memset(x, 0, sizeof(double) * (size_t)n);
+        CHECK_OK(solve(m, &o, b, x, n, &first));
+        const char *name = cmrscl_method_name(methods[k]);
+        CHECK_MSG(first.converged && first.true_residual_rounding > 0,
+                  "band, %s: the first solve %s with rounding %g", name,
+                  cmrscl_solve_reason_name(first.reason), first.true_residual_rounding);
+        o.rtol = 0;
+        o.atol = first.true_residual + first.true_residual_rounding / 2;
+        o.max_iterations = first.iterations;
+        memset(x, 0, sizeof(double) * (size_t)n);
+        cmrscl_status st = solve(m, &o, b, x, n, &again);
+        printf("band, %-9s first: %s after %d iterations, ||b - A x|| %.6e +- %.1e; again with "
+               "atol %.6e: %s after %d, ||b - A x|| %.6e\n",
+               name, cmrscl_solve_reason_name(first.reason), first.iterations, first.true_residual,
+               first.true_residual_rounding, o.atol, cmrscl_solve_reason_name(again.reason),
+               again.iterations, again.true_residual);
+        CHECK_MSG(st == CMRSCL_OK, "band, %s: solve returned %s (%s)", name, cmrscl_status_name(st),
+                  cmrscl_last_error());
+        CHECK_MSG(again.iterations == first.iterations && again.true_residual <= o.atol &&
+                      again.true_residual + first.true_residual_rounding > o.atol,
+                  "band, %s: not in the band (%d iterations, ||b - A x|| %g against %g)", name,
+                  again.iterations, again.true_residual, o.atol);
+        CHECK_MSG(!again.converged ||
+                      again.true_residual + again.true_residual_rounding <= again.threshold,
+                  "band, %s: converged with ||b - A x|| %g +- %g against the threshold %g", name,
+                  again.true_residual, again.true_residual_rounding, again.threshold);
+        cmrscl_solve_result_free(&first);
+        cmrscl_solve_result_free(&again);
+    }
+    free(b), free(x);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
+}
+
 /* rtol and atol, alone and together: the larger decides. */
 static void tolerance_cases(cmrscl_context ctx)
 {
@@ -335,6 +390,7 @@ int main(int argc, char **argv)
         return SKIP;
     }
     honest_cases(ctx);
+    band_cases(ctx);
     tolerance_cases(ctx);
     step_cases(ctx);
     zero_rhs(ctx);
