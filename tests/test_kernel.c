@@ -72,8 +72,8 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
     /* the codecs on the first, and on the first slice of several rows a work-item: each codec
      * is a program to compile */
     static int wide_sets = 0, rows_sets = 0;
-    bool rows_together = opt->kernel == CMRSCL_KERNEL_SLICE && opt->warp < opt->height;
-    bool codecs = wide && (rows_together ? rows_sets++ : wide_sets++) == 0;
+    bool several_rows = opt->kernel == CMRSCL_KERNEL_SLICE && opt->warp < opt->height;
+    bool codecs = wide && (several_rows ? rows_sets++ : wide_sets++) == 0;
     for (int i = 0; i < test_matrix_count(); ++i) {
         cmrscl_csr a;
         const char *name = test_matrix_build(i, &a);
@@ -136,7 +136,7 @@ static void run_options(cmrscl_context ctx, const variant *v, const cmrscl_optio
                       "%s: %d long strips in work-groups of %d, warps of %d", what, p.long_strips,
                       p.work_group_size, p.warp);
             check_products(m, m64, &ref_a, v->precision, what);
-            if (rows_together) { /* the same sums as a work-item per row, bit for bit */
+            if (several_rows) { /* the same sums as a work-item per row, bit for bit */
                 cmrscl_options one = plain;
                 one.warp = opt->height;
                 cmrscl_matrix twin = NULL;

@@ -39,10 +39,9 @@ static int candidates(const cmrscl_device_info *dev, cmrscl_options *c)
             continue;
         for (const int *h = v->family->tune_heights; *h; ++h) {
             n = add(c, n, v, *h, 0);
-            /* slices on CPUs: also a work-item a row beside the plan's work-item a strip
-             * (cmrs_plan_slice_warp) */
-            if (v->family->lane_per_row && (dev->type & CL_DEVICE_TYPE_CPU))
-                n = add(c, n, v, *h, cmrs_plan_slice_warp(dev, *h) == 1 ? *h : 1);
+            /* slices where the plan walks a strip a work-item (CPUs): also a row each */
+            if (v->family->lane_per_row && cmrs_plan_slice_warp(dev, *h) != *h)
+                n = add(c, n, v, *h, *h);
         }
         bool talks = v->pub.reduce != CMRSCL_REDUCE_LOCAL;
         for (int w = 4; talks && v->family->tunes_warps && w <= 16; w *= 2)

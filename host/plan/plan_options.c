@@ -123,10 +123,10 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
         whole = whole && append(p, &n, " -DNARROW_JUMPS=1");
     /* a slice's narrow words loaded a batch ahead: 9-22% faster on an H200, 2-4x slower on
      * PoCL 3.1 (docs/dev/PERFORMANCE.md, "narrow words early"); elsewhere not measured */
-    bool slice_rows = plan_family(p)->lane_per_row && p->warp < p->height;
-    if (p->column_bits == 16 && plan_family(p)->lane_per_row && !slice_rows && dev->warp_shuffle)
+    bool slice = plan_family(p)->lane_per_row, several_rows = slice && p->warp < p->height;
+    if (p->column_bits == 16 && slice && !several_rows && dev->warp_shuffle)
         whole = whole && append(p, &n, " -DSLICE_WORDS_EARLY=1");
-    if (slice_rows) /* several rows a work-item (cl/cmrs_slice.cl) */
+    if (several_rows) /* several rows a work-item (cl/cmrs_slice.cl) */
         whole = whole && append(p, &n, " -DSLICE_ROWS=%d", p->height / p->warp);
     if (p->column_bits == 0)
         whole = whole && append(p, &n, " -DCOLUMN_BITS=0");
