@@ -523,6 +523,31 @@ static void test_bad_input(void)
     CHECK(h.levels == 0 && h.level == NULL);
 }
 
+/* A hierarchy that stops coarsening above max_coarse would end in a dense inverse of
+ * thousands of rows (minutes, gigabytes): refused at once, with the reason. */
+static void test_coarsening_stopped(void)
+{
+    cmrscl_csr a = {0};
+    CHECK_OK(cmrscl_csr_generate("stencil27:14", &a)); /* 2,744 rows, couplings 1/26 */
+    cmrs_amg_options o;
+    cmrs_amg_options_default(&o);
+    o.theta = 0.08; /* no coupling strong: every row would be its own aggregate */
+    cmrs_amg_hierarchy h = {0};
+    double t = cmrscl_seconds();
+    CHECK_STATUS(cmrs_amg_setup(&a, &o, &h), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG(test_contains(cmrscl_last_error(), "coarsening stopped at level 0 of 2744 rows") &&
+                  test_contains(cmrscl_last_error(), "lower theta"),
+              "%s", cmrscl_last_error());
+    CHECK_MSG(cmrscl_seconds() - t < 5, "refused after %.1f s", cmrscl_seconds() - t);
+    cmrs_amg_options_default(&o);
+    o.max_levels = 1;
+    CHECK_STATUS(cmrs_amg_setup(&a, &o, &h), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG(test_contains(cmrscl_last_error(), "max_levels 1 levels keeps 2744 rows"), "%s",
+              cmrscl_last_error());
+    CHECK(h.levels == 0 && h.level == NULL);
+    cmrscl_csr_free(&a);
+}
+
 int main(int argc, char **argv)
 {
     cmrs_amg_options o;
@@ -544,5 +569,6 @@ int main(int argc, char **argv)
     test_products();
     test_rigid_body();
     test_bad_input();
+    test_coarsening_stopped();
     return test_finish("amg_setup");
 }

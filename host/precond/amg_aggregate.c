@@ -17,11 +17,12 @@ static double diagonal_of(const cmrscl_csr *a, int32_t i)
     return d;
 }
 
+/* With theta 0 every nonzero off-diagonal entry is strong: no diagonal is needed. */
 static bool strong(const cmrscl_csr *a, const double *diag, int32_t i, int64_t k, double theta)
 {
     int32_t j = a->col_ind[k];
     double v = fabs(a->values[k]);
-    return j != i && v != 0 && v >= theta * sqrt(fabs(diag[i] * diag[j]));
+    return j != i && v != 0 && v >= (theta > 0 ? theta * sqrt(fabs(diag[i] * diag[j])) : 0);
 }
 
 /* One pass of the strength of connection over a thread's rows (host/base/parallel.c): each
@@ -63,21 +64,21 @@ cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s
     *s = (cmrscl_csr){0};
     strength_job job = {a,
                         theta,
-                        cmrscl_alloc((size_t)a->rows + 1, sizeof(double)),
+                        theta > 0 ? cmrscl_alloc((size_t)a->rows + 1, sizeof(double)) : NULL,
                         cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t)),
                         NULL,
                         0};
-    if (!job.diag || !job.row_ptr)
+    if ((theta > 0 && !job.diag) || !job.row_ptr)
         goto oom;
     int threads = cmrs_parallel_threads();
     if ((int64_t)threads > a->rows / 4096 + 1) /* a few rows: not worth a thread */
         threads = (int)(a->rows / 4096 + 1);
-    cmrs_parallel_run(threads, strength_share, &job);
+    if (theta > 0)
+        cmrs_parallel_run(threads, strength_share, &job);
     job.pass = 1;
     cmrs_parallel_run(threads, strength_share, &job);
-    job.row_ptr[0] = 0;
-    for (int32_t i = 0; i < a->rows; ++i)
-        job.row_ptr[i + 1] += job.row_ptr[i];
+    if (cmrs_amg_row_starts(job.row_ptr, a->rows) != CMRSCL_OK)
+        goto oom;
     job.col_ind = cmrscl_alloc((size_t)job.row_ptr[a->rows] + 1, sizeof(int32_t));
     if (!job.col_ind)
         goto oom;
@@ -124,28 +125,54 @@ static int32_t aggregate_pass1(const cmrscl_csr *s, int32_t *agg, bool *from_pas
     return count;
 }
 
+/* The passes that need no order run in pieces on the host's threads: the marks set before
+ * pass 1, pass 2 (each free row reads only rows placed in pass 1, which no longer change) and
+ * the isolated rows' -1 after pass 3. Passes 1 and 3 are greedy in the order of the rows. */
+typedef struct aggregate_job {
+    const cmrscl_csr *s;
+    int32_t *aggregate;
+    bool *from_pass1;
+    int pass; /* 0 the marks, 2 pass 2, 4 the isolated rows' -1 */
+} aggregate_job;
+
+static void aggregate_piece(void *ctx, int64_t piece)
+{
+    const aggregate_job *j = ctx;
+    const cmrscl_csr *s = j->s;
+    int32_t *agg = j->aggregate;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, s->rows, &begin, &end);
+    for (int64_t i = begin; i < end; ++i) {
+        if (j->pass == 0) {
+            agg[i] = FREE;
+            j->from_pass1[i] = false;
+        } else if (j->pass == 4) {
+            agg[i] = agg[i] == ISOLATED ? -1 : agg[i];
+        } else if (agg[i] == FREE) { /* pass 2: joins the aggregate of its first neighbour
+                                        placed in pass 1 (not one that joined in this pass, so
+                                        aggregates grow by one ring at most) */
+            for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+                if (j->from_pass1[s->col_ind[k]]) {
+                    agg[i] = agg[s->col_ind[k]];
+                    break;
+                }
+        }
+    }
+}
+
 cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_t *count)
 {
     bool *from_pass1 = cmrscl_alloc((size_t)s->rows, sizeof(bool));
     if (!from_pass1)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregation: %d rows",
                            (int)s->rows);
-    for (int32_t i = 0; i < s->rows; ++i) {
-        aggregate[i] = FREE;
-        from_pass1[i] = false;
-    }
+    aggregate_job job = {s, aggregate, from_pass1, 0};
+    int threads = cmrs_parallel_threads();
+    int64_t pieces = cmrs_amg_pieces(s->rows);
+    cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
     int32_t n = aggregate_pass1(s, aggregate, from_pass1);
-    /* Pass 2: a free row joins the aggregate of its first neighbour placed in pass 1 (not
-     * one that joined in this pass, so aggregates grow by one ring at most). */
-    for (int32_t i = 0; i < s->rows; ++i) {
-        if (aggregate[i] != FREE)
-            continue;
-        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
-            if (from_pass1[s->col_ind[k]]) {
-                aggregate[i] = aggregate[s->col_ind[k]];
-                break;
-            }
-    }
+    job.pass = 2;
+    cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
     /* Pass 3: a row still free roots an aggregate of itself and its free neighbours. */
     for (int32_t i = 0; i < s->rows; ++i) {
         if (aggregate[i] != FREE)
@@ -156,9 +183,8 @@ cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_
                 aggregate[s->col_ind[k]] = n;
         ++n;
     }
-    for (int32_t i = 0; i < s->rows; ++i)
-        if (aggregate[i] == ISOLATED)
-            aggregate[i] = -1;
+    job.pass = 4;
+    cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
     free(from_pass1);
     *count = n;
     return CMRSCL_OK;

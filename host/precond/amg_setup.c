@@ -273,6 +273,34 @@ static cmrscl_status level0_nodes(cmrs_amg_level *l0, const cmrs_amg_options *o)
     return CMRSCL_OK;
 }
 
+/* The coarsest level is inverted densely: n^2 words, and a factorisation of n^3 / 3 steps
+ * that ran minutes at a few thousand rows. A level above max_coarse ends the hierarchy only
+ * when coarsening stopped - no level left, or aggregation that no longer reduces (theta above
+ * the matrix's couplings: every row its own aggregate) - and past AMG_DENSE_ROWS (or the
+ * user's larger max_coarse) that is refused with the reason, not left to run for hours
+ * (docs/dev/PERFORMANCE.md, AMG_DENSE_ROWS). */
+#define AMG_DENSE_ROWS 2048
+
+static cmrscl_status check_coarsest(const cmrs_amg_hierarchy *h, const cmrs_amg_options *o,
+                                    const cmrs_amg_aggregates *g)
+{
+    int32_t rows = h->level[h->levels - 1].A.rows;
+    if (rows <= AMG_DENSE_ROWS || rows <= o->max_coarse)
+        return CMRSCL_OK;
+    int max_levels = g ? g->levels : o->max_levels;
+    if (h->levels == max_levels)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG: the coarsest of max_levels %d levels keeps %d rows, too many to "
+                           "invert densely (at most %d, or max_coarse %d): allow more levels",
+                           max_levels, (int)rows, AMG_DENSE_ROWS, (int)o->max_coarse);
+    return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                       "AMG: coarsening stopped at level %d of %d rows (aggregation keeps more "
+                       "than min_coarsening %g of them: with theta %g few couplings are strong), "
+                       "too many to invert densely (at most %d, or max_coarse %d): lower theta",
+                       h->levels - 1, (int)rows, o->min_coarsening, o->theta, AMG_DENSE_ROWS,
+                       (int)o->max_coarse);
+}
+
 /* cmrs_amg_setup, or cmrs_amg_setup_again with g. */
 static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
                            const cmrs_amg_aggregates *g, cmrs_amg_hierarchy *out)
@@ -314,6 +342,8 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     }
     double t = cmrscl_seconds();
     cmrs_amg_level *last = &h.level[h.levels - 1];
+    if (st == CMRSCL_OK)
+        st = check_coarsest(&h, o, g);
     if (st == CMRSCL_OK)
         st = cmrs_amg_coarse_inverse(&last->A, &h.coarse_inverse, &h.coarse_lu);
     h.coarse_rows = last->A.rows;

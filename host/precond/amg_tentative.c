@@ -6,6 +6,7 @@
 #include "precond/precond.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,37 @@ static void single_piece(void *ctx, int64_t piece)
         j->piece_entries[piece] = at;
 }
 
+/* The constant candidate's squared norm on each aggregate is its count of members: counted
+ * in pieces on the host's threads (integer additions, so in any order the same), where the
+ * sum of ones in row order would take one thread over all the rows. */
+typedef struct members_job {
+    const int32_t *aggregate;
+    int32_t rows;
+    atomic_int *members;
+} members_job;
+
+static void members_piece(void *ctx, int64_t piece)
+{
+    const members_job *j = ctx;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, j->rows, &begin, &end);
+    for (int64_t i = begin; i < end; ++i)
+        if (j->aggregate[i] >= 0)
+            atomic_fetch_add_explicit(&j->members[j->aggregate[i]], 1, memory_order_relaxed);
+}
+
+static bool count_members(const int32_t *aggregate, int32_t rows, int32_t count, double *norm)
+{
+    members_job job = {aggregate, rows, calloc((size_t)count + 1, sizeof(atomic_int))};
+    if (!job.members)
+        return false;
+    cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(rows), members_piece, &job);
+    for (int32_t g = 0; g < count; ++g)
+        norm[g] = job.members[g];
+    free(job.members);
+    return true;
+}
+
 static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, int32_t count,
                                       const double *b, cmrs_amg_coarse *out)
 {
@@ -68,10 +100,16 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
                          (int)rows);
         goto done;
     }
-    for (int32_t i = 0; i < rows; ++i) {
-        double v = candidate_at(b, rows, 0, i);
-        if (aggregate[i] >= 0)
-            norm[aggregate[i]] += v * v;
+    if (b)
+        for (int32_t i = 0; i < rows; ++i) {
+            double v = candidate_at(b, rows, 0, i);
+            if (aggregate[i] >= 0)
+                norm[aggregate[i]] += v * v;
+        }
+    else if (!count_members(aggregate, rows, count, norm)) {
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
+                         (int)rows);
+        goto done;
     }
     int32_t coarse = 0;
     for (int32_t g = 0; g < count; ++g) {
