@@ -59,6 +59,47 @@ static void strength_share(void *ctx, int thread, int threads)
     }
 }
 
+/* Each row's first entry from the counts in row_ptr[i + 1] (row_ptr[0] = 0), in pieces on the
+ * host's threads. */
+typedef struct starts_job {
+    int64_t *row_ptr, *piece_sum, rows;
+    bool write;
+} starts_job;
+
+static void starts_piece(void *ctx, int64_t piece)
+{
+    const starts_job *j = ctx;
+    int64_t begin, end, run = j->write ? j->piece_sum[piece] : 0;
+    cmrs_amg_piece_rows(piece, j->rows, &begin, &end);
+    for (int64_t i = begin; i < end; ++i) {
+        run += j->row_ptr[i + 1];
+        if (j->write)
+            j->row_ptr[i + 1] = run;
+    }
+    if (!j->write)
+        j->piece_sum[piece] = run;
+}
+
+static cmrscl_status row_starts(int64_t *row_ptr, int64_t rows)
+{
+    int64_t pieces = cmrs_amg_pieces(rows);
+    starts_job job = {row_ptr, cmrscl_alloc((size_t)pieces + 1, sizeof(int64_t)), rows, false};
+    if (!job.piece_sum)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the starts of %lld rows",
+                           (long long)rows);
+    int threads = cmrs_parallel_threads();
+    cmrs_parallel_pieces(threads, pieces, starts_piece, &job);
+    for (int64_t p = 0, run = 0; p < pieces; ++p) { /* each piece's count -> its first entry */
+        int64_t count = job.piece_sum[p];
+        job.piece_sum[p] = run, run += count;
+    }
+    job.write = true;
+    cmrs_parallel_pieces(threads, pieces, starts_piece, &job);
+    row_ptr[0] = 0;
+    free(job.piece_sum);
+    return CMRSCL_OK;
+}
+
 cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s)
 {
     *s = (cmrscl_csr){0};
@@ -77,7 +118,7 @@ cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s
         cmrs_parallel_run(threads, strength_share, &job);
     job.pass = 1;
     cmrs_parallel_run(threads, strength_share, &job);
-    if (cmrs_amg_row_starts(job.row_ptr, a->rows) != CMRSCL_OK)
+    if (row_starts(job.row_ptr, a->rows) != CMRSCL_OK)
         goto oom;
     job.col_ind = cmrscl_alloc((size_t)job.row_ptr[a->rows] + 1, sizeof(int32_t));
     if (!job.col_ind)

@@ -40,49 +40,6 @@ static void sort_columns(int32_t *c, int64_t n)
     }
 }
 
-/* ---- each row's first entry from the rows' counts ---- */
-
-typedef struct starts_job {
-    int64_t *row_ptr, *piece_sum, rows;
-    bool write;
-} starts_job;
-
-static void starts_piece(void *ctx, int64_t piece)
-{
-    const starts_job *j = ctx;
-    int64_t begin, end, run = j->write ? j->piece_sum[piece] : 0;
-    cmrs_amg_piece_rows(piece, j->rows, &begin, &end);
-    for (int64_t i = begin; i < end; ++i) {
-        run += j->row_ptr[i + 1];
-        if (j->write)
-            j->row_ptr[i + 1] = run;
-    }
-    if (!j->write)
-        j->piece_sum[piece] = run;
-}
-
-cmrscl_status cmrs_amg_row_starts(int64_t *row_ptr, int64_t rows)
-{
-    int64_t pieces = cmrs_amg_pieces(rows);
-    starts_job job = {row_ptr, cmrscl_alloc((size_t)pieces + 1, sizeof(int64_t)), rows, false};
-    if (!job.piece_sum)
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the starts of %lld rows",
-                           (long long)rows);
-    int threads = cmrs_parallel_threads();
-    cmrs_parallel_pieces(threads, pieces, starts_piece, &job);
-    for (int64_t p = 0, run = 0; p < pieces; ++p) { /* each piece's count -> its first entry */
-        int64_t count = job.piece_sum[p];
-        job.piece_sum[p] = run, run += count;
-    }
-    job.write = true;
-    cmrs_parallel_pieces(threads, pieces, starts_piece, &job);
-    row_ptr[0] = 0;
-    free(job.piece_sum);
-    return CMRSCL_OK;
-}
-
-/* ---- the product ---- */
-
 /* One thread's share of a product: its rows, its marker (b's columns, -1 at first) and its
  * accumulator (0 at first). */
 typedef struct spgemm_job {
@@ -171,9 +128,9 @@ cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b, cmrscl_c
     spgemm_job job = {a, b, c, marker, sum, false};
     if (ok) {
         cmrs_parallel_run(threads, spgemm_share, &job);
-        ok = cmrs_amg_row_starts(c->row_ptr, a->rows) == CMRSCL_OK;
-    }
-    if (ok) {
+        c->row_ptr[0] = 0;
+        for (int32_t i = 0; i < a->rows; ++i)
+            c->row_ptr[i + 1] += c->row_ptr[i];
         c->rows = a->rows, c->cols = b->cols, c->nnz = c->row_ptr[a->rows];
         ok = (c->col_ind = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(int32_t))) &&
              (c->values = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(double)));

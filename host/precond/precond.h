@@ -168,9 +168,6 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_amalgamate(const cmrscl_csr *a, const int64
 
 /* ---- amg_spgemm.c: sparse products ---- */
 
-/* row_ptr[i + 1] holds row i's count: made each row's start (row_ptr[0] = 0), in pieces on
- * the host's threads. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_row_starts(int64_t *row_ptr, int64_t rows);
 /* c = a * b in canonical CSR (a two-pass product: the entries of each row counted with a
  * marker, then summed in a dense accumulator, columns sorted). Structural products are kept
  * even when their sum is zero, so c's pattern is the product of the patterns. */
