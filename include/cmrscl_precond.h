@@ -26,7 +26,11 @@ typedef struct cmrscl_amg_options {
     size_t struct_size;
     double theta;   /* strong: |a_ij| >= theta sqrt(|a_ii a_jj|); 0: every coupling (PyAMG's) */
     int unsmoothed; /* 1: plain aggregation, P the tentative prolongator (cheaper set-up) */
-    int max_coarse; /* stop coarsening at this many rows or fewer; 0: 500 */
+    /* stop coarsening at this many rows or fewer; 0: 500. The coarsest level is inverted
+     * densely: a hierarchy that stops coarsening (levels run out, or theta leaves too few
+     * couplings strong) above max(max_coarse, 2048) rows fails with ERROR_INVALID_ARGUMENT
+     * and the reason, rather than inverting thousands of rows for minutes */
+    int max_coarse;
     int max_levels; /* levels at most, the finest counted, 2..CMRSCL_AMG_MAX_LEVELS; 0: 10 */
     /* 1: the hierarchy and its cycle in float under a double solve (mixed precision: half the
      * bytes a cycle streams; r and z stay double, converted at the cycle's ends). The cycle

@@ -274,7 +274,7 @@ static cmrscl_status level0_nodes(cmrs_amg_level *l0, const cmrs_amg_options *o)
 }
 
 /* The coarsest level is inverted densely: n^2 words, and a factorisation of n^3 / 3 steps
- * that ran minutes at a few thousand rows. A level above max_coarse ends the hierarchy only
+ * that runs for minutes from a few thousand rows. A level above max_coarse ends the hierarchy only
  * when coarsening stopped - no level left, or aggregation that no longer reduces (theta above
  * the matrix's couplings: every row its own aggregate) - and past AMG_DENSE_ROWS (or the
  * user's larger max_coarse) that is refused with the reason, not left to run for hours
