@@ -78,7 +78,10 @@ typedef struct cmrscl_amg_info {
     uint64_t
         device_bytes; /* device memory of the hierarchy: operators, vectors (not a borrowed A) */
     cmrscl_precision cycle_precision; /* the hierarchy's values (float with float_cycle) */
-    double seconds_smoother;          /* the levels' diagonals and spectral radii (on the host) */
+    /* the levels' diagonals and spectral radii (on the host). A level's radius is estimated
+     * beside its strength and aggregation, so the phases may add up to more than
+     * seconds_total; the prolongator's phase includes any wait for it */
+    double seconds_smoother;
     /* each level's estimate of rho(D^-1 A), from below (Lanczos for a symmetric A, else the
      * power method), which weighs its smoothers (Jacobi: 4/3 / rho; Chebyshev: [1/30, 1.1] x
      * rho) */

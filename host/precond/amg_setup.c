@@ -6,6 +6,8 @@
 #include "precond/precond.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,10 +103,65 @@ static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
     return CMRSCL_OK;
 }
 
+/* Level l's estimate of rho(D^-1 A). Nothing needs it before the level's prolongator is
+ * smoothed, so its Lanczos steps - bound by the host's memory bandwidth, each on the host's
+ * threads - run on a thread of their own beside strength, aggregation (whose greedy passes
+ * keep one core) and T; the level's phases may then add up to more than the set-up took.
+ * The estimate is the same bits wherever it runs (amg_rho.c adds its sums in a fixed order).
+ * A thread that cannot be started leaves the steps to the caller's. */
+typedef struct rho_task {
+    cmrs_amg_level *level;
+    bool symmetric, pending, applied;
+    int steps;
+    double rho, seconds;
+    cmrscl_status st;
+    pthread_t id;
+    char message[256];
+} rho_task;
+
+static void *rho_run(void *arg)
+{
+    rho_task *t = arg;
+    double t0 = cmrscl_seconds();
+    t->st =
+        cmrs_amg_spectral_radius(&t->level->A, t->level->diag_inv, t->symmetric, t->steps, &t->rho);
+    if (t->st != CMRSCL_OK)
+        snprintf(t->message, sizeof t->message, "%s", cmrscl_last_error());
+    t->seconds = cmrscl_seconds() - t0;
+    return NULL;
+}
+
+/* beside: on a thread of its own (the level will be coarsened), else here and now. */
+static void rho_start(rho_task *t, cmrs_amg_level *lv, bool symmetric, int steps, bool beside)
+{
+    *t = (rho_task){.level = lv, .symmetric = symmetric, .steps = steps};
+    t->pending = beside && pthread_create(&t->id, NULL, rho_run, t) == 0;
+    if (!t->pending)
+        rho_run(t);
+}
+
+/* Waits for the estimate and gives it (and Jacobi's weight) to its level, once; again after
+ * that only returns its status. */
+static cmrscl_status rho_finish(rho_task *t, cmrs_amg_hierarchy *h, const cmrs_amg_options *o)
+{
+    if (t->pending)
+        pthread_join(t->id, NULL);
+    t->pending = false;
+    if (t->st != CMRSCL_OK)
+        return cmrscl_fail(t->st, "%s", t->message);
+    if (!t->applied) {
+        t->level->rho = t->rho;
+        t->level->jacobi_omega = o->jacobi_scale / t->rho;
+        h->times.smoother += t->seconds;
+        t->applied = true;
+    }
+    return CMRSCL_OK;
+}
+
 /* T, P and R of level l from its aggregates (count of them), and A of level l + 1; t2: when
- * the prolongator's phase began. */
+ * the prolongator's phase began (which waits for rho where it smooths P). */
 static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
-                                 int32_t count, double t2)
+                                 int32_t count, double t2, rho_task *rho)
 {
     cmrs_amg_level *lv = &h->level[l], *next = &h->level[l + 1];
     cmrs_amg_coarse c;
@@ -124,6 +181,8 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
             free(c.node_ptr);
     }
     if (st == CMRSCL_OK && o->smooth)
+        st = rho_finish(rho, h, o);
+    if (st == CMRSCL_OK && o->smooth)
         st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
     else if (st == CMRSCL_OK)
         st = copy_csr(&lv->T, &lv->P);
@@ -141,13 +200,13 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
  * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows.
  * With g, its aggregates instead of strength and aggregation. */
 static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
-                             const cmrs_amg_aggregates *g, int32_t *count)
+                             const cmrs_amg_aggregates *g, int32_t *count, rho_task *rho)
 {
     cmrs_amg_level *lv = &h->level[l];
     if (g) {
         lv->aggregate = g->aggregate[l];
         *count = g->count[l];
-        return build_level(h, l, o, *count, cmrscl_seconds());
+        return build_level(h, l, o, *count, cmrscl_seconds(), rho);
     }
     /* with nodes of several unknowns, strength and aggregation on the matrix of the nodes,
      * each unknown then in its node's aggregate */
@@ -189,7 +248,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         *count = 0;
         return CMRSCL_OK;
     }
-    return build_level(h, l, o, *count, t2);
+    return build_level(h, l, o, *count, t2, rho);
 }
 
 void cmrs_amg_free(cmrs_amg_hierarchy *h)
@@ -224,18 +283,15 @@ static cmrscl_status check_matrix(const cmrscl_csr *a)
     return cmrs_csr_validate(a, NULL);
 }
 
-/* Level l's diagonal and smoother weight (every level has them; the coarsest's are for a
- * device cycle that may smooth there too). Level 0 decides whether the hierarchy is symmetric:
- * R A P with R = P^T is, up to the rounding of its sums. */
-static cmrscl_status level_smoother(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o)
+/* Level l's diagonal (every level has one, and a smoother weight from rho: the coarsest's
+ * are for a device cycle that may smooth there too). Level 0 decides whether the hierarchy is
+ * symmetric: R A P with R = P^T is, up to the rounding of its sums. */
+static cmrscl_status level_diagonal(cmrs_amg_hierarchy *h, int l)
 {
     cmrs_amg_level *lv = &h->level[l];
     cmrscl_status st = cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv);
     if (st == CMRSCL_OK && l == 0)
         st = cmrs_amg_symmetric(&lv->A, &h->symmetric);
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, h->symmetric, o->rho_steps, &lv->rho);
-    lv->jacobi_omega = o->jacobi_scale / lv->rho;
     return st;
 }
 
@@ -330,14 +386,21 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     for (int l = 0; st == CMRSCL_OK; ++l) {
         h.levels = l + 1;
         double t0 = cmrscl_seconds();
-        st = level_smoother(&h, l, o);
+        st = level_diagonal(&h, l);
         h.times.smoother += cmrscl_seconds() - t0;
-        if (st != CMRSCL_OK || l + 1 == (g ? g->levels : o->max_levels) ||
-            (!g && h.level[l].A.rows <= o->max_coarse))
+        bool last =
+            l + 1 == (g ? g->levels : o->max_levels) || (!g && h.level[l].A.rows <= o->max_coarse);
+        if (st != CMRSCL_OK)
             break;
+        rho_task rho;
+        rho_start(&rho, &h.level[l], h.symmetric, o->rho_steps, !last);
         int32_t count = 0;
-        st = coarsen(&h, l, o, g, &count);
-        if (count == 0)
+        if (!last)
+            st = coarsen(&h, l, o, g, &count, &rho);
+        cmrscl_status rho_st = rho_finish(&rho, &h, o); /* joined before anything is freed */
+        if (st == CMRSCL_OK)
+            st = rho_st;
+        if (last || count == 0)
             break;
     }
     double t = cmrscl_seconds();
