@@ -140,13 +140,18 @@ static void rho_start(rho_task *t, cmrs_amg_level *lv, bool symmetric, int steps
         rho_run(t);
 }
 
-/* Waits for the estimate and gives it (and Jacobi's weight) to its level, once; again after
- * that only returns its status. */
-static cmrscl_status rho_finish(rho_task *t, cmrs_amg_hierarchy *h, const cmrs_amg_options *o)
+static void rho_wait(rho_task *t)
 {
     if (t->pending)
         pthread_join(t->id, NULL);
     t->pending = false;
+}
+
+/* Waits for the estimate and gives it (and Jacobi's weight) to its level, once; again after
+ * that only returns its status. */
+static cmrscl_status rho_finish(rho_task *t, cmrs_amg_hierarchy *h, const cmrs_amg_options *o)
+{
+    rho_wait(t);
     if (t->st != CMRSCL_OK)
         return cmrscl_fail(t->st, "%s", t->message);
     if (!t->applied) {
@@ -330,11 +335,11 @@ static cmrscl_status level0_nodes(cmrs_amg_level *l0, const cmrs_amg_options *o)
 }
 
 /* The coarsest level is inverted densely: n^2 words, and a factorisation of n^3 / 3 steps
- * that runs for minutes from a few thousand rows. A level above max_coarse ends the hierarchy only
- * when coarsening stopped - no level left, or aggregation that no longer reduces (theta above
- * the matrix's couplings: every row its own aggregate) - and past AMG_DENSE_ROWS (or the
- * user's larger max_coarse) that is refused with the reason, not left to run for hours
- * (docs/dev/PERFORMANCE.md, AMG_DENSE_ROWS). */
+ * that runs for minutes from a few thousand rows. A level above max_coarse ends the hierarchy
+ * only when coarsening stopped - no level left, or aggregation that no longer reduces (theta
+ * above the matrix's couplings: every row its own aggregate) - and past AMG_DENSE_ROWS (or the
+ * user's larger max_coarse) that is refused with the reason, not left to run for minutes or
+ * hours (docs/dev/PERFORMANCE.md, AMG_DENSE_ROWS). */
 #define AMG_DENSE_ROWS 2048
 
 static cmrscl_status check_coarsest(const cmrs_amg_hierarchy *h, const cmrs_amg_options *o,
@@ -397,9 +402,10 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         int32_t count = 0;
         if (!last)
             st = coarsen(&h, l, o, g, &count, &rho);
-        cmrscl_status rho_st = rho_finish(&rho, &h, o); /* joined before anything is freed */
         if (st == CMRSCL_OK)
-            st = rho_st;
+            st = rho_finish(&rho, &h, o);
+        else /* joined before anything is freed; coarsen's message stays the one reported */
+            rho_wait(&rho);
         if (last || count == 0)
             break;
     }
