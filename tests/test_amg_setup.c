@@ -524,28 +524,38 @@ static void test_bad_input(void)
 }
 
 /* A hierarchy that stops coarsening above max_coarse would end in a dense inverse of
- * thousands of rows (minutes, gigabytes): refused at once, with the reason. */
+ * thousands of rows (minutes, gigabytes): refused at once past AMG_DENSE_ROWS (2048), with
+ * the reason; below it, inverted. */
 static void test_coarsening_stopped(void)
 {
-    cmrscl_csr a = {0};
-    CHECK_OK(cmrscl_csr_generate("stencil27:14", &a)); /* 2,744 rows, couplings 1/26 */
+    cmrscl_csr a = {0}, small = {0}, big = {0};
+    CHECK_OK(cmrscl_csr_generate("stencil27:14", &a));     /* 2,744 rows, couplings 1/26 */
+    CHECK_OK(cmrscl_csr_generate("stencil27:10", &small)); /* 1,000 rows */
+    CHECK_OK(cmrscl_csr_generate("stencil7:40", &big));    /* 64,000 rows: level 1 ~ 8,000 */
     cmrs_amg_options o;
     cmrs_amg_options_default(&o);
-    o.theta = 0.08; /* no coupling strong: every row would be its own aggregate */
+    o.theta = 0.08; /* no coupling strong: every row isolated, no aggregate */
     cmrs_amg_hierarchy h = {0};
     double t = cmrscl_seconds();
     CHECK_STATUS(cmrs_amg_setup(&a, &o, &h), CMRSCL_ERROR_INVALID_ARGUMENT);
-    CHECK_MSG(test_contains(cmrscl_last_error(), "coarsening stopped at level 0 of 2744 rows") &&
+    CHECK_MSG(test_contains(cmrscl_last_error(), "coarsening stopped at 2744 rows") &&
+                  test_contains(cmrscl_last_error(), "no coupling is strong at theta 0.08") &&
                   test_contains(cmrscl_last_error(), "lower theta"),
               "%s", cmrscl_last_error());
     CHECK_MSG(cmrscl_seconds() - t < 5, "refused after %.1f s", cmrscl_seconds() - t);
-    cmrs_amg_options_default(&o);
-    o.max_levels = 1;
-    CHECK_STATUS(cmrs_amg_setup(&a, &o, &h), CMRSCL_ERROR_INVALID_ARGUMENT);
-    CHECK_MSG(test_contains(cmrscl_last_error(), "max_levels 1 levels keeps 2744 rows"), "%s",
-              cmrscl_last_error());
     CHECK(h.levels == 0 && h.level == NULL);
-    cmrscl_csr_free(&a);
+    /* above max_coarse (500) but within the dense limit: one level, inverted */
+    CHECK_OK(cmrs_amg_setup(&small, &o, &h));
+    CHECK_MSG(h.levels == 1 && h.coarse_rows == 1000, "levels %d, coarsest %d rows", h.levels,
+              (int)h.coarse_rows);
+    cmrs_amg_free(&h);
+    cmrs_amg_options_default(&o);
+    o.max_levels = 2;
+    CHECK_STATUS(cmrs_amg_setup(&big, &o, &h), CMRSCL_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG(test_contains(cmrscl_last_error(), "the last of max_levels 2 (allow more levels)"),
+              "%s", cmrscl_last_error());
+    CHECK(h.levels == 0 && h.level == NULL);
+    cmrscl_csr_free(&a), cmrscl_csr_free(&small), cmrscl_csr_free(&big);
 }
 
 int main(int argc, char **argv)

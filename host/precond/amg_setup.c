@@ -131,7 +131,8 @@ static void *rho_run(void *arg)
     return NULL;
 }
 
-/* beside: on a thread of its own (the level will be coarsened), else here and now. */
+/* beside: on a thread of its own (the level will be coarsened, and the set-up may use more
+ * than one thread: CMRSCL_THREADS=1 keeps it to one), else here and now. */
 static void rho_start(rho_task *t, cmrs_amg_level *lv, bool symmetric, int steps, bool beside)
 {
     *t = (rho_task){.level = lv, .symmetric = symmetric, .steps = steps};
@@ -202,10 +203,11 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
 }
 
 /* Strength, aggregates, T, P and R of level l, and A of level l + 1. *count 0 (and nothing
- * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows.
- * With g, its aggregates instead of strength and aggregation. */
+ * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows;
+ * *found then what it found. With g, its aggregates instead of strength and aggregation. */
 static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
-                             const cmrs_amg_aggregates *g, int32_t *count, rho_task *rho)
+                             const cmrs_amg_aggregates *g, int32_t *count, rho_task *rho,
+                             int32_t *found)
 {
     cmrs_amg_level *lv = &h->level[l];
     if (g) {
@@ -247,6 +249,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     if (st != CMRSCL_OK)
         return st;
     /* the coarse level's rows: up to k an aggregate */
+    *found = *count;
     if (*count == 0 || (double)*count * o->near_null_count > o->min_coarsening * lv->A.rows) {
         free(lv->aggregate);
         lv->aggregate = NULL;
@@ -336,30 +339,38 @@ static cmrscl_status level0_nodes(cmrs_amg_level *l0, const cmrs_amg_options *o)
 
 /* The coarsest level is inverted densely: n^2 words, and a factorisation of n^3 / 3 steps
  * that runs for minutes from a few thousand rows. A level above max_coarse ends the hierarchy
- * only when coarsening stopped - no level left, or aggregation that no longer reduces (theta
- * above the matrix's couplings: every row its own aggregate) - and past AMG_DENSE_ROWS (or the
- * user's larger max_coarse) that is refused with the reason, not left to run for minutes or
- * hours (docs/dev/PERFORMANCE.md, AMG_DENSE_ROWS). */
+ * only when coarsening stopped - no level left, or aggregation that no longer reduces (no
+ * coupling strong at theta: every row isolated; or more aggregates, times the candidates, than
+ * min_coarsening of the rows) - and past AMG_DENSE_ROWS (or the user's larger max_coarse) that
+ * is refused with the reason, not left to run for minutes or hours (docs/dev/PERFORMANCE.md,
+ * AMG_DENSE_ROWS). found: the aggregates of the level where coarsening stopped. */
 #define AMG_DENSE_ROWS 2048
 
 static cmrscl_status check_coarsest(const cmrs_amg_hierarchy *h, const cmrs_amg_options *o,
-                                    const cmrs_amg_aggregates *g)
+                                    const cmrs_amg_aggregates *g, int32_t found)
 {
     int32_t rows = h->level[h->levels - 1].A.rows;
     if (rows <= AMG_DENSE_ROWS || rows <= o->max_coarse)
         return CMRSCL_OK;
-    int max_levels = g ? g->levels : o->max_levels;
-    if (h->levels == max_levels)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "AMG: the coarsest of max_levels %d levels keeps %d rows, too many to "
-                           "invert densely (at most %d, or max_coarse %d): allow more levels",
-                           max_levels, (int)rows, AMG_DENSE_ROWS, (int)o->max_coarse);
+    char why[160];
+    if (g && h->levels == g->levels)
+        snprintf(why, sizeof why, "the given aggregates' last of %d levels", g->levels);
+    else if (h->levels == o->max_levels)
+        snprintf(why, sizeof why, "the last of max_levels %d (allow more levels)", o->max_levels);
+    else if (found == 0)
+        snprintf(why, sizeof why,
+                 "level %d: no coupling is strong at theta %g, no row has a neighbour to "
+                 "aggregate with%s",
+                 h->levels - 1, o->theta, o->theta > 0 ? " (lower theta)" : "");
+    else
+        snprintf(why, sizeof why,
+                 "level %d: %d aggregates of %d candidates keep more than min_coarsening %g of "
+                 "its rows",
+                 h->levels - 1, (int)found, o->near_null_count, o->min_coarsening);
     return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                       "AMG: coarsening stopped at level %d of %d rows (aggregation keeps more "
-                       "than min_coarsening %g of them: with theta %g few couplings are strong), "
-                       "too many to invert densely (at most %d, or max_coarse %d): lower theta",
-                       h->levels - 1, (int)rows, o->min_coarsening, o->theta, AMG_DENSE_ROWS,
-                       (int)o->max_coarse);
+                       "AMG: coarsening stopped at %d rows, too many to invert densely (more than "
+                       "%d and than max_coarse %d; raise max_coarse to accept it): %s",
+                       (int)rows, AMG_DENSE_ROWS, (int)o->max_coarse, why);
 }
 
 /* cmrs_amg_setup, or cmrs_amg_setup_again with g. */
@@ -388,6 +399,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     }
     h.degree = o->degree;
     h.borrowed_aggregates = g != NULL;
+    int32_t found = 0; /* what aggregation found where it stopped */
     for (int l = 0; st == CMRSCL_OK; ++l) {
         h.levels = l + 1;
         double t0 = cmrscl_seconds();
@@ -398,10 +410,11 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         if (st != CMRSCL_OK)
             break;
         rho_task rho;
-        rho_start(&rho, &h.level[l], h.symmetric, o->rho_steps, !last);
+        rho_start(&rho, &h.level[l], h.symmetric, o->rho_steps,
+                  !last && cmrs_parallel_threads() > 1);
         int32_t count = 0;
         if (!last)
-            st = coarsen(&h, l, o, g, &count, &rho);
+            st = coarsen(&h, l, o, g, &count, &rho, &found);
         if (st == CMRSCL_OK)
             st = rho_finish(&rho, &h, o);
         else /* joined before anything is freed; coarsen's message stays the one reported */
@@ -412,7 +425,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     double t = cmrscl_seconds();
     cmrs_amg_level *last = &h.level[h.levels - 1];
     if (st == CMRSCL_OK)
-        st = check_coarsest(&h, o, g);
+        st = check_coarsest(&h, o, g, found);
     if (st == CMRSCL_OK)
         st = cmrs_amg_coarse_inverse(&last->A, &h.coarse_inverse, &h.coarse_lu);
     h.coarse_rows = last->A.rows;

@@ -21,9 +21,10 @@ static double candidate_at(const double *b, int32_t rows, int c, int32_t i)
 }
 
 /* One candidate (k 1, the usual case): T's row i is b_i over the norm of b on i's aggregate.
- * The norms are summed in one pass over the rows in ascending order - each aggregate's
- * members in the order the general path takes them, so the same bits - and T is filled in
- * pieces on the host's threads: no member lists, no gathers. */
+ * A given candidate's norms are summed in one pass over the rows in ascending order - each
+ * aggregate's members in the order the general path takes them, so the same bits - and the
+ * constant's are its members counted (count_members); T is filled in pieces on the host's
+ * threads: no member lists, no gathers. */
 typedef struct single_job {
     const int32_t *aggregate;
     const double *b, *norm;  /* an aggregate's norm; 0 where its column is dropped */
