@@ -169,11 +169,13 @@ static int32_t aggregate_pass1(const cmrscl_csr *s, int32_t *agg, bool *from_pas
 /* The passes that need no order run in pieces on the host's threads: the marks set before
  * pass 1, pass 2 (each free row reads only rows placed in pass 1, which no longer change) and
  * the isolated rows' -1 after pass 3. Passes 1 and 3 are greedy in the order of the rows. */
+typedef enum { MARK_FREE, JOIN_PASS1, ISOLATED_TO_NONE } aggregate_step;
+
 typedef struct aggregate_job {
     const cmrscl_csr *s;
     int32_t *aggregate;
     bool *from_pass1;
-    int pass; /* 0 the marks, 2 pass 2, 4 the isolated rows' -1 */
+    aggregate_step step;
 } aggregate_job;
 
 static void aggregate_piece(void *ctx, int64_t piece)
@@ -184,10 +186,10 @@ static void aggregate_piece(void *ctx, int64_t piece)
     int64_t begin, end;
     cmrs_amg_piece_rows(piece, s->rows, &begin, &end);
     for (int64_t i = begin; i < end; ++i) {
-        if (j->pass == 0) {
+        if (j->step == MARK_FREE) {
             agg[i] = FREE;
             j->from_pass1[i] = false;
-        } else if (j->pass == 4) {
+        } else if (j->step == ISOLATED_TO_NONE) {
             agg[i] = agg[i] == ISOLATED ? -1 : agg[i];
         } else if (agg[i] == FREE) { /* pass 2: joins the aggregate of its first neighbour
                                         placed in pass 1 (not one that joined in this pass, so
@@ -207,12 +209,12 @@ cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_
     if (!from_pass1)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregation: %d rows",
                            (int)s->rows);
-    aggregate_job job = {s, aggregate, from_pass1, 0};
+    aggregate_job job = {s, aggregate, from_pass1, MARK_FREE};
     int threads = cmrs_parallel_threads();
     int64_t pieces = cmrs_amg_pieces(s->rows);
     cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
     int32_t n = aggregate_pass1(s, aggregate, from_pass1);
-    job.pass = 2;
+    job.step = JOIN_PASS1;
     cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
     /* Pass 3: a row still free roots an aggregate of itself and its free neighbours. */
     for (int32_t i = 0; i < s->rows; ++i) {
@@ -224,7 +226,7 @@ cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_
                 aggregate[s->col_ind[k]] = n;
         ++n;
     }
-    job.pass = 4;
+    job.step = ISOLATED_TO_NONE;
     cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
     free(from_pass1);
     *count = n;
