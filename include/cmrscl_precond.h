@@ -72,7 +72,9 @@ typedef struct cmrscl_amg_info {
     double operator_complexity; /* the levels' entries over A's */
     double grid_complexity;     /* the levels' rows over A's */
     /* seconds: strength, aggregation, prolongators, Galerkin products, the coarse inverse (on
-     * the host), the upload and the levels' plans (device), and all of it */
+     * the host), the upload and the levels' plans (device), and all of it. With more than one
+     * host thread (CMRSCL_THREADS) the levels' operators go to the device beside the host's
+     * phases, each as soon as it is made: seconds_device is then what is left after them */
     double seconds_strength, seconds_aggregation, seconds_prolongator, seconds_rap, seconds_coarse,
         seconds_device, seconds_total;
     uint64_t

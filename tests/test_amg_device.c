@@ -64,7 +64,7 @@ static bool open_case(cmrscl_context ctx, const char *spec, int degree, amg_case
     o.degree = degree;
     CHECK_OK(cmrscl_csr_generate(spec, &c->a));
     CHECK_OK(cmrs_amg_setup(&c->a, &o, &c->h));
-    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &c->h, NULL, &c->d));
+    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &c->h, NULL, NULL, &c->d));
     return !test_failures;
 }
 

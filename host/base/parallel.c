@@ -12,6 +12,10 @@
 
 #define MAX_THREADS 256
 
+static _Thread_local int thread_limit; /* cmrs_parallel_limit's; 0: none */
+
+void cmrs_parallel_limit(int threads) { thread_limit = threads > 0 ? threads : 0; }
+
 int cmrs_parallel_threads(void)
 {
     const char *env = getenv("CMRSCL_THREADS");
@@ -24,6 +28,8 @@ int cmrs_parallel_threads(void)
         if (n <= 0)
             n = sysconf(_SC_NPROCESSORS_ONLN);
     }
+    if (thread_limit && n > thread_limit)
+        n = thread_limit;
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 

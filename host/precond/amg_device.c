@@ -114,7 +114,17 @@ static bool own_vectors(const cmrs_amg_device *d, int l) { return l > 0 || d->mi
 
 static bool own_matrix(const cmrs_amg_device *d, int l) { return l > 0 || !d->borrowed_a0; }
 
-static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h, int l)
+/* Level l's operator `which` on the device: the builder's, or made now. */
+static cmrscl_status level_matrix(const cmrs_amg_device *d, cmrs_amg_builder *made, int l,
+                                  cmrs_amg_operator which, const cmrscl_csr *csr,
+                                  cmrscl_matrix *out)
+{
+    *out = cmrs_amg_builder_take(made, l, which);
+    return *out ? CMRSCL_OK : cmrscl_matrix_create_from_csr(d->ctx, d->precision, csr, NULL, out);
+}
+
+static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h, int l,
+                                 cmrs_amg_builder *made)
 {
     const cmrs_amg_level *hl = &h->level[l];
     cmrs_amg_device_level *lv = &d->level[l];
@@ -136,17 +146,17 @@ static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h
     if (st == CMRSCL_OK)
         st = values_buffer(d, hl->diag_inv, lv->rows, &lv->diag_inv);
     if (st == CMRSCL_OK && own_matrix(d, l))
-        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->A, NULL, &lv->A);
+        st = level_matrix(d, made, l, AMG_OPERATOR_A, &hl->A, &lv->A);
     if (st == CMRSCL_OK)
-        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->P, NULL, &lv->P);
+        st = level_matrix(d, made, l, AMG_OPERATOR_P, &hl->P, &lv->P);
     if (st == CMRSCL_OK)
-        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, &hl->R, NULL, &lv->R);
+        st = level_matrix(d, made, l, AMG_OPERATOR_R, &hl->R, &lv->R);
     return st;
 }
 
 cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                                     cmrscl_precision precision, const cmrs_amg_hierarchy *h,
-                                    cmrscl_matrix a0, cmrs_amg_device *out)
+                                    cmrscl_matrix a0, cmrs_amg_builder *made, cmrs_amg_device *out)
 {
     memset(out, 0, sizeof *out);
     if ((precision == CMRSCL_DOUBLE || caller == CMRSCL_DOUBLE) && !ctx->info.fp64)
@@ -169,7 +179,7 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
     if (out->level)
         out->level[0].A = a0;
     for (int l = 0; l < h->levels && st == CMRSCL_OK; ++l)
-        st = setup_level(out, h, l);
+        st = setup_level(out, h, l, made);
     if (st == CMRSCL_OK)
         st = values_buffer(out, h->coarse_inverse, (size_t)h->coarse_rows * h->coarse_rows,
                            &out->coarse_inverse);

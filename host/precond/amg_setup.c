@@ -164,10 +164,17 @@ static cmrscl_status rho_finish(rho_task *t, cmrs_amg_hierarchy *h, const cmrs_a
     return CMRSCL_OK;
 }
 
+/* Tells sink (may be NULL) of level l's operator `which`. */
+static void tell(const cmrs_amg_sink *sink, int l, cmrs_amg_operator which, const cmrscl_csr *m)
+{
+    if (sink)
+        sink->ready(sink->ctx, l, which, m);
+}
+
 /* T, P and R of level l from its aggregates (count of them), and A of level l + 1; t2: when
  * the prolongator's phase began (which waits for rho where it smooths P). */
 static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
-                                 int32_t count, double t2, rho_task *rho)
+                                 int32_t count, double t2, rho_task *rho, const cmrs_amg_sink *sink)
 {
     cmrs_amg_level *lv = &h->level[l], *next = &h->level[l + 1];
     cmrs_amg_coarse c;
@@ -192,8 +199,12 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
     else if (st == CMRSCL_OK)
         st = copy_csr(&lv->T, &lv->P);
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK) {
+        tell(sink, l, AMG_OPERATOR_P, &lv->P);
         st = cmrscl_csr_transpose(&lv->P, &lv->R);
+    }
+    if (st == CMRSCL_OK)
+        tell(sink, l, AMG_OPERATOR_R, &lv->R);
     double t3 = cmrscl_seconds();
     h->times.prolongator += t3 - t2;
     if (st == CMRSCL_OK)
@@ -207,13 +218,13 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
  * *found then what it found. With g, its aggregates instead of strength and aggregation. */
 static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
                              const cmrs_amg_aggregates *g, int32_t *count, rho_task *rho,
-                             int32_t *found)
+                             int32_t *found, const cmrs_amg_sink *sink)
 {
     cmrs_amg_level *lv = &h->level[l];
     if (g) {
         lv->aggregate = g->aggregate[l];
         *count = g->count[l];
-        return build_level(h, l, o, *count, cmrscl_seconds(), rho);
+        return build_level(h, l, o, *count, cmrscl_seconds(), rho, sink);
     }
     /* with nodes of several unknowns, strength and aggregation on the matrix of the nodes,
      * each unknown then in its node's aggregate */
@@ -256,7 +267,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         *count = 0;
         return CMRSCL_OK;
     }
-    return build_level(h, l, o, *count, t2, rho);
+    return build_level(h, l, o, *count, t2, rho, sink);
 }
 
 void cmrs_amg_free(cmrs_amg_hierarchy *h)
@@ -373,9 +384,10 @@ static cmrscl_status check_coarsest(const cmrs_amg_hierarchy *h, const cmrs_amg_
                        (int)rows, AMG_DENSE_ROWS, (int)o->max_coarse, why);
 }
 
-/* cmrs_amg_setup, or cmrs_amg_setup_again with g. */
+/* cmrs_amg_setup_to, or cmrs_amg_setup_again with g. */
 static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
-                           const cmrs_amg_aggregates *g, cmrs_amg_hierarchy *out)
+                           const cmrs_amg_aggregates *g, const cmrs_amg_sink *sink,
+                           cmrs_amg_hierarchy *out)
 {
     double start = cmrscl_seconds();
     cmrs_amg_options defaults;
@@ -413,8 +425,10 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         rho_start(&rho, &h.level[l], h.symmetric, o->rho_steps,
                   !last && cmrs_parallel_threads() > 1);
         int32_t count = 0;
-        if (!last)
-            st = coarsen(&h, l, o, g, &count, &rho, &found);
+        if (!last) { /* told before its aggregation, which may yet make it the last level */
+            tell(sink, l, AMG_OPERATOR_A, &h.level[l].A);
+            st = coarsen(&h, l, o, g, &count, &rho, &found, sink);
+        }
         if (st == CMRSCL_OK)
             st = rho_finish(&rho, &h, o);
         else /* joined before anything is freed; coarsen's message stays the one reported */
@@ -431,6 +445,8 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     h.coarse_rows = last->A.rows;
     h.times.coarse_inverse = cmrscl_seconds() - t;
     if (st != CMRSCL_OK) {
+        if (sink) /* nothing told may be read once freed */
+            sink->wait(sink->ctx);
         /* a failed coarsen may have built level l + 1's A or candidate: free them too */
         if (h.levels < o->max_levels &&
             (h.level[h.levels].A.row_ptr || h.level[h.levels].near_null))
@@ -447,13 +463,19 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
 cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
                              cmrs_amg_hierarchy *out)
 {
-    return setup(a, opt, NULL, out);
+    return setup(a, opt, NULL, NULL, out);
+}
+
+cmrscl_status cmrs_amg_setup_to(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                                const cmrs_amg_sink *sink, cmrs_amg_hierarchy *out)
+{
+    return setup(a, opt, NULL, sink, out);
 }
 
 cmrscl_status cmrs_amg_setup_again(const cmrscl_csr *a, const cmrs_amg_options *opt,
                                    const cmrs_amg_aggregates *g, cmrs_amg_hierarchy *out)
 {
-    return setup(a, opt, g, out);
+    return setup(a, opt, g, NULL, out);
 }
 
 cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregates *out)

@@ -74,6 +74,19 @@ typedef struct cmrs_amg_hierarchy {
     cmrs_amg_times times;
 } cmrs_amg_hierarchy;
 
+/* Told of each operator as soon as the set-up has finished it: level l's P and R when they are
+ * made, level l's A when level l is to be coarsened (its aggregation may still find it the
+ * last level: an A told may go unused). It stays unchanged at that address until the hierarchy
+ * is freed, so its device copy can be made while the host goes on (amg_builder.c). wait
+ * returns once nothing reads the operators told: the set-up calls it before it frees a
+ * hierarchy that failed. */
+typedef enum cmrs_amg_operator { AMG_OPERATOR_A, AMG_OPERATOR_P, AMG_OPERATOR_R } cmrs_amg_operator;
+typedef struct cmrs_amg_sink {
+    void (*ready)(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m);
+    void (*wait)(void *ctx);
+    void *ctx;
+} cmrs_amg_sink;
+
 CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
 /* Builds the hierarchy of a (square, canonical CSR, every diagonal entry positive); opt NULL
  * takes the defaults. a must outlive *out (level 0 borrows it). The same matrix and options
@@ -83,6 +96,9 @@ CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
  * the coarsest level is singular, ERROR_OUT_OF_HOST_MEMORY. On failure *out is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
                                            cmrs_amg_hierarchy *out);
+/* The same, telling sink (may be NULL) of each operator as it is finished. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup_to(const cmrscl_csr *a, const cmrs_amg_options *opt,
+                                              const cmrs_amg_sink *sink, cmrs_amg_hierarchy *out);
 CMRSCL_HIDDEN void cmrs_amg_free(cmrs_amg_hierarchy *h);
 
 /* A hierarchy's aggregates, kept to set it up again for new values of the same pattern:
@@ -244,15 +260,35 @@ typedef struct cmrs_amg_device {
     bool out_of_order;                   /* the context's queue: barriers between steps */
 } cmrs_amg_device;
 
+/* ---- amg_builder.c: the device's matrices made beside the host's set-up ---- */
+
+typedef struct cmrs_amg_builder cmrs_amg_builder;
+/* A builder of matrices in `precision` on ctx; skip_a0: level 0's A is on the device already. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision,
+                                                    bool skip_a0, cmrs_amg_builder **out);
+/* The sink to give cmrs_amg_setup_to: each operator told is made on a thread of its own, in
+ * the order told, one at a time. */
+CMRSCL_HIDDEN cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b);
+/* Waits for every operator told; the first failure, with its message. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_finish(cmrs_amg_builder *b);
+/* The matrix made of level l's operator `which`, now the caller's; NULL if none was made (or
+ * b is NULL, or not finished). */
+CMRSCL_HIDDEN cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level,
+                                                  cmrs_amg_operator which);
+/* Waits, then frees b and the matrices not taken. */
+CMRSCL_HIDDEN void cmrs_amg_builder_free(cmrs_amg_builder *b);
+
 /* Copies hierarchy h to ctx's device in `cycle` precision (values rounded to float for
  * CMRSCL_FLOAT): every level's A, P, R, diagonal and vectors, and the coarse inverse; r and z
  * of an apply are in `caller` precision (double around a float cycle: level 0 has vectors of
  * its own, converted to and from). a0: level 0's A already on the device (borrowed), or NULL
- * for a copy of h's. h may be freed afterwards. On failure *out is empty. */
+ * for a copy of h's. made (may be NULL): a finished builder of h's operators in `cycle`
+ * precision, whose matrices are taken instead of made again. h may be freed afterwards. On
+ * failure *out is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                                                   cmrscl_precision cycle,
                                                   const cmrs_amg_hierarchy *h, cmrscl_matrix a0,
-                                                  cmrs_amg_device *out);
+                                                  cmrs_amg_builder *made, cmrs_amg_device *out);
 /* New values for d from h, a hierarchy set up again on d's aggregates (cmrs_amg_setup_again):
  * the diagonals, weights, every level's matrices (not a borrowed level-0 A: its owner's) and
  * the coarse inverse; ERROR_INVALID_MATRIX where a level's pattern differs from d's. */

@@ -159,16 +159,24 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         st = check_level0(ctx, precision, a, level0);
     if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
         level0 = NULL; /* the float cycle needs a float copy */
+    cmrscl_precision cycle = o.float_cycle ? CMRSCL_FLOAT : precision;
+    /* the device's matrices made beside the host's set-up where it has threads to spare */
+    cmrs_amg_builder *builder = NULL;
+    if (st == CMRSCL_OK && cmrs_parallel_threads() > 1)
+        st = cmrs_amg_builder_create(ctx, cycle, level0 != NULL, &builder);
+    cmrs_amg_sink sink = cmrs_amg_builder_sink(builder);
     cmrs_amg_hierarchy h = {0};
     if (st == CMRSCL_OK)
-        st = cmrs_amg_setup(a, &o, &h);
+        st = cmrs_amg_setup_to(a, &o, builder ? &sink : NULL, &h);
     cmrscl_precond p = st == CMRSCL_OK ? calloc(1, sizeof *p) : NULL;
     if (st == CMRSCL_OK && !p)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a preconditioner");
     double t1 = cmrscl_seconds();
+    if (st == CMRSCL_OK && builder)
+        st = cmrs_amg_builder_finish(builder);
     if (st == CMRSCL_OK)
-        st = cmrs_amg_device_setup(ctx, precision, o.float_cycle ? CMRSCL_FLOAT : precision, &h,
-                                   level0, &p->device);
+        st = cmrs_amg_device_setup(ctx, precision, cycle, &h, level0, builder, &p->device);
+    cmrs_amg_builder_free(builder);
     if (st == CMRSCL_OK)
         st = pattern_hash(a, &p->pattern);
     if (st == CMRSCL_OK)

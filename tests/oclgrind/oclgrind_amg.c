@@ -25,7 +25,7 @@ static void check_cycle(const env *e, cmrscl_precision p, cmrscl_precision cycle
     o.degree = degree;
     CHECK_OK(cmrscl_csr_generate(spec, &a));
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
-    CHECK_OK(cmrs_amg_device_setup(e->ctx, p, cycle, &h, NULL, &d));
+    CHECK_OK(cmrs_amg_device_setup(e->ctx, p, cycle, &h, NULL, NULL, &d));
     if (test_failures)
         return;
     size_t n = (size_t)a.rows, vs = cmrscl_precision_size(p);

@@ -1,0 +1,137 @@
+/* amg_builder.c - a hierarchy's device matrices made while the host is still setting it up.
+ * Making a matrix of the library from host CSR (analysis, plan, conversion to CMRS, upload)
+ * is bound by memory: writing fresh pages and copying. The host set-up's sparse products are
+ * bound by latency: scattered reads of the accumulators. So each operator the set-up has
+ * finished (cmrs_amg_sink) is made on a thread of its own while the host goes on - level l's
+ * P during its transpose and Galerkin product, R during the product, level l + 1's A during
+ * that level's set-up - and the device set-up (amg_device.c) takes them ready made.
+ *
+ * The builder's conversions take a quarter of the host's threads (BUILDER_SHARE): the host's
+ * parallel passes split their rows evenly among all of its threads, and a share held back on
+ * an oversubscribed core holds back the whole pass, so all of them for the builder as well cost
+ * the host's phases what the builder saved; fewer than a quarter left the builder's work
+ * unfinished when the host's was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE).
+ *
+ * The operators are made one after another, in the order told: each job's thread first
+ * joins the one before it, so one builder thread runs at a time, the first failure stops
+ * those after it, and nothing but the caller's thread ever joins the last. A matrix is made
+ * by the same call as the device set-up would make it, so it is the same matrix, bit for bit. */
+#include "precond/precond.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BUILDER_SHARE 4
+
+typedef struct builder_job {
+    cmrs_amg_builder *builder;
+    struct builder_job *before, *next;
+    const cmrscl_csr *csr;
+    int level;
+    cmrs_amg_operator which;
+    cmrscl_matrix made;
+    bool threaded;
+    pthread_t id;
+} builder_job;
+
+struct cmrs_amg_builder {
+    cmrscl_context ctx;
+    cmrscl_precision precision;
+    bool skip_a0; /* level 0's A is the caller's matrix, on the device already */
+    builder_job *first, *last;
+    bool joined; /* the last job's thread, if any, is joined */
+    cmrscl_status st;
+    char message[512]; /* the first failure's, from the builder's thread */
+};
+
+static void *job_run(void *arg)
+{
+    builder_job *j = arg;
+    cmrs_amg_builder *b = j->builder;
+    if (j->before && j->before->threaded)
+        pthread_join(j->before->id, NULL);
+    if (b->st != CMRSCL_OK)
+        return NULL;
+    int share = cmrs_parallel_threads() / BUILDER_SHARE;
+    cmrs_parallel_limit(share > 1 ? share : 1);
+    b->st = cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made);
+    cmrs_parallel_limit(0);
+    if (b->st != CMRSCL_OK)
+        snprintf(b->message, sizeof b->message, "AMG level %d's %c on the device: %s", j->level,
+                 "APR"[j->which], cmrscl_last_error());
+    return NULL;
+}
+
+/* cmrs_amg_sink's ready: a job after the last one told. Where no memory or thread is to be
+ * had, the operator is made here and now or, failing that, left to the device set-up. */
+static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m)
+{
+    cmrs_amg_builder *b = ctx;
+    if (level == 0 && which == AMG_OPERATOR_A && b->skip_a0)
+        return;
+    builder_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return;
+    *j = (builder_job){.builder = b, .before = b->last, .csr = m, .level = level, .which = which};
+    if (b->last)
+        b->last->next = j;
+    else
+        b->first = j;
+    b->last = j;
+    j->threaded = pthread_create(&j->id, NULL, job_run, j) == 0;
+    if (!j->threaded)
+        job_run(j);
+}
+
+static void builder_wait(void *ctx)
+{
+    cmrs_amg_builder *b = ctx;
+    if (b->last && b->last->threaded && !b->joined)
+        pthread_join(b->last->id, NULL);
+    b->joined = true;
+}
+
+cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision, bool skip_a0,
+                                      cmrs_amg_builder **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: no memory for a builder");
+    **out = (cmrs_amg_builder){.ctx = ctx, .precision = precision, .skip_a0 = skip_a0};
+    return CMRSCL_OK;
+}
+
+cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
+{
+    return (cmrs_amg_sink){builder_ready, builder_wait, b};
+}
+
+cmrscl_status cmrs_amg_builder_finish(cmrs_amg_builder *b)
+{
+    builder_wait(b);
+    return b->st == CMRSCL_OK ? CMRSCL_OK : cmrscl_fail(b->st, "%s", b->message);
+}
+
+cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_operator which)
+{
+    for (builder_job *j = b && b->joined ? b->first : NULL; j; j = j->next)
+        if (j->level == level && j->which == which && j->made) {
+            cmrscl_matrix m = j->made;
+            j->made = NULL;
+            return m;
+        }
+    return NULL;
+}
+
+void cmrs_amg_builder_free(cmrs_amg_builder *b)
+{
+    if (!b)
+        return;
+    builder_wait(b);
+    for (builder_job *j = b->first, *next; j; j = next) {
+        next = j->next;
+        cmrscl_matrix_free(j->made); /* made, and not taken */
+        free(j);
+    }
+    free(b);
+}
