@@ -1,7 +1,8 @@
 /* test_amg_device.c - the AMG V-cycle on the device (issue 57) against the host cycle it
  * copies: every level's b, x and r after one cycle, and the result, within a bound for the
  * precision; and CG on the host with the device cycle as its preconditioner taking the
- * iterations the host's PCG takes.
+ * iterations the host's PCG takes; the device's matrices made beside the host's set-up
+ * (amg_builder.c) the same as those made after it, and a failure there named.
  *     test_amg_device float|double */
 #include "precond/precond.h"
 #include "test_util.h"
@@ -213,6 +214,60 @@ static void check_pcg(cmrscl_context ctx, const char *spec, int degree)
     close_case(&t);
 }
 
+/* The device's matrices made beside the host's set-up (amg_builder.c) are those the device
+ * set-up makes after it, array for array, and the device set-up takes every one of them (none
+ * is left to take); a matrix the builder cannot make (a memory cap below level 0's A) fails it
+ * with the level and operator named, and the host set-up still ends. */
+static void check_builder(cmrscl_context ctx, const char *spec)
+{
+    amg_case want;
+    if (!open_case(ctx, spec, 1, &want))
+        return;
+    cmrs_amg_builder *b = NULL;
+    CHECK_OK(cmrs_amg_builder_create(ctx, prec, false, &b));
+    cmrs_amg_sink sink = cmrs_amg_builder_sink(b);
+    cmrs_amg_hierarchy h = {0};
+    cmrs_amg_device d = {0};
+    CHECK_OK(cmrs_amg_setup_to(&want.a, NULL, &sink, &h));
+    CHECK_OK(cmrs_amg_builder_finish(b));
+    CHECK_OK(cmrs_amg_device_setup(ctx, prec, prec, &h, NULL, b, &d));
+    for (int l = 0; l + 1 < d.levels && !test_failures; ++l) {
+        cmrs_amg_device_level *got = &d.level[l], *made = &want.d.level[l];
+        char what[64];
+        snprintf(what, sizeof what, "%s level %d's A", spec, l);
+        check_same_cmrs(made->A, got->A, what);
+        snprintf(what, sizeof what, "%s level %d's P", spec, l);
+        check_same_cmrs(made->P, got->P, what);
+        snprintf(what, sizeof what, "%s level %d's R", spec, l);
+        check_same_cmrs(made->R, got->R, what);
+        for (int which = AMG_OPERATOR_A; which <= AMG_OPERATOR_R; ++which)
+            CHECK_MSG(!cmrs_amg_builder_take(b, l, (cmrs_amg_operator)which),
+                      "%s: level %d's %c was made beside the set-up and made again", spec, l,
+                      "APR"[which]);
+    }
+    CHECK_MSG(d.levels == want.d.levels && d.levels > 2, "%s: %d levels made beside, %d after",
+              spec, d.levels, want.d.levels);
+    cmrs_amg_device_free(&d);
+    cmrs_amg_builder_free(b);
+    cmrs_amg_free(&h);
+    /* level 0's A cannot be made: the first job fails, those after it do not run */
+    CHECK_OK(cmrs_amg_builder_create(ctx, prec, false, &b));
+    sink = cmrs_amg_builder_sink(b);
+    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 1024));
+    CHECK_OK(cmrs_amg_setup_to(&want.a, NULL, &sink, &h));
+    cmrscl_status st = cmrs_amg_builder_finish(b);
+    CHECK_MSG(st == CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY &&
+                  test_contains(cmrscl_last_error(), "AMG level 0's A on the device") &&
+                  test_contains(cmrscl_last_error(), "memory limit") &&
+                  !cmrs_amg_builder_take(b, 0, AMG_OPERATOR_P),
+              "%s under a 1 KiB cap, made beside the set-up: %s (%s)", spec, cmrscl_status_name(st),
+              cmrscl_last_error());
+    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 0));
+    cmrs_amg_builder_free(b);
+    cmrs_amg_free(&h);
+    close_case(&want);
+}
+
 int main(int argc, char **argv)
 {
     if (!test_precision_arg(argc, argv, &prec))
@@ -237,6 +292,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; ++i)
             check_pcg(ctx, specs[i], degree);
     }
+    check_builder(ctx, "stencil7:16");
+    check_builder(ctx, "convdiff:48");
     cmrscl_context_free(ctx);
     return test_finish("amg_device");
 }

@@ -10,8 +10,6 @@
  *   - BiCGStab and GMRES(4) with AMG on the right: x after three iterations the host
  *     reference's, converged in fewer than half the method's iterations alone;
  *   - in double, the cycle in float (mixed precision) to the same threshold;
- *   - the device's matrices made beside the host's set-up: the same solve, bit for bit, as
- *     those made after it; one that cannot be made fails the set-up, named;
  *   - what must fail, named: the object without the preconditioner asked
  *     and the other way round, an object of another size, a non-square matrix, a zero
  *     diagonal entry.
@@ -458,62 +456,6 @@ static void check_right(cmrscl_context ctx, const char *spec, cmrscl_method meth
 }
 
 /* What must fail, each with a message naming it. */
-/* The device's matrices made beside the host's set-up (amg_builder.c, with CMRSCL_THREADS above
- * 1) are those made after it (CMRSCL_THREADS=1): the solve gives the same iterations and bits.
- * A matrix the builder cannot make (a memory cap below level 0's A) fails the set-up with the
- * level and operator named, nothing left behind (ASan's build checks that). */
-static void check_beside(cmrscl_context ctx, const char *spec)
-{
-    cmrscl_csr a;
-    CHECK_OK(cmrscl_csr_generate(spec, &a));
-    int n = a.rows;
-    cmrscl_matrix m = NULL;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
-    double *b = malloc(sizeof(double) * (size_t)n);
-    double *x[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
-    for (int i = 0; b && i < n; ++i)
-        b[i] = 1.0 + (i % 5) / 5.0;
-    const char *env = getenv("CMRSCL_THREADS");
-    char *saved = env ? strdup(env) : NULL;
-    const char *threads[] = {"1", "3"};
-    cmrscl_solve_result res[2] = {{0}, {0}};
-    for (int k = 0; k < 2 && m && b && x[k]; ++k) {
-        setenv("CMRSCL_THREADS", threads[k], 1);
-        cmrscl_precond amg = NULL;
-        CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, NULL, &amg));
-        cmrscl_solve_options o = {.rtol = prec == CMRSCL_DOUBLE ? 1e-8 : 1e-4,
-                                  .preconditioner = CMRSCL_PRECONDITIONER_AMG,
-                                  .precond = amg};
-        if (amg)
-            CHECK_OK(solve(m, &o, b, x[k], n, &res[k]));
-        cmrscl_precond_free(amg);
-    }
-    CHECK_MSG(res[0].converged && res[1].iterations == res[0].iterations && x[0] && x[1] &&
-                  !memcmp(x[0], x[1], sizeof(double) * (size_t)n),
-              "%s: the device's matrices made beside the set-up: %d iterations and %s x, made "
-              "after it %d",
-              spec, res[1].iterations,
-              x[0] && x[1] && memcmp(x[0], x[1], sizeof(double) * (size_t)n) ? "another"
-                                                                             : "the same",
-              res[0].iterations);
-    cmrscl_precond bad = NULL;
-    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 1024));
-    cmrscl_status st = cmrscl_precond_create_amg(ctx, prec, &a, NULL, &bad);
-    CHECK_MSG(st == CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY && !bad &&
-                  test_contains(cmrscl_last_error(), "AMG level 0's A on the device") &&
-                  test_contains(cmrscl_last_error(), "memory limit"),
-              "%s under a 1 KiB cap, made beside the set-up: %s (%s)", spec, cmrscl_status_name(st),
-              cmrscl_last_error());
-    CHECK_OK(cmrscl_context_set_memory_limit(ctx, 0));
-    if (saved)
-        setenv("CMRSCL_THREADS", saved, 1);
-    else
-        unsetenv("CMRSCL_THREADS");
-    free(saved), free(b), free(x[0]), free(x[1]);
-    cmrscl_matrix_free(m);
-    cmrscl_csr_free(&a);
-}
-
 static void check_refusals(cmrscl_context ctx)
 {
     cmrscl_csr a, small;
@@ -643,7 +585,6 @@ int main(int argc, char **argv)
         check_float_cycle(ctx, "stencil5:64");
         check_float_cycle(ctx, "stencil7:16");
     }
-    check_beside(ctx, "stencil7:16");
     check_refusals(ctx);
     cmrscl_context_free(ctx);
     return test_finish("solve_amg");
