@@ -51,8 +51,8 @@ CMRSCL_HIDDEN const char *cmrscl_precision_name(cmrscl_precision p);
 CMRSCL_HIDDEN int cmrs_parallel_threads(void);
 /* At most `threads` for the work the calling thread starts from now on (0: no limit): for a
  * thread that runs beside another's parallel work, whose shares an oversubscribed core would
- * hold back. Results never depend on the count. */
-CMRSCL_HIDDEN void cmrs_parallel_limit(int threads);
+ * hold back. Results never depend on the count. Returns the limit it replaces. */
+CMRSCL_HIDDEN int cmrs_parallel_limit(int threads);
 /* Runs fn(ctx, t, threads) for t = 0..threads-1 on as many threads (t = 0 on the caller's)
  * and returns when all are done. A thread that cannot be created runs its share on the
  * caller's thread: the result never depends on it. */

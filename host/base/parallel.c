@@ -14,7 +14,12 @@
 
 static _Thread_local int thread_limit; /* cmrs_parallel_limit's; 0: none */
 
-void cmrs_parallel_limit(int threads) { thread_limit = threads > 0 ? threads : 0; }
+int cmrs_parallel_limit(int threads)
+{
+    int before = thread_limit;
+    thread_limit = threads > 0 ? threads : 0;
+    return before;
+}
 
 int cmrs_parallel_threads(void)
 {

@@ -13,13 +13,15 @@
  * unfinished when the host's was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE).
  *
  * The operators are made one after another, in the order told: each job's thread first
- * joins the one before it, so one builder thread runs at a time, the first failure stops
- * those after it, and nothing but the caller's thread ever joins the last. A matrix is made
- * by the same call as the device set-up would make it, so it is the same matrix, bit for bit. */
+ * joins the one before it, so one builder thread runs at a time, and nothing but the caller's
+ * thread ever joins the last. A failure stops the jobs after it and is reported when the device
+ * set-up asks for its operator; those not made, the device set-up makes itself. A matrix is
+ * made by the same call as the device set-up would make it, so it is the same matrix, bit for
+ * bit. */
 #include "precond/precond.h"
 
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define BUILDER_SHARE 4
 
@@ -30,6 +32,8 @@ typedef struct builder_job {
     int level;
     cmrs_amg_operator which;
     cmrscl_matrix made;
+    cmrscl_status st;
+    char *message; /* st's, from the builder's thread (malloc'ed) */
     bool threaded;
     pthread_t id;
 } builder_job;
@@ -40,8 +44,7 @@ struct cmrs_amg_builder {
     bool skip_a0; /* level 0's A is the caller's matrix, on the device already */
     builder_job *first, *last;
     bool joined; /* the last job's thread, if any, is joined */
-    cmrscl_status st;
-    char message[512]; /* the first failure's, from the builder's thread */
+    bool failed; /* a job failed: those after it do not run */
 };
 
 static void *job_run(void *arg)
@@ -50,20 +53,22 @@ static void *job_run(void *arg)
     cmrs_amg_builder *b = j->builder;
     if (j->before && j->before->threaded)
         pthread_join(j->before->id, NULL);
-    if (b->st != CMRSCL_OK)
+    if (b->failed)
         return NULL;
     int share = cmrs_parallel_threads() / BUILDER_SHARE;
-    cmrs_parallel_limit(share > 1 ? share : 1);
-    b->st = cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made);
-    cmrs_parallel_limit(0);
-    if (b->st != CMRSCL_OK)
-        snprintf(b->message, sizeof b->message, "AMG level %d's %c on the device: %s", j->level,
-                 "APR"[j->which], cmrscl_last_error());
+    int limit = j->threaded ? cmrs_parallel_limit(share > 1 ? share : 1) : 0;
+    j->st = cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made);
+    if (j->threaded)
+        cmrs_parallel_limit(limit);
+    if (j->st != CMRSCL_OK) {
+        b->failed = true;
+        j->message = strdup(cmrscl_last_error());
+    }
     return NULL;
 }
 
-/* cmrs_amg_sink's ready: a job after the last one told. Where no memory or thread is to be
- * had, the operator is made here and now or, failing that, left to the device set-up. */
+/* cmrs_amg_sink's ready: a job after the last one told. Without a thread to be had it runs
+ * here and now; without memory for it, the device set-up makes the operator itself. */
 static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m)
 {
     cmrs_amg_builder *b = ctx;
@@ -78,9 +83,12 @@ static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const c
     else
         b->first = j;
     b->last = j;
-    j->threaded = pthread_create(&j->id, NULL, job_run, j) == 0;
-    if (!j->threaded)
+    b->joined = false;
+    j->threaded = true; /* before the thread reads it */
+    if (pthread_create(&j->id, NULL, job_run, j) != 0) {
+        j->threaded = false;
         job_run(j);
+    }
 }
 
 static void builder_wait(void *ctx)
@@ -106,21 +114,26 @@ cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
     return (cmrs_amg_sink){builder_ready, builder_wait, b};
 }
 
-cmrscl_status cmrs_amg_builder_finish(cmrs_amg_builder *b)
+void cmrs_amg_builder_finish(cmrs_amg_builder *b)
 {
-    builder_wait(b);
-    return b->st == CMRSCL_OK ? CMRSCL_OK : cmrscl_fail(b->st, "%s", b->message);
+    if (b)
+        builder_wait(b);
 }
 
-cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_operator which)
+cmrscl_status cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_operator which,
+                                    cmrscl_matrix *out)
 {
-    for (builder_job *j = b && b->joined ? b->first : NULL; j; j = j->next)
-        if (j->level == level && j->which == which && j->made) {
-            cmrscl_matrix m = j->made;
-            j->made = NULL;
-            return m;
-        }
-    return NULL;
+    *out = NULL;
+    for (builder_job *j = b && b->joined ? b->first : NULL; j; j = j->next) {
+        if (j->level != level || j->which != which)
+            continue;
+        if (j->st != CMRSCL_OK)
+            return cmrscl_fail(j->st, "%s", j->message ? j->message : "no memory for the message");
+        *out = j->made;
+        j->made = NULL;
+        return CMRSCL_OK;
+    }
+    return CMRSCL_OK;
 }
 
 void cmrs_amg_builder_free(cmrs_amg_builder *b)
@@ -131,6 +144,7 @@ void cmrs_amg_builder_free(cmrs_amg_builder *b)
     for (builder_job *j = b->first, *next; j; j = next) {
         next = j->next;
         cmrscl_matrix_free(j->made); /* made, and not taken */
+        free(j->message);
         free(j);
     }
     free(b);

@@ -114,13 +114,21 @@ static bool own_vectors(const cmrs_amg_device *d, int l) { return l > 0 || d->mi
 
 static bool own_matrix(const cmrs_amg_device *d, int l) { return l > 0 || !d->borrowed_a0; }
 
-/* Level l's operator `which` on the device: the builder's, or made now. */
+/* Level l's operator `which` on the device: the builder's, or made now; a failure named. */
 static cmrscl_status level_matrix(const cmrs_amg_device *d, cmrs_amg_builder *made, int l,
                                   cmrs_amg_operator which, const cmrscl_csr *csr,
                                   cmrscl_matrix *out)
 {
-    *out = cmrs_amg_builder_take(made, l, which);
-    return *out ? CMRSCL_OK : cmrscl_matrix_create_from_csr(d->ctx, d->precision, csr, NULL, out);
+    cmrscl_status st = cmrs_amg_builder_take(made, l, which, out);
+    if (st == CMRSCL_OK && !*out)
+        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, csr, NULL, out);
+    if (st == CMRSCL_OK)
+        return st;
+    char *why = strdup(cmrscl_last_error()); /* not the message being written */
+    st = cmrscl_fail(st, "AMG level %d's %c on the device: %s", l, "APR"[which],
+                     why ? why : cmrscl_status_name(st));
+    free(why);
+    return st;
 }
 
 static cmrscl_status setup_level(cmrs_amg_device *d, const cmrs_amg_hierarchy *h, int l,

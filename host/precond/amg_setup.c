@@ -177,6 +177,7 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
                                  int32_t count, double t2, rho_task *rho, const cmrs_amg_sink *sink)
 {
     cmrs_amg_level *lv = &h->level[l], *next = &h->level[l + 1];
+    tell(sink, l, AMG_OPERATOR_A, &lv->A);
     cmrs_amg_coarse c;
     cmrscl_status st =
         cmrs_amg_tentative(lv->aggregate, lv->A.rows, count, lv->near_null, o->near_null_count, &c);
@@ -384,7 +385,7 @@ static cmrscl_status check_coarsest(const cmrs_amg_hierarchy *h, const cmrs_amg_
                        (int)rows, AMG_DENSE_ROWS, (int)o->max_coarse, why);
 }
 
-/* cmrs_amg_setup_to, or cmrs_amg_setup_again with g. */
+/* cmrs_amg_setup and cmrs_amg_setup_to, or cmrs_amg_setup_again with g. */
 static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
                            const cmrs_amg_aggregates *g, const cmrs_amg_sink *sink,
                            cmrs_amg_hierarchy *out)
@@ -425,10 +426,8 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         rho_start(&rho, &h.level[l], h.symmetric, o->rho_steps,
                   !last && cmrs_parallel_threads() > 1);
         int32_t count = 0;
-        if (!last) { /* told before its aggregation, which may yet make it the last level */
-            tell(sink, l, AMG_OPERATOR_A, &h.level[l].A);
+        if (!last)
             st = coarsen(&h, l, o, g, &count, &rho, &found, sink);
-        }
         if (st == CMRSCL_OK)
             st = rho_finish(&rho, &h, o);
         else /* joined before anything is freed; coarsen's message stays the one reported */

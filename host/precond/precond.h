@@ -74,12 +74,11 @@ typedef struct cmrs_amg_hierarchy {
     cmrs_amg_times times;
 } cmrs_amg_hierarchy;
 
-/* Told of each operator as soon as the set-up has finished it: level l's P and R when they are
- * made, level l's A when level l is to be coarsened (its aggregation may still find it the
- * last level: an A told may go unused). It stays unchanged at that address until the hierarchy
- * is freed, so its device copy can be made while the host goes on (amg_builder.c). wait
- * returns once nothing reads the operators told: the set-up calls it before it frees a
- * hierarchy that failed. */
+/* Told of each operator of the device's cycle as soon as the set-up has finished it: level l's
+ * A once its aggregates coarsen it, then its P and R when they are made. It stays unchanged at
+ * that address until the hierarchy is freed, so its device copy can be made while the host goes
+ * on (amg_builder.c). wait returns once nothing reads the operators told: the set-up calls it
+ * before it frees a hierarchy that failed. */
 typedef enum cmrs_amg_operator { AMG_OPERATOR_A, AMG_OPERATOR_P, AMG_OPERATOR_R } cmrs_amg_operator;
 typedef struct cmrs_amg_sink {
     void (*ready)(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m);
@@ -269,12 +268,13 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_p
 /* The sink to give cmrs_amg_setup_to: each operator told is made on a thread of its own, in
  * the order told, one at a time. */
 CMRSCL_HIDDEN cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b);
-/* Waits for every operator told; the first failure, with its message. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_finish(cmrs_amg_builder *b);
-/* The matrix made of level l's operator `which`, now the caller's; NULL if none was made (or
- * b is NULL, or not finished). */
-CMRSCL_HIDDEN cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level,
-                                                  cmrs_amg_operator which);
+/* Waits for every operator told (before any take); b may be NULL. */
+CMRSCL_HIDDEN void cmrs_amg_builder_finish(cmrs_amg_builder *b);
+/* *out: the matrix made of level l's operator `which`, now the caller's; NULL where none was
+ * made (b NULL, not finished, never told, or not run after an earlier failure). The failure of
+ * making it, with its message, if it failed. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_take(cmrs_amg_builder *b, int level,
+                                                  cmrs_amg_operator which, cmrscl_matrix *out);
 /* Waits, then frees b and the matrices not taken. */
 CMRSCL_HIDDEN void cmrs_amg_builder_free(cmrs_amg_builder *b);
 

@@ -160,10 +160,12 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
         level0 = NULL; /* the float cycle needs a float copy */
     cmrscl_precision cycle = o.float_cycle ? CMRSCL_FLOAT : precision;
-    /* the device's matrices made beside the host's set-up where it has threads to spare */
+    /* the device's matrices made beside the host's set-up where it has threads to spare (and
+     * without a builder, after it) */
     cmrs_amg_builder *builder = NULL;
-    if (st == CMRSCL_OK && cmrs_parallel_threads() > 1)
-        st = cmrs_amg_builder_create(ctx, cycle, level0 != NULL, &builder);
+    if (st == CMRSCL_OK && cmrs_parallel_threads() > 1 &&
+        cmrs_amg_builder_create(ctx, cycle, level0 != NULL, &builder) != CMRSCL_OK)
+        builder = NULL;
     cmrs_amg_sink sink = cmrs_amg_builder_sink(builder);
     cmrs_amg_hierarchy h = {0};
     if (st == CMRSCL_OK)
@@ -172,8 +174,7 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     if (st == CMRSCL_OK && !p)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a preconditioner");
     double t1 = cmrscl_seconds();
-    if (st == CMRSCL_OK && builder)
-        st = cmrs_amg_builder_finish(builder);
+    cmrs_amg_builder_finish(builder);
     if (st == CMRSCL_OK)
         st = cmrs_amg_device_setup(ctx, precision, cycle, &h, level0, builder, &p->device);
     cmrs_amg_builder_free(builder);
