@@ -3,8 +3,9 @@
  * is bound by memory: writing fresh pages and copying. The host set-up's sparse products are
  * bound by latency: scattered reads of the accumulators. So each operator the set-up has
  * finished (cmrs_amg_sink) is made on a thread of its own while the host goes on - level l's
- * P during its transpose and Galerkin product, R during the product, level l + 1's A during
- * that level's set-up - and the device set-up (amg_device.c) takes them ready made.
+ * A once its aggregates coarsen it, during its prolongator; P during its transpose and
+ * Galerkin product; R during the product - and the device set-up (amg_device.c) takes them
+ * ready made.
  *
  * The builder's conversions take a quarter of the host's threads (BUILDER_SHARE): the host's
  * parallel passes split their rows evenly among all of its threads, and a share held back on
