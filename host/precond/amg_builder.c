@@ -5,13 +5,16 @@
  * finished (cmrs_amg_sink) is made on a thread of its own while the host goes on - level l's
  * A once its aggregates coarsen it, during its prolongator; P during its transpose and
  * Galerkin product; R during the product - and the device set-up (amg_device.c) takes them
- * ready made.
+ * ready made. The builder also takes the large levels' Galerkin products to a GPU
+ * (amg_galerkin.c, GALERKIN_DEVICE_ROWS), through the sink's galerkin.
  *
  * The builder's conversions take a quarter of the host's threads (BUILDER_SHARE): the host's
  * parallel passes split their rows evenly among all of its threads, and a share held back on
  * an oversubscribed core holds back the whole pass, so all of them for the builder as well cost
  * the host's phases what the builder saved; fewer than a quarter left the builder's work
- * unfinished when the host's was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE).
+ * unfinished when the host's was done. Where the GPU makes the Galerkin products the host's
+ * cores wait on it meanwhile, and the builder takes half of them: with a quarter it was still
+ * converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE).
  *
  * The operators are made one after another, in the order told: each job's thread first
  * joins the one before it, so one builder thread runs at a time, and nothing but the caller's
@@ -25,6 +28,10 @@
 #include <string.h>
 
 #define BUILDER_SHARE 4
+/* Levels of this many rows or more have their Galerkin product made on a GPU (amg_galerkin.c):
+ * it measured faster from 1 M rows to 16.8 M; smaller levels, not measured, stay on the host
+ * (docs/dev/PERFORMANCE.md, GALERKIN_DEVICE_ROWS). */
+#define GALERKIN_DEVICE_ROWS 1000000
 
 typedef struct builder_job {
     cmrs_amg_builder *builder;
@@ -44,8 +51,10 @@ struct cmrs_amg_builder {
     cmrscl_precision precision;
     bool skip_a0; /* level 0's A is the caller's matrix, on the device already */
     builder_job *first, *last;
-    bool joined; /* the last job's thread, if any, is joined */
-    bool failed; /* a job failed: those after it do not run */
+    bool joined;          /* the last job's thread, if any, is joined */
+    bool failed;          /* a job failed: those after it do not run */
+    bool device_galerkin; /* the device makes the large levels' Galerkin products */
+    int galerkins;        /* Galerkin products the device made */
 };
 
 static void *job_run(void *arg)
@@ -56,7 +65,7 @@ static void *job_run(void *arg)
         pthread_join(j->before->id, NULL);
     if (b->failed)
         return NULL;
-    int share = cmrs_parallel_threads() / BUILDER_SHARE;
+    int share = cmrs_parallel_threads() / (b->device_galerkin ? 2 : BUILDER_SHARE);
     int limit = j->threaded ? cmrs_parallel_limit(share > 1 ? share : 1) : 0;
     j->st = cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made);
     if (j->threaded)
@@ -73,8 +82,8 @@ static void *job_run(void *arg)
 static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m)
 {
     cmrs_amg_builder *b = ctx;
-    if (level == 0 && which == AMG_OPERATOR_A && b->skip_a0)
-        return;
+    if ((level == 0 && which == AMG_OPERATOR_A && b->skip_a0) || cmrs_parallel_threads() == 1)
+        return; /* (one thread: the device set-up makes it, after the host's) */
     builder_job *j = calloc(1, sizeof *j);
     if (!j)
         return;
@@ -100,19 +109,53 @@ static void builder_wait(void *ctx)
     b->joined = true;
 }
 
+/* Where the Galerkin products are made: on a GPU with fp64 (a CPU's OpenCL runs on the cores
+ * the host's product has); CMRSCL_AMG_GALERKIN=device or host decides for every device (the
+ * tests' way to the kernels on a CPU). */
+static bool galerkin_on_device(cmrscl_context ctx, bool *every_level)
+{
+    const char *asked = getenv("CMRSCL_AMG_GALERKIN");
+    *every_level = asked && !strcmp(asked, "device");
+    if (*every_level || (asked && !strcmp(asked, "host")))
+        return *every_level;
+    return (ctx->info.type & CL_DEVICE_TYPE_GPU) && ctx->info.fp64;
+}
+
 cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision, bool skip_a0,
                                       cmrs_amg_builder **out)
 {
     *out = calloc(1, sizeof **out);
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: no memory for a builder");
-    **out = (cmrs_amg_builder){.ctx = ctx, .precision = precision, .skip_a0 = skip_a0};
+    bool every_level;
+    **out = (cmrs_amg_builder){.ctx = ctx,
+                               .precision = precision,
+                               .skip_a0 = skip_a0,
+                               .device_galerkin = galerkin_on_device(ctx, &every_level)};
     return CMRSCL_OK;
+}
+
+/* cmrs_amg_sink's galerkin: on the device from GALERKIN_DEVICE_ROWS rows (every level when
+ * asked). */
+static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *r,
+                                      const cmrscl_csr *a, const cmrscl_csr *p, cmrscl_csr *c)
+{
+    cmrs_amg_builder *b = ctx;
+    *c = (cmrscl_csr){0};
+    bool every_level;
+    if (!galerkin_on_device(b->ctx, &every_level) ||
+        (!every_level && a->rows < GALERKIN_DEVICE_ROWS))
+        return CMRSCL_ERROR_UNSUPPORTED;
+    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, p, c);
+    b->galerkins += st == CMRSCL_OK;
+    if (st != CMRSCL_OK)
+        cmrscl_trace("AMG level %d's Galerkin product on the host: %s", level, cmrscl_last_error());
+    return st;
 }
 
 cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
-    return (cmrs_amg_sink){builder_ready, builder_wait, b};
+    return (cmrs_amg_sink){builder_ready, builder_wait, builder_galerkin, b};
 }
 
 void cmrs_amg_builder_finish(cmrs_amg_builder *b)
@@ -136,6 +179,8 @@ cmrscl_status cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_ope
     }
     return CMRSCL_OK;
 }
+
+int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b) { return b ? b->galerkins : 0; }
 
 void cmrs_amg_builder_free(cmrs_amg_builder *b)
 {

@@ -171,6 +171,17 @@ static void tell(const cmrs_amg_sink *sink, int l, cmrs_amg_operator which, cons
         sink->ready(sink->ctx, l, which, m);
 }
 
+/* Level l + 1's A = R A P of level l: the sink's where it makes it (on a device), else the
+ * host's product - the same bits either way. */
+static cmrscl_status galerkin(const cmrs_amg_sink *sink, int l, const cmrs_amg_level *lv,
+                              cmrscl_csr *c)
+{
+    if (sink && sink->galerkin &&
+        sink->galerkin(sink->ctx, l, &lv->R, &lv->A, &lv->P, c) == CMRSCL_OK)
+        return CMRSCL_OK;
+    return cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, c);
+}
+
 /* T, P and R of level l from its aggregates (count of them), and A of level l + 1; t2: when
  * the prolongator's phase began (which waits for rho where it smooths P). */
 static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
@@ -209,7 +220,7 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
     double t3 = cmrscl_seconds();
     h->times.prolongator += t3 - t2;
     if (st == CMRSCL_OK)
-        st = cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, &h->level[l + 1].A);
+        st = galerkin(sink, l, lv, &h->level[l + 1].A);
     h->times.rap += cmrscl_seconds() - t3;
     return st;
 }

@@ -83,6 +83,10 @@ typedef enum cmrs_amg_operator { AMG_OPERATOR_A, AMG_OPERATOR_P, AMG_OPERATOR_R 
 typedef struct cmrs_amg_sink {
     void (*ready)(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m);
     void (*wait)(void *ctx);
+    /* may be NULL: c = r a p of level l, made elsewhere (a device) and the same bits as
+     * cmrs_amg_galerkin's; on failure (c empty) the set-up makes it itself */
+    cmrscl_status (*galerkin)(void *ctx, int level, const cmrscl_csr *r, const cmrscl_csr *a,
+                              const cmrscl_csr *p, cmrscl_csr *c);
     void *ctx;
 } cmrs_amg_sink;
 
@@ -192,6 +196,15 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_cs
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin(const cmrscl_csr *r, const cmrscl_csr *a,
                                               const cmrscl_csr *p, cmrscl_csr *c);
 
+/* ---- amg_galerkin.c: the Galerkin operator on the device ---- */
+
+/* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device. ERROR_UNSUPPORTED
+ * where the device has no fp64, a row of a product has more columns than its table holds or a
+ * product more than 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r,
+                                                     const cmrscl_csr *a, const cmrscl_csr *p,
+                                                     cmrscl_csr *c);
+
 /* ---- amg_coarse.c: the coarsest level's dense inverse ---- */
 
 /* Inverts a (n x n, sparse) densely, from its Cholesky factor when it is SPD, else from LU
@@ -275,6 +288,8 @@ CMRSCL_HIDDEN void cmrs_amg_builder_finish(cmrs_amg_builder *b);
  * making it, with its message, if it failed. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_take(cmrs_amg_builder *b, int level,
                                                   cmrs_amg_operator which, cmrscl_matrix *out);
+/* How many of the set-up's Galerkin products b's device made (the others the host did). */
+CMRSCL_HIDDEN int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b);
 /* Waits, then frees b and the matrices not taken. */
 CMRSCL_HIDDEN void cmrs_amg_builder_free(cmrs_amg_builder *b);
 

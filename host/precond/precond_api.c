@@ -160,10 +160,10 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
         level0 = NULL; /* the float cycle needs a float copy */
     cmrscl_precision cycle = o.float_cycle ? CMRSCL_FLOAT : precision;
-    /* the device's matrices made beside the host's set-up where it has threads to spare (and
-     * without a builder, after it) */
+    /* the device's matrices made beside the host's set-up where it has threads to spare, and
+     * its Galerkin products on the device (without a builder, the host makes them all) */
     cmrs_amg_builder *builder = NULL;
-    if (st == CMRSCL_OK && cmrs_parallel_threads() > 1 &&
+    if (st == CMRSCL_OK &&
         cmrs_amg_builder_create(ctx, cycle, level0 != NULL, &builder) != CMRSCL_OK)
         builder = NULL;
     cmrs_amg_sink sink = cmrs_amg_builder_sink(builder);

@@ -1,0 +1,279 @@
+/* amg_galerkin.c - AMG's Galerkin operator R (A P) on the device (cl/spgemm.cl). The host's
+ * sparse products are bound by the latency of their scattered sums; a GPU takes a row a
+ * work-item by the million. A, P and R go to the device as CSR, A P stays there, and R (A P)
+ * comes back: C is the host product's, bit for bit (the kernels add in its order, without
+ * fma), so the hierarchy is the same whichever made it. The host product remains the
+ * reference and the fallback: a device without fp64, a row whose columns overflow its table,
+ * more than 2^31 entries, or a failure of the device's, and amg_setup.c makes C itself. */
+#include "precond/precond.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A row's table of sums: up to SPGEMM_TABLE columns (AMG's coarse rows have tens, elasticity's
+ * with the rigid-body modes a few hundred). The tables of the rows in flight take at most
+ * SPGEMM_BATCH_BYTES (and an eighth of the device's memory, a buffer at most): the rows go in
+ * batches of that many, a launch each. */
+#define SPGEMM_TABLE 1024
+#define SPGEMM_BATCH_BYTES ((size_t)1 << 30)
+#define SPGEMM_GROUP 64
+
+typedef struct device_csr {
+    int32_t rows, cols;
+    int64_t nnz;
+    cl_mem ptr, col, val; /* int32, int32, double */
+} device_csr;
+
+typedef struct galerkin_run {
+    cmrscl_context ctx;
+    cl_kernel count, fill;
+    cl_mem keys, sums; /* the batch's tables */
+    size_t batch;      /* rows a batch */
+} galerkin_run;
+
+static void csr_release(device_csr *m)
+{
+    cl_mem mem[] = {m->ptr, m->col, m->val};
+    for (int i = 0; i < 3; ++i)
+        if (mem[i])
+            clReleaseMemObject(mem[i]);
+    *m = (device_csr){0};
+}
+
+static cmrscl_status buffer(const galerkin_run *g, size_t bytes, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(g->ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
+    return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG Galerkin product)");
+}
+
+/* bytes of src into dst, there when this returns. */
+static cmrscl_status upload(const galerkin_run *g, cl_mem dst, size_t bytes, const void *src)
+{
+    cl_event done = NULL;
+    cl_int err = bytes ? cmrs_upload(g->ctx, dst, bytes, src, &done) : CL_SUCCESS;
+    if (err == CL_SUCCESS && done)
+        err = clWaitForEvents(1, &done);
+    if (done)
+        clReleaseEvent(done);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "upload (AMG Galerkin product)");
+}
+
+/* Row pointers as int32 (nnz <= INT32_MAX), malloc'ed. */
+static int32_t *narrow_ptr(const int64_t *ptr, int32_t rows)
+{
+    int32_t *p = malloc(((size_t)rows + 1) * sizeof *p);
+    for (int32_t i = 0; p && i <= rows; ++i)
+        p[i] = (int32_t)ptr[i];
+    return p;
+}
+
+static cmrscl_status to_device(const galerkin_run *g, const cmrscl_csr *a, device_csr *out)
+{
+    *out = (device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
+    if (a->nnz > INT32_MAX)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "AMG Galerkin product on the device: %lld "
+                           "entries (at most 2^31 - 1)",
+                           (long long)a->nnz);
+    int32_t *ptr = narrow_ptr(a->row_ptr, a->rows);
+    size_t n = (size_t)a->nnz;
+    cmrscl_status st = ptr ? buffer(g, ((size_t)a->rows + 1) * 4, &out->ptr)
+                           : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
+    if (st == CMRSCL_OK)
+        st = buffer(g, n * 4, &out->col);
+    if (st == CMRSCL_OK)
+        st = buffer(g, n * 8, &out->val);
+    if (st == CMRSCL_OK)
+        st = upload(g, out->ptr, ((size_t)a->rows + 1) * 4, ptr);
+    if (st == CMRSCL_OK)
+        st = upload(g, out->col, n * 4, a->col_ind);
+    if (st == CMRSCL_OK)
+        st = upload(g, out->val, n * 8, a->values);
+    free(ptr);
+    if (st != CMRSCL_OK)
+        csr_release(out);
+    return st;
+}
+
+/* The rows of the batch from `first` of `rows`. */
+static cl_uint batch_rows(const galerkin_run *g, int32_t rows, int32_t first)
+{
+    size_t left = (size_t)(rows - first);
+    return (cl_uint)(left < g->batch ? left : g->batch);
+}
+
+/* The kernel k over rows [first, first + n) of the product, its arguments from 2 on. */
+static cl_int launch(const galerkin_run *g, cl_kernel k, cl_uint first, cl_uint n, int count,
+                     const cl_mem *mem)
+{
+    cl_int err = clSetKernelArg(k, 0, sizeof first, &first);
+    err |= clSetKernelArg(k, 1, sizeof n, &n);
+    for (int i = 0; i < count; ++i)
+        err |= clSetKernelArg(k, (cl_uint)(2 + i), sizeof(cl_mem), &mem[i]);
+    size_t local = SPGEMM_GROUP, global = (n + local - 1) / local * local;
+    return err == CL_SUCCESS
+               ? clEnqueueNDRangeKernel(g->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL)
+               : err;
+}
+
+/* c = a b on the device; ERROR_UNSUPPORTED where a row overflows its table or c has more than
+ * 2^31 - 1 entries. */
+static cmrscl_status product(const galerkin_run *g, const device_csr *a, const device_csr *b,
+                             device_csr *c)
+{
+    *c = (device_csr){a->rows, b->cols, 0, NULL, NULL, NULL};
+    cl_mem count = NULL;
+    int32_t *rows = malloc(((size_t)a->rows + 1) * sizeof *rows);
+    cmrscl_status st = rows ? buffer(g, ((size_t)a->rows + 1) * 4, &count)
+                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
+    cl_int err = CL_SUCCESS;
+    for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
+         first += (int32_t)g->batch) {
+        cl_uint n = batch_rows(g, a->rows, first);
+        cl_mem mem[] = {a->ptr, a->col, b->ptr, b->col, g->keys, count};
+        err = launch(g, g->count, (cl_uint)first, n, 6, mem);
+    }
+    if (st == CMRSCL_OK && err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(g->ctx->queue, count, CL_TRUE, 0, (size_t)a->rows * 4, rows + 1,
+                                  0, NULL, NULL);
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "spgemm_count");
+    int64_t nnz = 0; /* the rows' counts into their starts */
+    for (int32_t i = 0; st == CMRSCL_OK && i < a->rows; ++i) {
+        int32_t n = rows[i + 1];
+        if (n < 0 || nnz + n > INT32_MAX)
+            st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                             n < 0 ? "AMG Galerkin product: row %d has more than %d columns"
+                                   : "AMG Galerkin product: more than 2^31 - 1 entries from row %d",
+                             (int)i, SPGEMM_TABLE);
+        rows[i] = (int32_t)nnz;
+        nnz += n;
+    }
+    if (st == CMRSCL_OK) {
+        rows[a->rows] = (int32_t)nnz;
+        c->nnz = nnz;
+        st = buffer(g, ((size_t)a->rows + 1) * 4, &c->ptr);
+    }
+    if (st == CMRSCL_OK)
+        st = buffer(g, (size_t)nnz * 4, &c->col);
+    if (st == CMRSCL_OK)
+        st = buffer(g, (size_t)nnz * 8, &c->val);
+    if (st == CMRSCL_OK)
+        st = upload(g, c->ptr, ((size_t)a->rows + 1) * 4, rows);
+    for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
+         first += (int32_t)g->batch) {
+        cl_uint n = batch_rows(g, a->rows, first);
+        cl_mem mem[] = {a->ptr, a->col,  a->val,  b->ptr, b->col, b->val,
+                        c->ptr, g->keys, g->sums, c->col, c->val};
+        err = launch(g, g->fill, (cl_uint)first, n, 11, mem);
+    }
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "spgemm_fill");
+    if (count)
+        clReleaseMemObject(count);
+    free(rows);
+    if (st != CMRSCL_OK)
+        csr_release(c);
+    return st;
+}
+
+/* c, read back into host CSR (int64 row pointers). */
+static cmrscl_status to_host(const galerkin_run *g, const device_csr *c, cmrscl_csr *out)
+{
+    *out = (cmrscl_csr){c->rows, c->cols, c->nnz, NULL, NULL, NULL};
+    int32_t *ptr = malloc(((size_t)c->rows + 1) * sizeof *ptr);
+    out->row_ptr = cmrscl_alloc((size_t)c->rows + 1, sizeof(int64_t));
+    out->col_ind = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(int32_t));
+    out->values = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(double));
+    if (!ptr || !out->row_ptr || !out->col_ind || !out->values) {
+        free(ptr);
+        cmrscl_csr_free(out);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product: %lld entries",
+                           (long long)c->nnz);
+    }
+    cl_command_queue q = g->ctx->queue;
+    cl_int err =
+        clEnqueueReadBuffer(q, c->ptr, CL_TRUE, 0, ((size_t)c->rows + 1) * 4, ptr, 0, NULL, NULL);
+    if (err == CL_SUCCESS && c->nnz)
+        err = clEnqueueReadBuffer(q, c->col, CL_TRUE, 0, (size_t)c->nnz * 4, out->col_ind, 0, NULL,
+                                  NULL);
+    if (err == CL_SUCCESS && c->nnz)
+        err = clEnqueueReadBuffer(q, c->val, CL_TRUE, 0, (size_t)c->nnz * 8, out->values, 0, NULL,
+                                  NULL);
+    for (int32_t i = 0; err == CL_SUCCESS && i <= c->rows; ++i)
+        out->row_ptr[i] = ptr[i];
+    free(ptr);
+    if (err == CL_SUCCESS)
+        return CMRSCL_OK;
+    cmrscl_csr_free(out);
+    return cmrscl_fail_cl(err, "clEnqueueReadBuffer (AMG Galerkin product)");
+}
+
+static cmrscl_status make_kernels(galerkin_run *g)
+{
+    char options[160];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d",
+             SPGEMM_GROUP, SPGEMM_TABLE);
+    cl_program program; /* owned by the context's cache */
+    double seconds;
+    cmrscl_program_source from;
+    cmrscl_status st = cmrs_program_get(g->ctx, "spgemm.cl", options, &program, &seconds, &from);
+    cl_int err = CL_SUCCESS;
+    if (st == CMRSCL_OK)
+        g->count = clCreateKernel(program, "spgemm_count", &err);
+    if (st == CMRSCL_OK && g->count)
+        g->fill = clCreateKernel(program, "spgemm_fill", &err);
+    return st != CMRSCL_OK || g->fill ? st : cmrscl_fail_cl(err, "clCreateKernel (spgemm)");
+}
+
+cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
+                                       const cmrscl_csr *p, cmrscl_csr *c)
+{
+    *c = (cmrscl_csr){0};
+    if (!ctx->info.fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "AMG Galerkin product on the device: the device has no fp64");
+    galerkin_run g = {.ctx = ctx};
+    size_t most = (size_t)(a->rows > r->rows ? a->rows : r->rows);
+    uint64_t bytes = SPGEMM_BATCH_BYTES;
+    bytes = bytes < ctx->info.global_mem_bytes / 8 ? bytes : ctx->info.global_mem_bytes / 8;
+    bytes = bytes < ctx->info.max_alloc_bytes / 2 ? bytes : ctx->info.max_alloc_bytes / 2;
+    g.batch = (size_t)bytes / ((size_t)SPGEMM_TABLE * 12);
+    if (g.batch < 1)
+        g.batch = 1;
+    if (g.batch > most)
+        g.batch = most;
+    device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
+    cmrscl_status st = make_kernels(&g);
+    if (st == CMRSCL_OK)
+        st = buffer(&g, g.batch * SPGEMM_TABLE * 4, &g.keys);
+    if (st == CMRSCL_OK)
+        st = buffer(&g, g.batch * SPGEMM_TABLE * 8, &g.sums);
+    if (st == CMRSCL_OK)
+        st = to_device(&g, a, &da);
+    if (st == CMRSCL_OK)
+        st = to_device(&g, p, &dp);
+    if (st == CMRSCL_OK)
+        st = product(&g, &da, &dp, &ap);
+    csr_release(&da), csr_release(&dp);
+    if (st == CMRSCL_OK)
+        st = to_device(&g, r, &dr);
+    if (st == CMRSCL_OK)
+        st = product(&g, &dr, &ap, &rap);
+    csr_release(&dr), csr_release(&ap);
+    if (st == CMRSCL_OK)
+        st = to_host(&g, &rap, c);
+    csr_release(&rap);
+    cl_mem mem[] = {g.keys, g.sums};
+    for (int i = 0; i < 2; ++i)
+        if (mem[i])
+            clReleaseMemObject(mem[i]);
+    if (g.count)
+        clReleaseKernel(g.count);
+    if (g.fill)
+        clReleaseKernel(g.fill);
+    return st;
+}

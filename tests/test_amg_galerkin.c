@@ -1,0 +1,129 @@
+/* test_amg_galerkin.c - AMG's Galerkin operator made on the device (host/precond/amg_galerkin.c,
+ * cl/spgemm.cl), on the device chosen by CMRSCL_DEVICE:
+ *   - R A P of every level of hierarchies of stencils, a convection-diffusion matrix, a graph
+ *     Laplacian and elasticity with the rigid-body modes: the host's product, bit for bit;
+ *   - the set-up asking the device for its Galerkin products (CMRSCL_AMG_GALERKIN=device, a
+ *     builder's sink): every level's A the host set-up's, bit for bit;
+ *   - a row of more columns than its table holds (a dense row of 1,100): ERROR_UNSUPPORTED
+ *     naming it, the host's product then; a device without fp64: ERROR_UNSUPPORTED saying so.
+ * Usage: test_amg_galerkin. */
+#include "precond/precond.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
+{
+    return got->rows == want->rows && got->cols == want->cols && got->nnz == want->nnz &&
+           !memcmp(got->row_ptr, want->row_ptr, sizeof(int64_t) * ((size_t)want->rows + 1)) &&
+           !memcmp(got->col_ind, want->col_ind, sizeof(int32_t) * (size_t)want->nnz) &&
+           !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
+}
+
+/* elastic:n's six rigid-body modes (column-major, malloc'ed) in o, nodes of 3 unknowns. */
+static double *rigid_body(int n, const cmrscl_csr *a, cmrs_amg_options *o)
+{
+    int m = n + 1, nodes = m * m * m;
+    double *xyz = malloc(sizeof(double) * 3 * (size_t)nodes);
+    double *modes = malloc(sizeof(double) * 6 * (size_t)a->rows);
+    for (int p = 0; xyz && p < nodes; ++p)
+        xyz[3 * p] = p % m, xyz[3 * p + 1] = p / m % m, xyz[3 * p + 2] = p / (m * m);
+    CHECK_OK(cmrscl_rigid_body_modes(nodes, xyz, modes));
+    free(xyz);
+    o->near_null_count = 6, o->near_null = modes, o->block_size = 3;
+    return modes;
+}
+
+static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
+{
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    cmrs_amg_options o;
+    cmrs_amg_options_default(&o);
+    double *modes = elastic ? rigid_body(elastic, &a, &o) : NULL;
+    cmrs_amg_hierarchy h = {0}, again = {0};
+    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
+    for (int l = 0; l + 1 < h.levels; ++l) {
+        cmrscl_csr c;
+        const cmrs_amg_level *lv = &h.level[l];
+        CHECK_OK(cmrs_amg_galerkin_device(ctx, &lv->R, &lv->A, &lv->P, &c));
+        CHECK_MSG(same_csr(&c, &h.level[l + 1].A),
+                  "%s level %d: R A P on the device (%lld entries) is not the host's (%lld)", spec,
+                  l, (long long)c.nnz, (long long)h.level[l + 1].A.nnz);
+        cmrscl_csr_free(&c);
+    }
+    /* the set-up asking the device */
+    cmrs_amg_builder *b = NULL;
+    CHECK_OK(cmrs_amg_builder_create(ctx, CMRSCL_DOUBLE, false, &b));
+    cmrs_amg_sink sink = cmrs_amg_builder_sink(b);
+    setenv("CMRSCL_AMG_GALERKIN", "device", 1);
+    CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
+    unsetenv("CMRSCL_AMG_GALERKIN");
+    int made = cmrs_amg_builder_galerkins(b);
+    cmrs_amg_builder_free(b);
+    CHECK_MSG(again.levels == h.levels && made == h.levels - 1,
+              "%s: %d levels with the device's products (%d of them made there), %d", spec,
+              again.levels, made, h.levels);
+    for (int l = 1; l < h.levels && l < again.levels; ++l)
+        CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
+                  "%s: level %d's A from the set-up with the device's products differs", spec, l);
+    printf("%s: %d levels, every R A P the host's on the device\n", spec, h.levels);
+    cmrs_amg_free(&again);
+    cmrs_amg_free(&h);
+    free(modes);
+    cmrscl_csr_free(&a);
+}
+
+/* A dense row of 1,100 columns in A P (P the identity): too many for a row's table. */
+static void check_overflow(cmrscl_context ctx)
+{
+    cmrscl_csr a, eye = {0};
+    CHECK_OK(cmrscl_csr_generate("dense:1100", &a));
+    int32_t n = a.rows;
+    eye = (cmrscl_csr){n,
+                       n,
+                       n,
+                       malloc(sizeof(int64_t) * ((size_t)n + 1)),
+                       malloc(sizeof(int32_t) * (size_t)n),
+                       malloc(sizeof(double) * (size_t)n)};
+    for (int32_t i = 0; i <= n; ++i)
+        eye.row_ptr[i] = i;
+    for (int32_t i = 0; i < n; ++i)
+        eye.col_ind[i] = i, eye.values[i] = 1;
+    cmrscl_csr c;
+    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, &eye, &c);
+    CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
+                  test_contains(cmrscl_last_error(), "more than 1024 columns"),
+              "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+    cmrscl_csr_free(&eye);
+    cmrscl_csr_free(&a);
+}
+
+int main(void)
+{
+    cmrscl_context ctx;
+    CHECK_OK(cmrscl_context_create(NULL, &ctx));
+    if (test_failures)
+        return test_finish("amg_galerkin");
+    if (!ctx->info.fp64) {
+        cmrscl_csr a, c;
+        CHECK_OK(cmrscl_csr_generate("stencil5:8", &a));
+        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, &a, &c);
+        CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
+                  "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+        cmrscl_csr_free(&a);
+        printf("skipped: the device has no fp64, and the Galerkin product on it is refused\n");
+        cmrscl_context_free(ctx);
+        return test_failures ? test_finish("amg_galerkin") : 77;
+    }
+    check_levels(ctx, "stencil7:16", 0);
+    check_levels(ctx, "stencil27:12", 0);
+    check_levels(ctx, "convdiff:48", 0);
+    check_levels(ctx, "geo:4000:8", 0);
+    check_levels(ctx, "elastic:6", 6);
+    check_overflow(ctx);
+    cmrscl_context_free(ctx);
+    return test_finish("amg_galerkin");
+}
