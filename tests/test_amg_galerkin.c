@@ -2,10 +2,12 @@
  * cl/spgemm.cl), on the device chosen by CMRSCL_DEVICE:
  *   - R A P of every level of hierarchies of stencils, a convection-diffusion matrix, a graph
  *     Laplacian and elasticity with the rigid-body modes: the host's product, bit for bit;
+ *   - the same in batches of 7 rows, and on an out-of-order queue;
  *   - the set-up asking the device for its Galerkin products (CMRSCL_AMG_GALERKIN=device, a
- *     builder's sink): every level's A the host set-up's, bit for bit;
+ *     builder's sink): every one made there, every level's A the host set-up's, bit for bit;
+ *     with CMRSCL_AMG_GALERKIN=host none made there;
  *   - a row of more columns than its table holds (a dense row of 1,100): ERROR_UNSUPPORTED
- *     naming it, the host's product then; a device without fp64: ERROR_UNSUPPORTED saying so.
+ *     naming it; a device without fp64: ERROR_UNSUPPORTED saying so.
  * Usage: test_amg_galerkin. */
 #include "precond/precond.h"
 #include "test_util.h"
@@ -45,32 +47,37 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
     double *modes = elastic ? rigid_body(elastic, &a, &o) : NULL;
     cmrs_amg_hierarchy h = {0}, again = {0};
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
-    for (int l = 0; l + 1 < h.levels; ++l) {
-        cmrscl_csr c;
-        const cmrs_amg_level *lv = &h.level[l];
-        CHECK_OK(cmrs_amg_galerkin_device(ctx, &lv->R, &lv->A, &lv->P, &c));
-        CHECK_MSG(same_csr(&c, &h.level[l + 1].A),
-                  "%s level %d: R A P on the device (%lld entries) is not the host's (%lld)", spec,
-                  l, (long long)c.nnz, (long long)h.level[l + 1].A.nnz);
-        cmrscl_csr_free(&c);
+    for (int l = 0; l + 1 < h.levels; ++l) /* in one batch, then in batches of 7 rows */
+        for (size_t batch = 0; batch <= 7; batch += 7) {
+            cmrscl_csr c;
+            const cmrs_amg_level *lv = &h.level[l];
+            CHECK_OK(cmrs_amg_galerkin_device(ctx, &lv->R, &lv->A, &lv->P, batch, &c));
+            CHECK_MSG(same_csr(&c, &h.level[l + 1].A),
+                      "%s level %d, batches of %zu rows: R A P on the device (%lld entries) is not "
+                      "the host's (%lld)",
+                      spec, l, batch, (long long)c.nnz, (long long)h.level[l + 1].A.nnz);
+            cmrscl_csr_free(&c);
+        }
+    /* the set-up asking the device for every product, then the host */
+    const char *where[] = {"device", "host"};
+    for (int w = 0; w < 2; ++w) {
+        setenv("CMRSCL_AMG_GALERKIN", where[w], 1);
+        cmrs_amg_builder *b = NULL;
+        CHECK_OK(cmrs_amg_builder_create(ctx, CMRSCL_DOUBLE, false, a.rows, &b));
+        unsetenv("CMRSCL_AMG_GALERKIN");
+        cmrs_amg_sink sink = cmrs_amg_builder_sink(b);
+        CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
+        int made = cmrs_amg_builder_galerkins(b);
+        cmrs_amg_builder_free(b);
+        CHECK_MSG(again.levels == h.levels && made == (w == 0 ? h.levels - 1 : 0),
+                  "%s: %d levels with CMRSCL_AMG_GALERKIN=%s (%d products made on the device), %d",
+                  spec, again.levels, where[w], made, h.levels);
+        for (int l = 1; l < h.levels && l < again.levels; ++l)
+            CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
+                      "%s: level %d's A with CMRSCL_AMG_GALERKIN=%s differs", spec, l, where[w]);
+        cmrs_amg_free(&again);
     }
-    /* the set-up asking the device */
-    cmrs_amg_builder *b = NULL;
-    CHECK_OK(cmrs_amg_builder_create(ctx, CMRSCL_DOUBLE, false, &b));
-    cmrs_amg_sink sink = cmrs_amg_builder_sink(b);
-    setenv("CMRSCL_AMG_GALERKIN", "device", 1);
-    CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
-    unsetenv("CMRSCL_AMG_GALERKIN");
-    int made = cmrs_amg_builder_galerkins(b);
-    cmrs_amg_builder_free(b);
-    CHECK_MSG(again.levels == h.levels && made == h.levels - 1,
-              "%s: %d levels with the device's products (%d of them made there), %d", spec,
-              again.levels, made, h.levels);
-    for (int l = 1; l < h.levels && l < again.levels; ++l)
-        CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
-                  "%s: level %d's A from the set-up with the device's products differs", spec, l);
     printf("%s: %d levels, every R A P the host's on the device\n", spec, h.levels);
-    cmrs_amg_free(&again);
     cmrs_amg_free(&h);
     free(modes);
     cmrscl_csr_free(&a);
@@ -93,12 +100,46 @@ static void check_overflow(cmrscl_context ctx)
     for (int32_t i = 0; i < n; ++i)
         eye.col_ind[i] = i, eye.values[i] = 1;
     cmrscl_csr c;
-    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, &eye, &c);
+    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, &eye, 0, &c);
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
                   test_contains(cmrscl_last_error(), "more than 1024 columns"),
               "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
     cmrscl_csr_free(&eye);
     cmrscl_csr_free(&a);
+}
+
+/* On an out-of-order queue (a context made from the caller's): the in-order queue's bits. */
+static void check_out_of_order(cmrscl_context ctx)
+{
+    cl_context c;
+    cl_command_queue q;
+    CHECK_OK(cmrscl_context_cl(ctx, &c, &q));
+    cl_device_id dev;
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_int err;
+    cl_command_queue ooo =
+        clCreateCommandQueue(c, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    cmrscl_context octx = NULL;
+    if (!ooo || cmrscl_context_create_from_cl(c, ooo, &octx) != CMRSCL_OK) {
+        printf("not checked: the device takes no out-of-order queue (%d)\n", (int)err);
+        if (ooo)
+            clReleaseCommandQueue(ooo);
+        return;
+    }
+    cmrscl_csr a, got;
+    CHECK_OK(cmrscl_csr_generate("stencil7:16", &a));
+    cmrs_amg_hierarchy h = {0};
+    CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
+    const cmrs_amg_level *lv = &h.level[0];
+    CHECK_OK(cmrs_amg_galerkin_device(octx, &lv->R, &lv->A, &lv->P, 7, &got));
+    CHECK_MSG(same_csr(&got, &h.level[1].A),
+              "an out-of-order queue: R A P on the device is not the host's");
+    printf("stencil7:16 on an out-of-order queue: R A P the host's\n");
+    cmrscl_csr_free(&got);
+    cmrs_amg_free(&h);
+    cmrscl_csr_free(&a);
+    cmrscl_context_free(octx);
+    clReleaseCommandQueue(ooo);
 }
 
 int main(void)
@@ -110,7 +151,7 @@ int main(void)
     if (!ctx->info.fp64) {
         cmrscl_csr a, c;
         CHECK_OK(cmrscl_csr_generate("stencil5:8", &a));
-        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, &a, &c);
+        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, &a, 0, &c);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         cmrscl_csr_free(&a);
@@ -124,6 +165,7 @@ int main(void)
     check_levels(ctx, "geo:4000:8", 0);
     check_levels(ctx, "elastic:6", 6);
     check_overflow(ctx);
+    check_out_of_order(ctx);
     cmrscl_context_free(ctx);
     return test_finish("amg_galerkin");
 }

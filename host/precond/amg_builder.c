@@ -12,14 +12,14 @@
  * parallel passes split their rows evenly among all of its threads, and a share held back on
  * an oversubscribed core holds back the whole pass, so all of them for the builder as well cost
  * the host's phases what the builder saved; fewer than a quarter left the builder's work
- * unfinished when the host's was done. Where the GPU makes the Galerkin products the host's
- * cores wait on it meanwhile, and the builder takes half of them: with a quarter it was still
- * converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE).
+ * unfinished when the host's was done. Where the GPU makes level 0's Galerkin product the
+ * host's cores wait on it meanwhile, and the builder takes half of them: with a quarter it was
+ * still converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE).
  *
  * The operators are made one after another, in the order told: each job's thread first
  * joins the one before it, so one builder thread runs at a time, and nothing but the caller's
- * thread ever joins the last. A failure stops the jobs after it and is reported when the device
- * set-up asks for its operator; those not made, the device set-up makes itself. A matrix is
+ * thread ever joins the last. A failure stops the jobs after it; the operators not made, the
+ * device set-up makes itself (and reports their failure, if they fail again). A matrix is
  * made by the same call as the device set-up would make it, so it is the same matrix, bit for
  * bit. */
 #include "precond/precond.h"
@@ -40,8 +40,6 @@ typedef struct builder_job {
     int level;
     cmrs_amg_operator which;
     cmrscl_matrix made;
-    cmrscl_status st;
-    char *message; /* st's, from the builder's thread (malloc'ed) */
     bool threaded;
     pthread_t id;
 } builder_job;
@@ -51,10 +49,12 @@ struct cmrs_amg_builder {
     cmrscl_precision precision;
     bool skip_a0; /* level 0's A is the caller's matrix, on the device already */
     builder_job *first, *last;
-    bool joined;          /* the last job's thread, if any, is joined */
-    bool failed;          /* a job failed: those after it do not run */
-    bool device_galerkin; /* the device makes the large levels' Galerkin products */
-    int galerkins;        /* Galerkin products the device made */
+    bool joined; /* the last job's thread, if any, is joined */
+    bool failed; /* a job failed: those after it do not run */
+    /* where the Galerkin products are made: on the device (galerkin_on_device) from
+     * GALERKIN_DEVICE_ROWS rows, or on every level; device_galerkin: level 0 is one of them */
+    bool on_device, every_level, device_galerkin;
+    int galerkins; /* Galerkin products the device made */
 };
 
 static void *job_run(void *arg)
@@ -67,13 +67,13 @@ static void *job_run(void *arg)
         return NULL;
     int share = cmrs_parallel_threads() / (b->device_galerkin ? 2 : BUILDER_SHARE);
     int limit = j->threaded ? cmrs_parallel_limit(share > 1 ? share : 1) : 0;
-    j->st = cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made);
+    /* a failure is not reported from here: the device set-up makes the operator again, and
+     * names its failure there (the builder's may only have met the device's memory taken by a
+     * Galerkin product on it meanwhile) */
+    b->failed =
+        cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made) != CMRSCL_OK;
     if (j->threaded)
         cmrs_parallel_limit(limit);
-    if (j->st != CMRSCL_OK) {
-        b->failed = true;
-        j->message = strdup(cmrscl_last_error());
-    }
     return NULL;
 }
 
@@ -122,16 +122,15 @@ static bool galerkin_on_device(cmrscl_context ctx, bool *every_level)
 }
 
 cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision, bool skip_a0,
-                                      cmrs_amg_builder **out)
+                                      int32_t rows, cmrs_amg_builder **out)
 {
     *out = calloc(1, sizeof **out);
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: no memory for a builder");
-    bool every_level;
-    **out = (cmrs_amg_builder){.ctx = ctx,
-                               .precision = precision,
-                               .skip_a0 = skip_a0,
-                               .device_galerkin = galerkin_on_device(ctx, &every_level)};
+    cmrs_amg_builder *b = *out;
+    *b = (cmrs_amg_builder){.ctx = ctx, .precision = precision, .skip_a0 = skip_a0};
+    b->on_device = galerkin_on_device(ctx, &b->every_level);
+    b->device_galerkin = b->on_device && (b->every_level || rows >= GALERKIN_DEVICE_ROWS);
     return CMRSCL_OK;
 }
 
@@ -142,11 +141,9 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *r,
 {
     cmrs_amg_builder *b = ctx;
     *c = (cmrscl_csr){0};
-    bool every_level;
-    if (!galerkin_on_device(b->ctx, &every_level) ||
-        (!every_level && a->rows < GALERKIN_DEVICE_ROWS))
+    if (!b->on_device || (!b->every_level && a->rows < GALERKIN_DEVICE_ROWS))
         return CMRSCL_ERROR_UNSUPPORTED;
-    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, p, c);
+    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, p, 0, c);
     b->galerkins += st == CMRSCL_OK;
     if (st != CMRSCL_OK)
         cmrscl_trace("AMG level %d's Galerkin product on the host: %s", level, cmrscl_last_error());
@@ -164,20 +161,15 @@ void cmrs_amg_builder_finish(cmrs_amg_builder *b)
         builder_wait(b);
 }
 
-cmrscl_status cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_operator which,
-                                    cmrscl_matrix *out)
+cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_operator which)
 {
-    *out = NULL;
-    for (builder_job *j = b && b->joined ? b->first : NULL; j; j = j->next) {
-        if (j->level != level || j->which != which)
-            continue;
-        if (j->st != CMRSCL_OK)
-            return cmrscl_fail(j->st, "%s", j->message ? j->message : "no memory for the message");
-        *out = j->made;
-        j->made = NULL;
-        return CMRSCL_OK;
-    }
-    return CMRSCL_OK;
+    for (builder_job *j = b && b->joined ? b->first : NULL; j; j = j->next)
+        if (j->level == level && j->which == which) {
+            cmrscl_matrix m = j->made;
+            j->made = NULL;
+            return m;
+        }
+    return NULL;
 }
 
 int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b) { return b ? b->galerkins : 0; }
@@ -190,7 +182,6 @@ void cmrs_amg_builder_free(cmrs_amg_builder *b)
     for (builder_job *j = b->first, *next; j; j = next) {
         next = j->next;
         cmrscl_matrix_free(j->made); /* made, and not taken */
-        free(j->message);
         free(j);
     }
     free(b);

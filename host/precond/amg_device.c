@@ -119,9 +119,9 @@ static cmrscl_status level_matrix(const cmrs_amg_device *d, cmrs_amg_builder *ma
                                   cmrs_amg_operator which, const cmrscl_csr *csr,
                                   cmrscl_matrix *out)
 {
-    cmrscl_status st = cmrs_amg_builder_take(made, l, which, out);
-    if (st == CMRSCL_OK && !*out)
-        st = cmrscl_matrix_create_from_csr(d->ctx, d->precision, csr, NULL, out);
+    *out = cmrs_amg_builder_take(made, l, which);
+    cmrscl_status st =
+        *out ? CMRSCL_OK : cmrscl_matrix_create_from_csr(d->ctx, d->precision, csr, NULL, out);
     if (st == CMRSCL_OK)
         return st;
     char *why = strdup(cmrscl_last_error()); /* not the message being written */

@@ -4,7 +4,9 @@
  * comes back: C is the host product's, bit for bit (the kernels add in its order, without
  * fma), so the hierarchy is the same whichever made it. The host product remains the
  * reference and the fallback: a device without fp64, a row whose columns overflow its table,
- * more than 2^31 entries, or a failure of the device's, and amg_setup.c makes C itself. */
+ * more than 2^31 - 1 entries, or a failure of the device's, and amg_setup.c makes C itself.
+ * The host product must not contract into fma either: CMakeLists.txt builds amg_spgemm.c with
+ * -ffp-contract=off. */
 #include "precond/precond.h"
 
 #include <stdio.h>
@@ -13,8 +15,8 @@
 
 /* A row's table of sums: up to SPGEMM_TABLE columns (AMG's coarse rows have tens, elasticity's
  * with the rigid-body modes a few hundred). The tables of the rows in flight take at most
- * SPGEMM_BATCH_BYTES (and an eighth of the device's memory, a buffer at most): the rows go in
- * batches of that many, a launch each. */
+ * SPGEMM_BATCH_BYTES, an eighth of the device's memory and half its largest buffer: the rows
+ * go in batches of that many, a launch each. */
 #define SPGEMM_TABLE 1024
 #define SPGEMM_BATCH_BYTES ((size_t)1 << 30)
 #define SPGEMM_GROUP 64
@@ -30,7 +32,16 @@ typedef struct galerkin_run {
     cl_kernel count, fill;
     cl_mem keys, sums; /* the batch's tables */
     size_t batch;      /* rows a batch */
+    bool out_of_order; /* the context's queue: a barrier before each launch and read */
 } galerkin_run;
+
+/* What each launch and read enqueues first: on an out-of-order queue, the commands before it
+ * done (the batches share the tables, the fills need the counts). */
+static cl_int order(const galerkin_run *g)
+{
+    return g->out_of_order ? clEnqueueBarrierWithWaitList(g->ctx->queue, 0, NULL, NULL)
+                           : CL_SUCCESS;
+}
 
 static void csr_release(device_csr *m)
 {
@@ -113,6 +124,8 @@ static cl_int launch(const galerkin_run *g, cl_kernel k, cl_uint first, cl_uint 
     for (int i = 0; i < count; ++i)
         err |= clSetKernelArg(k, (cl_uint)(2 + i), sizeof(cl_mem), &mem[i]);
     size_t local = SPGEMM_GROUP, global = (n + local - 1) / local * local;
+    if (err == CL_SUCCESS)
+        err = order(g);
     return err == CL_SUCCESS
                ? clEnqueueNDRangeKernel(g->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL)
                : err;
@@ -136,6 +149,8 @@ static cmrscl_status product(const galerkin_run *g, const device_csr *a, const d
         err = launch(g, g->count, (cl_uint)first, n, 6, mem);
     }
     if (st == CMRSCL_OK && err == CL_SUCCESS)
+        err = order(g);
+    if (st == CMRSCL_OK && err == CL_SUCCESS && a->rows)
         err = clEnqueueReadBuffer(g->ctx->queue, count, CL_TRUE, 0, (size_t)a->rows * 4, rows + 1,
                                   0, NULL, NULL);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
@@ -194,8 +209,10 @@ static cmrscl_status to_host(const galerkin_run *g, const device_csr *c, cmrscl_
                            (long long)c->nnz);
     }
     cl_command_queue q = g->ctx->queue;
-    cl_int err =
-        clEnqueueReadBuffer(q, c->ptr, CL_TRUE, 0, ((size_t)c->rows + 1) * 4, ptr, 0, NULL, NULL);
+    cl_int err = order(g);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(q, c->ptr, CL_TRUE, 0, ((size_t)c->rows + 1) * 4, ptr, 0, NULL,
+                                  NULL);
     if (err == CL_SUCCESS && c->nnz)
         err = clEnqueueReadBuffer(q, c->col, CL_TRUE, 0, (size_t)c->nnz * 4, out->col_ind, 0, NULL,
                                   NULL);
@@ -230,7 +247,7 @@ static cmrscl_status make_kernels(galerkin_run *g)
 }
 
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
-                                       const cmrscl_csr *p, cmrscl_csr *c)
+                                       const cmrscl_csr *p, size_t batch, cmrscl_csr *c)
 {
     *c = (cmrscl_csr){0};
     if (!ctx->info.fp64)
@@ -241,9 +258,12 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     uint64_t bytes = SPGEMM_BATCH_BYTES;
     bytes = bytes < ctx->info.global_mem_bytes / 8 ? bytes : ctx->info.global_mem_bytes / 8;
     bytes = bytes < ctx->info.max_alloc_bytes / 2 ? bytes : ctx->info.max_alloc_bytes / 2;
-    g.batch = (size_t)bytes / ((size_t)SPGEMM_TABLE * 12);
+    g.batch = batch ? batch : (size_t)bytes / ((size_t)SPGEMM_TABLE * 12);
     if (g.batch < 1)
         g.batch = 1;
+    cl_command_queue_properties props = 0;
+    clGetCommandQueueInfo(ctx->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    g.out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
     if (g.batch > most)
         g.batch = most;
     device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};

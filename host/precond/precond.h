@@ -198,12 +198,13 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin(const cmrscl_csr *r, const cmrscl_
 
 /* ---- amg_galerkin.c: the Galerkin operator on the device ---- */
 
-/* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device. ERROR_UNSUPPORTED
- * where the device has no fp64, a row of a product has more columns than its table holds or a
+/* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device, `batch` rows a launch
+ * (0: as many as the tables' memory allows; the tests ask for a few). ERROR_UNSUPPORTED where
+ * the device has no fp64, a row of a product has more columns than its table holds or a
  * product more than 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r,
                                                      const cmrscl_csr *a, const cmrscl_csr *p,
-                                                     cmrscl_csr *c);
+                                                     size_t batch, cmrscl_csr *c);
 
 /* ---- amg_coarse.c: the coarsest level's dense inverse ---- */
 
@@ -275,19 +276,21 @@ typedef struct cmrs_amg_device {
 /* ---- amg_builder.c: the device's matrices made beside the host's set-up ---- */
 
 typedef struct cmrs_amg_builder cmrs_amg_builder;
-/* A builder of matrices in `precision` on ctx; skip_a0: level 0's A is on the device already. */
+/* A builder of matrices in `precision` on ctx; skip_a0: level 0's A is on the device already;
+ * rows: level 0's. Where its sink makes the Galerkin products (the device or the host) is
+ * decided here, CMRSCL_AMG_GALERKIN read once. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision,
-                                                    bool skip_a0, cmrs_amg_builder **out);
+                                                    bool skip_a0, int32_t rows,
+                                                    cmrs_amg_builder **out);
 /* The sink to give cmrs_amg_setup_to: each operator told is made on a thread of its own, in
  * the order told, one at a time. */
 CMRSCL_HIDDEN cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b);
 /* Waits for every operator told (before any take); b may be NULL. */
 CMRSCL_HIDDEN void cmrs_amg_builder_finish(cmrs_amg_builder *b);
-/* *out: the matrix made of level l's operator `which`, now the caller's; NULL where none was
- * made (b NULL, not finished, never told, or not run after an earlier failure). The failure of
- * making it, with its message, if it failed. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_take(cmrs_amg_builder *b, int level,
-                                                  cmrs_amg_operator which, cmrscl_matrix *out);
+/* The matrix made of level l's operator `which`, now the caller's; NULL where none was made
+ * (b NULL, not finished, never told, failed, or not run after a failure). */
+CMRSCL_HIDDEN cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level,
+                                                  cmrs_amg_operator which);
 /* How many of the set-up's Galerkin products b's device made (the others the host did). */
 CMRSCL_HIDDEN int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b);
 /* Waits, then frees b and the matrices not taken. */

@@ -164,7 +164,7 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
      * its Galerkin products on the device (without a builder, the host makes them all) */
     cmrs_amg_builder *builder = NULL;
     if (st == CMRSCL_OK &&
-        cmrs_amg_builder_create(ctx, cycle, level0 != NULL, &builder) != CMRSCL_OK)
+        cmrs_amg_builder_create(ctx, cycle, level0 != NULL, a->rows, &builder) != CMRSCL_OK)
         builder = NULL;
     cmrs_amg_sink sink = cmrs_amg_builder_sink(builder);
     cmrs_amg_hierarchy h = {0};
