@@ -32,6 +32,7 @@ typedef struct galerkin_run {
     cl_kernel count, fill;
     cl_mem keys, sums; /* the batch's tables */
     size_t batch;      /* rows a batch */
+    size_t local;      /* the launches' work-group: SPGEMM_GROUP, or the most the kernels run */
     bool out_of_order; /* the context's queue: a barrier before each launch and read */
 } galerkin_run;
 
@@ -123,7 +124,7 @@ static cl_int launch(const galerkin_run *g, cl_kernel k, cl_uint first, cl_uint 
     err |= clSetKernelArg(k, 1, sizeof n, &n);
     for (int i = 0; i < count; ++i)
         err |= clSetKernelArg(k, (cl_uint)(2 + i), sizeof(cl_mem), &mem[i]);
-    size_t local = SPGEMM_GROUP, global = (n + local - 1) / local * local;
+    size_t local = g->local, global = (n + local - 1) / local * local;
     if (err == CL_SUCCESS)
         err = order(g);
     return err == CL_SUCCESS
@@ -243,7 +244,18 @@ static cmrscl_status make_kernels(galerkin_run *g)
         g->count = clCreateKernel(program, "spgemm_count", &err);
     if (st == CMRSCL_OK && g->count)
         g->fill = clCreateKernel(program, "spgemm_fill", &err);
-    return st != CMRSCL_OK || g->fill ? st : cmrscl_fail_cl(err, "clCreateKernel (spgemm)");
+    if (st != CMRSCL_OK || !g->fill)
+        return st != CMRSCL_OK ? st : cmrscl_fail_cl(err, "clCreateKernel (spgemm)");
+    g->local = SPGEMM_GROUP; /* (a power of two: halved to what both kernels run) */
+    cl_kernel k[] = {g->count, g->fill};
+    for (int i = 0; i < 2; ++i) {
+        size_t most = 0;
+        clGetKernelWorkGroupInfo(k[i], g->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
+                                 &most, NULL);
+        while (most && g->local > most && g->local > 1)
+            g->local /= 2;
+    }
+    return CMRSCL_OK;
 }
 
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
