@@ -112,10 +112,7 @@ static void check_overflow(cmrscl_context ctx)
 static void check_out_of_order(cmrscl_context ctx)
 {
     cl_context c;
-    cl_command_queue q;
-    CHECK_OK(cmrscl_context_cl(ctx, &c, &q));
-    cl_device_id dev;
-    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_device_id dev = test_cl_device(ctx, &c);
     cl_int err;
     cl_command_queue ooo =
         clCreateCommandQueue(c, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);

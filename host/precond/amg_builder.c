@@ -49,12 +49,12 @@ struct cmrs_amg_builder {
     cmrscl_precision precision;
     bool skip_a0; /* level 0's A is the caller's matrix, on the device already */
     builder_job *first, *last;
-    bool joined; /* the last job's thread, if any, is joined */
-    bool failed; /* a job failed: those after it do not run */
-    /* where the Galerkin products are made: on the device (galerkin_on_device) from
-     * GALERKIN_DEVICE_ROWS rows, or on every level; device_galerkin: level 0 is one of them */
-    bool on_device, every_level, device_galerkin;
-    int galerkins; /* Galerkin products the device made */
+    bool joined;           /* the last job's thread, if any, is joined */
+    bool failed;           /* a job failed: those after it do not run */
+    int32_t rows;          /* level 0's */
+    int64_t galerkin_rows; /* levels of this many rows make their Galerkin product on the device
+                              (galerkin_rows_of); INT64_MAX: none */
+    int galerkins;         /* Galerkin products the device made */
 };
 
 static void *job_run(void *arg)
@@ -65,7 +65,7 @@ static void *job_run(void *arg)
         pthread_join(j->before->id, NULL);
     if (b->failed)
         return NULL;
-    int share = cmrs_parallel_threads() / (b->device_galerkin ? 2 : BUILDER_SHARE);
+    int share = cmrs_parallel_threads() / (b->rows >= b->galerkin_rows ? 2 : BUILDER_SHARE);
     int limit = j->threaded ? cmrs_parallel_limit(share > 1 ? share : 1) : 0;
     /* a failure is not reported from here: the device set-up makes the operator again, and
      * names its failure there (the builder's may only have met the device's memory taken by a
@@ -109,16 +109,17 @@ static void builder_wait(void *ctx)
     b->joined = true;
 }
 
-/* Where the Galerkin products are made: on a GPU with fp64 (a CPU's OpenCL runs on the cores
- * the host's product has); CMRSCL_AMG_GALERKIN=device or host decides for every device (the
+/* The rows from which a level's Galerkin product is made on the device: GALERKIN_DEVICE_ROWS
+ * on a GPU with fp64 (a CPU's OpenCL runs on the cores the host's product has), none
+ * elsewhere; CMRSCL_AMG_GALERKIN=device (every level) or host (none) decides on any device (the
  * tests' way to the kernels on a CPU). */
-static bool galerkin_on_device(cmrscl_context ctx, bool *every_level)
+static int64_t galerkin_rows_of(cmrscl_context ctx)
 {
     const char *asked = getenv("CMRSCL_AMG_GALERKIN");
-    *every_level = asked && !strcmp(asked, "device");
-    if (*every_level || (asked && !strcmp(asked, "host")))
-        return *every_level;
-    return (ctx->info.type & CL_DEVICE_TYPE_GPU) && ctx->info.fp64;
+    if (asked && !strcmp(asked, "device"))
+        return 0;
+    bool gpu = (ctx->info.type & CL_DEVICE_TYPE_GPU) && ctx->info.fp64;
+    return gpu && !(asked && !strcmp(asked, "host")) ? GALERKIN_DEVICE_ROWS : INT64_MAX;
 }
 
 cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision, bool skip_a0,
@@ -128,20 +129,21 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: no memory for a builder");
     cmrs_amg_builder *b = *out;
-    *b = (cmrs_amg_builder){.ctx = ctx, .precision = precision, .skip_a0 = skip_a0};
-    b->on_device = galerkin_on_device(ctx, &b->every_level);
-    b->device_galerkin = b->on_device && (b->every_level || rows >= GALERKIN_DEVICE_ROWS);
+    *b = (cmrs_amg_builder){.ctx = ctx,
+                            .precision = precision,
+                            .skip_a0 = skip_a0,
+                            .rows = rows,
+                            .galerkin_rows = galerkin_rows_of(ctx)};
     return CMRSCL_OK;
 }
 
-/* cmrs_amg_sink's galerkin: on the device from GALERKIN_DEVICE_ROWS rows (every level when
- * asked). */
+/* cmrs_amg_sink's galerkin: on the device from galerkin_rows rows. */
 static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *r,
                                       const cmrscl_csr *a, const cmrscl_csr *p, cmrscl_csr *c)
 {
     cmrs_amg_builder *b = ctx;
     *c = (cmrscl_csr){0};
-    if (!b->on_device || (!b->every_level && a->rows < GALERKIN_DEVICE_ROWS))
+    if (a->rows < b->galerkin_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
     cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, p, 0, c);
     b->galerkins += st == CMRSCL_OK;

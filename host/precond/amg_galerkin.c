@@ -9,6 +9,8 @@
  * -ffp-contract=off. */
 #include "precond/precond.h"
 
+#include "exec/convert_launch.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +35,10 @@ typedef struct galerkin_run {
     cl_mem keys, sums; /* the batch's tables */
     size_t batch;      /* rows a batch */
     size_t local;      /* the launches' work-group: SPGEMM_GROUP, or the most the kernels run */
-    bool out_of_order; /* the context's queue: a barrier before each launch and read */
+    /* the context's queue, a barrier after each launch where it runs out of order (the
+     * batches share the tables, the fills need the counts, the reads the fills) */
+    launcher l;
 } galerkin_run;
-
-/* What each launch and read enqueues first: on an out-of-order queue, the commands before it
- * done (the batches share the tables, the fills need the counts). */
-static cl_int order(const galerkin_run *g)
-{
-    return g->out_of_order ? clEnqueueBarrierWithWaitList(g->ctx->queue, 0, NULL, NULL)
-                           : CL_SUCCESS;
-}
 
 static void csr_release(device_csr *m)
 {
@@ -86,8 +82,7 @@ static cmrscl_status to_device(const galerkin_run *g, const cmrscl_csr *a, devic
     *out = (device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
     if (a->nnz > INT32_MAX)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG Galerkin product on the device: %lld "
-                           "entries (at most 2^31 - 1)",
+                           "AMG Galerkin product on the device: %lld entries (at most 2^31 - 1)",
                            (long long)a->nnz);
     int32_t *ptr = narrow_ptr(a->row_ptr, a->rows);
     size_t n = (size_t)a->nnz;
@@ -126,10 +121,8 @@ static cl_int launch(const galerkin_run *g, cl_kernel k, cl_uint first, cl_uint 
         err |= clSetKernelArg(k, (cl_uint)(2 + i), sizeof(cl_mem), &mem[i]);
     size_t local = g->local, global = (n + local - 1) / local * local;
     if (err == CL_SUCCESS)
-        err = order(g);
-    return err == CL_SUCCESS
-               ? clEnqueueNDRangeKernel(g->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL)
-               : err;
+        err = clEnqueueNDRangeKernel(g->l.queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    return err == CL_SUCCESS ? cmrs_launch_order_point(&g->l) : err;
 }
 
 /* c = a b on the device; ERROR_UNSUPPORTED where a row overflows its table or c has more than
@@ -149,13 +142,10 @@ static cmrscl_status product(const galerkin_run *g, const device_csr *a, const d
         cl_mem mem[] = {a->ptr, a->col, b->ptr, b->col, g->keys, count};
         err = launch(g, g->count, (cl_uint)first, n, 6, mem);
     }
-    if (st == CMRSCL_OK && err == CL_SUCCESS)
-        err = order(g);
-    if (st == CMRSCL_OK && err == CL_SUCCESS && a->rows)
-        err = clEnqueueReadBuffer(g->ctx->queue, count, CL_TRUE, 0, (size_t)a->rows * 4, rows + 1,
-                                  0, NULL, NULL);
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "spgemm_count");
+    if (st == CMRSCL_OK && a->rows)
+        st = cmrs_launch_read_ints(&g->l, count, 0, (size_t)a->rows, rows + 1);
     int64_t nnz = 0; /* the rows' counts into their starts */
     for (int32_t i = 0; st == CMRSCL_OK && i < a->rows; ++i) {
         int32_t n = rows[i + 1];
@@ -209,11 +199,9 @@ static cmrscl_status to_host(const galerkin_run *g, const device_csr *c, cmrscl_
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product: %lld entries",
                            (long long)c->nnz);
     }
-    cl_command_queue q = g->ctx->queue;
-    cl_int err = order(g);
-    if (err == CL_SUCCESS)
-        err = clEnqueueReadBuffer(q, c->ptr, CL_TRUE, 0, ((size_t)c->rows + 1) * 4, ptr, 0, NULL,
-                                  NULL);
+    cl_command_queue q = g->l.queue;
+    cl_int err =
+        clEnqueueReadBuffer(q, c->ptr, CL_TRUE, 0, ((size_t)c->rows + 1) * 4, ptr, 0, NULL, NULL);
     if (err == CL_SUCCESS && c->nnz)
         err = clEnqueueReadBuffer(q, c->col, CL_TRUE, 0, (size_t)c->nnz * 4, out->col_ind, 0, NULL,
                                   NULL);
@@ -265,7 +253,7 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     if (!ctx->info.fp64)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG Galerkin product on the device: the device has no fp64");
-    galerkin_run g = {.ctx = ctx};
+    galerkin_run g = {.ctx = ctx, .l = cmrs_launcher_make(ctx)};
     size_t most = (size_t)(a->rows > r->rows ? a->rows : r->rows);
     uint64_t bytes = SPGEMM_BATCH_BYTES;
     bytes = bytes < ctx->info.global_mem_bytes / 8 ? bytes : ctx->info.global_mem_bytes / 8;
@@ -273,9 +261,6 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     g.batch = batch ? batch : (size_t)bytes / ((size_t)SPGEMM_TABLE * 12);
     if (g.batch < 1)
         g.batch = 1;
-    cl_command_queue_properties props = 0;
-    clGetCommandQueueInfo(ctx->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
-    g.out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
     if (g.batch > most)
         g.batch = most;
     device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
