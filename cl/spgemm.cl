@@ -4,8 +4,8 @@
  *
  * A work-item a row of C, in two launches: spgemm_count counts the row's columns, the host
  * places the rows, spgemm_fill sums and writes them. Each row's sums are kept in a table of its
- * own (open addressing, SPGEMM_TABLE slots in global memory, as many as the product needs, 16
- * at least): a column's products are added in the order of A's row and B's rows, as the host's
+ * own (open addressing in global memory: twice the row's columns, 32 slots at least and
+ * SPGEMM_TABLE at most): a column's products are added in the order of A's row and B's rows, as the host's
  * product (amg_spgemm.c) adds them, and contraction into fma is off, so C is the host's C bit
  * for bit. A row whose columns do not fit its table is reported (count -1): the host then
  * makes the whole product itself. */
@@ -13,32 +13,23 @@
 
 #define EMPTY (-1)
 
-/* The slots row i takes: twice its products, a power of two, 16 .. SPGEMM_TABLE. */
-static uint table_size(__global const int *a_ptr, __global const int *a_col,
-                       __global const int *b_ptr, uint i)
-{
-    uint products = 0;
-    for (int k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
-        products += (uint)(b_ptr[a_col[k] + 1] - b_ptr[a_col[k]]);
-    uint size = 16;
-    while (size < 2 * products && size < SPGEMM_TABLE)
-        size *= 2;
-    return size;
-}
+/* A row's table: slot s of work-item t at [s * stride + t] (stride: the batch's rows), so the
+ * work-items' passes over their tables touch neighbouring words. */
+#define SLOT(table, s) (table)[(size_t)(s) * stride + t]
 
 /* The slot of column j: where it is, or the empty one it now takes (*added); size when the
  * table is full without it. */
-static uint slot_of(__global int *keys, uint size, int j, bool *added)
+static uint slot_of(__global int *keys, uint stride, uint t, uint size, int j, bool *added)
 {
     uint h = ((uint)j * 2654435761u) & (size - 1);
     for (uint probes = 0; probes < size; ++probes) {
-        int k = keys[h];
+        int k = SLOT(keys, h);
         if (k == j) {
             *added = false;
             return h;
         }
         if (k == EMPTY) {
-            keys[h] = j;
+            SLOT(keys, h) = j;
             *added = true;
             return h;
         }
@@ -47,33 +38,46 @@ static uint slot_of(__global int *keys, uint size, int j, bool *added)
     return size;
 }
 
-/* count[i]: the columns of C's row i (i = first + the work-item), -1 where they overflow. */
+static void clear_keys(__global int *keys, uint stride, uint t, uint size)
+{
+    for (uint s = 0; s < size; ++s)
+        SLOT(keys, s) = EMPTY;
+}
+
+/* count[i]: the columns of C's row i (i = first + the work-item), -1 where they overflow. A
+ * row's products may be many more than its columns (a Galerkin row's are tens of times more):
+ * the table starts small, 32 slots, and is doubled and the row counted again while more than
+ * half of it is taken, up to SPGEMM_TABLE. */
 __kernel void spgemm_count(const uint first, const uint rows, __global const int *a_ptr,
                            __global const int *a_col, __global const int *b_ptr,
-                           __global const int *b_col, __global int *table_keys,
-                           __global int *count)
+                           __global const int *b_col, __global int *keys, __global int *count)
 {
     const uint t = get_global_id(0);
     if (t >= rows)
         return;
-    const uint i = first + t;
-    __global int *keys = table_keys + (size_t)t * SPGEMM_TABLE;
-    const uint size = table_size(a_ptr, a_col, b_ptr, i);
-    for (uint s = 0; s < size; ++s)
-        keys[s] = EMPTY;
-    int n = 0;
-    for (int ka = a_ptr[i]; ka < a_ptr[i + 1]; ++ka) {
-        const int r = a_col[ka];
-        for (int kb = b_ptr[r]; kb < b_ptr[r + 1]; ++kb) {
-            bool added;
-            if (slot_of(keys, size, b_col[kb], &added) == size) {
-                count[i] = -1;
-                return;
+    const uint i = first + t, stride = rows;
+    for (uint size = 32;; size *= 2) {
+        clear_keys(keys, stride, t, size);
+        int n = 0;
+        bool full = false;
+        for (int ka = a_ptr[i]; ka < a_ptr[i + 1] && !full; ++ka) {
+            const int r = a_col[ka];
+            for (int kb = b_ptr[r]; kb < b_ptr[r + 1] && !full; ++kb) {
+                bool added = false;
+                full = slot_of(keys, stride, t, size, b_col[kb], &added) == size;
+                n += added;
+                full = full || (size < SPGEMM_TABLE && (uint)n > size / 2);
             }
-            n += added;
+        }
+        if (!full) {
+            count[i] = n;
+            return;
+        }
+        if (size == SPGEMM_TABLE) {
+            count[i] = -1;
+            return;
         }
     }
-    count[i] = n;
 }
 
 /* Row i's columns (ascending) and sums at c_ptr[i]. */
@@ -81,35 +85,34 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
                           __global const int *a_col, __global const double *a_val,
                           __global const int *b_ptr, __global const int *b_col,
                           __global const double *b_val, __global const int *c_ptr,
-                          __global int *table_keys, __global double *table_sums,
+                          __global int *keys, __global double *sums,
                           __global int *c_col, __global double *c_val)
 {
     const uint t = get_global_id(0);
     if (t >= rows)
         return;
-    const uint i = first + t;
-    __global int *keys = table_keys + (size_t)t * SPGEMM_TABLE;
-    __global double *sums = table_sums + (size_t)t * SPGEMM_TABLE;
-    const uint size = table_size(a_ptr, a_col, b_ptr, i);
-    for (uint s = 0; s < size; ++s)
-        keys[s] = EMPTY;
+    const uint i = first + t, stride = rows;
+    const int begin = c_ptr[i];
+    uint size = 32; /* the count's: at least twice the row's columns (or SPGEMM_TABLE) */
+    while (size < SPGEMM_TABLE && (uint)(c_ptr[i + 1] - begin) > size / 2)
+        size *= 2;
+    clear_keys(keys, stride, t, size);
     for (int ka = a_ptr[i]; ka < a_ptr[i + 1]; ++ka) {
         const int r = a_col[ka];
         const double v = a_val[ka];
         for (int kb = b_ptr[r]; kb < b_ptr[r + 1]; ++kb) {
-            bool added;
-            const uint s = slot_of(keys, size, b_col[kb], &added);
+            bool added = false;
+            const uint s = slot_of(keys, stride, t, size, b_col[kb], &added);
             if (added)
-                sums[s] = 0.0;
-            sums[s] = sums[s] + v * b_val[kb];
+                SLOT(sums, s) = 0.0;
+            SLOT(sums, s) = SLOT(sums, s) + v * b_val[kb];
         }
     }
-    const int begin = c_ptr[i];
     int end = begin;
     for (uint s = 0; s < size; ++s)
-        if (keys[s] != EMPTY) {
-            c_col[end] = keys[s];
-            c_val[end++] = sums[s];
+        if (SLOT(keys, s) != EMPTY) {
+            c_col[end] = SLOT(keys, s);
+            c_val[end++] = SLOT(sums, s);
         }
     for (int k = begin + 1; k < end; ++k) { /* by column: the rows are short */
         const int j = c_col[k];

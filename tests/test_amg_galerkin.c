@@ -2,7 +2,8 @@
  * cl/spgemm.cl), on the device chosen by CMRSCL_DEVICE:
  *   - R A P of every level of hierarchies of stencils, a convection-diffusion matrix, a graph
  *     Laplacian and elasticity with the rigid-body modes: the host's product, bit for bit;
- *   - the same in batches of 7 rows, and on an out-of-order queue;
+ *   - the same in batches of 7 rows and through the pinned ring in small slots, and on an
+ *     out-of-order queue;
  *   - the set-up asking the device for its Galerkin products (CMRSCL_AMG_GALERKIN=device, a
  *     builder's sink): every one made there, every level's A the host set-up's, bit for bit;
  *     with CMRSCL_AMG_GALERKIN=host none made there;
@@ -47,11 +48,16 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
     double *modes = elastic ? rigid_body(elastic, &a, &o) : NULL;
     cmrs_amg_hierarchy h = {0}, again = {0};
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
-    for (int l = 0; l + 1 < h.levels; ++l) /* in one batch, then in batches of 7 rows */
+    /* in one batch, then in batches of 7 rows with every array through the ring in slots of
+     * 4 KB (runtime/upload.c: the reads back too) */
+    for (int l = 0; l + 1 < h.levels; ++l)
         for (size_t batch = 0; batch <= 7; batch += 7) {
             cmrscl_csr c;
             const cmrs_amg_level *lv = &h.level[l];
+            if (batch)
+                setenv("CMRSCL_UPLOAD_RING", "4096", 1);
             CHECK_OK(cmrs_amg_galerkin_device(ctx, &lv->R, &lv->A, &lv->P, batch, &c));
+            unsetenv("CMRSCL_UPLOAD_RING");
             CHECK_MSG(same_csr(&c, &h.level[l + 1].A),
                       "%s level %d, batches of %zu rows: R A P on the device (%lld entries) is not "
                       "the host's (%lld)",

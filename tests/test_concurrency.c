@@ -83,6 +83,33 @@ static void test_upload_ring(cmrscl_context ctx)
     free(want), free(y);
 }
 
+/* Bytes read back through the ring (cmrs_download) in slots of a few hundred bytes, from an
+ * offset, with an odd tail: the buffer's bytes, as a plain read gives them. */
+static void test_download_ring(cmrscl_context ctx)
+{
+    size_t bytes = 10007, offset = 13;
+    unsigned char *want = malloc(bytes), *got = malloc(bytes);
+    for (size_t i = 0; i < bytes; ++i)
+        want[i] = (unsigned char)(i * 131 + 7);
+    cl_int err;
+    cl_mem buf =
+        clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, want, &err);
+    CHECK_MSG(buf != NULL, "clCreateBuffer: %d", (int)err);
+    static const char *const slots[] = {"0", "300", "4096"};
+    for (int k = 0; buf && k < 3; ++k) {
+        setenv("CMRSCL_UPLOAD_RING", slots[k], 1);
+        memset(got, 0, bytes);
+        err = cmrs_download(ctx, buf, offset, bytes - offset, got);
+        CHECK_MSG(err == CL_SUCCESS && !memcmp(got, want + offset, bytes - offset),
+                  "a read back through slots of %s bytes: error %d or other bytes", slots[k],
+                  (int)err);
+    }
+    unsetenv("CMRSCL_UPLOAD_RING");
+    if (buf)
+        clReleaseMemObject(buf);
+    free(want), free(got);
+}
+
 /* Each thread: a matrix of the shared context (through its upload ring, the test's caller
  * asks for it), its products checked. */
 static void *ring_matrix(void *arg)
@@ -170,6 +197,7 @@ int main(void)
     if (ctx) {
         test_determinism(ctx);
         test_upload_ring(ctx);
+        test_download_ring(ctx);
         pthread_t t[THREADS];
         setenv("CMRSCL_UPLOAD_RING", "4096", 1);
         for (int i = 0; i < THREADS; ++i)

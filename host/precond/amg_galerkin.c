@@ -1,12 +1,13 @@
 /* amg_galerkin.c - AMG's Galerkin operator R (A P) on the device (cl/spgemm.cl). The host's
  * sparse products are bound by the latency of their scattered sums; a GPU takes a row a
  * work-item by the million. A, P and R go to the device as CSR, A P stays there, and R (A P)
- * comes back: C is the host product's, bit for bit (the kernels add in its order, without
- * fma), so the hierarchy is the same whichever made it. The host product remains the
- * reference and the fallback: a device without fp64, a row whose columns overflow its table,
- * more than 2^31 - 1 entries, or a failure of the device's, and amg_setup.c makes C itself.
- * The host product must not contract into fma either: CMakeLists.txt builds amg_spgemm.c with
- * -ffp-contract=off. */
+ * comes back (the counts and C through the context's pinned ring, cmrs_download: into fresh
+ * pageable memory a GPU's reads crawl), the counts placed on the host's threads: C is the host
+ * product's, bit for bit (the kernels add in its order, without fma), so the hierarchy is the same
+ * whichever made it. The host product remains the reference and the fallback: a device without
+ * fp64, a row whose columns overflow its table, more than 2^31 - 1 entries, or a failure of the
+ * device's, and amg_setup.c makes C itself. The host product must not contract into fma either:
+ * CMakeLists.txt builds amg_spgemm.c with -ffp-contract=off. */
 #include "precond/precond.h"
 
 #include "exec/convert_launch.h"
@@ -15,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A row's table of sums: up to SPGEMM_TABLE columns (AMG's coarse rows have tens, elasticity's
- * with the rigid-body modes a few hundred). The tables of the rows in flight take at most
+/* A row's table of sums: twice its columns, up to SPGEMM_TABLE slots (AMG's coarse rows have
+ * tens of columns from hundreds of products, elasticity's with the rigid-body modes a few
+ * hundred columns). The tables of the rows in flight take at most
  * SPGEMM_BATCH_BYTES, an eighth of the device's memory and half its largest buffer: the rows
  * go in batches of that many, a launch each. */
 #define SPGEMM_TABLE 1024
@@ -125,6 +127,72 @@ static cl_int launch(const galerkin_run *g, cl_kernel k, cl_uint first, cl_uint 
     return err == CL_SUCCESS ? cmrs_launch_order_point(&g->l) : err;
 }
 
+/* Each thread's share of the rows' counts: summed, then turned into their starts in place. */
+typedef struct starts_job {
+    int32_t *rows; /* n + 1: the counts at [1..n], then the starts at [0..n] */
+    int32_t n;
+    int64_t *total;  /* a thread's sum; then the starts before its rows */
+    int32_t *failed; /* a thread's first row counted -1, or -1 */
+    bool place;      /* the second pass */
+} starts_job;
+
+static void starts_share(void *ctx, int thread, int threads)
+{
+    const starts_job *j = ctx;
+    int64_t begin, end, sum = j->total[thread];
+    cmrs_parallel_range(j->n, thread, threads, &begin, &end);
+    if (!j->place) {
+        j->failed[thread] = -1, sum = 0;
+        for (int64_t i = begin; i < end; ++i) {
+            if (j->rows[i + 1] < 0 && j->failed[thread] < 0)
+                j->failed[thread] = (int32_t)i;
+            sum += j->rows[i + 1];
+        }
+        j->total[thread] = sum;
+        return;
+    }
+    for (int64_t i = begin; i < end; ++i) { /* row i + 1's start over row i's count */
+        sum += j->rows[i + 1];
+        j->rows[i + 1] = (int32_t)sum;
+    }
+}
+
+/* The rows' counts (rows[1..n]) into their starts (rows[0..n]) on the host's threads, *nnz the
+ * last; ERROR_UNSUPPORTED for a row that overflowed its table or more than 2^31 - 1 entries. */
+static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz)
+{
+    int threads = cmrs_parallel_threads();
+    int64_t *total = calloc((size_t)threads, sizeof *total);
+    int32_t *failed = calloc((size_t)threads, sizeof *failed);
+    if (!total || !failed) {
+        free(total), free(failed);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
+    }
+    starts_job job = {rows, n, total, failed, false};
+    cmrs_parallel_run(threads, starts_share, &job);
+    int32_t bad = -1;
+    int64_t sum = 0;
+    for (int t = 0; t < threads; ++t) {
+        bad = bad < 0 ? failed[t] : bad;
+        int64_t part = total[t];
+        total[t] = sum, sum += part;
+    }
+    cmrscl_status st = CMRSCL_OK;
+    if (bad >= 0 || sum > INT32_MAX)
+        st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                         bad >= 0 ? "AMG Galerkin product: row %d has more than %d columns"
+                                  : "AMG Galerkin product: more than 2^31 - 1 entries (%d rows)",
+                         bad >= 0 ? (int)bad : (int)n, SPGEMM_TABLE);
+    if (st == CMRSCL_OK) {
+        job.place = true;
+        cmrs_parallel_run(threads, starts_share, &job);
+        rows[0] = 0;
+        *nnz = sum;
+    }
+    free(total), free(failed);
+    return st;
+}
+
 /* c = a b on the device; ERROR_UNSUPPORTED where a row overflows its table or c has more than
  * 2^31 - 1 entries. */
 static cmrscl_status product(const galerkin_run *g, const device_csr *a, const device_csr *b,
@@ -144,21 +212,14 @@ static cmrscl_status product(const galerkin_run *g, const device_csr *a, const d
     }
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "spgemm_count");
-    if (st == CMRSCL_OK && a->rows)
-        st = cmrs_launch_read_ints(&g->l, count, 0, (size_t)a->rows, rows + 1);
-    int64_t nnz = 0; /* the rows' counts into their starts */
-    for (int32_t i = 0; st == CMRSCL_OK && i < a->rows; ++i) {
-        int32_t n = rows[i + 1];
-        if (n < 0 || nnz + n > INT32_MAX)
-            st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                             n < 0 ? "AMG Galerkin product: row %d has more than %d columns"
-                                   : "AMG Galerkin product: more than 2^31 - 1 entries from row %d",
-                             (int)i, SPGEMM_TABLE);
-        rows[i] = (int32_t)nnz;
-        nnz += n;
+    if (st == CMRSCL_OK && a->rows) {
+        err = cmrs_download(g->ctx, count, 0, (size_t)a->rows * 4, rows + 1);
+        st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "spgemm_count's read");
     }
+    int64_t nnz = 0;
+    if (st == CMRSCL_OK)
+        st = row_starts(rows, a->rows, &nnz);
     if (st == CMRSCL_OK) {
-        rows[a->rows] = (int32_t)nnz;
         c->nnz = nnz;
         st = buffer(g, ((size_t)a->rows + 1) * 4, &c->ptr);
     }
@@ -199,15 +260,11 @@ static cmrscl_status to_host(const galerkin_run *g, const device_csr *c, cmrscl_
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product: %lld entries",
                            (long long)c->nnz);
     }
-    cl_command_queue q = g->l.queue;
-    cl_int err =
-        clEnqueueReadBuffer(q, c->ptr, CL_TRUE, 0, ((size_t)c->rows + 1) * 4, ptr, 0, NULL, NULL);
-    if (err == CL_SUCCESS && c->nnz)
-        err = clEnqueueReadBuffer(q, c->col, CL_TRUE, 0, (size_t)c->nnz * 4, out->col_ind, 0, NULL,
-                                  NULL);
-    if (err == CL_SUCCESS && c->nnz)
-        err = clEnqueueReadBuffer(q, c->val, CL_TRUE, 0, (size_t)c->nnz * 8, out->values, 0, NULL,
-                                  NULL);
+    cl_int err = cmrs_download(g->ctx, c->ptr, 0, ((size_t)c->rows + 1) * 4, ptr);
+    if (err == CL_SUCCESS)
+        err = cmrs_download(g->ctx, c->col, 0, (size_t)c->nnz * 4, out->col_ind);
+    if (err == CL_SUCCESS)
+        err = cmrs_download(g->ctx, c->val, 0, (size_t)c->nnz * 8, out->values);
     for (int32_t i = 0; err == CL_SUCCESS && i <= c->rows; ++i)
         out->row_ptr[i] = ptr[i];
     free(ptr);

@@ -76,14 +76,11 @@ static void smooth_piece(void *ctx, int64_t piece)
     }
 }
 
-static cmrscl_status smooth_prolongator(const cmrs_amg_level *l, double omega, cmrscl_csr *p)
+/* p = A T on entry: P = T - omega D^-1 p. */
+static void smooth_prolongator(const cmrs_amg_level *l, double omega, cmrscl_csr *p)
 {
-    cmrscl_status st = cmrs_amg_spgemm(&l->A, &l->T, p);
-    if (st != CMRSCL_OK)
-        return st;
     smooth_job job = {l, omega, p};
     cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(p->rows), smooth_piece, &job);
-    return CMRSCL_OK;
 }
 
 static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
@@ -106,7 +103,8 @@ static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
 /* Level l's estimate of rho(D^-1 A). Nothing needs it before the level's prolongator is
  * smoothed, so its Lanczos steps - bound by the host's memory bandwidth, each on the host's
  * threads - run on a thread of their own beside strength, aggregation (whose greedy passes
- * keep one core) and T; the level's phases may then add up to more than the set-up took.
+ * keep one core), T and the product A T, which needs no omega; the level's phases may then
+ * add up to more than the set-up took.
  * The estimate is the same bits wherever it runs (amg_rho.c adds its sums in a fixed order).
  * A thread that cannot be started leaves the steps to the caller's. */
 typedef struct rho_task {
@@ -205,10 +203,13 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         else
             free(c.node_ptr);
     }
+    /* A T needs no omega: it is made while the estimate of rho may still be running */
+    if (st == CMRSCL_OK && o->smooth)
+        st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
     if (st == CMRSCL_OK && o->smooth)
         st = rho_finish(rho, h, o);
     if (st == CMRSCL_OK && o->smooth)
-        st = smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
+        smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
     else if (st == CMRSCL_OK)
         st = copy_csr(&lv->T, &lv->P);
     if (st == CMRSCL_OK) {

@@ -120,13 +120,17 @@ struct cmrscl_context_s {
 CMRSCL_HIDDEN cmrscl_status cmrs_queue_owner(cl_command_queue queue, cl_context *context,
                                              cl_device_id *device);
 
-/* ---- upload.c: host arrays into device buffers ---- */
+/* ---- upload.c: host arrays into device buffers, and back ---- */
 
 /* `bytes` of src into dst from offset 0 on ctx's queue: large arrays on a discrete GPU through
  * the context's pinned ring (returning once they are there, *done NULL), others as one
  * non-blocking write (*done its event; src must stay until it completes). */
 CMRSCL_HIDDEN cl_int cmrs_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src,
                                  cl_event *done);
+/* `bytes` of src from `offset` into dst, there when this returns: large arrays from a discrete
+ * GPU through the same ring. */
+CMRSCL_HIDDEN cl_int cmrs_download(cmrscl_context ctx, cl_mem src, size_t offset, size_t bytes,
+                                   void *dst);
 CMRSCL_HIDDEN void cmrs_upload_ring_free(cmrscl_context ctx);
 
 /* ---- cl_objects.c: events and buffers ---- */

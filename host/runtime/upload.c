@@ -7,7 +7,9 @@
  * hundred MB, so an array of UPLOAD_RING_FIRST or more pins it; once pinned, every array of a
  * slot or more takes it (an AMG hierarchy's many matrices, a context's later matrices). Devices
  * that share the host's memory (CPUs, integrated GPUs) take the arrays as they are: a ring would
- * only add a copy. */
+ * only add a copy. Reads of large arrays back into the host (cmrs_download) take the same ring
+ * the other way: into fresh pageable memory NVIDIA's OpenCL reads at a few GB/s, while the
+ * host's threads copy a slot out, touching its pages, as the next crosses. */
 #include "runtime/runtime.h"
 
 #include <stdlib.h>
@@ -130,4 +132,57 @@ cl_int cmrs_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src
             return err;
     }
     return clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, bytes, src, 0, NULL, done);
+}
+
+/* `bytes` of src from `offset` into dst through the ring: a slot read while the one before is
+ * copied out on the host's threads. */
+static cl_int ring_download(cmrscl_context ctx, cl_mem src, size_t offset, size_t bytes, char *dst)
+{
+    const upload_ring *r = &ctx->ring;
+    size_t chunks = (bytes + r->slot - 1) / r->slot;
+    cl_event pending[2] = {NULL, NULL}; /* each slot's chunk on its way */
+    cl_int err = CL_SUCCESS;
+    for (size_t k = 0; k <= chunks && err == CL_SUCCESS; ++k) {
+        if (k < chunks) { /* chunk k into its slot, whose last chunk (k - 2) is copied out */
+            size_t at = k * r->slot, n = bytes - at < r->slot ? bytes - at : r->slot;
+            err =
+                clEnqueueReadBuffer(ctx->queue, src, CL_FALSE, offset + at, n,
+                                    (char *)r->slots + (k & 1) * r->slot, 0, NULL, &pending[k & 1]);
+            if (err == CL_SUCCESS)
+                err = clFlush(ctx->queue);
+        }
+        if (k > 0 && err == CL_SUCCESS) { /* chunk k - 1 out of its slot */
+            size_t s = (k - 1) & 1, at = (k - 1) * r->slot;
+            err = clWaitForEvents(1, &pending[s]);
+            clReleaseEvent(pending[s]);
+            pending[s] = NULL;
+            copy_job job = {dst + at, (const char *)r->slots + s * r->slot,
+                            bytes - at < r->slot ? bytes - at : r->slot};
+            if (err == CL_SUCCESS)
+                cmrs_parallel_run(cmrs_parallel_threads(), copy_share, &job);
+        }
+    }
+    for (int s = 0; s < 2; ++s)
+        if (pending[s]) {
+            clWaitForEvents(1, &pending[s]);
+            clReleaseEvent(pending[s]);
+        }
+    return err;
+}
+
+cl_int cmrs_download(cmrscl_context ctx, cl_mem src, size_t offset, size_t bytes, void *dst)
+{
+    bool forced;
+    size_t slot = ring_slot(ctx, bytes, &forced);
+    if (slot > 0) {
+        pthread_mutex_lock(&ctx->ring_lock);
+        bool ready =
+            (forced || ctx->ring.slots || bytes >= UPLOAD_RING_FIRST) && ring_ready(ctx, slot);
+        cl_int err = ready ? ring_download(ctx, src, offset, bytes, dst) : CL_SUCCESS;
+        pthread_mutex_unlock(&ctx->ring_lock);
+        if (ready) /* else as it is, into pageable memory */
+            return err;
+    }
+    return bytes ? clEnqueueReadBuffer(ctx->queue, src, CL_TRUE, offset, bytes, dst, 0, NULL, NULL)
+                 : CL_SUCCESS;
 }
