@@ -1,14 +1,17 @@
-/* test_amg_galerkin.c - AMG's Galerkin operator made on the device (host/precond/amg_galerkin.c,
- * cl/spgemm.cl), on the device chosen by CMRSCL_DEVICE:
+/* test_amg_galerkin.c - AMG's Galerkin operator and estimate of rho(D^-1 A) made on the device
+ * (host/precond/amg_galerkin.c, cl/spgemm.cl; amg_rho_device.c, cl/amg_rho.cl), on the device
+ * chosen by CMRSCL_DEVICE:
+ *   - every level's estimate of rho (Lanczos; the power method on a nonsymmetric matrix), and
+ *     one of rows in several pieces: the host's, bit for bit;
  *   - R A P of every level of hierarchies of stencils, a convection-diffusion matrix, a graph
  *     Laplacian and elasticity with the rigid-body modes: the host's product, bit for bit;
  *   - the same in batches of 7 rows and through the pinned ring in small slots, and on an
  *     out-of-order queue;
  *   - the set-up asking the device for its Galerkin products (CMRSCL_AMG_GALERKIN=device, a
- *     builder's sink): every one made there, every level's A the host set-up's, bit for bit;
- *     with CMRSCL_AMG_GALERKIN=host none made there;
+ *     builder's sink): every one made there, and every estimate of rho, every level's A the
+ *     host set-up's, bit for bit; with CMRSCL_AMG_GALERKIN=host none made there;
  *   - a row of more columns than its table holds (a dense row of 1,100): ERROR_UNSUPPORTED
- *     naming it; a device without fp64: ERROR_UNSUPPORTED saying so.
+ *     naming it; a device without fp64: ERROR_UNSUPPORTED saying so, for both.
  * Usage: test_amg_galerkin. */
 #include "precond/precond.h"
 #include "test_util.h"
@@ -39,6 +42,18 @@ static double *rigid_body(int n, const cmrscl_csr *a, cmrs_amg_options *o)
     return modes;
 }
 
+/* Level l's estimate of rho on the device: the host's, bit for bit. */
+static void check_rho(cmrscl_context ctx, const char *spec, const cmrscl_csr *a,
+                      const double *diag_inv, bool symmetric, int l)
+{
+    double host = 0, device = -1;
+    CHECK_OK(cmrs_amg_spectral_radius(a, diag_inv, symmetric, 15, &host));
+    CHECK_OK(cmrs_amg_spectral_radius_device(ctx, a, diag_inv, symmetric, 15, &device));
+    CHECK_MSG(!memcmp(&host, &device, sizeof host),
+              "%s level %d: rho on the device %.17g, on the host %.17g (%s)", spec, l, device, host,
+              symmetric ? "Lanczos" : "the power method");
+}
+
 static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
 {
     cmrscl_csr a;
@@ -50,6 +65,8 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
     /* in one batch, then in batches of 7 rows with every array through the ring in slots of
      * 4 KB (runtime/upload.c: the reads back too) */
+    for (int l = 0; l < h.levels; ++l)
+        check_rho(ctx, spec, &h.level[l].A, h.level[l].diag_inv, h.symmetric, l);
     for (int l = 0; l + 1 < h.levels; ++l)
         for (size_t batch = 0; batch <= 7; batch += 7) {
             cmrscl_csr c;
@@ -73,11 +90,13 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
         unsetenv("CMRSCL_AMG_GALERKIN");
         cmrs_amg_sink sink = cmrs_amg_builder_sink(b);
         CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
-        int made = cmrs_amg_builder_galerkins(b);
+        int made = cmrs_amg_builder_galerkins(b), rhos = cmrs_amg_builder_rhos(b);
         cmrs_amg_builder_free(b);
-        CHECK_MSG(again.levels == h.levels && made == (w == 0 ? h.levels - 1 : 0),
-                  "%s: %d levels with CMRSCL_AMG_GALERKIN=%s (%d products made on the device), %d",
-                  spec, again.levels, where[w], made, h.levels);
+        CHECK_MSG(again.levels == h.levels && made == (w == 0 ? h.levels - 1 : 0) &&
+                      rhos == (w == 0 ? h.levels : 0),
+                  "%s: %d levels with CMRSCL_AMG_GALERKIN=%s (%d products and %d estimates of rho "
+                  "made on the device), %d",
+                  spec, again.levels, where[w], made, rhos, h.levels);
         for (int l = 1; l < h.levels && l < again.levels; ++l)
             CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
                       "%s: level %d's A with CMRSCL_AMG_GALERKIN=%s differs", spec, l, where[w]);
@@ -157,8 +176,14 @@ int main(void)
         cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, &a, 0, &c);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+        double rho, *d = calloc((size_t)a.rows, sizeof(double));
+        st = cmrs_amg_spectral_radius_device(ctx, &a, d, true, 15, &rho);
+        CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
+                  "no fp64, rho: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+        free(d);
         cmrscl_csr_free(&a);
-        printf("skipped: the device has no fp64, and the Galerkin product on it is refused\n");
+        printf("skipped: the device has no fp64, and the Galerkin product and rho on it are "
+               "refused\n");
         cmrscl_context_free(ctx);
         return test_failures ? test_finish("amg_galerkin") : 77;
     }
@@ -167,6 +192,14 @@ int main(void)
     check_levels(ctx, "convdiff:48", 0);
     check_levels(ctx, "geo:4000:8", 0);
     check_levels(ctx, "elastic:6", 6);
+    cmrscl_csr big; /* rows in three pieces of AMG_PIECE, the last one short */
+    double *d = NULL;
+    CHECK_OK(cmrscl_csr_generate("stencil7:28", &big));
+    CHECK_OK(cmrs_amg_inverse_diagonal(&big, 0, &d));
+    check_rho(ctx, "stencil7:28", &big, d, true, 0);
+    check_rho(ctx, "stencil7:28", &big, d, false, 0);
+    free(d);
+    cmrscl_csr_free(&big);
     check_overflow(ctx);
     check_out_of_order(ctx);
     cmrscl_context_free(ctx);

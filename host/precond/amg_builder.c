@@ -5,8 +5,9 @@
  * finished (cmrs_amg_sink) is made on a thread of its own while the host goes on - level l's
  * A once its aggregates coarsen it, during its prolongator; P during its transpose and
  * Galerkin product; R during the product - and the device set-up (amg_device.c) takes them
- * ready made. The builder also takes the large levels' Galerkin products to a GPU
- * (amg_galerkin.c, GALERKIN_DEVICE_ROWS), through the sink's galerkin.
+ * ready made. The builder also takes the large levels' Galerkin products and estimates of rho
+ * to a GPU (amg_galerkin.c, amg_rho_device.c; GALERKIN_DEVICE_ROWS), through the sink's
+ * galerkin and rho.
  *
  * The builder's conversions take a quarter of the host's threads (BUILDER_SHARE): the host's
  * parallel passes split their rows evenly among all of its threads, and a share held back on
@@ -28,9 +29,10 @@
 #include <string.h>
 
 #define BUILDER_SHARE 4
-/* Levels of this many rows or more have their Galerkin product made on a GPU (amg_galerkin.c):
- * it measured faster from 1 M rows to 16.8 M; smaller levels, not measured, stay on the host
- * (docs/dev/PERFORMANCE.md, GALERKIN_DEVICE_ROWS). */
+/* Levels of this many rows or more have their Galerkin product and their estimate of rho made
+ * on a GPU (amg_galerkin.c, amg_rho_device.c): both measured faster from 1 M rows to 16.8 M;
+ * smaller levels, not measured, stay on the host (docs/dev/PERFORMANCE.md,
+ * GALERKIN_DEVICE_ROWS). */
 #define GALERKIN_DEVICE_ROWS 1000000
 
 typedef struct builder_job {
@@ -49,12 +51,14 @@ struct cmrs_amg_builder {
     cmrscl_precision precision;
     bool skip_a0; /* level 0's A is the caller's matrix, on the device already */
     builder_job *first, *last;
-    bool joined;           /* the last job's thread, if any, is joined */
-    bool failed;           /* a job failed: those after it do not run */
-    int32_t rows;          /* level 0's */
-    int64_t galerkin_rows; /* levels of this many rows make their Galerkin product on the device
-                              (galerkin_rows_of); INT64_MAX: none */
-    int galerkins;         /* Galerkin products the device made */
+    bool joined;         /* the last job's thread, if any, is joined */
+    bool failed;         /* a job failed: those after it do not run */
+    int32_t rows;        /* level 0's */
+    int64_t device_rows; /* levels of this many rows make their Galerkin product and rho on
+                            the device (device_rows_of); INT64_MAX: none */
+    int galerkins;       /* Galerkin products the device made */
+    int rhos;            /* estimates of rho the device made (on the estimates' threads, one
+                            at a time: each is joined before the next starts) */
 };
 
 static void *job_run(void *arg)
@@ -65,7 +69,7 @@ static void *job_run(void *arg)
         pthread_join(j->before->id, NULL);
     if (b->failed)
         return NULL;
-    int share = cmrs_parallel_threads() / (b->rows >= b->galerkin_rows ? 2 : BUILDER_SHARE);
+    int share = cmrs_parallel_threads() / (b->rows >= b->device_rows ? 2 : BUILDER_SHARE);
     int limit = j->threaded ? cmrs_parallel_limit(share > 1 ? share : 1) : 0;
     /* a failure is not reported from here: the device set-up makes the operator again, and
      * names its failure there (the builder's may only have met the device's memory taken by a
@@ -109,11 +113,11 @@ static void builder_wait(void *ctx)
     b->joined = true;
 }
 
-/* The rows from which a level's Galerkin product is made on the device: GALERKIN_DEVICE_ROWS
- * on a GPU with fp64 (a CPU's OpenCL runs on the cores the host's product has), none
- * elsewhere; CMRSCL_AMG_GALERKIN=device (every level) or host (none) decides on any device (the
- * tests' way to the kernels on a CPU). */
-static int64_t galerkin_rows_of(cmrscl_context ctx)
+/* The rows from which a level's Galerkin product and rho are made on the device:
+ * GALERKIN_DEVICE_ROWS on a GPU with fp64 (a CPU's OpenCL runs on the cores the host's product
+ * has), none elsewhere; CMRSCL_AMG_GALERKIN=device (every level) or host (none) decides on any
+ * device (the tests' way to the kernels on a CPU). */
+static int64_t device_rows_of(cmrscl_context ctx)
 {
     const char *asked = getenv("CMRSCL_AMG_GALERKIN");
     if (asked && !strcmp(asked, "device"))
@@ -133,17 +137,17 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
                             .precision = precision,
                             .skip_a0 = skip_a0,
                             .rows = rows,
-                            .galerkin_rows = galerkin_rows_of(ctx)};
+                            .device_rows = device_rows_of(ctx)};
     return CMRSCL_OK;
 }
 
-/* cmrs_amg_sink's galerkin: on the device from galerkin_rows rows. */
+/* cmrs_amg_sink's galerkin: on the device from device_rows rows. */
 static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *r,
                                       const cmrscl_csr *a, const cmrscl_csr *p, cmrscl_csr *c)
 {
     cmrs_amg_builder *b = ctx;
     *c = (cmrscl_csr){0};
-    if (a->rows < b->galerkin_rows)
+    if (a->rows < b->device_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
     cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, p, 0, c);
     b->galerkins += st == CMRSCL_OK;
@@ -152,9 +156,23 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *r,
     return st;
 }
 
+/* cmrs_amg_sink's rho: on the device from device_rows rows. */
+static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
+                                 bool symmetric, int steps, double *rho)
+{
+    cmrs_amg_builder *b = ctx;
+    if (a->rows < b->device_rows)
+        return CMRSCL_ERROR_UNSUPPORTED;
+    cmrscl_status st = cmrs_amg_spectral_radius_device(b->ctx, a, diag_inv, symmetric, steps, rho);
+    b->rhos += st == CMRSCL_OK;
+    if (st != CMRSCL_OK)
+        cmrscl_trace("AMG level %d's estimate of rho on the host: %s", level, cmrscl_last_error());
+    return st;
+}
+
 cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
-    return (cmrs_amg_sink){builder_ready, builder_wait, builder_galerkin, b};
+    return (cmrs_amg_sink){builder_ready, builder_wait, builder_galerkin, builder_rho, b};
 }
 
 void cmrs_amg_builder_finish(cmrs_amg_builder *b)
@@ -175,6 +193,8 @@ cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_ope
 }
 
 int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b) { return b ? b->galerkins : 0; }
+
+int cmrs_amg_builder_rhos(const cmrs_amg_builder *b) { return b ? b->rhos : 0; }
 
 void cmrs_amg_builder_free(cmrs_amg_builder *b)
 {

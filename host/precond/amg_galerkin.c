@@ -25,12 +25,6 @@
 #define SPGEMM_BATCH_BYTES ((size_t)1 << 30)
 #define SPGEMM_GROUP 64
 
-typedef struct device_csr {
-    int32_t rows, cols;
-    int64_t nnz;
-    cl_mem ptr, col, val; /* int32, int32, double */
-} device_csr;
-
 typedef struct galerkin_run {
     cmrscl_context ctx;
     cl_kernel count, fill;
@@ -42,32 +36,31 @@ typedef struct galerkin_run {
     launcher l;
 } galerkin_run;
 
-static void csr_release(device_csr *m)
+void cmrs_device_csr_release(cmrs_device_csr *m)
 {
     cl_mem mem[] = {m->ptr, m->col, m->val};
     for (int i = 0; i < 3; ++i)
         if (mem[i])
             clReleaseMemObject(mem[i]);
-    *m = (device_csr){0};
+    *m = (cmrs_device_csr){0};
 }
 
-static cmrscl_status buffer(const galerkin_run *g, size_t bytes, cl_mem *out)
+static cmrscl_status buffer(cmrscl_context ctx, size_t bytes, cl_mem *out)
 {
     cl_int err;
-    *out = clCreateBuffer(g->ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
-    return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG Galerkin product)");
+    *out = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
+    return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG set-up on the device)");
 }
 
-/* bytes of src into dst, there when this returns. */
-static cmrscl_status upload(const galerkin_run *g, cl_mem dst, size_t bytes, const void *src)
+cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src)
 {
     cl_event done = NULL;
-    cl_int err = bytes ? cmrs_upload(g->ctx, dst, bytes, src, &done) : CL_SUCCESS;
+    cl_int err = bytes ? cmrs_upload(ctx, dst, bytes, src, &done) : CL_SUCCESS;
     if (err == CL_SUCCESS && done)
         err = clWaitForEvents(1, &done);
     if (done)
         clReleaseEvent(done);
-    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "upload (AMG Galerkin product)");
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "upload (AMG set-up on the device)");
 }
 
 /* Row pointers as int32 (nnz <= INT32_MAX), malloc'ed. */
@@ -79,30 +72,30 @@ static int32_t *narrow_ptr(const int64_t *ptr, int32_t rows)
     return p;
 }
 
-static cmrscl_status to_device(const galerkin_run *g, const cmrscl_csr *a, device_csr *out)
+cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a, cmrs_device_csr *out)
 {
-    *out = (device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
+    *out = (cmrs_device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
     if (a->nnz > INT32_MAX)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG Galerkin product on the device: %lld entries (at most 2^31 - 1)",
                            (long long)a->nnz);
     int32_t *ptr = narrow_ptr(a->row_ptr, a->rows);
     size_t n = (size_t)a->nnz;
-    cmrscl_status st = ptr ? buffer(g, ((size_t)a->rows + 1) * 4, &out->ptr)
+    cmrscl_status st = ptr ? buffer(ctx, ((size_t)a->rows + 1) * 4, &out->ptr)
                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
     if (st == CMRSCL_OK)
-        st = buffer(g, n * 4, &out->col);
+        st = buffer(ctx, n * 4, &out->col);
     if (st == CMRSCL_OK)
-        st = buffer(g, n * 8, &out->val);
+        st = buffer(ctx, n * 8, &out->val);
     if (st == CMRSCL_OK)
-        st = upload(g, out->ptr, ((size_t)a->rows + 1) * 4, ptr);
+        st = cmrs_amg_upload(ctx, out->ptr, ((size_t)a->rows + 1) * 4, ptr);
     if (st == CMRSCL_OK)
-        st = upload(g, out->col, n * 4, a->col_ind);
+        st = cmrs_amg_upload(ctx, out->col, n * 4, a->col_ind);
     if (st == CMRSCL_OK)
-        st = upload(g, out->val, n * 8, a->values);
+        st = cmrs_amg_upload(ctx, out->val, n * 8, a->values);
     free(ptr);
     if (st != CMRSCL_OK)
-        csr_release(out);
+        cmrs_device_csr_release(out);
     return st;
 }
 
@@ -195,13 +188,13 @@ static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz)
 
 /* c = a b on the device; ERROR_UNSUPPORTED where a row overflows its table or c has more than
  * 2^31 - 1 entries. */
-static cmrscl_status product(const galerkin_run *g, const device_csr *a, const device_csr *b,
-                             device_csr *c)
+static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
+                             const cmrs_device_csr *b, cmrs_device_csr *c)
 {
-    *c = (device_csr){a->rows, b->cols, 0, NULL, NULL, NULL};
+    *c = (cmrs_device_csr){a->rows, b->cols, 0, NULL, NULL, NULL};
     cl_mem count = NULL;
     int32_t *rows = malloc(((size_t)a->rows + 1) * sizeof *rows);
-    cmrscl_status st = rows ? buffer(g, ((size_t)a->rows + 1) * 4, &count)
+    cmrscl_status st = rows ? buffer(g->ctx, ((size_t)a->rows + 1) * 4, &count)
                             : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
     cl_int err = CL_SUCCESS;
     for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
@@ -221,14 +214,14 @@ static cmrscl_status product(const galerkin_run *g, const device_csr *a, const d
         st = row_starts(rows, a->rows, &nnz);
     if (st == CMRSCL_OK) {
         c->nnz = nnz;
-        st = buffer(g, ((size_t)a->rows + 1) * 4, &c->ptr);
+        st = buffer(g->ctx, ((size_t)a->rows + 1) * 4, &c->ptr);
     }
     if (st == CMRSCL_OK)
-        st = buffer(g, (size_t)nnz * 4, &c->col);
+        st = buffer(g->ctx, (size_t)nnz * 4, &c->col);
     if (st == CMRSCL_OK)
-        st = buffer(g, (size_t)nnz * 8, &c->val);
+        st = buffer(g->ctx, (size_t)nnz * 8, &c->val);
     if (st == CMRSCL_OK)
-        st = upload(g, c->ptr, ((size_t)a->rows + 1) * 4, rows);
+        st = cmrs_amg_upload(g->ctx, c->ptr, ((size_t)a->rows + 1) * 4, rows);
     for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
          first += (int32_t)g->batch) {
         cl_uint n = batch_rows(g, a->rows, first);
@@ -242,12 +235,12 @@ static cmrscl_status product(const galerkin_run *g, const device_csr *a, const d
         clReleaseMemObject(count);
     free(rows);
     if (st != CMRSCL_OK)
-        csr_release(c);
+        cmrs_device_csr_release(c);
     return st;
 }
 
 /* c, read back into host CSR (int64 row pointers). */
-static cmrscl_status to_host(const galerkin_run *g, const device_csr *c, cmrscl_csr *out)
+static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cmrscl_csr *out)
 {
     *out = (cmrscl_csr){c->rows, c->cols, c->nnz, NULL, NULL, NULL};
     int32_t *ptr = malloc(((size_t)c->rows + 1) * sizeof *ptr);
@@ -274,33 +267,47 @@ static cmrscl_status to_host(const galerkin_run *g, const device_csr *c, cmrscl_
     return cmrscl_fail_cl(err, "clEnqueueReadBuffer (AMG Galerkin product)");
 }
 
+cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file, const char *options, int count,
+                               const char *const *names, cl_kernel *out, size_t *local)
+{
+    cl_program program; /* owned by the context's cache */
+    double seconds;
+    cmrscl_program_source from;
+    cmrscl_status st = cmrs_program_get(ctx, file, options, &program, &seconds, &from);
+    for (int i = 0; i < count; ++i)
+        out[i] = NULL;
+    for (int i = 0; st == CMRSCL_OK && i < count; ++i) {
+        cl_int err;
+        out[i] = clCreateKernel(program, names[i], &err);
+        char what[96];
+        snprintf(what, sizeof what, "clCreateKernel (%s)", names[i]);
+        if (!out[i])
+            st = cmrscl_fail_cl(err, what);
+        size_t most = 0;
+        if (out[i])
+            clGetKernelWorkGroupInfo(out[i], ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
+                                     &most, NULL);
+        while (most && *local > most && *local > 1)
+            *local /= 2;
+    }
+    for (int i = 0; st != CMRSCL_OK && i < count; ++i)
+        if (out[i])
+            clReleaseKernel(out[i]), out[i] = NULL;
+    return st;
+}
+
 static cmrscl_status make_kernels(galerkin_run *g)
 {
     char options[160];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d",
              SPGEMM_GROUP, SPGEMM_TABLE);
-    cl_program program; /* owned by the context's cache */
-    double seconds;
-    cmrscl_program_source from;
-    cmrscl_status st = cmrs_program_get(g->ctx, "spgemm.cl", options, &program, &seconds, &from);
-    cl_int err = CL_SUCCESS;
-    if (st == CMRSCL_OK)
-        g->count = clCreateKernel(program, "spgemm_count", &err);
-    if (st == CMRSCL_OK && g->count)
-        g->fill = clCreateKernel(program, "spgemm_fill", &err);
-    if (st != CMRSCL_OK || !g->fill)
-        return st != CMRSCL_OK ? st : cmrscl_fail_cl(err, "clCreateKernel (spgemm)");
-    g->local = SPGEMM_GROUP; /* (a power of two: halved to what both kernels run) */
-    cl_kernel k[] = {g->count, g->fill};
-    for (int i = 0; i < 2; ++i) {
-        size_t most = 0;
-        clGetKernelWorkGroupInfo(k[i], g->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
-                                 &most, NULL);
-        while (most && g->local > most && g->local > 1)
-            g->local /= 2;
-    }
-    return CMRSCL_OK;
+    static const char *const names[] = {"spgemm_count", "spgemm_fill"};
+    cl_kernel k[2];
+    g->local = SPGEMM_GROUP;
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 2, names, k, &g->local);
+    g->count = k[0], g->fill = k[1];
+    return st;
 }
 
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
@@ -320,27 +327,27 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
         g.batch = 1;
     if (g.batch > most)
         g.batch = most;
-    device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
+    cmrs_device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
     cmrscl_status st = make_kernels(&g);
     if (st == CMRSCL_OK)
-        st = buffer(&g, g.batch * SPGEMM_TABLE * 4, &g.keys);
+        st = buffer(g.ctx, g.batch * SPGEMM_TABLE * 4, &g.keys);
     if (st == CMRSCL_OK)
-        st = buffer(&g, g.batch * SPGEMM_TABLE * 8, &g.sums);
+        st = buffer(g.ctx, g.batch * SPGEMM_TABLE * 8, &g.sums);
     if (st == CMRSCL_OK)
-        st = to_device(&g, a, &da);
+        st = cmrs_device_csr_upload(g.ctx, a, &da);
     if (st == CMRSCL_OK)
-        st = to_device(&g, p, &dp);
+        st = cmrs_device_csr_upload(g.ctx, p, &dp);
     if (st == CMRSCL_OK)
         st = product(&g, &da, &dp, &ap);
-    csr_release(&da), csr_release(&dp);
+    cmrs_device_csr_release(&da), cmrs_device_csr_release(&dp);
     if (st == CMRSCL_OK)
-        st = to_device(&g, r, &dr);
+        st = cmrs_device_csr_upload(g.ctx, r, &dr);
     if (st == CMRSCL_OK)
         st = product(&g, &dr, &ap, &rap);
-    csr_release(&dr), csr_release(&ap);
+    cmrs_device_csr_release(&dr), cmrs_device_csr_release(&ap);
     if (st == CMRSCL_OK)
         st = to_host(&g, &rap, c);
-    csr_release(&rap);
+    cmrs_device_csr_release(&rap);
     cl_mem mem[] = {g.keys, g.sums};
     for (int i = 0; i < 2; ++i)
         if (mem[i])

@@ -9,7 +9,8 @@
  *   - any other A: the power method's Rayleigh quotient x^T A x / x^T D x, the estimate of
  *     the symmetric part (Arnoldi would keep k vectors of the rows).
  * Both start from a fixed vector and add their sums in pieces of AMG_PIECE rows in order, so
- * the estimate is the same bits whatever the host's threads. */
+ * the estimate is the same bits whatever the host's threads - and on a device
+ * (amg_rho_device.c), whose passes make the same pieces' sums for the same steps. */
 #include "precond/precond.h"
 
 #include <math.h>
@@ -144,37 +145,41 @@ static void start_piece(void *ctx, int64_t piece)
     }
 }
 
-/* One step's passes over a piece of rows. Vectors are kept unnormalised with a scale each
- * (the true vector = scale * stored), so normalising costs no pass of its own.
- *   product: u = D^-1 A (sv v) and sums[0] = (sv v)^T A (sv v), sums[1] = (sv v)^T D (sv v),
- *            sums[2] = u^T u (the power method's next scale);
- *   update (Lanczos): w = su u - alpha sv v - beta sp p, written over p (no longer needed), and
- *            sums[0] = w^T D w. */
-typedef struct rho_job {
+void cmrs_amg_rho_start(double *v, double *p, int64_t rows)
+{
+    start_job start = {v, p, rows};
+    cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(rows), start_piece, &start);
+}
+
+/* The host's passes over pieces of rows (cmrs_rho_passes): vec, the three vectors. */
+typedef struct host_passes {
     const cmrscl_csr *a;
     const double *diag_inv;
-    double *v, *p, *u;
-    double sv, sp, su, alpha, beta;
+    double *vec[3];
+    const cmrs_rho_state *s;
     double *sums; /* 3 a piece */
-} rho_job;
+    int64_t pieces;
+} host_passes;
 
 static void product_piece(void *ctx, int64_t piece)
 {
-    const rho_job *j = ctx;
+    const host_passes *j = ctx;
     const cmrscl_csr *a = j->a;
+    const double *v = j->vec[j->s->v], *d = j->diag_inv;
+    double *u = j->vec[j->s->u];
     int64_t begin, end;
     cmrs_amg_piece_rows(piece, a->rows, &begin, &end);
-    double vav = 0, vdv = 0, uu = 0, s = j->sv;
+    double vav = 0, vdv = 0, uu = 0, s = j->s->sv;
     for (int64_t i = begin; i < end; ++i) {
         double av = 0;
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            av += a->values[k] * j->v[a->col_ind[k]];
+            av += a->values[k] * v[a->col_ind[k]];
         av *= s;
-        double vi = s * j->v[i];
+        double vi = s * v[i];
         vav += vi * av;
-        vdv += vi * vi / j->diag_inv[i];
-        j->u[i] = av * j->diag_inv[i];
-        uu += j->u[i] * j->u[i];
+        vdv += vi * vi / d[i];
+        u[i] = av * d[i];
+        uu += u[i] * u[i];
     }
     double *out = j->sums + 3 * piece;
     out[0] = vav, out[1] = vdv, out[2] = uu;
@@ -182,25 +187,45 @@ static void product_piece(void *ctx, int64_t piece)
 
 static void update_piece(void *ctx, int64_t piece)
 {
-    const rho_job *j = ctx;
+    const host_passes *j = ctx;
+    const cmrs_rho_state *st = j->s;
+    const double *u = j->vec[st->u], *v = j->vec[st->v], *d = j->diag_inv;
+    double *p = j->vec[st->p];
     int64_t begin, end;
     cmrs_amg_piece_rows(piece, j->a->rows, &begin, &end);
-    double wdw = 0, av = j->alpha * j->sv, bp = j->beta * j->sp, su = j->su;
+    double wdw = 0, av = st->alpha * st->sv, bp = st->beta * st->sp, su = st->su;
     for (int64_t i = begin; i < end; ++i) {
-        double w = su * j->u[i] - av * j->v[i] - bp * j->p[i];
-        j->p[i] = w;
-        wdw += w * w / j->diag_inv[i];
+        double w = su * u[i] - av * v[i] - bp * p[i];
+        p[i] = w;
+        wdw += w * w / d[i];
     }
     j->sums[3 * piece] = wdw;
 }
 
-/* The pieces' sums in their order: sum[c] of column c. */
-static void add_sums(const rho_job *j, int64_t pieces, double sum[3])
+void cmrs_amg_rho_add(const double *sums, int64_t pieces, double sum[3])
 {
     sum[0] = sum[1] = sum[2] = 0;
     for (int64_t p = 0; p < pieces; ++p)
         for (int c = 0; c < 3; ++c)
-            sum[c] += j->sums[3 * p + c];
+            sum[c] += sums[3 * p + c];
+}
+
+static cmrscl_status host_product(void *ctx, const cmrs_rho_state *s, double sum[3])
+{
+    host_passes *j = ctx;
+    j->s = s;
+    cmrs_parallel_pieces(cmrs_parallel_threads(), j->pieces, product_piece, j);
+    cmrs_amg_rho_add(j->sums, j->pieces, sum);
+    return CMRSCL_OK;
+}
+
+static cmrscl_status host_update(void *ctx, const cmrs_rho_state *s, double sum[3])
+{
+    host_passes *j = ctx;
+    j->s = s;
+    cmrs_parallel_pieces(cmrs_parallel_threads(), j->pieces, update_piece, j);
+    cmrs_amg_rho_add(j->sums, j->pieces, sum);
+    return CMRSCL_OK;
 }
 
 /* The largest eigenvalue of the symmetric tridiagonal matrix (diagonal alpha[k], off-diagonal
@@ -232,52 +257,68 @@ static double tridiagonal_largest(const double *alpha, const double *beta, int k
     return hi;
 }
 
-static double lanczos(rho_job *j, int64_t pieces, int steps)
+/* Vectors are kept unnormalised with a scale each (the true vector = scale * stored), so
+ * normalising costs no pass of its own. */
+static cmrscl_status lanczos(const cmrs_rho_passes *x, int steps, double *estimate)
 {
     double alpha[AMG_MAX_RHO_STEPS] = {0}, beta[AMG_MAX_RHO_STEPS] = {0}, sum[3];
     int k = 0;
     /* the first product also measures v^T D v: v is normalised (v^T D v = 1) by scales */
-    j->sv = 1, j->sp = 0, j->beta = 0;
-    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
-    add_sums(j, pieces, sum);
-    j->sv = j->su = 1.0 / sqrt(sum[1]);
-    j->alpha = sum[0] * j->sv * j->sv;
+    cmrs_rho_state s = {.v = 0, .p = 1, .u = 2, .sv = 1, .sp = 0, .su = 1};
+    cmrscl_status st = x->product(x->ctx, &s, sum);
+    if (st != CMRSCL_OK)
+        return st;
+    s.sv = s.su = 1.0 / sqrt(sum[1]);
+    s.alpha = sum[0] * s.sv * s.sv;
     for (; k < steps && k < AMG_MAX_RHO_STEPS; ++k) {
         if (k > 0) { /* u = D^-1 A v of the normalised v, alpha = v^T A v */
-            cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
-            add_sums(j, pieces, sum);
-            j->su = 1, j->alpha = sum[0];
+            if ((st = x->product(x->ctx, &s, sum)) != CMRSCL_OK)
+                return st;
+            s.su = 1, s.alpha = sum[0];
         }
-        alpha[k] = j->alpha;
-        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, update_piece, j);
-        add_sums(j, pieces, sum);
+        alpha[k] = s.alpha;
+        if ((st = x->update(x->ctx, &s, sum)) != CMRSCL_OK)
+            return st;
         beta[k] = sqrt(sum[0]);
         if (!(beta[k] > 1e-14 * fabs(alpha[k]))) { /* an invariant subspace: T is exact */
             ++k;
             break;
         }
         /* p holds w: it becomes v (scale 1 / beta), v becomes p */
-        double *t = j->p;
-        j->p = j->v, j->sp = j->sv;
-        j->v = t, j->sv = 1.0 / beta[k];
-        j->beta = beta[k];
+        int t = s.p;
+        s.p = s.v, s.sp = s.sv;
+        s.v = t, s.sv = 1.0 / beta[k];
+        s.beta = beta[k];
     }
-    return tridiagonal_largest(alpha, beta, k);
+    *estimate = tridiagonal_largest(alpha, beta, k);
+    return CMRSCL_OK;
 }
 
-static double power_method(rho_job *j, int64_t pieces, int steps)
+static cmrscl_status power_method(const cmrs_rho_passes *x, int steps, double *estimate)
 {
-    double estimate = 0, sum[3];
-    j->sv = 1.0;
-    for (int s = 0; s < steps; ++s) {
-        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, product_piece, j);
-        add_sums(j, pieces, sum);
-        estimate = sum[1] > 0 ? sum[0] / sum[1] : 0;
-        double *t = j->v;
-        j->v = j->u, j->u = t;
-        j->sv = sum[2] > 0 ? 1.0 / sqrt(sum[2]) : 0;
+    double sum[3];
+    cmrs_rho_state s = {.v = 0, .p = 1, .u = 2, .sv = 1};
+    *estimate = 0;
+    for (int k = 0; k < steps; ++k) {
+        cmrscl_status st = x->product(x->ctx, &s, sum);
+        if (st != CMRSCL_OK)
+            return st;
+        *estimate = sum[1] > 0 ? sum[0] / sum[1] : 0;
+        int t = s.v;
+        s.v = s.u, s.u = t;
+        s.sv = sum[2] > 0 ? 1.0 / sqrt(sum[2]) : 0;
     }
-    return estimate;
+    return CMRSCL_OK;
+}
+
+cmrscl_status cmrs_amg_rho_run(const cmrs_rho_passes *passes, bool symmetric, int steps,
+                               double *rho)
+{
+    double estimate = 0;
+    cmrscl_status st =
+        symmetric ? lanczos(passes, steps, &estimate) : power_method(passes, steps, &estimate);
+    *rho = estimate > 0 ? estimate : 1.0;
+    return st;
 }
 
 cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_inv, bool symmetric,
@@ -285,18 +326,20 @@ cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_i
 {
     size_t n = (size_t)a->rows;
     int64_t pieces = cmrs_amg_pieces(a->rows);
-    double *v = cmrs_parallel_alloc(n, sizeof(double)), *u = cmrs_parallel_alloc(n, sizeof(double));
-    double *p = symmetric ? cmrs_parallel_alloc(n, sizeof(double)) : NULL;
-    double *sums = cmrscl_alloc((size_t)pieces * 3 + 3, sizeof(double));
-    if (!v || !u || !sums || (symmetric && !p)) {
-        free(v), free(u), free(p), free(sums);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
+    host_passes j = {a, diag_inv, {NULL, NULL, NULL}, NULL, NULL, pieces};
+    for (int k = 0; k < 3; ++k)
+        j.vec[k] = cmrs_parallel_alloc(n, sizeof(double));
+    j.sums = cmrscl_alloc((size_t)pieces * 3 + 3, sizeof(double));
+    cmrscl_status st = CMRSCL_OK;
+    if (!j.vec[0] || !j.vec[1] || !j.vec[2] || !j.sums)
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
+    if (st == CMRSCL_OK) {
+        cmrs_amg_rho_start(j.vec[0], j.vec[1], a->rows);
+        cmrs_rho_passes passes = {host_product, host_update, &j};
+        st = cmrs_amg_rho_run(&passes, symmetric, steps, rho);
     }
-    start_job start = {v, p, a->rows};
-    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, start_piece, &start);
-    rho_job job = {a, diag_inv, v, p, u, 1, 0, 1, 0, 0, sums};
-    double estimate = symmetric ? lanczos(&job, pieces, steps) : power_method(&job, pieces, steps);
-    free(v), free(u), free(p), free(sums);
-    *rho = estimate > 0 ? estimate : 1.0;
-    return CMRSCL_OK;
+    for (int k = 0; k < 3; ++k)
+        free(j.vec[k]);
+    free(j.sums);
+    return st;
 }

@@ -105,10 +105,13 @@ static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
  * threads - run on a thread of their own beside strength, aggregation (whose greedy passes
  * keep one core), T and the product A T, which needs no omega; the level's phases may then
  * add up to more than the set-up took.
- * The estimate is the same bits wherever it runs (amg_rho.c adds its sums in a fixed order).
- * A thread that cannot be started leaves the steps to the caller's. */
+ * The estimate is the same bits wherever it runs (amg_rho.c adds its sums in a fixed order),
+ * on the host or - where the sink takes it - on a device (amg_rho_device.c). A thread that
+ * cannot be started leaves the steps to the caller's. */
 typedef struct rho_task {
     cmrs_amg_level *level;
+    int index;                 /* the level's */
+    const cmrs_amg_sink *sink; /* whose rho may make the estimate (NULL: the host) */
     bool symmetric, pending, applied;
     int steps;
     double rho, seconds;
@@ -121,8 +124,14 @@ static void *rho_run(void *arg)
 {
     rho_task *t = arg;
     double t0 = cmrscl_seconds();
-    t->st =
-        cmrs_amg_spectral_radius(&t->level->A, t->level->diag_inv, t->symmetric, t->steps, &t->rho);
+    const cmrs_amg_level *lv = t->level;
+    const cmrs_amg_sink *sink = t->sink;
+    if (sink && sink->rho &&
+        sink->rho(sink->ctx, t->index, &lv->A, lv->diag_inv, t->symmetric, t->steps, &t->rho) ==
+            CMRSCL_OK)
+        t->st = CMRSCL_OK;
+    else
+        t->st = cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, t->symmetric, t->steps, &t->rho);
     if (t->st != CMRSCL_OK)
         snprintf(t->message, sizeof t->message, "%s", cmrscl_last_error());
     t->seconds = cmrscl_seconds() - t0;
@@ -131,9 +140,11 @@ static void *rho_run(void *arg)
 
 /* beside: on a thread of its own (the level will be coarsened, and the set-up may use more
  * than one thread: CMRSCL_THREADS=1 keeps it to one), else here and now. */
-static void rho_start(rho_task *t, cmrs_amg_level *lv, bool symmetric, int steps, bool beside)
+static void rho_start(rho_task *t, cmrs_amg_hierarchy *h, int l, int steps, bool beside,
+                      const cmrs_amg_sink *sink)
 {
-    *t = (rho_task){.level = lv, .symmetric = symmetric, .steps = steps};
+    *t = (rho_task){
+        .level = &h->level[l], .index = l, .sink = sink, .symmetric = h->symmetric, .steps = steps};
     t->pending = beside && pthread_create(&t->id, NULL, rho_run, t) == 0;
     if (!t->pending)
         rho_run(t);
@@ -435,8 +446,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         if (st != CMRSCL_OK)
             break;
         rho_task rho;
-        rho_start(&rho, &h.level[l], h.symmetric, o->rho_steps,
-                  !last && cmrs_parallel_threads() > 1);
+        rho_start(&rho, &h, l, o->rho_steps, !last && cmrs_parallel_threads() > 1, sink);
         int32_t count = 0;
         if (!last)
             st = coarsen(&h, l, o, g, &count, &rho, &found, sink);

@@ -87,6 +87,11 @@ typedef struct cmrs_amg_sink {
      * cmrs_amg_galerkin's; on failure (c empty) the set-up makes it itself */
     cmrscl_status (*galerkin)(void *ctx, int level, const cmrscl_csr *r, const cmrscl_csr *a,
                               const cmrscl_csr *p, cmrscl_csr *c);
+    /* may be NULL: level l's estimate of rho(D^-1 A), made elsewhere (a device) and the same
+     * bits as cmrs_amg_spectral_radius's; on failure the set-up makes it itself. Called from
+     * the estimate's thread, beside the set-up's. */
+    cmrscl_status (*rho)(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
+                         bool symmetric, int steps, double *rho);
     void *ctx;
 } cmrs_amg_sink;
 
@@ -146,6 +151,32 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmet
  * quotient; 1 when the estimate is not positive. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_inv,
                                                      bool symmetric, int steps, double *rho);
+/* The estimate's steps over passes that run elsewhere (the host's pieces, a device's kernels).
+ * Three vectors of the rows, each kept unnormalised with a scale; which holds v, p (Lanczos'
+ * previous) and u (the product) moves from step to step. */
+typedef struct cmrs_rho_state {
+    int v, p, u; /* 0, 1, 2 in some order */
+    double sv, sp, su, alpha, beta;
+} cmrs_rho_state;
+typedef struct cmrs_rho_passes {
+    /* u = D^-1 A (sv v); sum = {(sv v)^T A (sv v), (sv v)^T D (sv v), u^T u} */
+    cmrscl_status (*product)(void *ctx, const cmrs_rho_state *s, double sum[3]);
+    /* p = su u - alpha sv v - beta sp p; sum[0] = p^T D p */
+    cmrscl_status (*update)(void *ctx, const cmrs_rho_state *s, double sum[3]);
+    void *ctx;
+} cmrs_rho_passes;
+/* Each sum of every row is added in pieces of AMG_PIECE rows from 0, in the rows' order, and
+ * the pieces' sums (3 a piece) in theirs: cmrs_amg_rho_add. The estimate is then the same
+ * bits wherever the passes ran. Vectors 0 and 1 start as cmrs_amg_rho_start makes them. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_rho_run(const cmrs_rho_passes *passes, bool symmetric,
+                                             int steps, double *rho);
+CMRSCL_HIDDEN void cmrs_amg_rho_start(double *v, double *p, int64_t rows);
+CMRSCL_HIDDEN void cmrs_amg_rho_add(const double *sums, int64_t pieces, double sum[3]);
+/* cmrs_amg_spectral_radius's estimate, bit for bit, its passes on ctx's device
+ * (amg_rho_device.c); ERROR_UNSUPPORTED without fp64 or beyond 2^31 - 1 entries. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
+                                                            const double *diag_inv, bool symmetric,
+                                                            int steps, double *rho);
 
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 
@@ -197,6 +228,27 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin(const cmrscl_csr *r, const cmrscl_
                                               const cmrscl_csr *p, cmrscl_csr *c);
 
 /* ---- amg_galerkin.c: the Galerkin operator on the device ---- */
+
+/* A CSR matrix in device buffers: int32 row pointers and columns, double values. */
+typedef struct cmrs_device_csr {
+    int32_t rows, cols;
+    int64_t nnz;
+    cl_mem ptr, col, val;
+} cmrs_device_csr;
+/* a on ctx's device, there when this returns; ERROR_UNSUPPORTED beyond 2^31 - 1 entries. On
+ * failure *out is empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a,
+                                                   cmrs_device_csr *out);
+CMRSCL_HIDDEN void cmrs_device_csr_release(cmrs_device_csr *m);
+/* The kernels `names` of the program `file` built with `options` for ctx's device; *local (a
+ * power of two) halved to what every one of them runs. On failure none is kept. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file,
+                                             const char *options, int count,
+                                             const char *const *names, cl_kernel *out,
+                                             size_t *local);
+/* `bytes` of src into dst, there when this returns. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes,
+                                            const void *src);
 
 /* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device, `batch` rows a launch
  * (0: as many as the tables' memory allows; the tests ask for a few). ERROR_UNSUPPORTED where
@@ -277,8 +329,8 @@ typedef struct cmrs_amg_device {
 
 typedef struct cmrs_amg_builder cmrs_amg_builder;
 /* A builder of matrices in `precision` on ctx; skip_a0: level 0's A is on the device already;
- * rows: level 0's. Where its sink makes the Galerkin products (the device or the host) is
- * decided here, CMRSCL_AMG_GALERKIN read once. */
+ * rows: level 0's. Where its sink makes the Galerkin products and the estimates of rho (the
+ * device or the host) is decided here, CMRSCL_AMG_GALERKIN read once. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision,
                                                     bool skip_a0, int32_t rows,
                                                     cmrs_amg_builder **out);
@@ -293,6 +345,8 @@ CMRSCL_HIDDEN cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level
                                                   cmrs_amg_operator which);
 /* How many of the set-up's Galerkin products b's device made (the others the host did). */
 CMRSCL_HIDDEN int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b);
+/* How many of the set-up's estimates of rho b's device made (once the set-up has returned). */
+CMRSCL_HIDDEN int cmrs_amg_builder_rhos(const cmrs_amg_builder *b);
 /* Waits, then frees b and the matrices not taken. */
 CMRSCL_HIDDEN void cmrs_amg_builder_free(cmrs_amg_builder *b);
 

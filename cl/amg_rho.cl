@@ -1,0 +1,59 @@
+/* amg_rho.cl - the passes of AMG's estimate of rho(D^-1 A) on the device
+ * (host/precond/amg_rho_device.c): Lanczos' or the power method's product and update over CSR
+ * in double; after the prelude of every program, built with -DHEIGHT=1 -DWARP=1 -DWG_SIZE=...
+ * -DVALUE_DOUBLE=1 -DAMG_PIECE=... .
+ *
+ * The host's passes (amg_rho.c) add each sum over a piece of AMG_PIECE rows from 0 in the rows'
+ * order. Here a work-item a row writes the row's terms, then a work-item a piece and sum adds
+ * its piece's terms in that order, and contraction into fma is off: the pieces' sums are the
+ * host's bit for bit, and so is the estimate the host makes of them. */
+#pragma OPENCL FP_CONTRACT OFF
+
+/* u = D^-1 A (sv v); terms: (sv v_i) (A sv v)_i, (sv v_i)^2 / d_i, u_i^2 (3 columns of rows) */
+__kernel void rho_product(const int rows, const double sv, __global const int *a_ptr,
+                          __global const int *a_col, __global const double *a_val,
+                          __global const double *v, __global const double *diag_inv,
+                          __global double *u, __global double *terms)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= rows)
+        return;
+    double av = 0;
+    for (int k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+        av += a_val[k] * v[a_col[k]];
+    av *= sv;
+    const double vi = sv * v[i], d = diag_inv[i], ui = av * d;
+    u[i] = ui;
+    terms[i] = vi * av;
+    terms[rows + i] = vi * vi / d;
+    terms[2 * (size_t)rows + i] = ui * ui;
+}
+
+/* p = su u - av v - bp p (av = alpha sv, bp = beta sp); terms: p_i^2 / d_i */
+__kernel void rho_update(const int rows, const double su, const double av, const double bp,
+                         __global const double *u, __global const double *v,
+                         __global double *p, __global const double *diag_inv,
+                         __global double *terms)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= rows)
+        return;
+    const double w = su * u[i] - av * v[i] - bp * p[i];
+    p[i] = w;
+    terms[i] = w * w / diag_inv[i];
+}
+
+/* sums[3 piece + c]: column c's terms over the piece's rows, in order (c < columns). */
+__kernel void rho_pieces(const int rows, const int pieces, const int columns,
+                         __global const double *terms, __global double *sums)
+{
+    const int t = (int)get_global_id(0), piece = t / 3, c = t % 3;
+    if (piece >= pieces || c >= columns)
+        return;
+    const int begin = piece * AMG_PIECE, end = min(begin + AMG_PIECE, rows);
+    __global const double *x = terms + (size_t)c * rows;
+    double sum = 0;
+    for (int i = begin; i < end; ++i)
+        sum += x[i];
+    sums[3 * piece + c] = sum;
+}

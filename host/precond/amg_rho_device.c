@@ -1,0 +1,159 @@
+/* amg_rho_device.c - the passes of AMG's estimate of rho(D^-1 A) on a device (cl/amg_rho.cl),
+ * driven by amg_rho.c's Lanczos or power method. On the host the estimate of a fine level
+ * streams the matrix once a step for a few tens of steps on the host's threads, beside
+ * strength and aggregation, which are bound by the same memory; on a GPU a step takes
+ * milliseconds. Its pieces' sums are the host's bit for bit (cl/amg_rho.cl), so the estimate
+ * is: the hierarchy is the same whichever made it. A and the vectors go to the device once;
+ * each pass is two launches and a read of its pieces' sums. */
+#include "precond/precond.h"
+
+#include "exec/convert_launch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define RHO_GROUP 64
+
+typedef struct device_passes {
+    cmrscl_context ctx;
+    launcher l;
+    cl_kernel product, update, pieces;
+    size_t local;
+    cmrs_device_csr a;
+    cl_mem diag, vec[3], terms, sums;
+    int32_t rows;
+    int64_t pieces_count;
+    double *host_sums; /* 3 a piece */
+} device_passes;
+
+static cl_int set_args(cl_kernel k, int count, const size_t *sizes, const void *const *args)
+{
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < count; ++i)
+        err |= clSetKernelArg(k, (cl_uint)i, sizes[i], args[i]);
+    return err;
+}
+
+static cl_int launch(const device_passes *d, cl_kernel k, size_t items)
+{
+    size_t global = (items + d->local - 1) / d->local * d->local;
+    cl_int err = clEnqueueNDRangeKernel(d->l.queue, k, 1, NULL, &global, &d->local, 0, NULL, NULL);
+    return err == CL_SUCCESS ? cmrs_launch_order_point(&d->l) : err;
+}
+
+/* The pieces' sums of the first `columns` columns of the terms, added in order into sum. */
+static cmrscl_status piece_sums(device_passes *d, cl_int err, int columns, double sum[3])
+{
+    int pieces = (int)d->pieces_count;
+    size_t sizes[] = {sizeof(int), sizeof(int), sizeof(int), sizeof(cl_mem), sizeof(cl_mem)};
+    const void *args[] = {&d->rows, &pieces, &columns, &d->terms, &d->sums};
+    if (err == CL_SUCCESS)
+        err = set_args(d->pieces, 5, sizes, args);
+    if (err == CL_SUCCESS)
+        err = launch(d, d->pieces, (size_t)pieces * 3);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(d->l.queue, d->sums, CL_TRUE, 0,
+                                  sizeof(double) * 3 * (size_t)pieces, d->host_sums, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "AMG spectral radius on the device");
+    cmrs_amg_rho_add(d->host_sums, pieces, sum);
+    return CMRSCL_OK;
+}
+
+static cmrscl_status device_product(void *ctx, const cmrs_rho_state *s, double sum[3])
+{
+    device_passes *d = ctx;
+    size_t m = sizeof(cl_mem);
+    size_t sizes[] = {sizeof(int), sizeof(double), m, m, m, m, m, m, m};
+    const void *args[] = {&d->rows,      &s->sv,   &d->a.ptr,     &d->a.col, &d->a.val,
+                          &d->vec[s->v], &d->diag, &d->vec[s->u], &d->terms};
+    cl_int err = set_args(d->product, 9, sizes, args);
+    if (err == CL_SUCCESS)
+        err = launch(d, d->product, (size_t)d->rows);
+    return piece_sums(d, err, 3, sum);
+}
+
+static cmrscl_status device_update(void *ctx, const cmrs_rho_state *s, double sum[3])
+{
+    device_passes *d = ctx;
+    double av = s->alpha * s->sv, bp = s->beta * s->sp;
+    size_t m = sizeof(cl_mem), r = sizeof(double);
+    size_t sizes[] = {sizeof(int), r, r, r, m, m, m, m, m};
+    const void *args[] = {&d->rows,      &s->su,        &av,      &bp,      &d->vec[s->u],
+                          &d->vec[s->v], &d->vec[s->p], &d->diag, &d->terms};
+    cl_int err = set_args(d->update, 9, sizes, args);
+    if (err == CL_SUCCESS)
+        err = launch(d, d->update, (size_t)d->rows);
+    return piece_sums(d, err, 1, sum);
+}
+
+/* A, D^-1 and the start on the device, the other buffers made, the kernels built. */
+static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a, const double *diag_inv)
+{
+    char options[160];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DAMG_PIECE=%d",
+             RHO_GROUP, AMG_PIECE);
+    static const char *const names[] = {"rho_product", "rho_update", "rho_pieces"};
+    cl_kernel k[3];
+    d->local = RHO_GROUP;
+    cmrscl_status st = cmrs_amg_kernels(d->ctx, "amg_rho.cl", options, 3, names, k, &d->local);
+    d->product = k[0], d->update = k[1], d->pieces = k[2];
+    size_t n = (size_t)a->rows, bytes = n * sizeof(double);
+    d->host_sums = malloc(sizeof(double) * 3 * (size_t)d->pieces_count);
+    double *start = cmrs_parallel_alloc(2 * n + 1, sizeof(double));
+    if (st == CMRSCL_OK && (!d->host_sums || !start))
+        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
+    if (st == CMRSCL_OK)
+        st = cmrs_device_csr_upload(d->ctx, a, &d->a);
+    cl_mem *mem[] = {&d->diag, &d->vec[0], &d->vec[1], &d->vec[2], &d->terms, &d->sums};
+    size_t size[] = {bytes, bytes,     bytes,
+                     bytes, 3 * bytes, sizeof(double) * 3 * (size_t)d->pieces_count};
+    for (int i = 0; st == CMRSCL_OK && i < 6; ++i)
+        *mem[i] = cmrs_launch_new_buffer(d->ctx, CL_MEM_READ_WRITE, size[i], NULL, &st,
+                                         "AMG spectral radius on the device");
+    if (st == CMRSCL_OK) {
+        cmrs_amg_rho_start(start, start + n, a->rows);
+        st = cmrs_amg_upload(d->ctx, d->diag, bytes, diag_inv);
+    }
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_upload(d->ctx, d->vec[0], bytes, start);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_upload(d->ctx, d->vec[1], bytes, start + n);
+    free(start);
+    return st;
+}
+
+static void release(device_passes *d)
+{
+    cl_mem mem[] = {d->diag, d->vec[0], d->vec[1], d->vec[2], d->terms, d->sums};
+    for (int i = 0; i < 6; ++i)
+        if (mem[i])
+            clReleaseMemObject(mem[i]);
+    cl_kernel k[] = {d->product, d->update, d->pieces};
+    for (int i = 0; i < 3; ++i)
+        if (k[i])
+            clReleaseKernel(k[i]);
+    cmrs_device_csr_release(&d->a);
+    free(d->host_sums);
+}
+
+cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
+                                              const double *diag_inv, bool symmetric, int steps,
+                                              double *rho)
+{
+    if (!ctx->info.fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "AMG spectral radius on the device: the device has no fp64");
+    device_passes d = {.ctx = ctx,
+                       .l = cmrs_launcher_make(ctx),
+                       .rows = a->rows,
+                       .pieces_count = cmrs_amg_pieces(a->rows)};
+    cmrscl_status st = prepare(&d, a, diag_inv);
+    if (st == CMRSCL_OK) {
+        cmrs_rho_passes passes = {device_product, device_update, &d};
+        st = cmrs_amg_rho_run(&passes, symmetric, steps, rho);
+    }
+    release(&d);
+    return st;
+}
