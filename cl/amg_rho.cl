@@ -6,7 +6,10 @@
  * The host's passes (amg_rho.c) add each sum over a piece of AMG_PIECE rows from 0 in the rows'
  * order. Here a work-item a row writes the row's terms, then a work-item a piece and sum adds
  * its piece's terms in that order, and contraction into fma is off: the pieces' sums are the
- * host's bit for bit, and so is the estimate the host makes of them. */
+ * host's bit for bit, and so is the estimate the host makes of them. A sum over a loop is kept
+ * in a volatile: Intel's CPU compiler otherwise reorders the additions of a register's
+ * running sum (a row's product differed in the last bit, FP_CONTRACT OFF notwithstanding); the
+ * volatile pins each one in the loop's order, at the cost of a private store a term. */
 #pragma OPENCL FP_CONTRACT OFF
 
 /* u = D^-1 A (sv v); terms: (sv v_i) (A sv v)_i, (sv v_i)^2 / d_i, u_i^2 (3 columns of rows) */
@@ -18,10 +21,10 @@ __kernel void rho_product(const int rows, const double sv, __global const int *a
     const int i = (int)get_global_id(0);
     if (i >= rows)
         return;
-    double av = 0;
+    volatile double row = 0;
     for (int k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
-        av += a_val[k] * v[a_col[k]];
-    av *= sv;
+        row = row + a_val[k] * v[a_col[k]];
+    const double av = row * sv;
     const double vi = sv * v[i], d = diag_inv[i], ui = av * d;
     u[i] = ui;
     terms[i] = vi * av;
@@ -52,8 +55,8 @@ __kernel void rho_pieces(const int rows, const int pieces, const int columns,
         return;
     const int begin = piece * AMG_PIECE, end = min(begin + AMG_PIECE, rows);
     __global const double *x = terms + (size_t)c * rows;
-    double sum = 0;
+    volatile double sum = 0;
     for (int i = begin; i < end; ++i)
-        sum += x[i];
+        sum = sum + x[i];
     sums[3 * piece + c] = sum;
 }

@@ -126,3 +126,56 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
         c_val[m] = v;
     }
 }
+
+/* ---- the transpose of A (R = P^T, so the host's transpose runs beside the product) ---- */
+
+/* count[j]: A's entries in column j (zero before), a work-item a row. */
+__kernel void transpose_count(const uint first, const uint rows, __global const int *a_ptr,
+                              __global const int *a_col, __global int *count)
+{
+    const uint t = get_global_id(0);
+    if (t >= rows)
+        return;
+    const uint i = first + t;
+    for (int k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+        atomic_inc(&count[a_col[k]]);
+}
+
+/* Each entry of A's row i into row j of the transpose at its next free slot (next[j], from the
+ * row's start): in whatever order the work-items come - transpose_sort orders each row. */
+__kernel void transpose_scatter(const uint first, const uint rows, __global const int *a_ptr,
+                                __global const int *a_col, __global const double *a_val,
+                                __global int *next, __global int *t_col, __global double *t_val)
+{
+    const uint t = get_global_id(0);
+    if (t >= rows)
+        return;
+    const int i = (int)(first + t);
+    for (int k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+        const int slot = atomic_inc(&next[a_col[k]]);
+        t_col[slot] = i;
+        t_val[slot] = a_val[k];
+    }
+}
+
+/* Row i of the transpose by column (its columns are distinct, so the order is A's). */
+__kernel void transpose_sort(const uint first, const uint rows, __global const int *t_ptr,
+                             __global int *t_col, __global double *t_val)
+{
+    const uint t = get_global_id(0);
+    if (t >= rows)
+        return;
+    const uint i = first + t;
+    const int begin = t_ptr[i], end = t_ptr[i + 1];
+    for (int k = begin + 1; k < end; ++k) {
+        const int j = t_col[k];
+        const double v = t_val[k];
+        int m = k;
+        for (; m > begin && t_col[m - 1] > j; --m) {
+            t_col[m] = t_col[m - 1];
+            t_val[m] = t_val[m - 1];
+        }
+        t_col[m] = j;
+        t_val[m] = v;
+    }
+}

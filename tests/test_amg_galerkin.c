@@ -5,8 +5,8 @@
  *     one of rows in several pieces: the host's, bit for bit;
  *   - R A P of every level of hierarchies of stencils, a convection-diffusion matrix, a graph
  *     Laplacian and elasticity with the rigid-body modes: the host's product, bit for bit;
- *   - the same in batches of 7 rows and through the pinned ring in small slots, and on an
- *     out-of-order queue;
+ *   - the same in batches of 7 rows, from A kept on the device and P alone (R transposed
+ *     there), through the pinned ring in small slots; and on an out-of-order queue;
  *   - the set-up asking the device for its Galerkin products (CMRSCL_AMG_GALERKIN=device, a
  *     builder's sink): every one made there, and every estimate of rho, every level's A the
  *     host set-up's, bit for bit; with CMRSCL_AMG_GALERKIN=host none made there;
@@ -48,7 +48,11 @@ static void check_rho(cmrscl_context ctx, const char *spec, const cmrscl_csr *a,
 {
     double host = 0, device = -1;
     CHECK_OK(cmrs_amg_spectral_radius(a, diag_inv, symmetric, 15, &host));
-    CHECK_OK(cmrs_amg_spectral_radius_device(ctx, a, diag_inv, symmetric, 15, &device));
+    cmrs_device_csr kept = {0};
+    CHECK_OK(cmrs_amg_spectral_radius_device(ctx, a, diag_inv, symmetric, 15, &device, &kept));
+    CHECK_MSG(kept.ptr && kept.rows == a->rows && kept.nnz == a->nnz,
+              "%s level %d: A not kept on the device after rho's estimate", spec, l);
+    cmrs_device_csr_release(&kept);
     CHECK_MSG(!memcmp(&host, &device, sizeof host),
               "%s level %d: rho on the device %.17g, on the host %.17g (%s)", spec, l, device, host,
               symmetric ? "Lanczos" : "the power method");
@@ -63,22 +67,29 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
     double *modes = elastic ? rigid_body(elastic, &a, &o) : NULL;
     cmrs_amg_hierarchy h = {0}, again = {0};
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
-    /* in one batch, then in batches of 7 rows with every array through the ring in slots of
-     * 4 KB (runtime/upload.c: the reads back too) */
     for (int l = 0; l < h.levels; ++l)
         check_rho(ctx, spec, &h.level[l].A, h.level[l].diag_inv, h.symmetric, l);
+    /* in one batch from R, A and P; then in batches of 7 rows from A already on the device and
+     * P alone (R its transpose there), every array through the ring in slots of 4 KB
+     * (runtime/upload.c: the reads back too) */
     for (int l = 0; l + 1 < h.levels; ++l)
         for (size_t batch = 0; batch <= 7; batch += 7) {
             cmrscl_csr c;
             const cmrs_amg_level *lv = &h.level[l];
-            if (batch)
+            cmrs_device_csr a_on_device = {0};
+            if (batch) {
                 setenv("CMRSCL_UPLOAD_RING", "4096", 1);
-            CHECK_OK(cmrs_amg_galerkin_device(ctx, &lv->R, &lv->A, &lv->P, batch, &c));
+                CHECK_OK(cmrs_device_csr_upload(ctx, &lv->A, &a_on_device));
+            }
+            CHECK_OK(cmrs_amg_galerkin_device(ctx, batch ? NULL : &lv->R, &lv->A,
+                                              batch ? &a_on_device : NULL, &lv->P, batch, &c));
             unsetenv("CMRSCL_UPLOAD_RING");
+            cmrs_device_csr_release(&a_on_device);
             CHECK_MSG(same_csr(&c, &h.level[l + 1].A),
-                      "%s level %d, batches of %zu rows: R A P on the device (%lld entries) is not "
-                      "the host's (%lld)",
-                      spec, l, batch, (long long)c.nnz, (long long)h.level[l + 1].A.nnz);
+                      "%s level %d, batches of %zu rows%s: R A P on the device (%lld entries) is "
+                      "not the host's (%lld)",
+                      spec, l, batch, batch ? ", R made there" : "", (long long)c.nnz,
+                      (long long)h.level[l + 1].A.nnz);
             cmrscl_csr_free(&c);
         }
     /* the set-up asking the device for every product, then the host */
@@ -125,7 +136,7 @@ static void check_overflow(cmrscl_context ctx)
     for (int32_t i = 0; i < n; ++i)
         eye.col_ind[i] = i, eye.values[i] = 1;
     cmrscl_csr c;
-    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, &eye, 0, &c);
+    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, 0, &c);
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
                   test_contains(cmrscl_last_error(), "more than 1024 columns"),
               "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
@@ -153,7 +164,7 @@ static void check_out_of_order(cmrscl_context ctx)
     cmrs_amg_hierarchy h = {0};
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
     const cmrs_amg_level *lv = &h.level[0];
-    CHECK_OK(cmrs_amg_galerkin_device(octx, &lv->R, &lv->A, &lv->P, 7, &got));
+    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, 7, &got));
     CHECK_MSG(same_csr(&got, &h.level[1].A),
               "an out-of-order queue: R A P on the device is not the host's");
     printf("stencil7:16 on an out-of-order queue: R A P the host's\n");
@@ -173,11 +184,11 @@ int main(void)
     if (!ctx->info.fp64) {
         cmrscl_csr a, c;
         CHECK_OK(cmrscl_csr_generate("stencil5:8", &a));
-        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, &a, 0, &c);
+        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, 0, &c);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         double rho, *d = calloc((size_t)a.rows, sizeof(double));
-        st = cmrs_amg_spectral_radius_device(ctx, &a, d, true, 15, &rho);
+        st = cmrs_amg_spectral_radius_device(ctx, &a, d, true, 15, &rho, NULL);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64, rho: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         free(d);

@@ -10,6 +10,7 @@
 
 #include <locale.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,10 +50,12 @@ CMRSCL_HIDDEN const char *cmrscl_precision_name(cmrscl_precision p);
 /* Threads for the host's set-up work: $CMRSCL_THREADS, else the CPUs this process may run
  * on (at most 256). */
 CMRSCL_HIDDEN int cmrs_parallel_threads(void);
-/* At most `threads` for the work the calling thread starts from now on (0: no limit): for a
- * thread that runs beside another's parallel work, whose shares an oversubscribed core would
- * hold back. Results never depend on the count. Returns the limit it replaces. */
-CMRSCL_HIDDEN int cmrs_parallel_limit(int threads);
+/* At most *limit threads (read as each piece of parallel work starts; 0 or NULL: no limit) for
+ * the work the calling thread starts from now on: for a thread that runs beside another's
+ * parallel work, whose shares an oversubscribed core would hold back, and whose owner may
+ * raise the limit once that work is done. Results never depend on the count. Returns the
+ * limit it replaces. */
+CMRSCL_HIDDEN const atomic_int *cmrs_parallel_limit(const atomic_int *limit);
 /* Runs fn(ctx, t, threads) for t = 0..threads-1 on as many threads (t = 0 on the caller's)
  * and returns when all are done. A thread that cannot be created runs its share on the
  * caller's thread: the result never depends on it. */

@@ -12,12 +12,12 @@
 
 #define MAX_THREADS 256
 
-static _Thread_local int thread_limit; /* cmrs_parallel_limit's; 0: none */
+static _Thread_local const atomic_int *thread_limit; /* cmrs_parallel_limit's; NULL: none */
 
-int cmrs_parallel_limit(int threads)
+const atomic_int *cmrs_parallel_limit(const atomic_int *limit)
 {
-    int before = thread_limit;
-    thread_limit = threads > 0 ? threads : 0;
+    const atomic_int *before = thread_limit;
+    thread_limit = limit;
     return before;
 }
 
@@ -33,8 +33,9 @@ int cmrs_parallel_threads(void)
         if (n <= 0)
             n = sysconf(_SC_NPROCESSORS_ONLN);
     }
-    if (thread_limit && n > thread_limit)
-        n = thread_limit;
+    int limit = thread_limit ? atomic_load(thread_limit) : 0;
+    if (limit > 0 && n > limit)
+        n = limit;
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 

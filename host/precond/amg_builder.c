@@ -15,7 +15,9 @@
  * the host's phases what the builder saved; fewer than a quarter left the builder's work
  * unfinished when the host's was done. Where the GPU makes level 0's Galerkin product the
  * host's cores wait on it meanwhile, and the builder takes half of them: with a quarter it was
- * still converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE).
+ * still converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE). Once the
+ * host's set-up is done and waits for the builder, the builder's passes take every thread -
+ * the pass under way keeps its share, the next ones read the raised limit.
  *
  * The operators are made one after another, in the order told: each job's thread first
  * joins the one before it, so one builder thread runs at a time, and nothing but the caller's
@@ -54,11 +56,17 @@ struct cmrs_amg_builder {
     bool joined;         /* the last job's thread, if any, is joined */
     bool failed;         /* a job failed: those after it do not run */
     int32_t rows;        /* level 0's */
+    atomic_int share;    /* the threads its conversions take: BUILDER_SHARE's while the
+                            host's set-up runs, all of them once it waits (0) */
     int64_t device_rows; /* levels of this many rows make their Galerkin product and rho on
                             the device (device_rows_of); INT64_MAX: none */
     int galerkins;       /* Galerkin products the device made */
     int rhos;            /* estimates of rho the device made (on the estimates' threads, one
                             at a time: each is joined before the next starts) */
+    /* the last estimate's level and its A, left on the device for that level's Galerkin
+       product (written on the estimate's thread, read once it is joined) */
+    int kept_level;
+    cmrs_device_csr kept_a;
 };
 
 static void *job_run(void *arg)
@@ -69,8 +77,7 @@ static void *job_run(void *arg)
         pthread_join(j->before->id, NULL);
     if (b->failed)
         return NULL;
-    int share = cmrs_parallel_threads() / (b->rows >= b->device_rows ? 2 : BUILDER_SHARE);
-    int limit = j->threaded ? cmrs_parallel_limit(share > 1 ? share : 1) : 0;
+    const atomic_int *limit = j->threaded ? cmrs_parallel_limit(&b->share) : NULL;
     /* a failure is not reported from here: the device set-up makes the operator again, and
      * names its failure there (the builder's may only have met the device's memory taken by a
      * Galerkin product on it meanwhile) */
@@ -108,6 +115,7 @@ static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const c
 static void builder_wait(void *ctx)
 {
     cmrs_amg_builder *b = ctx;
+    atomic_store(&b->share, 0); /* the host waits: its threads are the builder's */
     if (b->last && b->last->threaded && !b->joined)
         pthread_join(b->last->id, NULL);
     b->joined = true;
@@ -137,7 +145,10 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
                             .precision = precision,
                             .skip_a0 = skip_a0,
                             .rows = rows,
-                            .device_rows = device_rows_of(ctx)};
+                            .device_rows = device_rows_of(ctx),
+                            .kept_level = -1};
+    int share = cmrs_parallel_threads() / (rows >= b->device_rows ? 2 : BUILDER_SHARE);
+    atomic_init(&b->share, share > 1 ? share : 1);
     return CMRSCL_OK;
 }
 
@@ -149,7 +160,9 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *r,
     *c = (cmrscl_csr){0};
     if (a->rows < b->device_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
-    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, p, 0, c);
+    const cmrs_device_csr *a_on_device = b->kept_level == level ? &b->kept_a : NULL;
+    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, a_on_device, p, 0, c);
+    cmrs_device_csr_release(&b->kept_a); /* (no longer needed, whatever came of it) */
     b->galerkins += st == CMRSCL_OK;
     if (st != CMRSCL_OK)
         cmrscl_trace("AMG level %d's Galerkin product on the host: %s", level, cmrscl_last_error());
@@ -163,7 +176,10 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
     cmrs_amg_builder *b = ctx;
     if (a->rows < b->device_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
-    cmrscl_status st = cmrs_amg_spectral_radius_device(b->ctx, a, diag_inv, symmetric, steps, rho);
+    cmrs_device_csr_release(&b->kept_a);
+    b->kept_level = level;
+    cmrscl_status st =
+        cmrs_amg_spectral_radius_device(b->ctx, a, diag_inv, symmetric, steps, rho, &b->kept_a);
     b->rhos += st == CMRSCL_OK;
     if (st != CMRSCL_OK)
         cmrscl_trace("AMG level %d's estimate of rho on the host: %s", level, cmrscl_last_error());
@@ -201,6 +217,7 @@ void cmrs_amg_builder_free(cmrs_amg_builder *b)
     if (!b)
         return;
     builder_wait(b);
+    cmrs_device_csr_release(&b->kept_a);
     for (builder_job *j = b->first, *next; j; j = next) {
         next = j->next;
         cmrscl_matrix_free(j->made); /* made, and not taken */

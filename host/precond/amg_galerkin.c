@@ -27,7 +27,7 @@
 
 typedef struct galerkin_run {
     cmrscl_context ctx;
-    cl_kernel count, fill;
+    cl_kernel count, fill, t_count, t_scatter, t_sort;
     cl_mem keys, sums; /* the batch's tables */
     size_t batch;      /* rows a batch */
     size_t local;      /* the launches' work-group: SPGEMM_GROUP, or the most the kernels run */
@@ -302,23 +302,80 @@ static cmrscl_status make_kernels(galerkin_run *g)
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d",
              SPGEMM_GROUP, SPGEMM_TABLE);
-    static const char *const names[] = {"spgemm_count", "spgemm_fill"};
-    cl_kernel k[2];
+    static const char *const names[] = {"spgemm_count", "spgemm_fill", "transpose_count",
+                                        "transpose_scatter", "transpose_sort"};
+    cl_kernel k[5];
     g->local = SPGEMM_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 2, names, k, &g->local);
-    g->count = k[0], g->fill = k[1];
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 5, names, k, &g->local);
+    g->count = k[0], g->fill = k[1], g->t_count = k[2], g->t_scatter = k[3], g->t_sort = k[4];
+    return st;
+}
+
+/* t = p^T on the device - p's columns counted, the rows placed on the host's threads, the
+ * entries scattered, each row sorted: cmrscl_csr_transpose's, so R need not cross. */
+static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, cmrs_device_csr *t)
+{
+    *t = (cmrs_device_csr){p->cols, p->rows, p->nnz, NULL, NULL, NULL};
+    size_t ptr_bytes = ((size_t)t->rows + 1) * 4;
+    cl_mem next = NULL;
+    int32_t *rows = malloc(ptr_bytes);
+    cmrscl_status st = rows ? buffer(g->ctx, ptr_bytes, &next)
+                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG transpose");
+    const cl_int zero = 0;
+    cl_int err = st == CMRSCL_OK ? clEnqueueFillBuffer(g->l.queue, next, &zero, sizeof zero, 0,
+                                                       ptr_bytes, 0, NULL, NULL)
+                                 : CL_SUCCESS;
+    if (err == CL_SUCCESS && st == CMRSCL_OK)
+        err = cmrs_launch_order_point(&g->l);
+    cl_mem counted[] = {p->ptr, p->col, next};
+    if (err == CL_SUCCESS && st == CMRSCL_OK)
+        err = launch(g, g->t_count, 0, (cl_uint)p->rows, 3, counted);
+    if (err == CL_SUCCESS && st == CMRSCL_OK)
+        err = cmrs_download(g->ctx, next, 0, (size_t)t->rows * 4, rows + 1);
+    if (err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "AMG transpose on the device");
+    int64_t nnz = 0;
+    if (st == CMRSCL_OK)
+        st = row_starts(rows, t->rows, &nnz);
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, ptr_bytes, &t->ptr);
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, (size_t)nnz * 4, &t->col);
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, (size_t)nnz * 8, &t->val);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_upload(g->ctx, t->ptr, ptr_bytes, rows);
+    if (st == CMRSCL_OK) { /* each row's next slot from its start */
+        err = clEnqueueCopyBuffer(g->l.queue, t->ptr, next, 0, 0, ptr_bytes, 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = cmrs_launch_order_point(&g->l);
+        cl_mem scattered[] = {p->ptr, p->col, p->val, next, t->col, t->val};
+        if (err == CL_SUCCESS)
+            err = launch(g, g->t_scatter, 0, (cl_uint)p->rows, 6, scattered);
+        cl_mem sorted[] = {t->ptr, t->col, t->val};
+        if (err == CL_SUCCESS)
+            err = launch(g, g->t_sort, 0, (cl_uint)t->rows, 3, sorted);
+        if (err != CL_SUCCESS)
+            st = cmrscl_fail_cl(err, "AMG transpose on the device");
+    }
+    if (next)
+        clReleaseMemObject(next);
+    free(rows);
+    if (st != CMRSCL_OK)
+        cmrs_device_csr_release(t);
     return st;
 }
 
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
-                                       const cmrscl_csr *p, size_t batch, cmrscl_csr *c)
+                                       const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
+                                       size_t batch, cmrscl_csr *c)
 {
     *c = (cmrscl_csr){0};
     if (!ctx->info.fp64)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG Galerkin product on the device: the device has no fp64");
     galerkin_run g = {.ctx = ctx, .l = cmrs_launcher_make(ctx)};
-    size_t most = (size_t)(a->rows > r->rows ? a->rows : r->rows);
+    size_t most = (size_t)(a->rows > p->cols ? a->rows : p->cols);
     uint64_t bytes = SPGEMM_BATCH_BYTES;
     bytes = bytes < ctx->info.global_mem_bytes / 8 ? bytes : ctx->info.global_mem_bytes / 8;
     bytes = bytes < ctx->info.max_alloc_bytes / 2 ? bytes : ctx->info.max_alloc_bytes / 2;
@@ -328,20 +385,22 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     if (g.batch > most)
         g.batch = most;
     cmrs_device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
+    const cmrs_device_csr *ad = a_on_device && a_on_device->ptr ? a_on_device : &da;
     cmrscl_status st = make_kernels(&g);
     if (st == CMRSCL_OK)
         st = buffer(g.ctx, g.batch * SPGEMM_TABLE * 4, &g.keys);
     if (st == CMRSCL_OK)
         st = buffer(g.ctx, g.batch * SPGEMM_TABLE * 8, &g.sums);
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && ad == &da)
         st = cmrs_device_csr_upload(g.ctx, a, &da);
     if (st == CMRSCL_OK)
         st = cmrs_device_csr_upload(g.ctx, p, &dp);
     if (st == CMRSCL_OK)
-        st = product(&g, &da, &dp, &ap);
-    cmrs_device_csr_release(&da), cmrs_device_csr_release(&dp);
+        st = product(&g, ad, &dp, &ap);
+    cmrs_device_csr_release(&da);
     if (st == CMRSCL_OK)
-        st = cmrs_device_csr_upload(g.ctx, r, &dr);
+        st = r ? cmrs_device_csr_upload(g.ctx, r, &dr) : transpose(&g, &dp, &dr);
+    cmrs_device_csr_release(&dp);
     if (st == CMRSCL_OK)
         st = product(&g, &dr, &ap, &rap);
     cmrs_device_csr_release(&dr), cmrs_device_csr_release(&ap);
@@ -352,9 +411,9 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     for (int i = 0; i < 2; ++i)
         if (mem[i])
             clReleaseMemObject(mem[i]);
-    if (g.count)
-        clReleaseKernel(g.count);
-    if (g.fill)
-        clReleaseKernel(g.fill);
+    cl_kernel k[] = {g.count, g.fill, g.t_count, g.t_scatter, g.t_sort};
+    for (int i = 0; i < 5; ++i)
+        if (k[i])
+            clReleaseKernel(k[i]);
     return st;
 }

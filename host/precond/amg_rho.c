@@ -210,22 +210,23 @@ void cmrs_amg_rho_add(const double *sums, int64_t pieces, double sum[3])
             sum[c] += sums[3 * p + c];
 }
 
-static cmrscl_status host_product(void *ctx, const cmrs_rho_state *s, double sum[3])
+static cmrscl_status host_pass(host_passes *j, const cmrs_rho_state *s, parallel_piece_fn piece,
+                               double sum[3])
 {
-    host_passes *j = ctx;
     j->s = s;
-    cmrs_parallel_pieces(cmrs_parallel_threads(), j->pieces, product_piece, j);
+    cmrs_parallel_pieces(cmrs_parallel_threads(), j->pieces, piece, j);
     cmrs_amg_rho_add(j->sums, j->pieces, sum);
     return CMRSCL_OK;
 }
 
+static cmrscl_status host_product(void *ctx, const cmrs_rho_state *s, double sum[3])
+{
+    return host_pass(ctx, s, product_piece, sum);
+}
+
 static cmrscl_status host_update(void *ctx, const cmrs_rho_state *s, double sum[3])
 {
-    host_passes *j = ctx;
-    j->s = s;
-    cmrs_parallel_pieces(cmrs_parallel_threads(), j->pieces, update_piece, j);
-    cmrs_amg_rho_add(j->sums, j->pieces, sum);
-    return CMRSCL_OK;
+    return host_pass(ctx, s, update_piece, sum);
 }
 
 /* The largest eigenvalue of the symmetric tridiagonal matrix (diagonal alpha[k], off-diagonal

@@ -4,7 +4,8 @@
  * strength and aggregation, which are bound by the same memory; on a GPU a step takes
  * milliseconds. Its pieces' sums are the host's bit for bit (cl/amg_rho.cl), so the estimate
  * is: the hierarchy is the same whichever made it. A and the vectors go to the device once;
- * each pass is two launches and a read of its pieces' sums. */
+ * each pass is two launches and a read of its pieces' sums. A may stay there for the caller
+ * (the builder keeps it for the level's Galerkin product, amg_builder.c). */
 #include "precond/precond.h"
 
 #include "exec/convert_launch.h"
@@ -140,8 +141,10 @@ static void release(device_passes *d)
 
 cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
                                               const double *diag_inv, bool symmetric, int steps,
-                                              double *rho)
+                                              double *rho, cmrs_device_csr *keep)
 {
+    if (keep)
+        *keep = (cmrs_device_csr){0};
     if (!ctx->info.fp64)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG spectral radius on the device: the device has no fp64");
@@ -154,6 +157,8 @@ cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_c
         cmrs_rho_passes passes = {device_product, device_update, &d};
         st = cmrs_amg_rho_run(&passes, symmetric, steps, rho);
     }
+    if (st == CMRSCL_OK && keep) /* a stays there, the caller's */
+        *keep = d.a, d.a = (cmrs_device_csr){0};
     release(&d);
     return st;
 }

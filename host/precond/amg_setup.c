@@ -112,6 +112,8 @@ typedef struct rho_task {
     cmrs_amg_level *level;
     int index;                 /* the level's */
     const cmrs_amg_sink *sink; /* whose rho may make the estimate (NULL: the host) */
+    bool decide; /* level 0: whether the hierarchy is symmetric is decided here first (R A P
+                    with R = P^T is, up to the rounding of its sums) */
     bool symmetric, pending, applied;
     int steps;
     double rho, seconds;
@@ -126,11 +128,11 @@ static void *rho_run(void *arg)
     double t0 = cmrscl_seconds();
     const cmrs_amg_level *lv = t->level;
     const cmrs_amg_sink *sink = t->sink;
-    if (sink && sink->rho &&
-        sink->rho(sink->ctx, t->index, &lv->A, lv->diag_inv, t->symmetric, t->steps, &t->rho) ==
-            CMRSCL_OK)
-        t->st = CMRSCL_OK;
-    else
+    t->st = t->decide ? cmrs_amg_symmetric(&lv->A, &t->symmetric) : CMRSCL_OK;
+    bool elsewhere = t->st == CMRSCL_OK && sink && sink->rho &&
+                     sink->rho(sink->ctx, t->index, &lv->A, lv->diag_inv, t->symmetric, t->steps,
+                               &t->rho) == CMRSCL_OK;
+    if (t->st == CMRSCL_OK && !elsewhere)
         t->st = cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, t->symmetric, t->steps, &t->rho);
     if (t->st != CMRSCL_OK)
         snprintf(t->message, sizeof t->message, "%s", cmrscl_last_error());
@@ -143,8 +145,12 @@ static void *rho_run(void *arg)
 static void rho_start(rho_task *t, cmrs_amg_hierarchy *h, int l, int steps, bool beside,
                       const cmrs_amg_sink *sink)
 {
-    *t = (rho_task){
-        .level = &h->level[l], .index = l, .sink = sink, .symmetric = h->symmetric, .steps = steps};
+    *t = (rho_task){.level = &h->level[l],
+                    .index = l,
+                    .sink = sink,
+                    .decide = l == 0,
+                    .symmetric = h->symmetric,
+                    .steps = steps};
     t->pending = beside && pthread_create(&t->id, NULL, rho_run, t) == 0;
     if (!t->pending)
         rho_run(t);
@@ -165,6 +171,8 @@ static cmrscl_status rho_finish(rho_task *t, cmrs_amg_hierarchy *h, const cmrs_a
     if (t->st != CMRSCL_OK)
         return cmrscl_fail(t->st, "%s", t->message);
     if (!t->applied) {
+        if (t->decide)
+            h->symmetric = t->symmetric;
         t->level->rho = t->rho;
         t->level->jacobi_omega = o->jacobi_scale / t->rho;
         h->times.smoother += t->seconds;
@@ -180,15 +188,51 @@ static void tell(const cmrs_amg_sink *sink, int l, cmrs_amg_operator which, cons
         sink->ready(sink->ctx, l, which, m);
 }
 
-/* Level l + 1's A = R A P of level l: the sink's where it makes it (on a device), else the
- * host's product - the same bits either way. */
-static cmrscl_status galerkin(const cmrs_amg_sink *sink, int l, const cmrs_amg_level *lv,
-                              cmrscl_csr *c)
+/* R = P^T of a level, on a thread of its own beside the sink's Galerkin product, which the
+ * device makes from P alone; told to the sink as soon as it is made. */
+typedef struct transpose_task {
+    const cmrs_amg_sink *sink;
+    int level;
+    cmrs_amg_level *lv;
+    cmrscl_status st;
+    bool pending;
+    pthread_t id;
+    char message[256];
+} transpose_task;
+
+static void *transpose_run(void *arg)
 {
-    if (sink && sink->galerkin &&
-        sink->galerkin(sink->ctx, l, &lv->R, &lv->A, &lv->P, c) == CMRSCL_OK)
-        return CMRSCL_OK;
-    return cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, c);
+    transpose_task *t = arg;
+    t->st = cmrscl_csr_transpose(&t->lv->P, &t->lv->R);
+    if (t->st == CMRSCL_OK)
+        tell(t->sink, t->level, AMG_OPERATOR_R, &t->lv->R);
+    else
+        snprintf(t->message, sizeof t->message, "%s", cmrscl_last_error());
+    return NULL;
+}
+
+/* Level l's R and level l + 1's A = R A P. Where the sink makes the product (on a device,
+ * from A and P: its own transpose there), the host's transpose runs beside it; else, or where
+ * the sink's fails, the host's product after the transpose - the same bits either way. */
+static cmrscl_status transpose_and_galerkin(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv,
+                                            cmrscl_csr *c)
+{
+    transpose_task t = {.sink = sink, .level = l, .lv = lv};
+    bool device = sink && sink->galerkin;
+    t.pending = device && pthread_create(&t.id, NULL, transpose_run, &t) == 0;
+    if (!t.pending)
+        transpose_run(&t);
+    cmrscl_status made = CMRSCL_ERROR_UNSUPPORTED;
+    if (device && (t.pending || t.st == CMRSCL_OK))
+        made = sink->galerkin(sink->ctx, l, t.pending ? NULL : &lv->R, &lv->A, &lv->P, c);
+    if (t.pending)
+        pthread_join(t.id, NULL);
+    if (t.st != CMRSCL_OK) {
+        if (made == CMRSCL_OK)
+            cmrscl_csr_free(c);
+        return cmrscl_fail(t.st, "%s", t.message);
+    }
+    return made == CMRSCL_OK ? CMRSCL_OK : cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, c);
 }
 
 /* T, P and R of level l from its aggregates (count of them), and A of level l + 1; t2: when
@@ -223,16 +267,12 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
     else if (st == CMRSCL_OK)
         st = copy_csr(&lv->T, &lv->P);
-    if (st == CMRSCL_OK) {
-        tell(sink, l, AMG_OPERATOR_P, &lv->P);
-        st = cmrscl_csr_transpose(&lv->P, &lv->R);
-    }
     if (st == CMRSCL_OK)
-        tell(sink, l, AMG_OPERATOR_R, &lv->R);
+        tell(sink, l, AMG_OPERATOR_P, &lv->P);
     double t3 = cmrscl_seconds();
     h->times.prolongator += t3 - t2;
-    if (st == CMRSCL_OK)
-        st = galerkin(sink, l, lv, &h->level[l + 1].A);
+    if (st == CMRSCL_OK) /* (the phase RAP counts R's transpose, which may run beside it) */
+        st = transpose_and_galerkin(sink, l, lv, &h->level[l + 1].A);
     h->times.rap += cmrscl_seconds() - t3;
     return st;
 }
@@ -327,15 +367,11 @@ static cmrscl_status check_matrix(const cmrscl_csr *a)
 }
 
 /* Level l's diagonal (every level has one, and a smoother weight from rho: the coarsest's
- * are for a device cycle that may smooth there too). Level 0 decides whether the hierarchy is
- * symmetric: R A P with R = P^T is, up to the rounding of its sums. */
+ * are for a device cycle that may smooth there too). */
 static cmrscl_status level_diagonal(cmrs_amg_hierarchy *h, int l)
 {
     cmrs_amg_level *lv = &h->level[l];
-    cmrscl_status st = cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv);
-    if (st == CMRSCL_OK && l == 0)
-        st = cmrs_amg_symmetric(&lv->A, &h->symmetric);
-    return st;
+    return cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv);
 }
 
 static void complexities(cmrs_amg_hierarchy *h)

@@ -84,7 +84,8 @@ typedef struct cmrs_amg_sink {
     void (*ready)(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m);
     void (*wait)(void *ctx);
     /* may be NULL: c = r a p of level l, made elsewhere (a device) and the same bits as
-     * cmrs_amg_galerkin's; on failure (c empty) the set-up makes it itself */
+     * cmrs_amg_galerkin's; r NULL: not made yet (the host's transpose runs meanwhile), p's
+     * transpose. On failure (c empty) the set-up makes it itself */
     cmrscl_status (*galerkin)(void *ctx, int level, const cmrscl_csr *r, const cmrscl_csr *a,
                               const cmrscl_csr *p, cmrscl_csr *c);
     /* may be NULL: level l's estimate of rho(D^-1 A), made elsewhere (a device) and the same
@@ -172,11 +173,6 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_rho_run(const cmrs_rho_passes *passes, bool
                                              int steps, double *rho);
 CMRSCL_HIDDEN void cmrs_amg_rho_start(double *v, double *p, int64_t rows);
 CMRSCL_HIDDEN void cmrs_amg_rho_add(const double *sums, int64_t pieces, double sum[3]);
-/* cmrs_amg_spectral_radius's estimate, bit for bit, its passes on ctx's device
- * (amg_rho_device.c); ERROR_UNSUPPORTED without fp64 or beyond 2^31 - 1 entries. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
-                                                            const double *diag_inv, bool symmetric,
-                                                            int steps, double *rho);
 
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 
@@ -251,12 +247,26 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size
                                             const void *src);
 
 /* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device, `batch` rows a launch
- * (0: as many as the tables' memory allows; the tests ask for a few). ERROR_UNSUPPORTED where
- * the device has no fp64, a row of a product has more columns than its table holds or a
- * product more than 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
+ * (0: as many as the tables' memory allows; the tests ask for a few). r NULL: p's transpose,
+ * made there (cmrscl_csr_transpose's, bit for bit). a_on_device (may be NULL): a already
+ * there, which is not uploaded again. ERROR_UNSUPPORTED where the device has no fp64, a row of
+ * a product has more columns than its table holds or a product more than 2^31 - 1 entries;
+ * the device's errors otherwise. On failure c is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r,
-                                                     const cmrscl_csr *a, const cmrscl_csr *p,
-                                                     size_t batch, cmrscl_csr *c);
+                                                     const cmrscl_csr *a,
+                                                     const cmrs_device_csr *a_on_device,
+                                                     const cmrscl_csr *p, size_t batch,
+                                                     cmrscl_csr *c);
+
+/* ---- amg_rho_device.c: the estimate of rho on the device ---- */
+
+/* cmrs_amg_spectral_radius's estimate, bit for bit, its passes on ctx's device;
+ * ERROR_UNSUPPORTED without fp64 or beyond 2^31 - 1 entries. keep (may be NULL): a's copy on
+ * the device, now the caller's (empty on failure). */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
+                                                            const double *diag_inv, bool symmetric,
+                                                            int steps, double *rho,
+                                                            cmrs_device_csr *keep);
 
 /* ---- amg_coarse.c: the coarsest level's dense inverse ---- */
 

@@ -117,20 +117,29 @@ static cl_int ring_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const ch
     return err;
 }
 
+/* Whether an array of `bytes` crosses through the ring: if so, the ring is ready and the
+ * caller holds its lock (one transfer through it at a time). */
+static bool ring_taken(cmrscl_context ctx, size_t bytes)
+{
+    bool forced;
+    size_t slot = ring_slot(ctx, bytes, &forced);
+    if (slot == 0)
+        return false;
+    pthread_mutex_lock(&ctx->ring_lock);
+    bool ready = (forced || ctx->ring.slots || bytes >= UPLOAD_RING_FIRST) && ring_ready(ctx, slot);
+    if (!ready)
+        pthread_mutex_unlock(&ctx->ring_lock);
+    return ready;
+}
+
 cl_int cmrs_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src, cl_event *done)
 {
     *done = NULL;
-    bool forced;
-    size_t slot = ring_slot(ctx, bytes, &forced);
-    if (slot > 0) {
-        pthread_mutex_lock(&ctx->ring_lock);
-        bool ready =
-            (forced || ctx->ring.slots || bytes >= UPLOAD_RING_FIRST) && ring_ready(ctx, slot);
-        cl_int err = ready ? ring_upload(ctx, dst, bytes, src) : CL_SUCCESS;
+    if (ring_taken(ctx, bytes)) {
+        cl_int err = ring_upload(ctx, dst, bytes, src);
         pthread_mutex_unlock(&ctx->ring_lock);
-        if (ready) /* else as it is, from pageable memory */
-            return err;
-    }
+        return err;
+    } /* else as it is, from pageable memory */
     return clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, bytes, src, 0, NULL, done);
 }
 
@@ -172,17 +181,11 @@ static cl_int ring_download(cmrscl_context ctx, cl_mem src, size_t offset, size_
 
 cl_int cmrs_download(cmrscl_context ctx, cl_mem src, size_t offset, size_t bytes, void *dst)
 {
-    bool forced;
-    size_t slot = ring_slot(ctx, bytes, &forced);
-    if (slot > 0) {
-        pthread_mutex_lock(&ctx->ring_lock);
-        bool ready =
-            (forced || ctx->ring.slots || bytes >= UPLOAD_RING_FIRST) && ring_ready(ctx, slot);
-        cl_int err = ready ? ring_download(ctx, src, offset, bytes, dst) : CL_SUCCESS;
+    if (ring_taken(ctx, bytes)) {
+        cl_int err = ring_download(ctx, src, offset, bytes, dst);
         pthread_mutex_unlock(&ctx->ring_lock);
-        if (ready) /* else as it is, into pageable memory */
-            return err;
-    }
+        return err;
+    } /* else as it is, into pageable memory */
     return bytes ? clEnqueueReadBuffer(ctx->queue, src, CL_TRUE, offset, bytes, dst, 0, NULL, NULL)
                  : CL_SUCCESS;
 }
