@@ -28,7 +28,7 @@ __kernel void rho_product(const int rows, const double sv, __global const int *a
     const double vi = sv * v[i], d = diag_inv[i], ui = av * d;
     u[i] = ui;
     terms[i] = vi * av;
-    terms[rows + i] = vi * vi / d;
+    terms[(size_t)rows + i] = vi * vi / d;
     terms[2 * (size_t)rows + i] = ui * ui;
 }
 

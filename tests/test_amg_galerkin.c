@@ -92,9 +92,15 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                       (long long)h.level[l + 1].A.nnz);
             cmrscl_csr_free(&c);
         }
-    /* the set-up asking the device for every product, then the host */
-    const char *where[] = {"device", "host"};
-    for (int w = 0; w < 2; ++w) {
+    /* the set-up asking the device for every product, then the host; and, but for elasticity,
+     * plain aggregation's (whose P does not wait for rho) asking the device */
+    const char *where[] = {"device", "host", "device"};
+    for (int w = 0; w < (elastic ? 2 : 3); ++w) {
+        if (w == 2) {
+            cmrs_amg_free(&h);
+            o.smooth = false;
+            CHECK_OK(cmrs_amg_setup(&a, &o, &h));
+        }
         setenv("CMRSCL_AMG_GALERKIN", where[w], 1);
         cmrs_amg_builder *b = NULL;
         CHECK_OK(cmrs_amg_builder_create(ctx, CMRSCL_DOUBLE, false, a.rows, &b));
@@ -103,14 +109,16 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
         CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
         int made = cmrs_amg_builder_galerkins(b), rhos = cmrs_amg_builder_rhos(b);
         cmrs_amg_builder_free(b);
-        CHECK_MSG(again.levels == h.levels && made == (w == 0 ? h.levels - 1 : 0) &&
-                      rhos == (w == 0 ? h.levels : 0),
+        CHECK_MSG(again.levels == h.levels && made == (w != 1 ? h.levels - 1 : 0) &&
+                      rhos == (w != 1 ? h.levels : 0),
                   "%s: %d levels with CMRSCL_AMG_GALERKIN=%s (%d products and %d estimates of rho "
                   "made on the device), %d",
-                  spec, again.levels, where[w], made, rhos, h.levels);
+                  spec, again.levels, w == 2 ? "device, plain aggregation" : where[w], made, rhos,
+                  h.levels);
         for (int l = 1; l < h.levels && l < again.levels; ++l)
             CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
-                      "%s: level %d's A with CMRSCL_AMG_GALERKIN=%s differs", spec, l, where[w]);
+                      "%s: level %d's A with CMRSCL_AMG_GALERKIN=%s differs", spec, l,
+                      w == 2 ? "device, plain aggregation" : where[w]);
         cmrs_amg_free(&again);
     }
     printf("%s: %d levels, every R A P the host's on the device\n", spec, h.levels);

@@ -56,15 +56,16 @@ struct cmrs_amg_builder {
     bool joined;         /* the last job's thread, if any, is joined */
     bool failed;         /* a job failed: those after it do not run */
     int32_t rows;        /* level 0's */
-    atomic_int share;    /* the threads its conversions take: BUILDER_SHARE's while the
-                            host's set-up runs, all of them once it waits (0) */
+    atomic_int share;    /* the threads its conversions take: a quarter or half of
+                            them while the host's set-up runs, all once it waits (0) */
     int64_t device_rows; /* levels of this many rows make their Galerkin product and rho on
                             the device (device_rows_of); INT64_MAX: none */
     int galerkins;       /* Galerkin products the device made */
     int rhos;            /* estimates of rho the device made (on the estimates' threads, one
                             at a time: each is joined before the next starts) */
     /* the last estimate's level and its A, left on the device for that level's Galerkin
-       product (written on the estimate's thread, read once it is joined) */
+       product (written on the estimate's thread; the set-up joins it before
+       the product) */
     int kept_level;
     cmrs_device_csr kept_a;
 };
@@ -119,6 +120,7 @@ static void builder_wait(void *ctx)
     if (b->last && b->last->threaded && !b->joined)
         pthread_join(b->last->id, NULL);
     b->joined = true;
+    cmrs_device_csr_release(&b->kept_a); /* (no product follows: not held through the rest) */
 }
 
 /* The rows from which a level's Galerkin product and rho are made on the device:

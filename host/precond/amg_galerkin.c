@@ -1,6 +1,7 @@
 /* amg_galerkin.c - AMG's Galerkin operator R (A P) on the device (cl/spgemm.cl). The host's
  * sparse products are bound by the latency of their scattered sums; a GPU takes a row a
- * work-item by the million. A, P and R go to the device as CSR, A P stays there, and R (A P)
+ * work-item by the million. A (unless the level's estimate of rho left it there), P and R go
+ * to the device as CSR - or R is P's transpose made there - A P stays there, and R (A P)
  * comes back (the counts and C through the context's pinned ring, cmrs_download: into fresh
  * pageable memory a GPU's reads crawl), the counts placed on the host's threads: C is the host
  * product's, bit for bit (the kernels add in its order, without fma), so the hierarchy is the same

@@ -269,6 +269,10 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         st = copy_csr(&lv->T, &lv->P);
     if (st == CMRSCL_OK)
         tell(sink, l, AMG_OPERATOR_P, &lv->P);
+    /* the estimate is done before the product (plain aggregation did not wait for it): the
+     * sink's estimate may leave the level's A on the device for the product */
+    if (st == CMRSCL_OK)
+        st = rho_finish(rho, h, o);
     double t3 = cmrscl_seconds();
     h->times.prolongator += t3 - t2;
     if (st == CMRSCL_OK) /* (the phase RAP counts R's transpose, which may run beside it) */

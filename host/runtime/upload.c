@@ -74,8 +74,8 @@ static bool ring_ready(cmrscl_context ctx, size_t slot)
     r->buf = clCreateBuffer(ctx->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, 2 * slot, NULL,
                             &err);
     if (r->buf)
-        r->slots = clEnqueueMapBuffer(ctx->queue, r->buf, CL_TRUE, CL_MAP_WRITE, 0, 2 * slot, 0,
-                                      NULL, NULL, &err);
+        r->slots = clEnqueueMapBuffer(ctx->queue, r->buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                      2 * slot, 0, NULL, NULL, &err);
     if (!r->slots) {
         cmrs_upload_ring_free(ctx);
         r->unpinnable = true;
