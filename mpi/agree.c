@@ -1,10 +1,12 @@
 /* agree.c - one outcome for all ranks: a failure on any rank becomes the same failure on
  * every rank (status and message), so that no rank goes on to a collective step that the
- * failing one will never reach. Also the layer's error recording and small helpers. */
+ * failing one will never reach. Also the layer's error recording and small helpers (its
+ * programs' builds among them). */
 #include "dist_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 cmrscl_status cmrs_dist_fail(cmrscl_status status, const char *fmt, ...)
@@ -71,3 +73,39 @@ double cmrs_dist_seconds(void)
 }
 
 size_t cmrs_dist_value_size(cmrscl_precision p) { return p == CMRSCL_DOUBLE ? 8 : 4; }
+
+/* PoCL 5 fails a build with no diagnostic - "failed to build the program" alone - when
+ * processes of one host write its kernel cache at once (pocl/pocl#1480: the ranks of a job
+ * on one node), and the same build then passes: a failed build whose log names no error is
+ * tried once more, as libcmrscl's own builds do. */
+cmrscl_status cmrs_dist_build(cl_context cl, cl_device_id device, const char *name,
+                              const char *source, const char *options, cl_program *out)
+{
+    cl_int err = CL_SUCCESS;
+    char log[2048] = "";
+    *out = NULL;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        *out = clCreateProgramWithSource(cl, 1, &source, NULL, &err);
+        if (!*out)
+            return cmrs_dist_fail(CMRSCL_ERROR_OPENCL,
+                                  "clCreateProgramWithSource (%s): OpenCL "
+                                  "error %d",
+                                  name, (int)err);
+        err = clBuildProgram(*out, 1, &device, options, NULL, NULL);
+        if (err == CL_SUCCESS)
+            return CMRSCL_OK;
+        log[0] = 0;
+        clGetProgramBuildInfo(*out, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        log[sizeof log - 1] = 0;
+        bool diagnosed = strstr(log, "error") || strstr(log, "Error") || strstr(log, "ERROR");
+        if (err != CL_BUILD_PROGRAM_FAILURE || diagnosed || attempt == 1)
+            break;
+        clReleaseProgram(*out);
+        *out = NULL;
+    }
+    if (*out)
+        clReleaseProgram(*out);
+    *out = NULL;
+    return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "%s (%s): OpenCL error %d\n%s", name, options,
+                          (int)err, log);
+}

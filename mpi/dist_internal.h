@@ -115,6 +115,11 @@ struct cmrscl_dist_matrix_s {
 /* matrix.c: a duplicate of comm whose MPI errors return (every create path's first step),
  * and the checks every create path makes of its arguments (local). */
 DIST_HIDDEN cmrscl_status cmrs_dist_comm_dup(MPI_Comm comm, MPI_Comm *out);
+/* The program `name` (for messages) of source built for device with options (agree.c); a
+ * build failing without a diagnostic is tried once more. On failure *out is NULL and the
+ * message holds the build log. */
+DIST_HIDDEN cmrscl_status cmrs_dist_build(cl_context cl, cl_device_id device, const char *name,
+                                          const char *source, const char *options, cl_program *out);
 DIST_HIDDEN cmrscl_status cmrs_dist_check_args(cmrscl_context ctx, cmrscl_precision precision,
                                                cmrscl_dist_matrix *out);
 

@@ -33,20 +33,14 @@ static cmrscl_status build_kernels(cmrscl_dist_matrix m, bool scatter)
 {
     cl_device_id device = NULL;
     cl_int err = clGetCommandQueueInfo(m->queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
-    const char *source = cmrscl_mpi_kernels[0].text;
-    if (err == CL_SUCCESS)
-        m->program = clCreateProgramWithSource(m->cl, 1, &source, NULL, &err);
     if (err != CL_SUCCESS)
-        return cl_fail(err, "clCreateProgramWithSource (halo.cl)");
+        return cl_fail(err, "clGetCommandQueueInfo (halo.cl)");
     const char *options =
         m->plan.precision == CMRSCL_DOUBLE ? "-D REAL=double -D USE_FP64" : "-D REAL=float";
-    err = clBuildProgram(m->program, 1, &device, options, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        char log[2048] = "";
-        clGetProgramBuildInfo(m->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-        return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "halo.cl (%s): OpenCL error %d\n%s", options,
-                              (int)err, log);
-    }
+    cmrscl_status st =
+        cmrs_dist_build(m->cl, device, "halo.cl", cmrscl_mpi_kernels[0].text, options, &m->program);
+    if (st != CMRSCL_OK)
+        return st;
     m->gather = clCreateKernel(m->program, "halo_gather", &err);
     if (err == CL_SUCCESS && scatter)
         m->scatter = clCreateKernel(m->program, "halo_scatter_add", &err);

@@ -55,21 +55,14 @@ void cmrs_dist_solver_free(struct dist_solver *sv)
 
 static cmrscl_status build(cmrscl_dist_matrix m, struct dist_solver *sv, cl_device_id device)
 {
-    cl_int err;
-    const char *source = cmrscl_mpi_kernels[1].text;
-    sv->program = clCreateProgramWithSource(m->cl, 1, &source, NULL, &err);
-    if (err != CL_SUCCESS)
-        return cmrs_dsolve_fail_cl(err, "clCreateProgramWithSource (solve.cl)");
+    cl_int err = CL_SUCCESS;
     char options[128];
     snprintf(options, sizeof options, "-D REAL=%s -D WG=%zu",
              m->plan.precision == CMRSCL_DOUBLE ? "double -D USE_FP64" : "float", sv->wg);
-    err = clBuildProgram(sv->program, 1, &device, options, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        char log[2048] = "";
-        clGetProgramBuildInfo(sv->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-        return cmrs_dist_fail(CMRSCL_ERROR_BUILD, "solve.cl (%s): OpenCL error %d\n%s", options,
-                              (int)err, log);
-    }
+    cmrscl_status st = cmrs_dist_build(m->cl, device, "solve.cl", cmrscl_mpi_kernels[1].text,
+                                       options, &sv->program);
+    if (st != CMRSCL_OK)
+        return st;
     const char *names[] = {"dcg_start", "dcg_update",    "dcg_dots", "dbicg_p",
                            "dbicg_s",   "dbicg_step",    "dgm_dots", "dgm_orth",
                            "dgm_scale", "dres_rounding", "dpcg_step"};
