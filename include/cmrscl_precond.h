@@ -71,8 +71,9 @@ typedef struct cmrscl_amg_info {
     int64_t entries[CMRSCL_AMG_MAX_LEVELS];
     double operator_complexity; /* the levels' entries over A's */
     double grid_complexity;     /* the levels' rows over A's */
-    /* seconds: strength, aggregation, prolongators, Galerkin products, the coarse inverse (on
-     * the host), the upload and the levels' plans (device), and all of it. With more than one
+    /* seconds: strength, aggregation, prolongators, Galerkin products (with the transposes
+     * R = P^T, made beside them where a GPU makes the product), the coarse inverse (on the
+     * host), the upload and the levels' plans (device), and all of it. With more than one
      * host thread (CMRSCL_THREADS) the levels' operators go to the device beside the host's
      * phases, each as soon as it is made: seconds_device is then what is left after them */
     double seconds_strength, seconds_aggregation, seconds_prolongator, seconds_rap, seconds_coarse,
@@ -80,9 +81,10 @@ typedef struct cmrscl_amg_info {
     uint64_t
         device_bytes; /* device memory of the hierarchy: operators, vectors (not a borrowed A) */
     cmrscl_precision cycle_precision; /* the hierarchy's values (float with float_cycle) */
-    /* the levels' diagonals and spectral radii (on the host). A level's radius is estimated
-     * beside its strength and aggregation, so the phases may add up to more than
-     * seconds_total; the prolongator's phase includes any wait for it */
+    /* the levels' diagonals, level 0's symmetry check and the spectral radii (on the host, or
+     * the radii of large levels on a GPU). A level's radius is estimated beside its strength
+     * and aggregation, so the phases may add up to more than seconds_total; the prolongator's
+     * phase includes any wait for it */
     double seconds_smoother;
     /* each level's estimate of rho(D^-1 A), from below (Lanczos for a symmetric A, else the
      * power method), which weighs its smoothers (Jacobi: 4/3 / rho; Chebyshev: [1/30, 1.1] x
