@@ -5,10 +5,10 @@
  * A work-item a row of C, in two launches: spgemm_count counts the row's columns, the host
  * places the rows, spgemm_fill sums and writes them. Each row's sums are kept in a table of its
  * own (open addressing in global memory: twice the row's columns, 32 slots at least and
- * SPGEMM_TABLE at most): a column's products are added in the order of A's row and B's rows, as the host's
- * product (amg_spgemm.c) adds them, and contraction into fma is off, so C is the host's C bit
- * for bit. A row whose columns do not fit its table is reported (count -1): the host then
- * makes the whole product itself. */
+ * SPGEMM_TABLE at most): a column's products are added in the order of A's row and B's rows,
+ * as the host's product (amg_spgemm.c) adds them, and contraction into fma is off, so C is the
+ * host's C bit for bit. A row whose columns do not fit its table is reported (count -1): the
+ * host then makes the whole product itself. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define EMPTY (-1)
@@ -36,6 +36,22 @@ static uint slot_of(__global int *keys, uint stride, uint t, uint size, int j, b
         h = (h + 1) & (size - 1);
     }
     return size;
+}
+
+/* Entries [begin, end) of a row by column (its columns distinct): insertion, rows are short. */
+static void sort_row(__global int *col, __global double *val, const int begin, const int end)
+{
+    for (int k = begin + 1; k < end; ++k) {
+        const int j = col[k];
+        const double v = val[k];
+        int m = k;
+        for (; m > begin && col[m - 1] > j; --m) {
+            col[m] = col[m - 1];
+            val[m] = val[m - 1];
+        }
+        col[m] = j;
+        val[m] = v;
+    }
 }
 
 static void clear_keys(__global int *keys, uint stride, uint t, uint size)
@@ -85,8 +101,8 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
                           __global const int *a_col, __global const double *a_val,
                           __global const int *b_ptr, __global const int *b_col,
                           __global const double *b_val, __global const int *c_ptr,
-                          __global int *keys, __global double *sums,
-                          __global int *c_col, __global double *c_val)
+                          __global int *keys, __global double *sums, __global int *c_col,
+                          __global double *c_val)
 {
     const uint t = get_global_id(0);
     if (t >= rows)
@@ -114,17 +130,7 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
             c_col[end] = SLOT(keys, s);
             c_val[end++] = SLOT(sums, s);
         }
-    for (int k = begin + 1; k < end; ++k) { /* by column: the rows are short */
-        const int j = c_col[k];
-        const double v = c_val[k];
-        int m = k;
-        for (; m > begin && c_col[m - 1] > j; --m) {
-            c_col[m] = c_col[m - 1];
-            c_val[m] = c_val[m - 1];
-        }
-        c_col[m] = j;
-        c_val[m] = v;
-    }
+    sort_row(c_col, c_val, begin, end);
 }
 
 /* ---- the transpose of A (R = P^T, so the host's transpose runs beside the product) ---- */
@@ -166,16 +172,5 @@ __kernel void transpose_sort(const uint first, const uint rows, __global const i
     if (t >= rows)
         return;
     const uint i = first + t;
-    const int begin = t_ptr[i], end = t_ptr[i + 1];
-    for (int k = begin + 1; k < end; ++k) {
-        const int j = t_col[k];
-        const double v = t_val[k];
-        int m = k;
-        for (; m > begin && t_col[m - 1] > j; --m) {
-            t_col[m] = t_col[m - 1];
-            t_val[m] = t_val[m - 1];
-        }
-        t_col[m] = j;
-        t_val[m] = v;
-    }
+    sort_row(t_col, t_val, t_ptr[i], t_ptr[i + 1]);
 }

@@ -55,7 +55,6 @@ struct cmrs_amg_builder {
     builder_job *first, *last;
     bool joined;         /* the last job's thread, if any, is joined */
     bool failed;         /* a job failed: those after it do not run */
-    int32_t rows;        /* level 0's */
     atomic_int share;    /* the threads its conversions take: a quarter or half of
                             them while the host's set-up runs, all once it waits (0) */
     int64_t device_rows; /* levels of this many rows make their Galerkin product and rho on
@@ -146,7 +145,6 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
     *b = (cmrs_amg_builder){.ctx = ctx,
                             .precision = precision,
                             .skip_a0 = skip_a0,
-                            .rows = rows,
                             .device_rows = device_rows_of(ctx),
                             .kept_level = -1};
     int share = cmrs_parallel_threads() / (rows >= b->device_rows ? 2 : BUILDER_SHARE);
@@ -219,7 +217,6 @@ void cmrs_amg_builder_free(cmrs_amg_builder *b)
     if (!b)
         return;
     builder_wait(b);
-    cmrs_device_csr_release(&b->kept_a);
     for (builder_job *j = b->first, *next; j; j = next) {
         next = j->next;
         cmrscl_matrix_free(j->made); /* made, and not taken */

@@ -48,9 +48,10 @@ void cmrs_device_csr_release(cmrs_device_csr *m)
 
 static cmrscl_status buffer(cmrscl_context ctx, size_t bytes, cl_mem *out)
 {
-    cl_int err;
-    *out = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
-    return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG set-up on the device)");
+    cmrscl_status st = CMRSCL_OK;
+    *out = cmrs_launch_new_buffer(ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st,
+                                  "clCreateBuffer (AMG set-up on the device)");
+    return st;
 }
 
 cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src)
@@ -187,6 +188,31 @@ static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz)
     return st;
 }
 
+/* c's rows placed from their counts in `count` on the device: the counts read back into
+ * rows[1..], their starts made on the host's threads (rows[0..]), c's arrays made and its row
+ * pointers sent. */
+static cmrscl_status place_rows(const galerkin_run *g, cl_mem count, int32_t *rows,
+                                cmrs_device_csr *c)
+{
+    size_t ptr_bytes = ((size_t)c->rows + 1) * 4;
+    cl_int err = cmrs_download(g->ctx, count, 0, (size_t)c->rows * 4, rows + 1);
+    cmrscl_status st =
+        err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "the counts' read (AMG, device)");
+    int64_t nnz = 0;
+    if (st == CMRSCL_OK)
+        st = row_starts(rows, c->rows, &nnz);
+    c->nnz = nnz;
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, ptr_bytes, &c->ptr);
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, (size_t)nnz * 4, &c->col);
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, (size_t)nnz * 8, &c->val);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_upload(g->ctx, c->ptr, ptr_bytes, rows);
+    return st;
+}
+
 /* c = a b on the device; ERROR_UNSUPPORTED where a row overflows its table or c has more than
  * 2^31 - 1 entries. */
 static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
@@ -206,23 +232,8 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     }
     if (st == CMRSCL_OK && err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "spgemm_count");
-    if (st == CMRSCL_OK && a->rows) {
-        err = cmrs_download(g->ctx, count, 0, (size_t)a->rows * 4, rows + 1);
-        st = err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "spgemm_count's read");
-    }
-    int64_t nnz = 0;
     if (st == CMRSCL_OK)
-        st = row_starts(rows, a->rows, &nnz);
-    if (st == CMRSCL_OK) {
-        c->nnz = nnz;
-        st = buffer(g->ctx, ((size_t)a->rows + 1) * 4, &c->ptr);
-    }
-    if (st == CMRSCL_OK)
-        st = buffer(g->ctx, (size_t)nnz * 4, &c->col);
-    if (st == CMRSCL_OK)
-        st = buffer(g->ctx, (size_t)nnz * 8, &c->val);
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_upload(g->ctx, c->ptr, ((size_t)a->rows + 1) * 4, rows);
+        st = place_rows(g, count, rows, c);
     for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
          first += (int32_t)g->batch) {
         cl_uint n = batch_rows(g, a->rows, first);
@@ -331,21 +342,10 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
     cl_mem counted[] = {p->ptr, p->col, next};
     if (err == CL_SUCCESS && st == CMRSCL_OK)
         err = launch(g, g->t_count, 0, (cl_uint)p->rows, 3, counted);
-    if (err == CL_SUCCESS && st == CMRSCL_OK)
-        err = cmrs_download(g->ctx, next, 0, (size_t)t->rows * 4, rows + 1);
     if (err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "AMG transpose on the device");
-    int64_t nnz = 0;
     if (st == CMRSCL_OK)
-        st = row_starts(rows, t->rows, &nnz);
-    if (st == CMRSCL_OK)
-        st = buffer(g->ctx, ptr_bytes, &t->ptr);
-    if (st == CMRSCL_OK)
-        st = buffer(g->ctx, (size_t)nnz * 4, &t->col);
-    if (st == CMRSCL_OK)
-        st = buffer(g->ctx, (size_t)nnz * 8, &t->val);
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_upload(g->ctx, t->ptr, ptr_bytes, rows);
+        st = place_rows(g, next, rows, t);
     if (st == CMRSCL_OK) { /* each row's next slot from its start */
         err = clEnqueueCopyBuffer(g->l.queue, t->ptr, next, 0, 0, ptr_bytes, 0, NULL, NULL);
         if (err == CL_SUCCESS)

@@ -27,65 +27,55 @@ typedef struct device_passes {
     double *host_sums; /* 3 a piece */
 } device_passes;
 
-static cl_int set_args(cl_kernel k, int count, const size_t *sizes, const void *const *args)
+/* Kernel k, its arguments set, over `items` work-items in groups of the kernels' size. */
+static cmrscl_status launch(const device_passes *d, cl_kernel k, const launch_arg *args, int n,
+                            size_t items)
 {
-    cl_int err = CL_SUCCESS;
-    for (int i = 0; i < count; ++i)
-        err |= clSetKernelArg(k, (cl_uint)i, sizes[i], args[i]);
-    return err;
-}
-
-static cl_int launch(const device_passes *d, cl_kernel k, size_t items)
-{
+    cmrscl_status st = cmrs_launch_set_args(k, args, n);
     size_t global = (items + d->local - 1) / d->local * d->local;
-    cl_int err = clEnqueueNDRangeKernel(d->l.queue, k, 1, NULL, &global, &d->local, 0, NULL, NULL);
-    return err == CL_SUCCESS ? cmrs_launch_order_point(&d->l) : err;
+    cl_int err = st == CMRSCL_OK ? clEnqueueNDRangeKernel(d->l.queue, k, 1, NULL, &global,
+                                                          &d->local, 0, NULL, NULL)
+                                 : CL_SUCCESS;
+    if (err == CL_SUCCESS && st == CMRSCL_OK)
+        err = cmrs_launch_order_point(&d->l);
+    return err == CL_SUCCESS ? st : cmrscl_fail_cl(err, "AMG spectral radius on the device");
 }
 
 /* The pieces' sums of the first `columns` columns of the terms, added in order into sum. */
-static cmrscl_status piece_sums(device_passes *d, cl_int err, int columns, double sum[3])
+static cmrscl_status piece_sums(device_passes *d, cmrscl_status st, int columns, double sum[3])
 {
     int pieces = (int)d->pieces_count;
-    size_t sizes[] = {sizeof(int), sizeof(int), sizeof(int), sizeof(cl_mem), sizeof(cl_mem)};
-    const void *args[] = {&d->rows, &pieces, &columns, &d->terms, &d->sums};
-    if (err == CL_SUCCESS)
-        err = set_args(d->pieces, 5, sizes, args);
-    if (err == CL_SUCCESS)
-        err = launch(d, d->pieces, (size_t)pieces * 3);
-    if (err == CL_SUCCESS)
-        err = clEnqueueReadBuffer(d->l.queue, d->sums, CL_TRUE, 0,
-                                  sizeof(double) * 3 * (size_t)pieces, d->host_sums, 0, NULL, NULL);
+    launch_arg args[] = {ARG(d->rows), ARG(pieces), ARG(columns), ARG(d->terms), ARG(d->sums)};
+    if (st == CMRSCL_OK)
+        st = launch(d, d->pieces, args, COUNT(args), (size_t)pieces * 3);
+    cl_int err = st == CMRSCL_OK ? clEnqueueReadBuffer(d->l.queue, d->sums, CL_TRUE, 0,
+                                                       sizeof(double) * 3 * (size_t)pieces,
+                                                       d->host_sums, 0, NULL, NULL)
+                                 : CL_SUCCESS;
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "AMG spectral radius on the device");
-    cmrs_amg_rho_add(d->host_sums, pieces, sum);
-    return CMRSCL_OK;
+    if (st == CMRSCL_OK)
+        cmrs_amg_rho_add(d->host_sums, pieces, sum);
+    return st;
 }
 
 static cmrscl_status device_product(void *ctx, const cmrs_rho_state *s, double sum[3])
 {
     device_passes *d = ctx;
-    size_t m = sizeof(cl_mem);
-    size_t sizes[] = {sizeof(int), sizeof(double), m, m, m, m, m, m, m};
-    const void *args[] = {&d->rows,      &s->sv,   &d->a.ptr,     &d->a.col, &d->a.val,
-                          &d->vec[s->v], &d->diag, &d->vec[s->u], &d->terms};
-    cl_int err = set_args(d->product, 9, sizes, args);
-    if (err == CL_SUCCESS)
-        err = launch(d, d->product, (size_t)d->rows);
-    return piece_sums(d, err, 3, sum);
+    launch_arg args[] = {ARG(d->rows),  ARG(s->sv),        ARG(d->a.ptr),
+                         ARG(d->a.col), ARG(d->a.val),     ARG(d->vec[s->v]),
+                         ARG(d->diag),  ARG(d->vec[s->u]), ARG(d->terms)};
+    return piece_sums(d, launch(d, d->product, args, COUNT(args), (size_t)d->rows), 3, sum);
 }
 
 static cmrscl_status device_update(void *ctx, const cmrs_rho_state *s, double sum[3])
 {
     device_passes *d = ctx;
     double av = s->alpha * s->sv, bp = s->beta * s->sp;
-    size_t m = sizeof(cl_mem), r = sizeof(double);
-    size_t sizes[] = {sizeof(int), r, r, r, m, m, m, m, m};
-    const void *args[] = {&d->rows,      &s->su,        &av,      &bp,      &d->vec[s->u],
-                          &d->vec[s->v], &d->vec[s->p], &d->diag, &d->terms};
-    cl_int err = set_args(d->update, 9, sizes, args);
-    if (err == CL_SUCCESS)
-        err = launch(d, d->update, (size_t)d->rows);
-    return piece_sums(d, err, 1, sum);
+    launch_arg args[] = {ARG(d->rows),      ARG(s->su),        ARG(av),
+                         ARG(bp),           ARG(d->vec[s->u]), ARG(d->vec[s->v]),
+                         ARG(d->vec[s->p]), ARG(d->diag),      ARG(d->terms)};
+    return piece_sums(d, launch(d, d->update, args, COUNT(args), (size_t)d->rows), 1, sum);
 }
 
 /* A, D^-1 and the start on the device, the other buffers made, the kernels built. */

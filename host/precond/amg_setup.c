@@ -236,7 +236,7 @@ static cmrscl_status transpose_and_galerkin(const cmrs_amg_sink *sink, int l, cm
 }
 
 /* T, P and R of level l from its aggregates (count of them), and A of level l + 1; t2: when
- * the prolongator's phase began (which waits for rho where it smooths P). */
+ * the prolongator's phase began (which waits for rho). */
 static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
                                  int32_t count, double t2, rho_task *rho, const cmrs_amg_sink *sink)
 {
@@ -258,10 +258,12 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         else
             free(c.node_ptr);
     }
-    /* A T needs no omega: it is made while the estimate of rho may still be running */
+    /* A T needs no omega: it is made while the estimate of rho may still be running. The
+     * estimate is done before P (plain aggregation needs none, but the sink's estimate may
+     * leave the level's A on the device for the Galerkin product) */
     if (st == CMRSCL_OK && o->smooth)
         st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
-    if (st == CMRSCL_OK && o->smooth)
+    if (st == CMRSCL_OK)
         st = rho_finish(rho, h, o);
     if (st == CMRSCL_OK && o->smooth)
         smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
@@ -269,10 +271,6 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         st = copy_csr(&lv->T, &lv->P);
     if (st == CMRSCL_OK)
         tell(sink, l, AMG_OPERATOR_P, &lv->P);
-    /* the estimate is done before the product (plain aggregation did not wait for it): the
-     * sink's estimate may leave the level's A on the device for the product */
-    if (st == CMRSCL_OK)
-        st = rho_finish(rho, h, o);
     double t3 = cmrscl_seconds();
     h->times.prolongator += t3 - t2;
     if (st == CMRSCL_OK) /* (the phase RAP counts R's transpose, which may run beside it) */
