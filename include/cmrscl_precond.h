@@ -72,7 +72,7 @@ typedef struct cmrscl_amg_info {
     double operator_complexity; /* the levels' entries over A's */
     double grid_complexity;     /* the levels' rows over A's */
     /* seconds: strength, aggregation, prolongators, Galerkin products (with the transposes
-     * R = P^T, made beside them where a GPU makes the product), the coarse inverse (on the
+     * R = P^T, made on the GPU with the product where a GPU makes it), the coarse inverse (on the
      * host), the upload and the levels' plans (device), and all of it. With more than one
      * host thread (CMRSCL_THREADS) the levels' operators go to the device beside the host's
      * phases, each as soon as it is made: seconds_device is then what is left after them */

@@ -81,10 +81,15 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                 setenv("CMRSCL_UPLOAD_RING", "4096", 1);
                 CHECK_OK(cmrs_device_csr_upload(ctx, &lv->A, &a_on_device));
             }
+            cmrscl_csr r = {0};
             CHECK_OK(cmrs_amg_galerkin_device(ctx, batch ? NULL : &lv->R, &lv->A,
-                                              batch ? &a_on_device : NULL, &lv->P, batch, &c));
+                                              batch ? &a_on_device : NULL, &lv->P, batch, &c, &r));
             unsetenv("CMRSCL_UPLOAD_RING");
             cmrs_device_csr_release(&a_on_device);
+            CHECK_MSG(batch ? same_csr(&r, &lv->R) : !r.row_ptr,
+                      "%s level %d, batches of %zu rows: R read back %s", spec, l, batch,
+                      batch ? "is not the host's transpose" : "though it was given");
+            cmrscl_csr_free(&r);
             CHECK_MSG(same_csr(&c, &h.level[l + 1].A),
                       "%s level %d, batches of %zu rows%s: R A P on the device (%lld entries) is "
                       "not the host's (%lld)",
@@ -116,12 +121,13 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                   spec, again.levels, w == 2 ? "device, plain aggregation" : where[w], made, rhos,
                   h.levels);
         for (int l = 1; l < h.levels && l < again.levels; ++l)
-            CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
-                      "%s: level %d's A with CMRSCL_AMG_GALERKIN=%s differs", spec, l,
-                      w == 2 ? "device, plain aggregation" : where[w]);
+            CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A) &&
+                          same_csr(&again.level[l - 1].R, &h.level[l - 1].R),
+                      "%s: level %d's A or level %d's R with CMRSCL_AMG_GALERKIN=%s differs", spec,
+                      l, l - 1, w == 2 ? "device, plain aggregation" : where[w]);
         cmrs_amg_free(&again);
     }
-    printf("%s: %d levels, every R A P the host's on the device\n", spec, h.levels);
+    printf("%s: %d levels, every R A P and R the host's on the device\n", spec, h.levels);
     cmrs_amg_free(&h);
     free(modes);
     cmrscl_csr_free(&a);
@@ -144,7 +150,7 @@ static void check_overflow(cmrscl_context ctx)
     for (int32_t i = 0; i < n; ++i)
         eye.col_ind[i] = i, eye.values[i] = 1;
     cmrscl_csr c;
-    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, 0, &c);
+    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, 0, &c, NULL);
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
                   test_contains(cmrscl_last_error(), "more than 1024 columns"),
               "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
@@ -172,11 +178,13 @@ static void check_out_of_order(cmrscl_context ctx)
     cmrs_amg_hierarchy h = {0};
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
     const cmrs_amg_level *lv = &h.level[0];
-    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, 7, &got));
-    CHECK_MSG(same_csr(&got, &h.level[1].A),
-              "an out-of-order queue: R A P on the device is not the host's");
-    printf("stencil7:16 on an out-of-order queue: R A P the host's\n");
+    cmrscl_csr r;
+    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, 7, &got, &r));
+    CHECK_MSG(same_csr(&got, &h.level[1].A) && same_csr(&r, &lv->R),
+              "an out-of-order queue: R A P or R on the device is not the host's");
+    printf("stencil7:16 on an out-of-order queue: R A P and R the host's\n");
     cmrscl_csr_free(&got);
+    cmrscl_csr_free(&r);
     cmrs_amg_free(&h);
     cmrscl_csr_free(&a);
     cmrscl_context_free(octx);
@@ -192,7 +200,7 @@ int main(void)
     if (!ctx->info.fp64) {
         cmrscl_csr a, c;
         CHECK_OK(cmrscl_csr_generate("stencil5:8", &a));
-        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, 0, &c);
+        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, 0, &c, NULL);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         double rho, *d = calloc((size_t)a.rows, sizeof(double));

@@ -4,10 +4,10 @@
  * bound by latency: scattered reads of the accumulators. So each operator the set-up has
  * finished (cmrs_amg_sink) is made on a thread of its own while the host goes on - level l's
  * A once its aggregates coarsen it, during its prolongator; P during its transpose and
- * Galerkin product; R during the product - and the device set-up (amg_device.c) takes them
- * ready made. The builder also takes the large levels' Galerkin products and estimates of rho
- * to a GPU (amg_galerkin.c, amg_rho_device.c; GALERKIN_DEVICE_ROWS), through the sink's
- * galerkin and rho.
+ * Galerkin product; R during the next level's set-up - and the device set-up (amg_device.c) takes
+ * them ready made. The builder also takes the large levels' Galerkin products (R, the transpose of
+ * P, made there too and read back) and estimates of rho to a GPU (amg_galerkin.c,
+ * amg_rho_device.c; GALERKIN_DEVICE_ROWS), through the sink's galerkin and rho.
  *
  * The builder's conversions take a quarter of the host's threads (BUILDER_SHARE): the host's
  * parallel passes split their rows evenly among all of its threads, and a share held back on
@@ -15,9 +15,10 @@
  * the host's phases what the builder saved; fewer than a quarter left the builder's work
  * unfinished when the host's was done. Where the GPU makes level 0's Galerkin product the
  * host's cores wait on it meanwhile, and the builder takes half of them: with a quarter it was
- * still converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE). Once the
- * host's set-up is done and waits for the builder, the builder's passes take every thread -
- * the pass under way keeps its share, the next ones read the raised limit.
+ * still converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE). While the
+ * host's set-up waits on the GPU's Galerkin product, and once it is done and waits for the
+ * builder, the builder's passes take every thread - the pass under way keeps its share, the
+ * next ones read the raised limit.
  *
  * The operators are made one after another, in the order told: each job's thread first
  * joins the one before it, so one builder thread runs at a time, and nothing but the caller's
@@ -78,6 +79,7 @@ static void *job_run(void *arg)
     if (b->failed)
         return NULL;
     const atomic_int *limit = j->threaded ? cmrs_parallel_limit(&b->share) : NULL;
+    double t0 = cmrscl_seconds();
     /* a failure is not reported from here: the device set-up makes the operator again, and
      * names its failure there (the builder's may only have met the device's memory taken by a
      * Galerkin product on it meanwhile) */
@@ -85,6 +87,9 @@ static void *job_run(void *arg)
         cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made) != CMRSCL_OK;
     if (j->threaded)
         cmrs_parallel_limit(limit);
+    cmrscl_trace("AMG builder: level %d's %c (%lld entries) made in %.3f s (ends at %.3f)",
+                 j->level, "APR"[j->which], (long long)j -> csr -> nnz, cmrscl_seconds() - t0,
+                 cmrscl_seconds());
     return NULL;
 }
 
@@ -98,6 +103,7 @@ static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const c
     builder_job *j = calloc(1, sizeof *j);
     if (!j)
         return;
+    cmrscl_trace("AMG builder: level %d's %c told at %.3f", level, "APR"[which], cmrscl_seconds());
     *j = (builder_job){.builder = b, .before = b->last, .csr = m, .level = level, .which = which};
     if (b->last)
         b->last->next = j;
@@ -115,6 +121,8 @@ static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const c
 static void builder_wait(void *ctx)
 {
     cmrs_amg_builder *b = ctx;
+    if (!b->joined)
+        cmrscl_trace("AMG builder: the host waits from %.3f", cmrscl_seconds());
     atomic_store(&b->share, 0); /* the host waits: its threads are the builder's */
     if (b->last && b->last->threaded && !b->joined)
         pthread_join(b->last->id, NULL);
@@ -152,16 +160,19 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
     return CMRSCL_OK;
 }
 
-/* cmrs_amg_sink's galerkin: on the device from device_rows rows. */
-static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *r,
-                                      const cmrscl_csr *a, const cmrscl_csr *p, cmrscl_csr *c)
+/* cmrs_amg_sink's galerkin: on the device from device_rows rows, R made there. */
+static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
+                                      const cmrscl_csr *p, cmrscl_csr *r, cmrscl_csr *c)
 {
     cmrs_amg_builder *b = ctx;
     *c = (cmrscl_csr){0};
     if (a->rows < b->device_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
     const cmrs_device_csr *a_on_device = b->kept_level == level ? &b->kept_a : NULL;
-    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, r, a, a_on_device, p, 0, c);
+    /* the host's set-up waits on the device meanwhile: its threads are the builder's */
+    int share = atomic_exchange(&b->share, 0);
+    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, NULL, a, a_on_device, p, 0, c, r);
+    atomic_store(&b->share, share);
     cmrs_device_csr_release(&b->kept_a); /* (no longer needed, whatever came of it) */
     b->galerkins += st == CMRSCL_OK;
     if (st != CMRSCL_OK)

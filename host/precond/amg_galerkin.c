@@ -1,14 +1,15 @@
 /* amg_galerkin.c - AMG's Galerkin operator R (A P) on the device (cl/spgemm.cl). The host's
  * sparse products are bound by the latency of their scattered sums; a GPU takes a row a
  * work-item by the million. A (unless the level's estimate of rho left it there), P and R go
- * to the device as CSR - or R is P's transpose made there - A P stays there, and R (A P)
- * comes back (the counts and C through the context's pinned ring, cmrs_download: into fresh
- * pageable memory a GPU's reads crawl), the counts placed on the host's threads: C is the host
- * product's, bit for bit (the kernels add in its order, without fma), so the hierarchy is the same
- * whichever made it. The host product remains the reference and the fallback: a device without
- * fp64, a row whose columns overflow its table, more than 2^31 - 1 entries, or a failure of the
- * device's, and amg_setup.c makes C itself. The host product must not contract into fma either:
- * CMakeLists.txt builds amg_spgemm.c with -ffp-contract=off. */
+ * to the device as CSR - or R is P's transpose made there, read back for the hierarchy in
+ * place of the host's - A P stays there, and R (A P) comes back (the counts and C through the
+ * context's pinned ring, cmrs_download: into fresh pageable memory a GPU's reads crawl), the counts
+ * placed on the host's threads: C is the host product's, bit for bit (the kernels add in its order,
+ * without fma), so the hierarchy is the same whichever made it. The host product remains the
+ * reference and the fallback: a device without fp64, a row whose columns overflow its table, more
+ * than 2^31 - 1 entries, or a failure of the device's, and amg_setup.c makes C itself. The host
+ * product must not contract into fma either: CMakeLists.txt builds amg_spgemm.c with
+ * -ffp-contract=off. */
 #include "precond/precond.h"
 
 #include "exec/convert_launch.h"
@@ -369,9 +370,11 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
 
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
                                        const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
-                                       size_t batch, cmrscl_csr *c)
+                                       size_t batch, cmrscl_csr *c, cmrscl_csr *r_made)
 {
     *c = (cmrscl_csr){0};
+    if (r_made)
+        *r_made = (cmrscl_csr){0};
     if (!ctx->info.fp64)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG Galerkin product on the device: the device has no fp64");
@@ -387,6 +390,7 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
         g.batch = most;
     cmrs_device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
     const cmrs_device_csr *ad = a_on_device && a_on_device->ptr ? a_on_device : &da;
+    double t[7] = {cmrscl_seconds()}; /* the steps' ends, for CMRSCL_TRACE */
     cmrscl_status st = make_kernels(&g);
     if (st == CMRSCL_OK)
         st = buffer(g.ctx, g.batch * SPGEMM_TABLE * 4, &g.keys);
@@ -396,18 +400,33 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
         st = cmrs_device_csr_upload(g.ctx, a, &da);
     if (st == CMRSCL_OK)
         st = cmrs_device_csr_upload(g.ctx, p, &dp);
+    t[1] = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = product(&g, ad, &dp, &ap);
     cmrs_device_csr_release(&da);
+    t[2] = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = r ? cmrs_device_csr_upload(g.ctx, r, &dr) : transpose(&g, &dp, &dr);
     cmrs_device_csr_release(&dp);
+    t[3] = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = product(&g, &dr, &ap, &rap);
-    cmrs_device_csr_release(&dr), cmrs_device_csr_release(&ap);
+    cmrs_device_csr_release(&ap);
+    t[4] = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = to_host(&g, &rap, c);
     cmrs_device_csr_release(&rap);
+    t[5] = cmrscl_seconds();
+    /* R read back where it was made, even if the second product failed (the host's takes it);
+     * where the read fails, r_made stays empty and the caller transposes P itself */
+    if (!r && r_made && dr.val)
+        (void)to_host(&g, &dr, r_made);
+    cmrs_device_csr_release(&dr);
+    t[6] = cmrscl_seconds();
+    cmrscl_trace("AMG Galerkin product on the device, %d rows: kernels and A, P up %.3f s, A P "
+                 "%.3f, R %.3f, R (A P) %.3f, C back %.3f, R back %.3f (ends at %.3f)",
+                 (int)a->rows, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4],
+                 t[6] - t[5], t[6]);
     cl_mem mem[] = {g.keys, g.sums};
     for (int i = 0; i < 2; ++i)
         if (mem[i])

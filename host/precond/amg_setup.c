@@ -188,50 +188,23 @@ static void tell(const cmrs_amg_sink *sink, int l, cmrs_amg_operator which, cons
         sink->ready(sink->ctx, l, which, m);
 }
 
-/* R = P^T of a level, on a thread of its own beside the sink's Galerkin product, which the
- * device makes from P alone; told to the sink as soon as it is made. */
-typedef struct transpose_task {
-    const cmrs_amg_sink *sink;
-    int level;
-    cmrs_amg_level *lv;
-    cmrscl_status st;
-    bool pending;
-    pthread_t id;
-    char message[256];
-} transpose_task;
-
-static void *transpose_run(void *arg)
-{
-    transpose_task *t = arg;
-    t->st = cmrscl_csr_transpose(&t->lv->P, &t->lv->R);
-    if (t->st == CMRSCL_OK)
-        tell(t->sink, t->level, AMG_OPERATOR_R, &t->lv->R);
-    else
-        snprintf(t->message, sizeof t->message, "%s", cmrscl_last_error());
-    return NULL;
-}
-
-/* Level l's R and level l + 1's A = R A P. Where the sink makes the product (on a device,
- * from A and P: its own transpose there), the host's transpose runs beside it; else, or where
- * the sink's fails, the host's product after the transpose - the same bits either way. */
+/* Level l's R and level l + 1's A = R A P. Where the sink makes them (on a device, R the
+ * transpose of P there, read back), the host's threads are free meanwhile for the sink's own
+ * work; else, or where the sink's fail, the host makes what is missing - the same bits either
+ * way. R is told once made. */
 static cmrscl_status transpose_and_galerkin(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv,
                                             cmrscl_csr *c)
 {
-    transpose_task t = {.sink = sink, .level = l, .lv = lv};
-    bool device = sink && sink->galerkin;
-    t.pending = device && pthread_create(&t.id, NULL, transpose_run, &t) == 0;
-    if (!t.pending)
-        transpose_run(&t);
-    cmrscl_status made = CMRSCL_ERROR_UNSUPPORTED;
-    if (device && (t.pending || t.st == CMRSCL_OK))
-        made = sink->galerkin(sink->ctx, l, t.pending ? NULL : &lv->R, &lv->A, &lv->P, c);
-    if (t.pending)
-        pthread_join(t.id, NULL);
-    if (t.st != CMRSCL_OK) {
+    cmrscl_status made = sink && sink->galerkin
+                             ? sink->galerkin(sink->ctx, l, &lv->A, &lv->P, &lv->R, c)
+                             : CMRSCL_ERROR_UNSUPPORTED;
+    cmrscl_status st = lv->R.row_ptr ? CMRSCL_OK : cmrscl_csr_transpose(&lv->P, &lv->R);
+    if (st != CMRSCL_OK) {
         if (made == CMRSCL_OK)
             cmrscl_csr_free(c);
-        return cmrscl_fail(t.st, "%s", t.message);
+        return st;
     }
+    tell(sink, l, AMG_OPERATOR_R, &lv->R);
     return made == CMRSCL_OK ? CMRSCL_OK : cmrs_amg_galerkin(&lv->R, &lv->A, &lv->P, c);
 }
 
@@ -273,7 +246,7 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         tell(sink, l, AMG_OPERATOR_P, &lv->P);
     double t3 = cmrscl_seconds();
     h->times.prolongator += t3 - t2;
-    if (st == CMRSCL_OK) /* (the phase RAP counts R's transpose, which may run beside it) */
+    if (st == CMRSCL_OK) /* (the phase RAP counts R's transpose) */
         st = transpose_and_galerkin(sink, l, lv, &h->level[l + 1].A);
     h->times.rap += cmrscl_seconds() - t3;
     return st;

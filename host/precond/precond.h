@@ -83,11 +83,11 @@ typedef enum cmrs_amg_operator { AMG_OPERATOR_A, AMG_OPERATOR_P, AMG_OPERATOR_R 
 typedef struct cmrs_amg_sink {
     void (*ready)(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m);
     void (*wait)(void *ctx);
-    /* may be NULL: c = r a p of level l, made elsewhere (a device) and the same bits as
-     * cmrs_amg_galerkin's; r NULL: not made yet (the host's transpose runs meanwhile), p's
-     * transpose. On failure (c empty) the set-up makes it itself */
-    cmrscl_status (*galerkin)(void *ctx, int level, const cmrscl_csr *r, const cmrscl_csr *a,
-                              const cmrscl_csr *p, cmrscl_csr *c);
+    /* may be NULL: level l's r = p^T and c = r a p, made elsewhere (a device) and the same
+     * bits as cmrscl_csr_transpose's and cmrs_amg_galerkin's. On failure (c empty) the set-up
+     * makes c itself, and r too where it is empty */
+    cmrscl_status (*galerkin)(void *ctx, int level, const cmrscl_csr *a, const cmrscl_csr *p,
+                              cmrscl_csr *r, cmrscl_csr *c);
     /* may be NULL: level l's estimate of rho(D^-1 A), made elsewhere (a device) and the same
      * bits as cmrs_amg_spectral_radius's; on failure the set-up makes it itself. Called from
      * the estimate's thread, beside the set-up's. */
@@ -248,15 +248,16 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size
 
 /* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device, `batch` rows a launch
  * (0: as many as the tables' memory allows; the tests ask for a few). r NULL: p's transpose,
- * made there (cmrscl_csr_transpose's, bit for bit). a_on_device (may be NULL): a already
- * there, which is not uploaded again. ERROR_UNSUPPORTED where the device has no fp64, a row of
- * a product has more columns than its table holds or a product more than 2^31 - 1 entries;
- * the device's errors otherwise. On failure c is empty. */
+ * made there (cmrscl_csr_transpose's, bit for bit) and read back into r_made (may be NULL;
+ * left empty where it was not made or its read failed, even if c was). a_on_device (may be
+ * NULL): a already there, which is not uploaded again. ERROR_UNSUPPORTED where the device has
+ * no fp64, a row of a product has more columns than its table holds or a product more than
+ * 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r,
                                                      const cmrscl_csr *a,
                                                      const cmrs_device_csr *a_on_device,
                                                      const cmrscl_csr *p, size_t batch,
-                                                     cmrscl_csr *c);
+                                                     cmrscl_csr *c, cmrscl_csr *r_made);
 
 /* ---- amg_rho_device.c: the estimate of rho on the device ---- */
 
