@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* cycle: the hierarchy's precision (p's, or float under double r and z); degree: the
  * smoother's (1 Jacobi). */
@@ -72,4 +73,52 @@ int run_amg(const env *e, cmrscl_precision p)
     if (p == CMRSCL_DOUBLE)
         check_cycle(e, p, CMRSCL_FLOAT, 1, "stencil5:12", 20, 3, false);
     return test_finish("oclgrind amg");
+}
+
+static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
+{
+    return got->rows == want->rows && got->cols == want->cols && got->nnz == want->nnz &&
+           !memcmp(got->row_ptr, want->row_ptr, sizeof(int64_t) * ((size_t)want->rows + 1)) &&
+           !memcmp(got->col_ind, want->col_ind, sizeof(int32_t) * (size_t)want->nnz) &&
+           !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
+}
+
+/* The set-up's kernels on the device (host/precond/amg_galerkin.c, cl/spgemm.cl;
+ * amg_rho_device.c, cl/amg_rho.cl): each level's estimate of rho by Lanczos and by the power
+ * method, and each Galerkin product R (A P) with R transposed there, in batches of 5 rows -
+ * all the host's bits. */
+int run_galerkin(const env *e)
+{
+    cmrscl_csr a = {0};
+    cmrs_amg_hierarchy h = {0};
+    cmrs_amg_options o;
+    cmrs_amg_options_default(&o);
+    o.max_coarse = 20;
+    CHECK_OK(cmrscl_csr_generate("convdiff:10", &a));
+    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
+    for (int l = 0; !test_failures && l < h.levels; ++l)
+        for (int symmetric = 0; symmetric < 2; ++symmetric) {
+            const cmrs_amg_level *lv = &h.level[l];
+            double host = 0, device = -1;
+            CHECK_OK(cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, symmetric, 6, &host));
+            CHECK_OK(cmrs_amg_spectral_radius_device(e->ctx, &lv->A, lv->diag_inv, symmetric, 6,
+                                                     &device, NULL));
+            CHECK_MSG(!memcmp(&host, &device, sizeof host),
+                      "level %d: rho on the device %.17g, on the host %.17g (%s)", l, device, host,
+                      symmetric ? "Lanczos" : "the power method");
+        }
+    for (int l = 0; !test_failures && l + 1 < h.levels; ++l) {
+        const cmrs_amg_level *lv = &h.level[l];
+        cmrscl_csr c = {0}, r = {0};
+        CHECK_OK(cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, 5, &c, &r));
+        CHECK_MSG(same_csr(&c, &h.level[l + 1].A) && same_csr(&r, &lv->R),
+                  "level %d: R (A P) or R on the device is not the host's", l);
+        cmrscl_csr_free(&c);
+        cmrscl_csr_free(&r);
+    }
+    printf("convdiff:10: %d levels, rho (both methods), R and R A P on the device the host's\n",
+           h.levels);
+    cmrs_amg_free(&h);
+    cmrscl_csr_free(&a);
+    return test_finish("oclgrind galerkin");
 }

@@ -427,16 +427,18 @@ int main(int argc, char **argv)
     bool solve = argc == 3 && !strcmp(argv[1], "solve");
     bool chain = argc == 3 && !strcmp(argv[1], "chain");
     bool amg = argc == 3 && !strcmp(argv[1], "amg");
+    bool galerkin = argc == 2 && !strcmp(argv[1], "galerkin");
     if (!refused && !convert && !modulo && !slice && !spmm && !solve && !chain && !amg &&
-        !parse_args(argc, argv, &v)) {
+        !galerkin && !parse_args(argc, argv, &v)) {
         fprintf(stderr,
                 "usage: %s float|double packed|unpacked WARP rows|columns|both [MIN-MAX]\n"
                 "       %s segment|split|group float|double [WARP [TILE [MIN-MAX]]]\n"
                 "       %s refused\n"
                 "       %s convert float|double\n"
                 "       %s modulo float|double WARP MODULO\n"
-                "       %s slice|spmm|solve|chain|amg float|double\n",
-                argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
+                "       %s slice|spmm|solve|chain|amg float|double\n"
+                "       %s galerkin\n",
+                argv[0], argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
     env e;
@@ -445,6 +447,10 @@ int main(int argc, char **argv)
         status = test_finish("oclgrind");
     else if (refused)
         status = report_refused(&e);
+    else if (galerkin && !e.dev.fp64)
+        printf("skipped: the device has no fp64 (the set-up's kernels are in double)\n");
+    else if (galerkin)
+        status = run_galerkin(&e);
     else if ((convert || modulo || slice || spmm || solve || chain || amg) &&
              !strcmp(argv[2], "double") && !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
