@@ -1,5 +1,5 @@
-/* spgemm.cl - C = A B of CSR matrices in double on the device, for AMG's Galerkin product
- * (host/precond/amg_galerkin.c); after the prelude of every program, built with -DHEIGHT=1
+/* spgemm.cl - C = A B of CSR matrices in double on the device, for AMG's smoothed
+ * prolongator and Galerkin product (host/precond/amg_galerkin.c); after the prelude of every program, built with -DHEIGHT=1
  * -DWARP=1 -DWG_SIZE=... -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=... (a power of two).
  *
  * A work-item a row of C, in two launches: spgemm_count counts the row's columns, the host
@@ -133,7 +133,7 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
     sort_row(c_col, c_val, begin, end);
 }
 
-/* ---- the transpose of A (R = P^T, so the host's transpose runs beside the product) ---- */
+/* ---- the transpose of A (R = P^T, made here and read back for the hierarchy) ---- */
 
 /* count[j]: A's entries in column j (zero before), a work-item a row. */
 __kernel void transpose_count(const uint first, const uint rows, __global const int *a_ptr,
@@ -173,4 +173,30 @@ __kernel void transpose_sort(const uint first, const uint rows, __global const i
         return;
     const uint i = first + t;
     sort_row(t_col, t_val, t_ptr[i], t_ptr[i + 1]);
+}
+
+/* ---- the smoothed prolongator P = T - omega D^-1 (A T), in place of A T ---- */
+
+/* Row i as amg_setup.c's smooth_prolongator makes it, bit for bit: each entry of A T times
+ * -omega d_i, then T's entry of that column added (A T's row holds T's columns, both rows'
+ * ascending). */
+__kernel void smooth_prolongator(const uint first, const uint rows, __global const int *p_ptr,
+                                 __global const int *p_col, __global double *p_val,
+                                 __global const int *t_ptr, __global const int *t_col,
+                                 __global const double *t_val, __global const double *diag_inv,
+                                 const double omega)
+{
+    const uint item = get_global_id(0);
+    if (item >= rows)
+        return;
+    const uint i = first + item;
+    const double w = omega * diag_inv[i];
+    int e = t_ptr[i];
+    const int e_end = t_ptr[i + 1];
+    for (int k = p_ptr[i]; k < p_ptr[i + 1]; ++k) {
+        double v = p_val[k] * -w;
+        if (e < e_end && p_col[k] == t_col[e])
+            v += t_val[e++];
+        p_val[k] = v;
+    }
 }

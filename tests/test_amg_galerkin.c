@@ -81,11 +81,22 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                 setenv("CMRSCL_UPLOAD_RING", "4096", 1);
                 CHECK_OK(cmrs_device_csr_upload(ctx, &lv->A, &a_on_device));
             }
-            cmrscl_csr r = {0};
+            /* P smoothed there, from A there in the batches of 7 (and kept there for R A P) */
+            cmrscl_csr r = {0}, p = {0};
+            cmrs_device_csr p_on_device = {0};
+            CHECK_OK(cmrs_amg_prolongator_device(ctx, &lv->A, batch ? &a_on_device : NULL, &lv->T,
+                                                 lv->diag_inv, o.smooth_scale / lv->rho, batch, &p,
+                                                 batch ? &p_on_device : NULL));
+            CHECK_MSG(same_csr(&p, &lv->P),
+                      "%s level %d, batches of %zu rows: P smoothed on the device is not the "
+                      "host's",
+                      spec, l, batch);
+            cmrscl_csr_free(&p);
             CHECK_OK(cmrs_amg_galerkin_device(ctx, batch ? NULL : &lv->R, &lv->A,
-                                              batch ? &a_on_device : NULL, &lv->P, batch, &c, &r));
+                                              batch ? &a_on_device : NULL, &lv->P,
+                                              batch ? &p_on_device : NULL, batch, &c, &r));
             unsetenv("CMRSCL_UPLOAD_RING");
-            cmrs_device_csr_release(&a_on_device);
+            cmrs_device_csr_release(&a_on_device), cmrs_device_csr_release(&p_on_device);
             CHECK_MSG(batch ? same_csr(&r, &lv->R) : !r.row_ptr,
                       "%s level %d, batches of %zu rows: R read back %s", spec, l, batch,
                       batch ? "is not the host's transpose" : "though it was given");
@@ -112,22 +123,24 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
         unsetenv("CMRSCL_AMG_GALERKIN");
         cmrs_amg_sink sink = cmrs_amg_builder_sink(b);
         CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
-        int made = cmrs_amg_builder_galerkins(b), rhos = cmrs_amg_builder_rhos(b);
+        int made = cmrs_amg_builder_galerkins(b), rhos = cmrs_amg_builder_rhos(b),
+            smoothed = cmrs_amg_builder_prolongators(b);
         cmrs_amg_builder_free(b);
         CHECK_MSG(again.levels == h.levels && made == (w != 1 ? h.levels - 1 : 0) &&
-                      rhos == (w != 1 ? h.levels : 0),
-                  "%s: %d levels with CMRSCL_AMG_GALERKIN=%s (%d products and %d estimates of rho "
-                  "made on the device), %d",
+                      rhos == (w != 1 ? h.levels : 0) && smoothed == (w == 0 ? h.levels - 1 : 0),
+                  "%s: %d levels with CMRSCL_AMG_GALERKIN=%s (%d products, %d estimates of rho "
+                  "and %d prolongators made on the device), %d",
                   spec, again.levels, w == 2 ? "device, plain aggregation" : where[w], made, rhos,
-                  h.levels);
+                  smoothed, h.levels);
         for (int l = 1; l < h.levels && l < again.levels; ++l)
             CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A) &&
+                          same_csr(&again.level[l - 1].P, &h.level[l - 1].P) &&
                           same_csr(&again.level[l - 1].R, &h.level[l - 1].R),
-                      "%s: level %d's A or level %d's R with CMRSCL_AMG_GALERKIN=%s differs", spec,
-                      l, l - 1, w == 2 ? "device, plain aggregation" : where[w]);
+                      "%s: level %d's A or level %d's P or R with CMRSCL_AMG_GALERKIN=%s differs",
+                      spec, l, l - 1, w == 2 ? "device, plain aggregation" : where[w]);
         cmrs_amg_free(&again);
     }
-    printf("%s: %d levels, every R A P and R the host's on the device\n", spec, h.levels);
+    printf("%s: %d levels, every P, R and R A P the host's on the device\n", spec, h.levels);
     cmrs_amg_free(&h);
     free(modes);
     cmrscl_csr_free(&a);
@@ -150,7 +163,7 @@ static void check_overflow(cmrscl_context ctx)
     for (int32_t i = 0; i < n; ++i)
         eye.col_ind[i] = i, eye.values[i] = 1;
     cmrscl_csr c;
-    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, 0, &c, NULL);
+    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, NULL, 0, &c, NULL);
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
                   test_contains(cmrscl_last_error(), "more than 1024 columns"),
               "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
@@ -179,7 +192,7 @@ static void check_out_of_order(cmrscl_context ctx)
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
     const cmrs_amg_level *lv = &h.level[0];
     cmrscl_csr r;
-    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, 7, &got, &r));
+    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, NULL, 7, &got, &r));
     CHECK_MSG(same_csr(&got, &h.level[1].A) && same_csr(&r, &lv->R),
               "an out-of-order queue: R A P or R on the device is not the host's");
     printf("stencil7:16 on an out-of-order queue: R A P and R the host's\n");
@@ -200,7 +213,7 @@ int main(void)
     if (!ctx->info.fp64) {
         cmrscl_csr a, c;
         CHECK_OK(cmrscl_csr_generate("stencil5:8", &a));
-        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, 0, &c, NULL);
+        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, NULL, 0, &c, NULL);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         double rho, *d = calloc((size_t)a.rows, sizeof(double));

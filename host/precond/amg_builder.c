@@ -5,9 +5,11 @@
  * finished (cmrs_amg_sink) is made on a thread of its own while the host goes on - level l's
  * A once its aggregates coarsen it, during its prolongator; P during its transpose and
  * Galerkin product; R during the next level's set-up - and the device set-up (amg_device.c) takes
- * them ready made. The builder also takes the large levels' Galerkin products (R, the transpose of
- * P, made there too and read back) and estimates of rho to a GPU (amg_galerkin.c,
- * amg_rho_device.c; GALERKIN_DEVICE_ROWS), through the sink's galerkin and rho.
+ * them ready made. The builder also takes the large levels' estimates of rho, smoothed prolongators
+ * and Galerkin products (R, the transpose of P, made there too and read back) to a GPU
+ * (amg_galerkin.c, amg_rho_device.c; GALERKIN_DEVICE_ROWS), through the sink's rho,
+ * prolongator and galerkin: the level's A crosses once, for all three, and P stays there from
+ * the prolongator to the product.
  *
  * The builder's conversions take a quarter of the host's threads (BUILDER_SHARE): the host's
  * parallel passes split their rows evenly among all of its threads, and a share held back on
@@ -61,13 +63,14 @@ struct cmrs_amg_builder {
     int64_t device_rows; /* levels of this many rows make their Galerkin product and rho on
                             the device (device_rows_of); INT64_MAX: none */
     int galerkins;       /* Galerkin products the device made */
+    int prolongators;    /* smoothed prolongators the device made */
     int rhos;            /* estimates of rho the device made (on the estimates' threads, one
                             at a time: each is joined before the next starts) */
-    /* the last estimate's level and its A, left on the device for that level's Galerkin
-       product (written on the estimate's thread; the set-up joins it before
-       the product) */
+    /* the last estimate's level and its A, left on the device for that level's prolongator
+       and Galerkin product (written on the estimate's thread; the set-up joins it before
+       them), and the prolongator made there for the product */
     int kept_level;
-    cmrs_device_csr kept_a;
+    cmrs_device_csr kept_a, kept_p;
 };
 
 static void *job_run(void *arg)
@@ -127,7 +130,8 @@ static void builder_wait(void *ctx)
     if (b->last && b->last->threaded && !b->joined)
         pthread_join(b->last->id, NULL);
     b->joined = true;
-    cmrs_device_csr_release(&b->kept_a); /* (no product follows: not held through the rest) */
+    /* (no product follows: not held through the rest) */
+    cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
 }
 
 /* The rows from which a level's Galerkin product and rho are made on the device:
@@ -160,7 +164,31 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
     return CMRSCL_OK;
 }
 
-/* cmrs_amg_sink's galerkin: on the device from device_rows rows, R made there. */
+/* cmrs_amg_sink's prolongator: on the device from device_rows rows, from the A rho's estimate
+ * left there; P kept there for the Galerkin product. The host's set-up waits on the device
+ * meanwhile: its threads are the builder's. */
+static cmrscl_status builder_prolongator(void *ctx, int level, const cmrscl_csr *a,
+                                         const cmrscl_csr *t, const double *diag_inv, double omega,
+                                         cmrscl_csr *p)
+{
+    cmrs_amg_builder *b = ctx;
+    *p = (cmrscl_csr){0};
+    if (a->rows < b->device_rows)
+        return CMRSCL_ERROR_UNSUPPORTED;
+    const cmrs_device_csr *a_on_device = b->kept_level == level ? &b->kept_a : NULL;
+    cmrs_device_csr_release(&b->kept_p);
+    int share = atomic_exchange(&b->share, 0);
+    cmrscl_status st = cmrs_amg_prolongator_device(b->ctx, a, a_on_device, t, diag_inv, omega, 0, p,
+                                                   b->kept_level == level ? &b->kept_p : NULL);
+    atomic_store(&b->share, share);
+    b->prolongators += st == CMRSCL_OK;
+    if (st != CMRSCL_OK)
+        cmrscl_trace("AMG level %d's prolongator on the host: %s", level, cmrscl_last_error());
+    return st;
+}
+
+/* cmrs_amg_sink's galerkin: on the device from device_rows rows, R made there; the host's
+ * threads the builder's meanwhile, as above. */
 static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
                                       const cmrscl_csr *p, cmrscl_csr *r, cmrscl_csr *c)
 {
@@ -168,12 +196,13 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
     *c = (cmrscl_csr){0};
     if (a->rows < b->device_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
-    const cmrs_device_csr *a_on_device = b->kept_level == level ? &b->kept_a : NULL;
-    /* the host's set-up waits on the device meanwhile: its threads are the builder's */
+    bool kept = b->kept_level == level;
     int share = atomic_exchange(&b->share, 0);
-    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, NULL, a, a_on_device, p, 0, c, r);
+    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, NULL, a, kept ? &b->kept_a : NULL, p,
+                                                kept ? &b->kept_p : NULL, 0, c, r);
     atomic_store(&b->share, share);
-    cmrs_device_csr_release(&b->kept_a); /* (no longer needed, whatever came of it) */
+    /* (no longer needed, whatever came of it) */
+    cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
     b->galerkins += st == CMRSCL_OK;
     if (st != CMRSCL_OK)
         cmrscl_trace("AMG level %d's Galerkin product on the host: %s", level, cmrscl_last_error());
@@ -187,7 +216,7 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
     cmrs_amg_builder *b = ctx;
     if (a->rows < b->device_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
-    cmrs_device_csr_release(&b->kept_a);
+    cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
     b->kept_level = level;
     cmrscl_status st =
         cmrs_amg_spectral_radius_device(b->ctx, a, diag_inv, symmetric, steps, rho, &b->kept_a);
@@ -199,7 +228,15 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
 
 cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
-    return (cmrs_amg_sink){builder_ready, builder_wait, builder_galerkin, builder_rho, b};
+    /* (CMRSCL_AMG_GALERKIN=device: every level's P too, whenever its estimate is in) */
+    return (cmrs_amg_sink){.ready = builder_ready,
+                           .wait = builder_wait,
+                           .prolongator = builder_prolongator,
+                           .galerkin = builder_galerkin,
+                           .rho = builder_rho,
+                           .ctx = b,
+                           .device_rows = b ? b->device_rows : INT64_MAX,
+                           .wait_for_rho = b && b->device_rows == 0};
 }
 
 void cmrs_amg_builder_finish(cmrs_amg_builder *b)
@@ -220,6 +257,8 @@ cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level, cmrs_amg_ope
 }
 
 int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b) { return b ? b->galerkins : 0; }
+
+int cmrs_amg_builder_prolongators(const cmrs_amg_builder *b) { return b ? b->prolongators : 0; }
 
 int cmrs_amg_builder_rhos(const cmrs_amg_builder *b) { return b ? b->rhos : 0; }
 

@@ -1,15 +1,18 @@
-/* amg_galerkin.c - AMG's Galerkin operator R (A P) on the device (cl/spgemm.cl). The host's
- * sparse products are bound by the latency of their scattered sums; a GPU takes a row a
- * work-item by the million. A (unless the level's estimate of rho left it there), P and R go
- * to the device as CSR - or R is P's transpose made there, read back for the hierarchy in
- * place of the host's - A P stays there, and R (A P) comes back (the counts and C through the
- * context's pinned ring, cmrs_download: into fresh pageable memory a GPU's reads crawl), the counts
- * placed on the host's threads: C is the host product's, bit for bit (the kernels add in its order,
- * without fma), so the hierarchy is the same whichever made it. The host product remains the
- * reference and the fallback: a device without fp64, a row whose columns overflow its table, more
- * than 2^31 - 1 entries, or a failure of the device's, and amg_setup.c makes C itself. The host
- * product must not contract into fma either: CMakeLists.txt builds amg_spgemm.c with
- * -ffp-contract=off. */
+/* amg_galerkin.c - AMG's smoothed prolongator P = T - omega D^-1 (A T) and Galerkin operator
+ * R (A P) on the device (cl/spgemm.cl). The host's sparse products are bound by the latency of
+ * their scattered sums; a GPU takes a row a work-item by the million.
+ *
+ * P: A (left there by the level's estimate of rho, else uploaded), T and D^-1 go to the
+ * device, A T is made and smoothed there, and P is read back for the hierarchy and kept there
+ * for the product. R A P: A and P go to the device unless there already, R is P's transpose
+ * made there (or uploaded), A P stays there, and R (A P) and R come back - the counts, C and R
+ * through the context's pinned ring (cmrs_download: into fresh pageable memory a GPU's reads
+ * crawl), the counts placed on the host's threads. Every result is the host's, bit for bit
+ * (the kernels add in its order, without fma), so the hierarchy is the same whichever made
+ * it. The host remains the reference and the fallback: a device without fp64, a row whose
+ * columns overflow its table, more than 2^31 - 1 entries, or a failure of the device's, and
+ * amg_setup.c makes them itself. The host's products and smoothing must not contract into
+ * fma either: CMakeLists.txt builds amg_spgemm.c and amg_setup.c with -ffp-contract=off. */
 #include "precond/precond.h"
 
 #include "exec/convert_launch.h"
@@ -29,7 +32,7 @@
 
 typedef struct galerkin_run {
     cmrscl_context ctx;
-    cl_kernel count, fill, t_count, t_scatter, t_sort;
+    cl_kernel count, fill, t_count, t_scatter, t_sort, smooth;
     cl_mem keys, sums; /* the batch's tables */
     size_t batch;      /* rows a batch */
     size_t local;      /* the launches' work-group: SPGEMM_GROUP, or the most the kernels run */
@@ -66,12 +69,42 @@ cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, cons
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "upload (AMG set-up on the device)");
 }
 
-/* Row pointers as int32 (nnz <= INT32_MAX), malloc'ed. */
+/* Row pointers between the host's int64 and the device's int32 (nnz <= INT32_MAX), on the
+ * host's threads: a level's rows run to millions, and the copy is on the set-up's path. */
+typedef struct ptr_job {
+    const int64_t *wide_in;
+    const int32_t *narrow_in;
+    int64_t *wide_out;
+    int32_t *narrow_out;
+    int64_t n;
+} ptr_job;
+
+static void ptr_share(void *ctx, int thread, int threads)
+{
+    const ptr_job *j = ctx;
+    int64_t begin, end;
+    cmrs_parallel_range(j->n, thread, threads, &begin, &end);
+    for (int64_t i = begin; i < end; ++i)
+        if (j->wide_in)
+            j->narrow_out[i] = (int32_t)j->wide_in[i];
+        else
+            j->wide_out[i] = j->narrow_in[i];
+}
+
+static void copy_ptr(ptr_job job)
+{
+    int threads = cmrs_parallel_threads();
+    if ((int64_t)threads > job.n / 65536 + 1) /* a few rows: not worth a thread */
+        threads = (int)(job.n / 65536 + 1);
+    cmrs_parallel_run(threads, ptr_share, &job);
+}
+
+/* Row pointers as int32, malloc'ed. */
 static int32_t *narrow_ptr(const int64_t *ptr, int32_t rows)
 {
-    int32_t *p = malloc(((size_t)rows + 1) * sizeof *p);
-    for (int32_t i = 0; p && i <= rows; ++i)
-        p[i] = (int32_t)ptr[i];
+    int32_t *p = cmrs_parallel_alloc((size_t)rows + 1, sizeof *p);
+    if (p)
+        copy_ptr((ptr_job){.wide_in = ptr, .narrow_out = p, .n = (int64_t)rows + 1});
     return p;
 }
 
@@ -256,8 +289,8 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
 static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cmrscl_csr *out)
 {
     *out = (cmrscl_csr){c->rows, c->cols, c->nnz, NULL, NULL, NULL};
-    int32_t *ptr = malloc(((size_t)c->rows + 1) * sizeof *ptr);
-    out->row_ptr = cmrscl_alloc((size_t)c->rows + 1, sizeof(int64_t));
+    int32_t *ptr = cmrs_parallel_alloc((size_t)c->rows + 1, sizeof *ptr);
+    out->row_ptr = cmrs_parallel_alloc((size_t)c->rows + 1, sizeof(int64_t));
     out->col_ind = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(int32_t));
     out->values = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(double));
     if (!ptr || !out->row_ptr || !out->col_ind || !out->values) {
@@ -271,8 +304,8 @@ static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cm
         err = cmrs_download(g->ctx, c->col, 0, (size_t)c->nnz * 4, out->col_ind);
     if (err == CL_SUCCESS)
         err = cmrs_download(g->ctx, c->val, 0, (size_t)c->nnz * 8, out->values);
-    for (int32_t i = 0; err == CL_SUCCESS && i <= c->rows; ++i)
-        out->row_ptr[i] = ptr[i];
+    if (err == CL_SUCCESS)
+        copy_ptr((ptr_job){.narrow_in = ptr, .wide_out = out->row_ptr, .n = (int64_t)c->rows + 1});
     free(ptr);
     if (err == CL_SUCCESS)
         return CMRSCL_OK;
@@ -315,12 +348,14 @@ static cmrscl_status make_kernels(galerkin_run *g)
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d",
              SPGEMM_GROUP, SPGEMM_TABLE);
-    static const char *const names[] = {"spgemm_count", "spgemm_fill", "transpose_count",
-                                        "transpose_scatter", "transpose_sort"};
-    cl_kernel k[5];
+    static const char *const names[] = {"spgemm_count",    "spgemm_fill",
+                                        "transpose_count", "transpose_scatter",
+                                        "transpose_sort",  "smooth_prolongator"};
+    cl_kernel k[6];
     g->local = SPGEMM_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 5, names, k, &g->local);
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 6, names, k, &g->local);
     g->count = k[0], g->fill = k[1], g->t_count = k[2], g->t_scatter = k[3], g->t_sort = k[4];
+    g->smooth = k[5];
     return st;
 }
 
@@ -368,45 +403,123 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
     return st;
 }
 
+/* g ready for products of up to `most` rows, `batch` rows a launch (0: as many as the tables'
+ * memory allows): its kernels and tables made. */
+static cmrscl_status run_open(cmrscl_context ctx, size_t most, size_t batch, galerkin_run *g)
+{
+    *g = (galerkin_run){.ctx = ctx, .l = cmrs_launcher_make(ctx)};
+    if (!ctx->info.fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "AMG set-up's products on the device: the device has no fp64");
+    uint64_t bytes = SPGEMM_BATCH_BYTES;
+    bytes = bytes < ctx->info.global_mem_bytes / 8 ? bytes : ctx->info.global_mem_bytes / 8;
+    bytes = bytes < ctx->info.max_alloc_bytes / 2 ? bytes : ctx->info.max_alloc_bytes / 2;
+    g->batch = batch ? batch : (size_t)bytes / ((size_t)SPGEMM_TABLE * 12);
+    if (g->batch < 1)
+        g->batch = 1;
+    if (g->batch > most)
+        g->batch = most;
+    cmrscl_status st = make_kernels(g);
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, g->batch * SPGEMM_TABLE * 4, &g->keys);
+    if (st == CMRSCL_OK)
+        st = buffer(g->ctx, g->batch * SPGEMM_TABLE * 8, &g->sums);
+    return st;
+}
+
+static void run_close(galerkin_run *g)
+{
+    cl_mem mem[] = {g->keys, g->sums};
+    for (int i = 0; i < 2; ++i)
+        if (mem[i])
+            clReleaseMemObject(mem[i]);
+    cl_kernel k[] = {g->count, g->fill, g->t_count, g->t_scatter, g->t_sort, g->smooth};
+    for (int i = 0; i < 6; ++i)
+        if (k[i])
+            clReleaseKernel(k[i]);
+}
+
+/* p = A T smoothed in place: P = T - omega D^-1 (A T). */
+static cmrscl_status smooth(const galerkin_run *g, const cmrs_device_csr *p,
+                            const cmrs_device_csr *t, const double *diag_inv, double omega)
+{
+    cl_mem diag = NULL;
+    size_t bytes = (size_t)p->rows * sizeof(double);
+    cmrscl_status st = buffer(g->ctx, bytes, &diag);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_upload(g->ctx, diag, bytes, diag_inv);
+    cl_int err = st == CMRSCL_OK ? clSetKernelArg(g->smooth, 9, sizeof omega, &omega) : CL_SUCCESS;
+    cl_mem mem[] = {p->ptr, p->col, p->val, t->ptr, t->col, t->val, diag};
+    if (st == CMRSCL_OK && err == CL_SUCCESS)
+        err = launch(g, g->smooth, 0, (cl_uint)p->rows, 7, mem);
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "smooth_prolongator");
+    if (diag) /* (OpenCL keeps it until the launch is done) */
+        clReleaseMemObject(diag);
+    return st;
+}
+
+cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *a,
+                                          const cmrs_device_csr *a_on_device, const cmrscl_csr *t,
+                                          const double *diag_inv, double omega, size_t batch,
+                                          cmrscl_csr *p, cmrs_device_csr *keep)
+{
+    *p = (cmrscl_csr){0};
+    if (keep)
+        *keep = (cmrs_device_csr){0};
+    galerkin_run g;
+    cmrs_device_csr da = {0}, dt = {0}, dp = {0};
+    const cmrs_device_csr *ad = a_on_device && a_on_device->ptr ? a_on_device : &da;
+    double t0 = cmrscl_seconds();
+    cmrscl_status st = run_open(ctx, (size_t)a->rows, batch, &g);
+    if (st == CMRSCL_OK && ad == &da)
+        st = cmrs_device_csr_upload(g.ctx, a, &da);
+    if (st == CMRSCL_OK)
+        st = cmrs_device_csr_upload(g.ctx, t, &dt);
+    if (st == CMRSCL_OK)
+        st = product(&g, ad, &dt, &dp);
+    if (st == CMRSCL_OK)
+        st = smooth(&g, &dp, &dt, diag_inv, omega);
+    double t1 = cmrscl_seconds();
+    if (st == CMRSCL_OK)
+        st = to_host(&g, &dp, p);
+    cmrs_device_csr_release(&da), cmrs_device_csr_release(&dt);
+    if (st == CMRSCL_OK && keep)
+        *keep = dp;
+    else
+        cmrs_device_csr_release(&dp);
+    run_close(&g);
+    cmrscl_trace("AMG prolongator on the device, %d rows: A T smoothed %.3f s, P back %.3f (ends "
+                 "at %.3f)",
+                 (int)a->rows, t1 - t0, cmrscl_seconds() - t1, cmrscl_seconds());
+    return st;
+}
+
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
                                        const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
-                                       size_t batch, cmrscl_csr *c, cmrscl_csr *r_made)
+                                       const cmrs_device_csr *p_on_device, size_t batch,
+                                       cmrscl_csr *c, cmrscl_csr *r_made)
 {
     *c = (cmrscl_csr){0};
     if (r_made)
         *r_made = (cmrscl_csr){0};
-    if (!ctx->info.fp64)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG Galerkin product on the device: the device has no fp64");
-    galerkin_run g = {.ctx = ctx, .l = cmrs_launcher_make(ctx)};
-    size_t most = (size_t)(a->rows > p->cols ? a->rows : p->cols);
-    uint64_t bytes = SPGEMM_BATCH_BYTES;
-    bytes = bytes < ctx->info.global_mem_bytes / 8 ? bytes : ctx->info.global_mem_bytes / 8;
-    bytes = bytes < ctx->info.max_alloc_bytes / 2 ? bytes : ctx->info.max_alloc_bytes / 2;
-    g.batch = batch ? batch : (size_t)bytes / ((size_t)SPGEMM_TABLE * 12);
-    if (g.batch < 1)
-        g.batch = 1;
-    if (g.batch > most)
-        g.batch = most;
+    galerkin_run g;
     cmrs_device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
     const cmrs_device_csr *ad = a_on_device && a_on_device->ptr ? a_on_device : &da;
+    const cmrs_device_csr *pd = p_on_device && p_on_device->ptr ? p_on_device : &dp;
     double t[7] = {cmrscl_seconds()}; /* the steps' ends, for CMRSCL_TRACE */
-    cmrscl_status st = make_kernels(&g);
-    if (st == CMRSCL_OK)
-        st = buffer(g.ctx, g.batch * SPGEMM_TABLE * 4, &g.keys);
-    if (st == CMRSCL_OK)
-        st = buffer(g.ctx, g.batch * SPGEMM_TABLE * 8, &g.sums);
+    cmrscl_status st = run_open(ctx, (size_t)(a->rows > p->cols ? a->rows : p->cols), batch, &g);
     if (st == CMRSCL_OK && ad == &da)
         st = cmrs_device_csr_upload(g.ctx, a, &da);
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && pd == &dp)
         st = cmrs_device_csr_upload(g.ctx, p, &dp);
     t[1] = cmrscl_seconds();
     if (st == CMRSCL_OK)
-        st = product(&g, ad, &dp, &ap);
+        st = product(&g, ad, pd, &ap);
     cmrs_device_csr_release(&da);
     t[2] = cmrscl_seconds();
     if (st == CMRSCL_OK)
-        st = r ? cmrs_device_csr_upload(g.ctx, r, &dr) : transpose(&g, &dp, &dr);
+        st = r ? cmrs_device_csr_upload(g.ctx, r, &dr) : transpose(&g, pd, &dr);
     cmrs_device_csr_release(&dp);
     t[3] = cmrscl_seconds();
     if (st == CMRSCL_OK)
@@ -427,13 +540,6 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
                  "%.3f, R %.3f, R (A P) %.3f, C back %.3f, R back %.3f (ends at %.3f)",
                  (int)a->rows, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4],
                  t[6] - t[5], t[6]);
-    cl_mem mem[] = {g.keys, g.sums};
-    for (int i = 0; i < 2; ++i)
-        if (mem[i])
-            clReleaseMemObject(mem[i]);
-    cl_kernel k[] = {g.count, g.fill, g.t_count, g.t_scatter, g.t_sort};
-    for (int i = 0; i < 5; ++i)
-        if (k[i])
-            clReleaseKernel(k[i]);
+    run_close(&g);
     return st;
 }

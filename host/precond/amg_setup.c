@@ -83,6 +83,20 @@ static void smooth_prolongator(const cmrs_amg_level *l, double omega, cmrscl_csr
     cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(p->rows), smooth_piece, &job);
 }
 
+/* P = T - omega D^-1 (A T): the sink's (elsewhere), or - where it fails - the host's; A T is
+ * in P already where the host made it beside rho. */
+static cmrscl_status smoothed(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv, double omega,
+                              bool elsewhere)
+{
+    if (elsewhere &&
+        sink->prolongator(sink->ctx, l, &lv->A, &lv->T, lv->diag_inv, omega, &lv->P) == CMRSCL_OK)
+        return CMRSCL_OK;
+    cmrscl_status st = elsewhere ? cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P) : CMRSCL_OK;
+    if (st == CMRSCL_OK)
+        smooth_prolongator(lv, omega, &lv->P);
+    return st;
+}
+
 static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
 {
     *out = (cmrscl_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
@@ -115,6 +129,7 @@ typedef struct rho_task {
     bool decide; /* level 0: whether the hierarchy is symmetric is decided here first (R A P
                     with R = P^T is, up to the rounding of its sums) */
     bool symmetric, pending, applied;
+    atomic_bool done; /* the estimate is in (read before the join, so the set-up can tell) */
     int steps;
     double rho, seconds;
     cmrscl_status st;
@@ -137,6 +152,8 @@ static void *rho_run(void *arg)
     if (t->st != CMRSCL_OK)
         snprintf(t->message, sizeof t->message, "%s", cmrscl_last_error());
     t->seconds = cmrscl_seconds() - t0;
+    cmrscl_trace("AMG level %d: rho from %.3f to %.3f", t->index, t0, t0 + t->seconds);
+    atomic_store(&t->done, true);
     return NULL;
 }
 
@@ -151,6 +168,7 @@ static void rho_start(rho_task *t, cmrs_amg_hierarchy *h, int l, int steps, bool
                     .decide = l == 0,
                     .symmetric = h->symmetric,
                     .steps = steps};
+    atomic_init(&t->done, false);
     t->pending = beside && pthread_create(&t->id, NULL, rho_run, t) == 0;
     if (!t->pending)
         rho_run(t);
@@ -231,17 +249,28 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
         else
             free(c.node_ptr);
     }
-    /* A T needs no omega: it is made while the estimate of rho may still be running. The
-     * estimate is done before P (plain aggregation needs none, but the sink's estimate may
-     * leave the level's A on the device for the Galerkin product) */
-    if (st == CMRSCL_OK && o->smooth)
+    /* On the host A T needs no omega: it is made while the estimate of rho may still be
+     * running, in its shadow. Once the estimate is in, P is asked of the sink (a device, which
+     * has the level's A from the estimate, and keeps P for the Galerkin product) - the same
+     * bits either way, so the choice costs only time (docs/dev/PERFORMANCE.md,
+     * PROLONGATOR_ON_DEVICE). The estimate is done before P in any case (plain aggregation
+     * needs none, but the sink's estimate may leave the level's A on the device for the
+     * Galerkin product) */
+    bool elsewhere = o->smooth && sink && sink->prolongator &&
+                     (int64_t)lv->A.rows >= sink->device_rows &&
+                     (sink->wait_for_rho || atomic_load(&rho->done));
+    double tt = cmrscl_seconds();
+    if (st == CMRSCL_OK && o->smooth && !elsewhere)
         st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
     if (st == CMRSCL_OK)
         st = rho_finish(rho, h, o);
+    double trho = cmrscl_seconds();
     if (st == CMRSCL_OK && o->smooth)
-        smooth_prolongator(lv, o->smooth_scale / lv->rho, &lv->P);
+        st = smoothed(sink, l, lv, o->smooth_scale / lv->rho, elsewhere);
     else if (st == CMRSCL_OK)
         st = copy_csr(&lv->T, &lv->P);
+    cmrscl_trace("AMG level %d: aggregates at %.3f, T at %.3f, rho joined at %.3f, P at %.3f%s", l,
+                 t2, tt, trho, cmrscl_seconds(), elsewhere ? " (asked of the device)" : "");
     if (st == CMRSCL_OK)
         tell(sink, l, AMG_OPERATOR_P, &lv->P);
     double t3 = cmrscl_seconds();
@@ -275,6 +304,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         st = cmrs_amg_strength(lv->node_ptr ? &nodes : &lv->A, o->theta, &s);
     cmrscl_csr_free(&nodes);
     double t1 = cmrscl_seconds();
+    cmrscl_trace("AMG level %d: strength from %.3f to %.3f", l, t0, t1);
     h->times.strength += t1 - t0;
     lv->aggregate = cmrscl_alloc((size_t)lv->A.rows, sizeof(int32_t));
     if (st == CMRSCL_OK && !lv->aggregate)

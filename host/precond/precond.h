@@ -83,6 +83,11 @@ typedef enum cmrs_amg_operator { AMG_OPERATOR_A, AMG_OPERATOR_P, AMG_OPERATOR_R 
 typedef struct cmrs_amg_sink {
     void (*ready)(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m);
     void (*wait)(void *ctx);
+    /* may be NULL: level l's smoothed prolongator p = t - omega D^-1 (a t), made elsewhere (a
+     * device) and the same bits as the host's; called once the level's estimate of rho is in,
+     * for levels of device_rows rows or more. On failure (p empty) the set-up makes it itself */
+    cmrscl_status (*prolongator)(void *ctx, int level, const cmrscl_csr *a, const cmrscl_csr *t,
+                                 const double *diag_inv, double omega, cmrscl_csr *p);
     /* may be NULL: level l's r = p^T and c = r a p, made elsewhere (a device) and the same
      * bits as cmrscl_csr_transpose's and cmrs_amg_galerkin's. On failure (c empty) the set-up
      * makes c itself, and r too where it is empty */
@@ -94,6 +99,11 @@ typedef struct cmrs_amg_sink {
     cmrscl_status (*rho)(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
                          bool symmetric, int steps, double *rho);
     void *ctx;
+    /* the levels whose prolongator the sink makes: this many rows or more (INT64_MAX: none),
+     * where the level's estimate of rho is in once T is made (else the host makes A T in the
+     * estimate's shadow) - or, with wait_for_rho, always, once the estimate is in */
+    int64_t device_rows;
+    bool wait_for_rho;
 } cmrs_amg_sink;
 
 CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
@@ -249,15 +259,24 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size
 /* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device, `batch` rows a launch
  * (0: as many as the tables' memory allows; the tests ask for a few). r NULL: p's transpose,
  * made there (cmrscl_csr_transpose's, bit for bit) and read back into r_made (may be NULL;
- * left empty where it was not made or its read failed, even if c was). a_on_device (may be
- * NULL): a already there, which is not uploaded again. ERROR_UNSUPPORTED where the device has
- * no fp64, a row of a product has more columns than its table holds or a product more than
- * 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r,
-                                                     const cmrscl_csr *a,
-                                                     const cmrs_device_csr *a_on_device,
-                                                     const cmrscl_csr *p, size_t batch,
-                                                     cmrscl_csr *c, cmrscl_csr *r_made);
+ * left empty where it was not made or its read failed, even if c was). a_on_device,
+ * p_on_device (may be NULL): a, p already there, not uploaded again. ERROR_UNSUPPORTED where the
+ * device has no fp64, a row of a product has more columns than its table holds or a product more
+ * than 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(
+    cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
+    const cmrs_device_csr *a_on_device, const cmrscl_csr *p, const cmrs_device_csr *p_on_device,
+    size_t batch, cmrscl_csr *c, cmrscl_csr *r_made);
+/* p = t - omega D^-1 (a t), the smoothed prolongator (the host's, bit for bit: a t as
+ * cmrs_amg_spgemm makes it, then amg_setup.c's smoothing), made on ctx's device and read back;
+ * diag_inv: D^-1, rows of a. a_on_device and batch as for the Galerkin product; keep (may be
+ * NULL): p's copy on the device, now the caller's, for that product (empty on failure). The
+ * Galerkin product's errors; on failure p is empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *a,
+                                                        const cmrs_device_csr *a_on_device,
+                                                        const cmrscl_csr *t, const double *diag_inv,
+                                                        double omega, size_t batch, cmrscl_csr *p,
+                                                        cmrs_device_csr *keep);
 
 /* ---- amg_rho_device.c: the estimate of rho on the device ---- */
 
@@ -356,6 +375,8 @@ CMRSCL_HIDDEN cmrscl_matrix cmrs_amg_builder_take(cmrs_amg_builder *b, int level
                                                   cmrs_amg_operator which);
 /* How many of the set-up's Galerkin products b's device made (the others the host did). */
 CMRSCL_HIDDEN int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b);
+/* How many of the set-up's smoothed prolongators b's device made. */
+CMRSCL_HIDDEN int cmrs_amg_builder_prolongators(const cmrs_amg_builder *b);
 /* How many of the set-up's estimates of rho b's device made (once the set-up has returned). */
 CMRSCL_HIDDEN int cmrs_amg_builder_rhos(const cmrs_amg_builder *b);
 /* Waits, then frees b and the matrices not taken. */

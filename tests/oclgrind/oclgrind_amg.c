@@ -85,8 +85,8 @@ static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
 
 /* The set-up's kernels on the device (host/precond/amg_galerkin.c, cl/spgemm.cl;
  * amg_rho_device.c, cl/amg_rho.cl): each level's estimate of rho by Lanczos and by the power
- * method, and each Galerkin product R (A P) with R transposed there, in batches of 5 rows -
- * all the host's bits. */
+ * method, its smoothed prolongator, and its Galerkin product R (A P) from that P with R
+ * transposed there, in batches of 5 rows - all the host's bits. */
 int run_galerkin(const env *e)
 {
     cmrscl_csr a = {0};
@@ -109,14 +109,20 @@ int run_galerkin(const env *e)
         }
     for (int l = 0; !test_failures && l + 1 < h.levels; ++l) {
         const cmrs_amg_level *lv = &h.level[l];
-        cmrscl_csr c = {0}, r = {0};
-        CHECK_OK(cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, 5, &c, &r));
-        CHECK_MSG(same_csr(&c, &h.level[l + 1].A) && same_csr(&r, &lv->R),
-                  "level %d: R (A P) or R on the device is not the host's", l);
+        cmrscl_csr c = {0}, r = {0}, p = {0};
+        cmrs_device_csr p_on_device = {0};
+        CHECK_OK(cmrs_amg_prolongator_device(e->ctx, &lv->A, NULL, &lv->T, lv->diag_inv,
+                                             o.smooth_scale / lv->rho, 5, &p, &p_on_device));
+        CHECK_OK(
+            cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, &p_on_device, 5, &c, &r));
+        CHECK_MSG(same_csr(&p, &lv->P) && same_csr(&c, &h.level[l + 1].A) && same_csr(&r, &lv->R),
+                  "level %d: P, R (A P) or R on the device is not the host's", l);
+        cmrs_device_csr_release(&p_on_device);
+        cmrscl_csr_free(&p);
         cmrscl_csr_free(&c);
         cmrscl_csr_free(&r);
     }
-    printf("convdiff:10: %d levels, rho (both methods), R and R A P on the device the host's\n",
+    printf("convdiff:10: %d levels, rho (both methods), P, R and R A P on the device the host's\n",
            h.levels);
     cmrs_amg_free(&h);
     cmrscl_csr_free(&a);
