@@ -146,7 +146,8 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
     cmrscl_csr_free(&a);
 }
 
-/* A dense row of 1,100 columns in A P (P the identity): too many for a row's table. */
+/* A dense row of 1,100 columns in A P (P the identity), then in R (A P) alone: too many for a
+ * row's table. */
 static void check_overflow(cmrscl_context ctx)
 {
     cmrscl_csr a, eye = {0};
@@ -167,6 +168,30 @@ static void check_overflow(cmrscl_context ctx)
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
                   test_contains(cmrscl_last_error(), "more than 1024 columns"),
               "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+    /* Only the second product overflows: A = I, P = I with every row's column 0 set too, so A P
+     * has rows of two columns and R = P^T a row of n, whose R (A P) row has n columns. R, made
+     * on the device, still comes back - the host's product takes it (amg_setup.c) - and is the
+     * host's transpose. */
+    cmrscl_csr p = {n,
+                    n,
+                    2 * (int64_t)n - 1,
+                    malloc(sizeof(int64_t) * ((size_t)n + 1)),
+                    malloc(sizeof(int32_t) * 2 * (size_t)n),
+                    malloc(sizeof(double) * 2 * (size_t)n)},
+               r = {0}, want = {0};
+    p.row_ptr[0] = 0;
+    for (int32_t i = 0, k = 0; i < n; ++i) {
+        p.col_ind[k] = 0, p.values[k++] = 0.5;
+        if (i > 0)
+            p.col_ind[k] = i, p.values[k++] = 1.0 + i;
+        p.row_ptr[i + 1] = k;
+    }
+    st = cmrs_amg_galerkin_device(ctx, NULL, &eye, NULL, &p, NULL, 0, &c, &r);
+    CHECK_OK(cmrscl_csr_transpose(&p, &want));
+    CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && !c.row_ptr && same_csr(&r, &want),
+              "R (A P) with a row of %d columns: %s (%s), R %s", (int)n, cmrscl_status_name(st),
+              cmrscl_last_error(), r.row_ptr ? "not the host's" : "not read back");
+    cmrscl_csr_free(&p), cmrscl_csr_free(&r), cmrscl_csr_free(&want);
     cmrscl_csr_free(&eye);
     cmrscl_csr_free(&a);
 }

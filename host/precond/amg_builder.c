@@ -15,12 +15,12 @@
  * parallel passes split their rows evenly among all of its threads, and a share held back on
  * an oversubscribed core holds back the whole pass, so all of them for the builder as well cost
  * the host's phases what the builder saved; fewer than a quarter left the builder's work
- * unfinished when the host's was done. Where the GPU makes level 0's Galerkin product the
- * host's cores wait on it meanwhile, and the builder takes half of them: with a quarter it was
- * still converting when the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE). While the
- * host's set-up waits on the GPU's Galerkin product, and once it is done and waits for the
- * builder, the builder's passes take every thread - the pass under way keeps its share, the
- * next ones read the raised limit.
+ * unfinished when the host's was done. Where a GPU makes level 0's products the builder takes
+ * half of them while the host's own passes run: with a quarter it was still converting when
+ * the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE). While the host's set-up waits
+ * on the GPU's prolongator or Galerkin product, and once it is done and waits for the builder,
+ * the builder's passes take every thread - the pass under way keeps its share, the next ones
+ * read the raised limit.
  *
  * The operators are made one after another, in the order told: each job's thread first
  * joins the one before it, so one builder thread runs at a time, and nothing but the caller's
@@ -34,10 +34,10 @@
 #include <string.h>
 
 #define BUILDER_SHARE 4
-/* Levels of this many rows or more have their Galerkin product and their estimate of rho made
- * on a GPU (amg_galerkin.c, amg_rho_device.c): both measured faster from 1 M rows to 16.8 M;
- * smaller levels, not measured, stay on the host (docs/dev/PERFORMANCE.md,
- * GALERKIN_DEVICE_ROWS). */
+/* Levels of this many rows or more have their Galerkin product, their estimate of rho and
+ * (where the estimate is in by then) their smoothed prolongator made on a GPU (amg_galerkin.c,
+ * amg_rho_device.c): measured faster from 1 M rows to 16.8 M; smaller levels, not measured,
+ * stay on the host (docs/dev/PERFORMANCE.md, GALERKIN_DEVICE_ROWS, PROLONGATOR_ON_DEVICE). */
 #define GALERKIN_DEVICE_ROWS 1000000
 
 typedef struct builder_job {
@@ -58,10 +58,11 @@ struct cmrs_amg_builder {
     builder_job *first, *last;
     bool joined;         /* the last job's thread, if any, is joined */
     bool failed;         /* a job failed: those after it do not run */
-    atomic_int share;    /* the threads its conversions take: a quarter or half of
-                            them while the host's set-up runs, all once it waits (0) */
-    int64_t device_rows; /* levels of this many rows make their Galerkin product and rho on
-                            the device (device_rows_of); INT64_MAX: none */
+    atomic_int share;    /* the threads its conversions take: a quarter or half of them
+                            while the host's passes run, all (0) while it waits on the
+                            device or for the builder */
+    int64_t device_rows; /* levels of this many rows make their Galerkin product, rho and
+                            prolongator on the device (device_rows_of); INT64_MAX: none */
     int galerkins;       /* Galerkin products the device made */
     int prolongators;    /* smoothed prolongators the device made */
     int rhos;            /* estimates of rho the device made (on the estimates' threads, one
@@ -228,6 +229,8 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
 
 cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
+    if (!b) /* (a sink that makes nothing) */
+        return (cmrs_amg_sink){.device_rows = INT64_MAX};
     /* (CMRSCL_AMG_GALERKIN=device: every level's P too, whenever its estimate is in) */
     return (cmrs_amg_sink){.ready = builder_ready,
                            .wait = builder_wait,

@@ -113,12 +113,13 @@ cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a, cm
     *out = (cmrs_device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
     if (a->nnz > INT32_MAX)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG Galerkin product on the device: %lld entries (at most 2^31 - 1)",
+                           "AMG set-up on the device: %lld entries (at most 2^31 - 1)",
                            (long long)a->nnz);
     int32_t *ptr = narrow_ptr(a->row_ptr, a->rows);
     size_t n = (size_t)a->nnz;
-    cmrscl_status st = ptr ? buffer(ctx, ((size_t)a->rows + 1) * 4, &out->ptr)
-                           : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
+    cmrscl_status st =
+        ptr ? buffer(ctx, ((size_t)a->rows + 1) * 4, &out->ptr)
+            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
     if (st == CMRSCL_OK)
         st = buffer(ctx, n * 4, &out->col);
     if (st == CMRSCL_OK)
@@ -195,7 +196,7 @@ static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz)
     int32_t *failed = calloc((size_t)threads, sizeof *failed);
     if (!total || !failed) {
         free(total), free(failed);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
     }
     starts_job job = {rows, n, total, failed, false};
     cmrs_parallel_run(threads, starts_share, &job);
@@ -208,10 +209,11 @@ static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz)
     }
     cmrscl_status st = CMRSCL_OK;
     if (bad >= 0 || sum > INT32_MAX)
-        st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                         bad >= 0 ? "AMG Galerkin product: row %d has more than %d columns"
-                                  : "AMG Galerkin product: more than 2^31 - 1 entries (%d rows)",
-                         bad >= 0 ? (int)bad : (int)n, SPGEMM_TABLE);
+        st = cmrscl_fail(
+            CMRSCL_ERROR_UNSUPPORTED,
+            bad >= 0 ? "AMG set-up's product on the device: row %d has more than %d columns"
+                     : "AMG set-up's product on the device: more than 2^31 - 1 entries (%d rows)",
+            bad >= 0 ? (int)bad : (int)n, SPGEMM_TABLE);
     if (st == CMRSCL_OK) {
         job.place = true;
         cmrs_parallel_run(threads, starts_share, &job);
@@ -255,8 +257,9 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     *c = (cmrs_device_csr){a->rows, b->cols, 0, NULL, NULL, NULL};
     cl_mem count = NULL;
     int32_t *rows = malloc(((size_t)a->rows + 1) * sizeof *rows);
-    cmrscl_status st = rows ? buffer(g->ctx, ((size_t)a->rows + 1) * 4, &count)
-                            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product");
+    cmrscl_status st =
+        rows ? buffer(g->ctx, ((size_t)a->rows + 1) * 4, &count)
+             : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
     cl_int err = CL_SUCCESS;
     for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
          first += (int32_t)g->batch) {
@@ -296,7 +299,8 @@ static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cm
     if (!ptr || !out->row_ptr || !out->col_ind || !out->values) {
         free(ptr);
         cmrscl_csr_free(out);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG Galerkin product: %lld entries",
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                           "AMG set-up on the device, reading back %lld entries",
                            (long long)c->nnz);
     }
     cl_int err = cmrs_download(g->ctx, c->ptr, 0, ((size_t)c->rows + 1) * 4, ptr);
@@ -310,7 +314,7 @@ static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cm
     if (err == CL_SUCCESS)
         return CMRSCL_OK;
     cmrscl_csr_free(out);
-    return cmrscl_fail_cl(err, "clEnqueueReadBuffer (AMG Galerkin product)");
+    return cmrscl_fail_cl(err, "clEnqueueReadBuffer (AMG set-up on the device)");
 }
 
 cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file, const char *options, int count,

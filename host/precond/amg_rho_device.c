@@ -5,7 +5,7 @@
  * milliseconds. Its pieces' sums are the host's bit for bit (cl/amg_rho.cl), so the estimate
  * is: the hierarchy is the same whichever made it. A and the vectors go to the device once;
  * each pass is two launches and a read of its pieces' sums. A may stay there for the caller
- * (the builder keeps it for the level's Galerkin product, amg_builder.c). */
+ * (the builder keeps it for the level's prolongator and Galerkin product, amg_builder.c). */
 #include "precond/precond.h"
 
 #include "exec/convert_launch.h"

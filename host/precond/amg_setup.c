@@ -117,8 +117,8 @@ static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
 /* Level l's estimate of rho(D^-1 A). Nothing needs it before the level's prolongator is
  * smoothed, so its Lanczos steps - bound by the host's memory bandwidth, each on the host's
  * threads - run on a thread of their own beside strength, aggregation (whose greedy passes
- * keep one core), T and the product A T, which needs no omega; the level's phases may then
- * add up to more than the set-up took.
+ * keep one core), T and the host's product A T, which needs no omega (build_level); the
+ * level's phases may then add up to more than the set-up took.
  * The estimate is the same bits wherever it runs (amg_rho.c adds its sums in a fixed order),
  * on the host or - where the sink takes it - on a device (amg_rho_device.c). A thread that
  * cannot be started leaves the steps to the caller's. */
@@ -202,7 +202,7 @@ static cmrscl_status rho_finish(rho_task *t, cmrs_amg_hierarchy *h, const cmrs_a
 /* Tells sink (may be NULL) of level l's operator `which`. */
 static void tell(const cmrs_amg_sink *sink, int l, cmrs_amg_operator which, const cmrscl_csr *m)
 {
-    if (sink)
+    if (sink && sink->ready)
         sink->ready(sink->ctx, l, which, m);
 }
 
@@ -507,7 +507,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     h.coarse_rows = last->A.rows;
     h.times.coarse_inverse = cmrscl_seconds() - t;
     if (st != CMRSCL_OK) {
-        if (sink) /* nothing told may be read once freed */
+        if (sink && sink->wait) /* nothing told may be read once freed */
             sink->wait(sink->ctx);
         /* a failed coarsen may have built level l + 1's A or candidate: free them too */
         if (h.levels < o->max_levels &&

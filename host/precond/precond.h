@@ -78,7 +78,7 @@ typedef struct cmrs_amg_hierarchy {
  * A once its aggregates coarsen it, then its P and R when they are made. It stays unchanged at
  * that address until the hierarchy is freed, so its device copy can be made while the host goes
  * on (amg_builder.c). wait returns once nothing reads the operators told: the set-up calls it
- * before it frees a hierarchy that failed. */
+ * before it frees a hierarchy that failed. Any hook may be NULL: the set-up then does without. */
 typedef enum cmrs_amg_operator { AMG_OPERATOR_A, AMG_OPERATOR_P, AMG_OPERATOR_R } cmrs_amg_operator;
 typedef struct cmrs_amg_sink {
     void (*ready)(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m);
