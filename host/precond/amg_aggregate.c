@@ -135,8 +135,41 @@ oom:
                        (int)a->rows);
 }
 
+/* Whether every off-diagonal entry of a is strong at theta: theta 0 and none stored as zero
+ * (a row's scan stops at its first), in pieces on the host's threads. */
+typedef struct zeros_job {
+    const cmrscl_csr *a;
+    atomic_bool found;
+} zeros_job;
+
+static void zeros_piece(void *ctx, int64_t piece)
+{
+    zeros_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, a->rows, &begin, &end);
+    for (int64_t i = begin; i < end && !atomic_load_explicit(&j->found, memory_order_relaxed); ++i)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            if (a->values[k] == 0 && a->col_ind[k] != i) {
+                atomic_store(&j->found, true);
+                break;
+            }
+}
+
+bool cmrs_amg_all_strong(const cmrscl_csr *a, double theta)
+{
+    if (theta != 0)
+        return false;
+    zeros_job job = {.a = a};
+    atomic_init(&job.found, false);
+    cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(a->rows), zeros_piece, &job);
+    return !atomic_load(&job.found);
+}
+
 /* Pass 1: a row with neighbours, none of them aggregated yet, roots a new aggregate of
- * itself and all its neighbours. Marks: -2 free, -3 isolated. */
+ * itself and all its neighbours. Marks: -2 free, -3 isolated. A row's own column, where s
+ * stores it (a matrix all of whose couplings are strong), is no neighbour: it is free when
+ * read here and aggregated with the row - no decision of any pass changes with it. */
 enum { FREE = -2, ISOLATED = -3 };
 
 static int32_t aggregate_pass1(const cmrscl_csr *s, int32_t *agg, bool *from_pass1)
@@ -146,7 +179,7 @@ static int32_t aggregate_pass1(const cmrscl_csr *s, int32_t *agg, bool *from_pas
         if (agg[i] != FREE)
             continue;
         int64_t begin = s->row_ptr[i], end = s->row_ptr[i + 1];
-        if (begin == end) {
+        if (begin == end || (end - begin == 1 && s->col_ind[begin] == i)) {
             agg[i] = ISOLATED;
             continue;
         }

@@ -295,14 +295,17 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         return build_level(h, l, o, *count, cmrscl_seconds(), rho, sink);
     }
     /* with nodes of several unknowns, strength and aggregation on the matrix of the nodes,
-     * each unknown then in its node's aggregate */
+     * each unknown then in its node's aggregate; where every coupling is strong, on that
+     * matrix itself */
     cmrscl_csr s = {0}, nodes = {0};
     double t0 = cmrscl_seconds();
     cmrscl_status st =
         lv->node_ptr ? cmrs_amg_amalgamate(&lv->A, lv->node_ptr, lv->nodes, &nodes) : CMRSCL_OK;
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_strength(lv->node_ptr ? &nodes : &lv->A, o->theta, &s);
-    cmrscl_csr_free(&nodes);
+    const cmrscl_csr *m = lv->node_ptr ? &nodes : &lv->A, *strong = &s;
+    if (st == CMRSCL_OK && cmrs_amg_all_strong(m, o->theta))
+        strong = m;
+    else if (st == CMRSCL_OK)
+        st = cmrs_amg_strength(m, o->theta, &s);
     double t1 = cmrscl_seconds();
     cmrscl_trace("AMG level %d: strength from %.3f to %.3f", l, t0, t1);
     h->times.strength += t1 - t0;
@@ -311,8 +314,8 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregates: %d rows",
                          (int)lv->A.rows);
     if (st == CMRSCL_OK)
-        st = cmrs_amg_aggregate(&s, lv->aggregate, count);
-    cmrscl_csr_free(&s);
+        st = cmrs_amg_aggregate(strong, lv->aggregate, count);
+    cmrscl_csr_free(&s), cmrscl_csr_free(&nodes);
     if (st == CMRSCL_OK && lv->node_ptr) { /* the nodes' aggregates to their unknowns' */
         int32_t *of_node = lv->aggregate;
         lv->aggregate = cmrscl_alloc((size_t)lv->A.rows, sizeof(int32_t));

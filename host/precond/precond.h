@@ -189,11 +189,17 @@ CMRSCL_HIDDEN void cmrs_amg_rho_add(const double *sums, int64_t pieces, double s
 /* The strong off-diagonal couplings of a (PyAMG's 'symmetric' measure) as a pattern (values
  * NULL): |a_ij| >= theta sqrt(|a_ii a_jj|), explicit zeros never strong. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s);
+/* Whether every off-diagonal entry of a is strong at theta (theta 0, none stored as zero):
+ * then a itself serves cmrs_amg_aggregate as the strength's pattern, the same aggregates, and
+ * strength need not be made (a pass over a's values, where strength takes three and writes
+ * a pattern of its size). */
+CMRSCL_HIDDEN bool cmrs_amg_all_strong(const cmrscl_csr *a, double theta);
 /* PyAMG's standard aggregation on the pattern s, three greedy passes over the rows in order:
  * (1) a row whose neighbours are all free roots an aggregate of itself and them; (2) a free
  * row joins the aggregate of its first neighbour aggregated in pass 1; (3) a row still free
  * roots an aggregate of itself and its free neighbours. Rows without neighbours stay out
- * (-1). aggregate[rows]; *count the number of aggregates. */
+ * (-1). A row's own column, where s stores it, is no neighbour. aggregate[rows]; *count the
+ * number of aggregates. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate,
                                                int32_t *count);
 /* ---- amg_tentative.c: the candidates carried to the coarse level, nodes ---- */
