@@ -39,6 +39,6 @@ int run_solve(const env *e, cmrscl_precision prec);
 int run_chain(const env *e, cmrscl_precision prec);
 /* The AMG V-cycle's kernels in one cycle (test_oclgrind amg float|double, oclgrind_amg.c). */
 int run_amg(const env *e, cmrscl_precision prec);
-int run_galerkin(const env *e);
+int run_galerkin(const env *e, bool prolongator_only);
 
 #endif
