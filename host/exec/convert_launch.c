@@ -5,7 +5,7 @@
 
 launcher cmrs_launcher_make(cmrscl_context ctx)
 {
-    launcher l = {ctx, ctx->queue, false, NULL};
+    launcher l = {ctx, ctx->queue, false, NULL, CONVERT_GROUP};
     cl_command_queue_properties props = 0;
     clGetCommandQueueInfo(l.queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     l.out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
@@ -53,7 +53,7 @@ cmrscl_status cmrs_launch_enqueue(const launcher *l, cl_kernel k, size_t items, 
 {
     if (items == 0)
         return CMRSCL_OK;
-    size_t local = CONVERT_GROUP, global = (items + local - 1) / local * local;
+    size_t local = l->group, global = (items + local - 1) / local * local;
     cl_int err =
         clEnqueueNDRangeKernel(l->queue, k, 1, NULL, &global, &local, num_wait, wait, done);
     if (err == CL_SUCCESS)
@@ -85,6 +85,15 @@ cmrscl_status cmrs_launch_run(const launcher *l, const char *name, const launch_
     if (traced)
         clReleaseEvent(traced);
     return st;
+}
+
+cmrscl_status cmrs_launch_zero(const launcher *l, cl_mem buf, size_t bytes)
+{
+    const cl_int zero = 0;
+    cl_int err = clEnqueueFillBuffer(l->queue, buf, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = cmrs_launch_order_point(l);
+    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueFillBuffer");
 }
 
 cmrscl_status cmrs_launch_wait(cl_event *events, cl_uint n)

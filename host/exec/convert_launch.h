@@ -16,6 +16,7 @@ typedef struct launcher {
     cl_command_queue queue;
     bool out_of_order;
     cl_program program; /* convert.cl for the matrix's and the source's precision */
+    size_t group;       /* work-items a group: CONVERT_GROUP, or what other kernels run */
 } launcher;
 
 CMRSCL_HIDDEN launcher cmrs_launcher_make(cmrscl_context ctx);
@@ -36,7 +37,8 @@ typedef struct launch_arg {
 #define COUNT(args) ((int)(sizeof(args) / sizeof((args)[0])))
 
 CMRSCL_HIDDEN cmrscl_status cmrs_launch_set_args(cl_kernel k, const launch_arg *args, int n);
-/* Enqueues `items` work-items (none: nothing) of a kernel whose arguments are set. */
+/* Enqueues `items` work-items (none: nothing) of a kernel whose arguments are set, in groups
+ * of the launcher's size. */
 CMRSCL_HIDDEN cmrscl_status cmrs_launch_enqueue(const launcher *l, cl_kernel k, size_t items,
                                                 cl_uint num_wait, const cl_event *wait,
                                                 cl_event *done);
@@ -45,6 +47,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_launch_enqueue(const launcher *l, cl_kernel k, 
 CMRSCL_HIDDEN cmrscl_status cmrs_launch_run(const launcher *l, const char *name,
                                             const launch_arg *args, int nargs, size_t items,
                                             cl_event *done);
+/* `bytes` of buf zeroed (a multiple of 4), ordered before what follows. */
+CMRSCL_HIDDEN cmrscl_status cmrs_launch_zero(const launcher *l, cl_mem buf, size_t bytes);
 /* Waits for the events and releases them. */
 CMRSCL_HIDDEN cmrscl_status cmrs_launch_wait(cl_event *events, cl_uint n);
 /* Reads n 32-bit integers from buf[first...] (blocking). */

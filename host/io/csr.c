@@ -41,12 +41,47 @@ static void entry_share(const int64_t *row_ptr, int32_t rows, int t, int threads
     *r1 = t == threads - 1 ? rows : cmrs_csr_row_at(row_ptr, rows, e1);
 }
 
+/* Row pointers between 32 and 64 bits, on the host's threads (millions of rows, on the paths
+ * of matrix creation and AMG's set-up on the device). */
+typedef struct ptr_copy {
+    const int32_t *narrow_in;
+    const int64_t *wide_in;
+    int64_t *wide_out;
+    int32_t *narrow_out;
+    int64_t n;
+} ptr_copy;
+
+static void ptr_share(void *ctx, int t, int threads)
+{
+    const ptr_copy *c = ctx;
+    int64_t begin, end;
+    cmrs_parallel_range(c->n, t, threads, &begin, &end);
+    for (int64_t i = begin; i < end; ++i)
+        if (c->wide_out)
+            c->wide_out[i] = c->narrow_in[i];
+        else
+            c->narrow_out[i] = (int32_t)c->wide_in[i];
+}
+
+static void *copy_ptr(ptr_copy c, void *out)
+{
+    if (out)
+        cmrs_parallel_run(threads_for(c.n), ptr_share, &c);
+    return out;
+}
+
 int64_t *cmrs_csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows)
 {
-    int64_t *wide = cmrscl_alloc((size_t)rows + 1, sizeof *wide);
-    for (int64_t i = 0; wide && i <= rows; ++i)
-        wide[i] = row_ptr[i];
-    return wide;
+    int64_t *wide = cmrs_parallel_alloc((size_t)rows + 1, sizeof *wide);
+    return copy_ptr((ptr_copy){.narrow_in = row_ptr, .wide_out = wide, .n = (int64_t)rows + 1},
+                    wide);
+}
+
+int32_t *cmrs_csr_narrow_row_ptr(const int64_t *row_ptr, int32_t rows)
+{
+    int32_t *narrow = cmrs_parallel_alloc((size_t)rows + 1, sizeof *narrow);
+    return copy_ptr((ptr_copy){.wide_in = row_ptr, .narrow_out = narrow, .n = (int64_t)rows + 1},
+                    narrow);
 }
 
 /* ---- validation: the first offender of each thread's range, the lowest one reported ---- */

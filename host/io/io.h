@@ -81,6 +81,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_csr_validate_structure(int32_t rows, int32_t co
 CMRSCL_HIDDEN int64_t cmrs_csr_longest_row(int32_t rows, const int64_t *row_ptr);
 /* row_ptr widened to 64 bits (rows + 1 entries, malloc'ed; NULL when out of memory). */
 CMRSCL_HIDDEN int64_t *cmrs_csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows);
+/* ... and narrowed to 32 (the caller knows the entries fit). */
+CMRSCL_HIDDEN int32_t *cmrs_csr_narrow_row_ptr(const int64_t *row_ptr, int32_t rows);
 /* cmrscl_csr_validate, also saying whether the rows are sorted (rows_sorted may be NULL). */
 CMRSCL_HIDDEN cmrscl_status cmrs_csr_validate(const cmrscl_csr *csr, bool *rows_sorted);
 

@@ -91,9 +91,10 @@ static void *job_run(void *arg)
         cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made) != CMRSCL_OK;
     if (j->threaded)
         cmrs_parallel_limit(limit);
+    double t1 = cmrscl_seconds();
+    long long entries = (long long)j->csr->nnz;
     cmrscl_trace("AMG builder: level %d's %c (%lld entries) made in %.3f s (ends at %.3f)",
-                 j->level, "APR"[j->which], (long long)j -> csr -> nnz, cmrscl_seconds() - t0,
-                 cmrscl_seconds());
+                 j->level, "APR"[j->which], entries, t1 - t0, t1);
     return NULL;
 }
 

@@ -35,9 +35,9 @@ typedef struct galerkin_run {
     cl_kernel count, fill, t_count, t_scatter, t_sort, smooth;
     cl_mem keys, sums; /* the batch's tables */
     size_t batch;      /* rows a batch */
-    size_t local;      /* the launches' work-group: SPGEMM_GROUP, or the most the kernels run */
     /* the context's queue, a barrier after each launch where it runs out of order (the
-     * batches share the tables, the fills need the counts, the reads the fills) */
+     * batches share the tables, the fills need the counts, the reads the fills); its group:
+     * SPGEMM_GROUP, or the most the kernels run */
     launcher l;
 } galerkin_run;
 
@@ -69,45 +69,6 @@ cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, cons
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "upload (AMG set-up on the device)");
 }
 
-/* Row pointers between the host's int64 and the device's int32 (nnz <= INT32_MAX), on the
- * host's threads: a level's rows run to millions, and the copy is on the set-up's path. */
-typedef struct ptr_job {
-    const int64_t *wide_in;
-    const int32_t *narrow_in;
-    int64_t *wide_out;
-    int32_t *narrow_out;
-    int64_t n;
-} ptr_job;
-
-static void ptr_share(void *ctx, int thread, int threads)
-{
-    const ptr_job *j = ctx;
-    int64_t begin, end;
-    cmrs_parallel_range(j->n, thread, threads, &begin, &end);
-    for (int64_t i = begin; i < end; ++i)
-        if (j->wide_in)
-            j->narrow_out[i] = (int32_t)j->wide_in[i];
-        else
-            j->wide_out[i] = j->narrow_in[i];
-}
-
-static void copy_ptr(ptr_job job)
-{
-    int threads = cmrs_parallel_threads();
-    if ((int64_t)threads > job.n / 65536 + 1) /* a few rows: not worth a thread */
-        threads = (int)(job.n / 65536 + 1);
-    cmrs_parallel_run(threads, ptr_share, &job);
-}
-
-/* Row pointers as int32, malloc'ed. */
-static int32_t *narrow_ptr(const int64_t *ptr, int32_t rows)
-{
-    int32_t *p = cmrs_parallel_alloc((size_t)rows + 1, sizeof *p);
-    if (p)
-        copy_ptr((ptr_job){.wide_in = ptr, .narrow_out = p, .n = (int64_t)rows + 1});
-    return p;
-}
-
 cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a, cmrs_device_csr *out)
 {
     *out = (cmrs_device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
@@ -115,7 +76,7 @@ cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a, cm
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG set-up on the device: %lld entries (at most 2^31 - 1)",
                            (long long)a->nnz);
-    int32_t *ptr = narrow_ptr(a->row_ptr, a->rows);
+    int32_t *ptr = cmrs_csr_narrow_row_ptr(a->row_ptr, a->rows);
     size_t n = (size_t)a->nnz;
     cmrscl_status st =
         ptr ? buffer(ctx, ((size_t)a->rows + 1) * 4, &out->ptr)
@@ -144,17 +105,15 @@ static cl_uint batch_rows(const galerkin_run *g, int32_t rows, int32_t first)
 }
 
 /* The kernel k over rows [first, first + n) of the product, its arguments from 2 on. */
-static cl_int launch(const galerkin_run *g, cl_kernel k, cl_uint first, cl_uint n, int count,
-                     const cl_mem *mem)
+static cmrscl_status launch(const galerkin_run *g, cl_kernel k, cl_uint first, cl_uint n, int count,
+                            const cl_mem *mem)
 {
     cl_int err = clSetKernelArg(k, 0, sizeof first, &first);
     err |= clSetKernelArg(k, 1, sizeof n, &n);
     for (int i = 0; i < count; ++i)
         err |= clSetKernelArg(k, (cl_uint)(2 + i), sizeof(cl_mem), &mem[i]);
-    size_t local = g->local, global = (n + local - 1) / local * local;
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(g->l.queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
-    return err == CL_SUCCESS ? cmrs_launch_order_point(&g->l) : err;
+    return err == CL_SUCCESS ? cmrs_launch_enqueue(&g->l, k, n, 0, NULL, NULL)
+                             : cmrscl_fail_cl(err, "clSetKernelArg (AMG set-up on the device)");
 }
 
 /* Each thread's share of the rows' counts: summed, then turned into their starts in place. */
@@ -260,26 +219,17 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     cmrscl_status st =
         rows ? buffer(g->ctx, ((size_t)a->rows + 1) * 4, &count)
              : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
-    cl_int err = CL_SUCCESS;
-    for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
-         first += (int32_t)g->batch) {
-        cl_uint n = batch_rows(g, a->rows, first);
+    for (int32_t first = 0; st == CMRSCL_OK && first < a->rows; first += (int32_t)g->batch) {
         cl_mem mem[] = {a->ptr, a->col, b->ptr, b->col, g->keys, count};
-        err = launch(g, g->count, (cl_uint)first, n, 6, mem);
+        st = launch(g, g->count, (cl_uint)first, batch_rows(g, a->rows, first), 6, mem);
     }
-    if (st == CMRSCL_OK && err != CL_SUCCESS)
-        st = cmrscl_fail_cl(err, "spgemm_count");
     if (st == CMRSCL_OK)
         st = place_rows(g, count, rows, c);
-    for (int32_t first = 0; st == CMRSCL_OK && err == CL_SUCCESS && first < a->rows;
-         first += (int32_t)g->batch) {
-        cl_uint n = batch_rows(g, a->rows, first);
+    for (int32_t first = 0; st == CMRSCL_OK && first < a->rows; first += (int32_t)g->batch) {
         cl_mem mem[] = {a->ptr, a->col,  a->val,  b->ptr, b->col, b->val,
                         c->ptr, g->keys, g->sums, c->col, c->val};
-        err = launch(g, g->fill, (cl_uint)first, n, 11, mem);
+        st = launch(g, g->fill, (cl_uint)first, batch_rows(g, a->rows, first), 11, mem);
     }
-    if (st == CMRSCL_OK && err != CL_SUCCESS)
-        st = cmrscl_fail_cl(err, "spgemm_fill");
     if (count)
         clReleaseMemObject(count);
     free(rows);
@@ -293,10 +243,9 @@ static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cm
 {
     *out = (cmrscl_csr){c->rows, c->cols, c->nnz, NULL, NULL, NULL};
     int32_t *ptr = cmrs_parallel_alloc((size_t)c->rows + 1, sizeof *ptr);
-    out->row_ptr = cmrs_parallel_alloc((size_t)c->rows + 1, sizeof(int64_t));
     out->col_ind = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(int32_t));
     out->values = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(double));
-    if (!ptr || !out->row_ptr || !out->col_ind || !out->values) {
+    if (!ptr || !out->col_ind || !out->values) {
         free(ptr);
         cmrscl_csr_free(out);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
@@ -308,13 +257,13 @@ static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cm
         err = cmrs_download(g->ctx, c->col, 0, (size_t)c->nnz * 4, out->col_ind);
     if (err == CL_SUCCESS)
         err = cmrs_download(g->ctx, c->val, 0, (size_t)c->nnz * 8, out->values);
-    if (err == CL_SUCCESS)
-        copy_ptr((ptr_job){.narrow_in = ptr, .wide_out = out->row_ptr, .n = (int64_t)c->rows + 1});
+    if (err == CL_SUCCESS && !(out->row_ptr = cmrs_csr_widen_row_ptr(ptr, c->rows)))
+        err = CL_OUT_OF_HOST_MEMORY;
     free(ptr);
     if (err == CL_SUCCESS)
         return CMRSCL_OK;
     cmrscl_csr_free(out);
-    return cmrscl_fail_cl(err, "clEnqueueReadBuffer (AMG set-up on the device)");
+    return cmrscl_fail_cl(err, "reading back (AMG set-up on the device)");
 }
 
 cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file, const char *options, int count,
@@ -356,8 +305,8 @@ static cmrscl_status make_kernels(galerkin_run *g)
                                         "transpose_count", "transpose_scatter",
                                         "transpose_sort",  "smooth_prolongator"};
     cl_kernel k[6];
-    g->local = SPGEMM_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 6, names, k, &g->local);
+    g->l.group = SPGEMM_GROUP;
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 6, names, k, &g->l.group);
     g->count = k[0], g->fill = k[1], g->t_count = k[2], g->t_scatter = k[3], g->t_sort = k[4];
     g->smooth = k[5];
     return st;
@@ -373,32 +322,26 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
     int32_t *rows = malloc(ptr_bytes);
     cmrscl_status st = rows ? buffer(g->ctx, ptr_bytes, &next)
                             : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG transpose");
-    const cl_int zero = 0;
-    cl_int err = st == CMRSCL_OK ? clEnqueueFillBuffer(g->l.queue, next, &zero, sizeof zero, 0,
-                                                       ptr_bytes, 0, NULL, NULL)
-                                 : CL_SUCCESS;
-    if (err == CL_SUCCESS && st == CMRSCL_OK)
-        err = cmrs_launch_order_point(&g->l);
+    if (st == CMRSCL_OK)
+        st = cmrs_launch_zero(&g->l, next, ptr_bytes);
     cl_mem counted[] = {p->ptr, p->col, next};
-    if (err == CL_SUCCESS && st == CMRSCL_OK)
-        err = launch(g, g->t_count, 0, (cl_uint)p->rows, 3, counted);
-    if (err != CL_SUCCESS)
-        st = cmrscl_fail_cl(err, "AMG transpose on the device");
+    if (st == CMRSCL_OK)
+        st = launch(g, g->t_count, 0, (cl_uint)p->rows, 3, counted);
     if (st == CMRSCL_OK)
         st = place_rows(g, next, rows, t);
     if (st == CMRSCL_OK) { /* each row's next slot from its start */
-        err = clEnqueueCopyBuffer(g->l.queue, t->ptr, next, 0, 0, ptr_bytes, 0, NULL, NULL);
+        cl_int err = clEnqueueCopyBuffer(g->l.queue, t->ptr, next, 0, 0, ptr_bytes, 0, NULL, NULL);
         if (err == CL_SUCCESS)
             err = cmrs_launch_order_point(&g->l);
-        cl_mem scattered[] = {p->ptr, p->col, p->val, next, t->col, t->val};
-        if (err == CL_SUCCESS)
-            err = launch(g, g->t_scatter, 0, (cl_uint)p->rows, 6, scattered);
-        cl_mem sorted[] = {t->ptr, t->col, t->val};
-        if (err == CL_SUCCESS)
-            err = launch(g, g->t_sort, 0, (cl_uint)t->rows, 3, sorted);
         if (err != CL_SUCCESS)
             st = cmrscl_fail_cl(err, "AMG transpose on the device");
     }
+    cl_mem scattered[] = {p->ptr, p->col, p->val, next, t->col, t->val};
+    if (st == CMRSCL_OK)
+        st = launch(g, g->t_scatter, 0, (cl_uint)p->rows, 6, scattered);
+    cl_mem sorted[] = {t->ptr, t->col, t->val};
+    if (st == CMRSCL_OK)
+        st = launch(g, g->t_sort, 0, (cl_uint)t->rows, 3, sorted);
     if (next)
         clReleaseMemObject(next);
     free(rows);
@@ -452,12 +395,11 @@ static cmrscl_status smooth(const galerkin_run *g, const cmrs_device_csr *p,
     cmrscl_status st = buffer(g->ctx, bytes, &diag);
     if (st == CMRSCL_OK)
         st = cmrs_amg_upload(g->ctx, diag, bytes, diag_inv);
-    cl_int err = st == CMRSCL_OK ? clSetKernelArg(g->smooth, 9, sizeof omega, &omega) : CL_SUCCESS;
+    if (st == CMRSCL_OK && clSetKernelArg(g->smooth, 9, sizeof omega, &omega) != CL_SUCCESS)
+        st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clSetKernelArg (smooth_prolongator)");
     cl_mem mem[] = {p->ptr, p->col, p->val, t->ptr, t->col, t->val, diag};
-    if (st == CMRSCL_OK && err == CL_SUCCESS)
-        err = launch(g, g->smooth, 0, (cl_uint)p->rows, 7, mem);
-    if (st == CMRSCL_OK && err != CL_SUCCESS)
-        st = cmrscl_fail_cl(err, "smooth_prolongator");
+    if (st == CMRSCL_OK)
+        st = launch(g, g->smooth, 0, (cl_uint)p->rows, 7, mem);
     if (diag) /* (OpenCL keeps it until the launch is done) */
         clReleaseMemObject(diag);
     return st;

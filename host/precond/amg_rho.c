@@ -328,11 +328,11 @@ cmrscl_status cmrs_amg_spectral_radius(const cmrscl_csr *a, const double *diag_i
     size_t n = (size_t)a->rows;
     int64_t pieces = cmrs_amg_pieces(a->rows);
     host_passes j = {a, diag_inv, {NULL, NULL, NULL}, NULL, NULL, pieces};
-    for (int k = 0; k < 3; ++k)
-        j.vec[k] = cmrs_parallel_alloc(n, sizeof(double));
+    for (int k = 0; k < 3; ++k) /* (p, vec[1], is Lanczos' alone) */
+        j.vec[k] = k != 1 || symmetric ? cmrs_parallel_alloc(n, sizeof(double)) : NULL;
     j.sums = cmrscl_alloc((size_t)pieces * 3 + 3, sizeof(double));
     cmrscl_status st = CMRSCL_OK;
-    if (!j.vec[0] || !j.vec[1] || !j.vec[2] || !j.sums)
+    if (!j.vec[0] || (symmetric && !j.vec[1]) || !j.vec[2] || !j.sums)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
     if (st == CMRSCL_OK) {
         cmrs_amg_rho_start(j.vec[0], j.vec[1], a->rows);

@@ -19,7 +19,6 @@ typedef struct device_passes {
     cmrscl_context ctx;
     launcher l;
     cl_kernel product, update, pieces;
-    size_t local;
     cmrs_device_csr a;
     cl_mem diag, vec[3], terms, sums;
     int32_t rows;
@@ -32,13 +31,7 @@ static cmrscl_status launch(const device_passes *d, cl_kernel k, const launch_ar
                             size_t items)
 {
     cmrscl_status st = cmrs_launch_set_args(k, args, n);
-    size_t global = (items + d->local - 1) / d->local * d->local;
-    cl_int err = st == CMRSCL_OK ? clEnqueueNDRangeKernel(d->l.queue, k, 1, NULL, &global,
-                                                          &d->local, 0, NULL, NULL)
-                                 : CL_SUCCESS;
-    if (err == CL_SUCCESS && st == CMRSCL_OK)
-        err = cmrs_launch_order_point(&d->l);
-    return err == CL_SUCCESS ? st : cmrscl_fail_cl(err, "AMG spectral radius on the device");
+    return st == CMRSCL_OK ? cmrs_launch_enqueue(&d->l, k, items, 0, NULL, NULL) : st;
 }
 
 /* The pieces' sums of the first `columns` columns of the terms, added in order into sum. */
@@ -87,12 +80,12 @@ static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a, const double
              RHO_GROUP, AMG_PIECE);
     static const char *const names[] = {"rho_product", "rho_update", "rho_pieces"};
     cl_kernel k[3];
-    d->local = RHO_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(d->ctx, "amg_rho.cl", options, 3, names, k, &d->local);
+    d->l.group = RHO_GROUP;
+    cmrscl_status st = cmrs_amg_kernels(d->ctx, "amg_rho.cl", options, 3, names, k, &d->l.group);
     d->product = k[0], d->update = k[1], d->pieces = k[2];
     size_t n = (size_t)a->rows, bytes = n * sizeof(double);
     d->host_sums = malloc(sizeof(double) * 3 * (size_t)d->pieces_count);
-    double *start = cmrs_parallel_alloc(2 * n + 1, sizeof(double));
+    double *start = cmrs_parallel_alloc(n + 1, sizeof(double));
     if (st == CMRSCL_OK && (!d->host_sums || !start))
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
     if (st == CMRSCL_OK)
@@ -104,13 +97,13 @@ static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a, const double
         *mem[i] = cmrs_launch_new_buffer(d->ctx, CL_MEM_READ_WRITE, size[i], NULL, &st,
                                          "AMG spectral radius on the device");
     if (st == CMRSCL_OK) {
-        cmrs_amg_rho_start(start, start + n, a->rows);
+        cmrs_amg_rho_start(start, NULL, a->rows);
         st = cmrs_amg_upload(d->ctx, d->diag, bytes, diag_inv);
     }
     if (st == CMRSCL_OK)
         st = cmrs_amg_upload(d->ctx, d->vec[0], bytes, start);
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_upload(d->ctx, d->vec[1], bytes, start + n);
+    if (st == CMRSCL_OK) /* Lanczos' p = 0: made there, not sent */
+        st = cmrs_launch_zero(&d->l, d->vec[1], bytes);
     free(start);
     return st;
 }

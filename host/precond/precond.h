@@ -181,6 +181,7 @@ typedef struct cmrs_rho_passes {
  * bits wherever the passes ran. Vectors 0 and 1 start as cmrs_amg_rho_start makes them. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_rho_run(const cmrs_rho_passes *passes, bool symmetric,
                                              int steps, double *rho);
+/* The start vector v (rows) and, where p is not NULL, Lanczos' p = 0. */
 CMRSCL_HIDDEN void cmrs_amg_rho_start(double *v, double *p, int64_t rows);
 CMRSCL_HIDDEN void cmrs_amg_rho_add(const double *sums, int64_t pieces, double sum[3]);
 
