@@ -48,22 +48,39 @@ static bool product_ok(const float *y)
     return ok;
 }
 
+/* The matrix in `ctx` - where its program is built, or loaded from the cache - and where
+ * the program came from. */
+static cmrscl_matrix build(cmrscl_context ctx, const cmrscl_options *plan,
+                           cmrscl_program_source *from)
+{
+    cmrscl_matrix m = NULL;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
+    if (!ctx || cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &matrix, plan, &m) != CMRSCL_OK ||
+        cmrscl_matrix_params(m, &p) != CMRSCL_OK) {
+        fprintf(stderr, "build: %s\n", cmrscl_last_error());
+        cmrscl_matrix_free(m);
+        return NULL;
+    }
+    if (from)
+        *from = p.program_source;
+    return m;
+}
+
+/* y = A x with `m` (rows floats), checked; frees `m`. */
+static bool multiply(cmrscl_matrix m, float *y)
+{
+    bool ok = m && cmrscl_spmv_host(m, 1.0, x_host, 0.0, y) == CMRSCL_OK;
+    if (m && !ok)
+        fprintf(stderr, "product: %s\n", cmrscl_last_error());
+    cmrscl_matrix_free(m);
+    return ok && product_ok(y);
+}
+
 /* One product in `ctx`: y (rows floats) and where the program came from. */
 static bool product(cmrscl_context ctx, const cmrscl_options *plan, float *y,
                     cmrscl_program_source *from)
 {
-    cmrscl_matrix m = NULL;
-    cmrscl_params p = CMRSCL_PARAMS_INIT;
-    bool ok = ctx &&
-              cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &matrix, plan, &m) == CMRSCL_OK &&
-              cmrscl_matrix_params(m, &p) == CMRSCL_OK &&
-              cmrscl_spmv_host(m, 1.0, x_host, 0.0, y) == CMRSCL_OK;
-    if (!ok)
-        fprintf(stderr, "product: %s\n", cmrscl_last_error());
-    if (ok && from)
-        *from = p.program_source;
-    cmrscl_matrix_free(m);
-    return ok && product_ok(y);
+    return multiply(build(ctx, plan, from), y);
 }
 
 /* The same in a fresh context, which never has the program yet. */
@@ -360,7 +377,13 @@ static void *race_worker(void *arg)
     cmrscl_context ctx = NULL;
     cmrscl_context_create(NULL, &ctx);
     pthread_barrier_wait(&start); /* all contexts made: the builds overlap */
-    *(bool *)arg = product(ctx, &plan_a, y, NULL);
+    cmrscl_matrix m = build(ctx, &plan_a, NULL);
+    /* The products wait for every build: PoCL 5.0 aborted now and then (in
+     * pocl_release_dlhandle_cache, its cache of compiled kernels, which releases an entry
+     * found by kernel and local size alone) when one context's kernel ran while another
+     * context built the same program. What races here is cmrscl's cache: the builds. */
+    pthread_barrier_wait(&start);
+    *(bool *)arg = multiply(m, y);
     cmrscl_context_free(ctx);
     free(y);
     return NULL;
