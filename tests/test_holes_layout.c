@@ -7,10 +7,11 @@
  *   - within each row the entries keep their order (their CSR entries ascend);
  *   - the stored length stays within the bound the plan sizes indices by;
  *   - dropping the holes gives back a CMRS of the same matrix.
- * The slice kernel's (host/format/cmrs_slice.c), heights 1, 4, 16 and 64: each strip stores its
- * longest row times the height (what cmrs_slice_stored counts for the plan), entry i of row r
- * at i * height + r and holes elsewhere; every entry once, rows in order, holes dropped the
- * matrix again. Narrow columns (host/format/cmrs_narrow.c): a slice's steps and a strip's
+ * The slice kernel's (host/format/cmrs_slice.c, made from the CSR), heights 1, 4, 16 and 64:
+ * each strip stores its longest row times the height (what cmrs_slice_stored counts for the
+ * plan), entry i of row r at i * height + r and holes elsewhere; every entry once, rows in
+ * order, holes dropped the matrix again; stored in float, the values rounded as cmrs_build
+ * rounds them. Narrow columns (host/format/cmrs_narrow.c): a slice's steps and a strip's
  * offsets, where they fit, decode to the column words; with jump words, the slice layout's
  * holes before the long steps, the jumps in them, and the words decoding again. */
 #include "format/format.h"
@@ -215,15 +216,10 @@ static void check_slices(const cmrscl_csr *a, const char *name, int height, unsi
     char what[160];
     snprintf(what, sizeof what, "%s, slices of height %d%s", name, height,
              flags & CMRSCL_CMRS_UNPACKED ? ", unpacked" : "");
-    cmrscl_cmrs rows;
-    cmrs_values vals = {a->values, CMRSCL_DOUBLE, malloc(8 * ((size_t)a->nnz + CMRS_ENTRY_PAD)),
-                        CMRSCL_DOUBLE};
-    void *none = NULL; /* row-ordered strips: no permutation */
-    CHECK_OK(cmrs_build(a->rows, a->cols, a->row_ptr, a->col_ind, height, flags, &vals, 64, &rows,
-                        &none));
-    CHECK(none == NULL);
+    cmrs_values vals = {a->values, CMRSCL_DOUBLE, NULL, CMRSCL_DOUBLE};
     cmrs_holed o;
-    CHECK_OK(cmrs_slice_layout(&rows, a->row_ptr, a->col_ind, 0, vals.dst, sizeof(double), 64, &o));
+    CHECK_OK(cmrs_slice_from_csr(a->rows, a->cols, a->row_ptr, a->col_ind, height, flags, &vals, 0,
+                                 64, &o));
     if (o.cmrs.strip_ptr) {
         int64_t counted = cmrs_slice_stored(a->rows, a->row_ptr, NULL, height, 0, NULL);
         CHECK_MSG(o.cmrs.nnz == counted, "%s: %lld stored, counted %lld", what,
@@ -255,8 +251,6 @@ static void check_slices(const cmrscl_csr *a, const char *name, int height, unsi
         check_dropped(a, &o, what);
     }
     cmrs_holed_free(&o);
-    cmrscl_cmrs_free(&rows);
-    free(vals.dst);
 }
 
 /* Jump words (host/format/cmrs_narrow.c): the slice layout with a hole before each step
@@ -271,16 +265,11 @@ static int64_t check_jumps(const cmrscl_csr *a, const char *name, int height, in
     char what[160];
     snprintf(what, sizeof what, "%s, slices of height %d, jumps above %lld", name, height,
              (long long)above);
-    cmrscl_cmrs rows;
-    cmrs_values vals = {a->values, CMRSCL_DOUBLE, malloc(8 * ((size_t)a->nnz + CMRS_ENTRY_PAD)),
-                        CMRSCL_DOUBLE};
-    void *none = NULL;
-    CHECK_OK(
-        cmrs_build(a->rows, a->cols, a->row_ptr, a->col_ind, height, 0, &vals, 64, &rows, &none));
+    cmrs_values vals = {a->values, CMRSCL_DOUBLE, NULL, CMRSCL_DOUBLE};
     cmrs_holed o;
     int64_t jumps = -1, expected = 0;
-    CHECK_OK(
-        cmrs_slice_layout(&rows, a->row_ptr, a->col_ind, above, vals.dst, sizeof(double), 64, &o));
+    CHECK_OK(cmrs_slice_from_csr(a->rows, a->cols, a->row_ptr, a->col_ind, height, 0, &vals, above,
+                                 64, &o));
     int64_t counted = cmrs_slice_stored(a->rows, a->row_ptr, a->col_ind, height, above, &jumps);
     bool placed = o.cmrs.strip_ptr && o.cmrs.nnz == counted;
     CHECK_MSG(placed, "%s: %lld stored, counted %lld", what, (long long)o.cmrs.nnz,
@@ -334,9 +323,25 @@ static int64_t check_jumps(const cmrscl_csr *a, const char *name, int height, in
     check_dropped(a, &o, what);
     free(narrow), free(back);
     cmrs_holed_free(&o);
-    cmrscl_cmrs_free(&rows);
-    free(vals.dst);
     return expected;
+}
+
+/* The slices of a matrix stored in float: each entry's value the CSR's double rounded to float
+ * (as cmrs_build converts it), each hole's 0. */
+static void check_slice_floats(const cmrscl_csr *a, const char *name, int height)
+{
+    cmrs_values vals = {a->values, CMRSCL_DOUBLE, NULL, CMRSCL_FLOAT};
+    cmrs_holed o;
+    CHECK_OK(
+        cmrs_slice_from_csr(a->rows, a->cols, a->row_ptr, a->col_ind, height, 0, &vals, 0, 64, &o));
+    const float *v = o.values;
+    const uint64_t *perm = o.perm;
+    int64_t wrong = 0;
+    for (int64_t k = 0; o.values && k < o.cmrs.nnz; ++k)
+        wrong += perm[k] == UINT64_MAX ? v[k] != 0.0f : v[k] != (float)a->values[perm[k]];
+    CHECK_MSG(o.values && wrong == 0, "%s, slices of height %d in float: %lld values wrong", name,
+              height, (long long)wrong);
+    cmrs_holed_free(&o);
 }
 
 int main(void)
@@ -358,6 +363,7 @@ int main(void)
             check_slices(&a, name, h, h == 4 ? CMRSCL_CMRS_UNPACKED : 0);
         for (int h = 1; h <= 32; h *= 32, ++layouts) /* 1, 32 */
             jump_words += check_jumps(&a, name, h, h == 1 ? 3 : 40);
+        check_slice_floats(&a, name, 16), ++layouts;
         cmrscl_csr_free(&a);
     }
     CHECK_MSG(jump_words > 1000, "only %lld jump words over the catalogue", (long long)jump_words);

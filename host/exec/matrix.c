@@ -10,26 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The layout with holes of the built arrays (host/format/cmrs_holes.c: MODULO's or the
- * slices) in their place: holes make the entry arrays longer, so their device sizes are
- * known, and checked, only now. */
-static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, const int32_t *col_ind,
-                                    cmrscl_cmrs *host, void **values, void **perm, int perm_bits,
-                                    size_t bytes[BUF_COUNT])
+/* The device sizes of a layout with holes (host/format/cmrs_holes.c: MODULO's or the
+ * slices): holes make the entry arrays longer, so they are known, and checked, only now. */
+static cmrscl_status holes_sized(cmrscl_matrix m, const cmrscl_cmrs *host, int perm_bits,
+                                 size_t bytes[BUF_COUNT])
 {
     cmrscl_params *p = &m->params;
-    size_t vs = cmrscl_precision_size(plan_stored_precision(p));
-    cmrs_holed lay;
-    cmrscl_status st =
-        plan_family(p)->holes == HOLES_AFTER_ROWS
-            ? cmrs_slice_layout(host, row_ptr, col_ind, plan_jump_above(p), *values, vs, perm_bits,
-                                &lay)
-            : cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
-    if (st != CMRSCL_OK)
-        return st;
-    cmrscl_cmrs_free(host);
-    free(*values), free(*perm);
-    *host = lay.cmrs, *values = lay.values, *perm = lay.perm;
     size_t stored = (size_t)host->nnz;
     p->stored_entries = host->nnz;
     bytes[BUF_COL_IND] = cmrs_matrix_column_bytes(p, stored);
@@ -40,13 +26,9 @@ static cmrscl_status holes_relayout(cmrscl_matrix m, const int64_t *row_ptr, con
     return cmrs_matrix_check_device_memory(m->ctx, bytes);
 }
 
-/* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
- * flagged in StripPtr for the kernels; then the upload. perm_bits (32, 64; 0: none): the
- * column order's permutation goes to the device too (rows that were not sorted; every
- * layout with holes, which move positions away from CSR entries). */
 /* The values as the plan stores them (cmrscl_values): DICT puts each entry's dictionary
  * index in its column word and hands back the dictionary for the values buffer; FLOAT was
- * converted by cmrs_build already; PLAIN stays. */
+ * converted with the layout (cmrs_build, cmrs_slice_from_csr); PLAIN stays. */
 static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, void **values,
                                    const value_census *census)
 {
@@ -63,6 +45,28 @@ static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, vo
     return CMRSCL_OK;
 }
 
+/* The MODULO layout (host/format/cmrs_modulo.c) of the built arrays, in their place. */
+static cmrscl_status modulo_relayout(cmrscl_matrix m, cmrscl_cmrs *host, void **values, void **perm,
+                                     int perm_bits, size_t bytes[BUF_COUNT])
+{
+    cmrscl_params *p = &m->params;
+    size_t vs = cmrscl_precision_size(plan_stored_precision(p));
+    cmrs_holed lay;
+    cmrscl_status st =
+        cmrs_modulo_layout(host, *values, vs, *perm, perm_bits, p->modulo, p->warp, &lay);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_cmrs_free(host);
+    free(*values), free(*perm);
+    *host = lay.cmrs, *values = lay.values, *perm = lay.perm;
+    return holes_sized(m, host, perm_bits, bytes);
+}
+
+/* Host CMRS arrays of the plan, values in the matrix's precision, and the long strips
+ * flagged in StripPtr for the kernels; then the upload. perm_bits (32, 64; 0: none): the
+ * column order's permutation goes to the device too (rows that were not sorted; every
+ * layout with holes, which move positions away from CSR entries). The slices are laid out
+ * from the CSR itself (host/format/cmrs_slice.c), every other layout from the built CMRS. */
 static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
                                         const int32_t *col_ind, const void *values,
                                         cmrscl_precision values_precision,
@@ -78,14 +82,25 @@ static cmrscl_status convert_and_upload(cmrscl_matrix m, const int64_t *row_ptr,
     /* FLOAT: the doubles go straight to floats, exactly (the census said so) */
     cmrscl_precision stored = plan_stored_precision(p);
     size_t value_size = cmrscl_precision_size(stored);
-    cmrs_values vals = {values, values_precision,
-                        cmrs_parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size), stored};
-    cmrscl_status st = vals.dst ? cmrs_build(p->rows, p->cols, row_ptr, col_ind, p->height, flags,
-                                             &vals, perm_bits, &host, &perm)
-                                : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                                              "no memory for %lld values", (long long)p->nnz);
-    if (st == CMRSCL_OK && plan_has_holes(p->kernel))
-        st = holes_relayout(m, row_ptr, col_ind, &host, &vals.dst, &perm, perm_bits, bytes);
+    cmrs_values vals = {values, values_precision, NULL, stored};
+    cmrscl_status st;
+    if (plan_family(p)->holes == HOLES_AFTER_ROWS) { /* the slices: row-ordered strips */
+        cmrs_holed lay;
+        st = cmrs_slice_from_csr(p->rows, p->cols, row_ptr, col_ind, p->height, flags, &vals,
+                                 plan_jump_above(p), perm_bits, &lay);
+        if (st == CMRSCL_OK) {
+            host = lay.cmrs, vals.dst = lay.values, perm = lay.perm;
+            st = holes_sized(m, &host, perm_bits, bytes);
+        }
+    } else {
+        vals.dst = cmrs_parallel_alloc((size_t)p->nnz + CMRS_ENTRY_PAD, value_size);
+        st = vals.dst ? cmrs_build(p->rows, p->cols, row_ptr, col_ind, p->height, flags, &vals,
+                                   perm_bits, &host, &perm)
+                      : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %lld values",
+                                    (long long)p->nnz);
+        if (st == CMRSCL_OK && plan_has_holes(p->kernel))
+            st = modulo_relayout(m, &host, &vals.dst, &perm, perm_bits, bytes);
+    }
     if (st == CMRSCL_OK)
         st = encode_values(p, &host, &vals.dst, census);
     void *narrow = NULL; /* the column words as the device holds them: narrow, or host's */

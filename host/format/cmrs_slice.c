@@ -1,10 +1,13 @@
-/* cmrs_slice.c - the layout of the slice kernel (cl/cmrs_slice.cl): each strip of a built,
- * row-ordered CMRS re-laid as a slice - entry i of the strip's row r at position i x HEIGHT +
- * r of the strip, so the strip's HEIGHT lanes, one per row, read consecutive words at each
- * step - with rows shorter than the strip's longest padded by holes (cmrs_holes.c). What it
- * costs is those holes: cmrs_slice_stored counts them for the plan before anything is built.
- * Narrow columns with jumps (cmrs_narrow.c) need a position more before each step too long
- * for an entry's word: a hole there, which the narrow encoder turns into the jump's word. */
+/* cmrs_slice.c - the layout of the slice kernel (cl/cmrs_slice.cl): each strip of HEIGHT rows
+ * laid out as a slice - entry i of the strip's row r at position i x HEIGHT + r of the strip,
+ * so the strip's HEIGHT lanes, one per row, read consecutive words at each step - with rows
+ * shorter than the strip's longest padded by holes (cmrs_holes.c). What it costs is those
+ * holes: cmrs_slice_stored counts them for the plan before anything is built. Narrow columns
+ * with jumps (cmrs_narrow.c) need a position more before each step too long for an entry's
+ * word: a hole there, which the narrow encoder turns into the jump's word. The slices are
+ * made straight from the CSR: their strips are row-ordered, and a row-ordered CMRS's positions
+ * are the CSR's entries in order, so one built first (nnz positions more, written to fresh
+ * pages and read once again) would only be copied. */
 #include "format/format.h"
 
 #include <math.h>
@@ -16,8 +19,46 @@ typedef struct slice_job {
     int64_t jump_above;     /* a step longer takes a jump position before it; 0: no jumps */
     bool write;
     cmrs_holed *out;
+    const cmrs_values *values;     /* the CSR's, and the precision they take */
     int64_t stored[64], jumps[64]; /* cmrs_slice_stored: per thread */
 } slice_job;
+
+/* Position q takes CSR entry k, row r of its strip: what cmrs_build would put at position k
+ * of a row-ordered CMRS - its column word, its value converted. */
+static void place_entry(const slice_job *j, uint64_t q, int64_t k, uint32_t r)
+{
+    const cmrscl_cmrs *shape = j->src.in;
+    cmrscl_cmrs *c = &j->out->cmrs;
+    const uint32_t col = (uint32_t)j->col_ind[k];
+    if (shape->packed) {
+        c->col_ind[q] = col << shape->row_bits | r;
+    } else {
+        c->col_ind[q] = col;
+        c->row_in_strip[q] = (uint8_t)r;
+    }
+    const cmrs_values *v = j->values;
+    if (v->src && v->dst_precision == CMRSCL_DOUBLE)
+        ((double *)j->out->values)[q] = v->src_precision == CMRSCL_DOUBLE
+                                            ? ((const double *)v->src)[k]
+                                            : (double)((const float *)v->src)[k];
+    else if (v->src)
+        ((float *)j->out->values)[q] = v->src_precision == CMRSCL_DOUBLE
+                                           ? (float)((const double *)v->src)[k]
+                                           : ((const float *)v->src)[k];
+    if (j->src.perm_bits == 64)
+        ((uint64_t *)j->out->perm)[q] = (uint64_t)k;
+    else if (j->src.perm_bits == 32)
+        ((uint32_t *)j->out->perm)[q] = (uint32_t)k;
+}
+
+/* Position q takes CSR entry k (row r of its strip), or a hole for UINT64_MAX. */
+static void place(const slice_job *j, uint64_t q, uint64_t k, uint32_t r)
+{
+    if (k != UINT64_MAX)
+        place_entry(j, q, (int64_t)k, r);
+    else
+        cmrs_holed_place(&j->src, j->out, q, k);
+}
 
 /* The jump positions row `row` needs: its steps longer than jump_above, each column from the
  * one before in the row, the first from `first`, its strip's first column (cmrs_narrow.c). */
@@ -75,26 +116,22 @@ static void slice_strips(void *ctx, int thread, int threads)
             continue;
         }
         const uint64_t base = j->out->cmrs.strip_ptr[s];
-        /* the input strip is row-ordered: row r0's entries first */
         for (int64_t r = 0; r < h; ++r) {
             const int64_t row = r0 + r;
             const int64_t len = row < in->rows ? row_ptr[row + 1] - row_ptr[row] : 0;
-            const uint64_t entry0 =
-                row < in->rows ? in->strip_ptr[s] + (uint64_t)(row_ptr[row] - row_ptr[r0]) : 0;
+            const uint64_t entry0 = row < in->rows ? (uint64_t)row_ptr[row] : 0;
             int64_t i = 0, before = first;
             for (int64_t e = 0; e < len; ++e) {
                 if (j->jump_above) { /* a jump: a hole here, which the narrow words fill */
                     const int64_t column = j->col_ind[row_ptr[row] + e];
                     if (column - before > j->jump_above)
-                        cmrs_holed_place(&j->src, j->out, base + (uint64_t)(i++ * h + r),
-                                         UINT64_MAX);
+                        place(j, base + (uint64_t)(i++ * h + r), UINT64_MAX, 0);
                     before = column;
                 }
-                cmrs_holed_place(&j->src, j->out, base + (uint64_t)(i++ * h + r),
-                                 entry0 + (uint64_t)e);
+                place(j, base + (uint64_t)(i++ * h + r), entry0 + (uint64_t)e, (uint32_t)r);
             }
             for (; i < width; ++i)
-                cmrs_holed_place(&j->src, j->out, base + (uint64_t)(i * h + r), UINT64_MAX);
+                place(j, base + (uint64_t)(i * h + r), UINT64_MAX, 0);
         }
     }
 }
@@ -123,19 +160,29 @@ double cmrs_slice_holes(int32_t rows, int32_t cols, const int64_t *row_ptr, int 
     return (double)cmrs_slice_stored(rows, row_ptr, NULL, height, 0, NULL) / (double)row_ptr[rows];
 }
 
-cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr,
-                                const int32_t *col_ind, int64_t jump_above, const void *values,
-                                size_t value_size, int perm_bits, cmrs_holed *out)
+cmrscl_status cmrs_slice_from_csr(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                  const int32_t *col_ind, int height, unsigned flags,
+                                  const cmrs_values *values, int64_t jump_above, int perm_bits,
+                                  cmrs_holed *out)
 {
-    slice_job j = {{in, values, value_size, NULL, perm_bits},
-                   row_ptr,
-                   col_ind,
-                   jump_above,
-                   false,
-                   out,
-                   {0},
-                   {0}};
-    int threads = format_threads(in->nnz);
+    /* the header cmrs_build gives a row-ordered CMRS: what the holes' steps read */
+    const bool packed = !(flags & CMRSCL_CMRS_UNPACKED) && cmrs_packing_fits(cols, height);
+    const cmrscl_cmrs shape = {.rows = rows,
+                               .cols = cols,
+                               .nnz = row_ptr[rows],
+                               .height = height,
+                               .strips = (int32_t)(((int64_t)rows + height - 1) / height),
+                               .packed = packed,
+                               .row_bits = packed ? cmrscl_cmrs_row_bits(height) : 0};
+    /* (src.values: whether values are laid out - holes write 0 there) */
+    slice_job j = {
+        .src = {&shape, values->src, cmrscl_precision_size(values->dst_precision), NULL, perm_bits},
+        .row_ptr = row_ptr,
+        .col_ind = col_ind,
+        .jump_above = jump_above,
+        .out = out,
+        .values = values};
+    int threads = format_threads(shape.nnz);
     cmrscl_status st = cmrs_holed_start(&j.src, out);
     if (st == CMRSCL_OK) {
         cmrs_parallel_run(threads, slice_strips, &j); /* pass 1: the lengths */

@@ -54,7 +54,8 @@ typedef struct cmrs_holed {
 /* What a layout with holes places: the positions of a CMRS built by cmrs_build, their values
  * (value_size bytes a position; NULL: none) and their CSR entries (perm, perm_bits wide; NULL:
  * the identity, row-ordered strips); perm_bits 32 or 64 asks for the output's permutation, 0
- * for none. */
+ * for none. (The slices place their entries from the CSR themselves: for their holes, `in`
+ * is the header of the CMRS they stand for.) */
 typedef struct holed_source {
     const cmrscl_cmrs *in;
     const void *values;
@@ -101,16 +102,18 @@ CMRSCL_HIDDEN int64_t cmrs_slice_stored(int32_t rows, const int64_t *row_ptr,
  * stay unique: cmrs_packing_fits). What the plan weighs slices by. */
 CMRSCL_HIDDEN double cmrs_slice_holes(int32_t rows, int32_t cols, const int64_t *row_ptr,
                                       int height);
-/* Re-lays each strip of `in` (built by cmrs_build from row_ptr and col_ind with row-ordered
- * strips) as a slice: word i of the strip's row r at strip_ptr[s] + i * height + r, its
- * words its entries in order and, where jump_above is not 0, a hole before each step longer
- * than it (sorted rows: the plan checked), rows shorter than the strip's longest padded with
- * holes. values and perm_bits as for cmrs_modulo_layout (the input permutation is the
- * identity). On all host threads; the result does not depend on their number. */
-CMRSCL_HIDDEN cmrscl_status cmrs_slice_layout(const cmrscl_cmrs *in, const int64_t *row_ptr,
-                                              const int32_t *col_ind, int64_t jump_above,
-                                              const void *values, size_t value_size, int perm_bits,
-                                              cmrs_holed *out);
+/* The slice layout of a CSR structure with sorted rows (the plan checked), in strips of
+ * `height` rows: word i of strip s's row r at strip_ptr[s] + i * height + r, its words its
+ * entries in order and, where jump_above is not 0, a hole before each step longer than it,
+ * rows shorter than the strip's longest padded with holes. The column words packed as
+ * cmrs_build packs them (flags: CMRSCL_CMRS_UNPACKED), the values converted to
+ * values->dst_precision as it converts them (values->dst unused; values->src NULL: none);
+ * perm_bits 32 or 64 asks for out->perm (the CSR entry of each position), 0 for none. On all
+ * host threads; the result does not depend on their number. */
+CMRSCL_HIDDEN cmrscl_status cmrs_slice_from_csr(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                                const int32_t *col_ind, int height, unsigned flags,
+                                                const cmrs_values *values, int64_t jump_above,
+                                                int perm_bits, cmrs_holed *out);
 
 /* ---- cmrs_narrow.c: narrow columns, 2-byte steps (slices) or offsets (strips; see the
  * file) ---- */
@@ -141,7 +144,7 @@ static inline int64_t cmrs_narrow_jump_above(int dict_bits)
     (((int64_t)CMRS_NARROW_JUMP - 2) << CMRS_NARROW_JUMP_SHIFT |                                   \
      ((1 << CMRS_NARROW_JUMP_SHIFT) - 1))
 /* How the words of cmrs_narrow_encode read: a strip's offsets, a slice's steps, or steps
- * with a jump word in each hole that comes before an entry (cmrs_slice_layout put them). */
+ * with a jump word in each hole that comes before an entry (cmrs_slice_from_csr put them). */
 typedef enum { NARROW_STEPS, NARROW_STEPS_JUMPS, NARROW_OFFSETS } narrow_kind;
 /* The narrow columns (*out, cmrs_narrow_bytes, the caller frees) of a CMRS whose column
  * words carry dict_bits of dictionary index above the row_bits of the row. Every step must
