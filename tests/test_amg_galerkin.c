@@ -58,6 +58,23 @@ static void check_rho(cmrscl_context ctx, const char *spec, const cmrscl_csr *a,
               symmetric ? "Lanczos" : "the power method");
 }
 
+/* Level l's estimate of rho on the device from its A left there by the Galerkin product
+ * above (a_device): that copy taken, not another made, and the host's bits. */
+static void check_rho_on(cmrscl_context ctx, const char *spec, const cmrs_amg_level *lv,
+                         bool symmetric, int l, cmrs_device_csr *a_device)
+{
+    cl_mem kept = a_device->ptr;
+    double host = 0, device = -1;
+    CHECK_OK(cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, symmetric, 15, &host));
+    CHECK_OK(cmrs_amg_spectral_radius_device(ctx, &lv->A, lv->diag_inv, symmetric, 15, &device,
+                                             a_device));
+    CHECK_MSG(kept && a_device->ptr == kept && !memcmp(&host, &device, sizeof host),
+              "%s level %d: rho from the Galerkin product's C on the device %.17g (%s), on the "
+              "host %.17g",
+              spec, l, device, kept && a_device->ptr == kept ? "kept" : "not kept", host);
+    cmrs_device_csr_release(a_device);
+}
+
 static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
 {
     cmrscl_csr a;
@@ -92,9 +109,12 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                       "host's",
                       spec, l, batch);
             cmrscl_csr_free(&p);
-            CHECK_OK(cmrs_amg_galerkin_device(ctx, batch ? NULL : &lv->R, &lv->A,
-                                              batch ? &a_on_device : NULL, &lv->P,
-                                              batch ? &p_on_device : NULL, batch, &c, &r));
+            cmrs_device_csr c_on_device = {0};
+            CHECK_OK(cmrs_amg_galerkin_device(
+                ctx, batch ? NULL : &lv->R, &lv->A, batch ? &a_on_device : NULL, &lv->P,
+                batch ? &p_on_device : NULL, batch, &c, &r, batch ? &c_on_device : NULL));
+            if (batch) /* C left there: the next level's estimate of rho from it */
+                check_rho_on(ctx, spec, &h.level[l + 1], h.symmetric, l + 1, &c_on_device);
             unsetenv("CMRSCL_UPLOAD_RING");
             cmrs_device_csr_release(&a_on_device), cmrs_device_csr_release(&p_on_device);
             CHECK_MSG(batch ? same_csr(&r, &lv->R) : !r.row_ptr,
@@ -164,7 +184,7 @@ static void check_overflow(cmrscl_context ctx)
     for (int32_t i = 0; i < n; ++i)
         eye.col_ind[i] = i, eye.values[i] = 1;
     cmrscl_csr c;
-    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, NULL, 0, &c, NULL);
+    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, NULL, 0, &c, NULL, NULL);
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
                   test_contains(cmrscl_last_error(), "more than 1024 columns"),
               "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
@@ -186,7 +206,7 @@ static void check_overflow(cmrscl_context ctx)
             p.col_ind[k] = i, p.values[k++] = 1.0 + i;
         p.row_ptr[i + 1] = k;
     }
-    st = cmrs_amg_galerkin_device(ctx, NULL, &eye, NULL, &p, NULL, 0, &c, &r);
+    st = cmrs_amg_galerkin_device(ctx, NULL, &eye, NULL, &p, NULL, 0, &c, &r, NULL);
     CHECK_OK(cmrscl_csr_transpose(&p, &want));
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && !c.row_ptr && same_csr(&r, &want),
               "R (A P) with a row of %d columns: %s (%s), R %s", (int)n, cmrscl_status_name(st),
@@ -217,7 +237,7 @@ static void check_out_of_order(cmrscl_context ctx)
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
     const cmrs_amg_level *lv = &h.level[0];
     cmrscl_csr r;
-    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, NULL, 7, &got, &r));
+    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, NULL, 7, &got, &r, NULL));
     CHECK_MSG(same_csr(&got, &h.level[1].A) && same_csr(&r, &lv->R),
               "an out-of-order queue: R A P or R on the device is not the host's");
     printf("stencil7:16 on an out-of-order queue: R A P and R the host's\n");
@@ -238,7 +258,7 @@ int main(void)
     if (!ctx->info.fp64) {
         cmrscl_csr a, c;
         CHECK_OK(cmrscl_csr_generate("stencil5:8", &a));
-        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, NULL, 0, &c, NULL);
+        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, NULL, 0, &c, NULL, NULL);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         double rho, *d = calloc((size_t)a.rows, sizeof(double));

@@ -8,8 +8,9 @@
  * them ready made. The builder also takes the large levels' estimates of rho, smoothed prolongators
  * and Galerkin products (R, the transpose of P, made there too and read back) to a GPU
  * (amg_galerkin.c, amg_rho_device.c; GALERKIN_DEVICE_ROWS), through the sink's rho,
- * prolongator and galerkin: the level's A crosses once, for all three, and P stays there from
- * the prolongator to the product.
+ * prolongator and galerkin: the level's A crosses once, for all three - not at all where the
+ * level above's Galerkin product made it there - and P stays there from the prolongator to
+ * the product.
  *
  * The builder's conversions take a quarter of the host's threads (BUILDER_SHARE): the host's
  * parallel passes split their rows evenly among all of its threads, and a share held back on
@@ -67,9 +68,10 @@ struct cmrs_amg_builder {
     int prolongators;    /* smoothed prolongators the device made */
     int rhos;            /* estimates of rho the device made (on the estimates' threads, one
                             at a time: each is joined before the next starts) */
-    /* the last estimate's level and its A, left on the device for that level's prolongator
-       and Galerkin product (written on the estimate's thread; the set-up joins it before
-       them), and the prolongator made there for the product */
+    /* a level and its A on the device: the Galerkin product's C, for the next level's
+       estimate; then the estimate's A, for that level's prolongator and Galerkin product
+       (written on the estimate's thread; the set-up joins it before them) - and the
+       prolongator made there for the product */
     int kept_level;
     cmrs_device_csr kept_a, kept_p;
 };
@@ -200,11 +202,14 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
         return CMRSCL_ERROR_UNSUPPORTED;
     bool kept = b->kept_level == level;
     int share = atomic_exchange(&b->share, 0);
+    cmrs_device_csr next_a;
     cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, NULL, a, kept ? &b->kept_a : NULL, p,
-                                                kept ? &b->kept_p : NULL, 0, c, r);
+                                                kept ? &b->kept_p : NULL, 0, c, r, &next_a);
     atomic_store(&b->share, share);
     /* (no longer needed, whatever came of it) */
     cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
+    /* the next level's A stays for its estimate of rho (where that is made on the device) */
+    b->kept_a = next_a, b->kept_level = level + 1;
     b->galerkins += st == CMRSCL_OK;
     if (st != CMRSCL_OK)
         cmrscl_trace("AMG level %d's Galerkin product on the host: %s", level, cmrscl_last_error());
@@ -218,7 +223,9 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
     cmrs_amg_builder *b = ctx;
     if (a->rows < b->device_rows)
         return CMRSCL_ERROR_UNSUPPORTED;
-    cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
+    if (b->kept_level != level) /* else A is there from the level above's Galerkin product */
+        cmrs_device_csr_release(&b->kept_a);
+    cmrs_device_csr_release(&b->kept_p);
     b->kept_level = level;
     cmrscl_status st =
         cmrs_amg_spectral_radius_device(b->ctx, a, diag_inv, symmetric, steps, rho, &b->kept_a);

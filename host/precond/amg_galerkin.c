@@ -444,11 +444,13 @@ cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
                                        const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
                                        const cmrs_device_csr *p_on_device, size_t batch,
-                                       cmrscl_csr *c, cmrscl_csr *r_made)
+                                       cmrscl_csr *c, cmrscl_csr *r_made, cmrs_device_csr *c_keep)
 {
     *c = (cmrscl_csr){0};
     if (r_made)
         *r_made = (cmrscl_csr){0};
+    if (c_keep)
+        *c_keep = (cmrs_device_csr){0};
     galerkin_run g;
     cmrs_device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
     const cmrs_device_csr *ad = a_on_device && a_on_device->ptr ? a_on_device : &da;
@@ -474,6 +476,8 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     t[4] = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = to_host(&g, &rap, c);
+    if (st == CMRSCL_OK && c_keep) /* the next level's A stays there, the caller's */
+        *c_keep = rap, rap = (cmrs_device_csr){0};
     cmrs_device_csr_release(&rap);
     t[5] = cmrscl_seconds();
     /* R read back where it was made, even if the second product failed (the host's takes it);

@@ -5,7 +5,8 @@
  * milliseconds. Its pieces' sums are the host's bit for bit (cl/amg_rho.cl), so the estimate
  * is: the hierarchy is the same whichever made it. A and the vectors go to the device once;
  * each pass is two launches and a read of its pieces' sums. A may stay there for the caller
- * (the builder keeps it for the level's prolongator and Galerkin product, amg_builder.c). */
+ * (the builder keeps it for the level's prolongator and Galerkin product, amg_builder.c), and
+ * may be there already (the level above's Galerkin product made it there). */
 #include "precond/precond.h"
 
 #include "exec/convert_launch.h"
@@ -88,7 +89,7 @@ static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a, const double
     double *start = cmrs_parallel_alloc(n + 1, sizeof(double));
     if (st == CMRSCL_OK && (!d->host_sums || !start))
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
-    if (st == CMRSCL_OK)
+    if (st == CMRSCL_OK && !d->a.ptr)
         st = cmrs_device_csr_upload(d->ctx, a, &d->a);
     cl_mem *mem[] = {&d->diag, &d->vec[0], &d->vec[1], &d->vec[2], &d->terms, &d->sums};
     size_t size[] = {bytes, bytes,     bytes,
@@ -124,24 +125,30 @@ static void release(device_passes *d)
 
 cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
                                               const double *diag_inv, bool symmetric, int steps,
-                                              double *rho, cmrs_device_csr *keep)
+                                              double *rho, cmrs_device_csr *a_device)
 {
-    if (keep)
-        *keep = (cmrs_device_csr){0};
-    if (!ctx->info.fp64)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG spectral radius on the device: the device has no fp64");
     device_passes d = {.ctx = ctx,
                        .l = cmrs_launcher_make(ctx),
                        .rows = a->rows,
                        .pieces_count = cmrs_amg_pieces(a->rows)};
-    cmrscl_status st = prepare(&d, a, diag_inv);
+    /* a's copy there already (it must be a's: the same shape, at least) */
+    if (a_device && a_device->ptr && a_device->rows == a->rows && a_device->cols == a->cols &&
+        a_device->nnz == a->nnz)
+        d.a = *a_device;
+    else if (a_device)
+        cmrs_device_csr_release(a_device);
+    if (a_device)
+        *a_device = (cmrs_device_csr){0};
+    cmrscl_status st = ctx->info.fp64 ? prepare(&d, a, diag_inv)
+                                      : cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                                                    "AMG spectral radius on the device: the device "
+                                                    "has no fp64");
     if (st == CMRSCL_OK) {
         cmrs_rho_passes passes = {device_product, device_update, &d};
         st = cmrs_amg_rho_run(&passes, symmetric, steps, rho);
     }
-    if (st == CMRSCL_OK && keep) /* a stays there, the caller's */
-        *keep = d.a, d.a = (cmrs_device_csr){0};
+    if (st == CMRSCL_OK && a_device) /* a stays there, the caller's */
+        *a_device = d.a, d.a = (cmrs_device_csr){0};
     release(&d);
     return st;
 }

@@ -267,13 +267,15 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size
  * (0: as many as the tables' memory allows; the tests ask for a few). r NULL: p's transpose,
  * made there (cmrscl_csr_transpose's, bit for bit) and read back into r_made (may be NULL;
  * left empty where it was not made or its read failed, even if c was). a_on_device,
- * p_on_device (may be NULL): a, p already there, not uploaded again. ERROR_UNSUPPORTED where the
- * device has no fp64, a row of a product has more columns than its table holds or a product more
- * than 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
+ * p_on_device (may be NULL): a, p already there, not uploaded again. c_keep (may be NULL): c's
+ * copy on the device, now the caller's - the next level's A, for its estimate of rho (empty on
+ * failure). ERROR_UNSUPPORTED where the device has no fp64, a row of a product has more columns
+ * than its table holds or a product more than 2^31 - 1 entries; the device's errors otherwise.
+ * On failure c is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(
     cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
     const cmrs_device_csr *a_on_device, const cmrscl_csr *p, const cmrs_device_csr *p_on_device,
-    size_t batch, cmrscl_csr *c, cmrscl_csr *r_made);
+    size_t batch, cmrscl_csr *c, cmrscl_csr *r_made, cmrs_device_csr *c_keep);
 /* p = t - omega D^-1 (a t), the smoothed prolongator (the host's, bit for bit: a t as
  * cmrs_amg_spgemm makes it, then amg_setup.c's smoothing), made on ctx's device and read back;
  * diag_inv: D^-1, rows of a. a_on_device and batch as for the Galerkin product; keep (may be
@@ -288,12 +290,13 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, cons
 /* ---- amg_rho_device.c: the estimate of rho on the device ---- */
 
 /* cmrs_amg_spectral_radius's estimate, bit for bit, its passes on ctx's device;
- * ERROR_UNSUPPORTED without fp64 or beyond 2^31 - 1 entries. keep (may be NULL): a's copy on
- * the device, now the caller's (empty on failure). */
+ * ERROR_UNSUPPORTED without fp64 or beyond 2^31 - 1 entries. a_device (may be NULL): a's copy
+ * on the device - taken as it is where it holds one already (a Galerkin product left it), else
+ * made there - the caller's after the call (empty on failure); NULL: made for the call alone. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
                                                             const double *diag_inv, bool symmetric,
                                                             int steps, double *rho,
-                                                            cmrs_device_csr *keep);
+                                                            cmrs_device_csr *a_device);
 
 /* ---- amg_coarse.c: the coarsest level's dense inverse ---- */
 

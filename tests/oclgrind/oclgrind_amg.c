@@ -118,10 +118,21 @@ int run_galerkin(const env *e, bool prolongator_only)
                                              prolongator_only ? NULL : &p_on_device));
         CHECK_MSG(same_csr(&p, &lv->P), "level %d: P on the device is not the host's", l);
         if (!prolongator_only) {
+            cmrs_device_csr c_on_device = {0};
             CHECK_OK(cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, &p_on_device, 5,
-                                              &c, &r));
+                                              &c, &r, &c_on_device));
             CHECK_MSG(same_csr(&c, &h.level[l + 1].A) && same_csr(&r, &lv->R),
                       "level %d: R (A P) or R on the device is not the host's", l);
+            /* the next level's estimate of rho from that C, left there */
+            const cmrs_amg_level *next = &h.level[l + 1];
+            double host = 0, device = -1;
+            CHECK_OK(cmrs_amg_spectral_radius(&next->A, next->diag_inv, true, 6, &host));
+            CHECK_OK(cmrs_amg_spectral_radius_device(e->ctx, &next->A, next->diag_inv, true, 6,
+                                                     &device, &c_on_device));
+            CHECK_MSG(c_on_device.ptr && !memcmp(&host, &device, sizeof host),
+                      "level %d: rho from the kept C %.17g, on the host %.17g", l + 1, device,
+                      host);
+            cmrs_device_csr_release(&c_on_device);
         }
         cmrs_device_csr_release(&p_on_device);
         cmrscl_csr_free(&p);
