@@ -344,8 +344,27 @@ static void check_slice_floats(const cmrscl_csr *a, const char *name, int height
     cmrs_holed_free(&o);
 }
 
+/* A matrix without entries still gets its values' padding, zeros (the device reads past the
+ * last position); column-ordered strips are refused, not laid out wrong. */
+static void check_slice_edges(void)
+{
+    const int64_t row_ptr[6] = {0, 0, 0, 0, 0, 0};
+    cmrs_values vals = {NULL, CMRSCL_DOUBLE, NULL, CMRSCL_DOUBLE};
+    cmrs_holed o;
+    CHECK_OK(cmrs_slice_from_csr(5, 7, row_ptr, NULL, 4, 0, &vals, 0, 0, &o));
+    const double *v = o.values;
+    bool zeros = v != NULL && o.cmrs.nnz == 0;
+    for (int k = 0; zeros && k < CMRS_ENTRY_PAD; ++k)
+        zeros = v[k] == 0.0 && o.cmrs.col_ind[k] == 0;
+    CHECK_MSG(zeros, "slices of an empty matrix: the padding of the values is not zeros");
+    cmrs_holed_free(&o);
+    CHECK(cmrs_slice_from_csr(5, 7, row_ptr, NULL, 4, CMRSCL_CMRS_ORDER_COLUMNS, &vals, 0, 0, &o) ==
+          CMRSCL_ERROR_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
+    check_slice_edges();
     static const int heights[] = {1, 3, 16, 33};
     int layouts = 0;
     int64_t jump_words = 0; /* a check of jumps that met none would check nothing */

@@ -66,13 +66,12 @@ static cmrscl_matrix build(cmrscl_context ctx, const cmrscl_options *plan,
     return m;
 }
 
-/* y = A x with `m` (rows floats), checked; frees `m`. */
+/* y = A x with `m` (rows floats), checked. */
 static bool multiply(cmrscl_matrix m, float *y)
 {
     bool ok = m && cmrscl_spmv_host(m, 1.0, x_host, 0.0, y) == CMRSCL_OK;
     if (m && !ok)
         fprintf(stderr, "product: %s\n", cmrscl_last_error());
-    cmrscl_matrix_free(m);
     return ok && product_ok(y);
 }
 
@@ -80,7 +79,10 @@ static bool multiply(cmrscl_matrix m, float *y)
 static bool product(cmrscl_context ctx, const cmrscl_options *plan, float *y,
                     cmrscl_program_source *from)
 {
-    return multiply(build(ctx, plan, from), y);
+    cmrscl_matrix m = build(ctx, plan, from);
+    bool ok = multiply(m, y);
+    cmrscl_matrix_free(m);
+    return ok;
 }
 
 /* The same in a fresh context, which never has the program yet. */
@@ -381,9 +383,13 @@ static void *race_worker(void *arg)
     /* The products wait for every build: PoCL 5.0 aborted now and then (in
      * pocl_release_dlhandle_cache, its cache of compiled kernels, which releases an entry
      * found by kernel and local size alone) when one context's kernel ran while another
-     * context built the same program. What races here is cmrscl's cache: the builds. */
+     * context built the same program; the frees wait for every product, as a release beside
+     * another context's run shares that cache the same way. What races here is cmrscl's
+     * cache: the builds. */
     pthread_barrier_wait(&start);
     *(bool *)arg = multiply(m, y);
+    pthread_barrier_wait(&start);
+    cmrscl_matrix_free(m);
     cmrscl_context_free(ctx);
     free(y);
     return NULL;

@@ -19,7 +19,7 @@ typedef struct slice_job {
     int64_t jump_above;     /* a step longer takes a jump position before it; 0: no jumps */
     bool write;
     cmrs_holed *out;
-    const cmrs_values *values;     /* the CSR's, and the precision they take */
+    const cmrs_values *values;     /* the CSR's, and the precision they take; NULL: none */
     int64_t stored[64], jumps[64]; /* cmrs_slice_stored: per thread */
 } slice_job;
 
@@ -37,11 +37,11 @@ static void place_entry(const slice_job *j, uint64_t q, int64_t k, uint32_t r)
         c->row_in_strip[q] = (uint8_t)r;
     }
     const cmrs_values *v = j->values;
-    if (v->src && v->dst_precision == CMRSCL_DOUBLE)
+    if (v && v->dst_precision == CMRSCL_DOUBLE)
         ((double *)j->out->values)[q] = v->src_precision == CMRSCL_DOUBLE
                                             ? ((const double *)v->src)[k]
                                             : (double)((const float *)v->src)[k];
-    else if (v->src)
+    else if (v)
         ((float *)j->out->values)[q] = v->src_precision == CMRSCL_DOUBLE
                                            ? (float)((const double *)v->src)[k]
                                            : ((const float *)v->src)[k];
@@ -165,6 +165,9 @@ cmrscl_status cmrs_slice_from_csr(int32_t rows, int32_t cols, const int64_t *row
                                   const cmrs_values *values, int64_t jump_above, int perm_bits,
                                   cmrs_holed *out)
 {
+    if (flags & CMRSCL_CMRS_ORDER_COLUMNS)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "the slices are laid out from row-ordered strips, not column-ordered");
     /* the header cmrs_build gives a row-ordered CMRS: what the holes' steps read */
     const bool packed = !(flags & CMRSCL_CMRS_UNPACKED) && cmrs_packing_fits(cols, height);
     const cmrscl_cmrs shape = {.rows = rows,
@@ -174,14 +177,16 @@ cmrscl_status cmrs_slice_from_csr(int32_t rows, int32_t cols, const int64_t *row
                                .strips = (int32_t)(((int64_t)rows + height - 1) / height),
                                .packed = packed,
                                .row_bits = packed ? cmrscl_cmrs_row_bits(height) : 0};
-    /* (src.values: whether values are laid out - holes write 0 there) */
-    slice_job j = {
-        .src = {&shape, values->src, cmrscl_precision_size(values->dst_precision), NULL, perm_bits},
-        .row_ptr = row_ptr,
-        .col_ind = col_ind,
-        .jump_above = jump_above,
-        .out = out,
-        .values = values};
+    /* src.values only marks that values are laid out (the holes' and the padding's zeros): the
+     * entries take theirs from the CSR, never through it */
+    slice_job j = {.src = {&shape, values,
+                           values ? cmrscl_precision_size(values->dst_precision) : 0, NULL,
+                           perm_bits},
+                   .row_ptr = row_ptr,
+                   .col_ind = col_ind,
+                   .jump_above = jump_above,
+                   .out = out,
+                   .values = values};
     int threads = format_threads(shape.nnz);
     cmrscl_status st = cmrs_holed_start(&j.src, out);
     if (st == CMRSCL_OK) {

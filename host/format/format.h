@@ -106,10 +106,11 @@ CMRSCL_HIDDEN double cmrs_slice_holes(int32_t rows, int32_t cols, const int64_t 
  * `height` rows: word i of strip s's row r at strip_ptr[s] + i * height + r, its words its
  * entries in order and, where jump_above is not 0, a hole before each step longer than it,
  * rows shorter than the strip's longest padded with holes. The column words packed as
- * cmrs_build packs them (flags: CMRSCL_CMRS_UNPACKED), the values converted to
- * values->dst_precision as it converts them (values->dst unused; values->src NULL: none);
- * perm_bits 32 or 64 asks for out->perm (the CSR entry of each position), 0 for none. On all
- * host threads; the result does not depend on their number. */
+ * cmrs_build packs them (flags: CMRSCL_CMRS_UNPACKED; never column-ordered), the values
+ * converted to values->dst_precision as it converts them (values->dst unused; values NULL:
+ * none; values->src NULL only without entries); perm_bits 32 or 64 asks for out->perm (the
+ * CSR entry of each position), 0 for none. On all host threads; the result does not depend
+ * on their number. */
 CMRSCL_HIDDEN cmrscl_status cmrs_slice_from_csr(int32_t rows, int32_t cols, const int64_t *row_ptr,
                                                 const int32_t *col_ind, int height, unsigned flags,
                                                 const cmrs_values *values, int64_t jump_above,

@@ -208,8 +208,12 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
     atomic_store(&b->share, share);
     /* (no longer needed, whatever came of it) */
     cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
-    /* the next level's A stays for its estimate of rho (where that is made on the device) */
-    b->kept_a = next_a, b->kept_level = level + 1;
+    /* the next level's A stays for its estimate of rho where that is made on the device (else
+     * it would hold the device's memory the builder's matrices need) */
+    if (st == CMRSCL_OK && c->rows >= b->device_rows)
+        b->kept_a = next_a, b->kept_level = level + 1;
+    else
+        cmrs_device_csr_release(&next_a);
     b->galerkins += st == CMRSCL_OK;
     if (st != CMRSCL_OK)
         cmrscl_trace("AMG level %d's Galerkin product on the host: %s", level, cmrscl_last_error());
