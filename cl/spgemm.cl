@@ -1,6 +1,7 @@
 /* spgemm.cl - C = A B of CSR matrices in double on the device, for AMG's smoothed
- * prolongator and Galerkin product (host/precond/amg_galerkin.c); after the prelude of every program, built with -DHEIGHT=1
- * -DWARP=1 -DWG_SIZE=... -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=... (a power of two).
+ * prolongator and Galerkin product (host/precond/amg_galerkin.c); after the prelude of every
+ * program, built with -DHEIGHT=1 -DWARP=1 -DWG_SIZE=... -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=...
+ * (a power of two).
  *
  * A work-item a row of C, in two launches: spgemm_count counts the row's columns, the host
  * places the rows, spgemm_fill sums and writes them. Each row's sums are kept in a table of its

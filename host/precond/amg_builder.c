@@ -250,8 +250,8 @@ cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
                            .galerkin = builder_galerkin,
                            .rho = builder_rho,
                            .ctx = b,
-                           .device_rows = b ? b->device_rows : INT64_MAX,
-                           .wait_for_rho = b && b->device_rows == 0};
+                           .device_rows = b->device_rows,
+                           .wait_for_rho = b->device_rows == 0};
 }
 
 void cmrs_amg_builder_finish(cmrs_amg_builder *b)
