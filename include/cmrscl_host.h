@@ -145,18 +145,22 @@ CMRSCL_API void cmrscl_csr_free(cmrscl_csr *csr);
  *                     numbered in space), shifted by 1e-4 K: symmetric positive definite
  *   kron:A.mtx:B.mtx  the Kronecker product of two Matrix Market files (.mtx or .mtx.gz,
  *                     read with cmrscl_mtx_read): rows of real matrices, at scale
+ *   lap:SPEC          the graph Laplacian of SPEC's square pattern (i and j joined where
+ *                     either stores the other, weights 1), shifted as geo's: symmetric
+ *                     positive definite with SPEC's rows, e.g. "lap:rmat:21:16"
  * A suffix @SEED (e.g. "rmat:21:16@2") picks another instance of the random classes.
  * Errors: ERROR_INVALID_ARGUMENT for an unknown or malformed spec, ERROR_TOO_LARGE when the
  * matrix would have more than INT32_MAX rows or columns (the message names the limit), a
  * reading error of cmrscl_mtx_read for a kron factor,
- * ERROR_OUT_OF_HOST_MEMORY when its entries do not fit in memory (12 bytes each). */
+ * ERROR_OUT_OF_HOST_MEMORY when its entries do not fit in memory (12 bytes each); for lap:,
+ * ERROR_INVALID_ARGUMENT when SPEC's pattern is not square. */
 CMRSCL_API cmrscl_status cmrscl_csr_generate(const char *spec, cmrscl_csr *out);
 /* Rows first_row .. first_row + row_count - 1 of the matrix cmrscl_csr_generate(spec) builds,
  * bit for bit, as a CSR of those rows (out->rows; row_count is clipped to the rows the matrix
  * has) over all of its columns (out->cols); *total_rows (may be NULL) receives the whole
  * matrix's rows. For a distributed matrix each process builds only its own rows. The stencils
- * and fem build just the rows asked for, on all host threads; the random classes build the
- * whole matrix and keep the range (for tests, not for huge runs). Errors as
+ * and fem build just the rows asked for, on all host threads; the random classes and lap: build
+ * the whole matrix and keep the range (for tests, not for huge runs). Errors as
  * cmrscl_csr_generate's, and
  * ERROR_INVALID_ARGUMENT for a negative first_row or row_count. */
 CMRSCL_API cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row,
@@ -166,8 +170,8 @@ CMRSCL_API cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t firs
  * (exact for the stencils and fem; the expected count for the random classes, whose rows
  * draw their lengths; rmat's edges before duplicates merge), so that a caller can refuse a
  * matrix too large for its memory before building it. ERROR_UNSUPPORTED for kron (its
- * factors must be read), and cmrscl_csr_generate's errors for a malformed spec or more than
- * INT32_MAX rows. */
+ * factors must be read) and lap (its pattern's transpose must be built), and cmrscl_csr_generate's
+ * errors for a malformed spec or more than INT32_MAX rows. */
 CMRSCL_API cmrscl_status cmrscl_csr_generate_size(const char *spec, int64_t *rows, int64_t *cols,
                                                   int64_t *entries);
 

@@ -2,7 +2,8 @@
  * class is those rows of cmrscl_csr_generate's matrix, bit for bit (the ranges of a
  * partition, empty ranges, ranges past the end); the total row count; the limits: a range of
  * a grid whose whole matrix exceeds 32-bit counts, and bad arguments. Kronecker products of
- * real files: every entry against the factors', and the same row ranges. */
+ * real files: every entry against the factors', and the same row ranges. lap:SPEC against
+ * SPEC's pattern, entry by entry. */
 #include "test_util.h"
 
 #include <math.h>
@@ -53,6 +54,50 @@ static void check_geo(void)
     cmrscl_csr_free(&a), cmrscl_csr_free(&other);
 }
 
+/* lap:SPEC is SPEC's pattern made a shifted graph Laplacian: a_ij = -1 exactly where SPEC
+ * stores (i, j) or (j, i), i != j; the diagonal the row's degree plus 1e-4 times the mean
+ * degree; nothing else. Checked against a dense map of SPEC's pattern. */
+static void check_lap(const char *spec)
+{
+    char lap_spec[64];
+    snprintf(lap_spec, sizeof lap_spec, "lap:%s", spec);
+    cmrscl_csr a, l;
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    CHECK_OK(cmrscl_csr_generate(lap_spec, &l));
+    CHECK_OK(cmrscl_csr_validate(&l));
+    const int32_t n = a.rows;
+    unsigned char *joined = calloc((size_t)n * n, 1);
+    CHECK(joined != NULL && l.rows == n && l.cols == n);
+    int64_t edges = 0;
+    for (int32_t i = 0; i < n; ++i)
+        for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+            if (a.col_ind[k] != i)
+                joined[(size_t)i * n + a.col_ind[k]] = joined[(size_t)a.col_ind[k] * n + i] = 1;
+    for (size_t e = 0; e < (size_t)n * n; ++e)
+        edges += joined[e];
+    const double shift = 1e-4 * (double)edges / n;
+    int64_t bad = 0, longest = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        int64_t degree = 0, seen = 0;
+        for (int32_t j = 0; j < n; ++j)
+            degree += joined[(size_t)i * n + j];
+        longest = degree > longest ? degree : longest;
+        for (int64_t k = l.row_ptr[i]; k < l.row_ptr[i + 1]; ++k) {
+            int32_t j = l.col_ind[k];
+            if (j == i)
+                bad += fabs(l.values[k] - ((double)degree + shift)) > 1e-12;
+            else
+                bad += !joined[(size_t)i * n + j] || l.values[k] != -1.0, ++seen;
+        }
+        bad += seen != degree;
+    }
+    printf("%s: %d rows, %lld entries, longest row %lld entries; %lld rows or entries off\n",
+           lap_spec, n, (long long)l.nnz, (long long)longest + 1, (long long)bad);
+    CHECK(bad == 0 && l.nnz == edges + n);
+    free(joined);
+    cmrscl_csr_free(&a), cmrscl_csr_free(&l);
+}
+
 static void check_spec(const char *spec)
 {
     cmrscl_csr whole, part;
@@ -63,7 +108,7 @@ static void check_spec(const char *spec)
     int64_t sized_rows = -1, sized_cols = -1, entries = -1;
     bool exact = strncmp(spec, "random", 6) && strncmp(spec, "rmat", 4) &&
                  strncmp(spec, "skewed", 6) && strncmp(spec, "geo", 3);
-    if (strncmp(spec, "kron:", 5) != 0) {
+    if (strncmp(spec, "kron:", 5) != 0 && strncmp(spec, "lap:", 4) != 0) {
         CHECK_OK(cmrscl_csr_generate_size(spec, &sized_rows, &sized_cols, &entries));
         CHECK_MSG(sized_rows == whole.rows && sized_cols == whole.cols &&
                       (exact
@@ -144,6 +189,15 @@ int main(void)
         CHECK_STATUS(cmrscl_csr_generate(spec, &a), CMRSCL_ERROR_TOO_LARGE);
         remove(wide);
     }
+    f = fopen(wide, "w"); /* 2 x 3: no graph Laplacian of its pattern */
+    CHECK(f != NULL);
+    if (f) {
+        fputs("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 3 1.0\n", f);
+        fclose(f);
+        snprintf(spec, sizeof spec, "lap:kron:%s:%s", wide, wide);
+        CHECK_STATUS(cmrscl_csr_generate(spec, &a), CMRSCL_ERROR_INVALID_ARGUMENT);
+        remove(wide);
+    }
 
     /* Sized, not built: too many rows, a malformed spec, kron (its factors must be read). */
     int64_t r, c, e;
@@ -153,13 +207,21 @@ int main(void)
     CHECK_STATUS(cmrscl_csr_generate_size("stencil7:x", &r, &c, &e), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_csr_generate_size("kron:a.mtx:b.mtx", &r, &c, &e),
                  CMRSCL_ERROR_UNSUPPORTED);
+    CHECK_STATUS(cmrscl_csr_generate_size("lap:rmat:8:4", &r, &c, &e), CMRSCL_ERROR_UNSUPPORTED);
     const char *specs[] = {"stencil5:7",     "stencil7:5", "stencil27:6",       "convdiff:6",
                            "random:300:4@3", "perm:100",   "dense:9",           "rmat:8:4",
-                           "fem:3:2",        "fem:4:1",    "skewed:200:3:2:50", "geo:500:6"};
+                           "fem:3:2",        "fem:4:1",    "skewed:200:3:2:50", "geo:500:6",
+                           "lap:rmat:8:4"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; ++i)
         check_spec(specs[i]);
 
     check_geo();
+    /* power-law hubs, long rows, rows with and without a diagonal, an empty pattern's rows */
+    check_lap("rmat:9:8");
+    check_lap("skewed:600:2:3:400");
+    check_lap("random:500:3@2");
+    check_lap("perm:300");
+    CHECK_STATUS(cmrscl_csr_generate("lap:stencil7:x", &a), CMRSCL_ERROR_INVALID_ARGUMENT);
 
     /* stencil27:700 has 9.1e9 entries (more than this machine holds): a range is built
      * without the rest. */

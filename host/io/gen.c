@@ -533,6 +533,14 @@ cmrscl_status cmrscl_csr_generate_rows(const char *spec, int64_t first_row, int6
     cmrscl_status st;
     if (!strncmp(spec, "kron:", 5)) {
         st = gen_kron(spec + 5, want, out, &total);
+    } else if (!strncmp(spec, "lap:", 4)) { /* the whole pattern, for its transpose */
+        cmrscl_csr pattern = {0}, whole = {0};
+        st = cmrscl_csr_generate(spec + 4, &pattern);
+        if (st == CMRSCL_OK)
+            st = cmrs_gen_laplacian(&pattern, &whole);
+        cmrscl_csr_free(&pattern);
+        if (st == CMRSCL_OK)
+            st = keep_rows(&whole, want, out, &total);
     } else {
         int cls = 0;
         long v[4];

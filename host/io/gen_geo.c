@@ -11,8 +11,7 @@
  * Points are numbered cell by cell of a grid of r-wide cells (a mesh file's spatial order),
  * so neighbours sit in nearby rows. Large-diameter graphs need a thousand Jacobi-CG
  * iterations and more where R-MAT and uniform random graphs (expanders) need tens: the graph
- * problem AMG is for (docs/dev/PERFORMANCE.md, GEO_SHIFT). */
-#define GEO_SHIFT 1e-4
+ * problem AMG is for (GEO_SHIFT, io.h). */
 typedef struct geo_point {
     double x, y;
     int64_t cell;

@@ -31,7 +31,7 @@ static int parse_numbers(const char *text, const char *end, long *values, int ma
 #define GEN_CLASSES                                                                                \
     "stencil5:N, stencil7:N, stencil27:N, convdiff:N, random:N:K, perm:N, dense:N, "               \
     "rmat:SCALE:EDGES, fem:N:B, skewed:N:K:D:LEN, geo:N:K, elastic:N, each optionally followed "   \
-    "by @SEED; kron:A.mtx:B.mtx"
+    "by @SEED; kron:A.mtx:B.mtx; lap:SPEC"
 
 /* The classes of a spec and how many numbers each takes, in the order the switches below
  * number them. */
@@ -74,8 +74,9 @@ cmrscl_status cmrscl_csr_generate_size(const char *spec, int64_t *rows, int64_t 
     uint64_t seed;
     if (!spec || !rows || !cols || !entries)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "spec, rows, cols or entries is NULL");
-    if (!strncmp(spec, "kron:", 5))
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "kron: sized only by building it");
+    if (!strncmp(spec, "kron:", 5) || !strncmp(spec, "lap:", 4))
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED, "%s sized only by building it",
+                           spec[0] == 'k' ? "kron:" : "lap:");
     cmrscl_status st = cmrs_gen_parse_spec(spec, &cls, v, &seed);
     if (st != CMRSCL_OK)
         return st;

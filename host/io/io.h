@@ -49,7 +49,14 @@ CMRSCL_HIDDEN int64_t cmrs_gen_elastic_row(const void *shape, int64_t i, int32_t
                                            double *vals);
 
 /* ---- gen_geo.c: geo:N:K, a random geometric graph's shifted Laplacian ---- */
+/* The graph Laplacians' shift, times the mean degree k (geo:N:K, lap:SPEC): L = D - W +
+ * GEO_SHIFT k I, positive definite yet small enough that a large-diameter graph needs a
+ * thousand Jacobi-CG iterations and more (docs/dev/PERFORMANCE.md, GEO_SHIFT). */
+#define GEO_SHIFT 1e-4
 CMRSCL_HIDDEN cmrscl_status cmrs_gen_geo(long n, long k, uint64_t seed, cmrscl_csr *out);
+
+/* ---- gen_laplacian.c: lap:SPEC, the shifted graph Laplacian of a square pattern ---- */
+CMRSCL_HIDDEN cmrscl_status cmrs_gen_laplacian(const cmrscl_csr *a, cmrscl_csr *out);
 
 /* ---- coo_to_csr.c: COO -> canonical CSR on all host threads ---- */
 

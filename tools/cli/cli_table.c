@@ -15,7 +15,9 @@
 
 #define GEN_SPECS                                                                                  \
     "stencil5:N stencil7:N stencil27:N convdiff:N random:N:K perm:N dense:N rmat:SCALE:EDGES "     \
-    "fem:N:B skewed:N:K:D:LEN geo:N:K [@SEED], kron:A.mtx:B.mtx (Kronecker product of two files)"
+    "fem:N:B skewed:N:K:D:LEN geo:N:K [@SEED], kron:A.mtx:B.mtx (Kronecker product of two "        \
+    "files), "                                                                                     \
+    "lap:SPEC (SPEC's pattern as a shifted graph Laplacian: SPD)"
 
 const cli_command cli_commands[] = {
     {"devices", CMD_DEVICES, "",
