@@ -135,6 +135,83 @@ oom:
                        (int)a->rows);
 }
 
+/* The filtered matrix's rows (cmrs_amg_filter): pass 1 counts each row's strong entries and
+ * its diagonal into row_ptr[i + 1], pass 2 writes them, the weak entries summed into the
+ * diagonal. */
+typedef struct filter_job {
+    const cmrscl_csr *a;
+    double theta;
+    const double *diag;
+    cmrscl_csr *f;
+    int pass;
+} filter_job;
+
+static void filter_share(void *ctx, int thread, int threads)
+{
+    const filter_job *j = ctx;
+    const cmrscl_csr *a = j->a;
+    cmrscl_csr *f = j->f;
+    int64_t begin, end;
+    cmrs_parallel_range(a->rows, thread, threads, &begin, &end);
+    for (int64_t i = begin; i < end; ++i) {
+        int64_t n = 1, out = f->row_ptr[i], at = -1; /* at: the diagonal's slot */
+        double lumped = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            int32_t c = a->col_ind[k];
+            bool keep = strong(a, j->diag, (int32_t)i, k, j->theta);
+            if (j->pass == 1) {
+                n += keep;
+                continue;
+            }
+            if (at < 0 && c >= i) /* the diagonal, stored or not, in its place */
+                f->col_ind[at = out++] = (int32_t)i;
+            if (c == i || !keep)
+                lumped += a->values[k];
+            else
+                f->col_ind[out] = c, f->values[out++] = a->values[k];
+        }
+        if (j->pass == 1) {
+            f->row_ptr[i + 1] = n;
+            continue;
+        }
+        if (at < 0)
+            f->col_ind[at = out++] = (int32_t)i;
+        /* a coarse level is no M-matrix: where its weak entries would leave the diagonal not
+         * positive, the row keeps a_ii (PyAMG's filter: unlumped) */
+        f->values[at] = lumped > 0 ? lumped : j->diag[i];
+    }
+}
+
+cmrscl_status cmrs_amg_filter(const cmrscl_csr *a, double theta, cmrscl_csr *f)
+{
+    *f = (cmrscl_csr){a->rows, a->cols, 0, NULL, NULL, NULL};
+    strength_job diag = {a,    theta, cmrscl_alloc((size_t)a->rows + 1, sizeof(double)),
+                         NULL, NULL,  0};
+    f->row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t));
+    if (!diag.diag || !f->row_ptr)
+        goto oom;
+    int threads = cmrs_parallel_threads();
+    cmrs_parallel_run(threads, strength_share, &diag);
+    filter_job job = {a, theta, diag.diag, f, 1};
+    cmrs_parallel_run(threads, filter_share, &job);
+    if (row_starts(f->row_ptr, a->rows) != CMRSCL_OK)
+        goto oom;
+    f->nnz = f->row_ptr[a->rows];
+    f->col_ind = cmrscl_alloc((size_t)f->nnz + 1, sizeof(int32_t));
+    f->values = cmrscl_alloc((size_t)f->nnz + 1, sizeof(double));
+    if (!f->col_ind || !f->values)
+        goto oom;
+    job.pass = 2;
+    cmrs_parallel_run(threads, filter_share, &job);
+    free(diag.diag);
+    return CMRSCL_OK;
+oom:
+    free(diag.diag);
+    cmrscl_csr_free(f);
+    return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG filtered matrix: %d rows",
+                       (int)a->rows);
+}
+
 /* Whether every off-diagonal entry of a is strong at theta: theta 0 and none stored as zero
  * (a row's scan stops at its first), in pieces on the host's threads. */
 typedef struct zeros_job {

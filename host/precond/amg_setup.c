@@ -27,6 +27,25 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
                               .block_size = 1};
 }
 
+/* Graphs with hubs - power-law degrees, a few rows thousands of times the mean - defeat theta
+ * 0: with every coupling strong the smoothed prolongator spreads through each hub's row, and
+ * R A P fills (a level of 15 K rows and 219 M entries under a 262 K-row R-MAT Laplacian; out
+ * of memory at 2 M rows). Where theta is left 0 and level 0 holds a row of AMG_HUB_ROWS times
+ * the mean row or longer, the hierarchy takes AMG_HUB_THETA: a hub's couplings are weak
+ * (1 / sqrt(d_i d_j)), and the prolongator is smoothed with the weak ones filtered out. The
+ * matrices without hubs - stencils, FEM, elasticity, mesh-like and uniform random graphs -
+ * keep theta 0, their hierarchies unchanged (docs/dev/PERFORMANCE.md, AMG_HUB_ROWS). */
+#define AMG_HUB_ROWS 16.0
+#define AMG_HUB_THETA 0.25
+
+static double hub_theta(const cmrscl_csr *a, double theta)
+{
+    double mean = (double)a->nnz / (double)a->rows;
+    return theta == 0 && (double)cmrs_csr_longest_row(a->rows, a->row_ptr) >= AMG_HUB_ROWS * mean
+               ? AMG_HUB_THETA
+               : theta;
+}
+
 static cmrscl_status check_options(const cmrs_amg_options *o)
 {
     if (!(o->theta >= 0 && o->theta <= 1) || !(o->smooth_scale > 0) || !(o->jacobi_scale > 0) ||
@@ -47,54 +66,6 @@ static cmrscl_status check_options(const cmrs_amg_options *o)
                            "block size %d (>= 1)",
                            o->near_null_count, CMRSCL_AMG_MAX_CANDIDATES, o->block_size);
     return CMRSCL_OK;
-}
-
-/* P = T - omega D^-1 (A T): A T's pattern holds T's (every a_ii is stored), so each of T's
- * entries of row i (one a candidate kept on its aggregate) is added where A T has its column.
- * Rows in pieces on the host's threads. */
-typedef struct smooth_job {
-    const cmrs_amg_level *l;
-    double omega;
-    cmrscl_csr *p;
-} smooth_job;
-
-static void smooth_piece(void *ctx, int64_t piece)
-{
-    const smooth_job *j = ctx;
-    const cmrscl_csr *t = &j->l->T;
-    cmrscl_csr *p = j->p;
-    int64_t begin, end;
-    cmrs_amg_piece_rows(piece, p->rows, &begin, &end);
-    for (int64_t i = begin; i < end; ++i) {
-        double w = j->omega * j->l->diag_inv[i];
-        int64_t e = t->row_ptr[i]; /* both rows' columns ascend */
-        for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
-            p->values[k] *= -w;
-            if (e < t->row_ptr[i + 1] && p->col_ind[k] == t->col_ind[e])
-                p->values[k] += t->values[e++];
-        }
-    }
-}
-
-/* p = A T on entry: P = T - omega D^-1 p. */
-static void smooth_prolongator(const cmrs_amg_level *l, double omega, cmrscl_csr *p)
-{
-    smooth_job job = {l, omega, p};
-    cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(p->rows), smooth_piece, &job);
-}
-
-/* P = T - omega D^-1 (A T): the sink's (elsewhere), or - where it fails - the host's; A T is
- * in P already where the host made it beside rho. */
-static cmrscl_status smoothed(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv, double omega,
-                              bool elsewhere)
-{
-    if (elsewhere &&
-        sink->prolongator(sink->ctx, l, &lv->A, &lv->T, lv->diag_inv, omega, &lv->P) == CMRSCL_OK)
-        return CMRSCL_OK;
-    cmrscl_status st = elsewhere ? cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P) : CMRSCL_OK;
-    if (st == CMRSCL_OK)
-        smooth_prolongator(lv, omega, &lv->P);
-    return st;
 }
 
 static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
@@ -256,17 +227,24 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
      * PROLONGATOR_ON_DEVICE). The estimate is done before P in any case (plain aggregation
      * needs none, but the sink's estimate may leave the level's A on the device for the
      * Galerkin product) */
-    bool elsewhere = o->smooth && sink && sink->prolongator &&
+    bool filter = o->smooth && o->theta > 0 && !lv->node_ptr, filtered = false;
+    bool elsewhere = o->smooth && !filter && sink && sink->prolongator &&
                      (int64_t)lv->A.rows >= sink->device_rows &&
                      (sink->wait_for_rho || atomic_load(&rho->done));
     double tt = cmrscl_seconds();
-    if (st == CMRSCL_OK && o->smooth && !elsewhere)
+    if (st == CMRSCL_OK && o->smooth && !elsewhere && !filter)
         st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
     if (st == CMRSCL_OK)
         st = rho_finish(rho, h, o);
     double trho = cmrscl_seconds();
-    if (st == CMRSCL_OK && o->smooth)
-        st = smoothed(sink, l, lv, o->smooth_scale / lv->rho, elsewhere);
+    if (st == CMRSCL_OK && filter) /* where nothing is weak, A T after all */
+        st = cmrs_amg_filtered_prolongator(h, l, o, &filtered);
+    if (st == CMRSCL_OK && filter && !filtered)
+        st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
+    if (st == CMRSCL_OK && filtered)
+        ;
+    else if (st == CMRSCL_OK && o->smooth)
+        st = cmrs_amg_smoothed(sink, l, lv, o->smooth_scale / lv->rho, elsewhere);
     else if (st == CMRSCL_OK)
         st = copy_csr(&lv->T, &lv->P);
     cmrscl_trace("AMG level %d: aggregates at %.3f, T at %.3f, rho joined at %.3f, P at %.3f%s", l,
@@ -468,6 +446,10 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         st = check_matrix(a);
     if (st != CMRSCL_OK)
         return st;
+    cmrs_amg_options taken = *o;
+    taken.theta = hub_theta(a, o->theta);
+    o = &taken;
+    h.theta = o->theta;
     h.level = calloc((size_t)o->max_levels, sizeof(cmrs_amg_level));
     if (!h.level)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);

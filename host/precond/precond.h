@@ -69,6 +69,7 @@ typedef struct cmrs_amg_hierarchy {
     bool coarse_lu;
     int degree;                 /* the cycle's smoother (the options'): 1 Jacobi, 2.. Chebyshev */
     bool symmetric;             /* level 0 is: rho estimated by Lanczos, not the power method */
+    double theta;               /* the strength threshold taken (the options', or the hubs') */
     double operator_complexity; /* sum of the levels' entries / entries of A */
     double grid_complexity;     /* sum of the levels' rows / rows of A */
     cmrs_amg_times times;
@@ -185,11 +186,31 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_rho_run(const cmrs_rho_passes *passes, bool
 CMRSCL_HIDDEN void cmrs_amg_rho_start(double *v, double *p, int64_t rows);
 CMRSCL_HIDDEN void cmrs_amg_rho_add(const double *sums, int64_t pieces, double sum[3]);
 
+/* ---- amg_smooth.c: the smoothed prolongator ---- */
+
+/* Level l's P = T - omega D^-1 (A T): the sink's where `elsewhere` (a device), or - where it
+ * fails, or not elsewhere - the host's; A T is in lv->P already where the host made it beside
+ * rho. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_smoothed(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv,
+                                              double omega, bool elsewhere);
+/* Level l's P = T - omega_f D_f^-1 (A_f T) with the filtered matrix A_f at o->theta
+ * (cmrs_amg_filter) and omega_f from rho(D_f^-1 A_f), on the host. *filtered false, and
+ * nothing made, where every coupling is strong: A_f would be A. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l,
+                                                          const cmrs_amg_options *o,
+                                                          bool *filtered);
+
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 
 /* The strong off-diagonal couplings of a (PyAMG's 'symmetric' measure) as a pattern (values
  * NULL): |a_ij| >= theta sqrt(|a_ii a_jj|), explicit zeros never strong. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta, cmrscl_csr *s);
+/* The filtered matrix A_f at theta > 0 (amgcl's, PyAMG's 'filter'): a's strong couplings, and
+ * its diagonal with every weak off-diagonal entry added to it - row sums kept, so A_f treats
+ * the near-null space as A does (a row where that sum is not positive keeps a_ii). The prolongator
+ * is smoothed with A_f, so that it does not spread along weak couplings: through a hub's thousands
+ * of weak ones it would fill R A P. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_filter(const cmrscl_csr *a, double theta, cmrscl_csr *f);
 /* Whether every off-diagonal entry of a is strong at theta (theta 0, none stored as zero):
  * then a itself serves cmrs_amg_aggregate as the strength's pattern, the same aggregates, and
  * strength need not be made (a pass over a's values, where strength takes three and writes

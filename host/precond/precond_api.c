@@ -132,6 +132,7 @@ static void describe(const cmrs_amg_hierarchy *h, cmrscl_amg_info *info)
         info->rho[l] = h->level[l].rho;
     info->operator_complexity = h->operator_complexity;
     info->grid_complexity = h->grid_complexity;
+    info->theta = h->theta;
     info->seconds_smoother = h->times.smoother;
     info->seconds_strength = h->times.strength;
     info->seconds_aggregation = h->times.aggregation;

@@ -271,7 +271,12 @@ def test_amg_on_the_device(context):
     assert np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b) * 1.0001
     M = la.amg(mat)
     assert M.levels >= 2 and M.rows[0] == A.shape[0] and M.rows[-1] < A.shape[0]
-    assert 1 < M.operator_complexity < 2 and M.setup_seconds["total"] > 0
+    assert 1 < M.operator_complexity < 2 and M.setup_seconds["total"] > 0 and M.theta == 0
+    # a power-law graph's Laplacian: theta 0 takes 0.25 there (its hubs), the hierarchy sparse
+    H = cmrscl.generate("lap:rmat:11:16")
+    Mh = la.amg(cmrscl.Matrix(H, "double", context))
+    assert Mh.theta == 0.25 and Mh.operator_complexity < 1.5
+    assert la.amg(cmrscl.Matrix(H, "double", context), theta=1e-12).theta == 1e-12
     x, info = la.cg(mat, b, rtol=1e-8, M=M)
     assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
     count = [0]

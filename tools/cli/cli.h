@@ -58,6 +58,7 @@ typedef struct cli_options {
     int amg_chebyshev;   /* --amg-chebyshev K: the smoother's degree (0: Jacobi) */
     bool amg_unsmoothed; /* --amg-unsmoothed: plain aggregation, P = T */
     bool amg_rigid_body; /* --amg-rigid-body: elastic:N's rigid-body modes as the near-null space */
+    double amg_theta;    /* --amg-theta T: the strength threshold (0: every coupling strong) */
 } cli_options;
 
 /* The tool's name in messages ("cmrscl-run" unless the tool sets it). */
@@ -114,6 +115,7 @@ enum {
     OPT_AMG_FLOAT,
     OPT_AMG_CHEBYSHEV,
     OPT_AMG_UNSMOOTHED,
+    OPT_AMG_THETA,
     OPT_AMG_RIGID_BODY,
     OPT_TOL,
     OPT_ATOL,

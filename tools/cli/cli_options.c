@@ -168,6 +168,10 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_AMG_FLOAT: o->amg_float = true; return true;
     case OPT_AMG_UNSMOOTHED: o->amg_unsmoothed = true; return true;
     case OPT_AMG_RIGID_BODY: o->amg_rigid_body = true; return true;
+    case OPT_AMG_THETA:
+        return parse_double("--amg-theta", arg, &o->amg_theta) &&
+               ((o->amg_theta >= 0 && o->amg_theta <= 1) ||
+                usage_error("--amg-theta", "a threshold in 0..1", arg));
     case OPT_AMG_CHEBYSHEV:
         return parse_int("--amg-chebyshev", arg, 2, CMRSCL_AMG_MAX_DEGREE, &o->amg_chebyshev);
     case OPT_TRANSPOSE: o->transpose = true; return true;

@@ -161,9 +161,9 @@ static void print_amg(cmrscl_precond amg)
     for (int l = 0; l < in.levels; ++l)
         printf("amg        level %d: %d rows, %lld entries%s\n", l, (int)in.rows[l],
                (long long)in.entries[l], l == in.levels - 1 ? " (inverted densely)" : "");
-    printf("amg        operator complexity %.3f, grid complexity %.3f; cycle in %s, %.1f MB on "
-           "the device\n",
-           in.operator_complexity, in.grid_complexity,
+    printf("amg        operator complexity %.3f, grid complexity %.3f, strength theta %g; cycle in "
+           "%s, %.1f MB on the device\n",
+           in.operator_complexity, in.grid_complexity, in.theta,
            in.cycle_precision == CMRSCL_FLOAT ? "float" : "double", (double)in.device_bytes / 1e6);
     printf("amg        set-up %.3f s: smoother %.3f, strength %.3f, aggregation %.3f, P %.3f, RAP "
            "%.3f, coarse inverse %.3f (host), device %.3f\n",
@@ -277,11 +277,13 @@ int cmd_solve(const cli_options *opt)
                 lm.csr.rows, lm.csr.cols);
         rc = EXIT_USAGE;
     }
-    if (!rc && (opt->amg_chebyshev || opt->amg_unsmoothed || opt->amg_rigid_body) &&
+    if (!rc &&
+        (opt->amg_chebyshev || opt->amg_unsmoothed || opt->amg_rigid_body || opt->amg_theta) &&
         opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG) {
         fprintf(stderr, "%s: --amg-%s: an option of --precond amg\n", cli_name,
                 opt->amg_chebyshev    ? "chebyshev"
                 : opt->amg_unsmoothed ? "unsmoothed"
+                : opt->amg_theta      ? "theta"
                                       : "rigid-body");
         rc = EXIT_USAGE;
     }
@@ -322,6 +324,7 @@ int cmd_solve(const cli_options *opt)
         ao.matrix = m; /* level 0 on the solver's matrix */
         ao.chebyshev = opt->amg_chebyshev;
         ao.unsmoothed = opt->amg_unsmoothed;
+        ao.theta = opt->amg_theta;
         if (modes)
             ao.near_null_count = 6, ao.near_null = modes, ao.block_size = 3;
         if ((st = cmrscl_precond_create_amg(ctx, opt->precision, &lm.csr, &ao, &amg)) != CMRSCL_OK)

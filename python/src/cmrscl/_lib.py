@@ -147,7 +147,7 @@ class AmgInfo(ctypes.Structure):
                 ("seconds_coarse", c_double), ("seconds_device", c_double),
                 ("seconds_total", c_double), ("device_bytes", ctypes.c_uint64),
                 ("cycle_precision", c_int), ("seconds_smoother", c_double),
-                ("rho", c_double * AMG_MAX_LEVELS)]
+                ("rho", c_double * AMG_MAX_LEVELS), ("theta", c_double)]
 
 
 class Csr(ctypes.Structure):

@@ -264,6 +264,8 @@ class AMG(sla.LinearOperator):
     elasticity the rigid-body modes (rigid_body_modes), with block_size 3 (PyAMG's B and BSR
     blocks): the unknowns of a node (block_size consecutive rows) aggregated together. Facts:
     levels, rows, entries, rho (a level each: the estimate of rho(D^-1 A) the smoothers use),
+    theta (the strength threshold taken: theta 0 takes 0.25 on a matrix with hubs, rows 16
+    times the mean, where every coupling strong would fill the coarse levels),
     operator_complexity, grid_complexity, device_bytes,
     cycle_dtype, setup_seconds (a dict by phase)."""
 
@@ -320,6 +322,7 @@ class AMG(sla.LinearOperator):
         self.rows = [int(info.rows[k]) for k in range(info.levels)]
         self.entries = [int(info.entries[k]) for k in range(info.levels)]
         self.rho = [float(info.rho[k]) for k in range(info.levels)]
+        self.theta = float(info.theta)
         self.operator_complexity = info.operator_complexity
         self.grid_complexity = info.grid_complexity
         self.device_bytes = int(info.device_bytes)
