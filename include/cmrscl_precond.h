@@ -26,10 +26,11 @@ typedef struct cmrscl_amg_options {
     size_t struct_size;
     /* strong: |a_ij| >= theta sqrt(|a_ii a_jj|), and at theta > 0 the prolongator smoothed
      * without the weak couplings (their values added to the diagonal: amgcl's filtered matrix).
-     * 0: every coupling (PyAMG's default) - unless a row is many times the mean (the hubs of
-     * power-law graphs), where every coupling strong fills the coarse levels: there 0 takes
-     * 0.25 (cmrscl_amg_info.theta says which; a tiny theta such as 1e-12 keeps every coupling
-     * strong on any matrix) */
+     * 0: every coupling (PyAMG's default) - unless a level has rows many times its mean (the
+     * hubs of power-law graphs) or its aggregates spread each row over nearly as many of them
+     * (random graphs, which expand), where every coupling strong fills the coarse levels:
+     * such a level takes 0.25 (cmrscl_amg_info.theta gives the largest a level took; a tiny
+     * theta such as 1e-12 keeps every coupling strong on any matrix) */
     double theta;
     int unsmoothed; /* 1: plain aggregation, P the tentative prolongator (cheaper set-up) */
     /* stop coarsening at this many rows or fewer; 0: 500. The coarsest level is inverted
@@ -96,8 +97,8 @@ typedef struct cmrscl_amg_info {
      * power method), which weighs its smoothers (Jacobi: 4/3 / rho; Chebyshev: [1/30, 1.1] x
      * rho) */
     double rho[CMRSCL_AMG_MAX_LEVELS];
-    /* the strength threshold the hierarchy took: the options', or - theta left 0 on a matrix
-     * with hubs, rows many times the mean - the one that keeps R A P sparse there (above) */
+    /* the largest strength threshold a level took: the options', or - theta left 0 on a level
+     * with hubs or whose aggregates spread - the one that keeps R A P sparse there (above) */
     double theta;
 } cmrscl_amg_info;
 

@@ -1,13 +1,15 @@
 /* test_amg_hubs.c - AMG on graphs with hubs (host/precond, issue 57): the filtered matrix the
  * prolongator is smoothed with at theta > 0 (cmrs_amg_filter), entry by entry, and theta 0
- * taking AMG_HUB_THETA where a row is many times the mean - a sparse hierarchy that converges,
- * where every coupling strong fills the coarse levels. */
+ * taking AMG_HUB_THETA where a row is many times the mean or a row's entries spread over as many
+ * aggregates - a sparse hierarchy that converges, where every coupling strong fills the coarse
+ * levels. */
 #include "precond/precond.h"
 #include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Iterations of CG to rtol 1e-8 on b = A v (v not constant) from x = 0, with and without AMG. */
 static void iterations(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, int *amg, int *plain)
@@ -93,15 +95,16 @@ static void test_filter(void)
     }
 }
 
-/* Graphs with hubs: theta left 0 takes 0.25 (AMG_HUB_THETA) where a row is 16 times the mean,
- * with the prolongator smoothed on the filtered matrix - a sparse hierarchy that still
- * converges, where every coupling strong (a tiny theta) fills level 1. Matrices without hubs
- * keep theta 0. */
+/* Graphs with hubs and graphs that expand: theta left 0 takes 0.25 (AMG_HUB_THETA) on a level
+ * with a row 16 times the mean (AMG_HUB_ROWS) or whose aggregates at 0 spread each row over
+ * nearly as many aggregates (AMG_SPREAD), with the prolongator smoothed on the filtered matrix
+ * - a sparse hierarchy that converges, where every coupling strong (a tiny theta) fills level
+ * 1. A stencil and a mesh-like graph keep theta 0. */
 static void test_hubs(void)
 {
-    const char *specs[] = {"lap:rmat:12:16", "lap:skewed:8192:2:4:1000", "stencil7:16",
-                           "lap:random:4000:6"};
-    for (int m = 0; m < 4; ++m) {
+    const char *specs[] = {"lap:rmat:12:16", "lap:skewed:8192:2:4:1000", "lap:random:4000:6",
+                           "stencil7:16", "geo:6000:8"};
+    for (int m = 0; m < 5; ++m) {
         cmrscl_csr a = {0};
         cmrs_amg_hierarchy h = {0}, every = {0};
         CHECK_OK(cmrscl_csr_generate(specs[m], &a));
@@ -115,7 +118,7 @@ static void test_hubs(void)
         printf("%s: theta %g, operator complexity %.3f, PCG %d iterations, CG %d; every coupling "
                "strong: operator complexity %.3f\n",
                specs[m], h.theta, h.operator_complexity, amg, plain, every.operator_complexity);
-        bool hubs = m < 2;
+        bool hubs = m < 3; /* or expanding */
         CHECK_MSG(h.theta == (hubs ? 0.25 : 0.0), "%s: theta %g", specs[m], h.theta);
         CHECK_MSG(!hubs || (h.operator_complexity < 1.5 &&
                             every.operator_complexity > h.operator_complexity + 0.5),
@@ -123,7 +126,20 @@ static void test_hubs(void)
                   h.operator_complexity, every.operator_complexity);
         CHECK_MSG(amg <= 30 && 2 * amg < plain, "%s: AMG PCG %d iterations, CG %d", specs[m], amg,
                   plain);
-        cmrs_amg_free(&h), cmrs_amg_free(&every);
+        /* set up again on its aggregates (new values, the same pattern): each level's theta
+         * kept, so the same operators bit for bit */
+        cmrs_amg_aggregates g;
+        cmrs_amg_hierarchy again = {0};
+        CHECK_OK(cmrs_amg_take_aggregates(&h, &g));
+        CHECK_OK(cmrs_amg_setup_again(&a, NULL, &g, &again));
+        bool same = again.levels == h.levels && again.theta == h.theta;
+        for (int l = 1; same && l < h.levels; ++l)
+            same = again.level[l].A.nnz == h.level[l].A.nnz &&
+                   !memcmp(again.level[l].A.values, h.level[l].A.values,
+                           sizeof(double) * (size_t)h.level[l].A.nnz);
+        CHECK_MSG(same, "%s: set up again on its aggregates, another hierarchy", specs[m]);
+        cmrs_amg_aggregates_free(&g);
+        cmrs_amg_free(&h), cmrs_amg_free(&every), cmrs_amg_free(&again);
         cmrscl_csr_free(&a);
     }
 }

@@ -243,6 +243,36 @@ bool cmrs_amg_all_strong(const cmrscl_csr *a, double theta)
     return !atomic_load(&job.found);
 }
 
+/* AMG_HUB_ROWS, AMG_SPREAD: where theta 0 gives way (cmrs_amg_has_hubs, precond.h). */
+#define AMG_HUB_ROWS 16.0
+#define AMG_SPREAD 0.75
+
+bool cmrs_amg_has_hubs(const cmrscl_csr *a)
+{
+    double mean = (double)a->nnz / (double)a->rows;
+    return (double)cmrs_csr_longest_row(a->rows, a->row_ptr) >= AMG_HUB_ROWS * mean;
+}
+
+bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t count)
+{
+    int32_t *seen = count > 0 ? cmrscl_alloc((size_t)count, sizeof(int32_t)) : NULL;
+    if (!seen)
+        return false; /* no aggregate, or no memory for the count: keep theta 0 */
+    for (int32_t k = 0; k < count; ++k)
+        seen[k] = -1;
+    int64_t entries = 0, touched = 0;
+    for (int32_t i = 0; i < a->rows; i += 16)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k, ++entries) {
+            int32_t g = aggregate[a->col_ind[k]];
+            if (g >= 0 && seen[g] != i)
+                seen[g] = i, ++touched;
+        }
+    free(seen);
+    cmrscl_trace("AMG: %lld entries of sampled rows in %lld aggregates", (long long)entries,
+                 (long long)touched);
+    return entries > 0 && (double)touched >= AMG_SPREAD * (double)entries;
+}
+
 /* Pass 1: a row with neighbours, none of them aggregated yet, roots a new aggregate of
  * itself and all its neighbours. Marks: -2 free, -3 isolated. A row's own column, where s
  * stores it (a matrix all of whose couplings are strong), is no neighbour: it is free when

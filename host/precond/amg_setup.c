@@ -27,25 +27,6 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
                               .block_size = 1};
 }
 
-/* Graphs with hubs - power-law degrees, a few rows thousands of times the mean - defeat theta
- * 0: with every coupling strong the smoothed prolongator spreads through each hub's row, and
- * R A P fills (a level of 15 K rows and 219 M entries under a 262 K-row R-MAT Laplacian; out
- * of memory at 2 M rows). Where theta is left 0 and level 0 holds a row of AMG_HUB_ROWS times
- * the mean row or longer, the hierarchy takes AMG_HUB_THETA: a hub's couplings are weak
- * (1 / sqrt(d_i d_j)), and the prolongator is smoothed with the weak ones filtered out. The
- * matrices without hubs - stencils, FEM, elasticity, mesh-like and uniform random graphs -
- * keep theta 0, their hierarchies unchanged (docs/dev/PERFORMANCE.md, AMG_HUB_ROWS). */
-#define AMG_HUB_ROWS 16.0
-#define AMG_HUB_THETA 0.25
-
-static double hub_theta(const cmrscl_csr *a, double theta)
-{
-    double mean = (double)a->nnz / (double)a->rows;
-    return theta == 0 && (double)cmrs_csr_longest_row(a->rows, a->row_ptr) >= AMG_HUB_ROWS * mean
-               ? AMG_HUB_THETA
-               : theta;
-}
-
 static cmrscl_status check_options(const cmrs_amg_options *o)
 {
     if (!(o->theta >= 0 && o->theta <= 1) || !(o->smooth_scale > 0) || !(o->jacobi_scale > 0) ||
@@ -227,7 +208,7 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
      * PROLONGATOR_ON_DEVICE). The estimate is done before P in any case (plain aggregation
      * needs none, but the sink's estimate may leave the level's A on the device for the
      * Galerkin product) */
-    bool filter = o->smooth && o->theta > 0 && !lv->node_ptr, filtered = false;
+    bool filter = o->smooth && lv->theta > 0 && !lv->node_ptr, filtered = false;
     bool elsewhere = o->smooth && !filter && sink && sink->prolongator &&
                      (int64_t)lv->A.rows >= sink->device_rows &&
                      (sink->wait_for_rho || atomic_load(&rho->done));
@@ -259,19 +240,17 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
     return st;
 }
 
-/* Strength, aggregates, T, P and R of level l, and A of level l + 1. *count 0 (and nothing
- * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows;
- * *found then what it found. With g, its aggregates instead of strength and aggregation. */
-static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
-                             const cmrs_amg_aggregates *g, int32_t *count, rho_task *rho,
-                             int32_t *found, const cmrs_amg_sink *sink)
+/* Whether count aggregates coarsen the level: some, and the coarse level's rows (up to k an
+ * aggregate) at most min_coarsening of its rows. */
+static bool coarsens(const cmrs_amg_level *lv, const cmrs_amg_options *o, int32_t count)
+{
+    return count > 0 && (double)count * o->near_null_count <= o->min_coarsening * lv->A.rows;
+}
+
+/* Level l's strength at theta and its aggregates (lv->aggregate, *count of them). */
+static cmrscl_status aggregate_at(cmrs_amg_hierarchy *h, int l, double theta, int32_t *count)
 {
     cmrs_amg_level *lv = &h->level[l];
-    if (g) {
-        lv->aggregate = g->aggregate[l];
-        *count = g->count[l];
-        return build_level(h, l, o, *count, cmrscl_seconds(), rho, sink);
-    }
     /* with nodes of several unknowns, strength and aggregation on the matrix of the nodes,
      * each unknown then in its node's aggregate; where every coupling is strong, on that
      * matrix itself */
@@ -280,10 +259,10 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     cmrscl_status st =
         lv->node_ptr ? cmrs_amg_amalgamate(&lv->A, lv->node_ptr, lv->nodes, &nodes) : CMRSCL_OK;
     const cmrscl_csr *m = lv->node_ptr ? &nodes : &lv->A, *strong = &s;
-    if (st == CMRSCL_OK && cmrs_amg_all_strong(m, o->theta))
+    if (st == CMRSCL_OK && cmrs_amg_all_strong(m, theta))
         strong = m;
     else if (st == CMRSCL_OK)
-        st = cmrs_amg_strength(m, o->theta, &s);
+        st = cmrs_amg_strength(m, theta, &s);
     double t1 = cmrscl_seconds();
     cmrscl_trace("AMG level %d: strength from %.3f to %.3f", l, t0, t1);
     h->times.strength += t1 - t0;
@@ -305,13 +284,46 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
                 lv->aggregate[i] = of_node[n];
         free(of_node);
     }
-    double t2 = cmrscl_seconds();
-    h->times.aggregation += t2 - t1;
+    h->times.aggregation += cmrscl_seconds() - t1;
+    return st;
+}
+
+/* Strength, aggregates, T, P and R of level l, and A of level l + 1. *count 0 (and nothing
+ * kept) when aggregation finds no aggregate or keeps more than min_coarsening of the rows;
+ * *found then what it found. With g, its aggregates instead of strength and aggregation. */
+static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
+                             const cmrs_amg_aggregates *g, int32_t *count, rho_task *rho,
+                             int32_t *found, const cmrs_amg_sink *sink)
+{
+    cmrs_amg_level *lv = &h->level[l];
+    if (g) {
+        lv->aggregate = g->aggregate[l];
+        lv->theta = g->theta[l];
+        h->theta = lv->theta > h->theta ? lv->theta : h->theta;
+        *count = g->count[l];
+        return build_level(h, l, o, *count, cmrscl_seconds(), rho, sink);
+    }
+    /* theta 0 left to the set-up: AMG_HUB_THETA where the level has hubs or its aggregates at
+     * 0 spread; 0 after all where that leaves too few couplings strong to coarsen */
+    const bool automatic = o->theta == 0;
+    double theta = automatic && cmrs_amg_has_hubs(&lv->A) ? AMG_HUB_THETA : o->theta;
+    cmrscl_status st = aggregate_at(h, l, theta, count);
+    if (st == CMRSCL_OK && automatic && theta == 0 &&
+        cmrs_amg_spreads(&lv->A, lv->aggregate, *count)) {
+        free(lv->aggregate);
+        st = aggregate_at(h, l, theta = AMG_HUB_THETA, count);
+    }
+    if (st == CMRSCL_OK && automatic && theta > 0 && !coarsens(lv, o, *count)) {
+        free(lv->aggregate);
+        st = aggregate_at(h, l, theta = 0, count);
+    }
+    lv->theta = theta;
+    h->theta = theta > h->theta ? theta : h->theta;
     if (st != CMRSCL_OK)
         return st;
-    /* the coarse level's rows: up to k an aggregate */
+    double t2 = cmrscl_seconds();
     *found = *count;
-    if (*count == 0 || (double)*count * o->near_null_count > o->min_coarsening * lv->A.rows) {
+    if (!coarsens(lv, o, *count)) {
         free(lv->aggregate);
         lv->aggregate = NULL;
         *count = 0;
@@ -446,10 +458,6 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         st = check_matrix(a);
     if (st != CMRSCL_OK)
         return st;
-    cmrs_amg_options taken = *o;
-    taken.theta = hub_theta(a, o->theta);
-    o = &taken;
-    h.theta = o->theta;
     h.level = calloc((size_t)o->max_levels, sizeof(cmrs_amg_level));
     if (!h.level)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);
@@ -529,14 +537,16 @@ cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregate
 {
     int n = h->levels - 1;
     *out = (cmrs_amg_aggregates){h->levels, calloc((size_t)n + 1, sizeof(int32_t *)),
-                                 calloc((size_t)n + 1, sizeof(int32_t))};
-    if (!out->aggregate || !out->count) {
+                                 calloc((size_t)n + 1, sizeof(int32_t)),
+                                 calloc((size_t)n + 1, sizeof(double))};
+    if (!out->aggregate || !out->count || !out->theta) {
         cmrs_amg_aggregates_free(out);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the aggregates of %d levels", n);
     }
     for (int l = 0; l < n; ++l) {
         out->aggregate[l] = h->level[l].aggregate, h->level[l].aggregate = NULL;
         out->count[l] = h->level[l].aggregates;
+        out->theta[l] = h->level[l].theta;
     }
     return CMRSCL_OK;
 }
@@ -547,5 +557,6 @@ void cmrs_amg_aggregates_free(cmrs_amg_aggregates *g)
         free(g->aggregate[l]);
     free(g->aggregate);
     free(g->count);
+    free(g->theta);
     *g = (cmrs_amg_aggregates){0};
 }

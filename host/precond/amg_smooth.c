@@ -59,7 +59,7 @@ cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l, const 
     cmrs_amg_level *lv = &h->level[l];
     cmrscl_csr f;
     double *diag_inv = NULL, rho = 1;
-    cmrscl_status st = cmrs_amg_filter(&lv->A, o->theta, &f);
+    cmrscl_status st = cmrs_amg_filter(&lv->A, lv->theta, &f);
     *filtered = st == CMRSCL_OK && f.nnz < lv->A.nnz;
     if (st == CMRSCL_OK && *filtered)
         st = cmrs_amg_inverse_diagonal(&f, l, &diag_inv);

@@ -51,6 +51,7 @@ typedef struct cmrs_amg_level {
     int32_t nodes;
     double rho;          /* the estimate of rho(D^-1 A) */
     double jacobi_omega; /* the smoother's weight, jacobi_scale / rho */
+    double theta;        /* the strength threshold its aggregates took (amg_setup.c) */
 } cmrs_amg_level;
 
 /* Seconds of each phase, summed over the levels (cmrscl_seconds). */
@@ -69,7 +70,7 @@ typedef struct cmrs_amg_hierarchy {
     bool coarse_lu;
     int degree;                 /* the cycle's smoother (the options'): 1 Jacobi, 2.. Chebyshev */
     bool symmetric;             /* level 0 is: rho estimated by Lanczos, not the power method */
-    double theta;               /* the strength threshold taken (the options', or the hubs') */
+    double theta;               /* the largest strength threshold a level took */
     double operator_complexity; /* sum of the levels' entries / entries of A */
     double grid_complexity;     /* sum of the levels' rows / rows of A */
     cmrs_amg_times times;
@@ -126,6 +127,7 @@ CMRSCL_HIDDEN void cmrs_amg_free(cmrs_amg_hierarchy *h);
 typedef struct cmrs_amg_aggregates {
     int levels;
     int32_t **aggregate, *count;
+    double *theta; /* each level's (its prolongator is smoothed on the matrix filtered at it) */
 } cmrs_amg_aggregates;
 /* Moves h's aggregates into *out (h no longer frees them). */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h,
@@ -193,7 +195,7 @@ CMRSCL_HIDDEN void cmrs_amg_rho_add(const double *sums, int64_t pieces, double s
  * rho. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_smoothed(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv,
                                               double omega, bool elsewhere);
-/* Level l's P = T - omega_f D_f^-1 (A_f T) with the filtered matrix A_f at o->theta
+/* Level l's P = T - omega_f D_f^-1 (A_f T) with the filtered matrix A_f at lv->theta
  * (cmrs_amg_filter) and omega_f from rho(D_f^-1 A_f), on the host. *filtered false, and
  * nothing made, where every coupling is strong: A_f would be A. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l,
@@ -216,6 +218,22 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_filter(const cmrscl_csr *a, double theta, c
  * strength need not be made (a pass over a's values, where strength takes three and writes
  * a pattern of its size). */
 CMRSCL_HIDDEN bool cmrs_amg_all_strong(const cmrscl_csr *a, double theta);
+/* Graphs with hubs (power-law degrees: a few rows thousands of times the mean) and graphs
+ * that expand (uniform random graphs: a row's neighbours far apart) defeat theta 0: with every
+ * coupling strong the smoothed prolongator spreads along each row, and R A P fills - a level
+ * of 15 K rows and 219 M entries under a 262 K-row R-MAT Laplacian, 2.6 G entries under a 2 M-row
+ * random graph's. Where theta is left 0 and a level has a row of AMG_HUB_ROWS times its mean
+ * or longer, or its aggregates at theta 0 leave a row's entries in AMG_SPREAD as many
+ * aggregates as entries (rows sampled), the level takes AMG_HUB_THETA (amg_setup.c): there a hub's
+ * and an expander's couplings are weak (1 / sqrt(d_i d_j)), and its prolongator is smoothed with
+ * them filtered out. Stencils, FEM, elasticity and mesh-like graphs keep theta 0, their hierarchies
+ * unchanged (docs/dev/PERFORMANCE.md, AMG_HUB_ROWS). */
+#define AMG_HUB_THETA 0.25
+/* Whether a has a row of AMG_HUB_ROWS times its mean row or longer. */
+CMRSCL_HIDDEN bool cmrs_amg_has_hubs(const cmrscl_csr *a);
+/* Whether a's rows, every 16th (the same rows on every run), touch at least AMG_SPREAD as many
+ * of the count aggregates as they have entries. */
+CMRSCL_HIDDEN bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t count);
 /* PyAMG's standard aggregation on the pattern s, three greedy passes over the rows in order:
  * (1) a row whose neighbours are all free roots an aggregate of itself and them; (2) a free
  * row joins the aggregate of its first neighbour aggregated in pass 1; (3) a row still free

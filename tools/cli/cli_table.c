@@ -124,7 +124,8 @@ const cli_flag cli_flags[] = {
      "cycle, more iterations)"},
     {"amg-theta", OPT_AMG_THETA, "T", CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg: the strength threshold - a coupling is strong where |a_ij| >= T "
-     "sqrt(|a_ii a_jj|); 0 (default) every coupling; graphs with hubs want 0.05-0.25"},
+     "sqrt(|a_ii a_jj|); 0 (default) every coupling, but 0.25 on levels with hubs or that "
+     "expand (power-law and random graphs)"},
     {"amg-rigid-body", OPT_AMG_RIGID_BODY, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg on elastic:N: the six rigid-body modes of its points as the near-null "
      "space, x, y, z of a point aggregated together"},

@@ -264,8 +264,9 @@ class AMG(sla.LinearOperator):
     elasticity the rigid-body modes (rigid_body_modes), with block_size 3 (PyAMG's B and BSR
     blocks): the unknowns of a node (block_size consecutive rows) aggregated together. Facts:
     levels, rows, entries, rho (a level each: the estimate of rho(D^-1 A) the smoothers use),
-    theta (the strength threshold taken: theta 0 takes 0.25 on a matrix with hubs, rows 16
-    times the mean, where every coupling strong would fill the coarse levels),
+    theta (the largest strength threshold a level took: theta 0 takes 0.25 on a level with
+    hubs, rows 16 times the mean, or whose aggregates spread - random graphs - where every
+    coupling strong would fill the coarse levels),
     operator_complexity, grid_complexity, device_bytes,
     cycle_dtype, setup_seconds (a dict by phase)."""
 
