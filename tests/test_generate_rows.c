@@ -98,6 +98,24 @@ static void check_lap(const char *spec)
     cmrscl_csr_free(&a), cmrscl_csr_free(&l);
 }
 
+/* prefix A.mtx:A.mtx, A a Matrix Market file of `entries` (its size line and entries): the
+ * status of generating it. */
+static void check_file_spec(const char *entries, const char *prefix, cmrscl_status want)
+{
+    char path[64], spec[160];
+    snprintf(path, sizeof path, "/tmp/cmrscl-kron-%d.mtx", (int)getpid());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%s", entries);
+    fclose(f);
+    snprintf(spec, sizeof spec, "%s%s:%s", prefix, path, path);
+    cmrscl_csr a;
+    CHECK_STATUS(cmrscl_csr_generate(spec, &a), want);
+    remove(path);
+}
+
 static void check_spec(const char *spec)
 {
     cmrscl_csr whole, part;
@@ -177,27 +195,10 @@ int main(void)
     CHECK_STATUS(cmrscl_csr_generate(spec, &a), CMRSCL_ERROR_FILE_IO);
     CHECK_STATUS(cmrscl_csr_generate("kron:a.txt:b.mtx", &a), CMRSCL_ERROR_INVALID_ARGUMENT);
     CHECK_STATUS(cmrscl_csr_generate("kron:a.mtx", &a), CMRSCL_ERROR_INVALID_ARGUMENT);
-    /* 60,000^2 rows: past 32-bit row indices, refused before any entry is built. */
-    char wide[64];
-    snprintf(wide, sizeof wide, "/tmp/cmrscl-kron-%d.mtx", (int)getpid());
-    FILE *f = fopen(wide, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs("%%MatrixMarket matrix coordinate real general\n60000 60000 1\n1 1 1.0\n", f);
-        fclose(f);
-        snprintf(spec, sizeof spec, "kron:%s:%s", wide, wide);
-        CHECK_STATUS(cmrscl_csr_generate(spec, &a), CMRSCL_ERROR_TOO_LARGE);
-        remove(wide);
-    }
-    f = fopen(wide, "w"); /* 2 x 3: no graph Laplacian of its pattern */
-    CHECK(f != NULL);
-    if (f) {
-        fputs("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 3 1.0\n", f);
-        fclose(f);
-        snprintf(spec, sizeof spec, "lap:kron:%s:%s", wide, wide);
-        CHECK_STATUS(cmrscl_csr_generate(spec, &a), CMRSCL_ERROR_INVALID_ARGUMENT);
-        remove(wide);
-    }
+    /* 60,000^2 rows: past 32-bit row indices, refused before any entry is built; a 2 x 3
+     * factor: no graph Laplacian of its pattern */
+    check_file_spec("60000 60000 1\n1 1 1.0\n", "kron:", CMRSCL_ERROR_TOO_LARGE);
+    check_file_spec("2 3 1\n1 3 1.0\n", "lap:kron:", CMRSCL_ERROR_INVALID_ARGUMENT);
 
     /* Sized, not built: too many rows, a malformed spec, kron (its factors must be read). */
     int64_t r, c, e;
