@@ -67,9 +67,10 @@ def read_suite(path):
     with open(path) as f:
         for line in f:
             spec = line.split("#")[0].strip()
-            if spec.startswith("kron:"):
-                spec = "kron:" + ":".join(os.path.normpath(os.path.join(folder, p))
-                                          for p in spec[5:].split(":"))
+            lap = "lap:" if spec.startswith("lap:kron:") else ""  # a Kronecker product's Laplacian
+            if spec[len(lap):].startswith("kron:"):
+                spec = lap + "kron:" + ":".join(os.path.normpath(os.path.join(folder, p))
+                                                for p in spec[len(lap) + 5:].split(":"))
             if spec:
                 specs.append(spec)
     return specs
@@ -77,9 +78,11 @@ def read_suite(path):
 
 def label(spec):
     """A spec as the table prints it: kron's factors by their file names."""
-    if not spec.startswith("kron:"):
+    lap = "lap:" if spec.startswith("lap:kron:") else ""
+    if not spec[len(lap):].startswith("kron:"):
         return spec
-    return "kron:" + ":".join(os.path.basename(p).replace(".mtx", "") for p in spec[5:].split(":"))
+    return lap + "kron:" + ":".join(os.path.basename(p).replace(".mtx", "")
+                                    for p in spec[len(lap) + 5:].split(":"))
 
 
 def main(argv):

@@ -25,7 +25,8 @@ extern "C" {
 typedef struct cmrscl_amg_options {
     size_t struct_size;
     /* strong: |a_ij| >= theta sqrt(|a_ii a_jj|), and at theta > 0 the prolongator smoothed
-     * without the weak couplings (their values added to the diagonal: amgcl's filtered matrix).
+     * without the weak couplings (their values added to the diagonal: amgcl's filtered matrix;
+     * not where block_size > 1, whose nodes are smoothed with A itself).
      * 0: every coupling (PyAMG's default) - unless a level has rows many times its mean (the
      * hubs of power-law graphs) or its aggregates spread each row over nearly as many of them
      * (random graphs, which expand), where every coupling strong fills the coarse levels:

@@ -95,6 +95,39 @@ static void test_filter(void)
     }
 }
 
+static bool same_pattern(const cmrscl_csr *a, const cmrscl_csr *b)
+{
+    return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
+           !memcmp(a->row_ptr, b->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1)) &&
+           !memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz);
+}
+
+/* a's pattern with symmetric off-diagonal weights -(0.5 .. 1.5) from a hash of (min, max) of the
+ * row and column, and a diagonal that exceeds the row's sum of weights by 0.01. */
+static cmrscl_csr reweighted(const cmrscl_csr *a)
+{
+    cmrscl_csr w = *a;
+    w.row_ptr = malloc(sizeof(int64_t) * ((size_t)a->rows + 1));
+    w.col_ind = malloc(sizeof(int32_t) * (size_t)a->nnz);
+    w.values = malloc(sizeof(double) * (size_t)a->nnz);
+    memcpy(w.row_ptr, a->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1));
+    memcpy(w.col_ind, a->col_ind, sizeof(int32_t) * (size_t)a->nnz);
+    for (int32_t i = 0; i < a->rows; ++i) {
+        double sum = 0;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            int32_t j = a->col_ind[k], lo = i < j ? i : j, hi = i < j ? j : i;
+            uint64_t z =
+                (uint64_t)lo * 0x9E3779B97F4A7C15ull ^ (uint64_t)hi * 0xBF58476D1CE4E5B9ull;
+            z ^= z >> 31;
+            w.values[k] = j == i ? 0 : -(0.5 + (double)(z % 1000) / 1000.0);
+            sum -= w.values[k];
+        }
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            w.values[k] = a->col_ind[k] == i ? sum + 0.01 : w.values[k];
+    }
+    return w;
+}
+
 /* Graphs with hubs and graphs that expand: theta left 0 takes 0.25 (AMG_HUB_THETA) on a level
  * with a row 16 times the mean (AMG_HUB_ROWS) or whose aggregates at 0 spread each row over
  * nearly as many aggregates (AMG_SPREAD), with the prolongator smoothed on the filtered matrix
@@ -138,8 +171,21 @@ static void test_hubs(void)
                    !memcmp(again.level[l].A.values, h.level[l].A.values,
                            sizeof(double) * (size_t)h.level[l].A.nnz);
         CHECK_MSG(same, "%s: set up again on its aggregates, another hierarchy", specs[m]);
+        /* new values, the pattern unchanged (weights of 0.5-1.5, symmetric; diagonally
+         * dominant again): couplings strong before may be weak now, yet every level, P and
+         * R keep their patterns - what a values update needs (cmrscl_precond_amg_update) */
+        cmrscl_csr w = reweighted(&a);
+        cmrs_amg_hierarchy updated = {0};
+        CHECK_OK(cmrs_amg_setup_again(&w, NULL, &g, &updated));
+        bool patterns = updated.levels == h.levels;
+        for (int l = 0; patterns && l < h.levels; ++l)
+            patterns = same_pattern(&updated.level[l].A, &h.level[l].A) &&
+                       (l + 1 == h.levels || (same_pattern(&updated.level[l].P, &h.level[l].P) &&
+                                              same_pattern(&updated.level[l].R, &h.level[l].R)));
+        CHECK_MSG(patterns, "%s: new values gave the hierarchy other patterns", specs[m]);
         cmrs_amg_aggregates_free(&g);
-        cmrs_amg_free(&h), cmrs_amg_free(&every), cmrs_amg_free(&again);
+        cmrs_amg_free(&h), cmrs_amg_free(&every), cmrs_amg_free(&again), cmrs_amg_free(&updated);
+        cmrscl_csr_free(&w);
         cmrscl_csr_free(&a);
     }
 }

@@ -217,7 +217,7 @@ int main(void)
         check_spec(specs[i]);
 
     check_geo();
-    /* power-law hubs, long rows, rows with and without a diagonal, an empty pattern's rows */
+    /* power-law hubs, long rows, rows with and without a diagonal in the pattern */
     check_lap("rmat:9:8");
     check_lap("skewed:600:2:3:400");
     check_lap("random:500:3@2");

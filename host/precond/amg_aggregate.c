@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* a_ii, or 0 when row i stores none (the setup has checked that none is missing). */
 static double diagonal_of(const cmrscl_csr *a, int32_t i)
@@ -154,7 +155,7 @@ static void filter_share(void *ctx, int thread, int threads)
     int64_t begin, end;
     cmrs_parallel_range(a->rows, thread, threads, &begin, &end);
     for (int64_t i = begin; i < end; ++i) {
-        int64_t n = 1, out = f->row_ptr[i], at = -1; /* at: the diagonal's slot */
+        int64_t n = 1, out = j->pass == 2 ? f->row_ptr[i] : 0, at = -1; /* at: the diagonal's */
         double lumped = 0;
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
             int32_t c = a->col_ind[k];
@@ -180,6 +181,60 @@ static void filter_share(void *ctx, int thread, int threads)
          * positive, the row keeps a_ii (PyAMG's filter: unlumped) */
         f->values[at] = lumped > 0 ? lumped : j->diag[i];
     }
+}
+
+/* cmrs_amg_filter_on's rows over a thread's share: the pattern's row, each of a's entries at
+ * one of its off-diagonal columns taken, the others summed into the diagonal. */
+typedef struct filter_on_job {
+    const cmrscl_csr *a, *pattern;
+    cmrscl_csr *f;
+} filter_on_job;
+
+static void filter_on_share(void *ctx, int thread, int threads)
+{
+    const filter_on_job *j = ctx;
+    const cmrscl_csr *a = j->a, *pat = j->pattern;
+    int64_t begin, end;
+    cmrs_parallel_range(a->rows, thread, threads, &begin, &end);
+    for (int64_t i = begin; i < end; ++i) {
+        int64_t q = pat->row_ptr[i], at = -1;
+        double lumped = 0, aii = 0;
+        for (int64_t e = q; e < pat->row_ptr[i + 1]; ++e) {
+            j->f->values[e] = 0;
+            at = pat->col_ind[e] == i ? e : at;
+        }
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            int32_t c = a->col_ind[k];
+            while (q < pat->row_ptr[i + 1] && pat->col_ind[q] < c)
+                ++q;
+            aii += c == i ? a->values[k] : 0;
+            if (c != i && q < pat->row_ptr[i + 1] && pat->col_ind[q] == c)
+                j->f->values[q] = a->values[k];
+            else
+                lumped += a->values[k];
+        }
+        j->f->values[at] = lumped > 0 ? lumped : aii; /* as cmrs_amg_filter */
+    }
+}
+
+cmrscl_status cmrs_amg_filter_on(const cmrscl_csr *a, const cmrscl_csr *pattern, cmrscl_csr *f)
+{
+    *f = (cmrscl_csr){a->rows,
+                      a->cols,
+                      pattern->nnz,
+                      cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t)),
+                      cmrscl_alloc((size_t)pattern->nnz + 1, sizeof(int32_t)),
+                      cmrscl_alloc((size_t)pattern->nnz + 1, sizeof(double))};
+    if (!f->row_ptr || !f->col_ind || !f->values) {
+        cmrscl_csr_free(f);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG filtered matrix: %d rows",
+                           (int)a->rows);
+    }
+    memcpy(f->row_ptr, pattern->row_ptr, ((size_t)a->rows + 1) * sizeof(int64_t));
+    memcpy(f->col_ind, pattern->col_ind, (size_t)pattern->nnz * sizeof(int32_t));
+    filter_on_job job = {a, pattern, f};
+    cmrs_parallel_run(cmrs_parallel_threads(), filter_on_share, &job);
+    return CMRSCL_OK;
 }
 
 cmrscl_status cmrs_amg_filter(const cmrscl_csr *a, double theta, cmrscl_csr *f)
@@ -261,7 +316,7 @@ bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t cou
     for (int32_t k = 0; k < count; ++k)
         seen[k] = -1;
     int64_t entries = 0, touched = 0;
-    for (int32_t i = 0; i < a->rows; i += 16)
+    for (int64_t i = 0; i < a->rows; i += 16)
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k, ++entries) {
             int32_t g = aggregate[a->col_ind[k]];
             if (g >= 0 && seen[g] != i)

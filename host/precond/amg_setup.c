@@ -299,6 +299,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     if (g) {
         lv->aggregate = g->aggregate[l];
         lv->theta = g->theta[l];
+        lv->filter = g->filter[l]; /* borrowed, as the aggregates */
         h->theta = lv->theta > h->theta ? lv->theta : h->theta;
         *count = g->count[l];
         return build_level(h, l, o, *count, cmrscl_seconds(), rho, sink);
@@ -344,7 +345,7 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
         cmrscl_csr_free(&lv->P);
         cmrscl_csr_free(&lv->R);
         if (!h->borrowed_aggregates)
-            free(lv->aggregate);
+            free(lv->aggregate), cmrscl_csr_free(&lv->filter);
         free(lv->diag_inv);
         free(lv->near_null);
         free(lv->node_ptr);
@@ -536,10 +537,10 @@ cmrscl_status cmrs_amg_setup_again(const cmrscl_csr *a, const cmrs_amg_options *
 cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregates *out)
 {
     int n = h->levels - 1;
-    *out = (cmrs_amg_aggregates){h->levels, calloc((size_t)n + 1, sizeof(int32_t *)),
-                                 calloc((size_t)n + 1, sizeof(int32_t)),
-                                 calloc((size_t)n + 1, sizeof(double))};
-    if (!out->aggregate || !out->count || !out->theta) {
+    *out = (cmrs_amg_aggregates){
+        h->levels, calloc((size_t)n + 1, sizeof(int32_t *)), calloc((size_t)n + 1, sizeof(int32_t)),
+        calloc((size_t)n + 1, sizeof(double)), calloc((size_t)n + 1, sizeof(cmrscl_csr))};
+    if (!out->aggregate || !out->count || !out->theta || !out->filter) {
         cmrs_amg_aggregates_free(out);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the aggregates of %d levels", n);
     }
@@ -547,6 +548,7 @@ cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregate
         out->aggregate[l] = h->level[l].aggregate, h->level[l].aggregate = NULL;
         out->count[l] = h->level[l].aggregates;
         out->theta[l] = h->level[l].theta;
+        out->filter[l] = h->level[l].filter, h->level[l].filter = (cmrscl_csr){0};
     }
     return CMRSCL_OK;
 }
@@ -555,8 +557,11 @@ void cmrs_amg_aggregates_free(cmrs_amg_aggregates *g)
 {
     for (int l = 0; g->aggregate && l + 1 < g->levels; ++l)
         free(g->aggregate[l]);
+    for (int l = 0; g->filter && l + 1 < g->levels; ++l)
+        cmrscl_csr_free(&g->filter[l]);
     free(g->aggregate);
     free(g->count);
     free(g->theta);
+    free(g->filter);
     *g = (cmrs_amg_aggregates){0};
 }

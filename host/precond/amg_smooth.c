@@ -57,10 +57,14 @@ cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l, const 
                                             bool *filtered)
 {
     cmrs_amg_level *lv = &h->level[l];
-    cmrscl_csr f;
+    cmrscl_csr f = {0};
     double *diag_inv = NULL, rho = 1;
-    cmrscl_status st = cmrs_amg_filter(&lv->A, lv->theta, &f);
-    *filtered = st == CMRSCL_OK && f.nnz < lv->A.nnz;
+    /* set up again on kept aggregates: the first set-up's pattern, or none */
+    const bool again = h->borrowed_aggregates;
+    cmrscl_status st = !again               ? cmrs_amg_filter(&lv->A, lv->theta, &f)
+                       : lv->filter.row_ptr ? cmrs_amg_filter_on(&lv->A, &lv->filter, &f)
+                                            : CMRSCL_OK;
+    *filtered = st == CMRSCL_OK && (again ? lv->filter.row_ptr != NULL : f.nnz < lv->A.nnz);
     if (st == CMRSCL_OK && *filtered)
         st = cmrs_amg_inverse_diagonal(&f, l, &diag_inv);
     if (st == CMRSCL_OK && *filtered)
@@ -70,6 +74,12 @@ cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l, const 
     if (st == CMRSCL_OK && *filtered)
         smooth_prolongator(lv, diag_inv, o->smooth_scale / rho, &lv->P);
     free(diag_inv);
-    cmrscl_csr_free(&f);
+    if (st == CMRSCL_OK && *filtered && !again) { /* the pattern kept (cmrs_amg_level.filter) */
+        free(f.values);
+        f.values = NULL;
+        lv->filter = f;
+    } else {
+        cmrscl_csr_free(&f);
+    }
     return st;
 }

@@ -32,13 +32,15 @@ static const char *kron_split(const char *files)
 
 void suite_matrix_name(const char *input, bool is_file, char *name, size_t size)
 {
-    bool kron = !is_file && !strncmp(input, "kron:", 5);
-    const char *split = kron ? kron_split(input + 5) : NULL;
+    int lap = is_file || strncmp(input, "lap:", 4) ? 0 : 4; /* lap:kron:A:B */
+    bool kron = !is_file && !strncmp(input + lap, "kron:", 5);
+    const char *split = kron ? kron_split(input + lap + 5) : NULL;
     if (is_file) {
         snprintf(name, size, "%s", base_of(input, input + strlen(input)));
     } else if (split) {
-        const char *a = base_of(input + 5, split), *b = split + 1;
-        snprintf(name, size, "kron:%.*s:%s", (int)(split - a), a, base_of(b, b + strlen(b)));
+        const char *a = base_of(input + lap + 5, split), *b = split + 1;
+        snprintf(name, size, "%skron:%.*s:%s", lap ? "lap:" : "", (int)(split - a), a,
+                 base_of(b, b + strlen(b)));
     } else {
         snprintf(name, size, "%s", input);
     }
@@ -72,15 +74,17 @@ int suite_read(const char *path, suite_entry_fn add, void *user)
             *--e = '\0';
         if (!*s)
             continue;
-        const char *split = strncmp(s, "kron:", 5) ? NULL : kron_split(s + 5);
+        /* lap:kron:A:B - the Laplacian of a Kronecker product - resolves A and B as kron's */
+        int lap = strncmp(s, "lap:", 4) ? 0 : 4;
+        const char *split = strncmp(s + lap, "kron:", 5) ? NULL : kron_split(s + lap + 5);
         bool file = !split && (ends_with(s, ".mtx") || ends_with(s, ".mtx.gz"));
         char full[2100], a[1024], b[1024];
         if (file) {
             resolve(path, dir_len, s, (int)strlen(s), full, sizeof full);
         } else if (split) {
-            resolve(path, dir_len, s + 5, (int)(split - (s + 5)), a, sizeof a);
+            resolve(path, dir_len, s + lap + 5, (int)(split - (s + lap + 5)), a, sizeof a);
             resolve(path, dir_len, split + 1, (int)strlen(split + 1), b, sizeof b);
-            snprintf(full, sizeof full, "kron:%s:%s", a, b);
+            snprintf(full, sizeof full, "%skron:%s:%s", lap ? "lap:" : "", a, b);
         } else {
             snprintf(full, sizeof full, "%s", s);
         }
