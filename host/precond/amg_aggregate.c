@@ -6,7 +6,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* a_ii, or 0 when row i stores none (the setup has checked that none is missing). */
 static double diagonal_of(const cmrscl_csr *a, int32_t i)
@@ -136,135 +135,77 @@ oom:
                        (int)a->rows);
 }
 
-/* The filtered matrix's rows (cmrs_amg_filter): pass 1 counts each row's strong entries and
- * its diagonal into row_ptr[i + 1], pass 2 writes them, the weak entries summed into the
- * diagonal. */
+/* cmrs_amg_filter_on's rows over a thread's share: row i of f is the strong pattern's row i with
+ * the diagonal in its place (so it starts i entries after the pattern's), a's entries at those
+ * columns, every other entry of a's row summed into the diagonal. */
 typedef struct filter_job {
-    const cmrscl_csr *a;
-    double theta;
-    const double *diag;
+    const cmrscl_csr *a, *strong;
     cmrscl_csr *f;
-    int pass;
 } filter_job;
 
 static void filter_share(void *ctx, int thread, int threads)
 {
     const filter_job *j = ctx;
-    const cmrscl_csr *a = j->a;
+    const cmrscl_csr *a = j->a, *s = j->strong;
     cmrscl_csr *f = j->f;
     int64_t begin, end;
     cmrs_parallel_range(a->rows, thread, threads, &begin, &end);
     for (int64_t i = begin; i < end; ++i) {
-        int64_t n = 1, out = j->pass == 2 ? f->row_ptr[i] : 0, at = -1; /* at: the diagonal's */
-        double lumped = 0;
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
-            int32_t c = a->col_ind[k];
-            bool keep = strong(a, j->diag, (int32_t)i, k, j->theta);
-            if (j->pass == 1) {
-                n += keep;
-                continue;
-            }
-            if (at < 0 && c >= i) /* the diagonal, stored or not, in its place */
+        int64_t out = s->row_ptr[i] + i, at = -1; /* at: the diagonal's slot */
+        for (int64_t e = s->row_ptr[i]; e <= s->row_ptr[i + 1]; ++e) {
+            bool more = e < s->row_ptr[i + 1];
+            if (at < 0 && (!more || s->col_ind[e] > i))
                 f->col_ind[at = out++] = (int32_t)i;
-            if (c == i || !keep)
-                lumped += a->values[k];
-            else
-                f->col_ind[out] = c, f->values[out++] = a->values[k];
+            if (more)
+                f->col_ind[out] = s->col_ind[e], f->values[out++] = 0;
         }
-        if (j->pass == 1) {
-            f->row_ptr[i + 1] = n;
-            continue;
-        }
-        if (at < 0)
-            f->col_ind[at = out++] = (int32_t)i;
-        /* a coarse level is no M-matrix: where its weak entries would leave the diagonal not
-         * positive, the row keeps a_ii (PyAMG's filter: unlumped) */
-        f->values[at] = lumped > 0 ? lumped : j->diag[i];
-    }
-}
-
-/* cmrs_amg_filter_on's rows over a thread's share: the pattern's row, each of a's entries at
- * one of its off-diagonal columns taken, the others summed into the diagonal. */
-typedef struct filter_on_job {
-    const cmrscl_csr *a, *pattern;
-    cmrscl_csr *f;
-} filter_on_job;
-
-static void filter_on_share(void *ctx, int thread, int threads)
-{
-    const filter_on_job *j = ctx;
-    const cmrscl_csr *a = j->a, *pat = j->pattern;
-    int64_t begin, end;
-    cmrs_parallel_range(a->rows, thread, threads, &begin, &end);
-    for (int64_t i = begin; i < end; ++i) {
-        int64_t q = pat->row_ptr[i], at = -1;
+        f->row_ptr[i + 1] = out;
         double lumped = 0, aii = 0;
-        for (int64_t e = q; e < pat->row_ptr[i + 1]; ++e) {
-            j->f->values[e] = 0;
-            at = pat->col_ind[e] == i ? e : at;
-        }
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+        for (int64_t k = a->row_ptr[i], q = s->row_ptr[i] + i; k < a->row_ptr[i + 1]; ++k) {
             int32_t c = a->col_ind[k];
-            while (q < pat->row_ptr[i + 1] && pat->col_ind[q] < c)
+            while (q < out && f->col_ind[q] < c)
                 ++q;
             aii += c == i ? a->values[k] : 0;
-            if (c != i && q < pat->row_ptr[i + 1] && pat->col_ind[q] == c)
-                j->f->values[q] = a->values[k];
+            if (c != i && q < out && f->col_ind[q] == c)
+                f->values[q] = a->values[k];
             else
                 lumped += a->values[k];
         }
-        j->f->values[at] = lumped > 0 ? lumped : aii; /* as cmrs_amg_filter */
+        /* a coarse level is no M-matrix: where its weak entries would leave the diagonal not
+         * positive, the row keeps a_ii (PyAMG's filter: unlumped) */
+        f->values[at] = lumped > 0 ? lumped : aii;
     }
 }
 
-cmrscl_status cmrs_amg_filter_on(const cmrscl_csr *a, const cmrscl_csr *pattern, cmrscl_csr *f)
+cmrscl_status cmrs_amg_filter_on(const cmrscl_csr *a, const cmrscl_csr *strong, cmrscl_csr *f)
 {
+    int64_t nnz = strong->nnz + a->rows;
     *f = (cmrscl_csr){a->rows,
                       a->cols,
-                      pattern->nnz,
+                      nnz,
                       cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t)),
-                      cmrscl_alloc((size_t)pattern->nnz + 1, sizeof(int32_t)),
-                      cmrscl_alloc((size_t)pattern->nnz + 1, sizeof(double))};
+                      cmrscl_alloc((size_t)nnz + 1, sizeof(int32_t)),
+                      cmrscl_alloc((size_t)nnz + 1, sizeof(double))};
     if (!f->row_ptr || !f->col_ind || !f->values) {
         cmrscl_csr_free(f);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG filtered matrix: %d rows",
                            (int)a->rows);
     }
-    memcpy(f->row_ptr, pattern->row_ptr, ((size_t)a->rows + 1) * sizeof(int64_t));
-    memcpy(f->col_ind, pattern->col_ind, (size_t)pattern->nnz * sizeof(int32_t));
-    filter_on_job job = {a, pattern, f};
-    cmrs_parallel_run(cmrs_parallel_threads(), filter_on_share, &job);
+    f->row_ptr[0] = 0;
+    filter_job job = {a, strong, f};
+    cmrs_parallel_run(cmrs_parallel_threads(), filter_share, &job);
     return CMRSCL_OK;
 }
 
 cmrscl_status cmrs_amg_filter(const cmrscl_csr *a, double theta, cmrscl_csr *f)
 {
-    *f = (cmrscl_csr){a->rows, a->cols, 0, NULL, NULL, NULL};
-    strength_job diag = {a,    theta, cmrscl_alloc((size_t)a->rows + 1, sizeof(double)),
-                         NULL, NULL,  0};
-    f->row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t));
-    if (!diag.diag || !f->row_ptr)
-        goto oom;
-    int threads = cmrs_parallel_threads();
-    cmrs_parallel_run(threads, strength_share, &diag);
-    filter_job job = {a, theta, diag.diag, f, 1};
-    cmrs_parallel_run(threads, filter_share, &job);
-    if (row_starts(f->row_ptr, a->rows) != CMRSCL_OK)
-        goto oom;
-    f->nnz = f->row_ptr[a->rows];
-    f->col_ind = cmrscl_alloc((size_t)f->nnz + 1, sizeof(int32_t));
-    f->values = cmrscl_alloc((size_t)f->nnz + 1, sizeof(double));
-    if (!f->col_ind || !f->values)
-        goto oom;
-    job.pass = 2;
-    cmrs_parallel_run(threads, filter_share, &job);
-    free(diag.diag);
-    return CMRSCL_OK;
-oom:
-    free(diag.diag);
-    cmrscl_csr_free(f);
-    return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG filtered matrix: %d rows",
-                       (int)a->rows);
+    cmrscl_csr s;
+    *f = (cmrscl_csr){0};
+    cmrscl_status st = cmrs_amg_strength(a, theta, &s);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_filter_on(a, &s, f);
+    cmrscl_csr_free(&s);
+    return st;
 }
 
 /* Whether every off-diagonal entry of a is strong at theta: theta 0 and none stored as zero

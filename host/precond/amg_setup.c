@@ -208,22 +208,19 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
      * PROLONGATOR_ON_DEVICE). The estimate is done before P in any case (plain aggregation
      * needs none, but the sink's estimate may leave the level's A on the device for the
      * Galerkin product) */
-    bool filter = o->smooth && lv->theta > 0 && !lv->node_ptr, filtered = false;
-    bool elsewhere = o->smooth && !filter && sink && sink->prolongator &&
+    /* a kept strong pattern: P smoothed with the filtered matrix, on the host */
+    const bool filtered = lv->strong.row_ptr != NULL;
+    bool elsewhere = o->smooth && !filtered && sink && sink->prolongator &&
                      (int64_t)lv->A.rows >= sink->device_rows &&
                      (sink->wait_for_rho || atomic_load(&rho->done));
     double tt = cmrscl_seconds();
-    if (st == CMRSCL_OK && o->smooth && !elsewhere && !filter)
+    if (st == CMRSCL_OK && o->smooth && !elsewhere && !filtered)
         st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
     if (st == CMRSCL_OK)
         st = rho_finish(rho, h, o);
     double trho = cmrscl_seconds();
-    if (st == CMRSCL_OK && filter) /* where nothing is weak, A T after all */
-        st = cmrs_amg_filtered_prolongator(h, l, o, &filtered);
-    if (st == CMRSCL_OK && filter && !filtered)
-        st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
     if (st == CMRSCL_OK && filtered)
-        ;
+        st = cmrs_amg_filtered_prolongator(h, l, o);
     else if (st == CMRSCL_OK && o->smooth)
         st = cmrs_amg_smoothed(sink, l, lv, o->smooth_scale / lv->rho, elsewhere);
     else if (st == CMRSCL_OK)
@@ -272,6 +269,11 @@ static cmrscl_status aggregate_at(cmrs_amg_hierarchy *h, int l, double theta, in
                          (int)lv->A.rows);
     if (st == CMRSCL_OK)
         st = cmrs_amg_aggregate(strong, lv->aggregate, count);
+    /* the strong pattern of a level's own matrix at theta > 0, kept for its prolongator's
+     * smoothing (coarsen decides whether it is needed) */
+    cmrscl_csr_free(&lv->strong);
+    if (st == CMRSCL_OK && theta > 0 && !lv->node_ptr)
+        lv->strong = s, s = (cmrscl_csr){0};
     cmrscl_csr_free(&s), cmrscl_csr_free(&nodes);
     if (st == CMRSCL_OK && lv->node_ptr) { /* the nodes' aggregates to their unknowns' */
         int32_t *of_node = lv->aggregate;
@@ -299,7 +301,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     if (g) {
         lv->aggregate = g->aggregate[l];
         lv->theta = g->theta[l];
-        lv->filter = g->filter[l]; /* borrowed, as the aggregates */
+        lv->strong = g->strong[l]; /* borrowed, as the aggregates */
         h->theta = lv->theta > h->theta ? lv->theta : h->theta;
         *count = g->count[l];
         return build_level(h, l, o, *count, cmrscl_seconds(), rho, sink);
@@ -320,6 +322,8 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     }
     lv->theta = theta;
     h->theta = theta > h->theta ? theta : h->theta;
+    if (!o->smooth || lv->strong.nnz >= lv->A.nnz - lv->A.rows) /* nothing weak (a_ii stored) */
+        cmrscl_csr_free(&lv->strong);
     if (st != CMRSCL_OK)
         return st;
     double t2 = cmrscl_seconds();
@@ -327,6 +331,7 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
     if (!coarsens(lv, o, *count)) {
         free(lv->aggregate);
         lv->aggregate = NULL;
+        cmrscl_csr_free(&lv->strong);
         *count = 0;
         return CMRSCL_OK;
     }
@@ -345,7 +350,7 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
         cmrscl_csr_free(&lv->P);
         cmrscl_csr_free(&lv->R);
         if (!h->borrowed_aggregates)
-            free(lv->aggregate), cmrscl_csr_free(&lv->filter);
+            free(lv->aggregate), cmrscl_csr_free(&lv->strong);
         free(lv->diag_inv);
         free(lv->near_null);
         free(lv->node_ptr);
@@ -540,7 +545,7 @@ cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregate
     *out = (cmrs_amg_aggregates){
         h->levels, calloc((size_t)n + 1, sizeof(int32_t *)), calloc((size_t)n + 1, sizeof(int32_t)),
         calloc((size_t)n + 1, sizeof(double)), calloc((size_t)n + 1, sizeof(cmrscl_csr))};
-    if (!out->aggregate || !out->count || !out->theta || !out->filter) {
+    if (!out->aggregate || !out->count || !out->theta || !out->strong) {
         cmrs_amg_aggregates_free(out);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the aggregates of %d levels", n);
     }
@@ -548,7 +553,7 @@ cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h, cmrs_amg_aggregate
         out->aggregate[l] = h->level[l].aggregate, h->level[l].aggregate = NULL;
         out->count[l] = h->level[l].aggregates;
         out->theta[l] = h->level[l].theta;
-        out->filter[l] = h->level[l].filter, h->level[l].filter = (cmrscl_csr){0};
+        out->strong[l] = h->level[l].strong, h->level[l].strong = (cmrscl_csr){0};
     }
     return CMRSCL_OK;
 }
@@ -557,11 +562,11 @@ void cmrs_amg_aggregates_free(cmrs_amg_aggregates *g)
 {
     for (int l = 0; g->aggregate && l + 1 < g->levels; ++l)
         free(g->aggregate[l]);
-    for (int l = 0; g->filter && l + 1 < g->levels; ++l)
-        cmrscl_csr_free(&g->filter[l]);
+    for (int l = 0; g->strong && l + 1 < g->levels; ++l)
+        cmrscl_csr_free(&g->strong[l]);
     free(g->aggregate);
     free(g->count);
     free(g->theta);
-    free(g->filter);
+    free(g->strong);
     *g = (cmrs_amg_aggregates){0};
 }

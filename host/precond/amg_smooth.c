@@ -53,33 +53,21 @@ cmrscl_status cmrs_amg_smoothed(const cmrs_amg_sink *sink, int l, cmrs_amg_level
     return st;
 }
 
-cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o,
-                                            bool *filtered)
+cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l, const cmrs_amg_options *o)
 {
     cmrs_amg_level *lv = &h->level[l];
-    cmrscl_csr f = {0};
+    cmrscl_csr f;
     double *diag_inv = NULL, rho = 1;
-    /* set up again on kept aggregates: the first set-up's pattern, or none */
-    const bool again = h->borrowed_aggregates;
-    cmrscl_status st = !again               ? cmrs_amg_filter(&lv->A, lv->theta, &f)
-                       : lv->filter.row_ptr ? cmrs_amg_filter_on(&lv->A, &lv->filter, &f)
-                                            : CMRSCL_OK;
-    *filtered = st == CMRSCL_OK && (again ? lv->filter.row_ptr != NULL : f.nnz < lv->A.nnz);
-    if (st == CMRSCL_OK && *filtered)
+    cmrscl_status st = cmrs_amg_filter_on(&lv->A, &lv->strong, &f);
+    if (st == CMRSCL_OK)
         st = cmrs_amg_inverse_diagonal(&f, l, &diag_inv);
-    if (st == CMRSCL_OK && *filtered)
+    if (st == CMRSCL_OK)
         st = cmrs_amg_spectral_radius(&f, diag_inv, h->symmetric, o->rho_steps, &rho);
-    if (st == CMRSCL_OK && *filtered)
+    if (st == CMRSCL_OK)
         st = cmrs_amg_spgemm(&f, &lv->T, &lv->P);
-    if (st == CMRSCL_OK && *filtered)
+    if (st == CMRSCL_OK)
         smooth_prolongator(lv, diag_inv, o->smooth_scale / rho, &lv->P);
     free(diag_inv);
-    if (st == CMRSCL_OK && *filtered && !again) { /* the pattern kept (cmrs_amg_level.filter) */
-        free(f.values);
-        f.values = NULL;
-        lv->filter = f;
-    } else {
-        cmrscl_csr_free(&f);
-    }
+    cmrscl_csr_free(&f);
     return st;
 }

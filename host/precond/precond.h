@@ -52,10 +52,10 @@ typedef struct cmrs_amg_level {
     double rho;          /* the estimate of rho(D^-1 A) */
     double jacobi_omega; /* the smoother's weight, jacobi_scale / rho */
     double theta;        /* the strength threshold its aggregates took (amg_setup.c) */
-    /* where its prolongator was smoothed with the filtered matrix: that matrix's pattern
-     * (values NULL), kept with the aggregates so that new values of A give P, R and the next
-     * level the same patterns (amg_smooth.c) */
-    cmrscl_csr filter;
+    /* its strong couplings' pattern at theta > 0 where some are weak: the prolongator is then
+     * smoothed with the filtered matrix on it (amg_smooth.c), kept with the aggregates so that
+     * new values of A give P, R and the next level the same patterns; empty otherwise */
+    cmrscl_csr strong;
 } cmrs_amg_level;
 
 /* Seconds of each phase, summed over the levels (cmrscl_seconds). */
@@ -132,7 +132,7 @@ typedef struct cmrs_amg_aggregates {
     int levels;
     int32_t **aggregate, *count;
     double *theta; /* each level's (its prolongator is smoothed on the matrix filtered at it) */
-    cmrscl_csr *filter; /* each level's filtered pattern (cmrs_amg_level.filter; empty: none) */
+    cmrscl_csr *strong; /* each level's kept strong pattern (cmrs_amg_level.strong) */
 } cmrs_amg_aggregates;
 /* Moves h's aggregates into *out (h no longer frees them). */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_take_aggregates(cmrs_amg_hierarchy *h,
@@ -200,13 +200,10 @@ CMRSCL_HIDDEN void cmrs_amg_rho_add(const double *sums, int64_t pieces, double s
  * rho. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_smoothed(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv,
                                               double omega, bool elsewhere);
-/* Level l's P = T - omega_f D_f^-1 (A_f T) with the filtered matrix A_f at lv->theta
- * (cmrs_amg_filter) and omega_f from rho(D_f^-1 A_f), on the host; A_f's pattern kept in
- * lv->filter. *filtered false, and nothing made, where every coupling is strong: A_f would be
- * A. Set up again on kept aggregates, lv->filter decides: A_f on that pattern, or no filter. */
+/* Level l's P = T - omega_f D_f^-1 (A_f T) with the filtered matrix A_f on lv->strong
+ * (cmrs_amg_filter_on) and omega_f from rho(D_f^-1 A_f), on the host. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l,
-                                                          const cmrs_amg_options *o,
-                                                          bool *filtered);
+                                                          const cmrs_amg_options *o);
 
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 
@@ -219,10 +216,9 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_strength(const cmrscl_csr *a, double theta,
  * is smoothed with A_f, so that it does not spread along weak couplings: through a hub's thousands
  * of weak ones it would fill R A P. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_filter(const cmrscl_csr *a, double theta, cmrscl_csr *f);
-/* The same on a given pattern (a filtered matrix's, values ignored) in place of theta's strong
- * couplings: a's entries at the pattern's off-diagonal places, every other one added to the
- * diagonal - new values of a filtered as the first were. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_filter_on(const cmrscl_csr *a, const cmrscl_csr *pattern,
+/* The same on a strong pattern (cmrs_amg_strength's, made once): a's entries at its places,
+ * every other one added to the diagonal - new values of a filtered as the first were. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_filter_on(const cmrscl_csr *a, const cmrscl_csr *strong,
                                                cmrscl_csr *f);
 /* Whether every off-diagonal entry of a is strong at theta (theta 0, none stored as zero):
  * then a itself serves cmrs_amg_aggregate as the strength's pattern, the same aggregates, and
