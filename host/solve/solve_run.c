@@ -37,10 +37,19 @@ static int stop_of(const cmrscl_solver s, const void *header)
     return 0;
 }
 
+/* On an out-of-order queue a command waits for those before it only behind a barrier: every
+ * kernel of a solve has one (cmrs_solve_launch), and so does each read of what they wrote. */
+static cl_int after_kernels(cmrscl_solver s)
+{
+    return s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : CL_SUCCESS;
+}
+
 static cmrscl_status read_header(cmrscl_solver s, void *header, bool blocking, cl_event *done)
 {
-    cl_int err = clEnqueueReadBuffer(s->queue, s->ws, blocking ? CL_TRUE : CL_FALSE, 0,
-                                     CMRS_WS_HEADER * s->value_size, header, 0, NULL, done);
+    cl_int err = after_kernels(s);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(s->queue, s->ws, blocking ? CL_TRUE : CL_FALSE, 0,
+                                  CMRS_WS_HEADER * s->value_size, header, 0, NULL, done);
     if (err == CL_SUCCESS && !blocking)
         err = clFlush(s->queue);
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "reading the solver's state");
@@ -162,10 +171,10 @@ static cmrscl_status true_residual(cmrscl_solver s, cl_mem b, cl_mem x, bool rou
     double *sums = st == CMRSCL_OK ? cmrscl_alloc(count, sizeof(double)) : NULL;
     if (st == CMRSCL_OK && !sums)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the solver");
-    err = st == CMRSCL_OK
-              ? clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, s->at.second * s->value_size,
-                                    count * s->value_size, sums, 0, NULL, NULL)
-              : CL_SUCCESS;
+    err = st == CMRSCL_OK ? after_kernels(s) : CL_SUCCESS;
+    if (st == CMRSCL_OK && err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, s->at.second * s->value_size,
+                                  count * s->value_size, sums, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         st = cmrscl_fail_cl(err, "clEnqueueReadBuffer (the true residual)");
     double sum[2] = {0, 0};
@@ -191,8 +200,10 @@ static cmrscl_status read_history(cmrscl_solver s, int iterations, cmrscl_solve_
         free(raw), free(res->history), res->history = NULL;
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for the history");
     }
-    cl_int err = clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, s->at.history * s->value_size,
-                                     n * s->value_size, raw, 0, NULL, NULL);
+    cl_int err = after_kernels(s);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(s->queue, s->ws, CL_TRUE, s->at.history * s->value_size,
+                                  n * s->value_size, raw, 0, NULL, NULL);
     for (size_t k = 0; err == CL_SUCCESS && k < n; ++k) {
         double rr = slot_of(s, raw, (int)k);
         res->history[k] = sqrt(rr > 0 ? rr : 0);
@@ -335,8 +346,9 @@ cmrscl_status cmrs_solve_run(cmrscl_solver s, cl_mem b, cl_mem x, cmrscl_solve_r
     bool zero_b = st == CMRSCL_OK && slot_of(s, header, CMRS_WS_ZERO_B) != 0;
     cl_uchar zero = 0;
     cl_int err;
-    if (zero_b && (err = clEnqueueFillBuffer(s->queue, x, &zero, 1, 0, s->n * s->value_size, 0,
-                                             NULL, NULL)) != CL_SUCCESS)
+    if (zero_b && ((err = after_kernels(s)) != CL_SUCCESS ||
+                   (err = clEnqueueFillBuffer(s->queue, x, &zero, 1, 0, s->n * s->value_size, 0,
+                                              NULL, NULL)) != CL_SUCCESS))
         st = cmrscl_fail_cl(err, "clEnqueueFillBuffer (x = 0 for b = 0)");
     if (st == CMRSCL_OK)
         st = true_residual(s, b, x, !zero_b && stop_of(s, header) == CMRS_STOP_CONVERGED, out);
