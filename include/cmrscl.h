@@ -193,6 +193,28 @@ typedef enum cmrscl_kernel {
     CMRSCL_KERNEL_SLICE = 4
 } cmrscl_kernel;
 
+/* How the matrix's unknowns are numbered on the device (cmrscl_options.renumber). HUBS stores
+ * P A P^T with P the hub sort: the rows longer than the mean first, by descending length (ties
+ * in their order), then every other row in its order. A power-law graph's hubs - its longest
+ * rows, and the entries of x that most rows gather - then lie side by side at the start of x,
+ * where the device's caches keep them, and the rest of the matrix keeps its locality. Every
+ * product takes and returns vectors in the caller's numbering: x is gathered into the device's
+ * order and y scattered back (two short kernels beside the product: for a single product they
+ * can cost more than they save, docs/dev/PERFORMANCE.md, RENUMBER). A solver runs in the
+ * device's order throughout (b and x0 gathered into two vectors of its own, x scattered back at
+ * the end; an AMG preconditioner, built in the caller's numbering, is applied through the same
+ * two kernels and two more vectors), so its iterations pay nothing for it; a monitor's x is
+ * written only at the end. Square matrices, created from host arrays. Not available
+ * with a renumbered matrix (ERROR_UNSUPPORTED): the block product (cmrscl_spmm), recorded
+ * products, values updates from a cl_mem. cmrscl_matrix_read_cmrs returns P A P^T's arrays.
+ * AUTO: none - the order measured faster on R-MAT graphs and slower on other matrices with long
+ * rows, and no rule yet tells them apart. */
+typedef enum cmrscl_renumber {
+    CMRSCL_RENUMBER_AUTO = 0,
+    CMRSCL_RENUMBER_NONE = 1,
+    CMRSCL_RENUMBER_HUBS = 2
+} cmrscl_renumber;
+
 /* NVIDIA: load the matrix arrays with an evict-first hint so that x stays in L2. */
 typedef enum cmrscl_cache_hint {
     CMRSCL_CACHE_HINT_AUTO = 0,
@@ -311,6 +333,7 @@ typedef struct cmrscl_options {
      * docs/dev/PERFORMANCE.md), and the tuning database (single products) is not consulted.
      * Any width runs on any plan; negative fails with ERROR_INVALID_ARGUMENT. */
     int vectors;
+    cmrscl_renumber renumber; /* the unknowns' numbering on the device (cmrscl_renumber) */
 } cmrscl_options;
 
 /* cmrscl_options.vectors from which the plan lays the matrix out for blocks. */
@@ -405,6 +428,7 @@ typedef struct cmrscl_params {
     /* Slices with narrow columns (column_bits 16): the jump words stored, one before each
      * step too long for an entry's 16-bit word (counted in stored_entries; 0: none). */
     int64_t column_jumps;
+    cmrscl_renumber renumber; /* NONE or HUBS: how the device numbers the unknowns */
 } cmrscl_params;
 /* A cmrscl_params ready to be filled: `cmrscl_params p = CMRSCL_PARAMS_INIT;` */
 #ifdef __cplusplus /* designated initialisers: C++20 on */
@@ -504,7 +528,8 @@ CMRSCL_API cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *o
  * When beta == 0, y is not read. x and y must not overlap. Products of one matrix must not
  * run on the device at the same time (on two queues, or an out-of-order one, without an
  * event between them): a matrix with long strips (cmrscl_params.long_strips) keeps its
- * tiles' partial sums in one buffer of its own. */
+ * tiles' partial sums in one buffer of its own, and a renumbered one (cmrscl_renumber) the
+ * vectors its products work in. */
 CMRSCL_API cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
                                      cl_command_queue queue, cl_uint num_wait,
                                      const cl_event *wait_list, cl_event *event);

@@ -53,9 +53,10 @@ typedef enum cmrscl_preconditioner {
 /* Called on the host at each check with the iterations done and the residual norm then;
  * with a monitor the host waits for each check before it enqueues the next update of x, so x
  * on the device is that of `iterations` while it runs (CG, BiCGStab; GMRES forms x at the end
- * of a cycle only). The device meanwhile runs the launches that do not write x (the next
- * product, a preconditioner), so a monitor that reads nothing costs about a round trip to
- * the device less than the product's time; a read of x queues behind them. */
+ * of a cycle only; a renumbered matrix's solver, cmrscl_renumber, writes x at the end). The device
+ * meanwhile runs the launches that do not write x (the next product, a preconditioner), so a
+ * monitor that reads nothing costs about a round trip to the device less than the product's time; a
+ * read of x queues behind them. */
 typedef void (*cmrscl_solve_monitor)(void *data, int iterations, double residual);
 
 /* Zero-initialised options mean CG, no preconditioner, rtol 1e-5, at most 10 x rows

@@ -240,6 +240,10 @@ static cmrscl_status build_device(cmrscl_dist_matrix m, const cmrscl_csr *local,
                                   const cmrscl_options *opt)
 {
     cmrscl_precision p = m->plan.precision;
+    if (opt && opt->renumber == CMRSCL_RENUMBER_HUBS)
+        return cmrs_dist_fail(CMRSCL_ERROR_UNSUPPORTED,
+                              "renumbering (cmrscl_options.renumber) is not available for a "
+                              "distributed matrix: each rank keeps its rows' numbering");
     cmrscl_status st = cmrscl_matrix_create_from_csr(m->ctx, p, local, opt, &m->local);
     if (st == CMRSCL_OK && m->plan.halo > 0)
         st = cmrscl_matrix_create_from_csr(m->ctx, p, remote, opt, &m->remote);

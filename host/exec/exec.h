@@ -65,10 +65,12 @@ struct cmrscl_matrix_s {
     /* What the updates, the transposed product and the block product keep: each defined, made
      * (on first need) and read in its file alone, and released with the matrix through the
      * matrix_part_release its file put first in it. */
-    struct values_update *update;  /* matrix_update.c, under lock; NULL until an update */
-    struct transposed *transposed; /* transpose.c: the pointer under lock, the rest under its
-                                      own; NULL until a transposed product or a prepare */
-    struct spmm_state *spmm;       /* spmm.c, under lock; NULL until the first block launch */
+    struct values_update *update;    /* matrix_update.c, under lock; NULL until an update */
+    struct transposed *transposed;   /* transpose.c: the pointer under lock, the rest under its
+                                        own; NULL until a transposed product or a prepare */
+    struct spmm_state *spmm;         /* spmm.c, under lock; NULL until the first block launch */
+    struct renumbering *renumbering; /* matrix_renumber.c: NULL unless the unknowns are
+                                        renumbered (cmrscl_renumber), made with the matrix */
     unsigned values_version; /* counts values updates (solvers' Jacobi diagonal, host/solve/) */
 };
 
@@ -122,6 +124,35 @@ CMRSCL_HIDDEN cmrscl_status cmrs_matrix_kernel_args(cmrscl_matrix m, cl_kernel k
  * (strips + 1, NULL otherwise: taken over, freed with the matrix - also on failure). */
 CMRSCL_HIDDEN cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending,
                                                 uint64_t *strip_csr);
+
+/* ---- matrix_renumber.c: a renumbered matrix (cmrscl_renumber) ---- */
+
+/* The entries' new places (r->entry: taken over, NULL in r), the device's copy of the order
+ * (r->order, uploaded), two vectors for products and the kernels of cl/renumber.cl; the params
+ * say so. On failure the caller frees m (and with it what was taken). */
+CMRSCL_HIDDEN cmrscl_status cmrs_renumber_attach(cmrscl_matrix m, cmrs_renumbered *r);
+/* The lock of the gather and scatter below - their kernels' arguments, and the two vectors a
+ * product works in: held around each call, and by a product from its gather to its scatter. */
+CMRSCL_HIDDEN void cmrs_renumber_hold(cmrscl_matrix m);
+CMRSCL_HIDDEN void cmrs_renumber_let_go(cmrscl_matrix m);
+/* dst = P src (the device's order from the caller's) and y = alpha P^T t + beta y (back to
+ * the caller's), each one kernel on `queue` after the wait list; *event (may be NULL) its
+ * event, retained for the caller. n: the matrix's rows. The caller holds the lock. */
+CMRSCL_HIDDEN cmrscl_status cmrs_renumber_gather(cmrscl_matrix m, cl_command_queue queue,
+                                                 cl_mem src, cl_mem dst, cl_uint num_wait,
+                                                 const cl_event *wait_list, cl_event *event);
+CMRSCL_HIDDEN cmrscl_status cmrs_renumber_scatter(cmrscl_matrix m, cl_command_queue queue,
+                                                  double alpha, cl_mem t, double beta, cl_mem y,
+                                                  cl_uint num_wait, const cl_event *wait_list,
+                                                  cl_event *event);
+/* The matrix's two vectors of rows values for a product in the device's order (x', t): the
+ * caller holds the lock while it uses them. */
+CMRSCL_HIDDEN void cmrs_renumber_vectors(cmrscl_matrix m, cl_mem *x, cl_mem *t);
+/* Values in the caller's entry order moved into the device's (nnz of value_size bytes). */
+CMRSCL_HIDDEN void cmrs_renumber_values(cmrscl_matrix m, const void *values, size_t value_size,
+                                        void *out);
+/* ERROR_UNSUPPORTED naming `what` when m is renumbered; else CMRSCL_OK. */
+CMRSCL_HIDDEN cmrscl_status cmrs_renumber_refuse(cmrscl_matrix m, const char *what);
 
 /* ---- transpose.c ---- */
 

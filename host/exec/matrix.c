@@ -214,6 +214,12 @@ static cmrscl_status holes_prepare(cmrscl_matrix m, const int64_t *row_ptr, int 
     return cmrs_update_prepare(m, pending, strip_csr);
 }
 
+static cmrscl_status renumbered_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
+                                       int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
+                                       const void *values, cmrscl_precision values_precision,
+                                       const bool *validated, const cmrscl_options *opt,
+                                       cmrscl_matrix *out);
+
 /* The host path. `validated` NULL: the arrays are validated here; else the caller has done
  * it, and *validated says whether every row's columns are non-decreasing. */
 static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
@@ -227,6 +233,9 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     *out = NULL;
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
+    if (opt && opt->renumber == CMRSCL_RENUMBER_HUBS)
+        return renumbered_create(ctx, precision, rows, cols, row_ptr, col_ind, values,
+                                 values_precision, validated, opt, out);
     bool sorted = validated && *validated;
     cmrscl_status st =
         validated ? CMRSCL_OK : cmrs_csr_validate_structure(rows, cols, row_ptr, col_ind, &sorted);
@@ -285,6 +294,47 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     }
     *out = m;
     return CMRSCL_OK;
+}
+
+/* CMRSCL_RENUMBER_HUBS: the matrix made of P A P^T (matrix_create, the arrays validated and
+ * sorted), then what it keeps of P (matrix_renumber.c). */
+static cmrscl_status renumbered_create(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,
+                                       int32_t cols, const int64_t *row_ptr, const int32_t *col_ind,
+                                       const void *values, cmrscl_precision values_precision,
+                                       const bool *validated, const cmrscl_options *opt,
+                                       cmrscl_matrix *out)
+{
+    cmrscl_status st =
+        validated ? CMRSCL_OK : cmrs_csr_validate_structure(rows, cols, row_ptr, col_ind, NULL);
+    if (st != CMRSCL_OK)
+        return st;
+    if (rows != cols)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "renumbering (cmrscl_options.renumber) needs a square matrix: this one "
+                           "is %d x %d",
+                           rows, cols);
+    if (row_ptr[rows] > 0 && !values)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "values is NULL");
+    double t0 = cmrscl_seconds();
+    cmrs_renumbered r;
+    st = cmrs_renumber_hubs(rows, row_ptr, col_ind, values, cmrscl_precision_size(values_precision),
+                            &r);
+    if (st != CMRSCL_OK)
+        return st;
+    double seconds = cmrscl_seconds() - t0;
+    cmrscl_options plain = *opt;
+    plain.renumber = CMRSCL_RENUMBER_NONE;
+    const bool sorted = true;
+    st = matrix_create(ctx, precision, rows, cols, r.row_ptr, r.col_ind, r.values, values_precision,
+                       &sorted, &plain, out);
+    if (st == CMRSCL_OK) {
+        (*out)->params.analyze_seconds += seconds;
+        st = cmrs_renumber_attach(*out, &r);
+    }
+    if (st != CMRSCL_OK && *out)
+        cmrscl_matrix_free(*out), *out = NULL;
+    cmrs_renumbered_free(&r);
+    return st;
 }
 
 cmrscl_status cmrscl_matrix_create_i64(cmrscl_context ctx, cmrscl_precision precision, int32_t rows,

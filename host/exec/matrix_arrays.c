@@ -32,9 +32,9 @@ void cmrscl_matrix_free(cmrscl_matrix m)
         if (m->buf[i])
             clReleaseMemObject(m->buf[i]);
     /* each part releases itself, through the function its file put first in it */
-    matrix_part_release *parts[] = {(matrix_part_release *)m->update,
-                                    (matrix_part_release *)m->transposed,
-                                    (matrix_part_release *)m->spmm};
+    matrix_part_release *parts[] = {
+        (matrix_part_release *)m->update, (matrix_part_release *)m->transposed,
+        (matrix_part_release *)m->spmm, (matrix_part_release *)m->renumbering};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
         if (parts[i])
             (*parts[i])(m);

@@ -379,6 +379,10 @@ cmrscl_status cmrscl_matrix_create_from_cl(cmrscl_context ctx, cmrscl_precision 
     /* The layouts with holes (MODULO's, the slices) are host algorithms over whole strips;
      * the device conversion places each entry alone and has none. The plan says so too
      * (for a tuning database's plan); here it is said before any work. */
+    if (st == CMRSCL_OK && opt && opt->renumber == CMRSCL_RENUMBER_HUBS)
+        st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                         "renumbering (cmrscl_options.renumber) is for matrices created from "
+                         "host arrays: cmrscl_matrix_create_from_cl keeps the caller's numbering");
     if (st == CMRSCL_OK && opt && plan_has_holes(opt->kernel))
         st = cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                          "the %s kernel's layout is built on the host: create the matrix from host "

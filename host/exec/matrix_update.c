@@ -332,6 +332,9 @@ cmrscl_status cmrscl_matrix_update_values_cl(cmrscl_matrix m, cl_mem values,
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "double values need cl_khr_fp64, which device \"%s\" lacks",
                            m->ctx->info.device_name);
+    st = cmrs_renumber_refuse(m, "a values update from a cl_mem");
+    if (st != CMRSCL_OK)
+        return st;
     size_t nnz = (size_t)m->params.nnz;
     st = cmrs_buffer_check(m->ctx->context, values, cmrscl_precision_size(values_precision) * nnz,
                            "values");
@@ -470,6 +473,16 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
         cmrs_values_convert(rounded, CMRSCL_FLOAT, values, CMRSCL_DOUBLE, p->nnz);
         values = rounded, values_precision = CMRSCL_FLOAT;
     }
+    void *moved = NULL; /* a renumbered matrix's: in the device's entry order */
+    if (m->renumbering) {
+        size_t vs = cmrscl_precision_size(values_precision);
+        if (!(moved = cmrscl_alloc(nnz, vs))) {
+            free(rounded);
+            return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for %zu values", nnz);
+        }
+        cmrs_renumber_values(m, values, vs, moved);
+        values = moved;
+    }
     launcher l = cmrs_launcher_make(m->ctx);
     cl_event written = NULL;
     pthread_mutex_lock(&m->lock);
@@ -496,6 +509,6 @@ cmrscl_status cmrscl_matrix_update_values(cmrscl_matrix m, const void *values,
         if (st == CMRSCL_OK)
             st = waited;
     }
-    free(rounded);
+    free(rounded), free(moved);
     return st;
 }

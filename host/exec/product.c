@@ -69,6 +69,8 @@ cmrscl_status cmrs_product_describe(cmrscl_matrix m, cmrscl_operation op, bool b
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "operation %d is neither CMRSCL_NON_TRANSPOSE nor CMRSCL_TRANSPOSE",
                            (int)op);
+    if (block && m->renumbering)
+        return cmrs_renumber_refuse(m, "the block product (cmrscl_spmm)");
     *out = (product_desc){.a = m, .m = m, .op = op, .alpha = alpha, .beta = beta, .block = block};
     const cmrscl_params *p = &m->params;
     bool t = op == CMRSCL_TRANSPOSE;
@@ -112,17 +114,52 @@ static cmrscl_status release(const product_desc *d, cmrscl_status st)
 /* One product enqueued under the matrix's lock (argument setting + enqueue, as every product)
  * on `queue` (NULL: the matrix's) after the wait list; first and last as cmrs_spmv_enqueue's
  * (NULL: not asked for). */
-static cmrscl_status launch(const product_desc *d, cl_mem x, cl_mem y, cl_command_queue queue,
-                            cl_uint num_wait, const cl_event *wait_list, cl_event *first,
-                            cl_event *last)
+static cmrscl_status launch_kernels(const product_desc *d, double alpha, cl_mem x, double beta,
+                                    cl_mem y, cl_command_queue queue, cl_uint num_wait,
+                                    const cl_event *wait_list, cl_event *first, cl_event *last)
 {
     cmrscl_matrix m = d->m;
     pthread_mutex_lock(&m->lock);
     cmrscl_status st =
-        cmrs_spmm_enqueue(m, &d->b, d->alpha, x, d->beta, y, queue ? queue : m->ctx->queue,
-                          num_wait, wait_list, first, last);
+        cmrs_spmm_enqueue(m, &d->b, alpha, x, beta, y, queue, num_wait, wait_list, first, last);
     pthread_mutex_unlock(&m->lock);
     return st;
+}
+
+/* A renumbered matrix (matrix_renumber.c): x' = P x, t = op(P A P^T) x', y = alpha P^T t +
+ * beta y - op(A) = P^T op(P A P^T) P either way, the matrix being square. first is the gather's
+ * event, last the scatter's. */
+static cmrscl_status launch_renumbered(const product_desc *d, cl_mem x, cl_mem y,
+                                       cl_command_queue queue, cl_uint num_wait,
+                                       const cl_event *wait_list, cl_event *first, cl_event *last)
+{
+    cl_mem xr, t;
+    cmrs_renumber_hold(d->a); /* then d->m's lock, in launch_kernels: never the other way */
+    cmrs_renumber_vectors(d->a, &xr, &t);
+    cl_event gathered = NULL, multiplied = NULL;
+    cmrscl_status st = cmrs_renumber_gather(d->a, queue, x, xr, num_wait, wait_list, &gathered);
+    if (st == CMRSCL_OK)
+        st = launch_kernels(d, 1.0, xr, 0.0, t, queue, 1, &gathered, NULL, &multiplied);
+    if (st == CMRSCL_OK)
+        st = cmrs_renumber_scatter(d->a, queue, d->alpha, t, d->beta, y, 1, &multiplied, last);
+    cmrs_renumber_let_go(d->a);
+    if (st == CMRSCL_OK && first)
+        *first = gathered, gathered = NULL;
+    if (gathered)
+        clReleaseEvent(gathered);
+    if (multiplied)
+        clReleaseEvent(multiplied);
+    return st;
+}
+
+static cmrscl_status launch(const product_desc *d, cl_mem x, cl_mem y, cl_command_queue queue,
+                            cl_uint num_wait, const cl_event *wait_list, cl_event *first,
+                            cl_event *last)
+{
+    queue = queue ? queue : d->a->ctx->queue;
+    if (d->a->renumbering && d->rows > 0)
+        return launch_renumbered(d, x, y, queue, num_wait, wait_list, first, last);
+    return launch_kernels(d, d->alpha, x, d->beta, y, queue, num_wait, wait_list, first, last);
 }
 
 /* ---- enqueued ---- */

@@ -65,6 +65,8 @@ cmrscl_status cmrscl_spmv_record(cmrscl_matrix m, double alpha, cl_mem x, double
                                              0, 0, alpha, beta, &d);
     if (st == CMRSCL_OK)
         st = cmrs_product_check(&d, x, y, NULL, 0, NULL);
+    if (st == CMRSCL_OK)
+        st = cmrs_renumber_refuse(m, "a recorded product (cmrscl_spmv_record)");
     if (st != CMRSCL_OK)
         return st;
     cmrscl_recording r = calloc(1, sizeof *r);

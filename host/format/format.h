@@ -238,4 +238,27 @@ CMRSCL_HIDDEN cmrscl_status cmrs_split_build(int32_t rows, const int64_t *row_pt
                                              int32_t tile, int group_tiles, split_layout *out);
 CMRSCL_HIDDEN void cmrs_split_free(split_layout *s);
 
+/* ---- renumber.c: P A P^T, the hub sort (cmrscl_renumber) ---- */
+
+typedef struct cmrs_renumbered {
+    int32_t rows;
+    int64_t nnz;
+    int64_t *row_ptr; /* rows + 1 */
+    int32_t *col_ind; /* each row's columns ascending, in the new numbering */
+    void *values;     /* the values moved with their entries (NULL when none were given) */
+    int32_t *order;   /* new unknown -> old: P's rows */
+    int64_t *entry;   /* old entry -> its new position */
+    atomic_bool failed;
+} cmrs_renumbered;
+/* The renumbered CSR of a valid square CSR structure (values of value_size bytes, or NULL):
+ * the rows longer than the mean first, by descending length, then the others in their order. */
+CMRSCL_HIDDEN cmrscl_status cmrs_renumber_hubs(int32_t rows, const int64_t *row_ptr,
+                                               const int32_t *col_ind, const void *values,
+                                               size_t value_size, cmrs_renumbered *out);
+/* nnz values of value_size bytes in the old entry order moved to the new (entry: old ->
+ * new position, cmrs_renumbered.entry). */
+CMRSCL_HIDDEN void cmrs_renumber_move_values(const int64_t *entry, int64_t nnz, const void *values,
+                                             size_t value_size, void *out);
+CMRSCL_HIDDEN void cmrs_renumbered_free(cmrs_renumbered *r);
+
 #endif /* CMRSCL_FORMAT_H */

@@ -299,6 +299,8 @@ CMRSCL_HIDDEN int cmrs_plan_group_tiles(const cmrscl_params *p);
 CMRSCL_HIDDEN cmrscl_status cmrs_params_room(const cmrscl_params *out, size_t *room);
 /* The first `room` bytes of the plan into *out, struct_size saying how many. */
 CMRSCL_HIDDEN void cmrs_params_deliver(const cmrscl_params *plan, cmrscl_params *out, size_t room);
+/* The plan of P A P^T says so: its numbering and, in its reason, the order (cmrscl_renumber). */
+CMRSCL_HIDDEN void cmrs_plan_note_renumbered(cmrscl_params *p);
 
 /* The tuning database's plan for the matrix's class when every option is automatic (and it
  * still fits), else cmrs_plan_choose's. *fallback (may be NULL) receives the options of the

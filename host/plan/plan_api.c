@@ -42,7 +42,8 @@ cmrscl_status cmrs_plan_for_matrix(const cmrscl_device_info *dev, cmrscl_precisi
         snprintf(p->plan_reason, sizeof p->plan_reason,
                  "the tuning database's fastest plan for matrices of class %.64s%s", cls, keep);
     }
-    p->struct_size = sizeof *p; /* the whole view, as the tuner's reports hand it out */
+    p->struct_size = sizeof *p;         /* the whole view, as the tuner's reports hand it out */
+    p->renumber = CMRSCL_RENUMBER_NONE; /* the matrix's numbering: set by its creator */
     if (fallback)
         *fallback = none;
     /* Sub-groups the user did not ask for: their width is the compiler's to choose (the plan
@@ -130,12 +131,50 @@ void cmrs_params_deliver(const cmrscl_params *plan, cmrscl_params *out, size_t r
     out->struct_size = room;
 }
 
+void cmrs_plan_note_renumbered(cmrscl_params *p)
+{
+    p->renumber = CMRSCL_RENUMBER_HUBS;
+    size_t used = strlen(p->plan_reason);
+    snprintf(p->plan_reason + used, sizeof p->plan_reason - used,
+             "; unknowns renumbered, the rows longer than the mean first by length (asked for)");
+}
+
+static cmrscl_status plan_of(const cmrscl_device_info *dev, cmrscl_precision precision,
+                             const cmrscl_csr *csr, const cmrscl_options *opt, cmrscl_params *out);
+
+/* CMRSCL_RENUMBER_HUBS: the plan of P A P^T, as cmrscl_matrix_create makes it. */
+static cmrscl_status renumbered_plan_of(const cmrscl_device_info *dev, cmrscl_precision precision,
+                                        const cmrscl_csr *csr, const cmrscl_options *opt,
+                                        cmrscl_params *out)
+{
+    if (csr->rows != csr->cols)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "renumbering (cmrscl_options.renumber) needs a square matrix: this one "
+                           "is %d x %d",
+                           csr->rows, csr->cols);
+    cmrs_renumbered r;
+    cmrscl_status st =
+        cmrs_renumber_hubs(csr->rows, csr->row_ptr, csr->col_ind, csr->values, sizeof(double), &r);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_csr renumbered = {csr->rows, csr->cols, csr->nnz, r.row_ptr, r.col_ind, r.values};
+    cmrscl_options plain = *opt;
+    plain.renumber = CMRSCL_RENUMBER_NONE;
+    st = plan_of(dev, precision, &renumbered, &plain, out);
+    if (st == CMRSCL_OK)
+        cmrs_plan_note_renumbered(out);
+    cmrs_renumbered_free(&r);
+    return st;
+}
+
 static cmrscl_status plan_of(const cmrscl_device_info *dev, cmrscl_precision precision,
                              const cmrscl_csr *csr, const cmrscl_options *opt, cmrscl_params *out)
 {
     cmrscl_status st = cmrs_csr_validate(csr, NULL);
     if (st != CMRSCL_OK)
         return st;
+    if (opt && opt->renumber == CMRSCL_RENUMBER_HUBS)
+        return renumbered_plan_of(dev, precision, csr, opt, out);
     value_census values = {0}; /* plain values asked for: nothing to examine */
     if (!opt || opt->values != CMRSCL_VALUES_PLAIN)
         cmrs_value_census_take(csr->values, CMRSCL_DOUBLE, csr->nnz, precision, &values);

@@ -72,6 +72,10 @@ cmrscl_status cmrs_plan_check_options(const cmrscl_device_info *dev, cmrscl_prec
     if (opt->index_bits != 0 && opt->index_bits != 32 && opt->index_bits != 64)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "index_bits %d: expected 32, 64 or 0 (automatic)", opt->index_bits);
+    if (opt->renumber < CMRSCL_RENUMBER_AUTO || opt->renumber > CMRSCL_RENUMBER_HUBS)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "renumber %d: expected CMRSCL_RENUMBER_NONE, _HUBS or _AUTO (0)",
+                           (int)opt->renumber);
     return CMRSCL_OK;
 }
 

@@ -160,6 +160,8 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         st = check_level0(ctx, precision, a, level0);
     if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
         level0 = NULL; /* the float cycle needs a float copy */
+    if (st == CMRSCL_OK && level0 && level0->renumbering)
+        level0 = NULL; /* the cycle runs its products in the caller's numbering */
     cmrscl_precision cycle = o.float_cycle ? CMRSCL_FLOAT : precision;
     /* the device's matrices made beside the host's set-up where it has threads to spare, and
      * its Galerkin products on the device (without a builder, the host makes them all) */

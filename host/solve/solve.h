@@ -96,6 +96,9 @@ struct cmrscl_solver_s {
     solve_layout at;
     cl_mem vec[8]; /* the method's work vectors, n values each */
     cl_mem dinv;   /* Jacobi: the inverse diagonal */
+    /* a renumbered matrix's (cmrscl_renumber): b and x in its order, and with AMG the cycle's
+     * r and z in the caller's */
+    cl_mem ordered[4];
     cl_mem *views; /* sub-buffers the method made of its vectors (GMRES's basis) */
     size_t view_count;
     unsigned values_version; /* the matrix's values the diagonal was taken from */
@@ -194,6 +197,11 @@ CMRSCL_HIDDEN cmrscl_status cmrs_solve_set_args(cl_kernel k, cl_uint at, int n,
 CMRSCL_HIDDEN cl_int cmrs_solve_set_real(cmrscl_solver s, cl_kernel k, cl_uint index, double v);
 /* Enqueues a vector kernel on the solver's grid (or `groups` work-groups, when not 0). */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_launch(cmrscl_solver s, cl_kernel k, size_t groups);
+/* A renumbered matrix's vector moved between the caller's numbering and the device's on the
+ * solver's queue (after what was enqueued before it): to_device dst = P src, else dst = P^T
+ * src. */
+CMRSCL_HIDDEN cmrscl_status cmrs_solve_renumber(cmrscl_solver s, bool to_device, cl_mem src,
+                                                cl_mem dst);
 /* A product with the epilogue (the method's product `which`, or any of the solver's product
  * kernels), and one plain (the matrix's own kernels): y = alpha A x + beta y. */
 CMRSCL_HIDDEN cmrscl_status cmrs_solve_product(cmrscl_solver s, int which);

@@ -51,6 +51,20 @@ cmrscl_status cmrs_solve_product(cmrscl_solver s, int which)
     return cmrs_solve_product_kernels(s, &s->product[which]);
 }
 
+cmrscl_status cmrs_solve_renumber(cmrscl_solver s, bool to_device, cl_mem src, cl_mem dst)
+{
+    cl_int err = s->out_of_order ? clEnqueueBarrierWithWaitList(s->queue, 0, NULL, NULL) : 0;
+    if (err != CL_SUCCESS)
+        return cmrscl_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    ++s->launches;
+    cmrs_renumber_hold(s->m);
+    cmrscl_status st =
+        to_device ? cmrs_renumber_gather(s->m, s->queue, src, dst, 0, NULL, NULL)
+                  : cmrs_renumber_scatter(s->m, s->queue, 1.0, src, 0.0, dst, 0, NULL, NULL);
+    cmrs_renumber_let_go(s->m);
+    return st;
+}
+
 cmrscl_status cmrs_solve_plain_product(cmrscl_solver s, double alpha, cl_mem x, double beta,
                                        cl_mem y)
 {

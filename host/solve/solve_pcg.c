@@ -55,7 +55,14 @@ cmrscl_status cmrs_solve_precondition(cmrscl_solver s, cl_mem r, cl_mem z)
                            "cycle does): pass NULL as the queue",
                            s->method->name);
     s->launches += cmrs_amg_device_commands(&s->opt.precond->device);
-    return cmrs_amg_device_apply(&s->opt.precond->device, r, z);
+    if (!s->m->renumbering)
+        return cmrs_amg_device_apply(&s->opt.precond->device, r, z);
+    /* the preconditioner is the caller's numbering's: z = P M (P^T r) */
+    cl_mem caller_r = s->ordered[2], caller_z = s->ordered[3];
+    cmrscl_status st = cmrs_solve_renumber(s, false, r, caller_r);
+    if (st == CMRSCL_OK)
+        st = cmrs_amg_device_apply(&s->opt.precond->device, caller_r, caller_z);
+    return st == CMRSCL_OK ? cmrs_solve_renumber(s, true, caller_z, z) : st;
 }
 
 static cmrscl_status pcg_prepare(cmrscl_solver s)

@@ -128,6 +128,9 @@ void cmrscl_solver_free(cmrscl_solver s)
     }
     if (s->dinv)
         clReleaseMemObject(s->dinv);
+    for (int i = 0; i < 4; ++i)
+        if (s->ordered[i])
+            clReleaseMemObject(s->ordered[i]);
     free(s);
 }
 
@@ -241,6 +244,13 @@ cmrscl_status cmrscl_solver_create(cmrscl_matrix m, const cmrscl_solve_options *
         if (!s->vec[i])
             st = cmrscl_fail_cl(err, "clCreateBuffer (the solver's vectors)");
     }
+    int ordered = !m->renumbering ? 0 : o.preconditioner == CMRSCL_PRECONDITIONER_AMG ? 4 : 2;
+    for (int i = 0; i < ordered && st == CMRSCL_OK; ++i) {
+        s->ordered[i] = clCreateBuffer(s->ctx->context, CL_MEM_READ_WRITE,
+                                       (s->n ? s->n : 1) * s->value_size, NULL, &err);
+        if (!s->ordered[i])
+            st = cmrscl_fail_cl(err, "clCreateBuffer (the solver's vectors)");
+    }
     if (st == CMRSCL_OK)
         st = cmrs_solve_kernels_make(s);
     if (st == CMRSCL_OK)
@@ -279,6 +289,24 @@ static cmrscl_status refresh_products(cmrscl_solver s)
     return st == CMRSCL_OK ? s->method->bind_products(s) : st;
 }
 
+/* A renumbered matrix's solve in the device's order from start to end: b and x0 gathered into
+ * it, x scattered back - also when the solve stopped early (x holds the last iterate). */
+static cmrscl_status run_renumbered(cmrscl_solver s, cl_mem b, cl_mem x, cmrscl_solve_result *out)
+{
+    cl_mem ob = s->ordered[0], ox = s->ordered[1];
+    cmrscl_status st = cmrs_solve_renumber(s, true, b, ob);
+    if (st == CMRSCL_OK)
+        st = cmrs_solve_renumber(s, true, x, ox);
+    if (st != CMRSCL_OK)
+        return st;
+    cmrscl_status ran = cmrs_solve_run(s, ob, ox, out);
+    st = cmrs_solve_renumber(s, false, ox, x);
+    cl_int err = st == CMRSCL_OK ? clFinish(s->queue) : CL_SUCCESS; /* x written on return */
+    if (st == CMRSCL_OK && err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "clFinish (solver)");
+    return ran != CMRSCL_OK ? ran : st;
+}
+
 cmrscl_status cmrscl_solver_solve(cmrscl_solver s, cl_mem b, cl_mem x, cl_command_queue queue,
                                   cl_uint num_wait, const cl_event *wait_list,
                                   cmrscl_solve_result *out)
@@ -314,7 +342,7 @@ cmrscl_status cmrscl_solver_solve(cmrscl_solver s, cl_mem b, cl_mem x, cl_comman
     if (st == CMRSCL_OK && s->opt.preconditioner == CMRSCL_PRECONDITIONER_JACOBI)
         st = cmrs_solve_jacobi(s); /* again after a values update */
     if (st == CMRSCL_OK)
-        st = cmrs_solve_run(s, b, x, out);
+        st = s->m->renumbering ? run_renumbered(s, b, x, out) : cmrs_solve_run(s, b, x, out);
     out->seconds = cmrscl_seconds() - t0;
     return st;
 }

@@ -116,7 +116,8 @@ def test_plan_reads_back(context):
     assert plan["plan_reason"] and "-DHEIGHT=" in plan["build_options"]
     assert plan["stats"]["mu"] == pytest.approx(A.nnz / A.shape[0])
     assert plan["transpose_device_bytes"] == 0
-    assert plan["block_vectors"] in (16, 32, 64)  # the struct's last field
+    assert plan["block_vectors"] in (16, 32, 64)
+    assert plan["renumber"] == "none"  # the struct's last field
     transposed = M.prepare_transpose()
     assert transposed["rows"] == A.shape[1] and transposed["nnz"] == A.nnz
     assert M.plan["transpose_device_bytes"] > 0
@@ -150,6 +151,29 @@ def test_update_values(context):
     assert_product(B, x, M @ x)
     M.update_values(A)  # a sparse matrix of the same pattern
     assert_product(A, x, M @ x)
+
+
+def test_renumbered(context):
+    """renumber="hubs": P A P^T on the device, products, updates and CG in the caller's
+    numbering; the block product refused with the reason."""
+    A = cmrscl.generate("lap:rmat:9:8")
+    M = cmrscl.Matrix(A, "double", context, renumber="hubs")
+    assert M.plan["renumber"] == "hubs" and "renumbered" in M.plan_reason
+    x = vectors(A.shape[1])
+    assert_product(A, x, M @ x)
+    assert_product(A.T.tocsr(), x, M.matvec(x, transpose=True))
+    B = A.copy()
+    B.data = B.data * np.linspace(1, 2, B.nnz)
+    M.update_values(B.data)
+    assert_product(B, x, M @ x)
+    b = A @ x
+    M.update_values(A.data)
+    solution, info = cmrscl.linalg.cg(M, b, rtol=1e-10)
+    assert info == 0 and np.linalg.norm(b - A @ solution) <= 1e-10 * np.linalg.norm(b) * 1.01
+    with pytest.raises(cmrscl.Error, match="block product"):
+        M @ vectors(A.shape[1], 3)
+    with pytest.raises(ValueError, match="renumber"):
+        cmrscl.Matrix(A, "double", context, renumber="degree")
 
 
 def test_triple_and_generate(context):

@@ -74,7 +74,7 @@ class Options(ctypes.Structure):
     _fields_ = [(name, c_int) for name in (
         "height", "warp", "work_group_size", "layout", "order", "reduce", "kernel", "tile",
         "modulo", "cache_hint", "lane_entries", "index_bits", "combine", "values",
-        "column_bits", "vectors")]
+        "column_bits", "vectors", "renumber")]
 
 
 class MatrixStats(ctypes.Structure):
@@ -99,7 +99,7 @@ class Params(ctypes.Structure):
                 ("bytes_per_entry_x", c_double), ("bytes_per_entry_y", c_double),
                 ("stats", MatrixStats), ("plan_reason", ctypes.c_char * 512),
                 ("transpose_device_bytes", c_uint64), ("block_vectors", c_int),
-                ("column_jumps", c_int64)]
+                ("column_jumps", c_int64), ("renumber", c_int)]
 
 
 class Timing(ctypes.Structure):
@@ -183,6 +183,7 @@ ENUMS = {
     "cache_hint": ("auto", "off", "stream"),
     "combine": ("auto", "kernel", "group"),
     "values": ("auto", "plain", "float", "dict"),
+    "renumber": ("auto", "none", "hubs"),
     "program_source": ("context", "jit", "disk"),
 }
 FLOAT, DOUBLE = 1, 2
