@@ -133,6 +133,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const orders[] = {"auto", "rows", "columns", NULL};
     static const char *const hints[] = {"auto", "off", "stream", NULL};
     static const char *const values[] = {"auto", "plain", "float", "dict", NULL};
+    static const char *const renumbers[] = {"auto", "none", "hubs", NULL};
     static const char *const combines[] = {"auto", "kernel", "group", NULL};
     static const char *const index_bits[] = {"0", "32", "64", NULL};             /* 32 k bits */
     static const char *const column_bits[] = {"0", "16", "32", "implied", NULL}; /* 16 k bits */
@@ -219,6 +220,11 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         if (!parse_keyword("--values", arg, values, "auto, plain, float or dict", &k))
             return false;
         o->matrix.values = (cmrscl_values)k;
+        return true;
+    case OPT_RENUMBER:
+        if (!parse_keyword("--renumber", arg, renumbers, "auto, none or hubs", &k))
+            return false;
+        o->matrix.renumber = (cmrscl_renumber)k;
         return true;
     case OPT_COMBINE:
         if (!parse_keyword("--combine", arg, combines, "auto, kernel or group", &k))

@@ -79,6 +79,10 @@ const cli_flag cli_flags[] = {
      "auto | plain | float | dict: how the device stores the values (auto: the smallest exact "
      "one - a dictionary of up to 16 values in the column words, doubles that are floats as "
      "floats)"},
+    {"renumber", OPT_RENUMBER, "R", PLAN_CMDS, CLI_GROUP_PLAN,
+     "auto | none | hubs: the unknowns' numbering on the device (hubs: P A P^T with the rows "
+     "longer than the mean first, by length - a power-law graph's hubs, the entries of x most "
+     "rows gather, side by side; square matrices; auto: none)"},
     {"index-bits", OPT_INDEX_BITS, "N", PLAN_CMDS, CLI_GROUP_PLAN,
      "0 | 32 | 64: the device's entry indices (default 0: 32, and 64 from 2^31 stored entries "
      "on)"},

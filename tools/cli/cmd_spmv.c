@@ -88,6 +88,9 @@ static void print_text(const session *s, const bench_result *r)
                p->long_strips, p->tiles, p->tile,
                p->combine == CMRSCL_COMBINE_GROUP ? "in their work-group (one kernel)"
                                                   : "by a second kernel");
+    if (p->renumber == CMRSCL_RENUMBER_HUBS)
+        printf("           renumbered: P A P^T, the rows longer than the mean first by length (x "
+               "gathered and y scattered by each product)\n");
     if (p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         printf("           matrix loads with the evict-first (streaming) cache hint\n");
     if (p->column_bits == 16)
@@ -169,6 +172,7 @@ static void json_params(const cmrscl_params *p)
     json_int("stored_entries", p->stored_entries);
     json_bool("cache_hint_stream", p->cache_hint == CMRSCL_CACHE_HINT_STREAM);
     json_string("values", plan_values_name(p));
+    json_bool("renumbered", p->renumber == CMRSCL_RENUMBER_HUBS);
     json_int("dict_size", p->dict_size);
     json_int("block_vectors", p->block_vectors);
     json_number("bytes_per_entry_matrix", p->bytes_per_entry_matrix);
