@@ -290,11 +290,8 @@ static void check_use(cmrscl_context ctx)
     cl_context c;
     cl_command_queue q;
     CHECK_OK(cmrscl_context_cl(ctx, &c, &q));
-    cl_device_id dev;
-    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     cl_int err;
-    cl_command_queue ooo =
-        clCreateCommandQueue(c, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    cl_command_queue ooo = test_queue_out_of_order(ctx, &err);
     if (ooo && s) {
         size_t bytes = (prec == CMRSCL_DOUBLE ? sizeof(double) : sizeof(float)) * (size_t)n;
         cl_mem bm = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, bd, &err);

@@ -158,6 +158,13 @@ cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context)
     return device;
 }
 
+cl_command_queue test_queue_out_of_order(cmrscl_context ctx, cl_int *err)
+{
+    cl_context context;
+    cl_device_id device = test_cl_device(ctx, &context);
+    return clCreateCommandQueue(context, device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, err);
+}
+
 int32_t *test_row_ptr32(const cmrscl_csr *a)
 {
     int32_t *rp = malloc(sizeof(int32_t) * ((size_t)a->rows + 1));

@@ -47,6 +47,9 @@ bool test_precision_arg(int argc, char **argv, cmrscl_precision *out);
 
 /* The OpenCL context and device behind a cmrscl context (borrowed). */
 cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context);
+/* A new out-of-order queue on the context's device (NULL where the device refuses one: *err
+ * says why); the caller releases it. */
+cl_command_queue test_queue_out_of_order(cmrscl_context ctx, cl_int *err);
 
 /* a's row pointers as int32 (what cmrscl_matrix_create and the device path take); malloc'ed. */
 int32_t *test_row_ptr32(const cmrscl_csr *a);
