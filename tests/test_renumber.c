@@ -142,7 +142,9 @@ static void test_products(const char *spec, cmrscl_precision p, cmrscl_kernel ke
     for (int64_t k = 0; k < a.nnz; ++k)
         a.values[k] = a.values[k] * 0.5 + (double)(k % 5);
     round_to(&a, p);
-    CHECK_OK(cmrscl_matrix_update_values(m, a.values, CMRSCL_DOUBLE));
+    void *given = test_values_in(a.values, a.nnz, p); /* in the matrix's precision */
+    CHECK_OK(cmrscl_matrix_update_values(m, given, p));
+    free(given);
     char updated[128];
     snprintf(updated, sizeof updated, "%s after a values update", what);
     check_products(m, &a, p, updated);

@@ -255,8 +255,8 @@ typedef struct cmrs_renumbered {
 CMRSCL_HIDDEN cmrscl_status cmrs_renumber_hubs(int32_t rows, const int64_t *row_ptr,
                                                const int32_t *col_ind, const void *values,
                                                size_t value_size, cmrs_renumbered *out);
-/* nnz values of value_size bytes in the old entry order moved to the new (entry: old ->
- * new position, cmrs_renumbered.entry). */
+/* nnz floats or doubles (value_size 4 or 8) in the old entry order moved to the new (entry:
+ * old -> new position, cmrs_renumbered.entry), on the host's threads. */
 CMRSCL_HIDDEN void cmrs_renumber_move_values(const int64_t *entry, int64_t nnz, const void *values,
                                              size_t value_size, void *out);
 CMRSCL_HIDDEN void cmrs_renumbered_free(cmrs_renumbered *r);

@@ -159,10 +159,32 @@ cmrscl_status cmrs_renumber_hubs(int32_t rows, const int64_t *row_ptr, const int
     return CMRSCL_OK;
 }
 
+typedef struct move_job {
+    const int64_t *entry;
+    int64_t nnz;
+    const char *values;
+    size_t value_size;
+    char *out;
+} move_job;
+
+/* A thread's share of the caller's entries, each to its place (the places are a permutation:
+ * no two threads write one). */
+static void move_share(void *ctx, int thread, int threads)
+{
+    const move_job *j = ctx;
+    int64_t begin, end;
+    cmrs_parallel_range(j->nnz, thread, threads, &begin, &end);
+    if (j->value_size == sizeof(double))
+        for (int64_t k = begin; k < end; ++k)
+            ((double *)j->out)[j->entry[k]] = ((const double *)j->values)[k];
+    else
+        for (int64_t k = begin; k < end; ++k)
+            ((float *)j->out)[j->entry[k]] = ((const float *)j->values)[k];
+}
+
 void cmrs_renumber_move_values(const int64_t *entry, int64_t nnz, const void *values,
                                size_t value_size, void *out)
 {
-    for (int64_t k = 0; k < nnz; ++k)
-        memcpy((char *)out + (size_t)entry[k] * value_size,
-               (const char *)values + (size_t)k * value_size, value_size);
+    move_job job = {entry, nnz, values, value_size, out};
+    cmrs_parallel_run(format_threads(nnz), move_share, &job);
 }
