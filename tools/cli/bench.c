@@ -205,12 +205,16 @@ int bench_run(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr *product
               bench_result *out)
 {
     memset(out, 0, sizeof *out);
+    out->params.struct_size = sizeof out->params; /* the whole view: renumber is past v1 */
     cmrscl_options planned = *options;
     if (!planned.vectors) /* the matrix planned for the block it is run with */
         planned.vectors = opt->block;
+    /* --transpose: the plan's options are A^T's; A keeps its numbering's (A^T is multiplied in
+     * it) and the rest automatic */
+    cmrscl_options of_a = {.renumber = options->renumber};
     cmrscl_matrix m = NULL;
-    cmrscl_status st =
-        cmrscl_matrix_create_from_csr(ctx, opt->precision, a, opt->transpose ? NULL : &planned, &m);
+    cmrscl_status st = cmrscl_matrix_create_from_csr(ctx, opt->precision, a,
+                                                     opt->transpose ? &of_a : &planned, &m);
     if (st != CMRSCL_OK)
         return cli_fail("creating the device matrix", st);
     if (opt->transpose) {

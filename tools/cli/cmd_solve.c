@@ -417,7 +417,7 @@ int cmd_solve(const cli_options *opt)
         passed = !broke_down && (opt->fixed_iterations ||
                                  (r.converged && (!opt->verify || cpu_true <= 10 * r.threshold)));
     }
-    cmrscl_params p = {0};
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
     if (m)
         cmrscl_matrix_params(m, &p);
     if (!rc && opt->json) {
@@ -430,8 +430,9 @@ int cmd_solve(const cli_options *opt)
                                                                 : "");
         printf("matrix     %s: %d x %d, nnz %lld, %s\n", lm.name, n, n, (long long)lm.csr.nnz,
                opt->precision == CMRSCL_DOUBLE ? "double" : "float");
-        printf("device     %s (%s); plan %s kernel, HEIGHT %d\n", dev.device_name,
-               dev.platform_name, plan_kernel_name(p.kernel), p.height);
+        printf("device     %s (%s); plan %s kernel, HEIGHT %d%s\n", dev.device_name,
+               dev.platform_name, plan_kernel_name(p.kernel), p.height,
+               p.renumber == CMRSCL_RENUMBER_HUBS ? ", renumbered (the hub sort)" : "");
         printf("solver     %s, rtol %g, atol %g, at most %d iterations%s; set-up %.3f s\n", method,
                so.rtol || so.atol ? so.rtol : 1e-5, so.atol,
                so.max_iterations ? so.max_iterations : 10 * n,
