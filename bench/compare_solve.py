@@ -11,10 +11,11 @@ ratio, the iterations and time to solution of each, and the true residuals.
 
     bench/compare_solve.py [-g SPEC]... [--suite FILE]... [--methods cg,pcg,bicgstab]
                            [-p float,double] [--iterations N] [--tol R] [--reps N]
-                           [--build DIR] [--out DIR]
+                           [--renumber none|hubs] [--build DIR] [--out DIR]
 
 --suite reads a suite file's specs (bench/suite-spd.txt: SPD matrices for CG; '#' starts a
-comment; a kron: factor's path is relative to the file).
+comment; a kron: factor's path is relative to the file). --renumber hubs has our side store
+each matrix renumbered (cmrscl-run --renumber; the peer multiplies the matrix as given).
 
 Both tools generate the matrices through libcmrscl: the same matrix bit for bit. The ratio is
 the peer's time over ours (above 1: ours is faster). Standard library only.
@@ -94,6 +95,7 @@ def main(argv):
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--renumber", choices=("none", "hubs"), default="none")
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="solve-results")
     a = ap.parse_args(argv)
@@ -107,20 +109,22 @@ def main(argv):
           % (a.iterations, a.reps, a.tol))
     print(header)
     matrices = (a.matrices or []) + [spec for path in a.suite for spec in read_suite(path)]
+    numbering = ["--renumber", a.renumber]
     for spec in matrices or DEFAULT_MATRICES:
         for precision in a.precisions.split(","):
             for method in a.methods.split(","):
                 count = a.iterations
                 fixed = ours(a.build, spec, precision, method,
-                             ["--iterations", str(count), "-r", str(a.reps)], log)
+                             ["--iterations", str(count), "-r", str(a.reps)] + numbering, log)
                 if fixed and 10 <= fixed["iterations"] < count:
                     # the method reached the precision's end (r = 0, a NaN) before N: both sides
                     # time the iterations it runs
                     count = fixed["iterations"] - 2
                     fixed = ours(a.build, spec, precision, method,
-                                 ["--iterations", str(count), "-r", str(a.reps)], log)
+                                 ["--iterations", str(count), "-r", str(a.reps)] + numbering,
+                                 log)
                 solved = ours(a.build, spec, precision, method,
-                              ["--tol", str(a.tol), "-r", str(a.reps)], log)
+                              ["--tol", str(a.tol), "-r", str(a.reps)] + numbering, log)
                 theirs = peer(a.build, spec, precision, method, count, a.tol, a.out, log)
                 if not fixed or not solved or not theirs:
                     continue
@@ -129,6 +133,7 @@ def main(argv):
                 speed = float(best["iteration_ms"]) / fixed["iteration_ms"]
                 solve_speed = float(fastest_solve["solve_ms"]) / solved["solve_ms"]
                 row = {"matrix": spec, "precision": precision, "method": method,
+                       "renumber": a.renumber,
                        "timed_iterations": count,
                        "ours_iteration_ms": fixed["iteration_ms"],
                        "peer_iteration_ms": float(best["iteration_ms"]),
