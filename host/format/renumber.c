@@ -8,31 +8,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A row's entries sorted by their new column (then by entry: duplicates keep their order). */
+/* A row's entries, sorted by their new column; they are gathered in entry order and the sort is
+ * stable, so duplicates keep it. */
 typedef struct renumber_entry {
     int32_t col;
     int64_t entry;
 } renumber_entry;
 
-static int compare_entries(const void *a, const void *b)
+/* Runs of 16 by insertion, then merged in pairs of runs between e and tmp (n entries each):
+ * stable, no calls per comparison. The result ends in e. */
+static void sort_entries(renumber_entry *e, renumber_entry *tmp, int64_t n)
 {
-    const renumber_entry *x = a, *y = b;
-    if (x->col != y->col)
-        return (x->col > y->col) - (x->col < y->col);
-    return (x->entry > y->entry) - (x->entry < y->entry);
-}
-
-static void sort_entries(renumber_entry *e, int64_t n)
-{
-    if (n > 24) {
-        qsort(e, (size_t)n, sizeof *e, compare_entries);
-        return;
-    }
-    for (int64_t i = 1; i < n; ++i) /* short rows: insertion sort, no calls */
-        for (int64_t j = i; j > 0 && compare_entries(&e[j - 1], &e[j]) > 0; --j) {
-            renumber_entry t = e[j];
-            e[j] = e[j - 1], e[j - 1] = t;
+    enum { RUN = 16 };
+    for (int64_t lo = 0; lo < n; lo += RUN) {
+        int64_t hi = lo + RUN < n ? lo + RUN : n;
+        for (int64_t i = lo + 1; i < hi; ++i) {
+            renumber_entry t = e[i];
+            int64_t j = i;
+            for (; j > lo && e[j - 1].col > t.col; --j)
+                e[j] = e[j - 1];
+            e[j] = t;
         }
+    }
+    renumber_entry *from = e, *to = tmp;
+    for (int64_t width = RUN; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n,
+                    hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                to[k++] = from[b].col < from[a].col ? from[b++] : from[a++];
+            while (a < mid)
+                to[k++] = from[a++];
+            while (b < hi)
+                to[k++] = from[b++];
+        }
+        renumber_entry *t = from;
+        from = to, to = t;
+    }
+    if (from != e)
+        memcpy(e, from, (size_t)n * sizeof *e);
 }
 
 typedef struct renumber_job {
@@ -43,6 +58,7 @@ typedef struct renumber_job {
     const int32_t *order, *inverse;
     cmrs_renumbered *out;
     int64_t pieces;
+    int32_t hubs; /* the rows numbered first: new numbers below this */
 } renumber_job;
 
 /* The first new row of piece p of `pieces`: the first row whose entries start at or after
@@ -62,6 +78,18 @@ static int64_t first_row_of(const cmrs_renumbered *o, int64_t p, int64_t pieces)
     return lo;
 }
 
+/* Entry `entry` of the old rows at new position `at`, in column col. */
+static inline void place(const renumber_job *j, int64_t at, int32_t col, int64_t entry)
+{
+    cmrs_renumbered *o = j->out;
+    o->col_ind[at] = col;
+    o->entry[entry] = at;
+    if (j->value_size == sizeof(double) && j->values)
+        ((double *)o->values)[at] = ((const double *)j->values)[entry];
+    else if (j->values)
+        ((float *)o->values)[at] = ((const float *)j->values)[entry];
+}
+
 /* Piece `piece` of the new rows, each from its old row: the pieces hold about equal entries
  * (the longest rows come first, so equal counts of rows would leave one thread most of the
  * work). */
@@ -74,7 +102,7 @@ static void renumber_rows(void *ctx, int64_t piece)
     for (int64_t r = begin; r < end; ++r)
         longest = o->row_ptr[r + 1] - o->row_ptr[r] > longest ? o->row_ptr[r + 1] - o->row_ptr[r]
                                                               : longest;
-    renumber_entry *e = malloc((size_t)(longest ? longest : 1) * sizeof *e);
+    renumber_entry *e = malloc(2 * (size_t)(longest ? longest : 1) * sizeof *e), *tmp = e + longest;
     if (!e) {
         o->failed = true;
         return;
@@ -82,15 +110,24 @@ static void renumber_rows(void *ctx, int64_t piece)
     for (int64_t r = begin; r < end; ++r) {
         int32_t old = j->order[r];
         int64_t first = j->row_ptr[old], n = j->row_ptr[old + 1] - first, at = o->row_ptr[r];
-        for (int64_t k = 0; k < n; ++k)
-            e[k] = (renumber_entry){j->inverse[j->col_ind[first + k]], first + k};
-        sort_entries(e, n);
+        bool ascending = true;
+        for (int64_t k = 1; k < n && ascending; ++k)
+            ascending = j->col_ind[first + k] >= j->col_ind[first + k - 1];
+        /* Sorted rows: the rows that stay keep their order, so a row's columns among them stay
+         * ascending, and the hubs (numbered first) are all the row sorts; else the whole row. */
+        int64_t sorted = 0;
         for (int64_t k = 0; k < n; ++k) {
-            o->col_ind[at + k] = e[k].col;
-            o->entry[e[k].entry] = at + k;
-            if (j->values)
-                memcpy((char *)o->values + (size_t)(at + k) * j->value_size,
-                       j->values + (size_t)e[k].entry * j->value_size, j->value_size);
+            int32_t col = j->inverse[j->col_ind[first + k]];
+            if (!ascending || col < j->hubs)
+                e[sorted++] = (renumber_entry){col, first + k};
+        }
+        sort_entries(e, tmp, sorted);
+        for (int64_t k = 0; k < sorted; ++k)
+            place(j, at + k, e[k].col, e[k].entry);
+        for (int64_t k = 0, to = at + sorted; ascending && k < n; ++k) {
+            int32_t col = j->inverse[j->col_ind[first + k]];
+            if (col >= j->hubs)
+                place(j, to++, col, first + k);
         }
     }
     free(e);
@@ -148,8 +185,13 @@ cmrscl_status cmrs_renumber_hubs(int32_t rows, const int64_t *row_ptr, const int
         out->row_ptr[r + 1] = out->row_ptr[r] + row_ptr[out->order[r] + 1] - row_ptr[out->order[r]];
     free(start);
     int threads = format_threads(nnz);
+    int32_t hubs = 0;
+    while (hubs < rows &&
+           (double)(row_ptr[out->order[hubs] + 1] - row_ptr[out->order[hubs]]) > mean)
+        ++hubs;
     renumber_job job = {row_ptr,    col_ind, values, value_size,
-                        out->order, inverse, out,    threads == 1 ? 1 : 16 * (int64_t)threads};
+                        out->order, inverse, out,    threads == 1 ? 1 : 16 * (int64_t)threads,
+                        hubs};
     cmrs_parallel_pieces(threads, job.pieces, renumber_rows, &job);
     free(inverse);
     if (out->failed) {
