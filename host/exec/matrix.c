@@ -308,17 +308,12 @@ static cmrscl_status renumbered_create(cmrscl_context ctx, cmrscl_precision prec
         validated ? CMRSCL_OK : cmrs_csr_validate_structure(rows, cols, row_ptr, col_ind, NULL);
     if (st != CMRSCL_OK)
         return st;
-    if (rows != cols)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "renumbering (cmrscl_options.renumber) needs a square matrix: this one "
-                           "is %d x %d",
-                           rows, cols);
     if (row_ptr[rows] > 0 && !values)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "values is NULL");
     double t0 = cmrscl_seconds();
     cmrs_renumbered r;
-    st = cmrs_renumber_hubs(rows, row_ptr, col_ind, values, cmrscl_precision_size(values_precision),
-                            &r);
+    st = cmrs_renumber_hubs(rows, cols, row_ptr, col_ind, values,
+                            cmrscl_precision_size(values_precision), &r);
     if (st != CMRSCL_OK)
         return st;
     double seconds = cmrscl_seconds() - t0;

@@ -85,10 +85,10 @@ static cmrscl_status build_transpose(cmrscl_matrix m, const cmrscl_options *opt,
     if (st == CMRSCL_OK)
         st = cmrscl_csr_transpose(&a, &t);
     cmrscl_csr_free(&a);
-    /* The values came back as doubles; a float matrix's round exactly to themselves. */
     /* A's numbering is A^T's: a renumbered A's products move x and y (product.c) */
     cmrscl_options plain = opt ? *opt : (cmrscl_options){0};
     plain.renumber = CMRSCL_RENUMBER_NONE;
+    /* The values came back as doubles; a float matrix's round exactly to themselves. */
     if (st == CMRSCL_OK)
         st = cmrscl_matrix_create_from_csr(m->ctx, m->params.precision, &t, &plain, out);
     cmrscl_csr_free(&t);

@@ -250,10 +250,10 @@ typedef struct cmrs_renumbered {
     int64_t *entry;   /* old entry -> its new position */
     atomic_bool failed;
 } cmrs_renumbered;
-/* The renumbered CSR of a valid square CSR structure (floats or doubles, value_size 4 or 8, or
- * NULL): the rows longer than the mean first, by descending length, then the others in their order.
- */
-CMRSCL_HIDDEN cmrscl_status cmrs_renumber_hubs(int32_t rows, const int64_t *row_ptr,
+/* The renumbered CSR of a valid CSR structure (floats or doubles, value_size 4 or 8, or NULL):
+ * the rows longer than the mean first, by descending length, then the others in their order.
+ * ERROR_INVALID_ARGUMENT names a matrix that is not square. */
+CMRSCL_HIDDEN cmrscl_status cmrs_renumber_hubs(int32_t rows, int32_t cols, const int64_t *row_ptr,
                                                const int32_t *col_ind, const void *values,
                                                size_t value_size, cmrs_renumbered *out);
 /* nnz floats or doubles (value_size 4 or 8) in the old entry order moved to the new (entry:

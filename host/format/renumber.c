@@ -146,10 +146,16 @@ static int64_t bucket(int64_t length, int64_t longest, double mean)
     return (double)length <= mean ? longest + 1 : longest - length;
 }
 
-cmrscl_status cmrs_renumber_hubs(int32_t rows, const int64_t *row_ptr, const int32_t *col_ind,
-                                 const void *values, size_t value_size, cmrs_renumbered *out)
+cmrscl_status cmrs_renumber_hubs(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                 const int32_t *col_ind, const void *values, size_t value_size,
+                                 cmrs_renumbered *out)
 {
     memset(out, 0, sizeof *out);
+    if (rows != cols) /* P numbers rows and columns alike */
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "renumbering (cmrscl_options.renumber) needs a square matrix: this one "
+                           "is %d x %d",
+                           rows, cols);
     int64_t nnz = row_ptr[rows], longest = 0;
     for (int32_t r = 0; r < rows; ++r)
         longest = row_ptr[r + 1] - row_ptr[r] > longest ? row_ptr[r + 1] - row_ptr[r] : longest;

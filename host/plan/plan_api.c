@@ -147,14 +147,9 @@ static cmrscl_status renumbered_plan_of(const cmrscl_device_info *dev, cmrscl_pr
                                         const cmrscl_csr *csr, const cmrscl_options *opt,
                                         cmrscl_params *out)
 {
-    if (csr->rows != csr->cols)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "renumbering (cmrscl_options.renumber) needs a square matrix: this one "
-                           "is %d x %d",
-                           csr->rows, csr->cols);
     cmrs_renumbered r;
-    cmrscl_status st =
-        cmrs_renumber_hubs(csr->rows, csr->row_ptr, csr->col_ind, csr->values, sizeof(double), &r);
+    cmrscl_status st = cmrs_renumber_hubs(csr->rows, csr->cols, csr->row_ptr, csr->col_ind,
+                                          csr->values, sizeof(double), &r);
     if (st != CMRSCL_OK)
         return st;
     cmrscl_csr renumbered = {csr->rows, csr->cols, csr->nnz, r.row_ptr, r.col_ind, r.values};

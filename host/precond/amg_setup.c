@@ -302,7 +302,6 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         lv->aggregate = g->aggregate[l];
         lv->theta = g->theta[l];
         lv->strong = g->strong[l]; /* borrowed, as the aggregates */
-        h->theta = lv->theta > h->theta ? lv->theta : h->theta;
         *count = g->count[l];
         return build_level(h, l, o, *count, cmrscl_seconds(), rho, sink);
     }
@@ -321,7 +320,6 @@ static cmrscl_status coarsen(cmrs_amg_hierarchy *h, int l, const cmrs_amg_option
         st = aggregate_at(h, l, theta = 0, count);
     }
     lv->theta = theta;
-    h->theta = theta > h->theta ? theta : h->theta;
     if (!o->smooth || lv->strong.nnz >= lv->A.nnz - lv->A.rows) /* nothing weak (a_ii stored) */
         cmrscl_csr_free(&lv->strong);
     if (st != CMRSCL_OK)
@@ -378,12 +376,14 @@ static cmrscl_status level_diagonal(cmrs_amg_hierarchy *h, int l)
     return cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv);
 }
 
-static void complexities(cmrs_amg_hierarchy *h)
+/* The hierarchy's facts from its levels: complexities, the largest theta a level took. */
+static void summarize(cmrs_amg_hierarchy *h)
 {
     double entries = 0, rows = 0;
     for (int l = 0; l < h->levels; ++l) {
         entries += (double)h->level[l].A.nnz;
         rows += (double)h->level[l].A.rows;
+        h->theta = h->level[l].theta > h->theta ? h->level[l].theta : h->theta;
     }
     h->operator_complexity = entries / (double)h->level[0].A.nnz;
     h->grid_complexity = rows / (double)h->level[0].A.rows;
@@ -515,7 +515,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         cmrs_amg_free(&h);
         return st;
     }
-    complexities(&h);
+    summarize(&h);
     h.times.total = cmrscl_seconds() - start;
     *out = h;
     return CMRSCL_OK;
