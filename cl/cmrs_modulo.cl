@@ -66,7 +66,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 #else
                     const uint r = row_in_strip[j], col = c;
 #endif
-                    mine[r * MODULO] += VALUE_AT(j, c) * GATHER(col, w.strip * HEIGHT + r);
+                    mine[r * MODULO] += VALUE_AT(j, c, col) * GATHER(col, w.strip * HEIGHT + r);
                 }
             }
             warp_sync(); /* this step's sums land before the next step reads its slots */

@@ -89,7 +89,7 @@ typedef struct lane_entries {
 #define LANE_VALUES(j, c) VALUES2_AT(j, c)
 #else
 #define COLUMNS(j) load_index(col_ind + (j))
-#define LANE_VALUES(j, c) VALUE_AT(j, c)
+#define LANE_VALUES(j, c) VALUE_AT(j, c, COLUMN_OF(c))
 #endif
 
 /* Entry j0 + k of the lane, from component ck of its columns and vk of its values. Written

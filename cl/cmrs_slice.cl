@@ -76,7 +76,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
                     SKIP(w);
                 } else {
                     const uint c = NEXT_COLUMN(w);
-                    sums[i] += VALUE_AT(j + i, w) * GATHER(c, strip * HEIGHT + r0 + i);
+                    sums[i] += VALUE_AT(j + i, w, c) * GATHER(c, strip * HEIGHT + r0 + i);
                 }
                 columns[i] = column;
             }
@@ -117,7 +117,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
                     SKIP(w[k]);
                 } else {
                     const uint c = NEXT_COLUMN(w[k]);
-                    sum += VALUE_AT(j + k * HEIGHT, w[k]) * GATHER(c, row);
+                    sum += VALUE_AT(j + k * HEIGHT, w[k], c) * GATHER(c, row);
                 }
             }
         }

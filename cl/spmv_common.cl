@@ -32,9 +32,9 @@
  *   GROUP_COMBINE 1: the tiles of each long strip lie in one work-group, which sums them
  *                 itself after a barrier (combine_in_group); 0: cmrs_combine, a second
  *                 kernel, does                                                (default 0)
- *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT (below,
- *                 "the values")                                               (default PLAIN)
- *   DICT_BITS     VALUES DICT: bits of an entry's dictionary index            (default 0)
+ *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT, _DIAGONAL
+ *                 (below, "the values")                                       (default PLAIN)
+ *   DICT_BITS     VALUES DICT, DIAGONAL: bits of an entry's dictionary index  (default 0)
  *   COLUMN_BITS   32: a column word per entry; 16: narrow columns (host/format/
  *                 cmrs_narrow.c) - the slice family's 16-bit steps along a row, dictionary
  *                 index in their low DICT_BITS, or the strip family's 16-bit offsets
@@ -240,12 +240,17 @@ INLINE double4 load_f64x4(__global const double *p)
  *          its column word, above the row in strip: column << (ROW_BITS + DICT_BITS) |
  *          index << ROW_BITS | row (packed), column << DICT_BITS | index (unpacked). The
  *          dictionary is a few values that stay in L1: an entry moves its column word only.
- * Every codec hands the kernel the same value, so the products are the same bits. */
+ *   DIAGONAL as DICT for the entries off the diagonal; those on it hold the last index,
+ *          DICT_MASK, and read their value at val[2^DICT_BITS + column] - the diagonal's own
+ *          array after the dictionary's slots (column == row there): a value a row.
+ * Every codec hands the kernel the same value, so the products are the same bits.
+ * VALUE_AT(j, c, col): entry j's value, from its column word c and its column col (which
+ * only DIAGONAL reads); VALUES2_AT, VALUES4_AT: a vector of them, from 32-bit words. */
 #if VALUES == CMRS_VALUES_FLOAT && !VALUE_DOUBLE
 #error "VALUES FLOAT stores doubles as floats: it needs VALUE_DOUBLE"
 #endif
-#if VALUES != CMRS_VALUES_DICT && DICT_BITS != 0
-#error "DICT_BITS belongs to VALUES DICT"
+#if VALUES != CMRS_VALUES_DICT && VALUES != CMRS_VALUES_DIAGONAL && DICT_BITS != 0
+#error "DICT_BITS belongs to VALUES DICT and DIAGONAL"
 #endif
 #if VALUES == CMRS_VALUES_FLOAT
 typedef float stored_t; /* what `val` holds */
@@ -261,27 +266,33 @@ typedef real_t stored_t;
 #define ROW_OF(c) ((c)&ROW_MASK)
 #define DICT_OF(c) (((c) >> DICT_SHIFT) & DICT_MASK)
 
-#if VALUES == CMRS_VALUES_DICT
+#if VALUES == CMRS_VALUES_DICT || VALUES == CMRS_VALUES_DIAGONAL
 /* Dictionary entry i: an indexed load the L1 cache answers. A select chain between
  * hoisted entries instead (bits <= 2) measured slower on an H100: fem:50:3 double 0.068 ms
- * against 0.059 (docs/dev/PERFORMANCE.md, values codecs). The buffer holds 2^DICT_BITS entries. */
-#define DICT_AT(i) val[i]
-/* Entry j's value, from its column word c */
-#define VALUE_AT(j, c) DICT_AT(DICT_OF(c))
-#define VALUES2_AT(j, c) ((real2_t)(DICT_AT(DICT_OF(c.s0)), DICT_AT(DICT_OF(c.s1))))
+ * against 0.059 (docs/dev/PERFORMANCE.md, values codecs). The buffer holds 2^DICT_BITS entries,
+ * and with DIAGONAL the diagonal after them: the last index picks the address, not the value,
+ * so an entry still makes one load. */
+#if VALUES == CMRS_VALUES_DIAGONAL
+#define DICT_AT(i, col) val[(i) == DICT_MASK ? (1u << DICT_BITS) + (col) : (i)]
+#else
+#define DICT_AT(i, col) val[i]
+#endif
+#define VALUE_AT(j, c, col) DICT_AT(DICT_OF(c), col)
+#define VALUE_OF_WORD(c) DICT_AT(DICT_OF(c), COLUMN_OF(c))
+#define VALUES2_AT(j, c) ((real2_t)(VALUE_OF_WORD(c.s0), VALUE_OF_WORD(c.s1)))
 #define VALUES4_AT(j, c)                                                                           \
-    ((real4_t)(DICT_AT(DICT_OF(c.s0)), DICT_AT(DICT_OF(c.s1)), DICT_AT(DICT_OF(c.s2)),             \
-               DICT_AT(DICT_OF(c.s3))))
+    ((real4_t)(VALUE_OF_WORD(c.s0), VALUE_OF_WORD(c.s1), VALUE_OF_WORD(c.s2),                      \
+               VALUE_OF_WORD(c.s3)))
 #elif VALUES == CMRS_VALUES_FLOAT
-#define VALUE_AT(j, c) ((double)load_f32(val + (j)))
+#define VALUE_AT(j, c, col) ((double)load_f32(val + (j)))
 #define VALUES2_AT(j, c) convert_double2(load_f32x2(val + (j)))
 #define VALUES4_AT(j, c) convert_double4(load_f32x4(val + (j)))
 #elif VALUE_DOUBLE
-#define VALUE_AT(j, c) load_f64(val + (j))
+#define VALUE_AT(j, c, col) load_f64(val + (j))
 #define VALUES2_AT(j, c) load_f64x2(val + (j))
 #define VALUES4_AT(j, c) load_f64x4(val + (j))
 #else
-#define VALUE_AT(j, c) load_f32(val + (j))
+#define VALUE_AT(j, c, col) load_f32(val + (j))
 #define VALUES2_AT(j, c) load_f32x2(val + (j))
 #define VALUES4_AT(j, c) load_f32x4(val + (j))
 #endif

@@ -242,18 +242,25 @@ typedef enum cmrscl_combine {
  *   pattern matrices): a dictionary of them on the device and, per entry, its index in
  *   dict_bits bits of the column word, beside the row in strip - no value array at all
  *   (0 bits for a single value). Needs the columns to leave those bits free.
+ * - DIAGONAL: more distinct values than that, but at most CMRSCL_MAX_DICT - 1 off the
+ *   diagonal (graph Laplacians, whose -1s sit beside the degrees; stencils and FEM matrices
+ *   with a varying diagonal - a shift, a mass term, a time step): the dictionary of those,
+ *   each entry's index in its column word, and the diagonal in an array of its own that the
+ *   diagonal's entries (the dictionary's last index) read at their column - 8 or 4 bytes a
+ *   row instead of a value an entry. Needs at most one entry on the diagonal a row.
  * - FLOAT: double values that are all exactly floats: stored as floats, widened in the
  *   kernel (4 bytes an entry instead of 8).
  * - PLAIN: the values in the matrix's precision, one per entry.
  * The MODULO kernel and matrices made on the device (cmrscl_matrix_create_from_cl) keep
- * PLAIN. The first values update of a DICT or FLOAT matrix stores its values plain from then
- * on (the columns lose their dictionary bits; the kernels are rebuilt): updated values are
- * not examined again. cmrscl_matrix_read_cmrs returns the plain arrays whatever the codec. */
+ * PLAIN. The first values update of a DICT, DIAGONAL or FLOAT matrix stores its values plain from
+ * then on (the columns lose their dictionary bits; the kernels are rebuilt): updated values are not
+ * examined again. cmrscl_matrix_read_cmrs returns the plain arrays whatever the codec. */
 typedef enum cmrscl_values {
     CMRSCL_VALUES_AUTO = 0,
     CMRSCL_VALUES_PLAIN = 1,
     CMRSCL_VALUES_FLOAT = 2,
-    CMRSCL_VALUES_DICT = 3
+    CMRSCL_VALUES_DICT = 3,
+    CMRSCL_VALUES_DIAGONAL = 4
 } cmrscl_values;
 #define CMRSCL_MAX_DICT 16 /* values a dictionary holds (4 bits an entry) */
 

@@ -101,8 +101,10 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
             expect = CMRSCL_VALUES_PLAIN;
         size_t vs = cmrscl_precision_size(v->precision), n = (size_t)a->nnz,
                stored = (size_t)p.stored_entries; /* with the holes of a slice */
-        uint64_t saved = expect == CMRSCL_VALUES_DICT
-                             ? vs * (stored + CMRS_ENTRY_PAD) - vs * ((size_t)1 << p.dict_bits)
+        size_t slots = (size_t)1 << p.dict_bits;
+        uint64_t saved = expect == CMRSCL_VALUES_DICT ? vs * (stored + CMRS_ENTRY_PAD) - vs * slots
+                         : expect == CMRSCL_VALUES_DIAGONAL
+                             ? vs * (stored + CMRS_ENTRY_PAD) - vs * (slots + (size_t)a->rows)
                          : expect == CMRSCL_VALUES_FLOAT ? 4 * (stored + CMRS_ENTRY_PAD)
                                                          : 0;
         CHECK_MSG(p.values == expect && q.values == CMRSCL_VALUES_PLAIN &&
@@ -164,7 +166,41 @@ static int dictionary_size(const char *test_case)
     return 3;
 }
 
-/* Matrix a's values as DICT and (double) FLOAT codecs take them, each against plain twins. */
+/* The distinct values of v[0, n), counted up to CMRSCL_MAX_DICT + 1. */
+static int distinct_values(const double *v, int64_t n)
+{
+    int distinct = 0;
+    for (int64_t k = 0; k < n && distinct <= CMRSCL_MAX_DICT; ++k) {
+        bool seen = false;
+        for (int64_t j = 0; j < k && !seen; ++j)
+            seen = v[j] == v[k];
+        distinct += !seen;
+    }
+    return distinct;
+}
+
+/* What the plan takes for values whose off-diagonal ones are few (`off`, at most
+ * CMRSCL_MAX_DICT - 1) and whose diagonal ones are all distinct: DIAGONAL where they are more
+ * than a dictionary holds and no row has two entries on its diagonal, DICT where they are
+ * few, else (double: they are floats) FLOAT or PLAIN. */
+static cmrscl_values diagonal_expected(const cmrscl_csr *a, cmrscl_precision precision)
+{
+    bool twice = false;
+    for (int32_t r = 0; r < a->rows; ++r) {
+        int here = 0;
+        for (int64_t k = a->row_ptr[r]; k < a->row_ptr[r + 1]; ++k)
+            here += a->col_ind[k] == r;
+        twice = twice || here > 1;
+    }
+    if (distinct_values(a->values, a->nnz) <= CMRSCL_MAX_DICT)
+        return CMRSCL_VALUES_DICT;
+    if (!twice)
+        return CMRSCL_VALUES_DIAGONAL;
+    return precision == CMRSCL_DOUBLE ? CMRSCL_VALUES_FLOAT : CMRSCL_VALUES_PLAIN;
+}
+
+/* Matrix a's values as DICT, DIAGONAL and (double) FLOAT codecs take them, each against plain
+ * twins. */
 void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *opt,
                   const cmrscl_csr *a, bool read_back, const char *what)
 {
@@ -177,18 +213,22 @@ void check_codecs(cmrscl_context ctx, const variant *v, const cmrscl_options *op
         values[k] = 0.75 * (double)(k % size) - 2.5;
     snprintf(label, sizeof label, "%s, %d dictionary values", what, size);
     check_codec(ctx, v, opt, &c, CMRSCL_VALUES_DICT, read_back, label);
+    /* the same off the diagonal (one fewer at most), each row's diagonal its own value */
+    int off = size < CMRSCL_MAX_DICT ? size : CMRSCL_MAX_DICT - 1;
+    for (int32_t r = 0; r < a->rows; ++r)
+        for (int64_t k = a->row_ptr[r]; k < a->row_ptr[r + 1]; ++k)
+            values[k] =
+                a->col_ind[k] == r ? 3.0 + 0.25 * (double)r : 0.75 * (double)(k % off) - 2.5;
+    snprintf(label, sizeof label, "%s, the diagonal apart and %d values off it", what, off);
+    check_codec(ctx, v, opt, &c, diagonal_expected(&c, v->precision), read_back, label);
     if (v->precision == CMRSCL_DOUBLE) {
-        int distinct = 0; /* up to CMRSCL_MAX_DICT + 1: a dictionary would take fewer */
-        for (int64_t k = 0; k < a->nnz; ++k) {
+        for (int64_t k = 0; k < a->nnz; ++k)
             values[k] = (double)(float)a->values[k];
-            bool seen = false;
-            for (int64_t j = 0; j < k && !seen && distinct <= CMRSCL_MAX_DICT; ++j)
-                seen = values[j] == values[k];
-            distinct += !seen;
-        }
+        /* a dictionary would take fewer; and random values off the diagonal are many */
         snprintf(label, sizeof label, "%s, float values", what);
         check_codec(ctx, v, opt, &c,
-                    distinct > CMRSCL_MAX_DICT ? CMRSCL_VALUES_FLOAT : CMRSCL_VALUES_DICT,
+                    distinct_values(values, a->nnz) > CMRSCL_MAX_DICT ? CMRSCL_VALUES_FLOAT
+                                                                      : CMRSCL_VALUES_DICT,
                     read_back, label);
     }
     free(values);

@@ -27,19 +27,29 @@ static cmrscl_status holes_sized(cmrscl_matrix m, const cmrscl_cmrs *host, int p
 }
 
 /* The values as the plan stores them (cmrscl_values): DICT puts each entry's dictionary
- * index in its column word and hands back the dictionary for the values buffer; FLOAT was
- * converted with the layout (cmrs_build, cmrs_slice_from_csr); PLAIN stays. */
+ * index in its column word and hands back the dictionary for the values buffer, DIAGONAL
+ * the dictionary of the values off the diagonal and after its 2^dict_bits slots the
+ * diagonal, a value a row; FLOAT was converted with the layout (cmrs_build,
+ * cmrs_slice_from_csr); PLAIN stays. */
 static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, void **values,
                                    const value_census *census)
 {
-    if (!plan_value_codec(p)->in_column_words)
+    const value_codec *codec = plan_value_codec(p);
+    if (!codec->in_column_words)
         return CMRSCL_OK;
-    void *dict = calloc((size_t)1 << p->dict_bits, cmrscl_precision_size(p->precision));
+    size_t slots = (size_t)1 << p->dict_bits, size = cmrscl_precision_size(p->precision);
+    void *dict = calloc(slots + (codec->diagonal_apart ? (size_t)p->rows : 0), size);
     if (!dict)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a dictionary");
-    cmrs_values_encode_dict(host->col_ind, host->nnz, p->row_bits, p->dict_bits, *values,
-                            p->precision, census);
-    cmrs_value_dictionary(census, p->precision, dict);
+    if (codec->diagonal_apart) {
+        cmrs_values_encode_diagonal(host, p->dict_bits, *values, p->precision, census,
+                                    (char *)dict + slots * size);
+        cmrs_value_dictionary(census->off_dict, census->off_distinct, p->precision, dict);
+    } else {
+        cmrs_values_encode_dict(host->col_ind, host->nnz, p->row_bits, p->dict_bits, *values,
+                                p->precision, census);
+        cmrs_value_dictionary(census->dict, census->distinct, p->precision, dict);
+    }
     free(*values);
     *values = dict;
     return CMRSCL_OK;
@@ -253,7 +263,8 @@ static cmrscl_status matrix_create(cmrscl_context ctx, cmrscl_precision precisio
     cmrs_analyze_rows(rows, cols, row_ptr, col_ind, &stats);
     value_census census = {0}; /* plain values asked for: nothing to examine */
     if (!opt || opt->values != CMRSCL_VALUES_PLAIN)
-        cmrs_value_census_take(values, values_precision, row_ptr[rows], precision, &census);
+        cmrs_value_census_take(values, values_precision, rows, row_ptr, col_ind, precision,
+                               &census);
     split_layout sp = {0};
     size_t bytes[BUF_COUNT];
     plan_matrix pm = {.rows = rows,

@@ -177,24 +177,34 @@ CMRSCL_HIDDEN bool cmrs_packing_fits(int32_t cols, int height);
 /* ---- values_codec.c: how the device stores the values (cmrscl_values) ---- */
 
 /* What the plan knows of the values: the distinct ones in the matrix's precision (compared
- * by their bits) and whether doubles are all exactly floats. */
+ * by their bits) and whether doubles are all exactly floats; where they are too many for a
+ * dictionary, the distinct ones off the diagonal (a graph Laplacian's -1 beside its degrees, a
+ * shifted stencil's coefficients beside a varying diagonal). */
 typedef struct value_census {
     bool examined;    /* false: not looked at (made on the device): the values stay plain */
     int distinct;     /* 0 .. CMRSCL_MAX_DICT, or CMRSCL_MAX_DICT + 1 for "more" */
     bool float_exact; /* a double matrix whose values are all floats */
     uint64_t dict[CMRSCL_MAX_DICT]; /* the distinct values' bits, ascending (a float's in the
                                        low 32): the dictionary, index = position */
+    /* DIAGONAL (taken only where `distinct` is "more"): the distinct values off the diagonal,
+     * as dict above, when they leave a dictionary index for the diagonal's entries and no row
+     * holds two entries on its diagonal; off_distinct is -1 where they do not (0: a diagonal
+     * matrix) */
+    int off_distinct;
+    uint64_t off_dict[CMRSCL_MAX_DICT - 1];
 } value_census;
-/* The census of n values (src precision) as the matrix's precision sees them; stops
- * counting past CMRSCL_MAX_DICT distinct. On all host threads; the result does not depend on
- * their number. */
-CMRSCL_HIDDEN void cmrs_value_census_take(const void *values, cmrscl_precision src, int64_t n,
+/* The census of the values of a CSR matrix (src precision) as the matrix's precision sees
+ * them; stops counting past CMRSCL_MAX_DICT distinct. On all host threads; the result does
+ * not depend on their number. */
+CMRSCL_HIDDEN void cmrs_value_census_take(const void *values, cmrscl_precision src, int32_t rows,
+                                          const int64_t *row_ptr, const int32_t *col_ind,
                                           cmrscl_precision precision, value_census *out);
 /* Bits of a dictionary index for `distinct` values (0 for one). */
 CMRSCL_HIDDEN int cmrs_value_dict_bits(int distinct);
-/* The dictionary as the device holds it: c->distinct values of `precision` into out. */
-CMRSCL_HIDDEN void cmrs_value_dictionary(const value_census *c, cmrscl_precision precision,
-                                         void *out);
+/* A dictionary as the device holds it: `distinct` values' bits (a census's) of `precision`
+ * into out. */
+CMRSCL_HIDDEN void cmrs_value_dictionary(const uint64_t *bits, int distinct,
+                                         cmrscl_precision precision, void *out);
 /* Puts each entry's dictionary index in its column word, above the row_bits of the row in
  * strip (0 when unpacked): col << (row_bits + dict_bits) | index << row_bits | row. values:
  * the entries' values in CMRS order and the matrix's precision, every one in the census
@@ -202,9 +212,18 @@ CMRSCL_HIDDEN void cmrs_value_dictionary(const value_census *c, cmrscl_precision
 CMRSCL_HIDDEN void cmrs_values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits,
                                            int dict_bits, const void *values,
                                            cmrscl_precision precision, const value_census *c);
-/* The reverse: plain column words and each entry's value from the dictionary (a hole's 0). */
+/* DIAGONAL: the same words for the entries off the diagonal (indices into c->off_dict), the
+ * last index, 2^dict_bits - 1, for those on it, whose values go to diagonal[row] (the
+ * matrix's precision; rows without one keep what diagonal held). c: the CMRS arrays, packed
+ * or not, with their plain column words. */
+CMRSCL_HIDDEN void cmrs_values_encode_diagonal(cmrscl_cmrs *c, int dict_bits, const void *values,
+                                               cmrscl_precision precision,
+                                               const value_census *census, void *diagonal);
+/* The reverse of both: plain column words and each entry's value from the dictionary, with
+ * DIAGONAL (diagonal not NULL) the last index's from diagonal[column] (a hole's 0). */
 CMRSCL_HIDDEN void cmrs_values_decode_dict(uint32_t *col_ind, double *values, int64_t n,
-                                           int row_bits, int dict_bits, const double *dict);
+                                           int row_bits, int dict_bits, const double *dict,
+                                           const double *diagonal);
 
 /* ---- split.c: long strips cut into tiles ---- */
 

@@ -1,8 +1,9 @@
 /* values_codec.c - how the device stores the values (cmrscl_values): the census of a matrix's
- * values that the plan reads (how many distinct, whether doubles are all floats), and the
- * encodings the kernels decode (spmv_common.cl, "values"): a dictionary index in each column
- * word, or doubles narrowed to floats. Every encoding is exact - a value is compared by its
- * bits in the matrix's precision - so the kernels multiply the very same numbers. */
+ * values that the plan reads (how many distinct, whether doubles are all floats, how many
+ * off the diagonal), and the encodings the kernels decode (spmv_common.cl, "values"): a
+ * dictionary index in each column word - with DIAGONAL the diagonal's entries reading an array
+ * of their own -, or doubles narrowed to floats. Every encoding is exact - a value is compared by
+ * its bits in the matrix's precision - so the kernels multiply the very same numbers. */
 #include "format/format.h"
 
 #include <stdlib.h>
@@ -88,12 +89,73 @@ static void census_range(void *ctx, int thread, int threads)
     }
 }
 
-void cmrs_value_census_take(const void *values, cmrscl_precision src, int64_t n,
+/* The values off the diagonal: rows split among the threads, each part stopping - and
+ * saying no by a full count - once it holds more than a dictionary with the diagonal's index
+ * leaves room for, or meets a row with two entries on its diagonal. */
+typedef struct off_diagonal_job {
+    const void *values;
+    cmrscl_precision src, precision;
+    int32_t rows;
+    const int64_t *row_ptr;
+    const int32_t *col_ind;
+    census_part part[64];
+} off_diagonal_job;
+
+static void off_diagonal_range(void *ctx, int thread, int threads)
+{
+    off_diagonal_job *j = ctx;
+    census_part *c = &j->part[thread];
+    int64_t begin, end;
+    cmrs_parallel_range(j->rows, thread, threads, &begin, &end);
+    c->distinct = 0;
+    bool few = true;
+    for (int64_t r = begin; r < end && few; ++r) {
+        int on = 0;
+        for (int64_t k = j->row_ptr[r]; k < j->row_ptr[r + 1] && few; ++k)
+            if (j->col_ind[k] == r)
+                few = ++on < 2;
+            else
+                few = set_add(c, value_bits(j->values, j->src, k, j->precision)) &&
+                      c->distinct < CMRSCL_MAX_DICT;
+    }
+    if (!few)
+        c->distinct = CMRSCL_MAX_DICT; /* too many, or twice: the part says no */
+}
+
+static void census_off_diagonal(const void *values, cmrscl_precision src, int32_t rows,
+                                const int64_t *row_ptr, const int32_t *col_ind,
+                                cmrscl_precision precision, value_census *out)
+{
+    off_diagonal_job *j = calloc(1, sizeof *j);
+    out->off_distinct = -1;
+    if (!j)
+        return; /* not examined: no DIAGONAL */
+    int threads = format_threads(row_ptr[rows]);
+    threads = threads > 64 ? 64 : threads;
+    j->values = values, j->src = src, j->precision = precision;
+    j->rows = rows, j->row_ptr = row_ptr, j->col_ind = col_ind;
+    cmrs_parallel_run(threads, off_diagonal_range, j);
+    census_part all = {0};
+    bool few = true;
+    for (int t = 0; t < threads && few; ++t) {
+        few = j->part[t].distinct < CMRSCL_MAX_DICT;
+        for (int i = 0; few && i < j->part[t].distinct; ++i)
+            few = set_add(&all, j->part[t].bits[i]) && all.distinct < CMRSCL_MAX_DICT;
+    }
+    out->off_distinct = few ? all.distinct : -1;
+    for (int i = 0; i < out->off_distinct; ++i)
+        out->off_dict[i] = all.bits[i];
+    free(j);
+}
+
+void cmrs_value_census_take(const void *values, cmrscl_precision src, int32_t rows,
+                            const int64_t *row_ptr, const int32_t *col_ind,
                             cmrscl_precision precision, value_census *out)
 {
     memset(out, 0, sizeof *out);
     out->examined = true;
     out->float_exact = true;
+    const int64_t n = row_ptr[rows];
     census_job *j = malloc(sizeof *j);
     int threads = format_threads(n);
     if (!j) { /* unexamined: the plan keeps the values plain */
@@ -116,6 +178,8 @@ void cmrs_value_census_take(const void *values, cmrscl_precision src, int64_t n,
     for (int i = 0; i < all.distinct && i < CMRSCL_MAX_DICT; ++i)
         out->dict[i] = all.bits[i];
     free(j);
+    if (out->distinct > CMRSCL_MAX_DICT)
+        census_off_diagonal(values, src, rows, row_ptr, col_ind, precision, out);
 }
 
 int cmrs_value_dict_bits(int distinct)
@@ -126,16 +190,29 @@ int cmrs_value_dict_bits(int distinct)
     return bits;
 }
 
-void cmrs_value_dictionary(const value_census *c, cmrscl_precision precision, void *out)
+void cmrs_value_dictionary(const uint64_t *bits, int distinct, cmrscl_precision precision,
+                           void *out)
 {
-    for (int i = 0; i < c->distinct && i < CMRSCL_MAX_DICT; ++i) {
+    for (int i = 0; i < distinct && i < CMRSCL_MAX_DICT; ++i) {
         if (precision == CMRSCL_FLOAT) {
-            uint32_t b = (uint32_t)c->dict[i];
+            uint32_t b = (uint32_t)bits[i];
             memcpy((float *)out + i, &b, sizeof b);
         } else {
-            memcpy((double *)out + i, &c->dict[i], sizeof(double));
+            memcpy((double *)out + i, &bits[i], sizeof(double));
         }
     }
+}
+
+/* The index of value bits b in dict (it is there: the census holds every value), starting
+ * from the last entry's: runs of one value are the common case. */
+static uint32_t dict_index(const uint64_t *dict, uint64_t b, uint32_t last)
+{
+    if (dict[last] == b)
+        return last;
+    uint32_t idx = 0;
+    while (dict[idx] != b)
+        ++idx;
+    return idx;
 }
 
 typedef struct encode_job {
@@ -147,23 +224,23 @@ typedef struct encode_job {
     const value_census *c;
 } encode_job;
 
+static uint32_t with_index(uint32_t w, uint32_t idx, int row_bits, int dict_bits)
+{
+    const uint32_t row_mask = (1u << row_bits) - 1u;
+    return (w >> row_bits) << (row_bits + dict_bits) | idx << row_bits | (w & row_mask);
+}
+
 static void encode_range(void *ctx, int thread, int threads)
 {
     const encode_job *j = ctx;
     int64_t begin, end;
     cmrs_parallel_range(j->n, thread, threads, &begin, &end);
-    const uint32_t row_mask = (1u << j->row_bits) - 1u;
     uint32_t idx = 0;
     for (int64_t k = begin; k < end; ++k) {
         if (j->col_ind[k] == CMRS_HOLE) /* no value; the kernels skip it */
             continue;
-        uint64_t b = value_bits(j->values, j->precision, k, j->precision);
-        if (j->c->dict[idx] != b) /* the census holds every value: the search ends */
-            for (idx = 0; j->c->dict[idx] != b; ++idx)
-                ;
-        uint32_t w = j->col_ind[k];
-        j->col_ind[k] = (w >> j->row_bits) << (j->row_bits + j->dict_bits) | idx << j->row_bits |
-                        (w & row_mask);
+        idx = dict_index(j->c->dict, value_bits(j->values, j->precision, k, j->precision), idx);
+        j->col_ind[k] = with_index(j->col_ind[k], idx, j->row_bits, j->dict_bits);
     }
 }
 
@@ -174,8 +251,55 @@ void cmrs_values_encode_dict(uint32_t *col_ind, int64_t n, int row_bits, int dic
     cmrs_parallel_run(format_threads(n), encode_range, &j);
 }
 
+/* DIAGONAL by strips, whose rows tell which entries sit on the diagonal: a thread's strips
+ * write only their own rows of the diagonal. */
+typedef struct diagonal_job {
+    cmrscl_cmrs *c;
+    const void *values;
+    cmrscl_precision precision;
+    int dict_bits;
+    const value_census *census;
+    void *diagonal;
+} diagonal_job;
+
+static void encode_diagonal_range(void *ctx, int thread, int threads)
+{
+    const diagonal_job *j = ctx;
+    const cmrscl_cmrs *c = j->c;
+    const int row_bits = c->packed ? c->row_bits : 0;
+    const uint32_t row_mask = (1u << row_bits) - 1u, on = (1u << j->dict_bits) - 1u;
+    const size_t size = cmrscl_precision_size(j->precision);
+    int64_t first, last;
+    cmrs_parallel_range(c->strips, thread, threads, &first, &last);
+    uint32_t idx = 0;
+    for (int64_t s = first; s < last; ++s)
+        for (uint64_t k = c->strip_ptr[s]; k < c->strip_ptr[s + 1]; ++k) {
+            const uint32_t w = c->col_ind[k];
+            if (w == CMRS_HOLE)
+                continue;
+            const int64_t row = s * c->height + (c->packed ? (w & row_mask) : c->row_in_strip[k]);
+            if ((int64_t)(w >> row_bits) == row) {
+                memcpy((char *)j->diagonal + (size_t)row * size, (const char *)j->values + k * size,
+                       size);
+                c->col_ind[k] = with_index(w, on, row_bits, j->dict_bits);
+                continue;
+            }
+            idx = dict_index(j->census->off_dict,
+                             value_bits(j->values, j->precision, (int64_t)k, j->precision), idx);
+            c->col_ind[k] = with_index(w, idx, row_bits, j->dict_bits);
+        }
+}
+
+void cmrs_values_encode_diagonal(cmrscl_cmrs *c, int dict_bits, const void *values,
+                                 cmrscl_precision precision, const value_census *census,
+                                 void *diagonal)
+{
+    diagonal_job j = {c, values, precision, dict_bits, census, diagonal};
+    cmrs_parallel_run(format_threads(c->nnz), encode_diagonal_range, &j);
+}
+
 void cmrs_values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int row_bits,
-                             int dict_bits, const double *dict)
+                             int dict_bits, const double *dict, const double *diagonal)
 {
     const uint32_t row_mask = (1u << row_bits) - 1u, dict_mask = (1u << dict_bits) - 1u;
     for (int64_t k = 0; k < n; ++k) {
@@ -184,7 +308,8 @@ void cmrs_values_decode_dict(uint32_t *col_ind, double *values, int64_t n, int r
             values[k] = 0;
             continue;
         }
-        values[k] = dict[(w >> row_bits) & dict_mask];
-        col_ind[k] = (w >> (row_bits + dict_bits)) << row_bits | (w & row_mask);
+        const uint32_t idx = (w >> row_bits) & dict_mask, column = w >> (row_bits + dict_bits);
+        values[k] = diagonal && idx == dict_mask ? diagonal[column] : dict[idx];
+        col_ind[k] = column << row_bits | (w & row_mask);
     }
 }

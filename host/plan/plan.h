@@ -152,13 +152,16 @@ typedef struct value_codec {
     bool in_column_words; /* each entry's value an index in its column word; the values
                              buffer holds the dictionary */
     bool as_float;        /* the values stored as floats (doubles that are floats) */
+    bool diagonal_apart;  /* the dictionary's last index reads the diagonal's own array, one
+                             a row after the dictionary in the values buffer */
 } value_codec;
 static inline const value_codec *plan_value_codec(const cmrscl_params *p)
 {
     static const value_codec codecs[] = {
-        {CMRSCL_VALUES_PLAIN, false, false},
-        {CMRSCL_VALUES_FLOAT, false, true},
-        {CMRSCL_VALUES_DICT, true, false},
+        {CMRSCL_VALUES_PLAIN, false, false, false},
+        {CMRSCL_VALUES_FLOAT, false, true, false},
+        {CMRSCL_VALUES_DICT, true, false, false},
+        {CMRSCL_VALUES_DIAGONAL, true, false, true},
     };
     for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; ++i)
         if (codecs[i].values == p->values)

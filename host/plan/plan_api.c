@@ -87,9 +87,11 @@ void cmrs_plan_bytes_per_entry(cmrscl_params *p)
      * columns alone */
     double column = p->column_bits / 8.0;
     double first_columns = p->column_bits < 32 ? 4.0 * (double)p->strips : 0.0;
-    p->bytes_per_entry_matrix =
-        (stored * (column + row + value) + first_columns + is * ((double)p->strips + 1.0) + tiles) /
-        nnz;
+    /* DIAGONAL: the diagonal's own array, a value a row */
+    double diagonal = plan_value_codec(p)->diagonal_apart ? vs * (double)p->rows : 0.0;
+    p->bytes_per_entry_matrix = (stored * (column + row + value) + first_columns + diagonal +
+                                 is * ((double)p->strips + 1.0) + tiles) /
+                                nnz;
     p->bytes_per_entry_x = (double)p->cols * vs / nnz;
     p->bytes_per_entry_y = (double)p->rows * vs / nnz;
 }
@@ -172,7 +174,8 @@ static cmrscl_status plan_of(const cmrscl_device_info *dev, cmrscl_precision pre
         return renumbered_plan_of(dev, precision, csr, opt, out);
     value_census values = {0}; /* plain values asked for: nothing to examine */
     if (!opt || opt->values != CMRSCL_VALUES_PLAIN)
-        cmrs_value_census_take(csr->values, CMRSCL_DOUBLE, csr->nnz, precision, &values);
+        cmrs_value_census_take(csr->values, CMRSCL_DOUBLE, csr->rows, csr->row_ptr, csr->col_ind,
+                               precision, &values);
     plan_matrix a = {.rows = csr->rows,
                      .cols = csr->cols,
                      .nnz = csr->nnz,

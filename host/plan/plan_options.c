@@ -33,7 +33,7 @@ cmrscl_status cmrs_plan_check_options(const cmrscl_device_info *dev, cmrscl_prec
         (unsigned)opt->reduce > CMRSCL_REDUCE_SUBGROUP ||
         (opt->kernel != CMRSCL_KERNEL_AUTO && !cmrs_variant_family_of(opt->kernel)) ||
         (unsigned)opt->cache_hint > CMRSCL_CACHE_HINT_STREAM ||
-        (unsigned)opt->values > CMRSCL_VALUES_DICT)
+        (unsigned)opt->values > CMRSCL_VALUES_DIAGONAL)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "options: layout %d, order %d, reduce %d, kernel %d, cache hint %d or "
                            "values %d is not a known value",

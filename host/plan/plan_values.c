@@ -7,16 +7,22 @@
 #include <string.h>
 
 /* The smallest exact storage of the values (cmrscl_values in cmrscl.h): a dictionary when
- * its index fits the column word beside the row in strip, else floats for doubles that are
- * floats, else plain. Bytes an entry moves, float / double: plain 8 / 12, float - / 8,
- * dictionary 4 / 4 (the index rides in the column word; the dictionary stays in L1). */
+ * its index fits the column word beside the row in strip, else a dictionary of the values
+ * off the diagonal with the diagonal apart, else floats for doubles that are floats, else
+ * plain. Bytes an entry moves, float / double: plain 8 / 12, float - / 8, dictionary 4 / 4
+ * (the index rides in the column word; the dictionary stays in L1), the diagonal apart 4 / 4
+ * and a value a row. */
 cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
                                       cmrscl_params *p)
 {
     const value_census *c = a->values && a->values->examined ? a->values : NULL;
     const char *why = NULL;
     p->values = CMRSCL_VALUES_PLAIN;
-    int bits = c && c->distinct <= CMRSCL_MAX_DICT ? cmrs_value_dict_bits(c->distinct) : 0;
+    const bool few = c && c->distinct <= CMRSCL_MAX_DICT;
+    const bool apart = c && !few && c->off_distinct >= 0;
+    int bits = few     ? cmrs_value_dict_bits(c->distinct)
+               : apart ? cmrs_value_dict_bits(c->off_distinct + 1) /* and the diagonal's */
+                       : 0;
     /* a hole's word is all ones: with holes the column field may never be */
     int64_t columns_fit = (1ll << (32 - p->row_bits - bits)) - (plan_has_holes(p->kernel) ? 1 : 0);
     bool dict_fits = (int64_t)a->cols <= columns_fit;
@@ -26,11 +32,13 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
         why = "no entries";
     else if (!c)
         why = "values not examined (made on the device)";
-    else if (c->distinct <= CMRSCL_MAX_DICT && dict_fits)
+    else if (few && dict_fits)
         p->values = CMRSCL_VALUES_DICT;
+    else if (apart && dict_fits)
+        p->values = CMRSCL_VALUES_DIAGONAL;
     else if (c->float_exact)
         p->values = CMRSCL_VALUES_FLOAT;
-    else if (c->distinct <= CMRSCL_MAX_DICT)
+    else if (few || apart)
         why = "the columns leave no bits for a dictionary";
     else
         why = p->precision == CMRSCL_DOUBLE ? "many distinct values, not all floats"
@@ -41,7 +49,21 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "values: a dictionary needs at most %d distinct values and columns "
                            "that leave its bits free (%s)",
-                           CMRSCL_MAX_DICT, why ? why : "the values are floats: FLOAT fits");
+                           CMRSCL_MAX_DICT,
+                           why ? why
+                           : p->values == CMRSCL_VALUES_DIAGONAL
+                               ? "DIAGONAL fits: more off it"
+                               : "the values are floats: FLOAT fits");
+    } else if (opt->values == CMRSCL_VALUES_DIAGONAL && p->values != CMRSCL_VALUES_DIAGONAL) {
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "values: DIAGONAL needs more than %d distinct values, at most %d of "
+                           "them off the diagonal, at most one entry on it a row, and columns "
+                           "that leave the dictionary's bits free (%s)",
+                           CMRSCL_MAX_DICT, CMRSCL_MAX_DICT - 1,
+                           why                               ? why
+                           : p->values == CMRSCL_VALUES_DICT ? "DICT fits: few values in all"
+                           : c && !c->examined               ? "values not examined"
+                                                             : "too many off the diagonal");
     } else if (opt->values == CMRSCL_VALUES_FLOAT) {
         if (p->precision != CMRSCL_DOUBLE || !c || !c->float_exact ||
             plan_family(p)->holes == HOLES_BETWEEN)
@@ -53,13 +75,20 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
                                                              : "some are not");
         p->values = CMRSCL_VALUES_FLOAT;
     }
-    p->dict_bits = p->values == CMRSCL_VALUES_DICT ? bits : 0;
-    p->dict_size = p->values == CMRSCL_VALUES_DICT ? c->distinct : 0;
+    const bool coded = plan_value_codec(p)->in_column_words;
+    p->dict_bits = coded ? bits : 0;
+    /* the dictionary's values; DIAGONAL's last index (2^dict_bits - 1) is the diagonal's */
+    p->dict_size = !coded ? 0 : p->values == CMRSCL_VALUES_DICT ? c->distinct : c->off_distinct;
     size_t n = strlen(p->plan_reason);
     if (p->values == CMRSCL_VALUES_DICT)
         snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
                  "; values: a dictionary of %d, %d bit%s an entry in its column word", c->distinct,
                  bits, bits == 1 ? "" : "s");
+    else if (p->values == CMRSCL_VALUES_DIAGONAL)
+        snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
+                 "; values: the diagonal apart (a value a row), the %d off it a dictionary, %d "
+                 "bit%s an entry in its column word",
+                 c->off_distinct, bits, bits == 1 ? "" : "s");
     else if (p->values == CMRSCL_VALUES_FLOAT)
         snprintf(p->plan_reason + n, sizeof p->plan_reason - n,
                  "; values: doubles stored as floats");
@@ -77,12 +106,12 @@ static const char *choose_implied(const plan_matrix *a, cmrscl_params *p)
 {
     if (!plan_family(p)->implied_columns || p->height != 1)
         return "strips of one row (the strip kernel at HEIGHT 1)";
-    if (p->dict_bits)
-        return "values without a dictionary index in a column word";
     if (a->nnz && !a->col_ind)
         return "the columns on the host";
     if (!cmrs_rows_are_runs(a->rows, a->row_ptr, a->col_ind))
         return "each row's columns to be one ascending run";
+    if (p->dict_bits)
+        return "values without a dictionary index in a column word";
     p->column_bits = 0;
     size_t n = strlen(p->plan_reason);
     snprintf(p->plan_reason + n, sizeof p->plan_reason - n,

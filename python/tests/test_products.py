@@ -107,6 +107,30 @@ def test_same_bits_every_run(context):
         assert_product(A, x, first)
 
 
+@pytest.mark.parametrize("kernel", ["strip", "segment", "slice"])
+def test_diagonal_apart(context, kernel):
+    """A graph Laplacian's degrees apart from its -1s (values "diagonal"): every family gives
+    the plain values' y bit for bit, A^T's product too, and an update stores them plain."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    G = scipy.sparse.triu(scipy.sparse.random(n, n, density=8 / n, random_state=rng), k=1)
+    G = ((G + G.T) > 0).astype(np.float64)
+    A = (scipy.sparse.diags(np.asarray(G.sum(axis=1)).ravel() + 0.3) - G).tocsr()
+    x = vectors(n)
+    for precision in ("double", "float"):
+        M = cmrscl.Matrix(A, precision, context, kernel=kernel)
+        P = cmrscl.Matrix(A, precision, context, kernel=kernel, values="plain")
+        assert M.plan["values"] == "diagonal" and P.plan["values"] == "plain", M.plan_reason
+        assert M.plan["device_bytes"] < P.plan["device_bytes"]
+        assert np.array_equal(M @ x, P @ x)
+        assert_product(A, x.astype(M.dtype), M @ x, precision=precision)
+        assert np.array_equal(M.T @ x, P.T @ x)
+        M.update_values(2.0 * A.data)
+        assert M.plan["values"] == "plain"
+        assert_product(2.0 * A, x.astype(M.dtype), M @ x, precision=precision)
+        M.close(), P.close()
+
+
 def test_plan_reads_back(context):
     A = load("cage8.mtx")
     M = cmrscl.Matrix(A, "double", context)

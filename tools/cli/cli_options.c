@@ -132,7 +132,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const layouts[] = {"auto", "packed", "unpacked", NULL};
     static const char *const orders[] = {"auto", "rows", "columns", NULL};
     static const char *const hints[] = {"auto", "off", "stream", NULL};
-    static const char *const values[] = {"auto", "plain", "float", "dict", NULL};
+    static const char *const values[] = {"auto", "plain", "float", "dict", "diagonal", NULL};
     static const char *const renumbers[] = {"auto", "none", "hubs", NULL};
     static const char *const combines[] = {"auto", "kernel", "group", NULL};
     static const char *const index_bits[] = {"0", "32", "64", NULL};             /* 32 k bits */
@@ -217,7 +217,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->matrix.cache_hint = (cmrscl_cache_hint)k;
         return true;
     case OPT_VALUES:
-        if (!parse_keyword("--values", arg, values, "auto, plain, float or dict", &k))
+        if (!parse_keyword("--values", arg, values, "auto, plain, float, dict or diagonal", &k))
             return false;
         o->matrix.values = (cmrscl_values)k;
         return true;

@@ -76,9 +76,9 @@ const cli_flag cli_flags[] = {
     {"cache-hint", OPT_CACHE_HINT, "H", PLAN_CMDS, CLI_GROUP_PLAN,
      "auto | off | stream (NVIDIA: evict-first matrix loads)"},
     {"values", OPT_VALUES, "V", PLAN_CMDS, CLI_GROUP_PLAN,
-     "auto | plain | float | dict: how the device stores the values (auto: the smallest exact "
-     "one - a dictionary of up to 16 values in the column words, doubles that are floats as "
-     "floats)"},
+     "auto | plain | float | dict | diagonal: how the device stores the values (auto: the "
+     "smallest exact one - a dictionary of up to 16 values in the column words; up to 15 off "
+     "the diagonal and the diagonal in an array of its own; doubles that are floats as floats)"},
     {"renumber", OPT_RENUMBER, "R", PLAN_CMDS, CLI_GROUP_PLAN,
      "auto | none | hubs: the unknowns' numbering on the device (hubs: P A P^T with the rows "
      "longer than the mean first, by length - a power-law graph's hubs, the entries of x most "

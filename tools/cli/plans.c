@@ -45,9 +45,13 @@ bool plan_reduce_by_name(const char *name, cmrscl_reduce *out)
 const char *plan_values_name(const cmrscl_params *p)
 {
     static const char *const dict[] = {"dict1", "dict2", "dict4", "dict8", "dict16"};
+    static const char *const diagonal[] = {"diagonal1", "diagonal2", "diagonal4", "diagonal8",
+                                           "diagonal16"};
     switch (p->values) {
     case CMRSCL_VALUES_DICT:
         return p->dict_bits >= 0 && p->dict_bits <= 4 ? dict[p->dict_bits] : "dict";
+    case CMRSCL_VALUES_DIAGONAL:
+        return p->dict_bits >= 0 && p->dict_bits <= 4 ? diagonal[p->dict_bits] : "diagonal";
     case CMRSCL_VALUES_FLOAT: return "float";
     default: return "plain";
     }

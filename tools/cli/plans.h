@@ -23,7 +23,7 @@ bool plan_from_name(const char *name, const cmrscl_options *base, cmrscl_options
 /* "segment h128 w32/32 shuffle rows packed" plus "split 1024" and "stream" when used. */
 void plan_describe(const cmrscl_params *p, char *buf, size_t size);
 /* How the plan stores the values, in a word: plain, float, dict1 .. dict16 (the dictionary's
- * capacity, 2^dict_bits). */
+ * capacity, 2^dict_bits), diagonal1 .. diagonal16 (the same, its last index the diagonal's). */
 const char *plan_values_name(const cmrscl_params *p);
 
 const char *plan_kernel_name(cmrscl_kernel k);

@@ -182,7 +182,7 @@ ENUMS = {
     "order": ("auto", "rows", "columns"),
     "cache_hint": ("auto", "off", "stream"),
     "combine": ("auto", "kernel", "group"),
-    "values": ("auto", "plain", "float", "dict"),
+    "values": ("auto", "plain", "float", "dict", "diagonal"),
     "renumber": ("auto", "none", "hubs"),
     "program_source": ("context", "jit", "disk"),
 }
