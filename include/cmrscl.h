@@ -247,7 +247,8 @@ typedef enum cmrscl_combine {
  *   with a varying diagonal - a shift, a mass term, a time step): the dictionary of those,
  *   each entry's index in its column word, and the diagonal in an array of its own that the
  *   diagonal's entries (the dictionary's last index) read at their column - 8 or 4 bytes a
- *   row instead of a value an entry. Needs at most one entry on the diagonal a row.
+ *   row instead of a value an entry. Needs at most one entry on the diagonal a row, and
+ *   AUTO takes it where that array is smaller than the values FLOAT or PLAIN would store.
  * - FLOAT: double values that are all exactly floats: stored as floats, widened in the
  *   kernel (4 bytes an entry instead of 8).
  * - PLAIN: the values in the matrix's precision, one per entry.
@@ -311,8 +312,8 @@ typedef struct cmrscl_options {
     int index_bits;
     cmrscl_combine combine; /* split path: where the tiles are added up; AUTO: the plan's */
     cmrscl_values values;   /* how the values are stored (cmrscl_values); AUTO: the plan's.
-                               DICT or FLOAT on values that do not fit fails with
-                               ERROR_INVALID_ARGUMENT */
+                               DICT, DIAGONAL or FLOAT on values that do not fit fails with
+                               ERROR_INVALID_ARGUMENT, saying why */
     /* Bits of a column word on the device: 0 automatic; 32 a word per entry; 16 narrow
      * columns - each strip's first column once, then per entry 16 bits: in a slice the step
      * from the column before in its row (and its dictionary index); in a strip the offset
@@ -415,8 +416,10 @@ typedef struct cmrscl_params {
                                (stored_entries / nnz: the padding overhead) */
     int index_bits;         /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */
     cmrscl_values values;   /* how the values are stored; never AUTO */
-    int dict_bits;          /* DICT: bits of the dictionary index in each column word */
-    int dict_size;          /* DICT: distinct values in the dictionary; else 0 */
+    int dict_bits;          /* DICT, DIAGONAL: bits of the dictionary index in each column word */
+    int dict_size;          /* DICT: distinct values in the dictionary; DIAGONAL: those off
+                               the diagonal (its last index, 2^dict_bits - 1, is the
+                               diagonal's); else 0 */
     int column_bits;        /* 32; 16: narrow columns; 0: implied (cmrscl_options.column_bits) */
     /* Bytes a product moves per entry (nnz), at the least: the matrix's arrays (every array
      * a product reads, entry arrays, StripPtr, the split's; MODULO's holes included), x

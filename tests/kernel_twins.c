@@ -104,7 +104,8 @@ static void check_codec(cmrscl_context ctx, const variant *v, const cmrscl_optio
         size_t slots = (size_t)1 << p.dict_bits;
         uint64_t saved = expect == CMRSCL_VALUES_DICT ? vs * (stored + CMRS_ENTRY_PAD) - vs * slots
                          : expect == CMRSCL_VALUES_DIAGONAL
-                             ? vs * (stored + CMRS_ENTRY_PAD) - vs * (slots + (size_t)a->rows)
+                             ? vs * (stored + CMRS_ENTRY_PAD) -
+                                   vs * (slots + (size_t)(a->rows < a->cols ? a->rows : a->cols))
                          : expect == CMRSCL_VALUES_FLOAT ? 4 * (stored + CMRS_ENTRY_PAD)
                                                          : 0;
         CHECK_MSG(p.values == expect && q.values == CMRSCL_VALUES_PLAIN &&
@@ -179,22 +180,36 @@ static int distinct_values(const double *v, int64_t n)
     return distinct;
 }
 
-/* What the plan takes for values whose off-diagonal ones are few (`off`, at most
- * CMRSCL_MAX_DICT - 1) and whose diagonal ones are all distinct: DIAGONAL where they are more
- * than a dictionary holds and no row has two entries on its diagonal, DICT where they are
- * few, else (double: they are floats) FLOAT or PLAIN. */
+/* What the plan takes for float-exact values whose off-diagonal ones are few (at most
+ * CMRSCL_MAX_DICT - 1) and whose diagonal ones are all distinct: DICT where they are few in
+ * all; DIAGONAL where no row has two entries on its diagonal and the dictionary's slots and
+ * the diagonal take fewer bytes than FLOAT's (double) or PLAIN's values; else FLOAT (double)
+ * or PLAIN. */
 static cmrscl_values diagonal_expected(const cmrscl_csr *a, cmrscl_precision precision)
 {
     bool twice = false;
+    double *off = malloc(sizeof(double) * ((size_t)a->nnz + 1));
+    int64_t n_off = 0;
     for (int32_t r = 0; r < a->rows; ++r) {
         int here = 0;
         for (int64_t k = a->row_ptr[r]; k < a->row_ptr[r + 1]; ++k)
-            here += a->col_ind[k] == r;
+            if (a->col_ind[k] == r)
+                ++here;
+            else
+                off[n_off++] = a->values[k];
         twice = twice || here > 1;
     }
+    int off_distinct = distinct_values(off, n_off), bits = 0;
+    free(off);
+    while ((1 << bits) < off_distinct + 1)
+        ++bits;
+    double vs = (double)cmrscl_precision_size(precision);
+    double diagonal = (double)(a->rows < a->cols ? a->rows : a->cols);
+    bool smaller = vs * ((double)(1 << bits) + diagonal) <
+                   (precision == CMRSCL_DOUBLE ? 4.0 : vs) * (double)a->nnz;
     if (distinct_values(a->values, a->nnz) <= CMRSCL_MAX_DICT)
         return CMRSCL_VALUES_DICT;
-    if (!twice)
+    if (!twice && smaller && off_distinct < CMRSCL_MAX_DICT)
         return CMRSCL_VALUES_DIAGONAL;
     return precision == CMRSCL_DOUBLE ? CMRSCL_VALUES_FLOAT : CMRSCL_VALUES_PLAIN;
 }

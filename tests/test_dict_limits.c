@@ -11,6 +11,14 @@
  *          last, as the only entry of a row, as every value of the matrix, as a 1 x 1 matrix,
  *          and both signs in one matrix; dictionary and plain, on the automatic plan, strips of
  *          4 and slices of 8.
+ *   diagonal  the diagonal apart (CMRSCL_VALUES_DIAGONAL): 15 values off the diagonal and a
+ *          distinct one on it a row, chosen (dictionary of 15 in 4 bits), on a tall matrix too
+ *          (its diagonal min(rows, cols) long); 16 off it, or a row with two entries on its
+ *          diagonal, not chosen and refused when asked for, with the reason; a diagonal
+ *          matrix - no index bits - not chosen (its array would outweigh the values) but taken
+ *          when asked for; implied columns asked for with AUTO values: no dictionary, and
+ *          DIAGONAL asked for beside them refused; a stencil's few values: DICT, DIAGONAL
+ *          refused.
  * x never 0, so a zero coded as another value shows; odd sizes (13 x 11, 7 x 5).
  * Usage: test_dict_limits float|double */
 #include "exec/exec.h"
@@ -200,6 +208,109 @@ static void test_zeros(cmrscl_context ctx, cmrscl_precision prec)
         }
 }
 
+/* rows x cols, tridiagonal: entries (r, r - 1), (r, r) where r < cols, (r, r + 1); off the
+ * diagonal `off` values cycling, on it 3 + r / 4 (all distinct, exact in float); `twice`: row
+ * 1 holds its diagonal entry twice; `band` 0: only the diagonal. */
+static void diagonal_matrix(int32_t rows, int32_t cols, int off, bool twice, bool band,
+                            cmrscl_csr *out)
+{
+    size_t room = 3 * (size_t)rows + 1;
+    *out = (cmrscl_csr){rows,
+                        cols,
+                        0,
+                        malloc(sizeof(int64_t) * ((size_t)rows + 1)),
+                        malloc(sizeof(int32_t) * room),
+                        malloc(sizeof(double) * room)};
+    int64_t k = 0, n = 0;
+    for (int32_t r = 0; r < rows; ++r) {
+        out->row_ptr[r] = k;
+        for (int32_t c = r - 1; c <= r + 1; ++c) {
+            if (c < 0 || c >= cols || (!band && c != r))
+                continue;
+            int copies = c == r && twice && r == 1 ? 2 : 1;
+            for (int i = 0; i < copies; ++i) {
+                out->col_ind[k] = c;
+                out->values[k++] = c == r ? 3.0 + 0.25 * r : -1.0 - 0.5 * (double)(n++ % off);
+            }
+        }
+    }
+    out->row_ptr[rows] = k;
+    out->nnz = k;
+}
+
+/* The plan takes `want` for a, or refuses `asked` saying `why`; taken, its products right. */
+static void check_diagonal(cmrscl_context ctx, cmrscl_precision prec, const cmrscl_csr *a,
+                           const cmrscl_options *o, cmrscl_values want, int off, const char *why,
+                           const char *what)
+{
+    cmrscl_matrix m = NULL;
+    if (why) {
+        CHECK_STATUS(cmrscl_matrix_create_from_csr(ctx, prec, a, o, &m),
+                     CMRSCL_ERROR_INVALID_ARGUMENT);
+        CHECK_MSG(!m && test_contains(cmrscl_last_error(), why), "%s: '%s', expected '%s'", what,
+                  cmrscl_last_error(), why);
+        cmrscl_matrix_free(m);
+        return;
+    }
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, a, o, &m));
+    if (!m)
+        return;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
+    CHECK_OK(cmrscl_matrix_params(m, &p));
+    bool apart = want == CMRSCL_VALUES_DIAGONAL;
+    CHECK_MSG(p.values == want && p.dict_size == (apart ? off : 0) &&
+                  p.dict_bits == (apart ? index_bits(off + 1) : 0),
+              "%s: values %d, %d off the diagonal in %d bits, expected %d (%s)", what,
+              (int)p.values, p.dict_size, p.dict_bits, (int)want, p.plan_reason);
+    cmrscl_csr ref = test_csr_rounded(a, prec);
+    double ratio = test_op_ratio(m, CMRSCL_NON_TRANSPOSE, &ref, prec),
+           ratio_t = test_op_ratio(m, CMRSCL_TRANSPOSE, &ref, prec);
+    CHECK_MSG(ratio <= 1.0 && ratio_t <= 1.0, "%s: A x, A^T x off by %g, %g of the bound (%s)",
+              what, ratio, ratio_t, p.plan_reason);
+    cmrscl_csr_free(&ref);
+    cmrscl_matrix_free(m);
+}
+
+static void test_diagonal(cmrscl_context ctx, cmrscl_precision prec)
+{
+    const cmrscl_values other = prec == CMRSCL_DOUBLE ? CMRSCL_VALUES_FLOAT : CMRSCL_VALUES_PLAIN;
+    const cmrscl_options automatic = {0}, asked = {.values = CMRSCL_VALUES_DIAGONAL};
+    cmrscl_options implied = {
+        .kernel = CMRSCL_KERNEL_STRIP, .height = 1, .column_bits = CMRSCL_COLUMNS_IMPLIED};
+    cmrscl_csr a;
+    diagonal_matrix(40, 40, 15, false, true, &a);
+    check_diagonal(ctx, prec, &a, &automatic, CMRSCL_VALUES_DIAGONAL, 15, NULL, "15 off, chosen");
+    cmrscl_options slices = {.kernel = CMRSCL_KERNEL_SLICE, .height = 8};
+    check_diagonal(ctx, prec, &a, &slices, CMRSCL_VALUES_DIAGONAL, 15, NULL, "15 off, slices");
+    check_diagonal(ctx, prec, &a, &implied, other, 0, NULL, "implied columns, AUTO values");
+    implied.values = CMRSCL_VALUES_DIAGONAL;
+    check_diagonal(ctx, prec, &a, &implied, other, 0, "(implied columns asked for",
+                   "implied columns and DIAGONAL");
+    cmrscl_csr_free(&a);
+    diagonal_matrix(60, 45, 15, false, true, &a);
+    check_diagonal(ctx, prec, &a, &automatic, CMRSCL_VALUES_DIAGONAL, 15, NULL, "60 x 45");
+    cmrscl_csr_free(&a);
+    diagonal_matrix(40, 40, 16, false, true, &a);
+    check_diagonal(ctx, prec, &a, &automatic, other, 0, NULL, "16 off");
+    check_diagonal(ctx, prec, &a, &asked, other, 0, "(more than 15 values off the diagonal)",
+                   "16 off, asked for");
+    cmrscl_csr_free(&a);
+    diagonal_matrix(40, 40, 3, true, true, &a);
+    check_diagonal(ctx, prec, &a, &automatic, other, 0, NULL, "twice on a row's diagonal");
+    check_diagonal(ctx, prec, &a, &asked, other, 0, "(a row holds two entries on its diagonal)",
+                   "twice, asked for");
+    cmrscl_csr_free(&a);
+    diagonal_matrix(40, 40, 1, false, false, &a);
+    check_diagonal(ctx, prec, &a, &automatic, other, 0, NULL, "a diagonal matrix");
+    check_diagonal(ctx, prec, &a, &asked, CMRSCL_VALUES_DIAGONAL, 0, NULL,
+                   "a diagonal matrix, asked for");
+    cmrscl_csr_free(&a);
+    sized_matrix(5, &a);
+    check_diagonal(ctx, prec, &a, &asked, CMRSCL_VALUES_DICT, 0, "(DICT fits: few values in all)",
+                   "5 values, DIAGONAL asked for");
+    cmrscl_csr_free(&a);
+}
+
 int main(int argc, char **argv)
 {
     cmrscl_precision prec;
@@ -216,6 +327,7 @@ int main(int argc, char **argv)
     }
     test_sizes(ctx, prec);
     test_zeros(ctx, prec);
+    test_diagonal(ctx, prec);
     cmrscl_context_free(ctx);
     return test_finish("dict_limits");
 }

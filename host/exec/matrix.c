@@ -38,7 +38,8 @@ static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, vo
     if (!codec->in_column_words)
         return CMRSCL_OK;
     size_t slots = (size_t)1 << p->dict_bits, size = cmrscl_precision_size(p->precision);
-    void *dict = calloc(slots + (codec->diagonal_apart ? (size_t)p->rows : 0), size);
+    size_t diagonal = codec->diagonal_apart ? (size_t)plan_diagonal_length(p->rows, p->cols) : 0;
+    void *dict = calloc(slots + diagonal, size);
     if (!dict)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a dictionary");
     if (codec->diagonal_apart) {

@@ -55,7 +55,8 @@ size_t cmrs_matrix_values_bytes(const cmrscl_params *p, size_t stored)
     const value_codec *codec = plan_value_codec(p);
     if (codec->in_column_words) /* the dictionary, its unused indices zero; the diagonal */
         return cmrscl_precision_size(p->precision) *
-               (((size_t)1 << p->dict_bits) + (codec->diagonal_apart ? (size_t)p->rows : 0));
+               (((size_t)1 << p->dict_bits) +
+                (codec->diagonal_apart ? (size_t)plan_diagonal_length(p->rows, p->cols) : 0));
     return plan_value_bytes(p) * (stored + CMRS_ENTRY_PAD);
 }
 

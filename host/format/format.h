@@ -188,8 +188,8 @@ typedef struct value_census {
                                        low 32): the dictionary, index = position */
     /* DIAGONAL (taken only where `distinct` is "more"): the distinct values off the diagonal,
      * as dict above, when they leave a dictionary index for the diagonal's entries and no row
-     * holds two entries on its diagonal; off_distinct is -1 where they do not (0: a diagonal
-     * matrix) */
+     * holds two entries on its diagonal; off_distinct is -1 where they are more, -2 where a
+     * row holds two (0: a diagonal matrix) */
     int off_distinct;
     uint64_t off_dict[CMRSCL_MAX_DICT - 1];
 } value_census;

@@ -91,7 +91,7 @@ static void census_range(void *ctx, int thread, int threads)
 
 /* The values off the diagonal: rows split among the threads, each part stopping - and
  * saying no by a full count - once it holds more than a dictionary with the diagonal's index
- * leaves room for, or meets a row with two entries on its diagonal. */
+ * leaves room for, or (twice) meets a row with two entries on its diagonal. */
 typedef struct off_diagonal_job {
     const void *values;
     cmrscl_precision src, precision;
@@ -99,6 +99,7 @@ typedef struct off_diagonal_job {
     const int64_t *row_ptr;
     const int32_t *col_ind;
     census_part part[64];
+    bool twice[64];
 } off_diagonal_job;
 
 static void off_diagonal_range(void *ctx, int thread, int threads)
@@ -113,7 +114,7 @@ static void off_diagonal_range(void *ctx, int thread, int threads)
         int on = 0;
         for (int64_t k = j->row_ptr[r]; k < j->row_ptr[r + 1] && few; ++k)
             if (j->col_ind[k] == r)
-                few = ++on < 2;
+                few = !(j->twice[thread] = ++on > 1);
             else
                 few = set_add(c, value_bits(j->values, j->src, k, j->precision)) &&
                       c->distinct < CMRSCL_MAX_DICT;
@@ -136,13 +137,15 @@ static void census_off_diagonal(const void *values, cmrscl_precision src, int32_
     j->rows = rows, j->row_ptr = row_ptr, j->col_ind = col_ind;
     cmrs_parallel_run(threads, off_diagonal_range, j);
     census_part all = {0};
-    bool few = true;
-    for (int t = 0; t < threads && few; ++t) {
+    bool few = true, twice = false;
+    for (int t = 0; t < threads; ++t) /* the reason, whatever the threads' count */
+        twice = twice || j->twice[t];
+    for (int t = 0; t < threads && few && !twice; ++t) {
         few = j->part[t].distinct < CMRSCL_MAX_DICT;
         for (int i = 0; few && i < j->part[t].distinct; ++i)
             few = set_add(&all, j->part[t].bits[i]) && all.distinct < CMRSCL_MAX_DICT;
     }
-    out->off_distinct = few ? all.distinct : -1;
+    out->off_distinct = twice ? -2 : few ? all.distinct : -1;
     for (int i = 0; i < out->off_distinct; ++i)
         out->off_dict[i] = all.bits[i];
     free(j);

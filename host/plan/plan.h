@@ -168,6 +168,11 @@ static inline const value_codec *plan_value_codec(const cmrscl_params *p)
             return &codecs[i];
     return &codecs[0]; /* AUTO before the plan has decided: plain */
 }
+/* DIAGONAL's array: a value for each row that has a diagonal, min(rows, cols). */
+static inline int64_t plan_diagonal_length(int64_t rows, int64_t cols)
+{
+    return rows < cols ? rows : cols;
+}
 /* The precision of the values as the device stores them (the dictionary's, with DICT). */
 static inline cmrscl_precision plan_stored_precision(const cmrscl_params *p)
 {

@@ -6,12 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Why DIAGONAL cannot be taken (census c, not NULL), or NULL. */
+static const char *no_diagonal(const value_census *c, bool dict_fits, bool implied)
+{
+    return c->distinct <= CMRSCL_MAX_DICT ? "DICT fits: few values in all"
+           : c->off_distinct == -2        ? "a row holds two entries on its diagonal"
+           : c->off_distinct < 0          ? "more than 15 values off the diagonal"
+           : !dict_fits                   ? "the columns leave no bits for a dictionary"
+           : implied                      ? "implied columns asked for: no index bits"
+                                          : NULL;
+}
+
 /* The smallest exact storage of the values (cmrscl_values in cmrscl.h): a dictionary when
  * its index fits the column word beside the row in strip, else a dictionary of the values
- * off the diagonal with the diagonal apart, else floats for doubles that are floats, else
- * plain. Bytes an entry moves, float / double: plain 8 / 12, float - / 8, dictionary 4 / 4
- * (the index rides in the column word; the dictionary stays in L1), the diagonal apart 4 / 4
- * and a value a row. */
+ * off the diagonal with the diagonal apart where its array is smaller than the values, else
+ * floats for doubles that are floats, else plain. Bytes an entry moves, float / double: plain
+ * 8 / 12, float - / 8, dictionary 4 / 4 (the index rides in the column word; the dictionary
+ * stays in L1), the diagonal apart 4 / 4 and a value a row. Implied columns asked for leave
+ * no bits for an index: AUTO then stores no dictionary. */
 cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
                                       cmrscl_params *p)
 {
@@ -20,50 +32,61 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
     p->values = CMRSCL_VALUES_PLAIN;
     const bool few = c && c->distinct <= CMRSCL_MAX_DICT;
     const bool apart = c && !few && c->off_distinct >= 0;
+    const bool implied = opt->column_bits == CMRSCL_COLUMNS_IMPLIED;
     int bits = few     ? cmrs_value_dict_bits(c->distinct)
                : apart ? cmrs_value_dict_bits(c->off_distinct + 1) /* and the diagonal's */
                        : 0;
     /* a hole's word is all ones: with holes the column field may never be */
     int64_t columns_fit = (1ll << (32 - p->row_bits - bits)) - (plan_has_holes(p->kernel) ? 1 : 0);
     bool dict_fits = (int64_t)a->cols <= columns_fit;
+    /* DIAGONAL's values - the dictionary's slots and the diagonal - against FLOAT's or PLAIN's */
+    double vs = (double)cmrscl_precision_size(p->precision);
+    bool apart_smaller =
+        apart && vs * (double)((1ll << bits) + plan_diagonal_length(a->rows, a->cols)) <
+                     (c->float_exact ? 4.0 : vs) * (double)a->nnz;
     if (plan_family(p)->holes == HOLES_BETWEEN)
         why = "MODULO's holes store zeros";
     else if (a->nnz == 0)
         why = "no entries";
     else if (!c)
         why = "values not examined (made on the device)";
-    else if (few && dict_fits)
+    else if (few && dict_fits && !implied)
         p->values = CMRSCL_VALUES_DICT;
-    else if (apart && dict_fits)
+    else if (apart && dict_fits && !implied && apart_smaller)
         p->values = CMRSCL_VALUES_DIAGONAL;
     else if (c->float_exact)
         p->values = CMRSCL_VALUES_FLOAT;
-    else if (few || apart)
+    else if ((few || apart) && !dict_fits)
         why = "the columns leave no bits for a dictionary";
+    else if ((few || apart) && implied)
+        why = "implied columns asked for: no index bits";
+    else if (apart)
+        why = "the diagonal's own array would outweigh the values";
     else
         why = p->precision == CMRSCL_DOUBLE ? "many distinct values, not all floats"
                                             : "many distinct values";
     if (opt->values == CMRSCL_VALUES_PLAIN) {
         p->values = CMRSCL_VALUES_PLAIN, why = "plain values chosen by the user";
     } else if (opt->values == CMRSCL_VALUES_DICT && p->values != CMRSCL_VALUES_DICT) {
+        const char *no = !c || plan_family(p)->holes == HOLES_BETWEEN ? why
+                         : !few       ? "more than 16 distinct values"
+                         : !dict_fits ? "the columns leave no bits for a dictionary"
+                                      : "implied columns asked for: no index bits";
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "values: a dictionary needs at most %d distinct values and columns "
                            "that leave its bits free (%s)",
-                           CMRSCL_MAX_DICT,
-                           why ? why
-                           : p->values == CMRSCL_VALUES_DIAGONAL
-                               ? "DIAGONAL fits: more off it"
-                               : "the values are floats: FLOAT fits");
+                           CMRSCL_MAX_DICT, no);
     } else if (opt->values == CMRSCL_VALUES_DIAGONAL && p->values != CMRSCL_VALUES_DIAGONAL) {
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "values: DIAGONAL needs more than %d distinct values, at most %d of "
-                           "them off the diagonal, at most one entry on it a row, and columns "
-                           "that leave the dictionary's bits free (%s)",
-                           CMRSCL_MAX_DICT, CMRSCL_MAX_DICT - 1,
-                           why                               ? why
-                           : p->values == CMRSCL_VALUES_DICT ? "DICT fits: few values in all"
-                           : c && !c->examined               ? "values not examined"
-                                                             : "too many off the diagonal");
+        const char *no = !c || plan_family(p)->holes == HOLES_BETWEEN || a->nnz == 0
+                             ? why
+                             : no_diagonal(c, dict_fits, implied);
+        if (no)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "values: DIAGONAL needs more than %d distinct values, at most %d "
+                               "of them off the diagonal, at most one entry on it a row, and "
+                               "columns that leave the dictionary's bits free (%s)",
+                               CMRSCL_MAX_DICT, CMRSCL_MAX_DICT - 1, no);
+        p->values = CMRSCL_VALUES_DIAGONAL; /* asked for where AUTO found it larger */
     } else if (opt->values == CMRSCL_VALUES_FLOAT) {
         if (p->precision != CMRSCL_DOUBLE || !c || !c->float_exact ||
             plan_family(p)->holes == HOLES_BETWEEN)
