@@ -68,7 +68,7 @@ MUTATIONS = [
     Mutation("the diagonal apart: its entries read the row before's value", "cl/spmv_common.cl",
              "val[(i) == DICT_MASK ? (1u << DICT_BITS) + (col) : (i)]",
              "val[(i) == DICT_MASK ? (1u << DICT_BITS) + (col) + ((col) > 0u ? -1u : 0u) : (i)]",
-             "^(kernel_float_strip_packed_local|kernel_double_slice_local|cli_spmv_values_diagonal)$",
+             "^(kernel_float_strip_packed_local|kernel_double_slice_local|cli_spmv_values_diagonal|dict_limits_double)$",
              "python/tests/test_products.py::test_matvec_every_matrix"),
     # the solvers (issue 40)
     Mutation("dots: row 0 left out of x.y", "cl/dots.cl",
