@@ -284,7 +284,7 @@ static void test_diagonal(cmrscl_context ctx, cmrscl_precision prec)
     check_diagonal(ctx, prec, &a, &slices, CMRSCL_VALUES_DIAGONAL, 15, NULL, "15 off, slices");
     check_diagonal(ctx, prec, &a, &implied, other, 0, NULL, "implied columns, AUTO values");
     implied.values = CMRSCL_VALUES_DIAGONAL;
-    check_diagonal(ctx, prec, &a, &implied, other, 0, "(implied columns asked for",
+    check_diagonal(ctx, prec, &a, &implied, other, 0, "without a dictionary index",
                    "implied columns and DIAGONAL");
     cmrscl_csr_free(&a);
     diagonal_matrix(60, 45, 15, false, true, &a);

@@ -7,13 +7,12 @@
 #include <string.h>
 
 /* Why DIAGONAL cannot be taken (census c, not NULL), or NULL. */
-static const char *no_diagonal(const value_census *c, bool dict_fits, bool implied)
+static const char *no_diagonal(const value_census *c, bool dict_fits)
 {
     return c->distinct <= CMRSCL_MAX_DICT ? "DICT fits: few values in all"
            : c->off_distinct == -2        ? "a row holds two entries on its diagonal"
            : c->off_distinct < 0          ? "more than 15 values off the diagonal"
            : !dict_fits                   ? "the columns leave no bits for a dictionary"
-           : implied                      ? "implied columns asked for: no index bits"
                                           : NULL;
 }
 
@@ -23,7 +22,7 @@ static const char *no_diagonal(const value_census *c, bool dict_fits, bool impli
  * floats for doubles that are floats, else plain. Bytes an entry moves, float / double: plain
  * 8 / 12, float - / 8, dictionary 4 / 4 (the index rides in the column word; the dictionary
  * stays in L1), the diagonal apart 4 / 4 and a value a row. Implied columns asked for leave
- * no bits for an index: AUTO then stores no dictionary. */
+ * no bits for an index: AUTO then takes a dictionary only of one value (no index bits). */
 cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
                                       cmrscl_params *p)
 {
@@ -32,7 +31,8 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
     p->values = CMRSCL_VALUES_PLAIN;
     const bool few = c && c->distinct <= CMRSCL_MAX_DICT;
     const bool apart = c && !few && c->off_distinct >= 0;
-    const bool implied = opt->column_bits == CMRSCL_COLUMNS_IMPLIED;
+    /* implied columns asked for: no word to hold an index (cmrs_plan_choose_columns) */
+    const bool no_index = opt->column_bits == CMRSCL_COLUMNS_IMPLIED;
     int bits = few     ? cmrs_value_dict_bits(c->distinct)
                : apart ? cmrs_value_dict_bits(c->off_distinct + 1) /* and the diagonal's */
                        : 0;
@@ -50,15 +50,15 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
         why = "no entries";
     else if (!c)
         why = "values not examined (made on the device)";
-    else if (few && dict_fits && !implied)
+    else if (few && dict_fits && !(no_index && bits > 0))
         p->values = CMRSCL_VALUES_DICT;
-    else if (apart && dict_fits && !implied && apart_smaller)
+    else if (apart && dict_fits && !(no_index && bits > 0) && apart_smaller)
         p->values = CMRSCL_VALUES_DIAGONAL;
     else if (c->float_exact)
         p->values = CMRSCL_VALUES_FLOAT;
     else if ((few || apart) && !dict_fits)
         why = "the columns leave no bits for a dictionary";
-    else if ((few || apart) && implied)
+    else if ((few || apart) && no_index)
         why = "implied columns asked for: no index bits";
     else if (apart)
         why = "the diagonal's own array would outweigh the values";
@@ -68,18 +68,20 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
     if (opt->values == CMRSCL_VALUES_PLAIN) {
         p->values = CMRSCL_VALUES_PLAIN, why = "plain values chosen by the user";
     } else if (opt->values == CMRSCL_VALUES_DICT && p->values != CMRSCL_VALUES_DICT) {
-        const char *no = !c || plan_family(p)->holes == HOLES_BETWEEN ? why
+        const char *no = !c || plan_family(p)->holes == HOLES_BETWEEN || a->nnz == 0 ? why
                          : !few       ? "more than 16 distinct values"
                          : !dict_fits ? "the columns leave no bits for a dictionary"
-                                      : "implied columns asked for: no index bits";
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "values: a dictionary needs at most %d distinct values and columns "
-                           "that leave its bits free (%s)",
-                           CMRSCL_MAX_DICT, no);
+                                      : NULL;
+        if (no)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "values: a dictionary needs at most %d distinct values and "
+                               "columns that leave its bits free (%s)",
+                               CMRSCL_MAX_DICT, no);
+        p->values = CMRSCL_VALUES_DICT; /* asked for beside implied columns: they say why not */
     } else if (opt->values == CMRSCL_VALUES_DIAGONAL && p->values != CMRSCL_VALUES_DIAGONAL) {
         const char *no = !c || plan_family(p)->holes == HOLES_BETWEEN || a->nnz == 0
                              ? why
-                             : no_diagonal(c, dict_fits, implied);
+                             : no_diagonal(c, dict_fits);
         if (no)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                                "values: DIAGONAL needs more than %d distinct values, at most %d "
