@@ -16,6 +16,16 @@ static const char *no_diagonal(const value_census *c, bool dict_fits)
                                           : NULL;
 }
 
+/* Whether an index in the column word pays in this plan: not where a work-item walks a whole
+ * strip of the segment family alone (WARP 1, PoCL's CPU plans), whose LANE_ENTRIES values load
+ * as one vector - a dictionary turns that load into indexed loads and selects, which cost
+ * the CPU more than the bytes they save (docs/dev/PERFORMANCE.md, SEGMENT_ITEM_VALUES: DICT
+ * and DIAGONAL 1.3x slower there, both faster in the same family on warps of 16). */
+static bool index_pays(const cmrscl_params *p)
+{
+    return !(p->kernel == CMRSCL_KERNEL_SEGMENT && p->warp == 1);
+}
+
 /* The smallest exact storage of the values (cmrscl_values in cmrscl.h): a dictionary when
  * its index fits the column word beside the row in strip, else a dictionary of the values
  * off the diagonal with the diagonal apart where its array is smaller than the values, else
@@ -23,6 +33,7 @@ static const char *no_diagonal(const value_census *c, bool dict_fits)
  * 8 / 12, float - / 8, dictionary 4 / 4 (the index rides in the column word; the dictionary
  * stays in L1), the diagonal apart 4 / 4 and a value a row. Implied columns asked for leave
  * no bits for an index: AUTO then takes a dictionary only of one value (no index bits). */
+/* AUTO takes no index where it does not pay (index_pays). */
 cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
                                       cmrscl_params *p)
 {
@@ -50,9 +61,9 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
         why = "no entries";
     else if (!c)
         why = "values not examined (made on the device)";
-    else if (few && dict_fits && !(no_index && bits > 0))
+    else if (few && dict_fits && !(no_index && bits > 0) && index_pays(p))
         p->values = CMRSCL_VALUES_DICT;
-    else if (apart && dict_fits && !(no_index && bits > 0) && apart_smaller)
+    else if (apart && dict_fits && !(no_index && bits > 0) && apart_smaller && index_pays(p))
         p->values = CMRSCL_VALUES_DIAGONAL;
     else if (c->float_exact)
         p->values = CMRSCL_VALUES_FLOAT;
@@ -60,6 +71,8 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
         why = "the columns leave no bits for a dictionary";
     else if ((few || apart) && no_index)
         why = "implied columns asked for: no index bits";
+    else if ((few || apart) && !index_pays(p))
+        why = "a work-item walks each strip: its values load as a vector";
     else if (apart)
         why = "the diagonal's own array would outweigh the values";
     else

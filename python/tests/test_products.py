@@ -109,8 +109,9 @@ def test_same_bits_every_run(context):
 
 @pytest.mark.parametrize("kernel", ["strip", "segment", "slice"])
 def test_diagonal_apart(context, kernel):
-    """A graph Laplacian's degrees apart from its -1s (values "diagonal"): every family gives
-    the plain values' y bit for bit, A^T's product too, and an update stores them plain."""
+    """A graph Laplacian's degrees apart from its -1s (values "diagonal", which the slices take
+    by themselves): every family gives the plain values' y bit for bit, A^T's product too, and
+    an update stores them plain."""
     rng = np.random.default_rng(4)
     n = 3000
     G = scipy.sparse.triu(scipy.sparse.random(n, n, density=8 / n, random_state=rng), k=1)
@@ -118,7 +119,9 @@ def test_diagonal_apart(context, kernel):
     A = (scipy.sparse.diags(np.asarray(G.sum(axis=1)).ravel() + 0.3) - G).tocsr()
     x = vectors(n)
     for precision in ("double", "float"):
-        M = cmrscl.Matrix(A, precision, context, kernel=kernel)
+        if kernel == "slice":
+            assert cmrscl.Matrix(A, precision, context, kernel=kernel).plan["values"] == "diagonal"
+        M = cmrscl.Matrix(A, precision, context, kernel=kernel, values="diagonal")
         P = cmrscl.Matrix(A, precision, context, kernel=kernel, values="plain")
         assert M.plan["values"] == "diagonal" and P.plan["values"] == "plain", M.plan_reason
         assert M.plan["device_bytes"] < P.plan["device_bytes"]
