@@ -11,11 +11,14 @@ ratio, the iterations and time to solution of each, and the true residuals.
 
     bench/compare_solve.py [-g SPEC]... [--suite FILE]... [--methods cg,pcg,bicgstab]
                            [-p float,double] [--iterations N] [--tol R] [--reps N]
-                           [--renumber none|hubs] [--build DIR] [--out DIR]
+                           [--renumber none|hubs] [--values auto|plain|float|dict|diagonal]
+                           [--build DIR] [--out DIR]
 
 --suite reads a suite file's specs (bench/suite-spd.txt: SPD matrices for CG; '#' starts a
 comment; a kron: factor's path is relative to the file). --renumber hubs has our side store
-each matrix renumbered (cmrscl-run --renumber; the peer multiplies the matrix as given).
+each matrix renumbered (cmrscl-run --renumber; the peer multiplies the matrix as given);
+--values asks our side for a values codec (cmrscl-run --values: plain against auto shows what
+the codecs buy).
 
 Both tools generate the matrices through libcmrscl: the same matrix bit for bit. The ratio is
 the peer's time over ours (above 1: ours is faster). Standard library only.
@@ -96,6 +99,8 @@ def main(argv):
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--renumber", choices=("none", "hubs"), default="none")
+    ap.add_argument("--values", choices=("auto", "plain", "float", "dict", "diagonal"),
+                    default="auto")
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="solve-results")
     a = ap.parse_args(argv)
@@ -109,7 +114,7 @@ def main(argv):
           % (a.iterations, a.reps, a.tol))
     print(header)
     matrices = (a.matrices or []) + [spec for path in a.suite for spec in read_suite(path)]
-    numbering = ["--renumber", a.renumber]
+    numbering = ["--renumber", a.renumber, "--values", a.values]
     for spec in matrices or DEFAULT_MATRICES:
         for precision in a.precisions.split(","):
             for method in a.methods.split(","):
@@ -133,7 +138,7 @@ def main(argv):
                 speed = float(best["iteration_ms"]) / fixed["iteration_ms"]
                 solve_speed = float(fastest_solve["solve_ms"]) / solved["solve_ms"]
                 row = {"matrix": spec, "precision": precision, "method": method,
-                       "renumber": a.renumber,
+                       "renumber": a.renumber, "values": a.values,
                        "timed_iterations": count,
                        "ours_iteration_ms": fixed["iteration_ms"],
                        "peer_iteration_ms": float(best["iteration_ms"]),
