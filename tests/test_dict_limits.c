@@ -11,8 +11,9 @@
  *          last, as the only entry of a row, as every value of the matrix, as a 1 x 1 matrix,
  *          and both signs in one matrix; dictionary and plain, on the automatic plan, strips of
  *          4 and slices of 8.
- *   diagonal  the diagonal apart (CMRSCL_VALUES_DIAGONAL): 15 values off the diagonal and a
- *          distinct one on it a row, chosen (dictionary of 15 in 4 bits), on a tall matrix too
+ *   diagonal  the diagonal apart (CMRSCL_VALUES_DIAGONAL): 1, 2, 3, 4, 7, 8 and 15 values off
+ *          the diagonal (each index width with the diagonal's index its all-ones, and one more)
+ *          and a distinct one on it a row, chosen, on a tall matrix too
  *          (its diagonal min(rows, cols) long); 16 off it, or a row with two entries on its
  *          diagonal, not chosen and refused when asked for, with the reason; a diagonal
  *          matrix - no index bits - not chosen (its array would outweigh the values) but taken
@@ -278,6 +279,15 @@ static void test_diagonal(cmrscl_context ctx, cmrscl_precision prec)
     cmrscl_options implied = {
         .kernel = CMRSCL_KERNEL_STRIP, .height = 1, .column_bits = CMRSCL_COLUMNS_IMPLIED};
     cmrscl_csr a;
+    /* each index width with the diagonal's index its last (1, 3, 7: all ones) and one more */
+    static const int offs[] = {1, 2, 3, 4, 7, 8};
+    for (size_t i = 0; i < sizeof offs / sizeof *offs; ++i) {
+        char what[64];
+        snprintf(what, sizeof what, "%d off, chosen", offs[i]);
+        diagonal_matrix(40, 40, offs[i], false, true, &a);
+        check_diagonal(ctx, prec, &a, &automatic, CMRSCL_VALUES_DIAGONAL, offs[i], NULL, what);
+        cmrscl_csr_free(&a);
+    }
     diagonal_matrix(40, 40, 15, false, true, &a);
     check_diagonal(ctx, prec, &a, &automatic, CMRSCL_VALUES_DIAGONAL, 15, NULL, "15 off, chosen");
     cmrscl_options slices = {.kernel = CMRSCL_KERNEL_SLICE, .height = 8};
