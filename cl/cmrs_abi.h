@@ -18,9 +18,9 @@
 #define CMRS_REDUCE_SUBGROUP 3 /* OpenCL sub-groups */
 
 /* -DVALUES: how the values are stored (the values of cmrscl_values). */
-#define CMRS_VALUES_PLAIN 1 /* one per entry, in the matrix's precision */
-#define CMRS_VALUES_FLOAT 2 /* doubles that are all floats, stored as floats */
-#define CMRS_VALUES_DICT 3  /* a dictionary; each entry's index in its column word */
+#define CMRS_VALUES_PLAIN 1    /* one per entry, in the matrix's precision */
+#define CMRS_VALUES_FLOAT 2    /* doubles that are all floats, stored as floats */
+#define CMRS_VALUES_DICT 3     /* a dictionary; each entry's index in its column word */
 #define CMRS_VALUES_DIAGONAL 4 /* DICT off the diagonal; the diagonal's own array after it */
 /* Zero entries stored after col_ind and after the values: the segment family reads entries
  * as vectors of up to this many, and the last vector may reach past nnz. */

@@ -191,7 +191,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmm(CMRS_SPMM_PARAMS)
     const index_t j##t = j + (t)*ENTRY_GROUPS;                                                     \
     const uint3 e##t = entry_at(col_ind, j##t, row_in_strip, strips, first);                       \
     const bool real##t = !HOLES || e##t.z != CMRS_HOLE;                                            \
-    const real_t a##t = real##t ? VALUE_AT(j##t, e##t.z, e##t.x) : (real_t)0;                              \
+    const real_t a##t = real##t ? VALUE_AT(j##t, e##t.z, e##t.x) : (real_t)0;                      \
     realv_t x##t[VEC_PER_LANE];                                                                    \
     for (uint q = 0; q < VEC_PER_LANE; ++q)                                                        \
         x##t[q] = real##t && on[q] ? X_RUN((ulong)e##t.x * x_row + x_at[q]) : (realv_t)0;

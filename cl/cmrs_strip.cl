@@ -159,7 +159,8 @@ INLINE void reduce_local(__local real_t *base, uint lane, const work *w, uint ro
 #define ENTRY(k)                                                                                   \
     const uint3 e##k = entry_at(col_ind, j + (k)*WARP, row_in_strip, strips, first);               \
     const uint r##k = e##k.y;                                                                      \
-    const real_t p##k = VALUE_AT(j + (k)*WARP, e##k.z, e##k.x) * GATHER(e##k.x, w.strip * HEIGHT + e##k.y);
+    const real_t p##k =                                                                            \
+        VALUE_AT(j + (k)*WARP, e##k.z, e##k.x) * GATHER(e##k.x, w.strip * HEIGHT + e##k.y);
 #if HEIGHT == 1
 #define ADD(k) sum += p##k;
 #else

@@ -320,14 +320,21 @@ static void *products(void *arg)
     return NULL;
 }
 
+/* Matrix `spec` in float (*a, its values rounded to floats) renumbered on the rule's plan. */
+static cmrscl_matrix renumbered_float(const char *spec, cmrscl_csr *a)
+{
+    CHECK_OK(cmrscl_csr_generate(spec, a));
+    round_to(a, CMRSCL_FLOAT);
+    cmrscl_options o = hubs(CMRSCL_KERNEL_AUTO, 0);
+    cmrscl_matrix m = NULL;
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, a, &o, &m));
+    return m;
+}
+
 static void test_threads(void)
 {
     cmrscl_csr a;
-    CHECK_OK(cmrscl_csr_generate("lap:rmat:11:8", &a));
-    round_to(&a, CMRSCL_FLOAT);
-    cmrscl_options o = hubs(CMRSCL_KERNEL_AUTO, 0);
-    cmrscl_matrix m;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m));
+    cmrscl_matrix m = renumbered_float("lap:rmat:11:8", &a);
     enum { THREADS = 4 };
     pthread_t t[THREADS];
     thread_job jobs[THREADS];
@@ -358,11 +365,7 @@ static void test_out_of_order(void)
         return;
     }
     cmrscl_csr a;
-    CHECK_OK(cmrscl_csr_generate("lap:rmat:10:8", &a));
-    round_to(&a, CMRSCL_FLOAT);
-    cmrscl_options o = hubs(CMRSCL_KERNEL_AUTO, 0);
-    cmrscl_matrix m;
-    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_FLOAT, &a, &o, &m));
+    cmrscl_matrix m = renumbered_float("lap:rmat:10:8", &a);
     cmrscl_solve_options so = {
         .method = CMRSCL_METHOD_CG, .preconditioner = CMRSCL_PRECONDITIONER_JACOBI, .rtol = 1e-3};
     cmrscl_solver s = NULL;

@@ -38,8 +38,7 @@ static cmrscl_status encode_values(const cmrscl_params *p, cmrscl_cmrs *host, vo
     if (!codec->in_column_words)
         return CMRSCL_OK;
     size_t slots = (size_t)1 << p->dict_bits, size = cmrscl_precision_size(p->precision);
-    size_t diagonal = codec->diagonal_apart ? (size_t)plan_diagonal_length(p->rows, p->cols) : 0;
-    void *dict = calloc(slots + diagonal, size);
+    void *dict = calloc(slots + plan_diagonal_values(p), size);
     if (!dict)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a dictionary");
     if (codec->diagonal_apart) {

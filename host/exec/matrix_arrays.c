@@ -52,11 +52,10 @@ void *cmrs_index_narrow(uint64_t *a, size_t n, int index_bits)
 
 size_t cmrs_matrix_values_bytes(const cmrscl_params *p, size_t stored)
 {
-    const value_codec *codec = plan_value_codec(p);
-    if (codec->in_column_words) /* the dictionary, its unused indices zero; the diagonal */
+    /* in the column words: the dictionary, its unused indices zero, and DIAGONAL's diagonal */
+    if (plan_value_codec(p)->in_column_words)
         return cmrscl_precision_size(p->precision) *
-               (((size_t)1 << p->dict_bits) +
-                (codec->diagonal_apart ? (size_t)plan_diagonal_length(p->rows, p->cols) : 0));
+               (((size_t)1 << p->dict_bits) + plan_diagonal_values(p));
     return plan_value_bytes(p) * (stored + CMRS_ENTRY_PAD);
 }
 

@@ -112,18 +112,17 @@ cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *out)
         st = read_buffer(m, m->buf[BUF_VALUES], raw_bytes, raw);
     if (st == CMRSCL_OK && plan_value_codec(p)->in_column_words) {
         /* the dictionary's slots, and with DIAGONAL the diagonal after them */
-        size_t slots = (size_t)1 << p->dict_bits,
-               diagonal = raw_bytes / cmrscl_precision_size(p->precision) - slots;
+        size_t slots = (size_t)1 << p->dict_bits, diagonal = plan_diagonal_values(p);
         double *dict = malloc(sizeof(double) * (slots + diagonal));
-        if (!dict)
-            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
         if (dict) {
             cmrs_values_convert(dict, CMRSCL_DOUBLE, raw, p->precision,
                                 (int64_t)(slots + diagonal));
             cmrs_values_decode_dict(c.col_ind, c.values, (int64_t)nnz, p->row_bits, p->dict_bits,
                                     dict, diagonal ? dict + slots : NULL);
+            free(dict);
+        } else {
+            st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory to read back the matrix");
         }
-        free(dict);
     } else if (st == CMRSCL_OK) {
         cmrs_values_convert(c.values, CMRSCL_DOUBLE, raw, plan_stored_precision(p),
                             p->stored_entries);

@@ -112,12 +112,15 @@ static void off_diagonal_range(void *ctx, int thread, int threads)
     bool few = true;
     for (int64_t r = begin; r < end && few; ++r) {
         int on = 0;
-        for (int64_t k = j->row_ptr[r]; k < j->row_ptr[r + 1] && few; ++k)
-            if (j->col_ind[k] == r)
-                few = !(j->twice[thread] = ++on > 1);
-            else
+        for (int64_t k = j->row_ptr[r]; k < j->row_ptr[r + 1] && few; ++k) {
+            if (j->col_ind[k] == r) {
+                j->twice[thread] = ++on > 1;
+                few = !j->twice[thread];
+            } else {
                 few = set_add(c, value_bits(j->values, j->src, k, j->precision)) &&
                       c->distinct < CMRSCL_MAX_DICT;
+            }
+        }
     }
     if (!few)
         c->distinct = CMRSCL_MAX_DICT; /* too many, or twice: the part says no */

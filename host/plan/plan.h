@@ -173,6 +173,12 @@ static inline int64_t plan_diagonal_length(int64_t rows, int64_t cols)
 {
     return rows < cols ? rows : cols;
 }
+/* Values of DIAGONAL's own array in the plan's values buffer, after the dictionary's slots
+ * (0 for every other codec). */
+static inline size_t plan_diagonal_values(const cmrscl_params *p)
+{
+    return plan_value_codec(p)->diagonal_apart ? (size_t)plan_diagonal_length(p->rows, p->cols) : 0;
+}
 /* The precision of the values as the device stores them (the dictionary's, with DICT). */
 static inline cmrscl_precision plan_stored_precision(const cmrscl_params *p)
 {

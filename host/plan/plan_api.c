@@ -88,9 +88,7 @@ void cmrs_plan_bytes_per_entry(cmrscl_params *p)
     double column = p->column_bits / 8.0;
     double first_columns = p->column_bits < 32 ? 4.0 * (double)p->strips : 0.0;
     /* DIAGONAL: the diagonal's own array, a value a row */
-    double diagonal = plan_value_codec(p)->diagonal_apart
-                          ? vs * (double)plan_diagonal_length(p->rows, p->cols)
-                          : 0.0;
+    double diagonal = vs * (double)plan_diagonal_values(p);
     p->bytes_per_entry_matrix = (stored * (column + row + value) + first_columns + diagonal +
                                  is * ((double)p->strips + 1.0) + tiles) /
                                 nnz;

@@ -31,9 +31,9 @@ static bool index_pays(const cmrscl_params *p)
  * off the diagonal with the diagonal apart where its array is smaller than the values, else
  * floats for doubles that are floats, else plain. Bytes an entry moves, float / double: plain
  * 8 / 12, float - / 8, dictionary 4 / 4 (the index rides in the column word; the dictionary
- * stays in L1), the diagonal apart 4 / 4 and a value a row. Implied columns asked for leave
- * no bits for an index: AUTO then takes a dictionary only of one value (no index bits). */
-/* AUTO takes no index where it does not pay (index_pays). */
+ * stays in L1), the diagonal apart 4 / 4 and a value a row. AUTO takes an index only where it
+ * pays (index_pays) and where implied columns, if asked for, leave it bits: with them only a
+ * dictionary of one value (no index bits). */
 cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options *opt,
                                       cmrscl_params *p)
 {
@@ -50,6 +50,7 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
     /* a hole's word is all ones: with holes the column field may never be */
     int64_t columns_fit = (1ll << (32 - p->row_bits - bits)) - (plan_has_holes(p->kernel) ? 1 : 0);
     bool dict_fits = (int64_t)a->cols <= columns_fit;
+    bool index_fits = dict_fits && !(no_index && bits > 0) && index_pays(p); /* AUTO's */
     /* DIAGONAL's values - the dictionary's slots and the diagonal - against FLOAT's or PLAIN's */
     double vs = (double)cmrscl_precision_size(p->precision);
     bool apart_smaller =
@@ -61,9 +62,9 @@ cmrscl_status cmrs_plan_choose_values(const plan_matrix *a, const cmrscl_options
         why = "no entries";
     else if (!c)
         why = "values not examined (made on the device)";
-    else if (few && dict_fits && !(no_index && bits > 0) && index_pays(p))
+    else if (few && index_fits)
         p->values = CMRSCL_VALUES_DICT;
-    else if (apart && dict_fits && !(no_index && bits > 0) && apart_smaller && index_pays(p))
+    else if (apart && index_fits && apart_smaller)
         p->values = CMRSCL_VALUES_DIAGONAL;
     else if (c->float_exact)
         p->values = CMRSCL_VALUES_FLOAT;
