@@ -223,6 +223,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
     WARP_SCRATCH
     DOTS_SCRATCH
+    LAST_COMBINE_SCRATCH
     DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
@@ -251,6 +252,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
                 emit_row(&w, (uint)q, 0, rows, y, partial, alpha, beta);
         }
         combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
+        COMBINE_LAST(&w);
         DOTS_OF_GROUP(&w);
     }
     DOTS_GROUP_END();

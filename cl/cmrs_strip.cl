@@ -170,6 +170,7 @@ INLINE void reduce_local(__local real_t *base, uint lane, const work *w, uint ro
 __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
 {
     DOTS_SCRATCH
+    LAST_COMBINE_SCRATCH
     DOTS_RETURN_IF_STOPPED();
     const uint lane = warp_lane();
     const uint warp = warp_index();
@@ -219,6 +220,7 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
         reduce_local(base, lane, &w, rows, y, partial, alpha, beta);
 #endif
         combine_in_group(&w, first_tile_group, rows, tiles, tile_strip, partial, y, alpha, beta);
+        COMBINE_LAST(&w);
         DOTS_OF_GROUP(&w);
     }
     DOTS_GROUP_END();

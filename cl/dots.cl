@@ -297,7 +297,7 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
 #define PRODUCT_END()                                                                              \
     do {                                                                                           \
         if (!stopped) /* the same for the whole grid */                                            \
-            dots_store(PRODUCT_SUMS(), ws, dots_at, dots_scratch, WG_SIZE);                        \
+            dots_store(PRODUCT_SUMS(), ws, dots_at, dots_scratch, WG_SIZE, 0);                     \
     } while (0)
 
 /* Row `row`'s terms: x.y, y.y, and with DOTS 4 w.y and y.(w y); with DOTS 1 w.y alone. */
@@ -397,13 +397,14 @@ INLINE uint chain_share_in_group(uint v, __local real4_t *s)
 }
 #endif
 
-/* The group's real4 into the workspace: the group's sum at ws[at + 4 * group]. With
+/* The group's real4 into the workspace: the group's sum at ws[at + 4 * group], `extra` real4s
+ * that others write after the units' (the last tile's combine: a tile's, cl/combine.cl). With
  * DOTS_WARP_SUMS (the slice family on NVIDIA, which the host asks for), each hardware warp's
  * sum at ws[at + 4 * warp] instead, warps numbered across the grid: the product then needs
  * no barrier at all - a barrier holds each work-group until its slowest warp is done - and the
  * solver's reduction (or the chain) adds the warps' sums up. */
 INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_t *scratch,
-                       const uint n)
+                       const uint n, uint extra)
 {
 #if DOTS_WARP_SUMS
     (void)scratch, (void)n;
@@ -425,7 +426,8 @@ INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_
         vstore4(sum, unit, ws + at);
 #if DOTS_CHAIN
     const uint chunks = (units + DOTS_CHAIN - 1) / DOTS_CHAIN;
-    __global real_t *total = ws + at + 4 * units, *sums = total + 4, *counters = sums + 4 * chunks;
+    __global real_t *total = ws + at + 4 * (units + extra), *sums = total + 4,
+                    *counters = sums + 4 * chunks;
     /* unit u in chunk u % chunks: the units running at once count on different counters (in
      * chunks of consecutive units they waited on one another's atomics) */
     const uint chunk = unit % chunks, first = chunk, stride = chunks;
@@ -442,6 +444,8 @@ INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_
     if (CHAIN_SHARE(before) != chunks - 1)
         return;
     sum = CHAIN_SUM(chain_share(sums, chunks, 1, item, items));
+    if (extra) /* written before their writers' units arrived */
+        sum += CHAIN_SUM(chain_share(ws + at + 4 * units, extra, 1, item, items));
     if (leader) {
         vstore4(sum, 0, total);
         chain_reset(counters, chunks);
@@ -487,7 +491,8 @@ INLINE real4_t dots_of_group(real4_t acc, const work *w, uint first_tile_group, 
 #define DOTS_OF_GROUP(w)                                                                           \
     dots_acc_ = dots_of_group(dots_acc_, w, first_tile_group, strips, tiles, rows, strip_ptr,      \
                               tile_strip, x, y, dot_w)
-#define DOTS_GROUP_END() dots_store(dots_acc_, ws, dots_at, dots_scratch, WG_SIZE)
+#define DOTS_GROUP_END()                                                                           \
+    dots_store(dots_acc_, ws, dots_at, dots_scratch, WG_SIZE, LAST_COMBINE ? tiles : 0)
 #elif !CG_FUSED
 #define DOTS_PARAMS
 #define COMBINE_DOTS_X

@@ -6,8 +6,9 @@
  *     stored),
  *   - loads of the streamed matrix arrays, with an optional "evict first" cache hint,
  *   - the work a warp takes: a short strip, or a tile of a long strip (the split path),
- *   - the sums of the tiles of long strips in a fixed order: in the tiles' work-group
- *     (combine_in_group), or by the combine kernel.
+ *   - the sums of the tiles of long strips in a fixed order (combine.cl): in the tiles'
+ *     work-group (combine_in_group), in the group that finishes a strip's last tile
+ *     (combine_last), or by the combine kernel.
  *
  * Build options (host/plan/plan.c makes them):
  *   HEIGHT        rows per strip, >= 1                                        (required)
@@ -32,6 +33,9 @@
  *   GROUP_COMBINE 1: the tiles of each long strip lie in one work-group, which sums them
  *                 itself after a barrier (combine_in_group); 0: cmrs_combine, a second
  *                 kernel, does                                                (default 0)
+ *   LAST_COMBINE  1: the work-group that finishes a long strip's last tile sums its tiles
+ *                 (combine_last), with PTX's device-wide fence where FENCE_PTX is 1
+ *                                                                             (default 0)
  *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT, _DIAGONAL
  *                 (below, "the values")                                       (default PLAIN)
  *   DICT_BITS     VALUES DICT, DIAGONAL: bits of an entry's dictionary index  (default 0)

@@ -222,16 +222,25 @@ typedef enum cmrscl_cache_hint {
     CMRSCL_CACHE_HINT_STREAM = 2
 } cmrscl_cache_hint;
 
-/* Where the tiles of a split long strip are added up (cmrscl_options.tile): by a second
- * kernel, cmrs_combine, or by the work-group that summed them - the plan then places all
- * tiles of a long strip in one work-group (growing the work-group and the tile as the
- * longest strip needs) and the product is one kernel: one launch fewer, which is most of a
- * small matrix's time. Both add a strip's tiles in tile order: with the same tiles, the
- * same bits. */
+/* Where the tiles of a split long strip are added up (cmrscl_options.tile):
+ *   KERNEL  by a second kernel, cmrs_combine;
+ *   GROUP   by the work-group that summed them - the plan then places all tiles of a long
+ *           strip in one work-group (growing the work-group and the tile as the longest strip
+ *           needs) and the product is one kernel: one launch fewer, which is most of a small
+ *           matrix's time;
+ *   LAST    by the work-group that finishes a long strip's last tile, which an atomic count
+ *           of the strip's tiles tells - any number of tiles, one kernel. It needs the tiles'
+ *           sums visible across work-groups within a launch, which OpenCL 1.2 does not
+ *           promise: NVIDIA (PTX's device-wide fence) and CPUs (coherent caches) only, and
+ *           only when asked: the plan takes KERNEL, measured as fast.
+ * KERNEL and GROUP add a strip's tiles in tile order: with the same tiles, the same bits.
+ * LAST adds them in a fixed order of its own (work-items take tiles in turn, then the rows'
+ * shares in order): the same bits run after run, not those of the other two. */
 typedef enum cmrscl_combine {
     CMRSCL_COMBINE_AUTO = 0,
     CMRSCL_COMBINE_KERNEL = 1,
-    CMRSCL_COMBINE_GROUP = 2
+    CMRSCL_COMBINE_GROUP = 2,
+    CMRSCL_COMBINE_LAST = 3
 } cmrscl_combine;
 
 /* How the device stores the matrix's values (cmrscl_options.values). Every codec is exact:
@@ -297,7 +306,7 @@ typedef struct cmrscl_options {
     cmrscl_kernel kernel;
     /* Long strips: a strip of more than 2 * tile entries is split into tiles of `tile`
      * entries, each summed by its own warp, and the tiles' sums are combined in a fixed
-     * order (by a second kernel or in their work-group: `combine`). 0: automatic (from the
+     * order (by a second kernel or in a work-group: `combine`). 0: automatic (from the
      * device's resident warps); -1: never split. The in-group combine takes at least the
      * tile that cuts the longest strip into one work-group's warps. */
     int tile;
@@ -411,7 +420,8 @@ typedef struct cmrscl_params {
     int32_t tile;                         /* split: entries per tile; 0 when no strip is split */
     int32_t tiles, long_strips;           /* split: tiles (GROUP: with the slots that pad
                                              work-groups), and the strips they cover */
-    cmrscl_combine combine;               /* split: KERNEL or GROUP; AUTO when nothing splits */
+    cmrscl_combine combine;               /* split: KERNEL, GROUP or LAST; AUTO when nothing
+                                             splits */
     int64_t stored_entries; /* entries on the device: nnz plus the holes of MODULO and slices
                                (stored_entries / nnz: the padding overhead) */
     int index_bits;         /* 32 or 64: the device's entry indices (cmrscl_options.index_bits) */

@@ -288,12 +288,33 @@ static void run_group_twins(cmrscl_context ctx, const variant *v, const cmrscl_o
     }
 }
 
+/* Whether the device takes the last tile's combine (NVIDIA's OpenCL and CPUs); where it does
+ * not, says so once. */
+static bool last_combine_runs(cmrscl_context ctx, const variant *v, cmrscl_options o)
+{
+    static int said = 0;
+    cmrscl_device_info dev;
+    CHECK_OK(cmrscl_context_device_info(ctx, &dev));
+    cmrscl_csr a;
+    test_matrix_build(6, &a); /* a long row: the plan splits it */
+    o.combine = CMRSCL_COMBINE_LAST;
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
+    cmrscl_status st = cmrscl_plan(&dev, v->precision, &a, &o, &p);
+    cmrscl_csr_free(&a);
+    CHECK_MSG(st == CMRSCL_OK || st == CMRSCL_ERROR_UNSUPPORTED, "combine last: status %d", st);
+    if (st != CMRSCL_OK && !said++)
+        printf("the last tile's combine not checked: this device does not take it (%s)\n",
+               cmrscl_last_error());
+    return st == CMRSCL_OK && p.long_strips > 0 && p.combine == CMRSCL_COMBINE_LAST;
+}
+
 /* split_strip / split_segment: long strips cut into tiles of 1, 7 and 64 entries, each also
- * with 64-bit indices (the tiles' first entries and partial sums' slots widen); then the
- * in-group combine (tiles of at least 1 and 64: the plan grows them until a long strip fits
- * a group) against the second kernel, and once with 64-bit indices. Without the full sweep,
- * one tile size a height, in turn (still tiles of 1, 7 and 64), and the in-group combine at
- * the second height alone. */
+ * with 64-bit indices (the tiles' first entries and partial sums' slots widen), and each
+ * combined by the last tile's work-group too where the device takes it (tiles of 1: more
+ * tiles a strip than work-items share them); then the in-group combine (tiles of at least 1
+ * and 64: the plan grows them until a long strip fits a group) against the second kernel,
+ * and once with 64-bit indices. Without the full sweep, one tile size a height, in turn
+ * (still tiles of 1, 7 and 64), and the in-group combine at the second height alone. */
 static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel)
 {
     static const int strip_heights[] = {1, 3, 16}, segment_heights[] = {1, 8, 32, 100};
@@ -312,6 +333,13 @@ static void run_split(cmrscl_context ctx, const variant *v, cmrscl_kernel kernel
             snprintf(label, sizeof label, "%s, height %d, tiles of %d, %d entries per lane",
                      strip ? "strip" : "segment", h, tiles[t], o.lane_entries);
             run_options(ctx, v, &o, label, true);
+            cmrscl_options last = o;
+            last.combine = CMRSCL_COMBINE_LAST;
+            if (last_combine_runs(ctx, v, o)) {
+                snprintf(label, sizeof label, "%s, height %d, tiles of %d, the last tile's combine",
+                         strip ? "strip" : "segment", h, tiles[t]);
+                run_options(ctx, v, &last, label, t == 0);
+            }
             if (t == 1 || (!full_sweep(v) && k != 1))
                 continue;
             o.combine = CMRSCL_COMBINE_GROUP;

@@ -275,6 +275,43 @@ static void test_block_vectors(void)
  * strips with their row bits, a dictionary, 64-bit indices, double - is whole, its last
  * definition included, with room to spare: a cut string built kernels without
  * -DNARROW_ROW_BITS on Intel's runtime (session 19). */
+/* The last tile's combine (CMRSCL_COMBINE_LAST) where a device makes one work-group's stores
+ * seen by another's within a launch: taken when asked on NVIDIA (with PTX's fence) and on CPUs,
+ * never chosen by the plan (the second kernel measured as fast), refused on other GPUs and on
+ * a simulator that calls itself every type (Oclgrind). Strips of 6000 entries a million rows
+ * long, in tiles of 256. */
+static void test_last_combine(void)
+{
+    int64_t longest[STRIP_HEIGHT_LOGS];
+    for (int k = 0; k < STRIP_HEIGHT_LOGS; ++k)
+        longest[k] = 6000 + ((int64_t)6 << k);
+    plan_matrix many = {.rows = 1 << 20, .cols = 1 << 20, .nnz = 6 << 20, .longest_strip = longest};
+    cmrs_analyze_rows(0, 0, NULL, NULL, &many.stats); /* no rows read: the rule's defaults */
+    many.stats.mu = 6;
+    cmrscl_options o = {.tile = 256};
+    cmrscl_params p = CMRSCL_PARAMS_INIT;
+    cmrscl_device_info nvidia = fake_gpu(), cpu = fake_device(1024 * 1024, 64, 32 * 1024);
+    cpu.type = CL_DEVICE_TYPE_CPU;
+    cmrscl_device_info other = nvidia, sim = cpu;
+    other.warp_shuffle = 0;
+    sim.type = CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR;
+    const cmrscl_device_info *takes[] = {&nvidia, &cpu}, *refuse[] = {&other, &sim};
+    for (int i = 0; i < 2; ++i) {
+        o.combine = CMRSCL_COMBINE_AUTO;
+        CHECK_OK(cmrs_plan_choose(takes[i], CMRSCL_FLOAT, &many, &o, &p));
+        CHECK(p.tile > 0 && p.combine == CMRSCL_COMBINE_KERNEL &&
+              test_contains(p.build_options, "-DLAST_COMBINE=0"));
+        o.combine = CMRSCL_COMBINE_LAST;
+        CHECK_OK(cmrs_plan_choose(takes[i], CMRSCL_FLOAT, &many, &o, &p));
+        CHECK(p.tile > 0 && p.combine == CMRSCL_COMBINE_LAST &&
+              test_contains(p.build_options, "-DLAST_COMBINE=1") &&
+              test_contains(p.build_options, "-DFENCE_PTX=1") == (i == 0));
+        CHECK(cmrs_plan_choose(refuse[i], CMRSCL_FLOAT, &many, &o, &p) ==
+                  CMRSCL_ERROR_UNSUPPORTED &&
+              test_contains(cmrscl_last_error(), "combine last"));
+    }
+}
+
 static void test_longest_options(void)
 {
     cmrscl_device_info d = fake_device(228 * 1024, 2048, 48 * 1024);
@@ -426,6 +463,7 @@ int main(void)
     test_narrow_columns();
     test_implied_columns();
     test_block_vectors();
+    test_last_combine();
     test_longest_options();
     return test_finish("plan_devices");
 }

@@ -310,6 +310,30 @@ static void solve_cases(cmrscl_context ctx)
         check_solve(ctx, name, &a, &o, &plan, (solve_sums)(c % 3));
         cmrscl_csr_free(&a);
     }
+    /* Strips split into tiles of 32 entries, summed by the last tile's work-group where the
+     * device takes it: BiCGStab through the chain, whose last unit adds the strips' terms too,
+     * and CG through the fold. */
+    static const char *const split[] = {"convdiff:14, the last tile's combine",
+                                        "stencil27:10, the last tile's combine"};
+    for (int i = 0; i < 2; ++i) {
+        cmrscl_csr a;
+        CHECK_OK(cmrscl_csr_generate(i ? "stencil27:10" : "convdiff:14", &a));
+        cmrscl_solve_options o = {.method = i ? CMRSCL_METHOD_CG : CMRSCL_METHOD_BICGSTAB,
+                                  .rtol = prec == CMRSCL_DOUBLE ? 1e-8 : 1e-4,
+                                  .max_iterations = 20000};
+        cmrscl_options plan = {.kernel = i ? CMRSCL_KERNEL_STRIP : CMRSCL_KERNEL_SEGMENT,
+                               .tile = 32,
+                               .combine = CMRSCL_COMBINE_LAST};
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
+        cmrscl_status st = cmrscl_plan(&ctx->info, prec, &a, &plan, &p);
+        if (st != CMRSCL_OK)
+            printf("%s: not on this device (%s)\n", split[i], cmrscl_last_error());
+        CHECK_MSG(st != CMRSCL_OK || (p.long_strips > 0 && p.combine == CMRSCL_COMBINE_LAST),
+                  "%s: %d long strips", split[i], p.long_strips);
+        if (st == CMRSCL_OK)
+            check_solve(ctx, split[i], &a, &o, &plan, i ? SUMS_FOLD : SUMS_CHAIN);
+        cmrscl_csr_free(&a);
+    }
 }
 
 /* A nonzero x0 (the solution's neighbour: fewer iterations), b = 0 (x = 0 at once), max

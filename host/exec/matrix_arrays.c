@@ -83,10 +83,13 @@ void cmrs_matrix_device_sizes(const cmrscl_params *p, const split_layout *sp,
     bytes[BUF_VALUES] = cmrs_matrix_values_bytes(p, nnz);
     bytes[BUF_TILE_START] = is * tiles;
     bytes[BUF_TILE_STRIP] = sizeof(uint32_t) * tiles;
-    bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height;
+    /* the tiles' sums; with the last tile's combine, then a count of arrived tiles a tile
+     * (cl/combine.cl; zero at creation, and again after each combine) */
+    bytes[BUF_PARTIAL] = vs * tiles * (size_t)p->height +
+                         (p->combine == CMRSCL_COMBINE_LAST ? sizeof(uint32_t) * tiles : 0);
     bytes[BUF_LONG_STRIP] = sizeof(uint32_t) * longs;
-    /* read by cmrs_combine only: none when the tiles' work-groups combine them */
-    bool combine_kernel = longs && p->combine != CMRSCL_COMBINE_GROUP;
+    /* read by cmrs_combine only: none when a work-group combines the tiles */
+    bool combine_kernel = longs && p->combine == CMRSCL_COMBINE_KERNEL;
     bytes[BUF_FIRST_TILE] = combine_kernel ? sizeof(uint32_t) * (longs + 1) : 0;
     bytes[BUF_PERM] = 0;    /* see matrix_create and matrix_update.c */
     bytes[BUF_STAGING] = 0; /* made by the first update from the host */
@@ -153,6 +156,11 @@ cmrscl_status cmrs_matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_C
         if (m->buf[i] && host[i]) {
             err = cmrs_upload(m->ctx, m->buf[i], bytes[i], host[i], &written[writes]);
             writes += err == CL_SUCCESS && written[writes] != NULL; /* the ring's leave none */
+        } else if (m->buf[i] && i == BUF_PARTIAL && m->params.combine == CMRSCL_COMBINE_LAST) {
+            const cl_uint zero = 0; /* the tiles' counts start at 0 */
+            err = clEnqueueFillBuffer(m->ctx->queue, m->buf[i], &zero, sizeof zero, 0, bytes[i], 0,
+                                      NULL, &written[writes]);
+            writes += err == CL_SUCCESS;
         }
         if (!m->buf[i] || err != CL_SUCCESS) {
             st = cmrscl_fail_cl(err, m->buf[i] ? "clEnqueueWriteBuffer" : "clCreateBuffer");
@@ -201,7 +209,7 @@ cmrscl_status cmrs_matrix_create_kernels(cmrscl_matrix m)
         m->params.build_seconds = seconds, m->params.program_source = from;
     if (st == CMRSCL_OK)
         st = make_kernel(m, prog, "cmrs_spmv", &m->kernel);
-    if (st == CMRSCL_OK && p->long_strips && p->combine != CMRSCL_COMBINE_GROUP)
+    if (st == CMRSCL_OK && p->long_strips && p->combine == CMRSCL_COMBINE_KERNEL)
         st = make_kernel(m, prog, "cmrs_combine", &m->combine);
     if (st != CMRSCL_OK)
         return st;

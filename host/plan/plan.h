@@ -300,6 +300,10 @@ CMRSCL_HIDDEN int cmrs_plan_slice_warp(const cmrscl_device_info *dev, int height
  * size the longest strip needs; the plan's family, HEIGHT, warp and work-group come first. */
 CMRSCL_HIDDEN cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *a,
                                             const cmrscl_options *opt, cmrscl_params *p);
+/* Whether the device makes a work-group's stores to global memory visible to another's loads
+ * within a launch, as the last tile's combine needs (CMRSCL_COMBINE_LAST): NVIDIA's OpenCL
+ * (PTX's device-wide fence) and CPUs. */
+CMRSCL_HIDDEN bool cmrs_plan_tiles_fence(const cmrscl_device_info *dev);
 /* Tiles per work-group when its tiles are combined in the group (cmrs_split_build's
  * group_tiles), else 0. */
 CMRSCL_HIDDEN int cmrs_plan_group_tiles(const cmrscl_params *p);

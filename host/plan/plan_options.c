@@ -39,7 +39,7 @@ cmrscl_status cmrs_plan_check_options(const cmrscl_device_info *dev, cmrscl_prec
                            "values %d is not a known value",
                            (int)opt->layout, (int)opt->order, (int)opt->reduce, (int)opt->kernel,
                            (int)opt->cache_hint, (int)opt->values);
-    if ((unsigned)opt->combine > CMRSCL_COMBINE_GROUP)
+    if ((unsigned)opt->combine > CMRSCL_COMBINE_LAST)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "options: combine %d is not a known value", (int)opt->combine);
     if (opt->lane_entries != 0 && opt->lane_entries != 1 && opt->lane_entries != 2 &&
@@ -104,7 +104,7 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
         p, &n,
         "-cl-std=CL%s -DKERNEL=%d -DHEIGHT=%d -DWARP=%d -DWG_SIZE=%d -DVALUE_DOUBLE=%d "
         "-DPACKED=%d -DROW_BITS=%d -DREDUCE=%d -DCACHE_HINT=%d -DLANE_ENTRIES=%d -DINDEX64=%d "
-        "-DGROUP_COMBINE=%d -DVALUES=%d -DDICT_BITS=%d",
+        "-DGROUP_COMBINE=%d -DLAST_COMBINE=%d -DVALUES=%d -DDICT_BITS=%d",
         !sub                       ? "1.2"
         : dev->subgroup_cl_c == 30 ? "3.0"
         : dev->subgroup_cl_c == 20 ? "2.0"
@@ -113,7 +113,11 @@ cmrscl_status cmrs_plan_build_options(const cmrscl_device_info *dev, cmrscl_para
         p->layout == CMRSCL_LAYOUT_PACKED, p->row_bits ? p->row_bits : CMRSCL_CMRS_BITS,
         (int)p->reduce, p->cache_hint == CMRSCL_CACHE_HINT_STREAM,
         p->lane_entries ? p->lane_entries : 1, p->index_bits == 64,
-        p->combine == CMRSCL_COMBINE_GROUP, (int)p->values, p->dict_bits);
+        p->combine == CMRSCL_COMBINE_GROUP, p->combine == CMRSCL_COMBINE_LAST, (int)p->values,
+        p->dict_bits);
+    /* the last tile's combine: PTX's device-wide fence where the device has NVIDIA's PTX */
+    if (p->combine == CMRSCL_COMBINE_LAST && dev->warp_shuffle)
+        whole = whole && append(p, &n, " -DFENCE_PTX=1");
     /* Sub-groups: fixed to the plan's width where the device lets a kernel ask for one (else
      * the built kernel's own width is checked, subgroups.c), and the shuffles it has. */
     if (sub)

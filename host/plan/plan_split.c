@@ -11,6 +11,10 @@
  *           longest strip / warps per group entries, and the plan doubles the work-group
  *           (up to GROUP_MAX_WG, within the device's and local memory's limits) until that
  *           is GROUP_TILE.
+ *   LAST    the work-group that finishes a strip's last tile adds them (cl/combine.cl): any
+ *           number of tiles per strip, one kernel - a launch less a product, a CG iteration
+ *           three instead of four - where the device makes one group's stores seen by
+ *           another's loads within a launch (NVIDIA, CPUs); asked for, never chosen (below).
  * On NVIDIA's OpenCL a launch costs the host about 5 us (measured on an H100,
  * docs/dev/PERFORMANCE.md), as long as a small matrix's whole product, and back-to-back products
  * are host-bound at one launch each: few-row matrices whose longest strip fits one group
@@ -87,6 +91,16 @@ static void grow_group(const cmrscl_device_info *dev, const cmrscl_options *opt,
     p->work_group_size = wg;
 }
 
+bool cmrs_plan_tiles_fence(const cmrscl_device_info *dev)
+{
+    /* a device that calls itself a CPU and nothing else: a simulator that claims every type
+     * (Oclgrind) reports the tiles' sums read across work-groups as races */
+    bool cpu =
+        (dev->type & (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) ==
+        CL_DEVICE_TYPE_CPU;
+    return dev->warp_shuffle || cpu;
+}
+
 int cmrs_plan_group_tiles(const cmrscl_params *p)
 {
     return p->combine == CMRSCL_COMBINE_GROUP && p->tile > 0 ? p->work_group_size / p->warp : 0;
@@ -134,9 +148,20 @@ cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *
         p->tile = 0; /* no strip is long: one kernel, no combine */
     if (p->tile == 0)
         return CMRSCL_OK;
-    /* Unknown longest strip (no RowPtr to read it from): the second kernel, which takes any
-     * split. */
-    p->combine = longest < 0 ? CMRSCL_COMBINE_KERNEL : opt->combine;
+    if (opt->combine == CMRSCL_COMBINE_LAST && !cmrs_plan_tiles_fence(dev))
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "combine last needs one work-group's stores seen by another's loads "
+                           "within a launch, which device \"%s\" does not promise (NVIDIA's "
+                           "OpenCL and CPUs do): take kernel or group",
+                           dev->device_name);
+    /* Unknown longest strip (no RowPtr to read it from): a combine that takes any split - the
+     * second kernel unless the last tile's was asked for. The plan never chooses the last
+     * tile's: it saves a launch but measured no faster for it - on an H200 its products within
+     * 2% of the two kernels' and CG's iterations from 4-7% faster (float, the skewed Laplacian)
+     * to 13% slower (the R-MAT Laplacian in double); on PoCL its products a few percent slower
+     * (docs/dev/PERFORMANCE.md, COMBINE_LAST). */
+    p->combine =
+        longest < 0 && opt->combine != CMRSCL_COMBINE_LAST ? CMRSCL_COMBINE_KERNEL : opt->combine;
     bool long_rows = a->stats.mu >= PLAN_LONG_ROWS;
     if (p->combine == CMRSCL_COMBINE_AUTO) {
         cmrscl_params group = *p;

@@ -231,7 +231,13 @@ bool cmrs_variant_one_warp(const cmrscl_device_info *dev, const kernel_variant *
 uint64_t cmrs_variant_local_bytes(const cmrscl_params *p)
 {
     const variant_family *f = cmrs_variant_family_of(p->kernel);
-    return f ? f->local_bytes(p, cmrscl_precision_size(p->precision)) : 0;
+    uint64_t value_size = cmrscl_precision_size(p->precision);
+    /* the last tile's combine: a share a work-item, the strips a group completes (combine.cl) */
+    uint64_t last = p->combine == CMRSCL_COMBINE_LAST
+                        ? (uint64_t)p->work_group_size * value_size +
+                              4 * (uint64_t)(p->work_group_size / p->warp + 1)
+                        : 0;
+    return f ? f->local_bytes(p, value_size) + last : 0;
 }
 
 size_t cmrscl_variant_count(void) { return cmrs_variant_count(); }

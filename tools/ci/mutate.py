@@ -70,6 +70,17 @@ MUTATIONS = [
              "val[(i) == DICT_MASK ? (1u << DICT_BITS) + (col) + ((col) > 0u ? -1u : 0u) : (i)]",
              "^(kernel_float_strip_packed_local|kernel_double_slice_local|cli_spmv_values_diagonal|dict_limits_double)$",
              "python/tests/test_products.py::test_diagonal_apart"),
+    # the last tile's combine (issue 58)
+    Mutation("last tile's combine: the first share of each row left out", "cl/combine.cl",
+             "for (uint k = 0; k < LAST_SHARES; ++k)", "for (uint k = 1; k < LAST_SHARES; ++k)",
+             "^(kernel_float_split_strip_local|kernel_double_split_segment_local)$"),
+    Mutation("last tile's combine: a strip's count never set back", "cl/combine.cl",
+             "            count[t0] = 0;", "            count[t0] = count[t0];",
+             "^(kernel_float_split_strip_local|recording_enqueue)$"),
+    Mutation("last tile's combine: a strip's solver terms dropped", "cl/combine.cl",
+             "vstore4(terms, get_num_groups(0) + t0, ws + dots_at);",
+             "vstore4(terms * (real_t)0, get_num_groups(0) + t0, ws + dots_at);",
+             "^(dots_float_local|dots_double_local)$"),
     # the solvers (issue 40)
     Mutation("dots: row 0 left out of x.y", "cl/dots.cl",
              "acc.s0 += x[row] * yv;", "acc.s0 += row ? x[row] * yv : (real_t)0;",

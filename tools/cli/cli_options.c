@@ -134,7 +134,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     static const char *const hints[] = {"auto", "off", "stream", NULL};
     static const char *const values[] = {"auto", "plain", "float", "dict", "diagonal", NULL};
     static const char *const renumbers[] = {"auto", "none", "hubs", NULL};
-    static const char *const combines[] = {"auto", "kernel", "group", NULL};
+    static const char *const combines[] = {"auto", "kernel", "group", "last", NULL};
     static const char *const index_bits[] = {"0", "32", "64", NULL};             /* 32 k bits */
     static const char *const column_bits[] = {"0", "16", "32", "implied", NULL}; /* 16 k bits */
     int k;
@@ -227,7 +227,7 @@ static bool apply_option(int c, const char *arg, cli_options *o)
         o->matrix.renumber = (cmrscl_renumber)k;
         return true;
     case OPT_COMBINE:
-        if (!parse_keyword("--combine", arg, combines, "auto, kernel or group", &k))
+        if (!parse_keyword("--combine", arg, combines, "auto, kernel, group or last", &k))
             return false;
         o->matrix.combine = (cmrscl_combine)k;
         return true;

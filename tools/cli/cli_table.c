@@ -71,8 +71,9 @@ const cli_flag cli_flags[] = {
     {"tile", OPT_TILE, "N", PLAN_CMDS, CLI_GROUP_PLAN,
      "split strips longer than 2N entries into tiles of N; 0 automatic, -1 never"},
     {"combine", OPT_COMBINE, "C", PLAN_CMDS, CLI_GROUP_PLAN,
-     "auto | kernel | group: tiles summed by a second kernel, or by their work-group (one "
-     "kernel; the tile and the work-group grow so a long strip fits one group)"},
+     "auto | kernel | group | last: tiles summed by a second kernel, by their work-group (one "
+     "kernel; the tile and the work-group grow so a long strip fits one group), or by the "
+     "work-group that finishes a strip's last tile (one kernel; NVIDIA and CPUs)"},
     {"cache-hint", OPT_CACHE_HINT, "H", PLAN_CMDS, CLI_GROUP_PLAN,
      "auto | off | stream (NVIDIA: evict-first matrix loads)"},
     {"values", OPT_VALUES, "V", PLAN_CMDS, CLI_GROUP_PLAN,
@@ -151,7 +152,7 @@ const cli_flag cli_flags[] = {
      "comma-separated: auto, csr-vector, csr-scalar, strip[:H], segment[:H], modulo[:H], "
      "slice[:H], each "
      "with optional +stream, +nosplit, +w=N (lanes per strip), +wg=N (work-group), +tile=N, "
-     "+group, +combine (--combine), +m=N (modulo's slot sets), +local, +shuffle, +subgroup "
+     "+group, +combine, +last (--combine), +m=N (modulo's slot sets), +local, +shuffle, +subgroup "
      "(default: auto)"},
     {"suite", OPT_SUITE, "FILE", CMD_BENCH, CLI_GROUP_BENCH,
      "matrices listed one per line (a .mtx path or a spec); repeatable"},

@@ -86,8 +86,10 @@ static void print_text(const session *s, const bench_result *r)
     if (p->long_strips)
         printf("           split: %d long strips in %d tiles of %d entries, summed %s\n",
                p->long_strips, p->tiles, p->tile,
-               p->combine == CMRSCL_COMBINE_GROUP ? "in their work-group (one kernel)"
-                                                  : "by a second kernel");
+               p->combine == CMRSCL_COMBINE_GROUP  ? "in their work-group (one kernel)"
+               : p->combine == CMRSCL_COMBINE_LAST ? "by the work-group of each strip's last tile "
+                                                     "(one kernel)"
+                                                   : "by a second kernel");
     if (p->renumber == CMRSCL_RENUMBER_HUBS)
         printf("           renumbered: P A P^T, the rows longer than the mean first by length (x "
                "gathered and y scattered by each product)\n");
@@ -165,6 +167,7 @@ static void json_params(const cmrscl_params *p)
     json_int("long_strips", p->long_strips);
     json_string("combine", p->combine == CMRSCL_COMBINE_GROUP    ? "group"
                            : p->combine == CMRSCL_COMBINE_KERNEL ? "kernel"
+                           : p->combine == CMRSCL_COMBINE_LAST   ? "last"
                                                                  : "none");
     json_int("index_bits", p->index_bits);
     json_int("column_bits", p->column_bits);

@@ -73,6 +73,8 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
         o->combine = CMRSCL_COMBINE_GROUP;
     else if (!strcmp(mod, "combine"))
         o->combine = CMRSCL_COMBINE_KERNEL;
+    else if (!strcmp(mod, "last"))
+        o->combine = CMRSCL_COMBINE_LAST;
     else if (!strcmp(mod, "rows"))
         o->order = CMRSCL_ORDER_ROWS;
     else if (!strcmp(mod, "columns"))

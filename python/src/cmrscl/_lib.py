@@ -181,7 +181,7 @@ ENUMS = {
     "layout": ("auto", "packed", "unpacked"),
     "order": ("auto", "rows", "columns"),
     "cache_hint": ("auto", "off", "stream"),
-    "combine": ("auto", "kernel", "group"),
+    "combine": ("auto", "kernel", "group", "last"),
     "values": ("auto", "plain", "float", "dict", "diagonal"),
     "renumber": ("auto", "none", "hubs"),
     "program_source": ("context", "jit", "disk"),
