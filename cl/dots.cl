@@ -10,12 +10,14 @@
  * its work-group wrote, summed into one real4 per work-group in the solver's workspace; the
  * solver's next kernel adds the work-groups' real4s up (solve.cl). No atomics: each
  * work-item sums its rows in a fixed stride, the group in a fixed tree, so a solve gives the
- * same bits run after run. A kernel built so also does nothing once the solve has stopped
+ * same bits run after run (the last tile's combine counts with one, to choose which group adds
+ * a strip's tiles; that group puts the strip's terms in a real4 of the strip's own). A kernel built so also does nothing once the solve has stopped
  * (a stop slot of the workspace set): the iterations enqueued after convergence cost a launch.
  *
  * Which rows a work-group wrote (the same whatever the backend of the warp layer): the
- * strips of its strip role but the long ones, whose tiles' work-group (GROUP_COMBINE) or
- * cmrs_combine writes them - and then adds their terms itself. The lanes that wrote a row
+ * strips of its strip role but the long ones, whose tiles' work-group (GROUP_COMBINE),
+ * cmrs_combine or the group of a strip's last tile (LAST_COMBINE) writes them - and then adds
+ * their terms itself (the last: in a real4 a tile after the work-groups', combine.cl). The lanes that wrote a row
  * are seldom the work-item that takes it here, so the rows are read back after a barrier
  * that makes the group's writes visible to the group; the slice family, whose work-item of a
  * row is the one that wrote it, passes the row's value instead.
@@ -328,8 +330,9 @@ INLINE real4_t dots_terms(real4_t acc, __global const real_t *x, __global const 
  * the unit that counts that full adds the chunk sums up, in index order. The order of every
  * addition is fixed by the indices, never by which unit came last: the same bits run after
  * run. The last units reset the counters, so each launch finds them 0.
- * The region after the units' real4s (n units, chunks = ceil(n / C)): the sum (4 reals), the
- * chunk sums (4 chunks), the counters (chunks + 1 uints, a real each).
+ * The region after the units' real4s (n units, chunks = ceil(n / C); and, with the last tile's
+ * combine, the tiles' real4s, which the last unit adds after the chunks'): the sum (4 reals),
+ * the chunk sums (4 chunks), the counters (chunks + 1 uints, a real each).
  * It needs a unit's stores visible to another work-group's loads within one launch, which
  * OpenCL 1.2 does not promise: the host builds it only where it holds - NVIDIA (membar.gl,
  * PTX's device-wide fence, with loads that bypass the non-coherent L1) and CPUs, whose

@@ -34,8 +34,9 @@
  *                 itself after a barrier (combine_in_group); 0: cmrs_combine, a second
  *                 kernel, does                                                (default 0)
  *   LAST_COMBINE  1: the work-group that finishes a long strip's last tile sums its tiles
- *                 (combine_last), with PTX's device-wide fence where FENCE_PTX is 1
- *                                                                             (default 0)
+ *                 (combine_last)                                              (default 0)
+ *   FENCE_PTX     LAST_COMBINE: 1 fences with PTX's membar.gl (NVIDIA), 0 with
+ *                 mem_fence (CPUs)                                            (default 0)
  *   VALUES        how the values are stored: CMRS_VALUES_PLAIN, _FLOAT, _DICT, _DIAGONAL
  *                 (below, "the values")                                       (default PLAIN)
  *   DICT_BITS     VALUES DICT, DIAGONAL: bits of an entry's dictionary index  (default 0)

@@ -23,7 +23,8 @@
  *   calls on one matrix are serialised internally around argument setting and enqueue).
  *   Host structs (cmrscl_csr, cmrscl_cmrs) are plain data: share them read-only.
  * - Determinism: the same matrix, vectors, parameters and device give bit-identical y on
- *   every run; the kernels use no atomics and a fixed summation order.
+ *   every run: a fixed summation order (the only atomics, the last tile's combine's counts,
+ *   choose which work-group adds a strip's tiles, not the order it adds them in).
  * - Limits: rows and columns are 32-bit (<= INT32_MAX); entries are counted in 64 bits
  *   and limited by memory: on the host 12 bytes each in CSR; on the device each array must
  *   fit CL_DEVICE_MAX_MEM_ALLOC_SIZE (the values take nnz x 4 or 8 bytes, the column
@@ -232,10 +233,13 @@ typedef enum cmrscl_cache_hint {
  *           of the strip's tiles tells - any number of tiles, one kernel. It needs the tiles'
  *           sums visible across work-groups within a launch, which OpenCL 1.2 does not
  *           promise: NVIDIA (PTX's device-wide fence) and CPUs (coherent caches) only, and
- *           only when asked: the plan takes KERNEL, measured as fast.
+ *           only when asked (refused elsewhere, whatever the matrix): the plan takes KERNEL
+ *           or GROUP, measured as fast.
  * KERNEL and GROUP add a strip's tiles in tile order: with the same tiles, the same bits.
  * LAST adds them in a fixed order of its own (work-items take tiles in turn, then the rows'
- * shares in order): the same bits run after run, not those of the other two. */
+ * shares in order): the same bits run after run, not always those of the other two. Its
+ * counts must start each product at 0: an interrupted product, or two of one matrix run at
+ * the same time (which cmrscl_spmv forbids), leave them wrong for every later product. */
 typedef enum cmrscl_combine {
     CMRSCL_COMBINE_AUTO = 0,
     CMRSCL_COMBINE_KERNEL = 1,
@@ -548,8 +552,9 @@ CMRSCL_API cmrscl_status cmrscl_matrix_read_cmrs(cmrscl_matrix m, cmrscl_cmrs *o
  * When beta == 0, y is not read. x and y must not overlap. Products of one matrix must not
  * run on the device at the same time (on two queues, or an out-of-order one, without an
  * event between them): a matrix with long strips (cmrscl_params.long_strips) keeps its
- * tiles' partial sums in one buffer of its own, and a renumbered one (cmrscl_renumber) the
- * vectors its products work in. */
+ * tiles' partial sums in one buffer of its own (with the last tile's combine, the counts
+ * every later product relies on too), and a renumbered one (cmrscl_renumber) the vectors its
+ * products work in. */
 CMRSCL_API cmrscl_status cmrscl_spmv(cmrscl_matrix m, double alpha, cl_mem x, double beta, cl_mem y,
                                      cl_command_queue queue, cl_uint num_wait,
                                      const cl_event *wait_list, cl_event *event);
@@ -561,7 +566,8 @@ CMRSCL_API cmrscl_status cmrscl_spmv_host(cmrscl_matrix m, double alpha, const v
 typedef struct cmrscl_timing {
     int warmup, repetitions;
     /* Device time per product from OpenCL profiling events: start of its first kernel to
-     * end of its last (the split path runs two), median and minimum over the repetitions. */
+     * end of its last (two where the split path's second kernel combines), median and
+     * minimum over the repetitions. */
     double median_ms, min_ms;
     /* Host time per product of `repetitions` products enqueued back to back and waited for
      * once: what a solver loop sees, launch overhead included. */

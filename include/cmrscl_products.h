@@ -43,7 +43,7 @@ CMRSCL_API void cmrscl_recording_free(cmrscl_recording r);
 typedef enum cmrscl_operation { CMRSCL_NON_TRANSPOSE = 0, CMRSCL_TRANSPOSE = 1 } cmrscl_operation;
 
 /* A^T is kept as a CMRS matrix of its own, planned for its rows like any matrix: a
- * transposed product is an ordinary product on it - the same kernels, no atomics, the same
+ * transposed product is an ordinary product on it - the same kernels, the same
  * bits run after run - and costs as much device memory again as A^T takes
  * (cmrscl_params.transpose_device_bytes), until cmrscl_matrix_release_transpose or
  * cmrscl_matrix_free. It is built from A's arrays read back and transposed on the host

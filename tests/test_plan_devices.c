@@ -278,8 +278,8 @@ static void test_block_vectors(void)
 /* The last tile's combine (CMRSCL_COMBINE_LAST) where a device makes one work-group's stores
  * seen by another's within a launch: taken when asked on NVIDIA (with PTX's fence) and on CPUs,
  * never chosen by the plan (the second kernel measured as fast), refused on other GPUs and on
- * a simulator that calls itself every type (Oclgrind). Strips of 6000 entries a million rows
- * long, in tiles of 256. */
+ * a simulator that calls itself every type (Oclgrind) - whether a strip is split or not. Strips of
+ * 6000 entries a million rows long, in tiles of 256. */
 static void test_last_combine(void)
 {
     int64_t longest[STRIP_HEIGHT_LOGS];
@@ -309,6 +309,10 @@ static void test_last_combine(void)
         CHECK(cmrs_plan_choose(refuse[i], CMRSCL_FLOAT, &many, &o, &p) ==
                   CMRSCL_ERROR_UNSUPPORTED &&
               test_contains(cmrscl_last_error(), "combine last"));
+        cmrscl_options whole = o; /* refused whatever the matrix: nothing split either */
+        whole.tile = -1;
+        CHECK(cmrs_plan_choose(refuse[i], CMRSCL_FLOAT, &many, &whole, &p) ==
+              CMRSCL_ERROR_UNSUPPORTED);
     }
 }
 

@@ -233,7 +233,8 @@ typedef struct product_kernels {
     cl_kernel kernel, combine; /* combine: NULL unless a second kernel adds the tiles up */
     size_t local, global, combine_local, combine_global;
     size_t groups;         /* the epilogue's real4s: one a work-group of the two kernels
-                              (the slice family on NVIDIA: one a warp) */
+                              (the slice family on NVIDIA: one a warp), and with the last
+                              tile's combine one a tile after the work-groups' */
     size_t kernel_groups;  /* ... of the first: where cmrs_combine's real4s start */
     unsigned kernels_made; /* the matrix's kernels_made they were built after */
     bool local_sums;       /* the slice product's sums in local memory (-DDOTS_LOCAL_SUMS) */

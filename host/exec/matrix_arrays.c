@@ -163,7 +163,9 @@ cmrscl_status cmrs_matrix_upload_buffers(cmrscl_matrix m, void *const host[BUF_C
             writes += err == CL_SUCCESS;
         }
         if (!m->buf[i] || err != CL_SUCCESS) {
-            st = cmrscl_fail_cl(err, m->buf[i] ? "clEnqueueWriteBuffer" : "clCreateBuffer");
+            st = cmrscl_fail_cl(err, !m->buf[i] ? "clCreateBuffer"
+                                     : host[i]  ? "clEnqueueWriteBuffer"
+                                                : "clEnqueueFillBuffer");
             if (err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
                 st = CMRSCL_ERROR_OUT_OF_DEVICE_MEMORY;
             char sizes[128];

@@ -90,7 +90,7 @@ static bool local_sums(const cmrscl_matrix m, const char *extra, size_t rounds, 
 typedef struct dots_shape {
     bool shuffle, warps, combine, capped, local_sums;
     size_t local, global, combine_local, combine_global;
-    size_t kernel_units, units; /* the first kernel's real4s; both kernels' */
+    size_t kernel_units, units; /* the first kernel's real4s; all (both kernels', the tiles') */
 } dots_shape;
 
 static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold_cap)

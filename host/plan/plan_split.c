@@ -127,6 +127,14 @@ cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "tile %d: expected entries per tile, 0 (automatic) or -1 (never split)",
                            opt->tile);
+    /* refused whatever the matrix, so that whether it runs never depends on which strips are
+     * long (A^T, a values update) */
+    if (opt->combine == CMRSCL_COMBINE_LAST && !cmrs_plan_tiles_fence(dev))
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "combine last needs one work-group's stores seen by another's loads "
+                           "within a launch, which device \"%s\" does not promise (NVIDIA's "
+                           "OpenCL and CPUs do): take kernel or group",
+                           dev->device_name);
     if (plan_has_holes(p->kernel)) { /* its layout is per whole strip */
         if (opt->tile > 0)
             return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -148,12 +156,6 @@ cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *
         p->tile = 0; /* no strip is long: one kernel, no combine */
     if (p->tile == 0)
         return CMRSCL_OK;
-    if (opt->combine == CMRSCL_COMBINE_LAST && !cmrs_plan_tiles_fence(dev))
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "combine last needs one work-group's stores seen by another's loads "
-                           "within a launch, which device \"%s\" does not promise (NVIDIA's "
-                           "OpenCL and CPUs do): take kernel or group",
-                           dev->device_name);
     /* Unknown longest strip (no RowPtr to read it from): a combine that takes any split - the
      * second kernel unless the last tile's was asked for. The plan never chooses the last
      * tile's: it saves a launch but measured no faster for it - on an H200 its products within

@@ -116,7 +116,7 @@ static bool apply_modifier(const char *name, const char *mod, cmrscl_options *o)
     } else {
         return bad_plan(
             name,
-            "unknown modifier (stream, nosplit, group, combine, rows, "
+            "unknown modifier (stream, nosplit, group, combine, last, rows, "
             "columns, local, shuffle, subgroup, plain, c0, c16, c32, w=N, wg=N, k=1|2|4, tile=N, "
             "m=N)");
     }
@@ -188,7 +188,9 @@ void plan_describe(const cmrscl_params *p, char *buf, size_t size)
                       (double)p->stored_entries / (double)p->nnz);
     if (n > 0 && (size_t)n < size && p->long_strips)
         n += snprintf(buf + n, size - (size_t)n, " split%d%s", (int)p->tile,
-                      p->combine == CMRSCL_COMBINE_GROUP ? " group" : "");
+                      p->combine == CMRSCL_COMBINE_GROUP  ? " group"
+                      : p->combine == CMRSCL_COMBINE_LAST ? " last"
+                                                          : "");
     if (n > 0 && (size_t)n < size && p->cache_hint == CMRSCL_CACHE_HINT_STREAM)
         n += snprintf(buf + n, size - (size_t)n, " stream");
     if (n > 0 && (size_t)n < size && p->column_bits < 32)
