@@ -80,14 +80,11 @@ INLINE void combine_in_group(const work *w, uint first_tile_group, uint rows, ui
  * family's in double, HEIGHT 8, holds 12 KiB a group already: more left an H200 fewer
  * resident groups). */
 #if DOTS
-#define LAST_COMBINE_SCRATCH                                                                       \
-    __local real_t *const last_shares = (__local real_t *)dots_scratch;                            \
-    __local uint last_done[WARPS_PER_GROUP + 1];
+#define LAST_SHARES_SCRATCH __local real_t *const last_shares = (__local real_t *)dots_scratch;
 #else
-#define LAST_COMBINE_SCRATCH                                                                       \
-    __local real_t last_shares[WG_SIZE];                                                           \
-    __local uint last_done[WARPS_PER_GROUP + 1];
+#define LAST_SHARES_SCRATCH __local real_t last_shares[WG_SIZE];
 #endif
+#define LAST_COMBINE_SCRATCH LAST_SHARES_SCRATCH __local uint last_done[WARPS_PER_GROUP + 1];
 #if DOTS
 #define LAST_DOTS_PARAMS                                                                           \
     , __global const real_t *x, __global const real_t *dot_w, __global real_t *ws, uint dots_at,   \

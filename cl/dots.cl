@@ -8,17 +8,18 @@
  * w_i y_i and w_i y_i^2, for a vector w such as r0* or the inverse diagonal; DOTS 1: w_i y_i
  * alone, BiCGStab's r0*.v, which reads neither x again nor sums what no one reads) of the rows
  * its work-group wrote, summed into one real4 per work-group in the solver's workspace; the
- * solver's next kernel adds the work-groups' real4s up (solve.cl). No atomics: each
- * work-item sums its rows in a fixed stride, the group in a fixed tree, so a solve gives the
- * same bits run after run (the last tile's combine counts with one, to choose which group adds
- * a strip's tiles; that group puts the strip's terms in a real4 of the strip's own). A kernel built so also does nothing once the solve has stopped
- * (a stop slot of the workspace set): the iterations enqueued after convergence cost a launch.
+ * solver's next kernel adds the work-groups' real4s up (solve.cl). No atomics: each work-item
+ * sums its rows in a fixed stride, the group in a fixed tree, so a solve gives the same bits
+ * run after run (the last tile's combine counts with one, to choose which group adds a strip's
+ * tiles; that group puts the strip's terms in a real4 of the strip's own). A kernel built so
+ * also does nothing once the solve has stopped (a stop slot of the workspace set): the
+ * iterations enqueued after convergence cost a launch.
  *
- * Which rows a work-group wrote (the same whatever the backend of the warp layer): the
- * strips of its strip role but the long ones, whose tiles' work-group (GROUP_COMBINE),
- * cmrs_combine or the group of a strip's last tile (LAST_COMBINE) writes them - and then adds
- * their terms itself (the last: in a real4 a tile after the work-groups', combine.cl). The lanes that wrote a row
- * are seldom the work-item that takes it here, so the rows are read back after a barrier
+ * Which rows a work-group wrote (the same whatever the backend of the warp layer): the strips
+ * of its strip role but the long ones, whose tiles' work-group (GROUP_COMBINE), cmrs_combine or
+ * the group of a strip's last tile (LAST_COMBINE) writes them - and then adds their terms
+ * itself (the last: in a real4 a tile after the work-groups', combine.cl). The lanes that wrote
+ * a row are seldom the work-item that takes it here, so the rows are read back after a barrier
  * that makes the group's writes visible to the group; the slice family, whose work-item of a
  * row is the one that wrote it, passes the row's value instead.
  */

@@ -103,9 +103,6 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold
     const bool dots = fused || strstr(extra, "-DDOTS=") != NULL;
     d.shuffle = dots && dev->warp_shuffle && p->work_group_size % 32 == 0;
     d.combine = p->long_strips && p->combine == CMRSCL_COMBINE_KERNEL;
-    /* the last tile's combine leaves the long strips' terms in a real4 a tile after the
-     * work-groups' (cl/combine.cl) */
-    const size_t strips_terms = p->combine == CMRSCL_COMBINE_LAST ? (size_t)p->tiles : 0;
     cmrs_spmv_sizes(m, &d.local, &d.global, &d.combine_local, &d.combine_global);
     /* CMRSCL_SOLVE_PRODUCT_GROUPS=G caps the grid at G work-groups on any device (the tests'
      * way to walk several strips a warp on CPUs, and for measuring the cap) */
@@ -143,8 +140,11 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold
                    local_sums(m, extra, rounds, d.shuffle);
     d.global = groups * d.local;
     d.kernel_units = d.global / (d.warps ? 32 : d.local);
+    /* the last tile's combine leaves the long strips' terms in a real4 a tile after the
+     * work-groups' (cl/combine.cl) */
+    const bool tile_terms = dots && p->combine == CMRSCL_COMBINE_LAST;
     d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0) +
-              (dots ? strips_terms : 0);
+              (tile_terms ? (size_t)p->tiles : 0);
     return d;
 }
 
