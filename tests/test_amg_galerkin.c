@@ -9,7 +9,8 @@
  *     there), through the pinned ring in small slots; and on an out-of-order queue;
  *   - the set-up asking the device for its Galerkin products (CMRSCL_AMG_GALERKIN=device, a
  *     builder's sink): every one made there, and every estimate of rho, every level's A the
- *     host set-up's, bit for bit; with CMRSCL_AMG_GALERKIN=host none made there;
+ *     host set-up's, bit for bit, and the builder's matrices of every R and coarse A made
+ *     from the device's copies, entry for entry; with CMRSCL_AMG_GALERKIN=host none made there;
  *   - a row of more columns than its table holds (a dense row of 1,100): ERROR_UNSUPPORTED
  *     naming it; a device without fp64: ERROR_UNSUPPORTED saying so, for both.
  * Usage: test_amg_galerkin. */
@@ -26,6 +27,40 @@ static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
            !memcmp(got->row_ptr, want->row_ptr, sizeof(int64_t) * ((size_t)want->rows + 1)) &&
            !memcmp(got->col_ind, want->col_ind, sizeof(int32_t) * (size_t)want->nnz) &&
            !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
+}
+
+/* The builder's matrices made from the device's copies (expected: every level's R and the A below
+ * it - the coarsest's, inverted, is never made) hold the hierarchy's operators, entry for entry;
+ * with the products on the host, none is. With one thread the builder makes nothing. */
+static void check_made_there(cmrs_amg_builder *b, const cmrs_amg_hierarchy *h, const char *spec,
+                             const char *where, bool device)
+{
+    cmrs_amg_builder_finish(b);
+    int want = device && cmrs_parallel_threads() > 1 ? 2 * (h->levels - 1) - 1 : 0;
+    CHECK_MSG(cmrs_amg_builder_made_there(b) == want,
+              "%s with CMRSCL_AMG_GALERKIN=%s: %d matrices made from the device's copies, not %d",
+              spec, where, cmrs_amg_builder_made_there(b), want);
+    for (int l = 0; want && l + 1 < h->levels; ++l)
+        for (int which = AMG_OPERATOR_A; which <= AMG_OPERATOR_R; ++which) {
+            int level = which == AMG_OPERATOR_A ? l + 1 : l;
+            const cmrscl_csr *op = which == AMG_OPERATOR_A   ? &h->level[level].A
+                                   : which == AMG_OPERATOR_P ? &h->level[level].P
+                                                             : &h->level[level].R;
+            cmrscl_matrix m = cmrs_amg_builder_take(b, level, (cmrs_amg_operator)which);
+            if ((level + 1 == h->levels && which == AMG_OPERATOR_A) || which == AMG_OPERATOR_P) {
+                cmrscl_matrix_free(m);
+                continue;
+            }
+            cmrscl_cmrs cmrs = {0};
+            cmrscl_csr got = {0};
+            CHECK_MSG(m && cmrscl_matrix_read_cmrs(m, &cmrs) == CMRSCL_OK &&
+                          cmrscl_cmrs_to_csr(&cmrs, &got) == CMRSCL_OK && same_csr(&got, op),
+                      "%s: level %d's %c made from the device's copy is not the host's (%s)", spec,
+                      level, "APR"[which], m ? "its arrays differ" : "not made");
+            cmrscl_csr_free(&got);
+            cmrscl_cmrs_free(&cmrs);
+            cmrscl_matrix_free(m);
+        }
 }
 
 /* elastic:n's six rigid-body modes (column-major, malloc'ed) in o, nodes of 3 unknowns. */
@@ -103,7 +138,7 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
             cmrs_device_csr c_on_device = {0};
             CHECK_OK(cmrs_amg_galerkin_device(
                 ctx, batch ? NULL : &lv->R, &lv->A, batch ? &a_on_device : NULL, &lv->P,
-                batch ? &p_on_device : NULL, batch, &c, &r, batch ? &c_on_device : NULL));
+                batch ? &p_on_device : NULL, batch, &c, &r, batch ? &c_on_device : NULL, NULL));
             if (batch) /* C left there: the next level's estimate of rho from it */
                 check_rho(ctx, spec, &h.level[l + 1].A, h.level[l + 1].diag_inv, h.symmetric, l + 1,
                           &c_on_device);
@@ -137,6 +172,7 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
         CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
         int made = cmrs_amg_builder_galerkins(b), rhos = cmrs_amg_builder_rhos(b),
             smoothed = cmrs_amg_builder_prolongators(b);
+        check_made_there(b, &again, spec, w == 1 ? "host" : "device", w != 1);
         cmrs_amg_builder_free(b);
         CHECK_MSG(again.levels == h.levels && made == (w != 1 ? h.levels - 1 : 0) &&
                       rhos == (w != 1 ? h.levels : 0) && smoothed == (w == 0 ? h.levels - 1 : 0),
@@ -176,7 +212,8 @@ static void check_overflow(cmrscl_context ctx)
     for (int32_t i = 0; i < n; ++i)
         eye.col_ind[i] = i, eye.values[i] = 1;
     cmrscl_csr c;
-    cmrscl_status st = cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, NULL, 0, &c, NULL, NULL);
+    cmrscl_status st =
+        cmrs_amg_galerkin_device(ctx, &eye, &a, NULL, &eye, NULL, 0, &c, NULL, NULL, NULL);
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && c.nnz == 0 && !c.row_ptr &&
                   test_contains(cmrscl_last_error(), "more than 1024 columns"),
               "a row of 1100 columns: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
@@ -198,7 +235,7 @@ static void check_overflow(cmrscl_context ctx)
             p.col_ind[k] = i, p.values[k++] = 1.0 + i;
         p.row_ptr[i + 1] = k;
     }
-    st = cmrs_amg_galerkin_device(ctx, NULL, &eye, NULL, &p, NULL, 0, &c, &r, NULL);
+    st = cmrs_amg_galerkin_device(ctx, NULL, &eye, NULL, &p, NULL, 0, &c, &r, NULL, NULL);
     CHECK_OK(cmrscl_csr_transpose(&p, &want));
     CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && !c.row_ptr && same_csr(&r, &want),
               "R (A P) with a row of %d columns: %s (%s), R %s", (int)n, cmrscl_status_name(st),
@@ -229,7 +266,8 @@ static void check_out_of_order(cmrscl_context ctx)
     CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
     const cmrs_amg_level *lv = &h.level[0];
     cmrscl_csr r;
-    CHECK_OK(cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, NULL, 7, &got, &r, NULL));
+    CHECK_OK(
+        cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, NULL, 7, &got, &r, NULL, NULL));
     CHECK_MSG(same_csr(&got, &h.level[1].A) && same_csr(&r, &lv->R),
               "an out-of-order queue: R A P or R on the device is not the host's");
     printf("stencil7:16 on an out-of-order queue: R A P and R the host's\n");
@@ -250,7 +288,8 @@ int main(void)
     if (!ctx->info.fp64) {
         cmrscl_csr a, c;
         CHECK_OK(cmrscl_csr_generate("stencil5:8", &a));
-        cmrscl_status st = cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, NULL, 0, &c, NULL, NULL);
+        cmrscl_status st =
+            cmrs_amg_galerkin_device(ctx, &a, &a, NULL, &a, NULL, 0, &c, NULL, NULL, NULL);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         double rho, *d = calloc((size_t)a.rows, sizeof(double));

@@ -86,6 +86,12 @@ typedef struct transposed_head {
     matrix_part_release outdated; /* A^T (if built) freed, built again on next need */
 } transposed_head;
 
+/* cmrscl_matrix_create_from_cl's matrix, at the plan's defaults, from a CSR on the device whose
+ * values are doubles whatever `precision` is (rounded to float there for CMRSCL_FLOAT, as the
+ * host path rounds them): AMG's operators made where its Galerkin products left them. */
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_create_from_doubles_cl(
+    cmrscl_context ctx, cmrscl_precision precision, int32_t rows, int32_t cols, int32_t nnz,
+    cl_mem row_ptr, cl_mem col_ind, cl_mem values, cmrscl_matrix *out);
 /* Entries per chunk of an update from the host (tests make it small to get many chunks). */
 CMRSCL_HIDDEN extern size_t cmrs_matrix_update_chunk;
 

@@ -13,6 +13,7 @@
 typedef struct device_csr {
     int32_t rows, cols, nnz;
     cl_mem row_ptr, col_ind, values;
+    cmrscl_precision source; /* the values' precision (the matrix's may be another) */
 } device_csr;
 
 /* ---- cmrscl_matrix_create_from_cl ---- */
@@ -28,7 +29,7 @@ static cmrscl_status check_arguments(cmrscl_context ctx, cmrscl_precision precis
     if (a->rows < 0 || a->cols < 0 || a->nnz < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d, nnz %d", a->rows,
                            a->cols, a->nnz);
-    size_t vs = cmrscl_precision_size(precision), nnz = (size_t)a->nnz;
+    size_t vs = cmrscl_precision_size(a->source), nnz = (size_t)a->nnz;
     st = cmrs_buffer_check(ctx->context, a->row_ptr, sizeof(int32_t) * ((size_t)a->rows + 1),
                            "row_ptr");
     if (st == CMRSCL_OK)
@@ -320,7 +321,7 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
                       .nnz = a->nnz,
                       .fetch_row_ptr = row_ptr_on_need,
                       .source = &rows};
-    cmrscl_status st = cmrs_convert_program(m->ctx, precision, precision, 32, &l.program, &build);
+    cmrscl_status st = cmrs_convert_program(m->ctx, precision, a->source, 32, &l.program, &build);
     if (st == CMRSCL_OK)
         st = check_and_analyze(&l, a, &totals, &pm.stats);
     double checked = cmrscl_seconds();
@@ -334,7 +335,7 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     if (st == CMRSCL_OK)
         st = cmrs_matrix_layout(m, &pm, &sp, bytes);
     if (st == CMRSCL_OK && p->index_bits != 32) /* the checks above read the CSR alone */
-        st = cmrs_convert_program(m->ctx, precision, precision, p->index_bits, &l.program, &build);
+        st = cmrs_convert_program(m->ctx, precision, a->source, p->index_bits, &l.program, &build);
     cmrscl_trace("create_from_cl: program %.3f ms, check and statistics %.3f ms, plan %.3f ms%s",
                  build * 1e3, (checked - t0 - build) * 1e3, (cmrscl_seconds() - checked) * 1e3,
                  rows.fetched ? " (with RowPtr back for the split)" : "");
@@ -366,16 +367,13 @@ static cmrscl_status create_from_device(cmrscl_matrix m, cmrscl_precision precis
     return st;
 }
 
-cmrscl_status cmrscl_matrix_create_from_cl(cmrscl_context ctx, cmrscl_precision precision,
-                                           int32_t rows, int32_t cols, int32_t nnz, cl_mem row_ptr,
-                                           cl_mem col_ind, cl_mem values, const cmrscl_options *opt,
-                                           cmrscl_matrix *out)
+static cmrscl_status create_from(cmrscl_context ctx, cmrscl_precision precision,
+                                 const device_csr *a, const cmrscl_options *opt, cmrscl_matrix *out)
 {
     if (!out)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
-    device_csr a = {rows, cols, nnz, row_ptr, nnz > 0 ? col_ind : NULL, nnz > 0 ? values : NULL};
-    cmrscl_status st = check_arguments(ctx, precision, &a);
+    cmrscl_status st = check_arguments(ctx, precision, a);
     /* The layouts with holes (MODULO's, the slices) are host algorithms over whole strips;
      * the device conversion places each entry alone and has none. The plan says so too
      * (for a tuning database's plan); here it is said before any work. */
@@ -393,11 +391,31 @@ cmrscl_status cmrscl_matrix_create_from_cl(cmrscl_context ctx, cmrscl_precision 
     if (st == CMRSCL_OK)
         st = cmrs_matrix_new(ctx, &m);
     if (st == CMRSCL_OK)
-        st = create_from_device(m, precision, &a, opt);
+        st = create_from_device(m, precision, a, opt);
     if (st != CMRSCL_OK) {
         cmrscl_matrix_free(m);
         return st;
     }
     *out = m;
     return CMRSCL_OK;
+}
+
+cmrscl_status cmrscl_matrix_create_from_cl(cmrscl_context ctx, cmrscl_precision precision,
+                                           int32_t rows, int32_t cols, int32_t nnz, cl_mem row_ptr,
+                                           cl_mem col_ind, cl_mem values, const cmrscl_options *opt,
+                                           cmrscl_matrix *out)
+{
+    device_csr a = {rows,     cols, nnz, row_ptr, nnz > 0 ? col_ind : NULL, nnz > 0 ? values : NULL,
+                    precision};
+    return create_from(ctx, precision, &a, opt, out);
+}
+
+cmrscl_status cmrs_matrix_create_from_doubles_cl(cmrscl_context ctx, cmrscl_precision precision,
+                                                 int32_t rows, int32_t cols, int32_t nnz,
+                                                 cl_mem row_ptr, cl_mem col_ind, cl_mem values,
+                                                 cmrscl_matrix *out)
+{
+    device_csr a = {
+        rows, cols, nnz, row_ptr, nnz > 0 ? col_ind : NULL, nnz > 0 ? values : NULL, CMRSCL_DOUBLE};
+    return create_from(ctx, precision, &a, NULL, out);
 }

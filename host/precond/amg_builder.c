@@ -28,7 +28,14 @@
  * thread ever joins the last. A failure stops the jobs after it; the operators not made, the
  * device set-up makes itself (and reports their failure, if they fail again). A matrix is
  * made by the same call as the device set-up would make it, so it is the same matrix, bit for
- * bit. */
+ * bit - but for what a GPU's Galerkin product made (a level's R and the next level's A): those
+ * are made from the GPU's own copies by its conversion kernels (cmrscl_matrix_create_from_cl's)
+ * in milliseconds, where the host's conversions of the largest levels took tenths of seconds one
+ * after another and ended the set-up after the host's passes - the same operators, entry for
+ * entry, in the plan the device conversion takes, which lays out strips but no slices: the cycle
+ * pays for that in its products. P is still made on the host (its conversion runs beside the
+ * GPU's Galerkin product, so taking it from the GPU saved little, and its slices are the
+ * cycle's) (docs/dev/PERFORMANCE.md, AMG_MADE_THERE). */
 #include "precond/precond.h"
 
 #include <stdlib.h>
@@ -45,6 +52,7 @@ typedef struct builder_job {
     cmrs_amg_builder *builder;
     struct builder_job *before, *next;
     const cmrscl_csr *csr;
+    cmrs_device_csr there; /* the operator's copy on the device, the job's: made from it */
     int level;
     cmrs_amg_operator which;
     cmrscl_matrix made;
@@ -74,6 +82,10 @@ struct cmrs_amg_builder {
        prolongator made there for the product */
     int kept_level;
     cmrs_device_csr kept_a, kept_p;
+    /* what the device's Galerkin products left there (a level's R, the next level's A), each
+       held until the job that makes its matrix takes it */
+    cmrs_device_csr there[CMRSCL_AMG_MAX_LEVELS][3];
+    int made_there; /* matrices made from those */
 };
 
 static void *job_run(void *arg)
@@ -89,15 +101,37 @@ static void *job_run(void *arg)
     /* a failure is not reported from here: the device set-up makes the operator again, and
      * names its failure there (the builder's may only have met the device's memory taken by a
      * Galerkin product on it meanwhile) */
+    const cmrs_device_csr *d = &j->there;
     b->failed =
-        cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made) != CMRSCL_OK;
+        (d->ptr
+             ? cmrs_matrix_create_from_doubles_cl(b->ctx, b->precision, d->rows, d->cols,
+                                                  (int32_t)d->nnz, d->ptr, d->col, d->val, &j->made)
+             : cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made)) !=
+        CMRSCL_OK;
     if (j->threaded)
         cmrs_parallel_limit(limit);
     double t1 = cmrscl_seconds();
-    long long entries = (long long)j->csr->nnz;
-    cmrscl_trace("AMG builder: level %d's %c (%lld entries) made in %.3f s (ends at %.3f)",
-                 j->level, "APR"[j->which], entries, t1 - t0, t1);
+    cmrscl_trace("AMG builder: level %d's %c (%lld entries) made %sin %.3f s (ends at %.3f)",
+                 j->level, "APR"[j->which], (long long)j -> csr -> nnz,
+                 d -> ptr ? "from the device's copy " : "", t1 - t0, t1);
+    b->made_there += d->ptr && !b->failed;
+    cmrs_device_csr_release(&j->there);
     return NULL;
+}
+
+/* An operator the device made, held there for its job (a reference of each buffer). */
+static void hold_there(cmrs_amg_builder *b, int level, cmrs_amg_operator which,
+                       const cmrs_device_csr *d)
+{
+    if (level >= CMRSCL_AMG_MAX_LEVELS || !d->ptr || d->nnz > INT32_MAX)
+        return;
+    cmrs_device_csr *held = &b->there[level][which];
+    cmrs_device_csr_release(held);
+    cl_mem mem[] = {d->ptr, d->col, d->val};
+    for (int i = 0; i < 3; ++i)
+        if (mem[i])
+            clRetainMemObject(mem[i]);
+    *held = *d;
 }
 
 /* cmrs_amg_sink's ready: a job after the last one told. Without a thread to be had it runs
@@ -112,6 +146,8 @@ static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const c
         return;
     cmrscl_trace("AMG builder: level %d's %c told at %.3f", level, "APR"[which], cmrscl_seconds());
     *j = (builder_job){.builder = b, .before = b->last, .csr = m, .level = level, .which = which};
+    if (level < CMRSCL_AMG_MAX_LEVELS) /* made from the device's copy where there is one */
+        j->there = b->there[level][which], b->there[level][which] = (cmrs_device_csr){0};
     if (b->last)
         b->last->next = j;
     else
@@ -134,8 +170,11 @@ static void builder_wait(void *ctx)
     if (b->last && b->last->threaded && !b->joined)
         pthread_join(b->last->id, NULL);
     b->joined = true;
-    /* (no product follows: not held through the rest) */
+    /* (no product follows: not held through the rest; no job will take a copy left there) */
     cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
+    for (int l = 0; l < CMRSCL_AMG_MAX_LEVELS; ++l)
+        for (int which = 0; which < 3; ++which)
+            cmrs_device_csr_release(&b->there[l][which]);
 }
 
 /* The rows from which a level's Galerkin product and rho are made on the device:
@@ -202,10 +241,16 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
         return CMRSCL_ERROR_UNSUPPORTED;
     bool kept = b->kept_level == level;
     int share = atomic_exchange(&b->share, 0);
-    cmrs_device_csr next_a;
-    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, NULL, a, kept ? &b->kept_a : NULL, p,
-                                                kept ? &b->kept_p : NULL, 0, c, r, &next_a);
+    cmrs_device_csr next_a, r_there;
+    cmrscl_status st =
+        cmrs_amg_galerkin_device(b->ctx, NULL, a, kept ? &b->kept_a : NULL, p,
+                                 kept ? &b->kept_p : NULL, 0, c, r, &next_a, &r_there);
     atomic_store(&b->share, share);
+    if (st == CMRSCL_OK) { /* their matrices made there (AMG_MADE_THERE, above) */
+        hold_there(b, level, AMG_OPERATOR_R, &r_there);
+        hold_there(b, level + 1, AMG_OPERATOR_A, &next_a);
+    }
+    cmrs_device_csr_release(&r_there);
     /* (no longer needed, whatever came of it) */
     cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
     /* the next level's A stays for its estimate of rho where that is made on the device (else
@@ -276,6 +321,8 @@ int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b) { return b ? b->galerk
 int cmrs_amg_builder_prolongators(const cmrs_amg_builder *b) { return b ? b->prolongators : 0; }
 
 int cmrs_amg_builder_rhos(const cmrs_amg_builder *b) { return b ? b->rhos : 0; }
+
+int cmrs_amg_builder_made_there(const cmrs_amg_builder *b) { return b ? b->made_there : 0; }
 
 void cmrs_amg_builder_free(cmrs_amg_builder *b)
 {

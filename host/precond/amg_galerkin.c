@@ -444,13 +444,16 @@ cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *
 cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
                                        const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
                                        const cmrs_device_csr *p_on_device, size_t batch,
-                                       cmrscl_csr *c, cmrscl_csr *r_made, cmrs_device_csr *c_keep)
+                                       cmrscl_csr *c, cmrscl_csr *r_made, cmrs_device_csr *c_keep,
+                                       cmrs_device_csr *r_keep)
 {
     *c = (cmrscl_csr){0};
     if (r_made)
         *r_made = (cmrscl_csr){0};
     if (c_keep)
         *c_keep = (cmrs_device_csr){0};
+    if (r_keep)
+        *r_keep = (cmrs_device_csr){0};
     galerkin_run g;
     cmrs_device_csr da = {0}, dp = {0}, dr = {0}, ap = {0}, rap = {0};
     const cmrs_device_csr *ad = a_on_device && a_on_device->ptr ? a_on_device : &da;
@@ -484,6 +487,8 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
      * where the read fails, r_made stays empty and the caller transposes P itself */
     if (!r && r_made && dr.val)
         (void)to_host(&g, &dr, r_made);
+    if (st == CMRSCL_OK && !r && r_keep) /* R stays there too, the caller's */
+        *r_keep = dr, dr = (cmrs_device_csr){0};
     cmrs_device_csr_release(&dr);
     t[6] = cmrscl_seconds();
     cmrscl_trace("AMG Galerkin product on the device, %d rows: kernels and A, P up %.3f s, A P "

@@ -315,13 +315,14 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size
  * left empty where it was not made or its read failed, even if c was). a_on_device,
  * p_on_device (may be NULL): a, p already there, not uploaded again. c_keep (may be NULL): c's
  * copy on the device, now the caller's - the next level's A, for its estimate of rho (empty on
- * failure). ERROR_UNSUPPORTED where the device has no fp64, a row of a product has more columns
- * than its table holds or a product more than 2^31 - 1 entries; the device's errors otherwise.
- * On failure c is empty. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin_device(
-    cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
-    const cmrs_device_csr *a_on_device, const cmrscl_csr *p, const cmrs_device_csr *p_on_device,
-    size_t batch, cmrscl_csr *c, cmrscl_csr *r_made, cmrs_device_csr *c_keep);
+ * failure); r_keep (may be NULL) likewise R's, where it was made there. ERROR_UNSUPPORTED where the
+ * device has no fp64, a row of a product has more columns than its table holds or a product more
+ * than 2^31 - 1 entries; the device's errors otherwise. On failure c is empty. */
+CMRSCL_HIDDEN cmrscl_status
+cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_csr *a,
+                         const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
+                         const cmrs_device_csr *p_on_device, size_t batch, cmrscl_csr *c,
+                         cmrscl_csr *r_made, cmrs_device_csr *c_keep, cmrs_device_csr *r_keep);
 /* p = t - omega D^-1 (a t), the smoothed prolongator (the host's, bit for bit: a t as
  * cmrs_amg_spgemm makes it, then amg_setup.c's smoothing), made on ctx's device and read back;
  * diag_inv: D^-1, rows of a. a_on_device and batch as for the Galerkin product; keep (may be
@@ -435,6 +436,9 @@ CMRSCL_HIDDEN int cmrs_amg_builder_galerkins(const cmrs_amg_builder *b);
 CMRSCL_HIDDEN int cmrs_amg_builder_prolongators(const cmrs_amg_builder *b);
 /* How many of the set-up's estimates of rho b's device made (once the set-up has returned). */
 CMRSCL_HIDDEN int cmrs_amg_builder_rhos(const cmrs_amg_builder *b);
+/* How many of the matrices b made were converted from the device's own copies (a level's R and
+ * the next level's A, where its Galerkin product was made there), once finished. */
+CMRSCL_HIDDEN int cmrs_amg_builder_made_there(const cmrs_amg_builder *b);
 /* Waits, then frees b and the matrices not taken. */
 CMRSCL_HIDDEN void cmrs_amg_builder_free(cmrs_amg_builder *b);
 

@@ -120,7 +120,7 @@ int run_galerkin(const env *e, bool prolongator_only)
         if (!prolongator_only) {
             cmrs_device_csr c_on_device = {0};
             CHECK_OK(cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, &p_on_device, 5,
-                                              &c, &r, &c_on_device));
+                                              &c, &r, &c_on_device, NULL));
             CHECK_MSG(same_csr(&c, &h.level[l + 1].A) && same_csr(&r, &lv->R),
                       "level %d: R (A P) or R on the device is not the host's", l);
             /* the next level's estimate of rho from that C, left there */

@@ -81,6 +81,11 @@ MUTATIONS = [
              "vstore4(terms, get_num_groups(0) + t0, ws + dots_at);",
              "vstore4(terms * (real_t)0, get_num_groups(0) + t0, ws + dots_at);",
              "^(dots_float_local|dots_double_local)$"),
+    # AMG's operators made from the GPU's copies (issue 57)
+    Mutation("AMG builder: the next level's A made from R's copy", "host/precond/amg_builder.c",
+             "hold_there(b, level + 1, AMG_OPERATOR_A, &next_a);",
+             "hold_there(b, level + 1, AMG_OPERATOR_A, &r_there);",
+             "^(amg_galerkin)$"),
     # the solvers (issue 40)
     Mutation("dots: row 0 left out of x.y", "cl/dots.cl",
              "acc.s0 += x[row] * yv;", "acc.s0 += row ? x[row] * yv : (real_t)0;",
