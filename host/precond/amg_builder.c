@@ -94,27 +94,31 @@ static void *job_run(void *arg)
     cmrs_amg_builder *b = j->builder;
     if (j->before && j->before->threaded)
         pthread_join(j->before->id, NULL);
-    if (b->failed)
+    if (b->failed) {
+        cmrs_device_csr_release(&j->there);
         return NULL;
+    }
     const atomic_int *limit = j->threaded ? cmrs_parallel_limit(&b->share) : NULL;
     double t0 = cmrscl_seconds();
     /* a failure is not reported from here: the device set-up makes the operator again, and
      * names its failure there (the builder's may only have met the device's memory taken by a
      * Galerkin product on it meanwhile) */
     const cmrs_device_csr *d = &j->there;
-    b->failed =
-        (d->ptr
-             ? cmrs_matrix_create_from_doubles_cl(b->ctx, b->precision, d->rows, d->cols,
-                                                  (int32_t)d->nnz, d->ptr, d->col, d->val, &j->made)
-             : cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made)) !=
-        CMRSCL_OK;
+    const bool there = d->ptr != NULL; /* (hold_there: its entries fit an int32) */
+    cmrscl_status st =
+        there
+            ? cmrs_matrix_create_from_doubles_cl(b->ctx, b->precision, d->rows, d->cols,
+                                                 (int32_t)d->nnz, d->ptr, d->col, d->val, &j->made)
+            : cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made);
+    b->failed = st != CMRSCL_OK;
     if (j->threaded)
         cmrs_parallel_limit(limit);
     double t1 = cmrscl_seconds();
+    const long long entries = (long long)j->csr->nnz;
     cmrscl_trace("AMG builder: level %d's %c (%lld entries) made %sin %.3f s (ends at %.3f)",
-                 j->level, "APR"[j->which], (long long)j -> csr -> nnz,
-                 d -> ptr ? "from the device's copy " : "", t1 - t0, t1);
-    b->made_there += d->ptr && !b->failed;
+                 j->level, "APR"[j->which], entries, there ? "from the device's copy " : "",
+                 t1 - t0, t1);
+    b->made_there += there && !b->failed;
     cmrs_device_csr_release(&j->there);
     return NULL;
 }
