@@ -216,10 +216,12 @@ static void check_pcg(cmrscl_context ctx, const char *spec, int degree)
 
 /* The device's matrices made beside the host's set-up (amg_builder.c) are those the device
  * set-up makes after it, array for array, and the device set-up takes every one of them (none
- * is left to take). A matrix the builder cannot make (a memory cap below level 0's A) fails the
- * device set-up with the level and operator named, as without the builder; a host set-up that
- * fails after operators were told (max_levels 2 leaves too many rows to invert) waits for the
- * builder before it frees them (ThreadSanitizer reports the free racing the builder's reads
+ * is left to take) - with the Galerkin products on the host, as on this test's matrices (R and
+ * the next level's A made from a GPU's own copies have the device conversion's plan instead:
+ * test_amg_galerkin checks those). A matrix the builder cannot make (a memory cap below level 0's
+ * A) fails the device set-up with the level and operator named, as without the builder; a host
+ * set-up that fails after operators were told (max_levels 2 leaves too many rows to invert) waits
+ * for the builder before it frees them (ThreadSanitizer reports the free racing the builder's reads
  * otherwise: a race the builder usually wins, so only that build sees it). */
 static void check_builder(cmrscl_context ctx, const char *spec)
 {

@@ -29,11 +29,22 @@ static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
            !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
 }
 
+/* got (values read back from floats) is want with its values rounded to float. */
+static bool same_in_float(const cmrscl_csr *got, const cmrscl_csr *want)
+{
+    bool same = got->rows == want->rows && got->cols == want->cols && got->nnz == want->nnz &&
+                !memcmp(got->row_ptr, want->row_ptr, sizeof(int64_t) * ((size_t)want->rows + 1)) &&
+                !memcmp(got->col_ind, want->col_ind, sizeof(int32_t) * (size_t)want->nnz);
+    for (int64_t k = 0; same && k < want->nnz; ++k)
+        same = got->values[k] == (double)(float)want->values[k];
+    return same;
+}
+
 /* The builder's matrices made from the device's copies (expected: every level's R and the A below
  * it - the coarsest's, inverted, is never made) hold the hierarchy's operators, entry for entry;
  * with the products on the host, none is. With one thread the builder makes nothing. */
 static void check_made_there(cmrs_amg_builder *b, const cmrs_amg_hierarchy *h, const char *spec,
-                             const char *where, bool device)
+                             const char *where, bool device, bool in_float)
 {
     cmrs_amg_builder_finish(b);
     int want = device && cmrs_parallel_threads() > 1 ? 2 * (h->levels - 1) - 1 : 0;
@@ -54,7 +65,8 @@ static void check_made_there(cmrs_amg_builder *b, const cmrs_amg_hierarchy *h, c
             cmrscl_cmrs cmrs = {0};
             cmrscl_csr got = {0};
             CHECK_MSG(m && cmrscl_matrix_read_cmrs(m, &cmrs) == CMRSCL_OK &&
-                          cmrscl_cmrs_to_csr(&cmrs, &got) == CMRSCL_OK && same_csr(&got, op),
+                          cmrscl_cmrs_to_csr(&cmrs, &got) == CMRSCL_OK &&
+                          (in_float ? same_in_float(&got, op) : same_csr(&got, op)),
                       "%s: level %d's %c made from the device's copy is not the host's (%s)", spec,
                       level, "APR"[which], m ? "its arrays differ" : "not made");
             cmrscl_csr_free(&got);
@@ -172,7 +184,7 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
         CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
         int made = cmrs_amg_builder_galerkins(b), rhos = cmrs_amg_builder_rhos(b),
             smoothed = cmrs_amg_builder_prolongators(b);
-        check_made_there(b, &again, spec, w == 1 ? "host" : "device", w != 1);
+        check_made_there(b, &again, spec, w == 1 ? "host" : "device", w != 1, false);
         cmrs_amg_builder_free(b);
         CHECK_MSG(again.levels == h.levels && made == (w != 1 ? h.levels - 1 : 0) &&
                       rhos == (w != 1 ? h.levels : 0) && smoothed == (w == 0 ? h.levels - 1 : 0),
@@ -188,6 +200,16 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                       spec, l, l - 1, w == 2 ? "device, plain aggregation" : where[w]);
         cmrs_amg_free(&again);
     }
+    /* a float cycle's builder: the device's double copies rounded there as the host rounds */
+    setenv("CMRSCL_AMG_GALERKIN", "device", 1);
+    cmrs_amg_builder *fb = NULL;
+    CHECK_OK(cmrs_amg_builder_create(ctx, CMRSCL_FLOAT, false, a.rows, &fb));
+    unsetenv("CMRSCL_AMG_GALERKIN");
+    cmrs_amg_sink float_sink = cmrs_amg_builder_sink(fb);
+    CHECK_OK(cmrs_amg_setup_to(&a, &o, &float_sink, &again));
+    check_made_there(fb, &again, spec, "device, a float cycle", true, true);
+    cmrs_amg_builder_free(fb);
+    cmrs_amg_free(&again);
     printf("%s: %d levels, every P, R and R A P the host's on the device\n", spec, h.levels);
     cmrs_amg_free(&h);
     free(modes);

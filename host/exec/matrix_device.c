@@ -24,6 +24,8 @@ static cmrscl_status check_arguments(cmrscl_context ctx, cmrscl_precision precis
     if (!ctx)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "context is NULL");
     cmrscl_status st = cmrs_plan_check_precision(&ctx->info, precision);
+    if (st == CMRSCL_OK && a->source != precision) /* the conversion reads the source's values */
+        st = cmrs_plan_check_precision(&ctx->info, a->source);
     if (st != CMRSCL_OK)
         return st;
     if (a->rows < 0 || a->cols < 0 || a->nnz < 0)

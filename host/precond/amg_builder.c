@@ -123,11 +123,14 @@ static void *job_run(void *arg)
     return NULL;
 }
 
-/* An operator the device made, held there for its job (a reference of each buffer). */
+/* An operator the device made, held there for its job (a reference of each buffer); not with
+ * one thread, where no job is made (builder_ready) and the copy would only hold the device's
+ * memory until the set-up's end. */
 static void hold_there(cmrs_amg_builder *b, int level, cmrs_amg_operator which,
                        const cmrs_device_csr *d)
 {
-    if (level >= CMRSCL_AMG_MAX_LEVELS || !d->ptr || d->nnz > INT32_MAX)
+    if (level >= CMRSCL_AMG_MAX_LEVELS || !d->ptr || d->nnz > INT32_MAX ||
+        cmrs_parallel_threads() == 1)
         return;
     cmrs_device_csr *held = &b->there[level][which];
     cmrs_device_csr_release(held);
@@ -146,8 +149,11 @@ static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const c
     if ((level == 0 && which == AMG_OPERATOR_A && b->skip_a0) || cmrs_parallel_threads() == 1)
         return; /* (one thread: the device set-up makes it, after the host's) */
     builder_job *j = calloc(1, sizeof *j);
-    if (!j)
+    if (!j) { /* the device set-up makes it; its copy is not held meanwhile */
+        if (level < CMRSCL_AMG_MAX_LEVELS)
+            cmrs_device_csr_release(&b->there[level][which]);
         return;
+    }
     cmrscl_trace("AMG builder: level %d's %c told at %.3f", level, "APR"[which], cmrscl_seconds());
     *j = (builder_job){.builder = b, .before = b->last, .csr = m, .level = level, .which = which};
     if (level < CMRSCL_AMG_MAX_LEVELS) /* made from the device's copy where there is one */
