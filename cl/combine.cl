@@ -76,9 +76,9 @@ INLINE void combine_in_group(const work *w, uint first_tile_group, uint rows, ui
 #define LAST_SHARES (WG_SIZE / LAST_ROWS)
 /* The kernel's local memory for it: the rows' shares, the strips the group completes. With DOTS
  * the shares take the epilogue's scratch, free until the strip's terms are summed: a solver's
- * product then takes no more local memory a group than with the second kernel (the strip
- * family's in double, HEIGHT 8, holds 12 KiB a group already: more left an H200 fewer
- * resident groups). */
+ * product then takes no more local memory a group than with the second kernel (a solver's
+ * product holds much a group already: more leaves fewer groups resident on a GPU;
+ * docs/dev/PERFORMANCE.md, COMBINE_LAST). */
 #if DOTS
 #define LAST_SHARES_SCRATCH __local real_t *const last_shares = (__local real_t *)dots_scratch;
 #else
@@ -112,9 +112,10 @@ INLINE void combine_last(const work *w, uint first_tile_group, uint rows, uint t
                          __local real_t *shares, __local uint *done LAST_DOTS_PARAMS)
 {
     /* The group's partial sums written. On NVIDIA the strips' groups pass no barrier here (a
-     * fenced barrier at the end of every group made the products 7-28% slower); elsewhere every
-     * group passes it, as in combine_in_group, behind whose group role PoCL 3.1 let the tiles
-     * read sums not yet written. */
+     * fenced barrier at the end of every group, tens of thousands of them, made the products
+     * markedly slower; docs/dev/PERFORMANCE.md, COMBINE_LAST); elsewhere every group passes
+     * it, as in combine_in_group, behind whose group role PoCL 3.1 let the tiles read sums not
+     * yet written. */
 #if FENCE_PTX
     if (!w->tile) /* the same for the whole group */
         return;

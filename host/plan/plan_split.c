@@ -158,10 +158,9 @@ cmrscl_status cmrs_plan_split(const cmrscl_device_info *dev, const plan_matrix *
         return CMRSCL_OK;
     /* Unknown longest strip (no RowPtr to read it from): a combine that takes any split - the
      * second kernel unless the last tile's was asked for. The plan never chooses the last
-     * tile's: it saves a launch but measured no faster for it - on an H200 its products within
-     * 2% of the two kernels' and CG's iterations from 4-7% faster (float, the skewed Laplacian)
-     * to 13% slower (the R-MAT Laplacian in double); on PoCL its products a few percent slower
-     * (docs/dev/PERFORMANCE.md, COMBINE_LAST). */
+     * tile's: it saves a launch but measured no faster for it - its products as fast as the two
+     * kernels' on NVIDIA, a CG iteration faster on some matrices and slower on others, its
+     * products slower on PoCL (docs/dev/PERFORMANCE.md, COMBINE_LAST). */
     p->combine =
         longest < 0 && opt->combine != CMRSCL_COMBINE_LAST ? CMRSCL_COMBINE_KERNEL : opt->combine;
     bool long_rows = a->stats.mu >= PLAN_LONG_ROWS;
