@@ -181,6 +181,13 @@ enum cmrs_dots_arg {
     CMRS_DOTS_W,  /* w (DOTS 1 and 4) */
     CMRS_DOTS_COUNT
 };
+/* ... and cmrs_combine these after its own and those (cl/combine.cl, COMBINE_FOLDS): */
+enum cmrs_combine_dots_arg {
+    CMRS_COMBINE_DOTS_X = CMRS_DOTS_COUNT, /* the product's x */
+    CMRS_COMBINE_FOLD_AT, /* uint: where the first kernel's real4s lie, which it adds up */
+    CMRS_COMBINE_FOLD_N,  /* uint: ... how many */
+    CMRS_COMBINE_DOTS_COUNT
+};
 /* -DCG_FUSED=1 (2: with the Jacobi preconditioner): the slice family's cmrs_spmv as a whole
  * CG iteration (cl/cg_fused.cl) - x is the direction p it reads, y the q = A p' it writes,
  * alpha 1 and beta 0 - taking these arguments after its own: */

@@ -193,13 +193,19 @@ INLINE void combine_last(const work *w, uint first_tile_group, uint rows, uint t
 /* The long strips: each of the HEIGHT rows of long strip k sums its tiles' partial sums
  * first_tile[k] .. first_tile[k+1]-1 in tile order - the same order every run. Arguments in
  * the order of enum cmrs_combine_arg. (Not in the fused CG iteration's program: the slice
- * family it belongs to never splits a strip.) */
+ * family it belongs to never splits a strip.)
+ * COMBINE_FOLDS (with DOTS): the kernel also adds up the first kernel's real4s (fold_n at
+ * fold_at), a fixed share a work-group, into its own: the solver's next kernel then reads this
+ * kernel's few real4s, and no reduction's launch runs between the product and the step - the
+ * host gives it work-groups enough for a share of a few real4s a work-item
+ * (host/exec/spmv_dots.c). Each work-group adds its share in index order after its rows' terms,
+ * the same order every run. */
 #if !CG_FUSED
 __kernel void cmrs_combine(const uint rows, const uint long_strips,
                            __global const uint *restrict long_strip,
                            __global const uint *restrict first_tile,
                            __global const real_t *restrict partial, __global real_t *restrict y,
-                           const real_t alpha, const real_t beta DOTS_PARAMS COMBINE_DOTS_X)
+                           const real_t alpha, const real_t beta DOTS_PARAMS COMBINE_DOTS_PARAMS)
 {
 #if DOTS /* the solvers' epilogue (dots.cl) over the rows of this group's work-items */
     __local real4_t scratch[CMRS_COMBINE_GROUP];
@@ -216,6 +222,10 @@ __kernel void cmrs_combine(const uint rows, const uint long_strips,
         COMBINED_ROW(acc, row, sum);
     }
 #if DOTS
+    const uint share = (fold_n + get_num_groups(0) - 1) / get_num_groups(0);
+    const uint begin = get_group_id(0) * share, end = min(begin + share, fold_n);
+    for (uint u = begin + get_local_id(0); u < end; u += CMRS_COMBINE_GROUP)
+        acc += vload4(u, ws + fold_at);
     dots_store(acc, ws, dots_at, scratch, CMRS_COMBINE_GROUP, 0);
 #endif
 }

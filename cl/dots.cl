@@ -244,11 +244,13 @@ INLINE real4_t group_sum4(real4_t v, __local real4_t *s, const uint n)
 
 #if DOTS
 /* The epilogue's arguments, after the kernel's own (enum cmrs_dots_arg); w is NULL with DOTS
- * 2. cmrs_combine takes x after them. */
+ * 2. cmrs_combine takes three more after them (enum cmrs_combine_dots_arg). */
 #define DOTS_PARAMS                                                                                \
     , __global real_t *restrict ws, const uint dots_at, __global const real_t *restrict dot_w
-/* cmrs_combine's last argument: the product's x, whose rows its terms read */
-#define COMBINE_DOTS_X , __global const real_t *restrict x
+/* cmrs_combine's last arguments: the product's x, whose rows its terms read, and where the
+ * first kernel's real4s lie, which it adds up (combine.cl, COMBINE_FOLDS) */
+#define COMBINE_DOTS_PARAMS                                                                        \
+    , __global const real_t *restrict x, const uint fold_at, const uint fold_n
 #if DOTS_WARP_SUMS
 #define DOTS_SCRATCH __local real4_t *const dots_scratch = 0;
 #else
@@ -499,7 +501,7 @@ INLINE real4_t dots_of_group(real4_t acc, const work *w, uint first_tile_group, 
     dots_store(dots_acc_, ws, dots_at, dots_scratch, WG_SIZE, LAST_COMBINE ? tiles : 0)
 #elif !CG_FUSED
 #define DOTS_PARAMS
-#define COMBINE_DOTS_X
+#define COMBINE_DOTS_PARAMS
 #define DOTS_SCRATCH
 #define DOTS_RETURN_IF_STOPPED()
 #define DOTS_STOPPED() false

@@ -127,7 +127,7 @@ static void check_epilogue(cmrscl_context ctx, cmrscl_matrix m, const cmrscl_csr
         if (prec == CMRSCL_FLOAT)
             x[i] = (float)x[i], w[i] = (float)w[i];
     }
-    size_t at = CMRS_WS_HEADER, reals = at + 4 * (k.groups ? k.groups : 1);
+    size_t at = CMRS_WS_HEADER, reals = at + 4 * (k.space ? k.space : 1);
     double *ws = calloc(reals, sizeof(double)), *y0 = malloc(sizeof(double) * ((size_t)n + 1));
     cl_mem xb = upload(c, x, (size_t)n), wb = upload(c, w, (size_t)n), yb = NULL, pb = NULL;
     cl_mem wsb = NULL;

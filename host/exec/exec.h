@@ -238,10 +238,12 @@ CMRSCL_HIDDEN cl_int cmrs_spmv_set_scalars(cl_kernel k, cl_uint at, cmrscl_preci
 typedef struct product_kernels {
     cl_kernel kernel, combine; /* combine: NULL unless a second kernel adds the tiles up */
     size_t local, global, combine_local, combine_global;
-    size_t groups;         /* the epilogue's real4s: one a work-group of the two kernels
-                              (the slice family on NVIDIA: one a warp), and with the last
-                              tile's combine one a tile after the work-groups' */
-    size_t kernel_groups;  /* ... of the first: where cmrs_combine's real4s start */
+    size_t groups;         /* the epilogue's real4s the next kernel adds up: one a work-group
+                              (the slice family on NVIDIA: one a warp), with the last tile's
+                              combine one a tile after the work-groups'; with cmrs_combine its
+                              work-groups' alone, which add the first kernel's up */
+    size_t kernel_groups;  /* the first kernel's real4s (after cmrs_combine's, if any) */
+    size_t space;          /* the real4s the product writes in all, from its `at` on */
     unsigned kernels_made; /* the matrix's kernels_made they were built after */
     bool local_sums;       /* the slice product's sums in local memory (-DDOTS_LOCAL_SUMS) */
 } product_kernels;
@@ -253,12 +255,14 @@ typedef struct product_kernels {
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra,
                                                       size_t fold_cap, product_kernels *out);
 /* What the product built with `extra` leaves: its units' real4s (its work-groups', or its
- * warps'), whether its units can also add them up (-DDOTS_CHAIN, cl/dots.cl: a single
- * kernel, on a device where the chain's fence holds) and whether its grid is capped (fewer
- * work-groups than its strips' groups, each warp walking several: spmv_dots.c). */
+ * warps'; a split plan's cmrs_combine's, which add the first kernel's up), the real4s it
+ * writes in all (*space, the workspace's region from `at` on), whether its units can also add them
+ * up (-DDOTS_CHAIN, cl/dots.cl: a single kernel, on a device where the chain's fence holds) and
+ * whether its grid is capped (fewer work-groups than its strips' groups, each warp walking several:
+ * spmv_dots.c). */
 CMRSCL_HIDDEN void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra,
-                                              size_t fold_cap, size_t *units, bool *can_chain,
-                                              bool *capped);
+                                              size_t fold_cap, size_t *units, size_t *space,
+                                              bool *can_chain, bool *capped);
 /* The product's arguments: y = alpha*A*x + beta*y; with DOTS, the workspace, where its
  * real4s go (in reals) and w (NULL with DOTS 2). */
 CMRSCL_HIDDEN cmrscl_status cmrs_product_kernels_bind(product_kernels *k,

@@ -49,6 +49,13 @@ void cmrs_product_kernels_release(product_kernels *k)
  * NVIDIA's compiler only: other devices keep their sums in registers unless told. */
 #define SOLVE_LOCAL_SUMS_ROUNDS 24
 #define SOLVE_LOCAL_SUMS_WORDS 4
+/* A split plan's cmrs_combine, built for a solver, adds up the first kernel's real4s too
+ * (cl/combine.cl, COMBINE_FOLDS): COMBINE_FOLD_SHARE of them a work-item, on as many
+ * work-groups as that takes (or its rows take, if more). Its few real4s are then what the
+ * solver's next kernel adds up, and the reduction kernel's launch between the product and the
+ * step goes (docs/dev/PERFORMANCE.md, COMBINE_FOLDS); a few real4s a work-item keep the
+ * added pass as wide as the reduction kernel's was. */
+#define COMBINE_FOLD_SHARE 4
 
 /* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds
  * (*rounds). */
@@ -90,7 +97,10 @@ static bool local_sums(const cmrscl_matrix m, const char *extra, size_t rounds, 
 typedef struct dots_shape {
     bool shuffle, warps, combine, capped, local_sums;
     size_t local, global, combine_local, combine_global;
-    size_t kernel_units, units; /* the first kernel's real4s; all (both kernels', the tiles') */
+    size_t kernel_units; /* the first kernel's real4s */
+    size_t units;        /* those the solver's next kernel adds up: the combine's, where it
+                            folds the first kernel's in, else all (both kernels', the tiles') */
+    size_t space;        /* the real4s the product writes, from where the units start */
 } dots_shape;
 
 static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold_cap)
@@ -143,16 +153,25 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold
     /* the last tile's combine leaves the long strips' terms in a real4 a tile after the
      * work-groups' (cl/combine.cl) */
     const bool tile_terms = dots && p->combine == CMRSCL_COMBINE_LAST;
-    d.units = d.kernel_units + (d.combine ? d.combine_global / d.combine_local : 0) +
-              (tile_terms ? (size_t)p->tiles : 0);
+    d.units = d.kernel_units + (tile_terms ? (size_t)p->tiles : 0);
+    d.space = d.units;
+    if (d.combine && dots) { /* the combine's real4s first, then the first kernel's it adds */
+        size_t fold_groups = (d.kernel_units + COMBINE_FOLD_SHARE * d.combine_local - 1) /
+                             (COMBINE_FOLD_SHARE * d.combine_local);
+        if (d.combine_global < fold_groups * d.combine_local)
+            d.combine_global = fold_groups * d.combine_local;
+        d.units = d.combine_global / d.combine_local;
+        d.space = d.units + d.kernel_units;
+    }
     return d;
 }
 
 void cmrs_product_kernels_shape(const cmrscl_matrix m, const char *extra, size_t fold_cap,
-                                size_t *units, bool *can_chain, bool *capped)
+                                size_t *units, size_t *space, bool *can_chain, bool *capped)
 {
     dots_shape d = shape_of(m, extra, fold_cap);
     *units = d.units;
+    *space = d.space;
     *capped = d.capped;
     /* the chain's fence holds on NVIDIA through PTX (the build with shuffles) and on CPUs;
      * over one kernel's units (cl/dots.cl, DOTS_CHAIN) */
@@ -200,6 +219,7 @@ cmrscl_status cmrs_product_kernels_make(cmrscl_matrix m, const char *extra, size
     out->combine_local = d.combine_local, out->combine_global = d.combine_global;
     out->kernel_groups = d.kernel_units; /* its real4s */
     out->groups = d.units;
+    out->space = d.space;
     out->kernels_made = m->kernels_made;
     out->local_sums = d.local_sums;
     return CMRSCL_OK;
@@ -209,24 +229,29 @@ cmrscl_status cmrs_product_kernels_bind(product_kernels *k, cmrscl_precision pre
                                         double alpha, cl_mem x, double beta, cl_mem y, bool dots,
                                         cl_mem ws, cl_uint at, cl_mem w)
 {
+    /* a combine that adds the first kernel's real4s up writes its own at `at`, and the first
+     * kernel's follow them (shape_of) */
+    const bool folds = k->combine && dots;
+    const cl_uint kat = folds ? at + 4 * (cl_uint)k->groups : at;
     cl_int err = cmrs_spmv_set_scalars(k->kernel, CMRS_ARG_ALPHA, precision, alpha, beta);
     err |= clSetKernelArg(k->kernel, CMRS_ARG_X, sizeof(cl_mem), &x);
     err |= clSetKernelArg(k->kernel, CMRS_ARG_Y, sizeof(cl_mem), &y);
     if (dots) {
         err |= clSetKernelArg(k->kernel, CMRS_ARG_COUNT + CMRS_DOTS_WS, sizeof(cl_mem), &ws);
-        err |= clSetKernelArg(k->kernel, CMRS_ARG_COUNT + CMRS_DOTS_AT, sizeof at, &at);
+        err |= clSetKernelArg(k->kernel, CMRS_ARG_COUNT + CMRS_DOTS_AT, sizeof kat, &kat);
         err |= clSetKernelArg(k->kernel, CMRS_ARG_COUNT + CMRS_DOTS_W, sizeof(cl_mem), &w);
     }
     if (k->combine) {
-        /* cmrs_combine's real4s follow the first kernel's */
-        cl_uint cat = at + 4 * (cl_uint)k->kernel_groups;
+        const cl_uint c = CMRS_COMBINE_COUNT, fold_n = (cl_uint)k->kernel_groups;
         err |= cmrs_spmv_set_scalars(k->combine, CMRS_COMBINE_ALPHA, precision, alpha, beta);
         err |= clSetKernelArg(k->combine, CMRS_COMBINE_Y, sizeof(cl_mem), &y);
         if (dots) {
-            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_WS, sizeof ws, &ws);
-            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_AT, sizeof cat, &cat);
-            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_W, sizeof w, &w);
-            err |= clSetKernelArg(k->combine, CMRS_COMBINE_COUNT + CMRS_DOTS_COUNT, sizeof x, &x);
+            err |= clSetKernelArg(k->combine, c + CMRS_DOTS_WS, sizeof ws, &ws);
+            err |= clSetKernelArg(k->combine, c + CMRS_DOTS_AT, sizeof at, &at);
+            err |= clSetKernelArg(k->combine, c + CMRS_DOTS_W, sizeof w, &w);
+            err |= clSetKernelArg(k->combine, c + CMRS_COMBINE_DOTS_X, sizeof x, &x);
+            err |= clSetKernelArg(k->combine, c + CMRS_COMBINE_FOLD_AT, sizeof kat, &kat);
+            err |= clSetKernelArg(k->combine, c + CMRS_COMBINE_FOLD_N, sizeof fold_n, &fold_n);
         }
     }
     return err == CL_SUCCESS

@@ -87,7 +87,8 @@ struct cmrscl_solver_s {
     product_kernels product[2]; /* the method's products with the epilogue */
     product_kernels fused[3];   /* CG's iterations fused into its product (solve_cg.c) */
     solve_sums sums;            /* how the next kernel finds their real4s */
-    size_t product_groups;      /* real4s a product leaves */
+    size_t product_groups;      /* real4s a product leaves for the next kernel to add up */
+    size_t product_space;       /* ... and writes in all (a split plan's: its two kernels') */
     size_t fold_cap;            /* its grid's cap where its family keeps the full grid (solve.h) */
     size_t chain;               /* SUMS_CHAIN: the units of a chunk (cl/dots.cl, DOTS_CHAIN) */
     size_t reduce_groups;       /* SUMS_REDUCE: solve_reduce's work-groups, the real4s it leaves */

@@ -32,9 +32,9 @@ static const char *fused_options(const cmrscl_solver s)
 /* The fused iterations' work-groups: each leaves a real4 in each of its regions. */
 static cl_uint fused_groups(const cmrscl_solver s)
 {
-    size_t units;
+    size_t units, space;
     bool can_chain, capped;
-    cmrs_product_kernels_shape(s->m, fused_options(s), 0, &units, &can_chain, &capped);
+    cmrs_product_kernels_shape(s->m, fused_options(s), 0, &units, &space, &can_chain, &capped);
     return (cl_uint)(units ? units : 1);
 }
 

@@ -97,7 +97,7 @@ void cmrs_solve_choose_sums(cmrscl_solver s)
     s->fold_cap = s->method->chain_sums ? 0 : fold_limit;
     bool can_chain, capped;
     cmrs_product_kernels_shape(s->m, s->method->product_options(s, 0), s->fold_cap,
-                               &s->product_groups, &can_chain, &capped);
+                               &s->product_groups, &s->product_space, &can_chain, &capped);
     size_t units = s->product_groups;
     size_t chain_limit = chain && *chain ? strtoull(chain, NULL, 10) : SOLVE_CHAIN_LIMIT;
     /* the chain paid on NVIDIA, for the methods whose kernels wait for the sums (solve.h),
@@ -277,7 +277,7 @@ cmrscl_status cmrs_solve_workspace_make(cmrscl_solver s, cl_uint method_reals)
     size_t grid = 4 * s->groups;
     size_t at = CMRS_WS_HEADER;
     a->product = (cl_uint)at;
-    at += 4 * (s->product_groups ? s->product_groups : 1);
+    at += 4 * (s->product_space ? s->product_space : 1);
     if (s->sums == SUMS_CHAIN) { /* the sum, the chunks' sums and their counters, the last's */
         size_t chunks = (s->product_groups + s->chain - 1) / s->chain;
         at += (4 + 4 * chunks + chunks + 1 + 3) / 4 * 4; /* every region starts at a real4 */

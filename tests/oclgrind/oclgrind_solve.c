@@ -32,7 +32,7 @@ static void check_dots(const env *e, const cmrscl_csr *a, const cmrscl_options *
     }
     void *x = malloc(vs * (n + 1)), *w = malloc(vs * (n + 1)), *y = malloc(vs * (n + 1));
     void *yp = malloc(vs * (n + 1));
-    size_t reals = CMRS_WS_HEADER + 4 * k.groups;
+    size_t reals = CMRS_WS_HEADER + 4 * k.space;
     void *ws = calloc(reals, vs);
     double xs[4096], ws_d[4096];
     for (size_t i = 0; i < n; ++i)

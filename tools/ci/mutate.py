@@ -81,6 +81,14 @@ MUTATIONS = [
              "vstore4(terms, get_num_groups(0) + t0, ws + dots_at);",
              "vstore4(terms * (real_t)0, get_num_groups(0) + t0, ws + dots_at);",
              "^(dots_float_local|dots_double_local)$"),
+    # the combine kernel adds the product's sums up (issue 58)
+    Mutation("combine kernel: the first kernel's sums not added", "cl/combine.cl",
+             "        acc += vload4(u, ws + fold_at);", "        acc += (real4_t)0;",
+             "^(dots_float_local|dots_double_local)$"),
+    Mutation("combine kernel: one work-group's share of the sums left out", "cl/combine.cl",
+             "const uint begin = get_group_id(0) * share, end = min(begin + share, fold_n);",
+             "const uint begin = get_group_id(0) * share, end = min(begin + share, fold_n) - (get_group_id(0) == 1 ? 1 : 0);",
+             "^(dots_float_local|dots_double_local)$"),
     # AMG's operators made from the GPU's copies (issue 57)
     Mutation("AMG builder: the next level's A made from R's copy", "host/precond/amg_builder.c",
              "hold_there(b, level + 1, AMG_OPERATOR_A, &next_a);",
