@@ -156,8 +156,11 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold
     d.units = d.kernel_units + (tile_terms ? (size_t)p->tiles : 0);
     d.space = d.units;
     if (d.combine && dots) { /* the combine's real4s first, then the first kernel's it adds */
-        size_t fold_groups = (d.kernel_units + COMBINE_FOLD_SHARE * d.combine_local - 1) /
-                             (COMBINE_FOLD_SHARE * d.combine_local);
+        const char *share_env = getenv("CMRSCL_COMBINE_FOLD_SHARE"); /* for measuring it */
+        size_t share =
+            (share_env && atoi(share_env) > 0 ? (size_t)atoi(share_env) : COMBINE_FOLD_SHARE) *
+            d.combine_local;
+        size_t fold_groups = (d.kernel_units + share - 1) / share;
         if (d.combine_global < fold_groups * d.combine_local)
             d.combine_global = fold_groups * d.combine_local;
         d.units = d.combine_global / d.combine_local;
