@@ -1,7 +1,7 @@
 /* spgemm.cl - C = A B of CSR matrices in double on the device, for AMG's smoothed
  * prolongator and Galerkin product (host/precond/amg_galerkin.c); after the prelude of every
  * program, built with -DHEIGHT=1 -DWARP=1 -DWG_SIZE=... -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=...
- * (a power of two).
+ * (a power of two) -DSORT_IN_ITEM=... -DSORT_LOCAL=....
  *
  * A work-item a row of C, in two launches: spgemm_count counts the row's columns, the host
  * places the rows, spgemm_fill sums and writes them. Each row's sums are kept in a table of its
@@ -39,7 +39,9 @@ static uint slot_of(__global int *keys, uint stride, uint t, uint size, int j, b
     return size;
 }
 
-/* Entries [begin, end) of a row by column (its columns distinct): insertion, rows are short. */
+/* Entries [begin, end) of a row by column (its columns distinct): insertion, by one work-item -
+ * for rows of at most SORT_IN_ITEM entries; sort_long_rows takes the longer ones, a work-group a
+ * row (host/precond/amg_galerkin.c). */
 static void sort_row(__global int *col, __global double *val, const int begin, const int end)
 {
     for (int k = begin + 1; k < end; ++k) {
@@ -131,7 +133,45 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
             c_col[end] = SLOT(keys, s);
             c_val[end++] = SLOT(sums, s);
         }
-    sort_row(c_col, c_val, begin, end);
+    if (end - begin <= SORT_IN_ITEM)
+        sort_row(c_col, c_val, begin, end);
+}
+
+/* Rows of more than SORT_IN_ITEM entries by column (their columns distinct), a work-group a row,
+ * the groups walking the rows in turn: the row into local memory, each entry's place its rank -
+ * how many of the row's columns are smaller - so no entry waits for another's move. An
+ * insertion by one work-item moves a long row's entries a square of its length times, one
+ * after another (a Galerkin row of elasticity's rigid-body modes has hundreds). Rows past
+ * SORT_LOCAL entries, which AMG's products seldom make, by one work-item still. */
+__kernel void sort_long_rows(const uint first, const uint rows, __global const int *ptr,
+                             __global int *col, __global double *val)
+{
+    __local int lc[SORT_LOCAL];
+    __local double lv[SORT_LOCAL];
+    const uint l = get_local_id(0), items = get_local_size(0);
+    for (uint g = get_group_id(0); g < rows; g += get_num_groups(0)) {
+        const uint i = first + g;
+        const int begin = ptr[i], n = ptr[i + 1] - begin;
+        if (n <= SORT_IN_ITEM)
+            continue; /* sorted by the kernel that wrote it */
+        if (n > SORT_LOCAL) {
+            if (l == 0)
+                sort_row(col, val, begin, begin + n);
+            continue;
+        }
+        for (int k = (int)l; k < n; k += (int)items)
+            lc[k] = col[begin + k], lv[k] = val[begin + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = (int)l; k < n; k += (int)items) {
+            const int c = lc[k];
+            int rank = 0;
+            for (int m = 0; m < n; ++m)
+                rank += lc[m] < c;
+            col[begin + rank] = c;
+            val[begin + rank] = lv[k];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* the row read before the next one's loads */
+    }
 }
 
 /* ---- the transpose of A (R = P^T, made here and read back for the hierarchy) ---- */
@@ -165,7 +205,8 @@ __kernel void transpose_scatter(const uint first, const uint rows, __global cons
     }
 }
 
-/* Row i of the transpose by column (its columns are distinct, so the order is A's). */
+/* Row i of the transpose by column (its columns are distinct, so the order is A's), where it
+ * has at most SORT_IN_ITEM entries (sort_long_rows the others). */
 __kernel void transpose_sort(const uint first, const uint rows, __global const int *t_ptr,
                              __global int *t_col, __global double *t_val)
 {
@@ -173,7 +214,8 @@ __kernel void transpose_sort(const uint first, const uint rows, __global const i
     if (t >= rows)
         return;
     const uint i = first + t;
-    sort_row(t_col, t_val, t_ptr[i], t_ptr[i + 1]);
+    if (t_ptr[i + 1] - t_ptr[i] <= SORT_IN_ITEM)
+        sort_row(t_col, t_val, t_ptr[i], t_ptr[i + 1]);
 }
 
 /* ---- the smoothed prolongator P = T - omega D^-1 (A T), in place of A T ---- */

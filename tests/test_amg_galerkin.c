@@ -330,6 +330,13 @@ int main(void)
     check_levels(ctx, "convdiff:48", 0);
     check_levels(ctx, "geo:4000:8", 0);
     check_levels(ctx, "elastic:6", 6);
+    /* rows sorted each way: by their work-item up to 4 entries, a work-group's ranks in local
+     * memory up to 16, past that by one work-item again (cl/spgemm.cl, sort_long_rows) */
+    setenv("CMRSCL_AMG_SORT_IN_ITEM", "4", 1);
+    setenv("CMRSCL_AMG_SORT_LOCAL", "16", 1);
+    check_levels(ctx, "stencil27:12", 0);
+    unsetenv("CMRSCL_AMG_SORT_IN_ITEM");
+    unsetenv("CMRSCL_AMG_SORT_LOCAL");
     cmrscl_csr big; /* rows in three pieces of AMG_PIECE, the last one short */
     double *d = NULL;
     CHECK_OK(cmrscl_csr_generate("stencil7:28", &big));

@@ -29,11 +29,21 @@
 #define SPGEMM_TABLE 1024
 #define SPGEMM_BATCH_BYTES ((size_t)1 << 30)
 #define SPGEMM_GROUP 64
+/* A row of a product or of R is sorted by its own work-item up to SORT_IN_ITEM entries; longer
+ * rows by a work-group (cl/spgemm.cl, sort_long_rows), in local memory up to SORT_LOCAL entries
+ * (12 bytes each: a table of SPGEMM_TABLE columns fits). An insertion's moves grow with the
+ * square of the row, one after another; a group's ranks cost a launch and a pass over the row
+ * pointers, paid only where some row is longer (docs/dev/PERFORMANCE.md, SORT_IN_ITEM). */
+#define SORT_IN_ITEM 16
+#define SORT_LOCAL 1024
+/* the most work-groups sort_long_rows runs, each walking rows in turn */
+#define SORT_GROUPS 65536
 
 typedef struct galerkin_run {
     cmrscl_context ctx;
-    cl_kernel count, fill, t_count, t_scatter, t_sort, smooth;
+    cl_kernel count, fill, t_count, t_scatter, t_sort, smooth, sort_long;
     cl_mem keys, sums; /* the batch's tables */
+    int sort_in_item;  /* SORT_IN_ITEM, or CMRSCL_AMG_SORT_IN_ITEM (the tests, and measuring) */
     size_t batch;      /* rows a batch */
     /* the context's queue, a barrier after each launch where it runs out of order (the
      * batches share the tables, the fills need the counts, the reads the fills); its group:
@@ -122,6 +132,7 @@ typedef struct starts_job {
     int32_t n;
     int64_t *total;  /* a thread's sum; then the starts before its rows */
     int32_t *failed; /* a thread's first row counted -1, or -1 */
+    int32_t *most;   /* a thread's longest row */
     bool place;      /* the second pass */
 } starts_job;
 
@@ -131,13 +142,16 @@ static void starts_share(void *ctx, int thread, int threads)
     int64_t begin, end, sum = j->total[thread];
     cmrs_parallel_range(j->n, thread, threads, &begin, &end);
     if (!j->place) {
+        int32_t most = 0;
         j->failed[thread] = -1, sum = 0;
         for (int64_t i = begin; i < end; ++i) {
             if (j->rows[i + 1] < 0 && j->failed[thread] < 0)
                 j->failed[thread] = (int32_t)i;
             sum += j->rows[i + 1];
+            most = j->rows[i + 1] > most ? j->rows[i + 1] : most;
         }
         j->total[thread] = sum;
+        j->most[thread] = most;
         return;
     }
     for (int64_t i = begin; i < end; ++i) { /* row i + 1's start over row i's count */
@@ -147,22 +161,26 @@ static void starts_share(void *ctx, int thread, int threads)
 }
 
 /* The rows' counts (rows[1..n]) into their starts (rows[0..n]) on the host's threads, *nnz the
- * last; ERROR_UNSUPPORTED for a row that overflowed its table or more than 2^31 - 1 entries. */
-static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz)
+ * last, *longest the longest row; ERROR_UNSUPPORTED for a row that overflowed its table or more
+ * than 2^31 - 1 entries. */
+static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz, int32_t *longest)
 {
     int threads = cmrs_parallel_threads();
     int64_t *total = calloc((size_t)threads, sizeof *total);
     int32_t *failed = calloc((size_t)threads, sizeof *failed);
-    if (!total || !failed) {
-        free(total), free(failed);
+    int32_t *most = calloc((size_t)threads, sizeof *most);
+    if (!total || !failed || !most) {
+        free(total), free(failed), free(most);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
     }
-    starts_job job = {rows, n, total, failed, false};
+    starts_job job = {rows, n, total, failed, most, false};
     cmrs_parallel_run(threads, starts_share, &job);
     int32_t bad = -1;
     int64_t sum = 0;
+    *longest = 0;
     for (int t = 0; t < threads; ++t) {
         bad = bad < 0 ? failed[t] : bad;
+        *longest = most[t] > *longest ? most[t] : *longest;
         int64_t part = total[t];
         total[t] = sum, sum += part;
     }
@@ -179,15 +197,15 @@ static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz)
         rows[0] = 0;
         *nnz = sum;
     }
-    free(total), free(failed);
+    free(total), free(failed), free(most);
     return st;
 }
 
 /* c's rows placed from their counts in `count` on the device: the counts read back into
  * rows[1..], their starts made on the host's threads (rows[0..]), c's arrays made and its row
- * pointers sent. */
+ * pointers sent; *longest: its longest row. */
 static cmrscl_status place_rows(const galerkin_run *g, cl_mem count, int32_t *rows,
-                                cmrs_device_csr *c)
+                                cmrs_device_csr *c, int32_t *longest)
 {
     size_t ptr_bytes = ((size_t)c->rows + 1) * 4;
     cl_int err = cmrs_download(g->ctx, count, 0, (size_t)c->rows * 4, rows + 1);
@@ -195,7 +213,7 @@ static cmrscl_status place_rows(const galerkin_run *g, cl_mem count, int32_t *ro
         err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "the counts' read (AMG, device)");
     int64_t nnz = 0;
     if (st == CMRSCL_OK)
-        st = row_starts(rows, c->rows, &nnz);
+        st = row_starts(rows, c->rows, &nnz, longest);
     c->nnz = nnz;
     if (st == CMRSCL_OK)
         st = buffer(g->ctx, ptr_bytes, &c->ptr);
@@ -208,12 +226,28 @@ static cmrscl_status place_rows(const galerkin_run *g, cl_mem count, int32_t *ro
     return st;
 }
 
+/* c's rows longer than SORT_IN_ITEM sorted, where its longest row is. */
+static cmrscl_status sort_long_rows(const galerkin_run *g, const cmrs_device_csr *c,
+                                    int32_t longest)
+{
+    if (longest <= g->sort_in_item)
+        return CMRSCL_OK;
+    cl_uint first = 0, rows = (cl_uint)c->rows;
+    size_t groups = rows < SORT_GROUPS ? rows : SORT_GROUPS;
+    launch_arg args[] = {ARG(first), ARG(rows), ARG(c->ptr), ARG(c->col), ARG(c->val)};
+    cmrscl_status st = cmrs_launch_set_args(g->sort_long, args, COUNT(args));
+    return st == CMRSCL_OK
+               ? cmrs_launch_enqueue(&g->l, g->sort_long, groups * g->l.group, 0, NULL, NULL)
+               : st;
+}
+
 /* c = a b on the device; ERROR_UNSUPPORTED where a row overflows its table or c has more than
  * 2^31 - 1 entries. */
 static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
                              const cmrs_device_csr *b, cmrs_device_csr *c)
 {
     *c = (cmrs_device_csr){a->rows, b->cols, 0, NULL, NULL, NULL};
+    double t0 = cmrscl_seconds(), t1 = t0;
     cl_mem count = NULL;
     int32_t *rows = malloc(((size_t)a->rows + 1) * sizeof *rows);
     cmrscl_status st =
@@ -223,12 +257,22 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
         cl_mem mem[] = {a->ptr, a->col, b->ptr, b->col, g->keys, count};
         st = launch(g, g->count, (cl_uint)first, batch_rows(g, a->rows, first), 6, mem);
     }
+    int32_t longest = 0;
     if (st == CMRSCL_OK)
-        st = place_rows(g, count, rows, c);
+        st = place_rows(g, count, rows, c, &longest);
+    t1 = cmrscl_seconds();
     for (int32_t first = 0; st == CMRSCL_OK && first < a->rows; first += (int32_t)g->batch) {
         cl_mem mem[] = {a->ptr, a->col,  a->val,  b->ptr, b->col, b->val,
                         c->ptr, g->keys, g->sums, c->col, c->val};
         st = launch(g, g->fill, (cl_uint)first, batch_rows(g, a->rows, first), 11, mem);
+    }
+    if (st == CMRSCL_OK)
+        st = sort_long_rows(g, c, longest);
+    if (cmrscl_tracing()) { /* the fill's time apart from what follows it on the queue */
+        clFinish(g->l.queue);
+        cmrscl_trace("AMG product on the device, %d rows: counted and placed %.3f s, filled and "
+                     "sorted %.3f (its longest row %d)",
+                     (int)a->rows, t1 - t0, cmrscl_seconds() - t1, (int)longest);
     }
     if (count)
         clReleaseMemObject(count);
@@ -297,18 +341,25 @@ cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file, const char 
 
 static cmrscl_status make_kernels(galerkin_run *g)
 {
-    char options[160];
+    /* CMRSCL_AMG_SORT_IN_ITEM and _SORT_LOCAL: the tests' way to take each sort on small
+     * matrices, and for measuring */
+    const char *in_item = getenv("CMRSCL_AMG_SORT_IN_ITEM"),
+               *local = getenv("CMRSCL_AMG_SORT_LOCAL");
+    g->sort_in_item = in_item && atoi(in_item) > 0 ? atoi(in_item) : SORT_IN_ITEM;
+    int sort_local = local && atoi(local) > 0 ? atoi(local) : SORT_LOCAL;
+    char options[200];
     snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d",
-             SPGEMM_GROUP, SPGEMM_TABLE);
-    static const char *const names[] = {"spgemm_count",    "spgemm_fill",
-                                        "transpose_count", "transpose_scatter",
-                                        "transpose_sort",  "smooth_prolongator"};
-    cl_kernel k[6];
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d "
+             "-DSORT_IN_ITEM=%d -DSORT_LOCAL=%d",
+             SPGEMM_GROUP, SPGEMM_TABLE, g->sort_in_item, sort_local);
+    static const char *const names[] = {"spgemm_count",      "spgemm_fill",    "transpose_count",
+                                        "transpose_scatter", "transpose_sort", "smooth_prolongator",
+                                        "sort_long_rows"};
+    cl_kernel k[7];
     g->l.group = SPGEMM_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 6, names, k, &g->l.group);
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 7, names, k, &g->l.group);
     g->count = k[0], g->fill = k[1], g->t_count = k[2], g->t_scatter = k[3], g->t_sort = k[4];
-    g->smooth = k[5];
+    g->smooth = k[5], g->sort_long = k[6];
     return st;
 }
 
@@ -327,8 +378,9 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
     cl_mem counted[] = {p->ptr, p->col, next};
     if (st == CMRSCL_OK)
         st = launch(g, g->t_count, 0, (cl_uint)p->rows, 3, counted);
+    int32_t longest = 0;
     if (st == CMRSCL_OK)
-        st = place_rows(g, next, rows, t);
+        st = place_rows(g, next, rows, t, &longest);
     if (st == CMRSCL_OK) { /* each row's next slot from its start */
         cl_int err = clEnqueueCopyBuffer(g->l.queue, t->ptr, next, 0, 0, ptr_bytes, 0, NULL, NULL);
         if (err == CL_SUCCESS)
@@ -342,6 +394,8 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
     cl_mem sorted[] = {t->ptr, t->col, t->val};
     if (st == CMRSCL_OK)
         st = launch(g, g->t_sort, 0, (cl_uint)t->rows, 3, sorted);
+    if (st == CMRSCL_OK)
+        st = sort_long_rows(g, t, longest);
     if (next)
         clReleaseMemObject(next);
     free(rows);
@@ -380,8 +434,9 @@ static void run_close(galerkin_run *g)
     for (int i = 0; i < 2; ++i)
         if (mem[i])
             clReleaseMemObject(mem[i]);
-    cl_kernel k[] = {g->count, g->fill, g->t_count, g->t_scatter, g->t_sort, g->smooth};
-    for (int i = 0; i < 6; ++i)
+    cl_kernel k[] = {g->count,  g->fill,   g->t_count,  g->t_scatter,
+                     g->t_sort, g->smooth, g->sort_long};
+    for (int i = 0; i < 7; ++i)
         if (k[i])
             clReleaseKernel(k[i]);
 }

@@ -89,6 +89,14 @@ MUTATIONS = [
              "const uint begin = get_group_id(0) * share, end = min(begin + share, fold_n);",
              "const uint begin = get_group_id(0) * share, end = min(begin + share, fold_n) - (get_group_id(0) == 1 ? 1 : 0);",
              "^(dots_float_local|dots_double_local)$"),
+    # AMG's long rows sorted by a work-group (issue 57)
+    Mutation("AMG device sort: a long row's first column never counted smaller", "cl/spgemm.cl",
+             "                rank += lc[m] < c;", "                rank += lc[m] < c && m > 0;",
+             "^amg_galerkin$"),
+    Mutation("AMG device sort: rows past the local memory left unsorted", "cl/spgemm.cl",
+             "            if (l == 0)\n                sort_row(col, val, begin, begin + n);",
+             "            if (l == 0 && n < 0)\n                sort_row(col, val, begin, begin + n);",
+             "^amg_galerkin$"),
     # AMG's operators made from the GPU's copies (issue 57)
     Mutation("AMG builder: the next level's A made from R's copy", "host/precond/amg_builder.c",
              "hold_there(b, level + 1, AMG_OPERATOR_A, &next_a);",
