@@ -216,6 +216,46 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
     cmrscl_csr_free(&a);
 }
 
+/* The builder's rule on its own (no CMRSCL_AMG_GALERKIN): a level goes to a GPU with fp64 from
+ * GALERKIN_DEVICE_ROWS rows or GALERKIN_DEVICE_ENTRIES entries - here the entries set at level
+ * 1's, so levels 0 and 1 and no other - and to no other device. */
+static void check_entries_rule(cmrscl_context ctx, const char *spec)
+{
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate(spec, &a));
+    cmrs_amg_options o;
+    cmrs_amg_options_default(&o);
+    cmrs_amg_hierarchy h = {0};
+    CHECK_OK(cmrs_amg_setup(&a, &o, &h));
+    char entries[32];
+    snprintf(entries, sizeof entries, "%lld", (long long)(h.levels > 1 ? h.level[1].A.nnz : 1));
+    setenv("CMRSCL_AMG_DEVICE_ENTRIES", entries, 1);
+    cmrs_amg_builder *b = NULL;
+    CHECK_OK(cmrs_amg_builder_create(ctx, CMRSCL_DOUBLE, false, a.rows, &b));
+    unsetenv("CMRSCL_AMG_DEVICE_ENTRIES");
+    cmrs_amg_sink sink = cmrs_amg_builder_sink(b);
+    cmrs_amg_hierarchy again = {0};
+    CHECK_OK(cmrs_amg_setup_to(&a, &o, &sink, &again));
+    const bool gpu = (ctx->info.type & CL_DEVICE_TYPE_GPU) && ctx->info.fp64;
+    int expected = 0;
+    for (int l = 0; gpu && l + 1 < h.levels; ++l)
+        expected += h.level[l].A.nnz >= h.level[1].A.nnz;
+    int made = cmrs_amg_builder_galerkins(b);
+    CHECK_MSG(h.levels >= 3 && made == expected,
+              "%s, CMRSCL_AMG_DEVICE_ENTRIES=%s: %d Galerkin products on the device, not %d (%d "
+              "levels)",
+              spec, entries, made, expected, h.levels);
+    for (int l = 1; l < h.levels && l < again.levels; ++l)
+        CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
+                  "%s: level %d's A differs with the entries rule", spec, l);
+    printf("%s: the entries rule made %d of %d Galerkin products on the device (%s)\n", spec, made,
+           h.levels - 1, gpu ? "a GPU with fp64: levels 0 and 1" : "not a GPU with fp64: none");
+    cmrs_amg_builder_free(b);
+    cmrs_amg_free(&again);
+    cmrs_amg_free(&h);
+    cmrscl_csr_free(&a);
+}
+
 /* A dense row of 1,100 columns in A P (P the identity), then in R (A P) alone: too many for a
  * row's table. */
 static void check_overflow(cmrscl_context ctx)
@@ -337,6 +377,7 @@ int main(void)
     check_levels(ctx, "stencil27:12", 0);
     unsetenv("CMRSCL_AMG_SORT_IN_ITEM");
     unsetenv("CMRSCL_AMG_SORT_LOCAL");
+    check_entries_rule(ctx, "convdiff:48");
     cmrscl_csr big; /* rows in three pieces of AMG_PIECE, the last one short */
     double *d = NULL;
     CHECK_OK(cmrscl_csr_generate("stencil7:28", &big));

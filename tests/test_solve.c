@@ -336,6 +336,48 @@ static void solve_cases(cmrscl_context ctx)
     }
 }
 
+/* A split plan whose combine kernel adds up the product's sums (cl/combine.cl, COMBINE_FOLDS):
+ * a few long rows among many short ones, so the combine takes more work-groups for the product's
+ * sums than for its rows: Jacobi-CG, its sums folded by the step, and again through solve_reduce.
+ */
+static void check_combine_folds(cmrscl_context ctx)
+{
+    cmrscl_csr a;
+    CHECK_OK(cmrscl_csr_generate("lap:skewed:50000:4:4:2000", &a));
+    cmrscl_options plan = {
+        .kernel = CMRSCL_KERNEL_STRIP, .height = 1, .tile = 64, .combine = CMRSCL_COMBINE_KERNEL};
+    cmrscl_matrix m = NULL;
+    cmrscl_solver s = NULL;
+    cmrscl_solve_options o = {.rtol = prec == CMRSCL_DOUBLE ? 1e-10 : 1e-4,
+                              .max_iterations = 20000};
+    CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, &plan, &m));
+    if (m)
+        CHECK_OK(cmrscl_solver_create(m, &o, &s));
+    if (s) {
+        cmrscl_params p = CMRSCL_PARAMS_INIT;
+        cmrscl_matrix_params(m, &p);
+        size_t row_groups = ((size_t)p.long_strips * (size_t)p.height + 63) / 64;
+        CHECK_MSG(p.long_strips > 0 && p.combine == CMRSCL_COMBINE_KERNEL &&
+                      s->product_groups > row_groups && s->product_space > s->product_groups,
+                  "the combine's fold: %d long strips, combine %d, %zu work-groups for %zu of rows "
+                  "(%zu real4s in all)",
+                  p.long_strips, (int)p.combine, s->product_groups, row_groups, s->product_space);
+    }
+    cmrscl_solver_free(s);
+    cmrscl_matrix_free(m);
+    /* (Jacobi: b = 1 is an eigenvector of the shifted Laplacian, D^-1 b is not. In double only:
+     * float's recurrence drifts from b - A x on this Laplacian whatever the sums' path, and the
+     * fold's order is the same code in either precision) */
+    o.method = CMRSCL_METHOD_CG, o.preconditioner = CMRSCL_PRECONDITIONER_JACOBI;
+    if (prec == CMRSCL_DOUBLE)
+        check_solve(ctx, "lap:skewed:50000:4:4:2000, the combine's fold", &a, &o, &plan,
+                    SUMS_REDUCE);
+    else
+        printf("lap:skewed:50000:4:4:2000, the combine's fold: its solve checked in double only "
+               "(float's recurrence drifts on this Laplacian)\n");
+    cmrscl_csr_free(&a);
+}
+
 /* A nonzero x0 (the solution's neighbour: fewer iterations), b = 0 (x = 0 at once), max
  * iterations reached (not converged, OK), and cl_mem vectors on the caller's own queue. */
 static void check_starts(cmrscl_context ctx)
@@ -428,6 +470,7 @@ int main(int argc, char **argv)
     }
     solve_cases(ctx);
     check_starts(ctx);
+    check_combine_folds(ctx);
     cmrscl_context_free(ctx);
     return test_finish("solve");
 }

@@ -44,9 +44,13 @@
 #define BUILDER_SHARE 4
 /* Levels of this many rows or more have their Galerkin product, their estimate of rho and
  * (where the estimate is in by then) their smoothed prolongator made on a GPU (amg_galerkin.c,
- * amg_rho_device.c): measured faster from 1 M rows to 16.8 M; smaller levels, not measured,
- * stay on the host (docs/dev/PERFORMANCE.md, GALERKIN_DEVICE_ROWS, PROLONGATOR_ON_DEVICE). */
+ * amg_rho_device.c): measured faster from 1 M rows to 16.8 M (docs/dev/PERFORMANCE.md,
+ * GALERKIN_DEVICE_ROWS, PROLONGATOR_ON_DEVICE) - and so are levels of fewer rows but this many
+ * entries or more, whose long rows make the host's products slow: elasticity's coarse levels with
+ * the rigid-body modes (GALERKIN_DEVICE_ENTRIES). Smaller levels stay on the host, where a
+ * product costs less than the device's transfers and launches. */
 #define GALERKIN_DEVICE_ROWS 1000000
+#define GALERKIN_DEVICE_ENTRIES 2000000
 
 typedef struct builder_job {
     cmrs_amg_builder *builder;
@@ -65,17 +69,18 @@ struct cmrs_amg_builder {
     cmrscl_precision precision;
     bool skip_a0; /* level 0's A is the caller's matrix, on the device already */
     builder_job *first, *last;
-    bool joined;         /* the last job's thread, if any, is joined */
-    bool failed;         /* a job failed: those after it do not run */
-    atomic_int share;    /* the threads its conversions take: a quarter or half of them
-                            while the host's passes run, all (0) while it waits on the
-                            device or for the builder */
-    int64_t device_rows; /* levels of this many rows make their Galerkin product, rho and
-                            prolongator on the device (device_rows_of); INT64_MAX: none */
-    int galerkins;       /* Galerkin products the device made */
-    int prolongators;    /* smoothed prolongators the device made */
-    int rhos;            /* estimates of rho the device made (on the estimates' threads, one
-                            at a time: each is joined before the next starts) */
+    bool joined;            /* the last job's thread, if any, is joined */
+    bool failed;            /* a job failed: those after it do not run */
+    atomic_int share;       /* the threads its conversions take: a quarter or half of them
+                               while the host's passes run, all (0) while it waits on the
+                               device or for the builder */
+    int64_t device_rows;    /* levels of this many rows, or this many entries, make their */
+    int64_t device_entries; /* Galerkin product, rho and prolongator on the device
+                               (device_rows_of); INT64_MAX: none */
+    int galerkins;          /* Galerkin products the device made */
+    int prolongators;       /* smoothed prolongators the device made */
+    int rhos;               /* estimates of rho the device made (on the estimates' threads, one
+                               at a time: each is joined before the next starts) */
     /* a level and its A on the device: the Galerkin product's C, for the next level's
        estimate; then the estimate's A, for that level's prolongator and Galerkin product
        (written on the estimate's thread; the set-up joins it before them) - and the
@@ -187,17 +192,31 @@ static void builder_wait(void *ctx)
             cmrs_device_csr_release(&b->there[l][which]);
 }
 
-/* The rows from which a level's Galerkin product and rho are made on the device:
- * GALERKIN_DEVICE_ROWS on a GPU with fp64 (a CPU's OpenCL runs on the cores the host's product
- * has), none elsewhere; CMRSCL_AMG_GALERKIN=device (every level) or host (none) decides on any
- * device (the tests' way to the kernels on a CPU). */
-static int64_t device_rows_of(cmrscl_context ctx)
+/* The rows (or, *entries, the entries) from which a level's Galerkin product and rho are made
+ * on the device: GALERKIN_DEVICE_ROWS (_ENTRIES) on a GPU with fp64 (a CPU's OpenCL runs on the
+ * cores the host's product has), none elsewhere; CMRSCL_AMG_GALERKIN=device (every level) or
+ * host (none) decides on any device (the tests' way to the kernels on a CPU), and
+ * CMRSCL_AMG_DEVICE_ENTRIES sets the entries (for measuring). */
+static int64_t device_rows_of(cmrscl_context ctx, int64_t *entries)
 {
-    const char *asked = getenv("CMRSCL_AMG_GALERKIN");
+    const char *asked = getenv("CMRSCL_AMG_GALERKIN"),
+               *forced = getenv("CMRSCL_AMG_DEVICE_ENTRIES");
+    *entries = 0;
     if (asked && !strcmp(asked, "device"))
         return 0;
     bool gpu = (ctx->info.type & CL_DEVICE_TYPE_GPU) && ctx->info.fp64;
-    return gpu && !(asked && !strcmp(asked, "host")) ? GALERKIN_DEVICE_ROWS : INT64_MAX;
+    if (!gpu || (asked && !strcmp(asked, "host"))) {
+        *entries = INT64_MAX;
+        return INT64_MAX;
+    }
+    *entries = forced && atoll(forced) > 0 ? atoll(forced) : GALERKIN_DEVICE_ENTRIES;
+    return GALERKIN_DEVICE_ROWS;
+}
+
+/* Whether level matrix a is the device's to work on (device_rows_of). */
+static bool on_device(const cmrs_amg_builder *b, const cmrscl_csr *a)
+{
+    return a->rows >= b->device_rows || a->nnz >= b->device_entries;
 }
 
 cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision, bool skip_a0,
@@ -207,26 +226,29 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
     if (!*out)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: no memory for a builder");
     cmrs_amg_builder *b = *out;
+    int64_t entries;
+    const int64_t device_rows = device_rows_of(ctx, &entries);
     *b = (cmrs_amg_builder){.ctx = ctx,
                             .precision = precision,
                             .skip_a0 = skip_a0,
-                            .device_rows = device_rows_of(ctx),
+                            .device_rows = device_rows,
+                            .device_entries = entries,
                             .kept_level = -1};
     int share = cmrs_parallel_threads() / (rows >= b->device_rows ? 2 : BUILDER_SHARE);
     atomic_init(&b->share, share > 1 ? share : 1);
     return CMRSCL_OK;
 }
 
-/* cmrs_amg_sink's prolongator: on the device from device_rows rows, from the A rho's estimate
- * left there; P kept there for the Galerkin product. The host's set-up waits on the device
- * meanwhile: its threads are the builder's. */
+/* cmrs_amg_sink's prolongator: on the device from device_rows rows or device_entries entries, from
+ * the A rho's estimate left there; P kept there for the Galerkin product. The host's set-up waits
+ * on the device meanwhile: its threads are the builder's. */
 static cmrscl_status builder_prolongator(void *ctx, int level, const cmrscl_csr *a,
                                          const cmrscl_csr *t, const double *diag_inv, double omega,
                                          cmrscl_csr *p)
 {
     cmrs_amg_builder *b = ctx;
     *p = (cmrscl_csr){0};
-    if (a->rows < b->device_rows)
+    if (!on_device(b, a))
         return CMRSCL_ERROR_UNSUPPORTED;
     const cmrs_device_csr *a_on_device = b->kept_level == level ? &b->kept_a : NULL;
     cmrs_device_csr_release(&b->kept_p);
@@ -240,14 +262,14 @@ static cmrscl_status builder_prolongator(void *ctx, int level, const cmrscl_csr 
     return st;
 }
 
-/* cmrs_amg_sink's galerkin: on the device from device_rows rows, R made there; the host's
- * threads the builder's meanwhile, as above. */
+/* cmrs_amg_sink's galerkin: on the device from device_rows rows or device_entries entries, R made
+ * there; the host's threads the builder's meanwhile, as above. */
 static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
                                       const cmrscl_csr *p, cmrscl_csr *r, cmrscl_csr *c)
 {
     cmrs_amg_builder *b = ctx;
     *c = (cmrscl_csr){0};
-    if (a->rows < b->device_rows)
+    if (!on_device(b, a))
         return CMRSCL_ERROR_UNSUPPORTED;
     bool kept = b->kept_level == level;
     int share = atomic_exchange(&b->share, 0);
@@ -265,7 +287,7 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
     cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
     /* the next level's A stays for its estimate of rho where that is made on the device (else
      * it would hold the device's memory the builder's matrices need) */
-    if (st == CMRSCL_OK && c->rows >= b->device_rows)
+    if (st == CMRSCL_OK && on_device(b, c))
         b->kept_a = next_a, b->kept_level = level + 1;
     else
         cmrs_device_csr_release(&next_a);
@@ -275,12 +297,12 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
     return st;
 }
 
-/* cmrs_amg_sink's rho: on the device from device_rows rows. */
+/* cmrs_amg_sink's rho: on the device from device_rows rows or device_entries entries. */
 static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
                                  bool symmetric, int steps, double *rho)
 {
     cmrs_amg_builder *b = ctx;
-    if (a->rows < b->device_rows)
+    if (!on_device(b, a))
         return CMRSCL_ERROR_UNSUPPORTED;
     if (b->kept_level != level) /* else A is there from the level above's Galerkin product */
         cmrs_device_csr_release(&b->kept_a);
@@ -297,7 +319,7 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
 cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
     if (!b) /* (a sink that makes nothing) */
-        return (cmrs_amg_sink){.device_rows = INT64_MAX};
+        return (cmrs_amg_sink){.device_rows = INT64_MAX, .device_entries = INT64_MAX};
     /* (CMRSCL_AMG_GALERKIN=device: every level's P too, whenever its estimate is in) */
     return (cmrs_amg_sink){.ready = builder_ready,
                            .wait = builder_wait,
@@ -306,6 +328,7 @@ cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
                            .rho = builder_rho,
                            .ctx = b,
                            .device_rows = b->device_rows,
+                           .device_entries = b->device_entries,
                            .wait_for_rho = b->device_rows == 0};
 }
 

@@ -91,7 +91,8 @@ typedef struct cmrs_amg_sink {
     void (*wait)(void *ctx);
     /* may be NULL: level l's smoothed prolongator p = t - omega D^-1 (a t), made elsewhere (a
      * device) and the same bits as the host's; called once the level's estimate of rho is in,
-     * for levels of device_rows rows or more. On failure (p empty) the set-up makes it itself */
+     * for levels of device_rows rows or device_entries entries or more. On failure (p empty) the
+     * set-up makes it itself */
     cmrscl_status (*prolongator)(void *ctx, int level, const cmrscl_csr *a, const cmrscl_csr *t,
                                  const double *diag_inv, double omega, cmrscl_csr *p);
     /* may be NULL: level l's r = p^T and c = r a p, made elsewhere (a device) and the same
@@ -105,10 +106,11 @@ typedef struct cmrs_amg_sink {
     cmrscl_status (*rho)(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
                          bool symmetric, int steps, double *rho);
     void *ctx;
-    /* the levels whose prolongator the sink makes: this many rows or more (INT64_MAX: none),
-     * where the level's estimate of rho is in once T is made (else the host makes A T in the
-     * estimate's shadow) - or, with wait_for_rho, always, once the estimate is in */
-    int64_t device_rows;
+    /* the levels whose prolongator the sink makes: this many rows or more, or this many
+     * entries (INT64_MAX: none), where the level's estimate of rho is in once T is made (else
+     * the host makes A T in the estimate's shadow) - or, with wait_for_rho, always, once the
+     * estimate is in */
+    int64_t device_rows, device_entries;
     bool wait_for_rho;
 } cmrs_amg_sink;
 

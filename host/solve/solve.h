@@ -48,8 +48,9 @@ typedef enum solve_sums {
 
 /* The workspace's regions, in reals from its start (cmrs_abi.h: the header first). */
 typedef struct solve_layout {
-    cl_uint product;     /* the products' real4s (as many as product_kernels.groups), then
-                            the chain's region (cl/dots.cl) */
+    cl_uint product;     /* the products' real4s (product_kernels.space of them: a split
+                            plan's combine's first, the first kernel's after), then the
+                            chain's region (cl/dots.cl) */
     cl_uint reduced;     /* solve_reduce's real4s (grid) */
     cl_uint rr[2];       /* the update kernels' real4s, alternating (CG: one reads, one writes) */
     cl_uint start;       /* solve_start's sums of b and the inputs' NaN and Inf */

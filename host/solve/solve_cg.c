@@ -2,12 +2,13 @@
  * pipelined form (cl/solve.cl, cg_step), the textbook's iterates in exact arithmetic. An
  * iteration is cg_step then the product q = A p, which leaves p.q and q.q (with Jacobi
  * q.Dq: the epilogue's w = D) - two launches, three where the product's partial sums are
- * reduced first. cg_step reads the r.r its previous launch wrote and writes the next, so two
- * kernel objects alternate between two regions of the workspace.
- * On a small matrix on a GPU an iteration is one launch: the product fused with the step
- * (cl/cg_fused.cl), writing r, p and q into a second set of vectors - the sets, and two pairs
- * of regions for its sums, alternating between an odd and an even kernel object - after the
- * first iteration's, which reads the start's sums. */
+ * reduced first or a split plan's combine kernel adds its long strips up (and the sums with
+ * them: cl/combine.cl, COMBINE_FOLDS). cg_step reads the r.r its previous launch wrote and writes
+ * the next, so two kernel objects alternate between two regions of the workspace. On a small matrix
+ * on a GPU an iteration is one launch: the product fused with the step (cl/cg_fused.cl), writing r,
+ * p and q into a second set of vectors - the sets, and two pairs of regions for its sums,
+ * alternating between an odd and an even kernel object - after the first iteration's, which reads
+ * the start's sums. */
 #include "solve/solve.h"
 
 #include <stdio.h>

@@ -204,7 +204,8 @@ static cmrscl_status make_product(cmrscl_solver s, int i)
     else
         snprintf(options, sizeof options, "%s", method);
     cmrscl_status st = cmrs_product_kernels_make(s->m, options, s->fold_cap, &s->product[i]);
-    if (st == CMRSCL_OK && s->product[i].groups != s->product_groups)
+    if (st == CMRSCL_OK &&
+        (s->product[i].groups != s->product_groups || s->product[i].space != s->product_space))
         st = cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                          "the matrix's product was planned anew after a values update: make "
                          "the solver again");
