@@ -91,7 +91,24 @@ struct cmrs_amg_builder {
        held until the job that makes its matrix takes it */
     cmrs_device_csr there[CMRSCL_AMG_MAX_LEVELS][3];
     int made_there; /* matrices made from those */
+    /* each level's P as told, for an R read back late (r_later) that cannot be read: the host's
+       transpose of it then */
+    const cmrscl_csr *told_p[CMRSCL_AMG_MAX_LEVELS];
 };
+
+/* Level `level`'s R where the sink's Galerkin product left it on the device for later
+ * (builder_galerkin's r_later): the host's copy read back from d, beside the set-up - or, where
+ * that read fails, P transposed on the host. */
+static void fill_late_r(cmrs_amg_builder *b, int level, const cmrs_device_csr *d, cmrscl_csr *r)
+{
+    if (r->row_ptr)
+        return;
+    if (d->ptr && cmrs_device_csr_download(b->ctx, d, r) == CMRSCL_OK)
+        return;
+    const cmrscl_csr *p = level < CMRSCL_AMG_MAX_LEVELS ? b->told_p[level] : NULL;
+    if (p && cmrscl_csr_transpose(p, r) != CMRSCL_OK)
+        *r = (cmrscl_csr){0}; /* the device set-up names the failure, making R from it */
+}
 
 static void *job_run(void *arg)
 {
@@ -99,7 +116,12 @@ static void *job_run(void *arg)
     cmrs_amg_builder *b = j->builder;
     if (j->before && j->before->threaded)
         pthread_join(j->before->id, NULL);
+    /* an R left on the device (r_later): the host's copy, whatever comes of the matrix */
+    cmrscl_csr *late_r =
+        j->which == AMG_OPERATOR_R && !j->csr->row_ptr ? (cmrscl_csr *)j->csr : NULL;
     if (b->failed) {
+        if (late_r)
+            fill_late_r(b, j->level, &j->there, late_r);
         cmrs_device_csr_release(&j->there);
         return NULL;
     }
@@ -116,13 +138,15 @@ static void *job_run(void *arg)
                                                  (int32_t)d->nnz, d->ptr, d->col, d->val, &j->made)
             : cmrscl_matrix_create_from_csr(b->ctx, b->precision, j->csr, NULL, &j->made);
     b->failed = st != CMRSCL_OK;
+    double t1 = cmrscl_seconds();
+    if (late_r) /* (on the builder's share of the threads too) */
+        fill_late_r(b, j->level, &j->there, late_r);
     if (j->threaded)
         cmrs_parallel_limit(limit);
-    double t1 = cmrscl_seconds();
     const long long entries = (long long)j->csr->nnz;
-    cmrscl_trace("AMG builder: level %d's %c (%lld entries) made %sin %.3f s (ends at %.3f)",
+    cmrscl_trace("AMG builder: level %d's %c (%lld entries) made %sin %.3f s%s (ends at %.3f)",
                  j->level, "APR"[j->which], entries, there ? "from the device's copy " : "",
-                 t1 - t0, t1);
+                 t1 - t0, late_r ? ", read back after it" : "", cmrscl_seconds());
     b->made_there += there && !b->failed;
     cmrs_device_csr_release(&j->there);
     return NULL;
@@ -151,12 +175,17 @@ static void hold_there(cmrs_amg_builder *b, int level, cmrs_amg_operator which,
 static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m)
 {
     cmrs_amg_builder *b = ctx;
+    if (which == AMG_OPERATOR_P && level < CMRSCL_AMG_MAX_LEVELS)
+        b->told_p[level] = m;
     if ((level == 0 && which == AMG_OPERATOR_A && b->skip_a0) || cmrs_parallel_threads() == 1)
         return; /* (one thread: the device set-up makes it, after the host's) */
     builder_job *j = calloc(1, sizeof *j);
     if (!j) { /* the device set-up makes it; its copy is not held meanwhile */
-        if (level < CMRSCL_AMG_MAX_LEVELS)
+        if (level < CMRSCL_AMG_MAX_LEVELS) {
+            if (which == AMG_OPERATOR_R) /* an R left there: read back now */
+                fill_late_r(b, level, &b->there[level][which], (cmrscl_csr *)m);
             cmrs_device_csr_release(&b->there[level][which]);
+        }
         return;
     }
     cmrscl_trace("AMG builder: level %d's %c told at %.3f", level, "APR"[which], cmrscl_seconds());
@@ -263,25 +292,39 @@ static cmrscl_status builder_prolongator(void *ctx, int level, const cmrscl_csr 
 }
 
 /* cmrs_amg_sink's galerkin: on the device from device_rows rows or device_entries entries, R made
- * there; the host's threads the builder's meanwhile, as above. */
+ * there; the host's threads the builder's meanwhile, as above. R's host copy is read back by the
+ * job that makes R's matrix, beside the host's next level (*r_later), where such a job will take
+ * R's copy: its read is then off the set-up's path (the hierarchy's host R is read only once
+ * the builder is done). */
 static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
-                                      const cmrscl_csr *p, cmrscl_csr *r, cmrscl_csr *c)
+                                      const cmrscl_csr *p, cmrscl_csr *r, cmrscl_csr *c,
+                                      bool *r_later)
 {
     cmrs_amg_builder *b = ctx;
     *c = (cmrscl_csr){0};
+    *r_later = false;
     if (!on_device(b, a))
         return CMRSCL_ERROR_UNSUPPORTED;
     bool kept = b->kept_level == level;
     int share = atomic_exchange(&b->share, 0);
     cmrs_device_csr next_a, r_there;
-    cmrscl_status st =
-        cmrs_amg_galerkin_device(b->ctx, NULL, a, kept ? &b->kept_a : NULL, p,
-                                 kept ? &b->kept_p : NULL, 0, c, r, &next_a, &r_there);
+    /* (hold_there's terms: with them R's copy will be its job's) */
+    const bool late =
+        level < CMRSCL_AMG_MAX_LEVELS && cmrs_parallel_threads() > 1 && p->nnz <= INT32_MAX;
+    cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, NULL, a, kept ? &b->kept_a : NULL, p,
+                                                kept ? &b->kept_p : NULL, 0, c, late ? NULL : r,
+                                                &next_a, &r_there);
     atomic_store(&b->share, share);
     if (st == CMRSCL_OK) { /* their matrices made there (AMG_MADE_THERE, above) */
         hold_there(b, level, AMG_OPERATOR_R, &r_there);
         hold_there(b, level + 1, AMG_OPERATOR_A, &next_a);
     }
+    /* (not held after all: read back now, or left to the set-up's transpose) */
+    const bool held = st == CMRSCL_OK && late && b->there[level][AMG_OPERATOR_R].ptr;
+    if (st == CMRSCL_OK && late && !held && r_there.ptr &&
+        cmrs_device_csr_download(b->ctx, &r_there, r) != CMRSCL_OK)
+        *r = (cmrscl_csr){0};
+    *r_later = held;
     cmrs_device_csr_release(&r_there);
     /* (no longer needed, whatever came of it) */
     cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);

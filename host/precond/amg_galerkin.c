@@ -282,8 +282,8 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     return st;
 }
 
-/* c, read back into host CSR (int64 row pointers). */
-static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cmrscl_csr *out)
+cmrscl_status cmrs_device_csr_download(cmrscl_context ctx, const cmrs_device_csr *c,
+                                       cmrscl_csr *out)
 {
     *out = (cmrscl_csr){c->rows, c->cols, c->nnz, NULL, NULL, NULL};
     int32_t *ptr = cmrs_parallel_alloc((size_t)c->rows + 1, sizeof *ptr);
@@ -296,11 +296,11 @@ static cmrscl_status to_host(const galerkin_run *g, const cmrs_device_csr *c, cm
                            "AMG set-up on the device, reading back %lld entries",
                            (long long)c->nnz);
     }
-    cl_int err = cmrs_download(g->ctx, c->ptr, 0, ((size_t)c->rows + 1) * 4, ptr);
+    cl_int err = cmrs_download(ctx, c->ptr, 0, ((size_t)c->rows + 1) * 4, ptr);
     if (err == CL_SUCCESS)
-        err = cmrs_download(g->ctx, c->col, 0, (size_t)c->nnz * 4, out->col_ind);
+        err = cmrs_download(ctx, c->col, 0, (size_t)c->nnz * 4, out->col_ind);
     if (err == CL_SUCCESS)
-        err = cmrs_download(g->ctx, c->val, 0, (size_t)c->nnz * 8, out->values);
+        err = cmrs_download(ctx, c->val, 0, (size_t)c->nnz * 8, out->values);
     if (err == CL_SUCCESS && !(out->row_ptr = cmrs_csr_widen_row_ptr(ptr, c->rows)))
         err = CL_OUT_OF_HOST_MEMORY;
     free(ptr);
@@ -483,7 +483,7 @@ cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *
         st = smooth(&g, &dp, &dt, diag_inv, omega);
     double t1 = cmrscl_seconds();
     if (st == CMRSCL_OK)
-        st = to_host(&g, &dp, p);
+        st = cmrs_device_csr_download(g.ctx, &dp, p);
     cmrs_device_csr_release(&da), cmrs_device_csr_release(&dt);
     if (st == CMRSCL_OK && keep)
         *keep = dp;
@@ -533,7 +533,7 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     cmrs_device_csr_release(&ap);
     t[4] = cmrscl_seconds();
     if (st == CMRSCL_OK)
-        st = to_host(&g, &rap, c);
+        st = cmrs_device_csr_download(g.ctx, &rap, c);
     if (st == CMRSCL_OK && c_keep) /* the next level's A stays there, the caller's */
         *c_keep = rap, rap = (cmrs_device_csr){0};
     cmrs_device_csr_release(&rap);
@@ -541,7 +541,7 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     /* R read back where it was made, even if the second product failed (the host's takes it);
      * where the read fails, r_made stays empty and the caller transposes P itself */
     if (!r && r_made && dr.val)
-        (void)to_host(&g, &dr, r_made);
+        (void)cmrs_device_csr_download(g.ctx, &dr, r_made);
     if (st == CMRSCL_OK && !r && r_keep) /* R stays there too, the caller's */
         *r_keep = dr, dr = (cmrs_device_csr){0};
     cmrs_device_csr_release(&dr);

@@ -159,16 +159,19 @@ static void tell(const cmrs_amg_sink *sink, int l, cmrs_amg_operator which, cons
 }
 
 /* Level l's R and level l + 1's A = R A P. Where the sink makes them (on a device, R the
- * transpose of P there, read back), the host's threads are free meanwhile for the sink's own
- * work; else, or where the sink's fail, the host makes what is missing - the same bits either
- * way. R is told once made. */
+ * transpose of P there, read back - or left there for the sink to read back beside the host's
+ * next level, r_later), the host's threads are free meanwhile for the sink's own work; else, or
+ * where the sink's fail, the host makes what is missing - the same bits either way. R is told
+ * once made (or, r_later, once the sink has it). */
 static cmrscl_status transpose_and_galerkin(const cmrs_amg_sink *sink, int l, cmrs_amg_level *lv,
                                             cmrscl_csr *c)
 {
+    bool r_later = false;
     cmrscl_status made = sink && sink->galerkin
-                             ? sink->galerkin(sink->ctx, l, &lv->A, &lv->P, &lv->R, c)
+                             ? sink->galerkin(sink->ctx, l, &lv->A, &lv->P, &lv->R, c, &r_later)
                              : CMRSCL_ERROR_UNSUPPORTED;
-    cmrscl_status st = lv->R.row_ptr ? CMRSCL_OK : cmrscl_csr_transpose(&lv->P, &lv->R);
+    r_later = r_later && made == CMRSCL_OK;
+    cmrscl_status st = lv->R.row_ptr || r_later ? CMRSCL_OK : cmrscl_csr_transpose(&lv->P, &lv->R);
     if (st != CMRSCL_OK) {
         if (made == CMRSCL_OK)
             cmrscl_csr_free(c);

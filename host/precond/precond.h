@@ -97,9 +97,11 @@ typedef struct cmrs_amg_sink {
                                  const double *diag_inv, double omega, cmrscl_csr *p);
     /* may be NULL: level l's r = p^T and c = r a p, made elsewhere (a device) and the same
      * bits as cmrscl_csr_transpose's and cmrs_amg_galerkin's. On failure (c empty) the set-up
-     * makes c itself, and r too where it is empty */
+     * makes c itself, and r too where it is empty and not *r_later. *r_later: r is written
+     * later, beside the set-up, by the time wait returns (once told, ready) - the set-up reads
+     * it no sooner */
     cmrscl_status (*galerkin)(void *ctx, int level, const cmrscl_csr *a, const cmrscl_csr *p,
-                              cmrscl_csr *r, cmrscl_csr *c);
+                              cmrscl_csr *r, cmrscl_csr *c, bool *r_later);
     /* may be NULL: level l's estimate of rho(D^-1 A), made elsewhere (a device) and the same
      * bits as cmrs_amg_spectral_radius's; on failure the set-up makes it itself. Called from
      * the estimate's thread, beside the set-up's. */
@@ -301,6 +303,9 @@ typedef struct cmrs_device_csr {
 CMRSCL_HIDDEN cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a,
                                                    cmrs_device_csr *out);
 CMRSCL_HIDDEN void cmrs_device_csr_release(cmrs_device_csr *m);
+/* c read back into host CSR (int64 row pointers), through the context's pinned ring. */
+CMRSCL_HIDDEN cmrscl_status cmrs_device_csr_download(cmrscl_context ctx, const cmrs_device_csr *c,
+                                                     cmrscl_csr *out);
 /* The kernels `names` of the program `file` built with `options` for ctx's device; *local (a
  * power of two) halved to what every one of them runs. On failure none is kept. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file,

@@ -104,6 +104,10 @@ MUTATIONS = [
              "            if (l == 0)\n                sort_row(col, val, begin, begin + n);",
              "            if (l == 0 && n < 0)\n                sort_row(col, val, begin, begin + n);",
              "^amg_galerkin$"),
+    Mutation("AMG builder: an R left on the device never read back", "host/precond/amg_builder.c",
+             "    if (r->row_ptr)\n        return;\n    if (d->ptr && cmrs_device_csr_download",
+             "    if (r->row_ptr || d)\n        return;\n    if (d->ptr && cmrs_device_csr_download",
+             "^amg_galerkin$"),
     # AMG's operators made from the GPU's copies (issue 57)
     Mutation("AMG builder: the next level's A made from R's copy", "host/precond/amg_builder.c",
              "hold_there(b, level + 1, AMG_OPERATOR_A, &next_a);",
