@@ -161,7 +161,8 @@ __kernel void sort_long_rows(const uint first, const uint rows, __global const i
         }
         for (int k = (int)l; k < n; k += (int)items)
             lc[k] = col[begin + k], lv[k] = val[begin + k];
-        barrier(CLK_LOCAL_MEM_FENCE);
+        /* the row read by every work-item before any writes it back (its global memory too) */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         for (int k = (int)l; k < n; k += (int)items) {
             const int c = lc[k];
             int rank = 0;
