@@ -3,8 +3,9 @@
  * program, built with -DHEIGHT=1 -DWARP=1 -DWG_SIZE=... -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=...
  * (a power of two) -DSORT_IN_ITEM=... -DSORT_LOCAL=....
  *
- * A work-item a row of C, in two launches: spgemm_count counts the row's columns, the host
- * places the rows, spgemm_fill sums and writes them. Each row's sums are kept in a table of its
+ * A work-item a row of C, in two launches (three where a row is long): spgemm_count counts the
+ * row's columns, the host places the rows, spgemm_fill sums and writes them (sort_long_rows
+ * orders the long ones). Each row's sums are kept in a table of its
  * own (open addressing in global memory: twice the row's columns, 32 slots at least and
  * SPGEMM_TABLE at most): a column's products are added in the order of A's row and B's rows,
  * as the host's product (amg_spgemm.c) adds them, and contraction into fma is off, so C is the
@@ -142,7 +143,8 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
  * how many of the row's columns are smaller - so no entry waits for another's move. An
  * insertion by one work-item moves a long row's entries a square of its length times, one
  * after another (a Galerkin row of elasticity's rigid-body modes has hundreds). Rows past
- * SORT_LOCAL entries, which AMG's products seldom make, by one work-item still. */
+ * SORT_LOCAL entries by one work-item still: no product's (SPGEMM_TABLE columns at most), but
+ * an R's may be - a coarse row of a large aggregate with many candidates. */
 __kernel void sort_long_rows(const uint first, const uint rows, __global const int *ptr,
                              __global int *col, __global double *val)
 {

@@ -18,15 +18,17 @@
  * the host's phases what the builder saved; fewer than a quarter left the builder's work
  * unfinished when the host's was done. Where a GPU makes level 0's products the builder takes
  * half of them while the host's own passes run: with a quarter it was still converting when
- * the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE). While the host's set-up waits
- * on the GPU's prolongator or Galerkin product, and once it is done and waits for the builder,
- * the builder's passes take every thread - the pass under way keeps its share, the next ones
- * read the raised limit.
+ * the host was done (docs/dev/PERFORMANCE.md, BUILDER_SHARE) - level 0 sent there by its rows;
+ * one sent by its entries alone (GALERKIN_DEVICE_ENTRIES) keeps the quarter, not measured. While
+ * the host's set-up waits on the GPU's prolongator or Galerkin product, and once it is done and
+ * waits for the builder, the builder's passes take every thread - the pass under way keeps its
+ * share, the next ones read the raised limit.
  *
  * The operators are made one after another, in the order told: each job's thread first
  * joins the one before it, so one builder thread runs at a time, and nothing but the caller's
- * thread ever joins the last. A failure stops the jobs after it; the operators not made, the
- * device set-up makes itself (and reports their failure, if they fail again). A matrix is
+ * thread ever joins the last. A failure stops the jobs after it (but for an R left on the device,
+ * which its job still reads back); the operators not made, the device set-up makes itself (and
+ * reports their failure, if they fail again). A matrix is
  * made by the same call as the device set-up would make it, so it is the same matrix, bit for
  * bit - but for what a GPU's Galerkin product made (a level's R and the next level's A): those
  * are made from the GPU's own copies by its conversion kernels (cmrscl_matrix_create_from_cl's)
@@ -171,7 +173,8 @@ static void hold_there(cmrs_amg_builder *b, int level, cmrs_amg_operator which,
 }
 
 /* cmrs_amg_sink's ready: a job after the last one told. Without a thread to be had it runs
- * here and now; without memory for it, the device set-up makes the operator itself. */
+ * here and now; without memory for it, the device set-up makes the operator itself (an R left
+ * on the device read back here first). */
 static void builder_ready(void *ctx, int level, cmrs_amg_operator which, const cmrscl_csr *m)
 {
     cmrs_amg_builder *b = ctx;

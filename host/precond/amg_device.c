@@ -120,6 +120,12 @@ static cmrscl_status level_matrix(const cmrs_amg_device *d, cmrs_amg_builder *ma
                                   cmrscl_matrix *out)
 {
     *out = cmrs_amg_builder_take(made, l, which);
+    if (!*out && !csr->row_ptr) /* an R left on the device that neither its read nor P's
+                                   transpose could bring to the host (amg_builder.c) */
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
+                           "AMG level %d's %c on the device: neither made there nor on the host "
+                           "(out of memory reading it back and transposing P)",
+                           l, "APR"[which]);
     cmrscl_status st =
         *out ? CMRSCL_OK : cmrscl_matrix_create_from_csr(d->ctx, d->precision, csr, NULL, out);
     if (st == CMRSCL_OK)

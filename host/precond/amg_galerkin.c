@@ -347,6 +347,10 @@ static cmrscl_status make_kernels(galerkin_run *g)
                *local = getenv("CMRSCL_AMG_SORT_LOCAL");
     g->sort_in_item = in_item && atoi(in_item) > 0 ? atoi(in_item) : SORT_IN_ITEM;
     int sort_local = local && atoi(local) > 0 ? atoi(local) : SORT_LOCAL;
+    /* (a row's columns and values in the device's local memory, with room to spare: asked for
+     * more, as much as fits) */
+    int fits = (int)(g->ctx->info.local_mem_bytes / 2 / 12);
+    sort_local = sort_local < fits ? sort_local : fits > 1 ? fits : 1;
     char options[200];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d "
@@ -538,8 +542,10 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
         *c_keep = rap, rap = (cmrs_device_csr){0};
     cmrs_device_csr_release(&rap);
     t[5] = cmrscl_seconds();
-    /* R read back where it was made, even if the second product failed (the host's takes it);
-     * where the read fails, r_made stays empty and the caller transposes P itself */
+    /* R read back where it was made and asked for (r_made), even if the second product failed
+     * (the host's takes it); where the read fails, or it is not asked for (a caller that reads
+     * it back later, r_keep), r_made stays empty and the caller transposes P itself where it
+     * needs R now */
     if (!r && r_made && dr.val)
         (void)cmrs_device_csr_download(g.ctx, &dr, r_made);
     if (st == CMRSCL_OK && !r && r_keep) /* R stays there too, the caller's */
