@@ -48,9 +48,10 @@
  * (where the estimate is in by then) their smoothed prolongator made on a GPU (amg_galerkin.c,
  * amg_rho_device.c): measured faster from 1 M rows to 16.8 M (docs/dev/PERFORMANCE.md,
  * GALERKIN_DEVICE_ROWS, PROLONGATOR_ON_DEVICE) - and so are levels of fewer rows but this many
- * entries or more, whose long rows make the host's products slow: elasticity's coarse levels with
- * the rigid-body modes (GALERKIN_DEVICE_ENTRIES). Smaller levels stay on the host, where a
- * product costs less than the device's transfers and launches. */
+ * entries or more - measured faster from 2.2 M entries to 12 M, second levels of stencils and
+ * graphs and elasticity's with the rigid-body modes, whose long rows make the host's products
+ * slow (docs/dev/PERFORMANCE.md, GALERKIN_DEVICE_ENTRIES). Smaller levels, not measured apart,
+ * stay on the host. */
 #define GALERKIN_DEVICE_ROWS 1000000
 #define GALERKIN_DEVICE_ENTRIES 2000000
 
