@@ -155,14 +155,21 @@ static void *job_run(void *arg)
     return NULL;
 }
 
-/* An operator the device made, held there for its job (a reference of each buffer); not with
- * one thread, where no job is made (builder_ready) and the copy would only hold the device's
- * memory until the set-up's end. */
+/* Whether an operator of `level` and nnz entries that the device made is held there for its
+ * job: not with one thread, where no job is made (builder_ready) and the copy would only hold
+ * the device's memory until the set-up's end, nor past a level the builder tracks or entries a
+ * conversion's int32 takes. */
+static bool holds(int level, int64_t nnz)
+{
+    return level < CMRSCL_AMG_MAX_LEVELS && nnz <= INT32_MAX && cmrs_parallel_threads() > 1;
+}
+
+/* An operator the device made, held there for its job (a reference of each buffer), where
+ * holds says so. */
 static void hold_there(cmrs_amg_builder *b, int level, cmrs_amg_operator which,
                        const cmrs_device_csr *d)
 {
-    if (level >= CMRSCL_AMG_MAX_LEVELS || !d->ptr || d->nnz > INT32_MAX ||
-        cmrs_parallel_threads() == 1)
+    if (!d->ptr || !holds(level, d->nnz))
         return;
     cmrs_device_csr *held = &b->there[level][which];
     cmrs_device_csr_release(held);
@@ -249,7 +256,7 @@ static int64_t device_rows_of(cmrscl_context ctx, int64_t *entries)
 /* Whether level matrix a is the device's to work on (device_rows_of). */
 static bool on_device(const cmrs_amg_builder *b, const cmrscl_csr *a)
 {
-    return a->rows >= b->device_rows || a->nnz >= b->device_entries;
+    return cmrs_amg_on_device(b->device_rows, b->device_entries, a);
 }
 
 cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision precision, bool skip_a0,
@@ -312,9 +319,7 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
     bool kept = b->kept_level == level;
     int share = atomic_exchange(&b->share, 0);
     cmrs_device_csr next_a, r_there;
-    /* (hold_there's terms: with them R's copy will be its job's) */
-    const bool late =
-        level < CMRSCL_AMG_MAX_LEVELS && cmrs_parallel_threads() > 1 && p->nnz <= INT32_MAX;
+    const bool late = holds(level, p->nnz); /* R's copy will be its job's (R has P's entries) */
     cmrscl_status st = cmrs_amg_galerkin_device(b->ctx, NULL, a, kept ? &b->kept_a : NULL, p,
                                                 kept ? &b->kept_p : NULL, 0, c, late ? NULL : r,
                                                 &next_a, &r_there);
@@ -323,12 +328,7 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
         hold_there(b, level, AMG_OPERATOR_R, &r_there);
         hold_there(b, level + 1, AMG_OPERATOR_A, &next_a);
     }
-    /* (not held after all: read back now, or left to the set-up's transpose) */
-    const bool held = st == CMRSCL_OK && late && b->there[level][AMG_OPERATOR_R].ptr;
-    if (st == CMRSCL_OK && late && !held && r_there.ptr &&
-        cmrs_device_csr_download(b->ctx, &r_there, r) != CMRSCL_OK)
-        *r = (cmrscl_csr){0};
-    *r_later = held;
+    *r_later = st == CMRSCL_OK && late; /* (held: the product left R there, r_there) */
     cmrs_device_csr_release(&r_there);
     /* (no longer needed, whatever came of it) */
     cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);

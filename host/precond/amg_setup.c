@@ -213,10 +213,9 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
      * Galerkin product) */
     /* a kept strong pattern: P smoothed with the filtered matrix, on the host */
     const bool filtered = lv->strong.row_ptr != NULL;
-    bool elsewhere =
-        o->smooth && !filtered && sink && sink->prolongator &&
-        ((int64_t)lv->A.rows >= sink->device_rows || lv->A.nnz >= sink->device_entries) &&
-        (sink->wait_for_rho || atomic_load(&rho->done));
+    bool elsewhere = o->smooth && !filtered && sink && sink->prolongator &&
+                     cmrs_amg_on_device(sink->device_rows, sink->device_entries, &lv->A) &&
+                     (sink->wait_for_rho || atomic_load(&rho->done));
     double tt = cmrscl_seconds();
     if (st == CMRSCL_OK && o->smooth && !elsewhere && !filtered)
         st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);

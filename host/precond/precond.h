@@ -116,6 +116,14 @@ typedef struct cmrs_amg_sink {
     bool wait_for_rho;
 } cmrs_amg_sink;
 
+/* Whether level matrix a is the device's to work on: rows_from rows or entries_from entries or
+ * more (amg_builder.c, GALERKIN_DEVICE_ROWS and _ENTRIES) - the builder's rule and the set-up's
+ * for its prolongator, one rule. */
+static inline bool cmrs_amg_on_device(int64_t rows_from, int64_t entries_from, const cmrscl_csr *a)
+{
+    return (int64_t)a->rows >= rows_from || a->nnz >= entries_from;
+}
+
 CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
 /* Builds the hierarchy of a (square, canonical CSR, every diagonal entry positive); opt NULL
  * takes the defaults. a must outlive *out (level 0 borrows it). The same matrix and options
