@@ -1,5 +1,8 @@
-/* test_amg_aggregate.c - AMG's aggregation (host/precond/amg_aggregate.c, issue 57) on a
- * matrix all of whose couplings are strong, in place of the strength's pattern: the same
+/* test_amg_aggregate.c - AMG's aggregation (host/precond/amg_aggregate.c, issue 57): PyAMG's
+ * standard aggregation as written here, one pass after another, on a level of one block; on
+ * levels cut into blocks (AGGREGATE_BLOCK_ROWS, lowered by CMRSCL_AMG_AGGREGATE_ROWS) aggregates
+ * that are whole neighbourhoods, the same on any number of threads; and, on a matrix all of
+ * whose couplings are strong, that matrix in place of the strength's pattern: the same
  * aggregates, and the shortcut refused where a coupling is weak. */
 #include "precond/precond.h"
 #include "test_util.h"
@@ -50,8 +53,156 @@ static void test_all_strong(void)
     }
 }
 
+/* PyAMG's standard_aggregation, written from its definition: three passes in the order of the
+ * rows, aggregates numbered as they are rooted; -1 for a row without neighbours. */
+static int32_t reference_aggregates(const cmrscl_csr *s, int32_t *agg)
+{
+    int32_t n = 0, rows = s->rows;
+    bool *pass1 = calloc((size_t)rows, sizeof(bool));
+    for (int32_t i = 0; i < rows; ++i)
+        agg[i] = -2;
+    for (int32_t i = 0; i < rows; ++i) {
+        bool neighbours = false, free_all = agg[i] == -2;
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1] && free_all; ++k)
+            neighbours |= s->col_ind[k] != i, free_all = agg[s->col_ind[k]] == -2;
+        if (free_all && neighbours) {
+            agg[i] = n, pass1[i] = true;
+            for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+                agg[s->col_ind[k]] = n, pass1[s->col_ind[k]] = true;
+            ++n;
+        }
+    }
+    int32_t *joined = malloc(sizeof(int32_t) * (size_t)rows);
+    memcpy(joined, agg, sizeof(int32_t) * (size_t)rows);
+    for (int32_t i = 0; i < rows; ++i)
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1] && joined[i] == -2; ++k)
+            if (pass1[s->col_ind[k]])
+                joined[i] = agg[s->col_ind[k]];
+    memcpy(agg, joined, sizeof(int32_t) * (size_t)rows);
+    for (int32_t i = 0; i < rows; ++i) {
+        bool neighbours = false;
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+            neighbours |= s->col_ind[k] != i;
+        if (agg[i] != -2)
+            continue;
+        if (!neighbours) {
+            agg[i] = -1;
+            continue;
+        }
+        agg[i] = n;
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+            if (agg[s->col_ind[k]] == -2)
+                agg[s->col_ind[k]] = n;
+        ++n;
+    }
+    free(pass1), free(joined);
+    return n;
+}
+
+/* What aggregates of a symmetric pattern s must be however the rows were cut: a row without
+ * neighbours in none, every other row in one of 0..count-1, each used; every row of an
+ * aggregate of two or more rows beside another of its rows; and every aggregate holding a row
+ * with all its neighbours - pass 1 leaves no row whose neighbours are all free, so on a
+ * symmetric pattern every row left joins a root's aggregate in pass 2 and pass 3 roots none. */
+static void check_aggregates(const char *what, const cmrscl_csr *s, const int32_t *agg,
+                             int32_t count)
+{
+    int32_t *size = calloc((size_t)count + 1, sizeof(int32_t));
+    bool *holds = calloc((size_t)count + 1, sizeof(bool));
+    int32_t bad = -1;
+    for (int32_t i = 0; i < s->rows && bad < 0; ++i) {
+        bool neighbours = false;
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+            neighbours |= s->col_ind[k] != i;
+        if (neighbours ? agg[i] < 0 || agg[i] >= count : agg[i] != -1)
+            bad = i;
+        else if (agg[i] >= 0)
+            ++size[agg[i]];
+    }
+    CHECK_MSG(bad < 0, "%s: row %d in aggregate %d of %d", what, (int)bad,
+              bad < 0 ? 0 : (int)agg[bad], (int)count);
+    int32_t unused = 0, whole_count = 0;
+    for (int32_t g = 0; g < count; ++g)
+        unused += size[g] == 0;
+    for (int32_t i = 0; i < s->rows && bad < 0; ++i) {
+        if (agg[i] < 0)
+            continue;
+        bool beside = size[agg[i]] == 1, all = true;
+        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k) {
+            bool same = agg[s->col_ind[k]] == agg[i];
+            beside |= same && s->col_ind[k] != i, all &= same;
+        }
+        if (!beside)
+            bad = i;
+        holds[agg[i]] |= all;
+    }
+    for (int32_t g = 0; g < count; ++g)
+        whole_count += holds[g];
+    CHECK_MSG(unused == 0 && bad < 0,
+              "%s: %d aggregates of %d empty; row %d beside none of its "
+              "aggregate's rows",
+              what, (int)unused, (int)count, (int)bad);
+    CHECK_MSG(whole_count == count, "%s: %d of %d aggregates hold a row with all its neighbours",
+              what, (int)whole_count, (int)count);
+    free(size), free(holds);
+}
+
+/* One block (rows up to AGGREGATE_BLOCK_ROWS): PyAMG's aggregates, number for number. Cut into
+ * blocks of 97 to 4000 rows: whole, valid aggregates, within 25% as many as one block's, the
+ * same on 1, 2 and 7 threads; blocks of at least the rows: one block's again. */
+static void test_blocks(void)
+{
+    const char *specs[] = {"stencil7:20", "stencil27:12", "geo:6000:8", "lap:rmat:12:8",
+                           "fem:12:3"};
+    const char *block_rows[] = {"97", "1000", "4000", "100000"};
+    const char *threads_saved = getenv("CMRSCL_THREADS");
+    char *keep = threads_saved ? strdup(threads_saved) : NULL;
+    for (int m = 0; m < 5; ++m) {
+        cmrscl_csr a, s;
+        CHECK_OK(cmrscl_csr_generate(specs[m], &a));
+        CHECK_OK(cmrs_amg_strength(&a, 0, &s));
+        size_t bytes = sizeof(int32_t) * (size_t)a.rows;
+        int32_t *want = malloc(bytes), *got = malloc(bytes), *again = malloc(bytes), nw, ng, na;
+        nw = reference_aggregates(&s, want);
+        unsetenv("CMRSCL_AMG_AGGREGATE_ROWS");
+        CHECK_OK(cmrs_amg_aggregate(&s, got, &ng));
+        CHECK_MSG(ng == nw && !memcmp(want, got, bytes),
+                  "%s, one block: %d aggregates, PyAMG's "
+                  "definition %d",
+                  specs[m], (int)ng, (int)nw);
+        check_aggregates(specs[m], &s, got, ng);
+        for (int b = 0; b < 4; ++b) {
+            char what[96];
+            snprintf(what, sizeof what, "%s in blocks of %s rows", specs[m], block_rows[b]);
+            setenv("CMRSCL_AMG_AGGREGATE_ROWS", block_rows[b], 1);
+            setenv("CMRSCL_THREADS", "1", 1);
+            CHECK_OK(cmrs_amg_aggregate(&s, got, &ng));
+            check_aggregates(what, &s, got, ng);
+            CHECK_MSG(ng <= 1.25 * nw && ng >= 0.75 * nw, "%s: %d aggregates, one block's %d", what,
+                      (int)ng, (int)nw);
+            if (atoll(block_rows[b]) >= a.rows)
+                CHECK_MSG(ng == nw && !memcmp(want, got, bytes), "%s: not one block's", what);
+            for (int t = 0; t < 2; ++t) {
+                setenv("CMRSCL_THREADS", t ? "7" : "2", 1);
+                CHECK_OK(cmrs_amg_aggregate(&s, again, &na));
+                CHECK_MSG(na == ng && !memcmp(again, got, bytes),
+                          "%s: other aggregates on %s threads than on one", what, t ? "7" : "2");
+            }
+        }
+        unsetenv("CMRSCL_AMG_AGGREGATE_ROWS");
+        free(want), free(got), free(again);
+        cmrscl_csr_free(&s), cmrscl_csr_free(&a);
+    }
+    if (keep)
+        setenv("CMRSCL_THREADS", keep, 1);
+    else
+        unsetenv("CMRSCL_THREADS");
+    free(keep);
+}
+
 int main(void)
 {
     test_all_strong();
+    test_blocks();
     return test_finish("amg_aggregate");
 }

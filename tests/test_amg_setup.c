@@ -132,7 +132,8 @@ static cmrscl_csr random_sparse(int32_t rows, int32_t cols, int longest)
 
 /* The sparse product against a dense one, on rows short and long (past INSERTION_ROW),
  * canonical CSR with every nonzero of the dense one, the same bits on 1, 2, 3 and 7 threads
- * (rows enough for 7: the product takes a thread for each 1024 rows at most). */
+ * (rows enough for 7: the product takes a thread for each 1024 rows at most); and the
+ * product given up where asked. */
 static void test_products(void)
 {
     test_seed(57);
@@ -183,6 +184,22 @@ static void test_products(void)
     else
         unsetenv("CMRSCL_THREADS");
     free(keep);
+    /* the product given up once no longer wanted (the set-up's host A T, where the device's
+     * estimate of rho comes in first): nothing made, and said so; still wanted: the product */
+    atomic_bool stop;
+    bool stopped = false;
+    for (int wanted = 0; wanted < 2; ++wanted) {
+        cmrscl_csr c;
+        atomic_init(&stop, !wanted);
+        CHECK_OK(cmrs_amg_spgemm_unless(&a, &b, &c, &stop, &stopped));
+        bool same = c.nnz == first.nnz && c.row_ptr &&
+                    !memcmp(c.col_ind, first.col_ind, sizeof(int32_t) * (size_t)c.nnz) &&
+                    !memcmp(c.values, first.values, sizeof(double) * (size_t)c.nnz);
+        CHECK_MSG(wanted ? !stopped && same : stopped && !c.row_ptr && c.nnz == 0,
+                  "the product %s: stopped %d, %lld entries", wanted ? "wanted" : "given up",
+                  (int)stopped, (long long)c.nnz);
+        cmrscl_csr_free(&c);
+    }
     cmrscl_csr_free(&first), cmrscl_csr_free(&a), cmrscl_csr_free(&b);
     free(dense);
 }

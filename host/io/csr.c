@@ -481,10 +481,31 @@ cmrscl_status cmrscl_csr_spmv_check(const cmrscl_csr *a, double alpha, const dou
     return CMRSCL_OK;
 }
 
+/* The longest row over a thread's rows (a maximum: the same whatever the threads). */
+typedef struct longest_job {
+    int32_t rows;
+    const int64_t *row_ptr;
+    int64_t longest[256]; /* per thread */
+} longest_job;
+
+static void longest_share(void *ctx, int t, int threads)
+{
+    longest_job *j = ctx;
+    int64_t r0, r1, longest = 0;
+    cmrs_parallel_range(j->rows, t, threads, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r)
+        longest = j->row_ptr[r + 1] - j->row_ptr[r] > longest ? j->row_ptr[r + 1] - j->row_ptr[r]
+                                                              : longest;
+    j->longest[t] = longest;
+}
+
 int64_t cmrs_csr_longest_row(int32_t rows, const int64_t *row_ptr)
 {
+    longest_job job = {.rows = rows, .row_ptr = row_ptr};
+    int threads = threads_for(rows);
+    cmrs_parallel_run(threads, longest_share, &job);
     int64_t longest = 0;
-    for (int32_t r = 0; r < rows; ++r)
-        longest = row_ptr[r + 1] - row_ptr[r] > longest ? row_ptr[r + 1] - row_ptr[r] : longest;
+    for (int t = 0; t < threads; ++t)
+        longest = job.longest[t] > longest ? job.longest[t] : longest;
     return longest;
 }

@@ -249,122 +249,275 @@ bool cmrs_amg_has_hubs(const cmrscl_csr *a)
     return (double)cmrs_csr_longest_row(a->rows, a->row_ptr) >= AMG_HUB_ROWS * mean;
 }
 
+/* The aggregates that rows touch, every 16th row, in pieces on the host's threads: a row's
+ * distinct aggregates counted among its own entries (a short row's by comparing them, a long
+ * one's sorted), so the counts are the same whatever the threads. */
+#define SPREAD_SHORT_ROW 64
+
+typedef struct spread_job {
+    const cmrscl_csr *a;
+    const int32_t *aggregate;
+    int64_t *entries, *touched; /* a piece's */
+    atomic_bool failed;         /* no memory for a long row's copy */
+} spread_job;
+
+static int by_value(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int64_t distinct_aggregates(spread_job *j, int64_t begin, int64_t end)
+{
+    const int32_t *col = j->a->col_ind, *agg = j->aggregate;
+    int64_t n = end - begin, touched = 0;
+    if (n <= SPREAD_SHORT_ROW) {
+        int32_t seen[SPREAD_SHORT_ROW];
+        for (int64_t k = 0; k < n; ++k) {
+            int32_t g = agg[col[begin + k]];
+            bool again = g < 0;
+            for (int64_t q = 0; q < touched && !again; ++q)
+                again = seen[q] == g;
+            if (!again)
+                seen[touched++] = g;
+        }
+        return touched;
+    }
+    int32_t *copy = cmrscl_alloc((size_t)n, sizeof(int32_t));
+    if (!copy) {
+        atomic_store(&j->failed, true);
+        return 0;
+    }
+    for (int64_t k = 0; k < n; ++k)
+        copy[k] = agg[col[begin + k]];
+    qsort(copy, (size_t)n, sizeof(int32_t), by_value);
+    for (int64_t k = 0; k < n; ++k)
+        touched += copy[k] >= 0 && (k == 0 || copy[k] != copy[k - 1]);
+    free(copy);
+    return touched;
+}
+
+static void spread_piece(void *ctx, int64_t piece)
+{
+    spread_job *j = ctx;
+    const int64_t *row_ptr = j->a->row_ptr;
+    int64_t begin, end, entries = 0, touched = 0;
+    cmrs_amg_piece_rows(piece, j->a->rows, &begin, &end); /* (AMG_PIECE: a multiple of 16) */
+    for (int64_t i = begin; i < end; i += 16) {
+        entries += row_ptr[i + 1] - row_ptr[i];
+        touched += distinct_aggregates(j, row_ptr[i], row_ptr[i + 1]);
+    }
+    j->entries[piece] = entries, j->touched[piece] = touched;
+}
+
 bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t count)
 {
-    int32_t *seen = count > 0 ? cmrscl_alloc((size_t)count, sizeof(int32_t)) : NULL;
-    if (!seen)
-        return false; /* no aggregate, or no memory for the count: keep theta 0 */
-    for (int32_t k = 0; k < count; ++k)
-        seen[k] = -1;
+    int64_t pieces = cmrs_amg_pieces(a->rows);
+    spread_job job = {.a = a,
+                      .aggregate = aggregate,
+                      .entries = cmrscl_alloc((size_t)pieces, sizeof(int64_t)),
+                      .touched = cmrscl_alloc((size_t)pieces, sizeof(int64_t))};
+    atomic_init(&job.failed, false);
+    if (count > 0 && job.entries && job.touched)
+        cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, spread_piece, &job);
     int64_t entries = 0, touched = 0;
-    for (int64_t i = 0; i < a->rows; i += 16)
-        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k, ++entries) {
-            int32_t g = aggregate[a->col_ind[k]];
-            if (g >= 0 && seen[g] != i)
-                seen[g] = i, ++touched;
-        }
-    free(seen);
+    for (int64_t p = 0; count > 0 && job.entries && job.touched && p < pieces; ++p)
+        entries += job.entries[p], touched += job.touched[p];
+    free(job.entries), free(job.touched);
+    if (atomic_load(&job.failed))
+        return false; /* no memory for the count: keep theta 0 */
     cmrscl_trace("AMG: %lld entries of sampled rows in %lld aggregates", (long long)entries,
                  (long long)touched);
     return entries > 0 && (double)touched >= AMG_SPREAD * (double)entries;
 }
 
-/* Pass 1: a row with neighbours, none of them aggregated yet, roots a new aggregate of
- * itself and all its neighbours. Marks: -2 free, -3 isolated. A row's own column, where s
- * stores it (a matrix all of whose couplings are strong), is no neighbour: it is free when
- * read here and aggregated with the row - no decision of any pass changes with it. */
-enum { FREE = -2, ISOLATED = -3 };
+/* Pass 1 is greedy in the order of the rows, which keeps it on one core: on a level of
+ * millions of rows the longest phase of the set-up. Past AGGREGATE_BLOCK_ROWS rows it runs in
+ * two stages: first a block of that many rows at a time on the host's threads, each rooting
+ * aggregates only at rows whose neighbours all lie in the block; then, in the order of the
+ * rows on one thread, the rows left free (those at the blocks' edges), rooting where all their
+ * neighbours are still free wherever they lie. Every aggregate is then a whole neighbourhood,
+ * as in one pass; they are numbered in the order of their roots. The blocks are fixed by the
+ * rows, never by the threads, so a matrix has the same aggregates on every machine, and a
+ * level of one block has PyAMG's. Where few rows keep all their neighbours in their block (a
+ * random graph's), the second stage is the one pass it was. What the different order at the
+ * blocks' edges costs the hierarchy is measured with the time it saves
+ * (docs/dev/PERFORMANCE.md, AGGREGATE_BLOCK_ROWS). */
+#define AGGREGATE_BLOCK_ROWS ((int64_t)1 << 18)
 
-static int32_t aggregate_pass1(const cmrscl_csr *s, int32_t *agg, bool *from_pass1)
+static int64_t aggregate_block_rows(void)
 {
-    int32_t count = 0;
-    for (int32_t i = 0; i < s->rows; ++i) {
-        if (agg[i] != FREE)
-            continue;
-        int64_t begin = s->row_ptr[i], end = s->row_ptr[i + 1];
-        if (begin == end || (end - begin == 1 && s->col_ind[begin] == i)) {
-            agg[i] = ISOLATED;
-            continue;
-        }
-        bool all_free = true;
-        for (int64_t k = begin; k < end && all_free; ++k)
-            all_free = agg[s->col_ind[k]] == FREE;
-        if (!all_free)
-            continue;
-        agg[i] = count;
-        from_pass1[i] = true;
-        for (int64_t k = begin; k < end; ++k) {
-            agg[s->col_ind[k]] = count;
-            from_pass1[s->col_ind[k]] = true;
-        }
-        ++count;
-    }
-    return count;
+    const char *asked = getenv("CMRSCL_AMG_AGGREGATE_ROWS"); /* for measuring it */
+    long long rows = asked ? atoll(asked) : 0;
+    return rows > 0 ? (int64_t)rows : AGGREGATE_BLOCK_ROWS;
 }
 
-/* The passes that need no order run in pieces on the host's threads: the marks set before
- * pass 1, pass 2 (each free row reads only rows placed in pass 1, which no longer change) and
- * the isolated rows' -1 after pass 3. Passes 1 and 3 are greedy in the order of the rows. */
-typedef enum { MARK_FREE, JOIN_PASS1, ISOLATED_TO_NONE } aggregate_step;
+/* Marks of agg before the numbers: free, isolated (no neighbour), placed by pass 1 (its root
+ * in `root`). */
+enum { FREE = -2, ISOLATED = -3, PLACED = -4 };
+
+/* Pass 1 at row i, roots only where its neighbours all lie in [n0, n1): a row with neighbours,
+ * none of them aggregated yet, roots a new aggregate of itself and all its neighbours. A row's
+ * own column, where s stores it (a matrix all of whose couplings are strong), is no neighbour:
+ * it is free when read here and aggregated with the row - no decision of any pass changes with
+ * it. root[i]: the root of a placed row, else -1. Whether the row is left for later: free, its
+ * neighbours in [n0, n1) free, and one beyond. */
+static bool pass1_row(const cmrscl_csr *s, int32_t *agg, int32_t *root, int64_t i, int64_t n0,
+                      int64_t n1)
+{
+    if (agg[i] != FREE)
+        return false;
+    int64_t begin = s->row_ptr[i], end = s->row_ptr[i + 1];
+    if (begin == end || (end - begin == 1 && s->col_ind[begin] == i)) {
+        agg[i] = ISOLATED;
+        return false;
+    }
+    bool beyond = false;
+    for (int64_t k = begin; k < end; ++k) {
+        int32_t j = s->col_ind[k];
+        if (j < n0 || j >= n1)
+            beyond = true;
+        else if (agg[j] != FREE)
+            return false; /* never a root: a mark stays */
+    }
+    if (beyond)
+        return true;
+    agg[i] = PLACED, root[i] = (int32_t)i;
+    for (int64_t k = begin; k < end; ++k)
+        agg[s->col_ind[k]] = PLACED, root[s->col_ind[k]] = (int32_t)i;
+    return false;
+}
+
+/* The passes that need no order run a piece of AMG_PIECE rows (pass 1's first stage a block)
+ * a task on the host's threads: the marks before pass 1, its roots counted and numbered, its
+ * other rows given their root's number, pass 2 (each free row reads only rows placed in pass
+ * 1, which no longer change), and the isolated rows' -1 after pass 3. */
+typedef enum {
+    MARK_FREE,
+    PASS1_BLOCKS,
+    COUNT_ROOTS,
+    NUMBER_ROOTS,
+    NUMBER_PLACED,
+    JOIN_PASS1,
+    ISOLATED_TO_NONE
+} aggregate_step;
 
 typedef struct aggregate_job {
     const cmrscl_csr *s;
-    int32_t *aggregate;
-    bool *from_pass1;
+    int32_t *aggregate, *root;
+    int64_t block_rows;
+    int32_t *later; /* a block's rows left for the second stage, from its first row on */
+    int64_t *left;  /* how many a block left */
+    int32_t *roots; /* a piece's roots, then the number of its first */
     aggregate_step step;
 } aggregate_job;
 
-static void aggregate_piece(void *ctx, int64_t piece)
+static void aggregate_task(void *ctx, int64_t task)
 {
     const aggregate_job *j = ctx;
     const cmrscl_csr *s = j->s;
-    int32_t *agg = j->aggregate;
+    int32_t *agg = j->aggregate, *root = j->root;
     int64_t begin, end;
-    cmrs_amg_piece_rows(piece, s->rows, &begin, &end);
+    if (j->step == PASS1_BLOCKS) {
+        begin = task * j->block_rows;
+        end = begin + j->block_rows < s->rows ? begin + j->block_rows : s->rows;
+        int64_t left = 0;
+        for (int64_t i = begin; i < end; ++i)
+            if (pass1_row(s, agg, root, i, begin, end))
+                j->later[begin + left++] = (int32_t)i;
+        j->left[task] = left;
+        return;
+    }
+    cmrs_amg_piece_rows(task, s->rows, &begin, &end);
+    int32_t roots = 0;
     for (int64_t i = begin; i < end; ++i) {
         if (j->step == MARK_FREE) {
-            agg[i] = FREE;
-            j->from_pass1[i] = false;
+            agg[i] = FREE, root[i] = -1;
+        } else if (j->step == COUNT_ROOTS) {
+            roots += root[i] == i;
+        } else if (j->step == NUMBER_ROOTS) {
+            if (root[i] == i)
+                agg[i] = j->roots[task] + roots++;
+        } else if (j->step == NUMBER_PLACED) {
+            if (root[i] >= 0 && root[i] != i)
+                agg[i] = agg[root[i]];
         } else if (j->step == ISOLATED_TO_NONE) {
             agg[i] = agg[i] == ISOLATED ? -1 : agg[i];
         } else if (agg[i] == FREE) { /* pass 2: joins the aggregate of its first neighbour
                                         placed in pass 1 (not one that joined in this pass, so
                                         aggregates grow by one ring at most) */
             for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
-                if (j->from_pass1[s->col_ind[k]]) {
+                if (root[s->col_ind[k]] >= 0) {
                     agg[i] = agg[s->col_ind[k]];
                     break;
                 }
+            roots += agg[i] == FREE; /* (counts the rows left free) */
         }
     }
+    if (j->step == COUNT_ROOTS || j->step == JOIN_PASS1)
+        j->roots[task] = roots;
+}
+
+static void run_step(aggregate_job *job, aggregate_step step, int64_t tasks)
+{
+    job->step = step;
+    cmrs_parallel_pieces(cmrs_parallel_threads(), tasks, aggregate_task, job);
 }
 
 cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_t *count)
 {
-    bool *from_pass1 = cmrscl_alloc((size_t)s->rows, sizeof(bool));
-    if (!from_pass1)
+    int64_t pieces = cmrs_amg_pieces(s->rows), block_rows = aggregate_block_rows();
+    int64_t blocks = s->rows > block_rows ? (s->rows + block_rows - 1) / block_rows : 0;
+    aggregate_job job = {s,
+                         aggregate,
+                         cmrscl_alloc((size_t)s->rows + 1, sizeof(int32_t)),
+                         block_rows,
+                         blocks ? cmrscl_alloc((size_t)s->rows, sizeof(int32_t)) : NULL,
+                         blocks ? cmrscl_alloc((size_t)blocks, sizeof(int64_t)) : NULL,
+                         cmrscl_alloc((size_t)pieces + 1, sizeof(int32_t)),
+                         MARK_FREE};
+    if (!job.root || !job.roots || (blocks && (!job.later || !job.left))) {
+        free(job.root), free(job.later), free(job.left), free(job.roots);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregation: %d rows",
                            (int)s->rows);
-    aggregate_job job = {s, aggregate, from_pass1, MARK_FREE};
-    int threads = cmrs_parallel_threads();
-    int64_t pieces = cmrs_amg_pieces(s->rows);
-    cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
-    int32_t n = aggregate_pass1(s, aggregate, from_pass1);
-    job.step = JOIN_PASS1;
-    cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
-    /* Pass 3: a row still free roots an aggregate of itself and its free neighbours. */
-    for (int32_t i = 0; i < s->rows; ++i) {
-        if (aggregate[i] != FREE)
-            continue;
-        aggregate[i] = n;
-        for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
-            if (aggregate[s->col_ind[k]] == FREE)
-                aggregate[s->col_ind[k]] = n;
-        ++n;
     }
-    job.step = ISOLATED_TO_NONE;
-    cmrs_parallel_pieces(threads, pieces, aggregate_piece, &job);
-    free(from_pass1);
+    run_step(&job, MARK_FREE, pieces);
+    if (blocks)
+        run_step(&job, PASS1_BLOCKS, blocks);
+    int64_t left = blocks ? 0 : s->rows;
+    for (int64_t b = 0; b < blocks; ++b) /* the rows left, in their order */
+        for (int64_t k = b * block_rows, end = k + job.left[b]; k < end; ++k, ++left)
+            pass1_row(s, aggregate, job.root, job.later[k], 0, s->rows);
+    for (int64_t i = 0; !blocks && i < s->rows; ++i)
+        pass1_row(s, aggregate, job.root, i, 0, s->rows);
+    cmrscl_trace("AMG aggregation of %lld rows: %lld blocks, %lld rows to the second stage",
+                 (long long)s->rows, (long long)blocks, (long long)left);
+    run_step(&job, COUNT_ROOTS, pieces);
+    int32_t n = 0; /* pass 1's aggregates, numbered in the order of their roots */
+    for (int64_t p = 0; p < pieces; ++p) {
+        int32_t roots = job.roots[p];
+        job.roots[p] = n, n += roots;
+    }
+    run_step(&job, NUMBER_ROOTS, pieces);
+    run_step(&job, NUMBER_PLACED, pieces);
+    run_step(&job, JOIN_PASS1, pieces);
+    /* Pass 3: a row still free roots an aggregate of itself and its free neighbours (only
+     * the pieces that pass 2 left a row free in). */
+    for (int64_t p = 0; p < pieces; ++p) {
+        int64_t begin, end;
+        cmrs_amg_piece_rows(p, s->rows, &begin, &end);
+        for (int64_t i = begin; job.roots[p] && i < end; ++i) {
+            if (aggregate[i] != FREE)
+                continue;
+            aggregate[i] = n;
+            for (int64_t k = s->row_ptr[i]; k < s->row_ptr[i + 1]; ++k)
+                if (aggregate[s->col_ind[k]] == FREE)
+                    aggregate[s->col_ind[k]] = n;
+            ++n;
+        }
+    }
+    run_step(&job, ISOLATED_TO_NONE, pieces);
+    free(job.root), free(job.later), free(job.left), free(job.roots);
     *count = n;
     return CMRSCL_OK;
 }

@@ -139,14 +139,20 @@ cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_c
         cmrs_device_csr_release(a_device);
     if (a_device)
         *a_device = (cmrs_device_csr){0};
+    bool there = d.a.ptr != NULL;
+    double t0 = cmrscl_seconds();
     cmrscl_status st = ctx->info.fp64 ? prepare(&d, a, diag_inv)
                                       : cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                                                     "AMG spectral radius on the device: the device "
                                                     "has no fp64");
+    double t1 = cmrscl_seconds();
     if (st == CMRSCL_OK) {
         cmrs_rho_passes passes = {device_product, device_update, &d};
         st = cmrs_amg_rho_run(&passes, symmetric, steps, rho);
     }
+    cmrscl_trace("AMG estimate of rho on the device, %d rows: A %s and vectors up %.3f s, %d steps "
+                 "%.3f s",
+                 (int)a->rows, there ? "there" : "sent", t1 - t0, steps, cmrscl_seconds() - t1);
     if (st == CMRSCL_OK && a_device) /* a stays there, the caller's */
         *a_device = d.a, d.a = (cmrs_device_csr){0};
     release(&d);

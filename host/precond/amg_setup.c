@@ -96,6 +96,8 @@ static void *rho_run(void *arg)
     const cmrs_amg_level *lv = t->level;
     const cmrs_amg_sink *sink = t->sink;
     t->st = t->decide ? cmrs_amg_symmetric(&lv->A, &t->symmetric) : CMRSCL_OK;
+    if (t->decide)
+        cmrscl_trace("AMG level 0: symmetry decided in %.3f s", cmrscl_seconds() - t0);
     bool elsewhere = t->st == CMRSCL_OK && sink && sink->rho &&
                      sink->rho(sink->ctx, t->index, &lv->A, lv->diag_inv, t->symmetric, t->steps,
                                &t->rho) == CMRSCL_OK;
@@ -208,17 +210,18 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
      * running, in its shadow. Once the estimate is in, P is asked of the sink (a device, which
      * has the level's A from the estimate, and keeps P for the Galerkin product) - the same
      * bits either way, so the choice costs only time (docs/dev/PERFORMANCE.md,
-     * PROLONGATOR_ON_DEVICE). The estimate is done before P in any case (plain aggregation
-     * needs none, but the sink's estimate may leave the level's A on the device for the
-     * Galerkin product) */
+     * PROLONGATOR_ON_DEVICE): the host's A T, where the level is the sink's, stops when the
+     * estimate comes in before it is done, and the sink makes P after all. The estimate is
+     * done before P in any case (plain aggregation needs none, but the sink's estimate may
+     * leave the level's A on the device for the Galerkin product) */
     /* a kept strong pattern: P smoothed with the filtered matrix, on the host */
     const bool filtered = lv->strong.row_ptr != NULL;
-    bool elsewhere = o->smooth && !filtered && sink && sink->prolongator &&
-                     cmrs_amg_on_device(sink->device_rows, sink->device_entries, &lv->A) &&
-                     (sink->wait_for_rho || atomic_load(&rho->done));
+    const bool sinks = o->smooth && !filtered && sink && sink->prolongator &&
+                       cmrs_amg_on_device(sink->device_rows, sink->device_entries, &lv->A);
+    bool elsewhere = sinks && (sink->wait_for_rho || atomic_load(&rho->done));
     double tt = cmrscl_seconds();
     if (st == CMRSCL_OK && o->smooth && !elsewhere && !filtered)
-        st = cmrs_amg_spgemm(&lv->A, &lv->T, &lv->P);
+        st = cmrs_amg_spgemm_unless(&lv->A, &lv->T, &lv->P, sinks ? &rho->done : NULL, &elsewhere);
     if (st == CMRSCL_OK)
         st = rho_finish(rho, h, o);
     double trho = cmrscl_seconds();
@@ -467,6 +470,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         st = check_matrix(a);
     if (st != CMRSCL_OK)
         return st;
+    cmrscl_trace("AMG set-up from %.3f: A checked at %.3f", start, cmrscl_seconds());
     h.level = calloc((size_t)o->max_levels, sizeof(cmrs_amg_level));
     if (!h.level)
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);
@@ -484,6 +488,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         double t0 = cmrscl_seconds();
         st = level_diagonal(&h, l);
         h.times.smoother += cmrscl_seconds() - t0;
+        cmrscl_trace("AMG level %d: diagonal from %.3f to %.3f", l, t0, cmrscl_seconds());
         bool last =
             l + 1 == (g ? g->levels : o->max_levels) || (!g && h.level[l].A.rows <= o->max_coarse);
         if (st != CMRSCL_OK)

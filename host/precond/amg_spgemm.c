@@ -12,6 +12,7 @@
  * (docs/dev/PERFORMANCE.md, "AMG's sparse products in one pass"), at twice the memory. */
 #include "precond/precond.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -47,7 +48,9 @@ typedef struct spgemm_job {
     cmrscl_csr *c;
     int32_t **marker;
     double **sum;
-    bool fill; /* the second pass */
+    bool fill;               /* the second pass */
+    const atomic_bool *stop; /* where set, the product is no longer wanted (may be NULL) */
+    atomic_bool stopped;
 } spgemm_job;
 
 /* Entries of each row of a * b into row_ptr[i + 1] (the prefix sums come after). */
@@ -94,23 +97,52 @@ static void fill_rows(const cmrscl_csr *a, const cmrscl_csr *b, int32_t *marker,
     }
 }
 
+/* How often a thread looks whether the product is still wanted: every this many rows (and
+ * 16 times as many columns of its marker). */
+#define STOP_ROWS 4096
+
+static bool stopping(spgemm_job *j)
+{
+    if (!j->stop || !atomic_load_explicit(j->stop, memory_order_relaxed))
+        return false;
+    atomic_store(&j->stopped, true);
+    return true;
+}
+
 static void spgemm_share(void *ctx, int thread, int threads)
 {
     spgemm_job *j = ctx;
     int64_t begin, end;
     cmrs_parallel_range(j->a->rows, thread, threads, &begin, &end);
     int32_t *marker = j->marker[thread];
-    for (int32_t k = 0; k < j->b->cols; ++k)
-        marker[k] = -1;
-    if (j->fill)
-        fill_rows(j->a, j->b, marker, j->sum[thread], j->c, begin, end);
-    else
-        count_rows(j->a, j->b, marker, j->c->row_ptr, begin, end);
+    for (int32_t k = 0; k < j->b->cols; k += STOP_ROWS * 16) { /* (fresh pages: faults) */
+        if (stopping(j))
+            return;
+        for (int32_t c = k; c < j->b->cols && c < k + STOP_ROWS * 16; ++c)
+            marker[c] = -1;
+    }
+    for (int64_t first = begin; first < end; first += STOP_ROWS) {
+        if (stopping(j))
+            return;
+        int64_t last = first + STOP_ROWS < end ? first + STOP_ROWS : end;
+        if (j->fill)
+            fill_rows(j->a, j->b, marker, j->sum[thread], j->c, first, last);
+        else
+            count_rows(j->a, j->b, marker, j->c->row_ptr, first, last);
+    }
 }
 
 cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b, cmrscl_csr *c)
 {
+    bool stopped;
+    return cmrs_amg_spgemm_unless(a, b, c, NULL, &stopped);
+}
+
+cmrscl_status cmrs_amg_spgemm_unless(const cmrscl_csr *a, const cmrscl_csr *b, cmrscl_csr *c,
+                                     const atomic_bool *stop, bool *stopped)
+{
     *c = (cmrscl_csr){0};
+    *stopped = false;
     if (a->cols != b->rows)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "sparse product: %d x %d times %d x %d (inner sizes differ)",
@@ -125,9 +157,11 @@ cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b, cmrscl_c
     for (int t = 0; ok && t < threads; ++t)
         ok = (marker[t] = cmrscl_alloc((size_t)b->cols + 1, sizeof(int32_t))) &&
              (sum[t] = calloc((size_t)b->cols + 1, sizeof(double)));
-    spgemm_job job = {a, b, c, marker, sum, false};
+    spgemm_job job = {.a = a, .b = b, .c = c, .marker = marker, .sum = sum, .stop = stop};
+    atomic_init(&job.stopped, false);
     if (ok) {
         cmrs_parallel_run(threads, spgemm_share, &job);
+        ok = !atomic_load(&job.stopped) && !stopping(&job); /* (before the big arrays) */
         c->row_ptr[0] = 0;
         for (int32_t i = 0; i < a->rows; ++i)
             c->row_ptr[i + 1] += c->row_ptr[i];
@@ -142,9 +176,12 @@ cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b, cmrscl_c
     for (int t = 0; t < threads && marker && sum; ++t)
         free(marker[t]), free(sum[t]);
     free(marker), free(sum);
-    if (ok)
+    *stopped = atomic_load(&job.stopped);
+    if (ok && !*stopped)
         return CMRSCL_OK;
     cmrscl_csr_free(c);
+    if (*stopped)
+        return CMRSCL_OK;
     return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "sparse product of %d x %d and %d x %d",
                        (int)a->rows, (int)a->cols, (int)b->rows, (int)b->cols);
 }

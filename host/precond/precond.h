@@ -294,6 +294,10 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_amalgamate(const cmrscl_csr *a, const int64
  * even when their sum is zero, so c's pattern is the product of the patterns. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_spgemm(const cmrscl_csr *a, const cmrscl_csr *b,
                                             cmrscl_csr *c);
+/* The same, given up (c empty, *stopped, CMRSCL_OK) once *stop is set (stop may be NULL). */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_spgemm_unless(const cmrscl_csr *a, const cmrscl_csr *b,
+                                                   cmrscl_csr *c, const atomic_bool *stop,
+                                                   bool *stopped);
 /* The Galerkin operator r * a * p. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin(const cmrscl_csr *r, const cmrscl_csr *a,
                                               const cmrscl_csr *p, cmrscl_csr *c);
