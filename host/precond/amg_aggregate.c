@@ -343,7 +343,7 @@ bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t cou
  * random graph's), the second stage is the one pass it was. What the different order at the
  * blocks' edges costs the hierarchy is measured with the time it saves
  * (docs/dev/PERFORMANCE.md, AGGREGATE_BLOCK_ROWS). */
-#define AGGREGATE_BLOCK_ROWS ((int64_t)1 << 18)
+#define AGGREGATE_BLOCK_ROWS ((int64_t)1 << 20)
 
 static int64_t aggregate_block_rows(void)
 {
