@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int compare_int32(const void *x, const void *y)
 {
@@ -121,6 +122,8 @@ static void spgemm_share(void *ctx, int thread, int threads)
         for (int32_t c = k; c < j->b->cols && c < k + STOP_ROWS * 16; ++c)
             marker[c] = -1;
     }
+    if (j->fill) /* its accumulator: fresh pages, touched here */
+        memset(j->sum[thread], 0, sizeof(double) * ((size_t)j->b->cols + 1));
     for (int64_t first = begin; first < end; first += STOP_ROWS) {
         if (stopping(j))
             return;
@@ -155,21 +158,25 @@ cmrscl_status cmrs_amg_spgemm_unless(const cmrscl_csr *a, const cmrscl_csr *b, c
     bool ok =
         marker && sum && (c->row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t))) != NULL;
     for (int t = 0; ok && t < threads; ++t)
-        ok = (marker[t] = cmrscl_alloc((size_t)b->cols + 1, sizeof(int32_t))) &&
-             (sum[t] = calloc((size_t)b->cols + 1, sizeof(double)));
+        ok = (marker[t] = cmrscl_alloc((size_t)b->cols + 1, sizeof(int32_t))) != NULL;
     spgemm_job job = {.a = a, .b = b, .c = c, .marker = marker, .sum = sum, .stop = stop};
     atomic_init(&job.stopped, false);
+    bool counted = false;
     if (ok) {
         cmrs_parallel_run(threads, spgemm_share, &job);
-        ok = !atomic_load(&job.stopped) && !stopping(&job); /* (before the big arrays) */
+        counted = !atomic_load(&job.stopped) && !stopping(&job); /* (before the big arrays) */
+    }
+    if (counted) {
         c->row_ptr[0] = 0;
         for (int32_t i = 0; i < a->rows; ++i)
             c->row_ptr[i + 1] += c->row_ptr[i];
         c->rows = a->rows, c->cols = b->cols, c->nnz = c->row_ptr[a->rows];
         ok = (c->col_ind = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(int32_t))) &&
              (c->values = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(double)));
+        for (int t = 0; ok && t < threads; ++t) /* (zeroed by its thread) */
+            ok = (sum[t] = cmrscl_alloc((size_t)b->cols + 1, sizeof(double))) != NULL;
     }
-    if (ok) {
+    if (ok && counted) {
         job.fill = true;
         cmrs_parallel_run(threads, spgemm_share, &job);
     }
@@ -177,7 +184,7 @@ cmrscl_status cmrs_amg_spgemm_unless(const cmrscl_csr *a, const cmrscl_csr *b, c
         free(marker[t]), free(sum[t]);
     free(marker), free(sum);
     *stopped = atomic_load(&job.stopped);
-    if (ok && !*stopped)
+    if (ok && counted && !*stopped)
         return CMRSCL_OK;
     cmrscl_csr_free(c);
     if (*stopped)
