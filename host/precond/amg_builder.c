@@ -363,6 +363,17 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
     return st;
 }
 
+/* cmrs_amg_sink's send_ahead: A up for the estimate of rho (builder_rho finds it there), where
+ * that is the device's; a failed upload leaves the estimate to send it again. */
+static void builder_send_ahead(void *ctx, int level, const cmrscl_csr *a)
+{
+    cmrs_amg_builder *b = ctx;
+    if (!on_device(b, a) || !b->ctx->info.fp64)
+        return;
+    cmrs_device_csr_release(&b->kept_a), cmrs_device_csr_release(&b->kept_p);
+    b->kept_level = cmrs_device_csr_upload(b->ctx, a, &b->kept_a) == CMRSCL_OK ? level : -1;
+}
+
 cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
     if (!b) /* (a sink that makes nothing) */
@@ -373,6 +384,7 @@ cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
                            .prolongator = builder_prolongator,
                            .galerkin = builder_galerkin,
                            .rho = builder_rho,
+                           .send_ahead = builder_send_ahead,
                            .ctx = b,
                            .device_rows = b->device_rows,
                            .device_entries = b->device_entries,

@@ -93,7 +93,8 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
     int64_t pieces = cmrs_amg_pieces(rows);
     int64_t *piece_entries = cmrscl_alloc((size_t)pieces + 1, sizeof(int64_t));
     cmrscl_csr *t = &out->t;
-    *t = (cmrscl_csr){rows, 0, 0, cmrscl_alloc((size_t)rows + 1, sizeof(int64_t)), NULL, NULL};
+    *t = (cmrscl_csr){rows, 0,   0, cmrs_parallel_alloc((size_t)rows + 1, sizeof(int64_t)),
+                      NULL, NULL};
     out->node_ptr = cmrscl_alloc((size_t)count + 1, sizeof(int64_t));
     cmrscl_status st = CMRSCL_OK;
     if (!norm || !piece_entries || !t->row_ptr || !out->node_ptr) {
@@ -138,8 +139,8 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
         piece_entries[p] = entries, entries += n;
     }
     t->nnz = entries, t->row_ptr[0] = 0;
-    t->col_ind = cmrscl_alloc((size_t)entries + 1, sizeof(int32_t));
-    t->values = cmrscl_alloc((size_t)entries + 1, sizeof(double));
+    t->col_ind = cmrs_parallel_alloc((size_t)entries + 1, sizeof(int32_t));
+    t->values = cmrs_parallel_alloc((size_t)entries + 1, sizeof(double));
     if (!t->col_ind || !t->values) {
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
         goto done;
@@ -153,15 +154,52 @@ done:
     return st;
 }
 
+/* The first row whose aggregate is count or more, or -1: each piece's first on the host's
+ * threads, the lowest of them. */
+typedef struct outside_job {
+    const int32_t *aggregate;
+    int32_t rows, count;
+    int32_t *first; /* a piece's */
+} outside_job;
+
+static void outside_piece(void *ctx, int64_t piece)
+{
+    const outside_job *j = ctx;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, j->rows, &begin, &end);
+    j->first[piece] = -1;
+    for (int64_t i = begin; i < end && j->first[piece] < 0; ++i)
+        if (j->aggregate[i] >= j->count)
+            j->first[piece] = (int32_t)i;
+}
+
+static int32_t first_outside(const int32_t *aggregate, int32_t rows, int32_t count)
+{
+    int64_t pieces = cmrs_amg_pieces(rows);
+    outside_job job = {aggregate, rows, count, cmrscl_alloc((size_t)pieces + 1, sizeof(int32_t))};
+    if (!job.first) { /* (no memory for the pieces: one pass) */
+        for (int32_t i = 0; i < rows; ++i)
+            if (aggregate[i] >= count)
+                return i;
+        return -1;
+    }
+    cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, outside_piece, &job);
+    int32_t first = -1;
+    for (int64_t p = 0; p < pieces && first < 0; ++p)
+        first = job.first[p];
+    free(job.first);
+    return first;
+}
+
 cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
                                  const double *b, int k, cmrs_amg_coarse *out)
 {
     *out = (cmrs_amg_coarse){0};
-    for (int32_t i = 0; i < rows; ++i)
-        if (aggregate[i] >= count)
-            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                               "AMG tentative prolongator: row %d in aggregate %d of %d", (int)i,
-                               (int)aggregate[i], (int)count);
+    int32_t bad = first_outside(aggregate, rows, count);
+    if (bad >= 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG tentative prolongator: row %d in aggregate %d of %d", (int)bad,
+                           (int)aggregate[bad], (int)count);
     if (k == 1)
         return tentative_single(aggregate, rows, count, b, out);
     int64_t *start = calloc((size_t)count + 2, sizeof(int64_t));

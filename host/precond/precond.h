@@ -107,6 +107,9 @@ typedef struct cmrs_amg_sink {
      * the estimate's thread, beside the set-up's. */
     cmrscl_status (*rho)(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
                          bool symmetric, int steps, double *rho);
+    /* may be NULL: level l's A sent ahead to where rho will estimate it, while the set-up
+     * decides whether the hierarchy is symmetric (from the same thread as rho, before it) */
+    void (*send_ahead)(void *ctx, int level, const cmrscl_csr *a);
     void *ctx;
     /* the levels whose prolongator the sink makes: this many rows or more, or this many
      * entries (INT64_MAX: none), where the level's estimate of rho is in once T is made (else
