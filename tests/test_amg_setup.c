@@ -184,8 +184,7 @@ static void test_products(void)
     else
         unsetenv("CMRSCL_THREADS");
     free(keep);
-    /* the product given up once no longer wanted (the set-up's host A T, where the device's
-     * estimate of rho comes in first): nothing made, and said so; still wanted: the product */
+    /* given up once unwanted (the host's A T, the device's rho in first): nothing made */
     atomic_bool stop;
     bool stopped = false;
     for (int wanted = 0; wanted < 2; ++wanted) {

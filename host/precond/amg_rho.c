@@ -14,6 +14,7 @@
 #include "precond/precond.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 /* ---- the diagonal ---- */
@@ -118,6 +119,37 @@ cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmetric)
         *symmetric = *symmetric && !asymmetric[p];
     free(asymmetric);
     return CMRSCL_OK;
+}
+
+/* cmrs_amg_symmetric_sending: the decision on a thread of its own while the sink sends A ahead
+ * (the host's memory and the link's are both busy then, neither waits for the other). */
+typedef struct symmetry_task {
+    const cmrscl_csr *a;
+    bool symmetric;
+    cmrscl_status st;
+} symmetry_task;
+
+static void *symmetry_run(void *arg)
+{
+    symmetry_task *s = arg;
+    s->st = cmrs_amg_symmetric(s->a, &s->symmetric);
+    return NULL;
+}
+
+cmrscl_status cmrs_amg_symmetric_sending(const cmrscl_csr *a, const cmrs_amg_sink *sink,
+                                         bool *symmetric)
+{
+    symmetry_task s = {.a = a};
+    pthread_t id;
+    bool beside = sink && sink->send_ahead && pthread_create(&id, NULL, symmetry_run, &s) == 0;
+    if (sink && sink->send_ahead)
+        sink->send_ahead(sink->ctx, 0, a);
+    if (beside)
+        pthread_join(id, NULL);
+    else
+        symmetry_run(&s);
+    *symmetric = s.symmetric;
+    return s.st;
 }
 
 /* ---- the estimate ---- */

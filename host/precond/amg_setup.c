@@ -89,44 +89,13 @@ typedef struct rho_task {
     char message[256];
 } rho_task;
 
-/* Whether level 0 is symmetric, on a thread of its own where the sink sends A ahead meanwhile
- * (the host's memory and the link's are both busy then, neither waits for the other). */
-typedef struct symmetry_task {
-    const cmrscl_csr *a;
-    bool symmetric;
-    cmrscl_status st;
-} symmetry_task;
-
-static void *symmetry_run(void *arg)
-{
-    symmetry_task *s = arg;
-    s->st = cmrs_amg_symmetric(s->a, &s->symmetric);
-    return NULL;
-}
-
-static cmrscl_status decide_symmetry(const cmrs_amg_sink *sink, const cmrscl_csr *a,
-                                     bool *symmetric)
-{
-    symmetry_task s = {.a = a};
-    pthread_t id;
-    bool beside = sink && sink->send_ahead && pthread_create(&id, NULL, symmetry_run, &s) == 0;
-    if (sink && sink->send_ahead)
-        sink->send_ahead(sink->ctx, 0, a);
-    if (beside)
-        pthread_join(id, NULL);
-    else
-        symmetry_run(&s);
-    *symmetric = s.symmetric;
-    return s.st;
-}
-
 static void *rho_run(void *arg)
 {
     rho_task *t = arg;
     double t0 = cmrscl_seconds();
     const cmrs_amg_level *lv = t->level;
     const cmrs_amg_sink *sink = t->sink;
-    t->st = t->decide ? decide_symmetry(sink, &lv->A, &t->symmetric) : CMRSCL_OK;
+    t->st = t->decide ? cmrs_amg_symmetric_sending(&lv->A, sink, &t->symmetric) : CMRSCL_OK;
     if (t->decide)
         cmrscl_trace("AMG level 0: symmetry decided (and A sent ahead) in %.3f s",
                      cmrscl_seconds() - t0);

@@ -180,6 +180,9 @@ static inline void cmrs_amg_piece_rows(int64_t piece, int64_t rows, int64_t *beg
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_inverse_diagonal(const cmrscl_csr *a, int level, double **out);
 /* Whether a (canonical CSR) equals its transpose exactly. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmetric);
+/* The same, while sink (may be NULL) sends A ahead for level 0's estimate of rho. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_symmetric_sending(const cmrscl_csr *a,
+                                                       const cmrs_amg_sink *sink, bool *symmetric);
 /* An estimate of rho(D^-1 A) from below, `steps` steps from a fixed start: the largest Ritz
  * value of Lanczos in the D inner product for symmetric A, else the power method's Rayleigh
  * quotient; 1 when the estimate is not positive. */
