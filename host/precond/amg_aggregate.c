@@ -1,7 +1,8 @@
 /* amg_aggregate.c - the first phases of a level of smoothed aggregation (issue 57): which
  * couplings are strong and the aggregates that group the rows (amg_tentative.c then carries
  * the near-null candidates to the coarse level). Each follows PyAMG's definition, in the order
- * of the rows, so the same matrix gives the same aggregates on every run. */
+ * of the rows (aggregation's first pass, on large levels, a block at a time first), so the same
+ * matrix gives the same aggregates on every run and machine. */
 #include "precond/precond.h"
 
 #include <math.h>

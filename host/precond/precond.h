@@ -263,8 +263,9 @@ CMRSCL_HIDDEN bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregat
  * (1) a row whose neighbours are all free roots an aggregate of itself and them; (2) a free
  * row joins the aggregate of its first neighbour aggregated in pass 1; (3) a row still free
  * roots an aggregate of itself and its free neighbours. Rows without neighbours stay out
- * (-1). A row's own column, where s stores it, is no neighbour. aggregate[rows]; *count the
- * number of aggregates. */
+ * (-1). A row's own column, where s stores it, is no neighbour. Past AGGREGATE_BLOCK_ROWS rows
+ * pass 1 first roots within blocks of rows on the host's threads, then at the blocks' edges in
+ * order (amg_aggregate.c). aggregate[rows]; *count the number of aggregates. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate,
                                                int32_t *count);
 /* ---- amg_tentative.c: the candidates carried to the coarse level, nodes ---- */
