@@ -341,8 +341,10 @@ bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t cou
  * as in one pass; they are numbered in the order of their roots. The blocks are fixed by the
  * rows, never by the threads, so a matrix has the same aggregates on every machine, and a
  * level of one block has PyAMG's. Where few rows keep all their neighbours in their block (a
- * random graph's), the second stage is the one pass it was. What the different order at the
- * blocks' edges costs the hierarchy is measured with the time it saves
+ * random graph's), the second stage does nearly all of the one pass's work (not quite its
+ * result on a nonsymmetric pattern: the blocks have marked their rows without neighbours, which
+ * then keep an earlier row that has them as neighbours from rooting). What the different order
+ * at the blocks' edges costs the hierarchy is measured with the time it saves
  * (docs/dev/PERFORMANCE.md, AGGREGATE_BLOCK_ROWS). */
 #define AGGREGATE_BLOCK_ROWS ((int64_t)1 << 20)
 

@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- the diagonal ---- */
@@ -127,12 +128,15 @@ typedef struct symmetry_task {
     const cmrscl_csr *a;
     bool symmetric;
     cmrscl_status st;
+    char message[256]; /* a failure's, for the caller's thread */
 } symmetry_task;
 
 static void *symmetry_run(void *arg)
 {
     symmetry_task *s = arg;
     s->st = cmrs_amg_symmetric(s->a, &s->symmetric);
+    if (s->st != CMRSCL_OK)
+        snprintf(s->message, sizeof s->message, "%s", cmrscl_last_error());
     return NULL;
 }
 
@@ -141,7 +145,8 @@ cmrscl_status cmrs_amg_symmetric_sending(const cmrscl_csr *a, const cmrs_amg_sin
 {
     symmetry_task s = {.a = a};
     pthread_t id;
-    bool beside = sink && sink->send_ahead && pthread_create(&id, NULL, symmetry_run, &s) == 0;
+    bool beside = sink && sink->send_ahead && cmrs_parallel_threads() > 1 &&
+                  pthread_create(&id, NULL, symmetry_run, &s) == 0;
     if (sink && sink->send_ahead)
         sink->send_ahead(sink->ctx, 0, a);
     if (beside)
@@ -149,7 +154,7 @@ cmrscl_status cmrs_amg_symmetric_sending(const cmrscl_csr *a, const cmrs_amg_sin
     else
         symmetry_run(&s);
     *symmetric = s.symmetric;
-    return s.st;
+    return s.st == CMRSCL_OK ? CMRSCL_OK : cmrscl_fail(s.st, "%s", s.message);
 }
 
 /* ---- the estimate ---- */

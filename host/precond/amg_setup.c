@@ -81,7 +81,8 @@ typedef struct rho_task {
     bool decide; /* level 0: whether the hierarchy is symmetric is decided here first (R A P
                     with R = P^T is, up to the rounding of its sums) */
     bool symmetric, pending, applied;
-    atomic_bool done; /* the estimate is in (read before the join, so the set-up can tell) */
+    atomic_bool done;  /* the estimate is in (read before the join, so the set-up can tell) */
+    atomic_bool there; /* ... and was the sink's (a host A T stops for the sink's P then) */
     int steps;
     double rho, seconds;
     cmrscl_status st;
@@ -108,6 +109,7 @@ static void *rho_run(void *arg)
         snprintf(t->message, sizeof t->message, "%s", cmrscl_last_error());
     t->seconds = cmrscl_seconds() - t0;
     cmrscl_trace("AMG level %d: rho from %.3f to %.3f", t->index, t0, t0 + t->seconds);
+    atomic_store(&t->there, elsewhere);
     atomic_store(&t->done, true);
     return NULL;
 }
@@ -124,6 +126,7 @@ static void rho_start(rho_task *t, cmrs_amg_hierarchy *h, int l, int steps, bool
                     .symmetric = h->symmetric,
                     .steps = steps};
     atomic_init(&t->done, false);
+    atomic_init(&t->there, false);
     t->pending = beside && pthread_create(&t->id, NULL, rho_run, t) == 0;
     if (!t->pending)
         rho_run(t);
@@ -212,7 +215,7 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
      * has the level's A from the estimate, and keeps P for the Galerkin product) - the same
      * bits either way, so the choice costs only time (docs/dev/PERFORMANCE.md,
      * PROLONGATOR_ON_DEVICE): the host's A T, where the level is the sink's, stops when the
-     * estimate comes in before it is done, and the sink makes P after all. The estimate is
+     * sink's estimate comes in before it is done, and the sink makes P after all. The estimate is
      * done before P in any case (plain aggregation needs none, but the sink's estimate may
      * leave the level's A on the device for the Galerkin product) */
     /* a kept strong pattern: P smoothed with the filtered matrix, on the host */
@@ -222,7 +225,7 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
     bool elsewhere = sinks && (sink->wait_for_rho || atomic_load(&rho->done));
     double tt = cmrscl_seconds();
     if (st == CMRSCL_OK && o->smooth && !elsewhere && !filtered)
-        st = cmrs_amg_spgemm_unless(&lv->A, &lv->T, &lv->P, sinks ? &rho->done : NULL, &elsewhere);
+        st = cmrs_amg_spgemm_unless(&lv->A, &lv->T, &lv->P, sinks ? &rho->there : NULL, &elsewhere);
     if (st == CMRSCL_OK)
         st = rho_finish(rho, h, o);
     double trho = cmrscl_seconds();

@@ -15,7 +15,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 static int compare_int32(const void *x, const void *y)
 {
@@ -101,6 +100,7 @@ static void fill_rows(const cmrscl_csr *a, const cmrscl_csr *b, int32_t *marker,
 /* How often a thread looks whether the product is still wanted: every this many rows (and
  * 16 times as many columns of its marker). */
 #define STOP_ROWS 4096
+#define STOP_COLUMNS ((int64_t)STOP_ROWS * 16)
 
 static bool stopping(spgemm_job *j)
 {
@@ -116,14 +116,12 @@ static void spgemm_share(void *ctx, int thread, int threads)
     int64_t begin, end;
     cmrs_parallel_range(j->a->rows, thread, threads, &begin, &end);
     int32_t *marker = j->marker[thread];
-    for (int32_t k = 0; k < j->b->cols; k += STOP_ROWS * 16) { /* (fresh pages: faults) */
+    for (int64_t k = 0; k < j->b->cols; k += STOP_COLUMNS) { /* (fresh pages: faults) */
         if (stopping(j))
             return;
-        for (int32_t c = k; c < j->b->cols && c < k + STOP_ROWS * 16; ++c)
+        for (int64_t c = k; c < j->b->cols && c < k + STOP_COLUMNS; ++c)
             marker[c] = -1;
     }
-    if (j->fill) /* its accumulator: fresh pages, touched here */
-        memset(j->sum[thread], 0, sizeof(double) * ((size_t)j->b->cols + 1));
     for (int64_t first = begin; first < end; first += STOP_ROWS) {
         if (stopping(j))
             return;
@@ -173,8 +171,8 @@ cmrscl_status cmrs_amg_spgemm_unless(const cmrscl_csr *a, const cmrscl_csr *b, c
         c->rows = a->rows, c->cols = b->cols, c->nnz = c->row_ptr[a->rows];
         ok = (c->col_ind = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(int32_t))) &&
              (c->values = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(double)));
-        for (int t = 0; ok && t < threads; ++t) /* (zeroed by its thread) */
-            ok = (sum[t] = cmrscl_alloc((size_t)b->cols + 1, sizeof(double))) != NULL;
+        for (int t = 0; ok && t < threads; ++t)
+            ok = (sum[t] = calloc((size_t)b->cols + 1, sizeof(double))) != NULL;
     }
     if (ok && counted) {
         job.fill = true;
