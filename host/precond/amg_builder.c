@@ -80,6 +80,7 @@ struct cmrs_amg_builder {
     int64_t device_rows;    /* levels of this many rows, or this many entries, make their */
     int64_t device_entries; /* Galerkin product, rho and prolongator on the device
                                (device_rows_of); INT64_MAX: none */
+    bool shadow;            /* every level's, but P only where rho is in once T is made */
     int galerkins;          /* Galerkin products the device made */
     int prolongators;       /* smoothed prolongators the device made */
     int rhos;               /* estimates of rho the device made (on the estimates' threads, one
@@ -236,13 +237,16 @@ static void builder_wait(void *ctx)
  * on the device: GALERKIN_DEVICE_ROWS (_ENTRIES) on a GPU with fp64 (a CPU's OpenCL runs on the
  * cores the host's product has), none elsewhere; CMRSCL_AMG_GALERKIN=device (every level) or
  * host (none) decides on any device (the tests' way to the kernels on a CPU), and
- * CMRSCL_AMG_DEVICE_ENTRIES sets the entries (for measuring). */
-static int64_t device_rows_of(cmrscl_context ctx, int64_t *entries)
+ * CMRSCL_AMG_DEVICE_ENTRIES sets the entries (for measuring); =shadow: every level, but P as on
+ * a GPU's large levels, asked of the device only where the estimate of rho is in once T is made
+ * (else the host's A T, stopped when it comes in: the tests' way to that path on a CPU). */
+static int64_t device_rows_of(cmrscl_context ctx, int64_t *entries, bool *shadow)
 {
     const char *asked = getenv("CMRSCL_AMG_GALERKIN"),
                *forced = getenv("CMRSCL_AMG_DEVICE_ENTRIES");
     *entries = 0;
-    if (asked && !strcmp(asked, "device"))
+    *shadow = asked && !strcmp(asked, "shadow");
+    if (asked && (!strcmp(asked, "device") || *shadow))
         return 0;
     bool gpu = (ctx->info.type & CL_DEVICE_TYPE_GPU) && ctx->info.fp64;
     if (!gpu || (asked && !strcmp(asked, "host"))) {
@@ -267,12 +271,14 @@ cmrscl_status cmrs_amg_builder_create(cmrscl_context ctx, cmrscl_precision preci
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: no memory for a builder");
     cmrs_amg_builder *b = *out;
     int64_t entries;
-    const int64_t device_rows = device_rows_of(ctx, &entries);
+    bool shadow;
+    const int64_t device_rows = device_rows_of(ctx, &entries, &shadow);
     *b = (cmrs_amg_builder){.ctx = ctx,
                             .precision = precision,
                             .skip_a0 = skip_a0,
                             .device_rows = device_rows,
                             .device_entries = entries,
+                            .shadow = shadow,
                             .kept_level = -1};
     int share = cmrs_parallel_threads() / (rows >= b->device_rows ? 2 : BUILDER_SHARE);
     atomic_init(&b->share, share > 1 ? share : 1);
@@ -378,7 +384,8 @@ cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
     if (!b) /* (a sink that makes nothing) */
         return (cmrs_amg_sink){.device_rows = INT64_MAX, .device_entries = INT64_MAX};
-    /* (CMRSCL_AMG_GALERKIN=device: every level's P too, whenever its estimate is in) */
+    /* (CMRSCL_AMG_GALERKIN=device: every level's P too, whenever its estimate is in; =shadow:
+     * as a GPU's large levels, device_rows_of) */
     return (cmrs_amg_sink){.ready = builder_ready,
                            .wait = builder_wait,
                            .prolongator = builder_prolongator,
@@ -388,7 +395,7 @@ cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
                            .ctx = b,
                            .device_rows = b->device_rows,
                            .device_entries = b->device_entries,
-                           .wait_for_rho = b->device_rows == 0};
+                           .wait_for_rho = b->device_rows == 0 && !b->shadow};
 }
 
 void cmrs_amg_builder_finish(cmrs_amg_builder *b)
