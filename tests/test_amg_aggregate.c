@@ -211,9 +211,61 @@ static void test_blocks(void)
     free(keep);
 }
 
+/* The spread check's counts against a count written here (every 16th row's entries, and the
+ * distinct aggregates among them, by a stamp a row), on rows short and long (an R-MAT graph's
+ * hubs: past the short rows' way of counting), on 1 and 3 threads. */
+static void test_spread_counts(void)
+{
+    const char *specs[] = {"stencil7:20", "lap:rmat:12:8", "random:3000:5"};
+    const char *threads_saved = getenv("CMRSCL_THREADS");
+    char *keep = threads_saved ? strdup(threads_saved) : NULL;
+    for (int m = 0; m < 3; ++m) {
+        cmrscl_csr a, s;
+        CHECK_OK(cmrscl_csr_generate(specs[m], &a));
+        CHECK_OK(cmrs_amg_strength(&a, 0, &s));
+        int32_t *agg = malloc(sizeof(int32_t) * (size_t)a.rows), n = 0;
+        CHECK_OK(cmrs_amg_aggregate(&s, agg, &n));
+        int32_t *seen = malloc(sizeof(int32_t) * (size_t)n);
+        for (int32_t g = 0; g < n; ++g)
+            seen[g] = -1;
+        int64_t entries = 0, touched = 0, longest = 0;
+        for (int32_t i = 0; i < a.rows; i += 16) {
+            int64_t len = a.row_ptr[i + 1] - a.row_ptr[i];
+            longest = len > longest ? len : longest;
+            for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k, ++entries) {
+                int32_t g = agg[a.col_ind[k]];
+                if (g >= 0 && seen[g] != i)
+                    seen[g] = i, ++touched;
+            }
+        }
+        for (int t = 0; t < 2; ++t) {
+            setenv("CMRSCL_THREADS", t ? "3" : "1", 1);
+            int64_t e = -1, c = -1;
+            CHECK_MSG(cmrs_amg_spread_counts(&a, agg, n, &e, &c) && e == entries && c == touched,
+                      "%s on %s threads: %lld entries, %lld aggregates touched; counted here %lld, "
+                      "%lld (its longest sampled row %lld)",
+                      specs[m], t ? "3" : "1", (long long)e, (long long)c, (long long)entries,
+                      (long long)touched, (long long)longest);
+        }
+        if (m == 1)
+            CHECK_MSG(longest > 64,
+                      "%s: its longest sampled row of %lld entries takes the long "
+                      "rows' way",
+                      specs[m], (long long)longest);
+        free(agg), free(seen);
+        cmrscl_csr_free(&s), cmrscl_csr_free(&a);
+    }
+    if (keep)
+        setenv("CMRSCL_THREADS", keep, 1);
+    else
+        unsetenv("CMRSCL_THREADS");
+    free(keep);
+}
+
 int main(void)
 {
     test_all_strong();
     test_blocks();
+    test_spread_counts();
     return test_finish("amg_aggregate");
 }

@@ -311,7 +311,8 @@ static void spread_piece(void *ctx, int64_t piece)
     j->entries[piece] = entries, j->touched[piece] = touched;
 }
 
-bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t count)
+bool cmrs_amg_spread_counts(const cmrscl_csr *a, const int32_t *aggregate, int32_t count,
+                            int64_t *entries, int64_t *touched)
 {
     int64_t pieces = cmrs_amg_pieces(a->rows);
     spread_job job = {.a = a,
@@ -319,14 +320,21 @@ bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t cou
                       .entries = cmrscl_alloc((size_t)pieces, sizeof(int64_t)),
                       .touched = cmrscl_alloc((size_t)pieces, sizeof(int64_t))};
     atomic_init(&job.failed, false);
-    if (count > 0 && job.entries && job.touched)
+    bool counted = count > 0 && job.entries && job.touched;
+    if (counted)
         cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, spread_piece, &job);
-    int64_t entries = 0, touched = 0;
-    for (int64_t p = 0; count > 0 && job.entries && job.touched && p < pieces; ++p)
-        entries += job.entries[p], touched += job.touched[p];
+    *entries = *touched = 0;
+    for (int64_t p = 0; counted && p < pieces; ++p)
+        *entries += job.entries[p], *touched += job.touched[p];
     free(job.entries), free(job.touched);
-    if (atomic_load(&job.failed))
-        return false; /* no memory for the count: keep theta 0 */
+    return counted && !atomic_load(&job.failed);
+}
+
+bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t count)
+{
+    int64_t entries, touched;
+    if (!cmrs_amg_spread_counts(a, aggregate, count, &entries, &touched))
+        return false; /* no aggregate, or no memory for the count: keep theta 0 */
     cmrscl_trace("AMG: %lld entries of sampled rows in %lld aggregates", (long long)entries,
                  (long long)touched);
     return entries > 0 && (double)touched >= AMG_SPREAD * (double)entries;

@@ -259,6 +259,10 @@ CMRSCL_HIDDEN bool cmrs_amg_has_hubs(const cmrscl_csr *a);
 /* Whether a's rows, every 16th (the same rows on every run), touch at least AMG_SPREAD as many
  * of the count aggregates as they have entries. */
 CMRSCL_HIDDEN bool cmrs_amg_spreads(const cmrscl_csr *a, const int32_t *aggregate, int32_t count);
+/* Its counts: the sampled rows' entries, and the aggregates each of them touches, added up;
+ * false where they could not be made (no aggregate, no memory). */
+CMRSCL_HIDDEN bool cmrs_amg_spread_counts(const cmrscl_csr *a, const int32_t *aggregate,
+                                          int32_t count, int64_t *entries, int64_t *touched);
 /* PyAMG's standard aggregation on the pattern s, three greedy passes over the rows in order:
  * (1) a row whose neighbours are all free roots an aggregate of itself and them; (2) a free
  * row joins the aggregate of its first neighbour aggregated in pass 1; (3) a row still free
