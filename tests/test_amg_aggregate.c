@@ -151,6 +151,22 @@ static void check_aggregates(const char *what, const cmrscl_csr *s, const int32_
     free(size), free(holds);
 }
 
+/* The caller's CMRSCL_THREADS, kept while a test sets its own, and put back. */
+static char *threads_kept(void)
+{
+    const char *saved = getenv("CMRSCL_THREADS");
+    return saved ? strdup(saved) : NULL;
+}
+
+static void threads_restore(char *keep)
+{
+    if (keep)
+        setenv("CMRSCL_THREADS", keep, 1);
+    else
+        unsetenv("CMRSCL_THREADS");
+    free(keep);
+}
+
 /* One block (rows up to AGGREGATE_BLOCK_ROWS): PyAMG's aggregates, number for number (and on
  * the nonsymmetric pattern, some of them pass 3's). Cut into blocks of 97 rows to half the
  * rows and one: whole, valid aggregates, within 25% as many as one block's, the same on 1, 2
@@ -160,8 +176,7 @@ static void test_blocks(void)
     const char *specs[] = {"stencil7:20",   "stencil27:12", "geo:6000:8",
                            "lap:rmat:12:8", "fem:12:3",     "random:3000:5"};
     int64_t block_rows[] = {97, 1000, 4000, 0}; /* 0: half the rows and one */
-    const char *threads_saved = getenv("CMRSCL_THREADS");
-    char *keep = threads_saved ? strdup(threads_saved) : NULL;
+    char *keep = threads_kept();
     for (int m = 0; m < 6; ++m) {
         cmrscl_csr a, s;
         const bool symmetric = m < 5; /* random: a pattern that is not, where pass 3 roots */
@@ -204,11 +219,7 @@ static void test_blocks(void)
         free(want), free(got), free(again);
         cmrscl_csr_free(&s), cmrscl_csr_free(&a);
     }
-    if (keep)
-        setenv("CMRSCL_THREADS", keep, 1);
-    else
-        unsetenv("CMRSCL_THREADS");
-    free(keep);
+    threads_restore(keep);
 }
 
 /* The spread check's counts against a count written here (every 16th row's entries, and the
@@ -217,8 +228,7 @@ static void test_blocks(void)
 static void test_spread_counts(void)
 {
     const char *specs[] = {"stencil7:20", "lap:rmat:12:8", "random:3000:5"};
-    const char *threads_saved = getenv("CMRSCL_THREADS");
-    char *keep = threads_saved ? strdup(threads_saved) : NULL;
+    char *keep = threads_kept();
     for (int m = 0; m < 3; ++m) {
         cmrscl_csr a, s;
         CHECK_OK(cmrscl_csr_generate(specs[m], &a));
@@ -255,11 +265,7 @@ static void test_spread_counts(void)
         free(agg), free(seen);
         cmrscl_csr_free(&s), cmrscl_csr_free(&a);
     }
-    if (keep)
-        setenv("CMRSCL_THREADS", keep, 1);
-    else
-        unsetenv("CMRSCL_THREADS");
-    free(keep);
+    threads_restore(keep);
 }
 
 int main(void)
