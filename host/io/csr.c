@@ -493,9 +493,10 @@ static void longest_share(void *ctx, int t, int threads)
     longest_job *j = ctx;
     int64_t r0, r1, longest = 0;
     cmrs_parallel_range(j->rows, t, threads, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r)
-        longest = j->row_ptr[r + 1] - j->row_ptr[r] > longest ? j->row_ptr[r + 1] - j->row_ptr[r]
-                                                              : longest;
+    for (int64_t r = r0; r < r1; ++r) {
+        int64_t length = j->row_ptr[r + 1] - j->row_ptr[r];
+        longest = length > longest ? length : longest;
+    }
     j->longest[t] = longest;
 }
 

@@ -419,7 +419,8 @@ typedef struct aggregate_job {
     int64_t block_rows;
     int32_t *later; /* a block's rows left for the second stage, from its first row on */
     int64_t *left;  /* how many a block left */
-    int32_t *roots; /* a piece's roots, then the number of its first */
+    int32_t *tally; /* a piece's: pass 1's roots (then the number of its first), pass 2's rows
+                       left free */
     aggregate_step step;
 } aggregate_job;
 
@@ -440,15 +441,15 @@ static void aggregate_task(void *ctx, int64_t task)
         return;
     }
     cmrs_amg_piece_rows(task, s->rows, &begin, &end);
-    int32_t roots = 0;
+    int32_t counted = 0;
     for (int64_t i = begin; i < end; ++i) {
         if (j->step == MARK_FREE) {
             agg[i] = FREE, root[i] = -1;
         } else if (j->step == COUNT_ROOTS) {
-            roots += root[i] == i;
+            counted += root[i] == i;
         } else if (j->step == NUMBER_ROOTS) {
             if (root[i] == i)
-                agg[i] = j->roots[task] + roots++;
+                agg[i] = j->tally[task] + counted++;
         } else if (j->step == NUMBER_PLACED) {
             if (root[i] >= 0 && root[i] != i)
                 agg[i] = agg[root[i]];
@@ -462,11 +463,11 @@ static void aggregate_task(void *ctx, int64_t task)
                     agg[i] = agg[s->col_ind[k]];
                     break;
                 }
-            roots += agg[i] == FREE; /* (counts the rows left free) */
+            counted += agg[i] == FREE;
         }
     }
     if (j->step == COUNT_ROOTS || j->step == JOIN_PASS1)
-        j->roots[task] = roots;
+        j->tally[task] = counted;
 }
 
 static void run_step(aggregate_job *job, aggregate_step step, int64_t tasks)
@@ -478,36 +479,34 @@ static void run_step(aggregate_job *job, aggregate_step step, int64_t tasks)
 cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_t *count)
 {
     int64_t pieces = cmrs_amg_pieces(s->rows), block_rows = aggregate_block_rows();
-    int64_t blocks = s->rows > block_rows ? (s->rows + block_rows - 1) / block_rows : 0;
+    /* (one block: no row has a neighbour beyond it, and the second stage has none to take) */
+    int64_t blocks = (s->rows + block_rows - 1) / block_rows;
     aggregate_job job = {s,
                          aggregate,
                          cmrscl_alloc((size_t)s->rows + 1, sizeof(int32_t)),
                          block_rows,
-                         blocks ? cmrscl_alloc((size_t)s->rows, sizeof(int32_t)) : NULL,
-                         blocks ? cmrscl_alloc((size_t)blocks, sizeof(int64_t)) : NULL,
+                         cmrscl_alloc((size_t)s->rows + 1, sizeof(int32_t)),
+                         cmrscl_alloc((size_t)blocks + 1, sizeof(int64_t)),
                          cmrscl_alloc((size_t)pieces + 1, sizeof(int32_t)),
                          MARK_FREE};
-    if (!job.root || !job.roots || (blocks && (!job.later || !job.left))) {
-        free(job.root), free(job.later), free(job.left), free(job.roots);
+    if (!job.root || !job.later || !job.left || !job.tally) {
+        free(job.root), free(job.later), free(job.left), free(job.tally);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG aggregation: %d rows",
                            (int)s->rows);
     }
     run_step(&job, MARK_FREE, pieces);
-    if (blocks)
-        run_step(&job, PASS1_BLOCKS, blocks);
-    int64_t left = blocks ? 0 : s->rows;
+    run_step(&job, PASS1_BLOCKS, blocks);
+    int64_t left = 0;
     for (int64_t b = 0; b < blocks; ++b) /* the rows left, in their order */
         for (int64_t k = b * block_rows, end = k + job.left[b]; k < end; ++k, ++left)
             pass1_row(s, aggregate, job.root, job.later[k], 0, s->rows);
-    for (int64_t i = 0; !blocks && i < s->rows; ++i)
-        pass1_row(s, aggregate, job.root, i, 0, s->rows);
     cmrscl_trace("AMG aggregation of %lld rows: %lld blocks, %lld rows to the second stage",
                  (long long)s->rows, (long long)blocks, (long long)left);
     run_step(&job, COUNT_ROOTS, pieces);
     int32_t n = 0; /* pass 1's aggregates, numbered in the order of their roots */
     for (int64_t p = 0; p < pieces; ++p) {
-        int32_t roots = job.roots[p];
-        job.roots[p] = n, n += roots;
+        int32_t roots = job.tally[p];
+        job.tally[p] = n, n += roots;
     }
     run_step(&job, NUMBER_ROOTS, pieces);
     run_step(&job, NUMBER_PLACED, pieces);
@@ -517,7 +516,7 @@ cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_
     for (int64_t p = 0; p < pieces; ++p) {
         int64_t begin, end;
         cmrs_amg_piece_rows(p, s->rows, &begin, &end);
-        for (int64_t i = begin; job.roots[p] && i < end; ++i) {
+        for (int64_t i = begin; job.tally[p] && i < end; ++i) {
             if (aggregate[i] != FREE)
                 continue;
             aggregate[i] = n;
@@ -528,7 +527,7 @@ cmrscl_status cmrs_amg_aggregate(const cmrscl_csr *s, int32_t *aggregate, int32_
         }
     }
     run_step(&job, ISOLATED_TO_NONE, pieces);
-    free(job.root), free(job.later), free(job.left), free(job.roots);
+    free(job.root), free(job.later), free(job.left), free(job.tally);
     *count = n;
     return CMRSCL_OK;
 }

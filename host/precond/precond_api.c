@@ -170,7 +170,6 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         cmrs_amg_builder_create(ctx, cycle, level0 != NULL, a->rows, &builder) != CMRSCL_OK)
         builder = NULL;
     cmrs_amg_sink sink = cmrs_amg_builder_sink(builder);
-    cmrscl_trace("AMG preconditioner from %.3f: builder ready at %.3f", t0, cmrscl_seconds());
     cmrs_amg_hierarchy h = {0};
     if (st == CMRSCL_OK)
         st = cmrs_amg_setup_to(a, &o, builder ? &sink : NULL, &h);

@@ -118,7 +118,7 @@ MUTATIONS = [
              "    if (beyond)\n        return true;", "    (void)beyond;", "^amg_aggregate$"),
     Mutation("AMG aggregation: pass 3 skips the pieces pass 2 left a row free in",
              "host/precond/amg_aggregate.c",
-             "roots += agg[i] == FREE;", "roots += 0;", "^amg_aggregate$"),
+             "counted += agg[i] == FREE;", "counted += 0;", "^amg_aggregate$"),
     Mutation("AMG spread check: a long row's aggregates counted with repeats",
              "host/precond/amg_aggregate.c",
              "touched += copy[k] >= 0 && (k == 0 || copy[k] != copy[k - 1]);",
