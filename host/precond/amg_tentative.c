@@ -1,8 +1,7 @@
 /* amg_tentative.c - what smoothed aggregation carries to the coarse level (issue 57): the
  * tentative prolongator of k near-null candidates - each aggregate's block of them made
- * orthonormal, PyAMG's fit_candidates - and the nodes whose unknowns aggregation keeps
- * together (3-D elasticity: a point's x, y and z; a coarse level: one aggregate's candidates),
- * through a matrix of the nodes, each entry the Frobenius norm of its block. */
+ * orthonormal, PyAMG's fit_candidates - and the coarse level's nodes (an aggregate's candidates
+ * together, which the coarse level aggregates as one: amg_nodes.c). */
 #include "precond/precond.h"
 
 #include <math.h>
@@ -191,26 +190,158 @@ static int32_t first_outside(const int32_t *aggregate, int32_t rows, int32_t cou
     return first;
 }
 
-cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
-                                 const double *b, int k, cmrs_amg_coarse *out)
+/* The general path (k candidates). Each aggregate's block of them is made orthonormal apart
+ * from the others, in pieces of aggregates on the host's threads; the coarse unknowns are
+ * numbered after (each aggregate's first, a running count of the columns kept), then T's rows
+ * and the coarse candidates are written in pieces too. Each aggregate as one thread would make
+ * it: the same bits on any number of threads. */
+typedef struct blocks_job {
+    const int32_t *aggregate;
+    const double *b;
+    int32_t rows, count;
+    int k;
+    const int64_t *start;   /* each aggregate's first in member */
+    const int32_t *member;  /* the aggregates' rows, ascending in each */
+    const int32_t *at;      /* i's place in member */
+    double *q;              /* the orthonormal blocks, k columns of rows, in member's order */
+    double *r;              /* each aggregate's R, k x k */
+    uint32_t *kept;         /* each aggregate's columns kept, bits */
+    int32_t *first;         /* each aggregate's first coarse unknown */
+    int64_t *piece_entries; /* T's entries in each piece of rows, then where they start */
+    cmrs_amg_coarse *out;
+} blocks_job;
+
+/* Gram-Schmidt on aggregate J's block (modified: each column against the kept ones before
+ * it), R upper triangular; the first column's norm from its own sum. */
+static void orthonormal_block(const blocks_job *jb, int32_t j)
 {
-    *out = (cmrs_amg_coarse){0};
-    int32_t bad = first_outside(aggregate, rows, count);
-    if (bad >= 0)
-        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
-                           "AMG tentative prolongator: row %d in aggregate %d of %d", (int)bad,
-                           (int)aggregate[bad], (int)count);
-    if (k == 1)
-        return tentative_single(aggregate, rows, count, b, out);
+    const int k = jb->k;
+    const int64_t b0 = jb->start[j], b1 = jb->start[j + 1];
+    double *rj = jb->r + (size_t)j * (size_t)k * (size_t)k;
+    uint32_t kept = 0;
+    for (int c = 0; c < k; ++c) {
+        double *v = jb->q + (size_t)c * (size_t)jb->rows, before = 0, norm = 0;
+        for (int64_t m = b0; m < b1; ++m) {
+            v[m] = candidate_at(jb->b, jb->rows, c, jb->member[m]);
+            before += v[m] * v[m];
+        }
+        for (int d = 0; d < c; ++d) {
+            rj[d * k + c] = 0;
+            if (!(kept >> d & 1))
+                continue;
+            const double *u = jb->q + (size_t)d * (size_t)jb->rows;
+            double dot = 0;
+            for (int64_t m = b0; m < b1; ++m)
+                dot += u[m] * v[m];
+            for (int64_t m = b0; m < b1; ++m)
+                v[m] -= dot * u[m];
+            rj[d * k + c] = dot;
+        }
+        for (int64_t m = b0; m < b1; ++m)
+            norm += v[m] * v[m];
+        norm = c ? sqrt(norm) : sqrt(before);
+        bool keep = norm > 0 && norm > CANDIDATE_DROP * sqrt(before);
+        rj[c * k + c] = keep ? norm : 0;
+        if (keep) {
+            kept |= 1u << c;
+            for (int64_t m = b0; m < b1; ++m)
+                v[m] /= norm;
+        }
+    }
+    jb->kept[j] = kept;
+}
+
+static void blocks_piece(void *ctx, int64_t piece)
+{
+    const blocks_job *jb = ctx;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, jb->count, &begin, &end);
+    for (int64_t j = begin; j < end; ++j)
+        orthonormal_block(jb, (int32_t)j);
+}
+
+/* The coarse candidates of a piece of aggregates: R's rows of the columns each kept. */
+static void candidates_piece(void *ctx, int64_t piece)
+{
+    const blocks_job *jb = ctx;
+    const int k = jb->k;
+    const int32_t coarse = jb->out->rows;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, jb->count, &begin, &end);
+    for (int64_t j = begin; j < end; ++j) {
+        const double *rj = jb->r + (size_t)j * (size_t)k * (size_t)k;
+        int32_t row = jb->first[j];
+        for (int d = 0; d < k; ++d)
+            if (jb->kept[j] >> d & 1) {
+                for (int c = 0; c < k; ++c)
+                    jb->out->b[(size_t)c * (size_t)coarse + (size_t)row] =
+                        c < d ? 0 : rj[d * k + c];
+                ++row;
+            }
+        jb->out->node_ptr[j] = jb->first[j];
+    }
+}
+
+/* T's rows of a piece: row i of aggregate J holds J's kept columns - counted, or (fill) written
+ * from the piece's first entry on. */
+static void t_rows_piece(void *ctx, int64_t piece, bool fill)
+{
+    const blocks_job *jb = ctx;
+    cmrscl_csr *t = &jb->out->t;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, jb->rows, &begin, &end);
+    int64_t o = fill ? jb->piece_entries[piece] : 0;
+    for (int64_t i = begin; i < end; ++i) {
+        const int32_t j = jb->aggregate[i];
+        if (j < 0) {
+            if (fill)
+                t->row_ptr[i + 1] = o;
+            continue;
+        }
+        if (!fill) {
+            o += __builtin_popcount(jb->kept[j]);
+            continue;
+        }
+        int32_t col = jb->first[j];
+        for (int c = 0; c < jb->k; ++c)
+            if (jb->kept[j] >> c & 1) {
+                t->col_ind[o] = col++;
+                t->values[o++] = jb->q[(size_t)c * (size_t)jb->rows + (size_t)jb->at[i]];
+            }
+        t->row_ptr[i + 1] = o;
+    }
+    if (!fill)
+        jb->piece_entries[piece] = o;
+}
+
+static void t_count_piece(void *ctx, int64_t piece) { t_rows_piece(ctx, piece, false); }
+
+static void t_fill_piece(void *ctx, int64_t piece) { t_rows_piece(ctx, piece, true); }
+
+static cmrscl_status tentative_blocks(const int32_t *aggregate, int32_t rows, int32_t count,
+                                      const double *b, int k, cmrs_amg_coarse *out)
+{
+    const int64_t row_pieces = cmrs_amg_pieces(rows);
     int64_t *start = calloc((size_t)count + 2, sizeof(int64_t));
     int32_t *member = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
-    int32_t *at = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t)); /* i's place in member */
-    double *q = cmrscl_alloc((size_t)rows * (size_t)k + 1, sizeof(double));
-    int32_t *first = cmrscl_alloc((size_t)count + 1, sizeof(int32_t));  /* J's first coarse */
-    uint32_t *kept = cmrscl_alloc((size_t)count + 1, sizeof(uint32_t)); /* J's columns, bits */
-    double *r = cmrscl_alloc((size_t)count * (size_t)k * (size_t)k + 1, sizeof(double));
+    int32_t *at = cmrscl_alloc((size_t)rows + 1, sizeof(int32_t));
+    blocks_job jb = {
+        .aggregate = aggregate,
+        .b = b,
+        .rows = rows,
+        .count = count,
+        .k = k,
+        .start = start,
+        .member = member,
+        .at = at,
+        .q = cmrs_parallel_alloc((size_t)rows * (size_t)k + 1, sizeof(double)),
+        .r = cmrs_parallel_alloc((size_t)count * (size_t)k * (size_t)k + 1, sizeof(double)),
+        .kept = cmrscl_alloc((size_t)count + 1, sizeof(uint32_t)),
+        .first = cmrscl_alloc((size_t)count + 1, sizeof(int32_t)),
+        .piece_entries = cmrscl_alloc((size_t)row_pieces + 1, sizeof(int64_t)),
+        .out = out};
     cmrscl_status st = CMRSCL_OK;
-    if (!start || !member || !at || !q || !first || !kept || !r) {
+    if (!start || !member || !at || !jb.q || !jb.r || !jb.kept || !jb.first || !jb.piece_entries) {
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
                          (int)rows);
         goto done;
@@ -226,93 +357,57 @@ cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t
             at[i] = (int32_t)start[aggregate[i] + 1]++;
             member[at[i]] = i;
         }
-    /* Gram-Schmidt on each aggregate's block of the candidates (modified: each column against
-     * the kept ones before it), R upper triangular; the first column's norm from its own sum */
+    const int threads = cmrs_parallel_threads();
+    const int64_t pieces = cmrs_amg_pieces(count);
+    cmrs_parallel_pieces(threads, pieces, blocks_piece, &jb);
     int32_t coarse = 0;
-    for (int32_t j = 0; j < count; ++j) {
-        int64_t b0 = start[j], b1 = start[j + 1];
-        double *rj = r + (size_t)j * (size_t)k * (size_t)k;
-        kept[j] = 0, first[j] = coarse;
-        for (int c = 0; c < k; ++c) {
-            double *v = q + (size_t)c * (size_t)rows, before = 0, norm = 0;
-            for (int64_t m = b0; m < b1; ++m) {
-                v[m] = candidate_at(b, rows, c, member[m]);
-                before += v[m] * v[m];
-            }
-            for (int d = 0; d < c; ++d) {
-                rj[d * k + c] = 0;
-                if (!(kept[j] >> d & 1))
-                    continue;
-                const double *u = q + (size_t)d * (size_t)rows;
-                double dot = 0;
-                for (int64_t m = b0; m < b1; ++m)
-                    dot += u[m] * v[m];
-                for (int64_t m = b0; m < b1; ++m)
-                    v[m] -= dot * u[m];
-                rj[d * k + c] = dot;
-            }
-            for (int64_t m = b0; m < b1; ++m)
-                norm += v[m] * v[m];
-            norm = c ? sqrt(norm) : sqrt(before);
-            bool keep = norm > 0 && norm > CANDIDATE_DROP * sqrt(before);
-            rj[c * k + c] = keep ? norm : 0;
-            if (keep) {
-                kept[j] |= 1u << c, ++coarse;
-                for (int64_t m = b0; m < b1; ++m)
-                    v[m] /= norm;
-            }
-        }
-    }
-    /* T: row i of aggregate J holds J's kept columns; the coarse candidates are R's rows of
-     * them; each coarse unknown's node is its aggregate */
+    for (int32_t j = 0; j < count; ++j)
+        jb.first[j] = coarse, coarse += __builtin_popcount(jb.kept[j]);
+    /* T, the coarse candidates, and each coarse unknown's node: its aggregate */
     cmrscl_csr *t = &out->t;
-    *t = (cmrscl_csr){rows, coarse, 0, cmrscl_alloc((size_t)rows + 1, sizeof(int64_t)), NULL, NULL};
-    out->rows = coarse;
+    *t = (cmrscl_csr){rows, coarse, 0, cmrs_parallel_alloc((size_t)rows + 1, sizeof(int64_t)),
+                      NULL, NULL};
+    out->rows = coarse, out->nodes = count;
     out->b = cmrscl_alloc((size_t)coarse * (size_t)k + 1, sizeof(double));
     out->node_ptr = cmrscl_alloc((size_t)count + 1, sizeof(int64_t));
     if (!t->row_ptr || !out->b || !out->node_ptr) {
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
         goto done;
     }
+    cmrs_parallel_pieces(threads, pieces, candidates_piece, &jb);
+    out->node_ptr[count] = coarse;
+    cmrs_parallel_pieces(threads, row_pieces, t_count_piece, &jb);
+    for (int64_t p = 0; p < row_pieces; ++p) {
+        const int64_t n = jb.piece_entries[p];
+        jb.piece_entries[p] = t->nnz, t->nnz += n;
+    }
     t->row_ptr[0] = 0;
-    for (int32_t i = 0; i < rows; ++i)
-        t->row_ptr[i + 1] =
-            t->row_ptr[i] + (aggregate[i] >= 0 ? __builtin_popcount(kept[aggregate[i]]) : 0);
-    t->nnz = t->row_ptr[rows];
-    t->col_ind = cmrscl_alloc((size_t)t->nnz + 1, sizeof(int32_t));
-    t->values = cmrscl_alloc((size_t)t->nnz + 1, sizeof(double));
+    t->col_ind = cmrs_parallel_alloc((size_t)t->nnz + 1, sizeof(int32_t));
+    t->values = cmrs_parallel_alloc((size_t)t->nnz + 1, sizeof(double));
     if (!t->col_ind || !t->values) {
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
         goto done;
     }
-    for (int32_t i = 0; i < rows; ++i) {
-        int64_t o = t->row_ptr[i];
-        int32_t j = aggregate[i], col = j >= 0 ? first[j] : 0;
-        for (int c = 0; j >= 0 && c < k; ++c)
-            if (kept[j] >> c & 1) {
-                t->col_ind[o] = col++;
-                t->values[o++] = q[(size_t)c * (size_t)rows + (size_t)at[i]];
-            }
-    }
-    memset(out->b, 0, sizeof(double) * (size_t)coarse * (size_t)k);
-    for (int32_t j = 0; j < count; ++j) {
-        const double *rj = r + (size_t)j * (size_t)k * (size_t)k;
-        int32_t row = first[j];
-        for (int d = 0; d < k; ++d)
-            if (kept[j] >> d & 1) {
-                for (int c = d; c < k; ++c)
-                    out->b[(size_t)c * (size_t)coarse + (size_t)row] = rj[d * k + c];
-                ++row;
-            }
-        out->node_ptr[j] = first[j];
-    }
-    out->node_ptr[count] = coarse;
-    out->nodes = count;
+    cmrs_parallel_pieces(threads, row_pieces, t_fill_piece, &jb);
 done:
     if (st != CMRSCL_OK)
         cmrs_amg_coarse_free(out);
-    free(start), free(member), free(at), free(q), free(first), free(kept), free(r);
+    free(start), free(member), free(at), free(jb.q), free(jb.first), free(jb.kept), free(jb.r);
+    free(jb.piece_entries);
     return st;
+}
+
+cmrscl_status cmrs_amg_tentative(const int32_t *aggregate, int32_t rows, int32_t count,
+                                 const double *b, int k, cmrs_amg_coarse *out)
+{
+    *out = (cmrs_amg_coarse){0};
+    int32_t bad = first_outside(aggregate, rows, count);
+    if (bad >= 0)
+        return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                           "AMG tentative prolongator: row %d in aggregate %d of %d", (int)bad,
+                           (int)aggregate[bad], (int)count);
+    return k == 1 ? tentative_single(aggregate, rows, count, b, out)
+                  : tentative_blocks(aggregate, rows, count, b, k, out);
 }
 
 void cmrs_amg_coarse_free(cmrs_amg_coarse *c)
@@ -320,56 +415,4 @@ void cmrs_amg_coarse_free(cmrs_amg_coarse *c)
     cmrscl_csr_free(&c->t);
     free(c->b), free(c->node_ptr);
     *c = (cmrs_amg_coarse){0};
-}
-
-cmrscl_status cmrs_amg_amalgamate(const cmrscl_csr *a, const int64_t *node_ptr, int32_t nodes,
-                                  cmrscl_csr *out)
-{
-    *out = (cmrscl_csr){nodes, nodes, 0, NULL, NULL, NULL};
-    int32_t *node_of = cmrscl_alloc((size_t)a->rows + 1, sizeof(int32_t));
-    double *sum = calloc((size_t)nodes + 1, sizeof(double));
-    int32_t *list = cmrscl_alloc((size_t)nodes + 1, sizeof(int32_t));
-    char *seen = calloc((size_t)nodes + 1, 1);
-    int64_t cap = a->nnz + 1;
-    out->row_ptr = cmrscl_alloc((size_t)nodes + 1, sizeof(int64_t));
-    out->col_ind = cmrscl_alloc((size_t)cap, sizeof(int32_t));
-    out->values = cmrscl_alloc((size_t)cap, sizeof(double));
-    cmrscl_status st = CMRSCL_OK;
-    if (!node_of || !sum || !list || !seen || !out->row_ptr || !out->col_ind || !out->values) {
-        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG nodes: %d", (int)nodes);
-        goto done;
-    }
-    for (int32_t n = 0; n < nodes; ++n)
-        for (int64_t i = node_ptr[n]; i < node_ptr[n + 1]; ++i)
-            node_of[i] = n;
-    int64_t nnz = 0;
-    out->row_ptr[0] = 0;
-    for (int32_t n = 0; n < nodes; ++n) {
-        int32_t listed = 0;
-        for (int64_t i = node_ptr[n]; i < node_ptr[n + 1]; ++i)
-            for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; ++e) {
-                int32_t m = node_of[a->col_ind[e]];
-                if (!seen[m])
-                    seen[m] = 1, list[listed++] = m;
-                sum[m] += a->values[e] * a->values[e];
-            }
-        /* the columns in ascending order, as aggregation walks them */
-        for (int32_t x = 1; x < listed; ++x)
-            for (int32_t y = x; y > 0 && list[y - 1] > list[y]; --y) {
-                int32_t swap = list[y];
-                list[y] = list[y - 1], list[y - 1] = swap;
-            }
-        for (int32_t x = 0; x < listed; ++x) {
-            out->col_ind[nnz] = list[x];
-            out->values[nnz++] = sqrt(sum[list[x]]);
-            sum[list[x]] = 0, seen[list[x]] = 0;
-        }
-        out->row_ptr[n + 1] = nnz;
-    }
-    out->nnz = nnz;
-done:
-    if (st != CMRSCL_OK)
-        cmrscl_csr_free(out);
-    free(node_of), free(sum), free(list), free(seen);
-    return st;
 }

@@ -1,0 +1,112 @@
+/* amg_nodes.c - the matrix of the nodes (issue 57): where a level's unknowns come in nodes (3-D
+ * elasticity: a point's x, y and z; a coarse level: one aggregate's candidates), strength and
+ * aggregation work on a matrix of the nodes, each entry the Frobenius norm of A's block.
+ *
+ * Made in pieces of nodes on the host's threads, twice - first each node's columns counted,
+ * then written where the counts place them - each node as one thread would make it: its rows'
+ * columns merged in ascending order, a column's squares added in the order of the rows and of
+ * their entries, so the same bits on any number of threads. */
+#include "precond/precond.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+typedef struct nodes_job {
+    const cmrscl_csr *a;
+    const int64_t *node_ptr;
+    const int32_t *node_of; /* each row's node */
+    int32_t nodes;
+    int32_t longest;    /* the most rows a node has */
+    cmrscl_csr *out;    /* row_ptr: the counts first (at n + 1), then where rows start */
+    bool fill;          /* the second pass: write */
+    atomic_bool failed; /* a piece without memory for its rows' places */
+} nodes_job;
+
+/* Node n's columns (ascending) and, filling, their norms from row_ptr[n] on; returns how many.
+ * at[r]: the next entry of the node's row r; the rows are merged by column, a tie taken from
+ * the lower row first, so a column's squares add up in the order of the rows and entries. */
+static int64_t node_row(const nodes_job *j, int32_t n, int64_t *at)
+{
+    const cmrscl_csr *a = j->a;
+    const int64_t first = j->node_ptr[n];
+    const int32_t rows = (int32_t)(j->node_ptr[n + 1] - first);
+    for (int32_t r = 0; r < rows; ++r)
+        at[r] = a->row_ptr[first + r];
+    int64_t written = 0, o = j->fill ? j->out->row_ptr[n] : 0;
+    for (;;) {
+        int32_t m = -1; /* the lowest column left in any of the rows */
+        for (int32_t r = 0; r < rows; ++r)
+            if (at[r] < a->row_ptr[first + r + 1]) {
+                int32_t c = j->node_of[a->col_ind[at[r]]];
+                m = m < 0 || c < m ? c : m;
+            }
+        if (m < 0)
+            return written;
+        double sum = 0;
+        for (int32_t r = 0; r < rows; ++r)
+            for (; at[r] < a->row_ptr[first + r + 1] && j->node_of[a->col_ind[at[r]]] == m; ++at[r])
+                sum += a->values[at[r]] * a->values[at[r]];
+        if (j->fill) {
+            j->out->col_ind[o + written] = m;
+            j->out->values[o + written] = sqrt(sum);
+        }
+        ++written;
+    }
+}
+
+static void nodes_piece(void *ctx, int64_t piece)
+{
+    nodes_job *j = ctx;
+    int64_t begin, end;
+    cmrs_amg_piece_rows(piece, j->nodes, &begin, &end);
+    int64_t *at = malloc(((size_t)j->longest + 1) * sizeof *at);
+    if (!at) {
+        atomic_store(&j->failed, true);
+        return;
+    }
+    for (int64_t n = begin; n < end; ++n) {
+        int64_t count = node_row(j, (int32_t)n, at);
+        if (!j->fill)
+            j->out->row_ptr[n + 1] = count;
+    }
+    free(at);
+}
+
+cmrscl_status cmrs_amg_amalgamate(const cmrscl_csr *a, const int64_t *node_ptr, int32_t nodes,
+                                  cmrscl_csr *out)
+{
+    *out = (cmrscl_csr){nodes, nodes, 0, NULL, NULL, NULL};
+    int32_t *node_of = cmrs_parallel_alloc((size_t)a->rows + 1, sizeof(int32_t));
+    out->row_ptr = cmrscl_alloc((size_t)nodes + 1, sizeof(int64_t));
+    if (!node_of || !out->row_ptr) {
+        free(node_of);
+        cmrscl_csr_free(out);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG nodes: %d", (int)nodes);
+    }
+    nodes_job job = {.a = a, .node_ptr = node_ptr, .node_of = node_of, .nodes = nodes, .out = out};
+    for (int32_t n = 0; n < nodes; ++n) {
+        const int64_t rows = node_ptr[n + 1] - node_ptr[n];
+        job.longest = rows > job.longest ? (int32_t)rows : job.longest;
+        for (int64_t i = node_ptr[n]; i < node_ptr[n + 1]; ++i)
+            node_of[i] = n;
+    }
+    atomic_init(&job.failed, false);
+    const int threads = cmrs_parallel_threads();
+    const int64_t pieces = cmrs_amg_pieces(nodes);
+    cmrs_parallel_pieces(threads, pieces, nodes_piece, &job);
+    out->row_ptr[0] = 0;
+    for (int32_t n = 0; n < nodes; ++n)
+        out->row_ptr[n + 1] += out->row_ptr[n];
+    out->nnz = out->row_ptr[nodes];
+    out->col_ind = cmrs_parallel_alloc((size_t)out->nnz + 1, sizeof(int32_t));
+    out->values = cmrs_parallel_alloc((size_t)out->nnz + 1, sizeof(double));
+    job.fill = true;
+    if (!atomic_load(&job.failed) && out->col_ind && out->values)
+        cmrs_parallel_pieces(threads, pieces, nodes_piece, &job);
+    free(node_of);
+    if (!atomic_load(&job.failed) && out->col_ind && out->values)
+        return CMRSCL_OK;
+    cmrscl_csr_free(out);
+    return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG nodes: %d", (int)nodes);
+}
