@@ -12,6 +12,27 @@
  * volatile pins each one in the loop's order, at the cost of a private store a term. */
 #pragma OPENCL FP_CONTRACT OFF
 
+/* D^-1 and the start v, made here from A rather than sent (host/precond/amg_rho.c's
+ * cmrs_amg_inverse_diagonal and cmrs_amg_rho_start, the same bits: a row's diagonal entries
+ * added in order, then one correctly rounded division; the start's hash in integers, then the
+ * host's three operations in its order). */
+__kernel void rho_start(const int rows, __global const int *a_ptr, __global const int *a_col,
+                        __global const double *a_val, __global double *diag_inv,
+                        __global double *v)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= rows)
+        return;
+    volatile double d = 0;
+    for (int k = a_ptr[i]; k < a_ptr[i + 1]; ++k)
+        if (a_col[k] == i)
+            d = d + a_val[k];
+    diag_inv[i] = 1.0 / d;
+    ulong h = (ulong)(i + 1) * 0x9E3779B97F4A7C15UL;
+    h ^= h >> 31;
+    v[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
+}
+
 /* u = D^-1 A (sv v); terms: (sv v_i) (A sv v)_i, (sv v_i)^2 / d_i, u_i^2 (3 columns of rows) */
 __kernel void rho_product(const int rows, const double sv, __global const int *a_ptr,
                           __global const int *a_col, __global const double *a_val,

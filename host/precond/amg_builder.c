@@ -351,8 +351,8 @@ static cmrscl_status builder_galerkin(void *ctx, int level, const cmrscl_csr *a,
 }
 
 /* cmrs_amg_sink's rho: on the device from device_rows rows or device_entries entries. */
-static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
-                                 bool symmetric, int steps, double *rho)
+static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, bool symmetric,
+                                 int steps, double *rho)
 {
     cmrs_amg_builder *b = ctx;
     if (!on_device(b, a))
@@ -362,7 +362,7 @@ static cmrscl_status builder_rho(void *ctx, int level, const cmrscl_csr *a, cons
     cmrs_device_csr_release(&b->kept_p);
     b->kept_level = level;
     cmrscl_status st =
-        cmrs_amg_spectral_radius_device(b->ctx, a, diag_inv, symmetric, steps, rho, &b->kept_a);
+        cmrs_amg_spectral_radius_device(b->ctx, a, symmetric, steps, rho, &b->kept_a);
     b->rhos += st == CMRSCL_OK;
     if (st != CMRSCL_OK)
         cmrscl_trace("AMG level %d's estimate of rho on the host: %s", level, cmrscl_last_error());

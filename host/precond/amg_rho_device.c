@@ -19,7 +19,7 @@
 typedef struct device_passes {
     cmrscl_context ctx;
     launcher l;
-    cl_kernel product, update, pieces;
+    cl_kernel start, product, update, pieces;
     cmrs_device_csr a;
     cl_mem diag, vec[3], terms, sums;
     int32_t rows;
@@ -72,22 +72,23 @@ static cmrscl_status device_update(void *ctx, const cmrs_rho_state *s, double su
     return piece_sums(d, launch(d, d->update, args, COUNT(args), (size_t)d->rows), 1, sum);
 }
 
-/* A, D^-1 and the start on the device, the other buffers made, the kernels built. */
-static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a, const double *diag_inv)
+/* A on the device (sent, unless there already), the other buffers made, the kernels built;
+ * D^-1 and the start made there from A (rho_start): at a fine level each would cross the bus
+ * after A on the estimate's path, for what a pass over A makes in a millisecond. */
+static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a)
 {
     char options[160];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DAMG_PIECE=%d",
              RHO_GROUP, AMG_PIECE);
-    static const char *const names[] = {"rho_product", "rho_update", "rho_pieces"};
-    cl_kernel k[3];
+    static const char *const names[] = {"rho_start", "rho_product", "rho_update", "rho_pieces"};
+    cl_kernel k[4];
     d->l.group = RHO_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(d->ctx, "amg_rho.cl", options, 3, names, k, &d->l.group);
-    d->product = k[0], d->update = k[1], d->pieces = k[2];
+    cmrscl_status st = cmrs_amg_kernels(d->ctx, "amg_rho.cl", options, 4, names, k, &d->l.group);
+    d->start = k[0], d->product = k[1], d->update = k[2], d->pieces = k[3];
     size_t n = (size_t)a->rows, bytes = n * sizeof(double);
     d->host_sums = malloc(sizeof(double) * 3 * (size_t)d->pieces_count);
-    double *start = cmrs_parallel_alloc(n + 1, sizeof(double));
-    if (st == CMRSCL_OK && (!d->host_sums || !start))
+    if (st == CMRSCL_OK && !d->host_sums)
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG spectral radius: %zu rows", n);
     if (st == CMRSCL_OK && !d->a.ptr)
         st = cmrs_device_csr_upload(d->ctx, a, &d->a);
@@ -97,15 +98,12 @@ static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a, const double
     for (int i = 0; st == CMRSCL_OK && i < 6; ++i)
         *mem[i] = cmrs_launch_new_buffer(d->ctx, CL_MEM_READ_WRITE, size[i], NULL, &st,
                                          "AMG spectral radius on the device");
-    if (st == CMRSCL_OK) {
-        cmrs_amg_rho_start(start, NULL, a->rows);
-        st = cmrs_amg_upload(d->ctx, d->diag, bytes, diag_inv);
-    }
+    launch_arg args[] = {ARG(d->rows),  ARG(d->a.ptr), ARG(d->a.col),
+                         ARG(d->a.val), ARG(d->diag),  ARG(d->vec[0])};
     if (st == CMRSCL_OK)
-        st = cmrs_amg_upload(d->ctx, d->vec[0], bytes, start);
+        st = launch(d, d->start, args, COUNT(args), n);
     if (st == CMRSCL_OK) /* Lanczos' p = 0: made there, not sent */
         st = cmrs_launch_zero(&d->l, d->vec[1], bytes);
-    free(start);
     return st;
 }
 
@@ -115,8 +113,8 @@ static void release(device_passes *d)
     for (int i = 0; i < 6; ++i)
         if (mem[i])
             clReleaseMemObject(mem[i]);
-    cl_kernel k[] = {d->product, d->update, d->pieces};
-    for (int i = 0; i < 3; ++i)
+    cl_kernel k[] = {d->start, d->product, d->update, d->pieces};
+    for (int i = 0; i < 4; ++i)
         if (k[i])
             clReleaseKernel(k[i]);
     cmrs_device_csr_release(&d->a);
@@ -124,8 +122,8 @@ static void release(device_passes *d)
 }
 
 cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
-                                              const double *diag_inv, bool symmetric, int steps,
-                                              double *rho, cmrs_device_csr *a_device)
+                                              bool symmetric, int steps, double *rho,
+                                              cmrs_device_csr *a_device)
 {
     device_passes d = {.ctx = ctx,
                        .l = cmrs_launcher_make(ctx),
@@ -141,7 +139,7 @@ cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_c
         *a_device = (cmrs_device_csr){0};
     bool there = d.a.ptr != NULL;
     double t0 = cmrscl_seconds();
-    cmrscl_status st = ctx->info.fp64 ? prepare(&d, a, diag_inv)
+    cmrscl_status st = ctx->info.fp64 ? prepare(&d, a)
                                       : cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                                                     "AMG spectral radius on the device: the device "
                                                     "has no fp64");
@@ -150,9 +148,10 @@ cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_c
         cmrs_rho_passes passes = {device_product, device_update, &d};
         st = cmrs_amg_rho_run(&passes, symmetric, steps, rho);
     }
-    cmrscl_trace("AMG estimate of rho on the device, %d rows: A %s and vectors up %.3f s, %d steps "
-                 "%.3f s",
-                 (int)a->rows, there ? "there" : "sent", t1 - t0, steps, cmrscl_seconds() - t1);
+    cmrscl_trace(
+        "AMG estimate of rho on the device, %d rows: A %s and vectors made %.3f s, %d steps "
+        "%.3f s",
+        (int)a->rows, there ? "there" : "sent", t1 - t0, steps, cmrscl_seconds() - t1);
     if (st == CMRSCL_OK && a_device) /* a stays there, the caller's */
         *a_device = d.a, d.a = (cmrs_device_csr){0};
     release(&d);

@@ -100,9 +100,9 @@ static void *rho_run(void *arg)
     if (t->decide)
         cmrscl_trace("AMG level 0: symmetry decided (and A sent ahead) in %.3f s",
                      cmrscl_seconds() - t0);
-    bool elsewhere = t->st == CMRSCL_OK && sink && sink->rho &&
-                     sink->rho(sink->ctx, t->index, &lv->A, lv->diag_inv, t->symmetric, t->steps,
-                               &t->rho) == CMRSCL_OK;
+    bool elsewhere =
+        t->st == CMRSCL_OK && sink && sink->rho &&
+        sink->rho(sink->ctx, t->index, &lv->A, t->symmetric, t->steps, &t->rho) == CMRSCL_OK;
     if (t->st == CMRSCL_OK && !elsewhere)
         t->st = cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, t->symmetric, t->steps, &t->rho);
     if (t->st != CMRSCL_OK)

@@ -105,8 +105,8 @@ typedef struct cmrs_amg_sink {
     /* may be NULL: level l's estimate of rho(D^-1 A), made elsewhere (a device) and the same
      * bits as cmrs_amg_spectral_radius's; on failure the set-up makes it itself. Called from
      * the estimate's thread, beside the set-up's. */
-    cmrscl_status (*rho)(void *ctx, int level, const cmrscl_csr *a, const double *diag_inv,
-                         bool symmetric, int steps, double *rho);
+    cmrscl_status (*rho)(void *ctx, int level, const cmrscl_csr *a, bool symmetric, int steps,
+                         double *rho);
     /* may be NULL: level l's A sent ahead to where rho will estimate it, while the set-up
      * decides whether the hierarchy is symmetric (from the same thread as rho, before it) */
     void (*send_ahead)(void *ctx, int level, const cmrscl_csr *a);
@@ -366,13 +366,13 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, cons
 
 /* ---- amg_rho_device.c: the estimate of rho on the device ---- */
 
-/* cmrs_amg_spectral_radius's estimate, bit for bit, its passes on ctx's device;
- * ERROR_UNSUPPORTED without fp64 or beyond 2^31 - 1 entries. a_device (may be NULL): a's copy
- * on the device - taken as it is where it holds one already (a Galerkin product left it), else
- * made there - the caller's after the call (empty on failure); NULL: made for the call alone. */
+/* cmrs_amg_spectral_radius's estimate, bit for bit, its passes on ctx's device (D^-1 made
+ * there from a, as cmrs_amg_inverse_diagonal makes it); ERROR_UNSUPPORTED without fp64 or
+ * beyond 2^31 - 1 entries. a_device (may be NULL): a's copy on the device - taken as it is
+ * where it holds one already (a Galerkin product left it), else made there - the caller's
+ * after the call (empty on failure); NULL: made for the call alone. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
-                                                            const double *diag_inv, bool symmetric,
-                                                            int steps, double *rho,
+                                                            bool symmetric, int steps, double *rho,
                                                             cmrs_device_csr *a_device);
 
 /* ---- amg_coarse.c: the coarsest level's dense inverse ---- */

@@ -103,8 +103,7 @@ int run_galerkin(const env *e, bool prolongator_only)
             const cmrs_amg_level *lv = &h.level[l];
             double host = 0, device = -1;
             CHECK_OK(cmrs_amg_spectral_radius(&lv->A, lv->diag_inv, symmetric, 6, &host));
-            CHECK_OK(cmrs_amg_spectral_radius_device(e->ctx, &lv->A, lv->diag_inv, symmetric, 6,
-                                                     &device, NULL));
+            CHECK_OK(cmrs_amg_spectral_radius_device(e->ctx, &lv->A, symmetric, 6, &device, NULL));
             CHECK_MSG(!memcmp(&host, &device, sizeof host),
                       "level %d: rho on the device %.17g, on the host %.17g (%s)", l, device, host,
                       symmetric ? "Lanczos" : "the power method");
@@ -127,8 +126,8 @@ int run_galerkin(const env *e, bool prolongator_only)
             const cmrs_amg_level *next = &h.level[l + 1];
             double host = 0, device = -1;
             CHECK_OK(cmrs_amg_spectral_radius(&next->A, next->diag_inv, true, 6, &host));
-            CHECK_OK(cmrs_amg_spectral_radius_device(e->ctx, &next->A, next->diag_inv, true, 6,
-                                                     &device, &c_on_device));
+            CHECK_OK(
+                cmrs_amg_spectral_radius_device(e->ctx, &next->A, true, 6, &device, &c_on_device));
             CHECK_MSG(c_on_device.ptr && !memcmp(&host, &device, sizeof host),
                       "level %d: rho from the kept C %.17g, on the host %.17g", l + 1, device,
                       host);
