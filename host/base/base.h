@@ -72,6 +72,9 @@ CMRSCL_HIDDEN void cmrs_parallel_pieces(int threads, int64_t pieces, parallel_pi
  * huge pages advised, since faulting in fresh 4 KB pages costs as much as filling them
  * (and more in virtual machines). free() releases it. */
 CMRSCL_HIDDEN void *cmrs_parallel_alloc(size_t n, size_t size);
+/* memcpy on the host's threads, each a contiguous share: fresh pages are faulted in and
+ * filled at the rate of all the cores, not one's. */
+CMRSCL_HIDDEN void cmrs_parallel_copy(void *dst, const void *src, size_t bytes);
 /* Thread `thread`'s contiguous share [begin, end) of n items. */
 CMRSCL_HIDDEN void cmrs_parallel_range(int64_t n, int thread, int threads, int64_t *begin,
                                        int64_t *end);

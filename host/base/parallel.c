@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -116,4 +117,25 @@ void *cmrs_parallel_alloc(size_t n, size_t size)
     madvise(p, bytes, MADV_HUGEPAGE); /* advice: ignored where there are no huge pages */
 #endif
     return p;
+}
+
+typedef struct copy_job {
+    char *dst;
+    const char *src;
+    size_t n;
+} copy_job;
+
+static void copy_share(void *ctx, int thread, int threads)
+{
+    const copy_job *j = ctx;
+    int64_t begin, end;
+    cmrs_parallel_range((int64_t)j->n, thread, threads, &begin, &end);
+    if (end > begin)
+        memcpy(j->dst + begin, j->src + begin, (size_t)(end - begin));
+}
+
+void cmrs_parallel_copy(void *dst, const void *src, size_t bytes)
+{
+    copy_job job = {dst, src, bytes};
+    cmrs_parallel_run(cmrs_parallel_threads(), copy_share, &job);
 }

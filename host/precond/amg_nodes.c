@@ -12,12 +12,18 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+/* A's entries a piece of nodes takes: elasticity's nodes hold three rows of about 80 entries,
+ * its coarse levels' six of about 150 - pieces of AMG_PIECE nodes would leave a coarse level's
+ * matrix of the nodes to one or two threads. */
+#define NODES_PIECE_ENTRIES ((int64_t)1 << 16)
+
 typedef struct nodes_job {
     const cmrscl_csr *a;
     const int64_t *node_ptr;
     const int32_t *node_of; /* each row's node */
     int32_t nodes;
     int32_t longest;    /* the most rows a node has */
+    int64_t span;       /* nodes a piece */
     cmrscl_csr *out;    /* row_ptr: the counts first (at n + 1), then where rows start */
     bool fill;          /* the second pass: write */
     atomic_bool failed; /* a piece without memory for its rows' places */
@@ -58,8 +64,8 @@ static int64_t node_row(const nodes_job *j, int32_t n, int64_t *at)
 static void nodes_piece(void *ctx, int64_t piece)
 {
     nodes_job *j = ctx;
-    int64_t begin, end;
-    cmrs_amg_piece_rows(piece, j->nodes, &begin, &end);
+    const int64_t begin = piece * j->span,
+                  end = begin + j->span < j->nodes ? begin + j->span : j->nodes;
     int64_t *at = malloc(((size_t)j->longest + 1) * sizeof *at);
     if (!at) {
         atomic_store(&j->failed, true);
@@ -93,7 +99,9 @@ cmrscl_status cmrs_amg_amalgamate(const cmrscl_csr *a, const int64_t *node_ptr, 
     }
     atomic_init(&job.failed, false);
     const int threads = cmrs_parallel_threads();
-    const int64_t pieces = cmrs_amg_pieces(nodes);
+    /* (a piece about NODES_PIECE_ENTRIES of A's entries) */
+    job.span = cmrs_amg_span(nodes, a->nnz, NODES_PIECE_ENTRIES);
+    const int64_t pieces = (nodes + job.span - 1) / job.span;
     cmrs_parallel_pieces(threads, pieces, nodes_piece, &job);
     out->row_ptr[0] = 0;
     for (int32_t n = 0; n < nodes; ++n)

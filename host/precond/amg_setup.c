@@ -352,15 +352,14 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
         return;
     for (int l = 0; h->level && l < h->levels; ++l) {
         cmrs_amg_level *lv = &h->level[l];
-        if (l > 0)
-            cmrscl_csr_free(&lv->A);
+        if (l > 0) /* (level 0's A and candidates are the caller's) */
+            cmrscl_csr_free(&lv->A), free(lv->near_null);
         cmrscl_csr_free(&lv->T);
         cmrscl_csr_free(&lv->P);
         cmrscl_csr_free(&lv->R);
         if (!h->borrowed_aggregates)
             free(lv->aggregate), cmrscl_csr_free(&lv->strong);
         free(lv->diag_inv);
-        free(lv->near_null);
         free(lv->node_ptr);
     }
     free(h->level);
@@ -407,15 +406,11 @@ static cmrscl_status level0_nodes(cmrs_amg_level *l0, const cmrs_amg_options *o)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "AMG: %d rows are not whole nodes of %d unknowns (block_size)",
                            (int)rows, bs);
-    size_t values = (size_t)rows * (size_t)o->near_null_count;
-    l0->near_null = o->near_null ? cmrscl_alloc(values, sizeof(double)) : NULL;
+    /* the caller's candidates borrowed, as level 0's A: only read (T's of level 0) */
+    l0->near_null = (double *)o->near_null;
     l0->node_ptr = bs > 1 ? cmrscl_alloc((size_t)(rows / bs) + 1, sizeof(int64_t)) : NULL;
-    if ((o->near_null && !l0->near_null) || (bs > 1 && !l0->node_ptr)) {
-        free(l0->near_null), free(l0->node_ptr);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: level 0's candidates");
-    }
-    if (o->near_null)
-        memcpy(l0->near_null, o->near_null, values * sizeof(double));
+    if (bs > 1 && !l0->node_ptr)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: level 0's nodes");
     l0->nodes = bs > 1 ? rows / bs : 0;
     for (int32_t n = 0; bs > 1 && n <= l0->nodes; ++n)
         l0->node_ptr[n] = (int64_t)n * bs;

@@ -200,6 +200,7 @@ typedef struct blocks_job {
     const double *b;
     int32_t rows, count;
     int k;
+    int64_t span;           /* aggregates a piece: about AMG_PIECE rows */
     const int64_t *start;   /* each aggregate's first in member */
     const int32_t *member;  /* the aggregates' rows, ascending in each */
     const int32_t *at;      /* i's place in member */
@@ -251,11 +252,18 @@ static void orthonormal_block(const blocks_job *jb, int32_t j)
     jb->kept[j] = kept;
 }
 
+/* The aggregates [begin, end) of a piece. */
+static void aggregates_of(const blocks_job *jb, int64_t piece, int64_t *begin, int64_t *end)
+{
+    *begin = piece * jb->span;
+    *end = *begin + jb->span < jb->count ? *begin + jb->span : jb->count;
+}
+
 static void blocks_piece(void *ctx, int64_t piece)
 {
     const blocks_job *jb = ctx;
     int64_t begin, end;
-    cmrs_amg_piece_rows(piece, jb->count, &begin, &end);
+    aggregates_of(jb, piece, &begin, &end);
     for (int64_t j = begin; j < end; ++j)
         orthonormal_block(jb, (int32_t)j);
 }
@@ -267,7 +275,7 @@ static void candidates_piece(void *ctx, int64_t piece)
     const int k = jb->k;
     const int32_t coarse = jb->out->rows;
     int64_t begin, end;
-    cmrs_amg_piece_rows(piece, jb->count, &begin, &end);
+    aggregates_of(jb, piece, &begin, &end);
     for (int64_t j = begin; j < end; ++j) {
         const double *rj = jb->r + (size_t)j * (size_t)k * (size_t)k;
         int32_t row = jb->first[j];
@@ -358,7 +366,8 @@ static cmrscl_status tentative_blocks(const int32_t *aggregate, int32_t rows, in
             member[at[i]] = i;
         }
     const int threads = cmrs_parallel_threads();
-    const int64_t pieces = cmrs_amg_pieces(count);
+    jb.span = cmrs_amg_span(count, rows, AMG_PIECE);
+    const int64_t pieces = (count + jb.span - 1) / jb.span;
     cmrs_parallel_pieces(threads, pieces, blocks_piece, &jb);
     int32_t coarse = 0;
     for (int32_t j = 0; j < count; ++j)

@@ -46,7 +46,7 @@ typedef struct cmrs_amg_level {
                            k rows each) */
     double *diag_inv;   /* 1 / a_ii */
     double *near_null;  /* the level's candidates (rows x count), T's of the level above;
-                           NULL: ones (level 0) */
+                           level 0's the options' (borrowed; NULL: ones) */
     int64_t *node_ptr;  /* nodes' rows, as cmrs_amg_coarse's; NULL: each row a node */
     int32_t nodes;
     double rho;          /* the estimate of rho(D^-1 A) */
@@ -129,10 +129,10 @@ static inline bool cmrs_amg_on_device(int64_t rows_from, int64_t entries_from, c
 
 CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
 /* Builds the hierarchy of a (square, canonical CSR, every diagonal entry positive); opt NULL
- * takes the defaults. a must outlive *out (level 0 borrows it). The same matrix and options
- * give the same hierarchy bit for bit. Errors: ERROR_INVALID_MATRIX for a non-square matrix
- * or a zero, missing or negative diagonal entry (named), ERROR_INVALID_ARGUMENT for bad
- * options, ERROR_UNSUPPORTED for more than one near-null-space vector, ERROR_BREAKDOWN when
+ * takes the defaults. a and opt->near_null must outlive *out (level 0 borrows them). The same
+ * matrix and options give the same hierarchy bit for bit. Errors: ERROR_INVALID_MATRIX for a
+ * non-square matrix or a zero, missing or negative diagonal entry (named), ERROR_INVALID_ARGUMENT
+ * for bad options, ERROR_UNSUPPORTED for more than one near-null-space vector, ERROR_BREAKDOWN when
  * the coarsest level is singular, ERROR_OUT_OF_HOST_MEMORY. On failure *out is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
                                            cmrs_amg_hierarchy *out);
@@ -174,6 +174,15 @@ static inline void cmrs_amg_piece_rows(int64_t piece, int64_t rows, int64_t *beg
 {
     *begin = piece * AMG_PIECE;
     *end = *begin + AMG_PIECE < rows ? *begin + AMG_PIECE : rows;
+}
+/* Passes over items that hold many rows each (nodes, aggregates) take spans of items of
+ * about `per_piece` units of work each, `work` units over all n items: a piece of AMG_PIECE
+ * such items could hold most of a level, left to one thread. */
+static inline int64_t cmrs_amg_span(int64_t n, int64_t work, int64_t per_piece)
+{
+    const int64_t span =
+        work > per_piece ? (int64_t)((double)n * (double)per_piece / (double)work) : n;
+    return span > 0 ? span : 1;
 }
 /* 1 / a_ii of every row (*out malloc'ed); ERROR_INVALID_MATRIX naming the first row (of
  * `level`) whose diagonal is missing, zero or negative. */

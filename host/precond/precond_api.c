@@ -187,9 +187,9 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         st = cmrs_amg_take_aggregates(&h, &p->aggregates);
     size_t candidates = o.near_null ? (size_t)a->rows * (size_t)o.near_null_count : 0;
     if (st == CMRSCL_OK && candidates) { /* kept for an update: the caller's may go */
-        p->near_null = cmrscl_alloc(candidates, sizeof(double));
+        p->near_null = cmrs_parallel_alloc(candidates, sizeof(double));
         if (p->near_null)
-            memcpy(p->near_null, o.near_null, candidates * sizeof(double));
+            cmrs_parallel_copy(p->near_null, o.near_null, candidates * sizeof(double));
         else
             st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: the near-null space");
         o.near_null = p->near_null;

@@ -18,21 +18,6 @@
 #define UPLOAD_RING_SLOT ((size_t)32 << 20)
 #define UPLOAD_RING_FIRST ((size_t)256 << 20)
 
-typedef struct copy_job {
-    char *dst;
-    const char *src;
-    size_t n;
-} copy_job;
-
-static void copy_share(void *ctx, int thread, int threads)
-{
-    const copy_job *j = ctx;
-    int64_t begin, end;
-    cmrs_parallel_range((int64_t)j->n, thread, threads, &begin, &end);
-    if (end > begin)
-        memcpy(j->dst + begin, j->src + begin, (size_t)(end - begin));
-}
-
 /* The ring's slot for an upload of `bytes` (0: none): CMRSCL_UPLOAD_RING=BYTES asks for slots
  * of that size on any device, for any array (*forced; 0: never; the tests' way to take the
  * ring on a CPU). */
@@ -98,12 +83,12 @@ static cl_int ring_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const ch
             clReleaseEvent(pending[s]);
             pending[s] = NULL;
         }
-        copy_job job = {(char *)r->slots + (size_t)s * r->slot, src + at,
-                        bytes - at < r->slot ? bytes - at : r->slot};
+        char *slot = (char *)r->slots + (size_t)s * r->slot;
+        const size_t n = bytes - at < r->slot ? bytes - at : r->slot;
         if (err == CL_SUCCESS) {
-            cmrs_parallel_run(cmrs_parallel_threads(), copy_share, &job);
-            err = clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, at, job.n, job.dst, 0, NULL,
-                                       &pending[s]);
+            cmrs_parallel_copy(slot, src + at, n);
+            err =
+                clEnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, at, n, slot, 0, NULL, &pending[s]);
         }
         if (err == CL_SUCCESS)
             err = clFlush(ctx->queue);
@@ -165,10 +150,9 @@ static cl_int ring_download(cmrscl_context ctx, cl_mem src, size_t offset, size_
             err = clWaitForEvents(1, &pending[s]);
             clReleaseEvent(pending[s]);
             pending[s] = NULL;
-            copy_job job = {dst + at, (const char *)r->slots + s * r->slot,
-                            bytes - at < r->slot ? bytes - at : r->slot};
             if (err == CL_SUCCESS)
-                cmrs_parallel_run(cmrs_parallel_threads(), copy_share, &job);
+                cmrs_parallel_copy(dst + at, (const char *)r->slots + s * r->slot,
+                                   bytes - at < r->slot ? bytes - at : r->slot);
         }
     }
     for (int s = 0; s < 2; ++s)
