@@ -389,7 +389,7 @@ int main(void)
     cmrscl_csr big; /* rows in three pieces of AMG_PIECE, the last one short */
     double *d = NULL;
     CHECK_OK(cmrscl_csr_generate("stencil7:28", &big));
-    CHECK_OK(cmrs_amg_inverse_diagonal(&big, 0, &d));
+    CHECK_OK(cmrs_amg_inverse_diagonal(&big, 0, &d, NULL));
     check_rho(ctx, "stencil7:28", &big, d, true, 0, NULL);
     check_rho(ctx, "stencil7:28", &big, d, false, 0, NULL);
     free(d);

@@ -24,6 +24,7 @@ typedef struct diagonal_job {
     const cmrscl_csr *a;
     double *d;
     int32_t *bad; /* a piece's first row whose diagonal is missing, zero or negative; -1 */
+    bool *zeros;  /* a piece's: an entry off the diagonal stored as 0 */
 } diagonal_job;
 
 static void diagonal_piece(void *ctx, int64_t piece)
@@ -33,28 +34,40 @@ static void diagonal_piece(void *ctx, int64_t piece)
     int64_t begin, end;
     cmrs_amg_piece_rows(piece, a->rows, &begin, &end);
     j->bad[piece] = -1;
+    bool zeros = false;
     for (int64_t i = begin; i < end; ++i) {
         double v = 0;
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
             if (a->col_ind[k] == i)
                 v += a->values[k];
+            else
+                zeros |= a->values[k] == 0;
         if (!(v > 0) && j->bad[piece] < 0)
             j->bad[piece] = (int32_t)i;
         j->d[i] = 1.0 / v;
     }
+    j->zeros[piece] = zeros;
 }
 
-cmrscl_status cmrs_amg_inverse_diagonal(const cmrscl_csr *a, int level, double **out)
+cmrscl_status cmrs_amg_inverse_diagonal(const cmrscl_csr *a, int level, double **out,
+                                        bool *zero_couplings)
 {
     int64_t pieces = cmrs_amg_pieces(a->rows);
     double *d = cmrscl_alloc((size_t)a->rows, sizeof(double));
     int32_t *bad = cmrscl_alloc((size_t)pieces + 1, sizeof(int32_t));
-    if (!d || !bad) {
-        free(d), free(bad);
+    bool *zeros = cmrscl_alloc((size_t)pieces + 1, sizeof(bool));
+    if (!d || !bad || !zeros) {
+        free(d), free(bad), free(zeros);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG diagonal: %d rows", (int)a->rows);
     }
-    diagonal_job job = {a, d, bad};
+    diagonal_job job = {a, d, bad, zeros};
     cmrs_parallel_pieces(cmrs_parallel_threads(), pieces, diagonal_piece, &job);
+    bool any = false;
+    for (int64_t p = 0; p < pieces; ++p)
+        any |= zeros[p];
+    free(zeros);
+    if (zero_couplings)
+        *zero_couplings = any;
     for (int64_t p = 0; p < pieces; ++p)
         if (bad[p] >= 0) {
             int32_t i = bad[p];

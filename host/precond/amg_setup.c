@@ -266,7 +266,10 @@ static cmrscl_status aggregate_at(cmrs_amg_hierarchy *h, int l, double theta, in
     cmrscl_status st =
         lv->node_ptr ? cmrs_amg_amalgamate(&lv->A, lv->node_ptr, lv->nodes, &nodes) : CMRSCL_OK;
     const cmrscl_csr *m = lv->node_ptr ? &nodes : &lv->A, *strong = &s;
-    if (st == CMRSCL_OK && cmrs_amg_all_strong(m, theta))
+    /* (A's zeros off the diagonal were looked for with its diagonal) */
+    const bool all_strong = st == CMRSCL_OK && (lv->node_ptr ? cmrs_amg_all_strong(m, theta)
+                                                             : theta == 0 && !lv->zero_couplings);
+    if (all_strong)
         strong = m;
     else if (st == CMRSCL_OK)
         st = cmrs_amg_strength(m, theta, &s);
@@ -382,7 +385,7 @@ static cmrscl_status check_matrix(const cmrscl_csr *a)
 static cmrscl_status level_diagonal(cmrs_amg_hierarchy *h, int l)
 {
     cmrs_amg_level *lv = &h->level[l];
-    return cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv);
+    return cmrs_amg_inverse_diagonal(&lv->A, l, &lv->diag_inv, &lv->zero_couplings);
 }
 
 /* The hierarchy's facts from its levels: complexities, the largest theta a level took. */

@@ -60,7 +60,7 @@ cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l, const 
     double *diag_inv = NULL, rho = 1;
     cmrscl_status st = cmrs_amg_filter_on(&lv->A, &lv->strong, &f);
     if (st == CMRSCL_OK)
-        st = cmrs_amg_inverse_diagonal(&f, l, &diag_inv);
+        st = cmrs_amg_inverse_diagonal(&f, l, &diag_inv, NULL);
     if (st == CMRSCL_OK)
         st = cmrs_amg_spectral_radius(&f, diag_inv, h->symmetric, o->rho_steps, &rho);
     if (st == CMRSCL_OK)

@@ -38,16 +38,17 @@ typedef struct cmrs_amg_options {
 } cmrs_amg_options;
 
 typedef struct cmrs_amg_level {
-    cmrscl_csr A;       /* the operator; level 0's is the caller's matrix, borrowed */
-    cmrscl_csr T;       /* tentative prolongator (rows x aggregates), empty on the last */
-    cmrscl_csr P, R;    /* prolongator and its transpose, empty on the last level */
-    int32_t *aggregate; /* each row's aggregate, -1 for an isolated row; NULL on the last */
-    int32_t aggregates; /* how many (the next level's rows with one candidate; with k, up to
-                           k rows each) */
-    double *diag_inv;   /* 1 / a_ii */
-    double *near_null;  /* the level's candidates (rows x count), T's of the level above;
-                           level 0's the options' (borrowed; NULL: ones) */
-    int64_t *node_ptr;  /* nodes' rows, as cmrs_amg_coarse's; NULL: each row a node */
+    cmrscl_csr A;        /* the operator; level 0's is the caller's matrix, borrowed */
+    cmrscl_csr T;        /* tentative prolongator (rows x aggregates), empty on the last */
+    cmrscl_csr P, R;     /* prolongator and its transpose, empty on the last level */
+    int32_t *aggregate;  /* each row's aggregate, -1 for an isolated row; NULL on the last */
+    int32_t aggregates;  /* how many (the next level's rows with one candidate; with k, up to
+                            k rows each) */
+    double *diag_inv;    /* 1 / a_ii */
+    bool zero_couplings; /* an entry off A's diagonal stored as 0 (found with the diagonal) */
+    double *near_null;   /* the level's candidates (rows x count), T's of the level above;
+                            level 0's the options' (borrowed; NULL: ones) */
+    int64_t *node_ptr;   /* nodes' rows, as cmrs_amg_coarse's; NULL: each row a node */
     int32_t nodes;
     double rho;          /* the estimate of rho(D^-1 A) */
     double jacobi_omega; /* the smoother's weight, jacobi_scale / rho */
@@ -185,8 +186,11 @@ static inline int64_t cmrs_amg_span(int64_t n, int64_t work, int64_t per_piece)
     return span > 0 ? span : 1;
 }
 /* 1 / a_ii of every row (*out malloc'ed); ERROR_INVALID_MATRIX naming the first row (of
- * `level`) whose diagonal is missing, zero or negative. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_inverse_diagonal(const cmrscl_csr *a, int level, double **out);
+ * `level`) whose diagonal is missing, zero or negative. *zero_couplings (may be NULL): whether
+ * an entry off the diagonal is stored as 0 - noted in the same pass, where cmrs_amg_all_strong
+ * would read the matrix again. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_inverse_diagonal(const cmrscl_csr *a, int level, double **out,
+                                                      bool *zero_couplings);
 /* Whether a (canonical CSR) equals its transpose exactly. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_symmetric(const cmrscl_csr *a, bool *symmetric);
 /* The same, while sink (may be NULL) sends A ahead for level 0's estimate of rho. */
