@@ -68,9 +68,15 @@ static void members_piece(void *ctx, int64_t piece)
     const members_job *j = ctx;
     int64_t begin, end;
     cmrs_amg_piece_rows(piece, j->rows, &begin, &end);
-    for (int64_t i = begin; i < end; ++i)
-        if (j->aggregate[i] >= 0)
-            atomic_fetch_add_explicit(&j->members[j->aggregate[i]], 1, memory_order_relaxed);
+    /* a run of rows in one aggregate (an aggregate's rows lie close) counted by one add: the
+     * atomic adds, not the reads, were the pass's time */
+    for (int64_t i = begin, run; i < end; i += run) {
+        const int32_t g = j->aggregate[i];
+        for (run = 1; i + run < end && j->aggregate[i + run] == g;)
+            ++run;
+        if (g >= 0)
+            atomic_fetch_add_explicit(&j->members[g], (int)run, memory_order_relaxed);
+    }
 }
 
 static bool count_members(const int32_t *aggregate, int32_t rows, int32_t count, double *norm)
