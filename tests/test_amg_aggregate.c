@@ -284,18 +284,27 @@ static void test_spread_counts(void)
 /* The matrix of the nodes (cmrs_amg_amalgamate) against its definition written here: entry
  * (m, n) the Frobenius norm of A's block of node m's rows and node n's columns, where any is
  * stored - each block's squares added row by row, entry by entry, as the library adds them, so
- * the same bits - on nodes of 1 to 4 rows (and elasticity's of 3), on 1 and 3 threads. */
+ * the same bits - on nodes of 1 to 4 rows (and elasticity's of 3, also with every row's columns
+ * in descending order), on 1 and 3 threads. */
 static void test_nodes(void)
 {
-    const char *specs[] = {"random:3000:9", "elastic:6", "lap:rmat:11:8"};
+    const char *specs[] = {"random:3000:9", "elastic:6", "lap:rmat:11:8", "elastic:5"};
     char *keep = threads_kept();
-    for (int m = 0; m < 3; ++m) {
+    for (int m = 0; m < 4; ++m) {
         cmrscl_csr a, got;
         CHECK_OK(cmrscl_csr_generate(specs[m], &a));
+        if (m == 3) /* each row's columns in descending order: CSR allows any order */
+            for (int32_t i = 0; i < a.rows; ++i)
+                for (int64_t x = a.row_ptr[i], y = a.row_ptr[i + 1] - 1; x < y; ++x, --y) {
+                    int32_t c = a.col_ind[x];
+                    double v = a.values[x];
+                    a.col_ind[x] = a.col_ind[y], a.values[x] = a.values[y];
+                    a.col_ind[y] = c, a.values[y] = v;
+                }
         int64_t *node_ptr = malloc(sizeof(int64_t) * ((size_t)a.rows + 1));
         int32_t nodes = 0;
         for (int64_t i = 0; i < a.rows; ++nodes) /* elastic: 3 a node; else 1, 2, 3, 4, ... */
-            node_ptr[nodes] = i, i += m == 1 ? 3 : 1 + nodes % 4;
+            node_ptr[nodes] = i, i += m % 2 ? 3 : 1 + nodes % 4;
         node_ptr[nodes] = a.rows;
         int32_t *node_of = malloc(sizeof(int32_t) * (size_t)a.rows);
         for (int32_t n = 0; n < nodes; ++n)

@@ -401,7 +401,7 @@ static void summarize(cmrs_amg_hierarchy *h)
     h->grid_complexity = rows / (double)h->level[0].A.rows;
 }
 
-/* Level 0's candidates, copied (the caller's may go), and its nodes of block_size rows. */
+/* Level 0's candidates (the options', borrowed) and its nodes of block_size rows. */
 static cmrscl_status level0_nodes(cmrs_amg_level *l0, const cmrs_amg_options *o)
 {
     int32_t rows = l0->A.rows, bs = o->block_size;
