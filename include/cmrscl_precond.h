@@ -105,7 +105,8 @@ typedef struct cmrscl_amg_info {
 
 typedef struct cmrscl_precond_s *cmrscl_precond;
 
-/* AMG for the square matrix a (CSR in double on the host, every diagonal entry positive), on
+/* AMG for the square matrix a (CSR in double on the host, every diagonal entry positive; a
+ * row's columns in any order, repeats summed - the set-up works on a canonical copy then), on
  * ctx's device in `precision`. The solver takes it through cmrscl_solve_options (preconditioner
  * CMRSCL_PRECONDITIONER_AMG, precond). ERROR_INVALID_MATRIX names a zero or negative diagonal
  * entry or a matrix that is not square; ERROR_BREAKDOWN a singular coarsest level. */

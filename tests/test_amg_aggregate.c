@@ -346,11 +346,62 @@ static void test_nodes(void)
     threads_restore(keep);
 }
 
+static bool same_csr(const cmrscl_csr *a, const cmrscl_csr *b)
+{
+    return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
+           !memcmp(a->row_ptr, b->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1)) &&
+           !memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz) &&
+           !memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz);
+}
+
+/* A matrix whose rows list their columns backwards, each row's first entry split in two halves
+ * (CSR allows both): the same hierarchy, bit for bit, as from its canonical form - the set-up
+ * works on a canonical copy. */
+static void test_any_order(void)
+{
+    const char *specs[] = {"stencil7:12", "lap:rmat:9:8", "elastic:5"};
+    for (int m = 0; m < 3; ++m) {
+        cmrscl_csr a, b;
+        CHECK_OK(cmrscl_csr_generate(specs[m], &a));
+        b = (cmrscl_csr){a.rows,
+                         a.cols,
+                         a.nnz + a.rows,
+                         malloc(sizeof(int64_t) * (a.rows + 1)),
+                         malloc(sizeof(int32_t) * (size_t)(a.nnz + a.rows)),
+                         malloc(sizeof(double) * (size_t)(a.nnz + a.rows))};
+        int64_t o = 0;
+        for (int32_t i = 0; i < a.rows; ++i) {
+            b.row_ptr[i] = o;
+            for (int64_t k = a.row_ptr[i + 1] - 1; k >= a.row_ptr[i]; --k) {
+                const bool split = k == a.row_ptr[i];
+                b.col_ind[o] = a.col_ind[k], b.values[o++] = split ? a.values[k] / 2 : a.values[k];
+                if (split)
+                    b.col_ind[o] = a.col_ind[k], b.values[o++] = a.values[k] / 2;
+            }
+        }
+        b.row_ptr[a.rows] = o;
+        cmrs_amg_hierarchy want, got;
+        CHECK_OK(cmrs_amg_setup(&a, NULL, &want));
+        CHECK_OK(cmrs_amg_setup(&b, NULL, &got));
+        bool same = want.levels == got.levels;
+        for (int l = 0; same && l < want.levels; ++l) {
+            const cmrs_amg_level *x = &want.level[l], *y = &got.level[l];
+            same = same_csr(&x->A, &y->A) && !memcmp(&x->rho, &y->rho, sizeof x->rho) &&
+                   (l + 1 == want.levels || (same_csr(&x->P, &y->P) && same_csr(&x->R, &y->R)));
+        }
+        CHECK_MSG(same, "%s, its rows backwards and a repeat: not the canonical form's hierarchy",
+                  specs[m]);
+        cmrs_amg_free(&want), cmrs_amg_free(&got);
+        cmrscl_csr_free(&b), cmrscl_csr_free(&a);
+    }
+}
+
 int main(void)
 {
     test_all_strong();
     test_blocks();
     test_spread_counts();
     test_nodes();
+    test_any_order();
     return test_finish("amg_aggregate");
 }

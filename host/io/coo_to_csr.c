@@ -331,3 +331,19 @@ cmrscl_status cmrscl_csr_from_coo(int32_t rows, int32_t cols, int64_t nnz, const
     }
     return cmrs_csr_from_coo_pieces(rows, cols, pieces, threads, threads, out);
 }
+
+cmrscl_status cmrs_csr_canonical_copy(const cmrscl_csr *a, cmrscl_csr *out)
+{
+    *out = (cmrscl_csr){0};
+    int32_t *row_idx = cmrscl_alloc((size_t)a->nnz + 1, sizeof(int32_t));
+    if (!row_idx)
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "a canonical copy of %lld entries",
+                           (long long)a->nnz);
+    for (int32_t i = 0; i < a->rows; ++i)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+            row_idx[k] = i;
+    cmrscl_status st =
+        cmrscl_csr_from_coo(a->rows, a->cols, a->nnz, row_idx, a->col_ind, a->values, out);
+    free(row_idx);
+    return st;
+}

@@ -93,6 +93,7 @@ typedef struct validation {
     int64_t bad[256]; /* per thread: the first bad row pointer or entry, or -1 */
     int64_t row[256]; /* ... and the row of that entry */
     bool sorted[256]; /* per thread: its rows' columns are non-decreasing */
+    bool strict[256]; /* ... and increasing (no column twice in a row) */
 } validation;
 
 static void check_row_ptr(void *ctx, int t, int threads)
@@ -114,7 +115,7 @@ static void check_entries(void *ctx, int t, int threads)
     int64_t r0, r1;
     entry_share(v->row_ptr, v->rows, t, threads, &r0, &r1);
     v->bad[t] = -1;
-    bool sorted = true;
+    bool sorted = true, strict = true;
     for (int64_t i = r0; i < r1; ++i)
         for (int64_t k = v->row_ptr[i]; k < v->row_ptr[i + 1]; ++k) {
             if ((uint32_t)v->col_ind[k] >= (uint32_t)v->cols) {
@@ -122,8 +123,9 @@ static void check_entries(void *ctx, int t, int threads)
                 return;
             }
             sorted &= k == v->row_ptr[i] || v->col_ind[k] >= v->col_ind[k - 1];
+            strict &= k == v->row_ptr[i] || v->col_ind[k] > v->col_ind[k - 1];
         }
-    v->sorted[t] = sorted;
+    v->sorted[t] = sorted, v->strict[t] = strict;
 }
 
 /* The first thread that found something, or -1. */
@@ -135,8 +137,10 @@ static int first_bad(const validation *v, int threads)
     return -1;
 }
 
-cmrscl_status cmrs_csr_validate_structure(int32_t rows, int32_t cols, const int64_t *row_ptr,
-                                          const int32_t *col_ind, bool *rows_sorted)
+/* cmrs_csr_validate_structure, also saying whether every row's columns increase. */
+static cmrscl_status validate_structure(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                        const int32_t *col_ind, bool *rows_sorted,
+                                        bool *rows_strict)
 {
     if (rows < 0 || cols < 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "negative size %d x %d", rows, cols);
@@ -173,23 +177,36 @@ cmrscl_status cmrs_csr_validate_structure(int32_t rows, int32_t cols, const int6
                              col_ind[k], (long long)v->row[t], cols - 1);
         }
     }
-    bool sorted = true;
+    bool sorted = true, strict = true;
     for (int k = 0; k < threads && st == CMRSCL_OK; ++k)
-        sorted &= v->sorted[k];
+        sorted &= v->sorted[k], strict &= v->strict[k];
     if (rows_sorted && st == CMRSCL_OK)
         *rows_sorted = sorted;
+    if (rows_strict && st == CMRSCL_OK)
+        *rows_strict = strict;
     free(v);
     return st;
+}
+
+cmrscl_status cmrs_csr_validate_structure(int32_t rows, int32_t cols, const int64_t *row_ptr,
+                                          const int32_t *col_ind, bool *rows_sorted)
+{
+    return validate_structure(rows, cols, row_ptr, col_ind, rows_sorted, NULL);
 }
 
 cmrscl_status cmrscl_csr_validate(const cmrscl_csr *csr) { return cmrs_csr_validate(csr, NULL); }
 
 cmrscl_status cmrs_csr_validate(const cmrscl_csr *csr, bool *rows_sorted)
 {
+    return cmrs_csr_validate_canonical(csr, rows_sorted, NULL);
+}
+
+cmrscl_status cmrs_csr_validate_canonical(const cmrscl_csr *csr, bool *rows_sorted, bool *canonical)
+{
     if (!csr)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT, "csr is NULL");
-    cmrscl_status st =
-        cmrs_csr_validate_structure(csr->rows, csr->cols, csr->row_ptr, csr->col_ind, rows_sorted);
+    cmrscl_status st = validate_structure(csr->rows, csr->cols, csr->row_ptr, csr->col_ind,
+                                          rows_sorted, canonical);
     if (st != CMRSCL_OK)
         return st;
     if (csr->row_ptr[csr->rows] != csr->nnz)

@@ -90,7 +90,13 @@ CMRSCL_HIDDEN int64_t cmrs_csr_longest_row(int32_t rows, const int64_t *row_ptr)
 CMRSCL_HIDDEN int64_t *cmrs_csr_widen_row_ptr(const int32_t *row_ptr, int32_t rows);
 /* ... and narrowed to 32 (the caller knows the entries fit). */
 CMRSCL_HIDDEN int32_t *cmrs_csr_narrow_row_ptr(const int64_t *row_ptr, int32_t rows);
+/* a (valid) in canonical CSR: each row's columns in ascending order, repeats summed
+ * (cmrscl_csr_from_coo's). */
+CMRSCL_HIDDEN cmrscl_status cmrs_csr_canonical_copy(const cmrscl_csr *a, cmrscl_csr *out);
 /* cmrscl_csr_validate, also saying whether the rows are sorted (rows_sorted may be NULL). */
 CMRSCL_HIDDEN cmrscl_status cmrs_csr_validate(const cmrscl_csr *csr, bool *rows_sorted);
+/* ... and whether it is canonical: every row's columns increasing (canonical may be NULL). */
+CMRSCL_HIDDEN cmrscl_status cmrs_csr_validate_canonical(const cmrscl_csr *csr, bool *rows_sorted,
+                                                        bool *canonical);
 
 #endif /* CMRSCL_IO_H */

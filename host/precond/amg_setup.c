@@ -355,8 +355,10 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
         return;
     for (int l = 0; h->level && l < h->levels; ++l) {
         cmrs_amg_level *lv = &h->level[l];
-        if (l > 0) /* (level 0's A and candidates are the caller's) */
-            cmrscl_csr_free(&lv->A), free(lv->near_null);
+        if (l > 0 || h->owned_a0) /* (level 0's A the caller's but for a canonical copy) */
+            cmrscl_csr_free(&lv->A);
+        if (l > 0) /* (level 0's candidates the caller's) */
+            free(lv->near_null);
         cmrscl_csr_free(&lv->T);
         cmrscl_csr_free(&lv->P);
         cmrscl_csr_free(&lv->R);
@@ -370,14 +372,17 @@ void cmrs_amg_free(cmrs_amg_hierarchy *h)
     *h = (cmrs_amg_hierarchy){0};
 }
 
-static cmrscl_status check_matrix(const cmrscl_csr *a)
+/* A valid square matrix; *canonical: each row's columns increasing (else the set-up works on a
+ * canonical copy: its passes look a mirror entry up by bisection and merge rows by column, and
+ * a hierarchy must not depend on the order a row lists its columns in). */
+static cmrscl_status check_matrix(const cmrscl_csr *a, bool *canonical)
 {
     if (a->rows != a->cols)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "AMG needs a square matrix, not %d x %d",
                            (int)a->rows, (int)a->cols);
     if (a->rows == 0)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_MATRIX, "AMG needs a matrix with rows (0 x 0)");
-    return cmrs_csr_validate(a, NULL);
+    return cmrs_csr_validate_canonical(a, NULL, canonical);
 }
 
 /* Level l's diagonal (every level has one, and a smoother weight from rho: the coarsest's
@@ -467,19 +472,29 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
     const cmrs_amg_options *o = opt ? opt : &defaults;
     cmrs_amg_hierarchy h = {0};
     *out = h;
+    bool canonical = true;
+    cmrscl_csr copy = {0};
     cmrscl_status st = check_options(o);
     if (st == CMRSCL_OK)
-        st = check_matrix(a);
+        st = check_matrix(a, &canonical);
+    if (st == CMRSCL_OK && !canonical)
+        st = cmrs_csr_canonical_copy(a, &copy);
     if (st != CMRSCL_OK)
         return st;
+    if (!canonical)
+        a = &copy;
     cmrscl_trace("AMG set-up from %.3f: A checked at %.3f", start, cmrscl_seconds());
     h.level = calloc((size_t)o->max_levels, sizeof(cmrs_amg_level));
-    if (!h.level)
+    if (!h.level) {
+        cmrscl_csr_free(&copy);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: %d levels", o->max_levels);
+    }
     h.level[0].A = *a;
+    h.owned_a0 = !canonical;
     st = level0_nodes(&h.level[0], o);
     if (st != CMRSCL_OK) {
         free(h.level);
+        cmrscl_csr_free(&copy);
         return st;
     }
     h.degree = o->degree;

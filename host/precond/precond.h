@@ -67,6 +67,7 @@ typedef struct cmrs_amg_times {
 typedef struct cmrs_amg_hierarchy {
     int levels;
     bool borrowed_aggregates; /* set up again from aggregates kept elsewhere */
+    bool owned_a0;            /* level 0's A a canonical copy of the caller's (amg_setup.c) */
     cmrs_amg_level *level;
     /* The coarsest level's dense inverse (row-major, coarse_rows^2), from its Cholesky factor
      * when its A is SPD, else from LU with partial pivoting (coarse_lu). */
@@ -129,7 +130,8 @@ static inline bool cmrs_amg_on_device(int64_t rows_from, int64_t entries_from, c
 }
 
 CMRSCL_HIDDEN void cmrs_amg_options_default(cmrs_amg_options *opt);
-/* Builds the hierarchy of a (square, canonical CSR, every diagonal entry positive); opt NULL
+/* Builds the hierarchy of a (square, every diagonal entry positive; a row's columns in any
+ * order, repeats summed: the set-up takes a canonical copy where a's is not); opt NULL
  * takes the defaults. a and opt->near_null must outlive *out (level 0 borrows them). The same
  * matrix and options give the same hierarchy bit for bit. Errors: ERROR_INVALID_MATRIX for a
  * non-square matrix or a zero, missing or negative diagonal entry (named), ERROR_INVALID_ARGUMENT
