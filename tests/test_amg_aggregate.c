@@ -5,6 +5,7 @@
  * whose couplings are strong, that matrix in place of the strength's pattern: the same
  * aggregates, and the shortcut refused where a coupling is weak. */
 #include "precond/precond.h"
+#include "test_matrices.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -294,13 +295,7 @@ static void test_nodes(void)
         cmrscl_csr a, got;
         CHECK_OK(cmrscl_csr_generate(specs[m], &a));
         if (m == 3) /* each row's columns in descending order: CSR allows any order */
-            for (int32_t i = 0; i < a.rows; ++i)
-                for (int64_t x = a.row_ptr[i], y = a.row_ptr[i + 1] - 1; x < y; ++x, --y) {
-                    int32_t c = a.col_ind[x];
-                    double v = a.values[x];
-                    a.col_ind[x] = a.col_ind[y], a.values[x] = a.values[y];
-                    a.col_ind[y] = c, a.values[y] = v;
-                }
+            test_csr_reverse_rows(&a);
         int64_t *node_ptr = malloc(sizeof(int64_t) * ((size_t)a.rows + 1));
         int32_t nodes = 0;
         for (int64_t i = 0; i < a.rows; ++nodes) /* elastic: 3 a node; else 1, 2, 3, 4, ... */

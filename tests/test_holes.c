@@ -179,13 +179,8 @@ static void check_update(cmrscl_context ctx, cmrscl_precision prec, const cmrscl
                          const cmrscl_options *o, bool unsorted, const char *what)
 {
     cmrscl_csr b = test_csr_rounded(a, CMRSCL_DOUBLE); /* a copy */
-    for (int32_t i = 0; unsorted && i < b.rows; ++i)
-        for (int64_t lo = b.row_ptr[i], hi = b.row_ptr[i + 1] - 1; lo < hi; ++lo, --hi) {
-            int32_t c = b.col_ind[lo];
-            double v = b.values[lo];
-            b.col_ind[lo] = b.col_ind[hi], b.values[lo] = b.values[hi];
-            b.col_ind[hi] = c, b.values[hi] = v;
-        }
+    if (unsorted)
+        test_csr_reverse_rows(&b);
     double *fresh_values = malloc(sizeof(double) * ((size_t)b.nnz + 1));
     for (int64_t k = 0; k < b.nnz; ++k)
         fresh_values[k] = test_uniform(-2, 2);

@@ -103,3 +103,14 @@ cmrscl_csr test_csr_rounded(const cmrscl_csr *a, cmrscl_precision precision)
         b.values[k] = precision == CMRSCL_FLOAT ? (double)(float)a->values[k] : a->values[k];
     return b;
 }
+
+void test_csr_reverse_rows(cmrscl_csr *a)
+{
+    for (int32_t i = 0; i < a->rows; ++i)
+        for (int64_t lo = a->row_ptr[i], hi = a->row_ptr[i + 1] - 1; lo < hi; ++lo, --hi) {
+            int32_t c = a->col_ind[lo];
+            double v = a->values[lo];
+            a->col_ind[lo] = a->col_ind[hi], a->values[lo] = a->values[hi];
+            a->col_ind[hi] = c, a->values[hi] = v;
+        }
+}

@@ -12,5 +12,7 @@ int test_matrix_count(void);
 const char *test_matrix_build(int i, cmrscl_csr *out);
 /* A copy of `a` with values rounded to float (the reference for float runs). */
 cmrscl_csr test_csr_rounded(const cmrscl_csr *a, cmrscl_precision precision);
+/* Every row's entries in the opposite order, in place (CSR allows any order). */
+void test_csr_reverse_rows(cmrscl_csr *a);
 
 #endif
