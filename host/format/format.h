@@ -259,6 +259,15 @@ CMRSCL_HIDDEN void cmrs_split_free(split_layout *s);
 
 /* ---- renumber.c: P A P^T, the hub sort (cmrscl_renumber) ---- */
 
+/* An entry (its index) by a column (or any key). cmrs_sort_entries sorts n of them by col,
+ * stably (runs of 16 by insertion, then merged in pairs between e and tmp, n each; no call a
+ * comparison); the result ends in e. */
+typedef struct cmrs_entry {
+    int32_t col;
+    int64_t entry;
+} cmrs_entry;
+CMRSCL_HIDDEN void cmrs_sort_entries(cmrs_entry *e, cmrs_entry *tmp, int64_t n);
+
 typedef struct cmrs_renumbered {
     int32_t rows;
     int64_t nnz;

@@ -8,29 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A row's entries, sorted by their new column; they are gathered in entry order and the sort is
- * stable, so duplicates keep it. */
-typedef struct renumber_entry {
-    int32_t col;
-    int64_t entry;
-} renumber_entry;
-
-/* Runs of 16 by insertion, then merged in pairs of runs between e and tmp (n entries each):
- * stable, no calls per comparison. The result ends in e. */
-static void sort_entries(renumber_entry *e, renumber_entry *tmp, int64_t n)
+/* A row's entries are sorted by their new column (cmrs_sort_entries); they are gathered in
+ * entry order and the sort is stable, so duplicates keep it. */
+void cmrs_sort_entries(cmrs_entry *e, cmrs_entry *tmp, int64_t n)
 {
     enum { RUN = 16 };
     for (int64_t lo = 0; lo < n; lo += RUN) {
         int64_t hi = lo + RUN < n ? lo + RUN : n;
         for (int64_t i = lo + 1; i < hi; ++i) {
-            renumber_entry t = e[i];
+            cmrs_entry t = e[i];
             int64_t j = i;
             for (; j > lo && e[j - 1].col > t.col; --j)
                 e[j] = e[j - 1];
             e[j] = t;
         }
     }
-    renumber_entry *from = e, *to = tmp;
+    cmrs_entry *from = e, *to = tmp;
     for (int64_t width = RUN; width < n; width *= 2) {
         for (int64_t lo = 0; lo < n; lo += 2 * width) {
             int64_t mid = lo + width < n ? lo + width : n,
@@ -43,7 +36,7 @@ static void sort_entries(renumber_entry *e, renumber_entry *tmp, int64_t n)
             while (b < hi)
                 to[k++] = from[b++];
         }
-        renumber_entry *t = from;
+        cmrs_entry *t = from;
         from = to, to = t;
     }
     if (from != e)
@@ -102,7 +95,7 @@ static void renumber_rows(void *ctx, int64_t piece)
     for (int64_t r = begin; r < end; ++r)
         longest = o->row_ptr[r + 1] - o->row_ptr[r] > longest ? o->row_ptr[r + 1] - o->row_ptr[r]
                                                               : longest;
-    renumber_entry *e = malloc(2 * (size_t)(longest ? longest : 1) * sizeof *e), *tmp = e + longest;
+    cmrs_entry *e = malloc(2 * (size_t)(longest ? longest : 1) * sizeof *e), *tmp = e + longest;
     if (!e) {
         o->failed = true;
         return;
@@ -119,9 +112,9 @@ static void renumber_rows(void *ctx, int64_t piece)
         for (int64_t k = 0; k < n; ++k) {
             int32_t col = j->inverse[j->col_ind[first + k]];
             if (!ascending || col < j->hubs)
-                e[sorted++] = (renumber_entry){col, first + k};
+                e[sorted++] = (cmrs_entry){col, first + k};
         }
-        sort_entries(e, tmp, sorted);
+        cmrs_sort_entries(e, tmp, sorted);
         for (int64_t k = 0; k < sorted; ++k)
             place(j, at + k, e[k].col, e[k].entry);
         for (int64_t k = 0, to = at + sorted; ascending && k < n; ++k) {

@@ -32,15 +32,11 @@ typedef struct nodes_job {
 } nodes_job;
 
 /* A piece's scratch: the next entry of each of a node's rows, and where a node's rows are not
- * each in ascending order of their nodes (A's columns may come in any order), its entries. */
-typedef struct node_entry {
-    int32_t m; /* the column's node */
-    int64_t k; /* the entry */
-} node_entry;
-
+ * each in ascending order of their nodes (A's columns may come in any order), its entries by
+ * their columns' nodes. */
 typedef struct node_scratch {
     int64_t *at;
-    node_entry *e, *tmp;
+    cmrs_entry *e, *tmp;
 } node_scratch;
 
 /* Whether every row of node n lists its columns' nodes in ascending order (repeats allowed). */
@@ -63,36 +59,22 @@ static void put(const nodes_job *j, int32_t n, int64_t written, int32_t m, doubl
     }
 }
 
-/* Node n's entries sorted by their nodes, stably (a bottom-up merge): each column's squares then
- * add up in the order of the rows and entries, as for rows that ascend. */
+/* Node n's entries sorted by their nodes, stably: each column's squares then add up in the
+ * order of the rows and entries, as for rows that ascend. */
 static int64_t node_row_sorted(const nodes_job *j, int32_t n, node_scratch *w)
 {
     const cmrscl_csr *a = j->a;
     int64_t count = 0;
     for (int64_t i = j->node_ptr[n]; i < j->node_ptr[n + 1]; ++i)
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-            w->e[count++] = (node_entry){j->node_of[a->col_ind[k]], k};
-    node_entry *from = w->e, *to = w->tmp;
-    for (int64_t width = 1; width < count; width *= 2) {
-        for (int64_t lo = 0; lo < count; lo += 2 * width) {
-            int64_t mid = lo + width < count ? lo + width : count,
-                    hi = lo + 2 * width < count ? lo + 2 * width : count, x = lo, y = mid, o = lo;
-            while (x < mid && y < hi)
-                to[o++] = from[y].m < from[x].m ? from[y++] : from[x++];
-            while (x < mid)
-                to[o++] = from[x++];
-            while (y < hi)
-                to[o++] = from[y++];
-        }
-        node_entry *swap = from;
-        from = to, to = swap;
-    }
+            w->e[count++] = (cmrs_entry){j->node_of[a->col_ind[k]], k};
+    cmrs_sort_entries(w->e, w->tmp, count);
     int64_t written = 0;
     for (int64_t x = 0; x < count;) {
-        const int32_t m = from[x].m;
+        const int32_t m = w->e[x].col;
         double sum = 0;
-        for (; x < count && from[x].m == m; ++x)
-            sum += a->values[from[x].k] * a->values[from[x].k];
+        for (; x < count && w->e[x].col == m; ++x)
+            sum += a->values[w->e[x].entry] * a->values[w->e[x].entry];
         put(j, n, written++, m, sum);
     }
     return written;
