@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 void cmrs_amg_options_default(cmrs_amg_options *opt)
 {
@@ -46,23 +45,6 @@ static cmrscl_status check_options(const cmrs_amg_options *o)
                            "AMG near-null space: %d vectors (1..%d; more than one must be given), "
                            "block size %d (>= 1)",
                            o->near_null_count, CMRSCL_AMG_MAX_CANDIDATES, o->block_size);
-    return CMRSCL_OK;
-}
-
-static cmrscl_status copy_csr(const cmrscl_csr *a, cmrscl_csr *out)
-{
-    *out = (cmrscl_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
-    out->row_ptr = cmrscl_alloc((size_t)a->rows + 1, sizeof(int64_t));
-    out->col_ind = cmrscl_alloc((size_t)a->nnz, sizeof(int32_t));
-    out->values = cmrscl_alloc((size_t)a->nnz, sizeof(double));
-    if (!out->row_ptr || !out->col_ind || !out->values) {
-        cmrscl_csr_free(out);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: a copy of %lld entries",
-                           (long long)a->nnz);
-    }
-    memcpy(out->row_ptr, a->row_ptr, ((size_t)a->rows + 1) * sizeof(int64_t));
-    memcpy(out->col_ind, a->col_ind, (size_t)a->nnz * sizeof(int32_t));
-    memcpy(out->values, a->values, (size_t)a->nnz * sizeof(double));
     return CMRSCL_OK;
 }
 
@@ -234,7 +216,7 @@ static cmrscl_status build_level(cmrs_amg_hierarchy *h, int l, const cmrs_amg_op
     else if (st == CMRSCL_OK && o->smooth)
         st = cmrs_amg_smoothed(sink, l, lv, o->smooth_scale / lv->rho, elsewhere);
     else if (st == CMRSCL_OK)
-        st = copy_csr(&lv->T, &lv->P);
+        st = cmrs_amg_unsmoothed(lv);
     cmrscl_trace("AMG level %d: aggregates at %.3f, T at %.3f, rho joined at %.3f, P at %.3f%s", l,
                  t2, tt, trho, cmrscl_seconds(), elsewhere ? " (asked of the device)" : "");
     if (st == CMRSCL_OK)

@@ -1,9 +1,11 @@
 /* amg_smooth.c - AMG's smoothed prolongator P = (I - omega D^-1 A) T (issue 57): from A T,
  * made on the host's threads or on a device (the sink's), and - at theta > 0 - from the
- * filtered matrix instead, so that P does not spread along weak couplings (cmrs_amg_filter). */
+ * filtered matrix instead, so that P does not spread along weak couplings (cmrs_amg_filter);
+ * plain aggregation's P = T. */
 #include "precond/precond.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* P = T - omega D^-1 (A T): A T's pattern holds T's (every a_ii is stored), so each of T's
  * entries of row i (one a candidate kept on its aggregate) is added where A T has its column.
@@ -70,4 +72,23 @@ cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l, const 
     free(diag_inv);
     cmrscl_csr_free(&f);
     return st;
+}
+
+cmrscl_status cmrs_amg_unsmoothed(cmrs_amg_level *lv)
+{
+    const cmrscl_csr *t = &lv->T;
+    cmrscl_csr *p = &lv->P;
+    *p = (cmrscl_csr){t->rows, t->cols, t->nnz, NULL, NULL, NULL};
+    p->row_ptr = cmrscl_alloc((size_t)t->rows + 1, sizeof(int64_t));
+    p->col_ind = cmrscl_alloc((size_t)t->nnz, sizeof(int32_t));
+    p->values = cmrscl_alloc((size_t)t->nnz, sizeof(double));
+    if (!p->row_ptr || !p->col_ind || !p->values) {
+        cmrscl_csr_free(p);
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG: a copy of %lld entries",
+                           (long long)t->nnz);
+    }
+    memcpy(p->row_ptr, t->row_ptr, ((size_t)t->rows + 1) * sizeof(int64_t));
+    memcpy(p->col_ind, t->col_ind, (size_t)t->nnz * sizeof(int32_t));
+    memcpy(p->values, t->values, (size_t)t->nnz * sizeof(double));
+    return CMRSCL_OK;
 }

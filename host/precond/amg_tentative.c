@@ -22,7 +22,7 @@ static double candidate_at(const double *b, int32_t rows, int c, int32_t i)
 /* One candidate (k 1, the usual case): T's row i is b_i over the norm of b on i's aggregate.
  * A given candidate's norms are summed in one pass over the rows in ascending order - each
  * aggregate's members in the order the general path takes them, so the same bits - and the
- * constant's are its members counted (count_members); T is filled in pieces on the host's
+ * constant's are its members counted (members_piece); T is filled in pieces on the host's
  * threads: no member lists, no gathers. */
 typedef struct single_job {
     const int32_t *aggregate;
@@ -79,64 +79,86 @@ static void members_piece(void *ctx, int64_t piece)
     }
 }
 
-static bool count_members(const int32_t *aggregate, int32_t rows, int32_t count, double *norm)
+/* Each aggregate's norm from its squared norm (members[g], or norm[g] where members is NULL)
+ * - 0 where its column is dropped - and the coarse numbering: in pieces of aggregates on the
+ * host's threads, each piece's kept columns counted, then (number) numbered from the pieces'
+ * prefix, the coarse candidate written. One thread over the aggregates took as long as the
+ * member count: their arrays' fresh pages touched one by one. */
+typedef struct norms_job {
+    const atomic_int *members;
+    double *norm, *b;    /* b: the coarse candidate (number) */
+    int64_t *node_ptr;   /* an aggregate's coarse row */
+    int64_t *piece_kept; /* first each piece's kept columns, then its first coarse row */
+    int32_t count;
+    bool number;
+} norms_job;
+
+static void norms_piece(void *ctx, int64_t piece)
 {
-    members_job job = {aggregate, rows, calloc((size_t)count + 1, sizeof(atomic_int))};
-    if (!job.members)
-        return false;
-    cmrs_parallel_pieces(cmrs_parallel_threads(), cmrs_amg_pieces(rows), members_piece, &job);
-    for (int32_t g = 0; g < count; ++g)
-        norm[g] = job.members[g];
-    free(job.members);
-    return true;
+    const norms_job *j = ctx;
+    int64_t begin, end, at = j->number ? j->piece_kept[piece] : 0;
+    cmrs_amg_piece_rows(piece, j->count, &begin, &end);
+    for (int64_t g = begin; g < end; ++g) {
+        if (j->number) {
+            j->node_ptr[g] = at;
+            if (j->norm[g] != 0)
+                j->b[at++] = j->norm[g];
+            continue;
+        }
+        double before = j->members ? (double)j->members[g] : j->norm[g], n = sqrt(before);
+        j->norm[g] = n > 0 && n > CANDIDATE_DROP * sqrt(before) ? n : 0;
+        at += j->norm[g] != 0;
+    }
+    if (!j->number)
+        j->piece_kept[piece] = at;
 }
 
 static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, int32_t count,
                                       const double *b, cmrs_amg_coarse *out)
 {
-    double *norm = calloc((size_t)count + 1, sizeof(double));
-    int64_t pieces = cmrs_amg_pieces(rows);
-    int64_t *piece_entries = cmrscl_alloc((size_t)pieces + 1, sizeof(int64_t));
+    double *norm = cmrs_parallel_alloc((size_t)count + 1, sizeof(double));
+    int64_t pieces = cmrs_amg_pieces(rows), spans = cmrs_amg_pieces(count);
+    int64_t *piece_entries =
+        cmrscl_alloc((size_t)(pieces > spans ? pieces : spans) + 1, sizeof(int64_t));
     cmrscl_csr *t = &out->t;
     *t = (cmrscl_csr){rows, 0,   0, cmrs_parallel_alloc((size_t)rows + 1, sizeof(int64_t)),
                       NULL, NULL};
-    out->node_ptr = cmrscl_alloc((size_t)count + 1, sizeof(int64_t));
+    out->node_ptr = cmrs_parallel_alloc((size_t)count + 1, sizeof(int64_t));
+    members_job members = {aggregate, rows,
+                           b ? NULL : calloc((size_t)count + 1, sizeof(atomic_int))};
+    int threads = cmrs_parallel_threads();
     cmrscl_status st = CMRSCL_OK;
-    if (!norm || !piece_entries || !t->row_ptr || !out->node_ptr) {
+    if (!norm || !piece_entries || !t->row_ptr || !out->node_ptr || (!b && !members.members)) {
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
                          (int)rows);
         goto done;
     }
-    if (b)
+    if (b) { /* summed in row order, one thread: the general path's order */
+        memset(norm, 0, ((size_t)count + 1) * sizeof(double));
         for (int32_t i = 0; i < rows; ++i) {
             double v = candidate_at(b, rows, 0, i);
             if (aggregate[i] >= 0)
                 norm[aggregate[i]] += v * v;
         }
-    else if (!count_members(aggregate, rows, count, norm)) {
-        st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator: %d rows",
-                         (int)rows);
-        goto done;
-    }
-    int32_t coarse = 0;
-    for (int32_t g = 0; g < count; ++g) {
-        double before = norm[g], n = sqrt(before);
-        norm[g] = n > 0 && n > CANDIDATE_DROP * sqrt(before) ? n : 0;
-        out->node_ptr[g] = coarse;
-        coarse += norm[g] != 0;
+    } else
+        cmrs_parallel_pieces(threads, pieces, members_piece, &members);
+    norms_job norms = {members.members, norm, NULL, out->node_ptr, piece_entries, count, false};
+    cmrs_parallel_pieces(threads, spans, norms_piece, &norms);
+    int64_t coarse = 0;
+    for (int64_t p = 0; p < spans; ++p) {
+        int64_t n = piece_entries[p];
+        piece_entries[p] = coarse, coarse += n;
     }
     out->node_ptr[count] = coarse;
-    out->rows = t->cols = coarse, out->nodes = count;
+    out->rows = t->cols = (int32_t)coarse, out->nodes = count;
     out->b = cmrscl_alloc((size_t)coarse + 1, sizeof(double));
     if (!out->b) {
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG tentative prolongator");
         goto done;
     }
-    for (int32_t g = 0; g < count; ++g)
-        if (norm[g] != 0)
-            out->b[out->node_ptr[g]] = norm[g];
+    norms.b = out->b, norms.number = true;
+    cmrs_parallel_pieces(threads, spans, norms_piece, &norms);
     single_job job = {aggregate, b, norm, out->node_ptr, piece_entries, t, false};
-    int threads = cmrs_parallel_threads();
     cmrs_parallel_pieces(threads, pieces, single_piece, &job);
     int64_t entries = 0;
     for (int64_t p = 0; p < pieces; ++p) {
@@ -155,7 +177,7 @@ static cmrscl_status tentative_single(const int32_t *aggregate, int32_t rows, in
 done:
     if (st != CMRSCL_OK)
         cmrs_amg_coarse_free(out);
-    free(norm), free(piece_entries);
+    free(norm), free(piece_entries), free(members.members);
     return st;
 }
 

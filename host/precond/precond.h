@@ -237,6 +237,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_smoothed(const cmrs_amg_sink *sink, int l, 
  * (cmrs_amg_filter_on) and omega_f from rho(D_f^-1 A_f), on the host. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_filtered_prolongator(cmrs_amg_hierarchy *h, int l,
                                                           const cmrs_amg_options *o);
+/* Plain aggregation's prolongator: lv's P a copy of its T. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_unsmoothed(cmrs_amg_level *lv);
 
 /* ---- amg_aggregate.c: strength of connection, aggregation, tentative prolongator ---- */
 
