@@ -29,34 +29,28 @@ static cmrscl_status in_precision(const cmrs_amg_device *d, const double *v, siz
     return CMRSCL_OK;
 }
 
-/* A read-only buffer of n values in the precision, from doubles (rounded for float). */
-static cmrscl_status values_buffer(const cmrs_amg_device *d, const double *v, size_t n, cl_mem *out)
-{
-    void *host;
-    cmrscl_status st = in_precision(d, v, n, &host);
-    if (st != CMRSCL_OK)
-        return st;
-    cl_int err;
-    *out = clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                          n * d->value_size, host, &err);
-    if (host != v)
-        free(host);
-    return *out ? CMRSCL_OK : cmrscl_fail_cl(err, "clCreateBuffer (AMG level)");
-}
-
-/* v (n doubles, rounded for float) into the read-only buffer `to`. */
+/* v (n doubles, rounded for float) into the buffer `to`, there when this returns: through the
+ * context's pinned ring where it is large (cmrs_upload) - level 0's inverse diagonal crossed
+ * from pageable memory at a fraction of the ring's rate, on the set-up's path. */
 static cmrscl_status write_values(const cmrs_amg_device *d, cl_mem to, const double *v, size_t n)
 {
     void *host;
     cmrscl_status st = in_precision(d, v, n, &host);
     if (st != CMRSCL_OK)
         return st;
-    cl_int err = n ? clEnqueueWriteBuffer(d->ctx->queue, to, CL_TRUE, 0, n * d->value_size, host, 0,
-                                          NULL, NULL)
-                   : CL_SUCCESS;
+    st = cmrs_amg_upload(d->ctx, to, n * d->value_size, host);
     if (host != v)
         free(host);
-    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "clEnqueueWriteBuffer (AMG)");
+    return st;
+}
+
+/* A read-only buffer of n values in the precision, from doubles (rounded for float). */
+static cmrscl_status values_buffer(const cmrs_amg_device *d, const double *v, size_t n, cl_mem *out)
+{
+    cl_int err;
+    *out =
+        clCreateBuffer(d->ctx->context, CL_MEM_READ_ONLY, (n ? n : 1) * d->value_size, NULL, &err);
+    return *out ? write_values(d, *out, v, n) : cmrscl_fail_cl(err, "clCreateBuffer (AMG level)");
 }
 
 /* A work vector of n values. */

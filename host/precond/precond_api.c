@@ -178,11 +178,17 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         st = cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a preconditioner");
     double t1 = cmrscl_seconds();
     cmrs_amg_builder_finish(builder);
+    double t2 = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = cmrs_amg_device_setup(ctx, precision, cycle, &h, level0, builder, &p->device);
     cmrs_amg_builder_free(builder);
+    double t3 = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = pattern_hash(a, &p->pattern);
+    cmrscl_trace(
+        "AMG after the host's set-up: the builder joined %.3f s, the cycle's device set-up "
+        "%.3f, the pattern's hash %.3f (ends at %.3f)",
+        t2 - t1, t3 - t2, cmrscl_seconds() - t3, cmrscl_seconds());
     if (st == CMRSCL_OK)
         st = cmrs_amg_take_aggregates(&h, &p->aggregates);
     size_t candidates = o.near_null ? (size_t)a->rows * (size_t)o.near_null_count : 0;
