@@ -33,6 +33,36 @@ __kernel void rho_start(const int rows, __global const int *a_ptr, __global cons
     v[i] = (double)(h % 2001) / 1000.0 - 1.0 + 1e-3;
 }
 
+/* Whether A equals its transpose (host/precond/amg_rho.c's cmrs_amg_symmetric, the same
+ * verdict): a work-item a row compares each entry off the diagonal with its mirror - 0 where
+ * that is not stored, found by bisection (columns ascend: canonical CSR) - and a difference
+ * sets *asymmetric. */
+__kernel void rho_symmetric(const int rows, __global const int *a_ptr, __global const int *a_col,
+                            __global const double *a_val, __global int *asymmetric)
+{
+    const int i = (int)get_global_id(0);
+    if (i >= rows)
+        return;
+    for (int k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+        const int j = a_col[k];
+        if (j == i)
+            continue;
+        int lo = a_ptr[j], hi = a_ptr[j + 1];
+        while (lo < hi) {
+            const int mid = lo + (hi - lo) / 2;
+            if (a_col[mid] < i)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const double mirror = lo < a_ptr[j + 1] && a_col[lo] == i ? a_val[lo] : 0.0;
+        if (mirror != a_val[k]) {
+            atomic_or(asymmetric, 1);
+            return;
+        }
+    }
+}
+
 /* u = D^-1 A (sv v); terms: (sv v_i) (A sv v)_i, (sv v_i)^2 / d_i, u_i^2 (3 columns of rows) */
 __kernel void rho_product(const int rows, const double sv, __global const int *a_ptr,
                           __global const int *a_col, __global const double *a_val,

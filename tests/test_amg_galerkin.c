@@ -17,6 +17,7 @@
 #include "precond/precond.h"
 #include "test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,52 @@ static void check_rho(cmrscl_context ctx, const char *spec, const cmrscl_csr *a,
               "%s level %d: rho on the device %.17g, on the host %.17g (%s%s)", spec, l, device,
               host, symmetric ? "Lanczos" : "the power method",
               from ? ", from the Galerkin product's C" : "");
+}
+
+/* The symmetry decided on the device (cl/amg_rho.cl, rho_symmetric): the host's verdict on
+ * 3 x 3 matrices whose only difference from a symmetric one is an entry's last bit, a stored
+ * zero or -0 whose mirror is not stored, a one-sided entry - and on generated ones. */
+static void check_symmetric(cmrscl_context ctx)
+{
+    int64_t ptr[] = {0, 3, 6, 8};
+    int32_t col[] = {0, 1, 2, 0, 1, 2, 1, 2};
+    const double ulp = nextafter(-1.0, 0.0);
+    struct {
+        const char *name;
+        double v02; /* entry (0, 2), whose mirror (2, 0) is not stored */
+        double v01;
+        bool symmetric;
+    } cases[] = {{"a stored zero without its mirror", 0.0, -1, true},
+                 {"-0 without its mirror", -0.0, -1, true},
+                 {"a one-sided entry", 0.5, -1, false},
+                 {"an entry's last bit", 0.0, ulp, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        double val[] = {4, cases[c].v01, cases[c].v02, -1, 4, -1, -1, 4};
+        cmrscl_csr a = {3, 3, 8, ptr, col, val};
+        bool host = !cases[c].symmetric, device = !host;
+        cmrs_device_csr d;
+        CHECK_OK(cmrs_amg_symmetric(&a, &host));
+        CHECK_OK(cmrs_device_csr_upload(ctx, &a, &d));
+        CHECK_OK(cmrs_amg_symmetric_device(ctx, &d, &device));
+        cmrs_device_csr_release(&d);
+        CHECK_MSG(host == cases[c].symmetric && device == host,
+                  "symmetry of %s: the host says %d, the device %d, not %d", cases[c].name, host,
+                  device, cases[c].symmetric);
+    }
+    const char *specs[] = {"stencil7:12", "convdiff:20", "lap:rmat:10:8", "random:500:6"};
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
+        cmrscl_csr a;
+        cmrs_device_csr d;
+        bool host = false, device = true;
+        CHECK_OK(cmrscl_csr_generate(specs[k], &a));
+        CHECK_OK(cmrs_amg_symmetric(&a, &host));
+        CHECK_OK(cmrs_device_csr_upload(ctx, &a, &d));
+        CHECK_OK(cmrs_amg_symmetric_device(ctx, &d, &device));
+        CHECK_MSG(device == host, "%s: the device's symmetry %d, the host's %d", specs[k], device,
+                  host);
+        cmrs_device_csr_release(&d);
+        cmrscl_csr_free(&a);
+    }
 }
 
 static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
@@ -366,13 +413,19 @@ int main(void)
         st = cmrs_amg_spectral_radius_device(ctx, &a, true, 15, &rho, NULL);
         CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
                   "no fp64, rho: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+        cmrs_device_csr none = {0};
+        bool symmetric;
+        st = cmrs_amg_symmetric_device(ctx, &none, &symmetric);
+        CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && test_contains(cmrscl_last_error(), "no fp64"),
+                  "no fp64, symmetry: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
         free(d);
         cmrscl_csr_free(&a);
-        printf("skipped: the device has no fp64, and the Galerkin product and rho on it are "
-               "refused\n");
+        printf("skipped: the device has no fp64, and the Galerkin product, rho and the symmetry "
+               "on it are refused\n");
         cmrscl_context_free(ctx);
         return test_failures ? test_finish("amg_galerkin") : 77;
     }
+    check_symmetric(ctx);
     check_levels(ctx, "stencil7:16", 0);
     check_levels(ctx, "stencil27:12", 0);
     check_levels(ctx, "convdiff:48", 0);

@@ -380,6 +380,19 @@ static void builder_send_ahead(void *ctx, int level, const cmrscl_csr *a)
     b->kept_level = cmrs_device_csr_upload(b->ctx, a, &b->kept_a) == CMRSCL_OK ? level : -1;
 }
 
+/* cmrs_amg_sink's symmetric: decided on the device, from the A send_ahead left there. */
+static cmrscl_status builder_symmetric(void *ctx, int level, const cmrscl_csr *a, bool *symmetric)
+{
+    const cmrs_amg_builder *b = ctx;
+    const cmrs_device_csr *d = &b->kept_a;
+    if (b->kept_level != level || !d->ptr || d->rows != a->rows || d->nnz != a->nnz)
+        return CMRSCL_ERROR_UNSUPPORTED;
+    cmrscl_status st = cmrs_amg_symmetric_device(b->ctx, d, symmetric);
+    if (st != CMRSCL_OK)
+        cmrscl_trace("AMG level %d's symmetry on the host: %s", level, cmrscl_last_error());
+    return st;
+}
+
 cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
 {
     if (!b) /* (a sink that makes nothing) */
@@ -392,6 +405,7 @@ cmrs_amg_sink cmrs_amg_builder_sink(cmrs_amg_builder *b)
                            .galerkin = builder_galerkin,
                            .rho = builder_rho,
                            .send_ahead = builder_send_ahead,
+                           .symmetric = builder_symmetric,
                            .ctx = b,
                            .device_rows = b->device_rows,
                            .device_entries = b->device_entries,

@@ -156,6 +156,15 @@ static void *symmetry_run(void *arg)
 cmrscl_status cmrs_amg_symmetric_sending(const cmrscl_csr *a, const cmrs_amg_sink *sink,
                                          bool *symmetric)
 {
+    /* SYMMETRY_THERE: decided where A was sent, a kernel's millisecond (a GPU's), where the
+     * host's bisections beside the upload held it back and took the host's threads from
+     * aggregation meanwhile */
+    if (sink && sink->send_ahead && sink->symmetric) {
+        sink->send_ahead(sink->ctx, 0, a);
+        if (sink->symmetric(sink->ctx, 0, a, symmetric) == CMRSCL_OK)
+            return CMRSCL_OK;
+        return cmrs_amg_symmetric(a, symmetric);
+    }
     symmetry_task s = {.a = a};
     pthread_t id;
     bool beside = sink && sink->send_ahead && cmrs_parallel_threads() > 1 &&

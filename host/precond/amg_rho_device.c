@@ -157,3 +157,43 @@ cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_c
     release(&d);
     return st;
 }
+
+cmrscl_status cmrs_amg_symmetric_device(cmrscl_context ctx, const cmrs_device_csr *a,
+                                        bool *symmetric)
+{
+    if (!ctx->info.fp64)
+        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
+                           "AMG symmetry on the device: the device has no fp64");
+    char options[160];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DAMG_PIECE=%d",
+             RHO_GROUP, AMG_PIECE);
+    static const char *const names[] = {"rho_symmetric"};
+    launcher l = cmrs_launcher_make(ctx);
+    l.group = RHO_GROUP;
+    cl_kernel k = NULL;
+    cmrscl_status st = cmrs_amg_kernels(ctx, "amg_rho.cl", options, 1, names, &k, &l.group);
+    cl_int asymmetric = 0;
+    cl_mem flag = st == CMRSCL_OK
+                      ? cmrs_launch_new_buffer(ctx, CL_MEM_READ_WRITE, sizeof asymmetric, NULL, &st,
+                                               "AMG symmetry on the device")
+                      : NULL;
+    if (st == CMRSCL_OK)
+        st = cmrs_launch_zero(&l, flag, sizeof asymmetric);
+    launch_arg args[] = {ARG(a->rows), ARG(a->ptr), ARG(a->col), ARG(a->val), ARG(flag)};
+    if (st == CMRSCL_OK)
+        st = cmrs_launch_set_args(k, args, COUNT(args));
+    if (st == CMRSCL_OK)
+        st = cmrs_launch_enqueue(&l, k, (size_t)a->rows, 0, NULL, NULL);
+    cl_int err = st == CMRSCL_OK ? clEnqueueReadBuffer(l.queue, flag, CL_TRUE, 0, sizeof asymmetric,
+                                                       &asymmetric, 0, NULL, NULL)
+                                 : CL_SUCCESS;
+    if (err != CL_SUCCESS)
+        st = cmrscl_fail_cl(err, "AMG symmetry on the device");
+    if (flag)
+        clReleaseMemObject(flag);
+    if (k)
+        clReleaseKernel(k);
+    *symmetric = asymmetric == 0;
+    return st;
+}

@@ -112,6 +112,10 @@ typedef struct cmrs_amg_sink {
     /* may be NULL: level l's A sent ahead to where rho will estimate it, while the set-up
      * decides whether the hierarchy is symmetric (from the same thread as rho, before it) */
     void (*send_ahead)(void *ctx, int level, const cmrscl_csr *a);
+    /* may be NULL: whether level l's A, sent ahead, is symmetric - cmrs_amg_symmetric's
+     * verdict, decided where it was sent (called after send_ahead, from the same thread); on
+     * failure the set-up decides it itself */
+    cmrscl_status (*symmetric)(void *ctx, int level, const cmrscl_csr *a, bool *symmetric);
     void *ctx;
     /* the levels whose prolongator the sink makes: this many rows or more, or this many
      * entries (INT64_MAX: none), where the level's estimate of rho is in once T is made (else
@@ -391,6 +395,10 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, cons
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_spectral_radius_device(cmrscl_context ctx, const cmrscl_csr *a,
                                                             bool symmetric, int steps, double *rho,
                                                             cmrs_device_csr *a_device);
+/* cmrs_amg_symmetric's verdict on a's copy on ctx's device (a canonical CSR); ERROR_UNSUPPORTED
+ * without fp64. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_symmetric_device(cmrscl_context ctx, const cmrs_device_csr *a,
+                                                      bool *symmetric);
 
 /* ---- amg_coarse.c: the coarsest level's dense inverse ---- */
 

@@ -86,9 +86,9 @@ static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
 /* The set-up's kernels on the device (host/precond/amg_galerkin.c, cl/spgemm.cl;
  * amg_rho_device.c, cl/amg_rho.cl): each level's estimate of rho by Lanczos and by the power
  * method, its smoothed prolongator, and its Galerkin product R (A P) from that P with R
- * transposed there, in batches of 5 rows - all the host's bits. prolongator_only: the
- * prolongators alone, every kernel's input from the host (Oclgrind's uninitialised-value
- * checks can run: test_oclgrind galerkin prolongator). */
+ * transposed there, in batches of 5 rows - all the host's bits; the symmetry decided there, the
+ * host's verdict. prolongator_only: the prolongators alone, every kernel's input from the host
+ * (Oclgrind's uninitialised-value checks can run: test_oclgrind galerkin prolongator). */
 int run_galerkin(const env *e, bool prolongator_only)
 {
     cmrscl_csr a = {0};
@@ -98,6 +98,23 @@ int run_galerkin(const env *e, bool prolongator_only)
     o.max_coarse = 20;
     CHECK_OK(cmrscl_csr_generate("convdiff:10", &a));
     CHECK_OK(cmrs_amg_setup(&a, &o, &h));
+    /* the symmetry decided on the device: the host's verdict, on these levels (not symmetric)
+     * and on a symmetric matrix */
+    cmrscl_csr sym = {0};
+    CHECK_OK(cmrscl_csr_generate("stencil5:6", &sym));
+    for (int l = 0; !test_failures && !prolongator_only && l <= h.levels; ++l) {
+        const cmrscl_csr *m = l < h.levels ? &h.level[l].A : &sym;
+        bool host = false, device = true;
+        cmrs_device_csr d;
+        CHECK_OK(cmrs_amg_symmetric(m, &host));
+        CHECK_OK(cmrs_device_csr_upload(e->ctx, m, &d));
+        CHECK_OK(cmrs_amg_symmetric_device(e->ctx, &d, &device));
+        CHECK_MSG(host == device && host == (l == h.levels),
+                  "%s: symmetric %d on the device, %d on the host",
+                  l < h.levels ? "a level" : "stencil5:6", device, host);
+        cmrs_device_csr_release(&d);
+    }
+    cmrscl_csr_free(&sym);
     for (int l = 0; !test_failures && !prolongator_only && l < h.levels; ++l)
         for (int symmetric = 0; symmetric < 2; ++symmetric) {
             const cmrs_amg_level *lv = &h.level[l];
