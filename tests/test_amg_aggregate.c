@@ -8,8 +8,8 @@
 #include "test_matrices.h"
 #include "test_util.h"
 
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,8 +391,66 @@ static void test_any_order(void)
     }
 }
 
+/* T of one candidate against its definition (T[i][J] = b_i / ||b_J||, the coarse candidate
+ * ||b_J||, an aggregate whose candidate is 0 without a column, columns numbered in the order of
+ * the aggregates kept) over more aggregates than a piece of AMG_PIECE holds, so that the
+ * numbering crosses the pieces: aggregates of 1-4 rows, a row in none now and then; the
+ * constant, and a candidate 0 on every aggregate of a stretch; 1 and 3 threads. */
+static void test_tentative_single(void)
+{
+    const int32_t count = 3 * AMG_PIECE + 123;
+    int32_t *agg = malloc(sizeof(int32_t) * 4 * (size_t)count), rows = 0;
+    for (int32_t g = 0; g < count; ++g)
+        for (int32_t m = 0; m < 1 + g % 4; ++m) {
+            if ((rows + g) % 97 == 0)
+                agg[rows++] = -1;
+            agg[rows++] = g;
+        }
+    double *b = malloc(sizeof(double) * (size_t)rows);
+    for (int32_t i = 0; i < rows; ++i) /* 0 on the aggregates of the second piece */
+        b[i] = agg[i] >= AMG_PIECE && agg[i] < 2 * AMG_PIECE ? 0 : 1 + i % 5;
+    char *keep = threads_kept();
+    for (int t = 1; t <= 3; t += 2)
+        for (int given = 0; given < 2; ++given) {
+            char threads[4];
+            snprintf(threads, sizeof threads, "%d", t);
+            setenv("CMRSCL_THREADS", threads, 1);
+            cmrs_amg_coarse c;
+            CHECK_OK(cmrs_amg_tentative(agg, rows, count, given ? b : NULL, 1, &c));
+            double *norm2 = calloc((size_t)count, sizeof(double));
+            for (int32_t i = 0; i < rows; ++i)
+                if (agg[i] >= 0)
+                    norm2[agg[i]] += given ? b[i] * b[i] : 1;
+            int32_t kept = 0, bad = 0;
+            for (int32_t g = 0; g < count; ++g) {
+                bad += c.node_ptr[g] != kept;
+                if (norm2[g] != 0)
+                    bad += c.b[kept++] != sqrt(norm2[g]);
+            }
+            for (int32_t i = 0; i < rows; ++i) {
+                const int32_t g = agg[i];
+                const bool entry = g >= 0 && norm2[g] != 0;
+                bad += c.t.row_ptr[i + 1] - c.t.row_ptr[i] != entry;
+                if (entry && c.t.row_ptr[i + 1] > c.t.row_ptr[i]) {
+                    const int64_t k = c.t.row_ptr[i];
+                    bad += c.t.col_ind[k] != c.node_ptr[g] ||
+                           c.t.values[k] != (given ? b[i] : 1) / sqrt(norm2[g]);
+                }
+            }
+            CHECK_MSG(!bad && c.rows == kept && c.t.cols == kept && c.nodes == count,
+                      "T of %s on %d threads: %d differences from the definition, %d columns "
+                      "(%d kept)",
+                      given ? "a given candidate" : "the constant", t, bad, (int)c.rows, (int)kept);
+            free(norm2);
+            cmrs_amg_coarse_free(&c);
+        }
+    threads_restore(keep);
+    free(agg), free(b);
+}
+
 int main(void)
 {
+    test_tentative_single();
     test_all_strong();
     test_blocks();
     test_spread_counts();
