@@ -72,19 +72,26 @@ static cmrscl_status device_update(void *ctx, const cmrs_rho_state *s, double su
     return piece_sums(d, launch(d, d->update, args, COUNT(args), (size_t)d->rows), 1, sum);
 }
 
-/* A on the device (sent, unless there already), the other buffers made, the kernels built;
- * D^-1 and the start made there from A (rho_start): at a fine level each would cross the bus
- * after A on the estimate's path, for what a pass over A makes in a millisecond. */
-static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a)
+/* The kernels `names` of cl/amg_rho.cl, in groups of RHO_GROUP or the most they run (*group). */
+static cmrscl_status rho_kernels(cmrscl_context ctx, int count, const char *const *names,
+                                 cl_kernel *out, size_t *group)
 {
     char options[160];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DAMG_PIECE=%d",
              RHO_GROUP, AMG_PIECE);
+    *group = RHO_GROUP;
+    return cmrs_amg_kernels(ctx, "amg_rho.cl", options, count, names, out, group);
+}
+
+/* A on the device (sent, unless there already), the other buffers made, the kernels built;
+ * D^-1 and the start made there from A (rho_start): at a fine level each would cross the bus
+ * after A on the estimate's path, for what a pass over A makes in a millisecond. */
+static cmrscl_status prepare(device_passes *d, const cmrscl_csr *a)
+{
     static const char *const names[] = {"rho_start", "rho_product", "rho_update", "rho_pieces"};
     cl_kernel k[4];
-    d->l.group = RHO_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(d->ctx, "amg_rho.cl", options, 4, names, k, &d->l.group);
+    cmrscl_status st = rho_kernels(d->ctx, 4, names, k, &d->l.group);
     d->start = k[0], d->product = k[1], d->update = k[2], d->pieces = k[3];
     size_t n = (size_t)a->rows, bytes = n * sizeof(double);
     d->host_sums = malloc(sizeof(double) * 3 * (size_t)d->pieces_count);
@@ -164,15 +171,10 @@ cmrscl_status cmrs_amg_symmetric_device(cmrscl_context ctx, const cmrs_device_cs
     if (!ctx->info.fp64)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
                            "AMG symmetry on the device: the device has no fp64");
-    char options[160];
-    snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DAMG_PIECE=%d",
-             RHO_GROUP, AMG_PIECE);
     static const char *const names[] = {"rho_symmetric"};
     launcher l = cmrs_launcher_make(ctx);
-    l.group = RHO_GROUP;
     cl_kernel k = NULL;
-    cmrscl_status st = cmrs_amg_kernels(ctx, "amg_rho.cl", options, 1, names, &k, &l.group);
+    cmrscl_status st = rho_kernels(ctx, 1, names, &k, &l.group);
     cl_int asymmetric = 0;
     cl_mem flag = st == CMRSCL_OK
                       ? cmrs_launch_new_buffer(ctx, CL_MEM_READ_WRITE, sizeof asymmetric, NULL, &st,
