@@ -10,7 +10,15 @@
  * SPGEMM_TABLE at most): a column's products are added in the order of A's row and B's rows,
  * as the host's product (amg_spgemm.c) adds them, and contraction into fma is off, so C is the
  * host's C bit for bit. A row whose columns do not fit its table is reported (count -1): the
- * host then makes the whole product itself. */
+ * host then makes the whole product itself.
+ *
+ * A product whose rows all have few columns (SPGEMM_LOCAL at most: A T and A P of AMG's levels,
+ * a 7-point stencil's square) is filled by spgemm_fill_local instead, its tables in local
+ * memory: a table in global memory spread over a batch's rows is a DRAM sector a probe, one
+ * probe after another, where local memory answers in a few cycles. Its rows are written in
+ * order by each entry's rank among the row's columns, so no sort follows them. Only there: a
+ * kernel that holds local memory keeps fewer work-groups resident, which cost the rows of
+ * many columns more than the tables saved (docs/dev/PERFORMANCE.md, SPGEMM_LOCAL). */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define EMPTY (-1)
@@ -57,6 +65,70 @@ static void sort_row(__global int *col, __global double *val, const int begin, c
         val[m] = v;
     }
 }
+
+#ifndef SPGEMM_LOCAL
+#define SPGEMM_LOCAL 0
+#endif
+#if SPGEMM_LOCAL
+/* Slot s of work-item l's table in local memory: the group's items' slot s side by side. */
+#define LSLOT(table, s) (table)[(s) * WG_SIZE + l]
+
+/* slot_of's, in a table in local memory. */
+static uint local_slot(__local int *keys, uint l, uint size, int j, bool *added)
+{
+    uint h = ((uint)j * 2654435761u) & (size - 1);
+    for (uint probes = 0; probes < size; ++probes) {
+        int k = LSLOT(keys, h);
+        if (k == j) {
+            *added = false;
+            return h;
+        }
+        if (k == EMPTY) {
+            LSLOT(keys, h) = j;
+            *added = true;
+            return h;
+        }
+        h = (h + 1) & (size - 1);
+    }
+    return size;
+}
+
+/* Row i of A B, of n <= SPGEMM_LOCAL columns, summed in a table in local memory (twice its
+ * columns where they fit), then each entry written at its rank among the row's columns. */
+static void fill_local(__local int *keys, __local double *sums, uint l, uint i, int n,
+                       __global const int *a_ptr, __global const int *a_col,
+                       __global const double *a_val, __global const int *b_ptr,
+                       __global const int *b_col, __global const double *b_val, const int begin,
+                       __global int *c_col, __global double *c_val)
+{
+    uint size = 2;
+    while (size < SPGEMM_LOCAL && (int)size < 2 * n)
+        size *= 2;
+    for (uint s = 0; s < size; ++s)
+        LSLOT(keys, s) = EMPTY;
+    for (int ka = a_ptr[i]; ka < a_ptr[i + 1]; ++ka) {
+        const int r = a_col[ka];
+        const double v = a_val[ka];
+        for (int kb = b_ptr[r]; kb < b_ptr[r + 1]; ++kb) {
+            bool added = false;
+            const uint s = local_slot(keys, l, size, b_col[kb], &added);
+            if (added)
+                LSLOT(sums, s) = 0.0;
+            LSLOT(sums, s) = LSLOT(sums, s) + v * b_val[kb];
+        }
+    }
+    for (uint s = 0; s < size; ++s) {
+        const int j = LSLOT(keys, s);
+        if (j == EMPTY)
+            continue;
+        int rank = 0; /* (EMPTY, as a uint, above every column) */
+        for (uint m = 0; m < size; ++m)
+            rank += (uint)LSLOT(keys, m) < (uint)j;
+        c_col[begin + rank] = j;
+        c_val[begin + rank] = LSLOT(sums, s);
+    }
+}
+#endif
 
 static void clear_keys(__global int *keys, uint stride, uint t, uint size)
 {
@@ -138,15 +210,38 @@ __kernel void spgemm_fill(const uint first, const uint rows, __global const int 
         sort_row(c_col, c_val, begin, end);
 }
 
-/* Rows of more than SORT_IN_ITEM entries by column (their columns distinct), a work-group a row,
+#if SPGEMM_LOCAL
+/* Row i's columns (ascending) and sums at c_ptr[i], every row of at most SPGEMM_LOCAL columns. */
+__kernel void spgemm_fill_local(const uint first, const uint rows, __global const int *a_ptr,
+                                __global const int *a_col, __global const double *a_val,
+                                __global const int *b_ptr, __global const int *b_col,
+                                __global const double *b_val, __global const int *c_ptr,
+                                __global int *keys, __global double *sums, __global int *c_col,
+                                __global double *c_val)
+{
+    __local int local_keys[SPGEMM_LOCAL * WG_SIZE];
+    __local double local_sums[SPGEMM_LOCAL * WG_SIZE];
+    (void)keys, (void)sums; /* (spgemm_fill's arguments, so the host binds both alike) */
+    const uint t = get_global_id(0);
+    if (t >= rows)
+        return;
+    const uint i = first + t;
+    fill_local(local_keys, local_sums, get_local_id(0), i, c_ptr[i + 1] - c_ptr[i], a_ptr, a_col,
+               a_val, b_ptr, b_col, b_val, c_ptr[i], c_col, c_val);
+}
+#endif
+
+/* Rows of more than `sorted` entries by column (their columns distinct; those up to `sorted`
+ * were sorted by the kernel that wrote them: SORT_IN_ITEM, a product's up to SPGEMM_LOCAL
+ * too), a work-group a row,
  * the groups walking the rows in turn: the row into local memory, each entry's place its rank -
  * how many of the row's columns are smaller - so no entry waits for another's move. An
  * insertion by one work-item moves a long row's entries a square of its length times, one
  * after another (a Galerkin row of elasticity's rigid-body modes has hundreds). Rows past
  * SORT_LOCAL entries by one work-item still: no product's (SPGEMM_TABLE columns at most), but
  * an R's may be - a coarse row of a large aggregate with many candidates. */
-__kernel void sort_long_rows(const uint first, const uint rows, __global const int *ptr,
-                             __global int *col, __global double *val)
+__kernel void sort_long_rows(const uint first, const uint rows, const int sorted,
+                             __global const int *ptr, __global int *col, __global double *val)
 {
     __local int lc[SORT_LOCAL];
     __local double lv[SORT_LOCAL];
@@ -154,7 +249,7 @@ __kernel void sort_long_rows(const uint first, const uint rows, __global const i
     for (uint g = get_group_id(0); g < rows; g += get_num_groups(0)) {
         const uint i = first + g;
         const int begin = ptr[i], n = ptr[i + 1] - begin;
-        if (n <= SORT_IN_ITEM)
+        if (n <= sorted)
             continue; /* sorted by the kernel that wrote it */
         if (n > SORT_LOCAL) {
             if (l == 0)

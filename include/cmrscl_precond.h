@@ -143,6 +143,35 @@ CMRSCL_API cmrscl_status cmrscl_precond_check(cmrscl_precond p, cmrscl_context c
 CMRSCL_API cmrscl_status cmrscl_precond_apply(cmrscl_precond p, cl_mem r, cl_mem z);
 CMRSCL_API void cmrscl_precond_free(cmrscl_precond p);
 
+/* ---- C = A B: the Galerkin products' sparse product, for any two matrices -------------- */
+
+/* Where cmrscl_csr_multiply made C, and in how long. */
+typedef struct cmrscl_multiply_info {
+    int on_device;          /* 1: on the context's device; 0: on the host's threads */
+    char reason[160];       /* where on_device is 0: why the device did not make it */
+    double product_seconds; /* the product: A and B up, C's rows counted, placed, summed and
+                               sorted - C on the device (or made on the host), host clock */
+    double upload_seconds;  /* of which A and B up (0 on the host) */
+    double seconds;         /* the whole call: the product, then C read back and/or made a matrix */
+} cmrscl_multiply_info;
+
+/* C = A B (a: m x k, b: k x n, valid CSR; b may be a) in double, on ctx's device - a work-item a
+ * row of C: its columns counted in a table of its own, the rows placed, the products summed,
+ * the row sorted - as AMG's Galerkin products are made. C is canonical (columns ascending) and
+ * keeps every structural product: an entry whose products cancel is stored, as 0. Each entry
+ * is summed in the order of A's row and then B's rows, without fma: the same bits whichever
+ * made it, run after run. The host's threads make C instead where the device cannot - no fp64,
+ * a row of C of more than 1024 columns, more than 2^31 - 1 entries (info->reason says which) -
+ * or where ctx is NULL (the reference). Out: c_matrix (may be NULL) a matrix of ctx in
+ * `precision` at the plan's defaults, made on the device from C's copy there; c_csr (may be
+ * NULL) C read back; not both NULL (c_matrix needs ctx). info may be NULL.
+ * ERROR_INVALID_ARGUMENT for shapes that do not match or a bad argument, ERROR_INVALID_MATRIX
+ * for an invalid CSR (the message names it). */
+CMRSCL_API cmrscl_status cmrscl_csr_multiply(cmrscl_context ctx, const cmrscl_csr *a,
+                                             const cmrscl_csr *b, cmrscl_precision precision,
+                                             cmrscl_matrix *c_matrix, cmrscl_csr *c_csr,
+                                             cmrscl_multiply_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,8 @@
  *     builder's sink): every one made there, and every estimate of rho, every level's A the
  *     host set-up's, bit for bit, and the builder's matrices of every R and coarse A made
  *     from the device's copies, entry for entry; with CMRSCL_AMG_GALERKIN=host none made there;
+ *   - the rows' tables in local memory (up to 32 columns, or 4: both kinds of table in one
+ *     product) and in global memory alone: the same bits;
  *   - a row of more columns than its table holds (a dense row of 1,100): ERROR_UNSUPPORTED
  *     naming it; a device without fp64: ERROR_UNSUPPORTED saying so, for both.
  * Usage: test_amg_galerkin. */
@@ -438,6 +440,14 @@ int main(void)
     check_levels(ctx, "stencil27:12", 0);
     unsetenv("CMRSCL_AMG_SORT_IN_ITEM");
     unsetenv("CMRSCL_AMG_SORT_LOCAL");
+    /* the rows' tables in local memory up to 4 columns and in global memory past them, both in
+     * one product (cl/spgemm.cl, SPGEMM_LOCAL); then none in local memory */
+    setenv("CMRSCL_AMG_SPGEMM_LOCAL", "4", 1);
+    check_levels(ctx, "stencil7:16", 0);
+    check_levels(ctx, "elastic:6", 6);
+    setenv("CMRSCL_AMG_SPGEMM_LOCAL", "0", 1);
+    check_levels(ctx, "convdiff:48", 0);
+    unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
     check_entries_rule(ctx, "convdiff:48");
     cmrscl_csr big; /* rows in three pieces of AMG_PIECE, the last one short */
     double *d = NULL;

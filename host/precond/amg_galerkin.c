@@ -1,6 +1,7 @@
 /* amg_galerkin.c - AMG's smoothed prolongator P = T - omega D^-1 (A T) and Galerkin operator
- * R (A P) on the device (cl/spgemm.cl). The host's sparse products are bound by the latency of
- * their scattered sums; a GPU takes a row a work-item by the million.
+ * R (A P) on the device (cl/spgemm.cl), and the plain product A B behind cmrscl_csr_multiply
+ * (multiply.c). The host's sparse products are bound by the latency of their scattered sums; a
+ * GPU takes a row a work-item by the million.
  *
  * P: A (left there by the level's estimate of rho, else uploaded), T and D^-1 go to the
  * device, A T is made and smoothed there, and P is read back for the hierarchy and kept there
@@ -35,77 +36,28 @@
  * square of the row, one after another; a group's ranks cost a launch and a pass over the row
  * pointers, paid only where some row is longer (docs/dev/PERFORMANCE.md, SORT_IN_ITEM). */
 #define SORT_IN_ITEM 16
+/* A product whose rows have at most SPGEMM_LOCAL columns each is filled with its tables in local
+ * memory (cl/spgemm.cl, spgemm_fill_local: 12 bytes a slot and work-item, halved to what the
+ * device's local memory holds): on a GPU a table in global memory is a DRAM sector a probe. Not
+ * where any row has more: the kernel's local memory leaves fewer work-groups resident
+ * (docs/dev/PERFORMANCE.md, SPGEMM_LOCAL). */
+#define SPGEMM_LOCAL 32
 #define SORT_LOCAL 1024
 /* the most work-groups sort_long_rows runs, each walking rows in turn */
 #define SORT_GROUPS 65536
 
 typedef struct galerkin_run {
     cmrscl_context ctx;
-    cl_kernel count, fill, t_count, t_scatter, t_sort, smooth, sort_long;
+    cl_kernel count, fill, t_count, t_scatter, t_sort, smooth, sort_long, fill_local;
     cl_mem keys, sums; /* the batch's tables */
     int sort_in_item;  /* SORT_IN_ITEM, or CMRSCL_AMG_SORT_IN_ITEM (the tests, and measuring) */
+    int local_slots;   /* SPGEMM_LOCAL, or CMRSCL_AMG_SPGEMM_LOCAL (likewise), or fewer */
     size_t batch;      /* rows a batch */
     /* the context's queue, a barrier after each launch where it runs out of order (the
      * batches share the tables, the fills need the counts, the reads the fills); its group:
      * SPGEMM_GROUP, or the most the kernels run */
     launcher l;
 } galerkin_run;
-
-void cmrs_device_csr_release(cmrs_device_csr *m)
-{
-    cl_mem mem[] = {m->ptr, m->col, m->val};
-    for (int i = 0; i < 3; ++i)
-        if (mem[i])
-            clReleaseMemObject(mem[i]);
-    *m = (cmrs_device_csr){0};
-}
-
-static cmrscl_status buffer(cmrscl_context ctx, size_t bytes, cl_mem *out)
-{
-    cmrscl_status st = CMRSCL_OK;
-    *out = cmrs_launch_new_buffer(ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st,
-                                  "clCreateBuffer (AMG set-up on the device)");
-    return st;
-}
-
-cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, const void *src)
-{
-    cl_event done = NULL;
-    cl_int err = bytes ? cmrs_upload(ctx, dst, bytes, src, &done) : CL_SUCCESS;
-    if (err == CL_SUCCESS && done)
-        err = clWaitForEvents(1, &done);
-    if (done)
-        clReleaseEvent(done);
-    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "upload (AMG set-up on the device)");
-}
-
-cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a, cmrs_device_csr *out)
-{
-    *out = (cmrs_device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
-    if (a->nnz > INT32_MAX)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG set-up on the device: %lld entries (at most 2^31 - 1)",
-                           (long long)a->nnz);
-    int32_t *ptr = cmrs_csr_narrow_row_ptr(a->row_ptr, a->rows);
-    size_t n = (size_t)a->nnz;
-    cmrscl_status st =
-        ptr ? buffer(ctx, ((size_t)a->rows + 1) * 4, &out->ptr)
-            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
-    if (st == CMRSCL_OK)
-        st = buffer(ctx, n * 4, &out->col);
-    if (st == CMRSCL_OK)
-        st = buffer(ctx, n * 8, &out->val);
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_upload(ctx, out->ptr, ((size_t)a->rows + 1) * 4, ptr);
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_upload(ctx, out->col, n * 4, a->col_ind);
-    if (st == CMRSCL_OK)
-        st = cmrs_amg_upload(ctx, out->val, n * 8, a->values);
-    free(ptr);
-    if (st != CMRSCL_OK)
-        cmrs_device_csr_release(out);
-    return st;
-}
 
 /* The rows of the batch from `first` of `rows`. */
 static cl_uint batch_rows(const galerkin_run *g, int32_t rows, int32_t first)
@@ -216,25 +168,25 @@ static cmrscl_status place_rows(const galerkin_run *g, cl_mem count, int32_t *ro
         st = row_starts(rows, c->rows, &nnz, longest);
     c->nnz = nnz;
     if (st == CMRSCL_OK)
-        st = buffer(g->ctx, ptr_bytes, &c->ptr);
+        st = cmrs_amg_buffer(g->ctx, ptr_bytes, &c->ptr);
     if (st == CMRSCL_OK)
-        st = buffer(g->ctx, (size_t)nnz * 4, &c->col);
+        st = cmrs_amg_buffer(g->ctx, (size_t)nnz * 4, &c->col);
     if (st == CMRSCL_OK)
-        st = buffer(g->ctx, (size_t)nnz * 8, &c->val);
+        st = cmrs_amg_buffer(g->ctx, (size_t)nnz * 8, &c->val);
     if (st == CMRSCL_OK)
         st = cmrs_amg_upload(g->ctx, c->ptr, ptr_bytes, rows);
     return st;
 }
 
-/* c's rows longer than SORT_IN_ITEM sorted, where its longest row is. */
+/* c's rows longer than `sorted` (those its kernel sorted) sorted, where its longest row is. */
 static cmrscl_status sort_long_rows(const galerkin_run *g, const cmrs_device_csr *c,
-                                    int32_t longest)
+                                    int32_t longest, cl_int sorted)
 {
-    if (longest <= g->sort_in_item)
+    if (longest <= sorted)
         return CMRSCL_OK;
     cl_uint first = 0, rows = (cl_uint)c->rows;
     size_t groups = rows < SORT_GROUPS ? rows : SORT_GROUPS;
-    launch_arg args[] = {ARG(first), ARG(rows), ARG(c->ptr), ARG(c->col), ARG(c->val)};
+    launch_arg args[] = {ARG(first), ARG(rows), ARG(sorted), ARG(c->ptr), ARG(c->col), ARG(c->val)};
     cmrscl_status st = cmrs_launch_set_args(g->sort_long, args, COUNT(args));
     return st == CMRSCL_OK
                ? cmrs_launch_enqueue(&g->l, g->sort_long, groups * g->l.group, 0, NULL, NULL)
@@ -251,7 +203,7 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     cl_mem count = NULL;
     int32_t *rows = malloc(((size_t)a->rows + 1) * sizeof *rows);
     cmrscl_status st =
-        rows ? buffer(g->ctx, ((size_t)a->rows + 1) * 4, &count)
+        rows ? cmrs_amg_buffer(g->ctx, ((size_t)a->rows + 1) * 4, &count)
              : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
     for (int32_t first = 0; st == CMRSCL_OK && first < a->rows; first += (int32_t)g->batch) {
         cl_mem mem[] = {a->ptr, a->col, b->ptr, b->col, g->keys, count};
@@ -261,13 +213,16 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     if (st == CMRSCL_OK)
         st = place_rows(g, count, rows, c, &longest);
     t1 = cmrscl_seconds();
+    /* (the local kernel's rows all sorted by it, the other's up to SORT_IN_ITEM) */
+    const bool local = g->fill_local && longest <= g->local_slots;
     for (int32_t first = 0; st == CMRSCL_OK && first < a->rows; first += (int32_t)g->batch) {
         cl_mem mem[] = {a->ptr, a->col,  a->val,  b->ptr, b->col, b->val,
                         c->ptr, g->keys, g->sums, c->col, c->val};
-        st = launch(g, g->fill, (cl_uint)first, batch_rows(g, a->rows, first), 11, mem);
+        st = launch(g, local ? g->fill_local : g->fill, (cl_uint)first,
+                    batch_rows(g, a->rows, first), 11, mem);
     }
     if (st == CMRSCL_OK)
-        st = sort_long_rows(g, c, longest);
+        st = sort_long_rows(g, c, longest, local ? longest : g->sort_in_item);
     if (cmrscl_tracing()) { /* the fill's time apart from what follows it on the queue */
         clFinish(g->l.queue);
         cmrscl_trace("AMG product on the device, %d rows: counted and placed %.3f s, filled and "
@@ -282,70 +237,22 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     return st;
 }
 
-cmrscl_status cmrs_device_csr_download(cmrscl_context ctx, const cmrs_device_csr *c,
-                                       cmrscl_csr *out)
-{
-    *out = (cmrscl_csr){c->rows, c->cols, c->nnz, NULL, NULL, NULL};
-    int32_t *ptr = cmrs_parallel_alloc((size_t)c->rows + 1, sizeof *ptr);
-    out->col_ind = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(int32_t));
-    out->values = cmrs_parallel_alloc((size_t)c->nnz + 1, sizeof(double));
-    if (!ptr || !out->col_ind || !out->values) {
-        free(ptr);
-        cmrscl_csr_free(out);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                           "AMG set-up on the device, reading back %lld entries",
-                           (long long)c->nnz);
-    }
-    cl_int err = cmrs_download(ctx, c->ptr, 0, ((size_t)c->rows + 1) * 4, ptr);
-    if (err == CL_SUCCESS)
-        err = cmrs_download(ctx, c->col, 0, (size_t)c->nnz * 4, out->col_ind);
-    if (err == CL_SUCCESS)
-        err = cmrs_download(ctx, c->val, 0, (size_t)c->nnz * 8, out->values);
-    if (err == CL_SUCCESS && !(out->row_ptr = cmrs_csr_widen_row_ptr(ptr, c->rows)))
-        err = CL_OUT_OF_HOST_MEMORY;
-    free(ptr);
-    if (err == CL_SUCCESS)
-        return CMRSCL_OK;
-    cmrscl_csr_free(out);
-    return cmrscl_fail_cl(err, "reading back (AMG set-up on the device)");
-}
-
-cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file, const char *options, int count,
-                               const char *const *names, cl_kernel *out, size_t *local)
-{
-    cl_program program; /* owned by the context's cache */
-    double seconds;
-    cmrscl_program_source from;
-    cmrscl_status st = cmrs_program_get(ctx, file, options, &program, &seconds, &from);
-    for (int i = 0; i < count; ++i)
-        out[i] = NULL;
-    for (int i = 0; st == CMRSCL_OK && i < count; ++i) {
-        cl_int err;
-        out[i] = clCreateKernel(program, names[i], &err);
-        char what[96];
-        snprintf(what, sizeof what, "clCreateKernel (%s)", names[i]);
-        if (!out[i])
-            st = cmrscl_fail_cl(err, what);
-        size_t most = 0;
-        if (out[i])
-            clGetKernelWorkGroupInfo(out[i], ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
-                                     &most, NULL);
-        while (most && *local > most && *local > 1)
-            *local /= 2;
-    }
-    for (int i = 0; st != CMRSCL_OK && i < count; ++i)
-        if (out[i])
-            clReleaseKernel(out[i]), out[i] = NULL;
-    return st;
-}
-
 static cmrscl_status make_kernels(galerkin_run *g)
 {
-    /* CMRSCL_AMG_SORT_IN_ITEM and _SORT_LOCAL: the tests' way to take each sort on small
-     * matrices, and for measuring */
+    /* CMRSCL_AMG_SORT_IN_ITEM, _SORT_LOCAL and _SPGEMM_LOCAL: the tests' way to take each sort
+     * and table on small matrices, and for measuring */
     const char *in_item = getenv("CMRSCL_AMG_SORT_IN_ITEM"),
-               *local = getenv("CMRSCL_AMG_SORT_LOCAL");
+               *local = getenv("CMRSCL_AMG_SORT_LOCAL"),
+               *tables = getenv("CMRSCL_AMG_SPGEMM_LOCAL");
     g->sort_in_item = in_item && atoi(in_item) > 0 ? atoi(in_item) : SORT_IN_ITEM;
+    g->local_slots = tables && atoi(tables) >= 0 && *tables ? atoi(tables) : SPGEMM_LOCAL;
+    while (g->local_slots & (g->local_slots - 1)) /* (a power of two) */
+        g->local_slots &= g->local_slots - 1;
+    while (g->local_slots > 1 &&
+           (size_t)g->local_slots * SPGEMM_GROUP * 12 > g->ctx->info.local_mem_bytes / 2)
+        g->local_slots /= 2;
+    if (g->local_slots < 2) /* (a power of two of at least 2 slots, or none) */
+        g->local_slots = 0;
     int sort_local = local && atoi(local) > 0 ? atoi(local) : SORT_LOCAL;
     /* (a row's columns and values in the device's local memory, with room to spare: asked for
      * more, as much as fits) */
@@ -354,16 +261,17 @@ static cmrscl_status make_kernels(galerkin_run *g)
     char options[200];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DHEIGHT=1 -DWARP=1 -DWG_SIZE=%d -DVALUE_DOUBLE=1 -DSPGEMM_TABLE=%d "
-             "-DSORT_IN_ITEM=%d -DSORT_LOCAL=%d",
-             SPGEMM_GROUP, SPGEMM_TABLE, g->sort_in_item, sort_local);
-    static const char *const names[] = {"spgemm_count",      "spgemm_fill",    "transpose_count",
-                                        "transpose_scatter", "transpose_sort", "smooth_prolongator",
-                                        "sort_long_rows"};
-    cl_kernel k[7];
+             "-DSORT_IN_ITEM=%d -DSORT_LOCAL=%d -DSPGEMM_LOCAL=%d",
+             SPGEMM_GROUP, SPGEMM_TABLE, g->sort_in_item, sort_local, g->local_slots);
+    static const char *const names[] = {
+        "spgemm_count",   "spgemm_fill",        "transpose_count", "transpose_scatter",
+        "transpose_sort", "smooth_prolongator", "sort_long_rows",  "spgemm_fill_local"};
+    cl_kernel k[8];
     g->l.group = SPGEMM_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 7, names, k, &g->l.group);
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, g->local_slots ? 8 : 7, names,
+                                        k, &g->l.group);
     g->count = k[0], g->fill = k[1], g->t_count = k[2], g->t_scatter = k[3], g->t_sort = k[4];
-    g->smooth = k[5], g->sort_long = k[6];
+    g->smooth = k[5], g->sort_long = k[6], g->fill_local = g->local_slots ? k[7] : NULL;
     return st;
 }
 
@@ -375,7 +283,7 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
     size_t ptr_bytes = ((size_t)t->rows + 1) * 4;
     cl_mem next = NULL;
     int32_t *rows = malloc(ptr_bytes);
-    cmrscl_status st = rows ? buffer(g->ctx, ptr_bytes, &next)
+    cmrscl_status st = rows ? cmrs_amg_buffer(g->ctx, ptr_bytes, &next)
                             : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG transpose");
     if (st == CMRSCL_OK)
         st = cmrs_launch_zero(&g->l, next, ptr_bytes);
@@ -399,7 +307,7 @@ static cmrscl_status transpose(const galerkin_run *g, const cmrs_device_csr *p, 
     if (st == CMRSCL_OK)
         st = launch(g, g->t_sort, 0, (cl_uint)t->rows, 3, sorted);
     if (st == CMRSCL_OK)
-        st = sort_long_rows(g, t, longest);
+        st = sort_long_rows(g, t, longest, g->sort_in_item);
     if (next)
         clReleaseMemObject(next);
     free(rows);
@@ -426,9 +334,9 @@ static cmrscl_status run_open(cmrscl_context ctx, size_t most, size_t batch, gal
         g->batch = most;
     cmrscl_status st = make_kernels(g);
     if (st == CMRSCL_OK)
-        st = buffer(g->ctx, g->batch * SPGEMM_TABLE * 4, &g->keys);
+        st = cmrs_amg_buffer(g->ctx, g->batch * SPGEMM_TABLE * 4, &g->keys);
     if (st == CMRSCL_OK)
-        st = buffer(g->ctx, g->batch * SPGEMM_TABLE * 8, &g->sums);
+        st = cmrs_amg_buffer(g->ctx, g->batch * SPGEMM_TABLE * 8, &g->sums);
     return st;
 }
 
@@ -438,9 +346,9 @@ static void run_close(galerkin_run *g)
     for (int i = 0; i < 2; ++i)
         if (mem[i])
             clReleaseMemObject(mem[i]);
-    cl_kernel k[] = {g->count,  g->fill,   g->t_count,  g->t_scatter,
-                     g->t_sort, g->smooth, g->sort_long};
-    for (int i = 0; i < 7; ++i)
+    cl_kernel k[] = {g->count,  g->fill,   g->t_count,   g->t_scatter,
+                     g->t_sort, g->smooth, g->sort_long, g->fill_local};
+    for (int i = 0; i < 8; ++i)
         if (k[i])
             clReleaseKernel(k[i]);
 }
@@ -451,7 +359,7 @@ static cmrscl_status smooth(const galerkin_run *g, const cmrs_device_csr *p,
 {
     cl_mem diag = NULL;
     size_t bytes = (size_t)p->rows * sizeof(double);
-    cmrscl_status st = buffer(g->ctx, bytes, &diag);
+    cmrscl_status st = cmrs_amg_buffer(g->ctx, bytes, &diag);
     if (st == CMRSCL_OK)
         st = cmrs_amg_upload(g->ctx, diag, bytes, diag_inv);
     if (st == CMRSCL_OK && clSetKernelArg(g->smooth, 9, sizeof omega, &omega) != CL_SUCCESS)
@@ -497,6 +405,34 @@ cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *
     cmrscl_trace("AMG prolongator on the device, %d rows: A T smoothed %.3f s, P back %.3f (ends "
                  "at %.3f)",
                  (int)a->rows, t1 - t0, cmrscl_seconds() - t1, cmrscl_seconds());
+    return st;
+}
+
+cmrscl_status cmrs_device_multiply(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr *b,
+                                   size_t batch, cmrs_device_csr *c, double *upload_seconds)
+{
+    *c = (cmrs_device_csr){0};
+    galerkin_run g;
+    cmrs_device_csr da = {0}, db = {0};
+    double opened = cmrscl_seconds();
+    cmrscl_status st = run_open(ctx, (size_t)(a->rows > 1 ? a->rows : 1), batch, &g);
+    double t0 = cmrscl_seconds();
+    if (st == CMRSCL_OK)
+        st = cmrs_device_csr_upload(g.ctx, a, &da);
+    if (st == CMRSCL_OK && b != a)
+        st = cmrs_device_csr_upload(g.ctx, b, &db);
+    *upload_seconds = cmrscl_seconds() - t0;
+    if (st == CMRSCL_OK)
+        st = product(&g, &da, b != a ? &db : &da, c);
+    if (st == CMRSCL_OK && clFinish(g.l.queue) != CL_SUCCESS)
+        st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clFinish (a sparse product on the device)");
+    if (st != CMRSCL_OK)
+        cmrs_device_csr_release(c);
+    cmrs_device_csr_release(&da), cmrs_device_csr_release(&db);
+    run_close(&g);
+    cmrscl_trace("sparse product on the device: kernels and tables %.3f s, A and B up %.3f, C "
+                 "made %.3f",
+                 t0 - opened, *upload_seconds, cmrscl_seconds() - t0 - *upload_seconds);
     return st;
 }
 

@@ -334,7 +334,7 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_spgemm_unless(const cmrscl_csr *a, const cm
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_galerkin(const cmrscl_csr *r, const cmrscl_csr *a,
                                               const cmrscl_csr *p, cmrscl_csr *c);
 
-/* ---- amg_galerkin.c: the Galerkin operator on the device ---- */
+/* ---- device_csr.c: CSR matrices on the device, an AMG program's kernels ---- */
 
 /* A CSR matrix in device buffers: int32 row pointers and columns, double values. */
 typedef struct cmrs_device_csr {
@@ -356,9 +356,13 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *fil
                                              const char *options, int count,
                                              const char *const *names, cl_kernel *out,
                                              size_t *local);
+/* A read-write buffer of `bytes` (1 at least) on ctx's device. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_buffer(cmrscl_context ctx, size_t bytes, cl_mem *out);
 /* `bytes` of src into dst, there when this returns. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes,
                                             const void *src);
+
+/* ---- amg_galerkin.c: the Galerkin operator and sparse products on the device ---- */
 
 /* c = r * a * p (cmrs_amg_galerkin's, bit for bit) made on ctx's device, `batch` rows a launch
  * (0: as many as the tables' memory allows; the tests ask for a few). r NULL: p's transpose,
@@ -374,6 +378,13 @@ cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_c
                          const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
                          const cmrs_device_csr *p_on_device, size_t batch, cmrscl_csr *c,
                          cmrscl_csr *r_made, cmrs_device_csr *c_keep, cmrs_device_csr *r_keep);
+/* c = a b (cmrs_amg_spgemm's, bit for bit) made on ctx's device and left there, the caller's
+ * (cmrscl_csr_multiply's product): a and b uploaded (once where b is a; *upload_seconds, after
+ * the kernels are built), `batch` as for the Galerkin product. Its errors; on failure c is
+ * empty. */
+CMRSCL_HIDDEN cmrscl_status cmrs_device_multiply(cmrscl_context ctx, const cmrscl_csr *a,
+                                                 const cmrscl_csr *b, size_t batch,
+                                                 cmrs_device_csr *c, double *upload_seconds);
 /* p = t - omega D^-1 (a t), the smoothed prolongator (the host's, bit for bit: a t as
  * cmrs_amg_spgemm makes it, then amg_setup.c's smoothing), made on ctx's device and read back;
  * diag_inv: D^-1, rows of a. a_on_device and batch as for the Galerkin product; keep (may be
