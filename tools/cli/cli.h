@@ -74,7 +74,8 @@ enum {
     CMD_GEN = 1 << 5,
     CMD_PARSE = 1 << 6,
     CMD_SETUP = 1 << 7,
-    CMD_SOLVE = 1 << 8
+    CMD_SOLVE = 1 << 8,
+    CMD_MULTIPLY = 1 << 9
 };
 /* Option ids past the short options' characters. */
 enum {
@@ -225,5 +226,6 @@ int cmd_setup(const cli_options *opt);
 int cmd_bench(const cli_options *opt);
 int cmd_bandwidth(const cli_options *opt);
 int cmd_solve(const cli_options *opt);
+int cmd_multiply(const cli_options *opt);
 
 #endif

@@ -411,6 +411,8 @@ bool cli_parse(int argc, char **argv, cli_options *o)
     }
     if (!strcmp(o->command, "solve") && !o->repetitions_given)
         o->repetitions = 1;
+    if (!strcmp(o->command, "multiply") && !o->repetitions_given)
+        o->repetitions = 10;
     if (!o->fixed_iterations && o->rtol_given && o->solve.rtol == 0 && o->solve.atol == 0) {
         fprintf(stderr,
                 "%s: --tol 0 stops on an absolute tolerance alone: give --atol > 0 with it\n",

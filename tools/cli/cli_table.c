@@ -9,7 +9,7 @@
 /* Options that shape the plan: every command that makes a device matrix to run. */
 #define PLAN_CMDS (CMD_SPMV | CMD_BENCH | CMD_SETUP | CMD_SOLVE)
 /* Options of a command that reads or generates one matrix and runs it. */
-#define RUN_CMDS (CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_SETUP | CMD_SOLVE)
+#define RUN_CMDS (CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_SETUP | CMD_SOLVE | CMD_MULTIPLY)
 /* The run commands that take one matrix (bench takes lists). */
 #define ONE_CMDS (RUN_CMDS & ~CMD_BENCH)
 
@@ -35,6 +35,10 @@ const cli_command cli_commands[] = {
     {"solve", CMD_SOLVE, "[FILE]",
      "solve A x = b on the device (CG, CG with Jacobi, BiCGStab, GMRES) and check x on the CPU: "
      "iterations, residuals, time per iteration (default matrix: " DEFAULT_MATRIX ")"},
+    {"multiply", CMD_MULTIPLY, "[FILE]",
+     "the sparse product C = A A (A A^T where A is not square) on the device, as AMG's Galerkin "
+     "products make it: timed, against the host's threads, and C checked against the host's, "
+     "bit for bit"},
     {"gen", CMD_GEN, "SPEC -o FILE", "write a generated matrix as Matrix Market (.mtx or .mtx.gz)"},
     {"parse", CMD_PARSE, "FILE",
      "read a Matrix Market file and report the parse throughput (with each --threads count; "
@@ -108,11 +112,11 @@ const cli_flag cli_flags[] = {
      "list like 4,8,16,32, rows named MATRIX[k=K])"},
     {"column-major", OPT_COLUMN_MAJOR, NULL, CMD_SPMV | CMD_BENCH, CLI_GROUP_TIMING,
      "with --vectors: X and Y column-major (each vector contiguous; default row-major)"},
-    {"no-verify", OPT_NO_VERIFY, NULL, CMD_SPMV | CMD_BENCH | CMD_SOLVE, CLI_GROUP_TIMING,
-     "skip the check against the CPU double reference (solve: of ||b - A x||)"},
+    {"no-verify", OPT_NO_VERIFY, NULL, CMD_SPMV | CMD_BENCH | CMD_SOLVE | CMD_MULTIPLY,
+     CLI_GROUP_TIMING, "skip the check against the CPU double reference (solve: of ||b - A x||)"},
     {"json", OPT_JSON, NULL,
      CMD_DEVICES | CMD_SPMV | CMD_TUNE | CMD_BENCH | CMD_BANDWIDTH | CMD_GEN | CMD_PARSE |
-         CMD_SOLVE,
+         CMD_SOLVE | CMD_MULTIPLY,
      CLI_GROUP_TIMING, "machine-readable output on stdout"},
     {"method", OPT_METHOD, "M", CMD_SOLVE, CLI_GROUP_SOLVE,
      "cg (default) | pcg (CG with the Jacobi preconditioner) | bicgstab | gmres"},
@@ -177,7 +181,7 @@ const cli_flag cli_flags[] = {
 
 /* Where the general help above speaks of other commands, what a command's own help says. */
 const cli_note cli_notes[] = {
-    {'p', ONE_CMDS, "float (default) or double"},
+    {'p', ONE_CMDS & ~CMD_MULTIPLY, "float (default) or double"},
     {'p', CMD_BENCH, "float (default), double, or both: float,double"},
     {'g', ONE_CMDS, "a generated matrix instead of FILE: " GEN_SPECS},
     {'g', CMD_BENCH, "a generated matrix beside the FILEs, repeatable: " GEN_SPECS},
@@ -186,6 +190,10 @@ const cli_note cli_notes[] = {
     {'r', CMD_PARSE, "reads of the file with each thread count, the best reported (default 50)"},
     {'r', CMD_BANDWIDTH, "runs of each measurement, the best reported (default 5)"},
     {'r', CMD_SOLVE, "timed solves (default 1)"},
+    {'p', CMD_MULTIPLY,
+     "the precision of C's matrix (float, the default, or double; C is formed in "
+     "double)"},
+    {'r', CMD_MULTIPLY, "timed products (default 10)"},
     {OPT_VECTORS, CMD_SPMV,
      "the block product Y = alpha*A*X + beta*Y for K vectors at once (1..4096)"},
     {OPT_VECTORS, CMD_BENCH,
@@ -193,6 +201,7 @@ const cli_note cli_notes[] = {
      "rows named MATRIX[k=K]"},
     {OPT_NO_VERIFY, CMD_SPMV | CMD_BENCH, "skip the check against the CPU double reference"},
     {OPT_NO_VERIFY, CMD_SOLVE, "skip the check of ||b - A x|| against the CPU double reference"},
+    {OPT_NO_VERIFY, CMD_MULTIPLY, "skip the check of C against the host's"},
     {OPT_THREADS, ONE_CMDS,
      "host threads reading the file; 0 = all CPUs (default: $CMRSCL_THREADS, else all)"},
     {OPT_THREADS, CMD_BENCH,

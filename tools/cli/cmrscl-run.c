@@ -37,9 +37,10 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(const cli_options *);
-    } commands[] = {{"devices", cmd_devices}, {"spmv", cmd_spmv},           {"tune", cmd_tune},
-                    {"bench", cmd_bench},     {"bandwidth", cmd_bandwidth}, {"gen", cmd_gen},
-                    {"parse", cmd_parse},     {"setup", cmd_setup},         {"solve", cmd_solve}};
+    } commands[] = {{"devices", cmd_devices},  {"spmv", cmd_spmv},           {"tune", cmd_tune},
+                    {"bench", cmd_bench},      {"bandwidth", cmd_bandwidth}, {"gen", cmd_gen},
+                    {"parse", cmd_parse},      {"setup", cmd_setup},         {"solve", cmd_solve},
+                    {"multiply", cmd_multiply}};
     if (strcmp(opt.command, "help") == 0) {
         if (opt.help_for && !cli_command_named(opt.help_for)) {
             fprintf(stderr, "cmrscl-run: unknown command '%s' (see cmrscl-run --help)\n",
