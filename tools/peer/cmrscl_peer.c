@@ -23,10 +23,13 @@
  * (peer_solve.c): the time per iteration of --iterations N (default 200) and the time to
  * ||r|| <= --tol ||b|| (default 1e-6), each format (CSR, SELL) on a stream and in a CUDA graph.
  *
+ * --multiply times the sparse product C = A A (A A^T where A is not square) by cusparseSpGEMM
+ * in double instead (peer_spgemm.c), as `cmrscl-run multiply` times cmrscl_csr_multiply.
+ *
  * Usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE]... [-p float,double]
  *                    [-r N] [--warmup N] [--csv FILE] [--device N]
  *                    [--transpose | --vectors K,K,... [--column-major]
- *                     | --solve cg|pcg|bicgstab [--iterations N] [--tol R]]
+ *                     | --solve cg|pcg|bicgstab [--iterations N] [--tol R] | --multiply]
  * Built by CMake only when a CUDA toolkit is found; never needed for the tests. */
 #include "peer.h"
 
@@ -225,6 +228,8 @@ static int run_precision(cusparseHandle_t h, const char *name, cmrscl_csr *a, in
         return peer_failed(name, "more than INT32_MAX entries: the peer runs 32-bit indices only");
     for (int64_t k = 0; is_float && k < a->nnz; ++k) /* the device holds these values */
         a->values[k] = (double)(float)a->values[k];
+    if (o->multiply) /* in double only, as cmrscl_csr_multiply forms C */
+        return is_float ? 0 : peer_run_spgemm(h, name, a, o, csv);
     if (o->nvectors)
         return peer_run_spmm(h, name, a, is_float, o, csv);
     if (o->solve)
@@ -302,6 +307,10 @@ static int parse(int argc, char **argv, options *o)
             o->column_major = true;
             continue;
         }
+        if (!strcmp(a, "--multiply")) {
+            o->multiply = true;
+            continue;
+        }
         if (!v)
             return 2;
         ++i;
@@ -339,7 +348,9 @@ static int parse(int argc, char **argv, options *o)
         }
     }
     /* no transposed block product: `cmrscl-run bench` times none to compare with */
-    const char *clash = o->solve && (o->nvectors || o->transpose)
+    const char *clash = o->multiply && (o->solve || o->nvectors || o->transpose)
+                            ? "--multiply takes none of --solve, --vectors, --transpose"
+                        : o->solve && (o->nvectors || o->transpose)
                             ? "--solve takes neither --vectors nor --transpose"
                         : o->nvectors && o->transpose
                             ? "--vectors and --transpose exclude each other"
@@ -349,6 +360,8 @@ static int parse(int argc, char **argv, options *o)
         fprintf(stderr, "cmrscl-peer: %s\n", clash);
         return 2;
     }
+    if (o->multiply) /* cusparseSpGEMM in double, as cmrscl_csr_multiply forms C */
+        o->precisions = 2;
     return o->precisions && o->repetitions > 0 && o->warmup >= 0 && o->iterations > 0 && o->tol > 0
                ? 0
                : 2;
@@ -363,7 +376,8 @@ int main(int argc, char **argv)
         fputs("usage: cmrscl-peer [FILE...] [--gen SPEC]... [--suite FILE] [-p float,double]\n"
               "                   [-r N] [--warmup N] [--csv FILE] [--device N]\n"
               "                   [--transpose | --vectors K,K,... [--column-major]\n"
-              "                    | --solve cg|pcg|bicgstab [--iterations N] [--tol R]]\n",
+              "                    | --solve cg|pcg|bicgstab [--iterations N] [--tol R]\n"
+              "                    | --multiply]\n",
               stderr);
         return 2;
     }
@@ -378,10 +392,11 @@ int main(int argc, char **argv)
     FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
     if (!csv)
         return peer_failed(o.csv, "cannot write");
-    fputs(o.solve ? "peer,matrix,precision,method,format,mode,rows,nnz,iteration_ms,solve_ms,"
-                    "solve_iterations,true_residual,b_norm\n"
-                  : "peer,matrix,precision,alg,rows,cols,nnz,median_ms,min_ms,loop_ms,"
-                    "relative_error,bound_ratio\n",
+    fputs(o.multiply ? "peer,matrix,precision,product,rows,nnz,c_nnz,spgemm_ms,with_upload_ms\n"
+          : o.solve  ? "peer,matrix,precision,method,format,mode,rows,nnz,iteration_ms,solve_ms,"
+                       "solve_iterations,true_residual,b_norm\n"
+                     : "peer,matrix,precision,alg,rows,cols,nnz,median_ms,min_ms,loop_ms,"
+                       "relative_error,bound_ratio\n",
           csv);
     cusparseHandle_t h;
     CUSPARSE(cusparseCreate(&h));

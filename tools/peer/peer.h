@@ -28,12 +28,17 @@ typedef struct options {
     const char *solve;                             /* --solve cg|pcg|bicgstab */
     int iterations;                                /* --iterations: the timed solver run */
     double tol;                                    /* --tol: the time to solution */
+    bool multiply;                                 /* --multiply: C = A A by cusparseSpGEMM */
 } options;
 
 typedef struct result {
     double median_ms, min_ms, loop_ms, relative_error, bound_ratio;
 } result;
 
+/* The host clock in seconds (CLOCK_MONOTONIC). */
+double peer_seconds(void);
+/* The middle of n > 0 values (sorts them). */
+double peer_median(double *v, int n);
 /* Prints "cmrscl-peer: what: detail"; returns 1. */
 int peer_failed(const char *what, const char *detail);
 #define CUDA(call)                                                                                 \
@@ -101,5 +106,10 @@ void sell_free(host_sell *s);
  * a's CSR and SELL; rows "NAME" with the method, format and mode. */
 int peer_run_solve(cusparseHandle_t h, const char *name, const cmrscl_csr *a, int is_float,
                    const options *o, FILE *csv);
+
+/* --multiply: C = A A (A A^T where A is not square) by cusparseSpGEMM in double, timed with A
+ * and B on the GPU and with their upload (peer_spgemm.c); C checked against the host's. */
+int peer_run_spgemm(cusparseHandle_t h, const char *name, const cmrscl_csr *a, const options *o,
+                    FILE *csv);
 
 #endif

@@ -12,7 +12,7 @@ int peer_failed(const char *what, const char *detail)
     return 1;
 }
 
-static double now(void)
+double peer_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -23,6 +23,12 @@ static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+double peer_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return v[n / 2];
 }
 
 /* The same x as cmrscl-run's bench (tools/cli/bench.c): one LCG stream, rounded to the
@@ -126,11 +132,11 @@ int peer_time(peer_product product, const void *args, const options *o, result *
     r->min_ms = ms[0];
     r->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     /* Back to back: what a solver loop sees. */
-    double t0 = now();
+    double t0 = peer_seconds();
     for (int i = 0; i < n; ++i)
         CUSPARSE(product(args));
     CUDA(cudaDeviceSynchronize());
-    r->loop_ms = (now() - t0) * 1e3 / n;
+    r->loop_ms = (peer_seconds() - t0) * 1e3 / n;
     free(ev), free(ms);
     return 0;
 }
