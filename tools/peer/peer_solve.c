@@ -254,7 +254,6 @@ static int time_iterations(solver *sv, bool graph, int iterations, double *ms)
     return 0;
 }
 
-
 /* The time to solution as the sample runs it: a graph of one iteration and the copy of r.r to
  * the host, synchronised after each; then x's true residual on the CPU. */
 static int time_solution(solver *sv, const cmrscl_csr *a, double tol, double *ms, int *its,
