@@ -140,8 +140,8 @@ static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz, int32_t 
     if (bad >= 0 || sum > INT32_MAX)
         st = cmrscl_fail(
             CMRSCL_ERROR_UNSUPPORTED,
-            bad >= 0 ? "AMG set-up's product on the device: row %d has more than %d columns"
-                     : "AMG set-up's product on the device: more than 2^31 - 1 entries (%d rows)",
+            bad >= 0 ? "a sparse product on the device: row %d of C has more than %d columns"
+                     : "a sparse product on the device: more than 2^31 - 1 entries (%d rows)",
             bad >= 0 ? (int)bad : (int)n, SPGEMM_TABLE);
     if (st == CMRSCL_OK) {
         job.place = true;
@@ -322,8 +322,9 @@ static cmrscl_status run_open(cmrscl_context ctx, size_t most, size_t batch, gal
 {
     *g = (galerkin_run){.ctx = ctx, .l = cmrs_launcher_make(ctx)};
     if (!ctx->info.fp64)
-        return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG set-up's products on the device: the device has no fp64");
+        return cmrscl_fail(
+            CMRSCL_ERROR_UNSUPPORTED,
+            "sparse products on the device (AMG's set-up, C = A B): the device has no fp64");
     uint64_t bytes = SPGEMM_BATCH_BYTES;
     bytes = bytes < ctx->info.global_mem_bytes / 8 ? bytes : ctx->info.global_mem_bytes / 8;
     bytes = bytes < ctx->info.max_alloc_bytes / 2 ? bytes : ctx->info.max_alloc_bytes / 2;
