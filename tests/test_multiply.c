@@ -6,6 +6,8 @@
  *     ascending, C x = A (B x) to rounding for a random x, and the device's C is the host's
  *     (ctx NULL) bit for bit, run after run;
  *   - C as a matrix of the device in float and double: its product against the reference on C;
+ *   - the local tables' fill taken only where every row of C fits them (tables of 2, 4, 8 slots
+ *     on C's rows of 3-5 columns);
  *   - products that cancel are stored, as 0; an empty A gives an empty C;
  *   - a row of C of 1,100 columns: the host makes C (info says why), the same C;
  *   - bad arguments: NULL operands, no output, a matrix without a context, a bad precision,
@@ -154,6 +156,42 @@ static void check_case(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr
     cmrscl_csr_free(&host), cmrscl_csr_free(&dev), cmrscl_csr_free(&again);
 }
 
+/* n x n tridiagonal: A A has rows of 3 to 5 columns. */
+static cmrscl_csr tridiagonal(int32_t n)
+{
+    cmrscl_csr m = {n, n, 3 * (int64_t)n - 2, NULL, NULL, NULL};
+    m.row_ptr = malloc(sizeof(int64_t) * ((size_t)n + 1));
+    m.col_ind = malloc(sizeof(int32_t) * (size_t)m.nnz);
+    m.values = malloc(sizeof(double) * (size_t)m.nnz);
+    int64_t k = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        m.row_ptr[i] = k;
+        for (int32_t j = i - 1; j <= i + 1; ++j)
+            if (j >= 0 && j < n)
+                m.col_ind[k] = j, m.values[k++] = j == i ? 2.0 + i % 3 : -1.0 - (i % 5) / 8.0;
+    }
+    m.row_ptr[n] = k;
+    return m;
+}
+
+/* The rows' tables in local memory only where every row of C fits them (cl/spgemm.cl,
+ * SPGEMM_LOCAL): C = A A of a tridiagonal A, whose longest rows have 5 columns, with tables of 4
+ * slots (the global fill), of 8 (the local one) and of 2 (the global fill, rows of 3 columns
+ * past them too). */
+static void check_local_tables(cmrscl_context ctx, bool fp64)
+{
+    cmrscl_csr a = tridiagonal(200);
+    const char *slots[] = {"4", "8", "2"};
+    for (int s = 0; s < 3; ++s) {
+        setenv("CMRSCL_AMG_SPGEMM_LOCAL", slots[s], 1);
+        char what[64];
+        snprintf(what, sizeof what, "a tridiagonal squared, local tables of %s", slots[s]);
+        check_case(ctx, &a, &a, fp64, what);
+    }
+    unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
+    cmrscl_csr_free(&a);
+}
+
 static void check_generated(cmrscl_context ctx, bool fp64)
 {
     const char *specs[] = {"stencil7:10", "geo:3000:8", "convdiff:20"};
@@ -250,6 +288,7 @@ int main(void)
         printf("the device has no fp64: the host makes every C, the device's path is not "
                "checked here\n");
     check_generated(ctx, fp64);
+    check_local_tables(ctx, fp64);
     check_small_cases(ctx, fp64);
     check_errors(ctx);
     cmrscl_context_free(ctx);
