@@ -201,6 +201,11 @@ struct run_memory;
 /* `check` (run_memory.h; NULL: none): refuse a matrix the run cannot hold, a file from its
  * size line before reading its entries. */
 int load_matrix(const cli_options *opt, const struct run_memory *check, loaded_matrix *out);
+/* The device the options select (cli_open_device) and the command's matrix (load_matrix),
+ * refused where the run could not hold it in the options' precision: 0, or an exit status
+ * with the context freed. */
+int open_with_matrix(const cli_options *opt, cmrscl_context *ctx, cmrscl_device_info *dev,
+                     loaded_matrix *lm);
 /* The same for one input: a file path (read with `threads` threads, 0: all CPUs), or a spec
  * when is_gen. */
 int load_input(const char *input, bool is_gen, int threads, const struct run_memory *check,

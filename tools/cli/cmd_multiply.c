@@ -5,7 +5,6 @@
  * host's, bit for bit (--no-verify skips it). The cuSPARSE peer times cusparseSpGEMM on the same
  * matrices (`cmrscl-peer --multiply`). */
 #include "cli.h"
-#include "run_memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,16 +115,10 @@ int cmd_multiply(const cli_options *opt)
 {
     cmrscl_context ctx = NULL;
     cmrscl_device_info dev;
-    int rc = cli_open_device(opt, &ctx, &dev);
+    loaded_matrix lm;
+    int rc = open_with_matrix(opt, &ctx, &dev, &lm);
     if (rc)
         return rc;
-    run_memory check = {opt->precision, opt->verify, &dev};
-    loaded_matrix lm;
-    rc = load_matrix(opt, &check, &lm);
-    if (rc) {
-        cmrscl_context_free(ctx);
-        return rc;
-    }
     cmrscl_csr at = {0}, c_dev = {0}, c_host = {0};
     const cmrscl_csr *b = &lm.csr;
     cmrscl_status st = CMRSCL_OK;

@@ -260,16 +260,10 @@ int cmd_solve(const cli_options *opt)
 {
     cmrscl_context ctx = NULL;
     cmrscl_device_info dev;
-    int rc = cli_open_device(opt, &ctx, &dev);
+    loaded_matrix lm;
+    int rc = open_with_matrix(opt, &ctx, &dev, &lm);
     if (rc)
         return rc;
-    run_memory check = {opt->precision, opt->verify, &dev};
-    loaded_matrix lm;
-    rc = load_matrix(opt, &check, &lm);
-    if (rc) {
-        cmrscl_context_free(ctx);
-        return rc;
-    }
     bench_round_values(&lm.csr, opt->precision); /* the matrix the device holds */
     int n = lm.csr.rows;
     if (lm.csr.rows != lm.csr.cols) {

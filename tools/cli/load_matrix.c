@@ -101,3 +101,16 @@ int load_matrix(const cli_options *opt, const run_memory *check, loaded_matrix *
         return load_input(opt->file, false, threads, check, out);
     return load_input(opt->gen ? opt->gen : DEFAULT_MATRIX, true, threads, check, out);
 }
+
+int open_with_matrix(const cli_options *opt, cmrscl_context *ctx, cmrscl_device_info *dev,
+                     loaded_matrix *lm)
+{
+    int rc = cli_open_device(opt, ctx, dev);
+    if (rc)
+        return rc;
+    run_memory check = {opt->precision, opt->verify, dev};
+    rc = load_matrix(opt, &check, lm);
+    if (rc)
+        cmrscl_context_free(*ctx), *ctx = NULL;
+    return rc;
+}
