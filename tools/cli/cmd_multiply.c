@@ -129,7 +129,7 @@ int cmd_multiply(const cli_options *opt)
         st = time_calls(ctx, &lm.csr, b, opt, &t, &c_dev, &c_host);
     if (st != CMRSCL_OK)
         rc = cli_fail("C = A B", st);
-    int verified = opt->verify ? same_csr(&c_dev, &c_host) : -1;
+    int verified = !rc && opt->verify ? same_csr(&c_dev, &c_host) : -1;
     if (!rc)
         report(opt, &lm, &dev, b, products(&lm.csr, b), &t, verified);
     if (!rc && !verified)
