@@ -341,14 +341,6 @@ static void test_nodes(void)
     threads_restore(keep);
 }
 
-static bool same_csr(const cmrscl_csr *a, const cmrscl_csr *b)
-{
-    return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
-           !memcmp(a->row_ptr, b->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1)) &&
-           !memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz) &&
-           !memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz);
-}
-
 /* A matrix whose rows list their columns backwards, each row's first entry split in two halves
  * (CSR allows both): the same hierarchy, bit for bit, as from its canonical form - the set-up
  * works on a canonical copy. */
@@ -381,8 +373,9 @@ static void test_any_order(void)
         bool same = want.levels == got.levels;
         for (int l = 0; same && l < want.levels; ++l) {
             const cmrs_amg_level *x = &want.level[l], *y = &got.level[l];
-            same = same_csr(&x->A, &y->A) && !memcmp(&x->rho, &y->rho, sizeof x->rho) &&
-                   (l + 1 == want.levels || (same_csr(&x->P, &y->P) && same_csr(&x->R, &y->R)));
+            same = test_same_csr(&x->A, &y->A) && !memcmp(&x->rho, &y->rho, sizeof x->rho) &&
+                   (l + 1 == want.levels ||
+                    (test_same_csr(&x->P, &y->P) && test_same_csr(&x->R, &y->R)));
         }
         CHECK_MSG(same, "%s, its rows backwards and a repeat: not the canonical form's hierarchy",
                   specs[m]);

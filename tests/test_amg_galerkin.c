@@ -24,14 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
-{
-    return got->rows == want->rows && got->cols == want->cols && got->nnz == want->nnz &&
-           !memcmp(got->row_ptr, want->row_ptr, sizeof(int64_t) * ((size_t)want->rows + 1)) &&
-           !memcmp(got->col_ind, want->col_ind, sizeof(int32_t) * (size_t)want->nnz) &&
-           !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
-}
-
 /* got (values read back from floats) is want with its values rounded to float. */
 static bool same_in_float(const cmrscl_csr *got, const cmrscl_csr *want)
 {
@@ -69,7 +61,7 @@ static void check_made_there(cmrs_amg_builder *b, const cmrs_amg_hierarchy *h, c
             cmrscl_csr got = {0};
             CHECK_MSG(m && cmrscl_matrix_read_cmrs(m, &cmrs) == CMRSCL_OK &&
                           cmrscl_cmrs_to_csr(&cmrs, &got) == CMRSCL_OK &&
-                          (in_float ? same_in_float(&got, op) : same_csr(&got, op)),
+                          (in_float ? same_in_float(&got, op) : test_same_csr(&got, op)),
                       "%s: level %d's %c made from the device's copy is not the host's (%s)", spec,
                       level, "APR"[which], m ? "its arrays differ" : "not made");
             cmrscl_csr_free(&got);
@@ -191,7 +183,7 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
             CHECK_OK(cmrs_amg_prolongator_device(ctx, &lv->A, batch ? &a_on_device : NULL, &lv->T,
                                                  lv->diag_inv, o.smooth_scale / lv->rho, batch, &p,
                                                  batch ? &p_on_device : NULL));
-            CHECK_MSG(same_csr(&p, &lv->P),
+            CHECK_MSG(test_same_csr(&p, &lv->P),
                       "%s level %d, batches of %zu rows: P smoothed on the device is not the "
                       "host's",
                       spec, l, batch);
@@ -205,11 +197,11 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                           &c_on_device);
             unsetenv("CMRSCL_UPLOAD_RING");
             cmrs_device_csr_release(&a_on_device), cmrs_device_csr_release(&p_on_device);
-            CHECK_MSG(batch ? same_csr(&r, &lv->R) : !r.row_ptr,
+            CHECK_MSG(batch ? test_same_csr(&r, &lv->R) : !r.row_ptr,
                       "%s level %d, batches of %zu rows: R read back %s", spec, l, batch,
                       batch ? "is not the host's transpose" : "though it was given");
             cmrscl_csr_free(&r);
-            CHECK_MSG(same_csr(&c, &h.level[l + 1].A),
+            CHECK_MSG(test_same_csr(&c, &h.level[l + 1].A),
                       "%s level %d, batches of %zu rows%s: R A P on the device (%lld entries) is "
                       "not the host's (%lld)",
                       spec, l, batch, batch ? ", R made there" : "", (long long)c.nnz,
@@ -250,9 +242,9 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
                   spec, again.levels, w == 2 ? "device, plain aggregation" : where[w], made, rhos,
                   smoothed, h.levels);
         for (int l = 1; l < h.levels && l < again.levels; ++l)
-            CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A) &&
-                          same_csr(&again.level[l - 1].P, &h.level[l - 1].P) &&
-                          same_csr(&again.level[l - 1].R, &h.level[l - 1].R),
+            CHECK_MSG(test_same_csr(&again.level[l].A, &h.level[l].A) &&
+                          test_same_csr(&again.level[l - 1].P, &h.level[l - 1].P) &&
+                          test_same_csr(&again.level[l - 1].R, &h.level[l - 1].R),
                       "%s: level %d's A or level %d's P or R with CMRSCL_AMG_GALERKIN=%s differs",
                       spec, l, l - 1, w == 2 ? "device, plain aggregation" : where[w]);
         cmrs_amg_free(&again);
@@ -303,7 +295,7 @@ static void check_entries_rule(cmrscl_context ctx, const char *spec)
               "levels)",
               spec, entries, made, expected, h.levels);
     for (int l = 1; l < h.levels && l < again.levels; ++l)
-        CHECK_MSG(same_csr(&again.level[l].A, &h.level[l].A),
+        CHECK_MSG(test_same_csr(&again.level[l].A, &h.level[l].A),
                   "%s: level %d's A differs with the entries rule", spec, l);
     printf("%s: the entries rule made %d of %d Galerkin products on the device (%s)\n", spec, made,
            h.levels - 1, gpu ? "a GPU with fp64: levels 0 and 1" : "not a GPU with fp64: none");
@@ -356,7 +348,7 @@ static void check_overflow(cmrscl_context ctx)
     }
     st = cmrs_amg_galerkin_device(ctx, NULL, &eye, NULL, &p, NULL, 0, &c, &r, NULL, NULL);
     CHECK_OK(cmrscl_csr_transpose(&p, &want));
-    CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && !c.row_ptr && same_csr(&r, &want),
+    CHECK_MSG(st == CMRSCL_ERROR_UNSUPPORTED && !c.row_ptr && test_same_csr(&r, &want),
               "R (A P) with a row of %d columns: %s (%s), R %s", (int)n, cmrscl_status_name(st),
               cmrscl_last_error(), r.row_ptr ? "not the host's" : "not read back");
     cmrscl_csr_free(&p), cmrscl_csr_free(&r), cmrscl_csr_free(&want);
@@ -387,7 +379,7 @@ static void check_out_of_order(cmrscl_context ctx)
     cmrscl_csr r;
     CHECK_OK(
         cmrs_amg_galerkin_device(octx, NULL, &lv->A, NULL, &lv->P, NULL, 7, &got, &r, NULL, NULL));
-    CHECK_MSG(same_csr(&got, &h.level[1].A) && same_csr(&r, &lv->R),
+    CHECK_MSG(test_same_csr(&got, &h.level[1].A) && test_same_csr(&r, &lv->R),
               "an out-of-order queue: R A P or R on the device is not the host's");
     printf("stencil7:16 on an out-of-order queue: R A P and R the host's\n");
     cmrscl_csr_free(&got);

@@ -21,14 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
-{
-    return got->rows == want->rows && got->cols == want->cols && got->nnz == want->nnz &&
-           !memcmp(got->row_ptr, want->row_ptr, sizeof(int64_t) * ((size_t)want->rows + 1)) &&
-           !memcmp(got->col_ind, want->col_ind, sizeof(int32_t) * (size_t)want->nnz) &&
-           !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
-}
-
 static uint64_t lcg(uint64_t *s)
 {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -115,9 +107,10 @@ static void check_case(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr
     bool want_device = fp64 && a->nnz > 0 && b->nnz > 0;
     CHECK_MSG(info.on_device == want_device, "%s: made on the device: %d (%s)", what,
               info.on_device, info.reason);
-    CHECK_MSG(same_csr(&dev, &host), "%s: the device's C is not the host's, bit for bit", what);
+    CHECK_MSG(test_same_csr(&dev, &host), "%s: the device's C is not the host's, bit for bit",
+              what);
     CHECK_OK(cmrscl_csr_multiply(ctx, a, b, CMRSCL_DOUBLE, NULL, &again, NULL));
-    CHECK_MSG(same_csr(&again, &dev), "%s: C differs run after run", what);
+    CHECK_MSG(test_same_csr(&again, &dev), "%s: C differs run after run", what);
     for (int p = 0; p < 2 && host.rows > 0; ++p) {
         cmrscl_precision precision = p ? CMRSCL_DOUBLE : CMRSCL_FLOAT;
         if (precision == CMRSCL_DOUBLE && !fp64)
@@ -125,7 +118,7 @@ static void check_case(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr
         cmrscl_matrix m = NULL;
         cmrscl_csr both = {0};
         CHECK_OK(cmrscl_csr_multiply(ctx, a, b, precision, &m, &both, NULL));
-        CHECK_MSG(same_csr(&both, &host), "%s: C read back beside its matrix differs", what);
+        CHECK_MSG(test_same_csr(&both, &host), "%s: C read back beside its matrix differs", what);
         double *x = malloc(sizeof(double) * ((size_t)host.cols + 1));
         double *y = malloc(sizeof(double) * ((size_t)host.rows + 1));
         for (int32_t j = 0; j < host.cols; ++j)

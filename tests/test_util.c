@@ -319,3 +319,11 @@ cmrscl_status test_solve_host(cmrscl_matrix m, const cmrscl_solve_options *o, cm
     free(bd), free(xd);
     return st;
 }
+
+bool test_same_csr(const cmrscl_csr *a, const cmrscl_csr *b)
+{
+    return a->rows == b->rows && a->cols == b->cols && a->nnz == b->nnz &&
+           !memcmp(a->row_ptr, b->row_ptr, sizeof(int64_t) * ((size_t)a->rows + 1)) &&
+           !memcmp(a->col_ind, b->col_ind, sizeof(int32_t) * (size_t)a->nnz) &&
+           !memcmp(a->values, b->values, sizeof(double) * (size_t)a->nnz);
+}

@@ -51,6 +51,9 @@ cl_device_id test_cl_device(cmrscl_context ctx, cl_context *context);
  * says why); the caller releases it. */
 cl_command_queue test_queue_out_of_order(cmrscl_context ctx, cl_int *err);
 
+/* Two host CSR matrices the same, bit for bit: shape, row pointers, columns and values. */
+bool test_same_csr(const cmrscl_csr *a, const cmrscl_csr *b);
+
 /* a's row pointers as int32 (what cmrscl_matrix_create and the device path take); malloc'ed. */
 int32_t *test_row_ptr32(const cmrscl_csr *a);
 

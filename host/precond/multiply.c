@@ -58,6 +58,8 @@ static cmrscl_status product(cmrscl_context ctx, const cmrscl_csr *a, const cmrs
     else if ((st = cmrs_device_multiply(ctx, a, b, 0, there, &info->upload_seconds)) != CMRSCL_OK)
         snprintf(info->reason, sizeof info->reason, "%s", cmrscl_last_error());
     info->on_device = st == CMRSCL_OK;
+    if (!info->on_device) /* (an upload the device then gave up on is no part of the host's C) */
+        info->upload_seconds = 0;
     return info->on_device ? st : cmrs_amg_spgemm(a, b, here);
 }
 
