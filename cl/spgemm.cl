@@ -18,7 +18,14 @@
  * probe after another, where local memory answers in a few cycles. Its rows are written in
  * order by each entry's rank among the row's columns, so no sort follows them. Only there: a
  * kernel that holds local memory keeps fewer work-groups resident, which cost the rows of
- * many columns more than the tables saved (docs/dev/PERFORMANCE.md, SPGEMM_LOCAL). */
+ * many columns more than the tables saved (docs/dev/PERFORMANCE.md, SPGEMM_LOCAL).
+ *
+ * On a GPU the other products are filled, and those of many products a row counted, a
+ * work-group a row (spgemm_count_group, spgemm_fill_group): the row's table in local memory
+ * sized for the product's longest row, the lanes over each of B's rows in turn, so a row's
+ * probes run side by side where a work-item's run one after another (docs/dev/PERFORMANCE.md,
+ * SPGEMM_GROUPS). The fill keeps the host's order: B's row holds distinct columns, so a step's
+ * lanes touch distinct sums, and barriers order the steps. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define EMPTY (-1)
@@ -230,6 +237,140 @@ __kernel void spgemm_fill_local(const uint first, const uint rows, __global cons
                a_val, b_ptr, b_col, b_val, c_ptr[i], c_col, c_val);
 }
 #endif
+
+/* ---- a work-group a row: the row's table in local memory, B's rows across the lanes ---- */
+
+/* The slot of column j in a group's table (size slots), claimed by an atomic compare-exchange:
+ * lanes of other columns may probe the same slots at once. size when full without it. */
+static uint group_slot(__local int *keys, uint size, int j, bool *added)
+{
+    uint h = ((uint)j * 2654435761u) & (size - 1);
+    for (uint probes = 0; probes < size; ++probes) {
+        const int k = atomic_cmpxchg(&keys[h], EMPTY, j);
+        if (k == EMPTY || k == j) {
+            *added = k == EMPTY;
+            return h;
+        }
+        h = (h + 1) & (size - 1);
+    }
+    return size;
+}
+
+/* The group's sum of each lane's `mine` (every lane's call, in step; *shared a local word). */
+static int group_sum(__local int *shared, int mine)
+{
+    if (get_local_id(0) == 0)
+        *shared = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_add(shared, mine);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int sum = *shared;
+    barrier(CLK_LOCAL_MEM_FENCE); /* (read by every lane before the word is used again) */
+    return sum;
+}
+
+/* The slots of a row's table: twice `columns` (at most), a power of two of 32 to `most`. */
+static uint group_table(int columns, uint most)
+{
+    uint size = 32;
+    while (size < most && (int)size < 2 * columns)
+        size *= 2;
+    return size;
+}
+
+/* spgemm_count's counts, a work-group a row (groups walking the rows in turn): each of A's
+ * entries in turn, the lanes over B's row, every column claimed in a table of local memory
+ * (`table`: `most` slots, twice SPGEMM_TABLE) as large as twice the row's products at most. */
+__kernel void spgemm_count_group(const uint first, const uint rows, __global const int *a_ptr,
+                                 __global const int *a_col, __global const int *b_ptr,
+                                 __global const int *b_col, __local int *table, const uint most,
+                                 __global int *count)
+{
+    __local int shared;
+    const uint l = get_local_id(0), lanes = get_local_size(0);
+    for (uint g = get_group_id(0); g < rows; g += get_num_groups(0)) {
+        const uint i = first + g;
+        const int a_begin = a_ptr[i], a_end = a_ptr[i + 1];
+        int products = 0;
+        for (int ka = a_begin + (int)l; ka < a_end; ka += (int)lanes)
+            products += b_ptr[a_col[ka] + 1] - b_ptr[a_col[ka]];
+        const uint size = group_table(group_sum(&shared, products), most);
+        for (uint s = l; s < size; s += lanes)
+            table[s] = EMPTY;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int taken = 0, full = 0;
+        for (int ka = a_begin; ka < a_end; ++ka) {
+            const int r = a_col[ka], b_end = b_ptr[r + 1];
+            for (int kb = b_ptr[r] + (int)l; kb < b_end; kb += (int)lanes) {
+                bool added = false;
+                full |= group_slot(table, size, b_col[kb], &added) == size;
+                taken += added;
+            }
+        }
+        /* (every claim made before the sums read the counter: group_sum's first barrier) */
+        taken = group_sum(&shared, taken);
+        full = group_sum(&shared, full);
+        if (l == 0)
+            count[i] = full || taken > SPGEMM_TABLE ? -1 : taken;
+    }
+}
+
+/* spgemm_fill's rows, a work-group a row: each of A's entries in turn, the lanes over B's row -
+ * a row's columns are distinct, so each slot is one lane's in a step, and the steps are ordered
+ * by barriers: a column's products are added in the host's order. Then the row's columns
+ * gathered (`order`, in any order) and each written at its rank among them. table and sums:
+ * `most` slots (twice the product's longest row), order: half as many pairs. */
+__kernel void spgemm_fill_group(const uint first, const uint rows, __global const int *a_ptr,
+                                __global const int *a_col, __global const double *a_val,
+                                __global const int *b_ptr, __global const int *b_col,
+                                __global const double *b_val, __global const int *c_ptr,
+                                __local int *table, __local double *sums, __local int *order,
+                                const uint most, __global int *c_col, __global double *c_val)
+{
+    __local int shared;
+    const uint l = get_local_id(0), lanes = get_local_size(0);
+    for (uint g = get_group_id(0); g < rows; g += get_num_groups(0)) {
+        const uint i = first + g;
+        const int begin = c_ptr[i], n = c_ptr[i + 1] - begin;
+        const uint size = group_table(n, most);
+        for (uint s = l; s < size; s += lanes)
+            table[s] = EMPTY;
+        if (l == 0)
+            shared = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int ka = a_ptr[i]; ka < a_ptr[i + 1]; ++ka) {
+            const int r = a_col[ka], b_begin = b_ptr[r], b_end = b_ptr[r + 1];
+            const double v = a_val[ka];
+            for (int kb0 = b_begin; kb0 < b_end; kb0 += (int)lanes) {
+                const int kb = kb0 + (int)l;
+                if (kb < b_end) {
+                    bool added = false;
+                    const uint s = group_slot(table, size, b_col[kb], &added);
+                    if (added)
+                        sums[s] = 0.0;
+                    sums[s] = sums[s] + v * b_val[kb];
+                }
+                barrier(CLK_LOCAL_MEM_FENCE); /* this step's sums before the next one's */
+            }
+        }
+        for (uint s = l; s < size; s += lanes)
+            if (table[s] != EMPTY) {
+                const int at = atomic_inc(&shared);
+                order[2 * at] = table[s];
+                order[2 * at + 1] = (int)s;
+            }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int at = (int)l; at < n; at += (int)lanes) {
+            const int j = order[2 * at];
+            int rank = 0;
+            for (int m = 0; m < n; ++m)
+                rank += order[2 * m] < j;
+            c_col[begin + rank] = j;
+            c_val[begin + rank] = sums[order[2 * at + 1]];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* the row read before the next one's table is cleared */
+    }
+}
 
 /* Rows of more than `sorted` entries by column (their columns distinct; those up to `sorted`
  * were sorted by the kernel that wrote them: SORT_IN_ITEM, a product's up to SPGEMM_LOCAL

@@ -155,8 +155,9 @@ typedef struct cmrscl_multiply_info {
     double seconds;         /* the whole call: the product, then C read back and/or made a matrix */
 } cmrscl_multiply_info;
 
-/* C = A B (a: m x k, b: k x n, valid CSR; b may be a) in double, on ctx's device - a work-item a
- * row of C: its columns counted in a table of its own, the rows placed, the products summed,
+/* C = A B (a: m x k, b: k x n, valid CSR; b may be a) in double, on ctx's device - each row of
+ * C's columns counted in a table of its own (on a GPU, a work-group a row with its table in
+ * local memory, where B's rows hold distinct columns), the rows placed, the products summed,
  * the row sorted - as AMG's Galerkin products are made. C is canonical (columns ascending) and
  * keeps every structural product: an entry whose products cancel is stored, as 0. Each entry
  * is summed in the order of A's row and then B's rows, without fma: the same bits whichever

@@ -432,14 +432,30 @@ int main(void)
     check_levels(ctx, "stencil27:12", 0);
     unsetenv("CMRSCL_AMG_SORT_IN_ITEM");
     unsetenv("CMRSCL_AMG_SORT_LOCAL");
-    /* the rows' tables in local memory up to 4 columns and in global memory past them, both in
-     * one product (cl/spgemm.cl, SPGEMM_LOCAL); then none in local memory */
+    /* the rows' tables in local memory where every row of a product has at most 4 columns, in
+     * global memory where one has more (cl/spgemm.cl, SPGEMM_LOCAL; a CPU's kernels); then
+     * never in local memory */
     setenv("CMRSCL_AMG_SPGEMM_LOCAL", "4", 1);
     check_levels(ctx, "stencil7:16", 0);
     check_levels(ctx, "elastic:6", 6);
     setenv("CMRSCL_AMG_SPGEMM_LOCAL", "0", 1);
     check_levels(ctx, "convdiff:48", 0);
     unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
+    /* a work-group a row, its table in local memory (cl/spgemm.cl, spgemm_count_group and
+     * spgemm_fill_group: a GPU's), with 4 lanes, so B's rows take several steps, and 32; then a
+     * work-item a row where a GPU would take groups */
+    setenv("CMRSCL_AMG_SPGEMM_GROUPS", "1", 1);
+    setenv("CMRSCL_AMG_SPGEMM_LOCAL", "4", 1);
+    setenv("CMRSCL_AMG_SPGEMM_LANES", "4", 1);
+    check_levels(ctx, "stencil27:12", 0);
+    check_levels(ctx, "elastic:6", 6);
+    setenv("CMRSCL_AMG_SPGEMM_LANES", "32", 1);
+    check_levels(ctx, "geo:4000:8", 0);
+    unsetenv("CMRSCL_AMG_SPGEMM_LANES");
+    unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
+    setenv("CMRSCL_AMG_SPGEMM_GROUPS", "0", 1);
+    check_levels(ctx, "stencil27:12", 0);
+    unsetenv("CMRSCL_AMG_SPGEMM_GROUPS");
     check_entries_rule(ctx, "convdiff:48");
     cmrscl_csr big; /* rows in three pieces of AMG_PIECE, the last one short */
     double *d = NULL;

@@ -175,20 +175,33 @@ static void check_local_tables(cmrscl_context ctx, bool fp64)
 {
     cmrscl_csr a = tridiagonal(200);
     const char *slots[] = {"4", "8", "2"};
-    for (int s = 0; s < 3; ++s) {
-        setenv("CMRSCL_AMG_SPGEMM_LOCAL", slots[s], 1);
-        char what[64];
-        snprintf(what, sizeof what, "a tridiagonal squared, local tables of %s", slots[s]);
-        check_case(ctx, &a, &a, fp64, what);
-    }
+    /* and where the work-item's global tables would be, a work-group's of 4 lanes a row (a
+     * GPU's: cl/spgemm.cl, spgemm_count_group and spgemm_fill_group) */
+    for (int groups = 0; groups < 2; ++groups)
+        for (int s = 0; s < 3; ++s) {
+            setenv("CMRSCL_AMG_SPGEMM_GROUPS", groups ? "1" : "0", 1);
+            setenv("CMRSCL_AMG_SPGEMM_LANES", "4", 1);
+            setenv("CMRSCL_AMG_SPGEMM_LOCAL", slots[s], 1);
+            char what[80];
+            snprintf(what, sizeof what, "a tridiagonal squared, local tables of %s%s", slots[s],
+                     groups ? ", groups" : "");
+            check_case(ctx, &a, &a, fp64, what);
+        }
+    unsetenv("CMRSCL_AMG_SPGEMM_GROUPS");
+    unsetenv("CMRSCL_AMG_SPGEMM_LANES");
     unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
     cmrscl_csr_free(&a);
 }
 
 static void check_generated(cmrscl_context ctx, bool fp64)
 {
-    const char *specs[] = {"stencil7:10", "geo:3000:8", "convdiff:20"};
-    for (int s = 0; s < 3; ++s) {
+    /* (stencil27:8 with a work-group a row: rows of 125 columns, 27 steps of 27 lanes) */
+    const char *specs[] = {"stencil7:10", "geo:3000:8", "convdiff:20", "stencil27:8"};
+    for (int s = 0; s < 4; ++s) {
+        if (s == 3) /* (the others: a work-item a row on a CPU, a work-group on a GPU) */
+            setenv("CMRSCL_AMG_SPGEMM_GROUPS", "1", 1);
+        else
+            unsetenv("CMRSCL_AMG_SPGEMM_GROUPS");
         cmrscl_csr a;
         CHECK_OK(cmrscl_csr_generate(specs[s], &a));
         char what[64];
@@ -201,8 +214,10 @@ static void check_generated(cmrscl_context ctx, bool fp64)
         cmrscl_csr_free(&t);
         cmrscl_csr_free(&a);
     }
+    /* B's columns repeated: the group fill would race on them, so the work-item's takes it */
     cmrscl_csr a = random_csr(300, 200, 5, 1), b = random_csr(200, 250, 7, 2);
     check_case(ctx, &a, &b, fp64, "random 300 x 200 times 200 x 250, columns unsorted, repeated");
+    unsetenv("CMRSCL_AMG_SPGEMM_GROUPS");
     cmrscl_csr_free(&a), cmrscl_csr_free(&b);
 }
 

@@ -43,15 +43,29 @@
  * (docs/dev/PERFORMANCE.md, SPGEMM_LOCAL). */
 #define SPGEMM_LOCAL 32
 #define SORT_LOCAL 1024
-/* the most work-groups sort_long_rows runs, each walking rows in turn */
+/* the most work-groups sort_long_rows and the group kernels run, each walking rows in turn */
 #define SORT_GROUPS 65536
+/* On a GPU a product's rows are filled a work-group a row (spgemm_fill_group): the row's table
+ * in local memory, B's rows across the lanes, A's entries in turn - where a work-item a row
+ * probes a table in global memory, a DRAM sector a probe, one after another. Counted so too
+ * (spgemm_count_group) where A's and B's rows make SPGEMM_GROUP_PRODUCTS products a row or more
+ * on average: below, a group's barriers and idle lanes cost more than a work-item's few probes.
+ * SPGEMM_LANES lanes a group, twice as many where B's rows are longer on average: a step's
+ * lanes take one of B's row's entries each. Not on CPUs, whose caches hold a work-item's table
+ * and whose groups meet at barriers in software (docs/dev/PERFORMANCE.md, SPGEMM_GROUPS). */
+#define SPGEMM_LANES 32
+#define SPGEMM_GROUP_PRODUCTS 64
 
 typedef struct galerkin_run {
     cmrscl_context ctx;
-    cl_kernel count, fill, t_count, t_scatter, t_sort, smooth, sort_long, fill_local;
+    cl_kernel count, fill, t_count, t_scatter, t_sort, smooth, sort_long, count_group, fill_group,
+        fill_local;
     cl_mem keys, sums; /* the batch's tables */
     int sort_in_item;  /* SORT_IN_ITEM, or CMRSCL_AMG_SORT_IN_ITEM (the tests, and measuring) */
     int local_slots;   /* SPGEMM_LOCAL, or CMRSCL_AMG_SPGEMM_LOCAL (likewise), or fewer */
+    launcher rows;     /* the group kernels' launcher, where they run: its group the most lanes */
+    size_t lanes;      /* CMRSCL_AMG_SPGEMM_LANES (the tests, and measuring), else 0 */
+    bool groups_asked; /* CMRSCL_AMG_SPGEMM_GROUPS=1: every count in groups too (likewise) */
     size_t batch;      /* rows a batch */
     /* the context's queue, a barrier after each launch where it runs out of order (the
      * batches share the tables, the fills need the counts, the reads the fills); its group:
@@ -74,83 +88,9 @@ static cmrscl_status launch(const galerkin_run *g, cl_kernel k, cl_uint first, c
     err |= clSetKernelArg(k, 1, sizeof n, &n);
     for (int i = 0; i < count; ++i)
         err |= clSetKernelArg(k, (cl_uint)(2 + i), sizeof(cl_mem), &mem[i]);
-    return err == CL_SUCCESS ? cmrs_launch_enqueue(&g->l, k, n, 0, NULL, NULL)
-                             : cmrscl_fail_cl(err, "clSetKernelArg (AMG set-up on the device)");
-}
-
-/* Each thread's share of the rows' counts: summed, then turned into their starts in place. */
-typedef struct starts_job {
-    int32_t *rows; /* n + 1: the counts at [1..n], then the starts at [0..n] */
-    int32_t n;
-    int64_t *total;  /* a thread's sum; then the starts before its rows */
-    int32_t *failed; /* a thread's first row counted -1, or -1 */
-    int32_t *most;   /* a thread's longest row */
-    bool place;      /* the second pass */
-} starts_job;
-
-static void starts_share(void *ctx, int thread, int threads)
-{
-    const starts_job *j = ctx;
-    int64_t begin, end, sum = j->total[thread];
-    cmrs_parallel_range(j->n, thread, threads, &begin, &end);
-    if (!j->place) {
-        int32_t most = 0;
-        j->failed[thread] = -1, sum = 0;
-        for (int64_t i = begin; i < end; ++i) {
-            if (j->rows[i + 1] < 0 && j->failed[thread] < 0)
-                j->failed[thread] = (int32_t)i;
-            sum += j->rows[i + 1];
-            most = j->rows[i + 1] > most ? j->rows[i + 1] : most;
-        }
-        j->total[thread] = sum;
-        j->most[thread] = most;
-        return;
-    }
-    for (int64_t i = begin; i < end; ++i) { /* row i + 1's start over row i's count */
-        sum += j->rows[i + 1];
-        j->rows[i + 1] = (int32_t)sum;
-    }
-}
-
-/* The rows' counts (rows[1..n]) into their starts (rows[0..n]) on the host's threads, *nnz the
- * last, *longest the longest row; ERROR_UNSUPPORTED for a row that overflowed its table or more
- * than 2^31 - 1 entries. */
-static cmrscl_status row_starts(int32_t *rows, int32_t n, int64_t *nnz, int32_t *longest)
-{
-    int threads = cmrs_parallel_threads();
-    int64_t *total = calloc((size_t)threads, sizeof *total);
-    int32_t *failed = calloc((size_t)threads, sizeof *failed);
-    int32_t *most = calloc((size_t)threads, sizeof *most);
-    if (!total || !failed || !most) {
-        free(total), free(failed), free(most);
-        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
-    }
-    starts_job job = {rows, n, total, failed, most, false};
-    cmrs_parallel_run(threads, starts_share, &job);
-    int32_t bad = -1;
-    int64_t sum = 0;
-    *longest = 0;
-    for (int t = 0; t < threads; ++t) {
-        bad = bad < 0 ? failed[t] : bad;
-        *longest = most[t] > *longest ? most[t] : *longest;
-        int64_t part = total[t];
-        total[t] = sum, sum += part;
-    }
-    cmrscl_status st = CMRSCL_OK;
-    if (bad >= 0 || sum > INT32_MAX)
-        st = cmrscl_fail(
-            CMRSCL_ERROR_UNSUPPORTED,
-            bad >= 0 ? "a sparse product on the device: row %d of C has more than %d columns"
-                     : "a sparse product on the device: more than 2^31 - 1 entries (%d rows)",
-            bad >= 0 ? (int)bad : (int)n, SPGEMM_TABLE);
-    if (st == CMRSCL_OK) {
-        job.place = true;
-        cmrs_parallel_run(threads, starts_share, &job);
-        rows[0] = 0;
-        *nnz = sum;
-    }
-    free(total), free(failed), free(most);
-    return st;
+    return err == CL_SUCCESS
+               ? cmrs_launch_enqueue(&g->l, k, n, 0, NULL, NULL)
+               : cmrscl_fail_cl(err, "clSetKernelArg (a sparse product on the device)");
 }
 
 /* c's rows placed from their counts in `count` on the device: the counts read back into
@@ -162,10 +102,12 @@ static cmrscl_status place_rows(const galerkin_run *g, cl_mem count, int32_t *ro
     size_t ptr_bytes = ((size_t)c->rows + 1) * 4;
     cl_int err = cmrs_download(g->ctx, count, 0, (size_t)c->rows * 4, rows + 1);
     cmrscl_status st =
-        err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "the counts' read (AMG, device)");
+        err == CL_SUCCESS
+            ? CMRSCL_OK
+            : cmrscl_fail_cl(err, "the counts' read (a sparse product on the device)");
     int64_t nnz = 0;
     if (st == CMRSCL_OK)
-        st = row_starts(rows, c->rows, &nnz, longest);
+        st = cmrs_row_starts(rows, c->rows, SPGEMM_TABLE, &nnz, longest);
     c->nnz = nnz;
     if (st == CMRSCL_OK)
         st = cmrs_amg_buffer(g->ctx, ptr_bytes, &c->ptr);
@@ -193,10 +135,99 @@ static cmrscl_status sort_long_rows(const galerkin_run *g, const cmrs_device_csr
                : st;
 }
 
-/* c = a b on the device; ERROR_UNSUPPORTED where a row overflows its table or c has more than
- * 2^31 - 1 entries. */
+/* The lanes of a product's groups (SPGEMM_LANES). */
+static size_t group_lanes(const galerkin_run *g, const cmrs_device_csr *b)
+{
+    size_t lanes = g->lanes                                            ? g->lanes
+                   : b->nnz > (int64_t)SPGEMM_LANES * (int64_t)b->rows ? 2 * SPGEMM_LANES
+                                                                       : SPGEMM_LANES;
+    return lanes < g->rows.group ? lanes : g->rows.group;
+}
+
+/* Whether A's and B's rows make enough products a row for the group count
+ * (SPGEMM_GROUP_PRODUCTS), or the groups are asked for. */
+static bool count_in_groups(const galerkin_run *g, const cmrs_device_csr *a,
+                            const cmrs_device_csr *b)
+{
+    return g->count_group &&
+           (g->groups_asked ||
+            (a->rows > 0 && b->rows > 0 &&
+             (double)a->nnz / a->rows * ((double)b->nnz / b->rows) >= SPGEMM_GROUP_PRODUCTS));
+}
+
+/* A group kernel over every row of a product, its arguments from 2 on; SORT_GROUPS groups of
+ * `lanes` at most. */
+static cmrscl_status launch_groups(const galerkin_run *g, cl_kernel k, int32_t rows, size_t lanes,
+                                   const launch_arg *args, int count)
+{
+    cl_uint first = 0, n = (cl_uint)rows;
+    cl_int err = clSetKernelArg(k, 0, sizeof first, &first);
+    err |= clSetKernelArg(k, 1, sizeof n, &n);
+    for (int i = 0; i < count; ++i)
+        err |= clSetKernelArg(k, (cl_uint)(2 + i), args[i].size, args[i].value);
+    launcher l = g->rows;
+    l.group = lanes;
+    size_t groups = n < SORT_GROUPS ? n : SORT_GROUPS;
+    return err == CL_SUCCESS ? cmrs_launch_enqueue(&l, k, groups * lanes, 0, NULL, NULL)
+                             : cmrscl_fail_cl(err, "clSetKernelArg (a sparse product's groups)");
+}
+
+/* A local argument of `bytes` (a NULL value: OpenCL's way to size one). */
+#define LOCAL(bytes) ((launch_arg){(bytes), NULL})
+
+static cmrscl_status count_by_groups(const galerkin_run *g, const cmrs_device_csr *a,
+                                     const cmrs_device_csr *b, cl_mem count)
+{
+    cl_uint most = 2 * SPGEMM_TABLE;
+    launch_arg args[] = {
+        ARG(a->ptr), ARG(a->col), ARG(b->ptr), ARG(b->col), LOCAL((size_t)most * 4),
+        ARG(most),   ARG(count)};
+    return launch_groups(g, g->count_group, a->rows, group_lanes(g, b), args, COUNT(args));
+}
+
+/* The slots of the group fill's tables for rows of at most `longest` columns (cl/spgemm.cl's
+ * group_table), and whether they fit the device's local memory: 16 bytes a slot. The group
+ * fill needs B's rows of distinct columns (the lanes of a step would race on a column twice in
+ * a row). */
+static cl_uint group_slots(int32_t longest)
+{
+    cl_uint size = 32;
+    while (size < 2 * SPGEMM_TABLE && (int64_t)size < 2 * (int64_t)longest)
+        size *= 2;
+    return size;
+}
+
+static bool group_fill_fits(const galerkin_run *g, bool b_distinct, int32_t longest)
+{
+    return g->fill_group && b_distinct &&
+           (size_t)group_slots(longest) * 16 + 64 <= g->ctx->info.local_mem_bytes;
+}
+
+static cmrscl_status fill_by_groups(const galerkin_run *g, const cmrs_device_csr *a,
+                                    const cmrs_device_csr *b, const cmrs_device_csr *c,
+                                    int32_t longest)
+{
+    cl_uint most = group_slots(longest);
+    launch_arg args[] = {ARG(a->ptr),
+                         ARG(a->col),
+                         ARG(a->val),
+                         ARG(b->ptr),
+                         ARG(b->col),
+                         ARG(b->val),
+                         ARG(c->ptr),
+                         LOCAL((size_t)most * 4),
+                         LOCAL((size_t)most * 8),
+                         LOCAL((size_t)most * 4),
+                         ARG(most),
+                         ARG(c->col),
+                         ARG(c->val)};
+    return launch_groups(g, g->fill_group, a->rows, group_lanes(g, b), args, COUNT(args));
+}
+
+/* c = a b on the device (b_distinct: b's rows of distinct columns); ERROR_UNSUPPORTED where a
+ * row overflows its table or c has more than 2^31 - 1 entries. */
 static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
-                             const cmrs_device_csr *b, cmrs_device_csr *c)
+                             const cmrs_device_csr *b, bool b_distinct, cmrs_device_csr *c)
 {
     *c = (cmrs_device_csr){a->rows, b->cols, 0, NULL, NULL, NULL};
     double t0 = cmrscl_seconds(), t1 = t0;
@@ -204,8 +235,12 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     int32_t *rows = malloc(((size_t)a->rows + 1) * sizeof *rows);
     cmrscl_status st =
         rows ? cmrs_amg_buffer(g->ctx, ((size_t)a->rows + 1) * 4, &count)
-             : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
-    for (int32_t first = 0; st == CMRSCL_OK && first < a->rows; first += (int32_t)g->batch) {
+             : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "a sparse product on the device");
+    const bool counted_in_groups = count_in_groups(g, a, b);
+    if (st == CMRSCL_OK && counted_in_groups)
+        st = count_by_groups(g, a, b, count);
+    for (int32_t first = 0; st == CMRSCL_OK && !counted_in_groups && first < a->rows;
+         first += (int32_t)g->batch) {
         cl_mem mem[] = {a->ptr, a->col, b->ptr, b->col, g->keys, count};
         st = launch(g, g->count, (cl_uint)first, batch_rows(g, a->rows, first), 6, mem);
     }
@@ -213,16 +248,20 @@ static cmrscl_status product(const galerkin_run *g, const cmrs_device_csr *a,
     if (st == CMRSCL_OK)
         st = place_rows(g, count, rows, c, &longest);
     t1 = cmrscl_seconds();
-    /* (the local kernel's rows all sorted by it, the other's up to SORT_IN_ITEM) */
+    /* (the local and group kernels' rows all sorted by them, the other's up to SORT_IN_ITEM) */
     const bool local = g->fill_local && longest <= g->local_slots;
-    for (int32_t first = 0; st == CMRSCL_OK && first < a->rows; first += (int32_t)g->batch) {
+    const bool grouped = !local && st == CMRSCL_OK && group_fill_fits(g, b_distinct, longest);
+    if (grouped)
+        st = fill_by_groups(g, a, b, c, longest);
+    for (int32_t first = 0; st == CMRSCL_OK && !grouped && first < a->rows;
+         first += (int32_t)g->batch) {
         cl_mem mem[] = {a->ptr, a->col,  a->val,  b->ptr, b->col, b->val,
                         c->ptr, g->keys, g->sums, c->col, c->val};
         st = launch(g, local ? g->fill_local : g->fill, (cl_uint)first,
                     batch_rows(g, a->rows, first), 11, mem);
     }
     if (st == CMRSCL_OK)
-        st = sort_long_rows(g, c, longest, local ? longest : g->sort_in_item);
+        st = sort_long_rows(g, c, longest, local || grouped ? longest : g->sort_in_item);
     if (cmrscl_tracing()) { /* the fill's time apart from what follows it on the queue */
         clFinish(g->l.queue);
         cmrscl_trace("AMG product on the device, %d rows: counted and placed %.3f s, filled and "
@@ -264,14 +303,37 @@ static cmrscl_status make_kernels(galerkin_run *g)
              "-DSORT_IN_ITEM=%d -DSORT_LOCAL=%d -DSPGEMM_LOCAL=%d",
              SPGEMM_GROUP, SPGEMM_TABLE, g->sort_in_item, sort_local, g->local_slots);
     static const char *const names[] = {
-        "spgemm_count",   "spgemm_fill",        "transpose_count", "transpose_scatter",
-        "transpose_sort", "smooth_prolongator", "sort_long_rows",  "spgemm_fill_local"};
-    cl_kernel k[8];
+        "spgemm_count",      "spgemm_fill",        "transpose_count", "transpose_scatter",
+        "transpose_sort",    "smooth_prolongator", "sort_long_rows",  "spgemm_count_group",
+        "spgemm_fill_group", "spgemm_fill_local"};
+    cl_kernel k[10];
     g->l.group = SPGEMM_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, g->local_slots ? 8 : 7, names,
-                                        k, &g->l.group);
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, g->local_slots ? 10 : 9,
+                                        names, k, &g->l.group);
     g->count = k[0], g->fill = k[1], g->t_count = k[2], g->t_scatter = k[3], g->t_sort = k[4];
-    g->smooth = k[5], g->sort_long = k[6], g->fill_local = g->local_slots ? k[7] : NULL;
+    g->smooth = k[5], g->sort_long = k[6], g->fill_local = g->local_slots ? k[9] : NULL;
+    /* the group kernels on GPUs, CMRSCL_AMG_SPGEMM_GROUPS=0|1 (the tests, and measuring) else;
+     * their lanes SPGEMM_LANES, or CMRSCL_AMG_SPGEMM_LANES (likewise), or the most they run */
+    const char *groups = getenv("CMRSCL_AMG_SPGEMM_GROUPS"),
+               *lanes = getenv("CMRSCL_AMG_SPGEMM_LANES");
+    bool on = groups && *groups ? atoi(groups) != 0 : (g->ctx->info.type & CL_DEVICE_TYPE_GPU) != 0;
+    g->groups_asked = groups && *groups && atoi(groups) != 0;
+    g->rows = g->l;
+    g->lanes = lanes && atoi(lanes) > 0 ? (size_t)atoi(lanes) : 0;
+    g->rows.group = g->lanes > 2 * (size_t)SPGEMM_LANES ? g->lanes : 2 * (size_t)SPGEMM_LANES;
+    for (int i = 7; i < 9; ++i) {
+        size_t most = 0;
+        if (k[i])
+            clGetKernelWorkGroupInfo(k[i], g->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
+                                     &most, NULL);
+        while (most && g->rows.group > most && g->rows.group > 1)
+            g->rows.group /= 2;
+    }
+    if (!on || st != CMRSCL_OK)
+        for (int i = 7; i < 9; ++i)
+            if (k[i])
+                clReleaseKernel(k[i]), k[i] = NULL;
+    g->count_group = k[7], g->fill_group = k[8];
     return st;
 }
 
@@ -347,9 +409,9 @@ static void run_close(galerkin_run *g)
     for (int i = 0; i < 2; ++i)
         if (mem[i])
             clReleaseMemObject(mem[i]);
-    cl_kernel k[] = {g->count,  g->fill,   g->t_count,   g->t_scatter,
-                     g->t_sort, g->smooth, g->sort_long, g->fill_local};
-    for (int i = 0; i < 8; ++i)
+    cl_kernel k[] = {g->count,  g->fill,      g->t_count,     g->t_scatter,  g->t_sort,
+                     g->smooth, g->sort_long, g->count_group, g->fill_group, g->fill_local};
+    for (int i = 0; i < 10; ++i)
         if (k[i])
             clReleaseKernel(k[i]);
 }
@@ -391,7 +453,7 @@ cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *
     if (st == CMRSCL_OK)
         st = cmrs_device_csr_upload(g.ctx, t, &dt);
     if (st == CMRSCL_OK)
-        st = product(&g, ad, &dt, &dp);
+        st = product(&g, ad, &dt, true, &dp);
     if (st == CMRSCL_OK)
         st = smooth(&g, &dp, &dt, diag_inv, omega);
     double t1 = cmrscl_seconds();
@@ -410,7 +472,8 @@ cmrscl_status cmrs_amg_prolongator_device(cmrscl_context ctx, const cmrscl_csr *
 }
 
 cmrscl_status cmrs_device_multiply(cmrscl_context ctx, const cmrscl_csr *a, const cmrscl_csr *b,
-                                   size_t batch, cmrs_device_csr *c, double *upload_seconds)
+                                   bool b_distinct, size_t batch, cmrs_device_csr *c,
+                                   double *upload_seconds)
 {
     *c = (cmrs_device_csr){0};
     galerkin_run g;
@@ -424,7 +487,7 @@ cmrscl_status cmrs_device_multiply(cmrscl_context ctx, const cmrscl_csr *a, cons
         st = cmrs_device_csr_upload(g.ctx, b, &db);
     *upload_seconds = cmrscl_seconds() - t0;
     if (st == CMRSCL_OK)
-        st = product(&g, &da, b != a ? &db : &da, c);
+        st = product(&g, &da, b != a ? &db : &da, b_distinct, c);
     if (st == CMRSCL_OK && clFinish(g.l.queue) != CL_SUCCESS)
         st = cmrscl_fail(CMRSCL_ERROR_OPENCL, "clFinish (a sparse product on the device)");
     if (st != CMRSCL_OK)
@@ -462,7 +525,7 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
         st = cmrs_device_csr_upload(g.ctx, p, &dp);
     t[1] = cmrscl_seconds();
     if (st == CMRSCL_OK)
-        st = product(&g, ad, pd, &ap);
+        st = product(&g, ad, pd, true, &ap);
     cmrs_device_csr_release(&da);
     t[2] = cmrscl_seconds();
     if (st == CMRSCL_OK)
@@ -470,7 +533,7 @@ cmrscl_status cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, 
     cmrs_device_csr_release(&dp);
     t[3] = cmrscl_seconds();
     if (st == CMRSCL_OK)
-        st = product(&g, &dr, &ap, &rap);
+        st = product(&g, &dr, &ap, true, &rap);
     cmrs_device_csr_release(&ap);
     t[4] = cmrscl_seconds();
     if (st == CMRSCL_OK)

@@ -21,7 +21,7 @@ cmrscl_status cmrs_amg_buffer(cmrscl_context ctx, size_t bytes, cl_mem *out)
 {
     cmrscl_status st = CMRSCL_OK;
     *out = cmrs_launch_new_buffer(ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st,
-                                  "clCreateBuffer (AMG set-up on the device)");
+                                  "clCreateBuffer (AMG or C = A B on the device)");
     return st;
 }
 
@@ -33,7 +33,8 @@ cmrscl_status cmrs_amg_upload(cmrscl_context ctx, cl_mem dst, size_t bytes, cons
         err = clWaitForEvents(1, &done);
     if (done)
         clReleaseEvent(done);
-    return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "upload (AMG set-up on the device)");
+    return err == CL_SUCCESS ? CMRSCL_OK
+                             : cmrscl_fail_cl(err, "upload (AMG or C = A B on the device)");
 }
 
 cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a, cmrs_device_csr *out)
@@ -41,13 +42,13 @@ cmrscl_status cmrs_device_csr_upload(cmrscl_context ctx, const cmrscl_csr *a, cm
     *out = (cmrs_device_csr){a->rows, a->cols, a->nnz, NULL, NULL, NULL};
     if (a->nnz > INT32_MAX)
         return cmrscl_fail(CMRSCL_ERROR_UNSUPPORTED,
-                           "AMG set-up on the device: %lld entries (at most 2^31 - 1)",
+                           "a matrix on the device (AMG, C = A B): %lld entries (at most 2^31 - 1)",
                            (long long)a->nnz);
     int32_t *ptr = cmrs_csr_narrow_row_ptr(a->row_ptr, a->rows);
     size_t n = (size_t)a->nnz;
     cmrscl_status st =
         ptr ? cmrs_amg_buffer(ctx, ((size_t)a->rows + 1) * 4, &out->ptr)
-            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG set-up on the device");
+            : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "a matrix on the device (AMG, C = A B)");
     if (st == CMRSCL_OK)
         st = cmrs_amg_buffer(ctx, n * 4, &out->col);
     if (st == CMRSCL_OK)
@@ -75,7 +76,7 @@ cmrscl_status cmrs_device_csr_download(cmrscl_context ctx, const cmrs_device_csr
         free(ptr);
         cmrscl_csr_free(out);
         return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                           "AMG set-up on the device, reading back %lld entries",
+                           "a matrix on the device (AMG, C = A B), reading back %lld entries",
                            (long long)c->nnz);
     }
     cl_int err = cmrs_download(ctx, c->ptr, 0, ((size_t)c->rows + 1) * 4, ptr);
@@ -89,7 +90,7 @@ cmrscl_status cmrs_device_csr_download(cmrscl_context ctx, const cmrs_device_csr
     if (err == CL_SUCCESS)
         return CMRSCL_OK;
     cmrscl_csr_free(out);
-    return cmrscl_fail_cl(err, "reading back (AMG set-up on the device)");
+    return cmrscl_fail_cl(err, "reading back (AMG or C = A B on the device)");
 }
 
 cmrscl_status cmrs_amg_kernels(cmrscl_context ctx, const char *file, const char *options, int count,

@@ -378,12 +378,17 @@ cmrs_amg_galerkin_device(cmrscl_context ctx, const cmrscl_csr *r, const cmrscl_c
                          const cmrs_device_csr *a_on_device, const cmrscl_csr *p,
                          const cmrs_device_csr *p_on_device, size_t batch, cmrscl_csr *c,
                          cmrscl_csr *r_made, cmrs_device_csr *c_keep, cmrs_device_csr *r_keep);
+/* The rows' counts (rows[1..n]) into their starts (rows[0..n]) on the host's threads, *nnz the
+ * last, *longest the longest row; ERROR_UNSUPPORTED for a row counted -1 (more than `table`
+ * columns: its table overflowed) or more than 2^31 - 1 entries (row_starts.c). */
+CMRSCL_HIDDEN cmrscl_status cmrs_row_starts(int32_t *rows, int32_t n, int table, int64_t *nnz,
+                                            int32_t *longest);
 /* c = a b (cmrs_amg_spgemm's, bit for bit) made on ctx's device and left there, the caller's
  * (cmrscl_csr_multiply's product): a and b uploaded (once where b is a; *upload_seconds, after
- * the kernels are built), `batch` as for the Galerkin product. Its errors; on failure c is
- * empty. */
+ * the kernels are built), `batch` as for the Galerkin product; b_distinct: each of b's rows of
+ * distinct columns (what a GPU's group kernels need). Its errors; on failure c is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_device_multiply(cmrscl_context ctx, const cmrscl_csr *a,
-                                                 const cmrscl_csr *b, size_t batch,
+                                                 const cmrscl_csr *b, bool b_distinct, size_t batch,
                                                  cmrs_device_csr *c, double *upload_seconds);
 /* p = t - omega D^-1 (a t), the smoothed prolongator (the host's, bit for bit: a t as
  * cmrs_amg_spgemm makes it, then amg_setup.c's smoothing), made on ctx's device and read back;

@@ -83,13 +83,50 @@ static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
            !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
 }
 
+/* Each level's smoothed prolongator and Galerkin product on the device, the host's bits. */
+static void check_products(const env *e, const cmrs_amg_hierarchy *h, const cmrs_amg_options *o,
+                           bool prolongator_only)
+{
+    for (int l = 0; !test_failures && l + 1 < h->levels; ++l) {
+        const cmrs_amg_level *lv = &h->level[l];
+        cmrscl_csr c = {0}, r = {0}, p = {0};
+        cmrs_device_csr p_on_device = {0};
+        CHECK_OK(cmrs_amg_prolongator_device(e->ctx, &lv->A, NULL, &lv->T, lv->diag_inv,
+                                             o->smooth_scale / lv->rho, 5, &p,
+                                             prolongator_only ? NULL : &p_on_device));
+        CHECK_MSG(same_csr(&p, &lv->P), "level %d: P on the device is not the host's", l);
+        if (!prolongator_only) {
+            cmrs_device_csr c_on_device = {0};
+            CHECK_OK(cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, &p_on_device, 5,
+                                              &c, &r, &c_on_device, NULL));
+            CHECK_MSG(same_csr(&c, &h->level[l + 1].A) && same_csr(&r, &lv->R),
+                      "level %d: R (A P) or R on the device is not the host's", l);
+            /* the next level's estimate of rho from that C, left there */
+            const cmrs_amg_level *next = &h->level[l + 1];
+            double host = 0, device = -1;
+            CHECK_OK(cmrs_amg_spectral_radius(&next->A, next->diag_inv, true, 6, &host));
+            CHECK_OK(
+                cmrs_amg_spectral_radius_device(e->ctx, &next->A, true, 6, &device, &c_on_device));
+            CHECK_MSG(c_on_device.ptr && !memcmp(&host, &device, sizeof host),
+                      "level %d: rho from the kept C %.17g, on the host %.17g", l + 1, device,
+                      host);
+            cmrs_device_csr_release(&c_on_device);
+        }
+        cmrs_device_csr_release(&p_on_device);
+        cmrscl_csr_free(&p);
+        cmrscl_csr_free(&c);
+        cmrscl_csr_free(&r);
+    }
+}
+
 /* The set-up's kernels on the device (host/precond/amg_galerkin.c, cl/spgemm.cl;
  * amg_rho_device.c, cl/amg_rho.cl): each level's estimate of rho by Lanczos and by the power
  * method, its smoothed prolongator, and its Galerkin product R (A P) from that P with R
  * transposed there, in batches of 5 rows - all the host's bits; the symmetry decided there, the
  * host's verdict. prolongator_only: the prolongators alone, every kernel's input from the host
- * (Oclgrind's uninitialised-value checks can run: test_oclgrind galerkin prolongator). */
-int run_galerkin(const env *e, bool prolongator_only)
+ * (Oclgrind's uninitialised-value checks can run: test_oclgrind galerkin prolongator
+ * [groups]). kernels: the products' work-item kernels, their group kernels, or both. */
+int run_galerkin(const env *e, bool prolongator_only, galerkin_kernels kernels)
 {
     cmrscl_csr a = {0};
     cmrs_amg_hierarchy h = {0};
@@ -125,38 +162,26 @@ int run_galerkin(const env *e, bool prolongator_only)
                       "level %d: rho on the device %.17g, on the host %.17g (%s)", l, device, host,
                       symmetric ? "Lanczos" : "the power method");
         }
-    for (int l = 0; !test_failures && l + 1 < h.levels; ++l) {
-        const cmrs_amg_level *lv = &h.level[l];
-        cmrscl_csr c = {0}, r = {0}, p = {0};
-        cmrs_device_csr p_on_device = {0};
-        CHECK_OK(cmrs_amg_prolongator_device(e->ctx, &lv->A, NULL, &lv->T, lv->diag_inv,
-                                             o.smooth_scale / lv->rho, 5, &p,
-                                             prolongator_only ? NULL : &p_on_device));
-        CHECK_MSG(same_csr(&p, &lv->P), "level %d: P on the device is not the host's", l);
-        if (!prolongator_only) {
-            cmrs_device_csr c_on_device = {0};
-            CHECK_OK(cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, &p_on_device, 5,
-                                              &c, &r, &c_on_device, NULL));
-            CHECK_MSG(same_csr(&c, &h.level[l + 1].A) && same_csr(&r, &lv->R),
-                      "level %d: R (A P) or R on the device is not the host's", l);
-            /* the next level's estimate of rho from that C, left there */
-            const cmrs_amg_level *next = &h.level[l + 1];
-            double host = 0, device = -1;
-            CHECK_OK(cmrs_amg_spectral_radius(&next->A, next->diag_inv, true, 6, &host));
-            CHECK_OK(
-                cmrs_amg_spectral_radius_device(e->ctx, &next->A, true, 6, &device, &c_on_device));
-            CHECK_MSG(c_on_device.ptr && !memcmp(&host, &device, sizeof host),
-                      "level %d: rho from the kept C %.17g, on the host %.17g", l + 1, device,
-                      host);
-            cmrs_device_csr_release(&c_on_device);
-        }
-        cmrs_device_csr_release(&p_on_device);
-        cmrscl_csr_free(&p);
-        cmrscl_csr_free(&c);
-        cmrscl_csr_free(&r);
+    /* a work-item a row, then a work-group of 8 lanes a row with its table in local memory
+     * (cl/spgemm.cl, spgemm_count_group and spgemm_fill_group, a GPU's: the barriers' order
+     * and the table's claims under the race checks). The uninitialised-value checks take one
+     * of them a process: after the other, Oclgrind calls the smoothing's input uninitialised,
+     * whichever came first, though every P is the host's. */
+    for (int groups = kernels == GALERKIN_GROUPS; groups < 1 + (kernels != GALERKIN_ITEMS);
+         ++groups) {
+        setenv("CMRSCL_AMG_SPGEMM_GROUPS", groups ? "1" : "0", 1);
+        setenv("CMRSCL_AMG_SPGEMM_LANES", "8", 1);
+        setenv("CMRSCL_AMG_SPGEMM_LOCAL", groups ? "0" : "32", 1);
+        check_products(e, &h, &o, prolongator_only);
     }
-    printf("convdiff:10: %d levels, %s on the device the host's\n", h.levels,
-           prolongator_only ? "P" : "rho (both methods), P, R and R A P");
+    unsetenv("CMRSCL_AMG_SPGEMM_GROUPS");
+    unsetenv("CMRSCL_AMG_SPGEMM_LANES");
+    unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
+    printf("convdiff:10: %d levels, %s on the device the host's (%s a row)\n", h.levels,
+           prolongator_only ? "P" : "rho (both methods), P, R and R A P",
+           kernels == GALERKIN_BOTH     ? "a work-item and a work-group"
+           : kernels == GALERKIN_GROUPS ? "a work-group"
+                                        : "a work-item");
     cmrs_amg_free(&h);
     cmrscl_csr_free(&a);
     return test_finish("oclgrind galerkin");

@@ -39,6 +39,8 @@ int run_solve(const env *e, cmrscl_precision prec);
 int run_chain(const env *e, cmrscl_precision prec);
 /* The AMG V-cycle's kernels in one cycle (test_oclgrind amg float|double, oclgrind_amg.c). */
 int run_amg(const env *e, cmrscl_precision prec);
-int run_galerkin(const env *e, bool prolongator_only);
+/* the products' kernels run_galerkin checks: a work-item a row, a work-group a row, or both */
+typedef enum { GALERKIN_ITEMS, GALERKIN_GROUPS, GALERKIN_BOTH } galerkin_kernels;
+int run_galerkin(const env *e, bool prolongator_only, galerkin_kernels kernels);
 
 #endif

@@ -427,7 +427,8 @@ int main(int argc, char **argv)
     bool solve = argc == 3 && !strcmp(argv[1], "solve");
     bool chain = argc == 3 && !strcmp(argv[1], "chain");
     bool amg = argc == 3 && !strcmp(argv[1], "amg");
-    bool galerkin = (argc == 2 || (argc == 3 && !strcmp(argv[2], "prolongator"))) &&
+    bool groups = argc == 4 && !strcmp(argv[3], "groups");
+    bool galerkin = (argc == 2 || ((argc == 3 || groups) && !strcmp(argv[2], "prolongator"))) &&
                     !strcmp(argv[1], "galerkin");
     if (!refused && !convert && !modulo && !slice && !spmm && !solve && !chain && !amg &&
         !galerkin && !parse_args(argc, argv, &v)) {
@@ -438,7 +439,7 @@ int main(int argc, char **argv)
                 "       %s convert float|double\n"
                 "       %s modulo float|double WARP MODULO\n"
                 "       %s slice|spmm|solve|chain|amg float|double\n"
-                "       %s galerkin [prolongator]\n",
+                "       %s galerkin [prolongator [groups]]\n",
                 argv[0], argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
         return 2;
     }
@@ -451,7 +452,10 @@ int main(int argc, char **argv)
     else if (galerkin && !e.dev.fp64)
         printf("skipped: the device has no fp64 (the set-up's kernels are in double)\n");
     else if (galerkin)
-        status = run_galerkin(&e, argc == 3);
+        status = run_galerkin(&e, argc >= 3,
+                              argc == 2 ? GALERKIN_BOTH
+                              : groups  ? GALERKIN_GROUPS
+                                        : GALERKIN_ITEMS);
     else if ((convert || modulo || slice || spmm || solve || chain || amg) &&
              !strcmp(argv[2], "double") && !e.dev.fp64)
         printf("skipped: the device has no fp64\n");
