@@ -268,6 +268,59 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
 /* The builder's rule on its own (no CMRSCL_AMG_GALERKIN): a level goes to a GPU with fp64 from
  * GALERKIN_DEVICE_ROWS rows or GALERKIN_DEVICE_ENTRIES entries - here the entries set at level
  * 1's, so levels 0 and 1 and no other - and to no other device. */
+/* The device's kernels each way, by the tests' switches (space-separated NAME=VALUE, set for the
+ * case alone), on a matrix's levels (elastic: its candidates, 0 for the constant). */
+typedef struct kernel_case {
+    const char *settings;
+    const char *spec;
+    int elastic;
+} kernel_case;
+
+static const kernel_case kernel_cases[] = {
+    /* rows sorted each way: by their work-item up to 4 entries, a work-group's ranks in local
+     * memory up to 16, past that by one work-item again (cl/spgemm.cl, sort_long_rows) */
+    {"CMRSCL_AMG_SORT_IN_ITEM=4 CMRSCL_AMG_SORT_LOCAL=16", "stencil27:12", 0},
+    /* the rows' tables in local memory where every row of a product has at most 4 columns, in
+     * global memory where one has more (cl/spgemm.cl, SPGEMM_LOCAL; a CPU's kernels); then
+     * never in local memory */
+    {"CMRSCL_AMG_SPGEMM_LOCAL=4", "stencil7:16", 0},
+    {"CMRSCL_AMG_SPGEMM_LOCAL=4", "elastic:6", 6},
+    {"CMRSCL_AMG_SPGEMM_LOCAL=0", "convdiff:48", 0},
+    /* a work-group a row, its table in local memory (cl/spgemm.cl, spgemm_count_group and
+     * spgemm_fill_group: a GPU's), with 4 lanes, so B's rows take several steps, and 32; then a
+     * work-item a row where a GPU would take groups */
+    {"CMRSCL_AMG_SPGEMM_GROUPS=1 CMRSCL_AMG_SPGEMM_LOCAL=4 CMRSCL_AMG_SPGEMM_LANES=4",
+     "stencil27:12", 0},
+    {"CMRSCL_AMG_SPGEMM_GROUPS=1 CMRSCL_AMG_SPGEMM_LOCAL=4 CMRSCL_AMG_SPGEMM_LANES=4", "elastic:6",
+     6},
+    {"CMRSCL_AMG_SPGEMM_GROUPS=1 CMRSCL_AMG_SPGEMM_LOCAL=4 CMRSCL_AMG_SPGEMM_LANES=32",
+     "geo:4000:8", 0},
+    {"CMRSCL_AMG_SPGEMM_GROUPS=0", "stencil27:12", 0},
+};
+
+/* The case's switches set or (set = false) unset. */
+static void apply_settings(const char *settings, bool set)
+{
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", settings);
+    for (char *save = NULL, *item = strtok_r(copy, " ", &save); item;
+         item = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(item, '=');
+        *eq = '\0';
+        if (set)
+            setenv(item, eq + 1, 1);
+        else
+            unsetenv(item);
+    }
+}
+
+static void check_kernel_case(cmrscl_context ctx, const kernel_case *c)
+{
+    apply_settings(c->settings, true);
+    check_levels(ctx, c->spec, c->elastic);
+    apply_settings(c->settings, false);
+}
+
 static void check_entries_rule(cmrscl_context ctx, const char *spec)
 {
     cmrscl_csr a;
@@ -425,37 +478,8 @@ int main(void)
     check_levels(ctx, "convdiff:48", 0);
     check_levels(ctx, "geo:4000:8", 0);
     check_levels(ctx, "elastic:6", 6);
-    /* rows sorted each way: by their work-item up to 4 entries, a work-group's ranks in local
-     * memory up to 16, past that by one work-item again (cl/spgemm.cl, sort_long_rows) */
-    setenv("CMRSCL_AMG_SORT_IN_ITEM", "4", 1);
-    setenv("CMRSCL_AMG_SORT_LOCAL", "16", 1);
-    check_levels(ctx, "stencil27:12", 0);
-    unsetenv("CMRSCL_AMG_SORT_IN_ITEM");
-    unsetenv("CMRSCL_AMG_SORT_LOCAL");
-    /* the rows' tables in local memory where every row of a product has at most 4 columns, in
-     * global memory where one has more (cl/spgemm.cl, SPGEMM_LOCAL; a CPU's kernels); then
-     * never in local memory */
-    setenv("CMRSCL_AMG_SPGEMM_LOCAL", "4", 1);
-    check_levels(ctx, "stencil7:16", 0);
-    check_levels(ctx, "elastic:6", 6);
-    setenv("CMRSCL_AMG_SPGEMM_LOCAL", "0", 1);
-    check_levels(ctx, "convdiff:48", 0);
-    unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
-    /* a work-group a row, its table in local memory (cl/spgemm.cl, spgemm_count_group and
-     * spgemm_fill_group: a GPU's), with 4 lanes, so B's rows take several steps, and 32; then a
-     * work-item a row where a GPU would take groups */
-    setenv("CMRSCL_AMG_SPGEMM_GROUPS", "1", 1);
-    setenv("CMRSCL_AMG_SPGEMM_LOCAL", "4", 1);
-    setenv("CMRSCL_AMG_SPGEMM_LANES", "4", 1);
-    check_levels(ctx, "stencil27:12", 0);
-    check_levels(ctx, "elastic:6", 6);
-    setenv("CMRSCL_AMG_SPGEMM_LANES", "32", 1);
-    check_levels(ctx, "geo:4000:8", 0);
-    unsetenv("CMRSCL_AMG_SPGEMM_LANES");
-    unsetenv("CMRSCL_AMG_SPGEMM_LOCAL");
-    setenv("CMRSCL_AMG_SPGEMM_GROUPS", "0", 1);
-    check_levels(ctx, "stencil27:12", 0);
-    unsetenv("CMRSCL_AMG_SPGEMM_GROUPS");
+    for (size_t k = 0; k < sizeof kernel_cases / sizeof *kernel_cases; ++k)
+        check_kernel_case(ctx, &kernel_cases[k]);
     check_entries_rule(ctx, "convdiff:48");
     cmrscl_csr big; /* rows in three pieces of AMG_PIECE, the last one short */
     double *d = NULL;
