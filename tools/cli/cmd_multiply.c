@@ -106,9 +106,12 @@ static void report(const cli_options *opt, const loaded_matrix *lm, const cmrscl
            "matrix %.3f ms; the host's threads %.3f ms (medians of %d)\n",
            t->product_ms, t->upload_ms, flops / ((t->product_ms - t->upload_ms) * 1e6), t->call_ms,
            t->host_ms, opt->repetitions);
-    printf("verified   %s\n", verified < 0 ? "skipped (--no-verify)"
-                              : verified   ? "C read back = the host's C, bit for bit"
-                                           : "FAILED: C read back differs from the host's C");
+    printf("verified   %s\n",
+           verified < 0   ? "skipped (--no-verify)"
+           : !verified    ? "FAILED: C read back differs from the host's C"
+           : t->on_device ? "C read back = the host's C, bit for bit"
+                          : "C = the host's C, bit for bit (both the host's: no device product to "
+                            "check)");
 }
 
 int cmd_multiply(const cli_options *opt)

@@ -285,6 +285,24 @@ static int read_suite(const char *path, options *o, char **owned, int *nowned)
     return 0; /* at MAX_INPUTS the rest of the suite is left out */
 }
 
+/* "float", "double" or both, comma-separated, as bits (1: float, 2: double); 0 for anything
+ * else. */
+static unsigned parse_precisions(const char *v)
+{
+    unsigned bits = 0;
+    char copy[64];
+    if (strlen(v) >= sizeof copy)
+        return 0;
+    strcpy(copy, v);
+    for (char *save = NULL, *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        unsigned bit = !strcmp(p, "float") ? 1u : !strcmp(p, "double") ? 2u : 0u;
+        if (!bit)
+            return 0;
+        bits |= bit;
+    }
+    return bits;
+}
+
 static int parse(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -325,7 +343,12 @@ static int parse(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--csv")) {
             o->csv = v;
         } else if (!strcmp(a, "-p") || !strcmp(a, "--precision")) {
-            o->precisions = (strstr(v, "float") ? 1u : 0u) | (strstr(v, "double") ? 2u : 0u);
+            o->precisions = parse_precisions(v);
+            o->precisions_given = true;
+            if (!o->precisions) {
+                fprintf(stderr, "cmrscl-peer: -p %s: float, double or float,double\n", v);
+                return 2;
+            }
         } else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) {
             o->repetitions = atoi(v);
         } else if (!strcmp(a, "--warmup")) {
@@ -358,6 +381,11 @@ static int parse(int argc, char **argv, options *o)
                                                           : NULL;
     if (clash) {
         fprintf(stderr, "cmrscl-peer: %s\n", clash);
+        return 2;
+    }
+    if (o->multiply && o->precisions_given && o->precisions != 2) {
+        fprintf(stderr, "cmrscl-peer: --multiply forms C in double, as cmrscl_csr_multiply does "
+                        "(-p double, or no -p)\n");
         return 2;
     }
     if (o->multiply) /* cusparseSpGEMM in double, as cmrscl_csr_multiply forms C */

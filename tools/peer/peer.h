@@ -20,7 +20,8 @@ typedef struct options {
     int is_gen[MAX_INPUTS], n;
     const char *suites[8], *csv;
     int nsuites;
-    unsigned precisions; /* bit 0 float, bit 1 double */
+    unsigned precisions;   /* bit 0 float, bit 1 double */
+    bool precisions_given; /* -p on the command line */
     int repetitions, warmup, device;
     bool transpose;
     int vectors[PEER_MAX_VECTOR_COUNTS], nvectors; /* --vectors: the block product's k values */
