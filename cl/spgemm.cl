@@ -269,7 +269,8 @@ static int group_sum(__local int *shared, int mine)
     return sum;
 }
 
-/* The slots of a row's table: twice `columns` (at most), a power of two of 32 to `most`. */
+/* The slots of a row's table: the least power of two of at least 32 and twice `columns`, `most`
+ * at most. */
 static uint group_table(int columns, uint most)
 {
     uint size = 32;
@@ -298,10 +299,10 @@ __kernel void spgemm_count_group(const uint first, const uint rows, __global con
         for (uint s = l; s < size; s += lanes)
             table[s] = EMPTY;
         barrier(CLK_LOCAL_MEM_FENCE);
-        int taken = 0, full = 0;
-        for (int ka = a_begin; ka < a_end; ++ka) {
+        int taken = 0, full = 0; /* (a lane that found the table full goes no further) */
+        for (int ka = a_begin; ka < a_end && !full; ++ka) {
             const int r = a_col[ka], b_end = b_ptr[r + 1];
-            for (int kb = b_ptr[r] + (int)l; kb < b_end; kb += (int)lanes) {
+            for (int kb = b_ptr[r] + (int)l; kb < b_end && !full; kb += (int)lanes) {
                 bool added = false;
                 full |= group_slot(table, size, b_col[kb], &added) == size;
                 taken += added;

@@ -157,15 +157,15 @@ typedef struct cmrscl_multiply_info {
 
 /* C = A B (a: m x k, b: k x n, valid CSR; b may be a) in double, on ctx's device - each row of
  * C's columns counted in a table of its own (on a GPU, a work-group a row with its table in
- * local memory, where B's rows hold distinct columns), the rows placed, the products summed,
+ * local memory for rows of many products or columns), the rows placed, the products summed,
  * the row sorted - as AMG's Galerkin products are made. C is canonical (columns ascending) and
  * keeps every structural product: an entry whose products cancel is stored, as 0. Each entry
  * is summed in the order of A's row and then B's rows, without fma: the same bits whichever
  * made it, run after run. The host's threads make C instead where the device cannot - no fp64,
- * a row of C of more than 1024 columns, more than 2^31 - 1 entries (info->reason says which) -
- * or where ctx is NULL (the reference). Out: c_matrix (may be NULL) a matrix of ctx in
- * `precision` at the plan's defaults, made on the device from C's copy there; c_csr (may be
- * NULL) C read back; not both NULL (c_matrix needs ctx). info may be NULL.
+ * a row of C of more than 1024 columns, more than 2^31 - 1 entries, an error of the device's
+ * (info->reason says which) - or where ctx is NULL (the reference). Out: c_matrix (may be NULL) a
+ * matrix of ctx in `precision` at the plan's defaults, made on the device from C's copy there;
+ * c_csr (may be NULL) C read back; not both NULL (c_matrix needs ctx). info may be NULL.
  * ERROR_INVALID_ARGUMENT for shapes that do not match or a bad argument, ERROR_INVALID_MATRIX
  * for an invalid CSR (the message names it). */
 CMRSCL_API cmrscl_status cmrscl_csr_multiply(cmrscl_context ctx, const cmrscl_csr *a,

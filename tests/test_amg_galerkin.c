@@ -265,9 +265,6 @@ static void check_levels(cmrscl_context ctx, const char *spec, int elastic)
     cmrscl_csr_free(&a);
 }
 
-/* The builder's rule on its own (no CMRSCL_AMG_GALERKIN): a level goes to a GPU with fp64 from
- * GALERKIN_DEVICE_ROWS rows or GALERKIN_DEVICE_ENTRIES entries - here the entries set at level
- * 1's, so levels 0 and 1 and no other - and to no other device. */
 /* The device's kernels each way, by the tests' switches (space-separated NAME=VALUE, set for the
  * case alone), on a matrix's levels (elastic: its candidates, 0 for the constant). */
 typedef struct kernel_case {
@@ -321,6 +318,9 @@ static void check_kernel_case(cmrscl_context ctx, const kernel_case *c)
     apply_settings(c->settings, false);
 }
 
+/* The builder's rule on its own (no CMRSCL_AMG_GALERKIN): a level goes to a GPU with fp64 from
+ * GALERKIN_DEVICE_ROWS rows or GALERKIN_DEVICE_ENTRIES entries - here the entries set at level
+ * 1's, so levels 0 and 1 and no other - and to no other device. */
 static void check_entries_rule(cmrscl_context ctx, const char *spec)
 {
     cmrscl_csr a;

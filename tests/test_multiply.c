@@ -241,16 +241,24 @@ static void check_small_cases(cmrscl_context ctx, bool fp64)
               "an empty A: C %d x %d, %lld entries, on the device %d", (int)c.rows, (int)c.cols,
               (long long)c.nnz, info.on_device);
     cmrscl_csr_free(&c);
-    /* a row of 1,100 columns: more than a row's table holds, so the host makes C */
+    /* a row of 1,100 columns: more than a row's table holds, so the host makes C - counted by a
+     * work-item, then by a work-group (a GPU's count of rows of many products) */
     cmrscl_csr wide = random_csr(1, 1100, 1100, 3), eye;
     for (int32_t j = 0; j < 1100; ++j)
         wide.col_ind[j] = j;
     CHECK_OK(cmrscl_csr_generate("perm:1100", &eye));
-    CHECK_OK(cmrscl_csr_multiply(ctx, &wide, &eye, CMRSCL_DOUBLE, NULL, &c, &info));
-    CHECK_MSG(!info.on_device && (!fp64 || test_contains(info.reason, "more than 1024 columns")),
-              "a row of 1,100 columns: made on the device %d (%s)", info.on_device, info.reason);
-    check_product(&wide, &eye, &c, "a row of 1,100 columns");
-    cmrscl_csr_free(&c), cmrscl_csr_free(&wide), cmrscl_csr_free(&eye);
+    for (int groups = 0; groups < 2; ++groups) {
+        setenv("CMRSCL_AMG_SPGEMM_GROUPS", groups ? "1" : "0", 1);
+        CHECK_OK(cmrscl_csr_multiply(ctx, &wide, &eye, CMRSCL_DOUBLE, NULL, &c, &info));
+        CHECK_MSG(!info.on_device &&
+                      (!fp64 || test_contains(info.reason, "more than 1024 columns")),
+                  "a row of 1,100 columns, groups %d: made on the device %d (%s)", groups,
+                  info.on_device, info.reason);
+        check_product(&wide, &eye, &c, "a row of 1,100 columns");
+        cmrscl_csr_free(&c);
+    }
+    unsetenv("CMRSCL_AMG_SPGEMM_GROUPS");
+    cmrscl_csr_free(&wide), cmrscl_csr_free(&eye);
 }
 
 static void check_errors(cmrscl_context ctx)

@@ -1,7 +1,7 @@
 /* amg_galerkin.c - AMG's smoothed prolongator P = T - omega D^-1 (A T) and Galerkin operator
  * R (A P) on the device (cl/spgemm.cl), and the plain product A B behind cmrscl_csr_multiply
  * (multiply.c). The host's sparse products are bound by the latency of their scattered sums; a
- * GPU takes a row a work-item by the million.
+ * GPU takes rows by the million, a work-item or a work-group each.
  *
  * P: A (left there by the level's estimate of rho, else uploaded), T and D^-1 go to the
  * device, A T is made and smoothed there, and P is read back for the hierarchy and kept there

@@ -386,7 +386,7 @@ CMRSCL_HIDDEN cmrscl_status cmrs_row_starts(int32_t *rows, int32_t n, int table,
 /* c = a b (cmrs_amg_spgemm's, bit for bit) made on ctx's device and left there, the caller's
  * (cmrscl_csr_multiply's product): a and b uploaded (once where b is a; *upload_seconds, after
  * the kernels are built), `batch` as for the Galerkin product; b_distinct: each of b's rows of
- * distinct columns (what a GPU's group kernels need). Its errors; on failure c is empty. */
+ * distinct columns (what a GPU's group fill needs). Its errors; on failure c is empty. */
 CMRSCL_HIDDEN cmrscl_status cmrs_device_multiply(cmrscl_context ctx, const cmrscl_csr *a,
                                                  const cmrscl_csr *b, bool b_distinct, size_t batch,
                                                  cmrs_device_csr *c, double *upload_seconds);
