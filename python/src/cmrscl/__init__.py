@@ -5,23 +5,24 @@
     M = cmrscl.Matrix(A)                   # on the default device; M.plan says why
     y = M @ np.ones(1000)                  # numpy in, numpy out
     x, info = cmrscl.linalg.cg(M, b, rtol=1e-8)  # the whole solve on the device
+    C = cmrscl.multiply(A, A)              # C = A A on the device, as scipy CSR
 
 Errors of the library raise cmrscl.Error (status, status_name, the library's message);
 wrong Python arguments raise TypeError or ValueError."""
 import ctypes
 
-import numpy as np
 import scipy.sparse
 
 from ._context import Context, DeviceArray, Device, devices
 from ._lib import Csr, Error, check, lib, text
 from ._matrix import Matrix, default_context
+from ._multiply import _to_scipy, multiply
 from . import linalg
 
 __version__ = "0.1.0"
 __all__ = ["COLUMNS_IMPLIED", "Context", "Device", "DeviceArray", "Error", "Matrix",
            "aslinearoperator", "default_context", "devices", "generate", "library_version",
-           "linalg"]
+           "linalg", "multiply"]
 
 # Matrix(..., column_bits=COLUMNS_IMPLIED): no column word for strips of one row whose columns
 # are one run (CMRSCL_COLUMNS_IMPLIED in include/cmrscl.h); plan["column_bits"] is then 0.
@@ -47,11 +48,4 @@ def generate(spec):
         raise TypeError(f"spec must be a string such as 'stencil7:100', not {spec!r}")
     csr = Csr()
     check(lib.cmrscl_csr_generate(spec.encode(), ctypes.byref(csr)))
-    try:
-        nnz = csr.nnz
-        indptr = np.ctypeslib.as_array(csr.row_ptr, (csr.rows + 1,)).copy()
-        indices = np.ctypeslib.as_array(csr.col_ind, (nnz,)).copy() if nnz else np.empty(0, np.int32)
-        data = np.ctypeslib.as_array(csr.values, (nnz,)).copy() if nnz else np.empty(0)
-        return scipy.sparse.csr_array((data, indices, indptr), shape=(csr.rows, csr.cols))
-    finally:
-        lib.cmrscl_csr_free(ctypes.byref(csr))
+    return _to_scipy(csr)

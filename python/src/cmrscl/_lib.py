@@ -156,6 +156,12 @@ class Csr(ctypes.Structure):
                 ("values", ctypes.POINTER(c_double))]
 
 
+class MultiplyInfo(ctypes.Structure):
+    _fields_ = [("on_device", c_int), ("reason", ctypes.c_char * 160),
+                ("product_seconds", c_double), ("upload_seconds", c_double),
+                ("seconds", c_double)]
+
+
 class Variant(ctypes.Structure):
     _fields_ = [("name", c_char_p), ("family", c_char_p), ("reduction", c_char_p),
                 ("kernel", c_int), ("reduce", c_int), ("file", c_char_p)]
@@ -241,6 +247,8 @@ _PROTOTYPES = {
     "cmrscl_solve_reason_name": (c_char_p, [c_int]),
     "cmrscl_csr_generate": (_status, [c_char_p, _P(Csr)]),
     "cmrscl_csr_free": (None, [_P(Csr)]),
+    "cmrscl_csr_multiply": (_status, [c_void_p, _P(Csr), _P(Csr), c_int, c_void_p, _P(Csr),
+                                      _P(MultiplyInfo)]),
 }
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():
     _fn = getattr(lib, _name)
