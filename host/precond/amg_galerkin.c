@@ -155,21 +155,16 @@ static bool count_in_groups(const galerkin_run *g, const cmrs_device_csr *a,
              (double)a->nnz / a->rows * ((double)b->nnz / b->rows) >= SPGEMM_GROUP_PRODUCTS));
 }
 
-/* A group kernel over every row of a product, its arguments from 2 on; SORT_GROUPS groups of
- * `lanes` at most. */
-static cmrscl_status launch_groups(const galerkin_run *g, cl_kernel k, int32_t rows, size_t lanes,
+/* A group kernel over every row of a product (its arguments: first and rows, 0 and the
+ * product's, then the kernel's own); SORT_GROUPS groups of `lanes` at most. */
+static cmrscl_status launch_groups(const galerkin_run *g, cl_kernel k, cl_uint rows, size_t lanes,
                                    const launch_arg *args, int count)
 {
-    cl_uint first = 0, n = (cl_uint)rows;
-    cl_int err = clSetKernelArg(k, 0, sizeof first, &first);
-    err |= clSetKernelArg(k, 1, sizeof n, &n);
-    for (int i = 0; i < count; ++i)
-        err |= clSetKernelArg(k, (cl_uint)(2 + i), args[i].size, args[i].value);
+    cmrscl_status st = cmrs_launch_set_args(k, args, count);
     launcher l = g->rows;
     l.group = lanes;
-    size_t groups = n < SORT_GROUPS ? n : SORT_GROUPS;
-    return err == CL_SUCCESS ? cmrs_launch_enqueue(&l, k, groups * lanes, 0, NULL, NULL)
-                             : cmrscl_fail_cl(err, "clSetKernelArg (a sparse product's groups)");
+    size_t groups = rows < SORT_GROUPS ? rows : SORT_GROUPS;
+    return st == CMRSCL_OK ? cmrs_launch_enqueue(&l, k, groups * lanes, 0, NULL, NULL) : st;
 }
 
 /* A local argument of `bytes` (a NULL value: OpenCL's way to size one). */
@@ -178,11 +173,17 @@ static cmrscl_status launch_groups(const galerkin_run *g, cl_kernel k, int32_t r
 static cmrscl_status count_by_groups(const galerkin_run *g, const cmrs_device_csr *a,
                                      const cmrs_device_csr *b, cl_mem count)
 {
-    cl_uint most = 2 * SPGEMM_TABLE;
-    launch_arg args[] = {
-        ARG(a->ptr), ARG(a->col), ARG(b->ptr), ARG(b->col), LOCAL((size_t)most * 4),
-        ARG(most),   ARG(count)};
-    return launch_groups(g, g->count_group, a->rows, group_lanes(g, b), args, COUNT(args));
+    cl_uint first = 0, rows = (cl_uint)a->rows, most = 2 * SPGEMM_TABLE;
+    launch_arg args[] = {ARG(first),
+                         ARG(rows),
+                         ARG(a->ptr),
+                         ARG(a->col),
+                         ARG(b->ptr),
+                         ARG(b->col),
+                         LOCAL((size_t)most * 4),
+                         ARG(most),
+                         ARG(count)};
+    return launch_groups(g, g->count_group, rows, group_lanes(g, b), args, COUNT(args));
 }
 
 /* The slots of the group fill's tables for rows of at most `longest` columns (cl/spgemm.cl's
@@ -207,8 +208,10 @@ static cmrscl_status fill_by_groups(const galerkin_run *g, const cmrs_device_csr
                                     const cmrs_device_csr *b, const cmrs_device_csr *c,
                                     int32_t longest)
 {
-    cl_uint most = group_slots(longest);
-    launch_arg args[] = {ARG(a->ptr),
+    cl_uint first = 0, rows = (cl_uint)a->rows, most = group_slots(longest);
+    launch_arg args[] = {ARG(first),
+                         ARG(rows),
+                         ARG(a->ptr),
                          ARG(a->col),
                          ARG(a->val),
                          ARG(b->ptr),
@@ -221,7 +224,7 @@ static cmrscl_status fill_by_groups(const galerkin_run *g, const cmrs_device_csr
                          ARG(most),
                          ARG(c->col),
                          ARG(c->val)};
-    return launch_groups(g, g->fill_group, a->rows, group_lanes(g, b), args, COUNT(args));
+    return launch_groups(g, g->fill_group, rows, group_lanes(g, b), args, COUNT(args));
 }
 
 /* c = a b on the device (b_distinct: b's rows of distinct columns); ERROR_UNSUPPORTED where a
@@ -303,37 +306,29 @@ static cmrscl_status make_kernels(galerkin_run *g)
              "-DSORT_IN_ITEM=%d -DSORT_LOCAL=%d -DSPGEMM_LOCAL=%d",
              SPGEMM_GROUP, SPGEMM_TABLE, g->sort_in_item, sort_local, g->local_slots);
     static const char *const names[] = {
-        "spgemm_count",      "spgemm_fill",        "transpose_count", "transpose_scatter",
-        "transpose_sort",    "smooth_prolongator", "sort_long_rows",  "spgemm_count_group",
-        "spgemm_fill_group", "spgemm_fill_local"};
-    cl_kernel k[10];
+        "spgemm_count",   "spgemm_fill",        "transpose_count", "transpose_scatter",
+        "transpose_sort", "smooth_prolongator", "sort_long_rows",  "spgemm_fill_local"};
+    cl_kernel k[8];
     g->l.group = SPGEMM_GROUP;
-    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, g->local_slots ? 10 : 9,
-                                        names, k, &g->l.group);
+    cmrscl_status st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, g->local_slots ? 8 : 7, names,
+                                        k, &g->l.group);
     g->count = k[0], g->fill = k[1], g->t_count = k[2], g->t_scatter = k[3], g->t_sort = k[4];
-    g->smooth = k[5], g->sort_long = k[6], g->fill_local = g->local_slots ? k[9] : NULL;
+    g->smooth = k[5], g->sort_long = k[6], g->fill_local = g->local_slots ? k[7] : NULL;
     /* the group kernels on GPUs, CMRSCL_AMG_SPGEMM_GROUPS=0|1 (the tests, and measuring) else;
-     * their lanes SPGEMM_LANES, or CMRSCL_AMG_SPGEMM_LANES (likewise), or the most they run */
+     * their lanes SPGEMM_LANES, or CMRSCL_AMG_SPGEMM_LANES (likewise), or the most they run
+     * (their own launcher: the work-item kernels' group stays theirs) */
     const char *groups = getenv("CMRSCL_AMG_SPGEMM_GROUPS"),
                *lanes = getenv("CMRSCL_AMG_SPGEMM_LANES");
     bool on = groups && *groups ? atoi(groups) != 0 : (g->ctx->info.type & CL_DEVICE_TYPE_GPU) != 0;
     g->groups_asked = groups && *groups && atoi(groups) != 0;
-    g->rows = g->l;
     g->lanes = lanes && atoi(lanes) > 0 ? (size_t)atoi(lanes) : 0;
+    g->rows = g->l;
     g->rows.group = g->lanes > 2 * (size_t)SPGEMM_LANES ? g->lanes : 2 * (size_t)SPGEMM_LANES;
-    for (int i = 7; i < 9; ++i) {
-        size_t most = 0;
-        if (k[i])
-            clGetKernelWorkGroupInfo(k[i], g->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
-                                     &most, NULL);
-        while (most && g->rows.group > most && g->rows.group > 1)
-            g->rows.group /= 2;
-    }
-    if (!on || st != CMRSCL_OK)
-        for (int i = 7; i < 9; ++i)
-            if (k[i])
-                clReleaseKernel(k[i]), k[i] = NULL;
-    g->count_group = k[7], g->fill_group = k[8];
+    static const char *const group_names[] = {"spgemm_count_group", "spgemm_fill_group"};
+    cl_kernel gk[2] = {NULL, NULL};
+    if (st == CMRSCL_OK && on)
+        st = cmrs_amg_kernels(g->ctx, "spgemm.cl", options, 2, group_names, gk, &g->rows.group);
+    g->count_group = gk[0], g->fill_group = gk[1];
     return st;
 }
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* cmrscl_csr_validate's verdict on `what`, its message prefixed with the call and the operand;
- * *canonical: each row's columns strictly ascending. */
+ * *canonical (may be NULL): each row's columns strictly ascending. */
 static cmrscl_status check_csr(const cmrscl_csr *m, const char *what, bool *canonical)
 {
     cmrscl_status st = cmrs_csr_validate_canonical(m, NULL, canonical);
@@ -37,8 +37,7 @@ static cmrscl_status check_arguments(cmrscl_context ctx, const cmrscl_csr *a, co
     if (c_matrix && precision != CMRSCL_FLOAT && precision != CMRSCL_DOUBLE)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "cmrscl_csr_multiply: precision %d (float or double)", (int)precision);
-    bool ignored;
-    cmrscl_status st = check_csr(a, "A", &ignored);
+    cmrscl_status st = check_csr(a, "A", NULL);
     if (st == CMRSCL_OK)
         st = check_csr(b, "B", b_canonical);
     if (st == CMRSCL_OK && a->cols != b->rows)

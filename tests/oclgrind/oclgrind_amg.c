@@ -75,14 +75,6 @@ int run_amg(const env *e, cmrscl_precision p)
     return test_finish("oclgrind amg");
 }
 
-static bool same_csr(const cmrscl_csr *got, const cmrscl_csr *want)
-{
-    return got->rows == want->rows && got->cols == want->cols && got->nnz == want->nnz &&
-           !memcmp(got->row_ptr, want->row_ptr, sizeof(int64_t) * ((size_t)want->rows + 1)) &&
-           !memcmp(got->col_ind, want->col_ind, sizeof(int32_t) * (size_t)want->nnz) &&
-           !memcmp(got->values, want->values, sizeof(double) * (size_t)want->nnz);
-}
-
 /* Each level's smoothed prolongator and Galerkin product on the device, the host's bits. */
 static void check_products(const env *e, const cmrs_amg_hierarchy *h, const cmrs_amg_options *o,
                            bool prolongator_only)
@@ -94,12 +86,12 @@ static void check_products(const env *e, const cmrs_amg_hierarchy *h, const cmrs
         CHECK_OK(cmrs_amg_prolongator_device(e->ctx, &lv->A, NULL, &lv->T, lv->diag_inv,
                                              o->smooth_scale / lv->rho, 5, &p,
                                              prolongator_only ? NULL : &p_on_device));
-        CHECK_MSG(same_csr(&p, &lv->P), "level %d: P on the device is not the host's", l);
+        CHECK_MSG(test_same_csr(&p, &lv->P), "level %d: P on the device is not the host's", l);
         if (!prolongator_only) {
             cmrs_device_csr c_on_device = {0};
             CHECK_OK(cmrs_amg_galerkin_device(e->ctx, NULL, &lv->A, NULL, &lv->P, &p_on_device, 5,
                                               &c, &r, &c_on_device, NULL));
-            CHECK_MSG(same_csr(&c, &h->level[l + 1].A) && same_csr(&r, &lv->R),
+            CHECK_MSG(test_same_csr(&c, &h->level[l + 1].A) && test_same_csr(&r, &lv->R),
                       "level %d: R (A P) or R on the device is not the host's", l);
             /* the next level's estimate of rho from that C, left there */
             const cmrs_amg_level *next = &h->level[l + 1];

@@ -155,6 +155,16 @@ class Csr(ctypes.Structure):
                 ("row_ptr", ctypes.POINTER(c_int64)), ("col_ind", ctypes.POINTER(c_int32)),
                 ("values", ctypes.POINTER(c_double))]
 
+    @classmethod
+    def view(cls, shape, indptr, indices, values):
+        """A view of int64 indptr, int32 indices and float64 values (contiguous, kept alive
+        by the caller while the view is used)."""
+        csr = cls(rows=shape[0], cols=shape[1], nnz=len(indices))
+        csr.row_ptr = indptr.ctypes.data_as(ctypes.POINTER(c_int64))
+        csr.col_ind = indices.ctypes.data_as(ctypes.POINTER(c_int32))
+        csr.values = values.ctypes.data_as(ctypes.POINTER(c_double))
+        return csr
+
 
 class MultiplyInfo(ctypes.Structure):
     _fields_ = [("on_device", c_int), ("reason", ctypes.c_char * 160),

@@ -17,11 +17,7 @@ def _csr_view(A, name):
                         f"triple, not {type(A).__name__}")
     data, indices, indptr, shape = _csr_arrays(A, None if isinstance(A, tuple) else A.shape)
     values = np.ascontiguousarray(data, np.float64)
-    csr = Csr(rows=shape[0], cols=shape[1], nnz=len(indices))
-    csr.row_ptr = indptr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
-    csr.col_ind = indices.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
-    csr.values = values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-    return csr, (indptr, indices, values)
+    return Csr.view(shape, indptr, indices, values), (indptr, indices, values)
 
 
 def _to_scipy(csr):

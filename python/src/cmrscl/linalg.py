@@ -239,11 +239,7 @@ def _host_csr(mat):
     keep alive while the view is used."""
     indptr, indices = mat._pattern
     values = np.ascontiguousarray(mat._source, np.float64)
-    csr = Csr(rows=mat.shape[0], cols=mat.shape[1], nnz=len(indices))
-    csr.row_ptr = indptr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
-    csr.col_ind = indices.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
-    csr.values = values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-    return csr, (indptr, indices, values)
+    return Csr.view(mat.shape, indptr, indices, values), (indptr, indices, values)
 
 
 class AMG(sla.LinearOperator):
