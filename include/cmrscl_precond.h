@@ -46,8 +46,10 @@ typedef struct cmrscl_amg_options {
     int float_cycle;
     /* A already on the device (the matrix a solver takes, made from the same CSR in the same
      * precision and context): level 0 multiplies by it instead of a copy of its own - less
-     * set-up and device memory. Borrowed: free it after the preconditioner. NULL: a copy; a
-     * float cycle under a double matrix always makes its own (float) copy. */
+     * set-up and device memory. Borrowed: free it after the preconditioner. NULL: a copy. A
+     * float cycle under a double matrix rounds it on the device: its plan, its index arrays
+     * shared, values of its own in float - refreshed by cmrscl_precond_amg_update, not by an
+     * update of the matrix. */
     cmrscl_matrix matrix;
     /* The smoother: 0 one damped-Jacobi sweep before and after the coarse correction; k in
      * 2..CMRSCL_AMG_MAX_DEGREE a Chebyshev polynomial of degree k in D^-1 A (PyAMG's bounds,

@@ -15,6 +15,7 @@
  *     diagonal entry.
  * Usage: test_solve_amg float|double. */
 #include "precond/precond.h"
+#include "amg_reference.h"
 #include "solve_reference.h"
 #include "test_util.h"
 
@@ -184,43 +185,63 @@ static void check_amg_cg(cmrscl_context ctx, const char *spec, double rtol)
 
 /* Mixed precision (double, only): the cycle in float under CG in double reaches the same
  * threshold on ||b - A x|| (the CPU's), in at most two iterations more than the double
- * cycle, with a hierarchy of fewer bytes; a float_cycle other than 0 or 1 is refused. */
+ * cycle, with a hierarchy of fewer bytes - fewer still with the solver's matrix given, whose
+ * level 0 is that matrix rounded on the device (its index arrays shared); a float_cycle other
+ * than 0 or 1 is refused. */
 static void check_float_cycle(cmrscl_context ctx, const char *spec)
 {
     cmrscl_csr a;
     CHECK_OK(cmrscl_csr_generate(spec, &a));
     int n = a.rows;
     cmrscl_matrix m = NULL;
-    cmrscl_precond full = NULL, mixed = NULL, bad = NULL;
+    cmrscl_precond full = NULL, mixed = NULL, bad = NULL, twin = NULL;
     cmrscl_amg_options opt = CMRSCL_AMG_OPTIONS_INIT;
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, NULL, &m));
     CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &a, &opt, &full));
     opt.float_cycle = 1;
     CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &a, &opt, &mixed));
+    opt.matrix = m;
+    CHECK_OK(cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &a, &opt, &twin));
+    opt.matrix = NULL;
     opt.float_cycle = 2;
     cmrscl_status st = cmrscl_precond_create_amg(ctx, CMRSCL_DOUBLE, &a, &opt, &bad);
     CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
                   test_contains(cmrscl_last_error(), "float_cycle 2"),
               "float_cycle 2: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
-    if (!m || !full || !mixed) {
-        cmrscl_precond_free(full), cmrscl_precond_free(mixed), cmrscl_matrix_free(m);
+    if (!m || !full || !mixed || !twin) {
+        cmrscl_precond_free(full), cmrscl_precond_free(mixed), cmrscl_precond_free(twin);
+        cmrscl_matrix_free(m);
         cmrscl_csr_free(&a);
         return;
     }
-    cmrscl_amg_info fi, mi;
+    cmrscl_amg_info fi, mi, ti;
     CHECK_OK(cmrscl_precond_amg_info(full, &fi));
     CHECK_OK(cmrscl_precond_amg_info(mixed, &mi));
+    CHECK_OK(cmrscl_precond_amg_info(twin, &ti));
     double *b = malloc(sizeof(double) * (size_t)n), *x = calloc((size_t)n, sizeof(double)),
-           *xm = calloc((size_t)n, sizeof(double));
+           *xm = calloc((size_t)n, sizeof(double)), *xt = calloc((size_t)n, sizeof(double));
     for (int i = 0; i < n; ++i)
         b[i] = 1.0 + (i % 7) / 7.0;
     cmrscl_solve_options o = {
         .rtol = 1e-8, .preconditioner = CMRSCL_PRECONDITIONER_AMG, .precond = full};
-    cmrscl_solve_result res = {0}, mres = {0};
+    cmrscl_solve_result res = {0}, mres = {0}, tres = {0};
     CHECK_OK(test_solve_host(m, &o, CMRSCL_DOUBLE, b, x, n, &res));
     o.precond = mixed;
     CHECK_OK(test_solve_host(m, &o, CMRSCL_DOUBLE, b, xm, n, &mres));
-    double cpu = ref_residual(&a, b, xm);
+    o.precond = twin;
+    CHECK_OK(test_solve_host(m, &o, CMRSCL_DOUBLE, b, xt, n, &tres));
+    double cpu = ref_residual(&a, b, xm), tcpu = ref_residual(&a, b, xt);
+    printf("%s, float cycle on the solver's matrix rounded: %d iterations, ||b - A x|| %.2e; "
+           "hierarchy %.2f MB\n",
+           spec, tres.iterations, tcpu, ti.device_bytes / 1e6);
+    CHECK_MSG(tres.converged && tcpu <= tres.threshold * 1.0001 &&
+                  tres.iterations <= res.iterations + 2 && ti.cycle_precision == CMRSCL_FLOAT &&
+                  ti.device_bytes < mi.device_bytes,
+              "%s: the float cycle on the solver's matrix: %s after %d iterations (double cycle "
+              "%d), ||b - A x|| %g against %g, %llu bytes against a copy's %llu",
+              spec, cmrscl_solve_reason_name(tres.reason), tres.iterations, res.iterations, tcpu,
+              tres.threshold, (unsigned long long)ti.device_bytes,
+              (unsigned long long)mi.device_bytes);
     printf("%s, float cycle in double CG: %d iterations (double cycle %d), ||b - A x|| %.2e, "
            "threshold %.2e; hierarchy %.2f MB (double cycle %.2f MB)\n",
            spec, mres.iterations, res.iterations, cpu, mres.threshold, mi.device_bytes / 1e6,
@@ -237,8 +258,9 @@ static void check_float_cycle(cmrscl_context ctx, const char *spec)
               (int)fi.cycle_precision, (unsigned long long)mi.device_bytes,
               (unsigned long long)fi.device_bytes);
     cmrscl_solve_result_free(&res), cmrscl_solve_result_free(&mres);
-    free(b), free(x), free(xm);
-    cmrscl_precond_free(full), cmrscl_precond_free(mixed);
+    cmrscl_solve_result_free(&tres);
+    free(b), free(x), free(xm), free(xt);
+    cmrscl_precond_free(full), cmrscl_precond_free(mixed), cmrscl_precond_free(twin);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a);
 }
@@ -246,8 +268,9 @@ static void check_float_cycle(cmrscl_context ctx, const char *spec)
 /* New values of the same pattern (cmrscl_precond_amg_update): the updated preconditioner
  * solves as one made anew from those values does - the same iterations and x bit for bit
  * (theta 0: the aggregates hang on the pattern alone) - level 0 borrowed from the solver's
- * matrix, which is updated first; a matrix of another pattern is refused by name. */
-static void check_update(cmrscl_context ctx, const char *spec)
+ * matrix, which is updated first (a float cycle: that matrix rounded, rounded again by the
+ * update); a matrix of another pattern is refused by name. */
+static void check_update(cmrscl_context ctx, const char *spec, bool float_cycle)
 {
     cmrscl_csr a, other;
     CHECK_OK(cmrscl_csr_generate(spec, &a));
@@ -258,6 +281,7 @@ static void check_update(cmrscl_context ctx, const char *spec)
     cmrscl_amg_options ao = CMRSCL_AMG_OPTIONS_INIT;
     CHECK_OK(cmrscl_matrix_create_from_csr(ctx, prec, &a, NULL, &m));
     ao.matrix = m;
+    ao.float_cycle = float_cycle;
     CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, &ao, &updated));
     /* twice the values, the diagonal 0.5 more: SPD still, another spectrum */
     for (int32_t i = 0; i < a.rows; ++i)
@@ -280,8 +304,9 @@ static void check_update(cmrscl_context ctx, const char *spec)
         CHECK_OK(solve(m, &o, b, x, n, &ru));
         o.precond = fresh;
         CHECK_OK(solve(m, &o, b, x2, n, &rf));
-        printf("%-14s %s: updated AMG %d iterations, made anew %d\n", spec,
-               prec == CMRSCL_DOUBLE ? "double" : "float", ru.iterations, rf.iterations);
+        printf("%-14s %s%s: updated AMG %d iterations, made anew %d\n", spec,
+               prec == CMRSCL_DOUBLE ? "double" : "float", float_cycle ? ", float cycle" : "",
+               ru.iterations, rf.iterations);
         CHECK_MSG(ru.converged && ru.iterations == rf.iterations &&
                       !memcmp(x, x2, sizeof(double) * (size_t)n),
                   "%s: updated %d iterations, made anew %d; x %s", spec, ru.iterations,
@@ -296,103 +321,6 @@ static void check_update(cmrscl_context ctx, const char *spec)
     cmrscl_precond_free(updated), cmrscl_precond_free(fresh);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a), cmrscl_csr_free(&other);
-}
-
-/* BiCGStab preconditioned on the right by the host cycle (cmrs_amg_vcycle): the ground truth
- * of the device's, `iterations` of them from x = 0 (bicg_p's first p = r). */
-static void host_pbicgstab(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, const double *b,
-                           double *x, int iterations)
-{
-    size_t n = (size_t)a->rows;
-    double *r = malloc(n * 8), *rs = malloc(n * 8), *p = calloc(n, 8), *v = calloc(n, 8),
-           *ph = malloc(n * 8), *sv = malloc(n * 8), *sh = malloc(n * 8), *t = malloc(n * 8);
-    memcpy(r, b, n * 8);
-    memset(x, 0, n * 8);
-    memcpy(rs, r, n * 8);
-    double rho = 1, alpha = 1, omega = 1;
-    for (int k = 0; k < iterations; ++k) {
-        double rho_next = 0, rv = 0, ts = 0, tt = 0;
-        for (size_t i = 0; i < n; ++i)
-            rho_next += rs[i] * r[i];
-        double beta = k == 0 ? 0 : rho_next / rho * (alpha / omega);
-        for (size_t i = 0; i < n; ++i)
-            p[i] = k == 0 ? r[i] : r[i] + beta * (p[i] - omega * v[i]);
-        CHECK_OK(cmrs_amg_vcycle(h, p, ph));
-        cmrscl_csr_spmv(a, 1.0, ph, 0.0, v);
-        for (size_t i = 0; i < n; ++i)
-            rv += rs[i] * v[i];
-        alpha = rho_next / rv;
-        for (size_t i = 0; i < n; ++i)
-            sv[i] = r[i] - alpha * v[i];
-        CHECK_OK(cmrs_amg_vcycle(h, sv, sh));
-        cmrscl_csr_spmv(a, 1.0, sh, 0.0, t);
-        for (size_t i = 0; i < n; ++i)
-            ts += t[i] * sv[i], tt += t[i] * t[i];
-        omega = ts / tt;
-        for (size_t i = 0; i < n; ++i) {
-            x[i] += alpha * ph[i] + omega * sh[i];
-            r[i] = sv[i] - omega * t[i];
-        }
-        rho = rho_next;
-    }
-    free(r), free(rs), free(p), free(v), free(ph), free(sv), free(sh), free(t);
-}
-
-static double dot(const double *u, const double *v, size_t n)
-{
-    double s = 0;
-    for (size_t i = 0; i < n; ++i)
-        s += u[i] * v[i];
-    return s;
-}
-
-/* GMRES preconditioned on the right by the host cycle, `k` Arnoldi steps from x = 0 (classical
- * Gram-Schmidt, the least-squares problem by Givens rotations): x = M V y, the minimiser of
- * ||b - A x|| over M times the Krylov space of A M - the device's x after k steps, whatever its
- * rounding. */
-static void host_pgmres(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, const double *b,
-                        double *x, int k)
-{
-    size_t n = (size_t)a->rows;
-    double *v = calloc(n * (size_t)(k + 1), 8), *z = malloc(n * 8), *w = malloc(n * 8);
-    double hess[9][8] = {{0}}, g[9] = {0}, cs[8], sn[8], y[8];
-    double beta = sqrt(dot(b, b, n));
-    for (size_t i = 0; i < n; ++i)
-        v[i] = b[i] / beta;
-    g[0] = beta;
-    for (int j = 0; j < k; ++j) {
-        CHECK_OK(cmrs_amg_vcycle(h, v + n * (size_t)j, z));
-        cmrscl_csr_spmv(a, 1.0, z, 0.0, w);
-        for (int i = 0; i <= j; ++i)
-            hess[i][j] = dot(w, v + n * (size_t)i, n);
-        for (int i = 0; i <= j; ++i)
-            for (size_t r = 0; r < n; ++r)
-                w[r] -= hess[i][j] * v[n * (size_t)i + r];
-        hess[j + 1][j] = sqrt(dot(w, w, n));
-        for (size_t r = 0; r < n; ++r)
-            v[n * (size_t)(j + 1) + r] = w[r] / hess[j + 1][j];
-        for (int i = 0; i < j; ++i) { /* the earlier rotations on the new column */
-            double t = cs[i] * hess[i][j] + sn[i] * hess[i + 1][j];
-            hess[i + 1][j] = -sn[i] * hess[i][j] + cs[i] * hess[i + 1][j];
-            hess[i][j] = t;
-        }
-        double d = hypot(hess[j][j], hess[j + 1][j]);
-        cs[j] = hess[j][j] / d, sn[j] = hess[j + 1][j] / d;
-        hess[j][j] = d, hess[j + 1][j] = 0;
-        g[j + 1] = -sn[j] * g[j], g[j] *= cs[j];
-    }
-    for (int j = k; j-- > 0;) {
-        y[j] = g[j];
-        for (int i = j + 1; i < k; ++i)
-            y[j] -= hess[j][i] * y[i];
-        y[j] /= hess[j][j];
-    }
-    memset(w, 0, n * 8);
-    for (int j = 0; j < k; ++j)
-        for (size_t r = 0; r < n; ++r)
-            w[r] += y[j] * v[n * (size_t)j + r];
-    CHECK_OK(cmrs_amg_vcycle(h, w, x));
-    free(v), free(z), free(w);
 }
 
 /* A method with AMG on the right (BiCGStab, GMRES of a short cycle, so that cycles end and
@@ -433,9 +361,9 @@ static void check_right(cmrscl_context ctx, const char *spec, cmrscl_method meth
         cmrs_amg_hierarchy h = {0};
         CHECK_OK(cmrs_amg_setup(&a, NULL, &h));
         if (method == CMRSCL_METHOD_GMRES)
-            host_pgmres(&a, &h, b, xh, 3);
+            ref_amg_gmres(&a, &h, b, xh, 3);
         else
-            host_pbicgstab(&a, &h, b, xh, 3);
+            ref_amg_bicgstab(&a, &h, b, xh, 3);
         o.max_iterations = 3, o.rtol = 1e-300;
         memset(x, 0, sizeof(double) * (size_t)n);
         CHECK_OK(solve(m, &o, b, x, n, &few));
@@ -579,9 +507,10 @@ int main(int argc, char **argv)
     check_right(ctx, "stencil5:64", CMRSCL_METHOD_BICGSTAB);
     check_right(ctx, "convdiff:24", CMRSCL_METHOD_GMRES);
     check_right(ctx, "stencil5:64", CMRSCL_METHOD_GMRES);
-    check_update(ctx, "stencil5:64");
-    check_update(ctx, "stencil27:12");
+    check_update(ctx, "stencil5:64", false);
+    check_update(ctx, "stencil27:12", false);
     if (dbl) {
+        check_update(ctx, "stencil5:64", true);
         check_float_cycle(ctx, "stencil5:64");
         check_float_cycle(ctx, "stencil7:16");
     }

@@ -131,6 +131,19 @@ CMRSCL_HIDDEN cmrscl_status cmrs_matrix_kernel_args(cmrscl_matrix m, cl_kernel k
 CMRSCL_HIDDEN cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending,
                                                 uint64_t *strip_csr);
 
+/* What creation left `from` for values updates, the same for `to`, made from its arrays
+ * (matrix_twin.c): the permutation still to build or not, the strips' first CSR entries
+ * copied. */
+CMRSCL_HIDDEN cmrscl_status cmrs_update_share(cmrscl_matrix from, cmrscl_matrix to);
+
+/* ---- matrix_twin.c ---- */
+
+/* A matrix in float made on the device from m in double (AMG's float cycle on the caller's
+ * matrix): m's plan, a reference to each of its index arrays, its values rounded there.
+ * ERROR_UNSUPPORTED where m is not double or is renumbered, or where the plan's sub-group
+ * kernel in float does not run the plan's width. */
+CMRSCL_HIDDEN cmrscl_status cmrs_matrix_float_twin(cmrscl_matrix m, cmrscl_matrix *out);
+
 /* ---- matrix_renumber.c: a renumbered matrix (cmrscl_renumber) ---- */
 
 /* The entries' new places (r->entry: taken over, NULL in r), the device's copy of the order

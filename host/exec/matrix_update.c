@@ -84,6 +84,20 @@ cmrscl_status cmrs_update_prepare(cmrscl_matrix m, bool perm_pending, uint64_t *
     return CMRSCL_OK;
 }
 
+cmrscl_status cmrs_update_share(cmrscl_matrix from, cmrscl_matrix to)
+{
+    const struct values_update *u = from->update;
+    if (!u) /* (nothing prepared: no holes, no permutation pending) */
+        return CMRSCL_OK;
+    uint64_t *strip_csr = NULL;
+    size_t bytes = ((size_t)from->params.strips + 1) * sizeof *strip_csr;
+    if (u->strip_csr && !(strip_csr = malloc(bytes)))
+        return cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "no memory for a matrix");
+    if (strip_csr)
+        memcpy(strip_csr, u->strip_csr, bytes);
+    return cmrs_update_prepare(to, u->perm_pending, strip_csr);
+}
+
 /* Whether `bytes` more fit beside the matrix: the device's limits and the context's. */
 static bool room_beside(cmrscl_matrix m, size_t bytes)
 {

@@ -554,6 +554,8 @@ struct cmrscl_precond_s {
     double *near_null;              /* options.near_null's copy */
     cmrs_amg_aggregates aggregates; /* kept for an update */
     cmrs_amg_device device;         /* the hierarchy on the device: what a solve applies */
+    /* a float cycle's level 0: the caller's double matrix rounded on the device (or NULL) */
+    cmrscl_matrix float_a0;
     cmrscl_amg_info info;
 };
 

@@ -158,10 +158,13 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     cmrscl_status st = amg_options(opt, &o, &level0);
     if (st == CMRSCL_OK && level0)
         st = check_level0(ctx, precision, a, level0);
-    if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
-        level0 = NULL; /* the float cycle needs a float copy */
     if (st == CMRSCL_OK && level0 && level0->renumbering)
         level0 = NULL; /* the cycle runs its products in the caller's numbering */
+    /* the float cycle's level 0: the caller's matrix rounded where it lies (where it cannot
+     * be, the builder makes a float copy from the host's CSR as for no matrix given) */
+    cmrscl_matrix float_a0 = NULL;
+    if (st == CMRSCL_OK && level0 && o.float_cycle && precision == CMRSCL_DOUBLE)
+        level0 = cmrs_matrix_float_twin(level0, &float_a0) == CMRSCL_OK ? float_a0 : NULL;
     cmrscl_precision cycle = o.float_cycle ? CMRSCL_FLOAT : precision;
     /* the device's matrices made beside the host's set-up where it has threads to spare, and
      * its Galerkin products on the device (without a builder, the host makes them all) */
@@ -202,10 +205,12 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
     }
     if (st == CMRSCL_OK) {
         p->ctx = ctx, p->precision = precision, p->rows = a->rows, p->entries = a->nnz;
+        p->float_a0 = float_a0, float_a0 = NULL;
         p->options = o;
         describe(&h, &p->info);
         p->info.seconds_device = cmrscl_seconds() - t1;
-        p->info.device_bytes = cmrs_amg_device_bytes(&p->device);
+        p->info.device_bytes = cmrs_amg_device_bytes(&p->device) +
+                               (p->float_a0 ? p->float_a0->params.device_bytes : 0);
         p->info.cycle_precision = p->device.precision;
         p->info.seconds_total = cmrscl_seconds() - t0;
         *out = p;
@@ -216,6 +221,7 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         free(p);
     }
     cmrs_amg_free(&h);
+    cmrscl_matrix_free(float_a0); /* (taken by p, or a failed set-up's) */
     return st;
 }
 
@@ -240,6 +246,8 @@ cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrscl_csr *a)
     double t1 = cmrscl_seconds();
     if (st == CMRSCL_OK)
         st = cmrs_amg_device_update(&p->device, &h);
+    if (st == CMRSCL_OK && p->float_a0) /* level 0 the caller's matrix rounded: rounded again */
+        st = cmrscl_matrix_update_values(p->float_a0, a->values, CMRSCL_DOUBLE);
     if (st == CMRSCL_OK) {
         describe(&h, &p->info);
         p->info.seconds_device = cmrscl_seconds() - t1;
@@ -305,6 +313,7 @@ void cmrscl_precond_free(cmrscl_precond p)
     if (!p)
         return;
     cmrs_amg_device_free(&p->device);
+    cmrscl_matrix_free(p->float_a0);
     cmrs_amg_aggregates_free(&p->aggregates);
     free(p->near_null);
     free(p);
