@@ -65,10 +65,15 @@ typedef struct cmrscl_amg_options {
     /* unknowns a node (consecutive rows: a point's x, y, z), aggregated together; 0 or 1: each
      * row alone. The rows must be whole nodes. */
     int block_size;
+    /* The cycle (cmrscl_amg_cycle): the V-cycle, each level corrected once from the next; or the
+     * W-cycle, twice - the second time from the residual the first left - on every level whose
+     * next is not the coarsest: fewer iterations, each dearer (level l visited 2^l times) */
+    int cycle;
 } cmrscl_amg_options;
+typedef enum cmrscl_amg_cycle { CMRSCL_AMG_CYCLE_V = 0, CMRSCL_AMG_CYCLE_W = 1 } cmrscl_amg_cycle;
 #define CMRSCL_AMG_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL, 0, 0, NULL, 0                           \
+        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL, 0, 0, NULL, 0, 0                        \
     }
 #define CMRSCL_AMG_MAX_LEVELS 16
 #define CMRSCL_AMG_MAX_DEGREE 8

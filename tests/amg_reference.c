@@ -1,5 +1,5 @@
 /* amg_reference.c - the methods AMG preconditions on the right, with the host's V-cycle
- * (cmrs_amg_vcycle) in double: what the device's BiCGStab and GMRES with AMG are checked
+ * (cmrs_amg_cycle) in double: what the device's BiCGStab and GMRES with AMG are checked
  * against (test_solve_amg.c). */
 #include "amg_reference.h"
 #include "test_util.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* BiCGStab preconditioned on the right by the host cycle (cmrs_amg_vcycle): the ground truth
+/* BiCGStab preconditioned on the right by the host cycle (cmrs_amg_cycle): the ground truth
  * of the device's, `iterations` of them from x = 0 (bicg_p's first p = r). */
 void ref_amg_bicgstab(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, const double *b, double *x,
                       int iterations)
@@ -27,14 +27,14 @@ void ref_amg_bicgstab(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, const do
         double beta = k == 0 ? 0 : rho_next / rho * (alpha / omega);
         for (size_t i = 0; i < n; ++i)
             p[i] = k == 0 ? r[i] : r[i] + beta * (p[i] - omega * v[i]);
-        CHECK_OK(cmrs_amg_vcycle(h, p, ph));
+        CHECK_OK(cmrs_amg_cycle(h, p, ph));
         cmrscl_csr_spmv(a, 1.0, ph, 0.0, v);
         for (size_t i = 0; i < n; ++i)
             rv += rs[i] * v[i];
         alpha = rho_next / rv;
         for (size_t i = 0; i < n; ++i)
             sv[i] = r[i] - alpha * v[i];
-        CHECK_OK(cmrs_amg_vcycle(h, sv, sh));
+        CHECK_OK(cmrs_amg_cycle(h, sv, sh));
         cmrscl_csr_spmv(a, 1.0, sh, 0.0, t);
         for (size_t i = 0; i < n; ++i)
             ts += t[i] * sv[i], tt += t[i] * t[i];
@@ -71,7 +71,7 @@ void ref_amg_gmres(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, const doubl
         v[i] = b[i] / beta;
     g[0] = beta;
     for (int j = 0; j < k; ++j) {
-        CHECK_OK(cmrs_amg_vcycle(h, v + n * (size_t)j, z));
+        CHECK_OK(cmrs_amg_cycle(h, v + n * (size_t)j, z));
         cmrscl_csr_spmv(a, 1.0, z, 0.0, w);
         for (int i = 0; i <= j; ++i)
             hess[i][j] = dot(w, v + n * (size_t)i, n);
@@ -101,6 +101,6 @@ void ref_amg_gmres(const cmrscl_csr *a, const cmrs_amg_hierarchy *h, const doubl
     for (int j = 0; j < k; ++j)
         for (size_t r = 0; r < n; ++r)
             w[r] += y[j] * v[n * (size_t)j + r];
-    CHECK_OK(cmrs_amg_vcycle(h, w, x));
+    CHECK_OK(cmrs_amg_cycle(h, w, x));
     free(v), free(z), free(w);
 }

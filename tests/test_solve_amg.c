@@ -20,6 +20,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +482,16 @@ static void check_refusals(cmrscl_context ctx)
     CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
                   test_contains(cmrscl_last_error(), "chebyshev 1"),
               "chebyshev 1: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+    /* a cycle neither V nor W; a caller of the versions before `cycle` gets the V-cycle */
+    cmrscl_amg_options cycle = CMRSCL_AMG_OPTIONS_INIT;
+    cycle.cycle = 2;
+    st = cmrscl_precond_create_amg(ctx, prec, &small, &cycle, &bad);
+    CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
+                  test_contains(cmrscl_last_error(), "cycle 2"),
+              "cycle 2: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
+    cycle.struct_size = offsetof(cmrscl_amg_options, cycle);
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &small, &cycle, &bad));
+    cmrscl_precond_free(bad);
     cmrscl_precond_free(amg), cmrscl_precond_free(other);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a), cmrscl_csr_free(&small);

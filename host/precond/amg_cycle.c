@@ -1,5 +1,8 @@
-/* amg_cycle.c - the AMG V-cycle on the host and CG preconditioned by it: the ground truth the
- * device cycle is checked against, and the way to see that a hierarchy converges. The
+/* amg_cycle.c - the AMG cycle on the host and CG preconditioned by it: the ground truth the
+ * device cycle is checked against, and the way to see that a hierarchy converges. A V-cycle
+ * corrects each level once from the next; a W-cycle twice, the second time from the residual
+ * the first left, where the next level is not the coarsest (whose exact solve leaves nothing for
+ * a second). The
  * smoother is damped Jacobi, one sweep before and one after the coarse correction, omega =
  * jacobi_scale / rho(D^-1 A) (4/3 / rho: 2/3 on a Poisson matrix, as amgcl's damped_jacobi
  * and PyAMG's ('jacobi', {'omega': 4/3}) with its withrho default); or a Chebyshev polynomial
@@ -96,7 +99,9 @@ static void postsmooth(const cmrs_amg_hierarchy *h, const cmrs_amg_level *lv, co
     chebyshev_rest(h, lv, r, d, x);
 }
 
-static void vcycle_level(const cmrs_amg_hierarchy *h, int l, const cycle_work *w)
+int cmrs_amg_visits(int visits, int levels, int l) { return l + 2 < levels ? visits : 1; }
+
+static void cycle_level(const cmrs_amg_hierarchy *h, int l, const cycle_work *w)
 {
     const cmrs_amg_level *lv = &h->level[l];
     double *b = w->b[l], *x = w->x[l], *r = w->r[l], *d = w->d[l];
@@ -105,9 +110,15 @@ static void vcycle_level(const cmrs_amg_hierarchy *h, int l, const cycle_work *w
         return;
     }
     presmooth(h, lv, b, x, r, d);
-    cmrscl_csr_spmv(&lv->R, 1.0, r, 0.0, w->b[l + 1]);
-    vcycle_level(h, l + 1, w);
-    cmrscl_csr_spmv(&lv->P, 1.0, w->x[l + 1], 1.0, x);
+    for (int visit = 0; visit < cmrs_amg_visits(h->visits, h->levels, l); ++visit) {
+        if (visit) { /* r = b - A x after the correction before */
+            memcpy(r, b, (size_t)lv->A.rows * sizeof(double));
+            cmrscl_csr_spmv(&lv->A, -1.0, x, 1.0, r);
+        }
+        cmrscl_csr_spmv(&lv->R, 1.0, r, 0.0, w->b[l + 1]);
+        cycle_level(h, l + 1, w);
+        cmrscl_csr_spmv(&lv->P, 1.0, w->x[l + 1], 1.0, x);
+    }
     postsmooth(h, lv, b, x, r, d);
 }
 
@@ -125,8 +136,7 @@ static void free_work(cycle_work *w, int levels)
     free(w->r);
 }
 
-cmrscl_status cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x,
-                                     double **r)
+cmrscl_status cmrs_amg_cycle_levels(const cmrs_amg_hierarchy *h, double **b, double **x, double **r)
 {
     int n = h->levels;
     cycle_work w = {b, x, r, calloc((size_t)n, sizeof(double *))};
@@ -134,16 +144,16 @@ cmrscl_status cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b, do
     for (int l = 0; ok && l < n && h->degree > 1; ++l)
         ok = (w.d[l] = cmrscl_alloc((size_t)h->level[l].A.rows + 1, sizeof(double))) != NULL;
     if (ok)
-        vcycle_level(h, 0, &w);
+        cycle_level(h, 0, &w);
     for (int l = 0; w.d && l < n; ++l)
         free(w.d[l]);
     free(w.d);
     return ok ? CMRSCL_OK
               : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY,
-                            "AMG V-cycle: Chebyshev's vectors of %d levels", n);
+                            "AMG cycle: Chebyshev's vectors of %d levels", n);
 }
 
-cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b, double *x)
+cmrscl_status cmrs_amg_cycle(const cmrs_amg_hierarchy *h, const double *b, double *x)
 {
     int n = h->levels;
     cycle_work w = {calloc((size_t)n, sizeof(double *)), calloc((size_t)n, sizeof(double *)),
@@ -157,8 +167,8 @@ cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b, doub
         ok = w.b[l] && w.x[l] && w.r[l];
     }
     cmrscl_status st =
-        ok ? cmrs_amg_vcycle_levels(h, w.b, w.x, w.r)
-           : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG V-cycle: vectors of %d levels", n);
+        ok ? cmrs_amg_cycle_levels(h, w.b, w.x, w.r)
+           : cmrscl_fail(CMRSCL_ERROR_OUT_OF_HOST_MEMORY, "AMG cycle: vectors of %d levels", n);
     if (w.b && w.x && w.r)
         free_work(&w, n);
     else {
@@ -177,12 +187,12 @@ static double dot(const double *x, const double *y, int32_t n)
     return s;
 }
 
-/* z = M^-1 r: one V-cycle, or a copy without a hierarchy. */
+/* z = M^-1 r: one cycle, or a copy without a hierarchy. */
 static cmrscl_status precondition(const cmrs_amg_hierarchy *h, const double *r, double *z,
                                   int32_t n)
 {
     if (h)
-        return cmrs_amg_vcycle(h, r, z);
+        return cmrs_amg_cycle(h, r, z);
     memcpy(z, r, (size_t)n * sizeof(double));
     return CMRSCL_OK;
 }

@@ -1,4 +1,4 @@
-/* amg_device.c - the AMG V-cycle on the device (issue 57): the host hierarchy (amg_setup.c)
+/* amg_device.c - the AMG cycle on the device (issue 57): the host hierarchy (amg_setup.c)
  * copied level by level, and the host cycle (amg_cycle.c) enqueued step for step in the same
  * order, so that the two agree to rounding and the tests can compare them level by level.
  * The products are the library's own (cmrs_spmv_enqueue on each operator's plan: y = alpha
@@ -179,6 +179,7 @@ cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_precision caller,
                              .mixed = caller != precision,
                              .borrowed_a0 = a0 != NULL,
                              .degree = h->degree,
+                             .visits = h->visits,
                              .out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0};
     out->level = calloc((size_t)h->levels, sizeof *out->level);
     cmrscl_status st = out->level ? make_kernels(out)
@@ -280,8 +281,8 @@ static cmrscl_status presmooth(const cmrs_amg_device *d, const cmrs_amg_device_l
     return st == CMRSCL_OK ? product(d, lv->A, -1.0, lv->d, 1.0, lv->r) : st;
 }
 
-/* Post-smoothing from x: r = b - A x, then Jacobi's sweep or Chebyshev's steps. */
-static cmrscl_status postsmooth(const cmrs_amg_device *d, const cmrs_amg_device_level *lv)
+/* r = b - A x: a copy and a product. */
+static cmrscl_status residual(const cmrs_amg_device *d, const cmrs_amg_device_level *lv)
 {
     cl_int err = order(d);
     if (err == CL_SUCCESS && lv->rows)
@@ -289,7 +290,13 @@ static cmrscl_status postsmooth(const cmrs_amg_device *d, const cmrs_amg_device_
                                   NULL, NULL);
     if (err != CL_SUCCESS)
         return cmrscl_fail_cl(err, "clEnqueueCopyBuffer (AMG)");
-    cmrscl_status st = product(d, lv->A, -1.0, lv->x, 1.0, lv->r);
+    return product(d, lv->A, -1.0, lv->x, 1.0, lv->r);
+}
+
+/* Post-smoothing from x: r = b - A x, then Jacobi's sweep or Chebyshev's steps. */
+static cmrscl_status postsmooth(const cmrs_amg_device *d, const cmrs_amg_device_level *lv)
+{
+    cmrscl_status st = residual(d, lv);
     if (st != CMRSCL_OK)
         return st;
     if (d->degree <= 1) { /* x += omega D^-1 r */
@@ -317,7 +324,7 @@ static cmrscl_status coarse_solve(const cmrs_amg_device *d, cl_mem b, cl_mem x)
     return err == CL_SUCCESS ? CMRSCL_OK : cmrscl_fail_cl(err, "AMG coarse solve");
 }
 
-/* Level l of the cycle: amg_cycle.c's vcycle_level, step for step. */
+/* Level l of the cycle: amg_cycle.c's cycle_level, step for step. */
 static cmrscl_status cycle_level(const cmrs_amg_device *d, int l)
 {
     const cmrs_amg_device_level *lv = &d->level[l];
@@ -325,12 +332,17 @@ static cmrscl_status cycle_level(const cmrs_amg_device *d, int l)
         return coarse_solve(d, lv->b, lv->x);
     const cmrs_amg_device_level *next = &d->level[l + 1];
     cmrscl_status st = presmooth(d, lv);
-    if (st == CMRSCL_OK)
-        st = product(d, lv->R, 1.0, lv->r, 0.0, next->b);
-    if (st == CMRSCL_OK)
-        st = cycle_level(d, l + 1);
-    if (st == CMRSCL_OK)
-        st = product(d, lv->P, 1.0, next->x, 1.0, lv->x);
+    const int visits = cmrs_amg_visits(d->visits, d->levels, l);
+    for (int visit = 0; visit < visits && st == CMRSCL_OK; ++visit) {
+        if (visit) /* r = b - A x after the correction before */
+            st = residual(d, lv);
+        if (st == CMRSCL_OK)
+            st = product(d, lv->R, 1.0, lv->r, 0.0, next->b);
+        if (st == CMRSCL_OK)
+            st = cycle_level(d, l + 1);
+        if (st == CMRSCL_OK)
+            st = product(d, lv->P, 1.0, next->x, 1.0, lv->x);
+    }
     return st == CMRSCL_OK ? postsmooth(d, lv) : st;
 }
 
@@ -371,9 +383,16 @@ cmrscl_status cmrs_amg_device_update(cmrs_amg_device *d, const cmrs_amg_hierarch
 
 int cmrs_amg_device_commands(const cmrs_amg_device *d)
 {
-    /* a level's: the smoothers' 2 k + 1 (k the degree, Jacobi's 1) and the transfers' two;
-     * the coarse solve's one, the conversions' two */
-    return (4 * d->degree + 3) * (d->levels - 1) + 1 + 2 * d->mixed;
+    /* a visit of a level: the smoothers' 4 k + 1 (k the degree, Jacobi's 1) and the transfers'
+     * two, and for each correction after the first the residual's two and the transfers'; a
+     * visit of the coarsest level its solve's one; the conversions' two */
+    int commands = 2 * d->mixed, runs = 1; /* (runs: the visits of level l) */
+    for (int l = 0; l + 1 < d->levels; ++l) {
+        int visits = cmrs_amg_visits(d->visits, d->levels, l);
+        commands += runs * (4 * d->degree + 3 + 4 * (visits - 1));
+        runs *= visits;
+    }
+    return commands + runs;
 }
 
 /* A conversion kernel (n, from, to) over level 0's rows. */

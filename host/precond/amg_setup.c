@@ -23,7 +23,8 @@ void cmrs_amg_options_default(cmrs_amg_options *opt)
                               .min_coarsening = 0.9,
                               .near_null_count = 1,
                               .near_null = NULL,
-                              .block_size = 1};
+                              .block_size = 1,
+                              .visits = 1};
 }
 
 static cmrscl_status check_options(const cmrs_amg_options *o)
@@ -31,14 +32,14 @@ static cmrscl_status check_options(const cmrs_amg_options *o)
     if (!(o->theta >= 0 && o->theta <= 1) || !(o->smooth_scale > 0) || !(o->jacobi_scale > 0) ||
         o->rho_steps < 1 || o->rho_steps > AMG_MAX_RHO_STEPS || o->max_coarse < 1 ||
         o->max_levels < 1 || o->degree < 1 || o->degree > CMRSCL_AMG_MAX_DEGREE ||
-        !(o->min_coarsening > 0 && o->min_coarsening <= 1))
+        !(o->min_coarsening > 0 && o->min_coarsening <= 1) || o->visits < 1 || o->visits > 2)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
                            "AMG options: theta %g (0..1), smooth_scale %g and jacobi_scale %g "
                            "(> 0), rho_steps %d (1..%d), max_coarse %d, max_levels %d (>= 1), "
-                           "min_coarsening %g (0..1], degree %d (1..%d)",
+                           "min_coarsening %g (0..1], degree %d (1..%d), visits %d (1 or 2)",
                            o->theta, o->smooth_scale, o->jacobi_scale, o->rho_steps,
                            AMG_MAX_RHO_STEPS, (int)o->max_coarse, o->max_levels, o->min_coarsening,
-                           o->degree, CMRSCL_AMG_MAX_DEGREE);
+                           o->degree, CMRSCL_AMG_MAX_DEGREE, o->visits);
     if (o->near_null_count < 1 || o->near_null_count > CMRSCL_AMG_MAX_CANDIDATES ||
         (o->near_null_count > 1 && !o->near_null) || o->block_size < 1)
         return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
@@ -480,6 +481,7 @@ static cmrscl_status setup(const cmrscl_csr *a, const cmrs_amg_options *opt,
         return st;
     }
     h.degree = o->degree;
+    h.visits = o->visits;
     h.borrowed_aggregates = g != NULL;
     int32_t found = 0; /* what aggregation found where it stopped */
     for (int l = 0; st == CMRSCL_OK; ++l) {

@@ -1,7 +1,7 @@
 /* precond.h - the preconditioners stage (issue 57): for now smoothed-aggregation AMG set up
  * on the host (amg_setup.c drives the phases: diagonals and rho(D^-1 A) in amg_rho.c, strength
  * and aggregation in amg_aggregate.c, the sparse products in amg_spgemm.c, the coarsest
- * level's dense inverse in amg_coarse.c) and a host V-cycle with a preconditioned CG on it
+ * level's dense inverse in amg_coarse.c) and a host cycle (V or W) with a preconditioned CG on it
  * (amg_cycle.c), the ground truth for the same cycle on the device (amg_device.c, cl/amg.cl).
  * Internal: nothing here is public API yet.
  *
@@ -35,6 +35,7 @@ typedef struct cmrs_amg_options {
     const double *near_null;
     /* unknowns a node of level 0 (consecutive rows), aggregated together: 1 each row alone */
     int block_size;
+    int visits; /* the cycle: each level's coarse corrections, 1 a V-cycle, 2 a W-cycle */
 } cmrs_amg_options;
 
 typedef struct cmrs_amg_level {
@@ -75,6 +76,7 @@ typedef struct cmrs_amg_hierarchy {
     double *coarse_inverse;
     bool coarse_lu;
     int degree;                 /* the cycle's smoother (the options'): 1 Jacobi, 2.. Chebyshev */
+    int visits;                 /* the cycle's coarse corrections a level (the options') */
     bool symmetric;             /* level 0 is: rho estimated by Lanczos, not the power method */
     double theta;               /* the largest strength threshold a level took */
     double operator_complexity; /* sum of the levels' entries / entries of A */
@@ -427,30 +429,32 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_coarse_inverse(const cmrscl_csr *a, double 
 CMRSCL_HIDDEN void cmrs_amg_coarse_solve(const double *inverse, int32_t n, const double *b,
                                          double *x);
 
-/* ---- amg_cycle.c: the host V-cycle and CG preconditioned by it ---- */
+/* ---- amg_cycle.c: the host cycle and CG preconditioned by it ---- */
 
-/* One V-cycle for A x = b from x = 0: on each level one sweep of damped Jacobi before and
- * after the coarse correction (omega = jacobi_scale / rho(D^-1 A), 2/3 on a Poisson
- * matrix), the coarsest level solved with its dense inverse. A symmetric operator for
- * symmetric A, so CG may use it. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle(const cmrs_amg_hierarchy *h, const double *b,
-                                            double *x);
+/* One cycle for A x = b from x = 0: on each level the smoother before and after the coarse
+ * correction (damped Jacobi: omega = jacobi_scale / rho(D^-1 A), 2/3 on a Poisson matrix; or
+ * Chebyshev), h->visits corrections a level (a V- or a W-cycle), the coarsest level solved with
+ * its dense inverse. A symmetric operator for symmetric A, so CG may use it. */
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_cycle(const cmrs_amg_hierarchy *h, const double *b, double *x);
 /* The same cycle on vectors the caller keeps, to look at each level's after it: b[l], x[l]
  * and r[l] of level l's rows (b[0] the right-hand side, x[0] the result; the last level's
  * r[l] is not used). ERROR_OUT_OF_HOST_MEMORY for Chebyshev's vectors. */
-CMRSCL_HIDDEN cmrscl_status cmrs_amg_vcycle_levels(const cmrs_amg_hierarchy *h, double **b,
-                                                   double **x, double **r);
+/* The coarse corrections level l of `levels` makes in a cycle of `visits` (1: V, 2: W): one
+ * where the next level is the coarsest, solved exactly. */
+CMRSCL_HIDDEN int cmrs_amg_visits(int visits, int levels, int l);
+CMRSCL_HIDDEN cmrscl_status cmrs_amg_cycle_levels(const cmrs_amg_hierarchy *h, double **b,
+                                                  double **x, double **r);
 /* Chebyshev's step `step` (0 the first) for rho(D^-1 A) = rho: d = c1 d + c2 D^-1 r (c1 0 at
  * the first), over PyAMG's interval [b / 30, b], b = 1.1 rho (Saad's Chebyshev iteration). */
 CMRSCL_HIDDEN void cmrs_amg_chebyshev(double rho, int step, double *c1, double *c2);
-/* CG on A x = b from the x given, preconditioned by one V-cycle of h (h NULL: plain CG),
+/* CG on A x = b from the x given, preconditioned by one cycle of h (h NULL: plain CG),
  * until ||b - A x|| <= rtol ||b|| or max_iterations. *iterations and *relres (may be NULL)
  * say where it stopped; ERROR_BREAKDOWN when p^T A p <= 0. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_pcg(const cmrscl_csr *a, const cmrs_amg_hierarchy *h,
                                          const double *b, double *x, double rtol,
                                          int max_iterations, int *iterations, double *relres);
 
-/* ---- amg_device.c: the V-cycle on the device ---- */
+/* ---- amg_device.c: the cycle on the device ---- */
 
 /* A level on the device: its operators as matrices of the library (each with its own plan),
  * its vectors and the smoother's diagonal. The last level keeps only b and x: the dense
@@ -477,6 +481,7 @@ typedef struct cmrs_amg_device {
     cl_kernel cheb_first, cheb;          /* Chebyshev's steps */
     cl_kernel narrow, widen;             /* the caller's r in, z out: mixed precision only */
     int degree;                          /* the smoother: 1 Jacobi, 2.. Chebyshev */
+    int visits;                          /* coarse corrections a level: 1 V, 2 W */
     bool mixed;                          /* a float cycle for double r and z */
     bool borrowed_a0;                    /* level 0's A is the caller's */
     size_t local;                        /* their work-group */
@@ -530,7 +535,7 @@ CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_setup(cmrscl_context ctx, cmrscl_pre
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_update(cmrs_amg_device *d, const cmrs_amg_hierarchy *h);
 /* The device memory the hierarchy holds. */
 CMRSCL_HIDDEN uint64_t cmrs_amg_device_bytes(const cmrs_amg_device *d);
-/* Enqueues one V-cycle z = M r on the context's queue (r and z: level 0's rows, buffers of
+/* Enqueues one cycle z = M r on the context's queue (r and z: level 0's rows, buffers of
  * the caller's precision): the host cycle's steps in its order; nothing is read back or
  * waited for. */
 CMRSCL_HIDDEN cmrscl_status cmrs_amg_device_apply(cmrs_amg_device *d, cl_mem r, cl_mem z);

@@ -54,6 +54,12 @@ static cmrscl_status amg_options(const cmrscl_amg_options *in, cmrs_amg_options 
         out->near_null = o.near_null;
         out->block_size = o.block_size ? o.block_size : 1;
     }
+    if (size >= offsetof(cmrscl_amg_options, cycle) + sizeof o.cycle) {
+        if (o.cycle != CMRSCL_AMG_CYCLE_V && o.cycle != CMRSCL_AMG_CYCLE_W)
+            return cmrscl_fail(CMRSCL_ERROR_INVALID_ARGUMENT,
+                               "AMG options: cycle %d (CMRSCL_AMG_CYCLE_V 0 or _W 1)", o.cycle);
+        out->visits = o.cycle == CMRSCL_AMG_CYCLE_W ? 2 : 1;
+    }
     out->smooth = !o.unsmoothed;
     if (o.max_coarse)
         out->max_coarse = o.max_coarse;

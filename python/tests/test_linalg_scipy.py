@@ -288,7 +288,7 @@ def test_amg_on_the_device(context):
     # mixed precision: the cycle in float, the solve in double to the same threshold
     Mf = la.amg(mat, float_cycle=True)
     assert Mf.cycle_dtype == np.float32 and M.cycle_dtype == np.float64
-    # M multiplies level 0 by mat itself; the float cycle keeps a float copy of it
+    # M multiplies level 0 by mat itself; the float cycle by mat rounded (its values alone)
     assert 0 < Mf.device_bytes < 0.75 * (M.device_bytes + mat.params()["device_bytes"])
     x, info = la.cg(mat, b, rtol=1e-8, M=Mf)
     assert info == 0 and np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
@@ -300,6 +300,14 @@ def test_amg_on_the_device(context):
     assert np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
     with pytest.raises(ValueError, match="chebyshev 1"):
         la.amg(mat, chebyshev=1)
+    # a W-cycle (three levels: level 1 corrected twice): fewer iterations than the V-cycle's
+    Mw = la.amg(mat, cycle="w")
+    x, w = la.solve(mat, b, rtol=1e-8, M=Mw)
+    assert Mw.cycle == "W" and M.cycle == "V" and Mw.levels >= 3 and w.converged
+    assert w.iterations < result.iterations
+    assert np.linalg.norm(b - A @ x) <= 1.0001e-8 * np.linalg.norm(b)
+    with pytest.raises(ValueError, match="cycle must be 'V' or 'W'"):
+        la.amg(mat, cycle="F")
 
 
 def test_bicgstab_with_amg(context):

@@ -35,7 +35,7 @@ static void check_cycle(const env *e, cmrscl_precision p, cmrscl_precision cycle
     void *host = malloc(n * vs);
     for (size_t i = 0; i < n; ++i)
         b[i] = put(host, p, i, sin(1.0 + (double)i));
-    CHECK_OK(cmrs_amg_vcycle(&h, b, want));
+    CHECK_OK(cmrs_amg_cycle(&h, b, want));
     cl_mem r = exact_buffer(e, CL_MEM_READ_WRITE, n * vs, host);
     cl_mem z = exact_buffer(e, CL_MEM_READ_WRITE, n * vs, host); /* written over */
     CHECK_OK(cmrs_amg_device_apply(&d, r, z));

@@ -175,6 +175,13 @@ static bool apply_option(int c, const char *arg, cli_options *o)
                 usage_error("--amg-theta", "a threshold in 0..1", arg));
     case OPT_AMG_CHEBYSHEV:
         return parse_int("--amg-chebyshev", arg, 2, CMRSCL_AMG_MAX_DEGREE, &o->amg_chebyshev);
+    case OPT_AMG_CYCLE: {
+        static const char *const cycles[] = {"v", "w", NULL};
+        if (!parse_keyword("--amg-cycle", arg, cycles, "v or w", &k))
+            return false;
+        o->amg_cycle = k ? CMRSCL_AMG_CYCLE_W : CMRSCL_AMG_CYCLE_V;
+        return true;
+    }
     case OPT_TRANSPOSE: o->transpose = true; return true;
     case OPT_VECTORS: return parse_vectors(arg, o);
     case OPT_PLAN_VECTORS: return parse_int("--plan-vectors", arg, 1, 4096, &o->matrix.vectors);

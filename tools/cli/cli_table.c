@@ -122,12 +122,15 @@ const cli_flag cli_flags[] = {
      "cg (default) | pcg (CG with the Jacobi preconditioner) | bicgstab | gmres"},
     {"precond", OPT_PRECOND, "P", CMD_SOLVE, CLI_GROUP_SOLVE,
      "none (default) | jacobi | amg (smoothed aggregation: the hierarchy set up on the host, "
-     "its V-cycle on the device; cg, and bicgstab and gmres on the right)"},
+     "its cycle on the device; cg, and bicgstab and gmres on the right)"},
     {"amg-float", OPT_AMG_FLOAT, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg in double: the hierarchy and its cycle in float (mixed precision)"},
     {"amg-chebyshev", OPT_AMG_CHEBYSHEV, "K", CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg: a Chebyshev smoother of degree K (2..8; K products a sweep) instead "
      "of damped Jacobi"},
+    {"amg-cycle", OPT_AMG_CYCLE, "C", CMD_SOLVE, CLI_GROUP_SOLVE,
+     "with --precond amg: v (default) a V-cycle, or w a W-cycle (each level corrected twice "
+     "from the next: fewer iterations, each dearer)"},
     {"amg-unsmoothed", OPT_AMG_UNSMOOTHED, NULL, CMD_SOLVE, CLI_GROUP_SOLVE,
      "with --precond amg: plain aggregation (P the tentative prolongator: cheaper set-up and "
      "cycle, more iterations)"},

@@ -153,7 +153,7 @@ static int make_rhs(const char *rhs, int n, double *b)
 }
 
 /* AMG's hierarchy: a line a level, the complexities, the set-up's phases. */
-static void print_amg(cmrscl_precond amg)
+static void print_amg(cmrscl_precond amg, int cycle)
 {
     cmrscl_amg_info in;
     if (cmrscl_precond_amg_info(amg, &in) != CMRSCL_OK)
@@ -161,9 +161,10 @@ static void print_amg(cmrscl_precond amg)
     for (int l = 0; l < in.levels; ++l)
         printf("amg        level %d: %d rows, %lld entries%s\n", l, (int)in.rows[l],
                (long long)in.entries[l], l == in.levels - 1 ? " (inverted densely)" : "");
-    printf("amg        operator complexity %.3f, grid complexity %.3f, strength theta %g; cycle in "
-           "%s, %.1f MB on the device\n",
+    printf("amg        operator complexity %.3f, grid complexity %.3f, strength theta %g; %s-cycle "
+           "in %s, %.1f MB on the device\n",
            in.operator_complexity, in.grid_complexity, in.theta,
+           cycle == CMRSCL_AMG_CYCLE_W ? "W" : "V",
            in.cycle_precision == CMRSCL_FLOAT ? "float" : "double", (double)in.device_bytes / 1e6);
     printf("amg        set-up %.3f s: smoother %.3f, strength %.3f, aggregation %.3f, P %.3f, RAP "
            "%.3f, coarse inverse %.3f (host), device %.3f\n",
@@ -272,10 +273,12 @@ int cmd_solve(const cli_options *opt)
         rc = EXIT_USAGE;
     }
     if (!rc &&
-        (opt->amg_chebyshev || opt->amg_unsmoothed || opt->amg_rigid_body || opt->amg_theta) &&
+        (opt->amg_chebyshev || opt->amg_unsmoothed || opt->amg_rigid_body || opt->amg_theta ||
+         opt->amg_cycle) &&
         opt->solve.preconditioner != CMRSCL_PRECONDITIONER_AMG) {
         fprintf(stderr, "%s: --amg-%s: an option of --precond amg\n", cli_name,
                 opt->amg_chebyshev    ? "chebyshev"
+                : opt->amg_cycle      ? "cycle"
                 : opt->amg_unsmoothed ? "unsmoothed"
                 : opt->amg_theta      ? "theta"
                                       : "rigid-body");
@@ -317,6 +320,7 @@ int cmd_solve(const cli_options *opt)
         ao.float_cycle = opt->amg_float;
         ao.matrix = m; /* level 0 on the solver's matrix */
         ao.chebyshev = opt->amg_chebyshev;
+        ao.cycle = opt->amg_cycle;
         ao.unsmoothed = opt->amg_unsmoothed;
         ao.theta = opt->amg_theta;
         if (modes)
@@ -432,7 +436,7 @@ int cmd_solve(const cli_options *opt)
                so.max_iterations ? so.max_iterations : 10 * n,
                so.method == CMRSCL_METHOD_GMRES ? ", restarted" : "", setup);
         if (amg)
-            print_amg(amg);
+            print_amg(amg, opt->amg_cycle);
         if (broke_down && *why)
             printf("result     %s (%s): ", cmrscl_solve_reason_name(r.reason), why);
         else

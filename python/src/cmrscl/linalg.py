@@ -247,7 +247,7 @@ class AMG(sla.LinearOperator):
     hierarchy set up on the host as PyAMG's smoothed_aggregation_solver defines it (symmetric
     strength theta, standard aggregation, the constant near-null space, Jacobi-smoothed
     prolongators, Galerkin coarse operators, the coarsest level inverted densely), every
-    level's operators matrices of the library on the device, and a V-cycle (damped Jacobi
+    level's operators matrices of the library on the device, and its cycle (damped Jacobi
     before and after) applied there. As M of cmrscl.linalg.cg the whole solve runs on the
     device; as a LinearOperator (M of scipy's solvers, or of cmrscl's bicgstab and gmres) a
     product copies the vector to the device and back.
@@ -255,7 +255,9 @@ class AMG(sla.LinearOperator):
     A: a cmrscl.Matrix (its precision and context) or a scipy.sparse matrix (precision None:
     float for float32 values, else double). float_cycle: in double, the hierarchy and its cycle
     in float (mixed precision: half the bytes a cycle streams; r and z stay double). chebyshev:
-    0 damped Jacobi, or a Chebyshev smoother of that degree (2..8; products a sweep). B: the
+    0 damped Jacobi, or a Chebyshev smoother of that degree (2..8; products a sweep). cycle:
+    "V" (each level corrected once from the next) or "W" (twice: fewer iterations, each
+    dearer). B: the
     near-null space, an array of rows x k (k 1..16; None: the constant vector) - for 3-D
     elasticity the rigid-body modes (rigid_body_modes), with block_size 3 (PyAMG's B and BSR
     blocks): the unknowns of a node (block_size consecutive rows) aggregated together. Facts:
@@ -264,11 +266,11 @@ class AMG(sla.LinearOperator):
     hubs, rows 16 times the mean, or whose aggregates spread - random graphs - where every
     coupling strong would fill the coarse levels),
     operator_complexity, grid_complexity, device_bytes,
-    cycle_dtype, setup_seconds (a dict by phase)."""
+    cycle_dtype, cycle ("V" or "W"), setup_seconds (a dict by phase)."""
 
     def __init__(self, A, precision=None, context=None, *, theta=0.0, unsmoothed=False,
                  max_coarse=None, max_levels=None, float_cycle=False, chebyshev=0, B=None,
-                 block_size=1):
+                 block_size=1, cycle="V"):
         if isinstance(A, Matrix):
             mat = A
         elif scipy.sparse.issparse(A):
@@ -292,6 +294,10 @@ class AMG(sla.LinearOperator):
         if opt.chebyshev == 1 or opt.chebyshev > 8:
             raise ValueError(f"chebyshev {opt.chebyshev}: 0 (damped Jacobi) or a degree 2..8")
         opt.block_size = _count(block_size, "block_size", 1, low=1)
+        if not isinstance(cycle, str) or cycle.upper() not in ("V", "W"):
+            raise ValueError(f"cycle must be 'V' or 'W', not {cycle!r}")
+        opt.cycle = 1 if cycle.upper() == "W" else 0
+        self.cycle = cycle.upper()
         if B is not None:  # column-major, as the library reads it (copied there)
             B = np.asarray(B, dtype=np.float64)
             B = B.reshape(-1, 1) if B.ndim == 1 else B
