@@ -7,9 +7,9 @@
  * estimated spectral radius, Galerkin coarse operators R A P with R = P^T, levels until a
  * coarse size, the coarsest level inverted densely. The hierarchy is set up on the host (its
  * phases timed), then every level's A, P and R becomes a matrix of the library on the device
- * with a plan of its own. A V-cycle - one damped-Jacobi sweep before and after the coarse
- * correction - runs on the device with no host read inside it: z = M r. The same matrix and
- * options give the same hierarchy and the same bits run after run. */
+ * with a plan of its own. A V-cycle (or a W-cycle) - one damped-Jacobi sweep before and after
+ * the coarse correction - runs on the device with no host read inside it: z = M r. The same matrix
+ * and options give the same hierarchy and the same bits run after run. */
 #ifndef CMRSCL_PRECOND_H
 #define CMRSCL_PRECOND_H
 
@@ -65,16 +65,22 @@ typedef struct cmrscl_amg_options {
     /* unknowns a node (consecutive rows: a point's x, y, z), aggregated together; 0 or 1: each
      * row alone. The rows must be whole nodes. */
     int block_size;
+    /* The first version's tail padding, named so that the fields after it lie past the size
+     * its callers give (struct_size): never read. */
+    int reserved_v1;
     /* The cycle (cmrscl_amg_cycle): the V-cycle, each level corrected once from the next; or the
      * W-cycle, twice - the second time from the residual the first left - on every level whose
-     * next is not the coarsest: fewer iterations, each dearer (level l visited 2^l times) */
+     * next is not the coarsest: fewer iterations, each dearer (level l visited up to 2^l
+     * times). Callers of the first version get the V-cycle. */
     int cycle;
 } cmrscl_amg_options;
 typedef enum cmrscl_amg_cycle { CMRSCL_AMG_CYCLE_V = 0, CMRSCL_AMG_CYCLE_W = 1 } cmrscl_amg_cycle;
 #define CMRSCL_AMG_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL, 0, 0, NULL, 0, 0                        \
+        sizeof(cmrscl_amg_options), 0.0, 0, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0                     \
     }
+/* The first version's size (to the cycle, which it lacks): what its callers give as struct_size. */
+#define CMRSCL_AMG_OPTIONS_SIZE_V1 (offsetof(cmrscl_amg_options, cycle))
 #define CMRSCL_AMG_MAX_LEVELS 16
 #define CMRSCL_AMG_MAX_DEGREE 8
 #define CMRSCL_AMG_MAX_CANDIDATES 16
@@ -131,7 +137,8 @@ CMRSCL_API cmrscl_status cmrscl_rigid_body_modes(int32_t nodes, const double *xy
  * again on the same aggregates - diagonals, smoothers, prolongators, Galerkin operators, the
  * coarse inverse - and its device matrices updated in place; cheaper than a new one by the
  * strength and aggregation phases and the device matrices' plans. A level-0 matrix borrowed
- * through cmrscl_amg_options.matrix is its owner's to update (cmrscl_matrix_update_values).
+ * through cmrscl_amg_options.matrix is its owner's to update (cmrscl_matrix_update_values);
+ * a float cycle's level 0, that matrix rounded, is the preconditioner's, updated here.
  * The info's times become the update's. ERROR_INVALID_MATRIX when the pattern differs. */
 CMRSCL_API cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrscl_csr *a);
 /* Level l's aggregates (0 <= l < levels - 1) into out[rows of level l]: each row's aggregate,

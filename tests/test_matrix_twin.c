@@ -14,6 +14,8 @@
 typedef struct twin_case {
     const char *spec, *what;
     cmrscl_options opt;
+    bool may_skip; /* a plan some devices lack (sub-groups, the last tile's combine); every
+                      other case must run */
 } twin_case;
 
 /* a's values times `scale`, the diagonal `shift` more (the same pattern, other values) */
@@ -49,7 +51,7 @@ static void check_case(cmrscl_context ctx, const twin_case *c)
     cmrscl_status st = cmrscl_matrix_create_from_csr(ctx, CMRSCL_DOUBLE, &a, &c->opt, &m);
     if (st == CMRSCL_OK)
         st = cmrs_matrix_float_twin(m, &t);
-    if (st == CMRSCL_ERROR_UNSUPPORTED || st == CMRSCL_ERROR_DEVICE_LIMIT) {
+    if (c->may_skip && (st == CMRSCL_ERROR_UNSUPPORTED || st == CMRSCL_ERROR_DEVICE_LIMIT)) {
         printf("%-28s not run: %s\n", c->what, cmrscl_last_error());
         cmrscl_matrix_free(m), cmrscl_csr_free(&a), cmrscl_csr_free(&ref);
         return;
@@ -81,18 +83,18 @@ static void check_case(cmrscl_context ctx, const twin_case *c)
     new_values(&a, -0.75, 3.1, v2);
     with_values(&ref, v0, true);
     check_product(t, &ref, CMRSCL_FLOAT, c->what);
-    /* the double matrix updated: the twin as made */
-    CHECK_OK(cmrscl_matrix_update_values(m, v1, CMRSCL_DOUBLE));
-    with_values(&ref, v1, false);
-    check_product(m, &ref, CMRSCL_DOUBLE, c->what);
-    with_values(&ref, v0, true);
-    check_product(t, &ref, CMRSCL_FLOAT, c->what);
-    /* the twin updated, then the matrix it was made from gone: each its own */
+    /* the twin updated: the double matrix as it was */
     CHECK_OK(cmrscl_matrix_update_values(t, v2, CMRSCL_DOUBLE));
     with_values(&ref, v2, true);
     check_product(t, &ref, CMRSCL_FLOAT, c->what);
+    with_values(&ref, v0, false);
+    check_product(m, &ref, CMRSCL_DOUBLE, c->what);
+    /* the double matrix updated, then gone: the twin as it was */
+    CHECK_OK(cmrscl_matrix_update_values(m, v1, CMRSCL_DOUBLE));
     with_values(&ref, v1, false);
     check_product(m, &ref, CMRSCL_DOUBLE, c->what);
+    with_values(&ref, v2, true);
+    check_product(t, &ref, CMRSCL_FLOAT, c->what);
     cmrscl_matrix_free(m);
     with_values(&ref, v2, true);
     check_product(t, &ref, CMRSCL_FLOAT, c->what);
@@ -128,30 +130,36 @@ int main(void)
         return 77;
     }
     const twin_case cases[] = {
-        {"stencil7:12", "the plan's own", {0}},
+        {"stencil7:12", "the plan's own", {0}, false},
         {"stencil7:12",
          "strips, plain values",
-         {.kernel = CMRSCL_KERNEL_STRIP, .values = CMRSCL_VALUES_PLAIN}},
-        {"stencil5:24", "doubles stored as floats", {.values = CMRSCL_VALUES_FLOAT}},
-        {"stencil5:24", "a dictionary", {.values = CMRSCL_VALUES_DICT}},
-        {"lap:random:3000:4", "the diagonal apart", {.values = CMRSCL_VALUES_DIAGONAL}},
-        {"random:3000:7", "slices, random values", {.kernel = CMRSCL_KERNEL_SLICE}},
+         {.kernel = CMRSCL_KERNEL_STRIP, .values = CMRSCL_VALUES_PLAIN},
+         false},
+        {"stencil5:24", "doubles stored as floats", {.values = CMRSCL_VALUES_FLOAT}, false},
+        {"stencil5:24", "a dictionary", {.values = CMRSCL_VALUES_DICT}, false},
+        {"lap:random:3000:4", "the diagonal apart", {.values = CMRSCL_VALUES_DIAGONAL}, false},
+        {"random:3000:7", "slices, random values", {.kernel = CMRSCL_KERNEL_SLICE}, false},
         {"random:3000:7",
          "segments, 64-bit indices",
-         {.kernel = CMRSCL_KERNEL_SEGMENT, .index_bits = 64}},
-        {"random:2000:5", "MODULO", {.kernel = CMRSCL_KERNEL_MODULO}},
+         {.kernel = CMRSCL_KERNEL_SEGMENT, .index_bits = 64},
+         false},
+        {"random:2000:5", "MODULO", {.kernel = CMRSCL_KERNEL_MODULO}, false},
         {"skewed:3000:4:3:2500",
          "split strips, combine kernel",
-         {.kernel = CMRSCL_KERNEL_STRIP, .tile = 256, .combine = CMRSCL_COMBINE_KERNEL}},
+         {.kernel = CMRSCL_KERNEL_STRIP, .tile = 256, .combine = CMRSCL_COMBINE_KERNEL},
+         false},
         {"skewed:3000:4:3:2500",
          "split strips, last tile's",
-         {.kernel = CMRSCL_KERNEL_STRIP, .tile = 256, .combine = CMRSCL_COMBINE_LAST}},
+         {.kernel = CMRSCL_KERNEL_STRIP, .tile = 256, .combine = CMRSCL_COMBINE_LAST},
+         true},
         {"fem:6:2",
          "strips, sub-groups",
-         {.kernel = CMRSCL_KERNEL_STRIP, .reduce = CMRSCL_REDUCE_SUBGROUP}},
+         {.kernel = CMRSCL_KERNEL_STRIP, .reduce = CMRSCL_REDUCE_SUBGROUP},
+         true},
         {"random:3000:9",
          "segments, sub-groups",
-         {.kernel = CMRSCL_KERNEL_SEGMENT, .reduce = CMRSCL_REDUCE_SUBGROUP}},
+         {.kernel = CMRSCL_KERNEL_SEGMENT, .reduce = CMRSCL_REDUCE_SUBGROUP},
+         true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         check_case(ctx, &cases[i]);

@@ -482,19 +482,70 @@ static void check_refusals(cmrscl_context ctx)
     CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
                   test_contains(cmrscl_last_error(), "chebyshev 1"),
               "chebyshev 1: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
-    /* a cycle neither V nor W; a caller of the versions before `cycle` gets the V-cycle */
+    /* a cycle neither V nor W */
     cmrscl_amg_options cycle = CMRSCL_AMG_OPTIONS_INIT;
     cycle.cycle = 2;
     st = cmrscl_precond_create_amg(ctx, prec, &small, &cycle, &bad);
     CHECK_MSG(st == CMRSCL_ERROR_INVALID_ARGUMENT && !bad &&
                   test_contains(cmrscl_last_error(), "cycle 2"),
               "cycle 2: %s (%s)", cmrscl_status_name(st), cmrscl_last_error());
-    cycle.struct_size = offsetof(cmrscl_amg_options, cycle);
-    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &small, &cycle, &bad));
-    cmrscl_precond_free(bad);
     cmrscl_precond_free(amg), cmrscl_precond_free(other);
     cmrscl_matrix_free(m);
     cmrscl_csr_free(&a), cmrscl_csr_free(&small);
+}
+
+/* The W-cycle takes fewer iterations than the V-cycle on a hierarchy of three levels; a caller
+ * of the first version of the options (struct_size CMRSCL_AMG_OPTIONS_SIZE_V1, which knew no
+ * cycle) gets the V-cycle whatever lies past it. */
+static void check_cycles(cmrscl_context ctx, const char *spec)
+{
+    typedef struct amg_options_v1 { /* the first version, as its callers were built with it */
+        size_t struct_size;
+        double theta;
+        int unsmoothed, max_coarse, max_levels, float_cycle;
+        cmrscl_matrix matrix;
+        int chebyshev, near_null_count;
+        const double *near_null;
+        int block_size;
+    } amg_options_v1;
+    CHECK_MSG(sizeof(amg_options_v1) == CMRSCL_AMG_OPTIONS_SIZE_V1,
+              "the first version's options took %zu bytes; CMRSCL_AMG_OPTIONS_SIZE_V1 is %zu",
+              sizeof(amg_options_v1), (size_t)CMRSCL_AMG_OPTIONS_SIZE_V1);
+    cmrscl_csr a;
+    cmrscl_matrix m = NULL;
+    cmrscl_precond amg[3] = {NULL, NULL, NULL};
+    double *b = problem(ctx, spec, &a, &m, &amg[0]);
+    cmrscl_amg_options o = CMRSCL_AMG_OPTIONS_INIT;
+    o.cycle = CMRSCL_AMG_CYCLE_W;
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, &o, &amg[1]));
+    o.struct_size = CMRSCL_AMG_OPTIONS_SIZE_V1;
+    CHECK_OK(cmrscl_precond_create_amg(ctx, prec, &a, &o, &amg[2]));
+    int its[3] = {0, 0, 0};
+    double *x = calloc((size_t)a.rows, sizeof(double));
+    for (int k = 0; k < 3 && amg[0] && amg[1] && amg[2]; ++k) {
+        cmrscl_solve_options so = {.rtol = prec == CMRSCL_DOUBLE ? 1e-8 : 1e-4,
+                                   .preconditioner = CMRSCL_PRECONDITIONER_AMG,
+                                   .precond = amg[k]};
+        cmrscl_solve_result r = {0};
+        memset(x, 0, sizeof(double) * (size_t)a.rows);
+        CHECK_OK(solve(m, &so, b, x, a.rows, &r));
+        CHECK_MSG(r.converged, "%s: cycle %d did not converge", spec, k);
+        its[k] = r.iterations;
+        cmrscl_solve_result_free(&r);
+    }
+    cmrscl_amg_info info = {0};
+    if (amg[0])
+        CHECK_OK(cmrscl_precond_amg_info(amg[0], &info));
+    printf("%-14s %s: V-cycle %d iterations, W-cycle %d, the first version's options %d\n", spec,
+           prec == CMRSCL_DOUBLE ? "double" : "float", its[0], its[1], its[2]);
+    CHECK_MSG(info.levels >= 3 && its[1] < its[0] && its[2] == its[0],
+              "%s: %d levels; V %d, W %d, first version %d iterations", spec, info.levels, its[0],
+              its[1], its[2]);
+    for (int k = 0; k < 3; ++k)
+        cmrscl_precond_free(amg[k]);
+    free(x), free(b);
+    cmrscl_matrix_free(m);
+    cmrscl_csr_free(&a);
 }
 
 int main(int argc, char **argv)
@@ -525,6 +576,7 @@ int main(int argc, char **argv)
         check_float_cycle(ctx, "stencil5:64");
         check_float_cycle(ctx, "stencil7:16");
     }
+    check_cycles(ctx, "stencil5:64");
     check_refusals(ctx);
     cmrscl_context_free(ctx);
     return test_finish("solve_amg");

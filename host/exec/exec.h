@@ -141,7 +141,8 @@ CMRSCL_HIDDEN cmrscl_status cmrs_update_share(cmrscl_matrix from, cmrscl_matrix 
 /* A matrix in float made on the device from m in double (AMG's float cycle on the caller's
  * matrix): m's plan, a reference to each of its index arrays, its values rounded there.
  * ERROR_UNSUPPORTED where m is not double or is renumbered, or where the plan's sub-group
- * kernel in float does not run the plan's width. */
+ * kernel in float does not run the plan's width; ERROR_DEVICE_LIMIT where the float kernel
+ * runs fewer work-items a group than the plan's; the errors of allocation. */
 CMRSCL_HIDDEN cmrscl_status cmrs_matrix_float_twin(cmrscl_matrix m, cmrscl_matrix *out);
 
 /* ---- matrix_renumber.c: a renumbered matrix (cmrscl_renumber) ---- */

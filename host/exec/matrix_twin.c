@@ -2,33 +2,40 @@
  * arrays, its values rounded there. AMG's float cycle multiplies level 0 by it where the
  * caller's double matrix is on the device already: no second conversion of A on the host, no
  * second upload of its indices - the twin holds a reference to each of the double matrix's
- * arrays but its values (and its tiles' sums, which every product writes). A values update of
- * either replaces what it changes with arrays of its own (matrix_update.c): the other keeps
- * the arrays it was made with. */
+ * index arrays, and arrays of its own for what a product or an update writes in place: its
+ * values and its tiles' sums. An update that changes an index array (the dictionary's bits
+ * dropped, the permutation built: matrix_update.c) replaces it with one of its own, so the
+ * other matrix keeps the arrays it was made with. */
 #include "convert_launch.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The twin's values: m's rounded to float on the device (every stored value - the entries and
- * their padding, or the dictionary and the diagonal, each one rounded as the host rounds a
- * double), or m's own floats where it stores its doubles as floats (those a plain float
- * matrix stores as they are). */
+/* The twin's values, its own (an update writes them in place): m's rounded to float on the
+ * device (every stored value - the entries and their padding, or the dictionary and the
+ * diagonal, each one rounded as the host rounds a double), or a copy of m's floats where it
+ * stores its doubles as floats (those a plain float matrix stores as they are). */
 static cmrscl_status round_values(cmrscl_matrix m, cmrscl_params *p, cl_mem *out)
 {
     const cmrscl_params *from = &m->params;
-    if (from->values == CMRSCL_VALUES_FLOAT) {
-        p->values = CMRSCL_VALUES_PLAIN;
-        clRetainMemObject(m->buf[BUF_VALUES]);
-        *out = m->buf[BUF_VALUES];
-        return CMRSCL_OK;
-    }
-    size_t count = cmrs_matrix_values_bytes(from, (size_t)from->stored_entries) / sizeof(double);
+    const bool as_float = from->values == CMRSCL_VALUES_FLOAT;
+    size_t bytes = cmrs_matrix_values_bytes(from, (size_t)from->stored_entries),
+           count = bytes / (as_float ? sizeof(float) : sizeof(double));
     cmrscl_status st = CMRSCL_OK;
     p->device_bytes += count * sizeof(float);
     *out = cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, count * sizeof(float), NULL, &st,
                                   "values");
     launcher l = cmrs_launcher_make(m->ctx);
+    if (st == CMRSCL_OK && as_float) {
+        p->values = CMRSCL_VALUES_PLAIN;
+        cl_int err =
+            clEnqueueCopyBuffer(l.queue, m->buf[BUF_VALUES], *out, 0, 0, bytes, 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = cmrs_launch_order_point(&l);
+        if (err == CL_SUCCESS)
+            return CMRSCL_OK;
+        st = cmrscl_fail_cl(err, "clEnqueueCopyBuffer (a float twin's values)");
+    }
     if (st == CMRSCL_OK)
         st = cmrs_convert_program(m->ctx, CMRSCL_FLOAT, CMRSCL_DOUBLE, from->index_bits, &l.program,
                                   NULL);
@@ -94,6 +101,7 @@ cmrscl_status cmrs_matrix_float_twin(cmrscl_matrix m, cmrscl_matrix *out)
     pthread_mutex_unlock(&m->lock);
     if (st == CMRSCL_OK) {
         cmrs_plan_bytes_per_entry(p);
+        p->block_vectors = cmrs_plan_block_vectors(p);
         st = cmrs_plan_build_options(&m->ctx->info, p);
     }
     if (st == CMRSCL_OK)

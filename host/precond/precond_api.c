@@ -130,6 +130,12 @@ static cmrscl_status pattern_hash(const cmrscl_csr *a, uint64_t *out)
     return CMRSCL_OK;
 }
 
+/* The hierarchy's device memory: its levels' and a float cycle's level 0. */
+static uint64_t device_bytes(const struct cmrscl_precond_s *p)
+{
+    return cmrs_amg_device_bytes(&p->device) + (p->float_a0 ? p->float_a0->params.device_bytes : 0);
+}
+
 static void describe(const cmrs_amg_hierarchy *h, cmrscl_amg_info *info)
 {
     info->levels = h->levels;
@@ -215,8 +221,7 @@ cmrscl_status cmrscl_precond_create_amg(cmrscl_context ctx, cmrscl_precision pre
         p->options = o;
         describe(&h, &p->info);
         p->info.seconds_device = cmrscl_seconds() - t1;
-        p->info.device_bytes = cmrs_amg_device_bytes(&p->device) +
-                               (p->float_a0 ? p->float_a0->params.device_bytes : 0);
+        p->info.device_bytes = device_bytes(p);
         p->info.cycle_precision = p->device.precision;
         p->info.seconds_total = cmrscl_seconds() - t0;
         *out = p;
@@ -254,6 +259,8 @@ cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrscl_csr *a)
         st = cmrs_amg_device_update(&p->device, &h);
     if (st == CMRSCL_OK && p->float_a0) /* level 0 the caller's matrix rounded: rounded again */
         st = cmrscl_matrix_update_values(p->float_a0, a->values, CMRSCL_DOUBLE);
+    if (st == CMRSCL_OK) /* (updates may add arrays: a permutation, the staging) */
+        p->info.device_bytes = device_bytes(p);
     if (st == CMRSCL_OK) {
         describe(&h, &p->info);
         p->info.seconds_device = cmrscl_seconds() - t1;

@@ -56,7 +56,7 @@ typedef struct cli_options {
     bool fixed_iterations, tol_given, rtol_given;
     bool amg_float;      /* --amg-float: AMG's cycle in float under a double solve */
     int amg_chebyshev;   /* --amg-chebyshev K: the smoother's degree (0: Jacobi) */
-    int amg_cycle;       /* --amg-cycle v|w: CMRSCL_AMG_CYCLE_V or _W */
+    int amg_cycle;       /* --amg-cycle v|w: 1 + CMRSCL_AMG_CYCLE_V or _W; 0: not given */
     bool amg_unsmoothed; /* --amg-unsmoothed: plain aggregation, P = T */
     bool amg_rigid_body; /* --amg-rigid-body: elastic:N's rigid-body modes as the near-null space */
     double amg_theta;    /* --amg-theta T: the strength threshold (0: every coupling strong) */

@@ -176,10 +176,10 @@ static bool apply_option(int c, const char *arg, cli_options *o)
     case OPT_AMG_CHEBYSHEV:
         return parse_int("--amg-chebyshev", arg, 2, CMRSCL_AMG_MAX_DEGREE, &o->amg_chebyshev);
     case OPT_AMG_CYCLE: {
-        static const char *const cycles[] = {"v", "w", NULL};
+        static const char *const cycles[] = {"v", "w", "V", "W", NULL};
         if (!parse_keyword("--amg-cycle", arg, cycles, "v or w", &k))
             return false;
-        o->amg_cycle = k ? CMRSCL_AMG_CYCLE_W : CMRSCL_AMG_CYCLE_V;
+        o->amg_cycle = 1 + (k % 2 ? CMRSCL_AMG_CYCLE_W : CMRSCL_AMG_CYCLE_V);
         return true;
     }
     case OPT_TRANSPOSE: o->transpose = true; return true;

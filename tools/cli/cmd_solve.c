@@ -320,7 +320,7 @@ int cmd_solve(const cli_options *opt)
         ao.float_cycle = opt->amg_float;
         ao.matrix = m; /* level 0 on the solver's matrix */
         ao.chebyshev = opt->amg_chebyshev;
-        ao.cycle = opt->amg_cycle;
+        ao.cycle = opt->amg_cycle ? opt->amg_cycle - 1 : CMRSCL_AMG_CYCLE_V;
         ao.unsmoothed = opt->amg_unsmoothed;
         ao.theta = opt->amg_theta;
         if (modes)
@@ -436,7 +436,7 @@ int cmd_solve(const cli_options *opt)
                so.max_iterations ? so.max_iterations : 10 * n,
                so.method == CMRSCL_METHOD_GMRES ? ", restarted" : "", setup);
         if (amg)
-            print_amg(amg, opt->amg_cycle);
+            print_amg(amg, opt->amg_cycle ? opt->amg_cycle - 1 : CMRSCL_AMG_CYCLE_V);
         if (broke_down && *why)
             printf("result     %s (%s): ", cmrscl_solve_reason_name(r.reason), why);
         else

@@ -133,7 +133,7 @@ class AmgOptions(ctypes.Structure):
                 ("max_coarse", c_int), ("max_levels", c_int), ("float_cycle", c_int),
                 ("matrix", c_void_p), ("chebyshev", c_int), ("near_null_count", c_int),
                 ("near_null", ctypes.POINTER(c_double)), ("block_size", c_int),
-                ("cycle", c_int)]
+                ("reserved_v1", c_int), ("cycle", c_int)]
 
 
 AMG_MAX_LEVELS = 16
