@@ -381,16 +381,22 @@ cmrscl_status cmrs_amg_device_update(cmrs_amg_device *d, const cmrs_amg_hierarch
                            : st;
 }
 
+/* A product's launches: the matrix's kernel, and its combine where its strips are split. */
+static int launches(cmrscl_matrix m) { return 1 + (m && m->combine != NULL); }
+
 int cmrs_amg_device_commands(const cmrs_amg_device *d)
 {
-    /* a visit of a level: the smoothers' 4 k + 1 (k the degree, Jacobi's 1) and the transfers'
-     * two, and for each correction after the first the residual's two and the transfers'; a
-     * visit of the coarsest level its solve's one; the conversions' two */
+    /* a visit of a level of v corrections: its A's products (the smoothers' 2 k, k the degree,
+     * Jacobi's 1, and the residuals of the corrections after the first), v of R's and P's, and
+     * the smoothers' 2 k + 1 vector kernels and copies with a copy a residual; a visit of the
+     * coarsest level its solve's one; the conversions' two */
     int commands = 2 * d->mixed, runs = 1; /* (runs: the visits of level l) */
     for (int l = 0; l + 1 < d->levels; ++l) {
-        int visits = cmrs_amg_visits(d->visits, d->levels, l);
-        commands += runs * (4 * d->degree + 3 + 4 * (visits - 1));
-        runs *= visits;
+        const cmrs_amg_device_level *lv = &d->level[l];
+        int v = cmrs_amg_visits(d->visits, d->levels, l), k = d->degree;
+        commands += runs * ((2 * k + v - 1) * launches(lv->A) +
+                            v * (launches(lv->R) + launches(lv->P)) + 2 * k + v);
+        runs *= v;
     }
     return commands + runs;
 }
