@@ -124,8 +124,7 @@ int main(void)
     if (test_failures)
         return test_finish("matrix_twin");
     if (!ctx->info.fp64) {
-        printf("matrix_twin: the device has no fp64 (no double matrix to make a twin of): "
-               "skipped\n");
+        printf("skipped: the device has no fp64 (a float twin is made from a double matrix)\n");
         cmrscl_context_free(ctx);
         return 77;
     }
