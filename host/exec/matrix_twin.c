@@ -11,46 +11,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The twin's values, its own (an update writes them in place): m's rounded to float on the
- * device (every stored value - the entries and their padding, or the dictionary and the
- * diagonal, each one rounded as the host rounds a double), or a copy of m's floats where it
- * stores its doubles as floats (those a plain float matrix stores as they are). */
-static cmrscl_status round_values(cmrscl_matrix m, cmrscl_params *p, cl_mem *out)
+/* A FLOAT-coded matrix's floats copied into `to` (bytes of them). */
+static cmrscl_status copy_floats(const launcher *l, cl_mem from, cl_mem to, size_t bytes)
 {
-    const cmrscl_params *from = &m->params;
-    const bool as_float = from->values == CMRSCL_VALUES_FLOAT;
-    size_t bytes = cmrs_matrix_values_bytes(from, (size_t)from->stored_entries),
-           count = bytes / (as_float ? sizeof(float) : sizeof(double));
-    cmrscl_status st = CMRSCL_OK;
-    p->device_bytes += count * sizeof(float);
-    *out = cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, count * sizeof(float), NULL, &st,
-                                  "values");
-    launcher l = cmrs_launcher_make(m->ctx);
-    if (st == CMRSCL_OK && as_float) {
-        p->values = CMRSCL_VALUES_PLAIN;
-        cl_int err =
-            clEnqueueCopyBuffer(l.queue, m->buf[BUF_VALUES], *out, 0, 0, bytes, 0, NULL, NULL);
-        if (err == CL_SUCCESS)
-            err = cmrs_launch_order_point(&l);
-        if (err == CL_SUCCESS)
-            return CMRSCL_OK;
-        st = cmrscl_fail_cl(err, "clEnqueueCopyBuffer (a float twin's values)");
-    }
-    if (st == CMRSCL_OK)
-        st = cmrs_convert_program(m->ctx, CMRSCL_FLOAT, CMRSCL_DOUBLE, from->index_bits, &l.program,
-                                  NULL);
+    cl_int err = clEnqueueCopyBuffer(l->queue, from, to, 0, 0, bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = cmrs_launch_order_point(l);
+    return err == CL_SUCCESS ? CMRSCL_OK
+                             : cmrscl_fail_cl(err, "clEnqueueCopyBuffer (a float twin's values)");
+}
+
+/* `count` doubles of m's values rounded into the floats of `to` (convert_values, no
+ * permutation). */
+static cmrscl_status round_doubles(cmrscl_matrix m, launcher *l, size_t count, cl_mem to)
+{
+    const int index_bits = m->params.index_bits;
+    cmrscl_status st =
+        cmrs_convert_program(m->ctx, CMRSCL_FLOAT, CMRSCL_DOUBLE, index_bits, &l->program, NULL);
     cl_uint first32 = 0, count32 = (cl_uint)count, no_perm = 0;
     cl_ulong first64 = 0, count64 = count;
-    const bool wide = from->index_bits == 64;
+    const bool wide = index_bits == 64;
     launch_arg args[] = {wide ? ARG(first64) : ARG(first32),
                          wide ? ARG(count64) : ARG(count32),
                          ARG(no_perm),
                          ARG(m->buf[BUF_VALUES]), /* (not read without the permutation) */
                          ARG(m->buf[BUF_VALUES]),
                          wide ? ARG(first64) : ARG(first32),
-                         ARG(*out)};
+                         ARG(to)};
+    return st == CMRSCL_OK ? cmrs_launch_run(l, "convert_values", args, COUNT(args), count, NULL)
+                           : st;
+}
+
+/* The twin's values, its own (an update writes them in place): m's rounded to float on the
+ * device (every stored value - the entries and their padding, or the dictionary and the
+ * diagonal, each one rounded as the host rounds a double), or a copy of m's floats where it
+ * stores its doubles as floats (those a plain float matrix stores as they are). */
+static cmrscl_status round_values(cmrscl_matrix m, cmrscl_params *p, cl_mem *out)
+{
+    const bool as_float = m->params.values == CMRSCL_VALUES_FLOAT;
+    size_t bytes = cmrs_matrix_values_bytes(&m->params, (size_t)m->params.stored_entries),
+           count = bytes / (as_float ? sizeof(float) : sizeof(double));
+    cmrscl_status st = CMRSCL_OK;
+    p->device_bytes += count * sizeof(float);
+    if (as_float)
+        p->values = CMRSCL_VALUES_PLAIN;
+    *out = cmrs_launch_new_buffer(m->ctx, CL_MEM_READ_WRITE, count * sizeof(float), NULL, &st,
+                                  "values");
+    launcher l = cmrs_launcher_make(m->ctx);
     if (st == CMRSCL_OK)
-        st = cmrs_launch_run(&l, "convert_values", args, COUNT(args), count, NULL);
+        st = as_float ? copy_floats(&l, m->buf[BUF_VALUES], *out, bytes)
+                      : round_doubles(m, &l, count, *out);
     if (st != CMRSCL_OK && *out)
         clReleaseMemObject(*out), *out = NULL;
     return st;

@@ -17,13 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* x += omega D^-1 (b - A x); r is scratch. */
-static void jacobi_sweep(const cmrs_amg_level *lv, const double *b, double *x, double *r)
+/* r = b - A x. */
+static void residual(const cmrs_amg_level *lv, const double *b, const double *x, double *r)
 {
     memcpy(r, b, (size_t)lv->A.rows * sizeof(double));
     cmrscl_csr_spmv(&lv->A, -1.0, x, 1.0, r);
-    for (int32_t i = 0; i < lv->A.rows; ++i)
-        x[i] += lv->jacobi_omega * lv->diag_inv[i] * r[i];
 }
 
 void cmrs_amg_chebyshev(double rho, int step, double *c1, double *c2)
@@ -89,12 +87,12 @@ static void presmooth(const cmrs_amg_hierarchy *h, const cmrs_amg_level *lv, con
 static void postsmooth(const cmrs_amg_hierarchy *h, const cmrs_amg_level *lv, const double *b,
                        double *x, double *r, double *d)
 {
-    if (h->degree <= 1) {
-        jacobi_sweep(lv, b, x, r);
+    residual(lv, b, x, r);
+    if (h->degree <= 1) { /* x += omega D^-1 r */
+        for (int32_t i = 0; i < lv->A.rows; ++i)
+            x[i] += lv->jacobi_omega * lv->diag_inv[i] * r[i];
         return;
     }
-    memcpy(r, b, (size_t)lv->A.rows * sizeof(double));
-    cmrscl_csr_spmv(&lv->A, -1.0, x, 1.0, r);
     chebyshev_step(lv, 0, r, d, x);
     chebyshev_rest(h, lv, r, d, x);
 }
@@ -111,10 +109,8 @@ static void cycle_level(const cmrs_amg_hierarchy *h, int l, const cycle_work *w)
     }
     presmooth(h, lv, b, x, r, d);
     for (int visit = 0; visit < cmrs_amg_visits(h->visits, h->levels, l); ++visit) {
-        if (visit) { /* r = b - A x after the correction before */
-            memcpy(r, b, (size_t)lv->A.rows * sizeof(double));
-            cmrscl_csr_spmv(&lv->A, -1.0, x, 1.0, r);
-        }
+        if (visit) /* r = b - A x after the correction before */
+            residual(lv, b, x, r);
         cmrscl_csr_spmv(&lv->R, 1.0, r, 0.0, w->b[l + 1]);
         cycle_level(h, l + 1, w);
         cmrscl_csr_spmv(&lv->P, 1.0, w->x[l + 1], 1.0, x);

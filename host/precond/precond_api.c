@@ -259,10 +259,9 @@ cmrscl_status cmrscl_precond_amg_update(cmrscl_precond p, const cmrscl_csr *a)
         st = cmrs_amg_device_update(&p->device, &h);
     if (st == CMRSCL_OK && p->float_a0) /* level 0 the caller's matrix rounded: rounded again */
         st = cmrscl_matrix_update_values(p->float_a0, a->values, CMRSCL_DOUBLE);
-    if (st == CMRSCL_OK) /* (updates may add arrays: a permutation, the staging) */
-        p->info.device_bytes = device_bytes(p);
     if (st == CMRSCL_OK) {
         describe(&h, &p->info);
+        p->info.device_bytes = device_bytes(p); /* (updates may add arrays: a permutation) */
         p->info.seconds_device = cmrscl_seconds() - t1;
         p->info.seconds_total = cmrscl_seconds() - t0;
     }

@@ -284,6 +284,7 @@ int cmd_solve(const cli_options *opt)
                                       : "rigid-body");
         rc = EXIT_USAGE;
     }
+    const int amg_cycle = opt->amg_cycle ? opt->amg_cycle - 1 : CMRSCL_AMG_CYCLE_V; /* (given) */
     double *modes = NULL;
     if (!rc && opt->amg_rigid_body && !(modes = rigid_body_modes(lm.name, lm.csr.rows)))
         rc = EXIT_USAGE;
@@ -320,7 +321,7 @@ int cmd_solve(const cli_options *opt)
         ao.float_cycle = opt->amg_float;
         ao.matrix = m; /* level 0 on the solver's matrix */
         ao.chebyshev = opt->amg_chebyshev;
-        ao.cycle = opt->amg_cycle ? opt->amg_cycle - 1 : CMRSCL_AMG_CYCLE_V;
+        ao.cycle = amg_cycle;
         ao.unsmoothed = opt->amg_unsmoothed;
         ao.theta = opt->amg_theta;
         if (modes)
@@ -436,7 +437,7 @@ int cmd_solve(const cli_options *opt)
                so.max_iterations ? so.max_iterations : 10 * n,
                so.method == CMRSCL_METHOD_GMRES ? ", restarted" : "", setup);
         if (amg)
-            print_amg(amg, opt->amg_cycle ? opt->amg_cycle - 1 : CMRSCL_AMG_CYCLE_V);
+            print_amg(amg, amg_cycle);
         if (broke_down && *why)
             printf("result     %s (%s): ", cmrscl_solve_reason_name(r.reason), why);
         else
