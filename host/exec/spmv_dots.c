@@ -39,6 +39,16 @@ void cmrs_product_kernels_release(product_kernels *k)
  * capped grid is as fast or faster at every size measured. */
 #define SOLVE_CAP_LONG_ROWS 16.0
 #define SOLVE_CAP_LONG_NNZ(precision) (INT64_C(1) << ((precision) == CMRSCL_DOUBLE ? 26 : 25))
+/* ... and on a GPU, in double, from SOLVE_CAP_SPREAD_NNZ entries on where the long rows' lengths
+ * spread (their standard deviation SOLVE_CAP_SPREAD of the mean and more: a real matrix's rows,
+ * not a stencil's): there the capped walk lost from a fifth to a twentieth of the product's time
+ * at every size measured past that, while regular rows of the same size still gained from it
+ * (docs/dev/PERFORMANCE.md, SOLVE_CAP_SPREAD). A capped work-group's strips are fixed by its
+ * number, where the full grid's scheduler gives each free unit the next work-group: uneven
+ * strips likely leave the capped walk's groups waiting on their longest. Float's walks kept
+ * pace below SOLVE_CAP_LONG_NNZ; CPUs, where the cap was measured faster, keep it. */
+#define SOLVE_CAP_SPREAD 0.25
+#define SOLVE_CAP_SPREAD_NNZ (INT64_C(1) << 24)
 /* On a capped grid of SOLVE_LOCAL_SUMS_ROUNDS strip rounds and more, a slice product whose
  * sums take SOLVE_LOCAL_SUMS_WORDS 32-bit words or more (CG's two in double, its four with
  * Jacobi in either precision) keeps them in local memory, not in registers (cl/dots.cl,
@@ -56,6 +66,17 @@ void cmrs_product_kernels_release(product_kernels *k)
  * step goes (docs/dev/PERFORMANCE.md, COMBINE_FOLDS); a few real4s a work-item keep the
  * added pass as wide as the reduction kernel's was. */
 #define COMBINE_FOLD_SHARE 4
+
+/* Whether the solver's product keeps its full grid for its long rows (the rules above). */
+static bool long_rows_keep_grid(const cmrscl_matrix m)
+{
+    const cmrscl_params *p = &m->params;
+    if (p->stats.mu < SOLVE_CAP_LONG_ROWS)
+        return false;
+    const bool spread = p->precision == CMRSCL_DOUBLE && p->stats.row_cv >= SOLVE_CAP_SPREAD &&
+                        (m->ctx->info.type & CL_DEVICE_TYPE_GPU);
+    return p->nnz > (spread ? SOLVE_CAP_SPREAD_NNZ : SOLVE_CAP_LONG_NNZ(p->precision));
+}
 
 /* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds
  * (*rounds). */
@@ -135,8 +156,7 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold
     if (dots && can_cap) {
         if (forced && atoi(forced) > 0)
             cap = (size_t)atoi(forced);
-        else if (caps &&
-                 !(p->stats.mu >= SOLVE_CAP_LONG_ROWS && p->nnz > SOLVE_CAP_LONG_NNZ(p->precision)))
+        else if (caps && !long_rows_keep_grid(m))
             cap = SOLVE_PRODUCT_RESIDENT * (size_t)dev->compute_units * dev->resident_items_per_cu /
                   d.local;
         else if (!caps && fold_cap && d.global / d.local > fold_cap)

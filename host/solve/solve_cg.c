@@ -43,17 +43,21 @@ static cl_uint fused_groups(const cmrscl_solver s)
  * work-groups: each adds up every work-group's sums of the iteration before, a cost that grows
  * with their square, and the matrices that need more are those whose product outlasts a
  * launch - there its three loads a column cost more than the launch saved (docs/dev/PERFORMANCE.md,
- * CG_FUSED_GROUPS). Never where the plan splits strips into tiles (their sums come from
- * another work-group or kernel), nor on the segment family (cl/cg_fused.cl).
- * CMRSCL_SOLVE_FUSED=0|1 decides instead (the tests, on every device). */
+ * CG_FUSED_GROUPS). The same holds on few rows of many entries (FEM's blocks), whose grid
+ * is small but whose product is long: at most CG_FUSED_ENTRIES entries, the loads a column being
+ * what fusing adds (docs/dev/PERFORMANCE.md, CG_FUSED_ENTRIES). Never where the plan splits
+ * strips into tiles (their sums come from another work-group or kernel), nor on the segment
+ * family (cl/cg_fused.cl). CMRSCL_SOLVE_FUSED=0|1 decides instead (the tests, on every device). */
 #define CG_FUSED_GROUPS 1536
+#define CG_FUSED_ENTRIES (INT64_C(1) << 22)
 static bool cg_fuses(const cmrscl_solver s)
 {
     const char *forced = getenv("CMRSCL_SOLVE_FUSED");
     bool can = s->m->params.long_strips == 0 && plan_family(&s->m->params)->fuses_cg;
     if (forced && *forced)
         return can && atoi(forced) != 0;
-    return can && (s->ctx->info.type & CL_DEVICE_TYPE_GPU) && fused_groups(s) <= CG_FUSED_GROUPS;
+    return can && (s->ctx->info.type & CL_DEVICE_TYPE_GPU) &&
+           s->m->params.nnz <= CG_FUSED_ENTRIES && fused_groups(s) <= CG_FUSED_GROUPS;
 }
 
 /* The method's region: with the fused iteration, its r.r and p.q regions, two of each
