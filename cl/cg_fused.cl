@@ -115,6 +115,7 @@ INLINE real4_t cg_fused_group(real4_t acc, uint strips, uint rows, __global cons
 }
 #define DOTS_GROUP_BEGIN()
 #define DOTS_GROUP_END()
+#define DOTS_LANE_ROW(r, row, value) ((void)(r), (void)(value))
 #define DOTS_OF_GROUP(w)                                                                           \
     do {                                                                                           \
         (void)(w), (void)first_tile_group, (void)tiles, (void)tile_strip;                          \

@@ -78,10 +78,12 @@
 #if ROWS_BUTTERFLY
 /* Reduce-scatter: HEIGHT_POW2 - 1 shuffles leave each lane one row; plain xor steps then
  * sum the WARP / HEIGHT_POW2 lanes sharing that row. Lane l ends with row
- * l / (WARP / HEIGHT_POW2). `first` is the register sum when HEIGHT is 1. */
-INLINE void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
+ * l / (WARP / HEIGHT_POW2). `first` is the register sum when HEIGHT is 1. Returns the row of
+ * the strip this lane wrote to y, HEIGHT where none, *written its value (a solver's terms by
+ * lanes, dots.cl, DOTS_LANE_ROW). */
+INLINE uint reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
-                           real_t beta)
+                           real_t beta, real_t *written)
 {
     real_t v[HEIGHT_POW2 < 4 ? 4 : HEIGHT_POW2];
 #if HEIGHT == 1
@@ -113,16 +115,22 @@ INLINE void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, 
         v[0] += warp_shuffle_xor(v[0], o);
     const uint lanes_per_row = WARP / HEIGHT_POW2;
     const uint r = lane / lanes_per_row;
-    if (w->active && lane % lanes_per_row == 0 && r < HEIGHT)
-        emit_row(w, r, v[0], rows, y, partial, alpha, beta);
+    if (!(w->active && lane % lanes_per_row == 0 && r < HEIGHT))
+        return HEIGHT;
+    *written = emit_row(w, r, v[0], rows, y, partial, alpha, beta);
+    return emits_y(w, r, rows) ? r : HEIGHT;
 }
 #else
+#if DOTS_WARP_SUMS
+#error "a solver's terms by lanes need a lane a row (ROWS_BUTTERFLY): host/exec/spmv_dots.c"
+#endif
 /* More rows than lanes, or taller than 32: each row's WARP slots summed by its own
  * butterfly, lane r % WARP writing row r. */
-INLINE void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
+INLINE uint reduce_shuffle(__local const real_t *mine, real_t first, uint lane, const work *w,
                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
-                           real_t beta)
+                           real_t beta, real_t *written)
 {
+    (void)first, (void)written;
     for (uint r = 0; r < HEIGHT; ++r) {
         real_t v = mine[r * WARP];
         for (uint o = WARP / 2; o > 0; o >>= 1)
@@ -130,6 +138,7 @@ INLINE void reduce_shuffle(__local const real_t *mine, real_t first, uint lane, 
         if (w->active && lane == r % WARP)
             emit_row(w, r, v, rows, y, partial, alpha, beta);
     }
+    return HEIGHT;
 }
 #endif
 #endif /* WARP_HAS_SHUFFLE */
@@ -212,7 +221,10 @@ __kernel CMRS_KERNEL_ATTRIBUTES void cmrs_spmv(CMRS_SPMV_PARAMS DOTS_PARAMS)
             ADD(0)
         }
 #if WARP_HAS_SHUFFLE
-        reduce_shuffle(mine, sum, lane, &w, rows, y, partial, alpha, beta);
+        real_t written = 0;
+        const uint wrote = reduce_shuffle(mine, sum, lane, &w, rows, y, partial, alpha, beta,
+                                          &written);
+        DOTS_LANE_ROW(wrote, w.strip * HEIGHT + wrote, written);
 #else
 #if HEIGHT == 1
         mine[0] = sum;

@@ -226,7 +226,7 @@ __kernel void cmrs_combine(const uint rows, const uint long_strips,
     const uint begin = get_group_id(0) * share, end = min(begin + share, fold_n);
     for (uint u = begin + get_local_id(0); u < end; u += CMRS_COMBINE_GROUP)
         acc += vload4(u, ws + fold_at);
-    dots_store(acc, ws, dots_at, scratch, CMRS_COMBINE_GROUP, 0);
+    dots_store_group(acc, ws, dots_at, scratch, CMRS_COMBINE_GROUP);
 #endif
 }
 #endif

@@ -403,9 +403,19 @@ INLINE uint chain_share_in_group(uint v, __local real4_t *s)
 }
 #endif
 
+/* The group's real4 at ws[at + 4 * group], whatever the product's units: cmrs_combine's, whose
+ * work-groups the solver counts even where the product beside it sums by warps. */
+INLINE void dots_store_group(real4_t acc, __global real_t *ws, uint at, __local real4_t *scratch,
+                             const uint n)
+{
+    const real4_t sum = group_sum4(acc, scratch, n);
+    if (get_local_id(0) == 0)
+        vstore4(sum, get_group_id(0), ws + at);
+}
+
 /* The group's real4 into the workspace: the group's sum at ws[at + 4 * group], `extra` real4s
  * that others write after the units' (the last tile's combine: a tile's, cl/combine.cl). With
- * DOTS_WARP_SUMS (the slice family on NVIDIA, which the host asks for), each hardware warp's
+ * DOTS_WARP_SUMS (the slice and strip families on NVIDIA, where the host asks), each hardware warp's
  * sum at ws[at + 4 * warp] instead, warps numbered across the grid: the product then needs
  * no barrier at all - a barrier holds each work-group until its slowest warp is done - and the
  * solver's reduction (or the chain) adds the warps' sums up. */
@@ -494,9 +504,24 @@ INLINE real4_t dots_of_group(real4_t acc, const work *w, uint first_tile_group, 
     return acc;
 }
 #define DOTS_GROUP_BEGIN() real4_t dots_acc_ = (real4_t)0
+/* With DOTS_WARP_SUMS (the strip family on a full grid, a lane a row, NVIDIA's shuffles; tiles
+ * combined by cmrs_combine: host/exec/spmv_dots.c) the lane that wrote a row adds its terms
+ * (DOTS_LANE_ROW: r, the row in its strip, HEIGHT where the lane wrote none) and the warps store
+ * the sums: no barrier holds a work-group until its longest strip is done. Else the group reads
+ * its rows back after one (DOTS_OF_GROUP). */
+#if DOTS_WARP_SUMS
+#define DOTS_OF_GROUP(w) (void)(w)
+#define DOTS_LANE_ROW(r, row, value)                                                               \
+    do {                                                                                           \
+        if ((r) < HEIGHT)                                                                          \
+            dots_acc_ = dots_terms(dots_acc_, x, dot_w, row, value);                               \
+    } while (0)
+#else
 #define DOTS_OF_GROUP(w)                                                                           \
     dots_acc_ = dots_of_group(dots_acc_, w, first_tile_group, strips, tiles, rows, strip_ptr,      \
                               tile_strip, x, y, dot_w)
+#define DOTS_LANE_ROW(r, row, value) ((void)(r), (void)(value))
+#endif
 #define DOTS_GROUP_END()                                                                           \
     dots_store(dots_acc_, ws, dots_at, dots_scratch, WG_SIZE, LAST_COMBINE ? tiles : 0)
 #elif !CG_FUSED
@@ -507,6 +532,7 @@ INLINE real4_t dots_of_group(real4_t acc, const work *w, uint first_tile_group, 
 #define DOTS_STOPPED() false
 #define DOTS_GROUP_BEGIN()
 #define DOTS_OF_GROUP(w)
+#define DOTS_LANE_ROW(r, row, value) ((void)(r), (void)(value))
 #define DOTS_GROUP_END()
 #define PRODUCT_BEGIN() const bool stopped = false
 #define PRODUCT_ROW(row, sum) store_row(y, row, sum, alpha, beta)

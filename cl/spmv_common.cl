@@ -488,16 +488,23 @@ INLINE void find_work(work *out, uint group, uint warp, uint strips, uint first_
         __global const real_t *restrict x, __global real_t *restrict y, const real_t alpha,        \
         const real_t beta
 
+/* Whether a warp's row r is a row of y that it writes (not a tile's partial sum, not past
+ * the last row). */
+INLINE bool emits_y(const work *w, uint r, uint rows)
+{
+    return !w->tile && w->strip * HEIGHT + r < rows;
+}
+
 /* A row's sum leaves the warp: y in the strip role (alpha, beta applied), the tile's slot
- * of partial sums otherwise (combined later). */
-INLINE void emit_row(const work *w, uint r, real_t sum, uint rows, __global real_t *y,
-                     __global real_t *partial, real_t alpha, real_t beta)
+ * of partial sums otherwise (combined later). Returns the value written to y (0 where none:
+ * emits_y). */
+INLINE real_t emit_row(const work *w, uint r, real_t sum, uint rows, __global real_t *y,
+                       __global real_t *partial, real_t alpha, real_t beta)
 {
     if (w->tile) {
         partial[(index_t)w->item * HEIGHT + r] = sum;
-    } else {
-        const uint row = w->strip * HEIGHT + r;
-        if (row < rows)
-            store_row(y, row, sum, alpha, beta);
+        return 0;
     }
+    const uint row = w->strip * HEIGHT + r;
+    return row < rows ? store_row(y, row, sum, alpha, beta) : (real_t)0;
 }

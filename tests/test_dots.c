@@ -9,7 +9,9 @@
  *     up to the CPU's sums of that y (within their rounding), the sums not asked for 0, each
  *     row counted once - the strip, segment, MODULO and slice families, HEIGHT 1 to 100,
  *     packed and unpacked, long strips split into tiles summed by a second kernel, in their
- *     work-group and by the last tile's, the values plain and coded, the slice family's grid also
+ *     work-group and by the last tile's, the values plain and coded (on NVIDIA the strip family's
+ *     full grids sum by the lanes that write the rows and by warps, its capped ones by
+ *     work-group: exec/spmv_dots.c, strip_lanes), the slice family's grid also
  *     capped at two work-groups (each warp walking strip after strip, as a large matrix's product
  *     does under a solver on a GPU: exec/spmv_dots.c), there with its sums kept in local memory
  *     too (DOTS_LOCAL_SUMS: the same bits as in registers); for each (alpha, beta) of the grid

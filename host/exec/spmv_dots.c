@@ -78,6 +78,27 @@ static bool long_rows_keep_grid(const cmrscl_matrix m)
     return p->nnz > (spread ? SOLVE_CAP_SPREAD_NNZ : SOLVE_CAP_LONG_NNZ(p->precision));
 }
 
+/* Whether a strip plan's solver product sums by warps on a full grid (cl/dots.cl,
+ * DOTS_WARP_SUMS): its rows leave the warp a lane each (NVIDIA's shuffles, a butterfly for all
+ * rows: HEIGHT at most the warp, rounded up to a power of two), the lane adds its row's terms,
+ * and no barrier holds a work-group until its longest strip is done - where strips' lengths
+ * spread, the group's barrier and read back cost a third of the product and more
+ * (docs/dev/PERFORMANCE.md, STRIP_LANE_SUMS). Not where the group or the last tile combines
+ * long strips: those rows are written by the group. CMRSCL_STRIP_LANE_SUMS=0 keeps the group's
+ * (for measuring it). */
+static bool strip_lanes(const cmrscl_params *p)
+{
+    const char *asked = getenv("CMRSCL_STRIP_LANE_SUMS");
+    if (asked && *asked && atoi(asked) == 0)
+        return false;
+    int pow2 = 1;
+    while (pow2 < p->height)
+        pow2 *= 2;
+    return p->kernel == CMRSCL_KERNEL_STRIP && p->reduce == CMRSCL_REDUCE_SHUFFLE &&
+           p->height <= 32 && pow2 <= p->warp && p->combine != CMRSCL_COMBINE_GROUP &&
+           p->combine != CMRSCL_COMBINE_LAST;
+}
+
 /* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds
  * (*rounds). */
 static size_t capped_groups(size_t groups, size_t cap, size_t *rounds)
@@ -165,7 +186,7 @@ static dots_shape shape_of(const cmrscl_matrix m, const char *extra, size_t fold
     size_t rounds;
     size_t groups = capped_groups(d.global / d.local, cap, &rounds);
     d.capped = groups < d.global / d.local;
-    d.warps = d.shuffle && plan_family(p)->lane_per_row && !d.capped && !fused;
+    d.warps = d.shuffle && !d.capped && !fused && (plan_family(p)->lane_per_row || strip_lanes(p));
     d.local_sums = d.capped && !fused && plan_family(p)->lane_per_row &&
                    local_sums(m, extra, rounds, d.shuffle);
     d.global = groups * d.local;
