@@ -23,6 +23,9 @@
  * Build options besides spmv_common.cl's:
  *   MODULO        slot sets per strip, a power of two dividing WARP            (required)
  */
+#if DOTS_WARP_SUMS
+#error "this family's solver product sums by work-group (host/exec/spmv_dots.c)"
+#endif
 #if VALUES != CMRS_VALUES_PLAIN
 #error "the MODULO kernel's holes store zeros: its values are plain"
 #endif

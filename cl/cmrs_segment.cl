@@ -35,6 +35,9 @@
  * docs/dev/PERFORMANCE.md).
  * The summation order is fixed by the lane pattern, so results are the same every run.
  */
+#if DOTS_WARP_SUMS
+#error "this family's solver product sums by work-group (host/exec/spmv_dots.c)"
+#endif
 #ifndef LANE_ENTRIES
 #define LANE_ENTRIES 4
 #endif

@@ -25,6 +25,9 @@
  * bytes of column an entry instead of 4.
  */
 #define SLOTS (HEIGHT > 1 || !WARP_HAS_SHUFFLE)
+#if DOTS_WARP_SUMS && (GROUP_COMBINE || !WARP_HAS_SHUFFLE)
+#error "a solver's terms by lanes: rows written by shuffles' lanes, none by the group"
+#endif
 
 /* ---- with shuffles: butterflies of xor shuffles ---- */
 #if WARP_HAS_SHUFFLE
