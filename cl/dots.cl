@@ -415,8 +415,8 @@ INLINE void dots_store_group(real4_t acc, __global real_t *ws, uint at, __local 
 
 /* The group's real4 into the workspace: the group's sum at ws[at + 4 * group], `extra` real4s
  * that others write after the units' (the last tile's combine: a tile's, cl/combine.cl). With
- * DOTS_WARP_SUMS (the slice and strip families on NVIDIA, where the host asks), each hardware warp's
- * sum at ws[at + 4 * warp] instead, warps numbered across the grid: the product then needs
+ * DOTS_WARP_SUMS (the slice and strip families on NVIDIA, where the host asks), each hardware
+ * warp's sum at ws[at + 4 * warp] instead, warps numbered across the grid: the product then needs
  * no barrier at all - a barrier holds each work-group until its slowest warp is done - and the
  * solver's reduction (or the chain) adds the warps' sums up. */
 INLINE void dots_store(real4_t acc, __global real_t *ws, uint at, __local real4_t *scratch,

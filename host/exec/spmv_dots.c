@@ -41,12 +41,12 @@ void cmrs_product_kernels_release(product_kernels *k)
 #define SOLVE_CAP_LONG_NNZ(precision) (INT64_C(1) << ((precision) == CMRSCL_DOUBLE ? 26 : 25))
 /* ... and on a GPU, in double, from SOLVE_CAP_SPREAD_NNZ entries on where the long rows' lengths
  * spread (their standard deviation SOLVE_CAP_SPREAD of the mean and more: a real matrix's rows,
- * not a stencil's): there the capped walk lost from a fifth to a twentieth of the product's time
- * at every size measured past that, while regular rows of the same size still gained from it
- * (docs/dev/PERFORMANCE.md, SOLVE_CAP_SPREAD). A capped work-group's strips are fixed by its
- * number, where the full grid's scheduler gives each free unit the next work-group: uneven
- * strips likely leave the capped walk's groups waiting on their longest. Float's walks kept
- * pace below SOLVE_CAP_LONG_NNZ; CPUs, where the cap was measured faster, keep it. */
+ * not a stencil's): there the capped walk lost at every size measured past that, while regular
+ * rows of the same size still gained from it (docs/dev/PERFORMANCE.md, SOLVE_CAP_SPREAD). A
+ * capped work-group's strips are fixed by its number, where the full grid's scheduler gives each
+ * free unit the next work-group: uneven strips likely leave the capped walk's groups waiting on
+ * their longest. Float's walks kept pace below SOLVE_CAP_LONG_NNZ; CPUs, where the cap was
+ * measured faster, keep it. */
 #define SOLVE_CAP_SPREAD 0.25
 #define SOLVE_CAP_SPREAD_NNZ (INT64_C(1) << 24)
 /* On a capped grid of SOLVE_LOCAL_SUMS_ROUNDS strip rounds and more, a slice product whose
@@ -82,8 +82,8 @@ static bool long_rows_keep_grid(const cmrscl_matrix m)
  * DOTS_WARP_SUMS): its rows leave the warp a lane each (NVIDIA's shuffles, a butterfly for all
  * rows: HEIGHT at most the warp, rounded up to a power of two), the lane adds its row's terms,
  * and no barrier holds a work-group until its longest strip is done - where strips' lengths
- * spread, the group's barrier and read back cost a third of the product and more
- * (docs/dev/PERFORMANCE.md, STRIP_LANE_SUMS). Not where the group or the last tile combines
+ * spread, the group's barrier and read back left the solver's product far slower than the plain
+ * one (docs/dev/PERFORMANCE.md, STRIP_LANE_SUMS). Not where the group or the last tile combines
  * long strips: those rows are written by the group. CMRSCL_STRIP_LANE_SUMS=0 keeps the group's
  * (for measuring it). */
 static bool strip_lanes(const cmrscl_params *p)
