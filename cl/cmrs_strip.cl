@@ -133,7 +133,7 @@ INLINE uint reduce_shuffle(__local const real_t *mine, real_t first, uint lane, 
                            uint rows, __global real_t *y, __global real_t *partial, real_t alpha,
                            real_t beta, real_t *written)
 {
-    (void)first, (void)written;
+    (void)written;
     for (uint r = 0; r < HEIGHT; ++r) {
         real_t v = mine[r * WARP];
         for (uint o = WARP / 2; o > 0; o >>= 1)

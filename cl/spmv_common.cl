@@ -505,6 +505,5 @@ INLINE real_t emit_row(const work *w, uint r, real_t sum, uint rows, __global re
         partial[(index_t)w->item * HEIGHT + r] = sum;
         return 0;
     }
-    const uint row = w->strip * HEIGHT + r;
-    return row < rows ? store_row(y, row, sum, alpha, beta) : (real_t)0;
+    return emits_y(w, r, rows) ? store_row(y, w->strip * HEIGHT + r, sum, alpha, beta) : (real_t)0;
 }

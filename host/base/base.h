@@ -36,6 +36,8 @@ CMRSCL_HIDDEN double cmrscl_seconds(void);
 /* malloc of n*size bytes with an overflow check; never returns NULL for n == 0. */
 CMRSCL_HIDDEN void *cmrscl_alloc(size_t n, size_t size);
 CMRSCL_HIDDEN size_t cmrscl_precision_size(cmrscl_precision p);
+/* The least power of two >= n (1 for n <= 1). */
+CMRSCL_HIDDEN int cmrs_pow2_at_least(int n);
 /* Matrix Market numbers use '.' whatever LC_NUMERIC the application chose: readers and
  * writers switch the calling thread to the C numeric locale in between (uselocale). */
 typedef struct c_numeric_scope {

@@ -182,6 +182,14 @@ void *cmrscl_alloc(size_t n, size_t size)
 
 size_t cmrscl_precision_size(cmrscl_precision p) { return p == CMRSCL_DOUBLE ? 8 : 4; }
 
+int cmrs_pow2_at_least(int n)
+{
+    int p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
 const char *cmrscl_precision_name(cmrscl_precision p)
 {
     return p == CMRSCL_DOUBLE ? "double" : p == CMRSCL_FLOAT ? "float" : "invalid";

@@ -84,14 +84,6 @@ static cmrscl_status spmm_partial(cmrscl_matrix m, int vectors)
                                                    "sums of long strips)");
 }
 
-static int pow2_at_least(int n)
-{
-    int p = 1;
-    while (p < n)
-        p *= 2;
-    return p;
-}
-
 /* Consecutive vectors a lane loads as one (16 bytes: 4 floats, 2 doubles) from a row-major
  * block whose runs stay aligned (leading dimensions multiples of it), when the launch has
  * at least 4 such runs: each entry then costs a lane one wide load and its sums a few
@@ -133,8 +125,8 @@ static cmrscl_status spmm_shape_for(cmrscl_matrix m, const block_args *b, int be
      * docs/dev/PERFORMANCE.md) at k = 16 and 32, both precisions: 1.14-1.62x faster than
      * one run a lane; four runs a lane slower again but for fem:50:3 in float. */
     int lanes_cap = plan_family(p)->lane_per_row && s.vec_width > 1 /* then runs >= 4 */
-                        ? pow2_at_least(runs) / 2
-                        : pow2_at_least(runs);
+                        ? cmrs_pow2_at_least(runs) / 2
+                        : cmrs_pow2_at_least(runs);
     for (;;) {
         s.vec_lanes = lanes_cap < s.warp ? lanes_cap : s.warp;
         s.vec_per_lane = s.vec_per_lane ? s.vec_per_lane : (runs + s.vec_lanes - 1) / s.vec_lanes;

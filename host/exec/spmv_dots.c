@@ -91,12 +91,9 @@ static bool strip_lanes(const cmrscl_params *p)
     const char *asked = getenv("CMRSCL_STRIP_LANE_SUMS");
     if (asked && *asked && atoi(asked) == 0)
         return false;
-    int pow2 = 1;
-    while (pow2 < p->height)
-        pow2 *= 2;
     return p->kernel == CMRSCL_KERNEL_STRIP && p->reduce == CMRSCL_REDUCE_SHUFFLE &&
-           p->height <= 32 && pow2 <= p->warp && p->combine != CMRSCL_COMBINE_GROUP &&
-           p->combine != CMRSCL_COMBINE_LAST;
+           p->height <= 32 && cmrs_pow2_at_least(p->height) <= p->warp &&
+           p->combine != CMRSCL_COMBINE_GROUP && p->combine != CMRSCL_COMBINE_LAST;
 }
 
 /* The groups of a capped grid: at most `cap`, each walking the same number of strip rounds
